@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    // Integration suites each make their own vhost / key prefix, so files may run in parallel.
+    fileParallelism: true,
+    maxWorkers: 2,
+  },
+});
