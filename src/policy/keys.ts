@@ -1,0 +1,319 @@
+import { type ApplyTo, atLeast, type BrokerVersion, type ObjectKind } from './types.ts';
+
+/**
+ * Which object type takes which key, by broker version. Sources: rabbit_policies.erl,
+ * rabbit_{classic,quorum,stream}_queue.erl capabilities(), rabbit_policy.erl merge, at each tag
+ * listed in ../shared/reference/rabbitmq-policies.md sections 3–5. The differential tests prove
+ * these tables against the real brokers.
+ */
+
+type Range = { readonly since?: readonly [number, number, number]; readonly until?: readonly [number, number, number] };
+
+function inRange(v: BrokerVersion, r: Range): boolean {
+  if (r.since && !atLeast(v, ...r.since)) return false;
+  if (r.until && atLeast(v, ...r.until)) return false;
+  return true;
+}
+
+// --- apply-to ---------------------------------------------------------------------------
+
+/** The apply-to words this broker accepts. Per-queue-type scopes arrived in 3.12.0. */
+export function acceptedApplyTo(v: BrokerVersion): readonly ApplyTo[] {
+  return atLeast(v, 3, 12)
+    ? ['all', 'queues', 'exchanges', 'classic_queues', 'quorum_queues', 'streams']
+    : ['all', 'queues', 'exchanges'];
+}
+
+const QUEUE_TYPE_SCOPE: Record<Exclude<ObjectKind, 'exchange'>, ApplyTo> = {
+  classic: 'classic_queues',
+  quorum: 'quorum_queues',
+  stream: 'streams',
+};
+
+/** Does a policy with this apply-to reach an object of this kind at all? */
+export function scopeFits(applyTo: string, kind: ObjectKind): boolean {
+  if (applyTo === 'all') return true;
+  if (kind === 'exchange') return applyTo === 'exchanges';
+  return applyTo === 'queues' || applyTo === QUEUE_TYPE_SCOPE[kind];
+}
+
+// --- the key-type veto --------------------------------------------------------------------
+
+/**
+ * A policy whose definition holds ANY of these keys is skipped for that queue type, however well
+ * its pattern and scope fit. It is a veto, not a "must set one useful key" rule: keys that merely
+ * do nothing for the type (alternate-exchange on a queue) do not veto. Exchanges veto nothing.
+ */
+const VETOES: Record<Exclude<ObjectKind, 'exchange'>, ReadonlyArray<readonly [string, Range]>> = {
+  classic: [
+    ['max-age', {}],
+    ['stream-max-segment-size-bytes', {}],
+    ['queue-leader-locator', { until: [4, 0, 0] }],
+    ['initial-cluster-size', {}],
+    ['delivery-limit', {}],
+    ['dead-letter-strategy', {}],
+    ['max-in-memory-length', { since: [3, 12, 7] }],
+    ['max-in-memory-bytes', { since: [3, 12, 7] }],
+    ['target-group-size', { since: [3, 12, 7] }],
+    ['selector-fields', { since: [4, 3, 0] }],
+    ['selector-field-max-bytes', { since: [4, 3, 0] }],
+  ],
+  quorum: [
+    ['max-priority', {}],
+    ['queue-mode', {}],
+    ['single-active-consumer', { until: [4, 2, 0] }],
+    ['ha-mode', {}],
+    ['ha-params', {}],
+    ['ha-sync-mode', {}],
+    ['ha-promote-on-shutdown', {}],
+    ['ha-promote-on-failure', {}],
+    ['queue-master-locator', {}],
+    ['max-age', {}],
+    ['stream-max-segment-size-bytes', {}],
+    ['initial-cluster-size', {}],
+    ['selector-fields', { since: [4, 3, 0] }],
+    ['selector-field-max-bytes', { since: [4, 3, 0] }],
+  ],
+  stream: [
+    ['expires', {}],
+    ['message-ttl', {}],
+    ['dead-letter-exchange', {}],
+    ['dead-letter-routing-key', {}],
+    ['max-length', {}],
+    ['max-in-memory-length', {}],
+    ['max-in-memory-bytes', {}],
+    ['max-priority', {}],
+    ['overflow', {}],
+    ['queue-mode', {}],
+    ['single-active-consumer', { until: [4, 2, 0] }],
+    ['delivery-limit', {}],
+    ['ha-mode', {}],
+    ['ha-params', {}],
+    ['ha-sync-mode', {}],
+    ['ha-promote-on-shutdown', {}],
+    ['ha-promote-on-failure', {}],
+    ['queue-master-locator', {}],
+    ['dead-letter-strategy', {}],
+    ['target-group-size', { since: [3, 12, 7] }],
+    ['selector-fields', { since: [4, 3, 0] }],
+    ['selector-field-max-bytes', { since: [4, 3, 0] }],
+  ],
+};
+
+export function vetoedKeys(kind: ObjectKind, v: BrokerVersion): ReadonlySet<string> {
+  if (kind === 'exchange') return new Set();
+  return new Set(VETOES[kind].filter(([, r]) => inRange(v, r)).map(([k]) => k));
+}
+
+/** The keys of this definition that make the object's type refuse the whole policy. */
+export function refusedKeys(definition: Readonly<Record<string, unknown>>, vetoes: ReadonlySet<string>): string[] {
+  return Object.keys(definition).filter((k) => vetoes.has(k));
+}
+
+// --- known keys and their values -------------------------------------------------------------
+
+export type ValueRule =
+  | { readonly type: 'string' }
+  | { readonly type: 'integer'; readonly min?: number; readonly max?: number }
+  | { readonly type: 'enum'; readonly values: readonly (string | number)[] }
+  | { readonly type: 'duration' }
+  | { readonly type: 'any' };
+
+/** How a key set by both the user policy and the operator policy is merged. */
+export type MergeRule = 'min' | 'max' | 'operator' | 'delivery-limit';
+
+export interface KeySpec {
+  readonly key: string;
+  readonly valid: Range;
+  readonly value: (v: BrokerVersion) => ValueRule;
+  /** Versions in which an operator policy may set it; absent: never. */
+  readonly operator?: Range | readonly Range[];
+  readonly merge?: MergeRule;
+  /** Only known while this plugin is enabled. */
+  readonly plugin?: string;
+  /** What losing it means to a person; used to put the painful losses first. */
+  readonly risk?: 'dead-letter' | 'ttl' | 'limit' | 'delivery-limit' | 'federation' | 'alternate-exchange' | 'retention';
+}
+
+const str = (): ValueRule => ({ type: 'string' });
+const nonNeg = (): ValueRule => ({ type: 'integer', min: 0 });
+const ALL: Range = {};
+
+export const KEYS: readonly KeySpec[] = [
+  { key: 'alternate-exchange', valid: ALL, value: str, risk: 'alternate-exchange' },
+  { key: 'dead-letter-exchange', valid: ALL, value: str, risk: 'dead-letter' },
+  { key: 'dead-letter-routing-key', valid: ALL, value: str, risk: 'dead-letter' },
+  {
+    key: 'dead-letter-strategy',
+    valid: ALL,
+    value: () => ({ type: 'enum', values: ['at-most-once', 'at-least-once'] }),
+    risk: 'dead-letter',
+  },
+  { key: 'message-ttl', valid: ALL, value: nonNeg, operator: ALL, merge: 'min', risk: 'ttl' },
+  { key: 'expires', valid: ALL, value: () => ({ type: 'integer', min: 1 }), operator: ALL, merge: 'min', risk: 'ttl' },
+  { key: 'max-length', valid: ALL, value: nonNeg, operator: ALL, merge: 'min', risk: 'limit' },
+  { key: 'max-length-bytes', valid: ALL, value: nonNeg, operator: ALL, merge: 'min', risk: 'limit' },
+  { key: 'max-in-memory-length', valid: ALL, value: nonNeg, operator: ALL, merge: 'min' },
+  { key: 'max-in-memory-bytes', valid: ALL, value: nonNeg, operator: ALL, merge: 'min' },
+  {
+    key: 'overflow',
+    valid: ALL,
+    value: () => ({ type: 'enum', values: ['drop-head', 'reject-publish', 'reject-publish-dlx'] }),
+    operator: { since: [3, 12, 7] },
+    merge: 'operator',
+    risk: 'limit',
+  },
+  {
+    key: 'delivery-limit',
+    valid: ALL,
+    // 4.0 made negative values mean "unlimited".
+    value: (v) => (atLeast(v, 4) ? { type: 'integer' } : { type: 'integer', min: 0 }),
+    operator: ALL,
+    merge: 'delivery-limit',
+    risk: 'delivery-limit',
+  },
+  { key: 'queue-mode', valid: ALL, value: () => ({ type: 'enum', values: ['default', 'lazy'] }) },
+  {
+    key: 'queue-version',
+    valid: ALL,
+    value: () => ({ type: 'enum', values: [1, 2] }),
+    operator: [{ since: [3, 11, 24], until: [3, 12, 0] }, { since: [3, 12, 7] }],
+    merge: 'operator',
+  },
+  { key: 'max-age', valid: ALL, value: () => ({ type: 'duration' }), risk: 'retention' },
+  {
+    key: 'stream-max-segment-size-bytes',
+    valid: ALL,
+    value: () => ({ type: 'integer', min: 0, max: 3_000_000_000 }),
+    risk: 'retention',
+  },
+  { key: 'stream-filter-size-bytes', valid: { since: [3, 13, 0] }, value: () => ({ type: 'integer', min: 16, max: 255 }) },
+  { key: 'initial-cluster-size', valid: ALL, value: nonNeg },
+  {
+    key: 'queue-leader-locator',
+    valid: ALL,
+    value: () => ({ type: 'enum', values: ['client-local', 'balanced', 'random', 'least-leaders'] }),
+  },
+  {
+    key: 'queue-master-locator',
+    valid: ALL,
+    value: (v) =>
+      atLeast(v, 4)
+        ? { type: 'enum', values: ['client-local', 'balanced', 'random', 'least-leaders', 'min-masters'] }
+        : { type: 'enum', values: ['min-masters', 'client-local', 'random'] },
+    operator: { since: [4, 0, 0] },
+    merge: 'operator',
+  },
+  { key: 'consumer-timeout', valid: { since: [3, 12, 0] }, value: nonNeg },
+  {
+    key: 'target-group-size',
+    valid: { since: [3, 13, 0] },
+    value: nonNeg,
+    operator: { since: [3, 13, 0] },
+    merge: 'max',
+  },
+  { key: 'consumer-disconnected-timeout', valid: { since: [4, 3, 0] }, value: nonNeg },
+  {
+    key: 'delayed-retry-type',
+    valid: { since: [4, 3, 1] },
+    value: () => ({ type: 'enum', values: ['all', 'failed', 'returned', 'disabled'] }),
+    operator: { since: [4, 3, 1] },
+    merge: 'operator',
+  },
+  {
+    key: 'delayed-retry-min',
+    valid: { since: [4, 3, 1] },
+    value: () => ({ type: 'integer', min: 1 }),
+    operator: { since: [4, 3, 1] },
+    merge: 'max',
+  },
+  {
+    key: 'delayed-retry-max',
+    valid: { since: [4, 3, 1] },
+    value: () => ({ type: 'integer', min: 1 }),
+    operator: { since: [4, 3, 1] },
+    merge: 'min',
+  },
+  // Classic queue mirroring: removed in 4.0.
+  {
+    key: 'ha-mode',
+    valid: { until: [4, 0, 0] },
+    value: () => ({ type: 'enum', values: ['all', 'exactly', 'nodes'] }),
+    operator: [{ since: [3, 11, 10], until: [3, 12, 0] }, { since: [3, 12, 0], until: [4, 0, 0] }],
+    merge: 'operator',
+  },
+  {
+    key: 'ha-params',
+    valid: { until: [4, 0, 0] },
+    value: () => ({ type: 'any' }),
+    operator: [{ since: [3, 11, 10], until: [4, 0, 0] }],
+    merge: 'operator',
+  },
+  {
+    key: 'ha-sync-mode',
+    valid: { until: [4, 0, 0] },
+    value: () => ({ type: 'enum', values: ['manual', 'automatic'] }),
+    operator: [{ since: [3, 11, 15], until: [3, 12, 0] }, { since: [3, 12, 0], until: [4, 0, 0] }],
+    merge: 'operator',
+  },
+  { key: 'ha-sync-batch-size', valid: { until: [4, 0, 0] }, value: () => ({ type: 'integer', min: 1 }) },
+  {
+    key: 'ha-promote-on-shutdown',
+    valid: { until: [4, 0, 0] },
+    value: () => ({ type: 'enum', values: ['when-synced', 'always'] }),
+  },
+  {
+    key: 'ha-promote-on-failure',
+    valid: { until: [4, 0, 0] },
+    value: () => ({ type: 'enum', values: ['when-synced', 'always'] }),
+  },
+  { key: 'federation-upstream', valid: ALL, value: str, plugin: 'federation', risk: 'federation' },
+  { key: 'federation-upstream-set', valid: ALL, value: str, plugin: 'federation', risk: 'federation' },
+  { key: 'federation-upstream-pattern', valid: ALL, value: str, plugin: 'federation', risk: 'federation' },
+];
+
+const BY_KEY = new Map(KEYS.map((k) => [k.key, k]));
+
+export function keySpec(key: string): KeySpec | undefined {
+  return BY_KEY.get(key);
+}
+
+export const MIRRORING_KEYS: ReadonlySet<string> = new Set(KEYS.filter((k) => k.key.startsWith('ha-')).map((k) => k.key));
+
+export function isKnownKey(key: string, v: BrokerVersion, plugins: ReadonlySet<string>): boolean {
+  const spec = BY_KEY.get(key);
+  if (!spec || !inRange(v, spec.valid)) return false;
+  return spec.plugin === undefined || plugins.has(spec.plugin);
+}
+
+export function operatorMaySet(key: string, v: BrokerVersion): boolean {
+  const op = BY_KEY.get(key)?.operator;
+  if (!op) return false;
+  const ranges: readonly Range[] = Array.isArray(op) ? op : [op as Range];
+  return ranges.some((r) => inRange(v, r));
+}
+
+// --- the operator layer ------------------------------------------------------------------------
+
+/**
+ * The value an object gets for a key both its user policy and its operator policy set: for
+ * limits the stricter one. Mirrors rabbit_policy:merge_operator_definitions and the per-key merge
+ * strategies.
+ */
+export function mergeOperatorValue(key: string, user: unknown, operator: unknown, v: BrokerVersion): unknown {
+  const rule = BY_KEY.get(key)?.merge ?? 'operator';
+  const bothNumbers = typeof user === 'number' && typeof operator === 'number';
+  switch (rule) {
+    case 'min':
+      return bothNumbers ? Math.min(user, operator) : operator;
+    case 'max':
+      return bothNumbers ? Math.max(user, operator) : operator;
+    case 'delivery-limit':
+      if (!bothNumbers) return operator;
+      // From 4.0 a negative limit means unlimited, and a limited value beats an unlimited one.
+      if (atLeast(v, 4) && (user < 0 || operator < 0)) return Math.max(user, operator);
+      return Math.min(user, operator);
+    case 'operator':
+      return operator;
+  }
+}

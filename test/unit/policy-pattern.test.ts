@@ -1,0 +1,80 @@
+import fc from 'fast-check';
+import { RE2JS } from 're2js';
+import { describe, expect, it } from 'vitest';
+import { compilePattern, isAnchored, latin1View, matchName } from '../../src/policy/pattern.ts';
+
+describe('pattern reading', () => {
+  it.each([
+    ['orders', 'retry.orders.dlq', true],
+    ['^orders', 'retry.orders.dlq', false],
+    ['^orders\\.audit$', 'orders.audit', true],
+    ['^orders\\.audit$', 'orders.audit.x', false],
+    ['^orders\\.', 'orders.processing', true],
+    ['(?i)^ORDERS', 'orders.x', true],
+    ['^ORDERS', 'orders.x', false],
+    // Byte semantics: `.` is one byte, and é is two.
+    ['^caf.$', 'café', false],
+    ['^caf..$', 'café', true],
+    ['', 'anything', true],
+    ['a|b', 'xbx', true],
+  ])('%j searched in %j -> %s', (pattern, name, expected) => {
+    expect(matchName(compilePattern(pattern), name)).toBe(expected);
+  });
+
+  it.each([
+    ['(?=x)', /linear-time/],
+    ['(?<=x)y', /linear-time/],
+    ['(a)\\1', /linear-time/],
+    ['a++', /linear-time/],
+    ['(?>a)', /linear-time/],
+    ['(*UTF8)a', /linear-time/],
+    ['\\Z', /linear-time/],
+    ['a\\vb', /vertical whitespace/],
+    ['(', /linear-time/],
+    ['x'.repeat(1025), /longer than 1024/],
+  ])('%j is unreadable, never guessed', (pattern, why) => {
+    const c = compilePattern(pattern);
+    expect(c.readable).toBe(false);
+    if (!c.readable) expect(c.why).toMatch(why);
+    expect(matchName(c, 'x')).toBe('undecidable');
+  });
+
+  it.each([
+    ['\\s', 'a\vb'],
+    ['a$', 'a\n'],
+    ['(?i)é', 'É'],
+  ])('%j on %j is undecidable: PCRE and RE2 differ there', (pattern, name) => {
+    expect(matchName(compilePattern(pattern), name)).toBe('undecidable');
+  });
+
+  it.each([
+    ['^orders', true],
+    ['(?i)^orders', true],
+    ['\\Aorders', true],
+    ['orders', false],
+    ['.*orders', false],
+  ])('%j anchored: %s', (pattern, anchored) => {
+    expect(isAnchored(pattern)).toBe(anchored);
+  });
+
+  it('the literal fast path answers exactly as the regex engine', () => {
+    const chunk = fc.constantFrom('a', 'b', '.', '-', '_', 'é', '/', ' ');
+    const text = fc.array(chunk, { maxLength: 6 }).map((a) => a.join(''));
+    fc.assert(
+      fc.property(fc.boolean(), text, fc.boolean(), text, (start, lit, end, name) => {
+        const escaped = lit.replace(/[.]/g, '\\.');
+        const pattern = `${start ? '^' : ''}${escaped}${end ? '$' : ''}`;
+        const byRe2 = RE2JS.compile(latin1View(pattern)).test(latin1View(name));
+        expect(matchName(compilePattern(pattern), name)).toBe(byRe2);
+      }),
+    );
+  });
+
+  it('never hangs: a catastrophic-backtracking pattern answers at once', () => {
+    const c = compilePattern('^(a+)+$');
+    const started = performance.now();
+    expect(matchName(c, `${'a'.repeat(250)}!`)).toBe(false);
+    // Not a timing assertion on the product: a guard that the engine is the linear one.
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+});
