@@ -3,5 +3,7 @@
 import { register } from 'tsx/esm/api';
 
 register();
+const { config } = await import('dotenv');
+config({ quiet: true });
 const { runCli } = await import('../src/cli.ts');
 process.exitCode = await runCli(process.argv.slice(2), process.env);

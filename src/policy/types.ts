@@ -4,8 +4,8 @@
  */
 
 /** What a policy can apply to. Queue kinds are the broker's queue types. */
-export type ObjectKind = 'classic' | 'quorum' | 'stream' | 'exchange';
-export const OBJECT_KINDS: readonly ObjectKind[] = ['classic', 'quorum', 'stream', 'exchange'];
+export const OBJECT_KINDS = ['classic', 'quorum', 'stream', 'exchange'] as const;
+export type ObjectKind = (typeof OBJECT_KINDS)[number];
 
 /** The broker's own apply-to words. Which ones a broker accepts depends on its version. */
 export type ApplyTo = 'all' | 'queues' | 'exchanges' | 'classic_queues' | 'quorum_queues' | 'streams';

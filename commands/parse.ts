@@ -1,0 +1,119 @@
+import { z } from 'zod';
+import { InputError } from '../src/errors.ts';
+import { MAX_NAME_BYTES, OBJECT_KINDS, utf8Length } from '../src/policy/types.ts';
+
+/**
+ * Command words -> a typed command. Shared by Slack (`/rmq …`, `@rmq …`) and the terminal.
+ * Every refusal is an InputError that says what to type instead; nothing runs on bad input.
+ */
+
+/** Splits a line like a shell: whitespace separates, single and double quotes group, \ escapes. */
+export function splitWords(line: string): string[] {
+  const words: string[] = [];
+  let cur = '';
+  let inWord = false;
+  let quote: '"' | "'" | null = null;
+  // Slack turns straight quotes typed on phones into curly ones.
+  const text = line.replace(/[\u201c\u201d]/g, '"').replace(/[\u2018\u2019]/g, "'");
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (quote) {
+      if (c === quote) quote = null;
+      else if (c === '\\' && quote === '"' && (text[i + 1] === '"' || text[i + 1] === '\\')) cur += text[++i];
+      else cur += c;
+    } else if (c === '"' || c === "'") {
+      quote = c;
+      inWord = true;
+    } else if (c === '\\' && i + 1 < text.length) {
+      cur += text[++i];
+      inWord = true;
+    } else if (/\s/.test(c)) {
+      if (inWord) words.push(cur);
+      cur = '';
+      inWord = false;
+    } else {
+      cur += c;
+      inWord = true;
+    }
+  }
+  if (quote) throw new InputError(`A ${quote} quote is not closed.`, 'Close the quote, or escape it with \\.');
+  if (inWord) words.push(cur);
+  return words;
+}
+
+type FlagKind = 'string' | 'boolean';
+
+export interface ParsedArgs {
+  readonly positionals: string[];
+  readonly flags: Record<string, string | boolean>;
+}
+
+export function parseArgs(words: readonly string[], spec: Readonly<Record<string, FlagKind>>, usage: string): ParsedArgs {
+  const positionals: string[] = [];
+  const flags: Record<string, string | boolean> = {};
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i] as string;
+    if (!w.startsWith('--') || w === '--') {
+      positionals.push(w);
+      continue;
+    }
+    const eq = w.indexOf('=');
+    const name = eq > 0 ? w.slice(2, eq) : w.slice(2);
+    const kind = spec[name];
+    if (!kind) throw new InputError(`Unknown flag --${name}.`, usage);
+    if (name in flags) throw new InputError(`--${name} is given twice.`, usage);
+    if (kind === 'boolean') {
+      if (eq > 0) throw new InputError(`--${name} takes no value.`, usage);
+      flags[name] = true;
+    } else {
+      const value = eq > 0 ? w.slice(eq + 1) : words[++i];
+      if (value === undefined) throw new InputError(`--${name} needs a value.`, usage);
+      flags[name] = value;
+    }
+  }
+  return { positionals, flags };
+}
+
+/** A queue or exchange name: at most 255 UTF-8 bytes, checked before any pattern runs. */
+export const ObjectName = z.string().superRefine((s, ctx) => {
+  const bytes = utf8Length(s);
+  if (bytes > MAX_NAME_BYTES) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `the name is ${bytes} bytes; RabbitMQ names are at most ${MAX_NAME_BYTES} bytes, so it names nothing`,
+    });
+  }
+});
+
+export const Vhost = z.string().min(1, 'the vhost cannot be empty').default('/');
+
+/** zod failure -> one InputError sentence naming the field. */
+export function parseWith<T extends z.ZodType>(schema: T, value: unknown, usage: string): z.output<T> {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const first = r.error.issues[0];
+  const where = first?.path.length ? `--${first.path.join('.')}` : 'input';
+  throw new InputError(`${where}: ${first?.message ?? 'invalid'}.`, usage);
+}
+
+export const WHICH_USAGE = 'which NAME [--kind classic|quorum|stream|exchange] [--vhost V] [--env E]';
+
+export const WhichInput = z.object({
+  name: ObjectName,
+  kind: z.enum(OBJECT_KINDS).optional(),
+  vhost: Vhost,
+  env: z.string().optional(),
+});
+export type WhichInput = z.output<typeof WhichInput>;
+
+export function parseWhich(words: readonly string[], extra: Readonly<Record<string, FlagKind>> = {}): WhichInput & { flags: Record<string, string | boolean> } {
+  const { positionals, flags } = parseArgs(words, { kind: 'string', vhost: 'string', env: 'string', ...extra }, WHICH_USAGE);
+  if (positionals.length !== 1) {
+    throw new InputError(
+      positionals.length === 0 ? 'which needs the name of a queue or exchange.' : `which takes one name, got ${positionals.length}.`,
+      WHICH_USAGE,
+    );
+  }
+  const input = parseWith(WhichInput, { name: positionals[0], kind: flags.kind, vhost: flags.vhost, env: flags.env }, WHICH_USAGE);
+  return { ...input, flags };
+}

@@ -1,0 +1,298 @@
+import { type Resolution, buildPolicySet, effectiveDefinition, explainLosers, resolve } from '../src/policy/resolve.ts';
+import { formatVersion, type BrokerVersion, type ObjectKind, type Policy } from '../src/policy/types.ts';
+import type { WhichInput } from './parse.ts';
+
+/**
+ * `which NAME`: which policy governs this object. The policy in force is the broker's report,
+ * never a recomputation; the engine explains it (who else matched and why they lose), and where
+ * its own reading disagrees with the report, the answer says so instead of hiding it.
+ */
+
+/** What `which` needs of the management API. ManagementClient satisfies it. */
+export interface WhichBroker {
+  overview(): Promise<{ version: BrokerVersion }>;
+  getQueue(
+    vhost: string,
+    name: string,
+  ): Promise<{
+    type: string;
+    policy?: string | null | undefined;
+    operatorPolicy?: string | null | undefined;
+    effectiveDefinition?: Record<string, unknown> | undefined;
+  } | null>;
+  getExchange(vhost: string, name: string): Promise<{ policy?: string | null | undefined } | null>;
+  listPolicies(vhost: string): Promise<Policy[]>;
+  listOperatorPolicies(vhost: string): Promise<Policy[]>;
+}
+
+export type Answer = 'reported' | 'not-reported' | 'not-asked';
+
+export interface PolicyView {
+  name: string;
+  pattern: string;
+  applyTo: string;
+  priority: number;
+  definition: Record<string, unknown>;
+  /** The pattern searches inside names rather than starting at their beginning. */
+  unanchored: boolean;
+}
+
+export interface WhichResult {
+  object: { vhost: string; name: string; kind: ObjectKind; exists: boolean; kindAssumed: boolean };
+  answer: Answer;
+  /** Why the broker did not report, or could not be asked. */
+  why?: 'missing' | 'stats-pending' | 'forbidden' | 'unreachable' | 'timeout' | 'unauthorized' | 'broker-error';
+  /** The broker's words, when it gave a reason for not answering. */
+  detail?: string;
+  brokerVersion?: string;
+  inForce: PolicyView | null;
+  operatorPolicy: PolicyView | null;
+  /** Exchanges never report their operator policy: it is then the engine's reading. */
+  operatorPolicySource?: 'broker' | 'engine';
+  effective: Record<string, { value: unknown; from: 'policy' | 'operator-policy' | 'both' }>;
+  alsoMatched: { name: string; priority: number; reason: 'lower-priority' | 'same-priority' | 'refused-key'; keys?: string[] }[];
+  unreadable: { name: string; pattern: string; why: string }[];
+  nothingGoverns: boolean;
+  ambiguous: boolean;
+  /** With `ambiguous`: every policy sharing the first one's priority. */
+  candidates?: string[];
+  /** Where the engine's reading and the broker's report disagree, and why they may. */
+  disagreements: string[];
+}
+
+interface BrokerErrorLike {
+  code: string;
+  reason?: string | undefined;
+}
+
+function isBrokerError(err: unknown): err is BrokerErrorLike {
+  return typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string' && err instanceof Error;
+}
+
+const NOT_ASKED = new Set(['unreachable', 'timeout', 'unauthorized', 'broker-error', 'bad-response']);
+
+function view(p: Policy): PolicyView {
+  return {
+    name: p.name,
+    pattern: p.pattern,
+    applyTo: p.applyTo,
+    priority: p.priority,
+    definition: { ...p.definition },
+    unanchored: !(p.pattern.startsWith('^') || p.pattern.startsWith('\\A') || /^\(\?[a-z]+\)\^/.test(p.pattern)),
+  };
+}
+
+interface Lookup {
+  kind: ObjectKind;
+  exists: boolean;
+  kindAssumed: boolean;
+  /** undefined: the broker did not report; null: it reported none. */
+  policy: string | null | undefined;
+  operatorPolicy: string | null | undefined;
+  effective: Record<string, unknown> | undefined;
+  forbidden?: string;
+}
+
+const QUEUE_KINDS = new Set(['classic', 'quorum', 'stream']);
+
+async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
+  const asExchange = async (kindAssumed: boolean): Promise<Lookup | null> => {
+    const x = await broker.getExchange(input.vhost, input.name);
+    if (!x) return null;
+    // Exchanges report `policy` from their record (current); the key is absent when none.
+    return { kind: 'exchange', exists: true, kindAssumed, policy: x.policy ?? null, operatorPolicy: undefined, effective: undefined };
+  };
+  const asQueue = async (): Promise<Lookup | null> => {
+    const q = await broker.getQueue(input.vhost, input.name);
+    if (!q) return null;
+    const kind = (QUEUE_KINDS.has(q.type) ? q.type : 'classic') as ObjectKind;
+    return {
+      kind,
+      exists: true,
+      kindAssumed: false,
+      policy: q.policy === '' ? null : q.policy,
+      operatorPolicy: q.operatorPolicy === '' ? null : q.operatorPolicy,
+      effective: q.effectiveDefinition,
+    };
+  };
+  const missing = (kind: ObjectKind, kindAssumed: boolean): Lookup => ({
+    kind,
+    exists: false,
+    kindAssumed,
+    policy: undefined,
+    operatorPolicy: undefined,
+    effective: undefined,
+  });
+  try {
+    if (input.kind === 'exchange') return (await asExchange(false)) ?? missing('exchange', false);
+    const q = await asQueue();
+    if (input.kind) {
+      // Asked about a quorum queue, found a classic one: the question's object does not exist.
+      return q && q.kind === input.kind ? q : missing(input.kind, false);
+    }
+    return q ?? (await asExchange(false)) ?? missing('classic', true);
+  } catch (err) {
+    if (isBrokerError(err) && err.code === 'forbidden') {
+      return { ...missing(input.kind ?? 'classic', input.kind === undefined), forbidden: err.reason ?? 'not allowed' };
+    }
+    throw err;
+  }
+}
+
+export async function which(input: WhichInput, broker: WhichBroker): Promise<WhichResult> {
+  const base = (kind: ObjectKind, exists: boolean, kindAssumed: boolean): WhichResult => ({
+    object: { vhost: input.vhost, name: input.name, kind, exists, kindAssumed },
+    answer: 'not-asked',
+    inForce: null,
+    operatorPolicy: null,
+    effective: {},
+    alsoMatched: [],
+    unreadable: [],
+    nothingGoverns: false,
+    ambiguous: false,
+    disagreements: [],
+  });
+
+  let version: BrokerVersion;
+  let lookup: Lookup;
+  let user: Policy[];
+  let operator: Policy[];
+  try {
+    [{ version }, lookup, user, operator] = await Promise.all([
+      broker.overview(),
+      lookUp(broker, input),
+      broker.listPolicies(input.vhost),
+      broker.listOperatorPolicies(input.vhost),
+    ]);
+  } catch (err) {
+    if (isBrokerError(err) && (NOT_ASKED.has(err.code) || err.code === 'forbidden' || err.code === 'not-found')) {
+      const r = base(input.kind ?? 'classic', false, input.kind === undefined);
+      r.why = (err.code === 'bad-response' ? 'broker-error' : err.code === 'not-found' ? 'missing' : err.code) as WhichResult['why'];
+      if (err.code === 'not-found') r.detail = `vhost ${input.vhost} does not exist`;
+      else if (err.reason) r.detail = err.reason;
+      return r;
+    }
+    throw err;
+  }
+
+  const set = buildPolicySet(user, operator, version);
+  const resolution = resolve(set, input.name, lookup.kind);
+  const r = base(lookup.kind, lookup.exists, lookup.kindAssumed);
+  r.brokerVersion = formatVersion(version);
+  r.unreadable = [...resolution.user.unreadable, ...resolution.operator.unreadable].map((u) => ({
+    name: u.policy.name,
+    pattern: u.policy.pattern,
+    why: u.why,
+  }));
+  if (lookup.policy !== undefined) {
+    r.answer = 'reported';
+    explainReported(r, resolution, lookup, user, operator, version);
+  } else {
+    r.answer = 'not-reported';
+    r.why = lookup.forbidden ? 'forbidden' : lookup.exists ? 'stats-pending' : 'missing';
+    if (lookup.forbidden) r.detail = lookup.forbidden;
+    const [first, ...rest] = resolution.user.candidates;
+    r.inForce = first ? view(first) : null;
+    r.ambiguous = rest.length > 0;
+    if (r.ambiguous) r.candidates = resolution.user.candidates.map((p) => p.name);
+    const op = resolution.operator.candidates[0];
+    r.operatorPolicy = op ? view(op) : null;
+    r.operatorPolicySource = 'engine';
+    r.alsoMatched = losers(resolution, first?.name ?? null);
+    r.effective = effectiveDefinition(first?.definition, op?.definition, version);
+    if (!resolution.user.decided) {
+      r.disagreements.push('A policy whose pattern this bot cannot read may match this name and come first.');
+    }
+  }
+  r.nothingGoverns = r.inForce === null && r.operatorPolicy === null && !r.ambiguous;
+  return r;
+}
+
+function losers(resolution: Resolution, inForce: string | null): WhichResult['alsoMatched'] {
+  return explainLosers(resolution.user, inForce).alsoMatched.map((m) => ({
+    name: m.policy.name,
+    priority: m.policy.priority,
+    reason: m.reason,
+    ...(m.keys ? { keys: [...m.keys] } : {}),
+  }));
+}
+
+function explainReported(
+  r: WhichResult,
+  resolution: Resolution,
+  lookup: Lookup,
+  user: Policy[],
+  operator: Policy[],
+  version: BrokerVersion,
+): void {
+  const reported = lookup.policy ?? null;
+  const inForce = reported ? user.find((p) => p.name === reported) : undefined;
+  r.inForce = inForce ? view(inForce) : null;
+  if (reported && !inForce) {
+    r.inForce = { name: reported, pattern: '', applyTo: '', priority: 0, definition: {}, unanchored: false };
+    r.disagreements.push(
+      `The broker reports ${reported}, which is not among the vhost's policies now: it was probably deleted a moment ago and the broker's statistics do not show it yet.`,
+    );
+  }
+
+  const { alsoMatched, outranks } = explainLosers(resolution.user, reported);
+  r.alsoMatched = alsoMatched.map((m) => ({
+    name: m.policy.name,
+    priority: m.policy.priority,
+    reason: m.reason,
+    ...(m.keys ? { keys: [...m.keys] } : {}),
+  }));
+  const engineSees = resolution.user.matches.find((m) => m.policy.name === reported);
+  const unreadableReported = resolution.user.unreadable.find((u) => u.policy.name === reported);
+  if (reported && inForce && !engineSees) {
+    r.disagreements.push(
+      unreadableReported
+        ? `This bot cannot read ${reported}'s pattern (${unreadableReported.why}); the broker's report stands.`
+        : `By this bot's reading ${reported} does not match this object; a change made seconds ago may not show in the broker's statistics yet.`,
+    );
+  } else if (engineSees && engineSees.refused.length > 0) {
+    r.disagreements.push(
+      `By this bot's reading ${reported} sets ${engineSees.refused.join(', ')}, which a ${lookup.kind} queue refuses; a change made seconds ago may not show in the broker's statistics yet.`,
+    );
+  }
+  if (outranks.length > 0) {
+    const names = outranks.map((p) => `${p.name} (priority ${p.priority})`).join(', ');
+    r.disagreements.push(
+      reported
+        ? `By this bot's reading ${names} should win over ${reported}; the broker's statistics lag a change by several seconds, so ask again shortly.`
+        : `By this bot's reading ${names} should govern this object although the broker reports no policy; the broker's statistics lag a change by several seconds, so ask again shortly.`,
+    );
+  }
+  if (reported && resolution.user.candidates.length > 1 && resolution.user.candidates.some((p) => p.name === reported)) {
+    r.ambiguous = true;
+    r.candidates = resolution.user.candidates.map((p) => p.name);
+  }
+
+  // The operator layer: reported for queues, the engine's reading for exchanges.
+  if (lookup.kind === 'exchange') {
+    const op = resolution.operator.candidates[0];
+    r.operatorPolicy = op ? view(op) : null;
+    r.operatorPolicySource = 'engine';
+  } else {
+    const reportedOp = lookup.operatorPolicy ?? null;
+    const op = reportedOp ? operator.find((p) => p.name === reportedOp) : undefined;
+    r.operatorPolicy = op ? view(op) : reportedOp ? { name: reportedOp, pattern: '', applyTo: '', priority: 0, definition: {}, unanchored: false } : null;
+    r.operatorPolicySource = 'broker';
+    const engineOp = resolution.operator.candidates.map((p) => p.name);
+    if ((reportedOp === null && engineOp.length > 0) || (reportedOp !== null && !engineOp.includes(reportedOp))) {
+      r.disagreements.push(
+        `The broker reports operator policy ${reportedOp ?? 'none'}, this bot reads ${engineOp.join(' or ') || 'none'}; the broker's statistics may not show a recent change yet.`,
+      );
+    }
+  }
+
+  const computed = effectiveDefinition(r.inForce?.definition, r.operatorPolicy?.definition, version);
+  if (lookup.effective) {
+    // The broker's own effective definition; `from` says which layers set the key.
+    r.effective = Object.fromEntries(
+      Object.entries(lookup.effective).map(([k, value]) => [k, { value, from: computed[k]?.from ?? 'policy' }]),
+    );
+  } else {
+    r.effective = computed;
+  }
+}

@@ -1,0 +1,83 @@
+import { atLeast } from '../src/policy/types.ts';
+import type { ManagementClient } from '../src/rabbit/client.ts';
+
+/**
+ * The policies lab: the scenario the product is explained with, in a vhost of its own.
+ *
+ *   npm run lab            set it up in vhost "rmq-lab" (replacing an earlier one) and print questions
+ *   npm run lab -- --down  remove it
+ */
+
+export const LAB_VHOST = 'rmq-lab';
+
+export async function setUpLab(broker: ManagementClient, vhost: string): Promise<void> {
+  const { version } = await broker.overview();
+  // Per-queue-type scopes exist from 3.12; older brokers only know "queues".
+  const classicOnly = atLeast(version, 3, 12) ? 'classic_queues' : 'queues';
+  await broker.deleteVhost(vhost);
+  await broker.putVhost(vhost);
+  const user = [
+    { name: 'audit-retention', pattern: '^orders\\.audit$', applyTo: classicOnly, priority: 10, definition: { 'dead-letter-exchange': 'audit.dlx' } },
+    { name: 'audit-fallback', pattern: '^orders\\.', applyTo: 'queues', priority: 1, definition: { 'message-ttl': 3_600_000 } },
+    // Unanchored: it searches inside names, so it also catches retry.orders.dlq.
+    { name: 'orders-cap', pattern: 'orders', applyTo: 'queues', priority: 0, definition: { 'max-length': 100_000 } },
+    { name: 'billing-a', pattern: '^billing\\.', applyTo: 'queues', priority: 5, definition: { 'max-length': 500 } },
+    { name: 'billing-b', pattern: '^billing\\.', applyTo: 'queues', priority: 5, definition: { 'max-length': 1000 } },
+    { name: 'orders-ae', pattern: '^orders\\.', applyTo: 'exchanges', priority: 1, definition: { 'alternate-exchange': 'orders.unrouted' } },
+  ];
+  for (const p of user) await broker.putPolicy('user', { vhost, ...p });
+  await broker.putPolicy('operator', {
+    vhost,
+    name: 'orders-ceiling',
+    pattern: '^orders\\.',
+    applyTo: 'queues',
+    priority: 0,
+    definition: { 'message-ttl': 600_000, 'max-length': 50_000 },
+  });
+  await broker.putQueue(vhost, 'orders.audit', { kind: 'classic' });
+  await broker.putQueue(vhost, 'orders.processing', { kind: 'quorum' });
+  await broker.putQueue(vhost, 'orders.events', { kind: 'stream' });
+  await broker.putQueue(vhost, 'retry.orders.dlq', { kind: 'classic' });
+  await broker.putQueue(vhost, 'billing.invoices', { kind: 'classic' });
+  await broker.putExchange(vhost, 'orders.topic', 'topic');
+}
+
+export const LAB_QUESTIONS = [
+  ['which orders.audit', 'audit-retention wins at priority 10; audit-fallback contributes nothing, not even its TTL'],
+  ['which orders.processing', 'a quorum queue: audit-fallback governs; the operator ceiling lowers its TTL'],
+  ['which orders.events', 'a stream: the fallback sets message-ttl, which streams refuse, so nothing governs it'],
+  ['which retry.orders.dlq', 'the unanchored pattern "orders" catches a name that does not start with it'],
+  ['which billing.invoices', 'two policies tied at priority 5: the broker\'s choice is not defined'],
+  ['which orders.topic', 'an exchange: only exchange-scoped policies reach it'],
+  ['which orders.new', 'a queue that does not exist yet: the broker reports nothing, the matches are listed'],
+  ['preview delete audit-retention', 'what orders.audit falls back to, and what it loses'],
+] as const;
+
+async function main(): Promise<void> {
+  const { config } = await import('dotenv');
+  config({ quiet: true });
+  const { loadConfig } = await import('../src/config.ts');
+  const { ManagementClient } = await import('../src/rabbit/client.ts');
+  const env = loadConfig().environments[0]!;
+  const broker = new ManagementClient({ url: env.url, user: env.user, password: env.password });
+  try {
+    if (process.argv.includes('--down')) {
+      await broker.deleteVhost(LAB_VHOST);
+      console.log(`Removed vhost ${LAB_VHOST}.`);
+      return;
+    }
+    await setUpLab(broker, LAB_VHOST);
+    console.log(`The policies lab is ready in vhost "${LAB_VHOST}" on ${env.url}. Questions worth asking:\n`);
+    for (const [q, why] of LAB_QUESTIONS) console.log(`  npx rmq ${q} --vhost ${LAB_VHOST}\n      ${why}\n`);
+    console.log('Remove it with: npm run lab -- --down');
+  } finally {
+    await broker.close();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((err) => {
+    console.error(`lab: ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = 1;
+  });
+}

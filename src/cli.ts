@@ -1,0 +1,67 @@
+import { config as loadDotenv } from 'dotenv';
+import { helpText } from '../commands/help.ts';
+import { parseWhich } from '../commands/parse.ts';
+import { which } from '../commands/which.ts';
+import { loadConfig, pickEnvironment } from './config.ts';
+import { ConfigError, InputError } from './errors.ts';
+import { ManagementClient } from './rabbit/client.ts';
+import { whichText } from './terminal/which.ts';
+
+/**
+ * The terminal front door: the read-only commands, with `--json`. It never applies a change.
+ * Exit codes (INTERFACE.md): 0 answered; 2 input refused; 3 broker not asked; 1 anything else.
+ */
+
+export interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+}
+
+const stdio: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) };
+
+export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv, io: Io = stdio): Promise<number> {
+  const [command, ...rest] = argv;
+  const json = rest.includes('--json');
+  const words = rest.filter((w) => w !== '--json');
+  try {
+    switch (command) {
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        io.out(helpText('rmq'));
+        return 0;
+      case 'which': {
+        const input = parseWhich(words);
+        const config = loadConfig(env);
+        const environment = pickEnvironment(config, input.env);
+        if (!environment) throw new InputError(`Unknown environment ${input.env}.`, `Known: ${config.environments.map((e) => e.name).join(', ')}`);
+        const broker = new ManagementClient({ url: environment.url, user: environment.user, password: environment.password });
+        try {
+          const result = await which(input, broker);
+          io.out(json ? `${JSON.stringify(result, null, 2)}\n` : whichText(result));
+          return result.answer === 'not-asked' ? 3 : 0;
+        } finally {
+          await broker.close();
+        }
+      }
+      default:
+        throw new InputError(`Unknown command ${JSON.stringify(command)}.`, helpText('rmq'));
+    }
+  } catch (err) {
+    if (err instanceof InputError || err instanceof ConfigError) {
+      const hint = err instanceof InputError && err.hint ? `\n${err.hint}` : '';
+      if (json) io.out(`${JSON.stringify({ error: { code: err.code, message: err.message } })}\n`);
+      io.err(`rmq: ${err.message}${hint}\n`);
+      return 2;
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    io.err(`rmq: ${message}\n`);
+    return 1;
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  loadDotenv({ quiet: true });
+  process.exitCode = await runCli(process.argv.slice(2), process.env);
+}

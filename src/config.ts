@@ -1,0 +1,169 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { ConfigError } from './errors.ts';
+
+/**
+ * Configuration from the environment (and an optional environments file), validated once at
+ * start. A wrong value fails fast, naming the variable and how to fix it.
+ */
+
+export const MODES = ['read-only', 'normal', 'guarded'] as const;
+export type Mode = (typeof MODES)[number];
+
+export interface Environment {
+  readonly name: string;
+  readonly url: string;
+  readonly user: string;
+  readonly password: string;
+  readonly mode: Mode;
+  readonly approvers: readonly string[];
+  readonly approvalsChannel: string | undefined;
+}
+
+export interface Config {
+  readonly environments: readonly Environment[];
+  readonly redisUrl: string;
+  readonly slack: {
+    readonly botToken: string | undefined;
+    readonly signingSecret: string | undefined;
+    readonly appToken: string | undefined;
+    readonly apiUrl: string | undefined;
+    readonly approvalsChannel: string | undefined;
+    readonly approvers: readonly string[];
+  };
+  readonly port: number;
+  readonly logLevel: string;
+}
+
+const httpUrl = z
+  .string()
+  .url()
+  .refine((u) => /^https?:\/\//.test(u), 'must start with http:// or https://');
+const csv = z
+  .string()
+  .optional()
+  .transform((s) => (s ?? '').split(',').map((x) => x.trim()).filter(Boolean));
+
+const EnvSchema = z.object({
+  RMQ_URL: httpUrl.default('http://localhost:15672'),
+  RMQ_USER: z.string().min(1).default('guest'),
+  RMQ_PASSWORD: z.string().default('guest'),
+  RMQ_MODE: z.enum(MODES).default('normal'),
+  RMQ_ENVIRONMENTS: z.string().min(1).optional(),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').default('redis://127.0.0.1:6379'),
+  SLACK_BOT_TOKEN: z.string().min(1).optional(),
+  SLACK_SIGNING_SECRET: z.string().min(1).optional(),
+  SLACK_APP_TOKEN: z.string().min(1).optional(),
+  SLACK_API_URL: httpUrl.optional(),
+  SLACK_APPROVALS_CHANNEL: z.string().min(1).optional(),
+  SLACK_APPROVERS: csv,
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+const EnvironmentsFile = z.object({
+  environments: z
+    .array(
+      z.object({
+        name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only'),
+        url: httpUrl,
+        userEnv: z.string().min(1),
+        passwordEnv: z.string().min(1),
+        mode: z.enum(MODES).default('normal'),
+        approvers: z.array(z.string().min(1)).default([]),
+        approvalsChannel: z.string().min(1).optional(),
+      }),
+    )
+    .min(1),
+});
+
+const blankToUndefined = (env: NodeJS.ProcessEnv): Record<string, string> =>
+  Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1] !== ''));
+
+function describe(issues: readonly z.core.$ZodIssue[], where: string): string {
+  return issues
+    .map((i) => {
+      const key = i.path.join('.') || where;
+      return `${key}: ${i.message}`;
+    })
+    .join('; ');
+}
+
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  readFile: (path: string) => string = (p) => readFileSync(p, 'utf8'),
+): Config {
+  const parsed = EnvSchema.safeParse(blankToUndefined(env));
+  if (!parsed.success) {
+    throw new ConfigError(`Invalid configuration: ${describe(parsed.error.issues, 'env')}. See .env.example.`);
+  }
+  const e = parsed.data;
+  let environments: Environment[];
+  if (e.RMQ_ENVIRONMENTS) {
+    let doc: unknown;
+    try {
+      doc = parseYaml(readFile(e.RMQ_ENVIRONMENTS));
+    } catch (err) {
+      throw new ConfigError(`RMQ_ENVIRONMENTS: cannot read ${e.RMQ_ENVIRONMENTS} as YAML (${(err as Error).message}).`);
+    }
+    const file = EnvironmentsFile.safeParse(doc);
+    if (!file.success) {
+      throw new ConfigError(`RMQ_ENVIRONMENTS (${e.RMQ_ENVIRONMENTS}): ${describe(file.error.issues, 'file')}.`);
+    }
+    environments = file.data.environments.map((x) => {
+      const user = env[x.userEnv];
+      const password = env[x.passwordEnv];
+      if (!user) throw new ConfigError(`${x.userEnv} is not set: environment "${x.name}" takes its user from it.`);
+      if (password === undefined) {
+        throw new ConfigError(`${x.passwordEnv} is not set: environment "${x.name}" takes its password from it.`);
+      }
+      return {
+        name: x.name,
+        url: x.url,
+        user,
+        password,
+        mode: x.mode,
+        approvers: x.approvers.length ? x.approvers : e.SLACK_APPROVERS,
+        approvalsChannel: x.approvalsChannel ?? e.SLACK_APPROVALS_CHANNEL,
+      };
+    });
+    const names = new Set<string>();
+    for (const x of environments) {
+      if (names.has(x.name)) throw new ConfigError(`RMQ_ENVIRONMENTS: environment "${x.name}" is listed twice.`);
+      names.add(x.name);
+    }
+  } else {
+    environments = [
+      {
+        name: 'default',
+        url: e.RMQ_URL,
+        user: e.RMQ_USER,
+        password: e.RMQ_PASSWORD,
+        mode: e.RMQ_MODE,
+        approvers: e.SLACK_APPROVERS,
+        approvalsChannel: e.SLACK_APPROVALS_CHANNEL,
+      },
+    ];
+  }
+  return {
+    environments,
+    redisUrl: e.REDIS_URL,
+    slack: {
+      botToken: e.SLACK_BOT_TOKEN,
+      signingSecret: e.SLACK_SIGNING_SECRET,
+      appToken: e.SLACK_APP_TOKEN,
+      apiUrl: e.SLACK_API_URL,
+      approvalsChannel: e.SLACK_APPROVALS_CHANNEL,
+      approvers: e.SLACK_APPROVERS,
+    },
+    port: e.PORT,
+    logLevel: e.LOG_LEVEL,
+  };
+}
+
+/** `--env` picks one; without it, the only (or first) environment. */
+export function pickEnvironment(config: Config, name: string | undefined): Environment | undefined {
+  if (name === undefined) return config.environments[0];
+  return config.environments.find((x) => x.name === name);
+}

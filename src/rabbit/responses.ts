@@ -1,0 +1,206 @@
+/**
+ * The management API's answers as zod schemas, and their mapping to our shapes.
+ * Pure: the client fetches, this file says what a valid answer is and what it means.
+ */
+import { z } from 'zod';
+import type { Policy } from '../policy/types.ts';
+
+export type QueueKind = 'classic' | 'quorum' | 'stream';
+const QUEUE_KINDS: readonly string[] = ['classic', 'quorum', 'stream'] satisfies QueueKind[];
+
+/**
+ * A queue's policy fields as the broker reported them:
+ * - `undefined`: not reported (key absent): stats not emitted yet, or a mode that omits them.
+ *   Unknown, NOT "no policy".
+ * - `null`: reported, and there is none (the broker sends `null` or `""`).
+ * - a string: the policy's name.
+ */
+export type ReportedPolicy = string | null | undefined;
+
+export interface QueueDetail {
+  readonly name: string;
+  readonly vhost: string;
+  /** `null` when the broker reports a queue type we do not know (see `type`). */
+  readonly kind: QueueKind | null;
+  /** The broker's `type`, verbatim. */
+  readonly type: string;
+  readonly arguments: Readonly<Record<string, unknown>>;
+  readonly policy: ReportedPolicy;
+  readonly operatorPolicy: ReportedPolicy;
+  /** Merged user + operator definition of the two winners; `undefined` when not reported. */
+  readonly effectiveDefinition: Readonly<Record<string, unknown>> | undefined;
+}
+
+export interface QueueListing {
+  readonly name: string;
+  readonly vhost: string;
+  readonly kind: QueueKind | null;
+  readonly type: string;
+  readonly arguments: Readonly<Record<string, unknown>>;
+  readonly policy: ReportedPolicy;
+  /** Only in listings with stats; `undefined` otherwise or when not reported. */
+  readonly operatorPolicy?: ReportedPolicy;
+  readonly effectiveDefinition?: Readonly<Record<string, unknown>> | undefined;
+}
+
+export interface ExchangeDetail {
+  readonly name: string;
+  readonly vhost: string;
+  readonly type: string;
+  readonly arguments: Readonly<Record<string, unknown>>;
+  /** Current (read from the exchange record); `null` when none. Exchanges never report operator policies. */
+  readonly policy: string | null;
+}
+
+export type ExchangeListing = ExchangeDetail;
+
+export interface Overview {
+  readonly versionText: string;
+  readonly clusterName?: string;
+}
+
+export interface WhoAmI {
+  readonly name: string;
+  readonly tags: string[];
+}
+
+// Erlang's JSON encoder has written an empty proplist as `[]` in some versions.
+const jsonObject = z.preprocess(
+  (v) => (Array.isArray(v) && v.length === 0 ? {} : v),
+  z.record(z.string(), z.unknown()),
+);
+
+export const overviewSchema = z.object({
+  rabbitmq_version: z.string(),
+  cluster_name: z.string().optional(),
+});
+
+export const whoamiSchema = z.object({
+  name: z.string(),
+  // an array on current brokers, "a,b" on old ones
+  tags: z.union([z.array(z.string()), z.string()]),
+});
+
+export const policySchema = z.object({
+  vhost: z.string(),
+  name: z.string(),
+  pattern: z.string(),
+  'apply-to': z.string(),
+  priority: z.number(),
+  definition: jsonObject,
+});
+
+export const policyListSchema = z.array(policySchema);
+
+const reportedPolicy = z.string().nullable().optional();
+
+export const queueDetailSchema = z.object({
+  name: z.string(),
+  vhost: z.string(),
+  type: z.string(),
+  arguments: jsonObject,
+  policy: reportedPolicy,
+  operator_policy: reportedPolicy,
+  effective_policy_definition: jsonObject.nullable().optional(),
+});
+
+export const queueListItemSchema = z.object({
+  name: z.string(),
+  type: z.string(),
+  arguments: jsonObject,
+  policy: reportedPolicy,
+  operator_policy: reportedPolicy,
+  effective_policy_definition: jsonObject.nullable().optional(),
+});
+
+export const exchangeSchema = z.object({
+  name: z.string(),
+  type: z.string(),
+  arguments: jsonObject,
+  policy: z.string().nullable().optional(),
+});
+
+export const vhostListSchema = z.array(z.object({ name: z.string() }));
+
+export function toReportedPolicy(v: string | null | undefined): ReportedPolicy {
+  if (v === undefined) return undefined;
+  return v === null || v === '' ? null : v;
+}
+
+export function toQueueKind(type: string): QueueKind | null {
+  return QUEUE_KINDS.includes(type) ? (type as QueueKind) : null;
+}
+
+export function toPolicy(p: z.infer<typeof policySchema>): Policy {
+  return {
+    vhost: p.vhost,
+    name: p.name,
+    pattern: p.pattern,
+    applyTo: p['apply-to'],
+    priority: p.priority,
+    definition: p.definition,
+  };
+}
+
+export function toWhoAmI(w: z.infer<typeof whoamiSchema>): WhoAmI {
+  const tags = Array.isArray(w.tags) ? w.tags : w.tags.split(',');
+  return { name: w.name, tags: tags.map((t) => t.trim()).filter((t) => t !== '') };
+}
+
+export function toQueueDetail(q: z.infer<typeof queueDetailSchema>): QueueDetail {
+  return {
+    name: q.name,
+    vhost: q.vhost,
+    kind: toQueueKind(q.type),
+    type: q.type,
+    arguments: q.arguments,
+    policy: toReportedPolicy(q.policy),
+    operatorPolicy: toReportedPolicy(q.operator_policy),
+    effectiveDefinition: q.effective_policy_definition ?? undefined,
+  };
+}
+
+/**
+ * `withStats: false` is the `disable_stats=true` listing: its `policy` is read from the queue
+ * record (current), and the key is left out when the queue has none, so absent means none.
+ * With stats, absent means "not reported yet" and is kept as `undefined`.
+ */
+export function toQueueListing(
+  vhost: string,
+  q: z.infer<typeof queueListItemSchema>,
+  withStats: boolean,
+): QueueListing {
+  const base = {
+    name: q.name,
+    vhost,
+    kind: toQueueKind(q.type),
+    type: q.type,
+    arguments: q.arguments,
+  };
+  if (!withStats) return { ...base, policy: toReportedPolicy(q.policy ?? null) };
+  return {
+    ...base,
+    policy: toReportedPolicy(q.policy),
+    operatorPolicy: toReportedPolicy(q.operator_policy),
+    effectiveDefinition: q.effective_policy_definition ?? undefined,
+  };
+}
+
+/** Exchanges read `policy` from the record: current, and the key is absent when there is none. */
+export function toExchange(vhost: string, e: z.infer<typeof exchangeSchema>): ExchangeDetail {
+  return {
+    name: e.name,
+    vhost,
+    type: e.type,
+    arguments: e.arguments,
+    policy: e.policy === undefined || e.policy === null || e.policy === '' ? null : e.policy,
+  };
+}
+
+/** The first few zod issues as one line, for a bad-response message. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 3)
+    .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
+    .join('; ');
+}

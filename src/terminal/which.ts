@@ -1,0 +1,84 @@
+import type { WhichResult } from '../../commands/which.ts';
+
+/** The `which` answer as terminal text: in force, also matched, operator policy, nothing governs. */
+
+const KIND_WORDS = { classic: 'classic queue', quorum: 'quorum queue', stream: 'stream', exchange: 'exchange' } as const;
+
+const WHY_NOT_ASKED: Record<string, string> = {
+  unreachable: 'the broker could not be reached',
+  timeout: 'the broker did not answer in time',
+  unauthorized: 'the broker refused these credentials',
+  'broker-error': 'the broker answered with an error',
+  forbidden: 'this identity may not read that vhost',
+  missing: 'the vhost does not exist',
+};
+
+const REASONS = {
+  'lower-priority': 'lower priority than the one in force, so it contributes nothing to this object',
+  'same-priority': 'same priority: which one the broker picks is not defined',
+  'refused-key': 'sets a key this object type refuses, so it never applies to it',
+} as const;
+
+function definition(def: Record<string, unknown>): string {
+  const entries = Object.entries(def);
+  return entries.length ? entries.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ') : '(nothing)';
+}
+
+export function whichText(r: WhichResult): string {
+  const o = r.object;
+  const what = `${KIND_WORDS[o.kind]} ${JSON.stringify(o.name)} in vhost ${JSON.stringify(o.vhost)}`;
+  if (r.answer === 'not-asked') {
+    const why = WHY_NOT_ASKED[r.why ?? 'unreachable'] ?? 'the broker could not be asked';
+    return `Could not ask the broker about ${what}: ${why}${r.detail ? ` (${r.detail})` : ''}.\nNothing is claimed about this object.\n`;
+  }
+  const lines: string[] = [];
+  if (o.kindAssumed) lines.push(`No queue or exchange by that name exists; answering as for a classic queue.`);
+  if (r.answer === 'not-reported') {
+    const cause =
+      r.why === 'forbidden'
+        ? 'this identity may not read it'
+        : r.why === 'stats-pending'
+          ? 'the broker has not published its statistics yet'
+          : 'it does not exist';
+    lines.push(
+      `The broker did not report which policy is in force on the ${what} (${cause}).`,
+      `What follows is every policy whose pattern matches it, not a statement about which one applies.`,
+    );
+    if (r.inForce) {
+      lines.push(
+        `First match: ${r.inForce.name} (priority ${r.inForce.priority}, pattern ${JSON.stringify(r.inForce.pattern)}${r.inForce.unanchored ? ', unanchored' : ''}) sets ${definition(r.inForce.definition)}${r.ambiguous ? ` — ambiguous: ${(r.candidates ?? []).join(', ')} share its priority` : ''}`,
+      );
+    }
+  } else {
+    lines.push(`Policy in force on the ${what} (broker ${r.brokerVersion ?? '?'}):`);
+    if (r.inForce) {
+      lines.push(
+        `  In force: ${r.inForce.name} — pattern ${JSON.stringify(r.inForce.pattern)}${r.inForce.unanchored ? ' (unanchored: matches any name containing it)' : ''}, apply-to ${r.inForce.applyTo}, priority ${r.inForce.priority}`,
+        `    sets ${definition(r.inForce.definition)}`,
+      );
+      if (r.ambiguous) lines.push(`    tie: ${(r.candidates ?? []).join(', ')} share this priority; the broker's choice between them is not defined`);
+    } else {
+      lines.push('  In force: no user policy.');
+    }
+  }
+  if (r.alsoMatched.length) {
+    lines.push('  Also matched, and does not apply:');
+    for (const m of r.alsoMatched) {
+      lines.push(`    - ${m.name} (priority ${m.priority}): ${REASONS[m.reason]}${m.keys ? ` (${m.keys.join(', ')})` : ''}`);
+    }
+  }
+  if (r.operatorPolicy) {
+    lines.push(
+      `  Operator policy${r.operatorPolicySource === 'engine' ? ' (this bot\'s reading; the broker does not report it here)' : ''}: ${r.operatorPolicy.name} sets ${definition(r.operatorPolicy.definition)}`,
+      '    It applies as well; for limits both set, the more restrictive value holds.',
+    );
+  }
+  if (r.nothingGoverns) lines.push('  Nothing governs this object: no user policy and no operator policy matches it.');
+  const eff = Object.entries(r.effective);
+  if (eff.length && !r.nothingGoverns) {
+    lines.push(`  Effective: ${eff.map(([k, e]) => `${k}=${JSON.stringify(e.value)} (${e.from})`).join(', ')}`);
+  }
+  for (const u of r.unreadable) lines.push(`  Not read: ${u.name} (pattern ${JSON.stringify(u.pattern)}): ${u.why}.`);
+  for (const d of r.disagreements) lines.push(`  Note: ${d}`);
+  return `${lines.join('\n')}\n`;
+}
