@@ -14,7 +14,10 @@ import { RE2JS } from 're2js';
  * - `\v`, `\V` mean "vertical whitespace" in PCRE and one character in RE2: unreadable;
  * - PCRE's `\s` also takes the vertical tab (0x0B), RE2's does not;
  * - PCRE's `$` also matches before a final newline, RE2's only at the very end;
- * - with `(?i)`, RE2 folds Latin-1 letters (é/É), PCRE's default tables fold ASCII only.
+ * - with `(?i)`, RE2 folds Latin-1 letters (é/É), PCRE's default tables fold ASCII only. So bytes
+ *   0x80–0xFF are handed to RE2 as characters that fold to nothing (U+2880–U+28FF), in the pattern
+ *   and the name alike; only a pattern that names high bytes by escape (`\xE9`, `\x{e9}`) or by
+ *   Unicode property (`\p{L}`) needs their Latin-1 identity, and then keeps the Latin-1 view.
  * The last three only matter for some names, so they make the *match* undecidable for those names.
  */
 
@@ -27,6 +30,7 @@ export type CompiledPattern =
       readonly source: string;
       readonly anchored: boolean;
       /** @internal */ readonly re: RE2JS;
+      /** @internal */ readonly view: keyof NameView;
       /** @internal */ readonly caseless: boolean;
       /** @internal */ readonly usesSpace: boolean;
       /** @internal */ readonly usesDollar: boolean;
@@ -45,6 +49,26 @@ export type MatchResult = boolean | 'undecidable';
 /** Bytes as one character each: how both pattern and name are handed to RE2. */
 export function latin1View(text: string): string {
   return Buffer.from(text, 'utf8').toString('latin1');
+}
+
+const HIGH_BASE = 0x2800;
+
+/** Bytes as one character each, high bytes moved to code points without case or class. */
+export function shiftedView(text: string): string {
+  const bytes = Buffer.from(text, 'utf8');
+  let out = '';
+  for (const b of bytes) out += String.fromCharCode(b < 0x80 ? b : HIGH_BASE + b);
+  return out;
+}
+
+/** A name seen both ways, computed once per object. */
+export interface NameView {
+  readonly latin1: string;
+  readonly shifted: string;
+}
+
+export function nameView(name: string): NameView {
+  return { latin1: latin1View(name), shifted: shiftedView(name) };
 }
 
 /**
@@ -88,9 +112,12 @@ export function compilePattern(pattern: string): CompiledPattern {
   if (esc.has('v') || esc.has('V')) {
     return unreadable('\\v means vertical whitespace to the broker and a single character to this bot');
   }
+  // Escapes that name a byte above 0x7F, or Unicode properties, need the bytes' Latin-1 identity.
+  const needsLatin1 = /\\[pP]|\\x\{0*[89a-fA-F][0-9a-fA-F]\}|\\x[89a-fA-F][0-9a-fA-F]|\\x\{0*[1-9a-fA-F][0-9a-fA-F]{2,}\}/.test(pattern);
+  const view: keyof NameView = needsLatin1 ? 'latin1' : 'shifted';
   let re: RE2JS;
   try {
-    re = RE2JS.compile(latin1View(pattern));
+    re = RE2JS.compile(needsLatin1 ? latin1View(pattern) : shiftedView(pattern));
   } catch (err) {
     const detail = err instanceof Error ? err.message : String(err);
     return unreadable(`not readable by a linear-time engine (${detail})`);
@@ -102,10 +129,11 @@ export function compilePattern(pattern: string): CompiledPattern {
     source: pattern,
     anchored,
     re,
+    view,
     caseless,
     usesSpace: esc.has('s') || esc.has('S') || pattern.includes('[:space:]'),
     usesDollar: pattern.includes('$'),
-    literal: caseless ? undefined : literalForm(pattern),
+    literal: caseless ? undefined : literalForm(pattern, view),
   };
 }
 
@@ -120,15 +148,16 @@ function hasFoldableLatin1(bytes: string): boolean {
 
 /** Does the broker's pattern match this name? A search, over bytes. */
 export function matchName(pattern: CompiledPattern, name: string): MatchResult {
-  return matchBytes(pattern, latin1View(name));
+  return matchView(pattern, nameView(name));
 }
 
-/** The same, for a name already turned into its Latin-1 byte view (done once per object). */
-export function matchBytes(pattern: CompiledPattern, bytes: string): MatchResult {
+/** The same, for a name already viewed as bytes (done once per object, not once per policy). */
+export function matchView(pattern: CompiledPattern, name: NameView): MatchResult {
   if (!pattern.readable) return 'undecidable';
+  const bytes = name[pattern.view];
   if (pattern.usesSpace && bytes.includes('\v')) return 'undecidable';
   if (pattern.usesDollar && bytes.includes('\n')) return 'undecidable';
-  if (pattern.caseless && hasFoldableLatin1(bytes)) return 'undecidable';
+  if (pattern.caseless && pattern.view === 'latin1' && hasFoldableLatin1(bytes)) return 'undecidable';
   const lit = pattern.literal;
   if (lit) {
     if (lit.start && lit.end) return bytes === lit.text;
@@ -143,11 +172,11 @@ export function matchBytes(pattern: CompiledPattern, bytes: string): MatchResult
  * Most real patterns are a literal, maybe between `^` and `$` (`^orders\.audit$`). Those are
  * answered with string comparisons, which keeps one object among 10,000 policies fast.
  */
-function literalForm(pattern: string): Literal | undefined {
+function literalForm(pattern: string, view: keyof NameView): Literal | undefined {
   const m = /^(\^?)((?:[A-Za-z0-9_\-/:@#%&=,;'"!~ <>]|\\[^A-Za-z0-9])*)(\$?)$/.exec(pattern);
   if (!m) return undefined;
   const text = (m[2] ?? '').replace(/\\(.)/g, '$1');
-  return { start: m[1] === '^', end: m[3] === '$', text: latin1View(text) };
+  return { start: m[1] === '^', end: m[3] === '$', text: view === 'latin1' ? latin1View(text) : shiftedView(text) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { mergeOperatorValue, refusedKeys, scopeFits, vetoedKeys } from './keys.ts';
-import { type CompiledPattern, latin1View, matchBytes, PatternCache } from './pattern.ts';
+import { type CompiledPattern, matchView, type NameView, nameView, PatternCache } from './pattern.ts';
 import { type BrokerVersion, type Definition, MAX_NAME_BYTES, type ObjectKind, type Policy, utf8Length } from './types.ts';
 
 /**
@@ -64,14 +64,14 @@ export interface LayerResolution {
 function resolveLayer(
   policies: readonly CompiledPolicy[],
   kind: ObjectKind,
-  bytes: string,
+  name: NameView,
   vetoes: ReadonlySet<string>,
 ): LayerResolution {
   const matches: Match[] = [];
   const unreadable: Unreadable[] = [];
   for (const policy of policies) {
     if (!scopeFits(policy.applyTo, kind)) continue;
-    const hit = matchBytes(policy.compiled, bytes);
+    const hit = matchView(policy.compiled, name);
     if (hit === 'undecidable') {
       const why = policy.compiled.readable
         ? 'the broker and this bot may read this pattern differently for this name'
@@ -139,7 +139,7 @@ export class NameTooLongError extends Error {
 export function resolve(set: PolicySet, name: string, kind: ObjectKind): Resolution {
   const bytes = utf8Length(name);
   if (bytes > MAX_NAME_BYTES) throw new NameTooLongError(bytes);
-  const view = latin1View(name);
+  const view = nameView(name);
   const vetoes = vetoedKeys(kind, set.version);
   return {
     name,
