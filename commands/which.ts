@@ -165,11 +165,19 @@ export async function which(input: WhichInput, broker: WhichBroker): Promise<Whi
       broker.listOperatorPolicies(input.vhost),
     ]);
   } catch (err) {
-    if (isBrokerError(err) && (NOT_ASKED.has(err.code) || err.code === 'forbidden' || err.code === 'not-found')) {
+    if (isBrokerError(err) && err.code === 'not-found') {
+      // No such vhost: no object, no policy. Answered, not refused.
       const r = base(input.kind ?? 'classic', false, input.kind === undefined);
-      r.why = (err.code === 'bad-response' ? 'broker-error' : err.code === 'not-found' ? 'missing' : err.code) as WhichResult['why'];
-      if (err.code === 'not-found') r.detail = `vhost ${input.vhost} does not exist`;
-      else if (err.reason) r.detail = err.reason;
+      r.answer = 'not-reported';
+      r.why = 'missing';
+      r.detail = `vhost ${input.vhost} does not exist`;
+      r.nothingGoverns = true;
+      return r;
+    }
+    if (isBrokerError(err) && (NOT_ASKED.has(err.code) || err.code === 'forbidden')) {
+      const r = base(input.kind ?? 'classic', false, input.kind === undefined);
+      r.why = (err.code === 'bad-response' ? 'broker-error' : err.code) as WhichResult['why'];
+      if (err.reason) r.detail = err.reason;
       return r;
     }
     throw err;

@@ -39,7 +39,7 @@ export function whichText(r: WhichResult): string {
         ? 'this identity may not read it'
         : r.why === 'stats-pending'
           ? 'the broker has not published its statistics yet'
-          : 'it does not exist';
+          : r.detail ?? 'it does not exist';
     lines.push(
       `The broker did not report which policy is in force on the ${what} (${cause}).`,
       `What follows is every policy whose pattern matches it, not a statement about which one applies.`,
@@ -64,7 +64,8 @@ export function whichText(r: WhichResult): string {
   if (r.alsoMatched.length) {
     lines.push('  Also matched, and does not apply:');
     for (const m of r.alsoMatched) {
-      lines.push(`    - ${m.name} (priority ${m.priority}): ${REASONS[m.reason]}${m.keys ? ` (${m.keys.join(', ')})` : ''}`);
+      const reason = r.answer === 'reported' ? REASONS[m.reason] : REASONS[m.reason].replace('the one in force', 'the first match');
+      lines.push(`    - ${m.name} (priority ${m.priority}): ${reason}${m.keys ? ` (${m.keys.join(', ')})` : ''}`);
     }
   }
   if (r.operatorPolicy) {

@@ -1,0 +1,173 @@
+/**
+ * `rmq which` end to end through the CLI entry point, against the lab scenario on the real broker.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli.ts';
+import { setUpLab } from '../../scripts/lab.ts';
+import type { WhichResult } from '../../commands/which.ts';
+import { adminClient, brokerUrl, uniqueName, waitFor } from '../support/broker.ts';
+
+const vhost = uniqueName('lab');
+const client = adminClient();
+const env = { RMQ_URL: brokerUrl(), RMQ_USER: 'guest', RMQ_PASSWORD: 'guest' };
+
+async function rmq(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await runCli(argv, env, { out: (s) => (out += s), err: (s) => (err += s) });
+  return { code, out, err };
+}
+
+async function whichJson(name: string, ...flags: string[]): Promise<WhichResult> {
+  const r = await rmq('which', name, '--vhost', vhost, '--json', ...flags);
+  expect(r.code, r.err).toBe(0);
+  return JSON.parse(r.out) as WhichResult;
+}
+
+/** The broker's statistics lag: ask until it reports both layers. */
+async function reported(name: string, ...flags: string[]): Promise<WhichResult> {
+  return waitFor(
+    async () => {
+      const r = await whichJson(name, ...flags);
+      return r.answer === 'reported' && (r.object.kind === 'exchange' || r.operatorPolicySource === 'broker') ? r : undefined;
+    },
+    { deadlineMs: 30_000, intervalMs: 500, what: `the broker to report ${name}` },
+  );
+}
+
+beforeAll(async () => {
+  await setUpLab(client, vhost);
+});
+
+afterAll(async () => {
+  await client.deleteVhost(vhost);
+  await client.close();
+});
+
+describe('rmq which on the lab', () => {
+  it('orders.audit: audit-retention in force, audit-fallback contributes nothing', async () => {
+    const r = await reported('orders.audit');
+    expect(r.object).toMatchObject({ vhost, name: 'orders.audit', kind: 'classic', exists: true });
+    expect(r.inForce).toMatchObject({ name: 'audit-retention', priority: 10, definition: { 'dead-letter-exchange': 'audit.dlx' } });
+    expect(r.alsoMatched).toEqual([
+      { name: 'audit-fallback', priority: 1, reason: 'lower-priority' },
+      { name: 'orders-cap', priority: 0, reason: 'lower-priority' },
+    ]);
+    expect(r.operatorPolicy?.name).toBe('orders-ceiling');
+    // The fallback's one-hour TTL is nowhere: the TTL comes from the operator ceiling alone.
+    expect(r.effective['message-ttl']).toEqual({ value: 600_000, from: 'operator-policy' });
+    expect(r.nothingGoverns).toBe(false);
+    expect(r.disagreements).toEqual([]);
+  });
+
+  it('orders.processing (quorum): the fallback governs, the operator ceiling holds the stricter TTL', async () => {
+    const r = await reported('orders.processing');
+    expect(r.object.kind).toBe('quorum');
+    expect(r.inForce?.name).toBe('audit-fallback');
+    expect(r.effective['message-ttl']).toEqual({ value: 600_000, from: 'both' });
+  });
+
+  it('orders.events (stream): nothing governs it, and the policies that match say why', async () => {
+    const r = await reported('orders.events');
+    expect(r.object.kind).toBe('stream');
+    expect(r.inForce).toBeNull();
+    expect(r.operatorPolicy).toBeNull();
+    expect(r.nothingGoverns).toBe(true);
+    expect(r.alsoMatched).toEqual([
+      { name: 'audit-fallback', priority: 1, reason: 'refused-key', keys: ['message-ttl'] },
+      { name: 'orders-cap', priority: 0, reason: 'refused-key', keys: ['max-length'] },
+    ]);
+    const text = await rmq('which', 'orders.events', '--vhost', vhost);
+    expect(text.out).toMatch(/Nothing governs this object/);
+  });
+
+  it('retry.orders.dlq: caught by the unanchored pattern', async () => {
+    const r = await reported('retry.orders.dlq');
+    expect(r.inForce).toMatchObject({ name: 'orders-cap', pattern: 'orders', unanchored: true });
+    const text = await rmq('which', 'retry.orders.dlq', '--vhost', vhost);
+    expect(text.out).toMatch(/unanchored/);
+  });
+
+  it('billing.invoices: a tie, the broker picks one and the answer says it is undefined', async () => {
+    const r = await reported('billing.invoices');
+    expect(['billing-a', 'billing-b']).toContain(r.inForce?.name);
+    expect(r.ambiguous).toBe(true);
+    expect(r.alsoMatched).toEqual([
+      { name: r.inForce?.name === 'billing-a' ? 'billing-b' : 'billing-a', priority: 5, reason: 'same-priority' },
+    ]);
+  });
+
+  it('orders.topic: an exchange, found without --kind', async () => {
+    const r = await reported('orders.topic');
+    expect(r.object.kind).toBe('exchange');
+    expect(r.inForce?.name).toBe('orders-ae');
+    expect(r.alsoMatched).toEqual([]);
+  });
+
+  it('orders.new: not reported, the matches listed by priority, kind assumed and said', async () => {
+    const r = await whichJson('orders.new');
+    expect(r.answer).toBe('not-reported');
+    expect(r.object).toMatchObject({ exists: false, kindAssumed: true, kind: 'classic' });
+    expect(r.inForce?.name).toBe('audit-fallback');
+    expect(r.ambiguous).toBe(false);
+    const text = await rmq('which', 'orders.new', '--vhost', vhost);
+    expect(text.out).toMatch(/did not report which policy is in force/);
+    expect(text.out).toMatch(/not a statement about which one applies/);
+    expect(text.out).toMatch(/answering as for a classic queue/);
+  });
+
+  it('billing.new: not reported, and the first match is marked ambiguous', async () => {
+    const r = await whichJson('billing.new');
+    expect(r.answer).toBe('not-reported');
+    expect(r.ambiguous).toBe(true);
+    expect(r.candidates?.sort()).toEqual(['billing-a', 'billing-b']);
+  });
+
+  it('--kind picks the object type to answer for', async () => {
+    const r = await whichJson('orders.audit', '--kind', 'stream');
+    expect(r.answer).toBe('not-reported');
+    expect(r.object).toMatchObject({ kind: 'stream', exists: false });
+  });
+});
+
+describe('rmq which refusals', () => {
+  it('a name of 256 bytes: exit 2, nothing asked', async () => {
+    const r = await rmq('which', 'a'.repeat(256), '--vhost', vhost, '--json');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/256 bytes/);
+  });
+
+  it.each([
+    [['which'], /needs the name/],
+    [['which', 'a', 'b'], /one name/],
+    [['which', 'a', '--kind', 'topic'], /--kind/],
+    [['which', 'a', '--colour', 'red'], /Unknown flag --colour/],
+    [['which', 'a', '--vhost'], /--vhost needs a value/],
+    [['frobnicate'], /Unknown command/],
+    [['which', 'a', '--env', 'nope'], /Unknown environment nope/],
+  ])('%j: exit 2 with what to fix', async (argv, message) => {
+    const r = await rmq(...argv);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(message);
+  });
+
+  it('an unreachable broker: exit 3, not-asked, nothing claimed', async () => {
+    let out = '';
+    const code = await runCli(['which', 'orders.audit', '--json'], { RMQ_URL: 'http://127.0.0.1:9' }, { out: (s) => (out += s), err: () => {} });
+    expect(code).toBe(3);
+    const r = JSON.parse(out) as WhichResult;
+    expect(r).toMatchObject({ answer: 'not-asked', why: 'unreachable', inForce: null, operatorPolicy: null, alsoMatched: [], nothingGoverns: false });
+    expect(r.effective).toEqual({});
+  });
+
+  it('refused credentials: exit 3', async () => {
+    const code = await runCli(['which', 'x'], { ...env, RMQ_PASSWORD: 'wrong' }, { out: () => {}, err: () => {} });
+    expect(code).toBe(3);
+  });
+
+  it('a vhost that does not exist: answered, nothing governs, and the reason given', async () => {
+    const r = await rmq('which', 'x', '--vhost', `${vhost}-missing`);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/vhost .* does not exist/);
+  });
+});
