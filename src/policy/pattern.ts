@@ -24,26 +24,6 @@ import { RE2JS } from 're2js';
 /** Longest pattern we read. 4.2.8+ brokers refuse longer ones themselves. */
 export const MAX_PATTERN_BYTES = 1024;
 
-export type CompiledPattern =
-  | {
-      readonly readable: true;
-      readonly source: string;
-      readonly anchored: boolean;
-      /** @internal */ readonly re: RE2JS;
-      /** @internal */ readonly view: keyof NameView;
-      /** @internal */ readonly caseless: boolean;
-      /** @internal */ readonly usesSpace: boolean;
-      /** @internal */ readonly usesDollar: boolean;
-      /** @internal */ readonly literal: Literal | undefined;
-    }
-  | { readonly readable: false; readonly source: string; readonly anchored: boolean; readonly why: string };
-
-interface Literal {
-  readonly start: boolean;
-  readonly end: boolean;
-  readonly text: string;
-}
-
 export type MatchResult = boolean | 'undecidable';
 
 /** Bytes as one character each: how both pattern and name are handed to RE2. */
@@ -101,40 +81,143 @@ function escapes(pattern: string): Set<string> {
 }
 
 const FLAG_GROUP = /\(\?([a-zA-Z]*)(?:-[a-zA-Z]*)?[:)]/g;
+// Escapes that name a byte above 0x7F, or Unicode properties: these need the bytes' Latin-1 identity.
+const HIGH_ESCAPE = /\\[pP]|\\x\{0*[89a-fA-F][0-9a-fA-F]\}|\\x[89a-fA-F][0-9a-fA-F]|\\x\{0*[1-9a-fA-F][0-9a-fA-F]{2,}\}/;
+const LITERAL_CHAR = "[A-Za-z0-9_\\-/:@#%&=,;'\"!~ <>]|\\\\[^A-Za-z0-9]";
+const LITERAL_FORM = new RegExp(`^(\\^?)((?:${LITERAL_CHAR})*)(\\$?)$`);
+const LITERAL_PREFIX = new RegExp(`^(\\(\\?i\\))?\\^((?:${LITERAL_CHAR})*)`);
+
+const unescape = (text: string) => text.replace(/\\(.)/g, '$1');
+
+interface Literal {
+  readonly start: boolean;
+  readonly end: boolean;
+  readonly text: string;
+}
+
+type State =
+  | { readonly readable: true; readonly re: RE2JS | null }
+  | { readonly readable: false; readonly why: string };
+
+/**
+ * A pattern read once. The regex engine compiles it lazily, the first time a name gets past the
+ * cheap checks: most real patterns are literals or start with one (`^orders\.audit$`,
+ * `^orders\.`), and those are answered by string comparison, so 10,000 policies cost little.
+ */
+export class CompiledPattern {
+  readonly source: string;
+  readonly anchored: boolean;
+  readonly #view: keyof NameView;
+  readonly #caseless: boolean;
+  readonly #usesSpace: boolean;
+  readonly #usesDollar: boolean;
+  readonly #literal: Literal | undefined;
+  /** A literal every match starts with (lower-cased when the pattern is caseless). */
+  readonly #prefix: string | undefined;
+  #state: State | undefined;
+
+  constructor(pattern: string) {
+    this.source = pattern;
+    this.anchored = isAnchored(pattern);
+    const esc = escapes(pattern);
+    this.#view = HIGH_ESCAPE.test(pattern) ? 'latin1' : 'shifted';
+    let caseless = false;
+    for (const m of pattern.matchAll(FLAG_GROUP)) if (m[1]?.includes('i')) caseless = true;
+    this.#caseless = caseless;
+    this.#usesSpace = esc.has('s') || esc.has('S') || pattern.includes('[:space:]');
+    this.#usesDollar = pattern.includes('$');
+    const toView = (text: string) => (this.#view === 'latin1' ? latin1View(text) : shiftedView(text));
+    if (Buffer.byteLength(pattern, 'utf8') > MAX_PATTERN_BYTES) {
+      this.#state = { readable: false, why: `longer than ${MAX_PATTERN_BYTES} bytes` };
+    } else if (esc.has('v') || esc.has('V')) {
+      this.#state = { readable: false, why: '\\v means vertical whitespace to the broker and a single character to this bot' };
+    }
+    const lit = LITERAL_FORM.exec(pattern);
+    if (lit && !this.#state) {
+      this.#literal = { start: lit[1] === '^', end: lit[3] === '$', text: toView(unescape(lit[2] ?? '')) };
+      this.#state = { readable: true, re: null };
+    }
+    this.#prefix = this.#literal ? undefined : this.#prefixOf(pattern, toView);
+  }
+
+  /** The literal after `^`, if the pattern has no alternation that could bypass it. */
+  #prefixOf(pattern: string, toView: (s: string) => string): string | undefined {
+    if (hasTopLevelAlternation(pattern)) return undefined;
+    const m = LITERAL_PREFIX.exec(pattern);
+    if (!m || (m[1] !== undefined) !== this.#caseless) return undefined;
+    let text = m[2] ?? '';
+    // A quantifier after the prefix applies to its last character, which is then optional.
+    const after = pattern[m[0].length];
+    if (after !== undefined && '*?{+'.includes(after)) text = text.replace(/(\\.|.)$/, '');
+    const view = toView(unescape(text));
+    return view === '' ? undefined : this.#caseless ? view.toLowerCase() : view;
+  }
+
+  #compile(): State {
+    if (!this.#state) {
+      try {
+        const text = this.#view === 'latin1' ? latin1View(this.source) : shiftedView(this.source);
+        this.#state = { readable: true, re: RE2JS.compile(text) };
+      } catch (err) {
+        const detail = err instanceof Error ? err.message : String(err);
+        this.#state = { readable: false, why: `not readable by a linear-time engine (${detail})` };
+      }
+    }
+    return this.#state;
+  }
+
+  get readable(): boolean {
+    return this.#compile().readable;
+  }
+
+  /** Why this bot cannot read the pattern; undefined when it can. */
+  get why(): string | undefined {
+    const s = this.#compile();
+    return s.readable ? undefined : s.why;
+  }
+
+  /** Does the broker's pattern find this name? A search, over bytes. */
+  match(name: NameView): MatchResult {
+    const bytes = name[this.#view];
+    const prefix = this.#prefix;
+    if (prefix !== undefined) {
+      const ok = this.#caseless ? bytes.slice(0, prefix.length).toLowerCase() === prefix : bytes.startsWith(prefix);
+      if (!ok) return false;
+    }
+    const state = this.#compile();
+    if (!state.readable) return 'undecidable';
+    if (this.#usesSpace && bytes.includes('\v')) return 'undecidable';
+    if (this.#usesDollar && bytes.includes('\n')) return 'undecidable';
+    if (this.#caseless && this.#view === 'latin1' && hasFoldableLatin1(bytes)) return 'undecidable';
+    const lit = this.#literal;
+    if (lit) {
+      if (lit.start && lit.end) return bytes === lit.text;
+      if (lit.start) return bytes.startsWith(lit.text);
+      if (lit.end) return bytes.endsWith(lit.text);
+      return bytes.includes(lit.text);
+    }
+    return state.re ? state.re.test(bytes) : false;
+  }
+}
+
+/** `a|b` outside any group or class: the prefix of one branch says nothing about the other. */
+function hasTopLevelAlternation(pattern: string): boolean {
+  let depth = 0;
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') i++;
+    else if (inClass) inClass = c !== ']';
+    else if (c === '[') inClass = true;
+    else if (c === '(') depth++;
+    else if (c === ')') depth--;
+    else if (c === '|' && depth === 0) return true;
+  }
+  return false;
+}
 
 export function compilePattern(pattern: string): CompiledPattern {
-  const anchored = isAnchored(pattern);
-  const unreadable = (why: string): CompiledPattern => ({ readable: false, source: pattern, anchored, why });
-  if (Buffer.byteLength(pattern, 'utf8') > MAX_PATTERN_BYTES) {
-    return unreadable(`longer than ${MAX_PATTERN_BYTES} bytes`);
-  }
-  const esc = escapes(pattern);
-  if (esc.has('v') || esc.has('V')) {
-    return unreadable('\\v means vertical whitespace to the broker and a single character to this bot');
-  }
-  // Escapes that name a byte above 0x7F, or Unicode properties, need the bytes' Latin-1 identity.
-  const needsLatin1 = /\\[pP]|\\x\{0*[89a-fA-F][0-9a-fA-F]\}|\\x[89a-fA-F][0-9a-fA-F]|\\x\{0*[1-9a-fA-F][0-9a-fA-F]{2,}\}/.test(pattern);
-  const view: keyof NameView = needsLatin1 ? 'latin1' : 'shifted';
-  let re: RE2JS;
-  try {
-    re = RE2JS.compile(needsLatin1 ? latin1View(pattern) : shiftedView(pattern));
-  } catch (err) {
-    const detail = err instanceof Error ? err.message : String(err);
-    return unreadable(`not readable by a linear-time engine (${detail})`);
-  }
-  let caseless = false;
-  for (const m of pattern.matchAll(FLAG_GROUP)) if (m[1]?.includes('i')) caseless = true;
-  return {
-    readable: true,
-    source: pattern,
-    anchored,
-    re,
-    view,
-    caseless,
-    usesSpace: esc.has('s') || esc.has('S') || pattern.includes('[:space:]'),
-    usesDollar: pattern.includes('$'),
-    literal: caseless ? undefined : literalForm(pattern, view),
-  };
+  return new CompiledPattern(pattern);
 }
 
 function hasFoldableLatin1(bytes: string): boolean {
@@ -148,40 +231,17 @@ function hasFoldableLatin1(bytes: string): boolean {
 
 /** Does the broker's pattern match this name? A search, over bytes. */
 export function matchName(pattern: CompiledPattern, name: string): MatchResult {
-  return matchView(pattern, nameView(name));
+  return pattern.match(nameView(name));
 }
 
 /** The same, for a name already viewed as bytes (done once per object, not once per policy). */
 export function matchView(pattern: CompiledPattern, name: NameView): MatchResult {
-  if (!pattern.readable) return 'undecidable';
-  const bytes = name[pattern.view];
-  if (pattern.usesSpace && bytes.includes('\v')) return 'undecidable';
-  if (pattern.usesDollar && bytes.includes('\n')) return 'undecidable';
-  if (pattern.caseless && pattern.view === 'latin1' && hasFoldableLatin1(bytes)) return 'undecidable';
-  const lit = pattern.literal;
-  if (lit) {
-    if (lit.start && lit.end) return bytes === lit.text;
-    if (lit.start) return bytes.startsWith(lit.text);
-    if (lit.end) return bytes.endsWith(lit.text);
-    return bytes.includes(lit.text);
-  }
-  return pattern.re.test(bytes);
+  return pattern.match(name);
 }
 
 /**
- * Most real patterns are a literal, maybe between `^` and `$` (`^orders\.audit$`). Those are
- * answered with string comparisons, which keeps one object among 10,000 policies fast.
- */
-function literalForm(pattern: string, view: keyof NameView): Literal | undefined {
-  const m = /^(\^?)((?:[A-Za-z0-9_\-/:@#%&=,;'"!~ <>]|\\[^A-Za-z0-9])*)(\$?)$/.exec(pattern);
-  if (!m) return undefined;
-  const text = (m[2] ?? '').replace(/\\(.)/g, '$1');
-  return { start: m[1] === '^', end: m[3] === '$', text: view === 'latin1' ? latin1View(text) : shiftedView(text) };
-}
-
-/**
- * Compiles each distinct pattern once. Policies share patterns often, and explaining one object
- * among 10,000 policies must not recompile them.
+ * Reads each distinct pattern once. Policies share patterns often, and a long-running bot asks
+ * about the same vhost again and again.
  */
 export class PatternCache {
   readonly #cache = new Map<string, CompiledPattern>();
@@ -190,7 +250,7 @@ export class PatternCache {
   get(pattern: string): CompiledPattern {
     let compiled = this.#cache.get(pattern);
     if (!compiled) {
-      compiled = compilePattern(pattern);
+      compiled = new CompiledPattern(pattern);
       if (this.#cache.size >= this.limit) this.#cache.clear();
       this.#cache.set(pattern, compiled);
     }

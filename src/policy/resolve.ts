@@ -19,6 +19,8 @@ export interface PolicySet {
   readonly version: BrokerVersion;
   readonly user: readonly CompiledPolicy[];
   readonly operator: readonly CompiledPolicy[];
+  /** @internal memo of `reaching` */
+  readonly byKind: Map<string, readonly CompiledPolicy[]>;
 }
 
 export function buildPolicySet(
@@ -31,7 +33,18 @@ export function buildPolicySet(
     list
       .map((p) => ({ ...p, compiled: cache.get(p.pattern) }))
       .sort((a, b) => b.priority - a.priority || a.name.localeCompare(b.name));
-  return { version, user: compile(user), operator: compile(operator) };
+  return { version, user: compile(user), operator: compile(operator), byKind: new Map() };
+}
+
+/** The policies whose scope reaches this kind, computed once per kind. */
+function reaching(set: PolicySet, layer: 'user' | 'operator', kind: ObjectKind): readonly CompiledPolicy[] {
+  const key = `${layer}:${kind}`;
+  let list = set.byKind.get(key);
+  if (!list) {
+    list = set[layer].filter((p) => scopeFits(p.applyTo, kind));
+    set.byKind.set(key, list);
+  }
+  return list;
 }
 
 export type NotApplied = 'lower-priority' | 'same-priority' | 'refused-key';
@@ -63,19 +76,15 @@ export interface LayerResolution {
 
 function resolveLayer(
   policies: readonly CompiledPolicy[],
-  kind: ObjectKind,
   name: NameView,
   vetoes: ReadonlySet<string>,
 ): LayerResolution {
   const matches: Match[] = [];
   const unreadable: Unreadable[] = [];
   for (const policy of policies) {
-    if (!scopeFits(policy.applyTo, kind)) continue;
     const hit = matchView(policy.compiled, name);
     if (hit === 'undecidable') {
-      const why = policy.compiled.readable
-        ? 'the broker and this bot may read this pattern differently for this name'
-        : policy.compiled.why;
+      const why = policy.compiled.why ?? 'the broker and this bot may read this pattern differently for this name';
       unreadable.push({ policy: strip(policy), why });
     } else if (hit) {
       matches.push({ policy: strip(policy), refused: refusedKeys(policy.definition, vetoes) });
@@ -144,8 +153,8 @@ export function resolve(set: PolicySet, name: string, kind: ObjectKind): Resolut
   return {
     name,
     kind,
-    user: resolveLayer(set.user, kind, view, vetoes),
-    operator: resolveLayer(set.operator, kind, view, vetoes),
+    user: resolveLayer(reaching(set, 'user', kind), view, vetoes),
+    operator: resolveLayer(reaching(set, 'operator', kind), view, vetoes),
   };
 }
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { RE2JS } from 're2js';
 import { describe, expect, it } from 'vitest';
-import { compilePattern, isAnchored, latin1View, matchName } from '../../src/policy/pattern.ts';
+import { compilePattern, isAnchored, latin1View, matchName, shiftedView } from '../../src/policy/pattern.ts';
 
 describe('pattern reading', () => {
   it.each([
@@ -71,6 +71,20 @@ describe('pattern reading', () => {
         const byRe2 = RE2JS.compile(latin1View(pattern)).test(latin1View(name));
         expect(matchName(compilePattern(pattern), name)).toBe(byRe2);
       }),
+    );
+  });
+
+  it('the anchored-prefix prefilter answers exactly as the regex engine', () => {
+    const lit = fc.array(fc.constantFrom('a', 'B', 'b', '\\.', '-', 'é', '_'), { minLength: 1, maxLength: 4 }).map((a) => a.join(''));
+    const rest = fc.constantFrom('', '*', '+', '?', '{2}', '.*', '(x|y)', '[a-z]+', '$', '\\d', '(?:b)?', '|zz');
+    const name = fc.array(fc.constantFrom('a', 'A', 'b', 'B', '.', '-', 'é', 'É', '_', 'x', 'y', '1', 'zz'), { maxLength: 7 }).map((a) => a.join(''));
+    fc.assert(
+      fc.property(fc.boolean(), lit, rest, name, (caseless, l, r, n) => {
+        const pattern = `${caseless ? '(?i)' : ''}^${l}${r}`;
+        const byRe2 = RE2JS.compile(shiftedView(pattern)).test(shiftedView(n));
+        expect(matchName(compilePattern(pattern), n)).toBe(byRe2);
+      }),
+      { numRuns: 2000 },
     );
   });
 

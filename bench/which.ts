@@ -1,0 +1,103 @@
+/**
+ * bench/which: what `rmq which` costs beyond the management calls it cannot avoid.
+ *
+ *   npm run bench:which
+ *
+ * 1. The ratio of `which` (fresh client, as each CLI run has) to the bare calls it needs —
+ *    overview, the object, policies, operator policies, in parallel over one keep-alive pool —
+ *    on the lab scenario with 200 extra policies. Goal <= 1.2.
+ * 2. The engine explaining one object among 10,000 policies (compile once, then resolve, explain
+ *    the losers, merge the operator layer). Goal < 5 ms. Cold compile is printed too.
+ */
+import { Pool } from 'undici';
+import { which } from '../commands/which.ts';
+import { setUpLab } from '../scripts/lab.ts';
+import { buildPolicySet, effectiveDefinition, explainLosers, resolve } from '../src/policy/resolve.ts';
+import type { Policy } from '../src/policy/types.ts';
+import { ManagementClient } from '../src/rabbit/client.ts';
+
+const url = process.env.RMQ_URL ?? 'http://127.0.0.1:15672';
+const user = process.env.RMQ_USER ?? 'guest';
+const password = process.env.RMQ_PASSWORD ?? 'guest';
+const ROUNDS = Number(process.env.ROUNDS ?? 60);
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+
+async function brokerRatio(): Promise<void> {
+  const admin = new ManagementClient({ url, user, password });
+  const vhost = `rmq-bench-which-${process.pid}`;
+  await setUpLab(admin, vhost);
+  for (let i = 0; i < 200; i++) {
+    await admin.putPolicy('user', { vhost, name: `bench-${i}`, pattern: `^svc${i}\\.`, applyTo: 'queues', priority: i % 7, definition: { 'max-length': i + 1 } });
+  }
+  const auth = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+  const v = encodeURIComponent(vhost);
+  const bare = async () => {
+    const pool = new Pool(url, { connections: 4 });
+    const get = async (path: string) => {
+      const res = await pool.request({ method: 'GET', path, headers: { authorization: auth } });
+      return res.body.json();
+    };
+    const t0 = performance.now();
+    await Promise.all([get('/api/overview'), get(`/api/queues/${v}/orders.audit`), get(`/api/policies/${v}`), get(`/api/operator-policies/${v}`)]);
+    const ms = performance.now() - t0;
+    await pool.close();
+    return ms;
+  };
+  const ours = async () => {
+    const client = new ManagementClient({ url, user, password });
+    const t0 = performance.now();
+    await which({ name: 'orders.audit', vhost }, client);
+    const ms = performance.now() - t0;
+    await client.close();
+    return ms;
+  };
+  try {
+    for (let i = 0; i < 5; i++) {
+      await bare();
+      await ours();
+    }
+    const b: number[] = [];
+    const o: number[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      // Interleaved so that drift in the broker's load hits both alike.
+      b.push(await bare());
+      o.push(await ours());
+    }
+    console.log(`which vs its bare management calls (${ROUNDS} rounds, 206 policies, median):`);
+    console.log(`  bare calls ${median(b).toFixed(2)} ms, which ${median(o).toFixed(2)} ms, ratio ${(median(o) / median(b)).toFixed(2)} (goal <= 1.2)`);
+  } finally {
+    await admin.deleteVhost(vhost);
+    await admin.close();
+  }
+}
+
+function engine(): void {
+  const policies: Policy[] = [];
+  for (let i = 0; i < 10_000; i++) {
+    const shape = i % 5;
+    const pattern =
+      shape === 0 ? `^svc${i}\\.` : shape === 1 ? `svc${i}` : shape === 2 ? `^team${i % 97}\\.(orders|billing)\\.` : shape === 3 ? `^q${i}$` : `(?i)^app${i}-[a-z]+`;
+    policies.push({ vhost: '/', name: `p${i}`, pattern, applyTo: 'queues', priority: i % 11, definition: { 'max-length': i, 'message-ttl': 1000 } });
+  }
+  const operator: Policy[] = [{ vhost: '/', name: 'ceiling', pattern: '.*', applyTo: 'queues', priority: 0, definition: { 'message-ttl': 500 } }];
+  const t0 = performance.now();
+  const set = buildPolicySet(policies, operator, { major: 3, minor: 10, patch: 8 });
+  const compileMs = performance.now() - t0;
+  const names = Array.from({ length: 200 }, (_, i) => `team${i % 97}.orders.svc${i * 37}.work`);
+  const times: number[] = [];
+  for (const name of names) {
+    const t = performance.now();
+    const r = resolve(set, name, 'classic');
+    const [winner] = r.user.candidates;
+    explainLosers(r.user, winner?.name ?? null);
+    effectiveDefinition(winner?.definition, r.operator.candidates[0]?.definition, set.version);
+    times.push(performance.now() - t);
+  }
+  console.log('engine, one object among 10,000 policies:');
+  console.log(`  compile 10,000 patterns once: ${compileMs.toFixed(1)} ms`);
+  console.log(`  explain one object: median ${median(times).toFixed(2)} ms, max ${Math.max(...times).toFixed(2)} ms (goal < 5 ms)`);
+}
+
+engine();
+await brokerRatio();
