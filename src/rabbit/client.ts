@@ -37,9 +37,12 @@ export type HttpMethod = 'GET' | 'PUT' | 'DELETE';
 export interface Timeouts {
   /** TCP connect. Only applies to the client's own pool, not to an injected dispatcher. */
   readonly connectMs: number;
-  /** Request sent -> response headers. The broker builds a whole listing before answering. */
+  /**
+   * Call -> response headers (waiting for a pool slot and connecting included). Precise to a few
+   * ms. The broker builds a whole listing before it answers, so listings need a generous value.
+   */
   readonly headersMs: number;
-  /** Longest silence between two body chunks. */
+  /** Longest silence between two body chunks (undici's timer: up to ~1 s late). */
   readonly bodyMs: number;
 }
 
@@ -76,6 +79,13 @@ export interface ManagementClientOptions {
   readonly onCall?: (info: CallInfo) => void;
 }
 
+export interface BrokerOverview {
+  readonly version: BrokerVersion;
+  /** `rabbitmq_version` as sent, e.g. "3.10.8". */
+  readonly versionText: string;
+  readonly clusterName?: string;
+}
+
 export interface PutQueueOptions {
   readonly kind: QueueKind;
   readonly arguments?: Readonly<Record<string, unknown>>;
@@ -109,7 +119,7 @@ export class ManagementClient {
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
   private readonly onCall: ((info: CallInfo) => void) | undefined;
-  private overviewCache: Promise<{ version: BrokerVersion; versionText: string; clusterName?: string }> | undefined;
+  private overviewCache: Promise<BrokerOverview> | undefined;
 
   constructor(options: ManagementClientOptions) {
     const url = new URL(options.url);
@@ -126,7 +136,11 @@ export class ManagementClient {
     this.origin = url.origin;
     this.prefix = url.pathname.replace(/\/+$/, '');
     this.authorization = `Basic ${Buffer.from(`${options.user}:${options.password}`, 'utf8').toString('base64')}`;
-    this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+    this.timeouts = {
+      connectMs: options.timeouts?.connectMs ?? DEFAULT_TIMEOUTS.connectMs,
+      headersMs: options.timeouts?.headersMs ?? DEFAULT_TIMEOUTS.headersMs,
+      bodyMs: options.timeouts?.bodyMs ?? DEFAULT_TIMEOUTS.bodyMs,
+    };
     this.getRetries = getRetries;
     this.retryBaseMs = options.retryBaseMs ?? 200;
     this.onCall = options.onCall;
@@ -152,7 +166,7 @@ export class ManagementClient {
   // ---- broker ---------------------------------------------------------------------------
 
   /** Cached per client: the version decides which keys and apply-to values exist. */
-  overview(): Promise<{ version: BrokerVersion; versionText: string; clusterName?: string }> {
+  overview(): Promise<BrokerOverview> {
     if (!this.overviewCache) {
       const path = this.path(['overview']);
       this.overviewCache = this.getJson(path, overviewSchema).then((o) => {
@@ -246,7 +260,10 @@ export class ManagementClient {
    * The default exchange is "" in listings and `amq.default` in the path.
    */
   async getExchange(vhost: string, name: string): Promise<ExchangeDetail | null> {
-    const e = await this.getJsonOrNull(this.path(['exchanges', vhost, name || 'amq.default']), exchangeSchema);
+    const e = await this.getJsonOrNull(
+      this.path(['exchanges', vhost, name || 'amq.default']),
+      exchangeSchema,
+    );
     return e && toExchange(vhost, e);
   }
 
@@ -328,7 +345,7 @@ export class ManagementClient {
     }
   }
 
-  private send(method: HttpMethod, path: string, json?: unknown): Promise<Dispatcher.ResponseData> {
+  private async send(method: HttpMethod, path: string, json?: unknown): Promise<Dispatcher.ResponseData> {
     const headers: Record<string, string> = { authorization: this.authorization, accept: 'application/json' };
     let body: string | undefined;
     if (json !== undefined) {
@@ -336,15 +353,30 @@ export class ManagementClient {
       // the operator-policy endpoint refuses anything else
       headers['content-type'] = 'application/json';
     }
-    return this.dispatcher.request({
-      origin: this.origin,
-      path,
-      method,
-      headers,
-      body,
-      headersTimeout: this.timeouts.headersMs,
-      bodyTimeout: this.timeouts.bodyMs,
-    });
+    // undici's own headers/body timers tick once a second (300 ms fires after ~1 s, 2.5 s after
+    // ~3 s): too coarse for Slack's 3 s. Our own timer bounds the wait for the answer's headers,
+    // counted from the call (pool slot, connect and the broker's work included).
+    const controller = new AbortController();
+    const timer = setTimeout(() => {
+      const ms = this.timeouts.headersMs;
+      controller.abort(
+        Object.assign(new Error(`no answer within ${ms} ms`), { code: 'UND_ERR_HEADERS_TIMEOUT' }),
+      );
+    }, this.timeouts.headersMs);
+    try {
+      return await this.dispatcher.request({
+        origin: this.origin,
+        path,
+        method,
+        headers,
+        body,
+        signal: controller.signal,
+        headersTimeout: this.timeouts.headersMs,
+        bodyTimeout: this.timeouts.bodyMs,
+      });
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private report(info: CallInfo): void {
@@ -388,7 +420,13 @@ export class ManagementClient {
     try {
       value = JSON.parse(text);
     } catch (e) {
-      throw new RabbitError({ code: 'bad-response', method: 'GET', path, message: 'body is not JSON', cause: e });
+      throw new RabbitError({
+        code: 'bad-response',
+        method: 'GET',
+        path,
+        message: 'body is not JSON',
+        cause: e,
+      });
     }
     const parsed = schema.safeParse(value);
     if (!parsed.success) {
@@ -427,6 +465,7 @@ export class ManagementClient {
       let status: number | null = null;
       let res: Dispatcher.ResponseData | undefined;
       let finished = false;
+      let failed = false;
       try {
         res = await this.send('GET', path);
         status = res.statusCode;
@@ -453,12 +492,23 @@ export class ManagementClient {
         this.report({ method: 'GET', path, status, ms: performance.now() - started, attempt });
         return;
       } catch (e) {
+        failed = true;
         const error = errorFromFailure('GET', path, e);
-        this.report({ method: 'GET', path, status, ms: performance.now() - started, attempt, error: error.code });
+        this.report({
+          method: 'GET',
+          path,
+          status,
+          ms: performance.now() - started,
+          attempt,
+          error: error.code,
+        });
         if (yielded > 0 || attempt >= this.getRetries || !error.isRetryable) throw error;
       } finally {
-        // the consumer stopped early or we failed: release the connection
-        if (!finished && res && !res.body.destroyed) res.body.destroy();
+        if (!finished) {
+          // the consumer stopped early, or we failed: drop the rest of the body and its connection
+          if (res && !res.body.destroyed) res.body.destroy();
+          if (!failed) this.report({ method: 'GET', path, status, ms: performance.now() - started, attempt });
+        }
       }
       await sleep(this.backoffMs(attempt));
     }

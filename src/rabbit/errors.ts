@@ -116,7 +116,12 @@ function readErrorBody(text: string): ErrorBody {
  * 401 carries two meanings, told apart only by spelling: `not_authorized` = login failed,
  * `not_authorised` = logged in but not allowed (the broker never uses 403, up to 4.3).
  */
-export function errorFromResponse(method: string, path: string, status: number, bodyText: string): RabbitError {
+export function errorFromResponse(
+  method: string,
+  path: string,
+  status: number,
+  bodyText: string,
+): RabbitError {
   const body = readErrorBody(bodyText);
   const reason = body.reason === undefined ? undefined : cleanReason(body.reason);
   const base = { method, path, status, ...(reason ? { reason } : {}) };
@@ -126,7 +131,8 @@ export function errorFromResponse(method: string, path: string, status: number, 
   }
   if (status === 403) return new RabbitError({ ...base, code: 'forbidden' });
   // 3.11.9+/3.12+ with management.restrictions.operator_policy_changes.disabled
-  if (status === 405 && /disallow/i.test(reason ?? '')) return new RabbitError({ ...base, code: 'forbidden' });
+  if (status === 405 && /disallow/i.test(reason ?? ''))
+    return new RabbitError({ ...base, code: 'forbidden' });
   if (status === 404) return new RabbitError({ ...base, code: 'not-found' });
   if (status >= 500) return new RabbitError({ ...base, code: 'broker-error' });
   if (status >= 400) return new RabbitError({ ...base, code: 'refused-by-broker' });

@@ -54,11 +54,6 @@ export interface ExchangeDetail {
 
 export type ExchangeListing = ExchangeDetail;
 
-export interface Overview {
-  readonly versionText: string;
-  readonly clusterName?: string;
-}
-
 export interface WhoAmI {
   readonly name: string;
   readonly tags: string[];

@@ -1,0 +1,123 @@
+/**
+ * Helpers for tests against the real broker: where it is, a fresh vhost per test, a throwaway
+ * user, and polling instead of sleeping (the broker's stats lag by seconds, and by how much varies).
+ */
+import { randomBytes } from 'node:crypto';
+import { request } from 'undici';
+import { ManagementClient, type ManagementClientOptions } from '../../src/rabbit/index.ts';
+
+export function brokerUrl(): string {
+  return process.env.RMQ_URL ?? 'http://127.0.0.1:15672';
+}
+
+export function brokerCredentials(): { user: string; password: string } {
+  return { user: process.env.RMQ_USER ?? 'guest', password: process.env.RMQ_PASSWORD ?? 'guest' };
+}
+
+/** An administrator client for the test broker; close it after use. */
+export function adminClient(options: Partial<ManagementClientOptions> = {}): ManagementClient {
+  return new ManagementClient({ url: brokerUrl(), ...brokerCredentials(), ...options });
+}
+
+/** `rmqtest-<prefix>-<random>`: unique across parallel test files and reruns. */
+export function uniqueName(prefix = 'x'): string {
+  return `rmqtest-${prefix}-${randomBytes(4).toString('hex')}`;
+}
+
+/**
+ * Runs `fn` in a new vhost and deletes the vhost (and all in it) afterwards, even on failure.
+ * `suffix` is appended to the generated name, e.g. to test names with "/" or non-ASCII.
+ */
+export async function withVhost<T>(
+  fn: (vhost: string, client: ManagementClient) => Promise<T>,
+  options: { client?: ManagementClient; prefix?: string; suffix?: string } = {},
+): Promise<T> {
+  const client = options.client ?? adminClient();
+  const vhost = uniqueName(options.prefix ?? 'vh') + (options.suffix ?? '');
+  try {
+    await client.putVhost(vhost);
+    return await fn(vhost, client);
+  } finally {
+    await client.deleteVhost(vhost);
+    if (!options.client) await client.close();
+  }
+}
+
+/**
+ * Polls `fn` until it returns something other than `undefined`/`false` without throwing, and
+ * returns that. Assertions may be thrown inside; the last one is reported at the deadline.
+ */
+export async function waitFor<T>(
+  fn: () => T | undefined | false | Promise<T | undefined | false>,
+  options: { deadlineMs?: number; intervalMs?: number; what?: string } = {},
+): Promise<T> {
+  const deadline = Date.now() + (options.deadlineMs ?? 30_000);
+  const interval = options.intervalMs ?? 250;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await fn();
+      if (value !== undefined && value !== false) return value;
+      lastError = undefined;
+    } catch (e) {
+      lastError = e;
+    }
+    if (Date.now() >= deadline) {
+      throw new Error(
+        `waitFor: ${options.what ?? 'condition'} not met within ${options.deadlineMs ?? 30_000} ms`,
+        {
+          cause: lastError,
+        },
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, interval));
+  }
+}
+
+async function admin(method: 'PUT' | 'DELETE', path: string, body?: unknown): Promise<number> {
+  const { user, password } = brokerCredentials();
+  const res = await request(brokerUrl().replace(/\/+$/, '') + path, {
+    method,
+    headers: {
+      authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.body.text();
+  if (res.statusCode >= 300 && !(method === 'DELETE' && res.statusCode === 404)) {
+    throw new Error(`${method} ${path}: ${res.statusCode} ${text}`);
+  }
+  return res.statusCode;
+}
+
+export interface TestUser {
+  readonly user: string;
+  readonly password: string;
+}
+
+/**
+ * Runs `fn` with a new broker user (given tags, and full permissions in `vhost` if given),
+ * deleted afterwards. User management stays out of the bot's client on purpose.
+ */
+export async function withUser<T>(
+  options: { tags: string[]; vhost?: string },
+  fn: (user: TestUser) => Promise<T>,
+): Promise<T> {
+  const user = uniqueName('user');
+  const password = randomBytes(9).toString('base64url');
+  const enc = encodeURIComponent;
+  await admin('PUT', `/api/users/${enc(user)}`, { password, tags: options.tags.join(',') });
+  try {
+    if (options.vhost !== undefined) {
+      await admin('PUT', `/api/permissions/${enc(options.vhost)}/${enc(user)}`, {
+        configure: '.*',
+        write: '.*',
+        read: '.*',
+      });
+    }
+    return await fn({ user, password });
+  } finally {
+    await admin('DELETE', `/api/users/${enc(user)}`);
+  }
+}
