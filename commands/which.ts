@@ -21,6 +21,8 @@ export interface WhichBroker {
     effectiveDefinition?: Record<string, unknown> | undefined;
   } | null>;
   getExchange(vhost: string, name: string): Promise<{ policy?: string | null | undefined } | null>;
+  /** The user policy from the queue's record, when the detail GET's statistics are not out yet. */
+  queuePolicyFromRecord?(vhost: string, name: string): Promise<string | null | undefined>;
   listPolicies(vhost: string): Promise<Policy[]>;
   listOperatorPolicies(vhost: string): Promise<Policy[]>;
 }
@@ -106,11 +108,16 @@ async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
     const q = await broker.getQueue(input.vhost, input.name);
     if (!q) return null;
     const kind = (QUEUE_KINDS.has(q.type) ? q.type : 'classic') as ObjectKind;
+    let policy = q.policy === '' ? null : q.policy;
+    if (policy === undefined && broker.queuePolicyFromRecord) {
+      // Declared seconds ago: no statistics yet. The queue record already knows its policy.
+      policy = await broker.queuePolicyFromRecord(input.vhost, input.name);
+    }
     return {
       kind,
       exists: true,
       kindAssumed: false,
-      policy: q.policy === '' ? null : q.policy,
+      policy,
       operatorPolicy: q.operatorPolicy === '' ? null : q.operatorPolicy,
       effective: q.effectiveDefinition,
     };
@@ -278,6 +285,11 @@ function explainReported(
 
   // The operator layer: reported for queues, the engine's reading for exchanges.
   if (lookup.kind === 'exchange') {
+    const op = resolution.operator.candidates[0];
+    r.operatorPolicy = op ? view(op) : null;
+    r.operatorPolicySource = 'engine';
+  } else if (lookup.operatorPolicy === undefined) {
+    // The user policy came from the queue record; the operator layer is only in statistics.
     const op = resolution.operator.candidates[0];
     r.operatorPolicy = op ? view(op) : null;
     r.operatorPolicySource = 'engine';

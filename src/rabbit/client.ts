@@ -22,6 +22,7 @@ import {
   type QueueListing,
   queueDetailSchema,
   queueListItemSchema,
+  pagedQueuesSchema,
   toExchange,
   toPolicy,
   toQueueDetail,
@@ -285,6 +286,25 @@ export class ManagementClient {
     for await (const q of this.streamList(this.path(['queues', vhost]) + query, queueListItemSchema)) {
       yield toQueueListing(vhost, q, opts.stats);
     }
+  }
+
+  /**
+   * The user policy the broker applies to one queue, read from the queue record (current), for
+   * when the detail GET's stats-derived fields are not published yet (a queue declared seconds
+   * ago: up to ~10 s for a quorum queue). `undefined` when no such queue exists.
+   *
+   * The detail GET with `disable_stats=true` omits the policy fields, so this asks the listing,
+   * narrowed with its `name` filter. That filter is the management UI's search: case-insensitive,
+   * and honoured only with `page` — so the regex is anchored and escaped, and the exact name is
+   * picked out here. The broker still builds the vhost's whole list to answer (O(queues)): use it
+   * only when the cheap GET did not report.
+   */
+  async queuePolicyFromRecord(vhost: string, name: string): Promise<string | null | undefined> {
+    const regex = `^${name.replace(/[^A-Za-z0-9\u0080-\uffff]/g, (c) => `\\${c}`)}$`;
+    const query = `?disable_stats=true&use_regex=true&page=1&page_size=500&name=${encodeURIComponent(regex)}&columns=${QUEUE_COLUMNS_NO_STATS}`;
+    const page = await this.getJson(this.path(['queues', vhost]) + query, pagedQueuesSchema);
+    const hit = page.items.find((q) => q.name === name);
+    return hit ? (toQueueListing(vhost, hit, false).policy ?? null) : undefined;
   }
 
   /** Every exchange of a vhost (the default one named ""), one request, streamed. */

@@ -199,3 +199,6 @@ export function describeIssues(error: z.ZodError): string {
     .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
     .join('; ');
 }
+
+/** A paged listing (`page` given): the items wrapped with counts. */
+export const pagedQueuesSchema = z.object({ items: z.array(queueListItemSchema) });

@@ -123,6 +123,14 @@ describe('rmq which on the lab', () => {
     expect(r.candidates?.sort()).toEqual(['billing-a', 'billing-b']);
   });
 
+  it('a queue declared a moment ago is answered from its record, not left unreported', async () => {
+    await client.putQueue(vhost, 'orders.fresh', { kind: 'quorum' });
+    const r = await whichJson('orders.fresh');
+    expect(r.answer).toBe('reported');
+    expect(r.inForce?.name).toBe('audit-fallback');
+    expect(r.operatorPolicy?.name).toBe('orders-ceiling');
+  });
+
   it('--kind picks the object type to answer for', async () => {
     const r = await whichJson('orders.audit', '--kind', 'stream');
     expect(r.answer).toBe('not-reported');
