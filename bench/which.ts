@@ -28,7 +28,14 @@ async function brokerRatio(): Promise<void> {
   const vhost = `rmq-bench-which-${process.pid}`;
   await setUpLab(admin, vhost);
   for (let i = 0; i < 200; i++) {
-    await admin.putPolicy('user', { vhost, name: `bench-${i}`, pattern: `^svc${i}\\.`, applyTo: 'queues', priority: i % 7, definition: { 'max-length': i + 1 } });
+    await admin.putPolicy('user', {
+      vhost,
+      name: `bench-${i}`,
+      pattern: `^svc${i}\\.`,
+      applyTo: 'queues',
+      priority: i % 7,
+      definition: { 'max-length': i + 1 },
+    });
   }
   const auth = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
   const v = encodeURIComponent(vhost);
@@ -39,7 +46,12 @@ async function brokerRatio(): Promise<void> {
       return res.body.json();
     };
     const t0 = performance.now();
-    await Promise.all([get('/api/overview'), get(`/api/queues/${v}/orders.audit`), get(`/api/policies/${v}`), get(`/api/operator-policies/${v}`)]);
+    await Promise.all([
+      get('/api/overview'),
+      get(`/api/queues/${v}/orders.audit`),
+      get(`/api/policies/${v}`),
+      get(`/api/operator-policies/${v}`),
+    ]);
     const ms = performance.now() - t0;
     await pool.close();
     return ms;
@@ -65,7 +77,9 @@ async function brokerRatio(): Promise<void> {
       o.push(await ours());
     }
     console.log(`which vs its bare management calls (${ROUNDS} rounds, 206 policies, median):`);
-    console.log(`  bare calls ${median(b).toFixed(2)} ms, which ${median(o).toFixed(2)} ms, ratio ${(median(o) / median(b)).toFixed(2)} (goal <= 1.2)`);
+    console.log(
+      `  bare calls ${median(b).toFixed(2)} ms, which ${median(o).toFixed(2)} ms, ratio ${(median(o) / median(b)).toFixed(2)} (goal <= 1.2)`,
+    );
   } finally {
     await admin.deleteVhost(vhost);
     await admin.close();
@@ -77,10 +91,34 @@ function engine(): void {
   for (let i = 0; i < 10_000; i++) {
     const shape = i % 5;
     const pattern =
-      shape === 0 ? `^svc${i}\\.` : shape === 1 ? `svc${i}` : shape === 2 ? `^team${i % 97}\\.(orders|billing)\\.` : shape === 3 ? `^q${i}$` : `(?i)^app${i}-[a-z]+`;
-    policies.push({ vhost: '/', name: `p${i}`, pattern, applyTo: 'queues', priority: i % 11, definition: { 'max-length': i, 'message-ttl': 1000 } });
+      shape === 0
+        ? `^svc${i}\\.`
+        : shape === 1
+          ? `svc${i}`
+          : shape === 2
+            ? `^team${i % 97}\\.(orders|billing)\\.`
+            : shape === 3
+              ? `^q${i}$`
+              : `(?i)^app${i}-[a-z]+`;
+    policies.push({
+      vhost: '/',
+      name: `p${i}`,
+      pattern,
+      applyTo: 'queues',
+      priority: i % 11,
+      definition: { 'max-length': i, 'message-ttl': 1000 },
+    });
   }
-  const operator: Policy[] = [{ vhost: '/', name: 'ceiling', pattern: '.*', applyTo: 'queues', priority: 0, definition: { 'message-ttl': 500 } }];
+  const operator: Policy[] = [
+    {
+      vhost: '/',
+      name: 'ceiling',
+      pattern: '.*',
+      applyTo: 'queues',
+      priority: 0,
+      definition: { 'message-ttl': 500 },
+    },
+  ];
   const t0 = performance.now();
   const set = buildPolicySet(policies, operator, { major: 3, minor: 10, patch: 8 });
   const compileMs = performance.now() - t0;
@@ -96,7 +134,9 @@ function engine(): void {
   }
   console.log('engine, one object among 10,000 policies:');
   console.log(`  compile 10,000 patterns once: ${compileMs.toFixed(1)} ms`);
-  console.log(`  explain one object: median ${median(times).toFixed(2)} ms, max ${Math.max(...times).toFixed(2)} ms (goal < 5 ms)`);
+  console.log(
+    `  explain one object: median ${median(times).toFixed(2)} ms, max ${Math.max(...times).toFixed(2)} ms (goal < 5 ms)`,
+  );
 }
 
 engine();

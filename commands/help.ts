@@ -1,7 +1,10 @@
 import { WHICH_USAGE } from './parse.ts';
 
 export const COMMANDS_USAGE = [
-  ['which NAME [--kind classic|quorum|stream|exchange] [--vhost V] [--env E]', 'which policy governs a queue or exchange'],
+  [
+    'which NAME [--kind classic|quorum|stream|exchange] [--vhost V] [--env E]',
+    'which policy governs a queue or exchange',
+  ],
   [
     'preview delete|create|edit POLICY [--pattern P] [--apply-to A] [--priority N] [--definition JSON] [--operator] [--vhost V] [--env E]',
     'what a change would do to every object it touches',

@@ -36,7 +36,8 @@ export function splitWords(line: string): string[] {
       inWord = true;
     }
   }
-  if (quote) throw new InputError(`A ${quote} quote is not closed.`, 'Close the quote, or escape it with \\.');
+  if (quote)
+    throw new InputError(`A ${quote} quote is not closed.`, 'Close the quote, or escape it with \\.');
   if (inWord) words.push(cur);
   return words;
 }
@@ -48,7 +49,11 @@ export interface ParsedArgs {
   readonly flags: Record<string, string | boolean>;
 }
 
-export function parseArgs(words: readonly string[], spec: Readonly<Record<string, FlagKind>>, usage: string): ParsedArgs {
+export function parseArgs(
+  words: readonly string[],
+  spec: Readonly<Record<string, FlagKind>>,
+  usage: string,
+): ParsedArgs {
   const positionals: string[] = [];
   const flags: Record<string, string | boolean> = {};
   for (let i = 0; i < words.length; i++) {
@@ -106,14 +111,27 @@ export const WhichInput = z.object({
 });
 export type WhichInput = z.output<typeof WhichInput>;
 
-export function parseWhich(words: readonly string[], extra: Readonly<Record<string, FlagKind>> = {}): WhichInput & { flags: Record<string, string | boolean> } {
-  const { positionals, flags } = parseArgs(words, { kind: 'string', vhost: 'string', env: 'string', ...extra }, WHICH_USAGE);
+export function parseWhich(
+  words: readonly string[],
+  extra: Readonly<Record<string, FlagKind>> = {},
+): WhichInput & { flags: Record<string, string | boolean> } {
+  const { positionals, flags } = parseArgs(
+    words,
+    { kind: 'string', vhost: 'string', env: 'string', ...extra },
+    WHICH_USAGE,
+  );
   if (positionals.length !== 1) {
     throw new InputError(
-      positionals.length === 0 ? 'which needs the name of a queue or exchange.' : `which takes one name, got ${positionals.length}.`,
+      positionals.length === 0
+        ? 'which needs the name of a queue or exchange.'
+        : `which takes one name, got ${positionals.length}.`,
       WHICH_USAGE,
     );
   }
-  const input = parseWith(WhichInput, { name: positionals[0], kind: flags.kind, vhost: flags.vhost, env: flags.env }, WHICH_USAGE);
+  const input = parseWith(
+    WhichInput,
+    { name: positionals[0], kind: flags.kind, vhost: flags.vhost, env: flags.env },
+    WHICH_USAGE,
+  );
   return { ...input, flags };
 }

@@ -1,5 +1,11 @@
-import { type Resolution, buildPolicySet, effectiveDefinition, explainLosers, resolve } from '../src/policy/resolve.ts';
-import { formatVersion, type BrokerVersion, type ObjectKind, type Policy } from '../src/policy/types.ts';
+import {
+  buildPolicySet,
+  effectiveDefinition,
+  explainLosers,
+  type Resolution,
+  resolve,
+} from '../src/policy/resolve.ts';
+import { type BrokerVersion, formatVersion, type ObjectKind, type Policy } from '../src/policy/types.ts';
 import type { WhichInput } from './parse.ts';
 
 /**
@@ -43,7 +49,14 @@ export interface WhichResult {
   object: { vhost: string; name: string; kind: ObjectKind; exists: boolean; kindAssumed: boolean };
   answer: Answer;
   /** Why the broker did not report, or could not be asked. */
-  why?: 'missing' | 'stats-pending' | 'forbidden' | 'unreachable' | 'timeout' | 'unauthorized' | 'broker-error';
+  why?:
+    | 'missing'
+    | 'stats-pending'
+    | 'forbidden'
+    | 'unreachable'
+    | 'timeout'
+    | 'unauthorized'
+    | 'broker-error';
   /** The broker's words, when it gave a reason for not answering. */
   detail?: string;
   brokerVersion?: string;
@@ -52,7 +65,12 @@ export interface WhichResult {
   /** Exchanges never report their operator policy: it is then the engine's reading. */
   operatorPolicySource?: 'broker' | 'engine';
   effective: Record<string, { value: unknown; from: 'policy' | 'operator-policy' | 'both' }>;
-  alsoMatched: { name: string; priority: number; reason: 'lower-priority' | 'same-priority' | 'refused-key'; keys?: string[] }[];
+  alsoMatched: {
+    name: string;
+    priority: number;
+    reason: 'lower-priority' | 'same-priority' | 'refused-key';
+    keys?: string[];
+  }[];
   unreadable: { name: string; pattern: string; why: string }[];
   nothingGoverns: boolean;
   ambiguous: boolean;
@@ -68,7 +86,12 @@ interface BrokerErrorLike {
 }
 
 function isBrokerError(err: unknown): err is BrokerErrorLike {
-  return typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string' && err instanceof Error;
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    typeof (err as { code?: unknown }).code === 'string' &&
+    err instanceof Error
+  );
 }
 
 const NOT_ASKED = new Set(['unreachable', 'timeout', 'unauthorized', 'broker-error', 'bad-response']);
@@ -80,7 +103,11 @@ function view(p: Policy): PolicyView {
     applyTo: p.applyTo,
     priority: p.priority,
     definition: { ...p.definition },
-    unanchored: !(p.pattern.startsWith('^') || p.pattern.startsWith('\\A') || /^\(\?[a-z]+\)\^/.test(p.pattern)),
+    unanchored: !(
+      p.pattern.startsWith('^') ||
+      p.pattern.startsWith('\\A') ||
+      /^\(\?[a-z]+\)\^/.test(p.pattern)
+    ),
   };
 }
 
@@ -102,7 +129,14 @@ async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
     const x = await broker.getExchange(input.vhost, input.name);
     if (!x) return null;
     // Exchanges report `policy` from their record (current); the key is absent when none.
-    return { kind: 'exchange', exists: true, kindAssumed, policy: x.policy ?? null, operatorPolicy: undefined, effective: undefined };
+    return {
+      kind: 'exchange',
+      exists: true,
+      kindAssumed,
+      policy: x.policy ?? null,
+      operatorPolicy: undefined,
+      effective: undefined,
+    };
   };
   const asQueue = async (): Promise<Lookup | null> => {
     const q = await broker.getQueue(input.vhost, input.name);
@@ -140,7 +174,10 @@ async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
     return q ?? (await asExchange(false)) ?? missing('classic', true);
   } catch (err) {
     if (isBrokerError(err) && err.code === 'forbidden') {
-      return { ...missing(input.kind ?? 'classic', input.kind === undefined), forbidden: err.reason ?? 'not allowed' };
+      return {
+        ...missing(input.kind ?? 'classic', input.kind === undefined),
+        forbidden: err.reason ?? 'not allowed',
+      };
     }
     throw err;
   }
@@ -278,7 +315,11 @@ function explainReported(
         : `By this bot's reading ${names} should govern this object although the broker reports no policy; the broker's statistics lag a change by several seconds, so ask again shortly.`,
     );
   }
-  if (reported && resolution.user.candidates.length > 1 && resolution.user.candidates.some((p) => p.name === reported)) {
+  if (
+    reported &&
+    resolution.user.candidates.length > 1 &&
+    resolution.user.candidates.some((p) => p.name === reported)
+  ) {
     r.ambiguous = true;
     r.candidates = resolution.user.candidates.map((p) => p.name);
   }
@@ -296,10 +337,17 @@ function explainReported(
   } else {
     const reportedOp = lookup.operatorPolicy ?? null;
     const op = reportedOp ? operator.find((p) => p.name === reportedOp) : undefined;
-    r.operatorPolicy = op ? view(op) : reportedOp ? { name: reportedOp, pattern: '', applyTo: '', priority: 0, definition: {}, unanchored: false } : null;
+    r.operatorPolicy = op
+      ? view(op)
+      : reportedOp
+        ? { name: reportedOp, pattern: '', applyTo: '', priority: 0, definition: {}, unanchored: false }
+        : null;
     r.operatorPolicySource = 'broker';
     const engineOp = resolution.operator.candidates.map((p) => p.name);
-    if ((reportedOp === null && engineOp.length > 0) || (reportedOp !== null && !engineOp.includes(reportedOp))) {
+    if (
+      (reportedOp === null && engineOp.length > 0) ||
+      (reportedOp !== null && !engineOp.includes(reportedOp))
+    ) {
       r.disagreements.push(
         `The broker reports operator policy ${reportedOp ?? 'none'}, this bot reads ${engineOp.join(' or ') || 'none'}; the broker's statistics may not show a recent change yet.`,
       );
@@ -310,7 +358,10 @@ function explainReported(
   if (lookup.effective) {
     // The broker's own effective definition; `from` says which layers set the key.
     r.effective = Object.fromEntries(
-      Object.entries(lookup.effective).map(([k, value]) => [k, { value, from: computed[k]?.from ?? 'policy' }]),
+      Object.entries(lookup.effective).map(([k, value]) => [
+        k,
+        { value, from: computed[k]?.from ?? 'policy' },
+      ]),
     );
   } else {
     r.effective = computed;

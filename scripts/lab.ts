@@ -17,13 +17,49 @@ export async function setUpLab(broker: ManagementClient, vhost: string): Promise
   await broker.deleteVhost(vhost);
   await broker.putVhost(vhost);
   const user = [
-    { name: 'audit-retention', pattern: '^orders\\.audit$', applyTo: classicOnly, priority: 10, definition: { 'dead-letter-exchange': 'audit.dlx' } },
-    { name: 'audit-fallback', pattern: '^orders\\.', applyTo: 'queues', priority: 1, definition: { 'message-ttl': 3_600_000 } },
+    {
+      name: 'audit-retention',
+      pattern: '^orders\\.audit$',
+      applyTo: classicOnly,
+      priority: 10,
+      definition: { 'dead-letter-exchange': 'audit.dlx' },
+    },
+    {
+      name: 'audit-fallback',
+      pattern: '^orders\\.',
+      applyTo: 'queues',
+      priority: 1,
+      definition: { 'message-ttl': 3_600_000 },
+    },
     // Unanchored: it searches inside names, so it also catches retry.orders.dlq.
-    { name: 'orders-cap', pattern: 'orders', applyTo: 'queues', priority: 0, definition: { 'max-length': 100_000 } },
-    { name: 'billing-a', pattern: '^billing\\.', applyTo: 'queues', priority: 5, definition: { 'max-length': 500 } },
-    { name: 'billing-b', pattern: '^billing\\.', applyTo: 'queues', priority: 5, definition: { 'max-length': 1000 } },
-    { name: 'orders-ae', pattern: '^orders\\.', applyTo: 'exchanges', priority: 1, definition: { 'alternate-exchange': 'orders.unrouted' } },
+    {
+      name: 'orders-cap',
+      pattern: 'orders',
+      applyTo: 'queues',
+      priority: 0,
+      definition: { 'max-length': 100_000 },
+    },
+    {
+      name: 'billing-a',
+      pattern: '^billing\\.',
+      applyTo: 'queues',
+      priority: 5,
+      definition: { 'max-length': 500 },
+    },
+    {
+      name: 'billing-b',
+      pattern: '^billing\\.',
+      applyTo: 'queues',
+      priority: 5,
+      definition: { 'max-length': 1000 },
+    },
+    {
+      name: 'orders-ae',
+      pattern: '^orders\\.',
+      applyTo: 'exchanges',
+      priority: 1,
+      definition: { 'alternate-exchange': 'orders.unrouted' },
+    },
   ];
   for (const p of user) await broker.putPolicy('user', { vhost, ...p });
   await broker.putPolicy('operator', {
@@ -43,11 +79,17 @@ export async function setUpLab(broker: ManagementClient, vhost: string): Promise
 }
 
 export const LAB_QUESTIONS = [
-  ['which orders.audit', 'audit-retention wins at priority 10; audit-fallback contributes nothing, not even its TTL'],
+  [
+    'which orders.audit',
+    'audit-retention wins at priority 10; audit-fallback contributes nothing, not even its TTL',
+  ],
   ['which orders.processing', 'a quorum queue: audit-fallback governs; the operator ceiling lowers its TTL'],
-  ['which orders.events', 'a stream: the fallback sets message-ttl, which streams refuse, so nothing governs it'],
+  [
+    'which orders.events',
+    'a stream: the fallback sets message-ttl, which streams refuse, so nothing governs it',
+  ],
   ['which retry.orders.dlq', 'the unanchored pattern "orders" catches a name that does not start with it'],
-  ['which billing.invoices', 'two policies tied at priority 5: the broker\'s choice is not defined'],
+  ['which billing.invoices', "two policies tied at priority 5: the broker's choice is not defined"],
   ['which orders.topic', 'an exchange: only exchange-scoped policies reach it'],
   ['which orders.new', 'a queue that does not exist yet: the broker reports nothing, the matches are listed'],
   ['preview delete audit-retention', 'what orders.audit falls back to, and what it loses'],

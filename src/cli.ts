@@ -19,7 +19,11 @@ export interface Io {
 
 const stdio: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) };
 
-export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv, io: Io = stdio): Promise<number> {
+export async function runCli(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  io: Io = stdio,
+): Promise<number> {
   const [command, ...rest] = argv;
   const json = rest.includes('--json');
   const words = rest.filter((w) => w !== '--json');
@@ -35,8 +39,16 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv, io
         const input = parseWhich(words);
         const config = loadConfig(env);
         const environment = pickEnvironment(config, input.env);
-        if (!environment) throw new InputError(`Unknown environment ${input.env}.`, `Known: ${config.environments.map((e) => e.name).join(', ')}`);
-        const broker = new ManagementClient({ url: environment.url, user: environment.user, password: environment.password });
+        if (!environment)
+          throw new InputError(
+            `Unknown environment ${input.env}.`,
+            `Known: ${config.environments.map((e) => e.name).join(', ')}`,
+          );
+        const broker = new ManagementClient({
+          url: environment.url,
+          user: environment.user,
+          password: environment.password,
+        });
         try {
           const result = await which(input, broker);
           io.out(json ? `${JSON.stringify(result, null, 2)}\n` : whichText(result));

@@ -43,7 +43,12 @@ const httpUrl = z
 const csv = z
   .string()
   .optional()
-  .transform((s) => (s ?? '').split(',').map((x) => x.trim()).filter(Boolean));
+  .transform((s) =>
+    (s ?? '')
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
+  );
 
 const EnvSchema = z.object({
   RMQ_URL: httpUrl.default('http://localhost:15672'),
@@ -51,7 +56,10 @@ const EnvSchema = z.object({
   RMQ_PASSWORD: z.string().default('guest'),
   RMQ_MODE: z.enum(MODES).default('normal'),
   RMQ_ENVIRONMENTS: z.string().min(1).optional(),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').default('redis://127.0.0.1:6379'),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
+    .default('redis://127.0.0.1:6379'),
   SLACK_BOT_TOKEN: z.string().min(1).optional(),
   SLACK_SIGNING_SECRET: z.string().min(1).optional(),
   SLACK_APP_TOKEN: z.string().min(1).optional(),
@@ -79,7 +87,9 @@ const EnvironmentsFile = z.object({
 });
 
 const blankToUndefined = (env: NodeJS.ProcessEnv): Record<string, string> =>
-  Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1] !== ''));
+  Object.fromEntries(
+    Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1] !== ''),
+  );
 
 function describe(issues: readonly z.core.$ZodIssue[], where: string): string {
   return issues
@@ -96,7 +106,9 @@ export function loadConfig(
 ): Config {
   const parsed = EnvSchema.safeParse(blankToUndefined(env));
   if (!parsed.success) {
-    throw new ConfigError(`Invalid configuration: ${describe(parsed.error.issues, 'env')}. See .env.example.`);
+    throw new ConfigError(
+      `Invalid configuration: ${describe(parsed.error.issues, 'env')}. See .env.example.`,
+    );
   }
   const e = parsed.data;
   let environments: Environment[];
@@ -105,18 +117,25 @@ export function loadConfig(
     try {
       doc = parseYaml(readFile(e.RMQ_ENVIRONMENTS));
     } catch (err) {
-      throw new ConfigError(`RMQ_ENVIRONMENTS: cannot read ${e.RMQ_ENVIRONMENTS} as YAML (${(err as Error).message}).`);
+      throw new ConfigError(
+        `RMQ_ENVIRONMENTS: cannot read ${e.RMQ_ENVIRONMENTS} as YAML (${(err as Error).message}).`,
+      );
     }
     const file = EnvironmentsFile.safeParse(doc);
     if (!file.success) {
-      throw new ConfigError(`RMQ_ENVIRONMENTS (${e.RMQ_ENVIRONMENTS}): ${describe(file.error.issues, 'file')}.`);
+      throw new ConfigError(
+        `RMQ_ENVIRONMENTS (${e.RMQ_ENVIRONMENTS}): ${describe(file.error.issues, 'file')}.`,
+      );
     }
     environments = file.data.environments.map((x) => {
       const user = env[x.userEnv];
       const password = env[x.passwordEnv];
-      if (!user) throw new ConfigError(`${x.userEnv} is not set: environment "${x.name}" takes its user from it.`);
+      if (!user)
+        throw new ConfigError(`${x.userEnv} is not set: environment "${x.name}" takes its user from it.`);
       if (password === undefined) {
-        throw new ConfigError(`${x.passwordEnv} is not set: environment "${x.name}" takes its password from it.`);
+        throw new ConfigError(
+          `${x.passwordEnv} is not set: environment "${x.name}" takes its password from it.`,
+        );
       }
       return {
         name: x.name,
@@ -130,7 +149,8 @@ export function loadConfig(
     });
     const names = new Set<string>();
     for (const x of environments) {
-      if (names.has(x.name)) throw new ConfigError(`RMQ_ENVIRONMENTS: environment "${x.name}" is listed twice.`);
+      if (names.has(x.name))
+        throw new ConfigError(`RMQ_ENVIRONMENTS: environment "${x.name}" is listed twice.`);
       names.add(x.name);
     }
   } else {

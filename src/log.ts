@@ -24,7 +24,10 @@ export const REDACT_PATHS = [
 ];
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {
-  return pino({ level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { app: 'rmq-bot' } }, destination);
+  return pino(
+    { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { app: 'rmq-bot' } },
+    destination,
+  );
 }
 
 export type { Logger };

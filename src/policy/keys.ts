@@ -7,7 +7,10 @@ import { type ApplyTo, atLeast, type BrokerVersion, type ObjectKind } from './ty
  * these tables against the real brokers.
  */
 
-type Range = { readonly since?: readonly [number, number, number]; readonly until?: readonly [number, number, number] };
+type Range = {
+  readonly since?: readonly [number, number, number];
+  readonly until?: readonly [number, number, number];
+};
 
 function inRange(v: BrokerVersion, r: Range): boolean {
   if (r.since && !atLeast(v, ...r.since)) return false;
@@ -106,7 +109,10 @@ export function vetoedKeys(kind: ObjectKind, v: BrokerVersion): ReadonlySet<stri
 }
 
 /** The keys of this definition that make the object's type refuse the whole policy. */
-export function refusedKeys(definition: Readonly<Record<string, unknown>>, vetoes: ReadonlySet<string>): string[] {
+export function refusedKeys(
+  definition: Readonly<Record<string, unknown>>,
+  vetoes: ReadonlySet<string>,
+): string[] {
   return Object.keys(definition).filter((k) => vetoes.has(k));
 }
 
@@ -132,7 +138,14 @@ export interface KeySpec {
   /** Only known while this plugin is enabled. */
   readonly plugin?: string;
   /** What losing it means to a person; used to put the painful losses first. */
-  readonly risk?: 'dead-letter' | 'ttl' | 'limit' | 'delivery-limit' | 'federation' | 'alternate-exchange' | 'retention';
+  readonly risk?:
+    | 'dead-letter'
+    | 'ttl'
+    | 'limit'
+    | 'delivery-limit'
+    | 'federation'
+    | 'alternate-exchange'
+    | 'retention';
 }
 
 const str = (): ValueRule => ({ type: 'string' });
@@ -150,7 +163,14 @@ export const KEYS: readonly KeySpec[] = [
     risk: 'dead-letter',
   },
   { key: 'message-ttl', valid: ALL, value: nonNeg, operator: ALL, merge: 'min', risk: 'ttl' },
-  { key: 'expires', valid: ALL, value: () => ({ type: 'integer', min: 1 }), operator: ALL, merge: 'min', risk: 'ttl' },
+  {
+    key: 'expires',
+    valid: ALL,
+    value: () => ({ type: 'integer', min: 1 }),
+    operator: ALL,
+    merge: 'min',
+    risk: 'ttl',
+  },
   { key: 'max-length', valid: ALL, value: nonNeg, operator: ALL, merge: 'min', risk: 'limit' },
   { key: 'max-length-bytes', valid: ALL, value: nonNeg, operator: ALL, merge: 'min', risk: 'limit' },
   { key: 'max-in-memory-length', valid: ALL, value: nonNeg, operator: ALL, merge: 'min' },
@@ -187,7 +207,11 @@ export const KEYS: readonly KeySpec[] = [
     value: () => ({ type: 'integer', min: 0, max: 3_000_000_000 }),
     risk: 'retention',
   },
-  { key: 'stream-filter-size-bytes', valid: { since: [3, 13, 0] }, value: () => ({ type: 'integer', min: 16, max: 255 }) },
+  {
+    key: 'stream-filter-size-bytes',
+    valid: { since: [3, 13, 0] },
+    value: () => ({ type: 'integer', min: 16, max: 255 }),
+  },
   { key: 'initial-cluster-size', valid: ALL, value: nonNeg },
   {
     key: 'queue-leader-locator',
@@ -239,7 +263,10 @@ export const KEYS: readonly KeySpec[] = [
     key: 'ha-mode',
     valid: { until: [4, 0, 0] },
     value: () => ({ type: 'enum', values: ['all', 'exactly', 'nodes'] }),
-    operator: [{ since: [3, 11, 10], until: [3, 12, 0] }, { since: [3, 12, 0], until: [4, 0, 0] }],
+    operator: [
+      { since: [3, 11, 10], until: [3, 12, 0] },
+      { since: [3, 12, 0], until: [4, 0, 0] },
+    ],
     merge: 'operator',
   },
   {
@@ -253,7 +280,10 @@ export const KEYS: readonly KeySpec[] = [
     key: 'ha-sync-mode',
     valid: { until: [4, 0, 0] },
     value: () => ({ type: 'enum', values: ['manual', 'automatic'] }),
-    operator: [{ since: [3, 11, 15], until: [3, 12, 0] }, { since: [3, 12, 0], until: [4, 0, 0] }],
+    operator: [
+      { since: [3, 11, 15], until: [3, 12, 0] },
+      { since: [3, 12, 0], until: [4, 0, 0] },
+    ],
     merge: 'operator',
   },
   { key: 'ha-sync-batch-size', valid: { until: [4, 0, 0] }, value: () => ({ type: 'integer', min: 1 }) },
@@ -278,7 +308,9 @@ export function keySpec(key: string): KeySpec | undefined {
   return BY_KEY.get(key);
 }
 
-export const MIRRORING_KEYS: ReadonlySet<string> = new Set(KEYS.filter((k) => k.key.startsWith('ha-')).map((k) => k.key));
+export const MIRRORING_KEYS: ReadonlySet<string> = new Set(
+  KEYS.filter((k) => k.key.startsWith('ha-')).map((k) => k.key),
+);
 
 export function isKnownKey(key: string, v: BrokerVersion, plugins: ReadonlySet<string>): boolean {
   const spec = BY_KEY.get(key);

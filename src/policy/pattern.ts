@@ -82,12 +82,13 @@ function escapes(pattern: string): Set<string> {
 
 const FLAG_GROUP = /\(\?([a-zA-Z]*)(?:-[a-zA-Z]*)?[:)]/g;
 // Escapes that name a byte above 0x7F, or Unicode properties: these need the bytes' Latin-1 identity.
-const HIGH_ESCAPE = /\\[pP]|\\x\{0*[89a-fA-F][0-9a-fA-F]\}|\\x[89a-fA-F][0-9a-fA-F]|\\x\{0*[1-9a-fA-F][0-9a-fA-F]{2,}\}/;
-const LITERAL_CHAR = "[A-Za-z0-9_\\-/:@#%&=,;'\"!~ <>]|\\\\[^A-Za-z0-9]";
+const HIGH_ESCAPE =
+  /\\[pP]|\\x\{0*[89a-fA-F][0-9a-fA-F]\}|\\x[89a-fA-F][0-9a-fA-F]|\\x\{0*[1-9a-fA-F][0-9a-fA-F]{2,}\}/;
+const LITERAL_CHAR = '[A-Za-z0-9_\\-/:@#%&=,;\'"!~ <>]|\\\\[^A-Za-z0-9]';
 const LITERAL_FORM = new RegExp(`^(\\^?)((?:${LITERAL_CHAR})*)(\\$?)$`);
 const LITERAL_PREFIX = new RegExp(`^(\\(\\?i\\))?\\^((?:${LITERAL_CHAR})*)`);
 
-const unescape = (text: string) => text.replace(/\\(.)/g, '$1');
+const unescapePattern = (text: string) => text.replace(/\\(.)/g, '$1');
 
 interface Literal {
   readonly start: boolean;
@@ -130,11 +131,18 @@ export class CompiledPattern {
     if (Buffer.byteLength(pattern, 'utf8') > MAX_PATTERN_BYTES) {
       this.#state = { readable: false, why: `longer than ${MAX_PATTERN_BYTES} bytes` };
     } else if (esc.has('v') || esc.has('V')) {
-      this.#state = { readable: false, why: '\\v means vertical whitespace to the broker and a single character to this bot' };
+      this.#state = {
+        readable: false,
+        why: '\\v means vertical whitespace to the broker and a single character to this bot',
+      };
     }
     const lit = LITERAL_FORM.exec(pattern);
     if (lit && !this.#state) {
-      this.#literal = { start: lit[1] === '^', end: lit[3] === '$', text: toView(unescape(lit[2] ?? '')) };
+      this.#literal = {
+        start: lit[1] === '^',
+        end: lit[3] === '$',
+        text: toView(unescapePattern(lit[2] ?? '')),
+      };
       this.#state = { readable: true, re: null };
     }
     this.#prefix = this.#literal ? undefined : this.#prefixOf(pattern, toView);
@@ -149,7 +157,7 @@ export class CompiledPattern {
     // A quantifier after the prefix applies to its last character, which is then optional.
     const after = pattern[m[0].length];
     if (after !== undefined && '*?{+'.includes(after)) text = text.replace(/(\\.|.)$/, '');
-    const view = toView(unescape(text));
+    const view = toView(unescapePattern(text));
     return view === '' ? undefined : this.#caseless ? view.toLowerCase() : view;
   }
 
@@ -181,7 +189,9 @@ export class CompiledPattern {
     const bytes = name[this.#view];
     const prefix = this.#prefix;
     if (prefix !== undefined) {
-      const ok = this.#caseless ? bytes.slice(0, prefix.length).toLowerCase() === prefix : bytes.startsWith(prefix);
+      const ok = this.#caseless
+        ? bytes.slice(0, prefix.length).toLowerCase() === prefix
+        : bytes.startsWith(prefix);
       if (!ok) return false;
     }
     const state = this.#compile();

@@ -1,6 +1,13 @@
 import { mergeOperatorValue, refusedKeys, scopeFits, vetoedKeys } from './keys.ts';
 import { type CompiledPattern, matchView, type NameView, nameView, PatternCache } from './pattern.ts';
-import { type BrokerVersion, type Definition, MAX_NAME_BYTES, type ObjectKind, type Policy, utf8Length } from './types.ts';
+import {
+  type BrokerVersion,
+  type Definition,
+  MAX_NAME_BYTES,
+  type ObjectKind,
+  type Policy,
+  utf8Length,
+} from './types.ts';
 
 /**
  * The broker's resolution rule, for one object and one layer (user or operator):
@@ -84,7 +91,8 @@ function resolveLayer(
   for (const policy of policies) {
     const hit = matchView(policy.compiled, name);
     if (hit === 'undecidable') {
-      const why = policy.compiled.why ?? 'the broker and this bot may read this pattern differently for this name';
+      const why =
+        policy.compiled.why ?? 'the broker and this bot may read this pattern differently for this name';
       unreadable.push({ policy: strip(policy), why });
     } else if (hit) {
       matches.push({ policy: strip(policy), refused: refusedKeys(policy.definition, vetoes) });
@@ -92,9 +100,12 @@ function resolveLayer(
   }
   const applicable = matches.filter((m) => m.refused.length === 0);
   const top = applicable[0]?.policy.priority;
-  const candidates = top === undefined ? [] : applicable.filter((m) => m.policy.priority === top).map((m) => m.policy);
+  const candidates =
+    top === undefined ? [] : applicable.filter((m) => m.policy.priority === top).map((m) => m.policy);
   const decided = !unreadable.some(
-    (u) => refusedKeys(u.policy.definition, vetoes).length === 0 && (top === undefined || u.policy.priority >= top),
+    (u) =>
+      refusedKeys(u.policy.definition, vetoes).length === 0 &&
+      (top === undefined || u.policy.priority >= top),
   );
   return { matches, candidates, unreadable, decided };
 }
@@ -140,7 +151,9 @@ export interface Resolution {
 export class NameTooLongError extends Error {
   readonly code = 'name-too-long';
   constructor(readonly bytes: number) {
-    super(`A name of ${bytes} bytes is longer than the ${MAX_NAME_BYTES} bytes RabbitMQ allows, so it names nothing.`);
+    super(
+      `A name of ${bytes} bytes is longer than the ${MAX_NAME_BYTES} bytes RabbitMQ allows, so it names nothing.`,
+    );
   }
 }
 

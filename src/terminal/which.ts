@@ -2,7 +2,12 @@ import type { WhichResult } from '../../commands/which.ts';
 
 /** The `which` answer as terminal text: in force, also matched, operator policy, nothing governs. */
 
-const KIND_WORDS = { classic: 'classic queue', quorum: 'quorum queue', stream: 'stream', exchange: 'exchange' } as const;
+const KIND_WORDS = {
+  classic: 'classic queue',
+  quorum: 'quorum queue',
+  stream: 'stream',
+  exchange: 'exchange',
+} as const;
 
 const WHY_NOT_ASKED: Record<string, string> = {
   unreachable: 'the broker could not be reached',
@@ -32,14 +37,15 @@ export function whichText(r: WhichResult): string {
     return `Could not ask the broker about ${what}: ${why}${r.detail ? ` (${r.detail})` : ''}.\nNothing is claimed about this object.\n`;
   }
   const lines: string[] = [];
-  if (o.kindAssumed) lines.push(`No queue or exchange by that name exists; answering as for a classic queue.`);
+  if (o.kindAssumed)
+    lines.push(`No queue or exchange by that name exists; answering as for a classic queue.`);
   if (r.answer === 'not-reported') {
     const cause =
       r.why === 'forbidden'
         ? 'this identity may not read it'
         : r.why === 'stats-pending'
           ? 'the broker has not published its statistics yet'
-          : r.detail ?? 'it does not exist';
+          : (r.detail ?? 'it does not exist');
     lines.push(
       `The broker did not report which policy is in force on the ${what} (${cause}).`,
       `What follows is every policy whose pattern matches it, not a statement about which one applies.`,
@@ -56,7 +62,10 @@ export function whichText(r: WhichResult): string {
         `  In force: ${r.inForce.name} — pattern ${JSON.stringify(r.inForce.pattern)}${r.inForce.unanchored ? ' (unanchored: matches any name containing it)' : ''}, apply-to ${r.inForce.applyTo}, priority ${r.inForce.priority}`,
         `    sets ${definition(r.inForce.definition)}`,
       );
-      if (r.ambiguous) lines.push(`    tie: ${(r.candidates ?? []).join(', ')} share this priority; the broker's choice between them is not defined`);
+      if (r.ambiguous)
+        lines.push(
+          `    tie: ${(r.candidates ?? []).join(', ')} share this priority; the broker's choice between them is not defined`,
+        );
     } else {
       lines.push('  In force: no user policy.');
     }
@@ -64,22 +73,31 @@ export function whichText(r: WhichResult): string {
   if (r.alsoMatched.length) {
     lines.push('  Also matched, and does not apply:');
     for (const m of r.alsoMatched) {
-      const reason = r.answer === 'reported' ? REASONS[m.reason] : REASONS[m.reason].replace('the one in force', 'the first match');
-      lines.push(`    - ${m.name} (priority ${m.priority}): ${reason}${m.keys ? ` (${m.keys.join(', ')})` : ''}`);
+      const reason =
+        r.answer === 'reported'
+          ? REASONS[m.reason]
+          : REASONS[m.reason].replace('the one in force', 'the first match');
+      lines.push(
+        `    - ${m.name} (priority ${m.priority}): ${reason}${m.keys ? ` (${m.keys.join(', ')})` : ''}`,
+      );
     }
   }
   if (r.operatorPolicy) {
     lines.push(
-      `  Operator policy${r.operatorPolicySource === 'engine' ? ' (this bot\'s reading; the broker does not report it here)' : ''}: ${r.operatorPolicy.name} sets ${definition(r.operatorPolicy.definition)}`,
+      `  Operator policy${r.operatorPolicySource === 'engine' ? " (this bot's reading; the broker does not report it here)" : ''}: ${r.operatorPolicy.name} sets ${definition(r.operatorPolicy.definition)}`,
       '    It applies as well; for limits both set, the more restrictive value holds.',
     );
   }
-  if (r.nothingGoverns) lines.push('  Nothing governs this object: no user policy and no operator policy matches it.');
+  if (r.nothingGoverns)
+    lines.push('  Nothing governs this object: no user policy and no operator policy matches it.');
   const eff = Object.entries(r.effective);
   if (eff.length && !r.nothingGoverns) {
-    lines.push(`  Effective: ${eff.map(([k, e]) => `${k}=${JSON.stringify(e.value)} (${e.from})`).join(', ')}`);
+    lines.push(
+      `  Effective: ${eff.map(([k, e]) => `${k}=${JSON.stringify(e.value)} (${e.from})`).join(', ')}`,
+    );
   }
-  for (const u of r.unreadable) lines.push(`  Not read: ${u.name} (pattern ${JSON.stringify(u.pattern)}): ${u.why}.`);
+  for (const u of r.unreadable)
+    lines.push(`  Not read: ${u.name} (pattern ${JSON.stringify(u.pattern)}): ${u.why}.`);
   for (const d of r.disagreements) lines.push(`  Note: ${d}`);
   return `${lines.join('\n')}\n`;
 }

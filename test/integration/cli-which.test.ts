@@ -2,9 +2,9 @@
  * `rmq which` end to end through the CLI entry point, against the lab scenario on the real broker.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli.ts';
-import { setUpLab } from '../../scripts/lab.ts';
 import type { WhichResult } from '../../commands/which.ts';
+import { setUpLab } from '../../scripts/lab.ts';
+import { runCli } from '../../src/cli.ts';
 import { adminClient, brokerUrl, uniqueName, waitFor } from '../support/broker.ts';
 
 const vhost = uniqueName('lab');
@@ -29,7 +29,9 @@ async function reported(name: string, ...flags: string[]): Promise<WhichResult> 
   return waitFor(
     async () => {
       const r = await whichJson(name, ...flags);
-      return r.answer === 'reported' && (r.object.kind === 'exchange' || r.operatorPolicySource === 'broker') ? r : undefined;
+      return r.answer === 'reported' && (r.object.kind === 'exchange' || r.operatorPolicySource === 'broker')
+        ? r
+        : undefined;
     },
     { deadlineMs: 30_000, intervalMs: 500, what: `the broker to report ${name}` },
   );
@@ -48,7 +50,11 @@ describe('rmq which on the lab', () => {
   it('orders.audit: audit-retention in force, audit-fallback contributes nothing', async () => {
     const r = await reported('orders.audit');
     expect(r.object).toMatchObject({ vhost, name: 'orders.audit', kind: 'classic', exists: true });
-    expect(r.inForce).toMatchObject({ name: 'audit-retention', priority: 10, definition: { 'dead-letter-exchange': 'audit.dlx' } });
+    expect(r.inForce).toMatchObject({
+      name: 'audit-retention',
+      priority: 10,
+      definition: { 'dead-letter-exchange': 'audit.dlx' },
+    });
     expect(r.alsoMatched).toEqual([
       { name: 'audit-fallback', priority: 1, reason: 'lower-priority' },
       { name: 'orders-cap', priority: 0, reason: 'lower-priority' },
@@ -93,7 +99,11 @@ describe('rmq which on the lab', () => {
     expect(['billing-a', 'billing-b']).toContain(r.inForce?.name);
     expect(r.ambiguous).toBe(true);
     expect(r.alsoMatched).toEqual([
-      { name: r.inForce?.name === 'billing-a' ? 'billing-b' : 'billing-a', priority: 5, reason: 'same-priority' },
+      {
+        name: r.inForce?.name === 'billing-a' ? 'billing-b' : 'billing-a',
+        priority: 5,
+        reason: 'same-priority',
+      },
     ]);
   });
 
@@ -161,15 +171,30 @@ describe('rmq which refusals', () => {
 
   it('an unreachable broker: exit 3, not-asked, nothing claimed', async () => {
     let out = '';
-    const code = await runCli(['which', 'orders.audit', '--json'], { RMQ_URL: 'http://127.0.0.1:9' }, { out: (s) => (out += s), err: () => {} });
+    const code = await runCli(
+      ['which', 'orders.audit', '--json'],
+      { RMQ_URL: 'http://127.0.0.1:9' },
+      { out: (s) => (out += s), err: () => {} },
+    );
     expect(code).toBe(3);
     const r = JSON.parse(out) as WhichResult;
-    expect(r).toMatchObject({ answer: 'not-asked', why: 'unreachable', inForce: null, operatorPolicy: null, alsoMatched: [], nothingGoverns: false });
+    expect(r).toMatchObject({
+      answer: 'not-asked',
+      why: 'unreachable',
+      inForce: null,
+      operatorPolicy: null,
+      alsoMatched: [],
+      nothingGoverns: false,
+    });
     expect(r.effective).toEqual({});
   });
 
   it('refused credentials: exit 3', async () => {
-    const code = await runCli(['which', 'x'], { ...env, RMQ_PASSWORD: 'wrong' }, { out: () => {}, err: () => {} });
+    const code = await runCli(
+      ['which', 'x'],
+      { ...env, RMQ_PASSWORD: 'wrong' },
+      { out: () => {}, err: () => {} },
+    );
     expect(code).toBe(3);
   });
 

@@ -6,11 +6,17 @@
  */
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { KEYS, acceptedApplyTo, isKnownKey, operatorMaySet } from '../../src/policy/keys.ts';
+import { acceptedApplyTo, isKnownKey, KEYS, operatorMaySet } from '../../src/policy/keys.ts';
 import { buildPolicySet, effectiveDefinition, resolve } from '../../src/policy/resolve.ts';
-import { APPLY_TO_VALUES, type BrokerVersion, formatVersion, type ObjectKind, type Policy } from '../../src/policy/types.ts';
-import { RabbitError } from '../../src/rabbit/index.ts';
+import {
+  APPLY_TO_VALUES,
+  type BrokerVersion,
+  formatVersion,
+  type ObjectKind,
+  type Policy,
+} from '../../src/policy/types.ts';
 import type { ManagementClient } from '../../src/rabbit/index.ts';
+import { RabbitError } from '../../src/rabbit/index.ts';
 import { uniqueName, waitFor } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';
 
@@ -19,7 +25,8 @@ const { up } = await brokersUp();
 const summary: string[] = [];
 
 afterAll(() => {
-  if (summary.length) console.log(`\nengine differential (seed ${SEED}):\n${summary.map((s) => `  ${s}`).join('\n')}\n`);
+  if (summary.length)
+    console.log(`\nengine differential (seed ${SEED}):\n${summary.map((s) => `  ${s}`).join('\n')}\n`);
 });
 
 // --- generators -------------------------------------------------------------------------------
@@ -87,26 +94,38 @@ interface Scenario {
 function scenario(v: BrokerVersion, vhost: string, seed: number): Scenario {
   const applyTo = fc.constantFrom(...acceptedApplyTo(v));
   const policy = (prefix: string, keys: fc.Arbitrary<Record<string, unknown>>) =>
-    arbName.chain((sample) =>
-      fc.record({
-        pattern: patternsFor(sample),
-        applyTo,
-        priority: fc.constantFrom(0, 1, 2, 2, 5),
-        definition: keys,
-      }),
-    ).map((p) => ({ ...p, prefix }));
+    arbName
+      .chain((sample) =>
+        fc.record({
+          pattern: patternsFor(sample),
+          applyTo,
+          priority: fc.constantFrom(0, 1, 2, 2, 5),
+          definition: keys,
+        }),
+      )
+      .map((p) => ({ ...p, prefix }));
   const arb = fc.record({
     user: fc.array(policy('p', userKeys(v)), { minLength: 25, maxLength: 25 }),
     operator: fc.array(policy('op', operatorKeys(v)), { minLength: 6, maxLength: 6 }),
     objects: fc.uniqueArray(
-      fc.record({ name: arbName, kind: fc.constantFrom<ObjectKind>('classic', 'classic', 'quorum', 'stream', 'exchange', 'exchange') }),
+      fc.record({
+        name: arbName,
+        kind: fc.constantFrom<ObjectKind>('classic', 'classic', 'quorum', 'stream', 'exchange', 'exchange'),
+      }),
       { minLength: 210, maxLength: 210, selector: (o) => o.name },
     ),
   });
   const [s] = fc.sample(arb, { seed, numRuns: 1 });
   if (!s) throw new Error('generator produced nothing');
   const named = (list: typeof s.user) =>
-    list.map((p, i) => ({ vhost, name: `${p.prefix}${i}`, pattern: p.pattern, applyTo: p.applyTo, priority: p.priority, definition: p.definition }));
+    list.map((p, i) => ({
+      vhost,
+      name: `${p.prefix}${i}`,
+      pattern: p.pattern,
+      applyTo: p.applyTo,
+      priority: p.priority,
+      definition: p.definition,
+    }));
   return { user: named(s.user), operator: named(s.operator), objects: s.objects };
 }
 
@@ -166,12 +185,20 @@ describe.each(up)('engine against the real broker ($label)', (broker) => {
         const failures: string[] = [];
         // The record-derived listing: current the instant a policy is set.
         const current = new Map<string, string | null>();
-        for await (const q of client.streamQueues(vhost, { stats: false })) current.set(q.name, q.policy ?? null);
-        for await (const x of client.streamExchanges(vhost)) if (kindOf.has(x.name)) current.set(x.name, x.policy ?? null);
+        for await (const q of client.streamQueues(vhost, { stats: false }))
+          current.set(q.name, q.policy ?? null);
+        for await (const x of client.streamExchanges(vhost))
+          if (kindOf.has(x.name)) current.set(x.name, x.policy ?? null);
         // The stats listing: operator policy and effective definition, seconds behind.
-        const stats = new Map<string, { op: string | null | undefined; eff: Record<string, unknown> | undefined }>();
+        const stats = new Map<
+          string,
+          { op: string | null | undefined; eff: Record<string, unknown> | undefined }
+        >();
         for await (const q of client.streamQueues(vhost, { stats: true })) {
-          stats.set(q.name, { op: q.operatorPolicy, eff: q.effectiveDefinition as Record<string, unknown> | undefined });
+          stats.set(q.name, {
+            op: q.operatorPolicy,
+            eff: q.effectiveDefinition as Record<string, unknown> | undefined,
+          });
         }
         for (const o of s.objects) {
           const r = resolve(set, o.name, o.kind);
@@ -191,7 +218,9 @@ describe.each(up)('engine against the real broker ($label)', (broker) => {
           }
           const opCandidates = r.operator.candidates.map((p) => p.name);
           if ((st.op ?? null) === null ? opCandidates.length > 0 : !opCandidates.includes(st.op as string)) {
-            failures.push(`${where}: broker operator policy ${st.op}, engine ${opCandidates.join('|') || 'none'}`);
+            failures.push(
+              `${where}: broker operator policy ${st.op}, engine ${opCandidates.join('|') || 'none'}`,
+            );
             continue;
           }
           const userDef = reported ? byName.get(reported)?.definition : undefined;
@@ -200,7 +229,9 @@ describe.each(up)('engine against the real broker ($label)', (broker) => {
             Object.entries(effectiveDefinition(userDef, opDef, version)).map(([k, e]) => [k, e.value]),
           );
           if (JSON.stringify(sortKeys(eff)) !== JSON.stringify(sortKeys(st.eff))) {
-            failures.push(`${where}: effective ${JSON.stringify(st.eff)} from broker, ${JSON.stringify(eff)} from engine`);
+            failures.push(
+              `${where}: effective ${JSON.stringify(st.eff)} from broker, ${JSON.stringify(eff)} from engine`,
+            );
           }
         }
         return failures;
@@ -223,7 +254,10 @@ describe.each(up)('engine against the real broker ($label)', (broker) => {
         `${broker.label} ${versionText}: ${cases} objects compared, ${cases - failures.length} agreed, ${undecided} undecidable (not guessed), ${live.length} policies, ${liveOp.length} operator policies`,
       );
       expect(cases).toBeGreaterThanOrEqual(200);
-      expect(failures, `seed ${SEED}, broker ${broker.label} ${formatVersion(version)}\n${failures.join('\n')}\npolicies: ${JSON.stringify(live)}\noperator: ${JSON.stringify(liveOp)}`).toEqual([]);
+      expect(
+        failures,
+        `seed ${SEED}, broker ${broker.label} ${formatVersion(version)}\n${failures.join('\n')}\npolicies: ${JSON.stringify(live)}\noperator: ${JSON.stringify(liveOp)}`,
+      ).toEqual([]);
     } finally {
       await client.deleteVhost(vhost);
       await client.close();
@@ -239,24 +273,46 @@ describe.each(up)('engine against the real broker ($label)', (broker) => {
     let cases = 0;
     try {
       for (const applyTo of APPLY_TO_VALUES) {
-        const refused = await put(client, 'user', { vhost, name: `a-${applyTo}`, pattern: '^none$', applyTo, priority: 0, definition: { 'max-length': 1 } });
+        const refused = await put(client, 'user', {
+          vhost,
+          name: `a-${applyTo}`,
+          pattern: '^none$',
+          applyTo,
+          priority: 0,
+          definition: { 'max-length': 1 },
+        });
         const expected = acceptedApplyTo(version).includes(applyTo);
         cases++;
-        if ((refused === null) !== expected) mismatches.push(`apply-to ${applyTo}: broker ${refused ?? 'accepted'}, bot expects ${expected ? 'accepted' : 'refused'}`);
+        if ((refused === null) !== expected)
+          mismatches.push(
+            `apply-to ${applyTo}: broker ${refused ?? 'accepted'}, bot expects ${expected ? 'accepted' : 'refused'}`,
+          );
       }
       const plugins = new Set<string>(); // no optional plugins are enabled on the test brokers
       for (const spec of KEYS) {
         const value = SAMPLE_VALUES[spec.key];
         if (value === undefined) throw new Error(`no sample value for ${spec.key}`);
         // The other ha-* keys are only valid beside ha-mode.
-        const definition = spec.key.startsWith('ha-') && spec.key !== 'ha-mode' ? { 'ha-mode': 'exactly', 'ha-params': 1, [spec.key]: value } : { [spec.key]: value };
+        const definition =
+          spec.key.startsWith('ha-') && spec.key !== 'ha-mode'
+            ? { 'ha-mode': 'exactly', 'ha-params': 1, [spec.key]: value }
+            : { [spec.key]: value };
         for (const layer of ['user', 'operator'] as const) {
-          const refused = await put(client, layer, { vhost, name: `k-${layer}-${spec.key}`, pattern: '^none$', applyTo: 'queues', priority: 0, definition });
+          const refused = await put(client, layer, {
+            vhost,
+            name: `k-${layer}-${spec.key}`,
+            pattern: '^none$',
+            applyTo: 'queues',
+            priority: 0,
+            definition,
+          });
           const known = isKnownKey(spec.key, version, plugins);
           const expected = layer === 'user' ? known : known && operatorMaySet(spec.key, version);
           cases++;
           if ((refused === null) !== expected) {
-            mismatches.push(`${layer} key ${spec.key}: broker ${refused ?? 'accepted'}, bot expects ${expected ? 'accepted' : 'refused'}`);
+            mismatches.push(
+              `${layer} key ${spec.key}: broker ${refused ?? 'accepted'}, bot expects ${expected ? 'accepted' : 'refused'}`,
+            );
           }
         }
       }
@@ -264,7 +320,9 @@ describe.each(up)('engine against the real broker ($label)', (broker) => {
       await client.deleteVhost(vhost);
       await client.close();
     }
-    summary.push(`${broker.label} ${versionText}: ${cases} apply-to/key acceptance cases, ${cases - mismatches.length} agreed`);
+    summary.push(
+      `${broker.label} ${versionText}: ${cases} apply-to/key acceptance cases, ${cases - mismatches.length} agreed`,
+    );
     expect(mismatches).toEqual([]);
   }, 120_000);
 });

@@ -47,7 +47,9 @@ export async function brokersUp(): Promise<{ up: TestBroker[]; skipped: TestBrok
   const skipped: TestBroker[] = [];
   for (const b of BROKERS) ((await reachable(b)) || b.required ? up : skipped).push(b);
   for (const b of skipped) {
-    console.warn(`\n*** SKIPPED: broker ${b.label} at ${b.url} is not running (run scripts/broker-4). Its differential cases did not run. ***\n`);
+    console.warn(
+      `\n*** SKIPPED: broker ${b.label} at ${b.url} is not running (run scripts/broker-4). Its differential cases did not run. ***\n`,
+    );
   }
   return { up, skipped };
 }

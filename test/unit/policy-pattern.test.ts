@@ -75,9 +75,28 @@ describe('pattern reading', () => {
   });
 
   it('the anchored-prefix prefilter answers exactly as the regex engine', () => {
-    const lit = fc.array(fc.constantFrom('a', 'B', 'b', '\\.', '-', 'é', '_'), { minLength: 1, maxLength: 4 }).map((a) => a.join(''));
-    const rest = fc.constantFrom('', '*', '+', '?', '{2}', '.*', '(x|y)', '[a-z]+', '$', '\\d', '(?:b)?', '|zz');
-    const name = fc.array(fc.constantFrom('a', 'A', 'b', 'B', '.', '-', 'é', 'É', '_', 'x', 'y', '1', 'zz'), { maxLength: 7 }).map((a) => a.join(''));
+    const lit = fc
+      .array(fc.constantFrom('a', 'B', 'b', '\\.', '-', 'é', '_'), { minLength: 1, maxLength: 4 })
+      .map((a) => a.join(''));
+    const rest = fc.constantFrom(
+      '',
+      '*',
+      '+',
+      '?',
+      '{2}',
+      '.*',
+      '(x|y)',
+      '[a-z]+',
+      '$',
+      '\\d',
+      '(?:b)?',
+      '|zz',
+    );
+    const name = fc
+      .array(fc.constantFrom('a', 'A', 'b', 'B', '.', '-', 'é', 'É', '_', 'x', 'y', '1', 'zz'), {
+        maxLength: 7,
+      })
+      .map((a) => a.join(''));
     fc.assert(
       fc.property(fc.boolean(), lit, rest, name, (caseless, l, r, n) => {
         const pattern = `${caseless ? '(?i)' : ''}^${l}${r}`;

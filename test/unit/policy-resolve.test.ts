@@ -13,7 +13,13 @@ import type { BrokerVersion, ObjectKind, Policy } from '../../src/policy/types.t
 const V310: BrokerVersion = { major: 3, minor: 10, patch: 8 };
 const V40: BrokerVersion = { major: 4, minor: 0, patch: 5 };
 
-const pol = (name: string, pattern: string, priority: number, definition: Record<string, unknown>, applyTo = 'all'): Policy => ({
+const pol = (
+  name: string,
+  pattern: string,
+  priority: number,
+  definition: Record<string, unknown>,
+  applyTo = 'all',
+): Policy => ({
   vhost: 'lab',
   name,
   pattern,
@@ -48,14 +54,26 @@ describe('resolution', () => {
   });
 
   it('a higher policy with only irrelevant keys shadows a useful one (no "useful key" rule)', () => {
-    const set = buildPolicySet([pol('ae', '.*', 30, { 'alternate-exchange': 'ae2' }), pol('len', '.*', 0, { 'max-length': 5 })], [], V310);
+    const set = buildPolicySet(
+      [pol('ae', '.*', 30, { 'alternate-exchange': 'ae2' }), pol('len', '.*', 0, { 'max-length': 5 })],
+      [],
+      V310,
+    );
     for (const kind of ['classic', 'quorum', 'stream'] as const) {
       expect(resolve(set, 'q', kind).user.candidates.map((p) => p.name)).toEqual(['ae']);
     }
   });
 
   it('equal top priorities are a tie with every candidate named', () => {
-    const set = buildPolicySet([pol('t-b', 'x', 5, { 'max-length': 1 }), pol('t-a', 'x', 5, { 'max-length': 2 }), pol('low', 'x', 1, { expires: 5 })], [], V310);
+    const set = buildPolicySet(
+      [
+        pol('t-b', 'x', 5, { 'max-length': 1 }),
+        pol('t-a', 'x', 5, { 'max-length': 2 }),
+        pol('low', 'x', 1, { expires: 5 }),
+      ],
+      [],
+      V310,
+    );
     const r = resolve(set, 'x', 'classic');
     expect(r.user.candidates.map((p) => p.name).sort()).toEqual(['t-a', 't-b']);
     expect(explainLosers(r.user, 't-b').alsoMatched.map((m) => [m.policy.name, m.reason])).toEqual([
@@ -65,14 +83,25 @@ describe('resolution', () => {
   });
 
   it('scope separates kinds', () => {
-    const set = buildPolicySet([pol('ex', '.*', 1, { 'alternate-exchange': 'a' }, 'exchanges'), pol('cq', '.*', 1, { 'max-length': 1 }, 'classic_queues')], [], V40);
+    const set = buildPolicySet(
+      [
+        pol('ex', '.*', 1, { 'alternate-exchange': 'a' }, 'exchanges'),
+        pol('cq', '.*', 1, { 'max-length': 1 }, 'classic_queues'),
+      ],
+      [],
+      V40,
+    );
     expect(resolve(set, 'n', 'exchange').user.candidates.map((p) => p.name)).toEqual(['ex']);
     expect(resolve(set, 'n', 'classic').user.candidates.map((p) => p.name)).toEqual(['cq']);
     expect(resolve(set, 'n', 'quorum').user.candidates).toEqual([]);
   });
 
   it('an unreadable pattern that could outrank the winner leaves the answer undecided', () => {
-    const set = buildPolicySet([pol('look', '(?=o)', 9, { 'max-length': 1 }), pol('plain', 'o', 1, { 'max-length': 2 })], [], V310);
+    const set = buildPolicySet(
+      [pol('look', '(?=o)', 9, { 'max-length': 1 }), pol('plain', 'o', 1, { 'max-length': 2 })],
+      [],
+      V310,
+    );
     const r = resolve(set, 'orders', 'classic');
     expect(r.user.decided).toBe(false);
     expect(r.user.unreadable.map((u) => u.policy.name)).toEqual(['look']);
@@ -86,7 +115,11 @@ describe('resolution', () => {
 
   it('the operator layer: limits both set take the stricter value', () => {
     expect(
-      effectiveDefinition({ 'message-ttl': 3_600_000, 'max-length': 10 }, { 'message-ttl': 60_000, 'max-length': 100 }, V310),
+      effectiveDefinition(
+        { 'message-ttl': 3_600_000, 'max-length': 10 },
+        { 'message-ttl': 60_000, 'max-length': 100 },
+        V310,
+      ),
     ).toEqual({ 'message-ttl': { value: 60_000, from: 'both' }, 'max-length': { value: 10, from: 'both' } });
     expect(mergeOperatorValue('delivery-limit', -1, 5, V40)).toBe(5);
     expect(mergeOperatorValue('delivery-limit', 3, 5, V310)).toBe(3);
@@ -103,7 +136,14 @@ describe('resolution', () => {
 });
 
 describe('resolution properties', () => {
-  const KEYS = ['message-ttl', 'max-length', 'delivery-limit', 'max-age', 'alternate-exchange', 'dead-letter-exchange'];
+  const KEYS = [
+    'message-ttl',
+    'max-length',
+    'delivery-limit',
+    'max-age',
+    'alternate-exchange',
+    'dead-letter-exchange',
+  ];
   const arbPolicy = fc.record({
     name: fc.string({ minLength: 1, maxLength: 4 }),
     pattern: fc.constantFrom('^a', 'a', 'b$', '^ab$', '.*', '(?i)A'),
@@ -111,9 +151,19 @@ describe('resolution properties', () => {
     applyTo: fc.constantFrom('all', 'queues', 'exchanges', 'classic_queues', 'quorum_queues', 'streams'),
     keys: fc.subarray(KEYS, { minLength: 1 }),
   });
-  const arbPolicies = fc.uniqueArray(arbPolicy, { selector: (p) => p.name, maxLength: 8 }).map((list) =>
-    list.map((p) => pol(p.name, p.pattern, p.priority, Object.fromEntries(p.keys.map((k) => [k, k === 'max-age' ? '1D' : 1])), p.applyTo)),
-  );
+  const arbPolicies = fc
+    .uniqueArray(arbPolicy, { selector: (p) => p.name, maxLength: 8 })
+    .map((list) =>
+      list.map((p) =>
+        pol(
+          p.name,
+          p.pattern,
+          p.priority,
+          Object.fromEntries(p.keys.map((k) => [k, k === 'max-age' ? '1D' : 1])),
+          p.applyTo,
+        ),
+      ),
+    );
   const arbKind = fc.constantFrom<ObjectKind>('classic', 'quorum', 'stream', 'exchange');
   const arbName = fc.constantFrom('a', 'ab', 'b', 'ba', 'x', 'A');
 
@@ -136,11 +186,22 @@ describe('resolution properties', () => {
         const before = resolve(buildPolicySet(policies, [], V40), name, kind).user;
         const [winner] = before.candidates;
         if (!winner || before.candidates.length > 1) return;
-        const after = resolve(buildPolicySet(policies.filter((p) => p.name !== winner.name), [], V40), name, kind).user;
+        const after = resolve(
+          buildPolicySet(
+            policies.filter((p) => p.name !== winner.name),
+            [],
+            V40,
+          ),
+          name,
+          kind,
+        ).user;
         const rest = before.matches.filter((m) => m.refused.length === 0 && m.policy.name !== winner.name);
         const top = Math.max(...rest.map((m) => m.policy.priority));
         expect(after.candidates.map((p) => p.name).sort()).toEqual(
-          rest.filter((m) => m.policy.priority === top).map((m) => m.policy.name).sort(),
+          rest
+            .filter((m) => m.policy.priority === top)
+            .map((m) => m.policy.name)
+            .sort(),
         );
       }),
     );
@@ -151,19 +212,25 @@ describe('resolution properties', () => {
       fc.property(arbPolicies, arbKind, arbName, (policies, kind, name) => {
         const r = resolve(buildPolicySet(policies, [], V40), name, kind);
         const vetoes = vetoedKeys(kind, V40);
-        for (const p of r.user.candidates) expect(Object.keys(p.definition).some((k) => vetoes.has(k))).toBe(false);
+        for (const p of r.user.candidates)
+          expect(Object.keys(p.definition).some((k) => vetoes.has(k))).toBe(false);
       }),
     );
   });
 
   it('the operator merge never loosens a limit the user policy sets', () => {
     fc.assert(
-      fc.property(fc.nat(), fc.nat(), fc.constantFrom('message-ttl', 'max-length', 'expires', 'max-length-bytes'), (u, o, key) => {
-        const v = mergeOperatorValue(key, u, o, V310) as number;
-        expect(v).toBeLessThanOrEqual(u);
-        expect(v).toBeLessThanOrEqual(o);
-        expect([u, o]).toContain(v);
-      }),
+      fc.property(
+        fc.nat(),
+        fc.nat(),
+        fc.constantFrom('message-ttl', 'max-length', 'expires', 'max-length-bytes'),
+        (u, o, key) => {
+          const v = mergeOperatorValue(key, u, o, V310) as number;
+          expect(v).toBeLessThanOrEqual(u);
+          expect(v).toBeLessThanOrEqual(o);
+          expect([u, o]).toContain(v);
+        },
+      ),
     );
   });
 });
