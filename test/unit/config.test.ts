@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig, pickEnvironment } from '../../src/config.ts';
+import { ConfigError } from '../../src/errors.ts';
+
+describe('loadConfig', () => {
+  it('defaults to one environment on the local broker', () => {
+    const c = loadConfig({});
+    expect(c.environments).toEqual([
+      {
+        name: 'default',
+        url: 'http://localhost:15672',
+        user: 'guest',
+        password: 'guest',
+        mode: 'normal',
+        approvers: [],
+        approvalsChannel: undefined,
+      },
+    ]);
+    expect(c.redisUrl).toBe('redis://127.0.0.1:6379');
+    expect(c.port).toBe(3000);
+  });
+
+  it.each([
+    [{ RMQ_URL: 'localhost:15672' }, /RMQ_URL/],
+    [{ RMQ_MODE: 'yolo' }, /RMQ_MODE/],
+    [{ PORT: 'eighty' }, /PORT/],
+    [{ REDIS_URL: 'http://x' }, /REDIS_URL/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+  ])('%j fails fast, naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('reads several environments from a YAML file, credentials by env-var name', () => {
+    const yaml = `
+environments:
+  - name: staging
+    url: http://staging:15672
+    userEnv: STAGING_USER
+    passwordEnv: STAGING_PASSWORD
+  - name: prod
+    url: https://prod:15671
+    userEnv: PROD_USER
+    passwordEnv: PROD_PASSWORD
+    mode: guarded
+    approvers: [U1, S2]
+    approvalsChannel: C9
+`;
+    const c = loadConfig(
+      {
+        RMQ_ENVIRONMENTS: 'envs.yml',
+        STAGING_USER: 's',
+        STAGING_PASSWORD: 'sp',
+        PROD_USER: 'p',
+        PROD_PASSWORD: 'pp',
+        SLACK_APPROVERS: 'U7',
+      },
+      () => yaml,
+    );
+    expect(c.environments.map((e) => [e.name, e.user, e.mode, e.approvers, e.approvalsChannel])).toEqual([
+      ['staging', 's', 'normal', ['U7'], undefined],
+      ['prod', 'p', 'guarded', ['U1', 'S2'], 'C9'],
+    ]);
+    expect(pickEnvironment(c, undefined)?.name).toBe('staging');
+    expect(pickEnvironment(c, 'prod')?.url).toBe('https://prod:15671');
+    expect(pickEnvironment(c, 'nope')).toBeUndefined();
+  });
+
+  it.each([
+    ['environments: []', /RMQ_ENVIRONMENTS/],
+    ['environments:\n  - name: a\n    url: nope\n    userEnv: U\n    passwordEnv: P', /url/],
+    [': : :', /YAML/],
+  ])('a bad environments file names the file and the field (%j)', (yaml, message) => {
+    expect(() => loadConfig({ RMQ_ENVIRONMENTS: 'e.yml', U: 'u', P: 'p' }, () => yaml)).toThrow(message);
+  });
+
+  it('a credential variable the file names but the environment lacks is named', () => {
+    const yaml =
+      'environments:\n  - name: a\n    url: http://a\n    userEnv: A_USER\n    passwordEnv: A_PASS';
+    expect(() => loadConfig({ RMQ_ENVIRONMENTS: 'e.yml' }, () => yaml)).toThrow(/A_USER is not set/);
+  });
+});
