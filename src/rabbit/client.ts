@@ -352,7 +352,12 @@ export class ManagementClient {
 
   // ---- plumbing -------------------------------------------------------------------------
 
-  /** `/api/` + each segment percent-encoded: vhost "/" -> `%2F`, "a/b" -> `a%2Fb`. */
+  /**
+   * `/api/` + each segment percent-encoded: vhost "/" -> `%2F`, "a/b" -> `a%2Fb`, "+" stays "+".
+   * Trap (seen on 3.10.8 and 4.0.5): an object named "." or ".." cannot be addressed at all —
+   * `%2E` is decoded and the segment normalised away before routing (a PUT answers 405). Such
+   * names still show in listings, which is where the bot reads them from.
+   */
   private path(segments: readonly string[]): string {
     return `${this.prefix}/api/${segments.map(encodeURIComponent).join('/')}`;
   }
