@@ -19,7 +19,7 @@ import { ManagementClient } from '../src/rabbit/client.ts';
 const url = process.env.RMQ_URL ?? 'http://127.0.0.1:15672';
 const user = process.env.RMQ_USER ?? 'guest';
 const password = process.env.RMQ_PASSWORD ?? 'guest';
-const ROUNDS = Number(process.env.ROUNDS ?? 60);
+const ROUNDS = Number(process.env.ROUNDS ?? 200);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
