@@ -1,0 +1,124 @@
+import { pathToFileURL } from 'node:url';
+import { config as loadDotenv } from 'dotenv';
+import { Redis } from 'ioredis';
+import { type Config, loadConfig } from './config.ts';
+import { ConfigError } from './errors.ts';
+import { createLogger } from './log.ts';
+import { ManagementClient, type Timeouts } from './rabbit/index.ts';
+import { type BotApp, createApp, missingSlackMessage, missingSlackSettings } from './slack/app.ts';
+import { createMetrics, type Metrics } from './slack/metrics.ts';
+
+/**
+ * The composition root of the Slack bot (`npm start`): config -> logger -> one management client
+ * per environment -> Redis -> the Bolt app. Everything is built here, once, and passed down.
+ * SIGTERM (and SIGINT) stop taking requests, let answers under way finish, then close the clients.
+ */
+
+/**
+ * On Slack's path the answer goes out through the response URL, so a slow broker costs the user
+ * seconds, never the acknowledgement; but a call must not sit in a retry loop either.
+ */
+export const SLACK_PATH_TIMEOUTS: Timeouts = { connectMs: 2000, headersMs: 10_000, bodyMs: 10_000 };
+
+export function createBrokers(
+  config: Config,
+  metrics: Metrics,
+  options: { timeouts?: Partial<Timeouts> } = {},
+): Map<string, ManagementClient> {
+  return new Map(
+    config.environments.map((e) => [
+      e.name,
+      new ManagementClient({
+        url: e.url,
+        user: e.user,
+        password: e.password,
+        getRetries: 0,
+        timeouts: { ...SLACK_PATH_TIMEOUTS, ...options.timeouts },
+        onCall: metrics.onBrokerCall(e.name),
+      }),
+    ]),
+  );
+}
+
+export function createRedis(url: string): Redis {
+  // Fail a command quickly rather than queue it forever: the only use on this path is dedupe.
+  return new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 3000, commandTimeout: 2000 });
+}
+
+function slackStartError(err: unknown, apiUrl: string | undefined): string {
+  const code = (err as { data?: { error?: unknown }; code?: unknown } | null)?.data?.error;
+  if (typeof code === 'string') {
+    return `Slack refused SLACK_BOT_TOKEN (${code}). Check the bot token in .env (see .env.example) against the app's "OAuth & Permissions" page.`;
+  }
+  const where = apiUrl ?? "Slack's Web API";
+  return `Could not reach ${where} to check SLACK_BOT_TOKEN: ${err instanceof Error ? err.message : String(err)}`;
+}
+
+export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`rmq bot: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const missing = missingSlackSettings(config);
+  if (missing.length > 0) {
+    process.stderr.write(`rmq bot: ${missingSlackMessage(missing)}\n`);
+    process.exit(1);
+  }
+
+  const logger = createLogger(config.logLevel);
+  const metrics = createMetrics();
+  const brokers = createBrokers(config, metrics);
+  const redis = createRedis(config.redisUrl);
+  let lastRedisError = '';
+  redis.on('error', (err: Error) => {
+    // ioredis repeats the same error on every reconnect attempt; say it once per change.
+    if (err.message !== lastRedisError) logger.warn({ message: err.message }, 'Redis connection error');
+    lastRedisError = err.message;
+  });
+  redis.on('ready', () => {
+    lastRedisError = '';
+  });
+  const closeClients = async () => {
+    await Promise.allSettled([...brokers.values()].map((b) => b.close()));
+    redis.disconnect();
+  };
+
+  let bot: BotApp;
+  try {
+    bot = await createApp({ config, logger, brokers, redis, metrics });
+  } catch (err) {
+    const message = err instanceof ConfigError ? err.message : slackStartError(err, config.slack.apiUrl);
+    logger.fatal({ message }, 'cannot start');
+    process.stderr.write(`rmq bot: ${message}\n`);
+    await closeClients();
+    process.exit(1);
+  }
+  await bot.start();
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: no new requests, finishing answers under way');
+    await bot.stop();
+    await closeClients();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  loadDotenv({ quiet: true });
+  main().catch((err: unknown) => {
+    process.stderr.write(`rmq bot: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}

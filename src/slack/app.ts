@@ -1,0 +1,160 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { App, HTTPReceiver, type Receiver, SocketModeReceiver } from '@slack/bolt';
+import type { Config } from '../config.ts';
+import { ConfigError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { boltLogLevel, createBoltLogger, secretMasker } from './boltLogger.ts';
+import type { SlackBroker } from './commands/types.ts';
+import { environmentDirectory } from './environments.ts';
+import { InFlight } from './inflight.ts';
+import { appMentionListener } from './listeners/appMention.ts';
+import type { ListenerDeps } from './listeners/context.ts';
+import { slashCommandListener } from './listeners/slashCommand.ts';
+import type { Metrics } from './metrics.ts';
+import { redisEventDedupe, type SlackRedis } from './redis.ts';
+import { healthRoute, metricsRoute } from './routes.ts';
+
+/**
+ * The Bolt app, built from parts made elsewhere (main.ts, or a test): config, logger, one broker
+ * client per environment, Redis, metrics. HTTP mode serves every Slack request at
+ * `POST /slack/events`, plus `GET /healthz` and `GET /metrics`; with SLACK_APP_TOKEN it uses
+ * Socket Mode and serves only the two GET routes on PORT.
+ */
+
+export interface AppDeps {
+  readonly config: Config;
+  readonly logger: Logger;
+  /** One client per environment, by name; on this path they must not retry for long. */
+  readonly brokers: ReadonlyMap<string, SlackBroker>;
+  readonly redis: SlackRedis;
+  readonly metrics: Metrics;
+  /** Redis keys start with `<keyPrefix>:`. Default `rmq`; tests give each run its own. */
+  readonly keyPrefix?: string;
+  /** Overrides SLACK_API_URL (tests point it at a local fake). */
+  readonly clientOptions?: { readonly slackApiUrl?: string };
+}
+
+export interface BotApp {
+  readonly app: App;
+  readonly mode: 'http' | 'socket';
+  /** Starts serving; returns the port (HTTP: `port` may be 0 for any free one). */
+  start(port?: number): Promise<number>;
+  /** Stops taking requests, lets answers already under way finish (up to `drainMs`), disconnects. */
+  stop(drainMs?: number): Promise<void>;
+}
+
+/** Names of the Slack settings that are missing for the mode the config asks for. */
+export function missingSlackSettings(config: Config): string[] {
+  const missing: string[] = [];
+  if (!config.slack.botToken) missing.push('SLACK_BOT_TOKEN');
+  if (!config.slack.appToken && !config.slack.signingSecret) missing.push('SLACK_SIGNING_SECRET');
+  return missing;
+}
+
+export function missingSlackMessage(missing: readonly string[]): string {
+  const what = missing.length === 1 ? `${missing[0]} is not set` : `${missing.join(' and ')} are not set`;
+  return (
+    `Cannot start the Slack bot: ${what}. ` +
+    'Create the Slack app from slack/manifest.yml (api.slack.com/apps -> Create New App -> From a manifest), ' +
+    'install it to your workspace, then copy .env.example to .env and fill in its bot token and signing secret ' +
+    '(or SLACK_APP_TOKEN for Socket Mode).'
+  );
+}
+
+/** Web API calls on an interactive path: a few quick retries, never Slack's 30-minute default. */
+const WEB_API_OPTIONS = {
+  retryConfig: { retries: 2, factor: 2, minTimeout: 250, maxTimeout: 2000 },
+  rejectRateLimitedCalls: true,
+  timeout: 10_000,
+} as const;
+
+export async function createApp(deps: AppDeps): Promise<BotApp> {
+  const { config, logger } = deps;
+  const missing = missingSlackSettings(config);
+  if (missing.length > 0) throw new ConfigError(missingSlackMessage(missing));
+  const { botToken, signingSecret, appToken } = config.slack;
+  const secrets = [botToken, signingSecret, appToken, ...config.environments.map((e) => e.password)];
+  const mask = secretMasker(secrets);
+  const boltLogger = createBoltLogger(logger, secrets);
+  const logLevel = boltLogLevel(config.logLevel);
+  const routes = [healthRoute({ brokers: deps.brokers, redis: deps.redis }), metricsRoute(deps.metrics)];
+  const mode = appToken ? 'socket' : 'http';
+
+  const receiver: Receiver = appToken
+    ? new SocketModeReceiver({
+        appToken,
+        customRoutes: routes,
+        installerOptions: { port: config.port },
+        logger: boltLogger,
+        logLevel,
+      })
+    : new HTTPReceiver({
+        signingSecret: signingSecret ?? '',
+        endpoints: '/slack/events',
+        customRoutes: routes,
+        logger: boltLogger,
+        logLevel,
+      });
+
+  const slackApiUrl = deps.clientOptions?.slackApiUrl ?? config.slack.apiUrl;
+  const app = new App({
+    token: botToken,
+    receiver,
+    logger: boltLogger,
+    logLevel,
+    convoStore: false,
+    // auth.test runs in init() below, so a refused token fails here and not on the first request.
+    deferInitialization: true,
+    clientOptions: { ...WEB_API_OPTIONS, ...(slackApiUrl ? { slackApiUrl } : {}) },
+  });
+  await app.init();
+
+  const inFlight = new InFlight();
+  const listenerDeps: ListenerDeps = {
+    logger,
+    metrics: deps.metrics,
+    environments: environmentDirectory(config, deps.brokers),
+    inFlight,
+    dedupe: redisEventDedupe(deps.redis, deps.keyPrefix ?? 'rmq'),
+  };
+  // Every slash command routed to this app is `/rmq`, whatever the workspace renamed it to.
+  app.command(/.*/, slashCommandListener(listenerDeps));
+  app.event('app_mention', appMentionListener(listenerDeps));
+  app.error(async (error) => {
+    const code = (error as { code?: unknown }).code;
+    logger.error(
+      { code: typeof code === 'string' ? code : undefined, message: mask(error.message) },
+      'Bolt reported an error',
+    );
+  });
+
+  let server: Server | undefined;
+  return {
+    app,
+    mode,
+    async start(port = config.port) {
+      if (mode === 'socket') {
+        await app.start();
+        logger.info(
+          { mode, port: config.port },
+          'connected to Slack in Socket Mode; health and metrics on the port',
+        );
+        return config.port;
+      }
+      server = (await app.start(port)) as Server;
+      const bound = (server.address() as AddressInfo).port;
+      logger.info({ mode, port: bound }, 'listening for Slack at POST /slack/events');
+      return bound;
+    },
+    async stop(drainMs = 10_000) {
+      const stopping = app
+        .stop()
+        .catch((err: unknown) => logger.warn({ message: mask(String(err)) }, 'stopping the receiver'));
+      const drained = await inFlight.drain(drainMs);
+      if (!drained) logger.warn({ unfinished: inFlight.size }, 'answers still under way at shutdown');
+      server?.closeAllConnections();
+      await stopping;
+    },
+  };
+}

@@ -1,0 +1,45 @@
+import type { WhichBroker } from '../../../commands/which.ts';
+import type { Logger } from '../../log.ts';
+import type { Outcome } from '../metrics.ts';
+import type { SlackMessage } from '../views/message.ts';
+
+/** What a `/rmq` subcommand is, seen from Slack. One module per subcommand in this folder. */
+
+/** The management API as the Slack commands use it. ManagementClient satisfies it. */
+export interface SlackBroker extends WhichBroker {
+  whoami(): Promise<unknown>;
+}
+
+export interface EnvironmentBroker {
+  readonly name: string;
+  readonly broker: SlackBroker;
+}
+
+export interface Environments {
+  /** `--env`, or the only (first) environment; an unknown name is an InputError. */
+  pick(name: string | undefined): EnvironmentBroker;
+}
+
+export interface CommandContext {
+  /** How the user called the bot (`/rmq`, `@rmq`), for usage lines they can copy. */
+  readonly prefix: string;
+  readonly environments: Environments;
+  /** A child logger of this request. */
+  readonly logger: Logger;
+  readonly requestId: string;
+  /** The subcommands Slack answers, for help. */
+  readonly available: ReadonlySet<string>;
+}
+
+export interface Answer {
+  readonly message: SlackMessage;
+  /** `channel`: an answer for everyone there (or in the thread); `asker`: usage and refusals. */
+  readonly audience: 'channel' | 'asker';
+  readonly outcome: Outcome;
+}
+
+export interface SlackCommand {
+  readonly name: string;
+  /** Runs after Slack was acknowledged; may take seconds. Throws InputError for bad input. */
+  run(words: readonly string[], ctx: CommandContext): Promise<Answer>;
+}

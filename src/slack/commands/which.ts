@@ -1,0 +1,24 @@
+import { parseWhich } from '../../../commands/parse.ts';
+import { which } from '../../../commands/which.ts';
+import { whichView } from '../views/which.ts';
+import type { SlackCommand } from './types.ts';
+
+/** `/rmq which NAME …`: the broker's answer, explained, for everyone in the channel or thread. */
+export const whichCommand: SlackCommand = {
+  name: 'which',
+  async run(words, ctx) {
+    const input = parseWhich(words);
+    const { name: env, broker } = ctx.environments.pick(input.env);
+    const log = ctx.logger.child({ env, vhost: input.vhost, object: input.name, kind: input.kind });
+    const result = await which(input, broker);
+    log.info(
+      { answer: result.answer, why: result.why, inForce: result.inForce?.name ?? null },
+      'which answered',
+    );
+    return {
+      message: whichView(result),
+      audience: 'channel',
+      outcome: result.answer === 'not-asked' ? 'not-asked' : 'answered',
+    };
+  },
+};

@@ -1,0 +1,56 @@
+import { splitWords } from '../../commands/parse.ts';
+import { InputError } from '../errors.ts';
+import { COMMANDS } from './commands/index.ts';
+import type { Answer, CommandContext, SlackCommand } from './commands/types.ts';
+import { FAILURE_SENTENCES, failureView, refusalView } from './views/errors.ts';
+import { helpView, unknownCommandView } from './views/help.ts';
+
+/**
+ * The words after `/rmq` (or after the mention) -> an answer. Never throws: bad input gets a
+ * usage answer, an InputError its own sentence, anything else a sentence chosen by its code.
+ */
+
+export interface Dispatched extends Answer {
+  /** For metrics and logs: a name from the command table, `usage` or `unknown`; never user text. */
+  readonly command: string;
+}
+
+function failureCode(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code in FAILURE_SENTENCES ? code : 'internal';
+}
+
+export async function dispatch(
+  text: string,
+  ctx: Omit<CommandContext, 'available'>,
+  commands: ReadonlyMap<string, SlackCommand> = COMMANDS,
+): Promise<Dispatched> {
+  const available = new Set(commands.keys());
+  const full: CommandContext = { ...ctx, available };
+  let command = 'usage';
+  try {
+    const [first, ...rest] = splitWords(text);
+    if (first === undefined) {
+      return { command, message: helpView(ctx.prefix, available), audience: 'asker', outcome: 'usage' };
+    }
+    const handler = commands.get(first.toLowerCase());
+    if (!handler) {
+      return {
+        command: 'unknown',
+        message: unknownCommandView(first, ctx.prefix, available),
+        audience: 'asker',
+        outcome: 'usage',
+      };
+    }
+    command = handler.name;
+    return { command, ...(await handler.run(rest, full)) };
+  } catch (err) {
+    if (err instanceof InputError) {
+      ctx.logger.info({ command, refused: err.message }, 'input refused');
+      return { command, message: refusalView(err, ctx.prefix), audience: 'asker', outcome: 'refused' };
+    }
+    const code = failureCode(err);
+    ctx.logger.error({ err, command, code }, 'command failed');
+    return { command, message: failureView(code, ctx.requestId), audience: 'asker', outcome: 'failed' };
+  }
+}

@@ -1,0 +1,100 @@
+import type { AllMiddlewareArgs, Middleware, SlackEventMiddlewareArgs } from '@slack/bolt';
+import { dispatch } from '../dispatch.ts';
+import { decodeSlackText } from '../escape.ts';
+import { type ListenerDeps, measure, newRequestId, slackErrorCode } from './context.ts';
+
+/**
+ * `@rmq which orders.audit` in a channel is answered there; inside a thread, in that thread.
+ * Slack redelivers events it thinks were lost, so each event id is answered once (in Redis,
+ * shared by every instance); the bot's own messages are never answered.
+ */
+
+/**
+ * The words addressed to the bot: what follows its mention ("hey @rmq which x" -> "which x"),
+ * or what precedes it when nothing follows; Slack's encoding undone.
+ */
+export function mentionText(text: string, botUserId: string | undefined): string {
+  const id = botUserId?.replace(/[^A-Za-z0-9]/g, '') || '[A-Z0-9]+';
+  const mention = new RegExp(`<@${id}(?:\\|[^>]*)?>`);
+  const m = mention.exec(text);
+  if (!m) return decodeSlackText(text).trim();
+  const after = text
+    .slice(m.index + m[0].length)
+    .replace(new RegExp(mention.source, 'g'), ' ')
+    .trim();
+  return decodeSlackText(after || text.slice(0, m.index)).trim();
+}
+
+export function appMentionListener(deps: ListenerDeps): Middleware<SlackEventMiddlewareArgs<'app_mention'>> {
+  return async ({
+    event,
+    body,
+    context,
+    client,
+  }: SlackEventMiddlewareArgs<'app_mention'> & AllMiddlewareArgs) => {
+    if (event.bot_id || (context.botUserId !== undefined && event.user === context.botUserId)) return;
+    const started = performance.now();
+    const requestId = newRequestId();
+    const logger = deps.logger.child({
+      requestId,
+      via: 'mention',
+      user: event.user,
+      channel: event.channel,
+      eventId: body.event_id,
+    });
+
+    let first = true;
+    try {
+      first = await deps.dedupe.firstDelivery(body.event_id);
+    } catch (err) {
+      // Without Redis, answering twice beats not answering at all.
+      logger.warn({ err }, 'event dedupe unavailable; answering anyway');
+    }
+    if (!first) {
+      deps.metrics.duplicateEvents.inc();
+      logger.info({ retryNum: context.retryNum }, 'event delivered again; already answered');
+      return;
+    }
+
+    await deps.inFlight.track(
+      (async () => {
+        const answer = await dispatch(mentionText(event.text, context.botUserId), {
+          prefix: '@rmq',
+          environments: deps.environments,
+          logger,
+          requestId,
+        });
+        const thread = event.thread_ts ? { thread_ts: event.thread_ts } : {};
+        const { text, blocks } = answer.message;
+        try {
+          if (answer.audience === 'asker' && event.user) {
+            await client.chat.postEphemeral({
+              channel: event.channel,
+              user: event.user,
+              text,
+              blocks,
+              ...thread,
+            });
+          } else {
+            await client.chat.postMessage({
+              channel: event.channel,
+              text,
+              blocks,
+              unfurl_links: false,
+              unfurl_media: false,
+              ...thread,
+            });
+          }
+        } catch (err) {
+          deps.metrics.deliveryErrors.inc({ via: 'mention' });
+          logger.warn({ error: slackErrorCode(err) }, 'Slack did not take the answer');
+        }
+        measure(deps.metrics, 'mention', started, answer.command, answer.outcome);
+        logger.info(
+          { command: answer.command, outcome: answer.outcome, ms: Math.round(performance.now() - started) },
+          'request done',
+        );
+      })(),
+    );
+  };
+}

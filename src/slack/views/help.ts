@@ -1,0 +1,36 @@
+import { COMMANDS_USAGE } from '../../../commands/help.ts';
+import { code, codeBlock } from '../escape.ts';
+import { finish, type SlackMessage, section } from './message.ts';
+
+/** `help`, and the usage shown with an unknown command: only the commands Slack answers. */
+
+function usageLines(prefix: string, available: ReadonlySet<string>): string {
+  return COMMANDS_USAGE.filter(([usage]) => available.has(usage.split(' ')[0] ?? ''))
+    .map(([usage, what]) => `${prefix} ${usage}\n    ${what}`)
+    .join('\n');
+}
+
+export function helpView(prefix: string, available: ReadonlySet<string>): SlackMessage {
+  return finish(
+    [
+      section(
+        "*Ask which RabbitMQ policy governs a queue or exchange.* The answer is the broker's report, explained.",
+      ),
+      section(codeBlock(usageLines(prefix, available))),
+      section(
+        `Example: ${code(`${prefix} which orders.audit --vhost /`)}. Mention the bot in an incident thread (${code('@rmq which orders.audit')}) and it answers in that thread.`,
+      ),
+    ],
+    `Usage: ${prefix} which NAME [--kind classic|quorum|stream|exchange] [--vhost V] [--env E]`,
+  );
+}
+
+export function unknownCommandView(
+  word: string,
+  prefix: string,
+  available: ReadonlySet<string>,
+): SlackMessage {
+  const help = helpView(prefix, available);
+  const lead = `I don't know the command ${code(word)}. These are the ones I answer:`;
+  return finish([section(lead), ...help.blocks.slice(1)], `Unknown command. ${help.text}`);
+}

@@ -1,0 +1,253 @@
+import type { PolicyView, WhichResult } from '../../../commands/which.ts';
+import { code, prose, truncate } from '../escape.ts';
+import { type Block, context, finish, listSection, type SlackMessage, section } from './message.ts';
+
+/**
+ * The `which` answer as a Slack message, in up to four parts: in force; also matched, and why
+ * it does not apply; the operator policy, apart; nothing governs, as a state of its own.
+ * When the broker did not report, that comes first and the rest is worded as matches, not as
+ * a statement of what applies; when it could not be asked, nothing is claimed.
+ */
+
+const KIND_WORDS = {
+  classic: 'classic queue',
+  quorum: 'quorum queue',
+  stream: 'stream',
+  exchange: 'exchange',
+} as const;
+
+/** Longest piece of a broker string shown; names of queues and exchanges (≤ 255 bytes) fit whole. */
+const MAX_SHOWN = { name: 260, pattern: 200, key: 80, value: 120 } as const;
+/** Keys of a definition shown before "and N more keys". */
+const MAX_KEYS = 8;
+
+const NOT_ASKED: Readonly<Record<string, string>> = {
+  unreachable: 'the broker could not be reached',
+  timeout: 'the broker did not answer in time',
+  unauthorized: "the broker refused the bot's credentials",
+  'broker-error': 'the broker answered with an error',
+  forbidden: "the bot's broker user may not read that vhost",
+  missing: 'that vhost does not exist',
+};
+
+const NOT_REPORTED: Readonly<Record<string, string>> = {
+  missing: 'it does not exist',
+  forbidden: "the bot's broker user may not read it",
+  'stats-pending': 'the broker has not published its statistics for it yet',
+};
+
+const name = (s: string) => code(truncate(s, MAX_SHOWN.name));
+const value = (v: unknown) => code(truncate(JSON.stringify(v) ?? String(v), MAX_SHOWN.value));
+
+function sets(definition: Readonly<Record<string, unknown>>): string {
+  const entries = Object.entries(definition);
+  if (entries.length === 0) return 'sets nothing';
+  const shown = entries
+    .slice(0, MAX_KEYS)
+    .map(([k, v]) => `${code(truncate(k, MAX_SHOWN.key))} = ${value(v)}`);
+  const more = entries.length > MAX_KEYS ? ` and ${entries.length - MAX_KEYS} more keys` : '';
+  return `sets ${shown.join(', ')}${more}`;
+}
+
+/** The definition on a line of its own; nothing when the policy is only known by name. */
+function setsLine(p: PolicyView): string {
+  return p.applyTo === '' ? '' : `\n${sets(p.definition)}`;
+}
+
+function patternPart(p: PolicyView): string {
+  const pattern = `pattern ${code(truncate(p.pattern, MAX_SHOWN.pattern))}`;
+  return p.unanchored ? `${pattern} _(unanchored: it matches every name that contains it)_` : pattern;
+}
+
+/** `name` · priority N · pattern `…` · applies to `…` */
+function policyLine(p: PolicyView): string {
+  // Reported by the broker but no longer among the vhost's policies: nothing more is known.
+  if (p.applyTo === '') return name(p.name);
+  return `${name(p.name)} · priority ${p.priority} · ${patternPart(p)} · applies to ${code(p.applyTo)}`;
+}
+
+function objectWords(r: WhichResult): string {
+  const o = r.object;
+  if (o.name === '' && o.kind === 'exchange') return `the default exchange in vhost ${name(o.vhost)}`;
+  const kind = o.kindAssumed ? '' : `the ${KIND_WORDS[o.kind]} `;
+  return `${kind}${name(o.name)} in vhost ${name(o.vhost)}`;
+}
+
+const REASON: Record<WhichResult['alsoMatched'][number]['reason'], (kind: string) => string> = {
+  'lower-priority': () => 'lower priority than the one in force, so it contributes nothing to this object',
+  'same-priority': () => 'the same priority as the one in force: which one the broker picks is not defined',
+  'refused-key': (kind) => `sets a key a ${kind} refuses, so it never governs it`,
+};
+
+function alsoMatchedItems(r: WhichResult): string[] {
+  const kind = KIND_WORDS[r.object.kind];
+  return r.alsoMatched.map((m) => {
+    const keys = m.keys?.length ? ` (${m.keys.map((k) => code(truncate(k, MAX_SHOWN.key))).join(', ')})` : '';
+    return `• ${name(m.name)} · priority ${m.priority} — ${REASON[m.reason](kind)}${keys}`;
+  });
+}
+
+function tieWords(r: WhichResult): string {
+  const names = (r.candidates ?? []).map(name).join(', ');
+  return `:warning: *Ambiguous:* ${names} share priority ${r.inForce?.priority ?? '?'}; which one the broker picks is not defined.`;
+}
+
+function operatorSection(r: WhichResult): Block | undefined {
+  const op = r.operatorPolicy;
+  if (!op) return undefined;
+  if (r.answer === 'not-reported') {
+    return section(
+      `*Operator policy matching it:* ${policyLine(op)}\n${sets(op.definition)}\nAn operator policy applies on top of whichever user policy governs: for limits both set, the stricter value holds.`,
+    );
+  }
+  const source =
+    r.operatorPolicySource === 'engine'
+      ? "\n_This bot's reading: the broker does not report operator policies for exchanges._"
+      : '';
+  return section(
+    `*Operator policy:* ${policyLine(op)}${setsLine(op)}\nIt applies as well: for limits both set, the stricter value holds.${source}`,
+  );
+}
+
+const FROM_WORDS = {
+  policy: 'policy',
+  'operator-policy': 'operator policy',
+  both: 'both: the stricter value',
+} as const;
+
+function effectiveSection(r: WhichResult): Block | undefined {
+  const entries = Object.entries(r.effective);
+  if (entries.length === 0) return undefined;
+  const items = entries.map(
+    ([k, e]) => `• ${code(truncate(k, MAX_SHOWN.key))} = ${value(e.value)} _(${FROM_WORDS[e.from]})_`,
+  );
+  return listSection('*What the object gets:*', items, { maxItems: MAX_KEYS + 2 });
+}
+
+function notesBlocks(r: WhichResult): Block[] {
+  const blocks: Block[] = [];
+  if (r.unreadable.length > 0) {
+    const items = r.unreadable.map(
+      (u) =>
+        `• ${name(u.name)} · pattern ${code(truncate(u.pattern, MAX_SHOWN.pattern))}: ${prose(truncate(u.why, 300))}`,
+    );
+    blocks.push(listSection('*Not read by this bot* (left out rather than guessed):', items));
+  }
+  if (r.disagreements.length > 0) {
+    const items = r.disagreements.map((d) => `• ${prose(truncate(d, 600))}`);
+    blocks.push(listSection('*Note:*', items, { maxItems: 5 }));
+  }
+  return blocks;
+}
+
+function title(r: WhichResult): Block {
+  return section(`*Which policy governs* ${objectWords(r)}`);
+}
+
+function footer(r: WhichResult): Block {
+  const parts = [`broker ${prose(r.brokerVersion ?? 'unknown')}`];
+  if (r.object.kindAssumed) {
+    parts.push(
+      'no queue or exchange by that name exists, so it is answered as for a classic queue; add `--kind` to ask about another kind',
+    );
+  }
+  return context(parts.join(' · '));
+}
+
+function notAsked(r: WhichResult): SlackMessage {
+  const why = NOT_ASKED[r.why ?? 'unreachable'] ?? 'the broker could not be asked';
+  const detail = r.detail ? ` (${code(truncate(r.detail, 300))})` : '';
+  const blocks = [
+    section(
+      `:x: *Could not ask the broker* about ${objectWords(r)}: ${why}${detail}.\nNothing is claimed about this object.`,
+    ),
+  ];
+  return finish(blocks, `Could not ask the broker about ${prose(truncate(r.object.name, 200))}: ${why}.`);
+}
+
+function notReported(r: WhichResult): SlackMessage {
+  const cause = NOT_REPORTED[r.why ?? 'missing'] ?? 'it did not say why';
+  const blocks: Block[] = [
+    title(r),
+    section(
+      `:grey_question: *The broker did not report which policy is in force on this object* (${cause}), so what follows is every policy whose pattern matches it — not a statement about which one applies.`,
+    ),
+  ];
+  const first = r.inForce;
+  if (first) {
+    const mark = r.ambiguous ? `\n${tieWords(r)}` : '';
+    const matches = [`1. ${policyLine(first)} — first by priority\n      ${sets(first.definition)}${mark}`];
+    const kind = KIND_WORDS[r.object.kind];
+    r.alsoMatched.forEach((m, i) => {
+      const why =
+        m.reason === 'refused-key'
+          ? ` — ${REASON['refused-key'](kind)}`
+          : m.reason === 'same-priority'
+            ? ' — same priority as the first'
+            : '';
+      matches.push(`${i + 2}. ${name(m.name)} · priority ${m.priority}${why}`);
+    });
+    blocks.push(listSection('*Matches, by priority:*', matches));
+  } else if (r.alsoMatched.length > 0) {
+    blocks.push(listSection('*Matches, none of which can apply:*', alsoMatchedItems(r)));
+  } else {
+    blocks.push(section('*No user policy matches it.*'));
+  }
+  const op = operatorSection(r);
+  if (op) blocks.push(op);
+  if (r.nothingGoverns) {
+    blocks.push(
+      section('*Nothing would govern this object:* no user policy and no operator policy matches it.'),
+    );
+  }
+  blocks.push(...notesBlocks(r), footer(r));
+  const lead = first
+    ? `first match by priority: ${prose(truncate(first.name, 200))}${r.ambiguous ? ' (ambiguous)' : ''}`
+    : 'no policy matches it';
+  return finish(
+    blocks,
+    `The broker did not report the policy in force on ${prose(truncate(r.object.name, 200))}; ${lead}.`,
+  );
+}
+
+function reported(r: WhichResult): SlackMessage {
+  const blocks: Block[] = [title(r)];
+  const p = r.inForce;
+  if (p) {
+    const tie = r.ambiguous ? `\n${tieWords(r)} The broker reports ${name(p.name)}.` : '';
+    blocks.push(section(`*In force:* ${policyLine(p)}${setsLine(p)}${tie}`));
+  } else if (!r.nothingGoverns) {
+    blocks.push(section('*In force:* no user policy.'));
+  }
+  if (r.alsoMatched.length > 0) {
+    blocks.push(listSection('*Also matched, and does not apply:*', alsoMatchedItems(r)));
+  }
+  const op = operatorSection(r);
+  if (op) blocks.push(op);
+  if (r.nothingGoverns) {
+    blocks.push(
+      section('*Nothing governs this object:* no user policy and no operator policy applies to it.'),
+    );
+  } else {
+    const eff = effectiveSection(r);
+    if (eff) blocks.push(eff);
+  }
+  blocks.push(...notesBlocks(r), footer(r));
+
+  const obj = `${prose(truncate(r.object.name, 200))} (${KIND_WORDS[r.object.kind]}, vhost ${prose(truncate(r.object.vhost, 100))})`;
+  const opText = r.operatorPolicy
+    ? `; operator policy ${prose(truncate(r.operatorPolicy.name, 200))} applies as well`
+    : '';
+  const text = r.nothingGoverns
+    ? `Nothing governs ${obj}.`
+    : p
+      ? `${obj}: ${prose(truncate(p.name, 200))} is in force${r.ambiguous ? ' (tied at its priority)' : ''}${opText}.`
+      : `${obj}: no user policy is in force${opText}.`;
+  return finish(blocks, text);
+}
+
+export function whichView(r: WhichResult): SlackMessage {
+  if (r.answer === 'not-asked') return notAsked(r);
+  if (r.answer === 'not-reported') return notReported(r);
+  return reported(r);
+}

@@ -1,0 +1,295 @@
+/**
+ * The real app, started as main.ts starts it (config from an env object, one management client
+ * per environment, Redis, metrics, createApp) on a free port, with a test signing secret. Its Web
+ * API goes to a fake Slack; its broker calls go through a local proxy in front of the real broker
+ * (so a test can count them, or slow them down), into a fresh vhost holding the policies lab.
+ *
+ * Requests are sent as Slack sends them: signed, form-encoded commands with a response URL on the
+ * fake Slack, JSON event callbacks.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { setUpLab } from '../../scripts/lab.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/log.ts';
+import { createBrokers } from '../../src/main.ts';
+import type { ManagementClient } from '../../src/rabbit/index.ts';
+import { type BotApp, createApp } from '../../src/slack/app.ts';
+import { createMetrics, type Metrics } from '../../src/slack/metrics.ts';
+import { adminClient, brokerCredentials, brokerUrl, uniqueName, waitFor } from '../support/broker.ts';
+import { type FakeBroker, startFakeBroker } from '../support/fakeBroker.ts';
+import { type FakeSlack, type RecordedCall, startFakeSlack } from '../support/fakeSlack.ts';
+
+export const LAB_QUEUES = [
+  ['orders.audit', 'classic'],
+  ['orders.processing', 'quorum'],
+  ['orders.events', 'stream'],
+  ['retry.orders.dlq', 'classic'],
+  ['billing.invoices', 'classic'],
+] as const;
+
+export interface SignedRequest {
+  readonly body: string;
+  readonly headers: Record<string, string>;
+}
+
+/** Slack's signature: `v0=` + hex HMAC-SHA256 of `v0:<timestamp>:<raw body>` under the signing secret. */
+export function signature(secret: string, timestamp: number, body: string): string {
+  return `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:${body}`).digest('hex')}`;
+}
+
+export function signed(
+  secret: string,
+  body: string,
+  contentType: string,
+  options: { timestamp?: number } = {},
+): SignedRequest {
+  const timestamp = options.timestamp ?? Math.floor(Date.now() / 1000);
+  return {
+    body,
+    headers: {
+      'content-type': contentType,
+      'x-slack-request-timestamp': String(timestamp),
+      'x-slack-signature': signature(secret, timestamp, body),
+    },
+  };
+}
+
+export function commandForm(fields: {
+  text: string;
+  responseUrl: string;
+  userId?: string;
+  channelId?: string;
+}): string {
+  return new URLSearchParams({
+    token: 'deprecated-verification-token',
+    team_id: 'T0TEST',
+    team_domain: 'test',
+    channel_id: fields.channelId ?? 'C0INCIDENT',
+    channel_name: 'incident-42',
+    user_id: fields.userId ?? 'U0ONCALL',
+    user_name: 'oncall',
+    command: '/rmq',
+    text: fields.text,
+    api_app_id: 'A0RMQ',
+    is_enterprise_install: 'false',
+    response_url: fields.responseUrl,
+    trigger_id: `${Date.now()}.${randomBytes(4).toString('hex')}`,
+  }).toString();
+}
+
+export function mentionEnvelope(event: {
+  text: string;
+  eventId?: string;
+  channel?: string;
+  ts?: string;
+  threadTs?: string;
+  user?: string;
+  botId?: string;
+  botUserId: string;
+}): Record<string, unknown> {
+  const ts =
+    event.ts ??
+    `${Math.floor(Date.now() / 1000)}.${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`;
+  return {
+    token: 'deprecated-verification-token',
+    team_id: 'T0TEST',
+    api_app_id: 'A0RMQ',
+    type: 'event_callback',
+    event_id: event.eventId ?? `Ev${randomBytes(6).toString('hex').toUpperCase()}`,
+    event_time: Math.floor(Date.now() / 1000),
+    authorizations: [
+      { team_id: 'T0TEST', user_id: event.botUserId, is_bot: true, is_enterprise_install: false },
+    ],
+    event: {
+      type: 'app_mention',
+      user: event.user ?? 'U0ONCALL',
+      text: event.text,
+      ts,
+      channel: event.channel ?? 'C0INCIDENT',
+      event_ts: ts,
+      ...(event.threadTs ? { thread_ts: event.threadTs } : {}),
+      ...(event.botId ? { bot_id: event.botId } : {}),
+    },
+  };
+}
+
+export interface Harness {
+  readonly url: string;
+  readonly slack: FakeSlack;
+  /** In front of the real broker for environment `lab`; its `requests` are the bot's broker calls. */
+  readonly proxy: FakeBroker;
+  readonly vhost: string;
+  readonly signingSecret: string;
+  readonly brokerPassword: string;
+  readonly metrics: Metrics;
+  readonly keyPrefix: string;
+  readonly bot: BotApp;
+  /** Every log line the app wrote (pino JSON). */
+  readonly logs: string[];
+  readonly redis: Redis;
+  post(
+    path: string,
+    request: SignedRequest | { body: string; headers: Record<string, string> },
+  ): Promise<Response>;
+  /** A signed `/rmq <text>`; returns the HTTP answer (the ack) and the response URL it carried. */
+  command(text: string): Promise<{ response: Response; responseUrl: string }>;
+  /** Waits for the first answer posted to that response URL. */
+  answerTo(responseUrl: string): Promise<RecordedCall>;
+  /** A signed app_mention event callback (to `baseUrl`, another instance, when given). */
+  mention(
+    envelope: Record<string, unknown>,
+    headers?: Record<string, string>,
+    baseUrl?: string,
+  ): Promise<Response>;
+  /** A second instance of the app: same config, brokers, Redis and key prefix; its own port and metrics. */
+  twin(): Promise<{ url: string; metrics: Metrics; stop(): Promise<void> }>;
+  stop(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  /** Set up the policies lab in the vhost and wait until the broker reports its queues' policies. */
+  readonly lab?: boolean;
+  /** Environments besides `lab`: `down` is a broker that drops every connection. */
+  readonly withDownEnvironment?: boolean;
+  /** Broker credentials for the app, made for the vhost (default: the test broker's admin). */
+  readonly credentials?: (vhost: string) => Promise<{ user: string; password: string }>;
+  readonly keyPrefix?: string;
+  readonly logLevel?: string;
+  /** Short broker timeouts, so a test of a slow broker does not wait long. */
+  readonly brokerTimeouts?: { headersMs?: number; bodyMs?: number };
+}
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const admin: ManagementClient = adminClient();
+  const vhost = uniqueName('slack');
+  const slack = await startFakeSlack();
+  const proxy = await startFakeBroker({ fallback: { kind: 'proxy', target: brokerUrl() } });
+  const down = options.withDownEnvironment
+    ? await startFakeBroker({ fallback: { kind: 'drop' } })
+    : undefined;
+  const signingSecret = `test-signing-secret-${randomBytes(12).toString('hex')}`;
+  const keyPrefix = options.keyPrefix ?? `rmq:test-${randomBytes(6).toString('hex')}`;
+
+  if (options.lab ?? true) {
+    await setUpLab(admin, vhost);
+    await waitFor(
+      async () => {
+        for (const [name] of LAB_QUEUES) {
+          const q = await admin.getQueue(vhost, name);
+          if (!q || q.policy === undefined || q.operatorPolicy === undefined) return false;
+        }
+        return true;
+      },
+      { deadlineMs: 60_000, intervalMs: 500, what: 'the broker to report the lab queues’ policies' },
+    );
+  } else {
+    await admin.putVhost(vhost);
+  }
+
+  const credentials = options.credentials ? await options.credentials(vhost) : brokerCredentials();
+  const environmentsYaml = [
+    'environments:',
+    `  - { name: lab, url: "${proxy.url}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD }`,
+    ...(down ? [`  - { name: down, url: "${down.url}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD }`] : []),
+  ].join('\n');
+  const config = loadConfig(
+    {
+      RMQ_ENVIRONMENTS: '/virtual/environments.yml',
+      LAB_USER: credentials.user,
+      LAB_PASSWORD: credentials.password,
+      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_SIGNING_SECRET: signingSecret,
+      SLACK_API_URL: slack.apiUrl,
+      LOG_LEVEL: options.logLevel ?? 'debug',
+      PORT: '0',
+    },
+    () => environmentsYaml,
+  );
+  const logs: string[] = [];
+  const logger = createLogger(config.logLevel, { write: (line: string) => void logs.push(line) });
+  const metrics = createMetrics();
+  const brokers = createBrokers(config, metrics, { timeouts: options.brokerTimeouts ?? {} });
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
+  const bot = await createApp({ config, logger, brokers, redis, metrics, keyPrefix });
+  const port = await bot.start(0);
+  const url = `http://127.0.0.1:${port}`;
+
+  const post = (path: string, request: { body: string; headers: Record<string, string> }, baseUrl = url) =>
+    fetch(`${baseUrl}${path}`, { method: 'POST', headers: request.headers, body: request.body });
+  const twins: BotApp[] = [];
+
+  return {
+    url,
+    slack,
+    proxy,
+    vhost,
+    signingSecret,
+    brokerPassword: credentials.password,
+    metrics,
+    keyPrefix,
+    bot,
+    logs,
+    redis,
+    post,
+    async command(text) {
+      const responseUrl = slack.responseUrl();
+      const request = signed(
+        signingSecret,
+        commandForm({ text, responseUrl }),
+        'application/x-www-form-urlencoded',
+      );
+      const response = await post('/slack/events', request);
+      return { response, responseUrl };
+    },
+    answerTo(responseUrl) {
+      const path = new URL(responseUrl).pathname;
+      return slack.waitForCall((c) => c.kind === 'response' && c.path === path, {
+        what: `an answer at ${path}`,
+      });
+    },
+    mention(envelope, headers = {}, baseUrl = url) {
+      const request = signed(signingSecret, JSON.stringify(envelope), 'application/json');
+      return post(
+        '/slack/events',
+        { body: request.body, headers: { ...request.headers, ...headers } },
+        baseUrl,
+      );
+    },
+    async twin() {
+      const twinMetrics = createMetrics({ defaultMetrics: false });
+      const twin = await createApp({ config, logger, brokers, redis, metrics: twinMetrics, keyPrefix });
+      twins.push(twin);
+      const twinPort = await twin.start(0);
+      return { url: `http://127.0.0.1:${twinPort}`, metrics: twinMetrics, stop: () => twin.stop(5000) };
+    },
+    async stop() {
+      await Promise.allSettled(twins.map((t) => t.stop(5000)));
+      await bot.stop(5000);
+      await Promise.allSettled([...brokers.values()].map((b) => b.close()));
+      const keys = await redis.keys(`${keyPrefix}:*`);
+      if (keys.length > 0) await redis.del(...keys);
+      redis.disconnect();
+      await Promise.allSettled([slack.close(), proxy.close(), down?.close()]);
+      await admin.deleteVhost(vhost);
+      await admin.close();
+    },
+  };
+}
+
+/** Everything a message shows, as one string: fallback text and every text object of its blocks. */
+export function renderedText(args: Record<string, unknown>): string {
+  const parts: string[] = [];
+  if (typeof args.text === 'string') parts.push(args.text);
+  const visit = (v: unknown): void => {
+    if (Array.isArray(v)) v.forEach(visit);
+    else if (v && typeof v === 'object') {
+      const o = v as Record<string, unknown>;
+      if ((o.type === 'mrkdwn' || o.type === 'plain_text') && typeof o.text === 'string') parts.push(o.text);
+      else Object.values(o).forEach(visit);
+    }
+  };
+  visit(args.blocks);
+  return parts.join('\n');
+}

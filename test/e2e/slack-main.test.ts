@@ -1,0 +1,151 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { brokerCredentials, brokerUrl, waitFor } from '../support/broker.ts';
+import { type FakeBroker, startFakeBroker } from '../support/fakeBroker.ts';
+import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
+import { commandForm, renderedText, signed } from './harness.ts';
+
+/**
+ * `npm start` as a process: it refuses to start without Slack credentials (saying which and
+ * where to get them), stops on a refused token, and on SIGTERM stops taking requests, lets the
+ * answer under way reach Slack, and exits 0.
+ */
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const tsxCli = join(root, 'node_modules/tsx/dist/cli.mjs');
+const mainTs = join(root, 'src/main.ts');
+/** An empty working directory: a developer's own .env must not change what is tested. */
+const cwd = mkdtempSync(join(tmpdir(), 'rmq-main-'));
+
+interface Run {
+  readonly child: ChildProcess;
+  readonly stdout: () => string;
+  readonly stderr: () => string;
+  readonly exited: Promise<number | null>;
+}
+
+function start(env: Record<string, string>): Run {
+  const child = spawn(process.execPath, [tsxCli, mainTs], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? cwd, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (c: Buffer) => {
+    out += c.toString();
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    err += c.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+let slack: FakeSlack;
+let slowBroker: FakeBroker;
+
+beforeAll(async () => {
+  slack = await startFakeSlack();
+  slowBroker = await startFakeBroker({ fallback: { kind: 'proxy', target: brokerUrl(), delayMs: 1500 } });
+});
+afterAll(async () => {
+  await Promise.allSettled([slack?.close(), slowBroker?.close()]);
+  rmSync(cwd, { recursive: true, force: true });
+});
+
+describe('npm start without Slack credentials', () => {
+  it('exits non-zero, naming what is missing and where to get it', async () => {
+    const run = start({});
+    expect(await run.exited).not.toBe(0);
+    const said = run.stderr();
+    expect(said).toContain('SLACK_BOT_TOKEN');
+    expect(said).toContain('SLACK_SIGNING_SECRET');
+    expect(said).toContain('slack/manifest.yml');
+    expect(said).toContain('.env.example');
+    expect(said).not.toMatch(/\n\s+at /);
+  });
+
+  it('names only what is missing', async () => {
+    const run = start({ SLACK_BOT_TOKEN: 'xoxb-1' });
+    expect(await run.exited).not.toBe(0);
+    expect(run.stderr()).toMatch(/SLACK_SIGNING_SECRET is not set/);
+    expect(run.stderr()).not.toMatch(/SLACK_BOT_TOKEN (is|and)/);
+  });
+
+  it('with a token Slack refuses, says so and exits non-zero', async () => {
+    const run = start({
+      SLACK_BOT_TOKEN: 'xoxb-refused',
+      SLACK_SIGNING_SECRET: 's3cret-s3cret',
+      SLACK_API_URL: slack.apiUrl,
+      PORT: '0',
+    });
+    expect(await run.exited).not.toBe(0);
+    expect(run.stderr()).toMatch(/Slack refused SLACK_BOT_TOKEN \(invalid_auth\)/);
+    expect(run.stderr() + run.stdout()).not.toContain('xoxb-refused');
+  });
+});
+
+describe('npm start with credentials', () => {
+  it('serves, and on SIGTERM finishes the answer under way before exiting 0', async () => {
+    const secret = 'main-test-signing-secret';
+    const rejectedBefore = slack.rejections().length;
+    const { user, password } = brokerCredentials();
+    const run = start({
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_SIGNING_SECRET: secret,
+      SLACK_API_URL: slack.apiUrl,
+      RMQ_URL: slowBroker.url,
+      RMQ_USER: user,
+      RMQ_PASSWORD: password,
+      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+    });
+    try {
+      const port = await waitFor(
+        () => {
+          const line = run
+            .stdout()
+            .split('\n')
+            .find((l) => l.includes('listening for Slack'));
+          return line ? (JSON.parse(line) as { port: number }).port : undefined;
+        },
+        { deadlineMs: 30_000, intervalMs: 50, what: 'the bot to listen' },
+      );
+      const url = `http://127.0.0.1:${port}`;
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+
+      const responseUrl = slack.responseUrl();
+      const request = signed(
+        secret,
+        commandForm({ text: 'which orders.audit --vhost /', responseUrl }),
+        'application/x-www-form-urlencoded',
+      );
+      const ack = await fetch(`${url}/slack/events`, {
+        method: 'POST',
+        headers: request.headers,
+        body: request.body,
+      });
+      expect(ack.status).toBe(200);
+      // The broker sits behind a slow proxy: the answer is still under way when the signal comes.
+      expect(slack.responsesTo(responseUrl)).toHaveLength(0);
+      run.child.kill('SIGTERM');
+
+      expect(await run.exited).toBe(0);
+      const [answer] = slack.responsesTo(responseUrl);
+      expect(answer, 'the answer reached Slack before the process exited').toBeDefined();
+      expect(renderedText(answer?.args ?? {})).toMatch(/orders\.audit/);
+      expect(run.stdout()).toContain('shutting down');
+      expect(run.stdout()).toContain('"msg":"stopped"');
+      expect(run.stdout() + run.stderr()).not.toContain(secret);
+      expect(slack.rejections().slice(rejectedBefore)).toEqual([]);
+    } finally {
+      run.child.kill('SIGKILL');
+    }
+  });
+});

@@ -1,0 +1,616 @@
+/**
+ * A local stand-in for Slack: the Web API (`<url>/api/<method>`) and the response URLs Slack
+ * hands out with each slash command (`<url>/response/<id>`). It records every call and answers
+ * like Slack, refusing with Slack's own error codes what Slack would refuse: too many blocks,
+ * text over the limits, malformed blocks, a missing channel, a bad token, a used-up response
+ * URL. A test that lets the bot send something Slack would refuse fails on `rejections()`.
+ *
+ *   const slack = await startFakeSlack();
+ *   ... createApp({ ..., clientOptions: { slackApiUrl: slack.apiUrl } }) ...
+ *   const responseUrl = slack.responseUrl();   // put it in a signed slash command
+ *   const post = await slack.waitForCall((c) => c.path === new URL(responseUrl).pathname);
+ *   expect(slack.rejections()).toEqual([]);
+ *   await slack.close();
+ *
+ * The limits are Slack's documented ones (docs.slack.dev Block Kit reference, @slack/types),
+ * plus the undocumented aggregate block-text cap seen in slackapi/bolt-js#2509.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { waitFor } from './broker.ts';
+
+export const FAKE_SLACK_LIMITS = {
+  messageBlocks: 50,
+  modalBlocks: 100,
+  textObject: 3000,
+  sectionText: 3000,
+  sectionFields: 10,
+  fieldText: 2000,
+  headerText: 150,
+  contextElements: 10,
+  actionsElements: 25,
+  buttonText: 75,
+  buttonValue: 2000,
+  url: 3000,
+  blockId: 255,
+  actionId: 255,
+  markdownBlock: 12_000,
+  messageText: 40_000,
+  updateText: 4000,
+  blocksTotalText: 13_000,
+  modalTitle: 24,
+  viewBytes: 250_000,
+  responseUrlUses: 5,
+} as const;
+
+export interface RecordedCall {
+  /** `api`: a Web API method; `response`: a POST to a response URL; `upload`: a file upload URL. */
+  readonly kind: 'api' | 'response' | 'upload';
+  /** The Web API method (`chat.postMessage`), or `response_url`, or `upload`. */
+  readonly method: string;
+  readonly path: string;
+  readonly headers: IncomingHttpHeaders;
+  /** The arguments, parsed: form fields, with `blocks`, `view`… decoded from their JSON. */
+  readonly args: Record<string, unknown>;
+  readonly ok: boolean;
+  readonly error?: string;
+  /** Slack-style pointers to what was wrong (`[ERROR] … [json-pointer:/blocks/0/text]`). */
+  readonly messages?: readonly string[];
+  readonly at: number;
+}
+
+export interface FakeSlack {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  /** What to give the bot as `slackApiUrl`. */
+  readonly apiUrl: string;
+  readonly botToken: string;
+  readonly botUserId: string;
+  readonly botId: string;
+  readonly teamId: string;
+  /** Every call, in arrival order, accepted or not. */
+  readonly calls: RecordedCall[];
+  /** A fresh response URL on this server, good for five posts. */
+  responseUrl(): string;
+  /** Accepted messages: chat.postMessage, chat.postEphemeral, chat.update and response URL posts. */
+  posts(): RecordedCall[];
+  /** Posts to one response URL. */
+  responsesTo(responseUrl: string): RecordedCall[];
+  /** Calls Slack would have refused. */
+  rejections(): RecordedCall[];
+  /** Waits until a call matching `match` has arrived (default deadline 20 s) and returns it. */
+  waitForCall(
+    match: (c: RecordedCall) => boolean,
+    options?: { deadlineMs?: number; what?: string },
+  ): Promise<RecordedCall>;
+  /** The next call to `method` fails with this Slack error code. */
+  failNext(method: string, error: string): void;
+  close(): Promise<void>;
+}
+
+// ---- validation -------------------------------------------------------------------------------
+
+type Problems = string[];
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function problem(list: Problems, message: string, pointer: string): void {
+  list.push(`[ERROR] ${message} [json-pointer:${pointer}]`);
+}
+
+function onlyKeys(obj: Record<string, unknown>, allowed: readonly string[], at: string, out: Problems): void {
+  for (const k of Object.keys(obj)) {
+    if (!allowed.includes(k)) problem(out, `unknown property '${k}'`, at);
+  }
+}
+
+function textObject(
+  v: unknown,
+  at: string,
+  out: Problems,
+  options: { max: number; plainOnly?: boolean },
+): number {
+  if (!isObject(v)) {
+    problem(out, 'must be a text object', at);
+    return 0;
+  }
+  if (v.type !== 'plain_text' && v.type !== 'mrkdwn') {
+    problem(out, `unsupported type: ${String(v.type)}`, `${at}/type`);
+    return 0;
+  }
+  if (options.plainOnly && v.type !== 'plain_text') problem(out, 'must be plain_text', `${at}/type`);
+  onlyKeys(v, v.type === 'plain_text' ? ['type', 'text', 'emoji'] : ['type', 'text', 'verbatim'], at, out);
+  if (typeof v.text !== 'string') {
+    problem(out, 'must provide a string', `${at}/text`);
+    return 0;
+  }
+  if (v.text.length === 0) problem(out, 'must be more than 0 characters', `${at}/text`);
+  if (v.text.length > options.max)
+    problem(out, `must be less than ${options.max + 1} characters`, `${at}/text`);
+  return v.text.length;
+}
+
+function stringMax(v: unknown, max: number, at: string, out: Problems, required = false): void {
+  if (v === undefined) {
+    if (required) problem(out, 'is required', at);
+    return;
+  }
+  if (typeof v !== 'string') problem(out, 'must be a string', at);
+  else if (v.length > max) problem(out, `must be less than ${max + 1} characters`, at);
+}
+
+function element(v: unknown, at: string, out: Problems): number {
+  if (!isObject(v)) {
+    problem(out, 'must be an object', at);
+    return 0;
+  }
+  stringMax(v.action_id, FAKE_SLACK_LIMITS.actionId, `${at}/action_id`, out);
+  switch (v.type) {
+    case 'button': {
+      onlyKeys(
+        v,
+        ['type', 'text', 'action_id', 'value', 'url', 'style', 'confirm', 'accessibility_label'],
+        at,
+        out,
+      );
+      const n = textObject(v.text, `${at}/text`, out, { max: FAKE_SLACK_LIMITS.buttonText, plainOnly: true });
+      stringMax(v.value, FAKE_SLACK_LIMITS.buttonValue, `${at}/value`, out);
+      stringMax(v.url, FAKE_SLACK_LIMITS.url, `${at}/url`, out);
+      stringMax(v.accessibility_label, 75, `${at}/accessibility_label`, out);
+      if (v.style !== undefined && v.style !== 'primary' && v.style !== 'danger') {
+        problem(out, 'must be one of primary, danger', `${at}/style`);
+      }
+      return n;
+    }
+    case 'image':
+      stringMax(v.alt_text, 2000, `${at}/alt_text`, out, true);
+      return 0;
+    case 'static_select':
+    case 'multi_static_select':
+    case 'users_select':
+    case 'conversations_select':
+    case 'channels_select':
+    case 'plain_text_input':
+    case 'datepicker':
+    case 'checkboxes':
+    case 'radio_buttons':
+    case 'overflow':
+      return 0;
+    default:
+      problem(out, `unsupported type: ${String(v.type)}`, `${at}/type`);
+      return 0;
+  }
+}
+
+/** Slack's checks of a `blocks` array; returns the problems and the characters of text seen. */
+export function validateBlocks(
+  blocks: unknown,
+  options: { maxBlocks?: number; pointer?: string } = {},
+): { problems: string[]; textChars: number } {
+  const out: Problems = [];
+  const base = options.pointer ?? '/blocks';
+  const max = options.maxBlocks ?? FAKE_SLACK_LIMITS.messageBlocks;
+  let chars = 0;
+  if (!Array.isArray(blocks)) {
+    problem(out, 'must be an array', base);
+    return { problems: out, textChars: 0 };
+  }
+  if (blocks.length > max) problem(out, `no more than ${max} items allowed`, base);
+  const ids = new Set<string>();
+  blocks.forEach((b, i) => {
+    const at = `${base}/${i}`;
+    if (!isObject(b)) {
+      problem(out, 'must be an object', at);
+      return;
+    }
+    if (b.block_id !== undefined) {
+      stringMax(b.block_id, FAKE_SLACK_LIMITS.blockId, `${at}/block_id`, out);
+      if (typeof b.block_id === 'string') {
+        if (ids.has(b.block_id)) problem(out, `block_id '${b.block_id}' is already used`, `${at}/block_id`);
+        ids.add(b.block_id);
+      }
+    }
+    switch (b.type) {
+      case 'section': {
+        onlyKeys(b, ['type', 'block_id', 'text', 'fields', 'accessory', 'expand'], at, out);
+        if (b.text === undefined && b.fields === undefined) problem(out, 'must provide text or fields', at);
+        if (b.text !== undefined)
+          chars += textObject(b.text, `${at}/text`, out, { max: FAKE_SLACK_LIMITS.sectionText });
+        if (b.fields !== undefined) {
+          if (!Array.isArray(b.fields) || b.fields.length === 0)
+            problem(out, 'must be a non-empty array', `${at}/fields`);
+          else {
+            if (b.fields.length > FAKE_SLACK_LIMITS.sectionFields) {
+              problem(out, `no more than ${FAKE_SLACK_LIMITS.sectionFields} items allowed`, `${at}/fields`);
+            }
+            b.fields.forEach((f, j) => {
+              chars += textObject(f, `${at}/fields/${j}`, out, { max: FAKE_SLACK_LIMITS.fieldText });
+            });
+          }
+        }
+        if (b.accessory !== undefined) chars += element(b.accessory, `${at}/accessory`, out);
+        break;
+      }
+      case 'divider':
+        onlyKeys(b, ['type', 'block_id'], at, out);
+        break;
+      case 'header':
+        onlyKeys(b, ['type', 'block_id', 'text'], at, out);
+        chars += textObject(b.text, `${at}/text`, out, {
+          max: FAKE_SLACK_LIMITS.headerText,
+          plainOnly: true,
+        });
+        break;
+      case 'context': {
+        onlyKeys(b, ['type', 'block_id', 'elements'], at, out);
+        if (!Array.isArray(b.elements) || b.elements.length === 0) {
+          problem(out, 'must be a non-empty array', `${at}/elements`);
+          break;
+        }
+        if (b.elements.length > FAKE_SLACK_LIMITS.contextElements) {
+          problem(out, `no more than ${FAKE_SLACK_LIMITS.contextElements} items allowed`, `${at}/elements`);
+        }
+        b.elements.forEach((e, j) => {
+          if (isObject(e) && e.type === 'image')
+            stringMax(e.alt_text, 2000, `${at}/elements/${j}/alt_text`, out, true);
+          else chars += textObject(e, `${at}/elements/${j}`, out, { max: FAKE_SLACK_LIMITS.textObject });
+        });
+        break;
+      }
+      case 'actions': {
+        onlyKeys(b, ['type', 'block_id', 'elements'], at, out);
+        if (!Array.isArray(b.elements) || b.elements.length === 0) {
+          problem(out, 'must be a non-empty array', `${at}/elements`);
+          break;
+        }
+        if (b.elements.length > FAKE_SLACK_LIMITS.actionsElements) {
+          problem(out, `no more than ${FAKE_SLACK_LIMITS.actionsElements} items allowed`, `${at}/elements`);
+        }
+        b.elements.forEach((e, j) => {
+          chars += element(e, `${at}/elements/${j}`, out);
+        });
+        break;
+      }
+      case 'input':
+        onlyKeys(b, ['type', 'block_id', 'label', 'element', 'hint', 'optional', 'dispatch_action'], at, out);
+        chars += textObject(b.label, `${at}/label`, out, { max: 2000, plainOnly: true });
+        if (b.hint !== undefined)
+          chars += textObject(b.hint, `${at}/hint`, out, { max: 2000, plainOnly: true });
+        element(b.element, `${at}/element`, out);
+        break;
+      case 'image':
+        stringMax(b.alt_text, 2000, `${at}/alt_text`, out, true);
+        break;
+      case 'markdown':
+        onlyKeys(b, ['type', 'block_id', 'text'], at, out);
+        stringMax(b.text, FAKE_SLACK_LIMITS.markdownBlock, `${at}/text`, out, true);
+        chars += typeof b.text === 'string' ? b.text.length : 0;
+        break;
+      case 'rich_text':
+        if (!Array.isArray(b.elements)) problem(out, 'must be an array', `${at}/elements`);
+        break;
+      default:
+        problem(out, `unsupported type: ${String(b.type)}`, `${at}/type`);
+    }
+  });
+  return { problems: out, textChars: chars };
+}
+
+export interface Refusal {
+  readonly error: string;
+  readonly messages: readonly string[];
+}
+
+/**
+ * What Slack says to a message (chat.postMessage, chat.postEphemeral, chat.update, a response
+ * URL post): `null` when it would take it.
+ */
+export function checkMessage(
+  args: Record<string, unknown>,
+  options: { maxText?: number } = {},
+): Refusal | null {
+  const { text, blocks, attachments } = args;
+  if (blocks === undefined && attachments === undefined && (typeof text !== 'string' || text.length === 0)) {
+    return { error: 'no_text', messages: [] };
+  }
+  if (text !== undefined && typeof text !== 'string')
+    return { error: 'invalid_arguments', messages: ['text must be a string'] };
+  if (typeof text === 'string' && text.length > (options.maxText ?? FAKE_SLACK_LIMITS.messageText)) {
+    return { error: 'msg_too_long', messages: [] };
+  }
+  if (blocks !== undefined) {
+    const { problems, textChars } = validateBlocks(blocks);
+    if (problems.length > 0) return { error: 'invalid_blocks', messages: problems };
+    if (textChars > FAKE_SLACK_LIMITS.blocksTotalText) return { error: 'msg_blocks_too_long', messages: [] };
+  }
+  if (Array.isArray(attachments) && attachments.length > 100)
+    return { error: 'too_many_attachments', messages: [] };
+  return null;
+}
+
+function checkView(view: unknown): Refusal | null {
+  if (!isObject(view))
+    return { error: 'invalid_arguments', messages: ['[ERROR] must be an object [json-pointer:/view]'] };
+  if (JSON.stringify(view).length > FAKE_SLACK_LIMITS.viewBytes)
+    return { error: 'view_too_large', messages: [] };
+  const problems: string[] = [];
+  if (view.type !== 'modal' && view.type !== 'home') problem(problems, 'must be modal or home', '/view/type');
+  if (view.type === 'modal') {
+    textObject(view.title, '/view/title', problems, { max: FAKE_SLACK_LIMITS.modalTitle, plainOnly: true });
+    if (view.submit !== undefined)
+      textObject(view.submit, '/view/submit', problems, { max: 24, plainOnly: true });
+    if (view.close !== undefined)
+      textObject(view.close, '/view/close', problems, { max: 24, plainOnly: true });
+  }
+  stringMax(view.private_metadata, 3000, '/view/private_metadata', problems);
+  stringMax(view.callback_id, 255, '/view/callback_id', problems);
+  problems.push(
+    ...validateBlocks(view.blocks, { maxBlocks: FAKE_SLACK_LIMITS.modalBlocks, pointer: '/view/blocks' })
+      .problems,
+  );
+  if (
+    view.type === 'modal' &&
+    Array.isArray(view.blocks) &&
+    view.blocks.some((b) => isObject(b) && b.type === 'input') &&
+    view.submit === undefined
+  ) {
+    problem(problems, 'submit is required when a modal has input blocks', '/view/submit');
+  }
+  return problems.length > 0 ? { error: 'invalid_arguments', messages: problems } : null;
+}
+
+// ---- the server -----------------------------------------------------------------------------------
+
+const JSON_ARGS = new Set(['blocks', 'attachments', 'view', 'files', 'metadata']);
+
+function parseBody(
+  headers: IncomingHttpHeaders,
+  raw: string,
+): Record<string, unknown> | { __invalid: string } {
+  const type = String(headers['content-type'] ?? '');
+  if (type.startsWith('application/json')) {
+    try {
+      const v: unknown = raw ? JSON.parse(raw) : {};
+      return isObject(v) ? v : { __invalid: 'invalid_json' };
+    } catch {
+      return { __invalid: 'invalid_json' };
+    }
+  }
+  const args: Record<string, unknown> = {};
+  for (const [k, v] of new URLSearchParams(raw)) {
+    if (JSON_ARGS.has(k)) {
+      try {
+        args[k] = JSON.parse(v);
+      } catch {
+        return { __invalid: k === 'blocks' ? 'invalid_blocks_format' : 'invalid_arguments' };
+      }
+    } else {
+      args[k] = v;
+    }
+  }
+  return args;
+}
+
+export async function startFakeSlack(
+  options: { botToken?: string; botUserId?: string; botId?: string; teamId?: string } = {},
+): Promise<FakeSlack> {
+  const botToken = options.botToken ?? `xoxb-test-${randomBytes(8).toString('hex')}`;
+  const botUserId = options.botUserId ?? 'U0RMQBOT';
+  const botId = options.botId ?? 'B0RMQBOT';
+  const teamId = options.teamId ?? 'T0TEST';
+  const calls: RecordedCall[] = [];
+  const responseUses = new Map<string, number>();
+  const uploads = new Map<string, { filename: string; length: number; received: number }>();
+  const failures = new Map<string, string[]>();
+  let seq = 0;
+  let url = '';
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      const path = new URL(req.url ?? '/', 'http://fake').pathname;
+      const record = (call: Omit<RecordedCall, 'path' | 'headers' | 'at'>) => {
+        calls.push({ ...call, path, headers: req.headers, at: Date.now() });
+      };
+      const json = (status: number, body: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      };
+
+      // ---- response URLs -----------------------------------------------------------------
+      if (path.startsWith('/response/')) {
+        const parsed = parseBody({ 'content-type': 'application/json' }, raw);
+        const args = '__invalid' in parsed ? {} : parsed;
+        const refuse = (status: number, error: string, messages: readonly string[] = []) => {
+          record({ kind: 'response', method: 'response_url', args, ok: false, error, messages });
+          res.writeHead(status, { 'content-type': 'text/plain' });
+          res.end(error);
+        };
+        const uses = responseUses.get(path);
+        if (req.method !== 'POST') return refuse(405, 'method_not_allowed');
+        if (uses === undefined) return refuse(404, 'expired_url');
+        if (uses >= FAKE_SLACK_LIMITS.responseUrlUses) return refuse(404, 'used_url');
+        if ('__invalid' in parsed) return refuse(400, 'invalid_payload');
+        responseUses.set(path, uses + 1);
+        if (
+          args.response_type !== undefined &&
+          args.response_type !== 'in_channel' &&
+          args.response_type !== 'ephemeral'
+        ) {
+          return refuse(400, 'invalid_response_type');
+        }
+        const refusal = checkMessage(args);
+        if (refusal) return refuse(400, refusal.error, refusal.messages);
+        record({ kind: 'response', method: 'response_url', args, ok: true });
+        return json(200, { ok: true });
+      }
+
+      // ---- file uploads (files.uploadV2 posts the bytes here) -------------------------------
+      if (path.startsWith('/upload/')) {
+        const id = path.slice('/upload/'.length);
+        const upload = uploads.get(id);
+        if (!upload) {
+          record({ kind: 'upload', method: 'upload', args: {}, ok: false, error: 'file_not_found' });
+          res.writeHead(404);
+          return res.end();
+        }
+        upload.received = Buffer.concat(chunks).length;
+        record({ kind: 'upload', method: 'upload', args: { id, bytes: upload.received }, ok: true });
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        return res.end(`OK - ${upload.received}`);
+      }
+
+      // ---- the Web API ---------------------------------------------------------------------------
+      if (!path.startsWith('/api/')) {
+        res.writeHead(404);
+        return res.end();
+      }
+      const method = path.slice('/api/'.length);
+      const parsed = parseBody(req.headers, raw);
+      const args = '__invalid' in parsed ? {} : parsed;
+      const reply = (body: Record<string, unknown>) => {
+        record({ kind: 'api', method, args, ok: true });
+        json(200, { ok: true, ...body });
+      };
+      const fail = (error: string, messages: readonly string[] = []) => {
+        record({ kind: 'api', method, args, ok: false, error, messages });
+        json(200, { ok: false, error, ...(messages.length ? { response_metadata: { messages } } : {}) });
+      };
+      const auth = String(req.headers.authorization ?? '');
+      const token = auth.startsWith('Bearer ')
+        ? auth.slice(7)
+        : typeof args.token === 'string'
+          ? args.token
+          : '';
+      if (!token) return fail('not_authed');
+      if (token !== botToken) return fail('invalid_auth');
+      if ('__invalid' in parsed) return fail(String(parsed.__invalid));
+      const queued = failures.get(method)?.shift();
+      if (queued) return fail(queued);
+
+      const ts = () => `${Math.floor(Date.now() / 1000)}.${String(++seq).padStart(6, '0')}`;
+      switch (method) {
+        case 'auth.test':
+          return reply({
+            url: 'https://fake.slack.test/',
+            team: 'Test',
+            user: 'rmq',
+            team_id: teamId,
+            user_id: botUserId,
+            bot_id: botId,
+          });
+        case 'chat.postMessage': {
+          if (typeof args.channel !== 'string' || !args.channel) return fail('channel_not_found');
+          const refusal = checkMessage(args);
+          if (refusal) return fail(refusal.error, refusal.messages);
+          const at = ts();
+          return reply({
+            channel: args.channel,
+            ts: at,
+            message: { type: 'message', text: args.text, ts: at, bot_id: botId },
+          });
+        }
+        case 'chat.postEphemeral': {
+          if (typeof args.channel !== 'string' || !args.channel) return fail('channel_not_found');
+          if (typeof args.user !== 'string' || !args.user) return fail('user_not_in_channel');
+          const refusal = checkMessage(args);
+          if (refusal) return fail(refusal.error, refusal.messages);
+          return reply({ message_ts: ts() });
+        }
+        case 'chat.update': {
+          if (typeof args.channel !== 'string' || !args.channel) return fail('channel_not_found');
+          if (typeof args.ts !== 'string' || !args.ts) return fail('message_not_found');
+          const refusal = checkMessage(args, { maxText: FAKE_SLACK_LIMITS.updateText });
+          if (refusal) return fail(refusal.error, refusal.messages);
+          return reply({ channel: args.channel, ts: args.ts, text: args.text });
+        }
+        case 'views.open':
+        case 'views.push': {
+          if (typeof args.trigger_id !== 'string' || !args.trigger_id) return fail('invalid_trigger_id');
+          const refusal = checkView(args.view);
+          if (refusal) return fail(refusal.error, refusal.messages);
+          return reply({ view: { id: `V${++seq}`, ...(args.view as object) } });
+        }
+        case 'views.update': {
+          const refusal = checkView(args.view);
+          if (refusal) return fail(refusal.error, refusal.messages);
+          return reply({ view: { id: args.view_id ?? `V${++seq}`, ...(args.view as object) } });
+        }
+        case 'files.getUploadURLExternal': {
+          const length = Number(args.length);
+          if (
+            typeof args.filename !== 'string' ||
+            !args.filename ||
+            !Number.isInteger(length) ||
+            length <= 0
+          ) {
+            return fail('invalid_arguments');
+          }
+          const id = `F${++seq}`;
+          uploads.set(id, { filename: args.filename, length, received: 0 });
+          return reply({ upload_url: `${url}/upload/${id}`, file_id: id });
+        }
+        case 'files.completeUploadExternal': {
+          const files = args.files;
+          if (!Array.isArray(files) || files.length === 0) return fail('invalid_arguments');
+          for (const f of files) {
+            const id = isObject(f) ? f.id : undefined;
+            if (typeof id !== 'string' || !uploads.has(id)) return fail('file_not_found');
+          }
+          return reply({
+            files: files.map((f) => {
+              const id = (f as { id: string }).id;
+              return { id, name: uploads.get(id)?.filename, title: (f as { title?: string }).title };
+            }),
+          });
+        }
+        default:
+          return fail('unknown_method');
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const isMessage = (c: RecordedCall) =>
+    c.ok &&
+    (c.kind === 'response' || ['chat.postMessage', 'chat.postEphemeral', 'chat.update'].includes(c.method));
+
+  return {
+    url,
+    apiUrl: `${url}/api/`,
+    botToken,
+    botUserId,
+    botId,
+    teamId,
+    calls,
+    responseUrl() {
+      const path = `/response/${randomBytes(8).toString('hex')}`;
+      responseUses.set(path, 0);
+      return `${url}${path}`;
+    },
+    posts: () => calls.filter(isMessage),
+    responsesTo: (responseUrl) => {
+      const path = new URL(responseUrl).pathname;
+      return calls.filter((c) => c.kind === 'response' && c.path === path && c.ok);
+    },
+    rejections: () => calls.filter((c) => !c.ok),
+    waitForCall: (match, opts = {}) =>
+      waitFor(() => calls.find(match), {
+        deadlineMs: opts.deadlineMs ?? 20_000,
+        intervalMs: 25,
+        what: opts.what ?? 'a Slack call',
+      }),
+    failNext(method, error) {
+      failures.set(method, [...(failures.get(method) ?? []), error]);
+    },
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
