@@ -1,28 +1,7 @@
 import type { WhichResult } from '../../commands/which.ts';
+import { KIND_WORDS, NOT_APPLIED_WORDS, NOT_ASKED_WORDS, NOT_REPORTED_WORDS } from '../../commands/words.ts';
 
 /** The `which` answer as terminal text: in force, also matched, operator policy, nothing governs. */
-
-const KIND_WORDS = {
-  classic: 'classic queue',
-  quorum: 'quorum queue',
-  stream: 'stream',
-  exchange: 'exchange',
-} as const;
-
-const WHY_NOT_ASKED: Record<string, string> = {
-  unreachable: 'the broker could not be reached',
-  timeout: 'the broker did not answer in time',
-  unauthorized: 'the broker refused these credentials',
-  'broker-error': 'the broker answered with an error',
-  forbidden: 'this identity may not read that vhost',
-  missing: 'the vhost does not exist',
-};
-
-const REASONS = {
-  'lower-priority': 'lower priority than the one in force, so it contributes nothing to this object',
-  'same-priority': 'same priority: which one the broker picks is not defined',
-  'refused-key': 'sets a key this object type refuses, so it never applies to it',
-} as const;
 
 function definition(def: Record<string, unknown>): string {
   const entries = Object.entries(def);
@@ -33,19 +12,14 @@ export function whichText(r: WhichResult): string {
   const o = r.object;
   const what = `${KIND_WORDS[o.kind]} ${JSON.stringify(o.name)} in vhost ${JSON.stringify(o.vhost)}`;
   if (r.answer === 'not-asked') {
-    const why = WHY_NOT_ASKED[r.why ?? 'unreachable'] ?? 'the broker could not be asked';
+    const why = NOT_ASKED_WORDS[r.why ?? 'unreachable'] ?? 'the broker could not be asked';
     return `Could not ask the broker about ${what}: ${why}${r.detail ? ` (${r.detail})` : ''}.\nNothing is claimed about this object.\n`;
   }
   const lines: string[] = [];
   if (o.kindAssumed)
     lines.push(`No queue or exchange by that name exists; answering as for a classic queue.`);
   if (r.answer === 'not-reported') {
-    const cause =
-      r.why === 'forbidden'
-        ? 'this identity may not read it'
-        : r.why === 'stats-pending'
-          ? 'the broker has not published its statistics yet'
-          : (r.detail ?? 'it does not exist');
+    const cause = r.detail ?? NOT_REPORTED_WORDS[r.why ?? 'missing'] ?? 'it does not exist';
     lines.push(
       `The broker did not report which policy is in force on the ${what} (${cause}).`,
       `What follows is every policy whose pattern matches it, not a statement about which one applies.`,
@@ -75,8 +49,8 @@ export function whichText(r: WhichResult): string {
     for (const m of r.alsoMatched) {
       const reason =
         r.answer === 'reported'
-          ? REASONS[m.reason]
-          : REASONS[m.reason].replace('the one in force', 'the first match');
+          ? NOT_APPLIED_WORDS[m.reason]
+          : NOT_APPLIED_WORDS[m.reason].replace('the one in force', 'the first match');
       lines.push(
         `    - ${m.name} (priority ${m.priority}): ${reason}${m.keys ? ` (${m.keys.join(', ')})` : ''}`,
       );

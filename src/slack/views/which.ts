@@ -1,4 +1,5 @@
 import type { PolicyView, WhichResult } from '../../../commands/which.ts';
+import { KIND_WORDS, NOT_ASKED_WORDS, NOT_REPORTED_WORDS } from '../../../commands/words.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { type Block, context, finish, listSection, type SlackMessage, section } from './message.ts';
 
@@ -9,32 +10,10 @@ import { type Block, context, finish, listSection, type SlackMessage, section } 
  * a statement of what applies; when it could not be asked, nothing is claimed.
  */
 
-const KIND_WORDS = {
-  classic: 'classic queue',
-  quorum: 'quorum queue',
-  stream: 'stream',
-  exchange: 'exchange',
-} as const;
-
 /** Longest piece of a broker string shown; names of queues and exchanges (≤ 255 bytes) fit whole. */
 const MAX_SHOWN = { name: 260, pattern: 200, key: 80, value: 120 } as const;
 /** Keys of a definition shown before "and N more keys". */
 const MAX_KEYS = 8;
-
-const NOT_ASKED: Readonly<Record<string, string>> = {
-  unreachable: 'the broker could not be reached',
-  timeout: 'the broker did not answer in time',
-  unauthorized: "the broker refused the bot's credentials",
-  'broker-error': 'the broker answered with an error',
-  forbidden: "the bot's broker user may not read that vhost",
-  missing: 'that vhost does not exist',
-};
-
-const NOT_REPORTED: Readonly<Record<string, string>> = {
-  missing: 'it does not exist',
-  forbidden: "the bot's broker user may not read it",
-  'stats-pending': 'the broker has not published its statistics for it yet',
-};
 
 const name = (s: string) => code(truncate(s, MAX_SHOWN.name));
 const value = (v: unknown) => code(truncate(JSON.stringify(v) ?? String(v), MAX_SHOWN.value));
@@ -155,7 +134,7 @@ function footer(r: WhichResult): Block {
 }
 
 function notAsked(r: WhichResult): SlackMessage {
-  const why = NOT_ASKED[r.why ?? 'unreachable'] ?? 'the broker could not be asked';
+  const why = NOT_ASKED_WORDS[r.why ?? 'unreachable'] ?? 'the broker could not be asked';
   const detail = r.detail ? ` (${code(truncate(r.detail, 300))})` : '';
   const blocks = [
     section(
@@ -166,7 +145,7 @@ function notAsked(r: WhichResult): SlackMessage {
 }
 
 function notReported(r: WhichResult): SlackMessage {
-  const cause = NOT_REPORTED[r.why ?? 'missing'] ?? 'it did not say why';
+  const cause = NOT_REPORTED_WORDS[r.why ?? 'missing'] ?? 'it did not say why';
   const blocks: Block[] = [
     title(r),
     section(
