@@ -1,10 +1,12 @@
 import { config as loadDotenv } from 'dotenv';
 import { helpText } from '../commands/help.ts';
 import { parseWhich } from '../commands/parse.ts';
+import { parsePreview, preview, previewExitCode, previewJson } from '../commands/preview.ts';
 import { which } from '../commands/which.ts';
 import { loadConfig, pickEnvironment } from './config.ts';
 import { ConfigError, InputError } from './errors.ts';
 import { ManagementClient } from './rabbit/client.ts';
+import { previewText } from './terminal/preview.ts';
 import { whichText } from './terminal/which.ts';
 
 /**
@@ -53,6 +55,30 @@ export async function runCli(
           const result = await which(input, broker);
           io.out(json ? `${JSON.stringify(result, null, 2)}\n` : whichText(result));
           return result.answer === 'not-asked' ? 3 : 0;
+        } finally {
+          await broker.close();
+        }
+      }
+      case 'preview': {
+        const input = parsePreview(words);
+        const config = loadConfig(env);
+        const environment = pickEnvironment(config, input.env);
+        if (!environment)
+          throw new InputError(
+            `Unknown environment ${input.env}.`,
+            `Known: ${config.environments.map((e) => e.name).join(', ')}`,
+          );
+        const broker = new ManagementClient({
+          url: environment.url,
+          user: environment.user,
+          password: environment.password,
+        });
+        try {
+          const result = await preview(input, broker);
+          io.out(json ? `${JSON.stringify(previewJson(result), null, 2)}\n` : previewText(result));
+          if (!json && result.status === 'refused')
+            io.err(`rmq: refused: ${result.refusals.map((p) => p.message).join(' ')}\n`);
+          return previewExitCode(result);
         } finally {
           await broker.close();
         }

@@ -1,0 +1,176 @@
+/**
+ * A local stand-in for the management API, speaking its shapes, for bench/preview.ts: one vhost
+ * of N queues and M policies, whose `policy` field is what the broker would report (worked out
+ * by the engine once, at start). The queue listing is rendered once and sent as one body, as the
+ * broker does (it builds the whole list before answering).
+ *
+ *   tsx bench/fakeManagement.ts [--queues 100000] [--policies 1000]
+ *   -> prints {"url": "...", "vhost": "...", "policies": [...names to delete...]} on one line, then serves
+ *
+ * Run as a child process, so its CPU and memory stay out of the measured process.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { buildPolicySet, resolve } from '../src/policy/resolve.ts';
+import type { ObjectKind, Policy } from '../src/policy/types.ts';
+
+export interface FakeVhost {
+  readonly vhost: string;
+  readonly policies: Policy[];
+  readonly operatorPolicies: Policy[];
+  readonly queues: {
+    name: string;
+    type: Exclude<ObjectKind, 'exchange'>;
+    arguments: Record<string, unknown>;
+    policy: string | null;
+  }[];
+  /** Policies worth deleting in a benchmark: one that governs few queues, one that governs many. */
+  readonly narrow: string;
+  readonly broad: string;
+}
+
+const AREAS = ['orders', 'billing', 'audit', 'events', 'retry'] as const;
+
+/**
+ * 100,000 queues over 500 services and 5 areas; 1,000 policies: one per service (priority 10),
+ * one per service's orders (20, for 400 of them), audit retention (30, for 98), a broad events
+ * cap (15) and a catch-all (0). Mostly anchored literal prefixes, as real vhosts have.
+ */
+export function makeVhost(queueCount: number, policyCount: number): FakeVhost {
+  const vhost = 'bench';
+  const services = 500;
+  const policies: Policy[] = [];
+  const add = (
+    name: string,
+    pattern: string,
+    priority: number,
+    definition: Record<string, unknown>,
+    applyTo = 'queues',
+  ) => policies.push({ vhost, name, pattern, applyTo, priority, definition });
+  for (let s = 0; s < services && policies.length < policyCount - 2; s++) {
+    add(`svc${s}`, `^svc${s}\\.`, 10, { 'dead-letter-exchange': `dlx.${s}`, 'max-length': 10_000 });
+  }
+  for (let s = 0; s < 400 && policies.length < policyCount - 2; s++) {
+    add(`svc${s}-orders`, `^svc${s}\\.orders\\.`, 20, {
+      'message-ttl': 3_600_000,
+      'dead-letter-exchange': `dlx.${s}`,
+    });
+  }
+  for (let s = 0; policies.length < policyCount - 2; s++) {
+    add(`svc${s}-audit`, `^svc${s}\\.audit\\.`, 30, { 'max-length-bytes': 1_000_000_000 }, 'all');
+  }
+  add('events-cap', '^svc\\d+\\.events\\.', 15, { 'max-length': 500, overflow: 'reject-publish' });
+  add('catch-all', '.*', 0, { 'max-length-bytes': 10_000_000_000 }, 'all');
+  const operatorPolicies: Policy[] = [
+    {
+      vhost,
+      name: 'ceiling',
+      pattern: '.*',
+      applyTo: 'queues',
+      priority: 0,
+      definition: { 'max-length': 1_000_000 },
+    },
+    {
+      vhost,
+      name: 'orders-ttl',
+      pattern: '^svc\\d+\\.orders\\.',
+      applyTo: 'queues',
+      priority: 1,
+      definition: { 'message-ttl': 86_400_000 },
+    },
+  ];
+  const set = buildPolicySet(policies, operatorPolicies, { major: 3, minor: 10, patch: 8 });
+  const queues: FakeVhost['queues'] = [];
+  for (let i = 0; i < queueCount; i++) {
+    const s = i % services;
+    const area = AREAS[Math.floor(i / services) % AREAS.length] as string;
+    const type = i % 20 === 0 ? 'stream' : i % 4 === 1 ? 'quorum' : 'classic';
+    const args: Record<string, unknown> = type === 'classic' ? {} : { 'x-queue-type': type };
+    if (i % 7 === 0 && type === 'classic') args['x-message-ttl'] = 60_000;
+    const name = `svc${s}.${area}.${i}`;
+    const winner = resolve(set, name, type).user.candidates[0];
+    queues.push({ name, type, arguments: args, policy: winner?.name ?? null });
+  }
+  return { vhost, policies, operatorPolicies, queues, narrow: 'svc7', broad: 'events-cap' };
+}
+
+function policyJson(p: Policy) {
+  return {
+    vhost: p.vhost,
+    name: p.name,
+    pattern: p.pattern,
+    'apply-to': p.applyTo,
+    priority: p.priority,
+    definition: p.definition,
+  };
+}
+
+export async function serve(v: FakeVhost, port = 0): Promise<{ url: string; close: () => Promise<void> }> {
+  const enc = encodeURIComponent(v.vhost);
+  // Rendered once, like the broker's answer; `policy` left out when there is none, as with disable_stats.
+  const queues = Buffer.from(
+    JSON.stringify(
+      v.queues.map((q) => ({
+        arguments: q.arguments,
+        name: q.name,
+        ...(q.policy ? { policy: q.policy } : {}),
+        type: q.type,
+      })),
+    ),
+  );
+  const exchanges = Buffer.from(
+    JSON.stringify(
+      ['', 'amq.direct', 'amq.fanout', 'amq.topic', 'svc1.orders.in', 'svc2.billing.in'].map((name) => ({
+        arguments: {},
+        name,
+        policy: 'catch-all',
+        type: 'direct',
+      })),
+    ),
+  );
+  const routes = new Map<string, Buffer>([
+    ['/api/overview', Buffer.from(JSON.stringify({ rabbitmq_version: '3.10.8', cluster_name: 'bench' }))],
+    [`/api/policies/${enc}`, Buffer.from(JSON.stringify(v.policies.map(policyJson)))],
+    [`/api/operator-policies/${enc}`, Buffer.from(JSON.stringify(v.operatorPolicies.map(policyJson)))],
+    [`/api/queues/${enc}`, queues],
+    [`/api/exchanges/${enc}`, exchanges],
+  ]);
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0] ?? '';
+    const body = routes.get(path);
+    if (!body) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end('{"error":"Object Not Found","reason":"Not Found"}');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+    res.end(body);
+  });
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  const { port: bound } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${bound}`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const arg = (name: string, dflt: number) => {
+    const i = process.argv.indexOf(`--${name}`);
+    return i >= 0 ? Number(process.argv[i + 1]) : dflt;
+  };
+  const v = makeVhost(arg('queues', 100_000), arg('policies', 1000));
+  const { url } = await serve(v);
+  process.stdout.write(
+    `${JSON.stringify({ url, vhost: v.vhost, narrow: v.narrow, broad: v.broad, queues: v.queues.length, policies: v.policies.length })}\n`,
+  );
+  const stop = () => process.exit(0);
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.stdin.on('end', stop);
+  process.stdin.resume();
+}

@@ -1,0 +1,300 @@
+/**
+ * How much a preview costs beyond the one listing it cannot do without.
+ *
+ *   npm run bench:preview                         fake management API (100,000 queues, 1,000 policies) + real broker (30,000 queues)
+ *   npm run bench:preview -- --skip-real          the fake one only
+ *   npm run bench:preview -- --real-only --broker http://127.0.0.1:15673
+ *   options: --queues N --policies N --real-queues N --runs N
+ *
+ * 1. A local server speaking the management API's shapes (bench/fakeManagement.ts, in a child
+ *    process) serves a vhost of 100,000 queues and 1,000 policies. Printed: a delete preview's
+ *    wall time over the time to fetch and parse that same queue listing alone (goal <= 1.5), and
+ *    this process's peak RSS, sampled every 5 ms (goal <= 300 MB).
+ * 2. The real broker (RMQ_URL, or --broker): 30,000 queues in a vhost of their own, created with
+ *    parallel PUTs and removed after. Printed: the preview over the cheapest listing that carries
+ *    every queue's policy (`disable_stats=true&columns=name,policy`), goal <= 1.5.
+ * Medians of --runs runs, after a warm-up. Prints; asserts nothing.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { Pool } from 'undici';
+import { type PreviewInput, preview } from '../commands/preview.ts';
+import { ManagementClient } from '../src/rabbit/client.ts';
+import { parseJsonArrayStream } from '../src/rabbit/jsonArrayStream.ts';
+
+const argv = process.argv.slice(2);
+const flag = (name: string) => argv.includes(`--${name}`);
+const option = (name: string, dflt: string) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 && argv[i + 1] !== undefined ? (argv[i + 1] as string) : dflt;
+};
+const QUEUES = Number(option('queues', '100000'));
+const POLICIES = Number(option('policies', '1000'));
+const REAL_QUEUES = Number(option('real-queues', '30000'));
+const RUNS = Number(option('runs', '5'));
+const BROKER = option('broker', process.env.RMQ_URL ?? 'http://127.0.0.1:15672');
+const USER = process.env.RMQ_USER ?? 'guest';
+const PASSWORD = process.env.RMQ_PASSWORD ?? 'guest';
+
+// --- measuring ----------------------------------------------------------------------------
+
+let peakRss = 0;
+const sampler = setInterval(() => {
+  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+}, 5);
+sampler.unref();
+
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+
+async function time(fn: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}
+
+/** Each measurement once per round, in turn, so drift hits them alike. */
+async function rounds(
+  runs: number,
+  named: Record<string, () => Promise<unknown>>,
+): Promise<Record<string, number>> {
+  const samples: Record<string, number[]> = Object.fromEntries(Object.keys(named).map((k) => [k, []]));
+  for (const fn of Object.values(named)) await fn(); // warm-up: JIT, connections, pattern compilation paths
+  for (let r = 0; r < runs; r++) {
+    for (const [k, fn] of Object.entries(named)) samples[k]?.push(await time(fn));
+  }
+  return Object.fromEntries(Object.entries(samples).map(([k, xs]) => [k, median(xs)]));
+}
+
+function row(label: string, ms: number, base: number, extra = ''): string {
+  return `  ${label.padEnd(52)} ${ms.toFixed(0).padStart(7)} ms   ratio ${(ms / base).toFixed(2)}${extra}`;
+}
+
+async function previewOf(client: ManagementClient, vhost: string, name: string): Promise<number> {
+  const input: PreviewInput = { action: 'delete', name, layer: 'user', vhost, fields: {} };
+  const r = await preview(input, client);
+  if (r.status !== 'answered') throw new Error(`preview ${r.status}: ${JSON.stringify(r).slice(0, 300)}`);
+  return r.objects.length;
+}
+
+async function listingAlone(client: ManagementClient, vhost: string): Promise<number> {
+  let n = 0;
+  for await (const _q of client.streamQueues(vhost, { stats: false })) n++;
+  return n;
+}
+
+// --- 1. the fake management API -------------------------------------------------------------
+
+async function startFake(): Promise<{
+  child: ChildProcess;
+  info: { url: string; vhost: string; narrow: string; broad: string; queues: number; policies: number };
+}> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'bench/fakeManagement.ts',
+      '--queues',
+      String(QUEUES),
+      '--policies',
+      String(POLICIES),
+    ],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const [line] = (await once(lines, 'line')) as [string];
+  return { child, info: JSON.parse(line) };
+}
+
+async function benchFake(): Promise<void> {
+  console.log(
+    `\n1. Fake management API: ${QUEUES.toLocaleString()} queues, ${POLICIES.toLocaleString()} policies (starting it…)`,
+  );
+  const { child, info } = await startFake();
+  const client = new ManagementClient({ url: info.url, user: USER, password: PASSWORD });
+  try {
+    const counts = { narrow: 0, broad: 0, listed: 0 };
+    const before = peakRss;
+    const t = await rounds(RUNS, {
+      listing: async () => {
+        counts.listed = await listingAlone(client, info.vhost);
+      },
+      narrow: async () => {
+        counts.narrow = await previewOf(client, info.vhost, info.narrow);
+      },
+      broad: async () => {
+        counts.broad = await previewOf(client, info.vhost, info.broad);
+      },
+    });
+    const base = t.listing as number;
+    console.log(
+      `  fetch + parse the queue listing alone (${counts.listed.toLocaleString()} queues)`.padEnd(54),
+      `${base.toFixed(0).padStart(7)} ms`,
+    );
+    console.log(
+      row(
+        `preview delete ${info.narrow} (${counts.narrow} objects change)`,
+        t.narrow as number,
+        base,
+        '   goal <= 1.5',
+      ),
+    );
+    console.log(
+      row(
+        `preview delete ${info.broad} (${counts.broad.toLocaleString()} objects change)`,
+        t.broad as number,
+        base,
+        '   (broad delete, for scale)',
+      ),
+    );
+    console.log(
+      `  peak RSS of this process: ${mb(peakRss)} (before the runs: ${mb(before)})   goal <= 300 MB`,
+    );
+  } finally {
+    await client.close();
+    child.kill('SIGTERM');
+  }
+}
+
+// --- 2. the real broker ---------------------------------------------------------------------
+
+async function parallel<T>(
+  items: readonly T[],
+  width: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await fn(items[next++] as T);
+    }),
+  );
+}
+
+/** The cheapest listing that carries every queue's policy: no stats, two columns. */
+async function cheapestListing(url: string, vhost: string): Promise<number> {
+  const pool = new Pool(new URL(url).origin, { connections: 1 });
+  try {
+    const res = await pool.request({
+      path: `/api/queues/${encodeURIComponent(vhost)}?disable_stats=true&columns=name,policy`,
+      method: 'GET',
+      headers: { authorization: `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}` },
+      headersTimeout: 120_000,
+      bodyTimeout: 120_000,
+    });
+    let n = 0;
+    for await (const _ of parseJsonArrayStream(res.body)) n++;
+    return n;
+  } finally {
+    await pool.close();
+  }
+}
+
+async function benchReal(): Promise<void> {
+  const client = new ManagementClient({
+    url: BROKER,
+    user: USER,
+    password: PASSWORD,
+    connections: 32,
+    timeouts: { headersMs: 120_000 },
+  });
+  let version: string;
+  try {
+    version = (await client.overview()).versionText;
+  } catch (e) {
+    console.log(`\n2. Real broker at ${BROKER}: not reachable (${(e as Error).message}); skipped.`);
+    await client.close();
+    return;
+  }
+  const vhost = `rmq-bench-preview-${randomBytes(3).toString('hex')}`;
+  const services = 200;
+  console.log(
+    `\n2. Real broker ${BROKER} (RabbitMQ ${version}): ${REAL_QUEUES.toLocaleString()} queues in vhost ${vhost}`,
+  );
+  try {
+    await client.putVhost(vhost);
+    for (let s = 0; s < services; s++) {
+      await client.putPolicy('user', {
+        vhost,
+        name: `b${s}`,
+        pattern: `^b${s}\\.`,
+        applyTo: 'queues',
+        priority: 10,
+        definition: { 'dead-letter-exchange': `dlx.${s}` },
+      });
+    }
+    await client.putPolicy('user', {
+      vhost,
+      name: 'orders',
+      pattern: '^b\\d+\\.orders\\.',
+      applyTo: 'queues',
+      priority: 20,
+      definition: { 'message-ttl': 60_000 },
+    });
+    await client.putPolicy('operator', {
+      vhost,
+      name: 'ceiling',
+      pattern: '.*',
+      applyTo: 'queues',
+      priority: 0,
+      definition: { 'max-length': 1_000_000 },
+    });
+    const names = Array.from(
+      { length: REAL_QUEUES },
+      (_, i) => `b${i % services}.${i % 3 === 0 ? 'orders' : 'work'}.${i}`,
+    );
+    const started = performance.now();
+    let done = 0;
+    await parallel(names, 48, async (name) => {
+      await client.putQueue(vhost, name, { kind: 'classic' });
+      if (++done % 5000 === 0) process.stdout.write(`  … ${done.toLocaleString()} queues\n`);
+    });
+    console.log(`  created in ${((performance.now() - started) / 1000).toFixed(1)} s (48 parallel PUTs)`);
+    const counts = { narrow: 0, broad: 0, cheapest: 0, ours: 0 };
+    const t = await rounds(Math.max(3, Math.min(RUNS, 5)), {
+      cheapest: async () => {
+        counts.cheapest = await cheapestListing(BROKER, vhost);
+      },
+      ours: async () => {
+        counts.ours = await listingAlone(client, vhost);
+      },
+      narrow: async () => {
+        counts.narrow = await previewOf(client, vhost, 'b7');
+      },
+      broad: async () => {
+        counts.broad = await previewOf(client, vhost, 'orders');
+      },
+    });
+    const base = t.cheapest as number;
+    console.log(
+      `  cheapest listing with every queue's policy (${counts.cheapest.toLocaleString()} queues)`.padEnd(54),
+      `${base.toFixed(0).padStart(7)} ms`,
+    );
+    console.log(row("the preview's listing alone (+ type, arguments)", t.ours as number, base));
+    console.log(
+      row(`preview delete b7 (${counts.narrow} objects change)`, t.narrow as number, base, '   goal <= 1.5'),
+    );
+    console.log(
+      row(
+        `preview delete orders (${counts.broad.toLocaleString()} objects change)`,
+        t.broad as number,
+        base,
+        '   (broad delete, for scale)',
+      ),
+    );
+  } finally {
+    const started = performance.now();
+    await client.deleteVhost(vhost);
+    console.log(`  vhost removed in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    await client.close();
+  }
+}
+
+if (!flag('real-only')) await benchFake();
+if (!flag('skip-real')) await benchReal();
+clearInterval(sampler);

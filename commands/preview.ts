@@ -1,0 +1,324 @@
+import { z } from 'zod';
+import { InputError } from '../src/errors.ts';
+import { type PolicyDiff, policyDiff } from '../src/policy/diff.ts';
+import {
+  type ObjectOutcome,
+  type PolicyChange,
+  type PreviewSummary,
+  Simulation,
+  type Unpredictable,
+} from '../src/policy/simulate.ts';
+import type { Definition, Policy, PolicyLayer } from '../src/policy/types.ts';
+import { formatVersion } from '../src/policy/types.ts';
+import { type Problem, type ProposedFields, validate } from '../src/policy/validate.ts';
+import { type InventorySource, openInventory } from '../src/rabbit/inventory.ts';
+import { parseArgs, parseWith, Vhost } from './parse.ts';
+
+/**
+ * `preview delete|create|edit POLICY …`: what the change would do to every object of the vhost,
+ * before anything is filed. Words -> input (refused with exit 2 when malformed) -> the broker's
+ * policies and version -> validation (refused with the reasons) -> the inventory, streamed ->
+ * the simulation -> the result per INTERFACE.md. Writes nothing.
+ */
+
+export const PREVIEW_USAGE =
+  'preview delete|create|edit POLICY [--pattern P] [--apply-to A] [--priority N] [--definition JSON] [--operator] [--vhost V] [--env E]';
+
+const ACTIONS = ['create', 'edit', 'delete'] as const;
+type Action = (typeof ACTIONS)[number];
+
+export interface PreviewInput {
+  readonly action: Action;
+  readonly name: string;
+  readonly layer: PolicyLayer;
+  readonly vhost: string;
+  readonly env?: string | undefined;
+  /** Only the fields given: for an edit, the rest keep their current value. */
+  readonly fields: Partial<ProposedFields>;
+}
+
+const FLAGS = {
+  pattern: 'string',
+  'apply-to': 'string',
+  priority: 'string',
+  definition: 'string',
+  operator: 'boolean',
+  vhost: 'string',
+  env: 'string',
+} as const;
+
+const Words = z.object({ vhost: Vhost, env: z.string().min(1).optional() });
+
+/** Words after `preview` -> a typed input. Every malformed piece is an InputError (exit 2). */
+export function parsePreview(
+  words: readonly string[],
+  extra: Readonly<Record<string, 'string' | 'boolean'>> = {},
+): PreviewInput {
+  const { positionals, flags } = parseArgs(words, { ...FLAGS, ...extra }, PREVIEW_USAGE);
+  const [action, name, ...rest] = positionals;
+  if (action === undefined || !(ACTIONS as readonly string[]).includes(action)) {
+    throw new InputError(
+      action === undefined
+        ? 'preview needs an action: delete, create or edit.'
+        : `Unknown action ${JSON.stringify(action)}: use delete, create or edit.`,
+      PREVIEW_USAGE,
+    );
+  }
+  if (name === undefined || name === '')
+    throw new InputError(`preview ${action} needs the name of a policy.`, PREVIEW_USAGE);
+  if (rest.length > 0)
+    throw new InputError(`preview ${action} takes one policy name, got ${rest.length + 1}.`, PREVIEW_USAGE);
+  const { vhost, env } = parseWith(Words, { vhost: flags.vhost, env: flags.env }, PREVIEW_USAGE);
+
+  const fields: { -readonly [K in keyof ProposedFields]?: ProposedFields[K] } = {};
+  if (typeof flags.pattern === 'string') fields.pattern = flags.pattern;
+  if (typeof flags['apply-to'] === 'string') fields.applyTo = flags['apply-to'];
+  if (typeof flags.priority === 'string') fields.priority = parsePriority(flags.priority);
+  if (typeof flags.definition === 'string') fields.definition = parseDefinition(flags.definition);
+
+  if (action === 'delete') {
+    const given = Object.keys(fields);
+    if (given.length > 0) {
+      throw new InputError(
+        `preview delete takes no ${given.map((f) => (f === 'applyTo' ? '--apply-to' : `--${f}`)).join(', ')}.`,
+        PREVIEW_USAGE,
+      );
+    }
+  }
+  if (action === 'create') {
+    if (fields.pattern === undefined) throw new InputError('preview create needs --pattern.', PREVIEW_USAGE);
+    if (fields.definition === undefined)
+      throw new InputError('preview create needs --definition, a JSON object.', PREVIEW_USAGE);
+  }
+  return {
+    action: action as Action,
+    name,
+    layer: flags.operator === true ? 'operator' : 'user',
+    vhost,
+    env,
+    fields,
+  };
+}
+
+function parsePriority(text: string): number {
+  const n = text.trim() === '' ? Number.NaN : Number(text);
+  if (!Number.isFinite(n))
+    throw new InputError(`--priority must be a number, got ${JSON.stringify(text)}.`, PREVIEW_USAGE);
+  return n;
+}
+
+function parseDefinition(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    throw new InputError(
+      `--definition is not valid JSON (${why}).`,
+      `Example: --definition '{"message-ttl": 60000}'`,
+    );
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new InputError(
+      `--definition must be a JSON object of keys and values, got ${Array.isArray(value) ? 'a list' : JSON.stringify(value)}.`,
+      `Example: --definition '{"message-ttl": 60000}'`,
+    );
+  }
+  return value as Record<string, unknown>;
+}
+
+// --- the result ---------------------------------------------------------------------------
+
+export interface PolicyFields {
+  pattern: string;
+  applyTo: string;
+  priority: number;
+  definition: Definition;
+}
+
+export interface PreviewChange {
+  action: Action;
+  policy: string;
+  vhost: string;
+  operator: boolean;
+  before: PolicyFields | null;
+  after: PolicyFields | null;
+}
+
+interface Base {
+  change: PreviewChange;
+  brokerVersion?: string;
+  warnings: Problem[];
+}
+
+export interface PreviewAnswer extends Base {
+  status: 'answered';
+  brokerVersion: string;
+  objects: ObjectOutcome[];
+  unpredictable: Unpredictable[];
+  summary: PreviewSummary;
+  /** Field by field, for the audit. */
+  diff: PolicyDiff;
+  /** Requests made and time taken, for the curious and the benchmark. */
+  ms: number;
+}
+
+export interface PreviewRefused extends Base {
+  status: 'refused';
+  refusals: Problem[];
+}
+
+export type NotAskedWhy =
+  | 'unreachable'
+  | 'timeout'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'broker-error'
+  | 'missing-vhost';
+
+export interface PreviewNotAsked extends Base {
+  status: 'not-asked';
+  why: NotAskedWhy;
+  detail?: string;
+}
+
+export type PreviewResult = PreviewAnswer | PreviewRefused | PreviewNotAsked;
+
+/** What `preview` needs of the management API. ManagementClient satisfies it. */
+export type PreviewBroker = InventorySource;
+
+function fieldsOf(p: Policy | null): PolicyFields | null {
+  return p && { pattern: p.pattern, applyTo: p.applyTo, priority: p.priority, definition: p.definition };
+}
+
+interface BrokerErrorLike {
+  code: string;
+  reason?: string | undefined;
+}
+
+function brokerError(err: unknown): BrokerErrorLike | undefined {
+  if (err instanceof Error && typeof (err as { code?: unknown }).code === 'string')
+    return err as Error & BrokerErrorLike;
+  return undefined;
+}
+
+const NOT_ASKED: Readonly<Record<string, NotAskedWhy>> = {
+  unreachable: 'unreachable',
+  timeout: 'timeout',
+  unauthorized: 'unauthorized',
+  forbidden: 'forbidden',
+  'broker-error': 'broker-error',
+  'bad-response': 'broker-error',
+  'not-found': 'missing-vhost',
+};
+
+export async function preview(input: PreviewInput, broker: PreviewBroker): Promise<PreviewResult> {
+  const started = performance.now();
+  const change: PreviewChange = {
+    action: input.action,
+    policy: input.name,
+    vhost: input.vhost,
+    operator: input.layer === 'operator',
+    before: null,
+    after: null,
+  };
+  const notAsked = (err: unknown): PreviewNotAsked => {
+    const e = brokerError(err);
+    const why = e ? NOT_ASKED[e.code] : undefined;
+    if (!e || !why) throw err;
+    const detail =
+      why === 'missing-vhost' ? `vhost ${input.vhost} does not exist` : (e.reason ?? (err as Error).message);
+    return { status: 'not-asked', change, warnings: [], why, ...(detail ? { detail } : {}) };
+  };
+
+  let inventory: Awaited<ReturnType<typeof openInventory>>;
+  try {
+    inventory = await openInventory(broker, input.vhost);
+  } catch (err) {
+    return notAsked(err);
+  }
+  const { version, user, operator } = inventory;
+  const brokerVersion = formatVersion(version);
+  const validation = validate({
+    action: input.action,
+    layer: input.layer,
+    vhost: input.vhost,
+    name: input.name,
+    fields: input.fields,
+    existing: { user, operator },
+    version,
+  });
+  change.before = fieldsOf(validation.current);
+  change.after = fieldsOf(validation.proposed);
+  if (!validation.ok) {
+    await inventory.cancel();
+    return {
+      status: 'refused',
+      change,
+      brokerVersion,
+      warnings: validation.warnings,
+      refusals: validation.refusals,
+    };
+  }
+  const policyChange: PolicyChange = {
+    action: input.action,
+    layer: input.layer,
+    before: validation.current,
+    after: validation.proposed,
+  };
+  const simulation = new Simulation({ version, user, operator, change: policyChange });
+  try {
+    await inventory.each((o) => simulation.add(o));
+  } catch (err) {
+    return notAsked(err);
+  }
+  const { objects, unpredictable, summary } = simulation.result();
+  return {
+    status: 'answered',
+    change,
+    brokerVersion,
+    warnings: validation.warnings,
+    objects,
+    unpredictable,
+    summary,
+    diff: policyDiff(policyChange),
+    ms: Math.round(performance.now() - started),
+  };
+}
+
+/** The `--json` document: INTERFACE.md's keys first, then the rest. */
+export function previewJson(r: PreviewResult): Record<string, unknown> {
+  switch (r.status) {
+    case 'answered':
+      return {
+        change: r.change,
+        objects: r.objects,
+        unpredictable: r.unpredictable,
+        summary: r.summary,
+        warnings: r.warnings,
+        diff: r.diff,
+        brokerVersion: r.brokerVersion,
+        ms: r.ms,
+      };
+    case 'refused':
+      return {
+        error: { code: 'refused', message: r.refusals.map((p) => p.message).join(' ') },
+        change: r.change,
+        refusals: r.refusals,
+        warnings: r.warnings,
+        ...(r.brokerVersion ? { brokerVersion: r.brokerVersion } : {}),
+      };
+    case 'not-asked':
+      return {
+        error: { code: r.why, message: r.detail ?? r.why },
+        change: r.change,
+      };
+  }
+}
+
+/** Exit code per INTERFACE.md: 0 answered, 2 refused (or a vhost that does not exist), 3 broker not asked. */
+export function previewExitCode(r: PreviewResult): number {
+  if (r.status === 'answered') return 0;
+  if (r.status === 'refused' || r.why === 'missing-vhost') return 2;
+  return 3;
+}

@@ -1,0 +1,292 @@
+import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../../commands/preview.ts';
+import { type ObjectOutcome, RISK_WORDS } from '../../policy/simulate.ts';
+import { code, prose, truncate } from '../escape.ts';
+import { VIEW_BUDGET } from '../limits.ts';
+import { type Block, context, finish, listSection, type SlackMessage, section } from './message.ts';
+
+/**
+ * The preview as a Slack message, what hurts first (as in the terminal): risks, new ties, an
+ * unanchored pattern's catch, then objects grouped by what happens to them. Within Slack's
+ * limits whatever the size: when the objects do not fit one message, the message keeps the
+ * summary and the full list comes back as a CSV file for the Slack layer to upload beside it.
+ * Pure; every user or broker string is escaped.
+ */
+
+export interface PreviewFile {
+  readonly filename: string;
+  readonly title: string;
+  readonly filetype: 'csv';
+  readonly content: string;
+}
+
+export interface PreviewMessage extends SlackMessage {
+  /** The full object list, when the message shows only part of it. */
+  readonly file?: PreviewFile;
+}
+
+const KIND_WORDS = {
+  classic: 'classic queue',
+  quorum: 'quorum queue',
+  stream: 'stream',
+  exchange: 'exchange',
+} as const;
+const MAX_SHOWN = { name: 200, pattern: 200, key: 60, value: 100 } as const;
+/** Objects listed one per line in the message; beyond this the file carries them. */
+const OBJECTS_SHOWN = 12;
+const NAMES_PER_LINE = 5;
+
+const name = (s: string) => code(truncate(s, MAX_SHOWN.name));
+const keyName = (s: string) => code(truncate(s, MAX_SHOWN.key));
+const value = (v: unknown) => code(truncate(JSON.stringify(v) ?? String(v), MAX_SHOWN.value));
+const keys = (ks: readonly string[]) => ks.map(keyName).join(', ');
+
+function names(list: readonly string[], total: number): string {
+  const shown = list.slice(0, NAMES_PER_LINE).map(name).join(', ');
+  const more = total - Math.min(list.length, NAMES_PER_LINE);
+  return more > 0 ? `${shown} _and ${more} more_` : shown;
+}
+
+function policyWords(p: PolicyFields): string {
+  const def = Object.entries(p.definition)
+    .slice(0, 8)
+    .map(([k, v]) => `${keyName(k)} = ${value(v)}`)
+    .join(', ');
+  return `pattern ${code(truncate(p.pattern, MAX_SHOWN.pattern))} · applies to ${code(p.applyTo)} · priority ${p.priority} · sets ${def || 'nothing'}`;
+}
+
+function title(r: PreviewResult): Block {
+  const c = r.change;
+  const lines = [
+    `*Preview:* ${prose(c.action)} ${c.operator ? 'operator policy' : 'policy'} ${name(c.policy)} in vhost ${name(c.vhost)}`,
+  ];
+  if (c.before) lines.push(`Now: ${policyWords(c.before)}`);
+  if (c.after) lines.push(`Proposed: ${policyWords(c.after)}`);
+  return section(lines.join('\n'));
+}
+
+function objectLine(o: ObjectOutcome): string {
+  const after = o.after.candidates
+    ? `undefined between ${o.after.candidates.map(name).join(' and ')}`
+    : o.after.policy
+      ? name(o.after.policy)
+      : 'nothing';
+  const parts: string[] = [];
+  const lost = Object.keys(o.lost);
+  const gained = Object.keys(o.gained);
+  const changed = Object.entries(o.changed);
+  if (lost.length) parts.push(`loses ${keys(lost)}`);
+  if (gained.length) parts.push(`gains ${keys(gained)}`);
+  if (changed.length)
+    parts.push(`${changed.map(([k, [b, a]]) => `${keyName(k)} ${value(b)} → ${value(a)}`).join(', ')}`);
+  if (o.keptByOperator?.length) parts.push(`operator policy keeps ${keys(o.keptByOperator)}`);
+  for (const [k, n] of Object.entries(o.arguments ?? {})) {
+    parts.push(
+      `its own ${code(n.argument)} ${n.rule === 'argument' ? 'wins' : n.rule === 'smaller' ? 'caps it' : 'yields'}: ${keyName(k)} in use ${value(n.after)}`,
+    );
+  }
+  return `• ${name(o.name)} _(${KIND_WORDS[o.kind]})_ → ${after}${parts.length ? ` — ${parts.join('; ')}` : ''}`;
+}
+
+function answered(r: PreviewAnswer): PreviewMessage {
+  const s = r.summary;
+  const blocks: Block[] = [title(r)];
+  if (r.warnings.length) {
+    blocks.push(
+      listSection(
+        '*Warnings:*',
+        r.warnings.map((w) => `• ${prose(truncate(w.message, 400))}`),
+        { maxItems: 5 },
+      ),
+    );
+  }
+  if (r.objects.length === 0 && r.unpredictable.length === 0) {
+    blocks.push(
+      section(
+        `:white_check_mark: *Nothing changes:* no object's ${r.change.operator ? 'operator policy' : 'policy'} or values would differ.`,
+      ),
+    );
+  } else if (s.risks.length) {
+    const items = s.risks.map((risk) => {
+      const total = risk.count + risk.possible;
+      const how =
+        risk.count === 0
+          ? `*${risk.possible}* may ${RISK_WORDS[risk.risk]}, depending on a tie`
+          : `*${risk.count}* would ${RISK_WORDS[risk.risk]}${risk.possible ? ` (${risk.possible} more may, depending on a tie)` : ''}`;
+      return `• ${how} (${keys(risk.keys)}): ${names(risk.names, total)}`;
+    });
+    blocks.push(listSection(':rotating_light: *What hurts:*', items, { maxItems: 7 }));
+  } else {
+    blocks.push(
+      section(
+        '*What hurts:* no object loses a dead-letter target, TTL, limit, delivery limit, federation upstream, alternate exchange or retention.',
+      ),
+    );
+  }
+  if (s.newTies.count) {
+    const items = s.newTies.objects.map((t) => `• ${name(t.name)}: ${t.candidates.map(name).join(' or ')}`);
+    blocks.push(
+      listSection(
+        `:warning: *New ties:* ${s.newTies.count} object(s) would match several policies of the same priority; which one the broker picks is not defined.`,
+        items,
+        { maxItems: 5, maxChars: 1500 },
+      ),
+    );
+  }
+  if (s.unanchoredCatch) {
+    const c = s.unanchoredCatch;
+    blocks.push(
+      section(
+        `:mag: *Unanchored pattern* ${code(truncate(c.pattern, MAX_SHOWN.pattern))} does not start with \`^\`: it also reaches *${c.count}* name(s) that do not start with it: ${names(c.names, c.count)}`,
+      ),
+    );
+  }
+  if (s.groups.length) {
+    const items = s.groups.map((g) => {
+      const parts = [
+        g.lost.length ? `loses ${keys(g.lost)}` : '',
+        g.gained.length ? `gains ${keys(g.gained)}` : '',
+        g.changed.length ? `changes ${keys(g.changed)}` : '',
+      ].filter(Boolean);
+      return `• *${g.count}* ${prose(g.outcome)}${parts.length ? ` — ${parts.join('; ')}` : ''}: ${names(g.names, g.count)}`;
+    });
+    blocks.push(listSection(`*What happens* (${s.objects} object(s) change):`, items, { maxItems: 8 }));
+  }
+  const needsFile = r.objects.length > OBJECTS_SHOWN || r.unpredictable.length > VIEW_BUDGET.listItems;
+  if (r.objects.length && !needsFile) {
+    blocks.push(listSection('*Object by object:*', r.objects.map(objectLine), { maxItems: OBJECTS_SHOWN }));
+  }
+  if (r.unpredictable.length) {
+    const items = r.unpredictable.map((u) => `• ${name(u.name)}: ${prose(truncate(u.why, 300))}`);
+    blocks.push(
+      listSection(
+        `:grey_question: *Unpredictable* (${r.unpredictable.length}): this bot cannot say what happens to these, and does not guess.`,
+        items,
+        { maxItems: 5 },
+      ),
+    );
+  }
+  const footer = [
+    `broker ${prose(r.brokerVersion)}`,
+    `${s.scanned.queues} queues and ${s.scanned.exchanges} exchanges read`,
+  ];
+  if (needsFile) footer.push('the full list of objects is in the attached file');
+  blocks.push(context(footer.join(' · ')));
+  const sure = s.risks.find((x) => x.count > 0);
+  const maybe = s.risks[0];
+  const lead = sure
+    ? `${sure.count} object(s) would ${RISK_WORDS[sure.risk]}`
+    : maybe
+      ? `${maybe.possible} object(s) may ${RISK_WORDS[maybe.risk]}, depending on a tie`
+      : `${s.objects} object(s) change, none loses a risky setting`;
+  const text = `Preview of ${r.change.action} ${prose(truncate(r.change.policy, 200))}: ${lead}.`;
+  const message = finish(blocks, text);
+  return needsFile ? { ...message, file: previewCsv(r) } : message;
+}
+
+function refused(r: Extract<PreviewResult, { status: 'refused' }>): PreviewMessage {
+  const blocks: Block[] = [
+    title(r),
+    listSection(
+      ':no_entry: *Refused* — nothing was previewed or filed:',
+      r.refusals.map((p) => `• ${prose(truncate(p.message, 500))}`),
+    ),
+  ];
+  if (r.warnings.length)
+    blocks.push(
+      listSection(
+        '*Warnings:*',
+        r.warnings.map((w) => `• ${prose(truncate(w.message, 400))}`),
+        { maxItems: 5 },
+      ),
+    );
+  const first = r.refusals[0]?.message ?? 'refused';
+  return finish(blocks, `Refused: ${prose(truncate(first, 300))}`);
+}
+
+function notAsked(r: Extract<PreviewResult, { status: 'not-asked' }>): PreviewMessage {
+  const why =
+    r.why === 'missing-vhost'
+      ? `vhost ${name(r.change.vhost)} does not exist`
+      : `the broker could not be asked (${prose(r.why)}${r.detail ? `: ${code(truncate(r.detail, 300))}` : ''})`;
+  const blocks = [
+    section(
+      `:x: *Could not preview* ${prose(r.change.action)} of ${name(r.change.policy)}: ${why}. Nothing is claimed.`,
+    ),
+  ];
+  return finish(
+    blocks,
+    `Could not preview ${prose(r.change.action)} of ${prose(truncate(r.change.policy, 200))}.`,
+  );
+}
+
+export function previewView(r: PreviewResult): PreviewMessage {
+  switch (r.status) {
+    case 'answered':
+      return answered(r);
+    case 'refused':
+      return refused(r);
+    case 'not-asked':
+      return notAsked(r);
+  }
+}
+
+// --- the attached file ----------------------------------------------------------------------
+
+/**
+ * One CSV field: quoted when needed; a cell a spreadsheet would read as a formula (a name
+ * starting with = + - @) is prefixed with an apostrophe.
+ */
+export function csvField(raw: string): string {
+  const s = /^[=+\-@\t\r]/.test(raw) ? `'${raw}` : raw;
+  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+}
+
+const CSV_COLUMNS = [
+  'name',
+  'kind',
+  'before',
+  'after',
+  'tie_candidates',
+  'lost',
+  'gained',
+  'changed',
+  'risks',
+  'unpredictable_why',
+];
+
+export function previewCsv(r: PreviewAnswer): PreviewFile {
+  const kv = (o: Record<string, unknown>) =>
+    Object.entries(o)
+      .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+      .join('; ');
+  const rows = [CSV_COLUMNS.join(',')];
+  for (const o of r.objects) {
+    rows.push(
+      [
+        o.name,
+        o.kind,
+        o.before.policy ?? (o.before.candidates ? '' : '(none)'),
+        o.after.policy ?? (o.after.candidates ? '' : '(none)'),
+        (o.after.candidates ?? []).join(' '),
+        kv(o.lost),
+        kv(o.gained),
+        Object.entries(o.changed)
+          .map(([k, [b, a]]) => `${k}=${JSON.stringify(b)}->${JSON.stringify(a)}`)
+          .join('; '),
+        [...o.risks, ...(o.possibleRisks ?? []).map((x) => `maybe:${x}`)].join(' '),
+        '',
+      ]
+        .map(csvField)
+        .join(','),
+    );
+  }
+  for (const u of r.unpredictable)
+    rows.push([u.name, u.kind, '', '', '', '', '', '', '', u.why].map(csvField).join(','));
+  const safe = r.change.policy.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 80) || 'policy';
+  return {
+    filename: `preview-${r.change.action}-${safe}.csv`,
+    title: `Preview of ${r.change.action} ${r.change.policy}: every object`,
+    filetype: 'csv',
+    content: `${rows.join('\n')}\n`,
+  };
+}

@@ -1,0 +1,196 @@
+import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../commands/preview.ts';
+import { type ObjectOutcome, RISK_WORDS } from '../policy/simulate.ts';
+
+/**
+ * The preview as terminal text, what hurts first: objects losing a dead-letter target, a TTL, a
+ * limit…; then ties the change creates; then what an unanchored pattern catches; then every
+ * object grouped by what happens to it; then what the bot could not predict.
+ */
+
+const KIND_WORDS = {
+  classic: 'classic queue',
+  quorum: 'quorum queue',
+  stream: 'stream',
+  exchange: 'exchange',
+} as const;
+/** Objects shown one by one (with values) when there are this few; otherwise only groups. */
+const DETAIL_LIMIT = 40;
+const NAMES_PER_GROUP = 10;
+
+const show = (s: string) => (s === '' ? '(default exchange)' : JSON.stringify(s).slice(1, -1));
+const value = (v: unknown) => JSON.stringify(v) ?? String(v);
+
+function policyWords(p: PolicyFields): string {
+  const def = Object.entries(p.definition)
+    .map(([k, v]) => `${k}=${value(v)}`)
+    .join(', ');
+  return `pattern ${JSON.stringify(p.pattern)}, apply-to ${p.applyTo}, priority ${p.priority}, sets ${def || 'nothing'}`;
+}
+
+function header(r: PreviewResult): string[] {
+  const c = r.change;
+  const what = `${c.operator ? 'operator policy' : 'policy'} ${JSON.stringify(c.policy)} in vhost ${JSON.stringify(c.vhost)}`;
+  const lines = [`Preview: ${c.action} ${what}${r.brokerVersion ? ` (RabbitMQ ${r.brokerVersion})` : ''}`];
+  if (c.before) lines.push(`  now:      ${policyWords(c.before)}`);
+  if (c.after) lines.push(`  proposed: ${policyWords(c.after)}`);
+  return lines;
+}
+
+function names(list: readonly string[], total: number): string {
+  const shown = list.slice(0, NAMES_PER_GROUP).map(show).join(', ');
+  return total > NAMES_PER_GROUP
+    ? `${shown} … and ${total - Math.min(list.length, NAMES_PER_GROUP)} more`
+    : shown;
+}
+
+function keyList(keys: readonly string[]): string {
+  return keys.join(', ');
+}
+
+function objectLines(o: ObjectOutcome, layerWords: string): string[] {
+  const lines: string[] = [];
+  const before = o.before.candidates
+    ? `undefined between ${o.before.candidates.join(' and ')}`
+    : (o.before.policy ?? 'nothing');
+  const after = o.after.candidates
+    ? `undefined between ${o.after.candidates.join(' and ')}`
+    : (o.after.policy ?? 'nothing');
+  lines.push(`  ${show(o.name)} (${KIND_WORDS[o.kind]}): ${layerWords} ${before} -> ${after}`);
+  for (const [k, v] of Object.entries(o.lost)) lines.push(`      loses   ${k}=${value(v)}`);
+  for (const [k, v] of Object.entries(o.gained)) {
+    lines.push(
+      `      gains   ${k}=${value(v)}${o.heldBy[k] === 'operator-policy' ? ' (from the operator policy)' : ''}`,
+    );
+  }
+  for (const [k, [b, a]] of Object.entries(o.changed)) {
+    const held =
+      o.heldBy[k] === 'operator-policy'
+        ? ' (the operator policy holds it)'
+        : o.heldBy[k] === 'both'
+          ? ' (the stricter of policy and operator policy)'
+          : '';
+    lines.push(`      changes ${k}: ${value(b)} -> ${value(a)}${held}`);
+  }
+  for (const k of o.keptByOperator ?? []) {
+    if (!(k in o.changed)) lines.push(`      keeps   ${k}: the operator policy holds it`);
+  }
+  for (const [name, d] of Object.entries(o.ifCandidate ?? {})) {
+    const parts = [
+      Object.keys(d.lost).length ? `loses ${keyList(Object.keys(d.lost))}` : '',
+      Object.keys(d.gained).length ? `gains ${keyList(Object.keys(d.gained))}` : '',
+      Object.keys(d.changed).length ? `changes ${keyList(Object.keys(d.changed))}` : '',
+    ].filter(Boolean);
+    lines.push(`      if ${name} wins: ${parts.join('; ') || 'nothing changes in its values'}`);
+  }
+  for (const [k, n] of Object.entries(o.arguments ?? {})) {
+    const rule =
+      n.rule === 'smaller'
+        ? 'the smaller of argument and policy holds'
+        : n.rule === 'argument'
+          ? 'its argument wins over any policy'
+          : 'the policy wins over its argument';
+    lines.push(
+      `      its own ${n.argument}=${value(n.argumentValue)}: ${rule}, so ${k} in use goes ${value(n.before)} -> ${value(n.after)}`,
+    );
+  }
+  for (const note of o.notes ?? []) lines.push(`      note: ${note}`);
+  return lines;
+}
+
+function answered(r: PreviewAnswer): string[] {
+  const lines = header(r);
+  const s = r.summary;
+  const layerWords = r.change.operator ? 'operator policy' : 'policy';
+  for (const w of r.warnings) lines.push(`  warning: ${w.message}`);
+  lines.push('');
+  if (r.objects.length === 0 && r.unpredictable.length === 0) {
+    lines.push(
+      `Nothing changes: no object's ${layerWords} or values would differ (${s.scanned.queues} queues and ${s.scanned.exchanges} exchanges read).`,
+    );
+    if (s.unanchoredCatch) lines.push(...catchLines(r));
+    return lines;
+  }
+  if (s.risks.length > 0) {
+    lines.push('What hurts:');
+    for (const risk of s.risks) {
+      const how =
+        risk.count === 0
+          ? `${risk.possible} object(s) may ${RISK_WORDS[risk.risk]}, depending on a tie`
+          : `${risk.count} object(s) would ${RISK_WORDS[risk.risk]}${risk.possible ? ` (${risk.possible} more may, depending on a tie)` : ''}`;
+      lines.push(`  ! ${how} [${risk.keys.join(', ')}]: ${names(risk.names, risk.count + risk.possible)}`);
+    }
+  } else {
+    lines.push(
+      'What hurts: no object loses a dead-letter target, TTL, limit, delivery limit, federation upstream, alternate exchange or retention.',
+    );
+  }
+  if (s.newTies.count > 0) {
+    lines.push(
+      `New ties: ${s.newTies.count} object(s) would be governed by one of several policies of the same priority; the broker's choice between them is not defined:`,
+    );
+    for (const t of s.newTies.objects.slice(0, NAMES_PER_GROUP))
+      lines.push(`  ~ ${show(t.name)}: ${t.candidates.join(' or ')}`);
+    if (s.newTies.count > NAMES_PER_GROUP) lines.push(`  … and ${s.newTies.count - NAMES_PER_GROUP} more`);
+  }
+  if (s.unanchoredCatch) lines.push(...catchLines(r));
+  lines.push('', `What happens (${s.objects} object(s) change):`);
+  for (const g of s.groups) {
+    const parts = [
+      g.lost.length ? `loses ${keyList(g.lost)}` : '',
+      g.gained.length ? `gains ${keyList(g.gained)}` : '',
+      g.changed.length ? `changes ${keyList(g.changed)}` : '',
+    ].filter(Boolean);
+    lines.push(
+      `  ${g.count} ${g.outcome}${parts.length ? ` — ${parts.join('; ')}` : ''}: ${names(g.names, g.count)}`,
+    );
+  }
+  if (r.objects.length <= DETAIL_LIMIT) {
+    lines.push('', 'Object by object:');
+    for (const o of r.objects) lines.push(...objectLines(o, layerWords));
+  } else {
+    lines.push('', `(${r.objects.length} objects: --json lists each one with its values.)`);
+  }
+  if (r.unpredictable.length > 0) {
+    lines.push(
+      '',
+      `Unpredictable (${r.unpredictable.length}): this bot cannot say what happens to these, and does not guess:`,
+    );
+    for (const u of r.unpredictable.slice(0, DETAIL_LIMIT)) lines.push(`  ? ${show(u.name)}: ${u.why}`);
+    if (r.unpredictable.length > DETAIL_LIMIT)
+      lines.push(`  … and ${r.unpredictable.length - DETAIL_LIMIT} more (see --json)`);
+  }
+  lines.push(
+    '',
+    `${s.scanned.queues} queues and ${s.scanned.exchanges} exchanges read; every other object keeps what it has.`,
+  );
+  return lines;
+}
+
+function catchLines(r: PreviewAnswer): string[] {
+  const c = r.summary.unanchoredCatch;
+  if (!c) return [];
+  return [
+    `Unanchored pattern ${JSON.stringify(c.pattern)} does not start with ^: it also reaches ${c.count} name(s) that do not start with it: ${names(c.names, c.count)}`,
+  ];
+}
+
+export function previewText(r: PreviewResult): string {
+  switch (r.status) {
+    case 'answered':
+      return `${answered(r).join('\n')}\n`;
+    case 'refused': {
+      const lines = header(r);
+      lines.push('', `Refused: nothing was previewed or filed.`);
+      for (const p of r.refusals) lines.push(`  x ${p.message}`);
+      for (const w of r.warnings) lines.push(`  warning: ${w.message}`);
+      return `${lines.join('\n')}\n`;
+    }
+    case 'not-asked': {
+      const why =
+        r.why === 'missing-vhost'
+          ? `vhost ${JSON.stringify(r.change.vhost)} does not exist`
+          : `the broker could not be asked (${r.why}${r.detail ? `: ${r.detail}` : ''})`;
+      return `Could not preview ${r.change.action} of ${JSON.stringify(r.change.policy)}: ${why}. Nothing is claimed.\n`;
+    }
+  }
+}

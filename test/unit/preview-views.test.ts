@@ -1,0 +1,360 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type PreviewAnswer,
+  type PreviewResult,
+  parsePreview,
+  previewExitCode,
+  previewJson,
+} from '../../commands/preview.ts';
+import { policyDiff } from '../../src/policy/diff.ts';
+import { type InventoryObject, type PolicyChange, simulate } from '../../src/policy/simulate.ts';
+import type { BrokerVersion, Policy } from '../../src/policy/types.ts';
+import { SLACK_LIMITS } from '../../src/slack/limits.ts';
+import { csvField, previewView } from '../../src/slack/views/preview.ts';
+import { previewText } from '../../src/terminal/preview.ts';
+
+const V310: BrokerVersion = { major: 3, minor: 10, patch: 8 };
+
+const pol = (
+  name: string,
+  pattern: string,
+  priority: number,
+  definition: Record<string, unknown>,
+  applyTo = 'all',
+): Policy => ({
+  vhost: '/',
+  name,
+  pattern,
+  applyTo,
+  priority,
+  definition,
+});
+
+function answer(
+  user: Policy[],
+  change: PolicyChange,
+  objects: InventoryObject[],
+  operator: Policy[] = [],
+): PreviewAnswer {
+  const r = simulate({ version: V310, user, operator, change }, objects);
+  const fields = (p: Policy | null) =>
+    p && { pattern: p.pattern, applyTo: p.applyTo, priority: p.priority, definition: p.definition };
+  return {
+    status: 'answered',
+    change: {
+      action: change.action,
+      policy: (change.after ?? change.before)?.name ?? '',
+      vhost: '/',
+      operator: change.layer === 'operator',
+      before: fields(change.before),
+      after: fields(change.after),
+    },
+    brokerVersion: '3.10.8',
+    warnings: [],
+    ...r,
+    diff: policyDiff(change),
+    ms: 1,
+  };
+}
+
+const retention = pol(
+  'audit-retention',
+  '^orders\\.audit$',
+  10,
+  { 'dead-letter-exchange': 'audit.dlx' },
+  'queues',
+);
+const fallback = pol('audit-fallback', '^orders\\.', 1, { 'message-ttl': 3_600_000 }, 'queues');
+const ceiling = pol('orders-ceiling', '^orders\\.', 0, { 'message-ttl': 600_000 }, 'queues');
+
+const lab = answer(
+  [retention, fallback],
+  { action: 'delete', layer: 'user', before: retention, after: null },
+  [
+    { name: 'orders.audit', kind: 'classic', arguments: {}, policy: 'audit-retention' },
+    { name: 'orders.processing', kind: 'quorum', arguments: {}, policy: 'audit-fallback' },
+  ],
+);
+
+const hostile = '<!channel> *bold* `tick` <https://evil|click> &amp;';
+const big = answer(
+  [pol('wide', '.', 5, { 'dead-letter-exchange': 'd' }), pol('low', '^q', 1, { 'max-length': 1 })],
+  {
+    action: 'delete',
+    layer: 'user',
+    before: pol('wide', '.', 5, { 'dead-letter-exchange': 'd' }),
+    after: null,
+  },
+  [
+    ...Array.from(
+      { length: 400 },
+      (_, i): InventoryObject => ({
+        name: `q.${i}.${'x'.repeat(200)}`,
+        kind: 'classic',
+        arguments: {},
+        policy: 'wide',
+      }),
+    ),
+    { name: `q${hostile}`, kind: 'classic', arguments: {}, policy: 'wide' },
+    { name: '=HYPERLINK("x")', kind: 'classic', arguments: {}, policy: 'wide' },
+  ],
+);
+
+const cases: [string, PreviewResult][] = [
+  ['a delete that loses a dead-letter target', lab],
+  ['a large delete', big],
+  [
+    'a create with a new tie and an unanchored catch',
+    answer(
+      [fallback],
+      {
+        action: 'create',
+        layer: 'user',
+        before: null,
+        after: pol('orders', 'orders', 1, { 'max-length': 5 }, 'queues'),
+      },
+      [
+        { name: 'orders.x', kind: 'quorum', arguments: {}, policy: 'audit-fallback' },
+        { name: 'retry.orders', kind: 'classic', arguments: { 'x-max-length': 3 }, policy: null },
+      ],
+    ),
+  ],
+  [
+    'a user delete the operator policy softens',
+    answer(
+      [fallback],
+      { action: 'delete', layer: 'user', before: fallback, after: null },
+      [{ name: 'orders.x', kind: 'classic', arguments: {}, policy: 'audit-fallback' }],
+      [ceiling],
+    ),
+  ],
+  [
+    'refused',
+    {
+      status: 'refused',
+      change: { action: 'create', policy: hostile, vhost: '/', operator: false, before: null, after: null },
+      warnings: [],
+      refusals: [
+        {
+          code: 'unknown-key',
+          key: 'max-lenght',
+          field: 'definition',
+          message: `max-lenght is not a policy key ${hostile}`,
+        },
+      ],
+    },
+  ],
+  [
+    'not asked',
+    {
+      status: 'not-asked',
+      change: lab.change,
+      warnings: [],
+      why: 'unreachable',
+      detail: 'connect ECONNREFUSED',
+    },
+  ],
+];
+
+describe('preview in Slack', () => {
+  it.each(cases)('%s stays within Slack limits and escapes every string', (_name, r) => {
+    const m = previewView(r);
+    expect(m.blocks.length).toBeLessThanOrEqual(SLACK_LIMITS.blocksPerMessage);
+    const texts = JSON.stringify(m.blocks);
+    for (const b of m.blocks) {
+      const t = (b as { text?: { text: string } }).text?.text;
+      if (t) expect(t.length).toBeLessThanOrEqual(SLACK_LIMITS.sectionText);
+    }
+    expect(texts.length).toBeLessThan(40_000);
+    expect(texts).not.toContain('<!channel>');
+    expect(texts).not.toContain('<https://evil');
+    expect(m.text.length).toBeLessThanOrEqual(1000);
+  });
+
+  it('puts what hurts first', () => {
+    const m = previewView(lab);
+    const texts = m.blocks.map((b) => (b as { text?: { text: string } }).text?.text ?? '');
+    expect(texts[1]).toMatch(/What hurts.*\n.*lose a dead-letter target/);
+    expect(m.text).toBe('Preview of delete audit-retention: 1 object(s) would lose a dead-letter target.');
+    expect(m.file).toBeUndefined();
+  });
+
+  it('a list too long for one message becomes a summary plus the full list as a CSV file', () => {
+    const m = previewView(big);
+    expect(m.file).toBeDefined();
+    const lines = m.file?.content.trim().split('\n') ?? [];
+    expect(lines[0]).toBe(
+      'name,kind,before,after,tie_candidates,lost,gained,changed,risks,unpredictable_why',
+    );
+    expect(lines).toHaveLength(1 + 402);
+    expect(m.file?.filename).toBe('preview-delete-wide.csv');
+    expect(m.file?.content).toContain(`"'=HYPERLINK(""x"")"`);
+    expect(JSON.stringify(m.blocks)).toMatch(/full list of objects is in the attached file/);
+  });
+
+  it('snapshots of real scenarios', () => {
+    for (const [name, r] of cases.filter(([n]) => n !== 'a large delete')) {
+      expect(previewView(r)).toMatchSnapshot(name);
+    }
+  });
+});
+
+describe('preview in the terminal', () => {
+  it('reads risk first, then what happens, then object by object', () => {
+    expect(previewText(lab)).toMatchInlineSnapshot(`
+      "Preview: delete policy "audit-retention" in vhost "/" (RabbitMQ 3.10.8)
+        now:      pattern "^orders\\\\.audit$", apply-to queues, priority 10, sets dead-letter-exchange="audit.dlx"
+
+      What hurts:
+        ! 1 object(s) would lose a dead-letter target [dead-letter-exchange]: orders.audit
+
+      What happens (1 object(s) change):
+        1 falls back to audit-fallback — loses dead-letter-exchange; gains message-ttl: orders.audit
+
+      Object by object:
+        orders.audit (classic queue): policy audit-retention -> audit-fallback
+            loses   dead-letter-exchange="audit.dlx"
+            gains   message-ttl=3600000
+
+      2 queues and 0 exchanges read; every other object keeps what it has.
+      "
+    `);
+  });
+
+  it('says when the operator policy holds a value the user policy no longer gives', () => {
+    const text = previewText(cases[3]?.[1] as PreviewResult);
+    expect(text).toMatch(
+      /changes message-ttl: 600000 -> 600000|keeps {3}message-ttl: the operator policy holds it/,
+    );
+  });
+
+  it('a refusal lists every reason', () => {
+    expect(previewText(cases[4]?.[1] as PreviewResult)).toMatch(
+      /Refused: nothing was previewed or filed\.\n {2}x max-lenght is not a policy key/,
+    );
+  });
+});
+
+describe('preview words, JSON and exit codes', () => {
+  it('parses each action', () => {
+    expect(parsePreview(['delete', 'ttl', '--vhost', 'v'])).toEqual({
+      action: 'delete',
+      name: 'ttl',
+      layer: 'user',
+      vhost: 'v',
+      env: undefined,
+      fields: {},
+    });
+    expect(
+      parsePreview([
+        'create',
+        'p',
+        '--pattern',
+        '^a',
+        '--definition',
+        '{"max-length":1}',
+        '--priority',
+        '-2.5',
+        '--apply-to',
+        'queues',
+        '--operator',
+      ]),
+    ).toMatchObject({
+      action: 'create',
+      layer: 'operator',
+      vhost: '/',
+      fields: { pattern: '^a', priority: -2.5, applyTo: 'queues', definition: { 'max-length': 1 } },
+    });
+    expect(parsePreview(['edit', 'p', '--priority=3'])).toMatchObject({
+      action: 'edit',
+      fields: { priority: 3 },
+    });
+  });
+
+  it.each([
+    [['delete'], /needs the name/],
+    [['rename', 'x'], /Unknown action/],
+    [['create', 'x', '--definition', '{"a":1}'], /needs --pattern/],
+    [['create', 'x', '--pattern', 'a'], /needs --definition/],
+    [['create', 'x', '--pattern', 'a', '--definition', '{bad'], /not valid JSON/],
+    [['create', 'x', '--pattern', 'a', '--definition', '[1]'], /must be a JSON object/],
+    [['edit', 'x', '--priority', 'high'], /--priority must be a number/],
+    [['delete', 'x', '--pattern', 'a'], /takes no --pattern/],
+    [['delete', 'x', 'y'], /one policy name/],
+    [['delete', 'x', '--colour', 'red'], /Unknown flag/],
+  ])('%j is refused (exit 2)', (words, message) => {
+    expect(() => parsePreview(words)).toThrow(message);
+  });
+
+  it('the JSON document carries the keys INTERFACE.md promises; exit codes follow it', () => {
+    const json = previewJson(lab) as {
+      change: unknown;
+      objects: { before: unknown; after: unknown; lost: unknown; gained: unknown; changed: unknown }[];
+      unpredictable: unknown[];
+    };
+    expect(Object.keys(json).slice(0, 3)).toEqual(['change', 'objects', 'unpredictable']);
+    expect(json.change).toEqual({
+      action: 'delete',
+      policy: 'audit-retention',
+      vhost: '/',
+      operator: false,
+      before: {
+        pattern: '^orders\\.audit$',
+        applyTo: 'queues',
+        priority: 10,
+        definition: { 'dead-letter-exchange': 'audit.dlx' },
+      },
+      after: null,
+    });
+    expect(json.objects[0]).toMatchObject({
+      name: 'orders.audit',
+      kind: 'classic',
+      before: { policy: 'audit-retention' },
+      after: { policy: 'audit-fallback' },
+      lost: { 'dead-letter-exchange': 'audit.dlx' },
+      gained: { 'message-ttl': 3_600_000 },
+      changed: {},
+    });
+    expect(previewExitCode(lab)).toBe(0);
+    expect(previewExitCode(cases[4]?.[1] as PreviewResult)).toBe(2);
+    expect(previewExitCode(cases[5]?.[1] as PreviewResult)).toBe(3);
+    expect(
+      previewExitCode({ status: 'not-asked', change: lab.change, warnings: [], why: 'missing-vhost' }),
+    ).toBe(2);
+  });
+
+  it('CSV fields are quoted and formula-safe', () => {
+    expect(csvField('a,b')).toBe('"a,b"');
+    expect(csvField('say "hi"')).toBe('"say ""hi"""');
+    expect(csvField('+1')).toBe("'+1");
+    expect(csvField('plain')).toBe('plain');
+  });
+});
+
+describe('the audit diff', () => {
+  it('shows exactly what an edit replaced', () => {
+    const d = policyDiff({
+      action: 'edit',
+      layer: 'user',
+      before: fallback,
+      after: { ...fallback, priority: 4, definition: { 'message-ttl': 1, 'max-length': 2 } },
+    });
+    expect(d).toEqual({
+      action: 'edit',
+      layer: 'user',
+      vhost: '/',
+      name: 'audit-fallback',
+      fields: { priority: { before: 1, after: 4 } },
+      definition: {
+        'max-length': { before: null, after: 2 },
+        'message-ttl': { before: 3_600_000, after: 1 },
+      },
+      unchanged: false,
+    });
+    expect(policyDiff({ action: 'edit', layer: 'user', before: fallback, after: fallback }).unchanged).toBe(
+      true,
+    );
+    const gone = policyDiff({ action: 'delete', layer: 'operator', before: ceiling, after: null });
+    expect(gone.fields.pattern).toEqual({ before: '^orders\\.', after: null });
+  });
+});

@@ -1,0 +1,347 @@
+import { describe, expect, it } from 'vitest';
+import type { BrokerVersion, Policy } from '../../src/policy/types.ts';
+import {
+  type ProposedFields,
+  pcreSyntaxError,
+  type ValidationInput,
+  validate,
+} from '../../src/policy/validate.ts';
+
+const V310: BrokerVersion = { major: 3, minor: 10, patch: 8 };
+const V312: BrokerVersion = { major: 3, minor: 12, patch: 0 };
+const V40: BrokerVersion = { major: 4, minor: 0, patch: 5 };
+const V43: BrokerVersion = { major: 4, minor: 3, patch: 5 };
+
+const existingUser: Policy = {
+  vhost: '/',
+  name: 'ttl',
+  pattern: '^orders\\.',
+  applyTo: 'queues',
+  priority: 1,
+  definition: { 'message-ttl': 1000 },
+};
+const existingOp: Policy = {
+  vhost: '/',
+  name: 'ceiling',
+  pattern: '.*',
+  applyTo: 'queues',
+  priority: 0,
+  definition: { 'max-length': 10 },
+};
+
+function check(overrides: Partial<ValidationInput> & { fields?: Partial<ProposedFields> }) {
+  return validate({
+    action: 'create',
+    layer: 'user',
+    vhost: '/',
+    name: 'new',
+    existing: { user: [existingUser], operator: [existingOp] },
+    version: V310,
+    ...overrides,
+    fields: {
+      pattern: '^x',
+      applyTo: 'all',
+      priority: 0,
+      definition: { 'max-length': 5 },
+      ...overrides.fields,
+    },
+  });
+}
+
+const codes = (v: ReturnType<typeof validate>) => v.refusals.map((p) => p.code);
+
+describe('validation refusals', () => {
+  it('accepts a well-formed policy and builds it', () => {
+    const v = check({});
+    expect(v.ok).toBe(true);
+    expect(v.proposed).toEqual({
+      vhost: '/',
+      name: 'new',
+      pattern: '^x',
+      applyTo: 'all',
+      priority: 0,
+      definition: { 'max-length': 5 },
+    });
+  });
+
+  it('create refuses a name already used by a policy of the same kind in the vhost', () => {
+    const v = check({ name: 'ttl' });
+    expect(codes(v)).toEqual(['name-taken']);
+    expect(v.refusals[0]?.message).toMatch(/already exists.*use edit/);
+    // An operator policy of that name is another kind: allowed, with a warning.
+    const op = check({ name: 'ceiling' });
+    expect(op.ok).toBe(true);
+    expect(op.warnings.map((w) => w.code)).toContain('same-name-other-layer');
+  });
+
+  it('edit keeps the name: it must exist, in the same layer', () => {
+    expect(codes(check({ action: 'edit', name: 'nope', fields: {} }))).toEqual(['no-such-policy']);
+    const moving = check({ action: 'edit', layer: 'operator', name: 'ttl', fields: { priority: 3 } });
+    expect(codes(moving)).toEqual(['wrong-layer']);
+    expect(moving.refusals[0]?.message).toMatch(
+      /cannot move between the two: delete it and create an operator policy/,
+    );
+    expect(codes(check({ action: 'edit', layer: 'user', name: 'ceiling', fields: { priority: 3 } }))).toEqual(
+      ['wrong-layer'],
+    );
+    expect(codes(check({ action: 'delete', layer: 'operator', name: 'ttl', fields: {} }))).toEqual([
+      'wrong-layer',
+    ]);
+  });
+
+  it('edit keeps the fields it does not name', () => {
+    const v = validate({
+      action: 'edit',
+      layer: 'user',
+      vhost: '/',
+      name: 'ttl',
+      fields: { priority: 7 },
+      existing: { user: [existingUser], operator: [] },
+      version: V310,
+    });
+    expect(v.ok).toBe(true);
+    expect(v.current).toEqual(existingUser);
+    expect(v.proposed).toEqual({ ...existingUser, priority: 7 });
+    const nothing = validate({
+      action: 'edit',
+      layer: 'user',
+      vhost: '/',
+      name: 'ttl',
+      fields: {},
+      existing: { user: [existingUser], operator: [] },
+      version: V310,
+    });
+    expect(codes(nothing)).toEqual(['nothing-to-change']);
+  });
+
+  it('refuses unknown keys, naming the key and a likely intended one', () => {
+    const v = check({ fields: { definition: { 'max-lenght': 10 } } });
+    expect(v.refusals).toEqual([expect.objectContaining({ code: 'unknown-key', key: 'max-lenght' })]);
+    expect(v.refusals[0]?.message).toMatch(/did you mean max-length\?/);
+    // Valid in the veto lists but never a policy key.
+    expect(codes(check({ fields: { definition: { 'max-priority': 3 } } }))).toEqual(['unknown-key']);
+    // Known only from a later version.
+    expect(check({ fields: { definition: { 'consumer-timeout': 100 } } }).refusals[0]?.message).toMatch(
+      /other versions/,
+    );
+    expect(check({ version: V40, fields: { definition: { 'consumer-timeout': 100 } } }).ok).toBe(true);
+  });
+
+  it('refuses wrong value types with the key named', () => {
+    const cases: [string, unknown][] = [
+      ['message-ttl', '60000'],
+      ['message-ttl', 1.5],
+      ['message-ttl', true],
+      ['alternate-exchange', 5],
+      ['overflow', 'drop-tail'],
+      ['queue-version', '2'],
+      ['max-age', 5],
+      ['max-age', '0D'],
+      ['max-age', '1x'],
+      ['expires', 0],
+      ['stream-max-segment-size-bytes', 3_000_000_001],
+    ];
+    for (const [key, value] of cases) {
+      const v = check({ fields: { definition: { [key]: value } } });
+      expect(v.refusals, `${key}=${JSON.stringify(value)}`).toEqual([
+        expect.objectContaining({ code: 'bad-value', key }),
+      ]);
+      expect(v.refusals[0]?.message).toContain(key);
+    }
+  });
+
+  it('refuses negative limits; 4.x takes a negative delivery-limit as unlimited', () => {
+    for (const key of [
+      'max-length',
+      'max-length-bytes',
+      'message-ttl',
+      'initial-cluster-size',
+      'delivery-limit',
+    ]) {
+      const v = check({ fields: { definition: { [key]: -1 } } });
+      expect(v.refusals, key).toEqual([expect.objectContaining({ code: 'negative-limit', key })]);
+    }
+    expect(check({ version: V40, fields: { definition: { 'delivery-limit': -1 } } }).ok).toBe(true);
+  });
+
+  it('refuses apply-to values the broker version does not accept', () => {
+    const old = check({ fields: { applyTo: 'classic_queues' } });
+    expect(codes(old)).toEqual(['apply-to-unsupported']);
+    expect(old.refusals[0]?.message).toMatch(/3\.10\.8.*all, queues, exchanges.*3\.12/);
+    expect(check({ version: V312, fields: { applyTo: 'classic_queues' } }).ok).toBe(true);
+    expect(codes(check({ version: V40, fields: { applyTo: 'qos0_queues' } }))).toEqual([
+      'apply-to-unsupported',
+    ]);
+  });
+
+  it('refuses the mirroring keys on 4.x, warns about them on 3.x', () => {
+    const four = check({ version: V40, fields: { definition: { 'ha-mode': 'all', 'max-length': 1 } } });
+    expect(codes(four)).toEqual(['mirroring-removed']);
+    expect(four.refusals[0]?.message).toMatch(/removed in RabbitMQ 4\.0.*configure nothing/);
+    const three = check({ fields: { definition: { 'ha-mode': 'all' } } });
+    expect(three.ok).toBe(true);
+    expect(three.warnings.map((w) => w.code)).toContain('mirroring-deprecated');
+    // 3.x's own mirroring rules
+    expect(codes(check({ fields: { definition: { 'ha-params': 2 } } }))).toEqual(['mirroring-incomplete']);
+    expect(codes(check({ fields: { definition: { 'ha-mode': 'exactly' } } }))).toEqual(['bad-value']);
+    expect(codes(check({ fields: { definition: { 'ha-mode': 'all', 'ha-params': 2 } } }))).toEqual([
+      'bad-value',
+    ]);
+    expect(codes(check({ fields: { definition: { 'ha-mode': 'nodes', 'ha-params': [] } } }))).toEqual([
+      'bad-value',
+    ]);
+    expect(check({ fields: { definition: { 'ha-mode': 'nodes', 'ha-params': ['rabbit@a'] } } }).ok).toBe(
+      true,
+    );
+  });
+
+  it('refuses keys an operator policy may not set, by version', () => {
+    const v = check({
+      layer: 'operator',
+      fields: { definition: { overflow: 'drop-head', 'max-length': 3 } },
+    });
+    expect(v.refusals).toEqual([expect.objectContaining({ code: 'operator-key', key: 'overflow' })]);
+    expect(v.refusals[0]?.message).toMatch(/operator policies may set .*max-length/);
+    expect(
+      check({ layer: 'operator', version: V40, fields: { definition: { overflow: 'drop-head' } } }).ok,
+    ).toBe(true);
+    expect(
+      codes(
+        check({ layer: 'operator', version: V40, fields: { definition: { 'dead-letter-exchange': 'x' } } }),
+      ),
+    ).toEqual(['operator-key']);
+  });
+
+  it('refuses a pattern the broker would refuse, with the reason', () => {
+    const v = check({ fields: { pattern: 'orders.(' } });
+    expect(codes(v)).toEqual(['pattern-invalid']);
+    expect(v.refusals[0]?.message).toMatch(/missing \)/);
+    expect(codes(check({ fields: { pattern: 5 } }))).toEqual(['pattern-invalid']);
+  });
+
+  it('refuses patterns over 1024 bytes on brokers that cap them (4.2.8+, 4.3.2+)', () => {
+    const long = `^${'a'.repeat(1100)}`;
+    expect(check({ fields: { pattern: long } }).ok).toBe(true);
+    expect(codes(check({ version: V43, fields: { pattern: long } }))).toEqual(['pattern-too-long']);
+  });
+
+  it('marks, and does not refuse, a pattern the broker accepts but this bot cannot read', () => {
+    const v = check({ fields: { pattern: '^orders(?=\\.)' } });
+    expect(v.ok).toBe(true);
+    expect(v.warnings.map((w) => w.code)).toContain('pattern-unreadable');
+  });
+
+  it('refuses an empty or non-object definition, a non-numeric priority, at most one federation key', () => {
+    expect(codes(check({ fields: { definition: {} } }))).toEqual(['definition-empty']);
+    expect(codes(check({ fields: { definition: [1] } }))).toEqual(['definition-not-object']);
+    expect(codes(check({ fields: { priority: '10' } }))).toEqual(['priority-not-number']);
+    expect(
+      codes(
+        check({ fields: { definition: { 'federation-upstream': 'a', 'federation-upstream-set': 'all' } } }),
+      ),
+    ).toEqual(['federation-conflict']);
+  });
+
+  it('warns about an unanchored pattern and a policy no object type could take', () => {
+    const v = check({
+      version: V40,
+      fields: { pattern: 'orders', applyTo: 'streams', definition: { 'message-ttl': 5 } },
+    });
+    expect(v.ok).toBe(true);
+    expect(v.warnings.map((w) => w.code).sort()).toEqual(['pattern-unanchored', 'vetoed-everywhere']);
+  });
+
+  it('reports every problem at once, each with its field or key', () => {
+    const v = check({
+      name: 'ttl',
+      fields: { pattern: '(', applyTo: 'streams', definition: { 'max-lenght': 1, 'message-ttl': -1 } },
+    });
+    expect(codes(v).sort()).toEqual([
+      'apply-to-unsupported',
+      'name-taken',
+      'negative-limit',
+      'pattern-invalid',
+      'unknown-key',
+    ]);
+  });
+});
+
+describe('pattern syntax as PCRE 8 reads it (cases checked against 3.10.8 and 4.0.5)', () => {
+  const refused: [string, string][] = [
+    ['(', 'missing )'],
+    [')', 'unmatched parentheses'],
+    ['a**', 'nothing to repeat'],
+    ['*a', 'nothing to repeat'],
+    ['a{2}{3}', 'nothing to repeat'],
+    ['^*', 'nothing to repeat'],
+    ['$*', 'nothing to repeat'],
+    ['\\b*', 'nothing to repeat'],
+    ['a|*', 'nothing to repeat'],
+    ['[z-a]', 'range out of order in character class'],
+    ['[a-\\d]', 'invalid range in character class'],
+    ['[a-', 'missing terminating ] for character class'],
+    ['\\', '\\ at end of pattern'],
+    ['\\c', '\\c at end of pattern'],
+    ['(?<=a+)c', 'lookbehind assertion is not fixed length'],
+    ['(*FOO)a', '(*VERB) not recognized or malformed'],
+    ['\\x{100}', 'character value in \\x{} or \\o{} is too large'],
+    ['\\2(a)', 'reference to non-existent subpattern'],
+    ['\\g{2}(a)', 'reference to non-existent subpattern'],
+    ['\\k<x>', 'reference to non-existent subpattern'],
+    ['(?(1)a|b)', 'reference to non-existent subpattern'],
+    ['[[:foo:]]', 'unknown POSIX class name'],
+    ['a{70000}', 'number too big in {} quantifier'],
+    ['a{3,2}', 'numbers out of order in {} quantifier'],
+    ['\\Ufoo', 'PCRE does not support \\L, \\l, \\N{name}, \\U, or \\u'],
+    ['(?Z)', 'unrecognized character after (? or (?-'],
+    ['(?i', 'unrecognized character after (? or (?-'],
+    ['(?#comment', 'missing ) after comment'],
+    ['\\p{Foo}', 'unknown property name after \\P or \\p'],
+  ];
+  it.each(refused)('%s: %s', (pattern, message) => {
+    expect(pcreSyntaxError(pattern)?.message).toBe(message);
+  });
+
+  const accepted = [
+    '(?<=ab)c',
+    '(?<=a{2})c',
+    '(?<=ab|c)d',
+    'a++',
+    '(?>a)',
+    '(*UTF8)é',
+    '(*UTF8)\\x{100}',
+    '(a)\\1',
+    '(?P<n>a)',
+    '(?<n>a)(?P=n)',
+    '(?<n>a)\\k<n>',
+    '\\k{n}(?<n>a)',
+    '(?(<n>)a)(?<n>b)',
+    '(?i)abc',
+    '(?x) a # c',
+    '[[:alpha:]]',
+    '[]a]',
+    '[^]a]',
+    'a{,3}',
+    '\\ca',
+    '\\pL',
+    '\\p{^Lu}',
+    '\\p{Greek}',
+    '\\Q(\\E',
+    '(?=a)*',
+    '\\z',
+    '\\Z$',
+    'a(?R)?b',
+    '\\8',
+    '(a)(b)\\10',
+    '[\\d-z]',
+    '\\N',
+    '\\h',
+    '\\R',
+    'x{1001}',
+    '(?U)a*',
+    '^orders\\.(audit|billing)$',
+  ];
+  it.each(accepted)('%s is accepted', (pattern) => {
+    expect(pcreSyntaxError(pattern)).toBeNull();
+  });
+});
