@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WhichResult } from '../../commands/which.ts';
 import { setUpLab } from '../../scripts/lab.ts';
 import { runCli } from '../../src/cli.ts';
-import { adminClient, brokerUrl, uniqueName, waitFor } from '../support/broker.ts';
+import { adminClient, brokerUrl, uniqueName, waitFor, withUser } from '../support/broker.ts';
 
 const vhost = uniqueName('lab');
 const client = adminClient();
@@ -187,6 +187,24 @@ describe('rmq which refusals', () => {
       nothingGoverns: false,
     });
     expect(r.effective).toEqual({});
+  });
+
+  it("an identity that may not read the vhost: exit 3, and the broker's reason", async () => {
+    await withUser({ tags: ['management'] }, async ({ user, password }) => {
+      let out = '';
+      const code = await runCli(
+        ['which', 'orders.audit', '--vhost', vhost, '--json'],
+        { ...env, RMQ_USER: user, RMQ_PASSWORD: password },
+        { out: (s) => (out += s), err: () => {} },
+      );
+      expect(code).toBe(3);
+      expect(JSON.parse(out)).toMatchObject({
+        answer: 'not-asked',
+        why: 'forbidden',
+        detail: expect.stringMatching(/not authorised/),
+        inForce: null,
+      });
+    });
   });
 
   it('refused credentials: exit 3', async () => {
