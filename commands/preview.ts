@@ -9,7 +9,7 @@ import {
   type Unpredictable,
 } from '../src/policy/simulate.ts';
 import type { Definition, Policy, PolicyLayer } from '../src/policy/types.ts';
-import { formatVersion } from '../src/policy/types.ts';
+import { formatVersion, MAX_NAME_BYTES, utf8Length } from '../src/policy/types.ts';
 import { type Problem, type ProposedFields, validate } from '../src/policy/validate.ts';
 import { type InventorySource, openInventory } from '../src/rabbit/inventory.ts';
 import { parseArgs, parseWith, Vhost } from './parse.ts';
@@ -68,6 +68,15 @@ export function parsePreview(
     throw new InputError(`preview ${action} needs the name of a policy.`, PREVIEW_USAGE);
   if (rest.length > 0)
     throw new InputError(`preview ${action} takes one policy name, got ${rest.length + 1}.`, PREVIEW_USAGE);
+  const bytes = utf8Length(name);
+  if (action === 'create' && bytes > MAX_NAME_BYTES) {
+    // The broker itself takes longer policy names (3.10.8 accepted 256 bytes), so one that
+    // exists can still be previewed for an edit or a delete; the bot creates none that long.
+    throw new InputError(
+      `The policy name is ${bytes} bytes; names are at most ${MAX_NAME_BYTES} bytes.`,
+      PREVIEW_USAGE,
+    );
+  }
   const { vhost, env } = parseWith(Words, { vhost: flags.vhost, env: flags.env }, PREVIEW_USAGE);
 
   const fields: { -readonly [K in keyof ProposedFields]?: ProposedFields[K] } = {};

@@ -12,6 +12,11 @@
  *   expect(slack.rejections()).toEqual([]);
  *   await slack.close();
  *
+ * Files arrive as `files.uploadV2` sends them: `files.getUploadURLExternal` (filename, length)
+ * hands out an upload URL on this server, the bytes are POSTed there (raw or multipart), and
+ * `files.completeUploadExternal` shares them into `channel_id` (and `thread_ts`). `uploads()`
+ * holds what was received, content included.
+ *
  * The limits are Slack's documented ones (docs.slack.dev Block Kit reference, @slack/types),
  * plus the undocumented aggregate block-text cap seen in slackapi/bolt-js#2509.
  */
@@ -42,6 +47,7 @@ export const FAKE_SLACK_LIMITS = {
   modalTitle: 24,
   viewBytes: 250_000,
   responseUrlUses: 5,
+  altText: 1000,
 } as const;
 
 export interface RecordedCall {
@@ -57,7 +63,25 @@ export interface RecordedCall {
   readonly error?: string;
   /** Slack-style pointers to what was wrong (`[ERROR] … [json-pointer:/blocks/0/text]`). */
   readonly messages?: readonly string[];
+  /** A failure the test asked for with `failNext`, not a call Slack would refuse. */
+  readonly injected?: boolean;
   readonly at: number;
+}
+
+/** A file as the fake received it, from `files.getUploadURLExternal` to its completion. */
+export interface FakeUpload {
+  readonly id: string;
+  /** As declared to files.getUploadURLExternal. */
+  readonly filename: string;
+  readonly length: number;
+  /** The bytes POSTed to the upload URL, as UTF-8; `undefined` until they arrive. */
+  content?: string;
+  /** Set by files.completeUploadExternal, which shares the file. */
+  completed: boolean;
+  title?: string;
+  channel_id?: string;
+  thread_ts?: string;
+  initial_comment?: string;
 }
 
 export interface FakeSlack {
@@ -77,14 +101,16 @@ export interface FakeSlack {
   posts(): RecordedCall[];
   /** Posts to one response URL. */
   responsesTo(responseUrl: string): RecordedCall[];
-  /** Calls Slack would have refused. */
+  /** Calls Slack would have refused (failures asked for with `failNext` are not among them). */
   rejections(): RecordedCall[];
+  /** Every file upload begun, in order; `completed` once shared into a channel. */
+  uploads(): FakeUpload[];
   /** Waits until a call matching `match` has arrived (default deadline 20 s) and returns it. */
   waitForCall(
     match: (c: RecordedCall) => boolean,
     options?: { deadlineMs?: number; what?: string },
   ): Promise<RecordedCall>;
-  /** The next call to `method` fails with this Slack error code. */
+  /** The next call to `method` fails with this Slack error code (recorded as `injected`). */
   failNext(method: string, error: string): void;
   close(): Promise<void>;
 }
@@ -393,6 +419,31 @@ function parseBody(
   return args;
 }
 
+/**
+ * The file's bytes from an upload POST: the body itself, or, for multipart/form-data (what
+ * @slack/web-api sends), the first part that carries a filename. `undefined` when malformed.
+ */
+export function uploadedBytes(contentType: string, body: Buffer): Buffer | undefined {
+  if (!/^multipart\/form-data/i.test(contentType)) return body;
+  const m = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
+  const boundary = m?.[1] ?? m?.[2];
+  if (!boundary) return undefined;
+  const delimiter = Buffer.from(`--${boundary}`);
+  let start = body.indexOf(delimiter);
+  while (start !== -1) {
+    const next = body.indexOf(delimiter, start + delimiter.length);
+    if (next === -1) break;
+    const part = body.subarray(start + delimiter.length, next);
+    const headEnd = part.indexOf('\r\n\r\n');
+    if (headEnd !== -1 && /filename=/i.test(part.subarray(0, headEnd).toString('utf8'))) {
+      const data = part.subarray(headEnd + 4);
+      return data.subarray(-2).toString('latin1') === '\r\n' ? data.subarray(0, -2) : data;
+    }
+    start = next;
+  }
+  return undefined;
+}
+
 export async function startFakeSlack(
   options: { botToken?: string; botUserId?: string; botId?: string; teamId?: string } = {},
 ): Promise<FakeSlack> {
@@ -402,7 +453,7 @@ export async function startFakeSlack(
   const teamId = options.teamId ?? 'T0TEST';
   const calls: RecordedCall[] = [];
   const responseUses = new Map<string, number>();
-  const uploads = new Map<string, { filename: string; length: number; received: number }>();
+  const uploads = new Map<string, FakeUpload>();
   const failures = new Map<string, string[]>();
   let seq = 0;
   let url = '';
@@ -450,18 +501,31 @@ export async function startFakeSlack(
       }
 
       // ---- file uploads (files.uploadV2 posts the bytes here) -------------------------------
+      // Slack answers 200 when it took the bytes and anything else when not (docs.slack.dev,
+      // files.getUploadURLExternal). The fake also refuses bytes that do not add up to the
+      // length declared, which Slack would not let complete.
       if (path.startsWith('/upload/')) {
         const id = path.slice('/upload/'.length);
         const upload = uploads.get(id);
-        if (!upload) {
-          record({ kind: 'upload', method: 'upload', args: {}, ok: false, error: 'file_not_found' });
-          res.writeHead(404);
-          return res.end();
+        const refuse = (status: number, error: string, messages: readonly string[] = []) => {
+          record({ kind: 'upload', method: 'upload', args: { id }, ok: false, error, messages });
+          res.writeHead(status, { 'content-type': 'text/plain' });
+          res.end(error);
+        };
+        if (req.method !== 'POST') return refuse(405, 'method_not_allowed');
+        if (!upload) return refuse(404, 'file_not_found');
+        if (upload.completed) return refuse(400, 'already_completed');
+        const bytes = uploadedBytes(String(req.headers['content-type'] ?? ''), Buffer.concat(chunks));
+        if (!bytes) return refuse(400, 'invalid_form_data');
+        if (bytes.length !== upload.length) {
+          return refuse(400, 'length_mismatch', [
+            `[ERROR] declared ${upload.length} bytes, received ${bytes.length}`,
+          ]);
         }
-        upload.received = Buffer.concat(chunks).length;
-        record({ kind: 'upload', method: 'upload', args: { id, bytes: upload.received }, ok: true });
+        upload.content = bytes.toString('utf8');
+        record({ kind: 'upload', method: 'upload', args: { id, bytes: bytes.length }, ok: true });
         res.writeHead(200, { 'content-type': 'text/plain' });
-        return res.end(`OK - ${upload.received}`);
+        return res.end(`OK - ${bytes.length}`);
       }
 
       // ---- the Web API ---------------------------------------------------------------------------
@@ -490,7 +554,10 @@ export async function startFakeSlack(
       if (token !== botToken) return fail('invalid_auth');
       if ('__invalid' in parsed) return fail(String(parsed.__invalid));
       const queued = failures.get(method)?.shift();
-      if (queued) return fail(queued);
+      if (queued) {
+        record({ kind: 'api', method, args, ok: false, error: queued, injected: true });
+        return json(200, { ok: false, error: queued });
+      }
 
       const ts = () => `${Math.floor(Date.now() / 1000)}.${String(++seq).padStart(6, '0')}`;
       switch (method) {
@@ -541,31 +608,49 @@ export async function startFakeSlack(
           return reply({ view: { id: args.view_id ?? `V${++seq}`, ...(args.view as object) } });
         }
         case 'files.getUploadURLExternal': {
+          // Slack: `invalid_arguments` with "[ERROR] missing required field: …" (seen live).
+          const missing: string[] = [];
+          if (typeof args.filename !== 'string' || !args.filename)
+            missing.push('[ERROR] missing required field: filename');
           const length = Number(args.length);
-          if (
-            typeof args.filename !== 'string' ||
-            !args.filename ||
-            !Number.isInteger(length) ||
-            length <= 0
-          ) {
-            return fail('invalid_arguments');
-          }
+          if (args.length === undefined || args.length === '')
+            missing.push('[ERROR] missing required field: length');
+          else if (!Number.isInteger(length) || length <= 0)
+            missing.push('[ERROR] length must be a positive integer');
+          if (missing.length > 0) return fail('invalid_arguments', missing);
+          if (typeof args.alt_txt === 'string' && args.alt_txt.length > FAKE_SLACK_LIMITS.altText)
+            return fail('alt_txt_too_large');
           const id = `F${++seq}`;
-          uploads.set(id, { filename: args.filename, length, received: 0 });
+          uploads.set(id, { id, filename: String(args.filename), length, completed: false });
           return reply({ upload_url: `${url}/upload/${id}`, file_id: id });
         }
         case 'files.completeUploadExternal': {
           const files = args.files;
-          if (!Array.isArray(files) || files.length === 0) return fail('invalid_arguments');
+          if (!Array.isArray(files) || files.length === 0)
+            return fail('invalid_arguments', ['[ERROR] missing required field: files']);
+          if (args.channel_id !== undefined && (typeof args.channel_id !== 'string' || !args.channel_id))
+            return fail('channel_not_found');
+          if (args.thread_ts !== undefined && args.channel_id === undefined && args.channels === undefined)
+            return fail('invalid_arguments', ['[ERROR] thread_ts needs the channel_id of its thread']);
+          if (args.initial_comment !== undefined && typeof args.initial_comment !== 'string')
+            return fail('invalid_arguments', ['[ERROR] initial_comment must be a string']);
+          const taken: [FakeUpload, Record<string, unknown>][] = [];
           for (const f of files) {
-            const id = isObject(f) ? f.id : undefined;
-            if (typeof id !== 'string' || !uploads.has(id)) return fail('file_not_found');
+            const upload = isObject(f) && typeof f.id === 'string' ? uploads.get(f.id) : undefined;
+            // An unknown id, bytes never sent, or a second completion (Slack allows one): Slack
+            // does not document a code for the last two; the fake says file_not_found.
+            if (!upload || upload.content === undefined || upload.completed) return fail('file_not_found');
+            taken.push([upload, f as Record<string, unknown>]);
+          }
+          for (const [upload, f] of taken) {
+            upload.completed = true;
+            upload.title = typeof f.title === 'string' ? f.title : upload.filename;
+            if (typeof args.channel_id === 'string') upload.channel_id = args.channel_id;
+            if (typeof args.thread_ts === 'string') upload.thread_ts = args.thread_ts;
+            if (typeof args.initial_comment === 'string') upload.initial_comment = args.initial_comment;
           }
           return reply({
-            files: files.map((f) => {
-              const id = (f as { id: string }).id;
-              return { id, name: uploads.get(id)?.filename, title: (f as { title?: string }).title };
-            }),
+            files: taken.map(([u]) => ({ id: u.id, name: u.filename, title: u.title })),
           });
         }
         default:
@@ -598,7 +683,8 @@ export async function startFakeSlack(
       const path = new URL(responseUrl).pathname;
       return calls.filter((c) => c.kind === 'response' && c.path === path && c.ok);
     },
-    rejections: () => calls.filter((c) => !c.ok),
+    rejections: () => calls.filter((c) => !c.ok && !c.injected),
+    uploads: () => [...uploads.values()],
     waitForCall: (match, opts = {}) =>
       waitFor(() => calls.find(match), {
         deadlineMs: opts.deadlineMs ?? 20_000,

@@ -13,6 +13,9 @@ import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
 /** The app's parts that need no broker: credentials, Socket Mode, log masking, health, dedupe. */
 
 const never = () => new Promise<never>(() => {});
+async function* listing<T>(items: readonly T[]): AsyncGenerator<T> {
+  yield* items;
+}
 
 function memoryRedis(): SlackRedis & { keys: Map<string, string> } {
   const keys = new Map<string, string>();
@@ -33,6 +36,8 @@ const broker: SlackBroker = {
   getExchange: async () => null,
   listPolicies: async () => [],
   listOperatorPolicies: async () => [],
+  streamQueues: () => listing([]),
+  streamExchanges: () => listing([]),
   whoami: async () => ({}),
 };
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { WhichBroker } from '../../commands/which.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
+import type { Policy } from '../../src/policy/types.ts';
+import type { QueueListing } from '../../src/rabbit/responses.ts';
 import type { SlackBroker, SlackCommand } from '../../src/slack/commands/index.ts';
 import { COMMANDS } from '../../src/slack/commands/index.ts';
 import { dispatch } from '../../src/slack/dispatch.ts';
@@ -14,13 +15,19 @@ const logLines: string[] = [];
 const logger = createLogger('info', { write: (l: string) => void logLines.push(l) });
 const config = loadConfig({});
 
-function broker(overrides: Partial<WhichBroker> = {}): SlackBroker {
+async function* listing<T>(items: readonly T[]): AsyncGenerator<T> {
+  yield* items;
+}
+
+function broker(overrides: Partial<SlackBroker> = {}): SlackBroker {
   return {
     overview: async () => ({ version: { major: 3, minor: 13, patch: 0 } }),
     getQueue: async () => null,
     getExchange: async () => null,
     listPolicies: async () => [],
     listOperatorPolicies: async () => [],
+    streamQueues: () => listing([]),
+    streamExchanges: () => listing([]),
     whoami: async () => ({}),
     ...overrides,
   };
@@ -91,13 +98,131 @@ describe('dispatch', () => {
     expect(logLines.join('')).toMatch(/Cannot read properties/);
   });
 
-  it('has one table of commands, where preview is to be added', () => {
-    expect([...COMMANDS.keys()].sort()).toEqual(['help', 'which']);
+  it('has one table of commands, and help lists each of them', async () => {
+    expect([...COMMANDS.keys()].sort()).toEqual(['help', 'preview', 'which']);
+    const help = shown((await dispatch('help', ctx())).message);
+    expect(help).toMatch(/\/rmq which NAME/);
+    expect(help).toMatch(/\/rmq preview delete\|create\|edit POLICY/);
     const extra: SlackCommand = {
-      name: 'preview',
-      run: async () => ({ message: { text: 'p', blocks: [] }, audience: 'asker', outcome: 'answered' }),
+      name: 'history',
+      run: async () => ({ message: { text: 'h', blocks: [] }, audience: 'asker', outcome: 'answered' }),
     };
-    const table = new Map([...COMMANDS, ['preview', extra]]);
-    return dispatch('preview delete x', ctx(), table).then((a) => expect(a.command).toBe('preview'));
+    const table = new Map([...COMMANDS, ['history', extra]]);
+    expect((await dispatch('history x', ctx(), table)).command).toBe('history');
+  });
+});
+
+describe('dispatch of preview', () => {
+  const pol = (
+    name: string,
+    pattern: string,
+    priority: number,
+    definition: Record<string, unknown>,
+  ): Policy => ({
+    vhost: '/',
+    name,
+    pattern,
+    applyTo: 'queues',
+    priority,
+    definition,
+  });
+  const queue = (name: string, policy: string | null): QueueListing => ({
+    name,
+    vhost: '/',
+    kind: 'classic',
+    type: 'classic',
+    arguments: {},
+    policy,
+  });
+  const policies = [
+    pol('audit-retention', '^orders\\.audit$', 10, { 'dead-letter-exchange': 'audit.dlx' }),
+    pol('audit-fallback', '^orders\\.', 1, { 'message-ttl': 3_600_000 }),
+  ];
+  const fleet = Array.from({ length: 40 }, (_, i) => `fleet.${String(i).padStart(2, '0')}`);
+  const lab = broker({
+    listPolicies: async () => policies,
+    streamQueues: () =>
+      listing([queue('orders.audit', 'audit-retention'), ...fleet.map((n) => queue(n, null))]),
+  });
+  const failing = (code: string) =>
+    broker({
+      overview: async () => {
+        throw Object.assign(new Error(`connect ECONNREFUSED (${code})`), { code });
+      },
+    });
+
+  it.each([
+    ['preview', 'refused', /preview needs an action: delete, create or edit/],
+    ['preview drop audit-retention', 'refused', /Unknown action "drop"/],
+    [`preview create p --pattern ^a --definition '{bad'`, 'refused', /--definition is not valid JSON/],
+    [
+      `preview create p --pattern ^orders --definition '{"max-lenght": 5}'`,
+      'refused',
+      /max-lenght is not a policy key.*did you mean max-length\?/,
+    ],
+    [
+      `preview create ${'p'.repeat(256)} --pattern ^a --definition '{"max-length": 5}'`,
+      'refused',
+      /The policy name is 256 bytes; names are at most 255 bytes/,
+    ],
+    ['preview delete nope', 'refused', /No policy named "nope"/],
+    ['preview delete audit-retention --env nowhere', 'refused', /Unknown environment "nowhere"/],
+  ])('%j is refused to the asker with what to fix', async (text, outcome, shows) => {
+    const a = await dispatch(text, ctx(lab));
+    expect(a.command).toBe('preview');
+    expect(a.outcome).toBe(outcome);
+    expect(a.audience).toBe('asker');
+    expect(a.file).toBeUndefined();
+    expect(shown(a.message)).toMatch(shows);
+    expect(checkMessage({ ...a.message })).toBeNull();
+  });
+
+  it('answers a delete in the channel, naming what each object loses and what governs after', async () => {
+    const a = await dispatch('preview delete audit-retention', ctx(lab));
+    expect(a).toMatchObject({ command: 'preview', outcome: 'answered', audience: 'channel' });
+    expect(a.file).toBeUndefined();
+    const text = shown(a.message);
+    expect(text).toMatch(/`orders.audit`/);
+    expect(text).toMatch(/`dead-letter-exchange`/);
+    expect(text).toMatch(/→ `audit-fallback`/);
+    expect(checkMessage({ ...a.message })).toBeNull();
+    expect(logLines.join('\n')).toMatch(
+      /"policy":"audit-retention","action":"delete".*"msg":"preview answered"/,
+    );
+  });
+
+  it('carries the full list as a file when it is longer than a message allows', async () => {
+    const a = await dispatch(
+      `preview create fleet-ttl --pattern '^fleet\\.' --definition '{"message-ttl": 60000}'`,
+      ctx(lab),
+    );
+    expect(a).toMatchObject({ outcome: 'answered', audience: 'channel' });
+    expect(a.file?.filename).toBe('preview-create-fleet-ttl.csv');
+    const rows = a.file?.content.trim().split('\n') ?? [];
+    expect(rows).toHaveLength(1 + fleet.length);
+    for (const name of fleet) expect(rows.some((r) => r.startsWith(`${name},`))).toBe(true);
+    expect(shown(a.message)).toMatch(/the full list of objects is in the attached file/);
+    expect('file' in a.message).toBe(false);
+    expect(checkMessage({ ...a.message })).toBeNull();
+  });
+
+  it('says a broker that cannot be asked could not be asked, for the channel, claiming nothing', async () => {
+    const a = await dispatch('preview delete audit-retention', ctx(failing('unreachable')));
+    expect(a).toMatchObject({ outcome: 'not-asked', audience: 'channel' });
+    expect(shown(a.message)).toMatch(
+      /Could not preview\* delete of `audit-retention`: the broker could not be reached/,
+    );
+    expect(shown(a.message)).toMatch(/Nothing is claimed/);
+  });
+
+  it('tells the asker alone that the vhost does not exist', async () => {
+    const missing = broker({
+      listPolicies: async () => {
+        throw Object.assign(new Error('Not Found'), { code: 'not-found' });
+      },
+    });
+    const a = await dispatch('preview delete audit-retention --vhost gone', ctx(missing));
+    expect(a).toMatchObject({ outcome: 'refused', audience: 'asker' });
+    expect(shown(a.message)).toMatch(/vhost `gone` does not exist/);
   });
 });

@@ -1,3 +1,4 @@
+import { webApi } from '@slack/bolt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkMessage, FAKE_SLACK_LIMITS, type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
 
@@ -177,15 +178,106 @@ describe('the fake Slack server', () => {
     expect((await fetch(`${slack.url}/response/unknown`, { method: 'POST', body: '{}' })).status).toBe(404);
   });
 
-  it('takes a file upload the files.uploadV2 way', async () => {
+  it('takes a file upload the files.uploadV2 way, and records what it received', async () => {
     const start = await api('files.getUploadURLExternal', { filename: 'a.txt', length: '5' });
     expect(start).toMatchObject({ ok: true });
+    expect(String(start.upload_url).startsWith(`${slack.url}/upload/`)).toBe(true);
     const put = await fetch(String(start.upload_url), { method: 'POST', body: 'hello' });
     expect(put.status).toBe(200);
     const done = await api('files.completeUploadExternal', {
       files: JSON.stringify([{ id: String(start.file_id), title: 'a' }]),
+      channel_id: 'C1',
+      thread_ts: '1700000000.000100',
     });
-    expect(done).toMatchObject({ ok: true });
+    expect(done).toMatchObject({ ok: true, files: [{ id: start.file_id, title: 'a' }] });
+    expect(slack.uploads().find((u) => u.id === start.file_id)).toMatchObject({
+      filename: 'a.txt',
+      content: 'hello',
+      completed: true,
+      channel_id: 'C1',
+      thread_ts: '1700000000.000100',
+    });
+  });
+
+  it('takes what @slack/web-api files.uploadV2 sends (multipart bytes), into a thread', async () => {
+    const client = new webApi.WebClient(slack.botToken, {
+      slackApiUrl: slack.apiUrl,
+      retryConfig: { retries: 0 },
+    });
+    const content = 'name,kind\nq.é,classic\n';
+    await client.files.uploadV2({
+      channel_id: 'C2',
+      thread_ts: '1700000000.000200',
+      content,
+      filename: 'list.csv',
+      title: 'The list',
+    });
+    expect(slack.uploads().find((u) => u.filename === 'list.csv')).toMatchObject({
+      content,
+      length: Buffer.byteLength(content),
+      completed: true,
+      channel_id: 'C2',
+      thread_ts: '1700000000.000200',
+      title: 'The list',
+    });
+  });
+
+  it('refuses an upload Slack would refuse, with Slack’s codes', async () => {
+    const noName = await api('files.getUploadURLExternal', { length: '5' });
+    expect(noName).toMatchObject({ ok: false, error: 'invalid_arguments' });
+    expect(JSON.stringify(noName)).toContain('missing required field: filename');
+    const noLength = await api('files.getUploadURLExternal', { filename: 'a.txt' });
+    expect(noLength).toMatchObject({ ok: false, error: 'invalid_arguments' });
+    expect(JSON.stringify(noLength)).toContain('missing required field: length');
+    expect(await api('files.getUploadURLExternal', { filename: 'a.txt', length: '0' })).toMatchObject({
+      ok: false,
+      error: 'invalid_arguments',
+    });
+
+    const start = await api('files.getUploadURLExternal', { filename: 'b.txt', length: '3' });
+    const files = JSON.stringify([{ id: String(start.file_id) }]);
+    // Completed before the bytes arrived; bytes that do not add up to the length declared.
+    expect(await api('files.completeUploadExternal', { files, channel_id: 'C1' })).toMatchObject({
+      ok: false,
+      error: 'file_not_found',
+    });
+    expect((await fetch(String(start.upload_url), { method: 'POST', body: 'four' })).status).toBe(400);
+    expect((await fetch(String(start.upload_url), { method: 'POST', body: 'abc' })).status).toBe(200);
+    expect(await api('files.completeUploadExternal', { files: '[]' })).toMatchObject({
+      ok: false,
+      error: 'invalid_arguments',
+    });
+    expect(
+      await api('files.completeUploadExternal', { files, thread_ts: '1700000000.000300' }),
+    ).toMatchObject({ ok: false, error: 'invalid_arguments' });
+    expect(await api('files.completeUploadExternal', { files, channel_id: 'C1' })).toMatchObject({
+      ok: true,
+    });
+    // Slack completes an upload once.
+    expect(await api('files.completeUploadExternal', { files, channel_id: 'C1' })).toMatchObject({
+      ok: false,
+      error: 'file_not_found',
+    });
+    expect(
+      await api('files.completeUploadExternal', { files: JSON.stringify([{ id: 'F_unknown' }]) }),
+    ).toMatchObject({ ok: false, error: 'file_not_found' });
+  });
+
+  it('fails the next call to a method when asked, without counting it as a rejection', async () => {
+    const before = slack.rejections().length;
+    slack.failNext('files.completeUploadExternal', 'not_in_channel');
+    const start = await api('files.getUploadURLExternal', { filename: 'c.txt', length: '1' });
+    await fetch(String(start.upload_url), { method: 'POST', body: 'c' });
+    const files = JSON.stringify([{ id: String(start.file_id) }]);
+    expect(await api('files.completeUploadExternal', { files, channel_id: 'C1' })).toMatchObject({
+      ok: false,
+      error: 'not_in_channel',
+    });
+    expect(slack.rejections()).toHaveLength(before);
+    expect(slack.calls.at(-1)).toMatchObject({ ok: false, injected: true, error: 'not_in_channel' });
+    expect(await api('files.completeUploadExternal', { files, channel_id: 'C1' })).toMatchObject({
+      ok: true,
+    });
   });
 
   it('checks views.open', async () => {

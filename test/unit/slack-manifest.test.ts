@@ -16,11 +16,12 @@ describe('slack/manifest.yml', () => {
     expect(command.should_escape).toBe(false);
   });
 
-  it('asks for the least scopes: the command, mentions, posting', () => {
+  it('asks for the least scopes: the command, mentions, posting, attaching a file', () => {
     expect([...manifest.oauth_config.scopes.bot].sort()).toEqual([
       'app_mentions:read',
       'chat:write',
       'commands',
+      'files:write',
     ]);
     expect(manifest.oauth_config.scopes.user).toBeUndefined();
   });

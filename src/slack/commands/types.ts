@@ -1,3 +1,4 @@
+import type { PreviewBroker } from '../../../commands/preview.ts';
 import type { WhichBroker } from '../../../commands/which.ts';
 import type { Logger } from '../../log.ts';
 import type { Outcome } from '../metrics.ts';
@@ -6,7 +7,7 @@ import type { SlackMessage } from '../views/message.ts';
 /** What a `/rmq` subcommand is, seen from Slack. One module per subcommand in this folder. */
 
 /** The management API as the Slack commands use it. ManagementClient satisfies it. */
-export interface SlackBroker extends WhichBroker {
+export interface SlackBroker extends WhichBroker, PreviewBroker {
   whoami(): Promise<unknown>;
 }
 
@@ -31,11 +32,22 @@ export interface CommandContext {
   readonly available: ReadonlySet<string>;
 }
 
+/** A file that goes with an answer (the full list of a long preview), uploaded beside it. */
+export interface AttachedFile {
+  /** With its extension (`preview-delete-x.csv`): Slack derives the file's type from it. */
+  readonly filename: string;
+  /** Shown by Slack as plain text. */
+  readonly title: string;
+  readonly content: string;
+}
+
 export interface Answer {
   readonly message: SlackMessage;
   /** `channel`: an answer for everyone there (or in the thread); `asker`: usage and refusals. */
   readonly audience: 'channel' | 'asker';
   readonly outcome: Outcome;
+  /** Uploaded into the same channel (and thread) after the message, for `channel` answers only. */
+  readonly file?: AttachedFile;
 }
 
 export interface SlackCommand {

@@ -1,12 +1,16 @@
 import type { AllMiddlewareArgs, Middleware, SlackEventMiddlewareArgs } from '@slack/bolt';
 import { dispatch } from '../dispatch.ts';
 import { decodeSlackText } from '../escape.ts';
+import { fileNotAttachedView } from '../views/errors.ts';
+import { attachFile } from './attach.ts';
 import { type ListenerDeps, measure, newRequestId, slackErrorCode } from './context.ts';
 
 /**
  * `@rmq which orders.audit` in a channel is answered there; inside a thread, in that thread.
  * Slack redelivers events it thinks were lost, so each event id is answered once (in Redis,
- * shared by every instance); the bot's own messages are never answered.
+ * shared by every instance); the bot's own messages are never answered. An answer's file (a
+ * preview too long for one message) is uploaded after it, into the same channel and thread;
+ * when Slack does not take it, the asker is told why, in an ephemeral message there.
  */
 
 /**
@@ -66,6 +70,7 @@ export function appMentionListener(deps: ListenerDeps): Middleware<SlackEventMid
         });
         const thread = event.thread_ts ? { thread_ts: event.thread_ts } : {};
         const { text, blocks } = answer.message;
+        let delivered = false;
         try {
           if (answer.audience === 'asker' && event.user) {
             await client.chat.postEphemeral({
@@ -85,9 +90,38 @@ export function appMentionListener(deps: ListenerDeps): Middleware<SlackEventMid
               ...thread,
             });
           }
+          delivered = true;
         } catch (err) {
           deps.metrics.deliveryErrors.inc({ via: 'mention' });
           logger.warn({ error: slackErrorCode(err) }, 'Slack did not take the answer');
+        }
+        // A file goes only with an answer the channel saw (never beside an ephemeral one).
+        if (delivered && answer.file && answer.audience === 'channel') {
+          const attached = await attachFile(
+            client,
+            answer.file,
+            { channel: event.channel, threadTs: event.thread_ts },
+            logger,
+          );
+          if (!attached.ok) {
+            deps.metrics.deliveryErrors.inc({ via: 'mention' });
+            const notice = fileNotAttachedView(attached.error, answer.file);
+            try {
+              if (!event.user) throw Object.assign(new Error('no user to tell'), { code: 'no_user' });
+              await client.chat.postEphemeral({
+                channel: event.channel,
+                user: event.user,
+                text: notice.text,
+                blocks: notice.blocks,
+                ...thread,
+              });
+            } catch (err) {
+              logger.warn(
+                { error: slackErrorCode(err) },
+                'Slack did not take the notice of the missing file',
+              );
+            }
+          }
         }
         measure(deps.metrics, 'mention', started, answer.command, answer.outcome);
         logger.info(

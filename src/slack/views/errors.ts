@@ -39,3 +39,36 @@ export function failureView(code_: string, requestId: string): SlackMessage {
     sentence,
   );
 }
+
+/** What a person can do about an upload Slack refused, by Slack's error code. */
+const NOT_ATTACHED_HINTS: Readonly<Record<string, string>> = {
+  not_in_channel: `The bot is not a member of this channel: invite it (${code('/invite @rmq')}) and ask again.`,
+  channel_not_found:
+    'The bot cannot see this channel (a private channel it was not invited to?): invite it and ask again.',
+  is_archived: 'The channel is archived.',
+  missing_scope: `The Slack app lacks the ${code('files:write')} scope: reinstall it from ${code('slack/manifest.yml')}.`,
+  file_uploads_disabled: 'This workspace does not allow file uploads.',
+  file_uploads_except_images_disabled: 'This workspace allows only images to be uploaded.',
+  file_upload_size_restricted: 'This workspace limits the size of uploaded files.',
+  slack_webapi_rate_limited_error: 'Slack asked the bot to slow down: ask again in a minute.',
+};
+
+/**
+ * To the asker alone, after an answer whose file Slack did not take: the answer stands, the
+ * full list is missing, and why (Slack's error code, and what to do about it when known).
+ */
+export function fileNotAttachedView(error: string, file: { readonly filename: string }): SlackMessage {
+  const hint = NOT_ATTACHED_HINTS[error];
+  const why = code(truncate(error, 100));
+  return finish(
+    [
+      section(
+        `:warning: The full list (${code(truncate(file.filename, 200))}) could not be attached to the answer: Slack answered ${why}.${hint ? ` ${hint}` : ''}`,
+      ),
+      section(
+        `The answer above stands as posted. The terminal gives every object: ${code('npx rmq preview … --json')}.`,
+      ),
+    ],
+    `The full list could not be attached: Slack answered ${prose(truncate(error, 100))}.`,
+  );
+}

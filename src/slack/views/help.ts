@@ -11,17 +11,21 @@ function usageLines(prefix: string, available: ReadonlySet<string>): string {
 }
 
 export function helpView(prefix: string, available: ReadonlySet<string>): SlackMessage {
+  const previews = available.has('preview');
+  const intro = previews
+    ? '*Ask which RabbitMQ policy governs a queue or exchange*, and *preview what deleting, creating or editing a policy would do* to every object it touches. The answers come from what the broker reports, explained; nothing is changed.'
+    : "*Ask which RabbitMQ policy governs a queue or exchange.* The answer is the broker's report, explained.";
+  const examples = [code(`${prefix} which orders.audit --vhost /`)];
+  if (previews) examples.push(code(`${prefix} preview delete audit-retention --vhost /`));
   return finish(
     [
-      section(
-        "*Ask which RabbitMQ policy governs a queue or exchange.* The answer is the broker's report, explained.",
-      ),
+      section(intro),
       section(codeBlock(usageLines(prefix, available))),
       section(
-        `Example: ${code(`${prefix} which orders.audit --vhost /`)}. Mention the bot in an incident thread (${code('@rmq which orders.audit')}) and it answers in that thread.`,
+        `Example: ${examples.join(', ')}. Mention the bot in an incident thread (${code('@rmq which orders.audit')}) and it answers in that thread.`,
       ),
     ],
-    `Usage: ${prefix} which NAME [--kind classic|quorum|stream|exchange] [--vhost V] [--env E]`,
+    `Usage: ${prefix} which NAME [--kind classic|quorum|stream|exchange] [--vhost V] [--env E]${previews ? ` · ${prefix} preview delete|create|edit POLICY …` : ''}`,
   );
 }
 

@@ -1,4 +1,5 @@
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../../commands/preview.ts';
+import { NOT_ASKED_WORDS } from '../../../commands/words.ts';
 import { type ObjectOutcome, RISK_WORDS } from '../../policy/simulate.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
@@ -207,7 +208,7 @@ function notAsked(r: Extract<PreviewResult, { status: 'not-asked' }>): PreviewMe
   const why =
     r.why === 'missing-vhost'
       ? `vhost ${name(r.change.vhost)} does not exist`
-      : `the broker could not be asked (${prose(r.why)}${r.detail ? `: ${code(truncate(r.detail, 300))}` : ''})`;
+      : `${NOT_ASKED_WORDS[r.why] ?? 'the broker could not be asked'}${r.detail ? ` (${code(truncate(r.detail, 300))})` : ''}`;
   const blocks = [
     section(
       `:x: *Could not preview* ${prose(r.change.action)} of ${name(r.change.policy)}: ${why}. Nothing is claimed.`,
