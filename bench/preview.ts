@@ -289,7 +289,17 @@ async function benchReal(): Promise<void> {
     );
   } finally {
     const started = performance.now();
-    await client.deleteVhost(vhost);
+    // Deleting 30,000 queues can outlast the broker's HTTP idle timeout ("other side closed",
+    // seen on 4.0.5) while the deletion goes on: ask again until the vhost is gone.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await client.deleteVhost(vhost);
+        if (!(await client.listVhosts()).includes(vhost)) break;
+      } catch (err) {
+        if (attempt >= 20) throw err;
+      }
+      await new Promise((r) => setTimeout(r, 3000));
+    }
     console.log(`  vhost removed in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     await client.close();
   }

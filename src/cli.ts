@@ -39,49 +39,21 @@ export async function runCli(
         return 0;
       case 'which': {
         const input = parseWhich(words);
-        const config = loadConfig(env);
-        const environment = pickEnvironment(config, input.env);
-        if (!environment)
-          throw new InputError(
-            `Unknown environment ${input.env}.`,
-            `Known: ${config.environments.map((e) => e.name).join(', ')}`,
-          );
-        const broker = new ManagementClient({
-          url: environment.url,
-          user: environment.user,
-          password: environment.password,
-        });
-        try {
+        return await withBroker(env, input.env, async (broker) => {
           const result = await which(input, broker);
           io.out(json ? `${JSON.stringify(result, null, 2)}\n` : whichText(result));
           return result.answer === 'not-asked' ? 3 : 0;
-        } finally {
-          await broker.close();
-        }
+        });
       }
       case 'preview': {
         const input = parsePreview(words);
-        const config = loadConfig(env);
-        const environment = pickEnvironment(config, input.env);
-        if (!environment)
-          throw new InputError(
-            `Unknown environment ${input.env}.`,
-            `Known: ${config.environments.map((e) => e.name).join(', ')}`,
-          );
-        const broker = new ManagementClient({
-          url: environment.url,
-          user: environment.user,
-          password: environment.password,
-        });
-        try {
+        return await withBroker(env, input.env, async (broker) => {
           const result = await preview(input, broker);
           io.out(json ? `${JSON.stringify(previewJson(result), null, 2)}\n` : previewText(result));
           if (!json && result.status === 'refused')
             io.err(`rmq: refused: ${result.refusals.map((p) => p.message).join(' ')}\n`);
           return previewExitCode(result);
-        } finally {
-          await broker.close();
-        }
+        });
       }
       default:
         throw new InputError(`Unknown command ${JSON.stringify(command)}.`, helpText('rmq'));
@@ -96,6 +68,32 @@ export async function runCli(
     const message = err instanceof Error ? err.message : String(err);
     io.err(`rmq: ${message}\n`);
     return 1;
+  }
+}
+
+/** The chosen environment's management API, closed after `fn`. An unknown `--env` is refused. */
+async function withBroker(
+  env: NodeJS.ProcessEnv,
+  name: string | undefined,
+  fn: (broker: ManagementClient) => Promise<number>,
+): Promise<number> {
+  const config = loadConfig(env);
+  const environment = pickEnvironment(config, name);
+  if (!environment) {
+    throw new InputError(
+      `Unknown environment ${name}.`,
+      `Known: ${config.environments.map((e) => e.name).join(', ')}`,
+    );
+  }
+  const broker = new ManagementClient({
+    url: environment.url,
+    user: environment.user,
+    password: environment.password,
+  });
+  try {
+    return await fn(broker);
+  } finally {
+    await broker.close();
   }
 }
 

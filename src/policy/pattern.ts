@@ -211,7 +211,7 @@ export class CompiledPattern {
 }
 
 /** `a|b` outside any group or class: the prefix of one branch says nothing about the other. */
-function hasTopLevelAlternation(pattern: string): boolean {
+export function hasTopLevelAlternation(pattern: string): boolean {
   let depth = 0;
   let inClass = false;
   for (let i = 0; i < pattern.length; i++) {

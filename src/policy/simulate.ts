@@ -1,5 +1,12 @@
 import { keySpec, scopeFits, vetoedKeys } from './keys.ts';
-import { type CompiledPattern, isAnchored, type NameView, nameView, PatternCache } from './pattern.ts';
+import {
+  type CompiledPattern,
+  hasTopLevelAlternation,
+  isAnchored,
+  type NameView,
+  nameView,
+  PatternCache,
+} from './pattern.ts';
 import { type EffectiveValue, effectiveDefinition } from './resolve.ts';
 import {
   atLeast,
@@ -310,18 +317,7 @@ interface Entry {
  * never equals an ASCII one). Undefined when there is no such prefix.
  */
 export function literalPrefix(pattern: string): string | undefined {
-  if (!pattern.startsWith('^')) return undefined;
-  let depth = 0;
-  let inClass = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === '\\') i++;
-    else if (inClass) inClass = c !== ']';
-    else if (c === '[') inClass = true;
-    else if (c === '(') depth++;
-    else if (c === ')') depth--;
-    else if (c === '|' && depth === 0) return undefined;
-  }
+  if (!pattern.startsWith('^') || hasTopLevelAlternation(pattern)) return undefined;
   const units: string[] = [];
   let i = 1;
   for (; i < pattern.length; i++) {
