@@ -8,11 +8,11 @@
  * fake Slack, JSON event callbacks.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { setUpLab } from '../../scripts/lab.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
-import { createBrokers } from '../../src/main.ts';
+import { createBrokers, createRedis } from '../../src/main.ts';
 import type { ManagementClient } from '../../src/rabbit/index.ts';
 import { type BotApp, createApp } from '../../src/slack/app.ts';
 import { createMetrics, type Metrics } from '../../src/slack/metrics.ts';
@@ -156,6 +156,8 @@ export interface HarnessOptions {
   readonly credentials?: (vhost: string) => Promise<{ user: string; password: string }>;
   readonly keyPrefix?: string;
   readonly logLevel?: string;
+  /** Another Redis than the test one, e.g. a port where none listens. */
+  readonly redisUrl?: string;
   /** Short broker timeouts, so a test of a slow broker does not wait long. */
   readonly brokerTimeouts?: { headersMs?: number; bodyMs?: number };
 }
@@ -198,7 +200,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       RMQ_ENVIRONMENTS: '/virtual/environments.yml',
       LAB_USER: credentials.user,
       LAB_PASSWORD: credentials.password,
-      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      REDIS_URL: options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
       SLACK_BOT_TOKEN: slack.botToken,
       SLACK_SIGNING_SECRET: signingSecret,
       SLACK_API_URL: slack.apiUrl,
@@ -211,7 +213,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const logger = createLogger(config.logLevel, { write: (line: string) => void logs.push(line) });
   const metrics = createMetrics();
   const brokers = createBrokers(config, metrics, { timeouts: options.brokerTimeouts ?? {} });
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
+  const redis = createRedis(config.redisUrl);
+  redis.on('error', () => {}); // a Redis made to be down (redisUrl) errors on every reconnect
   const bot = await createApp({ config, logger, brokers, redis, metrics, keyPrefix });
   const port = await bot.start(0);
   const url = `http://127.0.0.1:${port}`;
@@ -268,8 +271,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       await Promise.allSettled(twins.map((t) => t.stop(5000)));
       await bot.stop(5000);
       await Promise.allSettled([...brokers.values()].map((b) => b.close()));
-      const keys = await redis.keys(`${keyPrefix}:*`);
-      if (keys.length > 0) await redis.del(...keys);
+      if (redis.status === 'ready') {
+        const keys = await redis.keys(`${keyPrefix}:*`);
+        if (keys.length > 0) await redis.del(...keys);
+      }
       redis.disconnect();
       await Promise.allSettled([slack.close(), proxy.close(), down?.close()]);
       await admin.deleteVhost(vhost);
