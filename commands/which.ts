@@ -1,3 +1,4 @@
+import type { PatternCache } from '../src/policy/pattern.ts';
 import {
   buildPolicySet,
   effectiveDefinition,
@@ -183,7 +184,16 @@ async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
   }
 }
 
-export async function which(input: WhichInput, broker: WhichBroker): Promise<WhichResult> {
+export interface WhichOptions {
+  /** Patterns read once and kept between questions (the bot keeps one for its lifetime). */
+  readonly patterns?: PatternCache;
+}
+
+export async function which(
+  input: WhichInput,
+  broker: WhichBroker,
+  options: WhichOptions = {},
+): Promise<WhichResult> {
   const base = (kind: ObjectKind, exists: boolean, kindAssumed: boolean): WhichResult => ({
     object: { vhost: input.vhost, name: input.name, kind, exists, kindAssumed },
     answer: 'not-asked',
@@ -227,7 +237,7 @@ export async function which(input: WhichInput, broker: WhichBroker): Promise<Whi
     throw err;
   }
 
-  const set = buildPolicySet(user, operator, version);
+  const set = buildPolicySet(user, operator, version, options.patterns);
   const resolution = resolve(set, input.name, lookup.kind);
   const r = base(lookup.kind, lookup.exists, lookup.kindAssumed);
   r.brokerVersion = formatVersion(version);

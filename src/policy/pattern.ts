@@ -28,13 +28,17 @@ export type MatchResult = boolean | 'undecidable';
 
 /** Bytes as one character each: how both pattern and name are handed to RE2. */
 export function latin1View(text: string): string {
+  if (ASCII.test(text)) return text;
   return Buffer.from(text, 'utf8').toString('latin1');
 }
 
 const HIGH_BASE = 0x2800;
+// Pure ASCII reads the same in every view: no bytes to copy.
+const ASCII = /^[\x00-\x7f]*$/;
 
 /** Bytes as one character each, high bytes moved to code points without case or class. */
 export function shiftedView(text: string): string {
+  if (ASCII.test(text)) return text;
   const bytes = Buffer.from(text, 'utf8');
   let out = '';
   for (const b of bytes) out += String.fromCharCode(b < 0x80 ? b : HIGH_BASE + b);

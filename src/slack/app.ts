@@ -4,6 +4,7 @@ import { App, HTTPReceiver, type Receiver, SocketModeReceiver } from '@slack/bol
 import type { Config } from '../config.ts';
 import { ConfigError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { PatternCache } from '../policy/pattern.ts';
 import { boltLogLevel, createBoltLogger, secretMasker } from './boltLogger.ts';
 import type { SlackBroker } from './commands/types.ts';
 import { environmentDirectory } from './environments.ts';
@@ -115,6 +116,8 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
     logger,
     metrics: deps.metrics,
     environments: environmentDirectory(config, deps.brokers),
+    // Patterns are read once and kept: the same vhosts are asked about again and again.
+    patterns: new PatternCache(),
     inFlight,
     dedupe: redisEventDedupe(deps.redis, deps.keyPrefix ?? 'rmq'),
   };

@@ -1,6 +1,7 @@
 import type { PreviewBroker } from '../../../commands/preview.ts';
 import type { WhichBroker } from '../../../commands/which.ts';
 import type { Logger } from '../../log.ts';
+import type { PatternCache } from '../../policy/pattern.ts';
 import type { Outcome } from '../metrics.ts';
 import type { SlackMessage } from '../views/message.ts';
 
@@ -28,6 +29,8 @@ export interface CommandContext {
   /** A child logger of this request. */
   readonly logger: Logger;
   readonly requestId: string;
+  /** Policy patterns read once for the app's lifetime. */
+  readonly patterns?: PatternCache;
   /** The subcommands Slack answers, for help. */
   readonly available: ReadonlySet<string>;
 }

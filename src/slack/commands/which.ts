@@ -10,7 +10,7 @@ export const whichCommand: SlackCommand = {
     const input = parseWhich(words);
     const { name: env, broker } = ctx.environments.pick(input.env);
     const log = ctx.logger.child({ env, vhost: input.vhost, object: input.name, kind: input.kind });
-    const result = await which(input, broker);
+    const result = await which(input, broker, { patterns: ctx.patterns });
     log.info(
       { answer: result.answer, why: result.why, inForce: result.inForce?.name ?? null },
       'which answered',

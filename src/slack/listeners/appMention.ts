@@ -65,6 +65,7 @@ export function appMentionListener(deps: ListenerDeps): Middleware<SlackEventMid
         const answer = await dispatch(mentionText(event.text, context.botUserId), {
           prefix: '@rmq',
           environments: deps.environments,
+          patterns: deps.patterns,
           logger,
           requestId,
         });

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../log.ts';
+import type { PatternCache } from '../../policy/pattern.ts';
 import type { Environments } from '../commands/types.ts';
 import type { InFlight } from '../inflight.ts';
 import type { Metrics, Via } from '../metrics.ts';
@@ -10,6 +11,7 @@ export interface ListenerDeps {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly environments: Environments;
+  readonly patterns: PatternCache;
   readonly inFlight: InFlight;
   readonly dedupe: EventDedupe;
 }

@@ -28,6 +28,7 @@ export function slashCommandListener(deps: ListenerDeps): Middleware<SlackComman
         const answer = await dispatch(decodeSlackText(command.text ?? ''), {
           prefix: command.command || '/rmq',
           environments: deps.environments,
+          patterns: deps.patterns,
           logger,
           requestId,
         });
