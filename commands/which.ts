@@ -1,4 +1,4 @@
-import type { PatternCache } from '../src/policy/pattern.ts';
+import { isAnchored, type PatternCache } from '../src/policy/pattern.ts';
 import {
   buildPolicySet,
   effectiveDefinition,
@@ -104,11 +104,7 @@ function view(p: Policy): PolicyView {
     applyTo: p.applyTo,
     priority: p.priority,
     definition: { ...p.definition },
-    unanchored: !(
-      p.pattern.startsWith('^') ||
-      p.pattern.startsWith('\\A') ||
-      /^\(\?[a-z]+\)\^/.test(p.pattern)
-    ),
+    unanchored: !isAnchored(p.pattern),
   };
 }
 
