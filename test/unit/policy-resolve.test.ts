@@ -8,25 +8,10 @@ import {
   NameTooLongError,
   resolve,
 } from '../../src/policy/resolve.ts';
-import type { BrokerVersion, ObjectKind, Policy } from '../../src/policy/types.ts';
+import type { ObjectKind } from '../../src/policy/types.ts';
+import { policyIn, V40, V310 } from '../support/policies.ts';
 
-const V310: BrokerVersion = { major: 3, minor: 10, patch: 8 };
-const V40: BrokerVersion = { major: 4, minor: 0, patch: 5 };
-
-const pol = (
-  name: string,
-  pattern: string,
-  priority: number,
-  definition: Record<string, unknown>,
-  applyTo = 'all',
-): Policy => ({
-  vhost: 'lab',
-  name,
-  pattern,
-  applyTo,
-  priority,
-  definition,
-});
+const pol = policyIn('lab');
 
 const lab = [
   pol('audit-retention', '^orders\\.audit$', 10, { 'dead-letter-exchange': 'audit.dlx' }, 'queues'),

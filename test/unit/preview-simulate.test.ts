@@ -9,25 +9,10 @@ import {
   simulate,
   valueInUse,
 } from '../../src/policy/simulate.ts';
-import type { BrokerVersion, ObjectKind, Policy } from '../../src/policy/types.ts';
+import type { ObjectKind, Policy } from '../../src/policy/types.ts';
+import { policyIn, V40, V310 } from '../support/policies.ts';
 
-const V310: BrokerVersion = { major: 3, minor: 10, patch: 8 };
-const V40: BrokerVersion = { major: 4, minor: 0, patch: 5 };
-
-const pol = (
-  name: string,
-  pattern: string,
-  priority: number,
-  definition: Record<string, unknown>,
-  applyTo = 'all',
-): Policy => ({
-  vhost: 'v',
-  name,
-  pattern,
-  applyTo,
-  priority,
-  definition,
-});
+const pol = policyIn('v');
 
 const obj = (
   name: string,

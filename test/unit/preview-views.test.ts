@@ -8,27 +8,13 @@ import {
 } from '../../commands/preview.ts';
 import { policyDiff } from '../../src/policy/diff.ts';
 import { type InventoryObject, type PolicyChange, simulate } from '../../src/policy/simulate.ts';
-import type { BrokerVersion, Policy } from '../../src/policy/types.ts';
+import type { Policy } from '../../src/policy/types.ts';
 import { SLACK_LIMITS } from '../../src/slack/limits.ts';
 import { csvField, previewView } from '../../src/slack/views/preview.ts';
 import { previewText } from '../../src/terminal/preview.ts';
+import { policyIn, V310 } from '../support/policies.ts';
 
-const V310: BrokerVersion = { major: 3, minor: 10, patch: 8 };
-
-const pol = (
-  name: string,
-  pattern: string,
-  priority: number,
-  definition: Record<string, unknown>,
-  applyTo = 'all',
-): Policy => ({
-  vhost: '/',
-  name,
-  pattern,
-  applyTo,
-  priority,
-  definition,
-});
+const pol = policyIn('/');
 
 function answer(
   user: Policy[],
