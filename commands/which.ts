@@ -1,3 +1,4 @@
+import { InputError } from '../src/errors.ts';
 import { isAnchored, type PatternCache } from '../src/policy/pattern.ts';
 import {
   buildPolicySet,
@@ -7,7 +8,7 @@ import {
   resolve,
 } from '../src/policy/resolve.ts';
 import { type BrokerVersion, formatVersion, type ObjectKind, type Policy } from '../src/policy/types.ts';
-import type { WhichInput } from './parse.ts';
+import { WHICH_USAGE, type WhichInput } from './parse.ts';
 
 /**
  * `which NAME`: which policy governs this object. The policy in force is the broker's report,
@@ -162,7 +163,10 @@ async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
     effective: undefined,
   });
   try {
-    if (input.kind === 'exchange') return (await asExchange(false)) ?? missing('exchange', false);
+    // "" names the default exchange; no queue can have it (declaring "" asks for a generated name).
+    if (input.kind === 'exchange' || (input.name === '' && input.kind === undefined)) {
+      return (await asExchange(false)) ?? missing('exchange', false);
+    }
     const q = await asQueue();
     if (input.kind) {
       // Asked about a quorum queue, found a classic one: the question's object does not exist.
@@ -190,6 +194,12 @@ export async function which(
   broker: WhichBroker,
   options: WhichOptions = {},
 ): Promise<WhichResult> {
+  if (input.name === '' && input.kind !== undefined && input.kind !== 'exchange') {
+    throw new InputError(
+      'A queue cannot have an empty name; the empty name is the default exchange.',
+      WHICH_USAGE,
+    );
+  }
   const base = (kind: ObjectKind, exists: boolean, kindAssumed: boolean): WhichResult => ({
     object: { vhost: input.vhost, name: input.name, kind, exists, kindAssumed },
     answer: 'not-asked',

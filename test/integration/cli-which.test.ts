@@ -141,6 +141,14 @@ describe('rmq which on the lab', () => {
     expect(r.operatorPolicy?.name).toBe('orders-ceiling');
   });
 
+  it('"" is the default exchange; a queue cannot have that name', async () => {
+    const r = await whichJson('');
+    expect(r.object).toMatchObject({ name: '', kind: 'exchange', exists: true });
+    const q = await rmq('which', '', '--kind', 'quorum', '--vhost', vhost);
+    expect(q.code).toBe(2);
+    expect(q.err).toMatch(/empty name is the default exchange/);
+  });
+
   it('--kind picks the object type to answer for', async () => {
     const r = await whichJson('orders.audit', '--kind', 'stream');
     expect(r.answer).toBe('not-reported');
