@@ -1,4 +1,5 @@
-import type { Server } from 'node:http';
+import { once } from 'node:events';
+import { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { App, HTTPReceiver, type Receiver, SocketModeReceiver } from '@slack/bolt';
 import type { Config } from '../config.ts';
@@ -39,7 +40,10 @@ export interface AppDeps {
 export interface BotApp {
   readonly app: App;
   readonly mode: 'http' | 'socket';
-  /** Starts serving; returns the port (HTTP: `port` may be 0 for any free one). */
+  /**
+   * Starts serving; returns the port it listens on (0 asks for any free one). In Socket Mode that
+   * is where /healthz and /metrics are, always on the config's port (PORT), whatever `port` says.
+   */
   start(port?: number): Promise<number>;
   /** Stops taking requests, lets answers already under way finish (up to `drainMs`), disconnects. */
   stop(drainMs?: number): Promise<void>;
@@ -63,6 +67,16 @@ export function missingSlackMessage(missing: readonly string[]): string {
   );
 }
 
+/**
+ * The server Bolt's Socket Mode receiver serves the routes from. Bolt keeps it to itself: it
+ * listens without waiting, nor saying which port it got (PORT=0). `undefined` should an upgrade of
+ * Bolt move it (then start() falls back to the configured port, and the Socket Mode e2e test fails).
+ */
+function socketModeRoutesServer(receiver: Receiver): Server | undefined {
+  const server = (receiver as unknown as { httpServer?: unknown }).httpServer;
+  return server instanceof Server ? server : undefined;
+}
+
 /** Web API calls on an interactive path: a few quick retries, never Slack's 30-minute default. */
 const WEB_API_OPTIONS = {
   retryConfig: { retries: 2, factor: 2, minTimeout: 250, maxTimeout: 2000 },
@@ -81,12 +95,14 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
   const logLevel = boltLogLevel(config.logLevel);
   const routes = [healthRoute({ brokers: deps.brokers, redis: deps.redis }), metricsRoute(deps.metrics)];
   const mode = appToken ? 'socket' : 'http';
+  const slackApiUrl = deps.clientOptions?.slackApiUrl ?? config.slack.apiUrl;
 
   const receiver: Receiver = appToken
     ? new SocketModeReceiver({
         appToken,
         customRoutes: routes,
-        installerOptions: { port: config.port },
+        // The receiver's own client calls apps.connections.open: at the same Slack as the app's.
+        installerOptions: { port: config.port, ...(slackApiUrl ? { clientOptions: { slackApiUrl } } : {}) },
         logger: boltLogger,
         logLevel,
       })
@@ -98,7 +114,6 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
         logLevel,
       });
 
-  const slackApiUrl = deps.clientOptions?.slackApiUrl ?? config.slack.apiUrl;
   const app = new App({
     token: botToken,
     receiver,
@@ -138,12 +153,16 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
     mode,
     async start(port = config.port) {
       if (mode === 'socket') {
-        await app.start();
+        server = socketModeRoutesServer(receiver);
+        // Listened for before Bolt listens: a port it cannot take then fails start() instead of the process.
+        const listening = server && !server.listening ? once(server, 'listening') : undefined;
+        await Promise.all([app.start(), listening]);
+        const bound = server ? (server.address() as AddressInfo).port : config.port;
         logger.info(
-          { mode, port: config.port },
+          { mode, port: bound },
           'connected to Slack in Socket Mode; health and metrics on the port',
         );
-        return config.port;
+        return bound;
       }
       server = (await app.start(port)) as Server;
       const bound = (server.address() as AddressInfo).port;

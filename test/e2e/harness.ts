@@ -5,7 +5,9 @@
  * (so a test can count them, or slow them down), into a fresh vhost holding the policies lab.
  *
  * Requests are sent as Slack sends them: signed, form-encoded commands with a response URL on the
- * fake Slack, JSON event callbacks.
+ * fake Slack, JSON event callbacks. With `socketMode`, the app gets the fake's app-level token (and
+ * no signing secret) and Slack's requests go over the fake's WebSocket instead (`slack.socket`):
+ * `url` then serves only /healthz and /metrics, and `command`/`mention` have nothing to post to.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -115,6 +117,7 @@ export function mentionEnvelope(event: {
 }
 
 export interface Harness {
+  /** Where the app listens: `POST /slack/events` (HTTP mode), `GET /healthz`, `GET /metrics`. */
   readonly url: string;
   readonly slack: FakeSlack;
   /** In front of the real broker for environment `lab`; its `requests` are the bot's broker calls. */
@@ -160,12 +163,18 @@ export interface HarnessOptions {
   readonly redisUrl?: string;
   /** Short broker timeouts, so a test of a slow broker does not wait long. */
   readonly brokerTimeouts?: { headersMs?: number; bodyMs?: number };
+  /** SLACK_APP_TOKEN set (Socket Mode, against the fake's WebSocket), SLACK_SIGNING_SECRET not. */
+  readonly socketMode?: boolean;
+  /** How often the fake Slack pings a Socket Mode connection. */
+  readonly socketPingIntervalMs?: number;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const admin: ManagementClient = adminClient();
   const vhost = uniqueName('slack');
-  const slack = await startFakeSlack();
+  const slack = await startFakeSlack(
+    options.socketPingIntervalMs ? { socketPingIntervalMs: options.socketPingIntervalMs } : {},
+  );
   const proxy = await startFakeBroker({ fallback: { kind: 'proxy', target: brokerUrl() } });
   const down = options.withDownEnvironment
     ? await startFakeBroker({ fallback: { kind: 'drop' } })
@@ -202,7 +211,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       LAB_PASSWORD: credentials.password,
       REDIS_URL: options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
       SLACK_BOT_TOKEN: slack.botToken,
-      SLACK_SIGNING_SECRET: signingSecret,
+      ...(options.socketMode ? { SLACK_APP_TOKEN: slack.appToken } : { SLACK_SIGNING_SECRET: signingSecret }),
       SLACK_API_URL: slack.apiUrl,
       LOG_LEVEL: options.logLevel ?? 'debug',
       PORT: '0',
@@ -215,8 +224,33 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const brokers = createBrokers(config, metrics, { timeouts: options.brokerTimeouts ?? {} });
   const redis = createRedis(config.redisUrl);
   redis.on('error', () => {}); // a Redis made to be down (redisUrl) errors on every reconnect
-  const bot = await createApp({ config, logger, brokers, redis, metrics, keyPrefix });
-  const port = await bot.start(0);
+  const created = await createApp({ config, logger, brokers, redis, metrics, keyPrefix });
+  // A test may stop the bot itself (to watch it stop); stop() below then does not stop it again.
+  let botStopped: Promise<void> | undefined;
+  const bot: BotApp = { ...created, stop: (drainMs) => (botStopped ??= created.stop(drainMs)) };
+  let port: number;
+  try {
+    // Socket Mode's start() waits for Slack's hello, retrying apps.connections.open for as long as
+    // it takes: bounded here, so a test whose app cannot connect fails and says what the fake saw.
+    port = options.socketMode
+      ? await within(bot.start(0), 30_000, () => {
+          const opens = slack.calls.filter((c) => c.method === 'apps.connections.open');
+          return (
+            `the app did not connect in Socket Mode within 30 s: apps.connections.open ` +
+            `${JSON.stringify(opens.map((c) => c.error ?? 'ok'))}, ` +
+            `${slack.socket.connections().length} connection(s)`
+          );
+        })
+      : await bot.start(0);
+  } catch (err) {
+    await bot.stop(1000).catch(() => {});
+    await Promise.allSettled([...brokers.values()].map((b) => b.close()));
+    redis.disconnect();
+    await Promise.allSettled([slack.close(), proxy.close(), down?.close()]);
+    await admin.deleteVhost(vhost);
+    await admin.close();
+    throw err;
+  }
   const url = `http://127.0.0.1:${port}`;
 
   const post = (path: string, request: { body: string; headers: Record<string, string> }, baseUrl = url) =>
@@ -281,6 +315,20 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       await admin.close();
     },
   };
+}
+
+async function within<T>(work: Promise<T>, ms: number, what: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(what())), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Everything a message shows, as one string: fallback text and every text object of its blocks. */

@@ -17,6 +17,10 @@
  * `files.completeUploadExternal` shares them into `channel_id` (and `thread_ts`). `uploads()`
  * holds what was received, content included.
  *
+ * Socket Mode (`fakeSlackSocket.ts`): `apps.connections.open`, called with the app-level token
+ * (`appToken`, `xapp-…`; any other token is refused with `invalid_auth`), hands out a
+ * `ws://` URL on this server; `socket` pushes envelopes to the app and records its acks.
+ *
  * The limits are Slack's documented ones (docs.slack.dev Block Kit reference, @slack/types),
  * plus the undocumented aggregate block-text cap seen in slackapi/bolt-js#2509.
  */
@@ -24,6 +28,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { waitFor } from './broker.ts';
+import { createFakeSlackSocket, type FakeSlackSocket } from './fakeSlackSocket.ts';
 
 export const FAKE_SLACK_LIMITS = {
   messageBlocks: 50,
@@ -90,11 +95,15 @@ export interface FakeSlack {
   /** What to give the bot as `slackApiUrl`. */
   readonly apiUrl: string;
   readonly botToken: string;
+  /** The app-level token (`xapp-…`) for Socket Mode: the only one `apps.connections.open` takes. */
+  readonly appToken: string;
   readonly botUserId: string;
   readonly botId: string;
   readonly teamId: string;
   /** Every call, in arrival order, accepted or not. */
   readonly calls: RecordedCall[];
+  /** The Socket Mode side: connections, envelopes pushed to the app, its acks. */
+  readonly socket: FakeSlackSocket;
   /** A fresh response URL on this server, good for five posts. */
   responseUrl(): string;
   /** Accepted messages: chat.postMessage, chat.postEphemeral, chat.update and response URL posts. */
@@ -445,9 +454,18 @@ export function uploadedBytes(contentType: string, body: Buffer): Buffer | undef
 }
 
 export async function startFakeSlack(
-  options: { botToken?: string; botUserId?: string; botId?: string; teamId?: string } = {},
+  options: {
+    botToken?: string;
+    appToken?: string;
+    botUserId?: string;
+    botId?: string;
+    teamId?: string;
+    /** How often the Socket Mode side pings each connection (Slack does, every few seconds). */
+    socketPingIntervalMs?: number;
+  } = {},
 ): Promise<FakeSlack> {
   const botToken = options.botToken ?? `xoxb-test-${randomBytes(8).toString('hex')}`;
+  const appToken = options.appToken ?? `xapp-1-A0RMQ-1-${randomBytes(16).toString('hex')}`;
   const botUserId = options.botUserId ?? 'U0RMQBOT';
   const botId = options.botId ?? 'B0RMQBOT';
   const teamId = options.teamId ?? 'T0TEST';
@@ -457,6 +475,10 @@ export async function startFakeSlack(
   const failures = new Map<string, string[]>();
   let seq = 0;
   let url = '';
+  const socket = createFakeSlackSocket({
+    appId: 'A0RMQ',
+    ...(options.socketPingIntervalMs ? { pingIntervalMs: options.socketPingIntervalMs } : {}),
+  });
 
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -551,7 +573,8 @@ export async function startFakeSlack(
           ? args.token
           : '';
       if (!token) return fail('not_authed');
-      if (token !== botToken) return fail('invalid_auth');
+      // The app-level token opens Socket Mode connections and does nothing else; nothing else opens them.
+      if (token !== (method === 'apps.connections.open' ? appToken : botToken)) return fail('invalid_auth');
       if ('__invalid' in parsed) return fail(String(parsed.__invalid));
       const queued = failures.get(method)?.shift();
       if (queued) {
@@ -570,6 +593,8 @@ export async function startFakeSlack(
             user_id: botUserId,
             bot_id: botId,
           });
+        case 'apps.connections.open':
+          return reply({ url: socket.issueUrl(url) });
         case 'chat.postMessage': {
           if (typeof args.channel !== 'string' || !args.channel) return fail('channel_not_found');
           const refusal = checkMessage(args);
@@ -658,6 +683,7 @@ export async function startFakeSlack(
       }
     });
   });
+  server.on('upgrade', (req, duplex, head) => socket.handleUpgrade(req, duplex, head));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
@@ -669,10 +695,12 @@ export async function startFakeSlack(
     url,
     apiUrl: `${url}/api/`,
     botToken,
+    appToken,
     botUserId,
     botId,
     teamId,
     calls,
+    socket,
     responseUrl() {
       const path = `/response/${randomBytes(8).toString('hex')}`;
       responseUses.set(path, 0);
@@ -695,6 +723,7 @@ export async function startFakeSlack(
       failures.set(method, [...(failures.get(method) ?? []), error]);
     },
     close: async () => {
+      await socket.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

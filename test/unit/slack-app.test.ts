@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
@@ -8,6 +10,7 @@ import { InFlight } from '../../src/slack/inflight.ts';
 import { createMetrics } from '../../src/slack/metrics.ts';
 import { redisEventDedupe, type SlackRedis } from '../../src/slack/redis.ts';
 import { checkHealth } from '../../src/slack/routes.ts';
+import { waitFor } from '../support/broker.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
 
 /** The app's parts that need no broker: credentials, Socket Mode, log masking, health, dedupe. */
@@ -95,6 +98,32 @@ describe('createApp', () => {
   it('uses Socket Mode when SLACK_APP_TOKEN is set', async () => {
     const app = await createApp(deps({ SLACK_BOT_TOKEN: slack.botToken, SLACK_APP_TOKEN: 'xapp-1-test' }));
     expect(app.mode).toBe('socket');
+  });
+
+  it('in Socket Mode, fails start() on an app-level token Slack refuses', async () => {
+    const app = await createApp(
+      deps({ SLACK_BOT_TOKEN: slack.botToken, SLACK_APP_TOKEN: 'xapp-1-wrong', PORT: '0' }),
+    );
+    await expect(app.start()).rejects.toMatchObject({ data: { error: 'invalid_auth' } });
+    await app.stop(100);
+  });
+
+  it('in Socket Mode, fails start() on a PORT it cannot listen on', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const app = await createApp(
+        deps({ SLACK_BOT_TOKEN: slack.botToken, SLACK_APP_TOKEN: slack.appToken, PORT: String(port) }),
+      );
+      await expect(app.start()).rejects.toMatchObject({ code: 'EADDRINUSE' });
+      // It still connects to Slack meanwhile; stopped once it has, it leaves nothing open.
+      const connection = await slack.socket.waitForConnection();
+      await app.stop(100);
+      await waitFor(() => connection.closed, { intervalMs: 10, what: 'the close' });
+    } finally {
+      taken.close();
+    }
   });
 });
 
