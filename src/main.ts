@@ -99,7 +99,20 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     await closeClients();
     process.exit(1);
   }
-  await bot.start();
+  try {
+    await bot.start();
+  } catch (err) {
+    // In Socket Mode, start() is where Slack first sees SLACK_APP_TOKEN; over HTTP, where PORT is taken.
+    const code = (err as { data?: { error?: unknown }; code?: unknown } | null)?.data?.error;
+    const message =
+      bot.mode === 'socket' && typeof code === 'string'
+        ? `Slack refused SLACK_APP_TOKEN (${code}). Check the app-level token (xapp-…, scope connections:write) in .env (see .env.example).`
+        : `Cannot serve on PORT ${config.port}: ${err instanceof Error ? err.message : String(err)}`;
+    logger.fatal({ message }, 'cannot start');
+    process.stderr.write(`rmq bot: ${message}\n`);
+    await closeClients();
+    process.exit(1);
+  }
 
   let stopping = false;
   const shutdown = async (signal: string) => {

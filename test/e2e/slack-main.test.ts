@@ -88,6 +88,18 @@ describe('npm start without Slack credentials', () => {
     expect(run.stderr()).toMatch(/Slack refused SLACK_BOT_TOKEN \(invalid_auth\)/);
     expect(run.stderr() + run.stdout()).not.toContain('xoxb-refused');
   });
+
+  it('in Socket Mode with an app token Slack refuses, names SLACK_APP_TOKEN and exits non-zero', async () => {
+    const run = start({
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_APP_TOKEN: 'xapp-refused',
+      SLACK_API_URL: slack.apiUrl,
+      PORT: '0',
+    });
+    expect(await run.exited).not.toBe(0);
+    expect(run.stderr()).toMatch(/Slack refused SLACK_APP_TOKEN \(invalid_auth\)/);
+    expect(run.stderr() + run.stdout()).not.toContain('xapp-refused');
+  });
 });
 
 describe('npm start with credentials', () => {
