@@ -116,7 +116,7 @@ export function riskOf(key: string, kind: ObjectKind): Risk | undefined {
 /** How the broker combines an object's own argument with the policy's value for the same key. */
 export type ArgumentRule = 'smaller' | 'argument' | 'policy';
 
-function argumentRule(key: string, kind: ObjectKind, v: BrokerVersion): ArgumentRule | undefined {
+export function argumentRule(key: string, kind: ObjectKind, v: BrokerVersion): ArgumentRule | undefined {
   if (key === 'consumer-timeout' && kind !== 'exchange') return 'smaller';
   switch (kind) {
     case 'classic':
