@@ -89,16 +89,6 @@ export const policyListSchema = z.array(policySchema);
 
 const reportedPolicy = z.string().nullable().optional();
 
-export const queueDetailSchema = z.object({
-  name: z.string(),
-  vhost: z.string(),
-  type: z.string(),
-  arguments: jsonObject,
-  policy: reportedPolicy,
-  operator_policy: reportedPolicy,
-  effective_policy_definition: jsonObject.nullable().optional(),
-});
-
 export const queueListItemSchema = z.object({
   name: z.string(),
   type: z.string(),
@@ -107,6 +97,9 @@ export const queueListItemSchema = z.object({
   operator_policy: reportedPolicy,
   effective_policy_definition: jsonObject.nullable().optional(),
 });
+
+/** One queue's GET: the listing's fields and its vhost. */
+export const queueDetailSchema = queueListItemSchema.extend({ vhost: z.string() });
 
 export const exchangeSchema = z.object({
   name: z.string(),

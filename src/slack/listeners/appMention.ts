@@ -3,7 +3,7 @@ import { dispatch } from '../dispatch.ts';
 import { decodeSlackText } from '../escape.ts';
 import { fileNotAttachedView } from '../views/errors.ts';
 import { attachFile } from './attach.ts';
-import { type ListenerDeps, measure, newRequestId, slackErrorCode } from './context.ts';
+import { type ListenerDeps, newRequestId, requestDone, slackErrorCode } from './context.ts';
 
 /**
  * `@rmq which orders.audit` in a channel is answered there; inside a thread, in that thread.
@@ -124,11 +124,7 @@ export function appMentionListener(deps: ListenerDeps): Middleware<SlackEventMid
             }
           }
         }
-        measure(deps.metrics, 'mention', started, answer.command, answer.outcome);
-        logger.info(
-          { command: answer.command, outcome: answer.outcome, ms: Math.round(performance.now() - started) },
-          'request done',
-        );
+        requestDone(deps.metrics, logger, 'mention', started, answer);
       })(),
     );
   };

@@ -21,10 +21,20 @@ export function newRequestId(): string {
   return randomBytes(6).toString('hex');
 }
 
-/** Counts the request and its latency once the answer was handed to Slack (or failed to be). */
-export function measure(metrics: Metrics, via: Via, started: number, command: string, outcome: string): void {
-  metrics.requests.inc({ command, outcome, via });
-  metrics.requestSeconds.observe({ command, via }, (performance.now() - started) / 1000);
+/** Counts the request and its latency once the answer was handed to Slack (or failed to be), and logs it. */
+export function requestDone(
+  metrics: Metrics,
+  logger: Logger,
+  via: Via,
+  started: number,
+  answer: { command: string; outcome: string },
+): void {
+  metrics.requests.inc({ command: answer.command, outcome: answer.outcome, via });
+  metrics.requestSeconds.observe({ command: answer.command, via }, (performance.now() - started) / 1000);
+  logger.info(
+    { command: answer.command, outcome: answer.outcome, ms: Math.round(performance.now() - started) },
+    'request done',
+  );
 }
 
 /** Slack's error code from a Web API or response URL failure, for logs (never the token). */

@@ -3,7 +3,7 @@ import { dispatch } from '../dispatch.ts';
 import { decodeSlackText } from '../escape.ts';
 import { fileNotAttachedView } from '../views/errors.ts';
 import { attachFile } from './attach.ts';
-import { type ListenerDeps, measure, newRequestId, slackErrorCode } from './context.ts';
+import { type ListenerDeps, newRequestId, requestDone, slackErrorCode } from './context.ts';
 
 /**
  * `/rmq …`: acknowledged at once (Slack gives three seconds, the broker may take longer), then
@@ -67,11 +67,7 @@ export function slashCommandListener(deps: ListenerDeps): Middleware<SlackComman
             }
           }
         }
-        measure(deps.metrics, 'command', started, answer.command, answer.outcome);
-        logger.info(
-          { command: answer.command, outcome: answer.outcome, ms: Math.round(performance.now() - started) },
-          'request done',
-        );
+        requestDone(deps.metrics, logger, 'command', started, answer);
       })(),
     );
   };
