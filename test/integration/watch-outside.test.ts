@@ -49,15 +49,17 @@ describe.each(up)('changes outside the bot on $label', (broker) => {
     await fixture.close();
     await client.close();
   });
+  /** A watcher of `vhost` once it follows the event exchange. */
+  const following = async (vhost: string) => {
+    const w = await fixture.start({ vhost, client });
+    await waitFor(() => w.watcher.health().mode === 'events', { deadlineMs: 10_000, what: 'events' });
+    return w;
+  };
 
   it('set, edited and cleared through the management API: caught within 5 s, with the acting user', async () => {
     await withVhost(
       async (vhost) => {
-        const w = await fixture.start({ vhost, client });
-        await waitFor(() => w.watcher.health().mode === 'events', {
-          deadlineMs: 10_000,
-          what: 'events followed',
-        });
+        const w = await following(vhost);
         await withUser({ tags: ['policymaker'], vhost, url: broker.url }, async (someone) => {
           await asUser(broker.url, someone, async (c) => {
             await c.putPolicy('user', policy(vhost, 'limits', { 'max-length': 10 }));
@@ -88,11 +90,7 @@ describe.each(up)('changes outside the bot on $label', (broker) => {
   it('operator policies: set and cleared, caught as operator policies (not as the user policy the broker also announces)', async () => {
     await withVhost(
       async (vhost) => {
-        const w = await fixture.start({ vhost, client });
-        await waitFor(() => w.watcher.health().mode === 'events', {
-          deadlineMs: 10_000,
-          what: 'events followed',
-        });
+        const w = await following(vhost);
         await client.putPolicy('operator', policy(vhost, 'ceiling', { 'max-length': 100 }));
         await waitFor(() => w.changes.length >= 1, { deadlineMs: 5000, what: 'the operator set' });
         await client.deletePolicy('operator', vhost, 'ceiling');
@@ -110,11 +108,7 @@ describe.each(up)('changes outside the bot on $label', (broker) => {
   it("nothing for the bot's own applies; the next change outside is still caught", async () => {
     await withVhost(
       async (vhost) => {
-        const w = await fixture.start({ vhost, client });
-        await waitFor(() => w.watcher.health().mode === 'events', {
-          deadlineMs: 10_000,
-          what: 'events followed',
-        });
+        const w = await following(vhost);
         const mine = policy(vhost, 'mine', { 'max-length': 5 });
         // What the apply job does: announce, then write as the bot's broker identity.
         await w.store.expectOwnWrite({ layer: 'user', vhost, name: 'mine' }, mine, 'req-1');
@@ -134,12 +128,7 @@ describe.each(up)('changes outside the bot on $label', (broker) => {
   it('two replicas post a change once', async () => {
     await withVhost(
       async (vhost) => {
-        const a = await fixture.start({ vhost, client });
-        const b = await fixture.start({ vhost, client });
-        await waitFor(() => a.watcher.health().mode === 'events' && b.watcher.health().mode === 'events', {
-          deadlineMs: 10_000,
-          what: 'both follow events',
-        });
+        const [a, b] = await Promise.all([following(vhost), following(vhost)]);
         const before = [a.watcher.eventsHandled, b.watcher.eventsHandled];
         await client.putPolicy('user', policy(vhost, 'shared', { 'max-length': 1 }));
         await client.putPolicy('user', policy(vhost, 'shared', { 'max-length': 2 }));
