@@ -1,4 +1,4 @@
-import { splitWords } from '../../commands/parse.ts';
+import { splitSlackText } from '../../commands/split.ts';
 import { InputError } from '../errors.ts';
 import { COMMANDS } from './commands/index.ts';
 import type { Answer, CommandContext, SlackCommand } from './commands/types.ts';
@@ -29,7 +29,7 @@ export async function dispatch(
   const full: CommandContext = { ...ctx, available };
   let command = 'usage';
   try {
-    const [first, ...rest] = splitWords(text);
+    const [first, ...rest] = splitSlackText(text);
     if (first === undefined) {
       return { command, message: helpView(ctx.prefix, available), audience: 'asker', outcome: 'usage' };
     }
