@@ -213,6 +213,11 @@ export class ManagementClient {
     return (await this.getJson(this.path(['operator-policies', vhost]), policyListSchema)).map(toPolicy);
   }
 
+  /** The policies of one layer in every vhost (one request; what the bot compares on an interval). */
+  async listAllPolicies(layer: PolicyLayer): Promise<Policy[]> {
+    return (await this.getJson(this.path([LAYER_PATH[layer]]), policyListSchema)).map(toPolicy);
+  }
+
   /** `null` when there is no such policy (or no such vhost). */
   async getPolicy(layer: PolicyLayer, vhost: string, name: string): Promise<Policy | null> {
     const p = await this.getJsonOrNull(this.path([LAYER_PATH[layer], vhost, name]), policySchema);
