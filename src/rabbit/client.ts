@@ -15,7 +15,9 @@ import {
   type ExchangeListing,
   exchangeSchema,
   overviewSchema,
+  type Permission,
   pagedQueuesSchema,
+  permissionSchema,
   policyListSchema,
   policySchema,
   type QueueDetail,
@@ -196,6 +198,14 @@ export class ManagementClient {
 
   async whoami(): Promise<WhoAmI> {
     return toWhoAmI(await this.getJson(this.path(['whoami']), whoamiSchema));
+  }
+
+  /**
+   * `user`'s permissions in `vhost`, `null` when it has none (the broker's 404). Policy writes
+   * need some permission in the vhost plus the `policymaker` (or `administrator`) tag.
+   */
+  async permissions(vhost: string, user: string): Promise<Permission | null> {
+    return this.getJsonOrNull(this.path(['permissions', vhost, user]), permissionSchema);
   }
 
   async listVhosts(): Promise<string[]> {
