@@ -3,13 +3,13 @@ import { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { App, HTTPReceiver, type Receiver, SocketModeReceiver } from '@slack/bolt';
 import type { Config } from '../config.ts';
-import { ConfigError } from '../errors.ts';
+import { ConfigError, codeOf } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { PatternCache } from '../policy/pattern.ts';
 import { boltLogLevel, createBoltLogger, secretMasker } from './boltLogger.ts';
-import type { SlackBroker } from './commands/types.ts';
 import { createDelivery, type Delivery, type DeliveryOptions } from './delivery.ts';
 import { environmentDirectory } from './environments.ts';
+import type { SlackBroker } from './handlers/types.ts';
 import { InFlight } from './inflight.ts';
 import {
   acknowledgeUnhandledInteractions,
@@ -174,11 +174,7 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
   app.event('app_mention', appMentionListener(listenerDeps));
   acknowledgeUnhandledInteractions(app, logger, deps.interactions ?? NO_INTERACTIONS);
   app.error(async (error) => {
-    const code = (error as { code?: unknown }).code;
-    logger.error(
-      { code: typeof code === 'string' ? code : undefined, message: mask(error.message) },
-      'Bolt reported an error',
-    );
+    logger.error({ code: codeOf(error), message: mask(error.message) }, 'Bolt reported an error');
   });
 
   let server: Server | undefined;

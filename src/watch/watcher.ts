@@ -1,4 +1,5 @@
 import type { Environment } from '../config.ts';
+import { codeOf } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Policy, PolicyLayer } from '../policy/types.ts';
 import { differences, stateOf, type Transition } from './compare.ts';
@@ -248,11 +249,10 @@ export class Watcher {
       }
       this.#lastCompare = { at: at.toISOString(), ok: true };
     } catch (err) {
-      const error = (err as { code?: unknown })?.code;
       this.#lastCompare = {
         at: at.toISOString(),
         ok: false,
-        error: typeof error === 'string' ? error : 'error',
+        error: codeOf(err) ?? 'error',
       };
       this.#log.warn({ env, source, err: String(err) }, 'changes outside the bot: comparison failed');
     }
