@@ -19,6 +19,16 @@ export interface Environment {
   readonly mode: Mode;
   readonly approvers: readonly string[];
   readonly approvalsChannel: string | undefined;
+  /** Where the broker's event exchange is followed (changes made outside the bot). */
+  readonly amqp: AmqpEndpoint;
+}
+
+/** An AMQP endpoint; the URL never carries the credentials (they are logged nowhere). */
+export interface AmqpEndpoint {
+  /** `amqp://host:port/vhost` or `amqps://…`, without user or password. */
+  readonly url: string;
+  readonly user: string;
+  readonly password: string;
 }
 
 export interface Config {
@@ -34,6 +44,8 @@ export interface Config {
   };
   readonly port: number;
   readonly logLevel: string;
+  /** How often the policy lists are compared with the last recorded state (changes outside the bot). */
+  readonly watchIntervalMs: number;
 }
 
 const httpUrl = z
@@ -50,8 +62,25 @@ const csv = z
       .filter(Boolean),
   );
 
+const amqpUrl = z
+  .string()
+  .url()
+  .refine((u) => /^amqps?:\/\//.test(u), 'must start with amqp:// or amqps://');
+
+/** `60s`, `90s`, `2m`, `500ms`, or a bare number of seconds: from 500 ms to 30 minutes. */
+const interval = z
+  .string()
+  .regex(/^\d+(\.\d+)?(ms|s|m)?$/, 'a duration such as 60s, 2m or 500ms')
+  .transform((s) => {
+    const n = Number.parseFloat(s);
+    return Math.round(s.endsWith('ms') ? n : s.endsWith('m') ? n * 60_000 : n * 1000);
+  })
+  .refine((ms) => ms >= 500 && ms <= 1_800_000, 'between 500ms and 30m');
+
 const EnvSchema = z.object({
   RMQ_URL: httpUrl.default('http://localhost:15672'),
+  RMQ_AMQP_URL: amqpUrl.optional(),
+  RMQ_WATCH_INTERVAL: interval.default(60_000),
   RMQ_USER: z.string().min(1).default('guest'),
   RMQ_PASSWORD: z.string().default('guest'),
   RMQ_MODE: z.enum(MODES).default('normal'),
@@ -81,6 +110,7 @@ const EnvironmentsFile = z.object({
         mode: z.enum(MODES).default('normal'),
         approvers: z.array(z.string().min(1)).default([]),
         approvalsChannel: z.string().min(1).optional(),
+        amqpUrl: amqpUrl.optional(),
       }),
     )
     .min(1),
@@ -145,6 +175,7 @@ export function loadConfig(
         mode: x.mode,
         approvers: x.approvers.length ? x.approvers : e.SLACK_APPROVERS,
         approvalsChannel: x.approvalsChannel ?? e.SLACK_APPROVALS_CHANNEL,
+        amqp: amqpEndpoint(x.amqpUrl, x.url, user, password),
       };
     });
     const names = new Set<string>();
@@ -163,6 +194,7 @@ export function loadConfig(
         mode: e.RMQ_MODE,
         approvers: e.SLACK_APPROVERS,
         approvalsChannel: e.SLACK_APPROVALS_CHANNEL,
+        amqp: amqpEndpoint(e.RMQ_AMQP_URL, e.RMQ_URL, e.RMQ_USER, e.RMQ_PASSWORD),
       },
     ];
   }
@@ -179,7 +211,31 @@ export function loadConfig(
     },
     port: e.PORT,
     logLevel: e.LOG_LEVEL,
+    watchIntervalMs: e.RMQ_WATCH_INTERVAL,
   };
+}
+
+/**
+ * The AMQP endpoint of an environment: the given URL, else the management URL's host on 5672
+ * (`amqps` on 5671 when the management API is https). Credentials written in the URL win over
+ * the environment's; the URL kept has none.
+ */
+export function amqpEndpoint(
+  given: string | undefined,
+  managementUrl: string,
+  user: string,
+  password: string,
+): AmqpEndpoint {
+  const m = new URL(managementUrl);
+  const url = new URL(given ?? `${m.protocol === 'https:' ? 'amqps' : 'amqp'}://${m.host}`);
+  if (given === undefined) url.port = m.protocol === 'https:' ? '5671' : '5672';
+  const endpoint = {
+    user: url.username ? decodeURIComponent(url.username) : user,
+    password: url.username ? decodeURIComponent(url.password) : password,
+  };
+  url.username = '';
+  url.password = '';
+  return { url: url.toString().replace(/\/$/, ''), ...endpoint };
 }
 
 /** `--env` picks one; without it, the only (or first) environment. */

@@ -3,13 +3,19 @@ import { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { App, HTTPReceiver, type Receiver, SocketModeReceiver } from '@slack/bolt';
 import type { Config } from '../config.ts';
-import { ConfigError } from '../errors.ts';
+import { ConfigError, codeOf } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { PatternCache } from '../policy/pattern.ts';
 import { boltLogLevel, createBoltLogger, secretMasker } from './boltLogger.ts';
-import type { SlackBroker } from './commands/types.ts';
+import { createDelivery, type Delivery, type DeliveryOptions } from './delivery.ts';
 import { environmentDirectory } from './environments.ts';
+import type { SlackBroker } from './handlers/types.ts';
 import { InFlight } from './inflight.ts';
+import {
+  acknowledgeUnhandledInteractions,
+  type HandledInteractions,
+  NO_INTERACTIONS,
+} from './interactions.ts';
 import { appMentionListener } from './listeners/appMention.ts';
 import type { ListenerDeps } from './listeners/context.ts';
 import { slashCommandListener } from './listeners/slashCommand.ts';
@@ -35,17 +41,26 @@ export interface AppDeps {
   readonly keyPrefix?: string;
   /** Overrides SLACK_API_URL (tests point it at a local fake). */
   readonly clientOptions?: { readonly slackApiUrl?: string };
+  /** The delivery budgets (`delivery.ts`); tests shorten them. */
+  readonly delivery?: Pick<DeliveryOptions, 'budgetMs' | 'attemptMs' | 'retryBaseMs'>;
+  /** Buttons and forms that have a handler; every other interaction is acknowledged and logged. */
+  readonly interactions?: HandledInteractions;
 }
 
 export interface BotApp {
   readonly app: App;
   readonly mode: 'http' | 'socket';
+  /** The one way to post to Slack: answers, notices, and the change requests' messages. */
+  readonly delivery: Delivery;
   /**
    * Starts serving; returns the port it listens on (0 asks for any free one). In Socket Mode that
    * is where /healthz and /metrics are, always on the config's port (PORT), whatever `port` says.
    */
   start(port?: number): Promise<number>;
-  /** Stops taking requests, lets answers already under way finish (up to `drainMs`), disconnects. */
+  /**
+   * Stops taking requests, lets answers already under way finish (up to `drainMs`), then aborts
+   * the deliveries still waiting on Slack, and disconnects.
+   */
   stop(drainMs?: number): Promise<void>;
 }
 
@@ -77,7 +92,10 @@ function socketModeRoutesServer(receiver: Receiver): Server | undefined {
   return server instanceof Server ? server : undefined;
 }
 
-/** Web API calls on an interactive path: a few quick retries, never Slack's 30-minute default. */
+/**
+ * Bolt's own client (auth.test at start, Socket Mode): a few quick retries, never Slack's
+ * 30-minute default. Messages go through `delivery.ts`, with its own client and budget.
+ */
 const WEB_API_OPTIONS = {
   retryConfig: { retries: 2, factor: 2, minTimeout: 250, maxTimeout: 2000 },
   rejectRateLimitedCalls: true,
@@ -127,6 +145,15 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
   await app.init();
 
   const inFlight = new InFlight();
+  const stopping = new AbortController();
+  const delivery = createDelivery({
+    token: botToken ?? '',
+    ...(slackApiUrl ? { slackApiUrl } : {}),
+    metrics: deps.metrics,
+    logger,
+    signal: stopping.signal,
+    ...deps.delivery,
+  });
   const listenerDeps: ListenerDeps = {
     logger,
     metrics: deps.metrics,
@@ -135,22 +162,21 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
     patterns: new PatternCache(),
     inFlight,
     dedupe: redisEventDedupe(deps.redis, deps.keyPrefix ?? 'rmq'),
+    delivery,
   };
   // Every slash command routed to this app is `/rmq`, whatever the workspace renamed it to.
   app.command(/.*/, slashCommandListener(listenerDeps));
   app.event('app_mention', appMentionListener(listenerDeps));
+  acknowledgeUnhandledInteractions(app, logger, deps.interactions ?? NO_INTERACTIONS);
   app.error(async (error) => {
-    const code = (error as { code?: unknown }).code;
-    logger.error(
-      { code: typeof code === 'string' ? code : undefined, message: mask(error.message) },
-      'Bolt reported an error',
-    );
+    logger.error({ code: codeOf(error), message: mask(error.message) }, 'Bolt reported an error');
   });
 
   let server: Server | undefined;
   return {
     app,
     mode,
+    delivery,
     async start(port = config.port) {
       if (mode === 'socket') {
         server = socketModeRoutesServer(receiver);
@@ -170,13 +196,16 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
       return bound;
     },
     async stop(drainMs = 10_000) {
-      const stopping = app
+      const receiverStopped = app
         .stop()
         .catch((err: unknown) => logger.warn({ message: mask(String(err)) }, 'stopping the receiver'));
       const drained = await inFlight.drain(drainMs);
-      if (!drained) logger.warn({ unfinished: inFlight.size }, 'answers still under way at shutdown');
+      if (!drained) {
+        logger.warn({ unfinished: inFlight.size }, 'answers still under way at shutdown: giving up on them');
+        stopping.abort();
+      }
       server?.closeAllConnections();
-      await stopping;
+      await receiverStopped;
     },
   };
 }

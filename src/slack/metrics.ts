@@ -7,8 +7,8 @@ import type { CallInfo } from '../rabbit/index.ts';
  * never from what a user typed.
  */
 
-/** How a request ended, as counted. */
-export type Outcome = 'answered' | 'not-asked' | 'refused' | 'usage' | 'failed';
+/** How a request ended, as counted. `lost`: the answer never reached Slack (the asker was told, when possible). */
+export type Outcome = 'answered' | 'not-asked' | 'refused' | 'usage' | 'failed' | 'lost';
 export type Via = 'command' | 'mention';
 
 export interface Metrics {
@@ -20,6 +20,8 @@ export interface Metrics {
   readonly brokerCallSeconds: Histogram<'env' | 'method'>;
   readonly duplicateEvents: Counter;
   readonly deliveryErrors: Counter<'via'>;
+  /** Slack calls tried again (429 after its Retry-After, 5xx, timeouts), by `http-<status>` or `other`. */
+  readonly deliveryRetries: Counter<'error'>;
   /** The ManagementClient `onCall` hook for one environment. */
   onBrokerCall(env: string): (info: CallInfo) => void;
 }
@@ -68,8 +70,14 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
   });
   const deliveryErrors = new Counter({
     name: 'rmq_slack_delivery_errors_total',
-    help: 'Answers Slack did not accept (response URL or Web API)',
+    help: 'Answers and files Slack did not take in the end (response URL or Web API), retries spent',
     labelNames: ['via'] as const,
+    registers,
+  });
+  const deliveryRetries = new Counter({
+    name: 'rmq_slack_delivery_retries_total',
+    help: 'Slack calls tried again after a 429, a 5xx or a timeout',
+    labelNames: ['error'] as const,
     registers,
   });
 
@@ -82,6 +90,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     brokerCallSeconds,
     duplicateEvents,
     deliveryErrors,
+    deliveryRetries,
     onBrokerCall: (env) => (info) => {
       brokerCalls.inc({ env, method: info.method });
       brokerCallSeconds.observe({ env, method: info.method }, info.ms / 1000);

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { CustomRoute } from '@slack/bolt';
+import { codeOf } from '../errors.ts';
 import type { Metrics } from './metrics.ts';
 import type { SlackRedis } from './redis.ts';
 
@@ -28,9 +29,10 @@ export interface HealthDeps {
   readonly timeoutMs?: number;
 }
 
-function codeOf(err: unknown): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^[a-z0-9_-]{1,40}$/i.test(code) ? code : 'error';
+/** A code fit for a health document: short, plain; anything else is `error`. */
+function healthCode(err: unknown): string {
+  const code = codeOf(err);
+  return code !== undefined && /^[a-z0-9_-]{1,40}$/i.test(code) ? code : 'error';
 }
 
 async function timed(work: () => Promise<unknown>, timeoutMs: number): Promise<CheckResult> {
@@ -48,7 +50,7 @@ async function timed(work: () => Promise<unknown>, timeoutMs: number): Promise<C
     ]);
     return { ok: true, ms: Math.round(performance.now() - started) };
   } catch (err) {
-    return { ok: false, ms: Math.round(performance.now() - started), error: codeOf(err) };
+    return { ok: false, ms: Math.round(performance.now() - started), error: healthCode(err) };
   } finally {
     clearTimeout(timer);
   }

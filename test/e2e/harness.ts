@@ -22,6 +22,8 @@ import { adminClient, brokerCredentials, brokerUrl, uniqueName, waitFor } from '
 import { type FakeBroker, startFakeBroker } from '../support/fakeBroker.ts';
 import { type FakeSlack, type RecordedCall, startFakeSlack } from '../support/fakeSlack.ts';
 
+export { renderedText } from '../support/fakeSlack.ts';
+
 export const LAB_QUEUES = [
   ['orders.audit', 'classic'],
   ['orders.processing', 'quorum'],
@@ -137,7 +139,7 @@ export interface Harness {
   ): Promise<Response>;
   /** A signed `/rmq <text>`; returns the HTTP answer (the ack) and the response URL it carried. */
   command(text: string): Promise<{ response: Response; responseUrl: string }>;
-  /** Waits for the first answer posted to that response URL. */
+  /** Waits for the first answer posted to that response URL (faults injected with `faultNext` skipped). */
   answerTo(responseUrl: string): Promise<RecordedCall>;
   /** A signed app_mention event callback (to `baseUrl`, another instance, when given). */
   mention(
@@ -167,6 +169,8 @@ export interface HarnessOptions {
   readonly socketMode?: boolean;
   /** How often the fake Slack pings a Socket Mode connection. */
   readonly socketPingIntervalMs?: number;
+  /** Shorter delivery budgets (`src/slack/delivery.ts`), for tests of a Slack that fails. */
+  readonly delivery?: { budgetMs?: number; attemptMs?: number; retryBaseMs?: number };
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -224,7 +228,15 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const brokers = createBrokers(config, metrics, { timeouts: options.brokerTimeouts ?? {} });
   const redis = createRedis(config.redisUrl);
   redis.on('error', () => {}); // a Redis made to be down (redisUrl) errors on every reconnect
-  const created = await createApp({ config, logger, brokers, redis, metrics, keyPrefix });
+  const created = await createApp({
+    config,
+    logger,
+    brokers,
+    redis,
+    metrics,
+    keyPrefix,
+    ...(options.delivery ? { delivery: options.delivery } : {}),
+  });
   // A test may stop the bot itself (to watch it stop); stop() below then does not stop it again.
   let botStopped: Promise<void> | undefined;
   const bot: BotApp = { ...created, stop: (drainMs) => (botStopped ??= created.stop(drainMs)) };
@@ -282,7 +294,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     },
     answerTo(responseUrl) {
       const path = new URL(responseUrl).pathname;
-      return slack.waitForCall((c) => c.kind === 'response' && c.path === path, {
+      return slack.waitForCall((c) => c.kind === 'response' && c.path === path && !c.injected, {
         what: `an answer at ${path}`,
       });
     },
@@ -329,20 +341,4 @@ async function within<T>(work: Promise<T>, ms: number, what: () => string): Prom
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** Everything a message shows, as one string: fallback text and every text object of its blocks. */
-export function renderedText(args: Record<string, unknown>): string {
-  const parts: string[] = [];
-  if (typeof args.text === 'string') parts.push(args.text);
-  const visit = (v: unknown): void => {
-    if (Array.isArray(v)) v.forEach(visit);
-    else if (v && typeof v === 'object') {
-      const o = v as Record<string, unknown>;
-      if ((o.type === 'mrkdwn' || o.type === 'plain_text') && typeof o.text === 'string') parts.push(o.text);
-      else Object.values(o).forEach(visit);
-    }
-  };
-  visit(args.blocks);
-  return parts.join('\n');
 }

@@ -121,8 +121,22 @@ export interface FakeSlack {
   ): Promise<RecordedCall>;
   /** The next call to `method` fails with this Slack error code (recorded as `injected`). */
   failNext(method: string, error: string): void;
+  /**
+   * HTTP-level faults for the next calls to `target` (a Web API method, or `response_url` for
+   * any response URL), one per call, in order: a 429 with `Retry-After` (seconds), a 5xx, or no
+   * answer at all (`hang`, until the caller gives up or the fake closes). Recorded as `injected`.
+   */
+  faultNext(target: string, ...faults: SlackFault[]): void;
+  /** Drops the faults not used up. */
+  clearFaults(): void;
   close(): Promise<void>;
 }
+
+/** An HTTP-level failure of Slack, for `faultNext`. */
+export type SlackFault =
+  | { readonly status: 429; readonly retryAfter?: number }
+  | { readonly status: 500 | 502 | 503 | 504 }
+  | { readonly hang: true };
 
 // ---- validation -------------------------------------------------------------------------------
 
@@ -473,6 +487,7 @@ export async function startFakeSlack(
   const responseUses = new Map<string, number>();
   const uploads = new Map<string, FakeUpload>();
   const failures = new Map<string, string[]>();
+  const faults = new Map<string, SlackFault[]>();
   let seq = 0;
   let url = '';
   const socket = createFakeSlackSocket({
@@ -493,6 +508,41 @@ export async function startFakeSlack(
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
       };
+
+      // ---- injected HTTP faults ----------------------------------------------------------
+      const target = path.startsWith('/response/')
+        ? 'response_url'
+        : path.startsWith('/api/')
+          ? path.slice('/api/'.length)
+          : '';
+      const fault = faults.get(target)?.shift();
+      if (fault) {
+        const kind = target === 'response_url' ? 'response' : 'api';
+        const args = parseBody(
+          kind === 'response' ? { 'content-type': 'application/json' } : req.headers,
+          raw,
+        );
+        const error =
+          'hang' in fault ? 'hang' : fault.status === 429 ? 'ratelimited' : `http-${fault.status}`;
+        record({
+          kind,
+          method: target,
+          args: '__invalid' in args ? {} : args,
+          ok: false,
+          error,
+          injected: true,
+        });
+        if ('hang' in fault) return;
+        if (fault.status === 429) {
+          res.writeHead(429, {
+            'content-type': 'application/json',
+            ...(fault.retryAfter === undefined ? {} : { 'retry-after': String(fault.retryAfter) }),
+          });
+          return res.end(JSON.stringify({ ok: false, error: 'ratelimited' }));
+        }
+        res.writeHead(fault.status, { 'content-type': 'text/plain' });
+        return res.end('Internal Server Error');
+      }
 
       // ---- response URLs -----------------------------------------------------------------
       if (path.startsWith('/response/')) {
@@ -722,10 +772,30 @@ export async function startFakeSlack(
     failNext(method, error) {
       failures.set(method, [...(failures.get(method) ?? []), error]);
     },
+    faultNext(target, ...list) {
+      faults.set(target, [...(faults.get(target) ?? []), ...list]);
+    },
+    clearFaults: () => faults.clear(),
     close: async () => {
       await socket.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Everything a message shows, as one string: fallback text and every text object of its blocks. */
+export function renderedText(args: Record<string, unknown>): string {
+  const parts: string[] = [];
+  if (typeof args.text === 'string') parts.push(args.text);
+  const visit = (v: unknown): void => {
+    if (Array.isArray(v)) v.forEach(visit);
+    else if (v && typeof v === 'object') {
+      const o = v as Record<string, unknown>;
+      if ((o.type === 'mrkdwn' || o.type === 'plain_text') && typeof o.text === 'string') parts.push(o.text);
+      else Object.values(o).forEach(visit);
+    }
+  };
+  visit(args.blocks);
+  return parts.join('\n');
 }

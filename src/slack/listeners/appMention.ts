@@ -1,16 +1,13 @@
 import type { AllMiddlewareArgs, Middleware, SlackEventMiddlewareArgs } from '@slack/bolt';
 import { dispatch } from '../dispatch.ts';
 import { decodeSlackText } from '../escape.ts';
-import { fileNotAttachedView } from '../views/errors.ts';
-import { attachFile } from './attach.ts';
-import { type ListenerDeps, newRequestId, requestDone, slackErrorCode } from './context.ts';
+import { type ListenerDeps, newRequestId } from './context.ts';
 
 /**
  * `@rmq which orders.audit` in a channel is answered there; inside a thread, in that thread.
  * Slack redelivers events it thinks were lost, so each event id is answered once (in Redis,
- * shared by every instance); the bot's own messages are never answered. An answer's file (a
- * preview too long for one message) is uploaded after it, into the same channel and thread;
- * when Slack does not take it, the asker is told why, in an ephemeral message there.
+ * shared by every instance); the bot's own messages are never answered. Delivery (retries, the
+ * file in the same thread, telling the asker what was lost, the count) is `../delivery.ts`.
  */
 
 /**
@@ -30,12 +27,7 @@ export function mentionText(text: string, botUserId: string | undefined): string
 }
 
 export function appMentionListener(deps: ListenerDeps): Middleware<SlackEventMiddlewareArgs<'app_mention'>> {
-  return async ({
-    event,
-    body,
-    context,
-    client,
-  }: SlackEventMiddlewareArgs<'app_mention'> & AllMiddlewareArgs) => {
+  return async ({ event, body, context }: SlackEventMiddlewareArgs<'app_mention'> & AllMiddlewareArgs) => {
     if (event.bot_id || (context.botUserId !== undefined && event.user === context.botUserId)) return;
     const started = performance.now();
     const requestId = newRequestId();
@@ -69,62 +61,18 @@ export function appMentionListener(deps: ListenerDeps): Middleware<SlackEventMid
           logger,
           requestId,
         });
-        const thread = event.thread_ts ? { thread_ts: event.thread_ts } : {};
-        const { text, blocks } = answer.message;
-        let delivered = false;
-        try {
-          if (answer.audience === 'asker' && event.user) {
-            await client.chat.postEphemeral({
-              channel: event.channel,
-              user: event.user,
-              text,
-              blocks,
-              ...thread,
-            });
-          } else {
-            await client.chat.postMessage({
-              channel: event.channel,
-              text,
-              blocks,
-              unfurl_links: false,
-              unfurl_media: false,
-              ...thread,
-            });
-          }
-          delivered = true;
-        } catch (err) {
-          deps.metrics.deliveryErrors.inc({ via: 'mention' });
-          logger.warn({ error: slackErrorCode(err) }, 'Slack did not take the answer');
-        }
-        // A file goes only with an answer the channel saw (never beside an ephemeral one).
-        if (delivered && answer.file && answer.audience === 'channel') {
-          const attached = await attachFile(
-            client,
-            answer.file,
-            { channel: event.channel, threadTs: event.thread_ts },
-            logger,
-          );
-          if (!attached.ok) {
-            deps.metrics.deliveryErrors.inc({ via: 'mention' });
-            const notice = fileNotAttachedView(attached.error, answer.file);
-            try {
-              if (!event.user) throw Object.assign(new Error('no user to tell'), { code: 'no_user' });
-              await client.chat.postEphemeral({
-                channel: event.channel,
-                user: event.user,
-                text: notice.text,
-                blocks: notice.blocks,
-                ...thread,
-              });
-            } catch (err) {
-              logger.warn(
-                { error: slackErrorCode(err) },
-                'Slack did not take the notice of the missing file',
-              );
-            }
-          }
-        }
-        requestDone(deps.metrics, logger, 'mention', started, answer);
+        const reply = deps.delivery.toChannel({
+          channel: event.channel,
+          threadTs: event.thread_ts,
+          user: event.user,
+        });
+        await deps.delivery.deliver(reply, answer, {
+          via: 'mention',
+          command: answer.command,
+          started,
+          logger,
+          requestId,
+        });
       })(),
     );
   };

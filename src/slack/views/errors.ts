@@ -72,3 +72,20 @@ export function fileNotAttachedView(error: string, file: { readonly filename: st
     `The full list could not be attached: Slack answered ${prose(truncate(error, 100))}.`,
   );
 }
+
+/**
+ * To the asker alone, when their answer could not be delivered (Slack kept refusing or did not
+ * answer within the delivery budget): nothing was posted, so ask again.
+ */
+export function answerNotDeliveredView(error: string, requestId: string): SlackMessage {
+  const why = code(truncate(error, 100));
+  return finish(
+    [
+      section(
+        `:warning: The answer to your question could not be delivered: Slack answered ${why}. Nothing was changed; ask again in a moment.`,
+      ),
+      section(`_Reference for the bot's operators: ${code(requestId)}_`),
+    ],
+    `The answer could not be delivered: Slack answered ${prose(truncate(error, 100))}. Ask again in a moment.`,
+  );
+}
