@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { InputError } from '../src/errors.ts';
+import { codeOf, InputError } from '../src/errors.ts';
 import { type PolicyDiff, policyDiff } from '../src/policy/diff.ts';
 import {
   type ObjectOutcome,
@@ -11,6 +11,7 @@ import {
 import type { Definition, Policy, PolicyLayer } from '../src/policy/types.ts';
 import { formatVersion, MAX_NAME_BYTES, utf8Length } from '../src/policy/types.ts';
 import { type Problem, type ProposedFields, validate } from '../src/policy/validate.ts';
+import { brokerReason } from '../src/rabbit/errors.ts';
 import { type InventorySource, openInventory } from '../src/rabbit/inventory.ts';
 import { FOLDED_QUOTES_NOTE, readDefinition } from './definition.ts';
 import { parseArgs, parseWith, Vhost } from './parse.ts';
@@ -191,17 +192,6 @@ function fieldsOf(p: Policy | null): PolicyFields | null {
   return p && { pattern: p.pattern, applyTo: p.applyTo, priority: p.priority, definition: p.definition };
 }
 
-interface BrokerErrorLike {
-  code: string;
-  reason?: string | undefined;
-}
-
-function brokerError(err: unknown): BrokerErrorLike | undefined {
-  if (err instanceof Error && typeof (err as { code?: unknown }).code === 'string')
-    return err as Error & BrokerErrorLike;
-  return undefined;
-}
-
 const NOT_ASKED: Readonly<Record<string, NotAskedWhy>> = {
   unreachable: 'unreachable',
   timeout: 'timeout',
@@ -224,11 +214,11 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
   };
   const notes = input.notes ?? [];
   const notAsked = (err: unknown): PreviewNotAsked => {
-    const e = brokerError(err);
-    const why = e ? NOT_ASKED[e.code] : undefined;
-    if (!e || !why) throw err;
+    const code = codeOf(err);
+    const why = code === undefined ? undefined : NOT_ASKED[code];
+    if (!why || !(err instanceof Error)) throw err;
     const detail =
-      why === 'missing-vhost' ? `vhost ${input.vhost} does not exist` : (e.reason ?? (err as Error).message);
+      why === 'missing-vhost' ? `vhost ${input.vhost} does not exist` : (brokerReason(err) ?? err.message);
     return { status: 'not-asked', change, notes, warnings: [], why, ...(detail ? { detail } : {}) };
   };
 

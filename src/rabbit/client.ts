@@ -15,7 +15,9 @@ import {
   type ExchangeListing,
   exchangeSchema,
   overviewSchema,
+  type Permission,
   pagedQueuesSchema,
+  permissionSchema,
   policyListSchema,
   policySchema,
   type QueueDetail,
@@ -92,7 +94,8 @@ export interface PutQueueOptions {
   readonly arguments?: Readonly<Record<string, unknown>>;
 }
 
-interface Answer {
+/** A management API response as received: status and body text, before parsing. */
+interface HttpReply {
   readonly status: number;
   readonly text: string;
 }
@@ -195,6 +198,14 @@ export class ManagementClient {
 
   async whoami(): Promise<WhoAmI> {
     return toWhoAmI(await this.getJson(this.path(['whoami']), whoamiSchema));
+  }
+
+  /**
+   * `user`'s permissions in `vhost`, `null` when it has none (the broker's 404). Policy writes
+   * need some permission in the vhost plus the `policymaker` (or `administrator`) tag.
+   */
+  async permissions(vhost: string, user: string): Promise<Permission | null> {
+    return this.getJsonOrNull(this.path(['permissions', vhost, user]), permissionSchema);
   }
 
   async listVhosts(): Promise<string[]> {
@@ -424,7 +435,7 @@ export class ManagementClient {
   }
 
   /** One request with its whole body; 2xx or a thrown RabbitError. Retries GETs only. */
-  private async call(method: HttpMethod, path: string, json?: unknown): Promise<Answer> {
+  private async call(method: HttpMethod, path: string, json?: unknown): Promise<HttpReply> {
     const retries = method === 'GET' ? this.getRetries : 0;
     for (let attempt = 0; ; attempt++) {
       const started = performance.now();
