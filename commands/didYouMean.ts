@@ -54,20 +54,22 @@ export function boundedDistance(
   return Math.min(prev[b.length] as number, max + 1);
 }
 
-interface Near {
+interface Near<T> {
   readonly name: string;
+  readonly tag: T;
   /** Case-blind distance, then the exact one, then code-unit order: the ranking. */
   readonly folded: number;
   readonly exact: number;
 }
 
-const better = (x: Near, y: Near) =>
+const better = <T>(x: Near<T>, y: Near<T>) =>
   x.folded - y.folded || x.exact - y.exact || (x.name < y.name ? -1 : x.name > y.name ? 1 : 0);
 
-export class CloseNames {
+/** `T`: what goes with each name (its kind, when several listings are folded together). */
+export class CloseNames<T = undefined> {
   private readonly lower: string;
   private readonly max: number;
-  private readonly best: Near[] = [];
+  private readonly best: Near<T>[] = [];
   private readonly rows: [Uint32Array, Uint32Array] = [new Uint32Array(512), new Uint32Array(512)];
 
   constructor(
@@ -79,20 +81,21 @@ export class CloseNames {
   }
 
   /** One name of the listing. The typed name itself is never offered. */
-  add(name: string): void {
+  add(name: string, ...tag: T extends undefined ? [] : [T]): void {
     if (name === this.typed) return;
     const worst = this.best.length === this.limit ? this.best[this.best.length - 1] : undefined;
     const bound = worst ? Math.min(this.max, worst.folded) : this.max;
     const folded = boundedDistance(this.lower, name.toLowerCase(), bound, this.rows);
     if (folded > bound) return;
-    const near: Near = { name, folded, exact: boundedDistance(this.typed, name, this.max + 8, this.rows) };
+    const exact = boundedDistance(this.typed, name, this.max + 8, this.rows);
+    const near: Near<T> = { name, tag: tag[0] as T, folded, exact };
     if (worst && better(near, worst) >= 0) return;
     this.best.push(near);
     this.best.sort(better);
     if (this.best.length > this.limit) this.best.pop();
   }
 
-  addAll(names: Iterable<string>): this {
+  addAll(this: CloseNames<undefined>, names: Iterable<string>): CloseNames<undefined> {
     for (const n of names) this.add(n);
     return this;
   }
@@ -100,6 +103,11 @@ export class CloseNames {
   /** The closest first. */
   names(): string[] {
     return this.best.map((n) => n.name);
+  }
+
+  /** The closest first, each with its tag. */
+  matches(): { name: string; tag: T }[] {
+    return this.best.map((n) => ({ name: n.name, tag: n.tag }));
   }
 }
 

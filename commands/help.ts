@@ -9,11 +9,17 @@ export const COMMANDS_USAGE = [
     'preview delete|create|edit POLICY [--pattern P] [--apply-to A] [--priority N] [--definition JSON] [--operator] [--vhost V] [--env E]',
     'what a change would do to every object it touches',
   ],
+  [
+    'use [--env E] [--vhost V] [--clear]',
+    "Slack only: this channel's defaults for every later command in it and its threads; bare use shows them",
+  ],
   ['help', 'this text'],
 ] as const;
 
 export function helpText(prefix: string): string {
-  const lines = COMMANDS_USAGE.map(([usage, what]) => `  ${prefix} ${usage}\n      ${what}`);
+  const lines = COMMANDS_USAGE.filter(([usage]) => !usage.startsWith('use ')).map(
+    ([usage, what]) => `  ${prefix} ${usage}\n      ${what}`,
+  );
   return `Usage:\n${lines.join('\n')}\n`;
 }
 

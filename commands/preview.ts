@@ -14,7 +14,9 @@ import { type Problem, type ProposedFields, validate } from '../src/policy/valid
 import { brokerReason } from '../src/rabbit/errors.ts';
 import { type InventorySource, openInventory } from '../src/rabbit/inventory.ts';
 import { FOLDED_QUOTES_NOTE, readDefinition } from './definition.ts';
-import { parseArgs, parseWith, Vhost } from './parse.ts';
+import { closeNames } from './didYouMean.ts';
+import { type FlagDefaults, parseArgs, parseWith, Vhost } from './parse.ts';
+import { closeVhosts, type VhostLister } from './suggest.ts';
 
 /**
  * `preview delete|create|edit POLICY …`: what the change would do to every object of the vhost,
@@ -57,6 +59,7 @@ const Words = z.object({ vhost: Vhost, env: z.string().min(1).optional() });
 export function parsePreview(
   words: readonly string[],
   extra: Readonly<Record<string, 'string' | 'boolean'>> = {},
+  defaults: FlagDefaults = {},
 ): PreviewInput {
   const { positionals, flags } = parseArgs(words, { ...FLAGS, ...extra }, PREVIEW_USAGE);
   const [action, name, ...rest] = positionals;
@@ -81,7 +84,11 @@ export function parsePreview(
       PREVIEW_USAGE,
     );
   }
-  const { vhost, env } = parseWith(Words, { vhost: flags.vhost, env: flags.env }, PREVIEW_USAGE);
+  const { vhost, env } = parseWith(
+    Words,
+    { vhost: flags.vhost ?? defaults.vhost, env: flags.env ?? defaults.env },
+    PREVIEW_USAGE,
+  );
 
   const fields: { -readonly [K in keyof ProposedFields]?: ProposedFields[K] } = {};
   if (typeof flags.pattern === 'string') fields.pattern = flags.pattern;
@@ -148,6 +155,8 @@ interface Base {
   change: PreviewChange;
   /** How the input was read where that differs from as typed; shown with the proposed policy. */
   notes?: readonly string[];
+  /** The policy (or vhost) named does not exist: the closest existing names, at most three. */
+  didYouMean?: { missing: 'policy' | 'vhost'; names: string[] };
   brokerVersion?: string;
   warnings: Problem[];
 }
@@ -186,7 +195,7 @@ export interface PreviewNotAsked extends Base {
 export type PreviewResult = PreviewAnswer | PreviewRefused | PreviewNotAsked;
 
 /** What `preview` needs of the management API. ManagementClient satisfies it. */
-export type PreviewBroker = InventorySource;
+export type PreviewBroker = InventorySource & VhostLister;
 
 function fieldsOf(p: Policy | null): PolicyFields | null {
   return p && { pattern: p.pattern, applyTo: p.applyTo, priority: p.priority, definition: p.definition };
@@ -213,20 +222,29 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
     after: null,
   };
   const notes = input.notes ?? [];
-  const notAsked = (err: unknown): PreviewNotAsked => {
+  const notAsked = async (err: unknown): Promise<PreviewNotAsked> => {
     const code = codeOf(err);
     const why = code === undefined ? undefined : NOT_ASKED[code];
     if (!why || !(err instanceof Error)) throw err;
     const detail =
       why === 'missing-vhost' ? `vhost ${input.vhost} does not exist` : (brokerReason(err) ?? err.message);
-    return { status: 'not-asked', change, notes, warnings: [], why, ...(detail ? { detail } : {}) };
+    const close = why === 'missing-vhost' ? await closeVhosts(broker, input.vhost) : [];
+    return {
+      status: 'not-asked',
+      change,
+      notes,
+      warnings: [],
+      why,
+      ...(detail ? { detail } : {}),
+      ...(close.length ? { didYouMean: { missing: 'vhost' as const, names: close } } : {}),
+    };
   };
 
   let inventory: Awaited<ReturnType<typeof openInventory>>;
   try {
     inventory = await openInventory(broker, input.vhost);
   } catch (err) {
-    return notAsked(err);
+    return await notAsked(err);
   }
   const { version, user, operator } = inventory;
   const brokerVersion = formatVersion(version);
@@ -247,6 +265,7 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
       status: 'refused',
       change,
       notes,
+      ...policySuggestions(validation.refusals, input.name, [...user, ...operator]),
       brokerVersion,
       warnings: validation.warnings,
       refusals: validation.refusals,
@@ -262,7 +281,7 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
   try {
     await inventory.each((o) => simulation.add(o));
   } catch (err) {
-    return notAsked(err);
+    return await notAsked(err);
   }
   const { objects, unpredictable, summary } = simulation.result();
   return {
@@ -277,6 +296,16 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
     diff: policyDiff(policyChange),
     ms: Math.round(performance.now() - started),
   };
+}
+
+/** A policy name that names nothing: the closest of the vhost's policies (both layers). */
+function policySuggestions(refusals: readonly Problem[], typed: string, policies: readonly Policy[]) {
+  if (!refusals.some((p) => p.code === 'no-such-policy')) return {};
+  const names = closeNames(
+    typed,
+    policies.map((p) => p.name),
+  );
+  return names.length ? { didYouMean: { missing: 'policy' as const, names } } : {};
 }
 
 /** The `--json` document: INTERFACE.md's keys first, then the rest. */
@@ -300,11 +329,13 @@ export function previewJson(r: PreviewResult): Record<string, unknown> {
         change: r.change,
         refusals: r.refusals,
         warnings: r.warnings,
+        ...(r.didYouMean ? { didYouMean: r.didYouMean } : {}),
         ...(r.brokerVersion ? { brokerVersion: r.brokerVersion } : {}),
       };
     case 'not-asked':
       return {
         error: { code: r.why, message: r.detail ?? r.why },
+        ...(r.didYouMean ? { didYouMean: r.didYouMean } : {}),
         change: r.change,
       };
   }

@@ -10,6 +10,7 @@ import {
 import { type BrokerVersion, formatVersion, type ObjectKind, type Policy } from '../src/policy/types.ts';
 import { brokerReason } from '../src/rabbit/errors.ts';
 import { WHICH_USAGE, type WhichInput } from './parse.ts';
+import { closeObjects, closeVhosts, type NamedKind, type NameLister, type VhostLister } from './suggest.ts';
 
 /**
  * `which NAME`: which policy governs this object. The policy in force is the broker's report,
@@ -18,7 +19,7 @@ import { WHICH_USAGE, type WhichInput } from './parse.ts';
  */
 
 /** What `which` needs of the management API. ManagementClient satisfies it. */
-export interface WhichBroker {
+export interface WhichBroker extends NameLister, VhostLister {
   overview(): Promise<{ version: BrokerVersion }>;
   getQueue(
     vhost: string,
@@ -82,6 +83,11 @@ export interface WhichResult {
   candidates?: string[];
   /** Where the engine's reading and the broker's report disagree, and why they may. */
   disagreements: string[];
+  /**
+   * When the object (or the vhost) does not exist: the closest existing names, at most three
+   * (queues and exchanges, or vhosts when `missing` is the vhost). Absent when none are close.
+   */
+  didYouMean?: { missing: 'object' | 'vhost'; names: { name: string; kind: NamedKind | 'vhost' }[] };
 }
 
 const NOT_ASKED = new Set(['unreachable', 'timeout', 'unauthorized', 'broker-error', 'bad-response']);
@@ -221,6 +227,9 @@ export async function which(
       r.why = 'missing';
       r.detail = `vhost ${input.vhost} does not exist`;
       r.nothingGoverns = true;
+      const close = await closeVhosts(broker, input.vhost);
+      if (close.length)
+        r.didYouMean = { missing: 'vhost', names: close.map((name) => ({ name, kind: 'vhost' })) };
       return r;
     }
     if (code !== undefined && (NOT_ASKED.has(code) || code === 'forbidden')) {
@@ -263,6 +272,11 @@ export async function which(
     }
   }
   r.nothingGoverns = r.inForce === null && r.operatorPolicy === null && !r.ambiguous;
+  if (!lookup.exists && !lookup.forbidden) {
+    // A typo is the likelier story than a question about an object nobody declared.
+    const close = await closeObjects(broker, input.vhost, input.name, input.kind);
+    if (close.length) r.didYouMean = { missing: 'object', names: close };
+  }
   return r;
 }
 

@@ -35,3 +35,30 @@ export const NOT_APPLIED_WORDS = {
   'same-priority': 'same priority: which one the broker picks is not defined',
   'refused-key': 'sets a key this object type refuses, so it never applies to it',
 } as const;
+
+/**
+ * "No queue `orders.adit`; did you mean `orders.audit`?" — `show` formats each name for where it
+ * is read (inline code in Slack, quoted in the terminal); an exchange among queues says so.
+ */
+export function didYouMeanWords(
+  what: string,
+  typed: string,
+  names: readonly { name: string; kind?: string }[],
+  show: (name: string) => string,
+): string {
+  const shown = names.map(
+    (n) => `${show(n.name)}${n.kind === 'exchange' && what !== 'exchange' ? ' (exchange)' : ''}`,
+  );
+  const list = shown.length > 1 ? `${shown.slice(0, -1).join(', ')} or ${shown[shown.length - 1]}` : shown[0];
+  return `No ${what} ${show(typed)}; did you mean ${list}?`;
+}
+
+/** What was not found, in the words of `didYouMeanWords`. */
+export function missingWhat(
+  d: { missing: 'object' | 'vhost' },
+  kind: ObjectKind,
+  kindAssumed: boolean,
+): string {
+  if (d.missing === 'vhost') return 'vhost';
+  return kindAssumed ? 'queue or exchange' : KIND_WORDS[kind];
+}

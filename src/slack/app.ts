@@ -7,6 +7,7 @@ import { ConfigError, codeOf } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { PatternCache } from '../policy/pattern.ts';
 import { boltLogLevel, createBoltLogger, secretMasker } from './boltLogger.ts';
+import { redisChannelDefaults } from './channelDefaults.ts';
 import { createDelivery, type Delivery, type DeliveryOptions } from './delivery.ts';
 import { environmentDirectory } from './environments.ts';
 import type { SlackBroker } from './handlers/types.ts';
@@ -167,6 +168,7 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
     patterns: new PatternCache(),
     inFlight,
     dedupe: redisEventDedupe(deps.redis, deps.keyPrefix ?? 'rmq'),
+    channelDefaults: redisChannelDefaults(deps.redis, deps.keyPrefix ?? 'rmq'),
     delivery,
   };
   // Every slash command routed to this app is `/rmq`, whatever the workspace renamed it to.

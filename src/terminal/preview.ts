@@ -1,5 +1,6 @@
 import { asWritten } from '../../commands/asWritten.ts';
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../commands/preview.ts';
+import { didYouMeanWords } from '../../commands/words.ts';
 import { type ObjectOutcome, RISK_WORDS } from '../policy/simulate.ts';
 
 /**
@@ -179,6 +180,15 @@ function catchLines(r: PreviewAnswer): string[] {
   ];
 }
 
+function suggestion(what: string, typed: string, names: readonly string[]): string {
+  return didYouMeanWords(
+    what,
+    typed,
+    names.map((name) => ({ name })),
+    (n) => JSON.stringify(n),
+  );
+}
+
 export function previewText(r: PreviewResult): string {
   switch (r.status) {
     case 'answered':
@@ -188,6 +198,7 @@ export function previewText(r: PreviewResult): string {
       lines.push('', `Refused: nothing was previewed or filed.`);
       for (const p of r.refusals) lines.push(`  x ${p.message}`);
       for (const w of r.warnings) lines.push(`  warning: ${w.message}`);
+      if (r.didYouMean) lines.push('', suggestion(r.didYouMean.missing, r.change.policy, r.didYouMean.names));
       return `${lines.join('\n')}\n`;
     }
     case 'not-asked': {
@@ -195,7 +206,8 @@ export function previewText(r: PreviewResult): string {
         r.why === 'missing-vhost'
           ? `vhost ${JSON.stringify(r.change.vhost)} does not exist`
           : `the broker could not be asked (${r.why}${r.detail ? `: ${r.detail}` : ''})`;
-      return `Could not preview ${r.change.action} of ${JSON.stringify(r.change.policy)}: ${why}. Nothing is claimed.\n`;
+      const close = r.didYouMean ? `${suggestion('vhost', r.change.vhost, r.didYouMean.names)}\n` : '';
+      return `Could not preview ${r.change.action} of ${JSON.stringify(r.change.policy)}: ${why}. Nothing is claimed.\n${close}`;
     }
   }
 }

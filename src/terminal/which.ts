@@ -1,5 +1,12 @@
 import type { WhichResult } from '../../commands/which.ts';
-import { KIND_WORDS, NOT_APPLIED_WORDS, NOT_ASKED_WORDS, NOT_REPORTED_WORDS } from '../../commands/words.ts';
+import {
+  didYouMeanWords,
+  KIND_WORDS,
+  missingWhat,
+  NOT_APPLIED_WORDS,
+  NOT_ASKED_WORDS,
+  NOT_REPORTED_WORDS,
+} from '../../commands/words.ts';
 
 /** The `which` answer as terminal text: in force, also matched, operator policy, nothing governs. */
 
@@ -16,6 +23,14 @@ export function whichText(r: WhichResult): string {
     return `Could not ask the broker about ${what}: ${why}${r.detail ? ` (${r.detail})` : ''}.\nNothing is claimed about this object.\n`;
   }
   const lines: string[] = [];
+  if (r.didYouMean) {
+    const typed = r.didYouMean.missing === 'vhost' ? o.vhost : o.name;
+    const what = missingWhat(r.didYouMean, o.kind, o.kindAssumed);
+    lines.push(
+      didYouMeanWords(what, typed, r.didYouMean.names, (n) => JSON.stringify(n)),
+      '',
+    );
+  }
   if (o.kindAssumed)
     lines.push(`No queue or exchange by that name exists; answering as for a classic queue.`);
   if (r.answer === 'not-reported') {

@@ -2,6 +2,7 @@ import type { PreviewBroker } from '../../../commands/preview.ts';
 import type { WhichBroker } from '../../../commands/which.ts';
 import type { Logger } from '../../log.ts';
 import type { PatternCache } from '../../policy/pattern.ts';
+import type { ChannelScope } from '../channelDefaults.ts';
 import type { Deliverable } from '../delivery.ts';
 
 /** What a `/rmq` subcommand is, seen from Slack. One module per subcommand in this folder. */
@@ -9,6 +10,8 @@ import type { Deliverable } from '../delivery.ts';
 /** The management API as the Slack commands use it. ManagementClient satisfies it. */
 export interface SlackBroker extends WhichBroker, PreviewBroker {
   whoami(): Promise<unknown>;
+  /** The vhosts this identity can see: `use --vhost` checks the name against them. */
+  listVhosts?(): Promise<string[]>;
 }
 
 export interface EnvironmentBroker {
@@ -32,6 +35,8 @@ export interface CommandContext {
   readonly patterns?: PatternCache;
   /** The subcommands Slack answers, for help. */
   readonly available: ReadonlySet<string>;
+  /** The channel (and so its threads) the request came from, with its defaults (`/rmq use`). */
+  readonly channel?: ChannelScope;
 }
 
 /** A file that goes with an answer (the full list of a long preview), uploaded beside it. */

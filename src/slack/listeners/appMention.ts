@@ -1,4 +1,5 @@
 import type { AllMiddlewareArgs, Middleware, SlackEventMiddlewareArgs } from '@slack/bolt';
+import { channelScope } from '../channelDefaults.ts';
 import { dispatch } from '../dispatch.ts';
 import { decodeSlackText } from '../escape.ts';
 import { type ListenerDeps, newRequestId } from './context.ts';
@@ -60,6 +61,8 @@ export function appMentionListener(deps: ListenerDeps): Middleware<SlackEventMid
           patterns: deps.patterns,
           logger,
           requestId,
+          // A thread is part of its channel: the channel's defaults hold there too.
+          channel: channelScope(deps.channelDefaults, event.channel, event.user, logger),
         });
         const reply = deps.delivery.toChannel({
           channel: event.channel,

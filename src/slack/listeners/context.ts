@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../log.ts';
 import type { PatternCache } from '../../policy/pattern.ts';
+import type { ChannelDefaultsStore } from '../channelDefaults.ts';
 import type { Delivery } from '../delivery.ts';
 import type { Environments } from '../handlers/types.ts';
 import type { InFlight } from '../inflight.ts';
@@ -15,6 +16,8 @@ export interface ListenerDeps {
   readonly patterns: PatternCache;
   readonly inFlight: InFlight;
   readonly dedupe: EventDedupe;
+  /** Each channel's defaults (`/rmq use`). */
+  readonly channelDefaults: ChannelDefaultsStore;
   /** Every answer goes out through it. */
   readonly delivery: Delivery;
 }

@@ -1,4 +1,5 @@
 import type { AllMiddlewareArgs, Middleware, SlackCommandMiddlewareArgs } from '@slack/bolt';
+import { channelScope } from '../channelDefaults.ts';
 import { dispatch } from '../dispatch.ts';
 import { decodeSlackText } from '../escape.ts';
 import { type ListenerDeps, newRequestId } from './context.ts';
@@ -28,6 +29,7 @@ export function slashCommandListener(deps: ListenerDeps): Middleware<SlackComman
           patterns: deps.patterns,
           logger,
           requestId,
+          channel: channelScope(deps.channelDefaults, command.channel_id, command.user_id, logger),
         });
         const reply = deps.delivery.toResponseUrl({
           responseUrl: command.response_url,

@@ -1,5 +1,5 @@
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../../commands/preview.ts';
-import { NOT_ASKED_WORDS } from '../../../commands/words.ts';
+import { didYouMeanWords, NOT_ASKED_WORDS } from '../../../commands/words.ts';
 import { type ObjectOutcome, RISK_WORDS } from '../../policy/simulate.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
@@ -203,6 +203,17 @@ function refused(r: Extract<PreviewResult, { status: 'refused' }>): PreviewMessa
         { maxItems: 5 },
       ),
     );
+  if (r.didYouMean)
+    blocks.push(
+      section(
+        `:mag: ${didYouMeanWords(
+          r.didYouMean.missing,
+          r.change.policy,
+          r.didYouMean.names.map((n) => ({ name: n })),
+          name,
+        )}`,
+      ),
+    );
   const first = r.refusals[0]?.message ?? 'refused';
   return finish(blocks, `Refused: ${prose(truncate(first, 300))}`);
 }
@@ -217,6 +228,17 @@ function notAsked(r: Extract<PreviewResult, { status: 'not-asked' }>): PreviewMe
       `:x: *Could not preview* ${prose(r.change.action)} of ${name(r.change.policy)}: ${why}. Nothing is claimed.`,
     ),
   ];
+  if (r.didYouMean)
+    blocks.push(
+      section(
+        `:mag: ${didYouMeanWords(
+          'vhost',
+          r.change.vhost,
+          r.didYouMean.names.map((n) => ({ name: n })),
+          name,
+        )}`,
+      ),
+    );
   return finish(
     blocks,
     `Could not preview ${prose(r.change.action)} of ${prose(truncate(r.change.policy, 200))}.`,

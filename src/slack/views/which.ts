@@ -1,5 +1,11 @@
 import type { PolicyView, WhichResult } from '../../../commands/which.ts';
-import { KIND_WORDS, NOT_ASKED_WORDS, NOT_REPORTED_WORDS } from '../../../commands/words.ts';
+import {
+  didYouMeanWords,
+  KIND_WORDS,
+  missingWhat,
+  NOT_ASKED_WORDS,
+  NOT_REPORTED_WORDS,
+} from '../../../commands/words.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { type Block, context, finish, listSection, type SlackMessage, section } from './message.ts';
 
@@ -227,6 +233,14 @@ function reported(r: WhichResult): SlackMessage {
 
 export function whichView(r: WhichResult): SlackMessage {
   if (r.answer === 'not-asked') return notAsked(r);
-  if (r.answer === 'not-reported') return notReported(r);
-  return reported(r);
+  const message = r.answer === 'not-reported' ? notReported(r) : reported(r);
+  return r.didYouMean ? { ...message, blocks: [didYouMean(r), ...message.blocks] } : message;
+}
+
+/** Above the answer: the asker more likely meant one of these than an object nobody declared. */
+function didYouMean(r: WhichResult): Block {
+  const d = r.didYouMean as NonNullable<WhichResult['didYouMean']>;
+  const typed = d.missing === 'vhost' ? r.object.vhost : r.object.name;
+  const what = missingWhat(d, r.object.kind, r.object.kindAssumed);
+  return section(`:mag: ${didYouMeanWords(what, typed, d.names, name)}`);
 }
