@@ -83,7 +83,22 @@ export interface AuditObjectLine {
   readonly candidates?: string[];
   readonly lost: Record<string, unknown>;
   readonly gained: Record<string, unknown>;
-  readonly changed: Record<string, [unknown, unknown]>;
+  readonly changed: Record<string, { before: unknown; after: unknown }>;
+}
+
+export function auditObject(o: ObjectOutcome): AuditObjectLine {
+  return {
+    name: o.name,
+    kind: o.kind,
+    before: o.before.policy,
+    after: o.after.policy,
+    ...(o.after.candidates ? { candidates: [...o.after.candidates] } : {}),
+    lost: o.lost,
+    gained: o.gained,
+    changed: Object.fromEntries(
+      Object.entries(o.changed).map(([k, [before, after]]) => [k, { before, after }]),
+    ),
+  };
 }
 
 /** The objects a change moves (governing policy, a tie, or any effective value), for the audit. */
@@ -95,14 +110,5 @@ export function auditObjects(objects: readonly ObjectOutcome[]): AuditObjectLine
         o.after.candidates !== undefined ||
         Object.keys(o.lost).length + Object.keys(o.gained).length + Object.keys(o.changed).length > 0,
     )
-    .map((o) => ({
-      name: o.name,
-      kind: o.kind,
-      before: o.before.policy,
-      after: o.after.policy,
-      ...(o.after.candidates ? { candidates: [...o.after.candidates] } : {}),
-      lost: o.lost,
-      gained: o.gained,
-      changed: o.changed,
-    }));
+    .map(auditObject);
 }

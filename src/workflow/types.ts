@@ -286,7 +286,7 @@ export const AuditObjectSchema = z.object({
   /** Keys whose effective value the object lost, gained, or saw change (with values). */
   lost: z.record(z.string(), z.unknown()),
   gained: z.record(z.string(), z.unknown()),
-  changed: z.record(z.string(), z.tuple([z.unknown(), z.unknown()])),
+  changed: z.record(z.string(), z.object({ before: z.unknown(), after: z.unknown() })),
 });
 export type AuditObject = z.infer<typeof AuditObjectSchema>;
 
