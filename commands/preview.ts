@@ -13,6 +13,7 @@ import { formatVersion, MAX_NAME_BYTES, utf8Length } from '../src/policy/types.t
 import { type Problem, type ProposedFields, validate } from '../src/policy/validate.ts';
 import { type InventorySource, openInventory } from '../src/rabbit/inventory.ts';
 import { parseArgs, parseWith, Vhost } from './parse.ts';
+import { missingVhost, type VhostLister } from './vhosts.ts';
 
 /**
  * `preview delete|create|edit POLICY …`: what the change would do to every object of the vhost,
@@ -183,18 +184,22 @@ export type NotAskedWhy =
   | 'unauthorized'
   | 'forbidden'
   | 'broker-error'
+  | 'refused-by-broker'
+  | 'too-large'
   | 'missing-vhost';
 
 export interface PreviewNotAsked extends Base {
   status: 'not-asked';
   why: NotAskedWhy;
   detail?: string;
+  /** With `missing-vhost`: vhosts the identity can see whose names are close to the one typed. */
+  closeVhosts?: string[];
 }
 
 export type PreviewResult = PreviewAnswer | PreviewRefused | PreviewNotAsked;
 
 /** What `preview` needs of the management API. ManagementClient satisfies it. */
-export type PreviewBroker = InventorySource;
+export type PreviewBroker = InventorySource & VhostLister;
 
 function fieldsOf(p: Policy | null): PolicyFields | null {
   return p && { pattern: p.pattern, applyTo: p.applyTo, priority: p.priority, definition: p.definition };
@@ -218,6 +223,8 @@ const NOT_ASKED: Readonly<Record<string, NotAskedWhy>> = {
   forbidden: 'forbidden',
   'broker-error': 'broker-error',
   'bad-response': 'broker-error',
+  'refused-by-broker': 'refused-by-broker',
+  'too-large': 'too-large',
   'not-found': 'missing-vhost',
 };
 
@@ -231,12 +238,15 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
     before: null,
     after: null,
   };
-  const notAsked = (err: unknown): PreviewNotAsked => {
+  const notAsked = async (err: unknown): Promise<PreviewNotAsked> => {
     const e = brokerError(err);
     const why = e ? NOT_ASKED[e.code] : undefined;
     if (!e || !why) throw err;
-    const detail =
-      why === 'missing-vhost' ? `vhost ${input.vhost} does not exist` : (e.reason ?? (err as Error).message);
+    if (why === 'missing-vhost') {
+      const { sentence, close } = await missingVhost(broker, input.vhost);
+      return { status: 'not-asked', change, warnings: [], why, detail: sentence, closeVhosts: close };
+    }
+    const detail = e.reason ?? (err as Error).message;
     return { status: 'not-asked', change, warnings: [], why, ...(detail ? { detail } : {}) };
   };
 
@@ -244,7 +254,7 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
   try {
     inventory = await openInventory(broker, input.vhost);
   } catch (err) {
-    return notAsked(err);
+    return await notAsked(err);
   }
   const { version, user, operator } = inventory;
   const brokerVersion = formatVersion(version);
@@ -279,7 +289,7 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
   try {
     await inventory.each((o) => simulation.add(o));
   } catch (err) {
-    return notAsked(err);
+    return await notAsked(err);
   }
   const { objects, unpredictable, summary } = simulation.result();
   return {

@@ -34,12 +34,33 @@ export interface Config {
   };
   readonly port: number;
   readonly logLevel: string;
+  /**
+   * RMQ_TIMEOUT: the whole budget of one question to the broker, retries included; `undefined`
+   * leaves each front door its default (`QUESTION_BUDGET_MS`).
+   */
+  readonly questionBudgetMs: number | undefined;
+}
+
+/** Each front door's budget for one question when RMQ_TIMEOUT is not set. */
+export const QUESTION_BUDGET_MS = { slack: 10_000, terminal: 15_000 } as const;
+
+/** `15s`, `1500ms`, `2m`, or a bare number of seconds -> ms. */
+export function parseDuration(text: string): number | undefined {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$/.exec(text);
+  if (!m) return undefined;
+  const n = Number(m[1]);
+  const ms = m[2] === 'ms' ? n : m[2] === 'm' ? n * 60_000 : n * 1000;
+  return Number.isFinite(ms) ? Math.round(ms) : undefined;
 }
 
 const httpUrl = z
   .string()
   .url()
-  .refine((u) => /^https?:\/\//.test(u), 'must start with http:// or https://');
+  .refine((u) => /^https?:\/\//.test(u), 'must start with http:// or https://')
+  .refine((u) => {
+    const url = URL.canParse(u) ? new URL(u) : undefined;
+    return !url?.username && !url?.password;
+  }, "must not carry credentials: set them apart (RMQ_USER and RMQ_PASSWORD, or the environment's userEnv and passwordEnv)");
 const csv = z
   .string()
   .optional()
@@ -56,6 +77,21 @@ const EnvSchema = z.object({
   RMQ_PASSWORD: z.string().default('guest'),
   RMQ_MODE: z.enum(MODES).default('normal'),
   RMQ_ENVIRONMENTS: z.string().min(1).optional(),
+  RMQ_TIMEOUT: z
+    .string()
+    .optional()
+    .transform((t, ctx) => {
+      if (t === undefined) return undefined;
+      const ms = parseDuration(t);
+      if (ms === undefined || ms < 100 || ms > 600_000) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be a duration from 100ms to 10m, such as 15s or 1500ms (got ${JSON.stringify(t)})`,
+        });
+        return z.NEVER;
+      }
+      return ms;
+    }),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
@@ -179,6 +215,7 @@ export function loadConfig(
     },
     port: e.PORT,
     logLevel: e.LOG_LEVEL,
+    questionBudgetMs: e.RMQ_TIMEOUT,
   };
 }
 

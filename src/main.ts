@@ -18,7 +18,12 @@ import { createMetrics, type Metrics } from './slack/metrics.ts';
  * On Slack's path the answer goes out through the response URL, so a slow broker costs the user
  * seconds, never the acknowledgement; but a call must not sit in a retry loop either.
  */
-export const SLACK_PATH_TIMEOUTS: Timeouts = { connectMs: 2000, headersMs: 10_000, bodyMs: 10_000 };
+export const SLACK_PATH_TIMEOUTS: Timeouts = {
+  connectMs: 2000,
+  headersMs: 10_000,
+  bodyMs: 10_000,
+  requestMs: 10_000,
+};
 
 export function createBrokers(
   config: Config,

@@ -12,7 +12,9 @@ export type RabbitErrorCode =
   | 'not-found'
   | 'refused-by-broker'
   | 'broker-error'
-  | 'bad-response';
+  | 'bad-response'
+  /** The answer was larger than the client's limits (`BodyLimits`): not read, not retried. */
+  | 'too-large';
 
 export const RABBIT_ERROR_CODES: readonly RabbitErrorCode[] = [
   'unreachable',
@@ -23,6 +25,7 @@ export const RABBIT_ERROR_CODES: readonly RabbitErrorCode[] = [
   'refused-by-broker',
   'broker-error',
   'bad-response',
+  'too-large',
 ];
 
 const RETRYABLE: ReadonlySet<RabbitErrorCode> = new Set(['unreachable', 'timeout', 'broker-error']);
@@ -144,6 +147,8 @@ const TIMEOUT_CODES = new Set([
   'UND_ERR_HEADERS_TIMEOUT',
   'UND_ERR_BODY_TIMEOUT',
   'ETIMEDOUT',
+  // the client's own total deadline (requestMs, the question's budget, close())
+  'RMQ_DEADLINE',
 ]);
 
 function errorCodeOf(e: unknown): string | undefined {
