@@ -22,15 +22,32 @@ export interface Health {
 }
 
 export interface HealthDeps {
-  /** By environment name; `whoami` asks the broker something small that needs valid credentials. */
-  readonly brokers: ReadonlyMap<string, { whoami(): Promise<unknown> }>;
+  /**
+   * By environment name; `whoami` asks the broker something small that needs valid credentials,
+   * through `forQuestion` when there is one, so that a check given up is also a request ended.
+   */
+  readonly brokers: ReadonlyMap<
+    string,
+    { whoami(): Promise<unknown>; forQuestion?(budgetMs: number): { whoami(): Promise<unknown> } }
+  >;
   readonly redis: Pick<SlackRedis, 'ping'>;
   readonly timeoutMs?: number;
 }
 
+/**
+ * A failure's name for the JSON: the error's own code when it has a short one (the broker
+ * client's `unreachable`, `timeout`…), else what ioredis's errors mean (they carry no code).
+ */
 function codeOf(err: unknown): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^[a-z0-9_-]{1,40}$/i.test(code) ? code : 'error';
+  const e = err as { code?: unknown; name?: unknown; message?: unknown } | null;
+  if (typeof e?.code === 'string' && /^[a-z0-9_-]{1,40}$/i.test(e.code)) {
+    return /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|ENETUNREACH)$/.test(e.code) ? 'unreachable' : e.code;
+  }
+  const message = typeof e?.message === 'string' ? e.message : '';
+  if (e?.name === 'MaxRetriesPerRequestError' || /connection is closed|ECONNREFUSED|connect/i.test(message))
+    return 'unreachable';
+  if (/timed? ?out/i.test(message)) return 'timeout';
+  return 'error';
 }
 
 async function timed(work: () => Promise<unknown>, timeoutMs: number): Promise<CheckResult> {
@@ -60,7 +77,8 @@ export async function checkHealth(deps: HealthDeps): Promise<Health> {
     timed(() => deps.redis.ping(), timeoutMs),
     Promise.all(
       [...deps.brokers].map(
-        async ([env, broker]) => [env, await timed(() => broker.whoami(), timeoutMs)] as const,
+        async ([env, broker]) =>
+          [env, await timed(() => (broker.forQuestion?.(timeoutMs) ?? broker).whoami(), timeoutMs)] as const,
       ),
     ),
   ]);

@@ -161,3 +161,68 @@ describe('npm start with credentials', () => {
     }
   });
 });
+
+describe('npm start against a broker that drips one byte at a time', () => {
+  it('comes up, serves /healthz, tells the asker the broker did not answer in time, and exits on SIGTERM', async () => {
+    const secret = 'main-test-signing-secret-drip';
+    const drip = await startFakeBroker({
+      fallback: { kind: 'drip', body: '{"name":"guest","tags":["administrator"]}', intervalMs: 200 },
+    });
+    const run = start({
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_SIGNING_SECRET: secret,
+      SLACK_API_URL: slack.apiUrl,
+      RMQ_URL: drip.url,
+      RMQ_TIMEOUT: '2s',
+      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+    });
+    try {
+      const port = await waitFor(
+        () => {
+          const line = run
+            .stdout()
+            .split('\n')
+            .find((l) => l.includes('listening for Slack'));
+          return line ? (JSON.parse(line) as { port: number }).port : undefined;
+        },
+        { deadlineMs: 30_000, intervalMs: 50, what: 'the bot to listen' },
+      );
+      const url = `http://127.0.0.1:${port}`;
+      const health = await fetch(`${url}/healthz`);
+      expect(health.status).toBe(503);
+      expect(await health.json()).toMatchObject({ brokers: { default: { ok: false, error: 'timeout' } } });
+
+      const responseUrl = slack.responseUrl();
+      const request = signed(
+        secret,
+        commandForm({ text: 'which orders.audit --vhost /', responseUrl }),
+        'application/x-www-form-urlencoded',
+      );
+      const ack = await fetch(`${url}/slack/events`, {
+        method: 'POST',
+        headers: request.headers,
+        body: request.body,
+      });
+      expect(ack.status).toBe(200);
+      const answer = await slack.waitForCall((c) => c.path === new URL(responseUrl).pathname && c.ok, {
+        what: 'the answer',
+      });
+      expect(renderedText(answer.args)).toMatch(/did not answer in time/);
+
+      // A question under way against the drip when the signal comes: the process still exits.
+      const second = signed(
+        secret,
+        commandForm({ text: 'which orders.events --vhost /', responseUrl: slack.responseUrl() }),
+        'application/x-www-form-urlencoded',
+      );
+      await fetch(`${url}/slack/events`, { method: 'POST', headers: second.headers, body: second.body });
+      run.child.kill('SIGTERM');
+      expect(await run.exited).toBe(0);
+    } finally {
+      run.child.kill('SIGKILL');
+      await drip.close();
+    }
+  });
+});
