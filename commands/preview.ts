@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { InputError } from '../src/errors.ts';
+import { codeOf, InputError } from '../src/errors.ts';
 import { type PolicyDiff, policyDiff } from '../src/policy/diff.ts';
 import {
   type ObjectOutcome,
@@ -11,6 +11,7 @@ import {
 import type { Definition, Policy, PolicyLayer } from '../src/policy/types.ts';
 import { formatVersion, MAX_NAME_BYTES, utf8Length } from '../src/policy/types.ts';
 import { type Problem, type ProposedFields, validate } from '../src/policy/validate.ts';
+import { brokerReason } from '../src/rabbit/errors.ts';
 import { type InventorySource, openInventory } from '../src/rabbit/inventory.ts';
 import { parseArgs, parseWith, Vhost } from './parse.ts';
 import { missingVhost, type VhostLister } from './vhosts.ts';
@@ -205,17 +206,6 @@ function fieldsOf(p: Policy | null): PolicyFields | null {
   return p && { pattern: p.pattern, applyTo: p.applyTo, priority: p.priority, definition: p.definition };
 }
 
-interface BrokerErrorLike {
-  code: string;
-  reason?: string | undefined;
-}
-
-function brokerError(err: unknown): BrokerErrorLike | undefined {
-  if (err instanceof Error && typeof (err as { code?: unknown }).code === 'string')
-    return err as Error & BrokerErrorLike;
-  return undefined;
-}
-
 const NOT_ASKED: Readonly<Record<string, NotAskedWhy>> = {
   unreachable: 'unreachable',
   timeout: 'timeout',
@@ -239,14 +229,14 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
     after: null,
   };
   const notAsked = async (err: unknown): Promise<PreviewNotAsked> => {
-    const e = brokerError(err);
-    const why = e ? NOT_ASKED[e.code] : undefined;
-    if (!e || !why) throw err;
+    const code = codeOf(err);
+    const why = code === undefined ? undefined : NOT_ASKED[code];
+    if (!why || !(err instanceof Error)) throw err;
     if (why === 'missing-vhost') {
       const { sentence, close } = await missingVhost(broker, input.vhost);
       return { status: 'not-asked', change, warnings: [], why, detail: sentence, closeVhosts: close };
     }
-    const detail = e.reason ?? (err as Error).message;
+    const detail = brokerReason(err) ?? err.message;
     return { status: 'not-asked', change, warnings: [], why, ...(detail ? { detail } : {}) };
   };
 

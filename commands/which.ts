@@ -1,4 +1,4 @@
-import { InputError } from '../src/errors.ts';
+import { codeOf, InputError } from '../src/errors.ts';
 import { isAnchored, type PatternCache } from '../src/policy/pattern.ts';
 import {
   buildPolicySet,
@@ -8,6 +8,7 @@ import {
   resolve,
 } from '../src/policy/resolve.ts';
 import { type BrokerVersion, formatVersion, type ObjectKind, type Policy } from '../src/policy/types.ts';
+import { brokerReason } from '../src/rabbit/errors.ts';
 import { WHICH_USAGE, type WhichInput } from './parse.ts';
 import { missingVhost, type VhostLister } from './vhosts.ts';
 
@@ -36,7 +37,8 @@ export interface WhichBroker extends VhostLister {
   listOperatorPolicies(vhost: string): Promise<Policy[]>;
 }
 
-export type Answer = 'reported' | 'not-reported' | 'not-asked';
+/** Whether the broker reported the policy in force (the `answer` key of `--json`). */
+export type BrokerReport = 'reported' | 'not-reported' | 'not-asked';
 
 export interface PolicyView {
   name: string;
@@ -50,7 +52,7 @@ export interface PolicyView {
 
 export interface WhichResult {
   object: { vhost: string; name: string; kind: ObjectKind; exists: boolean; kindAssumed: boolean };
-  answer: Answer;
+  answer: BrokerReport;
   /** Why the broker did not report, or could not be asked. */
   why?:
     | 'missing'
@@ -83,20 +85,6 @@ export interface WhichResult {
   candidates?: string[];
   /** Where the engine's reading and the broker's report disagree, and why they may. */
   disagreements: string[];
-}
-
-interface BrokerErrorLike {
-  code: string;
-  reason?: string | undefined;
-}
-
-function isBrokerError(err: unknown): err is BrokerErrorLike {
-  return (
-    typeof err === 'object' &&
-    err !== null &&
-    typeof (err as { code?: unknown }).code === 'string' &&
-    err instanceof Error
-  );
 }
 
 const NOT_ASKED = new Set([
@@ -185,10 +173,10 @@ async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
     }
     return q ?? (await asExchange(false)) ?? missing('classic', true);
   } catch (err) {
-    if (isBrokerError(err) && err.code === 'forbidden') {
+    if (codeOf(err) === 'forbidden') {
       return {
         ...missing(input.kind ?? 'classic', input.kind === undefined),
-        forbidden: err.reason ?? 'not allowed',
+        forbidden: brokerReason(err) ?? 'not allowed',
       };
     }
     throw err;
@@ -236,16 +224,18 @@ export async function which(
       broker.listOperatorPolicies(input.vhost),
     ]);
   } catch (err) {
-    if (isBrokerError(err) && err.code === 'not-found') {
+    const code = codeOf(err);
+    if (code === 'not-found') {
       // No such vhost: a typo to point out, never "nothing governs" (a script would take it as an answer).
       const { sentence } = await missingVhost(broker, input.vhost);
       const capitalised = `${sentence.charAt(0).toUpperCase()}${sentence.slice(1)}`;
       throw new InputError(capitalised.endsWith('?') ? capitalised : `${capitalised}.`, WHICH_USAGE);
     }
-    if (isBrokerError(err) && (NOT_ASKED.has(err.code) || err.code === 'forbidden')) {
+    if (code !== undefined && (NOT_ASKED.has(code) || code === 'forbidden')) {
       const r = base(input.kind ?? 'classic', false, input.kind === undefined);
-      r.why = (err.code === 'bad-response' ? 'broker-error' : err.code) as WhichResult['why'];
-      if (err.reason) r.detail = err.reason;
+      r.why = (code === 'bad-response' ? 'broker-error' : code) as WhichResult['why'];
+      const reason = brokerReason(err);
+      if (reason) r.detail = reason;
       return r;
     }
     throw err;

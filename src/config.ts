@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { parseDuration } from './duration.ts';
 import { ConfigError } from './errors.ts';
 
 /**
@@ -19,6 +20,16 @@ export interface Environment {
   readonly mode: Mode;
   readonly approvers: readonly string[];
   readonly approvalsChannel: string | undefined;
+  /** Where the broker's event exchange is followed (changes made outside the bot). */
+  readonly amqp: AmqpEndpoint;
+}
+
+/** An AMQP endpoint; the URL never carries the credentials (they are logged nowhere). */
+export interface AmqpEndpoint {
+  /** `amqp://host:port/vhost` or `amqps://…`, without user or password. */
+  readonly url: string;
+  readonly user: string;
+  readonly password: string;
 }
 
 export interface Config {
@@ -34,6 +45,8 @@ export interface Config {
   };
   readonly port: number;
   readonly logLevel: string;
+  /** How often the policy lists are compared with the last recorded state (changes outside the bot). */
+  readonly watchIntervalMs: number;
   /**
    * RMQ_TIMEOUT: the whole budget of one question to the broker, retries included; `undefined`
    * leaves each front door its default (`QUESTION_BUDGET_MS`).
@@ -43,15 +56,6 @@ export interface Config {
 
 /** Each front door's budget for one question when RMQ_TIMEOUT is not set. */
 export const QUESTION_BUDGET_MS = { slack: 10_000, terminal: 15_000 } as const;
-
-/** `15s`, `1500ms`, `2m`, or a bare number of seconds -> ms. */
-export function parseDuration(text: string): number | undefined {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$/.exec(text);
-  if (!m) return undefined;
-  const n = Number(m[1]);
-  const ms = m[2] === 'ms' ? n : m[2] === 'm' ? n * 60_000 : n * 1000;
-  return Number.isFinite(ms) ? Math.round(ms) : undefined;
-}
 
 const httpUrl = z
   .string()
@@ -71,27 +75,35 @@ const csv = z
       .filter(Boolean),
   );
 
+const amqpUrl = z
+  .string()
+  .url()
+  .refine((u) => /^amqps?:\/\//.test(u), 'must start with amqp:// or amqps://');
+
+/** `60s`, `2m`, `500ms` (src/duration.ts), or a bare number of seconds: from 500 ms to 30 minutes. */
+const interval = z
+  .string()
+  .transform((s) => (/^\d+$/.test(s) ? Number(s) * 1000 : parseDuration(s)))
+  .refine((ms) => ms !== undefined, 'a duration such as 60s, 2m or 500ms')
+  .refine((ms) => ms === undefined || (ms >= 500 && ms <= 1_800_000), 'between 500ms and 30m')
+  .transform((ms) => ms as number);
+
 const EnvSchema = z.object({
   RMQ_URL: httpUrl.default('http://localhost:15672'),
+  RMQ_AMQP_URL: amqpUrl.optional(),
+  RMQ_WATCH_INTERVAL: interval.default(60_000),
   RMQ_USER: z.string().min(1).default('guest'),
   RMQ_PASSWORD: z.string().default('guest'),
   RMQ_MODE: z.enum(MODES).default('normal'),
   RMQ_ENVIRONMENTS: z.string().min(1).optional(),
+  /** The budget of one question (src/duration.ts, or a bare number of seconds): 100 ms to 10 minutes. */
   RMQ_TIMEOUT: z
     .string()
-    .optional()
-    .transform((t, ctx) => {
-      if (t === undefined) return undefined;
-      const ms = parseDuration(t);
-      if (ms === undefined || ms < 100 || ms > 600_000) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `must be a duration from 100ms to 10m, such as 15s or 1500ms (got ${JSON.stringify(t)})`,
-        });
-        return z.NEVER;
-      }
-      return ms;
-    }),
+    .transform((s) => (/^\d+$/.test(s) ? Number(s) * 1000 : parseDuration(s)))
+    .refine((ms) => ms !== undefined, 'a duration such as 15s, 1500ms or 2m')
+    .refine((ms) => ms === undefined || (ms >= 100 && ms <= 600_000), 'between 100ms and 10m')
+    .transform((ms) => ms as number)
+    .optional(),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
@@ -117,6 +129,7 @@ const EnvironmentsFile = z.object({
         mode: z.enum(MODES).default('normal'),
         approvers: z.array(z.string().min(1)).default([]),
         approvalsChannel: z.string().min(1).optional(),
+        amqpUrl: amqpUrl.optional(),
       }),
     )
     .min(1),
@@ -181,6 +194,7 @@ export function loadConfig(
         mode: x.mode,
         approvers: x.approvers.length ? x.approvers : e.SLACK_APPROVERS,
         approvalsChannel: x.approvalsChannel ?? e.SLACK_APPROVALS_CHANNEL,
+        amqp: amqpEndpoint(x.amqpUrl, x.url, user, password),
       };
     });
     const names = new Set<string>();
@@ -199,6 +213,7 @@ export function loadConfig(
         mode: e.RMQ_MODE,
         approvers: e.SLACK_APPROVERS,
         approvalsChannel: e.SLACK_APPROVALS_CHANNEL,
+        amqp: amqpEndpoint(e.RMQ_AMQP_URL, e.RMQ_URL, e.RMQ_USER, e.RMQ_PASSWORD),
       },
     ];
   }
@@ -215,8 +230,32 @@ export function loadConfig(
     },
     port: e.PORT,
     logLevel: e.LOG_LEVEL,
+    watchIntervalMs: e.RMQ_WATCH_INTERVAL,
     questionBudgetMs: e.RMQ_TIMEOUT,
   };
+}
+
+/**
+ * The AMQP endpoint of an environment: the given URL, else the management URL's host on 5672
+ * (`amqps` on 5671 when the management API is https). Credentials written in the URL win over
+ * the environment's; the URL kept has none.
+ */
+export function amqpEndpoint(
+  given: string | undefined,
+  managementUrl: string,
+  user: string,
+  password: string,
+): AmqpEndpoint {
+  const m = new URL(managementUrl);
+  const url = new URL(given ?? `${m.protocol === 'https:' ? 'amqps' : 'amqp'}://${m.host}`);
+  if (given === undefined) url.port = m.protocol === 'https:' ? '5671' : '5672';
+  const endpoint = {
+    user: url.username ? decodeURIComponent(url.username) : user,
+    password: url.username ? decodeURIComponent(url.password) : password,
+  };
+  url.username = '';
+  url.password = '';
+  return { url: url.toString().replace(/\/$/, ''), ...endpoint };
 }
 
 /** `--env` picks one; without it, the only (or first) environment. */

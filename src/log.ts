@@ -21,6 +21,7 @@ export const REDACT_PATHS = [
   'config.slack.signingSecret',
   'config.slack.appToken',
   'config.environments[*].password',
+  'config.environments[*].amqp.password',
 ];
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {

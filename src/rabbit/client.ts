@@ -20,7 +20,9 @@ import {
   type ExchangeListing,
   exchangeSchema,
   overviewSchema,
+  type Permission,
   pagedQueuesSchema,
+  permissionSchema,
   policyListSchema,
   policySchema,
   type QueueDetail,
@@ -128,7 +130,8 @@ export interface PutQueueOptions {
   readonly arguments?: Readonly<Record<string, unknown>>;
 }
 
-interface Reply {
+/** A management API response as received: status and body text, before parsing. */
+interface HttpReply {
   readonly status: number;
   readonly text: string;
 }
@@ -287,6 +290,14 @@ export class ManagementClient {
     return toWhoAmI(await this.getJson(this.path('whoami'), whoamiSchema));
   }
 
+  /**
+   * `user`'s permissions in `vhost`, `null` when it has none (the broker's 404). Policy writes
+   * need some permission in the vhost plus the `policymaker` (or `administrator`) tag.
+   */
+  async permissions(vhost: string, user: string): Promise<Permission | null> {
+    return this.getJsonOrNull(this.path('permissions', vhost, user), permissionSchema);
+  }
+
   async listVhosts(): Promise<string[]> {
     const vhosts = await this.getJson(this.path('vhosts'), vhostListSchema);
     return vhosts.map((v) => v.name);
@@ -300,6 +311,11 @@ export class ManagementClient {
 
   async listOperatorPolicies(vhost: string): Promise<Policy[]> {
     return (await this.getJson(this.path('operator-policies', vhost), policyListSchema)).map(toPolicy);
+  }
+
+  /** The policies of one layer in every vhost (one request; what the bot compares on an interval). */
+  async listAllPolicies(layer: PolicyLayer): Promise<Policy[]> {
+    return (await this.getJson(this.path(LAYER_PATH[layer]), policyListSchema)).map(toPolicy);
   }
 
   /** `null` when there is no such policy (or no such vhost). */
@@ -562,7 +578,7 @@ export class ManagementClient {
   }
 
   /** One request with its whole body; 2xx or a thrown RabbitError. Retries GETs only. */
-  private async call(method: HttpMethod, path: string, json?: unknown): Promise<Reply> {
+  private async call(method: HttpMethod, path: string, json?: unknown): Promise<HttpReply> {
     const retries = method === 'GET' ? this.getRetries : 0;
     for (let attempt = 0; ; attempt++) {
       const started = performance.now();

@@ -22,6 +22,7 @@ export { JsonArraySplitter, parseJsonArrayStream } from './jsonArrayStream.ts';
 export type {
   ExchangeDetail,
   ExchangeListing,
+  Permission,
   QueueDetail,
   QueueKind,
   QueueListing,

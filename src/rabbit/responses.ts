@@ -110,6 +110,10 @@ export const exchangeSchema = z.object({
 
 export const vhostListSchema = z.array(z.object({ name: z.string() }));
 
+/** `GET /api/permissions/{vhost}/{user}`: regular expressions over resource names. */
+export const permissionSchema = z.object({ configure: z.string(), write: z.string(), read: z.string() });
+export type Permission = z.infer<typeof permissionSchema>;
+
 export function toReportedPolicy(v: string | null | undefined): ReportedPolicy {
   if (v === undefined) return undefined;
   return v === null || v === '' ? null : v;

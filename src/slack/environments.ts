@@ -1,6 +1,6 @@
 import { type Config, pickEnvironment, QUESTION_BUDGET_MS } from '../config.ts';
 import { InputError } from '../errors.ts';
-import type { Environments, SlackBroker } from './commands/types.ts';
+import type { Environments, SlackBroker } from './handlers/types.ts';
 
 /**
  * `--env E` -> that environment's broker client, built once in main.ts, seen through one budget

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { CustomRoute } from '@slack/bolt';
+import { codeOf } from '../errors.ts';
 import type { Metrics } from './metrics.ts';
 import type { SlackRedis } from './redis.ts';
 
@@ -19,6 +20,11 @@ export interface Health {
   readonly ok: boolean;
   readonly redis: CheckResult;
   readonly brokers: Record<string, CheckResult>;
+  /**
+   * By environment: how changes made outside the bot are caught (`events`, or `interval` with
+   * the reason). Comparing on an interval is a fallback, not a failure: `ok` does not depend on it.
+   */
+  readonly watch?: Record<string, unknown>;
 }
 
 export interface HealthDeps {
@@ -32,17 +38,20 @@ export interface HealthDeps {
   >;
   readonly redis: Pick<SlackRedis, 'ping'>;
   readonly timeoutMs?: number;
+  /** How each environment's changes outside the bot are being caught, when they are. */
+  readonly watch?: () => Record<string, unknown>;
 }
 
 /**
- * A failure's name for the JSON: the error's own code when it has a short one (the broker
- * client's `unreachable`, `timeout`…), else what ioredis's errors mean (they carry no code).
+ * A failure's name for the health document: the error's own short code (the broker client's
+ * `unreachable`, `timeout`…), else what ioredis's errors mean (they carry no code), else `error`.
  */
-function codeOf(err: unknown): string {
-  const e = err as { code?: unknown; name?: unknown; message?: unknown } | null;
-  if (typeof e?.code === 'string' && /^[a-z0-9_-]{1,40}$/i.test(e.code)) {
-    return /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|ENETUNREACH)$/.test(e.code) ? 'unreachable' : e.code;
+function healthCode(err: unknown): string {
+  const code = codeOf(err);
+  if (code !== undefined && /^[a-z0-9_-]{1,40}$/i.test(code)) {
+    return /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|ENETUNREACH)$/.test(code) ? 'unreachable' : code;
   }
+  const e = err as { name?: unknown; message?: unknown } | null;
   const message = typeof e?.message === 'string' ? e.message : '';
   if (e?.name === 'MaxRetriesPerRequestError' || /connection is closed|ECONNREFUSED|connect/i.test(message))
     return 'unreachable';
@@ -65,7 +74,7 @@ async function timed(work: () => Promise<unknown>, timeoutMs: number): Promise<C
     ]);
     return { ok: true, ms: Math.round(performance.now() - started) };
   } catch (err) {
-    return { ok: false, ms: Math.round(performance.now() - started), error: codeOf(err) };
+    return { ok: false, ms: Math.round(performance.now() - started), error: healthCode(err) };
   } finally {
     clearTimeout(timer);
   }
@@ -83,7 +92,12 @@ export async function checkHealth(deps: HealthDeps): Promise<Health> {
     ),
   ]);
   const byEnv = Object.fromEntries(brokers);
-  return { ok: redis.ok && brokers.every(([, b]) => b.ok), redis, brokers: byEnv };
+  return {
+    ok: redis.ok && brokers.every(([, b]) => b.ok),
+    redis,
+    brokers: byEnv,
+    ...(deps.watch ? { watch: deps.watch() } : {}),
+  };
 }
 
 function send(res: ServerResponse, status: number, contentType: string, body: string): void {

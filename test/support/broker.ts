@@ -74,9 +74,14 @@ export async function waitFor<T>(
   }
 }
 
-async function admin(method: 'PUT' | 'DELETE', path: string, body?: unknown): Promise<number> {
+async function admin(
+  method: 'PUT' | 'DELETE',
+  path: string,
+  body?: unknown,
+  url = brokerUrl(),
+): Promise<number> {
   const { user, password } = brokerCredentials();
-  const res = await request(brokerUrl().replace(/\/+$/, '') + path, {
+  const res = await request(url.replace(/\/+$/, '') + path, {
     method,
     headers: {
       authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
@@ -101,23 +106,26 @@ export interface TestUser {
  * deleted afterwards. User management stays out of the bot's client on purpose.
  */
 export async function withUser<T>(
-  options: { tags: string[]; vhost?: string },
+  /** `url`: the management API of the broker to make the user on (default the machine's). */
+  options: { tags: string[]; vhost?: string; url?: string },
   fn: (user: TestUser) => Promise<T>,
 ): Promise<T> {
   const user = uniqueName('user');
   const password = randomBytes(9).toString('base64url');
   const enc = encodeURIComponent;
-  await admin('PUT', `/api/users/${enc(user)}`, { password, tags: options.tags.join(',') });
+  const url = options.url ?? brokerUrl();
+  await admin('PUT', `/api/users/${enc(user)}`, { password, tags: options.tags.join(',') }, url);
   try {
     if (options.vhost !== undefined) {
-      await admin('PUT', `/api/permissions/${enc(options.vhost)}/${enc(user)}`, {
-        configure: '.*',
-        write: '.*',
-        read: '.*',
-      });
+      await admin(
+        'PUT',
+        `/api/permissions/${enc(options.vhost)}/${enc(user)}`,
+        { configure: '.*', write: '.*', read: '.*' },
+        url,
+      );
     }
     return await fn({ user, password });
   } finally {
-    await admin('DELETE', `/api/users/${enc(user)}`);
+    await admin('DELETE', `/api/users/${enc(user)}`, undefined, url);
   }
 }

@@ -14,10 +14,52 @@ describe('loadConfig', () => {
         mode: 'normal',
         approvers: [],
         approvalsChannel: undefined,
+        amqp: { url: 'amqp://localhost:5672', user: 'guest', password: 'guest' },
       },
     ]);
     expect(c.redisUrl).toBe('redis://127.0.0.1:6379');
     expect(c.port).toBe(3000);
+    expect(c.watchIntervalMs).toBe(60_000);
+  });
+
+  it.each([
+    // [given RMQ_AMQP_URL, RMQ_URL, expected endpoint]
+    [undefined, 'http://rabbit:15672', { url: 'amqp://rabbit:5672', user: 'u', password: 'p' }],
+    [
+      undefined,
+      'https://rabbit.example:443/mgmt',
+      { url: 'amqps://rabbit.example:5671', user: 'u', password: 'p' },
+    ],
+    [
+      'amqp://127.0.0.1:5673',
+      'http://127.0.0.1:15673',
+      { url: 'amqp://127.0.0.1:5673', user: 'u', password: 'p' },
+    ],
+    [
+      'amqp://ev:s%40cret@h:5672/%2F',
+      'http://h:15672',
+      { url: 'amqp://h:5672/%2F', user: 'ev', password: 's@cret' },
+    ],
+  ])(
+    'the AMQP endpoint from RMQ_AMQP_URL=%j and RMQ_URL=%j; credentials never in the URL kept',
+    (given, url, want) => {
+      const c = loadConfig({
+        RMQ_URL: url,
+        RMQ_USER: 'u',
+        RMQ_PASSWORD: 'p',
+        ...(given ? { RMQ_AMQP_URL: given } : {}),
+      });
+      expect(c.environments[0]?.amqp).toEqual(want);
+    },
+  );
+
+  it.each([
+    ['90s', 90_000],
+    ['2m', 120_000],
+    ['500ms', 500],
+    ['45', 45_000],
+  ])('RMQ_WATCH_INTERVAL=%j is %i ms', (text, ms) => {
+    expect(loadConfig({ RMQ_WATCH_INTERVAL: text }).watchIntervalMs).toBe(ms);
   });
 
   it.each([
@@ -26,6 +68,10 @@ describe('loadConfig', () => {
     [{ PORT: 'eighty' }, /PORT/],
     [{ REDIS_URL: 'http://x' }, /REDIS_URL/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+    [{ RMQ_AMQP_URL: 'http://rabbit:5672' }, /RMQ_AMQP_URL: must start with amqp/],
+    [{ RMQ_WATCH_INTERVAL: 'often' }, /RMQ_WATCH_INTERVAL/],
+    [{ RMQ_WATCH_INTERVAL: '2h' }, /RMQ_WATCH_INTERVAL/],
+    [{ RMQ_WATCH_INTERVAL: '100ms' }, /RMQ_WATCH_INTERVAL: between 500ms and 30m/],
   ])('%j fails fast, naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

@@ -51,6 +51,8 @@ describe('.env.example', () => {
       'RMQ_USER',
       'RMQ_PASSWORD',
       'RMQ_MODE',
+      'RMQ_AMQP_URL',
+      'RMQ_WATCH_INTERVAL',
       'RMQ_ENVIRONMENTS',
       'REDIS_URL',
       'SLACK_BOT_TOKEN',

@@ -1,0 +1,42 @@
+import type { ChangeAction, InventoryObject, SimulationResult } from '../policy/simulate.ts';
+import { Simulation } from '../policy/simulate.ts';
+import type { Policy } from '../policy/types.ts';
+import { type InventorySource, openInventory } from '../rabbit/inventory.ts';
+import type { Transition } from './compare.ts';
+
+/**
+ * What the objects under a policy gained and lost by a change already made (outside the bot):
+ * the preview's simulation, run on the state before it. The broker lists the policies as they
+ * are now, so the changed layer is put back as it was (the policy's before in place of its
+ * after); and the objects' reported policy of that layer, which is already the after, is not
+ * used: the engine reads both sides, as it does for the operator layer in every preview.
+ *
+ * A later change to the same vhost between the change and this listing is read as part of the
+ * "before" state: the answer is for the policies as listed, and the summary is dated.
+ */
+
+export function actionOf(t: Pick<Transition, 'before' | 'after'>): ChangeAction {
+  return t.before === null ? 'create' : t.after === null ? 'delete' : 'edit';
+}
+
+/** The layer's policies as they were before the change, from the list as it is now. */
+export function listBefore(now: readonly Policy[], t: Transition): Policy[] {
+  const others = now.filter((p) => p.name !== t.name);
+  return t.before ? [...others, t.before] : others;
+}
+
+export async function effectOfChange(broker: InventorySource, t: Transition): Promise<SimulationResult> {
+  const inventory = await openInventory(broker, t.vhost);
+  const user = t.layer === 'user' ? listBefore(inventory.user, t) : inventory.user;
+  const operator = t.layer === 'operator' ? listBefore(inventory.operator, t) : inventory.operator;
+  const simulation = new Simulation({
+    version: inventory.version,
+    user,
+    operator,
+    change: { action: actionOf(t), layer: t.layer, before: t.before, after: t.after },
+  });
+  const unreported: (o: InventoryObject) => InventoryObject =
+    t.layer === 'user' ? (o) => ({ ...o, policy: undefined }) : (o) => ({ ...o, operatorPolicy: undefined });
+  await inventory.each((o) => simulation.add(unreported(o)));
+  return simulation.result();
+}

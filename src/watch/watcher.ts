@@ -1,0 +1,313 @@
+import type { Environment } from '../config.ts';
+import { codeOf } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import type { Policy, PolicyLayer } from '../policy/types.ts';
+import { differences, stateOf, type Transition } from './compare.ts';
+import { EchoFilter, parseEvent } from './events.ts';
+import { EventFollower, type FollowerStatus } from './follower.ts';
+import type { TransitionInput, WatchStore } from './store.ts';
+
+/**
+ * Changes made outside the bot, for one environment: the broker's events when they can be had,
+ * a comparison of the policy lists with the last recorded state otherwise — and always at start
+ * (what changed while the bot was down), after every reconnect (what was missed meanwhile), and
+ * every interval even while events flow (3.10.8 and 4.0.5 publish no event at all for some
+ * changes, e.g. none reaches a consumer that is reconnecting).
+ *
+ * Each change moves the recorded state once across replicas (WatchStore); the replica that moved
+ * it checks whether the bot's own apply job announced it, and if not hands it to `outside`.
+ */
+
+export type ChangeSource = 'events' | 'interval' | 'start';
+
+/** A change of one policy that the bot did not make. */
+export interface OutsideChange extends Transition {
+  readonly env: string;
+  /** The broker user who made it (events only); null when it was found by comparing. */
+  readonly actor: string | null;
+  readonly source: ChangeSource;
+  /** When the broker made it (events), or when the comparison found it. */
+  readonly at: Date;
+}
+
+/** What the watcher needs of the management API. ManagementClient satisfies it. */
+export interface WatchBroker {
+  listAllPolicies(layer: PolicyLayer): Promise<Policy[]>;
+  getQueue(vhost: string, name: string): Promise<unknown>;
+}
+
+export interface WatchHealth {
+  /** `events` when the event exchange is followed; `interval` when only comparing. */
+  readonly mode: 'events' | 'interval';
+  /** Why not events, in words an operator can act on. */
+  readonly why?: string;
+  readonly intervalMs: number;
+  readonly lastCompare?: { readonly at: string; readonly ok: boolean; readonly error?: string };
+}
+
+export interface WatcherOptions {
+  readonly env: Environment;
+  readonly broker: WatchBroker;
+  readonly store: WatchStore;
+  readonly logger: Logger;
+  readonly intervalMs: number;
+  /** Records and posts a change made outside the bot; retries what may pass itself. */
+  readonly outside: (change: OutsideChange) => Promise<void>;
+  /** false: compare only (no AMQP). */
+  readonly events?: boolean;
+  /** How long a comparison waits before claiming a change while events flow (the event has the actor). */
+  readonly graceMs?: number;
+  /** Backoff of the AMQP reconnects (tests shorten them). */
+  readonly retryLowMs?: number;
+  readonly retryHighMs?: number;
+  readonly now?: () => Date;
+  /** Which vhosts are watched; default every one. */
+  readonly vhosts?: (vhost: string) => boolean;
+}
+
+const FOLLOWER_WORDS: Readonly<Record<string, string>> = {
+  unreachable: 'the AMQP port is unreachable',
+  refused: 'the broker refused the AMQP credentials',
+  'plugin-off': 'the rabbitmq_event_exchange plugin is off (no amq.rabbitmq.event exchange)',
+  'other-broker': 'the AMQP endpoint is not the broker of the management API (check RMQ_AMQP_URL)',
+  error: 'the event exchange could not be followed',
+};
+
+export class Watcher {
+  readonly #o: WatcherOptions;
+  readonly #echo = new EchoFilter();
+  #follower: EventFollower | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #comparing: Promise<void> | undefined;
+  #lastCompare: WatchHealth['lastCompare'];
+  #stopped = false;
+  /** Events handled so far (for tests that must know a replica has seen one). */
+  #eventsHandled = 0;
+  /** Work under way (handlers, comparisons), awaited by stop(). */
+  readonly #pending = new Set<Promise<unknown>>();
+
+  constructor(options: WatcherOptions) {
+    this.#o = options;
+  }
+
+  get #log(): Logger {
+    return this.#o.logger;
+  }
+
+  #now(): Date {
+    return this.#o.now?.() ?? new Date();
+  }
+
+  get eventsHandled(): number {
+    return this.#eventsHandled;
+  }
+
+  health(): WatchHealth {
+    const base = {
+      intervalMs: this.#o.intervalMs,
+      ...(this.#lastCompare ? { lastCompare: this.#lastCompare } : {}),
+    };
+    if (this.#o.events === false) return { mode: 'interval', why: 'following events is turned off', ...base };
+    const s = this.#follower?.status;
+    if (s?.state === 'following') return { mode: 'events', ...base };
+    if (s?.state === 'failing')
+      return { mode: 'interval', why: `${FOLLOWER_WORDS[s.why] ?? s.why} (${s.detail})`, ...base };
+    return { mode: 'interval', why: 'connecting to the event exchange', ...base };
+  }
+
+  /** Starts following, compares once (catch-up), then every interval. */
+  async start(): Promise<void> {
+    if (this.#o.events !== false) {
+      const follower = new EventFollower({
+        endpoint: this.#o.env.amqp,
+        logger: this.#log,
+        onMessage: (rk, headers) => this.#track(this.#onMessage(rk, headers)),
+        onStatus: (s) => this.#onStatus(s),
+        queueVisible: async (vhost, queue) => {
+          try {
+            return (await this.#o.broker.getQueue(vhost, queue)) !== null;
+          } catch {
+            return undefined;
+          }
+        },
+        ...(this.#o.retryLowMs === undefined ? {} : { retryLowMs: this.#o.retryLowMs }),
+        ...(this.#o.retryHighMs === undefined ? {} : { retryHighMs: this.#o.retryHighMs }),
+      });
+      this.#follower = follower;
+      follower.start();
+    } else {
+      this.#log.warn(
+        { env: this.#o.env.name, intervalMs: this.#o.intervalMs },
+        'changes outside the bot: comparing the policy lists on an interval (events turned off)',
+      );
+    }
+    await this.compare('start');
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#stopped) return;
+    this.#timer = setTimeout(() => {
+      void this.compare('interval').finally(() => this.#schedule());
+    }, this.#o.intervalMs);
+    this.#timer.unref();
+  }
+
+  #onStatus(s: FollowerStatus): void {
+    const env = this.#o.env.name;
+    if (s.state === 'following') {
+      this.#log.info({ env, queue: s.queue }, 'changes outside the bot: following the event exchange');
+      // What happened while the connection was down reached nobody: compare now.
+      void this.compare('interval');
+    } else if (s.state === 'failing') {
+      this.#log.warn(
+        { env, why: s.why, detail: s.detail, intervalMs: this.#o.intervalMs },
+        `changes outside the bot: comparing the policy lists every ${Math.round(this.#o.intervalMs / 1000)} s, because ${FOLLOWER_WORDS[s.why] ?? s.why}; retrying events with backoff`,
+      );
+    }
+  }
+
+  #track<T>(p: Promise<T>): Promise<T> {
+    this.#pending.add(p);
+    void p.finally(() => this.#pending.delete(p)).catch(() => undefined);
+    return p;
+  }
+
+  async #onMessage(routingKey: string, headers: Record<string, unknown>): Promise<void> {
+    const parsed = parseEvent(routingKey, headers, this.#now().getTime());
+    if (parsed.kind === 'ignored') {
+      this.#log.debug({ env: this.#o.env.name, routingKey, why: parsed.why }, 'event ignored');
+      return;
+    }
+    const e = parsed.event;
+    if (this.#echo.isEcho(routingKey, e) || !this.#watched(e.vhost)) return;
+    try {
+      await this.#apply(
+        { layer: e.layer, vhost: e.vhost, name: e.name, after: e.after, eventAtMs: e.atMs },
+        { actor: e.actor, source: 'events', at: new Date(e.atMs) },
+      );
+    } catch (err) {
+      // Redis or the broker failed: the next comparison finds the change (without the actor).
+      this.#log.error({ env: this.#o.env.name, err: String(err), policy: e.name }, 'event not recorded');
+    } finally {
+      this.#eventsHandled++;
+    }
+  }
+
+  #watched(vhost: string): boolean {
+    return this.#o.vhosts?.(vhost) ?? true;
+  }
+
+  /**
+   * Compares the broker's policies with the recorded state. The first ever comparison records
+   * the state as the baseline and reports nothing. Runs one at a time.
+   */
+  compare(source: ChangeSource): Promise<void> {
+    if (this.#stopped) return Promise.resolve();
+    if (this.#comparing) return this.#comparing;
+    const run = this.#compare(source).finally(() => {
+      this.#comparing = undefined;
+    });
+    this.#comparing = run;
+    return this.#track(run);
+  }
+
+  async #compare(source: ChangeSource): Promise<void> {
+    const env = this.#o.env.name;
+    const at = this.#now();
+    try {
+      const [user, operator] = await Promise.all([
+        this.#o.broker.listAllPolicies('user'),
+        this.#o.broker.listAllPolicies('operator'),
+      ]);
+      const now = stateOf({
+        user: user.filter((p) => this.#watched(p.vhost)),
+        operator: operator.filter((p) => this.#watched(p.vhost)),
+      });
+      if ((await this.#o.store.recordedSince()) === null) {
+        await this.#o.store.recordBaseline(now, at);
+        this.#log.info(
+          { env, policies: now.size },
+          "changes outside the bot: recorded the broker's policies",
+        );
+        this.#lastCompare = { at: at.toISOString(), ok: true };
+        return;
+      }
+      let found = differences(await this.#o.store.state(), now);
+      if (found.length > 0 && source !== 'start' && this.#follower?.status.state === 'following') {
+        // The event, which names who made the change, is usually a moment away: let it win.
+        await new Promise((r) => setTimeout(r, this.#o.graceMs ?? 3000));
+        found = differences(await this.#o.store.state(), now).filter((t) =>
+          found.some((f) => f.layer === t.layer && f.vhost === t.vhost && f.name === t.name),
+        );
+      }
+      for (const t of found) {
+        await this.#apply(
+          { layer: t.layer, vhost: t.vhost, name: t.name, after: t.after, expected: t.before },
+          { actor: null, source, at },
+        );
+      }
+      this.#lastCompare = { at: at.toISOString(), ok: true };
+    } catch (err) {
+      this.#lastCompare = {
+        at: at.toISOString(),
+        ok: false,
+        error: codeOf(err) ?? 'error',
+      };
+      this.#log.warn({ env, source, err: String(err) }, 'changes outside the bot: comparison failed');
+    }
+  }
+
+  async #apply(
+    input: TransitionInput,
+    how: { actor: string | null; source: ChangeSource; at: Date },
+  ): Promise<void> {
+    const outcome = await this.#o.store.transition(input);
+    if (outcome.kind !== 'changed') return;
+    const env = this.#o.env.name;
+    const change: OutsideChange = {
+      env,
+      layer: input.layer,
+      vhost: input.vhost,
+      name: input.name,
+      before: outcome.before,
+      after: input.after,
+      ...how,
+    };
+    // The bot's own apply announced this exact change, and (when the broker names the user) made
+    // it as the bot's broker identity: not outside.
+    const own = await this.#o.store.takeOwnWrite(input, input.after);
+    if (own !== null && (how.actor === null || how.actor === this.#o.env.user)) {
+      this.#log.debug({ env, policy: input.name, request: own }, "the bot's own change, seen");
+      return;
+    }
+    this.#log.info(
+      {
+        env,
+        vhost: input.vhost,
+        policy: input.name,
+        layer: input.layer,
+        actor: how.actor,
+        source: how.source,
+      },
+      'a policy was changed outside the bot',
+    );
+    try {
+      await this.#o.outside(change);
+    } catch (err) {
+      // The state has moved: this change will not be found again. Said loudly.
+      this.#log.error(
+        { env, vhost: input.vhost, policy: input.name, err: String(err) },
+        'a change outside the bot could not be recorded',
+      );
+    }
+  }
+
+  /** Stops comparing and following; waits for work under way. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    await this.#follower?.close();
+    await Promise.allSettled([...this.#pending]);
+  }
+}

@@ -1,0 +1,16 @@
+import type { PreviewBroker } from '../../commands/preview.ts';
+import type { Policy, PolicyLayer } from '../policy/types.ts';
+import type { Permission, WhoAmI } from '../rabbit/index.ts';
+
+/**
+ * What the workflow needs of one environment's management API. ManagementClient satisfies it.
+ * The apply worker gets clients built for a background job (long timeouts, no retries inside the
+ * client for writes: the job retries); `Workflow.file` gets the ones that answer Slack.
+ */
+export interface WorkflowBroker extends PreviewBroker {
+  whoami(): Promise<WhoAmI>;
+  permissions(vhost: string, user: string): Promise<Permission | null>;
+  getPolicy(layer: PolicyLayer, vhost: string, name: string): Promise<Policy | null>;
+  putPolicy(layer: PolicyLayer, policy: Policy): Promise<'created' | 'updated'>;
+  deletePolicy(layer: PolicyLayer, vhost: string, name: string): Promise<void>;
+}

@@ -1,0 +1,421 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../commands/preview.ts';
+import type { PolicyDiff } from '../policy/diff.ts';
+import type { PreviewSummary } from '../policy/simulate.ts';
+import type { Problem } from '../policy/validate.ts';
+import type { ApproverDirectory } from './approvers.ts';
+import type { WorkflowBroker } from './broker.ts';
+
+/**
+ * Change requests: what is stored, what the workflow promises its callers (the Slack handlers,
+ * the terminal commands), and what it asks of them (a Notifier). Every value read back from
+ * Redis or a job is parsed with these schemas.
+ *
+ * A request's life:
+ *
+ *   pending --approve--> approved --job--> applying --> applied
+ *      |                                       |-----> failed   (4xx, or retries exhausted)
+ *      |                                       '-----> stale    (the broker is not what was approved)
+ *      |--reject--> rejected
+ *      '--deadline--> expired
+ */
+
+// --- vocabulary ----------------------------------------------------------------------------
+
+export const REQUEST_STATES = [
+  'pending',
+  'approved',
+  'applying',
+  'applied',
+  'failed',
+  'rejected',
+  'expired',
+  'stale',
+] as const;
+export type RequestState = (typeof REQUEST_STATES)[number];
+
+/** States in which a request still waits for something (listed by `requests`). */
+export const OPEN_STATES: readonly RequestState[] = ['pending', 'approved', 'applying'];
+
+/** `revert` restores the before state of an audit record; it is a create, edit or delete on the broker. */
+export const REQUEST_ACTIONS = ['create', 'edit', 'delete', 'revert'] as const;
+export type RequestAction = (typeof REQUEST_ACTIONS)[number];
+
+export const DECISION_KINDS = ['approve', 'reject'] as const;
+export type DecisionKind = (typeof DECISION_KINDS)[number];
+
+// --- schemas -------------------------------------------------------------------------------
+
+const Definition = z.record(z.string(), z.unknown());
+
+/** The PolicyFields shape of commands/preview.ts. */
+export const PolicyFieldsSchema = z.object({
+  pattern: z.string(),
+  applyTo: z.string(),
+  priority: z.number(),
+  definition: Definition,
+}) satisfies z.ZodType<PolicyFields>;
+
+const IsoTime = z.iso.datetime();
+
+export const RequesterSchema = z.object({
+  /** Slack user id (`U…`/`W…`). */
+  user: z.string().min(1),
+  reason: z.string().min(1).optional(),
+});
+export type Requester = z.infer<typeof RequesterSchema>;
+
+/** Where the request was made: its result is posted there too (the incident thread). */
+export const OriginSchema = z.object({
+  channel: z.string().min(1),
+  threadTs: z.string().min(1).optional(),
+});
+export type Origin = z.infer<typeof OriginSchema>;
+
+/** A posted Slack message, to update in place. */
+export const MessageRefSchema = z.object({ channel: z.string().min(1), ts: z.string().min(1) });
+export type MessageRef = z.infer<typeof MessageRefSchema>;
+
+export const DecisionSchema = z.object({
+  kind: z.enum(DECISION_KINDS),
+  /** Slack user id of the approver (or rejecter). */
+  by: z.string().min(1),
+  reason: z.string().min(1),
+  at: IsoTime,
+});
+export type Decision = z.infer<typeof DecisionSchema>;
+
+export const FailureSchema = z.object({
+  /** A RabbitErrorCode (`refused-by-broker`, `forbidden`, `unreachable`, …) or `internal`. */
+  code: z.string().min(1),
+  /** One sentence for people; the broker's own reason when it gave one. */
+  message: z.string(),
+  /** HTTP status when the broker answered. */
+  status: z.number().int().optional(),
+  /** Attempts made before giving up. */
+  attempts: z.number().int().min(1),
+  at: IsoTime,
+});
+export type Failure = z.infer<typeof FailureSchema>;
+
+/**
+ * What the requester's preview showed, kept to render the request (the approvals message, the
+ * terminal's `requests`) long after it was filed. The full object list is not stored: it is in
+ * the `PreviewAnswer` that `Workflow.file` returns (for the CSV attachment) and is recomputed by
+ * the apply job.
+ */
+export const PreviewSnapshotSchema = z.object({
+  brokerVersion: z.string(),
+  summary: z.custom<PreviewSummary>((v) => typeof v === 'object' && v !== null),
+  warnings: z.array(z.custom<Problem>((v) => typeof v === 'object' && v !== null)),
+  diff: z.custom<PolicyDiff>((v) => typeof v === 'object' && v !== null),
+  /** How many objects the simulation reported (changed or not). */
+  objects: z.number().int().min(0),
+  /** Objects whose outcome the bot could not predict. */
+  unpredictable: z.number().int().min(0),
+});
+export type PreviewSnapshot = z.infer<typeof PreviewSnapshotSchema>;
+
+export const ChangeRequestSchema = z.object({
+  /** `r-` + 20 random hex characters; also the apply job's id. */
+  id: z.string().regex(/^r-[0-9a-f]{20}$/),
+  env: z.string().min(1),
+  vhost: z.string().min(1),
+  layer: z.enum(['user', 'operator']),
+  action: z.enum(REQUEST_ACTIONS),
+  /** The policy's name. */
+  policy: z.string().min(1),
+  /** The policy as the requester's preview read it (null: there was none). */
+  before: PolicyFieldsSchema.nullable(),
+  /** The policy to write (null: delete it). */
+  after: PolicyFieldsSchema.nullable(),
+  preview: PreviewSnapshotSchema,
+  requester: RequesterSchema,
+  origin: OriginSchema,
+  /** The environment's approvals channel when filed (else SLACK_APPROVALS_CHANNEL); none: not configured. */
+  approvalsChannel: z.string().min(1).optional(),
+  /** The request message in the approvals channel, once posted (`attachMessage`). */
+  message: MessageRefSchema.optional(),
+  state: z.enum(REQUEST_STATES),
+  createdAt: IsoTime,
+  expiresAt: IsoTime,
+  /** When the state last changed. */
+  updatedAt: IsoTime,
+  decision: DecisionSchema.optional(),
+  /** When the apply job started, and when the change was recorded. */
+  applyingAt: IsoTime.optional(),
+  appliedAt: IsoTime.optional(),
+  failure: FailureSchema.optional(),
+  /** The audit record of the applied change. */
+  auditId: z.string().optional(),
+  /** For a revert: the audit record whose before state it restores. */
+  revertOf: z.string().optional(),
+  /** After applying: whether every affected object reported the policy the preview predicted. */
+  verification: z
+    .object({
+      matched: z.boolean(),
+      /** Objects that did not report the expected policy by the deadline. */
+      mismatches: z.array(z.object({ name: z.string(), kind: z.string(), expected: z.string().nullable() })),
+      /** Objects that could not be checked (no broker report, undecided outcome). */
+      unchecked: z.number().int().min(0),
+    })
+    .optional(),
+});
+export type ChangeRequest = z.infer<typeof ChangeRequestSchema>;
+
+/** The broker operation a request performs (a revert is one of these). */
+export function brokerAction(r: Pick<ChangeRequest, 'before' | 'after'>): 'create' | 'edit' | 'delete' {
+  if (r.after === null) return 'delete';
+  return r.before === null ? 'create' : 'edit';
+}
+
+// --- the facade ----------------------------------------------------------------------------
+
+/** What `Workflow.file` takes: the preview's input plus who asks, why, and from where. */
+export interface FileInput {
+  /** Environment name; undefined: the only (or first) one. */
+  readonly env?: string | undefined;
+  readonly vhost: string;
+  readonly layer: 'user' | 'operator';
+  readonly action: 'create' | 'edit' | 'delete';
+  readonly policy: string;
+  /** Only the fields given; for an edit the rest keep their current value (as `preview`). */
+  readonly fields: {
+    readonly pattern?: unknown;
+    readonly applyTo?: unknown;
+    readonly priority?: unknown;
+    readonly definition?: unknown;
+  };
+  readonly requester: Requester;
+  readonly origin: Origin;
+}
+
+export interface Filed {
+  readonly request: ChangeRequest;
+  /** The whole preview, objects included (for the CSV when the summary does not fit). */
+  readonly preview: PreviewAnswer;
+}
+
+export interface DecideInput {
+  readonly kind: DecisionKind;
+  /** Slack user id of whoever clicked. */
+  readonly user: string;
+  readonly reason: string;
+}
+
+export type DecideResult =
+  /** This call decided. For an approval the apply job is queued. */
+  | { readonly outcome: 'decided'; readonly request: ChangeRequest }
+  /** Someone decided first (or the request left `pending` otherwise): `request.decision` says who and when. */
+  | { readonly outcome: 'already-decided'; readonly request: ChangeRequest }
+  /** Past its deadline: now `expired`, nothing happens. */
+  | { readonly outcome: 'expired'; readonly request: ChangeRequest };
+
+/**
+ * The workflow as its callers see it. Refusals throw a `WorkflowError` whose `code` is one of
+ * WORKFLOW_ERROR_CODES (src/workflow/errors.ts); nothing is stored on a refusal.
+ */
+export interface Workflow {
+  /**
+   * Validates, previews and files a request (state `pending`). Refuses (WorkflowError):
+   * `unknown-env`, `read-only-env`, `reason-required` (a delete, or any write in a guarded
+   * environment, without a reason: ask for it and call again), `identity-cannot-write` (the
+   * bot's broker identity lacks the tag or the vhost permission; `reason` is the broker's),
+   * `preview-refused` (`details.preview` is the refused preview: its `refusals` carry a `field`
+   * for inline form errors), `broker-not-asked` (`details.preview`), `store-unavailable` (Redis).
+   */
+  file(input: FileInput): Promise<Filed>;
+  /**
+   * One atomic transition out of `pending`. Refuses (WorkflowError): `not-found`,
+   * `self-approval` (approve only), `not-approver`, `reason-required` (empty reason).
+   * Notifies `stateChanged` when this call decided (or expired it).
+   */
+  decide(id: string, input: DecideInput): Promise<DecideResult>;
+  /** undefined: no such request. */
+  get(id: string): Promise<ChangeRequest | undefined>;
+  /** Requests in an open state (pending, approved, applying), oldest first. */
+  listOpen(env?: string): Promise<ChangeRequest[]>;
+  /** Records where the request message was posted, so every later state updates it in place. */
+  attachMessage(id: string, channel: string, ts: string): Promise<ChangeRequest>;
+  /**
+   * Files a new request that restores the before state of audit record `auditId` (action
+   * `revert`), filed by `user` with its own preview; it needs its own approval. Refuses as
+   * `file` does, and `not-found` for an unknown record.
+   */
+  revertRequestFor(auditId: string, user: string, origin?: Origin, reason?: string): Promise<Filed>;
+  /** Moves every pending request past its deadline to `expired` (notified); returns how many. */
+  expireDue(): Promise<number>;
+}
+
+// --- what the workflow asks of the Slack side ------------------------------------------------
+
+/**
+ * Implemented by the Slack side. Every method may be called by any bot replica, once per event;
+ * failures are logged by the workflow and never undo a transition.
+ */
+export interface Notifier {
+  /** After every state change (decided, applying, applied, failed, stale, expired): update `request.message` in place. */
+  stateChanged(request: ChangeRequest): Promise<void>;
+  /** The change is on the broker and recorded: post the audit diff in the approvals channel and in `request.origin`. */
+  applied(request: ChangeRequest, record: AuditRecord): Promise<void>;
+  /** Not applied: `request.failure` has the broker's reason. Post it where the request came from. */
+  failed(request: ChangeRequest): Promise<void>;
+  /** Not applied, the broker is not what was approved: `fresh` is a new preview of the same change, for a new request. */
+  stale(request: ChangeRequest, fresh: PreviewResult): Promise<void>;
+}
+
+/** A Notifier that tells nobody (terminal, tests that do not care). */
+export const SILENT_NOTIFIER: Notifier = {
+  async stateChanged() {},
+  async applied() {},
+  async failed() {},
+  async stale() {},
+};
+
+// --- the audit trail -----------------------------------------------------------------------
+
+export const AuditObjectSchema = z.object({
+  name: z.string(),
+  kind: z.string(),
+  /** The user policy in force before and after (null: none). */
+  before: z.string().nullable(),
+  after: z.string().nullable(),
+  candidates: z.array(z.string()).optional(),
+  /** Keys whose effective value the object lost, gained, or saw change (with values). */
+  lost: z.record(z.string(), z.unknown()),
+  gained: z.record(z.string(), z.unknown()),
+  changed: z.record(z.string(), z.object({ before: z.unknown(), after: z.unknown() })),
+});
+export type AuditObject = z.infer<typeof AuditObjectSchema>;
+
+const Person = z.object({ user: z.string(), reason: z.string().optional() });
+
+/** One applied change. `hash` = sha256 over the canonical JSON of the record without `hash`. */
+export const AuditRecordSchema = z.object({
+  /** `a-` + the request id for bot changes; unique in the trail. */
+  id: z.string().min(1),
+  /** When it was recorded (= applied). */
+  at: IsoTime,
+  env: z.string(),
+  vhost: z.string(),
+  policy: z.string(),
+  /** true: an operator policy. */
+  operator: z.boolean(),
+  action: z.enum(['create', 'edit', 'delete', 'revert', 'outside']),
+  requestId: z.string().optional(),
+  requester: Person.optional(),
+  approver: Person.optional(),
+  /** For a change caught outside the bot: who the broker says made it (absent: not known). */
+  actor: z.string().optional(),
+  /**
+   * For a change caught outside the bot: how. `events`: the broker's event exchange, which names
+   * the user; `interval` or `start`: comparing the policy lists (on the interval, or at start for
+   * what changed while the bot was down), which cannot say who made it.
+   */
+  detectedBy: z.enum(['events', 'interval', 'start']).optional(),
+  requestedAt: IsoTime.optional(),
+  approvedAt: IsoTime.optional(),
+  appliedAt: IsoTime.optional(),
+  before: PolicyFieldsSchema.nullable(),
+  after: PolicyFieldsSchema.nullable(),
+  /** Every object whose effective values changed: what it lost, gained and changed. */
+  objects: z.array(AuditObjectSchema),
+  /** Objects the simulation could not predict. */
+  unpredictable: z.number().int().min(0).default(0),
+  /** After the write: did the broker report what the preview predicted? */
+  matchedPreview: z.boolean().optional(),
+  revertOf: z.string().optional(),
+  /** Hash of the previous record ('' for the first). */
+  prev: z.string(),
+  hash: z.string(),
+});
+export type AuditRecord = z.infer<typeof AuditRecordSchema>;
+/** What a caller gives to append: the trail fills in `prev` and `hash`. */
+export type AuditEntry = Omit<AuditRecord, 'prev' | 'hash'>;
+
+export interface HistoryQuery {
+  /** A policy name, or an object name (every policy that governed it). */
+  readonly name?: string;
+  readonly vhost?: string;
+  readonly env?: string;
+}
+
+export type VerifyResult =
+  | { readonly ok: true; readonly records: number }
+  | {
+      readonly ok: false;
+      readonly records: number;
+      /** The first record found broken (its id, or its stream position when unreadable). */
+      readonly broken: string;
+      readonly why: 'hash-mismatch' | 'chain-broken' | 'unreadable' | 'head-mismatch';
+    };
+
+// --- construction (built once in main.ts) ----------------------------------------------------
+
+/** One environment as the workflow needs it (from config). */
+export interface WorkflowEnvironment {
+  readonly name: string;
+  readonly mode: 'read-only' | 'normal' | 'guarded';
+  /** Where requests are posted (the environment's, else SLACK_APPROVALS_CHANNEL). */
+  readonly approvalsChannel: string | undefined;
+  /** How long a request waits for a decision (RMQ_REQUEST_TTL, or the environment's `requestTtl`). */
+  readonly requestTtlMs: number;
+}
+
+/**
+ * `createWorkflow(options)` (src/workflow/workflow.ts). The Slack side builds one per process
+ * in main.ts; the terminal builds one for `requests`.
+ */
+export interface WorkflowOptions {
+  /** ioredis; shared with the app (ordinary retry settings are fine here). */
+  readonly redis: Redis;
+  /** Namespace of every key (`rmq` in production; tests use their own). */
+  readonly keyPrefix: string;
+  readonly environments: readonly WorkflowEnvironment[];
+  /** The broker client of an environment, with the settings that answer Slack. */
+  readonly brokerFor: (env: string) => WorkflowBroker;
+  readonly approvers: ApproverDirectory;
+  /** Queues the apply job (src/workflow/queue.ts `createApplyQueue`). */
+  readonly queue: ApplyQueue;
+  readonly notifier: Notifier;
+  readonly log: Logger;
+  /** For tests: the clock. */
+  readonly now?: () => Date;
+}
+
+/** The producer side of the apply queue: one job per approved request, job id = request id. */
+export interface ApplyQueue {
+  enqueue(requestId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * `startApplyWorker(options)` (src/workflow/worker.ts): the BullMQ worker that applies approved
+ * requests, plus the expiry sweep. Started once per process in main.ts; `close()` on shutdown
+ * waits for the job in progress.
+ */
+export interface ApplyWorkerOptions {
+  /** The worker opens its own connection (`maxRetriesPerRequest: null`, as BullMQ requires). */
+  readonly redisUrl: string;
+  readonly keyPrefix: string;
+  readonly environments: readonly WorkflowEnvironment[];
+  /** Broker clients for a background job: long timeouts; the job retries, not the client. */
+  readonly brokerFor: (env: string) => WorkflowBroker;
+  readonly notifier: Notifier;
+  readonly log: Logger;
+  /** Tries of a job whose failure may pass (network, 5xx, timeout). Default 6. */
+  readonly attempts?: number;
+  /** First backoff step, doubled per try. Default 2 s. */
+  readonly backoffMs?: number;
+  /** How long to wait for the objects to report the new policy. Default 60 s. */
+  readonly verifyDeadlineMs?: number;
+  /** How often pending requests past their deadline are expired. Default 30 s. */
+  readonly sweepIntervalMs?: number;
+  readonly now?: () => Date;
+}
+
+export interface ApplyWorker {
+  close(): Promise<void>;
+}
