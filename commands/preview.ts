@@ -4,7 +4,6 @@ import { type PolicyDiff, policyDiff } from '../src/policy/diff.ts';
 import {
   type ObjectOutcome,
   type PolicyChange,
-  type PreviewSummary,
   Simulation,
   type Unpredictable,
 } from '../src/policy/simulate.ts';
@@ -14,6 +13,7 @@ import { type Problem, type ProposedFields, validate } from '../src/policy/valid
 import { brokerReason } from '../src/rabbit/errors.ts';
 import { type InventorySource, openInventory } from '../src/rabbit/inventory.ts';
 import { parseArgs, parseWith, Vhost } from './parse.ts';
+import { type PreviewSummary, summarize } from './previewSummary.ts';
 
 /**
  * `preview delete|create|edit POLICY …`: what the change would do to every object of the vhost,
@@ -271,7 +271,9 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
   } catch (err) {
     return notAsked(err);
   }
-  const { objects, unpredictable, summary } = simulation.result();
+  const simulated = simulation.result();
+  const { objects, unpredictable } = simulated;
+  const summary = summarize(simulated, policyChange);
   return {
     status: 'answered',
     change,

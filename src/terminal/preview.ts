@@ -1,5 +1,6 @@
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../commands/preview.ts';
-import { type ObjectOutcome, RISK_WORDS } from '../policy/simulate.ts';
+import { RISK_WORDS } from '../../commands/words.ts';
+import type { ObjectOutcome } from '../policy/simulate.ts';
 
 /**
  * The preview as terminal text, what hurts first: objects losing a dead-letter target, a TTL, a
