@@ -12,6 +12,7 @@ import { formatVersion, MAX_NAME_BYTES, utf8Length } from '../src/policy/types.t
 import { type Problem, type ProposedFields, validate } from '../src/policy/validate.ts';
 import { brokerReason } from '../src/rabbit/errors.ts';
 import { type InventorySource, openInventory } from '../src/rabbit/inventory.ts';
+import { FOLDED_QUOTES_NOTE, readDefinition } from './definition.ts';
 import { parseArgs, parseWith, Vhost } from './parse.ts';
 import { type PreviewSummary, summarize } from './previewSummary.ts';
 
@@ -36,6 +37,8 @@ export interface PreviewInput {
   readonly env?: string | undefined;
   /** Only the fields given: for an edit, the rest keep their current value. */
   readonly fields: Partial<ProposedFields>;
+  /** How the words were read where that differs from as typed (curly quotes folded). */
+  readonly notes?: readonly string[];
 }
 
 const FLAGS = {
@@ -84,7 +87,12 @@ export function parsePreview(
   if (typeof flags.pattern === 'string') fields.pattern = flags.pattern;
   if (typeof flags['apply-to'] === 'string') fields.applyTo = flags['apply-to'];
   if (typeof flags.priority === 'string') fields.priority = parsePriority(flags.priority);
-  if (typeof flags.definition === 'string') fields.definition = parseDefinition(flags.definition);
+  const notes: string[] = [];
+  if (typeof flags.definition === 'string') {
+    const read = readDefinition(flags.definition);
+    fields.definition = read.definition;
+    if (read.foldedQuotes) notes.push(FOLDED_QUOTES_NOTE);
+  }
 
   if (action === 'delete') {
     const given = Object.keys(fields);
@@ -107,6 +115,7 @@ export function parsePreview(
     vhost,
     env,
     fields,
+    notes,
   };
 }
 
@@ -115,26 +124,6 @@ function parsePriority(text: string): number {
   if (!Number.isFinite(n))
     throw new InputError(`--priority must be a number, got ${JSON.stringify(text)}.`, PREVIEW_USAGE);
   return n;
-}
-
-function parseDefinition(text: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
-    throw new InputError(
-      `--definition is not valid JSON (${why}).`,
-      `Example: --definition '{"message-ttl": 60000}'`,
-    );
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new InputError(
-      `--definition must be a JSON object of keys and values, got ${Array.isArray(value) ? 'a list' : JSON.stringify(value)}.`,
-      `Example: --definition '{"message-ttl": 60000}'`,
-    );
-  }
-  return value as Record<string, unknown>;
 }
 
 // --- the result ---------------------------------------------------------------------------
@@ -157,6 +146,8 @@ export interface PreviewChange {
 
 interface Base {
   change: PreviewChange;
+  /** How the input was read where that differs from as typed; shown with the proposed policy. */
+  notes?: readonly string[];
   brokerVersion?: string;
   warnings: Problem[];
 }
@@ -221,13 +212,14 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
     before: null,
     after: null,
   };
+  const notes = input.notes ?? [];
   const notAsked = (err: unknown): PreviewNotAsked => {
     const code = codeOf(err);
     const why = code === undefined ? undefined : NOT_ASKED[code];
     if (!why || !(err instanceof Error)) throw err;
     const detail =
       why === 'missing-vhost' ? `vhost ${input.vhost} does not exist` : (brokerReason(err) ?? err.message);
-    return { status: 'not-asked', change, warnings: [], why, ...(detail ? { detail } : {}) };
+    return { status: 'not-asked', change, notes, warnings: [], why, ...(detail ? { detail } : {}) };
   };
 
   let inventory: Awaited<ReturnType<typeof openInventory>>;
@@ -254,6 +246,7 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
     return {
       status: 'refused',
       change,
+      notes,
       brokerVersion,
       warnings: validation.warnings,
       refusals: validation.refusals,
@@ -277,6 +270,7 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
   return {
     status: 'answered',
     change,
+    notes,
     brokerVersion,
     warnings: validation.warnings,
     objects,
@@ -293,6 +287,7 @@ export function previewJson(r: PreviewResult): Record<string, unknown> {
     case 'answered':
       return {
         change: r.change,
+        ...(r.notes?.length ? { notes: r.notes } : {}),
         objects: r.objects,
         unpredictable: r.unpredictable,
         summary: r.summary,
