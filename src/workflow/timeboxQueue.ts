@@ -37,7 +37,11 @@ function connection(redisUrl: string) {
 
 export interface TimeBoxQueue {
   /** Schedules the warning and the revert of a change applied at `appliedAt`, boxed for `forMs`. */
-  schedule(requestId: string, appliedAt: Date, forMs: number): Promise<{ deadline: Date; warnAt: Date | null }>;
+  schedule(
+    requestId: string,
+    appliedAt: Date,
+    forMs: number,
+  ): Promise<{ deadline: Date; warnAt: Date | null }>;
   close(): Promise<void>;
 }
 
@@ -60,9 +64,17 @@ export function createTimeBoxQueue(o: TimeBoxQueueOptions): TimeBoxQueue {
         backoff: { type: 'exponential', delay: 2000 },
       } as const;
       if (s.warnAt) {
-        await queue.add('warn', { requestId }, { ...options, jobId: `warn-${requestId}`, delay: delay(s.warnAt) });
+        await queue.add(
+          'warn',
+          { requestId },
+          { ...options, jobId: `warn-${requestId}`, delay: delay(s.warnAt) },
+        );
       }
-      await queue.add('revert', { requestId }, { ...options, jobId: `revert-${requestId}`, delay: delay(s.deadline) });
+      await queue.add(
+        'revert',
+        { requestId },
+        { ...options, jobId: `revert-${requestId}`, delay: delay(s.deadline) },
+      );
       return s;
     },
     close: () => queue.close(),
