@@ -1,8 +1,8 @@
 /**
  * "Did you mean": the names closest to one that names nothing, by edit distance, folded over a
  * listing as it streams (no list held, no per-name call). At most three, and only close ones: a
- * typo or two away (three for long names, none for names of one or two characters), or the same
- * letters in another case.
+ * typo or two away (three for long names, none for names of one or two characters), the same
+ * letters in another case, or, after those, a name that starts the other (three letters at least).
  *
  *   const close = new CloseNames('orders.adit');
  *   for await (const q of listing) close.add(q.name);
@@ -85,14 +85,24 @@ export class CloseNames<T = undefined> {
     if (name === this.typed) return;
     const worst = this.best.length === this.limit ? this.best[this.best.length - 1] : undefined;
     const bound = worst ? Math.min(this.max, worst.folded) : this.max;
-    const folded = boundedDistance(this.lower, name.toLowerCase(), bound, this.rows);
-    if (folded > bound) return;
+    const lower = name.toLowerCase();
+    let folded = boundedDistance(this.lower, lower, bound, this.rows);
+    if (folded > bound) {
+      // Not a typo away, but one starts the other (`orders` for `orders-eu`): ranked after typos.
+      if (!this.prefixOf(lower)) return;
+      folded = this.max + 1;
+    }
     const exact = boundedDistance(this.typed, name, this.max + 8, this.rows);
     const near: Near<T> = { name, tag: tag[0] as T, folded, exact };
     if (worst && better(near, worst) >= 0) return;
     this.best.push(near);
     this.best.sort(better);
     if (this.best.length > this.limit) this.best.pop();
+  }
+
+  private prefixOf(lower: string): boolean {
+    const shorter = Math.min(lower.length, this.lower.length);
+    return shorter >= 3 && (lower.startsWith(this.lower) || this.lower.startsWith(lower));
   }
 
   addAll(this: CloseNames<undefined>, names: Iterable<string>): CloseNames<undefined> {

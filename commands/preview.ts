@@ -4,7 +4,6 @@ import { type PolicyDiff, policyDiff } from '../src/policy/diff.ts';
 import {
   type ObjectOutcome,
   type PolicyChange,
-  type PreviewSummary,
   Simulation,
   type Unpredictable,
 } from '../src/policy/simulate.ts';
@@ -16,7 +15,8 @@ import { type InventorySource, openInventory } from '../src/rabbit/inventory.ts'
 import { FOLDED_QUOTES_NOTE, readDefinition } from './definition.ts';
 import { closeNames } from './didYouMean.ts';
 import { type FlagDefaults, parseArgs, parseWith, Vhost } from './parse.ts';
-import { closeVhosts, type VhostLister } from './suggest.ts';
+import { type PreviewSummary, summarize } from './previewSummary.ts';
+import { missingVhost, type VhostLister } from './vhosts.ts';
 
 /**
  * `preview delete|create|edit POLICY …`: what the change would do to every object of the vhost,
@@ -155,8 +155,6 @@ interface Base {
   change: PreviewChange;
   /** How the input was read where that differs from as typed; shown with the proposed policy. */
   notes?: readonly string[];
-  /** The policy (or vhost) named does not exist: the closest existing names, at most three. */
-  didYouMean?: { missing: 'policy' | 'vhost'; names: string[] };
   brokerVersion?: string;
   warnings: Problem[];
 }
@@ -176,6 +174,8 @@ export interface PreviewAnswer extends Base {
 export interface PreviewRefused extends Base {
   status: 'refused';
   refusals: Problem[];
+  /** The policy named does not exist: the vhost's closest policy names (both layers), at most three. */
+  didYouMean?: string[];
 }
 
 export type NotAskedWhy =
@@ -184,12 +184,16 @@ export type NotAskedWhy =
   | 'unauthorized'
   | 'forbidden'
   | 'broker-error'
+  | 'refused-by-broker'
+  | 'too-large'
   | 'missing-vhost';
 
 export interface PreviewNotAsked extends Base {
   status: 'not-asked';
   why: NotAskedWhy;
   detail?: string;
+  /** With `missing-vhost`: vhosts the identity can see whose names are close to the one typed. */
+  closeVhosts?: string[];
 }
 
 export type PreviewResult = PreviewAnswer | PreviewRefused | PreviewNotAsked;
@@ -208,6 +212,8 @@ const NOT_ASKED: Readonly<Record<string, NotAskedWhy>> = {
   forbidden: 'forbidden',
   'broker-error': 'broker-error',
   'bad-response': 'broker-error',
+  'refused-by-broker': 'refused-by-broker',
+  'too-large': 'too-large',
   'not-found': 'missing-vhost',
 };
 
@@ -226,18 +232,12 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
     const code = codeOf(err);
     const why = code === undefined ? undefined : NOT_ASKED[code];
     if (!why || !(err instanceof Error)) throw err;
-    const detail =
-      why === 'missing-vhost' ? `vhost ${input.vhost} does not exist` : (brokerReason(err) ?? err.message);
-    const close = why === 'missing-vhost' ? await closeVhosts(broker, input.vhost) : [];
-    return {
-      status: 'not-asked',
-      change,
-      notes,
-      warnings: [],
-      why,
-      ...(detail ? { detail } : {}),
-      ...(close.length ? { didYouMean: { missing: 'vhost' as const, names: close } } : {}),
-    };
+    if (why === 'missing-vhost') {
+      const { sentence, close } = await missingVhost(broker, input.vhost);
+      return { status: 'not-asked', change, notes, warnings: [], why, detail: sentence, closeVhosts: close };
+    }
+    const detail = brokerReason(err) ?? err.message;
+    return { status: 'not-asked', change, notes, warnings: [], why, ...(detail ? { detail } : {}) };
   };
 
   let inventory: Awaited<ReturnType<typeof openInventory>>;
@@ -283,7 +283,9 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
   } catch (err) {
     return await notAsked(err);
   }
-  const { objects, unpredictable, summary } = simulation.result();
+  const simulated = simulation.result();
+  const { objects, unpredictable } = simulated;
+  const summary = summarize(simulated, policyChange);
   return {
     status: 'answered',
     change,
@@ -305,7 +307,7 @@ function policySuggestions(refusals: readonly Problem[], typed: string, policies
     typed,
     policies.map((p) => p.name),
   );
-  return names.length ? { didYouMean: { missing: 'policy' as const, names } } : {};
+  return names.length ? { didYouMean: names } : {};
 }
 
 /** The `--json` document: INTERFACE.md's keys first, then the rest. */
@@ -335,7 +337,6 @@ export function previewJson(r: PreviewResult): Record<string, unknown> {
     case 'not-asked':
       return {
         error: { code: r.why, message: r.detail ?? r.why },
-        ...(r.didYouMean ? { didYouMean: r.didYouMean } : {}),
         change: r.change,
       };
   }

@@ -1,9 +1,10 @@
 import type { ObjectKind } from '../src/policy/types.ts';
-import { CloseNames, closeNames } from './didYouMean.ts';
+import { CloseNames } from './didYouMean.ts';
 
 /**
- * "Did you mean" for the names a question gives: an object (`which`), a policy (`preview`), a
- * vhost. Only a hint: a listing that fails leaves it empty and the answer stands.
+ * "Did you mean" for an object `which` did not find (a policy's and a vhost's are folded over
+ * lists already at hand: `didYouMean.ts`, `vhosts.ts`). Only a hint: a listing that fails leaves
+ * it empty and the answer stands.
  */
 
 export type NamedKind = 'queue' | 'exchange';
@@ -17,11 +18,6 @@ export interface Suggestion {
 export interface NameLister {
   /** One streamed listing of a vhost's queue or exchange names. */
   streamNames?(what: 'queues' | 'exchanges', vhost: string): AsyncIterable<string>;
-}
-
-export interface VhostLister {
-  /** The vhosts this identity can see. */
-  listVhosts?(): Promise<string[]>;
 }
 
 /**
@@ -48,13 +44,4 @@ export async function closeObjects(
     return [];
   }
   return close.matches().map((m) => ({ name: m.name, kind: m.tag }));
-}
-
-/** The vhosts closest to one that does not exist. */
-export async function closeVhosts(broker: VhostLister, vhost: string): Promise<string[]> {
-  try {
-    return closeNames(vhost, (await broker.listVhosts?.()) ?? []);
-  } catch {
-    return [];
-  }
 }

@@ -1,16 +1,12 @@
 import { codeOf, InputError } from '../src/errors.ts';
+import { effectiveDefinition } from '../src/policy/effective.ts';
 import { isAnchored, type PatternCache } from '../src/policy/pattern.ts';
-import {
-  buildPolicySet,
-  effectiveDefinition,
-  explainLosers,
-  type Resolution,
-  resolve,
-} from '../src/policy/resolve.ts';
+import { buildPolicySet, explainLosers, type Resolution, resolve } from '../src/policy/resolve.ts';
 import { type BrokerVersion, formatVersion, type ObjectKind, type Policy } from '../src/policy/types.ts';
 import { brokerReason } from '../src/rabbit/errors.ts';
 import { WHICH_USAGE, type WhichInput } from './parse.ts';
-import { closeObjects, closeVhosts, type NamedKind, type NameLister, type VhostLister } from './suggest.ts';
+import { closeObjects, type NamedKind, type NameLister } from './suggest.ts';
+import { missingVhost, type VhostLister } from './vhosts.ts';
 
 /**
  * `which NAME`: which policy governs this object. The policy in force is the broker's report,
@@ -61,7 +57,9 @@ export interface WhichResult {
     | 'unreachable'
     | 'timeout'
     | 'unauthorized'
-    | 'broker-error';
+    | 'broker-error'
+    | 'refused-by-broker'
+    | 'too-large';
   /** The broker's words, when it gave a reason for not answering. */
   detail?: string;
   brokerVersion?: string;
@@ -83,14 +81,19 @@ export interface WhichResult {
   candidates?: string[];
   /** Where the engine's reading and the broker's report disagree, and why they may. */
   disagreements: string[];
-  /**
-   * When the object (or the vhost) does not exist: the closest existing names, at most three
-   * (queues and exchanges, or vhosts when `missing` is the vhost). Absent when none are close.
-   */
-  didYouMean?: { missing: 'object' | 'vhost'; names: { name: string; kind: NamedKind | 'vhost' }[] };
+  /** When the object does not exist: the closest existing queues and exchanges, at most three. */
+  didYouMean?: { name: string; kind: NamedKind }[];
 }
 
-const NOT_ASKED = new Set(['unreachable', 'timeout', 'unauthorized', 'broker-error', 'bad-response']);
+const NOT_ASKED = new Set([
+  'unreachable',
+  'timeout',
+  'unauthorized',
+  'broker-error',
+  'bad-response',
+  'refused-by-broker',
+  'too-large',
+]);
 
 function view(p: Policy): PolicyView {
   return {
@@ -221,16 +224,10 @@ export async function which(
   } catch (err) {
     const code = codeOf(err);
     if (code === 'not-found') {
-      // No such vhost: no object, no policy. Answered, not refused.
-      const r = base(input.kind ?? 'classic', false, input.kind === undefined);
-      r.answer = 'not-reported';
-      r.why = 'missing';
-      r.detail = `vhost ${input.vhost} does not exist`;
-      r.nothingGoverns = true;
-      const close = await closeVhosts(broker, input.vhost);
-      if (close.length)
-        r.didYouMean = { missing: 'vhost', names: close.map((name) => ({ name, kind: 'vhost' })) };
-      return r;
+      // No such vhost: a typo to point out, never "nothing governs" (a script would take it as an answer).
+      const { sentence } = await missingVhost(broker, input.vhost);
+      const capitalised = `${sentence.charAt(0).toUpperCase()}${sentence.slice(1)}`;
+      throw new InputError(capitalised.endsWith('?') ? capitalised : `${capitalised}.`, WHICH_USAGE);
     }
     if (code !== undefined && (NOT_ASKED.has(code) || code === 'forbidden')) {
       const r = base(input.kind ?? 'classic', false, input.kind === undefined);
@@ -275,7 +272,7 @@ export async function which(
   if (!lookup.exists && !lookup.forbidden) {
     // A typo is the likelier story than a question about an object nobody declared.
     const close = await closeObjects(broker, input.vhost, input.name, input.kind);
-    if (close.length) r.didYouMean = { missing: 'object', names: close };
+    if (close.length) r.didYouMean = close;
   }
   return r;
 }

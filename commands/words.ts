@@ -1,3 +1,4 @@
+import type { Risk } from '../src/policy/risks.ts';
 import type { ObjectKind } from '../src/policy/types.ts';
 
 /**
@@ -20,6 +21,8 @@ export const NOT_ASKED_WORDS: Readonly<Record<string, string>> = {
   'broker-error': 'the broker answered with an error',
   forbidden: "the bot's broker user may not read that vhost",
   missing: 'that vhost does not exist',
+  'refused-by-broker': 'the broker refused the request',
+  'too-large': "the broker's answer was larger than the bot reads",
 };
 
 /** Why the broker did not report the object's policy (`which` answer `not-reported`), by `why`. */
@@ -35,6 +38,17 @@ export const NOT_APPLIED_WORDS = {
   'same-priority': 'same priority: which one the broker picks is not defined',
   'refused-key': 'sets a key this object type refuses, so it never applies to it',
 } as const;
+
+/** What losing a key means to a person, by risk (`summary.risks[].words`). */
+export const RISK_WORDS: Readonly<Record<Risk, string>> = {
+  'dead-letter': 'lose a dead-letter target',
+  ttl: 'lose a TTL (message-ttl or expires)',
+  limit: 'lose a length limit',
+  'delivery-limit': 'lose a delivery limit',
+  federation: 'lose a federation upstream',
+  'alternate-exchange': 'lose an alternate exchange',
+  retention: 'lose a stream retention setting',
+};
 
 /**
  * "No queue `orders.adit`; did you mean `orders.audit`?" — `show` formats each name for where it
@@ -53,12 +67,7 @@ export function didYouMeanWords(
   return `No ${what} ${show(typed)}; did you mean ${list}?`;
 }
 
-/** What was not found, in the words of `didYouMeanWords`. */
-export function missingWhat(
-  d: { missing: 'object' | 'vhost' },
-  kind: ObjectKind,
-  kindAssumed: boolean,
-): string {
-  if (d.missing === 'vhost') return 'vhost';
+/** What `which` did not find: the kind asked about, or either when none was given. */
+export function missingObjectWords(kind: ObjectKind, kindAssumed: boolean): string {
   return kindAssumed ? 'queue or exchange' : KIND_WORDS[kind];
 }

@@ -1,7 +1,7 @@
 import { asWritten } from '../../commands/asWritten.ts';
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../commands/preview.ts';
-import { didYouMeanWords } from '../../commands/words.ts';
-import { type ObjectOutcome, RISK_WORDS } from '../policy/simulate.ts';
+import { didYouMeanWords, RISK_WORDS } from '../../commands/words.ts';
+import type { ObjectOutcome } from '../policy/simulate.ts';
 
 /**
  * The preview as terminal text, what hurts first: objects losing a dead-letter target, a TTL, a
@@ -198,16 +198,19 @@ export function previewText(r: PreviewResult): string {
       lines.push('', `Refused: nothing was previewed or filed.`);
       for (const p of r.refusals) lines.push(`  x ${p.message}`);
       for (const w of r.warnings) lines.push(`  warning: ${w.message}`);
-      if (r.didYouMean) lines.push('', suggestion(r.didYouMean.missing, r.change.policy, r.didYouMean.names));
+      if (r.didYouMean)
+        lines.push(
+          '',
+          suggestion(r.change.operator ? 'operator policy' : 'policy', r.change.policy, r.didYouMean),
+        );
       return `${lines.join('\n')}\n`;
     }
     case 'not-asked': {
       const why =
         r.why === 'missing-vhost'
-          ? `vhost ${JSON.stringify(r.change.vhost)} does not exist`
+          ? (r.detail ?? `vhost ${JSON.stringify(r.change.vhost)} does not exist`)
           : `the broker could not be asked (${r.why}${r.detail ? `: ${r.detail}` : ''})`;
-      const close = r.didYouMean ? `${suggestion('vhost', r.change.vhost, r.didYouMean.names)}\n` : '';
-      return `Could not preview ${r.change.action} of ${JSON.stringify(r.change.policy)}: ${why}. Nothing is claimed.\n${close}`;
+      return `Could not preview ${r.change.action} of ${JSON.stringify(r.change.policy)}: ${why}. Nothing is claimed.\n`;
     }
   }
 }

@@ -2,7 +2,7 @@ import type { WhichResult } from '../../commands/which.ts';
 import {
   didYouMeanWords,
   KIND_WORDS,
-  missingWhat,
+  missingObjectWords,
   NOT_APPLIED_WORDS,
   NOT_ASKED_WORDS,
   NOT_REPORTED_WORDS,
@@ -24,10 +24,9 @@ export function whichText(r: WhichResult): string {
   }
   const lines: string[] = [];
   if (r.didYouMean) {
-    const typed = r.didYouMean.missing === 'vhost' ? o.vhost : o.name;
-    const what = missingWhat(r.didYouMean, o.kind, o.kindAssumed);
+    const what = missingObjectWords(o.kind, o.kindAssumed);
     lines.push(
-      didYouMeanWords(what, typed, r.didYouMean.names, (n) => JSON.stringify(n)),
+      didYouMeanWords(what, o.name, r.didYouMean, (n) => JSON.stringify(n)),
       '',
     );
   }

@@ -1,5 +1,5 @@
-import { closeNames } from '../../../commands/didYouMean.ts';
 import { parseArgs } from '../../../commands/parse.ts';
+import { closeVhosts } from '../../../commands/vhosts.ts';
 import { CodedError, InputError } from '../../errors.ts';
 import type { Deliverable } from '../delivery.ts';
 import { defaultsClearedView, defaultsSetView, defaultsShownView } from '../views/use.ts';
@@ -33,7 +33,7 @@ async function checkVhost(broker: SlackBroker, env: string, vhost: string): Prom
     return `The vhosts of ${env} could not be listed, so ${vhost} was not checked.`;
   }
   if (known.includes(vhost)) return undefined;
-  const close = closeNames(vhost, known);
+  const close = closeVhosts(vhost, known);
   throw new InputError(
     `No vhost ${JSON.stringify(vhost)} in environment ${env}${close.length ? `; did you mean ${close.map((v) => JSON.stringify(v)).join(', ')}?` : '.'}`,
     USE_USAGE,

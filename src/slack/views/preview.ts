@@ -1,6 +1,6 @@
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../../commands/preview.ts';
-import { didYouMeanWords, NOT_ASKED_WORDS } from '../../../commands/words.ts';
-import { type ObjectOutcome, RISK_WORDS } from '../../policy/simulate.ts';
+import { didYouMeanWords, NOT_ASKED_WORDS, RISK_WORDS } from '../../../commands/words.ts';
+import type { ObjectOutcome } from '../../policy/simulate.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
 import { asWrittenSection } from './asWritten.ts';
@@ -203,17 +203,11 @@ function refused(r: Extract<PreviewResult, { status: 'refused' }>): PreviewMessa
         { maxItems: 5 },
       ),
     );
-  if (r.didYouMean)
-    blocks.push(
-      section(
-        `:mag: ${didYouMeanWords(
-          r.didYouMean.missing,
-          r.change.policy,
-          r.didYouMean.names.map((n) => ({ name: n })),
-          name,
-        )}`,
-      ),
-    );
+  if (r.didYouMean) {
+    const what = r.change.operator ? 'operator policy' : 'policy';
+    const close = r.didYouMean.map((n) => ({ name: n }));
+    blocks.push(section(`:mag: ${didYouMeanWords(what, r.change.policy, close, name)}`));
+  }
   const first = r.refusals[0]?.message ?? 'refused';
   return finish(blocks, `Refused: ${prose(truncate(first, 300))}`);
 }
@@ -221,24 +215,13 @@ function refused(r: Extract<PreviewResult, { status: 'refused' }>): PreviewMessa
 function notAsked(r: Extract<PreviewResult, { status: 'not-asked' }>): PreviewMessage {
   const why =
     r.why === 'missing-vhost'
-      ? `vhost ${name(r.change.vhost)} does not exist`
+      ? `vhost ${name(r.change.vhost)} does not exist${r.closeVhosts?.length ? `; did you mean ${r.closeVhosts.map(name).join(' or ')}?` : ''}`
       : `${NOT_ASKED_WORDS[r.why] ?? 'the broker could not be asked'}${r.detail ? ` (${code(truncate(r.detail, 300))})` : ''}`;
   const blocks = [
     section(
       `:x: *Could not preview* ${prose(r.change.action)} of ${name(r.change.policy)}: ${why}. Nothing is claimed.`,
     ),
   ];
-  if (r.didYouMean)
-    blocks.push(
-      section(
-        `:mag: ${didYouMeanWords(
-          'vhost',
-          r.change.vhost,
-          r.didYouMean.names.map((n) => ({ name: n })),
-          name,
-        )}`,
-      ),
-    );
   return finish(
     blocks,
     `Could not preview ${prose(r.change.action)} of ${prose(truncate(r.change.policy, 200))}.`,

@@ -2,7 +2,7 @@ import type { PolicyView, WhichResult } from '../../../commands/which.ts';
 import {
   didYouMeanWords,
   KIND_WORDS,
-  missingWhat,
+  missingObjectWords,
   NOT_ASKED_WORDS,
   NOT_REPORTED_WORDS,
 } from '../../../commands/words.ts';
@@ -239,8 +239,6 @@ export function whichView(r: WhichResult): SlackMessage {
 
 /** Above the answer: the asker more likely meant one of these than an object nobody declared. */
 function didYouMean(r: WhichResult): Block {
-  const d = r.didYouMean as NonNullable<WhichResult['didYouMean']>;
-  const typed = d.missing === 'vhost' ? r.object.vhost : r.object.name;
-  const what = missingWhat(d, r.object.kind, r.object.kindAssumed);
-  return section(`:mag: ${didYouMeanWords(what, typed, d.names, name)}`);
+  const what = missingObjectWords(r.object.kind, r.object.kindAssumed);
+  return section(`:mag: ${didYouMeanWords(what, r.object.name, r.didYouMean ?? [], name)}`);
 }

@@ -1,0 +1,36 @@
+import { closeNames } from './didYouMean.ts';
+
+/**
+ * A vhost that does not exist is a mistake to point out, not a question answered with "nothing
+ * governs": one sentence for `which` and `preview`, with the close names the identity can see.
+ */
+
+/** What the missing-vhost sentence may ask of the broker. ManagementClient satisfies it. */
+export interface VhostLister {
+  /** The vhosts this identity can see. */
+  listVhosts?(): Promise<string[]>;
+}
+
+/**
+ * Up to three of `known` that look like `typed`: same letters in another case, a typo or two
+ * away, or one the start of the other (`orders` for `orders-eu`), closest first. The ranking is
+ * the one every "did you mean" uses (`didYouMean.ts`).
+ */
+export function closeVhosts(typed: string, known: readonly string[]): string[] {
+  return closeNames(typed, known);
+}
+
+/** "vhost X does not exist" and, when the broker lists any, the close names (never fails). */
+export async function missingVhost(
+  broker: VhostLister,
+  vhost: string,
+): Promise<{ sentence: string; close: string[] }> {
+  let close: string[] = [];
+  try {
+    close = closeVhosts(vhost, (await broker.listVhosts?.()) ?? []);
+  } catch {
+    // Only a hint: the vhost is missing whether or not the list can be read.
+  }
+  const hint = close.length ? `; did you mean ${close.map((v) => JSON.stringify(v)).join(' or ')}?` : '';
+  return { sentence: `vhost ${JSON.stringify(vhost)} does not exist${hint}`, close };
+}
