@@ -931,6 +931,20 @@ export function simulate(input: SimulationInput, objects: Iterable<InventoryObje
   return sim.result();
 }
 
+/**
+ * The words for an object left without a policy in the changed layer. After an operator
+ * change its user policy still governs it: only the layer on top goes.
+ */
+export function nothingAfterWords(o: ObjectOutcome): string {
+  const other = o.unchangedLayer;
+  if (other.layer !== 'user') return 'governed by nothing';
+  if (other.candidates)
+    return `no operator policy; its policy (undefined between ${other.candidates.join(' and ')}) stays in force`;
+  return other.policy === null
+    ? 'governed by nothing: no operator policy and no policy'
+    : `no operator policy; policy ${other.policy} stays in force`;
+}
+
 function summarize(
   objects: readonly ObjectOutcome[],
   unpredictable: readonly Unpredictable[],
@@ -970,7 +984,7 @@ function summarize(
     const outcome = o.after.candidates
       ? `undefined between ${o.after.candidates.join(' and ')}`
       : o.after.policy === null
-        ? 'governed by nothing'
+        ? nothingAfterWords(o)
         : o.after.policy === o.before.policy
           ? `stays with ${o.after.policy}`
           : change.action === 'delete' || o.before.policy === change.before?.name

@@ -42,12 +42,15 @@ export interface FakeBroker {
   /** Behaviours for the next requests, one each, before the fallback applies again. */
   enqueue(...behaviors: FakeBehavior[]): void;
   setFallback(behavior: FakeBehavior): void;
+  /** Every request whose path matches gets this behaviour, before the queue and the fallback. */
+  route(path: RegExp, behavior: FakeBehavior): void;
   close(): Promise<void>;
 }
 
 export async function startFakeBroker(options: { fallback?: FakeBehavior } = {}): Promise<FakeBroker> {
   const queue: FakeBehavior[] = [];
   const requests: RecordedRequest[] = [];
+  const routes: { path: RegExp; behavior: FakeBehavior }[] = [];
   const timers = new Set<NodeJS.Timeout>();
   let fallback: FakeBehavior = options.fallback ?? { kind: 'respond', status: 404, body: { error: 'fake' } };
 
@@ -100,7 +103,8 @@ export async function startFakeBroker(options: { fallback?: FakeBehavior } = {})
         headers: req.headers,
         body: body.toString(),
       });
-      act(queue.shift() ?? fallback, req, body, res);
+      const routed = routes.find((r) => r.path.test(req.url ?? ''))?.behavior;
+      act(routed ?? queue.shift() ?? fallback, req, body, res);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -114,6 +118,9 @@ export async function startFakeBroker(options: { fallback?: FakeBehavior } = {})
     },
     setFallback: (behavior) => {
       fallback = behavior;
+    },
+    route: (path, behavior) => {
+      routes.push({ path, behavior });
     },
     close: async () => {
       for (const t of timers) clearTimeout(t);
