@@ -1,9 +1,12 @@
 #!/usr/bin/env node
-// The package's `bin`: runs the TypeScript CLI through tsx so `npx rmq` works from a clone.
-import { register } from 'tsx/esm/api';
-
-register();
-const { config } = await import('dotenv');
-config({ quiet: true });
-const { runCli } = await import('../src/cli.ts');
-process.exitCode = await runCli(process.argv.slice(2), process.env);
+// The package's `bin`: the compiled CLI. `npm ci` builds it (the `prepare` script); after
+// changing the sources, `npm run build` again, or run them directly with `npm run rmq -- …`.
+let cli;
+try {
+  cli = await import('../dist/cli.js');
+} catch (err) {
+  if (err?.code !== 'ERR_MODULE_NOT_FOUND' || !String(err.message).includes('dist/cli.js')) throw err;
+  process.stderr.write('rmq: not built yet: run `npm run build` (npm ci runs it too).\n');
+  process.exit(1);
+}
+await cli.cliMain();

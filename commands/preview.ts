@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { InputError } from '../src/errors.ts';
+import { codeOf, InputError } from '../src/errors.ts';
 import { type PolicyDiff, policyDiff } from '../src/policy/diff.ts';
 import {
   type ObjectOutcome,
@@ -11,7 +11,9 @@ import {
 import type { Definition, Policy, PolicyLayer } from '../src/policy/types.ts';
 import { formatVersion, MAX_NAME_BYTES, utf8Length } from '../src/policy/types.ts';
 import { type Problem, type ProposedFields, validate } from '../src/policy/validate.ts';
+import { brokerReason } from '../src/rabbit/errors.ts';
 import { type InventorySource, openInventory } from '../src/rabbit/inventory.ts';
+import { FOLDED_QUOTES_NOTE, readDefinition } from './definition.ts';
 import { parseArgs, parseWith, Vhost } from './parse.ts';
 
 /**
@@ -35,6 +37,8 @@ export interface PreviewInput {
   readonly env?: string | undefined;
   /** Only the fields given: for an edit, the rest keep their current value. */
   readonly fields: Partial<ProposedFields>;
+  /** How the words were read where that differs from as typed (curly quotes folded). */
+  readonly notes?: readonly string[];
 }
 
 const FLAGS = {
@@ -83,7 +87,12 @@ export function parsePreview(
   if (typeof flags.pattern === 'string') fields.pattern = flags.pattern;
   if (typeof flags['apply-to'] === 'string') fields.applyTo = flags['apply-to'];
   if (typeof flags.priority === 'string') fields.priority = parsePriority(flags.priority);
-  if (typeof flags.definition === 'string') fields.definition = parseDefinition(flags.definition);
+  const notes: string[] = [];
+  if (typeof flags.definition === 'string') {
+    const read = readDefinition(flags.definition);
+    fields.definition = read.definition;
+    if (read.foldedQuotes) notes.push(FOLDED_QUOTES_NOTE);
+  }
 
   if (action === 'delete') {
     const given = Object.keys(fields);
@@ -106,6 +115,7 @@ export function parsePreview(
     vhost,
     env,
     fields,
+    notes,
   };
 }
 
@@ -114,26 +124,6 @@ function parsePriority(text: string): number {
   if (!Number.isFinite(n))
     throw new InputError(`--priority must be a number, got ${JSON.stringify(text)}.`, PREVIEW_USAGE);
   return n;
-}
-
-function parseDefinition(text: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
-    throw new InputError(
-      `--definition is not valid JSON (${why}).`,
-      `Example: --definition '{"message-ttl": 60000}'`,
-    );
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new InputError(
-      `--definition must be a JSON object of keys and values, got ${Array.isArray(value) ? 'a list' : JSON.stringify(value)}.`,
-      `Example: --definition '{"message-ttl": 60000}'`,
-    );
-  }
-  return value as Record<string, unknown>;
 }
 
 // --- the result ---------------------------------------------------------------------------
@@ -156,6 +146,8 @@ export interface PreviewChange {
 
 interface Base {
   change: PreviewChange;
+  /** How the input was read where that differs from as typed; shown with the proposed policy. */
+  notes?: readonly string[];
   brokerVersion?: string;
   warnings: Problem[];
 }
@@ -200,17 +192,6 @@ function fieldsOf(p: Policy | null): PolicyFields | null {
   return p && { pattern: p.pattern, applyTo: p.applyTo, priority: p.priority, definition: p.definition };
 }
 
-interface BrokerErrorLike {
-  code: string;
-  reason?: string | undefined;
-}
-
-function brokerError(err: unknown): BrokerErrorLike | undefined {
-  if (err instanceof Error && typeof (err as { code?: unknown }).code === 'string')
-    return err as Error & BrokerErrorLike;
-  return undefined;
-}
-
 const NOT_ASKED: Readonly<Record<string, NotAskedWhy>> = {
   unreachable: 'unreachable',
   timeout: 'timeout',
@@ -231,13 +212,14 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
     before: null,
     after: null,
   };
+  const notes = input.notes ?? [];
   const notAsked = (err: unknown): PreviewNotAsked => {
-    const e = brokerError(err);
-    const why = e ? NOT_ASKED[e.code] : undefined;
-    if (!e || !why) throw err;
+    const code = codeOf(err);
+    const why = code === undefined ? undefined : NOT_ASKED[code];
+    if (!why || !(err instanceof Error)) throw err;
     const detail =
-      why === 'missing-vhost' ? `vhost ${input.vhost} does not exist` : (e.reason ?? (err as Error).message);
-    return { status: 'not-asked', change, warnings: [], why, ...(detail ? { detail } : {}) };
+      why === 'missing-vhost' ? `vhost ${input.vhost} does not exist` : (brokerReason(err) ?? err.message);
+    return { status: 'not-asked', change, notes, warnings: [], why, ...(detail ? { detail } : {}) };
   };
 
   let inventory: Awaited<ReturnType<typeof openInventory>>;
@@ -264,6 +246,7 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
     return {
       status: 'refused',
       change,
+      notes,
       brokerVersion,
       warnings: validation.warnings,
       refusals: validation.refusals,
@@ -285,6 +268,7 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
   return {
     status: 'answered',
     change,
+    notes,
     brokerVersion,
     warnings: validation.warnings,
     objects,
@@ -301,6 +285,7 @@ export function previewJson(r: PreviewResult): Record<string, unknown> {
     case 'answered':
       return {
         change: r.change,
+        ...(r.notes?.length ? { notes: r.notes } : {}),
         objects: r.objects,
         unpredictable: r.unpredictable,
         summary: r.summary,

@@ -1,4 +1,4 @@
-import { InputError } from '../src/errors.ts';
+import { codeOf, InputError } from '../src/errors.ts';
 import { isAnchored, type PatternCache } from '../src/policy/pattern.ts';
 import { type Source, withArguments } from '../src/policy/provenance.ts';
 import {
@@ -10,6 +10,7 @@ import {
   resolve,
 } from '../src/policy/resolve.ts';
 import { type BrokerVersion, formatVersion, type ObjectKind, type Policy } from '../src/policy/types.ts';
+import { brokerReason } from '../src/rabbit/errors.ts';
 import { WHICH_USAGE, type WhichInput } from './parse.ts';
 
 /**
@@ -41,7 +42,8 @@ export interface WhichBroker {
   listOperatorPolicies(vhost: string): Promise<Policy[]>;
 }
 
-export type Answer = 'reported' | 'not-reported' | 'not-asked';
+/** Whether the broker reported the policy in force (the `answer` key of `--json`). */
+export type BrokerReport = 'reported' | 'not-reported' | 'not-asked';
 
 export interface PolicyView {
   name: string;
@@ -63,7 +65,7 @@ export interface WhichResult {
     /** The object's own arguments (`x-…`; bare names on exchanges), when it exists. */
     arguments?: Record<string, unknown>;
   };
-  answer: Answer;
+  answer: BrokerReport;
   /** Why the broker did not report, or could not be asked. */
   why?:
     | 'missing'
@@ -103,20 +105,6 @@ export interface WhichResult {
   candidates?: string[];
   /** Where the engine's reading and the broker's report disagree, and why they may. */
   disagreements: string[];
-}
-
-interface BrokerErrorLike {
-  code: string;
-  reason?: string | undefined;
-}
-
-function isBrokerError(err: unknown): err is BrokerErrorLike {
-  return (
-    typeof err === 'object' &&
-    err !== null &&
-    typeof (err as { code?: unknown }).code === 'string' &&
-    err instanceof Error
-  );
 }
 
 const NOT_ASKED = new Set(['unreachable', 'timeout', 'unauthorized', 'broker-error', 'bad-response']);
@@ -201,10 +189,10 @@ async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
     }
     return q ?? (await asExchange(false)) ?? missing('classic', true);
   } catch (err) {
-    if (isBrokerError(err) && err.code === 'forbidden') {
+    if (codeOf(err) === 'forbidden') {
       return {
         ...missing(input.kind ?? 'classic', input.kind === undefined),
-        forbidden: err.reason ?? 'not allowed',
+        forbidden: brokerReason(err) ?? 'not allowed',
       };
     }
     throw err;
@@ -252,7 +240,8 @@ export async function which(
       listOperatorPolicies(broker, input.vhost),
     ]);
   } catch (err) {
-    if (isBrokerError(err) && err.code === 'not-found') {
+    const code = codeOf(err);
+    if (code === 'not-found') {
       // No such vhost: no object, no policy. Answered, not refused.
       const r = base(input.kind ?? 'classic', false, input.kind === undefined);
       r.answer = 'not-reported';
@@ -261,10 +250,11 @@ export async function which(
       r.nothingGoverns = true;
       return r;
     }
-    if (isBrokerError(err) && (NOT_ASKED.has(err.code) || err.code === 'forbidden')) {
+    if (code !== undefined && (NOT_ASKED.has(code) || code === 'forbidden')) {
       const r = base(input.kind ?? 'classic', false, input.kind === undefined);
-      r.why = (err.code === 'bad-response' ? 'broker-error' : err.code) as WhichResult['why'];
-      if (err.reason) r.detail = err.reason;
+      r.why = (code === 'bad-response' ? 'broker-error' : code) as WhichResult['why'];
+      const reason = brokerReason(err);
+      if (reason) r.detail = reason;
       return r;
     }
     throw err;
@@ -334,7 +324,7 @@ async function listOperatorPolicies(
   try {
     return await broker.listOperatorPolicies(vhost);
   } catch (err) {
-    if (isBrokerError(err) && err.code === 'forbidden') return { notRead: err.reason ?? 'not allowed' };
+    if (codeOf(err) === 'forbidden') return { notRead: brokerReason(err) ?? 'not allowed' };
     throw err;
   }
 }

@@ -1,12 +1,10 @@
 import { config as loadDotenv } from 'dotenv';
 import { helpText } from '../commands/help.ts';
 import { parseWhich } from '../commands/parse.ts';
-import { parsePreview, preview, previewExitCode, previewJson } from '../commands/preview.ts';
 import { which } from '../commands/which.ts';
 import { loadConfig, pickEnvironment } from './config.ts';
 import { ConfigError, InputError } from './errors.ts';
 import { ManagementClient } from './rabbit/client.ts';
-import { previewText } from './terminal/preview.ts';
 import { whichText } from './terminal/which.ts';
 
 /**
@@ -46,6 +44,11 @@ export async function runCli(
         });
       }
       case 'preview': {
+        // Loaded when asked for: `which`, the common question, does not pay for the simulation.
+        const [{ parsePreview, preview, previewExitCode, previewJson }, { previewText }] = await Promise.all([
+          import('../commands/preview.ts'),
+          import('./terminal/preview.ts'),
+        ]);
         const input = parsePreview(words);
         return await withBroker(env, input.env, async (broker) => {
           const result = await preview(input, broker);
@@ -97,7 +100,13 @@ async function withBroker(
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+/** The process: `.env` read when present, then the command line. `bin/rmq.js` calls this. */
+export async function cliMain(): Promise<never> {
   loadDotenv({ quiet: true });
-  process.exitCode = await runCli(process.argv.slice(2), process.env);
+  const code = await runCli(process.argv.slice(2), process.env);
+  // The answer is written (stdout and stderr are synchronous on Linux); without exiting here the
+  // process would wait ~0.1 s for the broker to close the pool's sockets (bench/cli).
+  process.exit(code);
 }
+
+if (import.meta.url === `file://${process.argv[1]}`) void cliMain();

@@ -1,8 +1,27 @@
 /**
- * Errors a user can cause or meet. Each carries a stable `code`; what a person reads is chosen
- * by code in the views, never a stack trace.
+ * Errors with a stable `code`. What a person reads is chosen by code (the views, the terminal),
+ * never a stack trace; logs and metrics carry the code. Every error of ours extends `CodedError`;
+ * errors of libraries that carry their own string `code` (Slack's Web API, Node's system errors)
+ * are read with the same `codeOf()`, so nothing reads `.code` by cast.
  */
-export class InputError extends Error {
+export abstract class CodedError<C extends string = string> extends Error {
+  abstract readonly code: C;
+}
+
+/** The error's string `code` (ours or a library's), or `undefined` when it has none. */
+export function codeOf(err: unknown): string | undefined {
+  if (err instanceof CodedError) return err.code;
+  if (typeof err !== 'object' || err === null || !('code' in err)) return undefined;
+  const code = (err as { code: unknown }).code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** One of our errors, with one of `codes` when given. */
+export function isCoded<C extends string>(err: unknown, ...codes: C[]): err is CodedError<C> {
+  return err instanceof CodedError && (codes.length === 0 || (codes as string[]).includes(err.code));
+}
+
+export class InputError extends CodedError<'bad-input'> {
   readonly code = 'bad-input' as const;
   constructor(
     message: string,
@@ -14,7 +33,7 @@ export class InputError extends Error {
   }
 }
 
-export class ConfigError extends Error {
+export class ConfigError extends CodedError<'bad-config'> {
   readonly code = 'bad-config' as const;
   constructor(message: string) {
     super(message);

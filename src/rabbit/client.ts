@@ -94,7 +94,8 @@ export interface PutQueueOptions {
   readonly arguments?: Readonly<Record<string, unknown>>;
 }
 
-interface Answer {
+/** A management API response as received: status and body text, before parsing. */
+interface HttpReply {
   readonly status: number;
   readonly text: string;
 }
@@ -434,7 +435,7 @@ export class ManagementClient {
   }
 
   /** One request with its whole body; 2xx or a thrown RabbitError. Retries GETs only. */
-  private async call(method: HttpMethod, path: string, json?: unknown): Promise<Answer> {
+  private async call(method: HttpMethod, path: string, json?: unknown): Promise<HttpReply> {
     const retries = method === 'GET' ? this.getRetries : 0;
     for (let attempt = 0; ; attempt++) {
       const started = performance.now();

@@ -1,3 +1,5 @@
+import { CodedError, codeOf } from '../errors.ts';
+
 /**
  * Everything that can go wrong talking to the management API, as one error class with a
  * stable `code`. Users see a sentence chosen by code; logs see `message`, `method` and `path`
@@ -37,7 +39,7 @@ export interface RabbitErrorInit {
   readonly cause?: unknown;
 }
 
-export class RabbitError extends Error {
+export class RabbitError extends CodedError<RabbitErrorCode> {
   override readonly name = 'RabbitError';
   readonly code: RabbitErrorCode;
   /** HTTP status, when the broker answered at all. */
@@ -67,6 +69,11 @@ export class RabbitError extends Error {
 
 export function isRabbitError(e: unknown, code?: RabbitErrorCode): e is RabbitError {
   return e instanceof RabbitError && (code === undefined || e.code === code);
+}
+
+/** The broker's own explanation of a failure, when the error is the client's and the broker gave one. */
+export function brokerReason(e: unknown): string | undefined {
+  return e instanceof RabbitError ? e.reason : undefined;
 }
 
 export function isRetryable(e: unknown): boolean {
@@ -146,13 +153,12 @@ const TIMEOUT_CODES = new Set([
   'ETIMEDOUT',
 ]);
 
+/** undici's and Node's error code, or the name of an abort (which has none). */
 function errorCodeOf(e: unknown): string | undefined {
-  if (e && typeof e === 'object') {
-    const { code, name } = e as { code?: unknown; name?: unknown };
-    if (typeof code === 'string') return code;
-    if (name === 'TimeoutError' || name === 'AbortError') return name;
-  }
-  return undefined;
+  const code = codeOf(e);
+  if (code !== undefined) return code;
+  const name = e instanceof Error ? e.name : undefined;
+  return name === 'TimeoutError' || name === 'AbortError' ? name : undefined;
 }
 
 /** Maps what undici or the network threw. Errors that are already RabbitErrors pass through. */

@@ -3,13 +3,13 @@ import { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { App, HTTPReceiver, type Receiver, SocketModeReceiver } from '@slack/bolt';
 import type { Config } from '../config.ts';
-import { ConfigError } from '../errors.ts';
+import { ConfigError, codeOf } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { PatternCache } from '../policy/pattern.ts';
 import { boltLogLevel, createBoltLogger, secretMasker } from './boltLogger.ts';
-import type { SlackBroker } from './commands/types.ts';
 import { createDelivery, type Delivery, type DeliveryOptions } from './delivery.ts';
 import { environmentDirectory } from './environments.ts';
+import type { SlackBroker } from './handlers/types.ts';
 import { InFlight } from './inflight.ts';
 import {
   acknowledgeUnhandledInteractions,
@@ -39,6 +39,8 @@ export interface AppDeps {
   readonly metrics: Metrics;
   /** Redis keys start with `<keyPrefix>:`. Default `rmq`; tests give each run its own. */
   readonly keyPrefix?: string;
+  /** How changes outside the bot are being caught, per environment, for /healthz. */
+  readonly watch?: () => Record<string, unknown>;
   /** Overrides SLACK_API_URL (tests point it at a local fake). */
   readonly clientOptions?: { readonly slackApiUrl?: string };
   /** The delivery budgets (`delivery.ts`); tests shorten them. */
@@ -111,7 +113,10 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
   const mask = secretMasker(secrets);
   const boltLogger = createBoltLogger(logger, secrets);
   const logLevel = boltLogLevel(config.logLevel);
-  const routes = [healthRoute({ brokers: deps.brokers, redis: deps.redis }), metricsRoute(deps.metrics)];
+  const routes = [
+    healthRoute({ brokers: deps.brokers, redis: deps.redis, ...(deps.watch ? { watch: deps.watch } : {}) }),
+    metricsRoute(deps.metrics),
+  ];
   const mode = appToken ? 'socket' : 'http';
   const slackApiUrl = deps.clientOptions?.slackApiUrl ?? config.slack.apiUrl;
 
@@ -169,11 +174,7 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
   app.event('app_mention', appMentionListener(listenerDeps));
   acknowledgeUnhandledInteractions(app, logger, deps.interactions ?? NO_INTERACTIONS);
   app.error(async (error) => {
-    const code = (error as { code?: unknown }).code;
-    logger.error(
-      { code: typeof code === 'string' ? code : undefined, message: mask(error.message) },
-      'Bolt reported an error',
-    );
+    logger.error({ code: codeOf(error), message: mask(error.message) }, 'Bolt reported an error');
   });
 
   let server: Server | undefined;

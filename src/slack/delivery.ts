@@ -1,6 +1,7 @@
 import { webApi } from '@slack/bolt';
+import { codeOf } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import type { AttachedFile } from './commands/types.ts';
+import type { AttachedFile } from './handlers/types.ts';
 import type { Metrics, Outcome, Via } from './metrics.ts';
 import { answerNotDeliveredView, fileNotAttachedView } from './views/errors.ts';
 import type { SlackMessage } from './views/message.ts';
@@ -147,14 +148,15 @@ const RETRYABLE_PLATFORM_ERRORS = new Set([
 
 /** A Web API failure (as @slack/web-api throws it with its own retries off), classified. */
 export function classifyWebApiError(err: unknown): Failure {
-  const e = err as {
-    code?: unknown;
+  const code = codeOf(err);
+  // The fields @slack/web-api's coded errors carry beside their code.
+  const e = (err ?? {}) as {
     data?: { error?: unknown };
     statusCode?: unknown;
     retryAfter?: unknown;
-    original?: { name?: unknown; code?: unknown };
-  } | null;
-  switch (e?.code) {
+    original?: { name?: unknown };
+  };
+  switch (code) {
     case 'slack_webapi_rate_limited_error':
       return {
         error: 'ratelimited',
@@ -175,7 +177,7 @@ export function classifyWebApiError(err: unknown): Failure {
       return { error, retryable: RETRYABLE_PLATFORM_ERRORS.has(error) };
     }
     default:
-      return { error: typeof e?.code === 'string' ? e.code : 'unknown', retryable: false };
+      return { error: code ?? 'unknown', retryable: false };
   }
 }
 

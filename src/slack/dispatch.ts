@@ -1,7 +1,8 @@
-import { splitWords } from '../../commands/parse.ts';
-import { InputError } from '../errors.ts';
-import { COMMANDS } from './commands/index.ts';
-import type { Answer, CommandContext, SlackCommand } from './commands/types.ts';
+import { splitSlackText } from '../../commands/split.ts';
+import { codeOf, InputError } from '../errors.ts';
+import type { Deliverable } from './delivery.ts';
+import { COMMANDS } from './handlers/index.ts';
+import type { CommandContext, SlackCommand } from './handlers/types.ts';
 import { FAILURE_SENTENCES, failureView, refusalView } from './views/errors.ts';
 import { helpView, unknownCommandView } from './views/help.ts';
 
@@ -10,14 +11,14 @@ import { helpView, unknownCommandView } from './views/help.ts';
  * usage answer, an InputError its own sentence, anything else a sentence chosen by its code.
  */
 
-export interface Dispatched extends Answer {
+export interface Dispatched extends Deliverable {
   /** For metrics and logs: a name from the command table, `usage` or `unknown`; never user text. */
   readonly command: string;
 }
 
 function failureCode(err: unknown): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code in FAILURE_SENTENCES ? code : 'internal';
+  const code = codeOf(err);
+  return code !== undefined && code in FAILURE_SENTENCES ? code : 'internal';
 }
 
 export async function dispatch(
@@ -29,7 +30,7 @@ export async function dispatch(
   const full: CommandContext = { ...ctx, available };
   let command = 'usage';
   try {
-    const [first, ...rest] = splitWords(text);
+    const [first, ...rest] = splitSlackText(text);
     if (first === undefined) {
       return { command, message: helpView(ctx.prefix, available), audience: 'asker', outcome: 'usage' };
     }

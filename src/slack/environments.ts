@@ -1,6 +1,6 @@
 import { type Config, pickEnvironment } from '../config.ts';
 import { InputError } from '../errors.ts';
-import type { Environments, SlackBroker } from './commands/types.ts';
+import type { Environments, SlackBroker } from './handlers/types.ts';
 
 /** `--env E` -> that environment's broker client, built once in main.ts. */
 export function environmentDirectory(

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { CustomRoute } from '@slack/bolt';
+import { codeOf } from '../errors.ts';
 import type { Metrics } from './metrics.ts';
 import type { SlackRedis } from './redis.ts';
 
@@ -19,6 +20,11 @@ export interface Health {
   readonly ok: boolean;
   readonly redis: CheckResult;
   readonly brokers: Record<string, CheckResult>;
+  /**
+   * By environment: how changes made outside the bot are caught (`events`, or `interval` with
+   * the reason). Comparing on an interval is a fallback, not a failure: `ok` does not depend on it.
+   */
+  readonly watch?: Record<string, unknown>;
 }
 
 export interface HealthDeps {
@@ -26,11 +32,14 @@ export interface HealthDeps {
   readonly brokers: ReadonlyMap<string, { whoami(): Promise<unknown> }>;
   readonly redis: Pick<SlackRedis, 'ping'>;
   readonly timeoutMs?: number;
+  /** How each environment's changes outside the bot are being caught, when they are. */
+  readonly watch?: () => Record<string, unknown>;
 }
 
-function codeOf(err: unknown): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^[a-z0-9_-]{1,40}$/i.test(code) ? code : 'error';
+/** A code fit for a health document: short, plain; anything else is `error`. */
+function healthCode(err: unknown): string {
+  const code = codeOf(err);
+  return code !== undefined && /^[a-z0-9_-]{1,40}$/i.test(code) ? code : 'error';
 }
 
 async function timed(work: () => Promise<unknown>, timeoutMs: number): Promise<CheckResult> {
@@ -48,7 +57,7 @@ async function timed(work: () => Promise<unknown>, timeoutMs: number): Promise<C
     ]);
     return { ok: true, ms: Math.round(performance.now() - started) };
   } catch (err) {
-    return { ok: false, ms: Math.round(performance.now() - started), error: codeOf(err) };
+    return { ok: false, ms: Math.round(performance.now() - started), error: healthCode(err) };
   } finally {
     clearTimeout(timer);
   }
@@ -65,7 +74,12 @@ export async function checkHealth(deps: HealthDeps): Promise<Health> {
     ),
   ]);
   const byEnv = Object.fromEntries(brokers);
-  return { ok: redis.ok && brokers.every(([, b]) => b.ok), redis, brokers: byEnv };
+  return {
+    ok: redis.ok && brokers.every(([, b]) => b.ok),
+    redis,
+    brokers: byEnv,
+    ...(deps.watch ? { watch: deps.watch() } : {}),
+  };
 }
 
 function send(res: ServerResponse, status: number, contentType: string, body: string): void {

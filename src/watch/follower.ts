@@ -1,5 +1,6 @@
 import { Connection, type Consumer, ConsumerStatus } from 'rabbitmq-client';
 import type { AmqpEndpoint } from '../config.ts';
+import { codeOf } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { EVENT_EXCHANGE, POLICY_ROUTING_KEYS } from './events.ts';
 
@@ -46,9 +47,8 @@ export interface FollowerOptions {
 const QUEUE_MAX_LENGTH = 10_000;
 
 function classify(err: unknown): { why: FollowerWhy; detail: string } {
-  const e = err as { code?: unknown; message?: unknown } | null;
-  const code = typeof e?.code === 'string' ? e.code : '';
-  const message = typeof e?.message === 'string' ? e.message : String(err);
+  const code = codeOf(err) ?? '';
+  const message = err instanceof Error ? err.message : String(err);
   if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN'].includes(code))
     return { why: 'unreachable', detail: code };
   if (code === 'CONNECTION_TIMEOUT' || /timed? ?out/i.test(message))
@@ -179,7 +179,10 @@ export class EventFollower {
 
   async close(): Promise<void> {
     this.#closed = true;
-    await this.#consumer?.close().catch(() => undefined);
-    await this.#connection?.close().catch(() => undefined);
+    // Together: a consumer still waiting for a channel waits until the connection gives up.
+    await Promise.all([
+      this.#consumer?.close().catch(() => undefined),
+      this.#connection?.close().catch(() => undefined),
+    ]);
   }
 }

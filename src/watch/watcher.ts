@@ -1,4 +1,5 @@
 import type { Environment } from '../config.ts';
+import { codeOf } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Policy, PolicyLayer } from '../policy/types.ts';
 import { differences, stateOf, type Transition } from './compare.ts';
@@ -50,7 +51,7 @@ export interface WatcherOptions {
   readonly store: WatchStore;
   readonly logger: Logger;
   readonly intervalMs: number;
-  /** Records and posts a change made outside the bot. Retried by the watcher if it throws. */
+  /** Records and posts a change made outside the bot; retries what may pass itself. */
   readonly outside: (change: OutsideChange) => Promise<void>;
   /** false: compare only (no AMQP). */
   readonly events?: boolean;
@@ -71,8 +72,6 @@ const FOLLOWER_WORDS: Readonly<Record<string, string>> = {
   'other-broker': 'the AMQP endpoint is not the broker of the management API (check RMQ_AMQP_URL)',
   error: 'the event exchange could not be followed',
 };
-
-const OUTSIDE_ATTEMPTS = 3;
 
 export class Watcher {
   readonly #o: WatcherOptions;
@@ -250,11 +249,10 @@ export class Watcher {
       }
       this.#lastCompare = { at: at.toISOString(), ok: true };
     } catch (err) {
-      const error = (err as { code?: unknown })?.code;
       this.#lastCompare = {
         at: at.toISOString(),
         ok: false,
-        error: typeof error === 'string' ? error : 'error',
+        error: codeOf(err) ?? 'error',
       };
       this.#log.warn({ env, source, err: String(err) }, 'changes outside the bot: comparison failed');
     }
@@ -294,20 +292,14 @@ export class Watcher {
       },
       'a policy was changed outside the bot',
     );
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.#o.outside(change);
-        return;
-      } catch (err) {
-        if (attempt >= OUTSIDE_ATTEMPTS || this.#stopped) {
-          this.#log.error(
-            { env, policy: input.name, err: String(err) },
-            'a change outside the bot was not recorded',
-          );
-          return;
-        }
-        await new Promise((r) => setTimeout(r, 500 * 2 ** attempt));
-      }
+    try {
+      await this.#o.outside(change);
+    } catch (err) {
+      // The state has moved: this change will not be found again. Said loudly.
+      this.#log.error(
+        { env, vhost: input.vhost, policy: input.name, err: String(err) },
+        'a change outside the bot could not be recorded',
+      );
     }
   }
 

@@ -1,4 +1,5 @@
 import type { PreviewResult } from '../../commands/preview.ts';
+import { CodedError } from '../errors.ts';
 import type { ChangeRequest } from './types.ts';
 
 /**
@@ -39,7 +40,7 @@ export interface WorkflowErrorDetails {
   readonly request?: ChangeRequest;
 }
 
-export class WorkflowError extends Error {
+export class WorkflowError extends CodedError<WorkflowErrorCode> {
   override readonly name = 'WorkflowError';
   constructor(
     readonly code: WorkflowErrorCode,

@@ -307,8 +307,14 @@ export const AuditRecordSchema = z.object({
   requestId: z.string().optional(),
   requester: Person.optional(),
   approver: Person.optional(),
-  /** For a change caught outside the bot: who the broker says made it. */
+  /** For a change caught outside the bot: who the broker says made it (absent: not known). */
   actor: z.string().optional(),
+  /**
+   * For a change caught outside the bot: how. `events`: the broker's event exchange, which names
+   * the user; `interval` or `start`: comparing the policy lists (on the interval, or at start for
+   * what changed while the bot was down), which cannot say who made it.
+   */
+  detectedBy: z.enum(['events', 'interval', 'start']).optional(),
   requestedAt: IsoTime.optional(),
   approvedAt: IsoTime.optional(),
   appliedAt: IsoTime.optional(),
@@ -317,7 +323,7 @@ export const AuditRecordSchema = z.object({
   /** Every object whose effective values changed: what it lost, gained and changed. */
   objects: z.array(AuditObjectSchema),
   /** Objects the simulation could not predict. */
-  unpredictable: z.number().int().min(0).default(0),
+  unpredictable: z.number().int().min(0),
   /** After the write: did the broker report what the preview predicted? */
   matchedPreview: z.boolean().optional(),
   revertOf: z.string().optional(),
@@ -407,6 +413,11 @@ export interface ApplyWorkerOptions {
   readonly verifyDeadlineMs?: number;
   /** How often pending requests past their deadline are expired. Default 30 s. */
   readonly sweepIntervalMs?: number;
+  /**
+   * How long a job's lock lasts without renewal; a worker that died mid-job is noticed after
+   * about this long and the job runs again (it finds what was already done). Default 30 s.
+   */
+  readonly lockDurationMs?: number;
   readonly now?: () => Date;
 }
 

@@ -2,22 +2,20 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brokerCredentials, brokerUrl, waitFor } from '../support/broker.ts';
+import { built } from '../support/built.ts';
 import { type FakeBroker, startFakeBroker } from '../support/fakeBroker.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
 import { commandForm, renderedText, signed } from './harness.ts';
 
 /**
- * `npm start` as a process: it refuses to start without Slack credentials (saying which and
+ * `npm start` (the compiled `dist/main.js`, as the image runs it) as a process: it refuses to start without Slack credentials (saying which and
  * where to get them), stops on a refused token, and on SIGTERM stops taking requests, lets the
  * answer under way reach Slack, and exits 0.
  */
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const tsxCli = join(root, 'node_modules/tsx/dist/cli.mjs');
-const mainTs = join(root, 'src/main.ts');
+let mainJs: string;
 /** An empty working directory: a developer's own .env must not change what is tested. */
 const cwd = mkdtempSync(join(tmpdir(), 'rmq-main-'));
 
@@ -29,7 +27,7 @@ interface Run {
 }
 
 function start(env: Record<string, string>): Run {
-  const child = spawn(process.execPath, [tsxCli, mainTs], {
+  const child = spawn(process.execPath, [mainJs], {
     cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? cwd, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -50,6 +48,7 @@ let slack: FakeSlack;
 let slowBroker: FakeBroker;
 
 beforeAll(async () => {
+  mainJs = join((await built()).outdir, 'main.js');
   slack = await startFakeSlack();
   slowBroker = await startFakeBroker({ fallback: { kind: 'proxy', target: brokerUrl(), delayMs: 1500 } });
 });

@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import { createApp, missingSlackMessage, missingSlackSettings } from '../../src/slack/app.ts';
 import { createBoltLogger, secretMasker } from '../../src/slack/boltLogger.ts';
-import type { SlackBroker } from '../../src/slack/commands/index.ts';
+import type { SlackBroker } from '../../src/slack/handlers/index.ts';
 import { InFlight } from '../../src/slack/inflight.ts';
 import { createMetrics } from '../../src/slack/metrics.ts';
 import { redisEventDedupe, type SlackRedis } from '../../src/slack/redis.ts';

@@ -3,10 +3,10 @@ import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import type { QueueListing } from '../../src/rabbit/responses.ts';
-import type { SlackBroker, SlackCommand } from '../../src/slack/commands/index.ts';
-import { COMMANDS } from '../../src/slack/commands/index.ts';
 import { dispatch } from '../../src/slack/dispatch.ts';
 import { environmentDirectory } from '../../src/slack/environments.ts';
+import type { SlackBroker, SlackCommand } from '../../src/slack/handlers/index.ts';
+import { COMMANDS } from '../../src/slack/handlers/index.ts';
 import { checkMessage } from '../support/fakeSlack.ts';
 
 /** The dispatcher on its own: whatever the words, an answer Slack takes, never a stack trace. */

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../log.ts';
 import type { PatternCache } from '../../policy/pattern.ts';
-import type { Environments } from '../commands/types.ts';
 import type { Delivery } from '../delivery.ts';
+import type { Environments } from '../handlers/types.ts';
 import type { InFlight } from '../inflight.ts';
 import type { Metrics } from '../metrics.ts';
 import type { EventDedupe } from '../redis.ts';

@@ -4,6 +4,7 @@ import { isAnchored } from '../../policy/pattern.ts';
 import { nothingAfterWords, type ObjectOutcome, RISK_WORDS } from '../../policy/simulate.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
+import { asWrittenSection } from './asWritten.ts';
 import { type Block, context, finish, listSection, type SlackMessage, section } from './message.ts';
 
 /**
@@ -56,14 +57,16 @@ function policyWords(p: PolicyFields): string {
   return `pattern ${code(truncate(p.pattern, MAX_SHOWN.pattern))} · applies to ${code(p.applyTo)} · priority ${p.priority} · sets ${def || 'nothing'}`;
 }
 
-function title(r: PreviewResult): Block {
+/** The change, and the policy exactly as it would be written (what was understood, before anyone approves). */
+function title(r: PreviewResult): Block[] {
   const c = r.change;
   const lines = [
     `*Preview:* ${prose(c.action)} ${c.operator ? 'operator policy' : 'policy'} ${name(c.policy)} in vhost ${name(c.vhost)}`,
   ];
   if (c.before) lines.push(`Now: ${policyWords(c.before)}`);
-  if (c.after) lines.push(`Proposed: ${policyWords(c.after)}`);
-  return section(lines.join('\n'));
+  const blocks: Block[] = [section(lines.join('\n'))];
+  if (c.after) blocks.push(asWrittenSection(c.after, r.notes));
+  return blocks;
 }
 
 function objectLine(o: ObjectOutcome): string {
@@ -93,7 +96,7 @@ function objectLine(o: ObjectOutcome): string {
 
 function answered(r: PreviewAnswer): PreviewMessage {
   const s = r.summary;
-  const blocks: Block[] = [...changeWarning(r), title(r)];
+  const blocks: Block[] = [...changeWarning(r), ...title(r)];
   if (r.warnings.length) {
     blocks.push(
       listSection(
@@ -199,7 +202,7 @@ function changeWarning(r: PreviewAnswer): Block[] {
 
 function refused(r: Extract<PreviewResult, { status: 'refused' }>): PreviewMessage {
   const blocks: Block[] = [
-    title(r),
+    ...title(r),
     listSection(
       ':no_entry: *Refused* — nothing was previewed or filed:',
       r.refusals.map((p) => `• ${prose(truncate(p.message, 500))}`),

@@ -1,6 +1,7 @@
 import { parsePreview, preview, previewExitCode } from '../../../commands/preview.ts';
+import type { Deliverable } from '../delivery.ts';
 import { previewView } from '../views/preview.ts';
-import type { Answer, SlackCommand } from './types.ts';
+import type { SlackCommand } from './types.ts';
 
 /**
  * `/rmq preview delete|create|edit POLICY …`: what the change would do to every object, for
@@ -12,7 +13,7 @@ import type { Answer, SlackCommand } from './types.ts';
  */
 export const previewCommand: SlackCommand = {
   name: 'preview',
-  async run(words, ctx): Promise<Answer> {
+  async run(words, ctx): Promise<Deliverable> {
     const input = parsePreview(words);
     const { name: env, broker } = ctx.environments.pick(input.env);
     const log = ctx.logger.child({ env, vhost: input.vhost, policy: input.name, action: input.action });

@@ -13,7 +13,6 @@ export const COMMANDS: ReadonlyMap<string, SlackCommand> = new Map(
 );
 
 export type {
-  Answer,
   AttachedFile,
   CommandContext,
   EnvironmentBroker,

@@ -2,8 +2,7 @@ import type { PreviewBroker } from '../../../commands/preview.ts';
 import type { WhichBroker } from '../../../commands/which.ts';
 import type { Logger } from '../../log.ts';
 import type { PatternCache } from '../../policy/pattern.ts';
-import type { Outcome } from '../metrics.ts';
-import type { SlackMessage } from '../views/message.ts';
+import type { Deliverable } from '../delivery.ts';
 
 /** What a `/rmq` subcommand is, seen from Slack. One module per subcommand in this folder. */
 
@@ -44,17 +43,8 @@ export interface AttachedFile {
   readonly content: string;
 }
 
-export interface Answer {
-  readonly message: SlackMessage;
-  /** `channel`: an answer for everyone there (or in the thread); `asker`: usage and refusals. */
-  readonly audience: 'channel' | 'asker';
-  readonly outcome: Outcome;
-  /** Uploaded into the same channel (and thread) after the message, for `channel` answers only. */
-  readonly file?: AttachedFile;
-}
-
 export interface SlackCommand {
   readonly name: string;
   /** Runs after Slack was acknowledged; may take seconds. Throws InputError for bad input. */
-  run(words: readonly string[], ctx: CommandContext): Promise<Answer>;
+  run(words: readonly string[], ctx: CommandContext): Promise<Deliverable>;
 }

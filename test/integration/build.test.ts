@@ -1,0 +1,108 @@
+/**
+ * The compiled package as it ships: `bin/rmq.js` running the bundled CLI against the real broker
+ * (the same answers as the sources give), the lazily loaded `preview`, the exit codes, and what
+ * the CLI bundle must never contain. `npm test` also runs `npm run build` itself.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WhichResult } from '../../commands/which.ts';
+import { setUpLab } from '../../scripts/lab.ts';
+import { adminClient, brokerCredentials, brokerUrl, uniqueName, waitFor } from '../support/broker.ts';
+import { type Built, built } from '../support/built.ts';
+
+const vhost = uniqueName('build');
+const client = adminClient();
+/** An empty working directory: a developer's own .env must not change what is tested. */
+const cwd = mkdtempSync(join(tmpdir(), 'rmq-build-'));
+let pkg: Built;
+
+interface Run {
+  readonly code: number;
+  readonly out: string;
+  readonly err: string;
+}
+
+function rmq(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
+  const { user, password } = brokerCredentials();
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [pkg.bin, ...args],
+      {
+        cwd,
+        env: {
+          PATH: process.env.PATH ?? '',
+          RMQ_URL: brokerUrl(),
+          RMQ_USER: user,
+          RMQ_PASSWORD: password,
+          ...env,
+        },
+      },
+      (err, out, errOut) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, out, err: errOut });
+      },
+    );
+  });
+}
+
+beforeAll(async () => {
+  pkg = await built();
+  await setUpLab(client, vhost);
+});
+
+afterAll(async () => {
+  await client.deleteVhost(vhost);
+  await client.close();
+  rmSync(cwd, { recursive: true, force: true });
+});
+
+describe('the compiled CLI (bin/rmq.js -> dist/cli.js)', () => {
+  it('answers which orders.audit from the broker, in JSON and in text', async () => {
+    const r = await waitFor(
+      async () => {
+        const run = await rmq(['which', 'orders.audit', '--vhost', vhost, '--json']);
+        expect(run.code, run.err).toBe(0);
+        const result = JSON.parse(run.out) as WhichResult;
+        return result.answer === 'reported' && result.operatorPolicySource === 'broker' ? result : undefined;
+      },
+      { deadlineMs: 30_000, intervalMs: 500, what: 'the broker to report orders.audit' },
+    );
+    expect(r.inForce).toMatchObject({ name: 'audit-retention', priority: 10 });
+    expect(r.alsoMatched.map((m) => m.name)).toEqual(['audit-fallback', 'orders-cap']);
+
+    const text = await rmq(['which', 'orders.audit', '--vhost', vhost]);
+    expect(text.code, text.err).toBe(0);
+    expect(text.out).toContain('audit-retention');
+  });
+
+  it('loads preview when asked for it', async () => {
+    const run = await rmq(['preview', 'delete', 'audit-retention', '--vhost', vhost, '--json']);
+    expect(run.code, run.err).toBe(0);
+    const doc = JSON.parse(run.out) as { change: { action: string }; objects: { name: string }[] };
+    expect(doc.change.action).toBe('delete');
+    expect(doc.objects.map((o) => o.name)).toContain('orders.audit');
+  });
+
+  it('keeps the exit codes: 2 for refused input, 3 when the broker cannot be asked', async () => {
+    const refused = await rmq(['which']);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(/^rmq: /);
+    const unreachable = await rmq(['which', 'orders.audit', '--json'], { RMQ_URL: 'http://127.0.0.1:9' });
+    expect(unreachable.code).toBe(3);
+    expect(JSON.parse(unreachable.out)).toMatchObject({ answer: 'not-asked' });
+    expect(unreachable.err).not.toMatch(/\n\s+at /);
+  });
+
+  it('contains none of what only the Slack bot needs', () => {
+    expect(pkg.cliInputs).toContain('src/cli.ts');
+    expect(pkg.cliInputs).toContain('commands/which.ts');
+    const botOnly = pkg.cliInputs.filter((p) =>
+      /node_modules\/(@slack|bullmq|ioredis|pino)\/|^src\/(slack|workflow)\//.test(p),
+    );
+    expect(botOnly).toEqual([]);
+  });
+});

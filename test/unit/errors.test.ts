@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { CodedError, ConfigError, codeOf, InputError, isCoded } from '../../src/errors.ts';
+import { RabbitError } from '../../src/rabbit/errors.ts';
+
+describe('codeOf', () => {
+  it.each([
+    ['our input error', new InputError('x'), 'bad-input'],
+    ['our config error', new ConfigError('x'), 'bad-config'],
+    ['the client error', new RabbitError({ code: 'forbidden', method: 'GET', path: '/' }), 'forbidden'],
+    [
+      'a library error with a string code',
+      Object.assign(new Error('x'), { code: 'ECONNREFUSED' }),
+      'ECONNREFUSED',
+    ],
+    ['a numeric code', Object.assign(new Error('x'), { code: 1000 }), undefined],
+    ['an error without a code', new Error('x'), undefined],
+    ['null', null, undefined],
+    ['a string', 'boom', undefined],
+  ])('%s', (_what, err, expected) => {
+    expect(codeOf(err)).toBe(expected);
+  });
+});
+
+describe('isCoded', () => {
+  const rabbit = new RabbitError({ code: 'not-found', method: 'GET', path: '/' });
+  it('is true for our errors, and for the codes asked when given', () => {
+    expect(rabbit).toBeInstanceOf(CodedError);
+    expect(isCoded(rabbit)).toBe(true);
+    expect(isCoded(rabbit, 'not-found', 'forbidden')).toBe(true);
+    expect(isCoded(rabbit, 'forbidden')).toBe(false);
+  });
+  it('is false for a library error carrying a code', () => {
+    expect(isCoded(Object.assign(new Error('x'), { code: 'not-found' }))).toBe(false);
+  });
+});
