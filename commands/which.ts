@@ -1,10 +1,10 @@
 import { codeOf, InputError } from '../src/errors.ts';
+import { effectiveDefinition } from '../src/policy/effective.ts';
 import { isAnchored, type PatternCache } from '../src/policy/pattern.ts';
 import { type Source, withArguments } from '../src/policy/provenance.ts';
 import {
   type AlsoMatched,
   buildPolicySet,
-  effectiveDefinition,
   explainLosers,
   type Resolution,
   resolve,

@@ -1,12 +1,12 @@
-import type { EffectiveValue } from './resolve.ts';
-import { argumentName, argumentRule, valueInUse } from './simulate.ts';
+import { argumentName, argumentRule, valueInUse } from './arguments.ts';
+import type { EffectiveValue } from './effective.ts';
 import type { BrokerVersion, ObjectKind } from './types.ts';
 
 /**
  * Where each value an object really uses comes from: the user policy, the operator policy, both
  * (the stricter of the two), or the object's own arguments. The two policy layers come merged
- * (resolve.ts, effectiveDefinition, or the broker's effective_policy_definition); the object's
- * arguments then go on top with the broker's precedence per key and type (simulate.ts,
+ * (effective.ts, effectiveDefinition, or the broker's effective_policy_definition); the object's
+ * arguments then go on top with the broker's precedence per key and type (arguments.ts,
  * argumentRule/valueInUse: the lower value for numeric limits both set, the argument for most
  * others, the policy for a few).
  */

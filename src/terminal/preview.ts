@@ -1,8 +1,9 @@
 import { asWritten } from '../../commands/asWritten.ts';
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../commands/preview.ts';
-import { deleteWarning, reachWords } from '../../commands/words.ts';
+import { nothingAfterWords } from '../../commands/previewSummary.ts';
+import { deleteWarning, RISK_WORDS, reachWords } from '../../commands/words.ts';
 import { isAnchored } from '../policy/pattern.ts';
-import { nothingAfterWords, type ObjectOutcome, RISK_WORDS } from '../policy/simulate.ts';
+import type { ObjectOutcome } from '../policy/simulate.ts';
 
 /**
  * The preview as terminal text, what hurts first: objects losing a dead-letter target, a TTL, a

@@ -5,8 +5,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { argumentRule } from '../../src/policy/arguments.ts';
 import { withArguments } from '../../src/policy/provenance.ts';
-import { argumentRule } from '../../src/policy/simulate.ts';
 import { OBJECT_KINDS } from '../../src/policy/types.ts';
 import { V40, V310 } from '../support/policies.ts';
 

@@ -1,7 +1,8 @@
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../../commands/preview.ts';
-import { deleteWarning, NOT_ASKED_WORDS, reachWords } from '../../../commands/words.ts';
+import { nothingAfterWords } from '../../../commands/previewSummary.ts';
+import { deleteWarning, NOT_ASKED_WORDS, RISK_WORDS, reachWords } from '../../../commands/words.ts';
 import { isAnchored } from '../../policy/pattern.ts';
-import { nothingAfterWords, type ObjectOutcome, RISK_WORDS } from '../../policy/simulate.ts';
+import type { ObjectOutcome } from '../../policy/simulate.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
 import { asWrittenSection } from './asWritten.ts';
