@@ -3,14 +3,16 @@ import { Redis } from 'ioredis';
 import { helpText } from '../commands/help.ts';
 import { parseWhich } from '../commands/parse.ts';
 import { which } from '../commands/which.ts';
-import { DEFAULT_KEY_PREFIX, loadConfig, pickEnvironment } from './config.ts';
+import { DEFAULT_KEY_PREFIX, loadConfig, pickEnvironment, QUESTION_BUDGET_MS } from './config.ts';
 import { ConfigError, InputError } from './errors.ts';
 import { ManagementClient } from './rabbit/client.ts';
+import { RabbitError } from './rabbit/errors.ts';
 import { whichText } from './terminal/which.ts';
 
 /**
  * The terminal front door: the read-only commands, with `--json`. It never applies a change.
- * Exit codes (INTERFACE.md): 0 answered; 2 input refused; 3 broker not asked; 1 anything else.
+ * Exit codes (INTERFACE.md): 0 answered; 2 input or configuration refused; 3 broker not asked
+ * (unreachable, out of time, refused or unreadable answer); 1 anything else (a bug).
  */
 
 export interface Io {
@@ -29,11 +31,14 @@ export async function runCli(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
   io: Io = stdio,
-  options: CliOptions = {},
+  cliOptions: CliOptions = {},
 ): Promise<number> {
   const [command, ...rest] = argv;
-  const json = rest.includes('--json');
-  const words = rest.filter((w) => w !== '--json');
+  // `--json` is an option only before `--`; after it, every word is a name.
+  const end = rest.indexOf('--');
+  const options = end < 0 ? rest : rest.slice(0, end);
+  const json = options.includes('--json');
+  const words = [...options.filter((w) => w !== '--json'), ...(end < 0 ? [] : rest.slice(end))];
   try {
     switch (command) {
       case undefined:
@@ -73,7 +78,7 @@ export async function runCli(
           const { RequestStore } = await import('./workflow/store.ts');
           const result = await requests(
             input,
-            new RequestStore(redis, options.keyPrefix ?? DEFAULT_KEY_PREFIX),
+            new RequestStore(redis, cliOptions.keyPrefix ?? DEFAULT_KEY_PREFIX),
           );
           io.out(json ? `${JSON.stringify(result, null, 2)}\n` : requestsText(result));
           return 0;
@@ -87,7 +92,10 @@ export async function runCli(
         const input = parseHistory(words);
         return await withRedis(env, io, async (redis) => {
           const { AuditTrail } = await import('./workflow/audit.ts');
-          const result = await history(input, new AuditTrail(redis, options.keyPrefix ?? DEFAULT_KEY_PREFIX));
+          const result = await history(
+            input,
+            new AuditTrail(redis, cliOptions.keyPrefix ?? DEFAULT_KEY_PREFIX),
+          );
           io.out(json ? `${JSON.stringify(result, null, 2)}\n` : historyText(result));
           if (result.verify && !result.verify.ok) io.err(`rmq: ${verifySentence(result.verify)}\n`);
           return historyExitCode(result);
@@ -102,6 +110,13 @@ export async function runCli(
       if (json) io.out(`${JSON.stringify({ error: { code: err.code, message: err.message } })}\n`);
       io.err(`rmq: ${err.message}${hint}\n`);
       return 2;
+    }
+    if (err instanceof RabbitError) {
+      // Whatever the command did not turn into an answer of its own: the broker was not asked.
+      const message = err.reason ? `the broker refused the request: ${err.reason}` : err.message;
+      if (json) io.out(`${JSON.stringify({ error: { code: err.code, message, status: err.status } })}\n`);
+      io.err(`rmq: ${message}\n`);
+      return 3;
     }
     const message = err instanceof Error ? err.message : String(err);
     io.err(`rmq: ${message}\n`);
@@ -123,15 +138,16 @@ async function withBroker(
       `Known: ${config.environments.map((e) => e.name).join(', ')}`,
     );
   }
-  const broker = new ManagementClient({
+  const client = new ManagementClient({
     url: environment.url,
     user: environment.user,
     password: environment.password,
   });
   try {
-    return await fn(broker);
+    return await fn(client.forQuestion(config.questionBudgetMs ?? QUESTION_BUDGET_MS.terminal));
   } finally {
-    await broker.close();
+    // The answer is out: a request still hanging is not waited for.
+    await client.close(0);
   }
 }
 
