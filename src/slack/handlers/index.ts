@@ -1,5 +1,7 @@
 import { helpCommand } from './help.ts';
+import { historyCommand } from './history.ts';
 import { previewCommand } from './preview.ts';
+import { requestsCommand } from './requests.ts';
 import type { SlackCommand } from './types.ts';
 import { useCommand } from './use.ts';
 import { whichCommand } from './which.ts';
@@ -10,7 +12,9 @@ import { whichCommand } from './which.ts';
  * is in this table.
  */
 export const COMMANDS: ReadonlyMap<string, SlackCommand> = new Map(
-  [whichCommand, previewCommand, useCommand, helpCommand].map((c) => [c.name, c] as const),
+  [whichCommand, previewCommand, requestsCommand, historyCommand, useCommand, helpCommand].map(
+    (c) => [c.name, c] as const,
+  ),
 );
 
 export type {
@@ -18,6 +22,7 @@ export type {
   CommandContext,
   EnvironmentBroker,
   Environments,
+  Records,
   SlackBroker,
   SlackCommand,
 } from './types.ts';

@@ -59,6 +59,7 @@ export function appMentionListener(deps: ListenerDeps): Middleware<SlackEventMid
           prefix: '@rmq',
           environments: deps.environments,
           patterns: deps.patterns,
+          ...(deps.records ? { records: deps.records } : {}),
           logger,
           requestId,
           // A thread is part of its channel: the channel's defaults hold there too.

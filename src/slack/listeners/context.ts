@@ -3,7 +3,7 @@ import type { Logger } from '../../log.ts';
 import type { PatternCache } from '../../policy/pattern.ts';
 import type { ChannelDefaultsStore } from '../channelDefaults.ts';
 import type { Delivery } from '../delivery.ts';
-import type { Environments } from '../handlers/types.ts';
+import type { Environments, Records } from '../handlers/types.ts';
 import type { InFlight } from '../inflight.ts';
 import type { Metrics } from '../metrics.ts';
 import type { EventDedupe } from '../redis.ts';
@@ -18,6 +18,8 @@ export interface ListenerDeps {
   readonly dedupe: EventDedupe;
   /** Each channel's defaults (`/rmq use`). */
   readonly channelDefaults: ChannelDefaultsStore;
+  /** The change requests and the audit trail (`requests`, `history`); absent: those say so. */
+  readonly records?: Records;
   /** Every answer goes out through it. */
   readonly delivery: Delivery;
 }

@@ -27,6 +27,7 @@ export function slashCommandListener(deps: ListenerDeps): Middleware<SlackComman
           prefix: command.command || '/rmq',
           environments: deps.environments,
           patterns: deps.patterns,
+          ...(deps.records ? { records: deps.records } : {}),
           logger,
           requestId,
           channel: channelScope(deps.channelDefaults, command.channel_id, command.user_id, logger),

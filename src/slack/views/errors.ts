@@ -16,6 +16,7 @@ export const FAILURE_SENTENCES: Readonly<Record<string, string>> = {
   'bad-response': "The broker's answer could not be read.",
   'defaults-unavailable':
     "This channel's defaults could not be read or kept (the bot's Redis is unavailable). Nothing was changed; give --env and --vhost meanwhile.",
+  'store-unavailable': 'The request store (Redis) could not be reached. Nothing was changed.',
   'too-large': "The broker's answer was larger than the bot reads.",
   internal: "Something went wrong on the bot's side. Nothing was changed.",
 };
