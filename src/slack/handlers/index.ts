@@ -1,3 +1,6 @@
+import { createCommand } from './create.ts';
+import { deleteCommand } from './delete.ts';
+import { editCommand } from './edit.ts';
 import { helpCommand } from './help.ts';
 import { previewCommand } from './preview.ts';
 import type { SlackCommand } from './types.ts';
@@ -9,7 +12,9 @@ import { whichCommand } from './which.ts';
  * is in this table.
  */
 export const COMMANDS: ReadonlyMap<string, SlackCommand> = new Map(
-  [whichCommand, previewCommand, helpCommand].map((c) => [c.name, c] as const),
+  [whichCommand, previewCommand, createCommand, editCommand, deleteCommand, helpCommand].map(
+    (c) => [c.name, c] as const,
+  ),
 );
 
 export type {

@@ -60,6 +60,10 @@ export function appMentionListener(deps: ListenerDeps): Middleware<SlackEventMid
           patterns: deps.patterns,
           logger,
           requestId,
+          ...(event.user
+            ? { asker: { user: event.user, channel: event.channel, threadTs: event.thread_ts } }
+            : {}),
+          ...(deps.changes ? { changes: deps.changes } : {}),
         });
         const reply = deps.delivery.toChannel({
           channel: event.channel,
