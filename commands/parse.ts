@@ -7,41 +7,6 @@ import { MAX_NAME_BYTES, OBJECT_KINDS, utf8Length } from '../src/policy/types.ts
  * Every refusal is an InputError that says what to type instead; nothing runs on bad input.
  */
 
-/** Splits a line like a shell: whitespace separates, single and double quotes group, \ escapes. */
-export function splitWords(line: string): string[] {
-  const words: string[] = [];
-  let cur = '';
-  let inWord = false;
-  let quote: '"' | "'" | null = null;
-  // Slack turns straight quotes typed on phones into curly ones.
-  const text = line.replace(/[\u201c\u201d]/g, '"').replace(/[\u2018\u2019]/g, "'");
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i] as string;
-    if (quote) {
-      if (c === quote) quote = null;
-      else if (c === '\\' && quote === '"' && (text[i + 1] === '"' || text[i + 1] === '\\')) cur += text[++i];
-      else cur += c;
-    } else if (c === '"' || c === "'") {
-      quote = c;
-      inWord = true;
-    } else if (c === '\\' && i + 1 < text.length) {
-      cur += text[++i];
-      inWord = true;
-    } else if (/\s/.test(c)) {
-      if (inWord) words.push(cur);
-      cur = '';
-      inWord = false;
-    } else {
-      cur += c;
-      inWord = true;
-    }
-  }
-  if (quote)
-    throw new InputError(`A ${quote} quote is not closed.`, 'Close the quote, or escape it with \\.');
-  if (inWord) words.push(cur);
-  return words;
-}
-
 type FlagKind = 'string' | 'boolean';
 
 export interface ParsedArgs {

@@ -13,6 +13,7 @@ import { formatVersion, MAX_NAME_BYTES, utf8Length } from '../src/policy/types.t
 import { type Problem, type ProposedFields, validate } from '../src/policy/validate.ts';
 import { brokerReason } from '../src/rabbit/errors.ts';
 import { type InventorySource, openInventory } from '../src/rabbit/inventory.ts';
+import { FOLDED_QUOTES_NOTE, readDefinition } from './definition.ts';
 import { parseArgs, parseWith, Vhost } from './parse.ts';
 
 /**
@@ -36,6 +37,8 @@ export interface PreviewInput {
   readonly env?: string | undefined;
   /** Only the fields given: for an edit, the rest keep their current value. */
   readonly fields: Partial<ProposedFields>;
+  /** How the words were read where that differs from as typed (curly quotes folded). */
+  readonly notes?: readonly string[];
 }
 
 const FLAGS = {
@@ -52,14 +55,14 @@ const Words = z.object({ vhost: Vhost, env: z.string().min(1).optional() });
 
 /**
  * Words after `preview` -> a typed input. Every malformed piece is an InputError (exit 2).
- * `extra` flags (a change request's `--reason`, `--thread`) come back in `flags`; with
+ * `extra` flags (a change request's `--reason`, `--thread`) come back in `extra`; with
  * `fieldsOptional`, a create without `--pattern`/`--definition` is not refused (a form asks them).
  */
 export function parsePreview(
   words: readonly string[],
   extra: Readonly<Record<string, 'string' | 'boolean'>> = {},
   options: { fieldsOptional?: boolean } = {},
-): PreviewInput & { readonly flags: Readonly<Record<string, string | boolean>> } {
+): PreviewInput & { readonly extra?: Readonly<Record<string, string | boolean>> } {
   const { positionals, flags } = parseArgs(words, { ...FLAGS, ...extra }, PREVIEW_USAGE);
   const [action, name, ...rest] = positionals;
   if (action === undefined || !(ACTIONS as readonly string[]).includes(action)) {
@@ -89,7 +92,12 @@ export function parsePreview(
   if (typeof flags.pattern === 'string') fields.pattern = flags.pattern;
   if (typeof flags['apply-to'] === 'string') fields.applyTo = flags['apply-to'];
   if (typeof flags.priority === 'string') fields.priority = parsePriority(flags.priority);
-  if (typeof flags.definition === 'string') fields.definition = parseDefinition(flags.definition);
+  const notes: string[] = [];
+  if (typeof flags.definition === 'string') {
+    const read = readDefinition(flags.definition);
+    fields.definition = read.definition;
+    if (read.foldedQuotes) notes.push(FOLDED_QUOTES_NOTE);
+  }
 
   if (action === 'delete') {
     const given = Object.keys(fields);
@@ -112,7 +120,10 @@ export function parsePreview(
     vhost,
     env,
     fields,
-    flags,
+    notes,
+    ...(Object.keys(extra).length
+      ? { extra: Object.fromEntries(Object.entries(flags).filter(([k]) => k in extra)) }
+      : {}),
   };
 }
 
@@ -121,26 +132,6 @@ function parsePriority(text: string): number {
   if (!Number.isFinite(n))
     throw new InputError(`--priority must be a number, got ${JSON.stringify(text)}.`, PREVIEW_USAGE);
   return n;
-}
-
-function parseDefinition(text: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
-    throw new InputError(
-      `--definition is not valid JSON (${why}).`,
-      `Example: --definition '{"message-ttl": 60000}'`,
-    );
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new InputError(
-      `--definition must be a JSON object of keys and values, got ${Array.isArray(value) ? 'a list' : JSON.stringify(value)}.`,
-      `Example: --definition '{"message-ttl": 60000}'`,
-    );
-  }
-  return value as Record<string, unknown>;
 }
 
 // --- the result ---------------------------------------------------------------------------
@@ -163,6 +154,8 @@ export interface PreviewChange {
 
 interface Base {
   change: PreviewChange;
+  /** How the input was read where that differs from as typed; shown with the proposed policy. */
+  notes?: readonly string[];
   brokerVersion?: string;
   warnings: Problem[];
 }
@@ -227,13 +220,14 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
     before: null,
     after: null,
   };
+  const notes = input.notes ?? [];
   const notAsked = (err: unknown): PreviewNotAsked => {
     const code = codeOf(err);
     const why = code === undefined ? undefined : NOT_ASKED[code];
     if (!why || !(err instanceof Error)) throw err;
     const detail =
       why === 'missing-vhost' ? `vhost ${input.vhost} does not exist` : (brokerReason(err) ?? err.message);
-    return { status: 'not-asked', change, warnings: [], why, ...(detail ? { detail } : {}) };
+    return { status: 'not-asked', change, notes, warnings: [], why, ...(detail ? { detail } : {}) };
   };
 
   let inventory: Awaited<ReturnType<typeof openInventory>>;
@@ -260,6 +254,7 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
     return {
       status: 'refused',
       change,
+      notes,
       brokerVersion,
       warnings: validation.warnings,
       refusals: validation.refusals,
@@ -281,6 +276,7 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
   return {
     status: 'answered',
     change,
+    notes,
     brokerVersion,
     warnings: validation.warnings,
     objects,
@@ -297,6 +293,7 @@ export function previewJson(r: PreviewResult): Record<string, unknown> {
     case 'answered':
       return {
         change: r.change,
+        ...(r.notes?.length ? { notes: r.notes } : {}),
         objects: r.objects,
         unpredictable: r.unpredictable,
         summary: r.summary,

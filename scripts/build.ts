@@ -36,14 +36,24 @@ const requireShim =
 /**
  * undici's index loads every dispatcher, fetch, WebSocket, caches and mocks (~60 ms of a CLI
  * run); the management client uses `Pool` and the `request` API only. The CLI bundle gets just
- * those, assembled the way undici's index assembles them. The build test runs the bundle against
- * the real broker, so an undici upgrade that moves these files fails CI, not a user.
+ * those, assembled the way undici's index assembles them, and without the HTTP/2 client (and
+ * `node:http2`), which undici uses only when a TLS server offers h2 and `allowH2` is set; the
+ * client never sets it. The build test runs the bundle against the real broker, so an undici
+ * upgrade that moves these files fails CI, not a user.
  */
 const undiciPoolOnly: Plugin = {
   name: 'undici-pool-only',
   setup(b) {
     b.onResolve({ filter: /^undici$/ }, () => ({ path: 'undici-pool-only', namespace: 'rmq' }));
-    b.onLoad({ filter: /.*/, namespace: 'rmq' }, () => ({
+    b.onResolve({ filter: /\/client-h2\.js$/ }, (args) =>
+      /node_modules\/undici\//.test(args.importer) ? { path: 'undici-no-h2', namespace: 'rmq' } : undefined,
+    );
+    b.onLoad({ filter: /^undici-no-h2$/, namespace: 'rmq' }, () => ({
+      loader: 'js',
+      contents:
+        "module.exports = function connectH2() { throw new Error('rmq: HTTP/2 is not built into the CLI'); };",
+    }));
+    b.onLoad({ filter: /^undici-pool-only$/, namespace: 'rmq' }, () => ({
       resolveDir: root,
       loader: 'js',
       contents: [
@@ -52,6 +62,27 @@ const undiciPoolOnly: Plugin = {
         "Object.assign(Dispatcher.prototype, require('undici/lib/api'));",
         'module.exports = { Dispatcher, Pool };',
       ].join('\n'),
+    }));
+  },
+};
+
+/**
+ * zod re-exports every language's error messages (~265 KB of the bundle, a tenth of a CLI run's
+ * compile time); the bot speaks English, which zod configures by itself. The CLI bundle's
+ * `z.locales` holds `en` only.
+ */
+const zodEnglishOnly: Plugin = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onResolve({ filter: /\/locales\/index\.js$/ }, (args) =>
+      /node_modules\/zod\//.test(args.importer)
+        ? { path: join(args.resolveDir, '../locales/en.js'), namespace: 'zod-locales' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (args) => ({
+      resolveDir: root,
+      loader: 'js',
+      contents: `export { default as en } from ${JSON.stringify(args.path)};`,
     }));
   },
 };
@@ -89,7 +120,7 @@ export async function build(outdir = join(root, 'dist')): Promise<BuildResult> {
       chunkNames: 'cli-chunks/[name]-[hash]',
       minify: true,
       banner: { js: requireShim },
-      plugins: [undiciPoolOnly],
+      plugins: [undiciPoolOnly, zodEnglishOnly],
       metafile: true,
     }),
   ]);

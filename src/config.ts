@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { parseDuration } from './duration.ts';
 import { ConfigError } from './errors.ts';
 
 /**
@@ -67,15 +68,13 @@ const amqpUrl = z
   .url()
   .refine((u) => /^amqps?:\/\//.test(u), 'must start with amqp:// or amqps://');
 
-/** `60s`, `90s`, `2m`, `500ms`, or a bare number of seconds: from 500 ms to 30 minutes. */
+/** `60s`, `2m`, `500ms` (src/duration.ts), or a bare number of seconds: from 500 ms to 30 minutes. */
 const interval = z
   .string()
-  .regex(/^\d+(\.\d+)?(ms|s|m)?$/, 'a duration such as 60s, 2m or 500ms')
-  .transform((s) => {
-    const n = Number.parseFloat(s);
-    return Math.round(s.endsWith('ms') ? n : s.endsWith('m') ? n * 60_000 : n * 1000);
-  })
-  .refine((ms) => ms >= 500 && ms <= 1_800_000, 'between 500ms and 30m');
+  .transform((s) => (/^\d+$/.test(s) ? Number(s) * 1000 : parseDuration(s)))
+  .refine((ms) => ms !== undefined, 'a duration such as 60s, 2m or 500ms')
+  .refine((ms) => ms === undefined || (ms >= 500 && ms <= 1_800_000), 'between 500ms and 30m')
+  .transform((ms) => ms as number);
 
 const EnvSchema = z.object({
   RMQ_URL: httpUrl.default('http://localhost:15672'),

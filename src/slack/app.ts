@@ -43,6 +43,8 @@ export interface AppDeps {
   readonly metrics: Metrics;
   /** Redis keys start with `<keyPrefix>:`. Default `rmq`; tests give each run its own. */
   readonly keyPrefix?: string;
+  /** How changes outside the bot are being caught, per environment, for /healthz. */
+  readonly watch?: () => Record<string, unknown>;
   /** Overrides SLACK_API_URL (tests point it at a local fake). */
   readonly clientOptions?: { readonly slackApiUrl?: string };
   /** The delivery budgets (`delivery.ts`); tests shorten them. */
@@ -123,7 +125,10 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
   const mask = secretMasker(secrets);
   const boltLogger = createBoltLogger(logger, secrets);
   const logLevel = boltLogLevel(config.logLevel);
-  const routes = [healthRoute({ brokers: deps.brokers, redis: deps.redis }), metricsRoute(deps.metrics)];
+  const routes = [
+    healthRoute({ brokers: deps.brokers, redis: deps.redis, ...(deps.watch ? { watch: deps.watch } : {}) }),
+    metricsRoute(deps.metrics),
+  ];
   const mode = appToken ? 'socket' : 'http';
   const slackApiUrl = deps.clientOptions?.slackApiUrl ?? config.slack.apiUrl;
 

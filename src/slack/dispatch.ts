@@ -1,4 +1,4 @@
-import { splitWords } from '../../commands/parse.ts';
+import { splitSlackText } from '../../commands/split.ts';
 import { codeOf, InputError } from '../errors.ts';
 import type { Deliverable } from './delivery.ts';
 import { COMMANDS } from './handlers/index.ts';
@@ -30,7 +30,7 @@ export async function dispatch(
   const full: CommandContext = { ...ctx, available };
   let command = 'usage';
   try {
-    const [first, ...rest] = splitWords(text);
+    const [first, ...rest] = splitSlackText(text);
     if (first === undefined) {
       return { command, message: helpView(ctx.prefix, available), audience: 'asker', outcome: 'usage' };
     }

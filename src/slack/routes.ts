@@ -20,6 +20,11 @@ export interface Health {
   readonly ok: boolean;
   readonly redis: CheckResult;
   readonly brokers: Record<string, CheckResult>;
+  /**
+   * By environment: how changes made outside the bot are caught (`events`, or `interval` with
+   * the reason). Comparing on an interval is a fallback, not a failure: `ok` does not depend on it.
+   */
+  readonly watch?: Record<string, unknown>;
 }
 
 export interface HealthDeps {
@@ -27,6 +32,8 @@ export interface HealthDeps {
   readonly brokers: ReadonlyMap<string, { whoami(): Promise<unknown> }>;
   readonly redis: Pick<SlackRedis, 'ping'>;
   readonly timeoutMs?: number;
+  /** How each environment's changes outside the bot are being caught, when they are. */
+  readonly watch?: () => Record<string, unknown>;
 }
 
 /** A code fit for a health document: short, plain; anything else is `error`. */
@@ -67,7 +74,12 @@ export async function checkHealth(deps: HealthDeps): Promise<Health> {
     ),
   ]);
   const byEnv = Object.fromEntries(brokers);
-  return { ok: redis.ok && brokers.every(([, b]) => b.ok), redis, brokers: byEnv };
+  return {
+    ok: redis.ok && brokers.every(([, b]) => b.ok),
+    redis,
+    brokers: byEnv,
+    ...(deps.watch ? { watch: deps.watch() } : {}),
+  };
 }
 
 function send(res: ServerResponse, status: number, contentType: string, body: string): void {

@@ -1,3 +1,4 @@
+import { asWritten } from '../../commands/asWritten.ts';
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../commands/preview.ts';
 import { type ObjectOutcome, RISK_WORDS } from '../policy/simulate.ts';
 
@@ -32,7 +33,11 @@ function header(r: PreviewResult): string[] {
   const what = `${c.operator ? 'operator policy' : 'policy'} ${JSON.stringify(c.policy)} in vhost ${JSON.stringify(c.vhost)}`;
   const lines = [`Preview: ${c.action} ${what}${r.brokerVersion ? ` (RabbitMQ ${r.brokerVersion})` : ''}`];
   if (c.before) lines.push(`  now:      ${policyWords(c.before)}`);
-  if (c.after) lines.push(`  proposed: ${policyWords(c.after)}`);
+  if (c.after) {
+    const written = asWritten(c.after, r.notes);
+    lines.push('  as it will be written:', ...written.lines.map((l) => `    ${l}`));
+    for (const n of written.notes) lines.push(`  note: ${n}`);
+  }
   return lines;
 }
 

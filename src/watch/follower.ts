@@ -179,7 +179,10 @@ export class EventFollower {
 
   async close(): Promise<void> {
     this.#closed = true;
-    await this.#consumer?.close().catch(() => undefined);
-    await this.#connection?.close().catch(() => undefined);
+    // Together: a consumer still waiting for a channel waits until the connection gives up.
+    await Promise.all([
+      this.#consumer?.close().catch(() => undefined),
+      this.#connection?.close().catch(() => undefined),
+    ]);
   }
 }

@@ -51,7 +51,7 @@ export interface WatcherOptions {
   readonly store: WatchStore;
   readonly logger: Logger;
   readonly intervalMs: number;
-  /** Records and posts a change made outside the bot. Retried by the watcher if it throws. */
+  /** Records and posts a change made outside the bot; retries what may pass itself. */
   readonly outside: (change: OutsideChange) => Promise<void>;
   /** false: compare only (no AMQP). */
   readonly events?: boolean;
@@ -72,8 +72,6 @@ const FOLLOWER_WORDS: Readonly<Record<string, string>> = {
   'other-broker': 'the AMQP endpoint is not the broker of the management API (check RMQ_AMQP_URL)',
   error: 'the event exchange could not be followed',
 };
-
-const OUTSIDE_ATTEMPTS = 3;
 
 export class Watcher {
   readonly #o: WatcherOptions;
@@ -294,20 +292,14 @@ export class Watcher {
       },
       'a policy was changed outside the bot',
     );
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.#o.outside(change);
-        return;
-      } catch (err) {
-        if (attempt >= OUTSIDE_ATTEMPTS || this.#stopped) {
-          this.#log.error(
-            { env, policy: input.name, err: String(err) },
-            'a change outside the bot was not recorded',
-          );
-          return;
-        }
-        await new Promise((r) => setTimeout(r, 500 * 2 ** attempt));
-      }
+    try {
+      await this.#o.outside(change);
+    } catch (err) {
+      // The state has moved: this change will not be found again. Said loudly.
+      this.#log.error(
+        { env, vhost: input.vhost, policy: input.name, err: String(err) },
+        'a change outside the bot could not be recorded',
+      );
     }
   }
 

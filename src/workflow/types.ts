@@ -307,8 +307,14 @@ export const AuditRecordSchema = z.object({
   requestId: z.string().optional(),
   requester: Person.optional(),
   approver: Person.optional(),
-  /** For a change caught outside the bot: who the broker says made it. */
+  /** For a change caught outside the bot: who the broker says made it (absent: not known). */
   actor: z.string().optional(),
+  /**
+   * For a change caught outside the bot: how. `events`: the broker's event exchange, which names
+   * the user; `interval` or `start`: comparing the policy lists (on the interval, or at start for
+   * what changed while the bot was down), which cannot say who made it.
+   */
+  detectedBy: z.enum(['events', 'interval', 'start']).optional(),
   requestedAt: IsoTime.optional(),
   approvedAt: IsoTime.optional(),
   appliedAt: IsoTime.optional(),

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { FOLDED_QUOTES_NOTE } from '../../commands/definition.ts';
 import {
   type PreviewAnswer,
   type PreviewResult,
@@ -230,6 +231,7 @@ describe('preview words, JSON and exit codes', () => {
       vhost: 'v',
       env: undefined,
       fields: {},
+      notes: [],
     });
     expect(
       parsePreview([
@@ -255,6 +257,35 @@ describe('preview words, JSON and exit codes', () => {
       action: 'edit',
       fields: { priority: 3 },
     });
+  });
+
+  it('reads a definition typed with curly quotes, and says so', () => {
+    const input = parsePreview(['edit', 'p', '--definition', '{“max-length”: 7}']);
+    expect(input.fields.definition).toEqual({ 'max-length': 7 });
+    expect(input.notes).toEqual([FOLDED_QUOTES_NOTE]);
+    // A curly quote inside a valid JSON string is a character of the value: not folded, nothing said.
+    const kept = parsePreview(['edit', 'p', '--definition', '{"x": "say “hi”"}']);
+    expect(kept.fields.definition).toEqual({ x: 'say “hi”' });
+    expect(kept.notes).toEqual([]);
+  });
+
+  it('shows the pattern and definition exactly as they will be written, in Slack and the terminal', () => {
+    const created = pol('audit', '^orders\\.audit$', 7, { 'max-length': 7 }, 'queues');
+    const r: PreviewResult = {
+      ...answer([], { action: 'create', layer: 'user', before: null, after: created }, []),
+      notes: [FOLDED_QUOTES_NOTE],
+    };
+    const slack = previewView(r)
+      .blocks.map((b) => ('text' in b && b.text && typeof b.text === 'object' ? b.text.text : ''))
+      .join('\n');
+    // One backslash, as typed; the JSON as sent; how it was read.
+    expect(slack).toContain('pattern     ^orders\\.audit$\n');
+    expect(slack).toContain('definition  {"max-length":7}\n');
+    expect(slack).toContain('read as straight quotes');
+    const text = previewText(r);
+    expect(text).toContain('    pattern     ^orders\\.audit$\n');
+    expect(text).toContain('    definition  {"max-length":7}\n');
+    expect(text).toContain('note: typographic quotes');
   });
 
   it.each([

@@ -75,12 +75,12 @@ async function run(
     if (err instanceof InputError) throw new InputError(err.message.replace(/^preview /, ''), usage);
     throw err;
   }
-  const reason = typeof input.flags.reason === 'string' ? input.flags.reason.trim() : undefined;
+  const reason = typeof input.extra?.reason === 'string' ? input.extra?.reason.trim() : undefined;
   if (reason !== undefined && reason.length > MAX_REASON)
     throw new InputError(`--reason is ${reason.length} characters; at most ${MAX_REASON}.`, usage);
   const origin =
-    typeof input.flags.thread === 'string'
-      ? parseThreadLink(input.flags.thread, usage)
+    typeof input.extra?.thread === 'string'
+      ? parseThreadLink(input.extra?.thread, usage)
       : { channel: asker.channel, ...(asker.threadTs ? { threadTs: asker.threadTs } : {}) };
   const env = ctx.environments.pick(input.env).name;
   const draft: Draft = {

@@ -4,6 +4,7 @@ import { type ObjectOutcome, type PreviewSummary, RISK_WORDS } from '../../polic
 import type { Problem } from '../../policy/validate.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
+import { asWrittenSection } from './asWritten.ts';
 import { type Block, context, finish, listSection, type SlackMessage, section } from './message.ts';
 
 /**
@@ -56,14 +57,16 @@ function policyWords(p: PolicyFields): string {
   return `pattern ${code(truncate(p.pattern, MAX_SHOWN.pattern))} · applies to ${code(p.applyTo)} · priority ${p.priority} · sets ${def || 'nothing'}`;
 }
 
-function title(r: PreviewResult): Block {
+/** The change, and the policy exactly as it would be written (what was understood, before anyone approves). */
+function title(r: PreviewResult): Block[] {
   const c = r.change;
   const lines = [
     `*Preview:* ${prose(c.action)} ${c.operator ? 'operator policy' : 'policy'} ${name(c.policy)} in vhost ${name(c.vhost)}`,
   ];
   if (c.before) lines.push(`Now: ${policyWords(c.before)}`);
-  if (c.after) lines.push(`Proposed: ${policyWords(c.after)}`);
-  return section(lines.join('\n'));
+  const blocks: Block[] = [section(lines.join('\n'))];
+  if (c.after) blocks.push(asWrittenSection(c.after, r.notes));
+  return blocks;
 }
 
 function objectLine(o: ObjectOutcome): string {
@@ -162,7 +165,7 @@ export function warningsBlock(warnings: readonly Problem[]): Block {
 
 function answered(r: PreviewAnswer): PreviewMessage {
   const s = r.summary;
-  const blocks: Block[] = [title(r)];
+  const blocks: Block[] = [...title(r)];
   if (r.warnings.length) blocks.push(warningsBlock(r.warnings));
   blocks.push(
     ...summaryBlocks(s, {
@@ -204,7 +207,7 @@ function answered(r: PreviewAnswer): PreviewMessage {
 
 function refused(r: Extract<PreviewResult, { status: 'refused' }>): PreviewMessage {
   const blocks: Block[] = [
-    title(r),
+    ...title(r),
     listSection(
       ':no_entry: *Refused* — nothing was previewed or filed:',
       r.refusals.map((p) => `• ${prose(truncate(p.message, 500))}`),

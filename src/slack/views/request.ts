@@ -2,6 +2,7 @@ import type { types } from '@slack/bolt';
 import type { PolicyFields } from '../../../commands/preview.ts';
 import type { AuditRecord, ChangeRequest, RequestState } from '../../workflow/types.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
+import { asWrittenSection } from './asWritten.ts';
 import { type Block, context, divider, finish, listSection, type SlackMessage, section } from './message.ts';
 import { summaryBlocks, warningsBlock } from './preview.ts';
 
@@ -52,24 +53,14 @@ function actionWords(r: Pick<ChangeRequest, 'action' | 'before' | 'after'>): str
   return r.after === null ? 'revert (delete)' : r.before === null ? 'revert (re-create)' : 'revert (edit)';
 }
 
-/** One policy's fields as the broker takes them: pattern and definition verbatim. */
-export function policyAsWritten(p: PolicyFields): string {
-  return [
-    `pattern:    ${p.pattern}`,
-    `apply-to:   ${p.applyTo}`,
-    `priority:   ${p.priority}`,
-    `definition: ${JSON.stringify(p.definition)}`,
-  ].join('\n');
-}
-
 function fieldsBlock(label: string, p: PolicyFields | null): Block {
-  return section(`*${label}*\n${p ? codeBlock(truncate(policyAsWritten(p), 2800)) : '_(none)_'}`);
+  return p ? asWrittenSection(p, [], `*${label}:*`) : section(`*${label}:* _(none)_`);
 }
 
 /** What the request changes: the policy as it is and as it will be written. */
 function changeBlocks(r: ChangeRequest): Block[] {
-  if (r.after === null) return [fieldsBlock('Deletes this policy', r.before)];
-  if (r.before === null) return [fieldsBlock('Writes this new policy', r.after)];
+  if (r.after === null) return [fieldsBlock('Deletes this policy, now', r.before)];
+  if (r.before === null) return [fieldsBlock('Will be written as', r.after)];
   return [fieldsBlock('Now', r.before), fieldsBlock('Will be written as', r.after)];
 }
 

@@ -1,0 +1,49 @@
+import { InputError } from '../src/errors.ts';
+import { foldDoubleQuotes } from './split.ts';
+
+/**
+ * `--definition` text (or the form's definition field) -> the JSON object to be written.
+ * Phones turn `"` into `“ ”`: when the text is not JSON as typed but is once those are read as
+ * straight quotes, it is taken, and `foldedQuotes` says so, for the answer to tell.
+ */
+
+export interface ReadDefinition {
+  readonly definition: Record<string, unknown>;
+  /** Typographic double quotes were read as straight ones. */
+  readonly foldedQuotes: boolean;
+}
+
+/** Said beside the definition when its quotes were folded. */
+export const FOLDED_QUOTES_NOTE = 'typographic quotes (“ ”) in --definition were read as straight quotes (")';
+
+export const DEFINITION_EXAMPLE = `Example: --definition {"message-ttl": 60000}`;
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false; why: string } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (e) {
+    return { ok: false, why: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+export function readDefinition(text: string): ReadDefinition {
+  let parsed = parseJson(text);
+  let foldedQuotes = false;
+  if (!parsed.ok) {
+    const folded = foldDoubleQuotes(text);
+    const again = folded === text ? parsed : parseJson(folded);
+    if (again.ok) {
+      parsed = again;
+      foldedQuotes = true;
+    }
+  }
+  if (!parsed.ok) throw new InputError(`--definition is not valid JSON (${parsed.why}).`, DEFINITION_EXAMPLE);
+  const value = parsed.value;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new InputError(
+      `--definition must be a JSON object of keys and values, got ${Array.isArray(value) ? 'a list' : JSON.stringify(value)}.`,
+      DEFINITION_EXAMPLE,
+    );
+  }
+  return { definition: value as Record<string, unknown>, foldedQuotes };
+}

@@ -1,0 +1,83 @@
+import { formatDuration, parseDuration } from '../duration.ts';
+import { InputError } from '../errors.ts';
+import type { Policy } from '../policy/types.ts';
+import { samePolicy } from '../watch/compare.ts';
+
+/**
+ * Time-boxed changes (`--for 2h` on create and edit): the rules, pure. The approver approves the
+ * change and its revert together; at the deadline the before state comes back through the same
+ * apply job, unless the policy was changed again meanwhile, which turns the revert into a request
+ * that needs its own approval.
+ */
+
+/** The shortest and longest time box. */
+export const MIN_TIMEBOX_MS = 10_000;
+export const MAX_TIMEBOX_MS = 7 * 24 * 3_600_000;
+/** The warning in the request's thread comes this long before the deadline. */
+export const WARNING_BEFORE_MS = 10 * 60_000;
+
+export const FOR_HINT = 'Example: --for 30m, --for 2h (at most a week: --for 7d).';
+
+/** `--for TEXT` -> milliseconds; refused with what to type. Only create and edit take it. */
+export function parseTimeBox(text: string, action: string): number {
+  if (action !== 'create' && action !== 'edit') {
+    throw new InputError(
+      `--for is for create and edit: a ${action} is not undone at a deadline.`,
+      'File the delete without --for.',
+    );
+  }
+  const ms = parseDuration(text);
+  if (ms === undefined)
+    throw new InputError(`--for takes a duration such as 30m or 2h, got ${JSON.stringify(text)}.`, FOR_HINT);
+  if (ms < MIN_TIMEBOX_MS)
+    throw new InputError(`--for ${text} is too short: at least ${formatDuration(MIN_TIMEBOX_MS)}.`, FOR_HINT);
+  if (ms > MAX_TIMEBOX_MS) throw new InputError(`--for ${text} is too long: at most a week (7d).`, FOR_HINT);
+  return ms;
+}
+
+/** What restores the before state of an applied create or edit. */
+export interface Revert {
+  readonly action: 'delete' | 'edit';
+  /** The policy as the change left it (what must still be there to revert without asking). */
+  readonly applied: Policy;
+  /** The policy to write back; null: delete the created one. */
+  readonly restore: Policy | null;
+}
+
+export function revertOf(before: Policy | null, after: Policy): Revert {
+  return before === null
+    ? { action: 'delete', applied: after, restore: null }
+    : { action: 'edit', applied: after, restore: before };
+}
+
+export type RevertDecision =
+  /** The policy is as the change left it: revert, already approved. */
+  | { readonly kind: 'revert' }
+  /** It changed again since (by the bot or outside it): ask for a new approval. */
+  | { readonly kind: 'ask'; readonly why: string }
+  /** Nothing to do: the before state is already there. */
+  | { readonly kind: 'done' };
+
+export function revertDecision(r: Revert, current: Policy | null): RevertDecision {
+  if (samePolicy(current, r.restore)) return { kind: 'done' };
+  if (samePolicy(current, r.applied)) return { kind: 'revert' };
+  return {
+    kind: 'ask',
+    why:
+      current === null
+        ? 'the policy was deleted since the change'
+        : 'the policy was changed again since the change',
+  };
+}
+
+export interface TimeBoxSchedule {
+  readonly deadline: Date;
+  /** When to warn in the thread; null when the box is shorter than the warning. */
+  readonly warnAt: Date | null;
+}
+
+export function scheduleOf(appliedAt: Date, forMs: number): TimeBoxSchedule {
+  const deadline = new Date(appliedAt.getTime() + forMs);
+  const warn = deadline.getTime() - WARNING_BEFORE_MS;
+  return { deadline, warnAt: warn > appliedAt.getTime() ? new Date(warn) : null };
+}

@@ -1,0 +1,96 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { formatDuration, parseDuration } from '../../src/duration.ts';
+import { InputError } from '../../src/errors.ts';
+import type { Policy } from '../../src/policy/types.ts';
+import { parseTimeBox, revertDecision, revertOf, scheduleOf } from '../../src/workflow/timebox.ts';
+
+const p = (definition: Record<string, unknown>, priority = 1): Policy => ({
+  vhost: '/',
+  name: 'orders-limit',
+  pattern: '^orders\\.',
+  applyTo: 'queues',
+  priority,
+  definition,
+});
+
+describe('durations', () => {
+  it.each([
+    ['20s', 20_000],
+    ['30m', 1_800_000],
+    ['2h', 7_200_000],
+    ['1h30m', 5_400_000],
+    ['7d', 604_800_000],
+    ['500ms', 500],
+    ['2H', 7_200_000],
+  ])('%s is %i ms', (text, ms) => expect(parseDuration(text)).toBe(ms));
+
+  it.each(['', '5', 'h', '2 h', '2x', '-1h', '1h-'])('%j is not a duration', (text) =>
+    expect(parseDuration(text)).toBeUndefined(),
+  );
+
+  it('formats whole seconds back to what parses to the same value', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 30 * 86_400 }), (s) => {
+        expect(parseDuration(formatDuration(s * 1000).replaceAll(' ', ''))).toBe(s * 1000);
+      }),
+    );
+  });
+});
+
+describe('--for', () => {
+  it.each([
+    ['30m', 'create', 1_800_000],
+    ['2h', 'edit', 7_200_000],
+    ['7d', 'edit', 604_800_000],
+    ['20s', 'edit', 20_000],
+  ])('--for %s on %s', (text, action, ms) => expect(parseTimeBox(text, action)).toBe(ms));
+
+  it.each([
+    ['2h', 'delete', /--for is for create and edit/],
+    ['8d', 'edit', /at most a week/],
+    ['5s', 'create', /too short: at least 10s/],
+    ['soon', 'create', /duration such as 30m or 2h, got "soon"/],
+  ])('--for %s on %s is refused, saying what to type', (text, action, message) => {
+    expect(() => parseTimeBox(text, action)).toThrow(InputError);
+    expect(() => parseTimeBox(text, action)).toThrow(message);
+  });
+});
+
+describe('the revert at the deadline', () => {
+  it('of a create deletes it; of an edit writes the old definition back', () => {
+    expect(revertOf(null, p({ 'max-length': 9 }))).toEqual({
+      action: 'delete',
+      applied: p({ 'max-length': 9 }),
+      restore: null,
+    });
+    expect(revertOf(p({ 'max-length': 1 }), p({ 'max-length': 9 }))).toMatchObject({
+      action: 'edit',
+      restore: p({ 'max-length': 1 }),
+    });
+  });
+
+  it('reverts only a policy still as the change left it; asks otherwise; does nothing when it is back', () => {
+    const r = revertOf(p({ 'max-length': 1 }), p({ 'max-length': 9 }));
+    expect(revertDecision(r, p({ 'max-length': 9 })).kind).toBe('revert');
+    expect(revertDecision(r, p({ 'max-length': 10 }))).toEqual({
+      kind: 'ask',
+      why: 'the policy was changed again since the change',
+    });
+    expect(revertDecision(r, p({ 'max-length': 9 }, 2)).kind).toBe('ask');
+    expect(revertDecision(r, null)).toEqual({ kind: 'ask', why: 'the policy was deleted since the change' });
+    expect(revertDecision(r, p({ 'max-length': 1 })).kind).toBe('done');
+    const created = revertOf(null, p({ 'max-length': 9 }));
+    expect(revertDecision(created, null).kind).toBe('done');
+  });
+
+  it('warns 10 minutes before the deadline, not when the box is shorter', () => {
+    const at = new Date('2026-11-30T12:00:00Z');
+    expect(scheduleOf(at, 2 * 3_600_000)).toEqual({
+      deadline: new Date('2026-11-30T14:00:00Z'),
+      warnAt: new Date('2026-11-30T13:50:00Z'),
+    });
+    expect(scheduleOf(at, 20_000).warnAt).toBeNull();
+    expect(scheduleOf(at, 10 * 60_000).warnAt).toBeNull();
+  });
+});
