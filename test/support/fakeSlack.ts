@@ -121,6 +121,8 @@ export interface FakeSlack {
   ): Promise<RecordedCall>;
   /** The next call to `method` fails with this Slack error code (recorded as `injected`). */
   failNext(method: string, error: string): void;
+  /** The members `usergroups.users.list` answers for user group `id` (`S…`); unknown groups get `no_such_subteam`. */
+  setUsergroup(id: string, members: readonly string[]): void;
   /**
    * HTTP-level faults for the next calls to `target` (a Web API method, or `response_url` for
    * any response URL), one per call, in order: a 429 with `Retry-After` (seconds), a 5xx, or no
@@ -379,7 +381,7 @@ export function checkMessage(
   return null;
 }
 
-function checkView(view: unknown): Refusal | null {
+export function checkView(view: unknown): Refusal | null {
   if (!isObject(view))
     return { error: 'invalid_arguments', messages: ['[ERROR] must be an object [json-pointer:/view]'] };
   if (JSON.stringify(view).length > FAKE_SLACK_LIMITS.viewBytes)
@@ -682,6 +684,11 @@ export async function startFakeSlack(
           if (refusal) return fail(refusal.error, refusal.messages);
           return reply({ view: { id: args.view_id ?? `V${++seq}`, ...(args.view as object) } });
         }
+        case 'usergroups.users.list': {
+          const members = typeof args.usergroup === 'string' ? usergroups.get(args.usergroup) : undefined;
+          if (!members) return fail('no_such_subteam');
+          return reply({ users: [...members] });
+        }
         case 'files.getUploadURLExternal': {
           // Slack: `invalid_arguments` with "[ERROR] missing required field: …" (seen live).
           const missing: string[] = [];
@@ -771,6 +778,9 @@ export async function startFakeSlack(
       }),
     failNext(method, error) {
       failures.set(method, [...(failures.get(method) ?? []), error]);
+    },
+    setUsergroup(id, members) {
+      usergroups.set(id, members);
     },
     faultNext(target, ...list) {
       faults.set(target, [...(faults.get(target) ?? []), ...list]);
