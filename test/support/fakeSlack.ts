@@ -489,6 +489,7 @@ export async function startFakeSlack(
   const responseUses = new Map<string, number>();
   const uploads = new Map<string, FakeUpload>();
   const failures = new Map<string, string[]>();
+  const usergroups = new Map<string, readonly string[]>();
   const faults = new Map<string, SlackFault[]>();
   let seq = 0;
   let url = '';
