@@ -10,6 +10,7 @@ import {
 import { type BrokerVersion, formatVersion, type ObjectKind, type Policy } from '../src/policy/types.ts';
 import { brokerReason } from '../src/rabbit/errors.ts';
 import { WHICH_USAGE, type WhichInput } from './parse.ts';
+import { missingVhost, type VhostLister } from './vhosts.ts';
 
 /**
  * `which NAME`: which policy governs this object. The policy in force is the broker's report,
@@ -18,7 +19,7 @@ import { WHICH_USAGE, type WhichInput } from './parse.ts';
  */
 
 /** What `which` needs of the management API. ManagementClient satisfies it. */
-export interface WhichBroker {
+export interface WhichBroker extends VhostLister {
   overview(): Promise<{ version: BrokerVersion }>;
   getQueue(
     vhost: string,
@@ -60,7 +61,9 @@ export interface WhichResult {
     | 'unreachable'
     | 'timeout'
     | 'unauthorized'
-    | 'broker-error';
+    | 'broker-error'
+    | 'refused-by-broker'
+    | 'too-large';
   /** The broker's words, when it gave a reason for not answering. */
   detail?: string;
   brokerVersion?: string;
@@ -84,7 +87,15 @@ export interface WhichResult {
   disagreements: string[];
 }
 
-const NOT_ASKED = new Set(['unreachable', 'timeout', 'unauthorized', 'broker-error', 'bad-response']);
+const NOT_ASKED = new Set([
+  'unreachable',
+  'timeout',
+  'unauthorized',
+  'broker-error',
+  'bad-response',
+  'refused-by-broker',
+  'too-large',
+]);
 
 function view(p: Policy): PolicyView {
   return {
@@ -215,13 +226,10 @@ export async function which(
   } catch (err) {
     const code = codeOf(err);
     if (code === 'not-found') {
-      // No such vhost: no object, no policy. Answered, not refused.
-      const r = base(input.kind ?? 'classic', false, input.kind === undefined);
-      r.answer = 'not-reported';
-      r.why = 'missing';
-      r.detail = `vhost ${input.vhost} does not exist`;
-      r.nothingGoverns = true;
-      return r;
+      // No such vhost: a typo to point out, never "nothing governs" (a script would take it as an answer).
+      const { sentence } = await missingVhost(broker, input.vhost);
+      const capitalised = `${sentence.charAt(0).toUpperCase()}${sentence.slice(1)}`;
+      throw new InputError(capitalised.endsWith('?') ? capitalised : `${capitalised}.`, WHICH_USAGE);
     }
     if (code !== undefined && (NOT_ASKED.has(code) || code === 'forbidden')) {
       const r = base(input.kind ?? 'classic', false, input.kind === undefined);

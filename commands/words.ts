@@ -20,6 +20,8 @@ export const NOT_ASKED_WORDS: Readonly<Record<string, string>> = {
   'broker-error': 'the broker answered with an error',
   forbidden: "the bot's broker user may not read that vhost",
   missing: 'that vhost does not exist',
+  'refused-by-broker': 'the broker refused the request',
+  'too-large': "the broker's answer was larger than the bot reads",
 };
 
 /** Why the broker did not report the object's policy (`which` answer `not-reported`), by `why`. */

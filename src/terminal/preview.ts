@@ -193,7 +193,7 @@ export function previewText(r: PreviewResult): string {
     case 'not-asked': {
       const why =
         r.why === 'missing-vhost'
-          ? `vhost ${JSON.stringify(r.change.vhost)} does not exist`
+          ? (r.detail ?? `vhost ${JSON.stringify(r.change.vhost)} does not exist`)
           : `the broker could not be asked (${r.why}${r.detail ? `: ${r.detail}` : ''})`;
       return `Could not preview ${r.change.action} of ${JSON.stringify(r.change.policy)}: ${why}. Nothing is claimed.\n`;
     }

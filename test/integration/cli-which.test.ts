@@ -224,9 +224,9 @@ describe('rmq which refusals', () => {
     expect(code).toBe(3);
   });
 
-  it('a vhost that does not exist: answered, nothing governs, and the reason given', async () => {
+  it('a vhost that does not exist: refused (exit 2), not "nothing governs", naming the close one', async () => {
     const r = await rmq('which', 'x', '--vhost', `${vhost}-missing`);
-    expect(r.code).toBe(0);
-    expect(r.out).toMatch(/vhost .* does not exist/);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`Vhost "${vhost}-missing" does not exist; did you mean "${vhost}"?`);
   });
 });

@@ -221,7 +221,7 @@ function refused(r: Extract<PreviewResult, { status: 'refused' }>): PreviewMessa
 function notAsked(r: Extract<PreviewResult, { status: 'not-asked' }>): PreviewMessage {
   const why =
     r.why === 'missing-vhost'
-      ? `vhost ${name(r.change.vhost)} does not exist`
+      ? `vhost ${name(r.change.vhost)} does not exist${r.closeVhosts?.length ? `; did you mean ${r.closeVhosts.map(name).join(' or ')}?` : ''}`
       : `${NOT_ASKED_WORDS[r.why] ?? 'the broker could not be asked'}${r.detail ? ` (${code(truncate(r.detail, 300))})` : ''}`;
   const blocks = [
     section(
