@@ -68,6 +68,8 @@ export interface RecordedCall {
   readonly error?: string;
   /** Slack-style pointers to what was wrong (`[ERROR] … [json-pointer:/blocks/0/text]`). */
   readonly messages?: readonly string[];
+  /** What the fake answered an accepted Web API call (`ts` of a posted message, `view.id`…). */
+  readonly response?: Record<string, unknown>;
   /** A failure the test asked for with `failNext`, not a call Slack would refuse. */
   readonly injected?: boolean;
   readonly at: number;
@@ -612,7 +614,7 @@ export async function startFakeSlack(
       const parsed = parseBody(req.headers, raw);
       const args = '__invalid' in parsed ? {} : parsed;
       const reply = (body: Record<string, unknown>) => {
-        record({ kind: 'api', method, args, ok: true });
+        record({ kind: 'api', method, args, ok: true, response: body });
         json(200, { ok: true, ...body });
       };
       const fail = (error: string, messages: readonly string[] = []) => {
