@@ -220,7 +220,9 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   }
   // An approval made before a stop is applied now: the worker's first sweep finds it. Not
   // awaited: with Redis away the sweep waits for it, and the bot answers meanwhile.
-  changes.startWorker(bot.notifier).catch((err: unknown) => logger.error({ err }, 'the apply worker did not start'));
+  changes
+    .startWorker(bot.notifier)
+    .catch((err: unknown) => logger.error({ err }, 'the apply worker did not start'));
 
   let stopping = false;
   const shutdown = async (signal: string) => {

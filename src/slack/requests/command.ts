@@ -1,3 +1,4 @@
+import { CHANGE_USAGE } from '../../../commands/help.ts';
 import { parsePreview } from '../../../commands/preview.ts';
 import { InputError } from '../../errors.ts';
 import type { Origin } from '../../workflow/types.ts';
@@ -17,13 +18,6 @@ import { MAX_REASON } from './service.ts';
  * slash command opens forms at once (it carries a trigger); a mention has none, so its asker
  * gets a button that opens the form.
  */
-
-export const CHANGE_USAGE: Readonly<Record<Draft['action'], string>> = {
-  delete: 'delete POLICY --reason TEXT [--operator] [--vhost V] [--env E] [--thread LINK]',
-  create:
-    'create NAME [--pattern P --definition JSON [--apply-to A] [--priority N]] [--reason TEXT] [--operator] [--vhost V] [--env E] [--thread LINK]',
-  edit: 'edit POLICY [--pattern P] [--apply-to A] [--priority N] [--definition JSON] [--reason TEXT] [--operator] [--vhost V] [--env E] [--thread LINK]',
-};
 
 /**
  * A Slack message link -> the thread it is in: `https://W.slack.com/archives/C…/p1700000000000901`
