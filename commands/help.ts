@@ -21,6 +21,11 @@ export const COMMANDS_USAGE = [
   [CHANGE_USAGE.create, 'request a new policy (without field flags: a form); an approver applies it'],
   [CHANGE_USAGE.edit, 'request a change to a policy (without field flags: a form, filled in)'],
   [CHANGE_USAGE.delete, 'request the deletion of a policy'],
+  ['requests [--env E]', 'change requests still open (pending, approved, applying)'],
+  [
+    'history [POLICY or NAME] [--vhost V] [--env E] [--verify]',
+    'the audit trail of applied changes; --verify checks its hash chain',
+  ],
   ['help', 'this text'],
 ] as const;
 

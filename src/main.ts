@@ -1,7 +1,7 @@
 import { pathToFileURL } from 'node:url';
 import { config as loadDotenv } from 'dotenv';
 import { Redis } from 'ioredis';
-import { type Config, loadConfig } from './config.ts';
+import { type Config, DEFAULT_KEY_PREFIX, loadConfig } from './config.ts';
 import { ConfigError } from './errors.ts';
 import { createLogger } from './log.ts';
 import { ManagementClient, type ManagementClientOptions, type Timeouts } from './rabbit/index.ts';
@@ -13,6 +13,7 @@ import {
   missingSlackSettings,
 } from './slack/app.ts';
 import { createMetrics, type Metrics } from './slack/metrics.ts';
+import { AuditTrail } from './workflow/audit.ts';
 import {
   APPLY_CLIENT_SETTINGS,
   type ApplyWorker,
@@ -22,6 +23,7 @@ import {
   type Notifier,
   startApplyWorker,
 } from './workflow/index.ts';
+import { RequestStore } from './workflow/store.ts';
 
 /**
  * The composition root of the Slack bot (`npm start`): config -> logger -> one management client
@@ -99,7 +101,7 @@ export function changeRequestParts(options: {
   };
 }): ChangeRequestParts {
   const { config, logger } = options;
-  const keyPrefix = options.keyPrefix ?? 'rmq';
+  const keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
   const brokerOf = (brokers: ReadonlyMap<string, ManagementClient>) => (env: string) => {
     const b = brokers.get(env);
     if (!b) throw new Error(`no broker client for environment ${env}`);
@@ -196,7 +198,11 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
 
   let bot: BotApp;
   try {
-    bot = await createApp({ config, logger, brokers, redis, metrics, workflow: changes.workflow });
+    const records = {
+      requests: new RequestStore(redis, DEFAULT_KEY_PREFIX),
+      history: new AuditTrail(redis, DEFAULT_KEY_PREFIX),
+    };
+    bot = await createApp({ config, logger, brokers, redis, metrics, records, workflow: changes.workflow });
   } catch (err) {
     const message = err instanceof ConfigError ? err.message : slackStartError(err, config.slack.apiUrl);
     logger.fatal({ message }, 'cannot start');

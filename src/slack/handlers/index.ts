@@ -2,7 +2,9 @@ import { createCommand } from './create.ts';
 import { deleteCommand } from './delete.ts';
 import { editCommand } from './edit.ts';
 import { helpCommand } from './help.ts';
+import { historyCommand } from './history.ts';
 import { previewCommand } from './preview.ts';
+import { requestsCommand } from './requests.ts';
 import type { SlackCommand } from './types.ts';
 import { whichCommand } from './which.ts';
 
@@ -12,9 +14,16 @@ import { whichCommand } from './which.ts';
  * is in this table.
  */
 export const COMMANDS: ReadonlyMap<string, SlackCommand> = new Map(
-  [whichCommand, previewCommand, createCommand, editCommand, deleteCommand, helpCommand].map(
-    (c) => [c.name, c] as const,
-  ),
+  [
+    whichCommand,
+    previewCommand,
+    createCommand,
+    editCommand,
+    deleteCommand,
+    requestsCommand,
+    historyCommand,
+    helpCommand,
+  ].map((c) => [c.name, c] as const),
 );
 
 export type {
@@ -22,6 +31,7 @@ export type {
   CommandContext,
   EnvironmentBroker,
   Environments,
+  Records,
   SlackBroker,
   SlackCommand,
 } from './types.ts';
