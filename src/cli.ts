@@ -61,7 +61,7 @@ export async function runCli(
           import('../commands/preview.ts'),
           import('./terminal/preview.ts'),
         ]);
-        const input = parsePreview(words, {}, terminalDefaults(env));
+        const input = parsePreview(words, {}, { defaults: terminalDefaults(env) });
         return await withBroker(env, input.env, async (broker) => {
           const result = await preview(input, broker);
           io.out(json ? `${JSON.stringify(previewJson(result), null, 2)}\n` : previewText(result));

@@ -17,7 +17,7 @@ export const previewCommand: SlackCommand = {
   name: 'preview',
   async run(words, ctx): Promise<Deliverable> {
     const channel = await channelFlags(ctx);
-    const input = parsePreview(words, {}, channel.defaults);
+    const input = parsePreview(words, {}, { defaults: channel.defaults });
     const { name: env, broker } = ctx.environments.pick(input.env);
     const log = ctx.logger.child({ env, vhost: input.vhost, policy: input.name, action: input.action });
     const result = await preview(input, broker);

@@ -64,6 +64,10 @@ export function appMentionListener(deps: ListenerDeps): Middleware<SlackEventMid
           requestId,
           // A thread is part of its channel: the channel's defaults hold there too.
           channel: channelScope(deps.channelDefaults, event.channel, event.user, logger),
+          ...(event.user
+            ? { asker: { user: event.user, channel: event.channel, threadTs: event.thread_ts } }
+            : {}),
+          ...(deps.changes ? { changes: deps.changes } : {}),
         });
         const reply = deps.delivery.toChannel({
           channel: event.channel,

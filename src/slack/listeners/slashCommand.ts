@@ -31,6 +31,8 @@ export function slashCommandListener(deps: ListenerDeps): Middleware<SlackComman
           logger,
           requestId,
           channel: channelScope(deps.channelDefaults, command.channel_id, command.user_id, logger),
+          asker: { user: command.user_id, channel: command.channel_id, triggerId: command.trigger_id },
+          ...(deps.changes ? { changes: deps.changes } : {}),
         });
         const reply = deps.delivery.toResponseUrl({
           responseUrl: command.response_url,
