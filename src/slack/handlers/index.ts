@@ -1,3 +1,6 @@
+import { createCommand } from './create.ts';
+import { deleteCommand } from './delete.ts';
+import { editCommand } from './edit.ts';
 import { helpCommand } from './help.ts';
 import { historyCommand } from './history.ts';
 import { previewCommand } from './preview.ts';
@@ -11,9 +14,16 @@ import { whichCommand } from './which.ts';
  * is in this table.
  */
 export const COMMANDS: ReadonlyMap<string, SlackCommand> = new Map(
-  [whichCommand, previewCommand, requestsCommand, historyCommand, helpCommand].map(
-    (c) => [c.name, c] as const,
-  ),
+  [
+    whichCommand,
+    previewCommand,
+    createCommand,
+    editCommand,
+    deleteCommand,
+    requestsCommand,
+    historyCommand,
+    helpCommand,
+  ].map((c) => [c.name, c] as const),
 );
 
 export type {
