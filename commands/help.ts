@@ -1,6 +1,8 @@
 import { WHICH_USAGE } from './parse.ts';
+import { POLICIES_USAGE } from './policies.ts';
 
 export const COMMANDS_USAGE = [
+  [POLICIES_USAGE, "the vhost's policies by priority, unanchored ones marked; operator policies apart"],
   [
     'which NAME [--kind classic|quorum|stream|exchange] [--vhost V] [--env E]',
     'which policy governs a queue or exchange',

@@ -99,9 +99,10 @@ describe('dispatch', () => {
   });
 
   it('has one table of commands, and help lists each of them', async () => {
-    expect([...COMMANDS.keys()].sort()).toEqual(['help', 'preview', 'which']);
+    expect([...COMMANDS.keys()].sort()).toEqual(['help', 'policies', 'preview', 'which']);
     const help = shown((await dispatch('help', ctx())).message);
     expect(help).toMatch(/\/rmq which NAME/);
+    expect(help).toMatch(/\/rmq policies \[--vhost V\]/);
     expect(help).toMatch(/\/rmq preview delete\|create\|edit POLICY/);
     const extra: SlackCommand = {
       name: 'history',

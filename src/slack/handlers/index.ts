@@ -1,4 +1,5 @@
 import { helpCommand } from './help.ts';
+import { policiesCommand } from './policies.ts';
 import { previewCommand } from './preview.ts';
 import type { SlackCommand } from './types.ts';
 import { whichCommand } from './which.ts';
@@ -9,7 +10,7 @@ import { whichCommand } from './which.ts';
  * is in this table.
  */
 export const COMMANDS: ReadonlyMap<string, SlackCommand> = new Map(
-  [whichCommand, previewCommand, helpCommand].map((c) => [c.name, c] as const),
+  [policiesCommand, whichCommand, previewCommand, helpCommand].map((c) => [c.name, c] as const),
 );
 
 export type {
