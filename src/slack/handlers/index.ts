@@ -1,6 +1,11 @@
+import { createCommand } from './create.ts';
+import { deleteCommand } from './delete.ts';
+import { editCommand } from './edit.ts';
 import { helpCommand } from './help.ts';
+import { historyCommand } from './history.ts';
 import { policiesCommand } from './policies.ts';
 import { previewCommand } from './preview.ts';
+import { requestsCommand } from './requests.ts';
 import type { SlackCommand } from './types.ts';
 import { whichCommand } from './which.ts';
 
@@ -10,7 +15,17 @@ import { whichCommand } from './which.ts';
  * is in this table.
  */
 export const COMMANDS: ReadonlyMap<string, SlackCommand> = new Map(
-  [policiesCommand, whichCommand, previewCommand, helpCommand].map((c) => [c.name, c] as const),
+  [
+    policiesCommand,
+    whichCommand,
+    previewCommand,
+    createCommand,
+    editCommand,
+    deleteCommand,
+    requestsCommand,
+    historyCommand,
+    helpCommand,
+  ].map((c) => [c.name, c] as const),
 );
 
 export type {
@@ -18,6 +33,7 @@ export type {
   CommandContext,
   EnvironmentBroker,
   Environments,
+  Records,
   SlackBroker,
   SlackCommand,
 } from './types.ts';
