@@ -105,6 +105,7 @@ describe('dispatch', () => {
       'edit',
       'help',
       'history',
+      'policies',
       'preview',
       'requests',
       'use',
@@ -112,6 +113,7 @@ describe('dispatch', () => {
     ]);
     const help = shown((await dispatch('help', ctx())).message);
     expect(help).toMatch(/\/rmq which NAME/);
+    expect(help).toMatch(/\/rmq policies \[--vhost V\]/);
     expect(help).toMatch(/\/rmq delete POLICY --reason TEXT/);
     expect(help).toMatch(/\/rmq create NAME/);
     expect(help).toMatch(/\/rmq edit POLICY/);
