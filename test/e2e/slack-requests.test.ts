@@ -252,3 +252,266 @@ describe('delete, from a slash command', () => {
     expect(h.slack.rejections()).toEqual([]);
   });
 });
+
+// --- helpers for the flows below ----------------------------------------------------------------
+
+const THREAD = '1700000000.000777';
+
+async function mentionIn(threadTs: string, user: string, text: string): Promise<void> {
+  const res = await h.mention(
+    mentionEnvelope({
+      text: `<@${h.slack.botUserId}> ${text}`,
+      threadTs,
+      user,
+      botUserId: h.slack.botUserId,
+    }),
+  );
+  expect(res.status).toBe(200);
+}
+
+/** Submits an open form as `user`; returns the HTTP answer's JSON (an empty ack is `{}`). */
+async function submit(
+  user: string,
+  view: OpenedView,
+  values: Record<string, string>,
+): Promise<Record<string, unknown>> {
+  const res = await h.interact(submission(user, view, values));
+  expect(res.status).toBe(200);
+  const text = await res.text();
+  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+}
+
+/** The policy form as the bot filled it in (views.update after the loading view). */
+async function policyFormAfter(mark: number): Promise<OpenedView> {
+  const filled = await next(
+    mark,
+    (c) => c.method === 'views.update' && c.ok && viewOf(c).callback_id === 'rmq_policy_form',
+    'the policy form',
+  );
+  return viewOf(filled);
+}
+
+async function approveAndApply(
+  request: { id: string; ts: string },
+  origin: { channel: string; threadTs?: string },
+  mark: number,
+  approver = APPROVER,
+): Promise<[RecordedCall, RecordedCall]> {
+  expect(await decide(approver, 'approve', request, 'looked at the preview')).toEqual({
+    status: 200,
+    body: '',
+  });
+  return appliedPosts(mark, origin);
+}
+
+const writesOf = (mark: number) =>
+  h.proxy.requests.slice(mark).filter((r) => r.method === 'PUT' || r.method === 'DELETE');
+
+// --- more flows ---------------------------------------------------------------------------------
+
+describe('create, from a mention in a thread', () => {
+  it('answers in the thread, and after a group member approves, the policy is on the broker and the diff in the thread', async () => {
+    const mark = h.slack.calls.length;
+    await mentionIn(
+      THREAD,
+      REQUESTER,
+      `create retry-cap --pattern '^retry\\.' --priority 5 --definition '{"max-length": 10}' --vhost ${h.vhost}`,
+    );
+    const filed = await next(mark, isPost('C0INCIDENT', THREAD), 'the filed notice in the thread');
+    expect(renderedText(filed.args)).toMatch(/is filed by <@U0REQUESTER>/);
+    const request = await approvalMessage(mark);
+    expect(renderedText(request.call.args)).toContain('pattern     ^retry\\.');
+    // GROUPIE approves through the user group S0APPROVERS (usergroups.users.list).
+    const [, inThread] = await approveAndApply(
+      request,
+      { channel: 'C0INCIDENT', threadTs: THREAD },
+      mark,
+      GROUPIE,
+    );
+    expect(renderedText(inThread.args)).toMatch(/\+ definition.max-length: \(none\) {2}-&gt; {2}10/);
+    expect(
+      since(mark).some((c) => c.method === 'usergroups.users.list' && c.args.usergroup === APPROVER_GROUP),
+    ).toBe(true);
+    const written = await admin.getPolicy('user', h.vhost, 'retry-cap');
+    expect(written).toMatchObject({
+      pattern: '^retry\\.',
+      applyTo: 'all',
+      priority: 5,
+      definition: { 'max-length': 10 },
+    });
+    expect(await recordsOf('retry-cap')).toHaveLength(1);
+  });
+
+  it('the Revert button files a new request restoring the before state, which waits for its own approval', async () => {
+    const [record] = await recordsOf('retry-cap');
+    const mark = h.slack.calls.length;
+    await h.interact(
+      click(
+        REQUESTER,
+        { action_id: 'rmq_audit_revert', value: String(record?.id) },
+        { channel: 'C0INCIDENT', ts: '1700000000.000999', threadTs: THREAD },
+      ),
+    );
+    const opened = await next(mark, (c) => c.method === 'views.open' && c.ok, 'the revert form');
+    expect(viewOf(opened).callback_id).toBe('rmq_reason_form');
+    const answer = await submit(REQUESTER, viewOf(opened), { reason: 'the cap dropped messages' });
+    expect(answer, JSON.stringify(answer)).toEqual({});
+    const revert = await approvalMessage(mark);
+    expect(renderedText(revert.call.args)).toMatch(/revert \(delete\)/);
+    expect(renderedText(revert.call.args)).toMatch(/\*Reverts\* audit record/);
+    // Not applied until approved.
+    expect(await admin.getPolicy('user', h.vhost, 'retry-cap')).not.toBeNull();
+    await approveAndApply(revert, { channel: 'C0INCIDENT', threadTs: THREAD }, mark);
+    expect(await admin.getPolicy('user', h.vhost, 'retry-cap')).toBeNull();
+    expect(await recordsOf('retry-cap')).toHaveLength(2);
+  });
+});
+
+describe('edit, from a mention in a thread, without flags', () => {
+  it('offers the form, prefilled with the policy as it is; the submitted change is what gets written', async () => {
+    const mark = h.slack.calls.length;
+    await mentionIn(THREAD, REQUESTER, `edit billing-b --vhost ${h.vhost}`);
+    const prompt = await next(
+      mark,
+      (c) => c.method === 'chat.postEphemeral' && c.ok,
+      'the button that opens the form',
+    );
+    const [open] = buttonsOf(prompt);
+    expect(open?.action_id).toBe('rmq_open_form');
+    await h.interact(
+      click(
+        REQUESTER,
+        { action_id: 'rmq_open_form', value: String(open?.value) },
+        { channel: 'C0INCIDENT', ts: '1', threadTs: THREAD },
+      ),
+    );
+    const form = await policyFormAfter(mark);
+    const json = JSON.stringify(form);
+    expect(json).toContain('"initial_value":"^billing\\\\."');
+    expect(json).toContain('"initial_value":"5"');
+    expect(json).toContain('max-length');
+    // Only the apply-to values this broker's version accepts.
+    const version = (await admin.overview()).version;
+    const options = (
+      form.blocks.find((b) => b.block_id === 'apply_to') as unknown as {
+        element: { options: { value: string }[] };
+      }
+    ).element.options.map((o) => o.value);
+    expect(options).toEqual(
+      version.major > 3 || version.minor >= 12
+        ? ['all', 'queues', 'exchanges', 'classic_queues', 'quorum_queues', 'streams']
+        : ['all', 'queues', 'exchanges'],
+    );
+
+    expect(
+      await submit(REQUESTER, form, {
+        pattern: '^billing\\.',
+        apply_to: 'queues',
+        priority: '6',
+        definition: '{"max-length": 2000}',
+        reason: 'break the tie',
+      }),
+    ).toEqual({});
+    await next(mark, isPost('C0INCIDENT', THREAD), 'the filed notice in the thread');
+    const request = await approvalMessage(mark);
+    await approveAndApply(request, { channel: 'C0INCIDENT', threadTs: THREAD }, mark);
+    expect(await admin.getPolicy('user', h.vhost, 'billing-b')).toMatchObject({
+      priority: 6,
+      definition: { 'max-length': 2000 },
+    });
+    expect(await recordsOf('billing-b')).toHaveLength(1);
+  });
+});
+
+describe('create, from a slash command, without flags', () => {
+  it('the form refuses bad JSON and an unknown key on the definition field, files nothing, then files', async () => {
+    const mark = h.slack.calls.length;
+    const writes = h.proxy.requests.length;
+    await h.commandAs(`create form-made --vhost ${h.vhost}`, { userId: REQUESTER });
+    const form = await policyFormAfter(mark);
+    expect(JSON.stringify(form)).toContain('unanchored: matches every name that contains it');
+    const base = { pattern: '^billing\\.', apply_to: 'queues', priority: '1', reason: '' };
+    const bad = await submit(REQUESTER, form, { ...base, definition: '{"max-length": ' });
+    expect(bad).toMatchObject({
+      response_action: 'errors',
+      errors: { definition: expect.stringMatching(/^Not valid JSON/) },
+    });
+    const unknown = await submit(REQUESTER, form, { ...base, definition: '{"max-lenght": 5}' });
+    expect(unknown).toMatchObject({
+      response_action: 'errors',
+      errors: { definition: expect.stringMatching(/max-lenght is not a policy key/) },
+    });
+    expect(since(mark).filter((c) => isPost(APPROVALS_CHANNEL)(c))).toEqual([]);
+    expect(writesOf(writes)).toEqual([]);
+
+    expect(await submit(REQUESTER, form, { ...base, definition: '{"message-ttl": 1000}' })).toEqual({});
+    const request = await approvalMessage(mark);
+    await approveAndApply(request, { channel: 'C0INCIDENT' }, mark);
+    expect(await admin.getPolicy('user', h.vhost, 'form-made')).toMatchObject({
+      pattern: '^billing\\.',
+      definition: { 'message-ttl': 1000 },
+    });
+    expect(await recordsOf('form-made')).toHaveLength(1);
+  });
+});
+
+describe('edit from a slash command, delete from a mention', () => {
+  it('edit with flags: applied as previewed, one record', async () => {
+    const mark = h.slack.calls.length;
+    const { responseUrl } = await h.commandAs(
+      `edit orders-cap --pattern '^orders\\.' --vhost ${h.vhost} --reason "anchor it"`,
+      {
+        userId: REQUESTER,
+      },
+    );
+    expect((await h.answerTo(responseUrl)).args.response_type).toBe('in_channel');
+    const request = await approvalMessage(mark);
+    expect(renderedText(request.call.args)).toMatch(/\*Now:\*[\s\S]*pattern {5}orders\n/);
+    await approveAndApply(request, { channel: 'C0INCIDENT' }, mark);
+    expect(await admin.getPolicy('user', h.vhost, 'orders-cap')).toMatchObject({ pattern: '^orders\\.' });
+    // retry.orders.dlq lost the cap: the broker says so, as the preview said.
+    await waitFor(async () => (await admin.getQueue(h.vhost, 'retry.orders.dlq'))?.policy === null, {
+      deadlineMs: 30_000,
+      intervalMs: 250,
+      what: 'retry.orders.dlq to report no policy',
+    });
+    expect(await recordsOf('orders-cap')).toHaveLength(1);
+  });
+
+  it('delete in a thread without a reason: the bot asks for it in a form, then files', async () => {
+    const mark = h.slack.calls.length;
+    await mentionIn(THREAD, REQUESTER, `delete orders-ae --vhost ${h.vhost}`);
+    const prompt = await next(
+      mark,
+      (c) => c.method === 'chat.postEphemeral' && c.ok,
+      'the button that asks the reason',
+    );
+    const [open] = buttonsOf(prompt);
+    await h.interact(
+      click(
+        REQUESTER,
+        { action_id: 'rmq_open_form', value: String(open?.value) },
+        { channel: 'C0INCIDENT', ts: '1', threadTs: THREAD },
+      ),
+    );
+    const opened = await next(mark, (c) => c.method === 'views.open' && c.ok, 'the reason form');
+    expect(viewOf(opened).callback_id).toBe('rmq_reason_form');
+    expect(await submit(REQUESTER, viewOf(opened), { reason: '   ' })).toMatchObject({
+      response_action: 'errors',
+      errors: { reason: expect.stringMatching(/A reason is required/) },
+    });
+    expect(await submit(REQUESTER, viewOf(opened), { reason: 'unroutable goes to the DLX now' })).toEqual({});
+    const request = await approvalMessage(mark);
+    await approveAndApply(request, { channel: 'C0INCIDENT', threadTs: THREAD }, mark);
+    expect(await admin.getPolicy('user', h.vhost, 'orders-ae')).toBeNull();
+    expect(await recordsOf('orders-ae')).toHaveLength(1);
+  });
+
+  it('a slash delete without a reason opens the reason form at once', async () => {
+    const mark = h.slack.calls.length;
+    await h.commandAs(`delete billing-a --vhost ${h.vhost}`, { userId: REQUESTER });
+    const opened = await next(mark, (c) => c.method === 'views.open' && c.ok, 'the reason form');
+    expect(viewOf(opened).callback_id).toBe('rmq_reason_form');
+    expect(since(mark).filter((c) => isPost(APPROVALS_CHANNEL)(c))).toEqual([]);
+  });
+});
