@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/workflow/audit.ts';
+import { RequestStore } from '../../src/workflow/store.ts';
 import type { AuditRecord } from '../../src/workflow/types.ts';
 import { adminClient, waitFor } from '../support/broker.ts';
 import type { RecordedCall } from '../support/fakeSlack.ts';
@@ -513,5 +514,211 @@ describe('edit from a slash command, delete from a mention', () => {
     const opened = await next(mark, (c) => c.method === 'views.open' && c.ok, 'the reason form');
     expect(viewOf(opened).callback_id).toBe('rmq_reason_form');
     expect(since(mark).filter((c) => isPost(APPROVALS_CHANNEL)(c))).toEqual([]);
+  });
+});
+
+// --- refusals -----------------------------------------------------------------------------------
+
+const store = () => new RequestStore(h.redis as never, h.keyPrefix);
+
+/** Files `create NAME` (a policy that matches nothing in the lab) as `user`; returns the request. */
+async function fileHarmless(name: string, user = REQUESTER): Promise<{ id: string; ts: string }> {
+  const mark = h.slack.calls.length;
+  await h.commandAs(
+    `create ${name} --pattern '^nothing\\.' --definition '{"max-length": 1}' --vhost ${h.vhost}`,
+    {
+      userId: user,
+    },
+  );
+  return approvalMessage(mark);
+}
+
+describe('refusals: each told, nothing applied', () => {
+  it('a read-only environment refuses every write, saying so', async () => {
+    const mark = h.slack.calls.length;
+    const writes = h.proxy.requests.length;
+    const { responseUrl } = await h.commandAs(`delete billing-b --env ro --vhost ${h.vhost} --reason x`, {
+      userId: REQUESTER,
+    });
+    const answer = await h.answerTo(responseUrl);
+    expect(answer.args.response_type).toBe('ephemeral');
+    expect(renderedText(answer.args)).toMatch(
+      /This environment is read-only: the bot changes no policy there\. Nothing was filed\./,
+    );
+    expect(since(mark).filter((c) => isPost(APPROVALS_CHANNEL)(c))).toEqual([]);
+    expect(writesOf(writes)).toEqual([]);
+  });
+
+  it('a broker identity that cannot write policies is refused at once, with the broker’s reason', async () => {
+    const mark = h.slack.calls.length;
+    const writes = h.proxy.requests.length;
+    const { responseUrl } = await h.commandAs(`delete billing-b --env weak --vhost ${h.vhost} --reason x`, {
+      userId: REQUESTER,
+    });
+    const answer = await h.answerTo(responseUrl);
+    expect(answer.args.response_type).toBe('ephemeral');
+    const shown = renderedText(answer.args);
+    expect(shown).toMatch(
+      /The bot's broker identity may not write policies here, so nothing was filed\. The broker says:\n> The bot's broker user .* has tags management; .* written with the policymaker or administrator tag\./,
+    );
+    expect(since(mark).filter((c) => isPost(APPROVALS_CHANNEL)(c))).toEqual([]);
+    expect(writesOf(writes)).toEqual([]);
+  });
+
+  it('a non-approver, the requester approving their own request, and an empty reason are refused inline', async () => {
+    const theirs = await fileHarmless('pending-theirs');
+    const stranger = await decide(STRANGER, 'approve', theirs, 'lgtm');
+    expect(JSON.parse(stranger.body)).toEqual({
+      response_action: 'errors',
+      errors: { reason: 'You are not among the approvers of this environment: nothing was decided.' },
+    });
+    const empty = await decide(APPROVER, 'approve', theirs, '  \n ');
+    expect(JSON.parse(empty.body)).toEqual({
+      response_action: 'errors',
+      errors: { reason: 'A reason is required: say why, for the audit trail.' },
+    });
+    const emptyReject = await decide(APPROVER, 'reject', theirs, '');
+    expect(JSON.parse(emptyReject.body).errors.reason).toMatch(/A reason is required/);
+
+    // An approver who files a request cannot approve it.
+    const mine = await fileHarmless('pending-mine', APPROVER);
+    const self = await decide(APPROVER, 'approve', mine, 'my own, trust me');
+    expect(JSON.parse(self.body)).toEqual({
+      response_action: 'errors',
+      errors: { reason: 'You filed this request: another approver must decide it.' },
+    });
+
+    for (const r of [theirs, mine]) expect((await store().get(r.id))?.state).toBe('pending');
+    expect(await admin.getPolicy('user', h.vhost, 'pending-theirs')).toBeNull();
+    expect(await admin.getPolicy('user', h.vhost, 'pending-mine')).toBeNull();
+    expect(await recordsOf('pending-theirs')).toEqual([]);
+    expect(await recordsOf('pending-mine')).toEqual([]);
+  });
+});
+
+// --- races and replicas ---------------------------------------------------------------------------
+
+/** Opens the decision form as `user` at `baseUrl`; returns the view to submit later. */
+async function openDecision(
+  user: string,
+  kind: 'approve' | 'reject',
+  r: { id: string; ts: string },
+  baseUrl: string,
+): Promise<OpenedView> {
+  const mark = h.slack.calls.length;
+  const actionId = kind === 'approve' ? 'rmq_request_approve' : 'rmq_request_reject';
+  await h.interact(
+    click(user, { action_id: actionId, value: r.id }, { channel: APPROVALS_CHANNEL, ts: r.ts }),
+    baseUrl,
+  );
+  return viewOf(
+    await next(
+      mark,
+      (c) => c.method === 'views.open' && c.ok && c.args.trigger_id !== undefined,
+      'the decision form',
+    ),
+  );
+}
+
+describe('two bot processes on one Redis', () => {
+  let twin: Awaited<ReturnType<Harness['twin']>>;
+  beforeAll(async () => {
+    twin = await h.twin();
+  });
+  afterAll(async () => {
+    await twin?.stop();
+  });
+
+  it('the same approval submitted to both at once: one decision, one apply, one record; the other is told who decided', async () => {
+    const request = await fileHarmless('race-one');
+    const mark = h.slack.calls.length;
+    const writes = h.proxy.requests.length;
+    const one = await openDecision(APPROVER, 'approve', request, h.url);
+    const two = await openDecision(GROUPIE, 'approve', request, twin.url);
+    const answers = await Promise.all([
+      h.interact(submission(APPROVER, one, { reason: 'ok from one' }), h.url),
+      h.interact(submission(GROUPIE, two, { reason: 'ok from two' }), twin.url),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200]);
+    await appliedPosts(mark, { channel: 'C0INCIDENT' });
+    const told = await next(
+      mark,
+      (c) => c.method === 'chat.postEphemeral' && /was already approved by/.test(renderedText(c.args)),
+      'the loser told',
+    );
+    const decided = await store().get(request.id);
+    expect(told.args.user).toBe(decided?.decision?.by === APPROVER ? GROUPIE : APPROVER);
+    expect(renderedText(told.args)).toContain(`<@${decided?.decision?.by}>`);
+    expect(await recordsOf('race-one')).toHaveLength(1);
+    expect(writesOf(writes).filter((r) => r.url.endsWith('/race-one'))).toHaveLength(1);
+    expect(
+      since(mark).filter((c) => isPost(APPROVALS_CHANNEL)(c) && /Applied:/.test(String(c.args.text))),
+    ).toHaveLength(1);
+  });
+
+  it('approved and rejected at once: one decision', async () => {
+    const request = await fileHarmless('race-two');
+    const mark = h.slack.calls.length;
+    const approve = await openDecision(APPROVER, 'approve', request, h.url);
+    const reject = await openDecision(GROUPIE, 'reject', request, twin.url);
+    await Promise.all([
+      h.interact(submission(APPROVER, approve, { reason: 'ship it' }), h.url),
+      h.interact(submission(GROUPIE, reject, { reason: 'not today' }), twin.url),
+    ]);
+    const told = await next(
+      mark,
+      (c) =>
+        c.method === 'chat.postEphemeral' && /was already (approved|rejected) by/.test(renderedText(c.args)),
+      'the loser told',
+    );
+    const decided = await store().get(request.id);
+    expect(decided?.decision).toBeDefined();
+    const loser = decided?.decision?.kind === 'approve' ? GROUPIE : APPROVER;
+    expect(told.args.user).toBe(loser);
+    if (decided?.decision?.kind === 'approve') {
+      await appliedPosts(mark, { channel: 'C0INCIDENT' });
+      expect(await recordsOf('race-two')).toHaveLength(1);
+    } else {
+      await next(
+        mark,
+        (c) =>
+          c.method === 'chat.update' && c.args.ts === request.ts && /— rejected\./.test(String(c.args.text)),
+        'the message rejected',
+      );
+      expect(await recordsOf('race-two')).toEqual([]);
+      expect(await admin.getPolicy('user', h.vhost, 'race-two')).toBeNull();
+    }
+  });
+});
+
+describe('stale', () => {
+  it('the policy changed on the broker after the request: not applied, told, with a fresh preview', async () => {
+    const mark = h.slack.calls.length;
+    await mentionIn(THREAD, REQUESTER, `edit audit-fallback --priority 2 --vhost ${h.vhost}`);
+    const request = await approvalMessage(mark);
+    const current = await admin.getPolicy('user', h.vhost, 'audit-fallback');
+    expect(current).not.toBeNull();
+    await admin.putPolicy('user', { ...(current as NonNullable<typeof current>), priority: 3 });
+
+    expect(await decide(APPROVER, 'approve', request, 'fine')).toEqual({ status: 200, body: '' });
+    const notice = await next(
+      mark,
+      (c) => isPost('C0INCIDENT', THREAD)(c) && /not applied \(stale\)/.test(String(c.args.text)),
+      'the stale notice in the thread',
+    );
+    const shown = renderedText(notice.args);
+    expect(shown).toMatch(
+      /Stale — not applied\*: the policy on the broker is no longer what the approver saw/,
+    );
+    expect(shown).toMatch(/\*Preview:\* edit policy `audit-fallback`/);
+    expect(shown).toMatch(/Now: pattern `\^orders\\.` · applies to `queues` · priority 3/);
+    await next(
+      mark,
+      (c) => c.method === 'chat.update' && c.args.ts === request.ts && /— stale\./.test(String(c.args.text)),
+      'the message marked stale',
+    );
+    expect(await admin.getPolicy('user', h.vhost, 'audit-fallback')).toMatchObject({ priority: 3 });
+    expect(await recordsOf('audit-fallback')).toEqual([]);
+    expect(h.slack.rejections()).toEqual([]);
   });
 });
