@@ -9,6 +9,7 @@ import { PatternCache } from '../policy/pattern.ts';
 import { boltLogLevel, createBoltLogger, secretMasker } from './boltLogger.ts';
 import { createDelivery, type Delivery, type DeliveryOptions } from './delivery.ts';
 import { environmentDirectory } from './environments.ts';
+import { refuseFutureTimestamps } from './freshness.ts';
 import type { SlackBroker } from './handlers/types.ts';
 import { InFlight } from './inflight.ts';
 import {
@@ -136,6 +137,7 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
         logger: boltLogger,
         logLevel,
       });
+  if (receiver instanceof HTTPReceiver) refuseFutureTimestamps(receiver, logger);
 
   const app = new App({
     token: botToken,
