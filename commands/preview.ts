@@ -4,7 +4,6 @@ import { type PolicyDiff, policyDiff } from '../src/policy/diff.ts';
 import {
   type ObjectOutcome,
   type PolicyChange,
-  type PreviewSummary,
   Simulation,
   type Unpredictable,
 } from '../src/policy/simulate.ts';
@@ -15,6 +14,7 @@ import { brokerReason } from '../src/rabbit/errors.ts';
 import { type InventorySource, openInventory } from '../src/rabbit/inventory.ts';
 import { FOLDED_QUOTES_NOTE, readDefinition } from './definition.ts';
 import { parseArgs, parseWith, Vhost } from './parse.ts';
+import { type PreviewSummary, summarize } from './previewSummary.ts';
 import { missingVhost, type VhostLister } from './vhosts.ts';
 
 /**
@@ -274,7 +274,9 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
   } catch (err) {
     return await notAsked(err);
   }
-  const { objects, unpredictable, summary } = simulation.result();
+  const simulated = simulation.result();
+  const { objects, unpredictable } = simulated;
+  const summary = summarize(simulated, policyChange);
   return {
     status: 'answered',
     change,

@@ -1,12 +1,7 @@
 import { codeOf, InputError } from '../src/errors.ts';
+import { effectiveDefinition } from '../src/policy/effective.ts';
 import { isAnchored, type PatternCache } from '../src/policy/pattern.ts';
-import {
-  buildPolicySet,
-  effectiveDefinition,
-  explainLosers,
-  type Resolution,
-  resolve,
-} from '../src/policy/resolve.ts';
+import { buildPolicySet, explainLosers, type Resolution, resolve } from '../src/policy/resolve.ts';
 import { type BrokerVersion, formatVersion, type ObjectKind, type Policy } from '../src/policy/types.ts';
 import { brokerReason } from '../src/rabbit/errors.ts';
 import { WHICH_USAGE, type WhichInput } from './parse.ts';

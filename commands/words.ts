@@ -1,3 +1,4 @@
+import type { Risk } from '../src/policy/risks.ts';
 import type { ObjectKind } from '../src/policy/types.ts';
 
 /**
@@ -37,3 +38,14 @@ export const NOT_APPLIED_WORDS = {
   'same-priority': 'same priority: which one the broker picks is not defined',
   'refused-key': 'sets a key this object type refuses, so it never applies to it',
 } as const;
+
+/** What losing a key means to a person, by risk (`summary.risks[].words`). */
+export const RISK_WORDS: Readonly<Record<Risk, string>> = {
+  'dead-letter': 'lose a dead-letter target',
+  ttl: 'lose a TTL (message-ttl or expires)',
+  limit: 'lose a length limit',
+  'delivery-limit': 'lose a delivery limit',
+  federation: 'lose a federation upstream',
+  'alternate-exchange': 'lose an alternate exchange',
+  retention: 'lose a stream retention setting',
+};

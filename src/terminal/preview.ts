@@ -1,6 +1,7 @@
 import { asWritten } from '../../commands/asWritten.ts';
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../commands/preview.ts';
-import { type ObjectOutcome, RISK_WORDS } from '../policy/simulate.ts';
+import { RISK_WORDS } from '../../commands/words.ts';
+import type { ObjectOutcome } from '../policy/simulate.ts';
 
 /**
  * The preview as terminal text, what hurts first: objects losing a dead-letter target, a TTL, a

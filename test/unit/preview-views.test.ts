@@ -7,6 +7,7 @@ import {
   previewExitCode,
   previewJson,
 } from '../../commands/preview.ts';
+import { summarize } from '../../commands/previewSummary.ts';
 import { policyDiff } from '../../src/policy/diff.ts';
 import { type InventoryObject, type PolicyChange, simulate } from '../../src/policy/simulate.ts';
 import type { Policy } from '../../src/policy/types.ts';
@@ -38,7 +39,9 @@ function answer(
     },
     brokerVersion: '3.10.8',
     warnings: [],
-    ...r,
+    objects: r.objects,
+    unpredictable: r.unpredictable,
+    summary: summarize(r, change),
     diff: policyDiff(change),
     ms: 1,
   };

@@ -1,6 +1,7 @@
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../../commands/preview.ts';
-import { NOT_ASKED_WORDS } from '../../../commands/words.ts';
-import { type ObjectOutcome, type OutcomeGroup, RISK_WORDS } from '../../policy/simulate.ts';
+import type { OutcomeGroup } from '../../../commands/previewSummary.ts';
+import { NOT_ASKED_WORDS, RISK_WORDS } from '../../../commands/words.ts';
+import type { ObjectOutcome } from '../../policy/simulate.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
 import { asWrittenSection } from './asWritten.ts';
