@@ -44,6 +44,7 @@ export function createBrokers(
         password: e.password,
         getRetries: 2,
         timeouts: { ...SLACK_PATH_TIMEOUTS, ...options.timeouts },
+        limits: config.bodyLimits,
         onCall: metrics.onBrokerCall(e.name),
       }),
     ]),
