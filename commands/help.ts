@@ -9,6 +9,11 @@ export const COMMANDS_USAGE = [
     'preview delete|create|edit POLICY [--pattern P] [--apply-to A] [--priority N] [--definition JSON] [--operator] [--vhost V] [--env E]',
     'what a change would do to every object it touches',
   ],
+  ['requests [--env E]', 'change requests still open (pending, approved, applying)'],
+  [
+    'history [POLICY or NAME] [--vhost V] [--env E] [--verify]',
+    'the audit trail of applied changes; --verify checks its hash chain',
+  ],
   ['help', 'this text'],
 ] as const;
 
