@@ -66,7 +66,7 @@ describe('a broker that misbehaves', () => {
         '--json',
       );
       expect(r.code, r.err).toBe(3);
-      expect(JSON.parse(r.out)).toMatchObject({ error: { code: 'too-large' } });
+      expect(JSON.parse(r.out), r.out).toMatchObject({ error: { code: 'too-large' } });
     } finally {
       fake.setRoute(null);
       await admin.deleteVhost(vhost);

@@ -179,7 +179,7 @@ describe('preview in Slack', () => {
       [{ name: 'orders.audit', kind: 'classic', arguments: {}, policy: 'audit-retention' }],
     );
     const texts = previewView(r).blocks.map((b) => (b as { text?: { text: string } }).text?.text ?? '');
-    const line = texts.find((t) => t.includes('falls back to')) ?? '';
+    const line = texts.find((t) => t.includes('falls back to') && t.includes('bold')) ?? '';
     expect(line).toContain('falls back to `*bold*_x_`');
     expect(line).not.toMatch(/falls back to \*bold/);
   });
