@@ -174,6 +174,38 @@ describe('apply', () => {
     });
   });
 
+  it('an operator policy: applied, and the objects verified through the statistics, which lag', async () => {
+    await withVhost(async (vhost) => {
+      await admin.putQueue(vhost, 'orders.1', { kind: 'classic' });
+      await fx.worker(admin, { verifyDeadlineMs: 45_000 });
+      const wf = fx.workflow();
+      const { request } = await wf.file(
+        input(vhost, {
+          layer: 'operator',
+          policy: 'ceiling',
+          fields: { pattern: '^orders\\.', applyTo: 'queues', definition: { 'max-length': 100 } },
+        }),
+      );
+      await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'cap it' });
+      const r = await settled(wf, request.id);
+      expect(r.state).toBe('applied');
+      expect(r.verification).toEqual({ matched: true, mismatches: [], unchecked: 0 });
+      expect(await admin.getPolicy('operator', vhost, 'ceiling')).toMatchObject({
+        definition: { 'max-length': 100 },
+      });
+      const [record] = await recordsOf(vhost);
+      expect(record).toMatchObject({ operator: true, policy: 'ceiling', matchedPreview: true });
+      expect(record?.objects).toEqual([
+        expect.objectContaining({
+          name: 'orders.1',
+          before: null,
+          after: 'ceiling',
+          gained: { 'max-length': 100 },
+        }),
+      ]);
+    });
+  }, 90_000);
+
   it('two replicas approving the same request at once: one decision, one apply, one record', async () => {
     await withVhost(async (vhost) => {
       const calls: string[] = [];
