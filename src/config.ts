@@ -22,6 +22,8 @@ export interface Environment {
   readonly approvalsChannel: string | undefined;
   /** Where the broker's event exchange is followed (changes made outside the bot). */
   readonly amqp: AmqpEndpoint;
+  /** How long a change request waits for a decision (RMQ_REQUEST_TTL, or the file's `requestTtl`). */
+  readonly requestTtlMs: number;
 }
 
 /** An AMQP endpoint; the URL never carries the credentials (they are logged nowhere). */
@@ -76,6 +78,17 @@ const interval = z
   .refine((ms) => ms === undefined || (ms >= 500 && ms <= 1_800_000), 'between 500ms and 30m')
   .transform((ms) => ms as number);
 
+/** `24h`, `90m`, `2d`, `3600s`: how long a change request waits for a decision (1 minute to 30 days). */
+const requestTtl = z
+  .string()
+  .regex(/^\d+(\.\d+)?(s|m|h|d)$/, 'a duration such as 24h, 90m or 2d')
+  .transform((s) => {
+    const n = Number.parseFloat(s);
+    const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[s.slice(-1) as 's' | 'm' | 'h' | 'd'];
+    return Math.round(n * unit);
+  })
+  .refine((ms) => ms >= 60_000 && ms <= 30 * 86_400_000, 'between 1m and 30d');
+
 const EnvSchema = z.object({
   RMQ_URL: httpUrl.default('http://localhost:15672'),
   RMQ_AMQP_URL: amqpUrl.optional(),
@@ -84,6 +97,7 @@ const EnvSchema = z.object({
   RMQ_PASSWORD: z.string().default('guest'),
   RMQ_MODE: z.enum(MODES).default('normal'),
   RMQ_ENVIRONMENTS: z.string().min(1).optional(),
+  RMQ_REQUEST_TTL: requestTtl.default(24 * 3_600_000),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
@@ -110,6 +124,7 @@ const EnvironmentsFile = z.object({
         approvers: z.array(z.string().min(1)).default([]),
         approvalsChannel: z.string().min(1).optional(),
         amqpUrl: amqpUrl.optional(),
+        requestTtl: requestTtl.optional(),
       }),
     )
     .min(1),
@@ -175,6 +190,7 @@ export function loadConfig(
         approvers: x.approvers.length ? x.approvers : e.SLACK_APPROVERS,
         approvalsChannel: x.approvalsChannel ?? e.SLACK_APPROVALS_CHANNEL,
         amqp: amqpEndpoint(x.amqpUrl, x.url, user, password),
+        requestTtlMs: x.requestTtl ?? e.RMQ_REQUEST_TTL,
       };
     });
     const names = new Set<string>();
@@ -194,6 +210,7 @@ export function loadConfig(
         approvers: e.SLACK_APPROVERS,
         approvalsChannel: e.SLACK_APPROVALS_CHANNEL,
         amqp: amqpEndpoint(e.RMQ_AMQP_URL, e.RMQ_URL, e.RMQ_USER, e.RMQ_PASSWORD),
+        requestTtlMs: e.RMQ_REQUEST_TTL,
       },
     ];
   }

@@ -73,27 +73,42 @@ export function diffDefinition(
   return out;
 }
 
-/** One line per object for the audit log: what it had, what it has now. */
+/** One object in the audit log: which policy governed it before and after, and what it lost, gained, saw change. */
 export interface AuditObjectLine {
   readonly name: string;
   readonly kind: string;
   readonly before: string | null;
   readonly after: string | null;
-  readonly candidates?: readonly string[];
-  readonly lost: readonly string[];
-  readonly gained: readonly string[];
-  readonly changed: readonly string[];
+  /** The tie left after the change, when the broker's choice is undefined. */
+  readonly candidates?: string[];
+  readonly lost: Record<string, unknown>;
+  readonly gained: Record<string, unknown>;
+  readonly changed: Record<string, { before: unknown; after: unknown }>;
 }
 
-export function auditObjects(objects: readonly ObjectOutcome[]): AuditObjectLine[] {
-  return objects.map((o) => ({
+export function auditObject(o: ObjectOutcome): AuditObjectLine {
+  return {
     name: o.name,
     kind: o.kind,
     before: o.before.policy,
     after: o.after.policy,
-    ...(o.after.candidates ? { candidates: o.after.candidates } : {}),
-    lost: Object.keys(o.lost),
-    gained: Object.keys(o.gained),
-    changed: Object.keys(o.changed),
-  }));
+    ...(o.after.candidates ? { candidates: [...o.after.candidates] } : {}),
+    lost: o.lost,
+    gained: o.gained,
+    changed: Object.fromEntries(
+      Object.entries(o.changed).map(([k, [before, after]]) => [k, { before, after }]),
+    ),
+  };
+}
+
+/** The objects a change moves (governing policy, a tie, or any effective value), for the audit. */
+export function auditObjects(objects: readonly ObjectOutcome[]): AuditObjectLine[] {
+  return objects
+    .filter(
+      (o) =>
+        o.before.policy !== o.after.policy ||
+        o.after.candidates !== undefined ||
+        Object.keys(o.lost).length + Object.keys(o.gained).length + Object.keys(o.changed).length > 0,
+    )
+    .map(auditObject);
 }

@@ -25,7 +25,8 @@ export function addressKey(a: PolicyAddress): string {
   return JSON.stringify([a.layer, a.vhost, a.name]);
 }
 
-function sorted(value: unknown): unknown {
+/** The value with every object's keys sorted, for a canonical JSON text. */
+export function sorted(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sorted);
   if (value !== null && typeof value === 'object') {
     return Object.fromEntries(

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../log.ts';
-import type { ObjectOutcome, SimulationResult } from '../policy/simulate.ts';
+import { auditObject } from '../policy/diff.ts';
+import type { SimulationResult } from '../policy/simulate.ts';
 import type { Policy } from '../policy/types.ts';
 import type { InventorySource } from '../rabbit/inventory.ts';
-import type { AuditEntry, AuditObject, AuditRecord } from '../workflow/types.ts';
+import type { AuditEntry, AuditRecord } from '../workflow/types.ts';
 import { effectOfChange } from './effect.ts';
 import type { OutsideChange } from './watcher.ts';
 
@@ -39,22 +40,6 @@ export interface OutsideRecorderOptions {
 
 const fields = (p: Policy | null) =>
   p && { pattern: p.pattern, applyTo: p.applyTo, priority: p.priority, definition: { ...p.definition } };
-
-/** An object's outcome as the audit trail keeps it. */
-export function auditObject(o: ObjectOutcome): AuditObject {
-  return {
-    name: o.name,
-    kind: o.kind,
-    before: o.before.policy,
-    after: o.after.policy,
-    ...(o.after.candidates ? { candidates: o.after.candidates } : {}),
-    lost: o.lost,
-    gained: o.gained,
-    changed: Object.fromEntries(
-      Object.entries(o.changed).map(([k, [before, after]]) => [k, { before, after }]),
-    ),
-  };
-}
 
 /** The out-of-band record of a change, before the trail chains it. */
 export function outsideEntry(

@@ -9,6 +9,7 @@ import type { Permission, WhoAmI } from '../rabbit/index.ts';
  */
 export interface WorkflowBroker extends PreviewBroker {
   whoami(): Promise<WhoAmI>;
+  listVhosts(): Promise<string[]>;
   permissions(vhost: string, user: string): Promise<Permission | null>;
   getPolicy(layer: PolicyLayer, vhost: string, name: string): Promise<Policy | null>;
   putPolicy(layer: PolicyLayer, policy: Policy): Promise<'created' | 'updated'>;

@@ -323,7 +323,7 @@ export const AuditRecordSchema = z.object({
   /** Every object whose effective values changed: what it lost, gained and changed. */
   objects: z.array(AuditObjectSchema),
   /** Objects the simulation could not predict. */
-  unpredictable: z.number().int().min(0).default(0),
+  unpredictable: z.number().int().min(0),
   /** After the write: did the broker report what the preview predicted? */
   matchedPreview: z.boolean().optional(),
   revertOf: z.string().optional(),
@@ -413,6 +413,11 @@ export interface ApplyWorkerOptions {
   readonly verifyDeadlineMs?: number;
   /** How often pending requests past their deadline are expired. Default 30 s. */
   readonly sweepIntervalMs?: number;
+  /**
+   * How long a job's lock lasts without renewal; a worker that died mid-job is noticed after
+   * about this long and the job runs again (it finds what was already done). Default 30 s.
+   */
+  readonly lockDurationMs?: number;
   readonly now?: () => Date;
 }
 

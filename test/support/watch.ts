@@ -31,6 +31,7 @@ export function testEnvironment(broker: TestBroker, amqpUrl = amqpUrlFor(broker)
     approvers: [],
     approvalsChannel: undefined,
     amqp: amqpEndpoint(amqpUrl, broker.url, user, password),
+    requestTtlMs: 24 * 3_600_000,
   };
 }
 

@@ -15,6 +15,7 @@ describe('loadConfig', () => {
         approvers: [],
         approvalsChannel: undefined,
         amqp: { url: 'amqp://localhost:5672', user: 'guest', password: 'guest' },
+        requestTtlMs: 24 * 3_600_000,
       },
     ]);
     expect(c.redisUrl).toBe('redis://127.0.0.1:6379');
@@ -63,6 +64,24 @@ describe('loadConfig', () => {
   });
 
   it.each([
+    [undefined, 24 * 3_600_000],
+    ['90m', 90 * 60_000],
+    ['2d', 2 * 86_400_000],
+    ['1.5h', 90 * 60_000],
+  ])('RMQ_REQUEST_TTL=%j is %i ms', (text, ms) => {
+    expect(loadConfig(text ? { RMQ_REQUEST_TTL: text } : {}).environments[0]?.requestTtlMs).toBe(ms);
+  });
+
+  it('an environment of the file may set its own requestTtl; the others take RMQ_REQUEST_TTL', () => {
+    const yaml =
+      'environments:\n  - name: a\n    url: http://a\n    userEnv: U\n    passwordEnv: P\n    requestTtl: 2h\n  - name: b\n    url: http://b\n    userEnv: U\n    passwordEnv: P';
+    const c = loadConfig({ RMQ_ENVIRONMENTS: 'e.yml', U: 'u', P: 'p', RMQ_REQUEST_TTL: '4h' }, () => yaml);
+    expect(c.environments.map((e) => e.requestTtlMs)).toEqual([2 * 3_600_000, 4 * 3_600_000]);
+  });
+
+  it.each([
+    [{ RMQ_REQUEST_TTL: '24' }, /RMQ_REQUEST_TTL: a duration/],
+    [{ RMQ_REQUEST_TTL: '10s' }, /RMQ_REQUEST_TTL: between 1m and 30d/],
     [{ RMQ_URL: 'localhost:15672' }, /RMQ_URL/],
     [{ RMQ_MODE: 'yolo' }, /RMQ_MODE/],
     [{ PORT: 'eighty' }, /PORT/],

@@ -1,0 +1,207 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { type ChangeRequest, ChangeRequestSchema, OPEN_STATES, type RequestState } from './types.ts';
+
+/**
+ * Change requests in Redis, shared by every bot replica:
+ *
+ *   <prefix>:request:<id>     HASH  doc (what was filed, JSON, never changed), state, expiresAt (ms),
+ *                                   updatedAt, and per state: decision, message, applyingAt,
+ *                                   appliedAt, failure, auditId, verification (JSON where structured)
+ *   <prefix>:requests:open    ZSET  id -> createdAt (ms), while the state is open
+ *
+ * Every state change is one Lua script: it checks the state the caller expects (and, out of
+ * `pending`, the deadline) and moves it, or reports what holds instead. Two replicas, two clicks
+ * or an approve racing a reject: exactly one moves it.
+ */
+
+// KEYS: request, open set. ARGV: allowed from-states (comma list), to-state, now ms, check the
+// deadline ('1'), now ISO, leaves the open set ('1'), then field/value pairs to set.
+const TRANSITION = `
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return {'missing'} end
+if ARGV[4] == '1' and state == 'pending' then
+  local deadline = tonumber(redis.call('HGET', KEYS[1], 'expiresAt'))
+  if deadline and tonumber(ARGV[3]) >= deadline then
+    redis.call('HSET', KEYS[1], 'state', 'expired', 'updatedAt', ARGV[5])
+    redis.call('ZREM', KEYS[2], KEYS[1])
+    return {'expired'}
+  end
+end
+local allowed = false
+for s in string.gmatch(ARGV[1], '[^,]+') do
+  if s == state then allowed = true end
+end
+if not allowed then return {'moved', state} end
+redis.call('HSET', KEYS[1], 'state', ARGV[2], 'updatedAt', ARGV[5])
+for i = 7, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+if ARGV[6] == '1' then redis.call('ZREM', KEYS[2], KEYS[1]) end
+return {'ok', state}
+`;
+
+export type TransitionOutcome =
+  | { readonly kind: 'ok'; readonly from: RequestState; readonly request: ChangeRequest }
+  /** The state was not one of those allowed: `request` is as it stands. */
+  | { readonly kind: 'moved'; readonly request: ChangeRequest }
+  /** It was pending past its deadline: it is now `expired`. */
+  | { readonly kind: 'expired'; readonly request: ChangeRequest }
+  | { readonly kind: 'missing' };
+
+export interface TransitionInput {
+  readonly from: readonly RequestState[];
+  readonly to: RequestState;
+  /** Out of `pending`, refuse (and expire) past the deadline. */
+  readonly checkDeadline?: boolean;
+  /** Fields to set with the move (structured values are stored as JSON). */
+  readonly set?: Partial<
+    Pick<ChangeRequest, 'decision' | 'applyingAt' | 'appliedAt' | 'failure' | 'auditId' | 'verification'>
+  >;
+}
+
+/** Fields kept beside `doc`, parsed as JSON. */
+const JSON_FIELDS = ['decision', 'message', 'failure', 'verification'] as const;
+const TEXT_FIELDS = ['applyingAt', 'appliedAt', 'auditId', 'updatedAt'] as const;
+
+/** Filed once, never changed afterwards. */
+type Doc = Omit<
+  ChangeRequest,
+  'state' | 'updatedAt' | (typeof JSON_FIELDS)[number] | (typeof TEXT_FIELDS)[number]
+>;
+
+export function newRequestId(): string {
+  return `r-${randomBytes(10).toString('hex')}`;
+}
+
+const isOpen = (s: RequestState) => OPEN_STATES.includes(s);
+
+export class RequestStore {
+  readonly #redis: Redis;
+  readonly #prefix: string;
+  readonly #now: () => Date;
+
+  constructor(redis: Redis, keyPrefix: string, now: () => Date = () => new Date()) {
+    this.#redis = redis;
+    this.#prefix = keyPrefix;
+    this.#now = now;
+  }
+
+  #key(id: string): string {
+    return `${this.#prefix}:request:${id}`;
+  }
+
+  get #open(): string {
+    return `${this.#prefix}:requests:open`;
+  }
+
+  /** Stores a new request in one transaction: all of it or nothing. */
+  async create(request: ChangeRequest): Promise<void> {
+    const r = ChangeRequestSchema.parse(request);
+    const {
+      state,
+      updatedAt,
+      decision: _d,
+      message: _m,
+      failure: _f,
+      verification: _v,
+      applyingAt: _a,
+      appliedAt: _p,
+      auditId: _i,
+      ...doc
+    } = r;
+    const key = this.#key(r.id);
+    const tx = this.#redis.multi().hset(key, {
+      doc: JSON.stringify(doc satisfies Doc),
+      state,
+      updatedAt,
+      expiresAt: String(Date.parse(r.expiresAt)),
+    });
+    if (isOpen(state)) tx.zadd(this.#open, Date.parse(r.createdAt), key);
+    const replies = await tx.exec();
+    const failed = replies?.find(([err]) => err);
+    if (!replies || failed) throw failed?.[0] ?? new Error('request store: transaction discarded');
+  }
+
+  async get(id: string): Promise<ChangeRequest | undefined> {
+    if (!/^r-[0-9a-f]{20}$/.test(id)) return undefined;
+    return this.#read(await this.#redis.hgetall(this.#key(id)));
+  }
+
+  /** Requests in an open state, oldest first. */
+  async listOpen(env?: string): Promise<ChangeRequest[]> {
+    const keys = await this.#redis.zrange(this.#open, 0, -1);
+    if (keys.length === 0) return [];
+    const pipeline = this.#redis.pipeline();
+    for (const k of keys) pipeline.hgetall(k);
+    const replies = (await pipeline.exec()) ?? [];
+    const out: ChangeRequest[] = [];
+    for (const [err, hash] of replies) {
+      if (err) throw err;
+      const r = this.#read(hash as Record<string, string>);
+      if (r && isOpen(r.state) && (env === undefined || r.env === env)) out.push(r);
+    }
+    return out;
+  }
+
+  /** Pending requests whose deadline has passed (candidates: `expire` decides atomically). */
+  async duePending(): Promise<string[]> {
+    const now = this.#now().getTime();
+    return (await this.listOpen())
+      .filter((r) => r.state === 'pending' && Date.parse(r.expiresAt) <= now)
+      .map((r) => r.id);
+  }
+
+  /** Requests approved but not finished: the apply job must exist for each (restart, lost enqueue). */
+  async unfinished(): Promise<ChangeRequest[]> {
+    return (await this.listOpen()).filter((r) => r.state === 'approved' || r.state === 'applying');
+  }
+
+  /** Where the request message was posted. Not a state change: any state may take it. */
+  async attachMessage(id: string, channel: string, ts: string): Promise<ChangeRequest | undefined> {
+    const key = this.#key(id);
+    // HSET only when the request exists: a stray id must not create a half request.
+    const done = await this.#redis.eval(
+      "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end redis.call('HSET', KEYS[1], 'message', ARGV[1]) return 1",
+      1,
+      key,
+      JSON.stringify({ channel, ts }),
+    );
+    return done === 1 ? this.get(id) : undefined;
+  }
+
+  async transition(id: string, t: TransitionInput): Promise<TransitionOutcome> {
+    const now = this.#now();
+    const pairs: string[] = [];
+    for (const [field, value] of Object.entries(t.set ?? {})) {
+      if (value === undefined) continue;
+      pairs.push(field, typeof value === 'string' ? value : JSON.stringify(value));
+    }
+    const reply = (await this.#redis.eval(
+      TRANSITION,
+      2,
+      this.#key(id),
+      this.#open,
+      t.from.join(','),
+      t.to,
+      String(now.getTime()),
+      t.checkDeadline ? '1' : '0',
+      now.toISOString(),
+      isOpen(t.to) ? '0' : '1',
+      ...pairs,
+    )) as [string, string?];
+    const [kind, from] = reply;
+    if (kind === 'missing') return { kind };
+    const request = await this.get(id);
+    if (!request) return { kind: 'missing' };
+    if (kind === 'ok') return { kind, from: from as RequestState, request };
+    if (kind === 'moved' || kind === 'expired') return { kind, request };
+    throw new Error(`request store: unexpected reply ${JSON.stringify(reply)}`);
+  }
+
+  #read(hash: Record<string, string>): ChangeRequest | undefined {
+    if (!hash.doc || !hash.state) return undefined;
+    const extra: Record<string, unknown> = {};
+    for (const f of JSON_FIELDS) if (hash[f] !== undefined) extra[f] = JSON.parse(hash[f]);
+    for (const f of TEXT_FIELDS) if (hash[f] !== undefined) extra[f] = hash[f];
+    return ChangeRequestSchema.parse({ ...JSON.parse(hash.doc), ...extra, state: hash.state });
+  }
+}

@@ -1,0 +1,354 @@
+import { type Job, UnrecoverableError, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { type PreviewInput, type PreviewResult, preview } from '../../commands/preview.ts';
+import { auditObjects } from '../policy/diff.ts';
+import type { Policy } from '../policy/types.ts';
+import { isRabbitError, type ManagementClientOptions, RabbitError } from '../rabbit/index.ts';
+import { samePolicy } from '../watch/compare.ts';
+import { WatchStore } from '../watch/store.ts';
+import { AuditTrail } from './audit.ts';
+import type { WorkflowBroker } from './broker.ts';
+import { expireDue } from './expiry.ts';
+import { APPLY_DEFAULTS, APPLY_QUEUE, ApplyJobData, bullPrefix, createApplyQueue } from './queue.ts';
+import { RequestStore } from './store.ts';
+import {
+  type ApplyWorker,
+  type ApplyWorkerOptions,
+  type AuditObject,
+  brokerAction,
+  type ChangeRequest,
+  type Failure,
+  type Notifier,
+} from './types.ts';
+import { notifierLogging } from './workflow.ts';
+
+/**
+ * The apply job: approved -> applying -> applied | failed | stale.
+ *
+ * 1. Re-read the policy. The broker has no compare-and-set, so if it is not what the approver
+ *    saw (or, for a create, the name is now taken) nothing is written: stale, with a fresh preview.
+ * 2. Re-run the preview on the broker as it is now (policies and every object): the audit records
+ *    what each object loses from the broker as it was, not as it was when the request was filed.
+ * 3. Write the whole policy, or delete it. Network trouble, timeouts and 5xx are retried by the
+ *    queue with backoff; a 4xx is final (UnrecoverableError) with the broker's reason.
+ * 4. Poll until the affected objects report the expected policy (the statistics lag), up to a
+ *    deadline, and record whether they match the preview.
+ * 5. Append the audit record (once per request) and mark the request applied.
+ *
+ * A retry that finds the policy already as approved (its write went through before a failure or a
+ * restart) goes on from step 4 with what step 2 saved in the job.
+ */
+
+/** Management client settings for the job: a background task may wait, and the queue retries writes. */
+export const APPLY_CLIENT_SETTINGS: Pick<ManagementClientOptions, 'timeouts' | 'getRetries' | 'retryBaseMs'> =
+  {
+    timeouts: { connectMs: 5_000, headersMs: 60_000, bodyMs: 60_000 },
+    getRetries: 3,
+    retryBaseMs: 500,
+  };
+
+const VERIFY_INTERVAL_MS = 500;
+
+export async function startApplyWorker(options: ApplyWorkerOptions): Promise<ApplyWorker> {
+  const now = options.now ?? (() => new Date());
+  const log = options.log.child({ component: 'apply' });
+  // BullMQ's worker blocks on Redis and must never give up a command: maxRetriesPerRequest null.
+  const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
+  connection.on('error', (err: Error) =>
+    log.warn({ message: err.message }, 'apply worker: Redis connection error'),
+  );
+  const store = new RequestStore(connection, options.keyPrefix, now);
+  const audit = new AuditTrail(connection, options.keyPrefix);
+  const notify = notifierLogging(options.notifier, log);
+  const queue = createApplyQueue({
+    redisUrl: options.redisUrl,
+    keyPrefix: options.keyPrefix,
+    attempts: options.attempts ?? APPLY_DEFAULTS.attempts,
+    backoffMs: options.backoffMs ?? APPLY_DEFAULTS.backoffMs,
+  });
+  const job = new ApplyJob({
+    store,
+    audit,
+    notify,
+    log,
+    now,
+    brokerFor: options.brokerFor,
+    watch: (env) => new WatchStore(connection, options.keyPrefix, env),
+    verifyDeadlineMs: options.verifyDeadlineMs ?? 60_000,
+  });
+
+  const worker = new Worker<ApplyJobData>(APPLY_QUEUE, (j) => job.run(j), {
+    connection,
+    prefix: bullPrefix(options.keyPrefix),
+    concurrency: 2,
+    ...(options.lockDurationMs ? { lockDuration: options.lockDurationMs } : {}),
+    ...(options.lockDurationMs ? { stalledInterval: options.lockDurationMs } : {}),
+  });
+  worker.on('error', (err) => log.error({ err }, 'apply worker error'));
+
+  // Approved requests whose job is missing (an enqueue lost to a Redis blip) are queued again;
+  // requests past their deadline expire. At start, then on an interval, by every replica.
+  const sweep = async () => {
+    try {
+      for (const r of await store.unfinished()) await queue.enqueue(r.id);
+      await expireDue(store, notify);
+    } catch (err) {
+      log.warn({ err }, 'apply worker: sweep failed; next one in a while');
+    }
+  };
+  await sweep();
+  const timer = setInterval(sweep, options.sweepIntervalMs ?? 30_000);
+  timer.unref();
+
+  let closing: Promise<void> | undefined;
+  return {
+    close() {
+      closing ??= (async () => {
+        clearInterval(timer);
+        await worker.close();
+        await queue.close();
+        connection.disconnect();
+      })();
+      return closing;
+    },
+  };
+}
+
+interface ApplyJobDeps {
+  readonly store: RequestStore;
+  readonly audit: AuditTrail;
+  readonly notify: Notifier;
+  readonly log: Logger;
+  readonly now: () => Date;
+  readonly brokerFor: (env: string) => WorkflowBroker;
+  readonly watch: (env: string) => Pick<WatchStore, 'expectOwnWrite'>;
+  readonly verifyDeadlineMs: number;
+}
+
+const policyOf = (r: ChangeRequest, fields: ChangeRequest['before']): Policy | null =>
+  fields && { vhost: r.vhost, name: r.policy, ...fields };
+
+function previewInputOf(r: ChangeRequest, current: Policy | null): PreviewInput {
+  // What the same change would be now: an edit of what is there, or a create where nothing is.
+  const action = r.after === null ? 'delete' : current === null ? 'create' : 'edit';
+  return { action, name: r.policy, layer: r.layer, vhost: r.vhost, env: r.env, fields: r.after ?? {} };
+}
+
+class ApplyJob {
+  constructor(private readonly deps: ApplyJobDeps) {}
+
+  async run(job: Job<ApplyJobData>): Promise<void> {
+    const data = ApplyJobData.parse(job.data);
+    const { store, log: parentLog, notify } = this.deps;
+    let r = await store.get(data.requestId);
+    if (!r) {
+      parentLog.warn({ requestId: data.requestId }, 'apply job for an unknown request; nothing done');
+      return;
+    }
+    const log = parentLog.child({ requestId: r.id, env: r.env, vhost: r.vhost, policy: r.policy });
+    if (r.state === 'approved') {
+      const moved = await store.transition(r.id, {
+        from: ['approved'],
+        to: 'applying',
+        set: { applyingAt: this.deps.now().toISOString() },
+      });
+      if (moved.kind !== 'ok') {
+        log.info(
+          { state: moved.kind === 'missing' ? 'missing' : moved.request.state },
+          'not applying: moved',
+        );
+        return;
+      }
+      r = moved.request;
+      await notify.stateChanged(r);
+    } else if (r.state !== 'applying') {
+      log.info({ state: r.state }, 'apply job: request already finished; nothing done');
+      return;
+    }
+
+    const broker = this.deps.brokerFor(r.env);
+    const before = policyOf(r, r.before);
+    const after = policyOf(r, r.after);
+    try {
+      const current = await broker.getPolicy(r.layer, r.vhost, r.policy);
+      let saved = data;
+      if (!samePolicy(current, before)) {
+        if (!(data.objects && samePolicy(current, after))) {
+          await this.stale(r, current, broker, log);
+          return;
+        }
+        log.info('the policy already is as approved (an earlier try wrote it); verifying');
+      } else {
+        const fresh = await preview(previewInputOf(r, current), broker);
+        if (fresh.status !== 'answered') throw notAnswered(fresh);
+        if (!samePolicy(policyOf(r, fresh.change.before), before)) {
+          await this.stale(r, policyOf(r, fresh.change.before), broker, log);
+          return;
+        }
+        saved = {
+          requestId: r.id,
+          objects: auditObjects(fresh.objects),
+          unpredictable: fresh.unpredictable.length,
+        };
+        await job.updateData(saved);
+        await this.deps
+          .watch(r.env)
+          .expectOwnWrite({ layer: r.layer, vhost: r.vhost, name: r.policy }, after, r.id);
+        if (after) await broker.putPolicy(r.layer, after);
+        else await broker.deletePolicy(r.layer, r.vhost, r.policy);
+        log.info({ action: brokerAction(r) }, 'policy written');
+      }
+      const verification = await this.verify(r, saved.objects ?? [], broker);
+      await this.record(r, saved, verification, log);
+    } catch (err) {
+      const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      if (isRabbitError(err) && err.isRetryable && !last) {
+        log.warn({ err: err.message, attempt: job.attemptsMade + 1 }, 'apply failed; retried with backoff');
+        throw err;
+      }
+      await this.fail(r, err, job.attemptsMade + 1, log);
+      throw new UnrecoverableError(err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  private async stale(r: ChangeRequest, current: Policy | null, broker: WorkflowBroker, log: Logger) {
+    log.warn({ current }, 'not applied: the policy is not what the approver saw');
+    const moved = await this.deps.store.transition(r.id, { from: ['applying'], to: 'stale' });
+    if (moved.kind !== 'ok') return;
+    let fresh: PreviewResult;
+    try {
+      fresh = await preview(previewInputOf(r, current), broker);
+    } catch (err) {
+      log.error({ err }, 'fresh preview failed');
+      fresh = {
+        status: 'not-asked',
+        why: 'broker-error',
+        detail: err instanceof Error ? err.message : String(err),
+        warnings: [],
+        change: {
+          action: brokerAction(r),
+          policy: r.policy,
+          vhost: r.vhost,
+          operator: r.layer === 'operator',
+          before: null,
+          after: r.after,
+        },
+      };
+    }
+    await this.deps.notify.stateChanged(moved.request);
+    await this.deps.notify.stale(moved.request, fresh);
+  }
+
+  private async fail(r: ChangeRequest, err: unknown, attempts: number, log: Logger) {
+    const failure: Failure = {
+      code: isRabbitError(err) ? err.code : 'internal',
+      message: isRabbitError(err)
+        ? (err.reason ?? err.message)
+        : err instanceof Error
+          ? err.message
+          : String(err),
+      ...(isRabbitError(err) && err.status !== undefined ? { status: err.status } : {}),
+      attempts,
+      at: this.deps.now().toISOString(),
+    };
+    log.error({ failure }, 'apply failed for good');
+    const moved = await this.deps.store.transition(r.id, {
+      from: ['applying'],
+      to: 'failed',
+      set: { failure },
+    });
+    if (moved.kind !== 'ok') return;
+    await this.deps.notify.stateChanged(moved.request);
+    await this.deps.notify.failed(moved.request);
+  }
+
+  /**
+   * Polls the listings until every affected object reports the policy the preview predicted, or
+   * the deadline passes. User policies are on the queue record (current at once); operator
+   * policies only in the statistics (seconds behind), and never on exchanges.
+   */
+  private async verify(r: ChangeRequest, objects: readonly AuditObject[], broker: WorkflowBroker) {
+    const operator = r.layer === 'operator';
+    const expect = new Map<string, { kind: string; expected: string | null }>();
+    let unchecked = 0;
+    for (const o of objects) {
+      if (o.candidates || (operator && o.kind === 'exchange')) unchecked++;
+      else expect.set(`${o.kind === 'exchange' ? 'e' : 'q'}:${o.name}`, { kind: o.kind, expected: o.after });
+    }
+    const deadline = Date.now() + this.deps.verifyDeadlineMs;
+    let mismatches: { name: string; kind: string; expected: string | null }[] = [];
+    for (;;) {
+      const reported = new Map<string, string | null | undefined>();
+      for await (const q of broker.streamQueues(r.vhost, { stats: operator }))
+        reported.set(`q:${q.name}`, operator ? q.operatorPolicy : q.policy);
+      if (!operator)
+        for await (const e of broker.streamExchanges(r.vhost)) reported.set(`e:${e.name}`, e.policy);
+      mismatches = [];
+      for (const [key, { kind, expected }] of expect) {
+        // An object deleted meanwhile reports nothing and holds nothing: not a mismatch.
+        if (!reported.has(key)) continue;
+        const got = reported.get(key);
+        if ((got ?? null) !== expected || got === undefined)
+          mismatches.push({ name: key.slice(2), kind, expected });
+      }
+      if (mismatches.length === 0 || Date.now() >= deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, VERIFY_INTERVAL_MS));
+    }
+    return { matched: mismatches.length === 0, mismatches, unchecked };
+  }
+
+  private async record(
+    r: ChangeRequest,
+    saved: ApplyJobData,
+    verification: NonNullable<ChangeRequest['verification']>,
+    log: Logger,
+  ) {
+    const at = this.deps.now().toISOString();
+    const record = await this.deps.audit.append({
+      id: `a-${r.id}`,
+      at,
+      env: r.env,
+      vhost: r.vhost,
+      policy: r.policy,
+      operator: r.layer === 'operator',
+      action: r.action,
+      requestId: r.id,
+      requester: r.requester,
+      ...(r.decision ? { approver: { user: r.decision.by, reason: r.decision.reason } } : {}),
+      requestedAt: r.createdAt,
+      ...(r.decision ? { approvedAt: r.decision.at } : {}),
+      appliedAt: at,
+      before: r.before,
+      after: r.after,
+      objects: saved.objects ?? [],
+      unpredictable: saved.unpredictable ?? 0,
+      matchedPreview: verification.matched,
+      ...(r.revertOf ? { revertOf: r.revertOf } : {}),
+    });
+    const moved = await this.deps.store.transition(r.id, {
+      from: ['applying'],
+      to: 'applied',
+      set: { appliedAt: record.at, auditId: record.id, verification },
+    });
+    if (moved.kind !== 'ok') return;
+    log.info({ auditId: record.id, matched: verification.matched }, 'applied and recorded');
+    await this.deps.notify.stateChanged(moved.request);
+    await this.deps.notify.applied(moved.request, record);
+  }
+}
+
+function notAnswered(p: Exclude<PreviewResult, { status: 'answered' }>): Error {
+  if (p.status === 'not-asked') {
+    // Broker trouble: the queue retries it like any other failure that may pass.
+    return new RabbitError({
+      code: p.why === 'missing-vhost' ? 'not-found' : p.why,
+      method: 'GET',
+      path: `(preview of ${p.change.vhost})`,
+      ...(p.detail ? { reason: p.detail } : {}),
+    });
+  }
+  return new UnrecoverableError(
+    `The broker now refuses the change: ${p.refusals.map((x) => x.message).join(' ')}`,
+  );
+}

@@ -1,0 +1,136 @@
+/**
+ * The change-request workflow on the real Redis and broker, for tests: its own key prefix
+ * (removed after, BullMQ's keys included), workflow instances ("bot replicas") and apply workers
+ * on demand, and a Notifier that records what it was told.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { createLogger } from '../../src/log.ts';
+import type { ManagementClient } from '../../src/rabbit/index.ts';
+import {
+  type ApplyQueue,
+  type ApplyWorker,
+  type ApplyWorkerOptions,
+  type AuditRecord,
+  type ChangeRequest,
+  createApplyQueue,
+  createApproverDirectory,
+  createWorkflow,
+  type Notifier,
+  startApplyWorker,
+  type Workflow,
+  type WorkflowEnvironment,
+} from '../../src/workflow/index.ts';
+
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export const REQUESTER = 'U0REQUESTER';
+export const APPROVER = 'U0APPROVER';
+export const APPROVER_2 = 'U0APPROVER2';
+/** A user group whose only member is APPROVER_2. */
+export const GROUP = 'S0APPROVERS';
+
+export interface Told {
+  readonly states: ChangeRequest[];
+  readonly applied: { request: ChangeRequest; record: AuditRecord }[];
+  readonly failed: ChangeRequest[];
+  readonly stale: { request: ChangeRequest; fresh: unknown }[];
+}
+
+export function recordingNotifier(): Notifier & { told: Told } {
+  const told: Told = { states: [], applied: [], failed: [], stale: [] };
+  return {
+    told,
+    async stateChanged(r) {
+      told.states.push(r);
+    },
+    async applied(request, record) {
+      told.applied.push({ request, record });
+    },
+    async failed(r) {
+      told.failed.push(r);
+    },
+    async stale(request, fresh) {
+      told.stale.push({ request, fresh });
+    },
+  };
+}
+
+export interface WorkflowFixture {
+  readonly keyPrefix: string;
+  readonly redis: Redis;
+  readonly notifier: Notifier & { told: Told };
+  /** A workflow instance (one bot replica); `env` overrides the test environment's settings. */
+  workflow(options?: {
+    client?: ManagementClient;
+    env?: Partial<WorkflowEnvironment>;
+    redis?: Redis;
+    now?: () => Date;
+  }): Workflow;
+  /** An apply worker (one replica's); stopped by close() if not before. */
+  worker(client: ManagementClient, options?: Partial<ApplyWorkerOptions>): Promise<ApplyWorker>;
+  close(): Promise<void>;
+}
+
+export const TEST_ENV = 'test';
+
+export function workflowFixture(defaultClient: ManagementClient): WorkflowFixture {
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  const keyPrefix = `rmq:test-wf-${randomBytes(5).toString('hex')}`;
+  const notifier = recordingNotifier();
+  const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const queues: ApplyQueue[] = [];
+  const workers: ApplyWorker[] = [];
+  const environment = (over: Partial<WorkflowEnvironment> = {}): WorkflowEnvironment => ({
+    name: TEST_ENV,
+    mode: 'normal',
+    approvalsChannel: 'C0APPROVALS',
+    requestTtlMs: 24 * 3_600_000,
+    ...over,
+  });
+  return {
+    keyPrefix,
+    redis,
+    notifier,
+    workflow(options = {}) {
+      const queue = createApplyQueue({ redisUrl: REDIS_URL, keyPrefix, backoffMs: 200 });
+      queues.push(queue);
+      return createWorkflow({
+        redis: options.redis ?? redis,
+        keyPrefix,
+        environments: [environment(options.env)],
+        brokerFor: () => options.client ?? defaultClient,
+        approvers: createApproverDirectory({
+          approvers: new Map([[TEST_ENV, [APPROVER, GROUP]]]),
+          listMembers: async (g) => (g === GROUP ? [APPROVER_2] : []),
+        }),
+        queue,
+        notifier,
+        log,
+        ...(options.now ? { now: options.now } : {}),
+      });
+    },
+    async worker(client, options = {}) {
+      const w = await startApplyWorker({
+        redisUrl: REDIS_URL,
+        keyPrefix,
+        environments: [environment()],
+        brokerFor: () => client,
+        notifier,
+        log,
+        backoffMs: 200,
+        verifyDeadlineMs: 20_000,
+        ...options,
+      });
+      workers.push(w);
+      return w;
+    },
+    async close() {
+      await Promise.allSettled(workers.map((w) => w.close()));
+      await Promise.allSettled(queues.map((q) => q.close()));
+      const keys = await redis.keys(`${keyPrefix}:*`);
+      if (keys.length > 0) await redis.del(...keys);
+      redis.disconnect();
+    },
+  };
+}
