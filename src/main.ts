@@ -7,10 +7,14 @@ import { createLogger } from './log.ts';
 import { ManagementClient, type Timeouts } from './rabbit/index.ts';
 import { type BotApp, createApp, missingSlackMessage, missingSlackSettings } from './slack/app.ts';
 import { createMetrics, type Metrics } from './slack/metrics.ts';
+import { slackOutsideNotifier } from './slack/outsideNotifier.ts';
+import { type Watchers, watchOutside } from './watch/watchers.ts';
+import { APPLY_CLIENT_SETTINGS } from './workflow/worker.ts';
 
 /**
  * The composition root of the Slack bot (`npm start`): config -> logger -> one management client
- * per environment -> Redis -> the Bolt app. Everything is built here, once, and passed down.
+ * per environment -> Redis -> the Bolt app -> the watchers of changes made outside the bot.
+ * Everything is built here, once, and passed down.
  * SIGTERM (and SIGINT) stop taking requests, let answers under way finish, then close the clients.
  */
 
@@ -36,6 +40,16 @@ export function createBrokers(
         timeouts: { ...SLACK_PATH_TIMEOUTS, ...options.timeouts },
         onCall: metrics.onBrokerCall(e.name),
       }),
+    ]),
+  );
+}
+
+/** One client per environment for background work (the watcher, the jobs): long timeouts, GETs retried. */
+export function createBackgroundBrokers(config: Config): Map<string, ManagementClient> {
+  return new Map(
+    config.environments.map((e) => [
+      e.name,
+      new ManagementClient({ url: e.url, user: e.user, password: e.password, ...APPLY_CLIENT_SETTINGS }),
     ]),
   );
 }
@@ -84,14 +98,24 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   redis.on('ready', () => {
     lastRedisError = '';
   });
+  const background = createBackgroundBrokers(config);
+  let watchers: Watchers | undefined;
   const closeClients = async () => {
-    await Promise.allSettled([...brokers.values()].map((b) => b.close()));
+    await watchers?.stop();
+    await Promise.allSettled([...brokers.values(), ...background.values()].map((b) => b.close()));
     redis.disconnect();
   };
 
   let bot: BotApp;
   try {
-    bot = await createApp({ config, logger, brokers, redis, metrics });
+    bot = await createApp({
+      config,
+      logger,
+      brokers,
+      redis,
+      metrics,
+      watch: () => watchers?.health() ?? {},
+    });
   } catch (err) {
     const message = err instanceof ConfigError ? err.message : slackStartError(err, config.slack.apiUrl);
     logger.fatal({ message }, 'cannot start');
@@ -113,6 +137,15 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     await closeClients();
     process.exit(1);
   }
+  // Changes made outside the bot: followed, recorded and posted (src/watch/).
+  watchers = watchOutside({
+    config,
+    redis,
+    keyPrefix: 'rmq',
+    logger,
+    brokers: background,
+    notifier: slackOutsideNotifier(bot.delivery, logger),
+  });
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -242,6 +242,8 @@ export class Watcher {
         );
       }
       for (const t of found) {
+        // Stopping: what is left is found again by the next start's comparison.
+        if (this.#stopped) break;
         await this.#apply(
           { layer: t.layer, vhost: t.vhost, name: t.name, after: t.after, expected: t.before },
           { actor: null, source, at },

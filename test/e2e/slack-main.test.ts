@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brokerCredentials, brokerUrl, waitFor } from '../support/broker.ts';
 import { built } from '../support/built.ts';
@@ -46,6 +47,11 @@ function start(env: Record<string, string>): Run {
 
 let slack: FakeSlack;
 let slowBroker: FakeBroker;
+const MAIN_REDIS_URL = (() => {
+  const u = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  u.pathname = '/15';
+  return u.toString();
+})();
 
 beforeAll(async () => {
   mainJs = join((await built()).outdir, 'main.js');
@@ -53,6 +59,10 @@ beforeAll(async () => {
   slowBroker = await startFakeBroker({ fallback: { kind: 'proxy', target: brokerUrl(), delayMs: 1500 } });
 });
 afterAll(async () => {
+  const redis = new Redis(MAIN_REDIS_URL);
+  const keys = await redis.keys('rmq:*');
+  if (keys.length > 0) await redis.del(...keys);
+  redis.disconnect();
   await Promise.allSettled([slack?.close(), slowBroker?.close()]);
   rmSync(cwd, { recursive: true, force: true });
 });
@@ -113,7 +123,9 @@ describe('npm start with credentials', () => {
       RMQ_URL: slowBroker.url,
       RMQ_USER: user,
       RMQ_PASSWORD: password,
-      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      // The process uses the production key prefix (rmq:); a database of its own keeps it off
+      // the shared one, and is emptied of those keys after.
+      REDIS_URL: MAIN_REDIS_URL,
       PORT: '0',
       LOG_LEVEL: 'info',
     });
