@@ -13,8 +13,9 @@
 import { Pool } from 'undici';
 import { which } from '../commands/which.ts';
 import { setUpLab } from '../scripts/lab.ts';
+import { effectiveDefinition } from '../src/policy/effective.ts';
 import { PatternCache } from '../src/policy/pattern.ts';
-import { buildPolicySet, effectiveDefinition, explainLosers, resolve } from '../src/policy/resolve.ts';
+import { buildPolicySet, explainLosers, resolve } from '../src/policy/resolve.ts';
 import type { Policy } from '../src/policy/types.ts';
 import { ManagementClient } from '../src/rabbit/client.ts';
 

@@ -23,7 +23,12 @@ export function parseArgs(
   const flags: Record<string, string | boolean> = {};
   for (let i = 0; i < words.length; i++) {
     const w = words[i] as string;
-    if (!w.startsWith('--') || w === '--') {
+    if (w === '--') {
+      // Everything after `--` is a name, even one that starts with dashes (a queue named --x).
+      positionals.push(...words.slice(i + 1));
+      break;
+    }
+    if (!w.startsWith('--')) {
       positionals.push(w);
       continue;
     }

@@ -4,7 +4,6 @@ import { type PolicyDiff, policyDiff } from '../src/policy/diff.ts';
 import {
   type ObjectOutcome,
   type PolicyChange,
-  type PreviewSummary,
   Simulation,
   type Unpredictable,
 } from '../src/policy/simulate.ts';
@@ -15,6 +14,8 @@ import { brokerReason } from '../src/rabbit/errors.ts';
 import { type InventorySource, openInventory } from '../src/rabbit/inventory.ts';
 import { FOLDED_QUOTES_NOTE, readDefinition } from './definition.ts';
 import { parseArgs, parseWith, Vhost } from './parse.ts';
+import { type PreviewSummary, summarize } from './previewSummary.ts';
+import { missingVhost, type VhostLister } from './vhosts.ts';
 
 /**
  * `preview delete|create|edit POLICY …`: what the change would do to every object of the vhost,
@@ -175,18 +176,22 @@ export type NotAskedWhy =
   | 'unauthorized'
   | 'forbidden'
   | 'broker-error'
+  | 'refused-by-broker'
+  | 'too-large'
   | 'missing-vhost';
 
 export interface PreviewNotAsked extends Base {
   status: 'not-asked';
   why: NotAskedWhy;
   detail?: string;
+  /** With `missing-vhost`: vhosts the identity can see whose names are close to the one typed. */
+  closeVhosts?: string[];
 }
 
 export type PreviewResult = PreviewAnswer | PreviewRefused | PreviewNotAsked;
 
 /** What `preview` needs of the management API. ManagementClient satisfies it. */
-export type PreviewBroker = InventorySource;
+export type PreviewBroker = InventorySource & VhostLister;
 
 function fieldsOf(p: Policy | null): PolicyFields | null {
   return p && { pattern: p.pattern, applyTo: p.applyTo, priority: p.priority, definition: p.definition };
@@ -199,6 +204,8 @@ const NOT_ASKED: Readonly<Record<string, NotAskedWhy>> = {
   forbidden: 'forbidden',
   'broker-error': 'broker-error',
   'bad-response': 'broker-error',
+  'refused-by-broker': 'refused-by-broker',
+  'too-large': 'too-large',
   'not-found': 'missing-vhost',
 };
 
@@ -213,12 +220,15 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
     after: null,
   };
   const notes = input.notes ?? [];
-  const notAsked = (err: unknown): PreviewNotAsked => {
+  const notAsked = async (err: unknown): Promise<PreviewNotAsked> => {
     const code = codeOf(err);
     const why = code === undefined ? undefined : NOT_ASKED[code];
     if (!why || !(err instanceof Error)) throw err;
-    const detail =
-      why === 'missing-vhost' ? `vhost ${input.vhost} does not exist` : (brokerReason(err) ?? err.message);
+    if (why === 'missing-vhost') {
+      const { sentence, close } = await missingVhost(broker, input.vhost);
+      return { status: 'not-asked', change, notes, warnings: [], why, detail: sentence, closeVhosts: close };
+    }
+    const detail = brokerReason(err) ?? err.message;
     return { status: 'not-asked', change, notes, warnings: [], why, ...(detail ? { detail } : {}) };
   };
 
@@ -226,7 +236,7 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
   try {
     inventory = await openInventory(broker, input.vhost);
   } catch (err) {
-    return notAsked(err);
+    return await notAsked(err);
   }
   const { version, user, operator } = inventory;
   const brokerVersion = formatVersion(version);
@@ -262,9 +272,11 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
   try {
     await inventory.each((o) => simulation.add(o));
   } catch (err) {
-    return notAsked(err);
+    return await notAsked(err);
   }
-  const { objects, unpredictable, summary } = simulation.result();
+  const simulated = simulation.result();
+  const { objects, unpredictable } = simulated;
+  const summary = summarize(simulated, policyChange);
   return {
     status: 'answered',
     change,

@@ -1,8 +1,10 @@
 import { codeOf, InputError } from '../src/errors.ts';
+import { effectiveDefinition } from '../src/policy/effective.ts';
 import { isAnchored, type PatternCache } from '../src/policy/pattern.ts';
+import { type Source, withArguments } from '../src/policy/provenance.ts';
 import {
+  type AlsoMatched,
   buildPolicySet,
-  effectiveDefinition,
   explainLosers,
   type Resolution,
   resolve,
@@ -10,6 +12,7 @@ import {
 import { type BrokerVersion, formatVersion, type ObjectKind, type Policy } from '../src/policy/types.ts';
 import { brokerReason } from '../src/rabbit/errors.ts';
 import { WHICH_USAGE, type WhichInput } from './parse.ts';
+import { missingVhost, type VhostLister } from './vhosts.ts';
 
 /**
  * `which NAME`: which policy governs this object. The policy in force is the broker's report,
@@ -18,18 +21,22 @@ import { WHICH_USAGE, type WhichInput } from './parse.ts';
  */
 
 /** What `which` needs of the management API. ManagementClient satisfies it. */
-export interface WhichBroker {
+export interface WhichBroker extends VhostLister {
   overview(): Promise<{ version: BrokerVersion }>;
   getQueue(
     vhost: string,
     name: string,
   ): Promise<{
     type: string;
+    arguments?: Readonly<Record<string, unknown>>;
     policy?: string | null | undefined;
     operatorPolicy?: string | null | undefined;
     effectiveDefinition?: Record<string, unknown> | undefined;
   } | null>;
-  getExchange(vhost: string, name: string): Promise<{ policy?: string | null | undefined } | null>;
+  getExchange(
+    vhost: string,
+    name: string,
+  ): Promise<{ policy?: string | null | undefined; arguments?: Readonly<Record<string, unknown>> } | null>;
   /** The user policy from the queue's record, when the detail GET's statistics are not out yet. */
   queuePolicyFromRecord?(vhost: string, name: string): Promise<string | null | undefined>;
   listPolicies(vhost: string): Promise<Policy[]>;
@@ -50,7 +57,15 @@ export interface PolicyView {
 }
 
 export interface WhichResult {
-  object: { vhost: string; name: string; kind: ObjectKind; exists: boolean; kindAssumed: boolean };
+  object: {
+    vhost: string;
+    name: string;
+    kind: ObjectKind;
+    exists: boolean;
+    kindAssumed: boolean;
+    /** The object's own arguments (`x-…`; bare names on exchanges), when it exists. */
+    arguments?: Record<string, unknown>;
+  };
   answer: BrokerReport;
   /** Why the broker did not report, or could not be asked. */
   why?:
@@ -60,7 +75,9 @@ export interface WhichResult {
     | 'unreachable'
     | 'timeout'
     | 'unauthorized'
-    | 'broker-error';
+    | 'broker-error'
+    | 'refused-by-broker'
+    | 'too-large';
   /** The broker's words, when it gave a reason for not answering. */
   detail?: string;
   brokerVersion?: string;
@@ -68,13 +85,22 @@ export interface WhichResult {
   operatorPolicy: PolicyView | null;
   /** Exchanges never report their operator policy: it is then the engine's reading. */
   operatorPolicySource?: 'broker' | 'engine';
-  effective: Record<string, { value: unknown; from: 'policy' | 'operator-policy' | 'both' }>;
+  /** What the object really uses, and where each value comes from (the object's own arguments included). */
+  effective: Record<string, { value: unknown; from: Source }>;
   alsoMatched: {
     name: string;
     priority: number;
     reason: 'lower-priority' | 'same-priority' | 'refused-key';
     keys?: string[];
+    /** The pattern searches inside names rather than starting at their beginning. */
+    unanchored: boolean;
   }[];
+  /**
+   * The operator policies could not be listed (an identity that is not an administrator: the
+   * broker's reason). The answer is what the broker reports; the operator layer is its report
+   * alone, by name.
+   */
+  operatorPoliciesNotRead?: string;
   unreadable: { name: string; pattern: string; why: string }[];
   nothingGoverns: boolean;
   ambiguous: boolean;
@@ -84,7 +110,15 @@ export interface WhichResult {
   disagreements: string[];
 }
 
-const NOT_ASKED = new Set(['unreachable', 'timeout', 'unauthorized', 'broker-error', 'bad-response']);
+const NOT_ASKED = new Set([
+  'unreachable',
+  'timeout',
+  'unauthorized',
+  'broker-error',
+  'bad-response',
+  'refused-by-broker',
+  'too-large',
+]);
 
 function view(p: Policy): PolicyView {
   return {
@@ -105,6 +139,7 @@ interface Lookup {
   policy: string | null | undefined;
   operatorPolicy: string | null | undefined;
   effective: Record<string, unknown> | undefined;
+  arguments: Readonly<Record<string, unknown>>;
   forbidden?: string;
 }
 
@@ -122,6 +157,7 @@ async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
       policy: x.policy ?? null,
       operatorPolicy: undefined,
       effective: undefined,
+      arguments: x.arguments ?? {},
     };
   };
   const asQueue = async (): Promise<Lookup | null> => {
@@ -140,6 +176,7 @@ async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
       policy,
       operatorPolicy: q.operatorPolicy === '' ? null : q.operatorPolicy,
       effective: q.effectiveDefinition,
+      arguments: q.arguments ?? {},
     };
   };
   const missing = (kind: ObjectKind, kindAssumed: boolean): Lookup => ({
@@ -149,6 +186,7 @@ async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
     policy: undefined,
     operatorPolicy: undefined,
     effective: undefined,
+    arguments: {},
   });
   try {
     // "" names the default exchange; no queue can have it (declaring "" asks for a generated name).
@@ -204,24 +242,21 @@ export async function which(
   let version: BrokerVersion;
   let lookup: Lookup;
   let user: Policy[];
-  let operator: Policy[];
+  let operator: Policy[] | { notRead: string };
   try {
     [{ version }, lookup, user, operator] = await Promise.all([
       broker.overview(),
       lookUp(broker, input),
       broker.listPolicies(input.vhost),
-      broker.listOperatorPolicies(input.vhost),
+      listOperatorPolicies(broker, input.vhost),
     ]);
   } catch (err) {
     const code = codeOf(err);
     if (code === 'not-found') {
-      // No such vhost: no object, no policy. Answered, not refused.
-      const r = base(input.kind ?? 'classic', false, input.kind === undefined);
-      r.answer = 'not-reported';
-      r.why = 'missing';
-      r.detail = `vhost ${input.vhost} does not exist`;
-      r.nothingGoverns = true;
-      return r;
+      // No such vhost: a typo to point out, never "nothing governs" (a script would take it as an answer).
+      const { sentence } = await missingVhost(broker, input.vhost);
+      const capitalised = `${sentence.charAt(0).toUpperCase()}${sentence.slice(1)}`;
+      throw new InputError(capitalised.endsWith('?') ? capitalised : `${capitalised}.`, WHICH_USAGE);
     }
     if (code !== undefined && (NOT_ASKED.has(code) || code === 'forbidden')) {
       const r = base(input.kind ?? 'classic', false, input.kind === undefined);
@@ -233,9 +268,13 @@ export async function which(
     throw err;
   }
 
-  const set = buildPolicySet(user, operator, version, options.patterns);
+  const notRead = 'notRead' in operator ? operator.notRead : undefined;
+  const operators = 'notRead' in operator ? [] : operator;
+  const set = buildPolicySet(user, operators, version, options.patterns);
   const resolution = resolve(set, input.name, lookup.kind);
   const r = base(lookup.kind, lookup.exists, lookup.kindAssumed);
+  if (lookup.exists) r.object.arguments = { ...lookup.arguments };
+  if (notRead !== undefined) r.operatorPoliciesNotRead = notRead;
   r.brokerVersion = formatVersion(version);
   r.unreadable = [...resolution.user.unreadable, ...resolution.operator.unreadable].map((u) => ({
     name: u.policy.name,
@@ -244,7 +283,7 @@ export async function which(
   }));
   if (lookup.policy !== undefined) {
     r.answer = 'reported';
-    explainReported(r, resolution, lookup, user, operator, version);
+    explainReported(r, resolution, lookup, user, operators, version);
   } else {
     r.answer = 'not-reported';
     r.why = lookup.forbidden ? 'forbidden' : lookup.exists ? 'stats-pending' : 'missing';
@@ -257,7 +296,12 @@ export async function which(
     r.operatorPolicy = op ? view(op) : null;
     r.operatorPolicySource = 'engine';
     r.alsoMatched = losers(resolution, first?.name ?? null);
-    r.effective = effectiveDefinition(first?.definition, op?.definition, version);
+    r.effective = withArguments(
+      effectiveDefinition(first?.definition, op?.definition, version),
+      lookup.arguments,
+      lookup.kind,
+      version,
+    );
     if (!resolution.user.decided) {
       r.disagreements.push('A policy whose pattern this bot cannot read may match this name and come first.');
     }
@@ -267,12 +311,30 @@ export async function which(
 }
 
 function losers(resolution: Resolution, inForce: string | null): WhichResult['alsoMatched'] {
-  return explainLosers(resolution.user, inForce).alsoMatched.map((m) => ({
+  return alsoMatchedView(explainLosers(resolution.user, inForce).alsoMatched);
+}
+
+function alsoMatchedView(list: readonly AlsoMatched[]): WhichResult['alsoMatched'] {
+  return list.map((m) => ({
     name: m.policy.name,
     priority: m.policy.priority,
     reason: m.reason,
     ...(m.keys ? { keys: [...m.keys] } : {}),
+    unanchored: !isAnchored(m.policy.pattern),
   }));
+}
+
+/** The operator policies, or the broker's reason when this identity may not list them (not an administrator). */
+async function listOperatorPolicies(
+  broker: WhichBroker,
+  vhost: string,
+): Promise<Policy[] | { notRead: string }> {
+  try {
+    return await broker.listOperatorPolicies(vhost);
+  } catch (err) {
+    if (codeOf(err) === 'forbidden') return { notRead: brokerReason(err) ?? 'not allowed' };
+    throw err;
+  }
 }
 
 function explainReported(
@@ -294,12 +356,7 @@ function explainReported(
   }
 
   const { alsoMatched, outranks } = explainLosers(resolution.user, reported);
-  r.alsoMatched = alsoMatched.map((m) => ({
-    name: m.policy.name,
-    priority: m.policy.priority,
-    reason: m.reason,
-    ...(m.keys ? { keys: [...m.keys] } : {}),
-  }));
+  r.alsoMatched = alsoMatchedView(alsoMatched);
   const engineSees = resolution.user.matches.find((m) => m.policy.name === reported);
   const unreadableReported = resolution.user.unreadable.find((u) => u.policy.name === reported);
   if (reported && inForce && !engineSees) {
@@ -350,7 +407,9 @@ function explainReported(
         : null;
     r.operatorPolicySource = 'broker';
     const engineOp = resolution.operator.candidates.map((p) => p.name);
-    if (
+    if (r.operatorPoliciesNotRead !== undefined) {
+      // Nothing to compare with: the report stands alone.
+    } else if (
       (reportedOp === null && engineOp.length > 0) ||
       (reportedOp !== null && !engineOp.includes(reportedOp))
     ) {
@@ -361,15 +420,20 @@ function explainReported(
   }
 
   const computed = effectiveDefinition(r.inForce?.definition, r.operatorPolicy?.definition, version);
-  if (lookup.effective) {
-    // The broker's own effective definition; `from` says which layers set the key.
-    r.effective = Object.fromEntries(
-      Object.entries(lookup.effective).map(([k, value]) => [
-        k,
-        { value, from: computed[k]?.from ?? 'policy' },
-      ]),
-    );
-  } else {
-    r.effective = computed;
-  }
+  // An operator policy known by name only (its definition could not be read) sets what the user policy does not.
+  const fallback = r.operatorPolicy && r.operatorPoliciesNotRead !== undefined ? 'operator-policy' : 'policy';
+  const layers = lookup.effective
+    ? // The broker's own effective definition; `from` says which layers set the key.
+      Object.fromEntries(
+        Object.entries(lookup.effective).map(([k, value]) => [
+          k,
+          {
+            value,
+            from:
+              computed[k]?.from ?? (r.inForce?.definition && k in r.inForce.definition ? 'policy' : fallback),
+          },
+        ]),
+      )
+    : computed;
+  r.effective = withArguments(layers, lookup.arguments, lookup.kind, version);
 }

@@ -20,12 +20,15 @@ import { type BuildOptions, build as esbuild, type Metafile, type Plugin } from 
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 
-/** Inputs the CLI bundle must not contain: what only the Slack bot uses. */
+/**
+ * Inputs the CLI bundle must not contain: what only the Slack bot uses. `src/slack/escape.ts` is
+ * pure text (no Slack client) that `commands/` shares with the terminal.
+ */
 export const cliMustNotLoad: readonly RegExp[] = [
   /node_modules\/@slack\//,
   /node_modules\/bullmq\//,
   /node_modules\/ioredis\//,
-  /^src\/slack\//,
+  /^src\/slack\/(?!escape\.ts$)/,
   /^src\/workflow\//,
 ];
 

@@ -2,14 +2,16 @@ import { config as loadDotenv } from 'dotenv';
 import { helpText } from '../commands/help.ts';
 import { parseWhich } from '../commands/parse.ts';
 import { which } from '../commands/which.ts';
-import { loadConfig, pickEnvironment } from './config.ts';
+import { loadConfig, pickEnvironment, QUESTION_BUDGET_MS } from './config.ts';
 import { ConfigError, InputError } from './errors.ts';
 import { ManagementClient } from './rabbit/client.ts';
+import { RabbitError } from './rabbit/errors.ts';
 import { whichText } from './terminal/which.ts';
 
 /**
  * The terminal front door: the read-only commands, with `--json`. It never applies a change.
- * Exit codes (INTERFACE.md): 0 answered; 2 input refused; 3 broker not asked; 1 anything else.
+ * Exit codes (INTERFACE.md): 0 answered; 2 input or configuration refused; 3 broker not asked
+ * (unreachable, out of time, refused or unreadable answer); 1 anything else (a bug).
  */
 
 export interface Io {
@@ -25,8 +27,11 @@ export async function runCli(
   io: Io = stdio,
 ): Promise<number> {
   const [command, ...rest] = argv;
-  const json = rest.includes('--json');
-  const words = rest.filter((w) => w !== '--json');
+  // `--json` is an option only before `--`; after it, every word is a name.
+  const end = rest.indexOf('--');
+  const options = end < 0 ? rest : rest.slice(0, end);
+  const json = options.includes('--json');
+  const words = [...options.filter((w) => w !== '--json'), ...(end < 0 ? [] : rest.slice(end))];
   try {
     switch (command) {
       case undefined:
@@ -68,6 +73,13 @@ export async function runCli(
       io.err(`rmq: ${err.message}${hint}\n`);
       return 2;
     }
+    if (err instanceof RabbitError) {
+      // Whatever the command did not turn into an answer of its own: the broker was not asked.
+      const message = err.reason ? `the broker refused the request: ${err.reason}` : err.message;
+      if (json) io.out(`${JSON.stringify({ error: { code: err.code, message, status: err.status } })}\n`);
+      io.err(`rmq: ${message}\n`);
+      return 3;
+    }
     const message = err instanceof Error ? err.message : String(err);
     io.err(`rmq: ${message}\n`);
     return 1;
@@ -88,15 +100,16 @@ async function withBroker(
       `Known: ${config.environments.map((e) => e.name).join(', ')}`,
     );
   }
-  const broker = new ManagementClient({
+  const client = new ManagementClient({
     url: environment.url,
     user: environment.user,
     password: environment.password,
   });
   try {
-    return await fn(broker);
+    return await fn(client.forQuestion(config.questionBudgetMs ?? QUESTION_BUDGET_MS.terminal));
   } finally {
-    await broker.close();
+    // The answer is out: a request still hanging is not waited for.
+    await client.close(0);
   }
 }
 

@@ -49,12 +49,24 @@ export interface Config {
   readonly logLevel: string;
   /** How often the policy lists are compared with the last recorded state (changes outside the bot). */
   readonly watchIntervalMs: number;
+  /**
+   * RMQ_TIMEOUT: the whole budget of one question to the broker, retries included; `undefined`
+   * leaves each front door its default (`QUESTION_BUDGET_MS`).
+   */
+  readonly questionBudgetMs: number | undefined;
 }
+
+/** Each front door's budget for one question when RMQ_TIMEOUT is not set. */
+export const QUESTION_BUDGET_MS = { slack: 10_000, terminal: 15_000 } as const;
 
 const httpUrl = z
   .string()
   .url()
-  .refine((u) => /^https?:\/\//.test(u), 'must start with http:// or https://');
+  .refine((u) => /^https?:\/\//.test(u), 'must start with http:// or https://')
+  .refine((u) => {
+    const url = URL.canParse(u) ? new URL(u) : undefined;
+    return !url?.username && !url?.password;
+  }, "must not carry credentials: set them apart (RMQ_USER and RMQ_PASSWORD, or the environment's userEnv and passwordEnv)");
 const csv = z
   .string()
   .optional()
@@ -97,6 +109,14 @@ const EnvSchema = z.object({
   RMQ_PASSWORD: z.string().default('guest'),
   RMQ_MODE: z.enum(MODES).default('normal'),
   RMQ_ENVIRONMENTS: z.string().min(1).optional(),
+  /** The budget of one question (src/duration.ts, or a bare number of seconds): 100 ms to 10 minutes. */
+  RMQ_TIMEOUT: z
+    .string()
+    .transform((s) => (/^\d+$/.test(s) ? Number(s) * 1000 : parseDuration(s)))
+    .refine((ms) => ms !== undefined, 'a duration such as 15s, 1500ms or 2m')
+    .refine((ms) => ms === undefined || (ms >= 100 && ms <= 600_000), 'between 100ms and 10m')
+    .transform((ms) => ms as number)
+    .optional(),
   RMQ_REQUEST_TTL: requestTtl.default(24 * 3_600_000),
   REDIS_URL: z
     .string()
@@ -228,6 +248,7 @@ export function loadConfig(
     port: e.PORT,
     logLevel: e.LOG_LEVEL,
     watchIntervalMs: e.RMQ_WATCH_INTERVAL,
+    questionBudgetMs: e.RMQ_TIMEOUT,
   };
 }
 

@@ -20,9 +20,19 @@ import { APPLY_CLIENT_SETTINGS } from './workflow/worker.ts';
 
 /**
  * On Slack's path the answer goes out through the response URL, so a slow broker costs the user
- * seconds, never the acknowledgement; but a call must not sit in a retry loop either.
+ * seconds, never the acknowledgement. Each question also has one budget (RMQ_TIMEOUT, default
+ * QUESTION_BUDGET_MS.slack, applied per question by the environment directory) inside which
+ * quick failures are retried; no attempt outlives it.
  */
-export const SLACK_PATH_TIMEOUTS: Timeouts = { connectMs: 2000, headersMs: 10_000, bodyMs: 10_000 };
+export const SLACK_PATH_TIMEOUTS: Timeouts = {
+  connectMs: 2000,
+  headersMs: 10_000,
+  bodyMs: 10_000,
+  requestMs: 10_000,
+};
+
+/** How long a shutdown lets broker requests still under way finish before aborting them. */
+export const CLIENT_CLOSE_GRACE_MS = 1_000;
 
 export function createBrokers(
   config: Config,
@@ -36,7 +46,7 @@ export function createBrokers(
         url: e.url,
         user: e.user,
         password: e.password,
-        getRetries: 0,
+        getRetries: 2,
         timeouts: { ...SLACK_PATH_TIMEOUTS, ...options.timeouts },
         onCall: metrics.onBrokerCall(e.name),
       }),
@@ -102,7 +112,9 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   let watchers: Watchers | undefined;
   const closeClients = async () => {
     await watchers?.stop();
-    await Promise.allSettled([...brokers.values(), ...background.values()].map((b) => b.close()));
+    await Promise.allSettled(
+      [...brokers.values(), ...background.values()].map((b) => b.close(CLIENT_CLOSE_GRACE_MS)),
+    );
     redis.disconnect();
   };
 

@@ -1,3 +1,4 @@
+import type { Risk } from './risks.ts';
 import { type ApplyTo, atLeast, type BrokerVersion, type ObjectKind } from './types.ts';
 
 /**
@@ -126,7 +127,7 @@ export type ValueRule =
   | { readonly type: 'any' };
 
 /** How a key set by both the user policy and the operator policy is merged. */
-export type MergeRule = 'min' | 'max' | 'operator' | 'delivery-limit';
+export type MergeRule = 'min' | 'max' | 'operator';
 
 export interface KeySpec {
   readonly key: string;
@@ -138,14 +139,7 @@ export interface KeySpec {
   /** Only known while this plugin is enabled. */
   readonly plugin?: string;
   /** What losing it means to a person; used to put the painful losses first. */
-  readonly risk?:
-    | 'dead-letter'
-    | 'ttl'
-    | 'limit'
-    | 'delivery-limit'
-    | 'federation'
-    | 'alternate-exchange'
-    | 'retention';
+  readonly risk?: Risk;
 }
 
 const str = (): ValueRule => ({ type: 'string' });
@@ -189,7 +183,7 @@ export const KEYS: readonly KeySpec[] = [
     // 4.0 made negative values mean "unlimited".
     value: (v) => (atLeast(v, 4) ? { type: 'integer' } : { type: 'integer', min: 0 }),
     operator: ALL,
-    merge: 'delivery-limit',
+    merge: 'min',
     risk: 'delivery-limit',
   },
   { key: 'queue-mode', valid: ALL, value: () => ({ type: 'enum', values: ['default', 'lazy'] }) },
@@ -328,6 +322,16 @@ export function operatorMaySet(key: string, v: BrokerVersion): boolean {
 // --- the operator layer ------------------------------------------------------------------------
 
 /**
+ * The stricter of two limits set for the same key (by two policies, or by a policy and the
+ * object's own argument): the smaller, except that from 4.0 a negative delivery limit means
+ * unlimited, and any limited value beats it.
+ */
+export function stricterLimit(key: string, a: number, b: number, v: BrokerVersion): number {
+  if (key === 'delivery-limit' && atLeast(v, 4) && (a < 0 || b < 0)) return Math.max(a, b);
+  return Math.min(a, b);
+}
+
+/**
  * The value an object gets for a key both its user policy and its operator policy set: for
  * limits the stricter one. Mirrors rabbit_policy:merge_operator_definitions and the per-key merge
  * strategies.
@@ -337,14 +341,9 @@ export function mergeOperatorValue(key: string, user: unknown, operator: unknown
   const bothNumbers = typeof user === 'number' && typeof operator === 'number';
   switch (rule) {
     case 'min':
-      return bothNumbers ? Math.min(user, operator) : operator;
+      return bothNumbers ? stricterLimit(key, user, operator, v) : operator;
     case 'max':
       return bothNumbers ? Math.max(user, operator) : operator;
-    case 'delivery-limit':
-      if (!bothNumbers) return operator;
-      // From 4.0 a negative limit means unlimited, and a limited value beats an unlimited one.
-      if (atLeast(v, 4) && (user < 0 || operator < 0)) return Math.max(user, operator);
-      return Math.min(user, operator);
     case 'operator':
       return operator;
   }

@@ -90,7 +90,6 @@ const HIGH_ESCAPE =
   /\\[pP]|\\x\{0*[89a-fA-F][0-9a-fA-F]\}|\\x[89a-fA-F][0-9a-fA-F]|\\x\{0*[1-9a-fA-F][0-9a-fA-F]{2,}\}/;
 const LITERAL_CHAR = '[A-Za-z0-9_\\-/:@#%&=,;\'"!~ <>]|\\\\[^A-Za-z0-9]';
 const LITERAL_FORM = new RegExp(`^(\\^?)((?:${LITERAL_CHAR})*)(\\$?)$`);
-const LITERAL_PREFIX = new RegExp(`^(\\(\\?i\\))?\\^((?:${LITERAL_CHAR})*)`);
 
 const unescapePattern = (text: string) => text.replace(/\\(.)/g, '$1');
 
@@ -152,17 +151,13 @@ export class CompiledPattern {
     this.#prefix = this.#literal ? undefined : this.#prefixOf(pattern, toView);
   }
 
-  /** The literal after `^`, if the pattern has no alternation that could bypass it. */
+  /** The literal every match starts with, in the view (lower-cased when the pattern is caseless). */
   #prefixOf(pattern: string, toView: (s: string) => string): string | undefined {
-    if (hasTopLevelAlternation(pattern)) return undefined;
-    const m = LITERAL_PREFIX.exec(pattern);
-    if (!m || (m[1] !== undefined) !== this.#caseless) return undefined;
-    let text = m[2] ?? '';
-    // A quantifier after the prefix applies to its last character, which is then optional.
-    const after = pattern[m[0].length];
-    if (after !== undefined && '*?{+'.includes(after)) text = text.replace(/(\\.|.)$/, '');
-    const view = toView(unescapePattern(text));
-    return view === '' ? undefined : this.#caseless ? view.toLowerCase() : view;
+    const prefix = literalPrefix(pattern);
+    // A caseless flag further on would need its own reading of where it starts to apply.
+    if (!prefix || prefix.caseless !== this.#caseless) return undefined;
+    const view = toView(prefix.text);
+    return this.#caseless ? view.toLowerCase() : view;
   }
 
   #compile(): State {
@@ -212,6 +207,43 @@ export class CompiledPattern {
     }
     return state.re ? state.re.test(bytes) : false;
   }
+}
+
+/** The ASCII literal every name a pattern matches must start with (see `literalPrefix`). */
+export interface LiteralPrefix {
+  readonly text: string;
+  /** The pattern starts with `(?i)`: the prefix is compared without case (ASCII folding, as PCRE's tables). */
+  readonly caseless: boolean;
+}
+
+const PREFIX_CHAR = /[A-Za-z0-9_\-/:@#%&=,;'"!~ <>]/;
+const ESCAPED_PUNCTUATION = /[!-/:-@[-`{-~]/;
+
+/**
+ * The ASCII literal every name a pattern matches must start with, when that is plain to see:
+ * `^` (after a leading `(?i)`) then literal characters, no alternation outside a group. A name
+ * that does not start with it cannot match, whatever the rest of the pattern says, so this both
+ * decides names before any engine runs and files policies for the index (`policyIndex.ts`).
+ * ASCII only, so a name's own string can be compared (a multi-byte character never equals an
+ * ASCII one). Undefined when there is no such prefix.
+ */
+export function literalPrefix(pattern: string): LiteralPrefix | undefined {
+  const caseless = pattern.startsWith('(?i)^');
+  const start = caseless ? 5 : 1;
+  if ((!caseless && !pattern.startsWith('^')) || hasTopLevelAlternation(pattern)) return undefined;
+  const units: string[] = [];
+  let i = start;
+  for (; i < pattern.length; i++) {
+    const c = pattern[i] as string;
+    if (PREFIX_CHAR.test(c)) units.push(c);
+    else if (c === '\\' && ESCAPED_PUNCTUATION.test(pattern[i + 1] ?? 'a'))
+      units.push(pattern[++i] as string);
+    else break;
+  }
+  // A quantifier after the prefix makes its last character optional.
+  if (i < pattern.length && '*?{+'.includes(pattern[i] as string)) units.pop();
+  const text = units.join('');
+  return text === '' ? undefined : { text, caseless };
 }
 
 /** `a|b` outside any group or class: the prefix of one branch says nothing about the other. */

@@ -1,13 +1,6 @@
-import { mergeOperatorValue, refusedKeys, scopeFits, vetoedKeys } from './keys.ts';
-import { type CompiledPattern, matchView, type NameView, nameView, PatternCache } from './pattern.ts';
-import {
-  type BrokerVersion,
-  type Definition,
-  MAX_NAME_BYTES,
-  type ObjectKind,
-  type Policy,
-  utf8Length,
-} from './types.ts';
+import { type NameView, nameView, PatternCache } from './pattern.ts';
+import { PolicyIndex, whyUnreadable } from './policyIndex.ts';
+import { type BrokerVersion, MAX_NAME_BYTES, type ObjectKind, type Policy, utf8Length } from './types.ts';
 
 /**
  * The broker's resolution rule, for one object and one layer (user or operator):
@@ -17,17 +10,11 @@ import {
  * hash order, which nobody can predict from the outside).
  */
 
-export interface CompiledPolicy extends Policy {
-  readonly compiled: CompiledPattern;
-}
-
-/** The policies of one vhost, compiled and sorted highest priority first, ready to explain objects. */
+/** The policies of one vhost, both layers indexed, ready to explain objects. */
 export interface PolicySet {
   readonly version: BrokerVersion;
-  readonly user: readonly CompiledPolicy[];
-  readonly operator: readonly CompiledPolicy[];
-  /** @internal memo of `reaching` */
-  readonly byKind: Map<string, readonly CompiledPolicy[]>;
+  readonly user: PolicyIndex;
+  readonly operator: PolicyIndex;
 }
 
 export function buildPolicySet(
@@ -36,23 +23,11 @@ export function buildPolicySet(
   version: BrokerVersion,
   cache: PatternCache = new PatternCache(),
 ): PolicySet {
-  const compile = (list: readonly Policy[]) =>
-    list
-      .map((p) => ({ ...p, compiled: cache.get(p.pattern) }))
-      // Code-unit order, not localeCompare: ICU collation is slow, and any stable order will do.
-      .sort((a, b) => b.priority - a.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return { version, user: compile(user), operator: compile(operator), byKind: new Map() };
-}
-
-/** The policies whose scope reaches this kind, computed once per kind. */
-function reaching(set: PolicySet, layer: 'user' | 'operator', kind: ObjectKind): readonly CompiledPolicy[] {
-  const key = `${layer}:${kind}`;
-  let list = set.byKind.get(key);
-  if (!list) {
-    list = set[layer].filter((p) => scopeFits(p.applyTo, kind));
-    set.byKind.set(key, list);
-  }
-  return list;
+  return {
+    version,
+    user: new PolicyIndex(user, version, cache),
+    operator: new PolicyIndex(operator, version, cache),
+  };
 }
 
 export type NotApplied = 'lower-priority' | 'same-priority' | 'refused-key';
@@ -82,22 +57,13 @@ export interface LayerResolution {
   readonly decided: boolean;
 }
 
-function resolveLayer(
-  policies: readonly CompiledPolicy[],
-  name: NameView,
-  vetoes: ReadonlySet<string>,
-): LayerResolution {
+function resolveLayer(index: PolicyIndex, kind: ObjectKind, name: string, view: NameView): LayerResolution {
   const matches: Match[] = [];
   const unreadable: Unreadable[] = [];
-  for (const policy of policies) {
-    const hit = matchView(policy.compiled, name);
-    if (hit === 'undecidable') {
-      const why =
-        policy.compiled.why ?? 'the broker and this bot may read this pattern differently for this name';
-      unreadable.push({ policy: strip(policy), why });
-    } else if (hit) {
-      matches.push({ policy: strip(policy), refused: refusedKeys(policy.definition, vetoes) });
-    }
+  for (const e of index.reachingFor(kind, name)) {
+    const hit = e.pattern.match(view);
+    if (hit === 'undecidable') unreadable.push({ policy: e.policy, why: whyUnreadable(e) });
+    else if (hit) matches.push({ policy: e.policy, refused: index.refused(e, kind) });
   }
   const applicable = matches.filter((m) => m.refused.length === 0);
   const top = applicable[0]?.policy.priority;
@@ -105,41 +71,9 @@ function resolveLayer(
     top === undefined ? [] : applicable.filter((m) => m.policy.priority === top).map((m) => m.policy);
   const decided = !unreadable.some(
     (u) =>
-      refusedKeys(u.policy.definition, vetoes).length === 0 &&
-      (top === undefined || u.policy.priority >= top),
+      index.applicable(u.policy.name, kind) !== undefined && (top === undefined || u.policy.priority >= top),
   );
   return { matches, candidates, unreadable, decided };
-}
-
-function strip(p: CompiledPolicy): Policy {
-  const { compiled: _compiled, ...policy } = p;
-  return policy;
-}
-
-export interface EffectiveValue {
-  readonly value: unknown;
-  readonly from: 'policy' | 'operator-policy' | 'both';
-}
-
-/**
- * What the object gets from the two layers: the union of both definitions; a key both set is
- * merged (for limits, the stricter value). Like the broker's effective_policy_definition, this
- * includes keys the type ignores and never includes the object's own x-arguments.
- */
-export function effectiveDefinition(
-  user: Definition | undefined,
-  operator: Definition | undefined,
-  version: BrokerVersion,
-): Record<string, EffectiveValue> {
-  const out: Record<string, EffectiveValue> = {};
-  for (const [k, value] of Object.entries(user ?? {})) out[k] = { value, from: 'policy' };
-  for (const [k, value] of Object.entries(operator ?? {})) {
-    const mine = out[k];
-    out[k] = mine
-      ? { value: mergeOperatorValue(k, mine.value, value, version), from: 'both' }
-      : { value, from: 'operator-policy' };
-  }
-  return out;
 }
 
 export interface Resolution {
@@ -149,8 +83,9 @@ export interface Resolution {
   readonly operator: LayerResolution;
 }
 
+/** policy/ imports nothing of ours outside it, so not a CodedError; `codeOf()` reads its code all the same. */
 export class NameTooLongError extends Error {
-  readonly code = 'name-too-long';
+  readonly code = 'name-too-long' as const;
   constructor(readonly bytes: number) {
     super(
       `A name of ${bytes} bytes is longer than the ${MAX_NAME_BYTES} bytes RabbitMQ allows, so it names nothing.`,
@@ -163,12 +98,11 @@ export function resolve(set: PolicySet, name: string, kind: ObjectKind): Resolut
   const bytes = utf8Length(name);
   if (bytes > MAX_NAME_BYTES) throw new NameTooLongError(bytes);
   const view = nameView(name);
-  const vetoes = vetoedKeys(kind, set.version);
   return {
     name,
     kind,
-    user: resolveLayer(reaching(set, 'user', kind), view, vetoes),
-    operator: resolveLayer(reaching(set, 'operator', kind), view, vetoes),
+    user: resolveLayer(set.user, kind, name, view),
+    operator: resolveLayer(set.operator, kind, name, view),
   };
 }
 

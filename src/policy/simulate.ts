@@ -1,22 +1,18 @@
-import { keySpec, scopeFits, vetoedKeys } from './keys.ts';
+import { type ArgumentNote, argumentName, argumentRule, valueInUse } from './arguments.ts';
 import {
-  type CompiledPattern,
-  hasTopLevelAlternation,
-  isAnchored,
-  type NameView,
-  nameView,
-  PatternCache,
-} from './pattern.ts';
-import { type EffectiveValue, effectiveDefinition } from './resolve.ts';
-import {
-  atLeast,
-  type BrokerVersion,
-  type Definition,
-  OBJECT_KINDS,
-  type ObjectKind,
-  type Policy,
-  type PolicyLayer,
-} from './types.ts';
+  commonDiff,
+  diffEffective,
+  type Effective,
+  type EffectiveValue,
+  effectiveDefinition,
+  isEmptyDiff,
+  type KeyDiff,
+} from './effective.ts';
+import { scopeFits } from './keys.ts';
+import { type CompiledPattern, isAnchored, type NameView, nameView, PatternCache } from './pattern.ts';
+import { type IndexedPolicy, PolicyIndex, type Scan, scan, whyUnreadable } from './policyIndex.ts';
+import { RISKS, type Risk, riskOf } from './risks.ts';
+import type { BrokerVersion, Definition, ObjectKind, Policy, PolicyLayer } from './types.ts';
 
 /**
  * What a create, edit or delete of one policy does to every object of the vhost, before it is
@@ -34,6 +30,13 @@ import {
  * The operator layer is not reported by the cheap listing, so it is the engine's reading of the
  * operator policies (few, in practice), and a tie there is said as a tie.
  * Anything the engine cannot decide is `unpredictable`, with the reason, never guessed.
+ *
+ * Longer than the other modules for a reason: it is one idea, the step from the broker's report
+ * (or the engine's reading) before a change to the outcome after it, and its cases (report or
+ * none, tie before or after, the other layer, the object's own arguments) read best together.
+ * The rules it uses each live in their own module: the index and the scan (policyIndex.ts), the
+ * effective values and their diff (effective.ts), the risk table (risks.ts), the argument rule
+ * (arguments.ts); the summary's words are the commands' (commands/previewSummary.ts).
  */
 
 export type ChangeAction = 'create' | 'edit' | 'delete';
@@ -61,162 +64,7 @@ export interface InventoryObject {
   readonly operatorPolicy?: string | null | undefined;
 }
 
-/** What losing a key means to a person, in the order a preview lists it. */
-export const RISKS = [
-  'dead-letter',
-  'ttl',
-  'limit',
-  'delivery-limit',
-  'federation',
-  'alternate-exchange',
-  'retention',
-] as const;
-export type Risk = (typeof RISKS)[number];
-
-export const RISK_WORDS: Readonly<Record<Risk, string>> = {
-  'dead-letter': 'lose a dead-letter target',
-  ttl: 'lose a TTL (message-ttl or expires)',
-  limit: 'lose a length limit',
-  'delivery-limit': 'lose a delivery limit',
-  federation: 'lose a federation upstream',
-  'alternate-exchange': 'lose an alternate exchange',
-  retention: 'lose a stream retention setting',
-};
-
-/**
- * Which object types a risky key does something for. A stream that "loses" message-ttl loses
- * nothing (it never used it), and a queue that loses alternate-exchange neither.
- */
-const USED_BY: Readonly<Record<string, readonly ObjectKind[]>> = {
-  'dead-letter-exchange': ['classic', 'quorum'],
-  'dead-letter-routing-key': ['classic', 'quorum'],
-  'dead-letter-strategy': ['quorum'],
-  'message-ttl': ['classic', 'quorum'],
-  expires: ['classic', 'quorum'],
-  'max-length': ['classic', 'quorum'],
-  'max-length-bytes': ['classic', 'quorum', 'stream'],
-  overflow: ['classic', 'quorum'],
-  'delivery-limit': ['quorum'],
-  'federation-upstream': ['classic', 'quorum', 'stream', 'exchange'],
-  'federation-upstream-set': ['classic', 'quorum', 'stream', 'exchange'],
-  'federation-upstream-pattern': ['classic', 'quorum', 'stream', 'exchange'],
-  'alternate-exchange': ['exchange'],
-  'max-age': ['stream'],
-  'stream-max-segment-size-bytes': ['stream'],
-};
-
-export function riskOf(key: string, kind: ObjectKind): Risk | undefined {
-  const risk = keySpec(key)?.risk;
-  if (!risk) return undefined;
-  return USED_BY[key]?.includes(kind) ? risk : undefined;
-}
-
-// --- the object's own arguments (reference section 6) ------------------------------------------
-
-/** How the broker combines an object's own argument with the policy's value for the same key. */
-export type ArgumentRule = 'smaller' | 'argument' | 'policy';
-
-export function argumentRule(key: string, kind: ObjectKind, v: BrokerVersion): ArgumentRule | undefined {
-  if (key === 'consumer-timeout' && kind !== 'exchange') return 'smaller';
-  switch (kind) {
-    case 'classic':
-      if (['expires', 'message-ttl', 'max-length', 'max-length-bytes'].includes(key)) return 'smaller';
-      if (
-        [
-          'dead-letter-exchange',
-          'dead-letter-routing-key',
-          'overflow',
-          'queue-mode',
-          'queue-version',
-        ].includes(key)
-      ) {
-        return 'argument';
-      }
-      return undefined;
-    case 'quorum':
-      if (key.startsWith('dead-letter-')) return 'argument';
-      if (atLeast(v, 4)) {
-        if (['max-length', 'max-length-bytes', 'expires', 'message-ttl', 'delivery-limit'].includes(key))
-          return 'smaller';
-        if (['consumer-disconnected-timeout', 'delayed-retry-min', 'delayed-retry-max'].includes(key))
-          return 'smaller';
-        if (key === 'overflow' || key === 'delayed-retry-type') return 'policy';
-        return undefined;
-      }
-      if (
-        [
-          'max-length',
-          'max-length-bytes',
-          'max-in-memory-length',
-          'max-in-memory-bytes',
-          'delivery-limit',
-          'message-ttl',
-        ].includes(key)
-      ) {
-        return 'smaller';
-      }
-      if (key === 'overflow' || key === 'expires') return 'policy';
-      return undefined;
-    case 'stream':
-      return [
-        'max-length-bytes',
-        'max-age',
-        'stream-max-segment-size-bytes',
-        'stream-filter-size-bytes',
-      ].includes(key)
-        ? 'policy'
-        : undefined;
-    case 'exchange':
-      return key === 'alternate-exchange' ? 'argument' : undefined;
-  }
-}
-
-/** The argument that sets `key` on this object: `x-<key>` on queues, the bare key on exchanges. */
-export function argumentName(key: string, kind: ObjectKind): string {
-  return kind === 'exchange' ? key : `x-${key}`;
-}
-
-/** Which value an object uses, given its argument and the policies' effective value. */
-export function valueInUse(
-  rule: ArgumentRule,
-  key: string,
-  argument: unknown,
-  policy: unknown,
-  v: BrokerVersion,
-): { value: unknown; from: 'argument' | 'policy' | 'both' | 'none' } {
-  if (argument === undefined && policy === undefined) return { value: undefined, from: 'none' };
-  if (argument === undefined) return { value: policy, from: 'policy' };
-  if (policy === undefined) return { value: argument, from: 'argument' };
-  if (rule === 'argument') return { value: argument, from: 'argument' };
-  if (rule === 'policy') return { value: policy, from: 'policy' };
-  if (typeof argument !== 'number' || typeof policy !== 'number')
-    return { value: argument, from: 'argument' };
-  if (argument === policy) return { value: argument, from: 'both' };
-  // 4.0+: a negative delivery limit means unlimited, and a limited value beats it.
-  const unlimitedLoses = key === 'delivery-limit' && atLeast(v, 4) && (argument < 0 || policy < 0);
-  const pick = unlimitedLoses ? Math.max(argument, policy) : Math.min(argument, policy);
-  return { value: pick, from: pick === argument ? 'argument' : 'policy' };
-}
-
-export interface ArgumentNote {
-  /** The object's own argument, e.g. `x-message-ttl`. */
-  readonly argument: string;
-  readonly argumentValue: unknown;
-  readonly rule: ArgumentRule;
-  /** The value the object really uses, before and after the change. */
-  readonly before: unknown;
-  readonly after: unknown;
-  /** Where the value in use after the change comes from. */
-  readonly holds: 'argument' | 'policy' | 'both' | 'none';
-}
-
 // --- outcomes ------------------------------------------------------------------------------
-
-export interface KeyDiff {
-  readonly lost: Record<string, unknown>;
-  readonly gained: Record<string, unknown>;
-  readonly changed: Record<string, [unknown, unknown]>;
-}
 
 export interface ObjectOutcome extends KeyDiff {
   readonly name: string;
@@ -257,236 +105,21 @@ export interface Unpredictable {
   readonly why: string;
 }
 
-export interface OutcomeGroup {
-  /** Short words: "falls back to audit-fallback", "governed by nothing", "undefined between a and b". */
-  readonly outcome: string;
-  readonly after: string | null;
-  readonly candidates?: string[];
-  readonly lost: string[];
-  readonly gained: string[];
-  readonly changed: string[];
-  readonly count: number;
-  readonly names: string[];
-}
-
-export interface PreviewSummary {
-  readonly objects: number;
-  readonly unpredictable: number;
-  /** In RISKS order; only risks that occur. */
-  readonly risks: {
-    risk: Risk;
-    words: string;
-    count: number;
-    possible: number;
-    keys: string[];
-    names: string[];
-  }[];
-  readonly newTies: { count: number; objects: { name: string; candidates: string[] }[] };
-  readonly unanchoredCatch: { pattern: string; count: number; names: string[] } | null;
-  readonly groups: OutcomeGroup[];
-  /** Kept for the reader: values an operator policy keeps in force although the user policy changes. */
-  readonly heldByOperator: number;
-  /** Objects of the vhost read to get here. */
-  readonly scanned: { queues: number; exchanges: number };
-}
-
 export interface SimulationResult {
+  /** Worst risk first, then new ties, then the rest; by name within each. */
   readonly objects: ObjectOutcome[];
   readonly unpredictable: Unpredictable[];
-  readonly summary: PreviewSummary;
+  /** Names an unanchored proposed pattern reaches without them starting with it (at most CATCH_NAMES listed). */
+  readonly unanchoredCatch: {
+    readonly pattern: string;
+    readonly count: number;
+    readonly names: string[];
+  } | null;
+  /** Objects of the vhost read to get here. */
+  readonly scanned: { readonly queues: number; readonly exchanges: number };
 }
 
-/** Lists kept in a summary: enough to read, bounded however large the vhost. */
-export const SUMMARY_NAMES = 50;
 const CATCH_NAMES = 1000;
-
-// --- compiled layers --------------------------------------------------------------------------
-
-interface Entry {
-  readonly policy: Policy;
-  readonly name: string;
-  readonly priority: number;
-  readonly pattern: CompiledPattern;
-}
-
-/**
- * The ASCII literal every name a pattern matches must start with, when that is plain to see:
- * `^` then literal characters, no alternation outside a group. A name that does not start with
- * it cannot match, so such policies are filed under their prefix and read only for names that
- * start with it. ASCII only, so the name's own string can be compared (a multi-byte character
- * never equals an ASCII one). Undefined when there is no such prefix.
- */
-export function literalPrefix(pattern: string): string | undefined {
-  if (!pattern.startsWith('^') || hasTopLevelAlternation(pattern)) return undefined;
-  const units: string[] = [];
-  let i = 1;
-  for (; i < pattern.length; i++) {
-    const c = pattern[i] as string;
-    if (/[A-Za-z0-9_\-/:@#%&=,;'"!~ <>]/.test(c)) units.push(c);
-    else if (c === '\\' && /[!-/:-@[-`{-~]/.test(pattern[i + 1] ?? 'a')) units.push(pattern[++i] as string);
-    else break;
-  }
-  // A quantifier after the prefix makes its last character optional.
-  if (i < pattern.length && '*?{+'.includes(pattern[i] as string)) units.pop();
-  const prefix = units.join('');
-  return prefix === '' ? undefined : prefix;
-}
-
-/** Per object kind: the applicable policies filed by literal prefix, and the rest. */
-interface KindIndex {
-  readonly byPrefix: Map<string, Entry[]>;
-  readonly longest: number;
-  readonly general: Entry[];
-}
-
-const byPriority = (a: Entry, b: Entry) =>
-  b.priority - a.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-
-/** One layer's policies, compiled, and per object kind the applicable ones, highest priority first. */
-class Layer {
-  readonly byName = new Map<string, Entry>();
-  readonly perKind: Record<ObjectKind, Entry[]>;
-  readonly #applicable: Record<ObjectKind, Set<Entry>>;
-  readonly #index: Record<ObjectKind, KindIndex>;
-
-  constructor(entries: readonly Entry[], version: BrokerVersion) {
-    for (const e of entries) this.byName.set(e.name, e);
-    const sorted = [...entries].sort(byPriority);
-    const perKind = {} as Record<ObjectKind, Entry[]>;
-    for (const kind of OBJECT_KINDS) {
-      const vetoes = vetoedKeys(kind, version);
-      perKind[kind] = sorted.filter(
-        (e) =>
-          scopeFits(e.policy.applyTo, kind) && !Object.keys(e.policy.definition).some((k) => vetoes.has(k)),
-      );
-    }
-    this.perKind = perKind;
-    this.#applicable = Object.fromEntries(OBJECT_KINDS.map((k) => [k, new Set(perKind[k])])) as Record<
-      ObjectKind,
-      Set<Entry>
-    >;
-    const index = {} as Record<ObjectKind, KindIndex>;
-    for (const kind of OBJECT_KINDS) {
-      const byPrefix = new Map<string, Entry[]>();
-      const general: Entry[] = [];
-      let longest = 0;
-      for (const e of perKind[kind]) {
-        const prefix = literalPrefix(e.policy.pattern);
-        if (prefix === undefined) {
-          general.push(e);
-          continue;
-        }
-        longest = Math.max(longest, prefix.length);
-        const list = byPrefix.get(prefix);
-        if (list) list.push(e);
-        else byPrefix.set(prefix, [e]);
-      }
-      index[kind] = { byPrefix, longest, general };
-    }
-    this.#index = index;
-  }
-
-  /**
-   * The applicable policies that can match this name, highest priority first: those without a
-   * literal prefix, and those whose prefix the name starts with. Every other one cannot match.
-   */
-  candidatesFor(kind: ObjectKind, name: string): Entry[] {
-    const { byPrefix, longest, general } = this.#index[kind];
-    if (byPrefix.size === 0) return general;
-    let found: Entry[] | undefined;
-    const upTo = Math.min(longest, name.length);
-    for (let n = 1; n <= upTo; n++) {
-      const list = byPrefix.get(name.slice(0, n));
-      if (list) found = found ? found.concat(list) : list;
-    }
-    if (!found) return general;
-    return general.length === 0 && found.length === 1 ? found : [...general, ...found].sort(byPriority);
-  }
-
-  /** The policy by name, if its scope fits this kind and the kind vetoes none of its keys. */
-  applicable(name: string, kind: ObjectKind): Entry | undefined {
-    const e = this.byName.get(name);
-    return e && this.#applicable[kind].has(e) ? e : undefined;
-  }
-}
-
-type Known = (e: Entry) => boolean | 'undecidable' | undefined;
-
-interface Scan {
-  /** The applicable matches sharing the top priority. */
-  readonly candidates: Entry[];
-  /** Unreadable-for-this-name policies that could be first or tie. */
-  readonly undecided: Entry[];
-}
-
-/** The broker's choice in one layer: walk down the priorities, stop below the first match. */
-function scan(list: readonly Entry[], view: NameView, known?: Known): Scan {
-  const candidates: Entry[] = [];
-  const undecided: Entry[] = [];
-  let top: number | undefined;
-  for (const e of list) {
-    if (top !== undefined && e.priority < top) break;
-    const hit = known?.(e) ?? e.pattern.match(view);
-    if (hit === true) {
-      top ??= e.priority;
-      candidates.push(e);
-    } else if (hit === 'undecidable') {
-      undecided.push(e);
-    }
-  }
-  return { candidates, undecided };
-}
-
-function whyUnreadable(e: Entry): string {
-  return e.pattern.why ?? 'the broker and this bot may read this pattern differently for this name';
-}
-
-const names = (entries: readonly Entry[]) => entries.map((e) => e.name);
-
-function sameNames(a: readonly Entry[], b: readonly Entry[]): boolean {
-  if (a.length !== b.length) return false;
-  const set = new Set(names(a));
-  return b.every((e) => set.has(e.name));
-}
-
-/** JSON equality for definition values (numbers, strings, the odd list). */
-function sameValue(a: unknown, b: unknown): boolean {
-  return a === b || JSON.stringify(a) === JSON.stringify(b);
-}
-
-function diffEffective(
-  before: Record<string, EffectiveValue>,
-  after: Record<string, EffectiveValue>,
-): KeyDiff {
-  const lost: Record<string, unknown> = {};
-  const gained: Record<string, unknown> = {};
-  const changed: Record<string, [unknown, unknown]> = {};
-  for (const [k, b] of Object.entries(before)) {
-    const a = after[k];
-    if (!a) lost[k] = b.value;
-    else if (!sameValue(a.value, b.value)) changed[k] = [b.value, a.value];
-  }
-  for (const [k, a] of Object.entries(after)) if (!(k in before)) gained[k] = a.value;
-  return { lost, gained, changed };
-}
-
-const isEmptyDiff = (d: KeyDiff) =>
-  Object.keys(d.lost).length === 0 &&
-  Object.keys(d.gained).length === 0 &&
-  Object.keys(d.changed).length === 0;
-
-/** What every candidate agrees on. */
-function commonDiff(diffs: readonly KeyDiff[]): KeyDiff {
-  const [first, ...rest] = diffs;
-  if (!first) return { lost: {}, gained: {}, changed: {} };
-  const keep = <T>(pick: (d: KeyDiff) => Record<string, T>) =>
-    Object.fromEntries(
-      Object.entries(pick(first)).filter(([k, v]) =>
-        rest.every((d) => k in pick(d) && sameValue(pick(d)[k], v)),
-      ),
-    );
-  return { lost: keep((d) => d.lost), gained: keep((d) => d.gained), changed: keep((d) => d.changed) };
-}
 
 // --- the simulation -------------------------------------------------------------------------
 
@@ -506,6 +139,14 @@ interface LayerChoice {
   readonly undecided?: string;
 }
 
+const names = (entries: readonly IndexedPolicy[]) => entries.map((e) => e.name);
+
+function sameNames(a: readonly IndexedPolicy[], b: readonly IndexedPolicy[]): boolean {
+  if (a.length !== b.length) return false;
+  const set = new Set(names(a));
+  return b.every((e) => set.has(e.name));
+}
+
 /** Before is read only when needed (to tell a new tie from an old one). */
 interface Step {
   readonly before: () => Scan;
@@ -522,8 +163,8 @@ export class Simulation {
   readonly #version: BrokerVersion;
   readonly #change: PolicyChange;
   readonly #cache: PatternCache;
-  readonly #changed: { before: Layer; after: Layer };
-  readonly #other: Layer;
+  readonly #changed: { before: PolicyIndex; after: PolicyIndex };
+  readonly #other: PolicyIndex;
   readonly #catch: { pattern: CompiledPattern; anchored: CompiledPattern; applyTo: string } | undefined;
   readonly #objects: ObjectOutcome[] = [];
   readonly #unpredictable: Unpredictable[] = [];
@@ -538,17 +179,12 @@ export class Simulation {
     this.#version = version;
     this.#change = change;
     this.#cache = cache;
-    const entry = (p: Policy): Entry => ({
-      policy: p,
-      name: p.name,
-      priority: p.priority,
-      pattern: cache.get(p.pattern),
-    });
-    const current = (change.layer === 'user' ? input.user : input.operator).map(entry);
-    const proposed = current.filter((e) => e.name !== change.before?.name && e.name !== change.after?.name);
-    if (change.after) proposed.push(entry(change.after));
-    this.#changed = { before: new Layer(current, version), after: new Layer(proposed, version) };
-    this.#other = new Layer((change.layer === 'user' ? input.operator : input.user).map(entry), version);
+    const current = change.layer === 'user' ? input.user : input.operator;
+    const proposed = current.filter((p) => p.name !== change.before?.name && p.name !== change.after?.name);
+    if (change.after) proposed.push(change.after);
+    const index = (list: readonly Policy[]) => new PolicyIndex(list, version, cache).prepare();
+    this.#changed = { before: index(current), after: index(proposed) };
+    this.#other = index(change.layer === 'user' ? input.operator : input.user);
     const after = change.after;
     if (after && !isAnchored(after.pattern)) {
       const pattern = cache.get(after.pattern);
@@ -862,8 +498,8 @@ export class Simulation {
   /** Risky keys the object really stops using: its own arguments may keep them. */
   #risks(
     kind: ObjectKind,
-    before: Record<string, EffectiveValue>,
-    after: Record<string, EffectiveValue>,
+    before: Effective,
+    after: Effective,
     args: Readonly<Record<string, unknown>>,
   ): Risk[] {
     const found = new Set<Risk>();
@@ -880,8 +516,8 @@ export class Simulation {
   #argumentNotes(
     o: InventoryObject,
     kind: ObjectKind,
-    before: Record<string, EffectiveValue>,
-    after: Record<string, EffectiveValue>,
+    before: Effective,
+    after: Effective,
     diff: KeyDiff,
   ): Record<string, ArgumentNote> | undefined {
     const out: Record<string, ArgumentNote> = {};
@@ -913,14 +549,15 @@ export class Simulation {
     const unpredictable = [...this.#unpredictable].sort((a, b) =>
       a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
     );
+    const after = this.#change.after;
     return {
       objects,
       unpredictable,
-      summary: summarize(objects, unpredictable, this.#change, {
-        catchCount: this.#catchCount,
-        catchNames: this.#catchNames,
-        scanned: { queues: this.#queues, exchanges: this.#exchanges },
-      }),
+      unanchoredCatch:
+        after && this.#catchCount > 0
+          ? { pattern: after.pattern, count: this.#catchCount, names: this.#catchNames }
+          : null,
+      scanned: { queues: this.#queues, exchanges: this.#exchanges },
     };
   }
 }
@@ -929,95 +566,4 @@ export function simulate(input: SimulationInput, objects: Iterable<InventoryObje
   const sim = new Simulation(input);
   for (const o of objects) sim.add(o);
   return sim.result();
-}
-
-function summarize(
-  objects: readonly ObjectOutcome[],
-  unpredictable: readonly Unpredictable[],
-  change: PolicyChange,
-  extra: { catchCount: number; catchNames: string[]; scanned: { queues: number; exchanges: number } },
-): PreviewSummary {
-  const risks: PreviewSummary['risks'] = [];
-  for (const risk of RISKS) {
-    const sure = objects.filter((o) => o.risks.includes(risk));
-    const maybe = objects.filter((o) => o.possibleRisks?.includes(risk));
-    if (sure.length === 0 && maybe.length === 0) continue;
-    const keys = new Set<string>();
-    for (const o of [...sure, ...maybe]) {
-      for (const k of Object.keys(o.lost)) if (riskOf(k, o.kind) === risk) keys.add(k);
-      for (const d of Object.values(o.ifCandidate ?? {})) {
-        for (const k of Object.keys(d.lost)) if (riskOf(k, o.kind) === risk) keys.add(k);
-      }
-    }
-    risks.push({
-      risk,
-      words: RISK_WORDS[risk],
-      count: sure.length,
-      possible: maybe.length,
-      keys: [...keys].sort(),
-      names: [...sure, ...maybe].slice(0, SUMMARY_NAMES).map((o) => o.name),
-    });
-  }
-  const ties = objects.filter((o) => o.newTie);
-  const groups = new Map<
-    string,
-    { g: Omit<OutcomeGroup, 'count' | 'names'>; names: string[]; count: number }
-  >();
-  for (const o of objects) {
-    const lost = Object.keys(o.lost).sort();
-    const gained = Object.keys(o.gained).sort();
-    const changed = Object.keys(o.changed).sort();
-    const outcome = o.after.candidates
-      ? `undefined between ${o.after.candidates.join(' and ')}`
-      : o.after.policy === null
-        ? 'governed by nothing'
-        : o.after.policy === o.before.policy
-          ? `stays with ${o.after.policy}`
-          : change.action === 'delete' || o.before.policy === change.before?.name
-            ? `falls back to ${o.after.policy}`
-            : `taken over by ${o.after.policy}`;
-    const key = JSON.stringify([outcome, lost, gained, changed]);
-    let g = groups.get(key);
-    if (!g) {
-      g = {
-        g: {
-          outcome,
-          after: o.after.policy,
-          ...(o.after.candidates ? { candidates: o.after.candidates } : {}),
-          lost,
-          gained,
-          changed,
-        },
-        names: [],
-        count: 0,
-      };
-      groups.set(key, g);
-    }
-    g.count++;
-    if (g.names.length < SUMMARY_NAMES) g.names.push(o.name);
-  }
-  return {
-    objects: objects.length,
-    unpredictable: unpredictable.length,
-    risks,
-    newTies: {
-      count: ties.length,
-      objects: ties
-        .slice(0, SUMMARY_NAMES)
-        .map((o) => ({ name: o.name, candidates: o.after.candidates ?? [] })),
-    },
-    unanchoredCatch:
-      change.after && extra.catchCount > 0
-        ? {
-            pattern: change.after.pattern,
-            count: extra.catchCount,
-            names: extra.catchNames.slice(0, SUMMARY_NAMES),
-          }
-        : null,
-    groups: [...groups.values()]
-      .sort((a, b) => b.count - a.count)
-      .map(({ g, names, count }) => ({ ...g, count, names })),
-    heldByOperator: objects.filter((o) => Object.values(o.heldBy).includes('operator-policy')).length,
-    scanned: extra.scanned,
-  };
 }

@@ -3,12 +3,17 @@
  * client; every answer parsed with zod; every failure a RabbitError with a stable code.
  * GETs are retried (network, timeout, 5xx); writes never are: a PUT whose answer was lost may
  * have been applied, and the caller must decide.
+ *
+ * Nothing here waits or grows without bound: every request has a total deadline (headers and
+ * body), every body a size limit (a listing: per item and in all), and `forQuestion(ms)` gives a
+ * view of the client whose calls share one budget, retries included. Callers with other needs
+ * (the apply job) pass other `timeouts`, `limits` and `getRetries`.
  */
 import { type Dispatcher, Pool } from 'undici';
 import type { z } from 'zod';
 import { type BrokerVersion, type Policy, type PolicyLayer, parseVersion } from '../policy/types.ts';
 import { errorFromFailure, errorFromResponse, RabbitError, type RabbitErrorCode } from './errors.ts';
-import { parseJsonArrayStream } from './jsonArrayStream.ts';
+import { ElementTooLarge, parseJsonArrayStream } from './jsonArrayStream.ts';
 import {
   describeIssues,
   type ExchangeDetail,
@@ -34,6 +39,7 @@ import {
   type WhoAmI,
   whoamiSchema,
 } from './responses.ts';
+import { pathSegment } from './segment.ts';
 
 export type HttpMethod = 'GET' | 'PUT' | 'DELETE';
 
@@ -47,9 +53,38 @@ export interface Timeouts {
   readonly headersMs: number;
   /** Longest silence between two body chunks (undici's timer: up to ~1 s late). */
   readonly bodyMs: number;
+  /**
+   * One attempt from call to the body's last byte, however the broker paces it (a broker that
+   * sends one byte a second never trips `bodyMs`). A streamed listing counts its consumer's time too.
+   */
+  readonly requestMs: number;
 }
 
-export const DEFAULT_TIMEOUTS: Timeouts = { connectMs: 3_000, headersMs: 30_000, bodyMs: 30_000 };
+export const DEFAULT_TIMEOUTS: Timeouts = {
+  connectMs: 3_000,
+  headersMs: 30_000,
+  bodyMs: 30_000,
+  requestMs: 60_000,
+};
+
+/** How much of the broker's answers the client reads before it gives up (`too-large`). */
+export interface BodyLimits {
+  /** One answer read whole (an object, the policies of a vhost, an error). */
+  readonly bodyBytes: number;
+  /** One element of a streamed listing (a queue with its arguments). */
+  readonly itemBytes: number;
+  /**
+   * A streamed listing in all: about 200 bytes a queue without statistics, so 256 MiB is over a
+   * million queues; an endless listing is cut in seconds rather than read for ever.
+   */
+  readonly listingBytes: number;
+}
+
+export const DEFAULT_LIMITS: BodyLimits = {
+  bodyBytes: 32 * 1024 * 1024,
+  itemBytes: 1024 * 1024,
+  listingBytes: 256 * 1024 * 1024,
+};
 
 export interface CallInfo {
   readonly method: HttpMethod;
@@ -70,6 +105,7 @@ export interface ManagementClientOptions {
   readonly user: string;
   readonly password: string;
   readonly timeouts?: Partial<Timeouts>;
+  readonly limits?: Partial<BodyLimits>;
   /** Extra tries for GETs after a retryable failure. Default 2; 0 where time is short (Slack's 3 s). */
   readonly getRetries?: number;
   /** First backoff step; doubles per retry, with jitter. Default 200 ms. */
@@ -100,6 +136,22 @@ interface HttpReply {
   readonly text: string;
 }
 
+/** The reason an attempt is aborted with, mapped to `timeout` by errorFromFailure. */
+function deadlineError(ms: number, what: string): Error {
+  return Object.assign(new Error(`no complete answer within ${Math.round(ms)} ms (${what})`), {
+    code: 'RMQ_DEADLINE',
+  });
+}
+
+function tooLarge(path: string, what: string, limit: number): RabbitError {
+  return new RabbitError({
+    code: 'too-large',
+    method: 'GET',
+    path,
+    message: `${what} is over the limit of ${limit} bytes`,
+  });
+}
+
 const LAYER_PATH: Readonly<Record<PolicyLayer, string>> = {
   user: 'policies',
   operator: 'operator-policies',
@@ -123,6 +175,11 @@ export class ManagementClient {
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
   private readonly onCall: ((info: CallInfo) => void) | undefined;
+  private readonly limits: BodyLimits;
+  /** Aborted by `close()` once its grace period is over: every request still under way ends. */
+  private readonly closing: AbortController;
+  /** `performance.now()` by which every call of this view must be done (`forQuestion`). */
+  private deadlineAt: number | undefined;
   private overviewCache: Promise<BrokerOverview> | undefined;
 
   constructor(options: ManagementClientOptions) {
@@ -144,7 +201,10 @@ export class ManagementClient {
       connectMs: options.timeouts?.connectMs ?? DEFAULT_TIMEOUTS.connectMs,
       headersMs: options.timeouts?.headersMs ?? DEFAULT_TIMEOUTS.headersMs,
       bodyMs: options.timeouts?.bodyMs ?? DEFAULT_TIMEOUTS.bodyMs,
+      requestMs: options.timeouts?.requestMs ?? DEFAULT_TIMEOUTS.requestMs,
     };
+    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.closing = new AbortController();
     this.getRetries = getRetries;
     this.retryBaseMs = options.retryBaseMs ?? 200;
     this.onCall = options.onCall;
@@ -162,9 +222,39 @@ export class ManagementClient {
     }
   }
 
-  /** Closes the client's own pool (waits for requests in flight). */
-  async close(): Promise<void> {
-    if (this.ownsDispatcher) await this.dispatcher.close();
+  /**
+   * The same client (pool, settings, cached overview) with one budget for every call made
+   * through it from now on, retries included: a call that cannot finish in what is left fails
+   * as `timeout`, and no retry starts that could not. One question, one budget.
+   */
+  forQuestion(budgetMs: number): ManagementClient {
+    const view = Object.create(this) as ManagementClient;
+    view.deadlineAt = Math.min(this.deadlineAt ?? Number.POSITIVE_INFINITY, performance.now() + budgetMs);
+    // The pool stays the parent's: closing the view closes nothing. Writes to the overview cache
+    // land on the view; reads fall through to the parent's.
+    Object.defineProperty(view, 'ownsDispatcher', { value: false });
+    return view;
+  }
+
+  /**
+   * Closes the client's own pool: requests in flight may finish for `graceMs`, then they are
+   * aborted and the connections destroyed. Shutdown never waits on a broker that does not answer.
+   */
+  async close(graceMs = 5_000): Promise<void> {
+    if (!this.ownsDispatcher) return;
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), graceMs);
+    });
+    const closed = this.dispatcher.close().then(() => 'closed' as const);
+    try {
+      if ((await Promise.race([closed, graceOver])) === 'late') {
+        this.closing.abort(deadlineError(graceMs, 'the client was closed'));
+        await this.dispatcher.destroy();
+      }
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   // ---- broker ---------------------------------------------------------------------------
@@ -172,7 +262,7 @@ export class ManagementClient {
   /** Cached per client: the version decides which keys and apply-to values exist. */
   overview(): Promise<BrokerOverview> {
     if (!this.overviewCache) {
-      const path = this.path(['overview']);
+      const path = this.path('overview');
       this.overviewCache = this.getJson(path, overviewSchema).then((o) => {
         const version = parseVersion(o.rabbitmq_version);
         if (!version) {
@@ -197,7 +287,7 @@ export class ManagementClient {
   }
 
   async whoami(): Promise<WhoAmI> {
-    return toWhoAmI(await this.getJson(this.path(['whoami']), whoamiSchema));
+    return toWhoAmI(await this.getJson(this.path('whoami'), whoamiSchema));
   }
 
   /**
@@ -205,32 +295,32 @@ export class ManagementClient {
    * need some permission in the vhost plus the `policymaker` (or `administrator`) tag.
    */
   async permissions(vhost: string, user: string): Promise<Permission | null> {
-    return this.getJsonOrNull(this.path(['permissions', vhost, user]), permissionSchema);
+    return this.getJsonOrNull(this.path('permissions', vhost, user), permissionSchema);
   }
 
   async listVhosts(): Promise<string[]> {
-    const vhosts = await this.getJson(this.path(['vhosts']), vhostListSchema);
+    const vhosts = await this.getJson(this.path('vhosts'), vhostListSchema);
     return vhosts.map((v) => v.name);
   }
 
   // ---- policies -------------------------------------------------------------------------
 
   async listPolicies(vhost: string): Promise<Policy[]> {
-    return (await this.getJson(this.path(['policies', vhost]), policyListSchema)).map(toPolicy);
+    return (await this.getJson(this.path('policies', vhost), policyListSchema)).map(toPolicy);
   }
 
   async listOperatorPolicies(vhost: string): Promise<Policy[]> {
-    return (await this.getJson(this.path(['operator-policies', vhost]), policyListSchema)).map(toPolicy);
+    return (await this.getJson(this.path('operator-policies', vhost), policyListSchema)).map(toPolicy);
   }
 
   /** The policies of one layer in every vhost (one request; what the bot compares on an interval). */
   async listAllPolicies(layer: PolicyLayer): Promise<Policy[]> {
-    return (await this.getJson(this.path([LAYER_PATH[layer]]), policyListSchema)).map(toPolicy);
+    return (await this.getJson(this.path(LAYER_PATH[layer]), policyListSchema)).map(toPolicy);
   }
 
   /** `null` when there is no such policy (or no such vhost). */
   async getPolicy(layer: PolicyLayer, vhost: string, name: string): Promise<Policy | null> {
-    const p = await this.getJsonOrNull(this.path([LAYER_PATH[layer], vhost, name]), policySchema);
+    const p = await this.getJsonOrNull(this.path(LAYER_PATH[layer], vhost, name), policySchema);
     return p && toPolicy(p);
   }
 
@@ -239,18 +329,18 @@ export class ManagementClient {
    * 201 -> created, 204 -> updated, also when nothing changed.
    */
   async putPolicy(layer: PolicyLayer, policy: Policy): Promise<'created' | 'updated'> {
-    const answer = await this.call('PUT', this.path([LAYER_PATH[layer], policy.vhost, policy.name]), {
+    const reply = await this.call('PUT', this.path(LAYER_PATH[layer], policy.vhost, policy.name), {
       pattern: policy.pattern,
       definition: policy.definition,
       priority: policy.priority,
       'apply-to': policy.applyTo,
     });
-    return answer.status === 201 ? 'created' : 'updated';
+    return reply.status === 201 ? 'created' : 'updated';
   }
 
   /** Throws RabbitError 'not-found' when there is no such policy. */
   async deletePolicy(layer: PolicyLayer, vhost: string, name: string): Promise<void> {
-    await this.call('DELETE', this.path([LAYER_PATH[layer], vhost, name]));
+    await this.call('DELETE', this.path(LAYER_PATH[layer], vhost, name));
   }
 
   // ---- objects --------------------------------------------------------------------------
@@ -266,7 +356,7 @@ export class ManagementClient {
    * this endpoint leaves them out altogether, so we never ask for that here.
    */
   async getQueue(vhost: string, name: string): Promise<QueueDetail | null> {
-    const q = await this.getJsonOrNull(this.path(['queues', vhost, name]), queueDetailSchema);
+    const q = await this.getJsonOrNull(this.path('queues', vhost, name), queueDetailSchema);
     return q && toQueueDetail(q);
   }
 
@@ -277,10 +367,7 @@ export class ManagementClient {
    * The default exchange is "" in listings and `amq.default` in the path.
    */
   async getExchange(vhost: string, name: string): Promise<ExchangeDetail | null> {
-    const e = await this.getJsonOrNull(
-      this.path(['exchanges', vhost, name || 'amq.default']),
-      exchangeSchema,
-    );
+    const e = await this.getJsonOrNull(this.path('exchanges', vhost, name || 'amq.default'), exchangeSchema);
     return e && toExchange(vhost, e);
   }
 
@@ -299,7 +386,7 @@ export class ManagementClient {
     const query = opts.stats
       ? `?columns=${QUEUE_COLUMNS_STATS}`
       : `?disable_stats=true&columns=${QUEUE_COLUMNS_NO_STATS}`;
-    for await (const q of this.streamList(this.path(['queues', vhost]) + query, queueListItemSchema)) {
+    for await (const q of this.streamList(this.path('queues', vhost) + query, queueListItemSchema)) {
       yield toQueueListing(vhost, q, opts.stats);
     }
   }
@@ -318,14 +405,14 @@ export class ManagementClient {
   async queuePolicyFromRecord(vhost: string, name: string): Promise<string | null | undefined> {
     const regex = `^${name.replace(/[^A-Za-z0-9\u0080-\uffff]/g, (c) => `\\${c}`)}$`;
     const query = `?disable_stats=true&use_regex=true&page=1&page_size=500&name=${encodeURIComponent(regex)}&columns=${QUEUE_COLUMNS_NO_STATS}`;
-    const page = await this.getJson(this.path(['queues', vhost]) + query, pagedQueuesSchema);
+    const page = await this.getJson(this.path('queues', vhost) + query, pagedQueuesSchema);
     const hit = page.items.find((q) => q.name === name);
     return hit ? (toQueueListing(vhost, hit, false).policy ?? null) : undefined;
   }
 
   /** Every exchange of a vhost (the default one named ""), one request, streamed. */
   async *streamExchanges(vhost: string): AsyncIterable<ExchangeListing> {
-    const path = `${this.path(['exchanges', vhost])}?columns=${EXCHANGE_COLUMNS}`;
+    const path = `${this.path('exchanges', vhost)}?columns=${EXCHANGE_COLUMNS}`;
     for await (const e of this.streamList(path, exchangeSchema)) yield toExchange(vhost, e);
   }
 
@@ -333,19 +420,19 @@ export class ManagementClient {
 
   /** Creates the vhost (the creating user gets full permissions in it). */
   async putVhost(name: string): Promise<void> {
-    await this.call('PUT', this.path(['vhosts', name]), {});
+    await this.call('PUT', this.path('vhosts', name), {});
   }
 
   /** Deletes the vhost and everything in it; no error if it is already gone. */
   async deleteVhost(name: string): Promise<void> {
-    await this.ignoreNotFound(this.call('DELETE', this.path(['vhosts', name])));
+    await this.ignoreNotFound(this.call('DELETE', this.path('vhosts', name)));
   }
 
   /** Durable queue; quorum queues and streams get their `x-queue-type`. */
   async putQueue(vhost: string, name: string, opts: PutQueueOptions): Promise<void> {
     const args: Record<string, unknown> = { ...opts.arguments };
     if (opts.kind !== 'classic') args['x-queue-type'] = opts.kind;
-    await this.call('PUT', this.path(['queues', vhost, name]), {
+    await this.call('PUT', this.path('queues', vhost, name), {
       durable: true,
       auto_delete: false,
       arguments: args,
@@ -353,11 +440,11 @@ export class ManagementClient {
   }
 
   async deleteQueue(vhost: string, name: string): Promise<void> {
-    await this.call('DELETE', this.path(['queues', vhost, name]));
+    await this.call('DELETE', this.path('queues', vhost, name));
   }
 
   async putExchange(vhost: string, name: string, type: string): Promise<void> {
-    await this.call('PUT', this.path(['exchanges', vhost, name]), {
+    await this.call('PUT', this.path('exchanges', vhost, name), {
       type,
       durable: true,
       auto_delete: false,
@@ -369,13 +456,14 @@ export class ManagementClient {
   // ---- plumbing -------------------------------------------------------------------------
 
   /**
-   * `/api/` + each segment percent-encoded: vhost "/" -> `%2F`, "a/b" -> `a%2Fb`, "+" stays "+".
-   * Trap (seen on 3.10.8 and 4.0.5): an object named "." or ".." cannot be addressed at all —
-   * `%2E` is decoded and the segment normalised away before routing (a PUT answers 405). Such
-   * names still show in listings, which is where the bot reads them from.
+   * `/api/` + each segment through `pathSegment`: percent-encoded (vhost "/" -> `%2F`), and
+   * refused when the HTTP API cannot address it ("." and ".." are normalised away by the broker).
    */
-  private path(segments: readonly string[]): string {
-    return `${this.prefix}/api/${segments.map(encodeURIComponent).join('/')}`;
+  private path(resource: string, vhost?: string, name?: string): string {
+    let path = `${this.prefix}/api/${resource}`;
+    if (vhost !== undefined) path += `/${pathSegment(vhost, 'vhost')}`;
+    if (name !== undefined) path += `/${pathSegment(name)}`;
+    return path;
   }
 
   private async ignoreNotFound(p: Promise<unknown>): Promise<void> {
@@ -386,7 +474,20 @@ export class ManagementClient {
     }
   }
 
-  private async send(method: HttpMethod, path: string, json?: unknown): Promise<Dispatcher.ResponseData> {
+  /** What is left of this view's budget, in ms; `Infinity` without one. */
+  private left(): number {
+    return this.deadlineAt === undefined ? Number.POSITIVE_INFINITY : this.deadlineAt - performance.now();
+  }
+
+  /**
+   * Sends one attempt. The returned `release` must be called once the body is consumed (or
+   * dropped): until then the attempt's deadline stays armed, so a body that drips is cut too.
+   */
+  private async send(
+    method: HttpMethod,
+    path: string,
+    json?: unknown,
+  ): Promise<{ res: Dispatcher.ResponseData; release: () => void }> {
     const headers: Record<string, string> = { authorization: this.authorization, accept: 'application/json' };
     let body: string | undefined;
     if (json !== undefined) {
@@ -395,17 +496,36 @@ export class ManagementClient {
       headers['content-type'] = 'application/json';
     }
     // undici's own headers/body timers tick once a second (300 ms fires after ~1 s, 2.5 s after
-    // ~3 s): too coarse for Slack's 3 s. Our own timer bounds the wait for the answer's headers,
-    // counted from the call (pool slot, connect and the broker's work included).
+    // ~3 s): too coarse for Slack's 3 s. Our own timers bound the wait for the answer's headers,
+    // counted from the call (pool slot, connect and the broker's work included), and the whole
+    // attempt, body included, by `requestMs` and what is left of the question's budget.
     const controller = new AbortController();
-    const timer = setTimeout(() => {
+    const left = this.left();
+    if (left <= 0) throw deadlineError(0, "the question's budget is spent");
+    const totalMs = Math.min(this.timeouts.requestMs, left);
+    const total = setTimeout(
+      () =>
+        controller.abort(
+          deadlineError(totalMs, left < this.timeouts.requestMs ? "the question's budget" : 'requestMs'),
+        ),
+      totalMs,
+    );
+    const headersTimer = setTimeout(() => {
       const ms = this.timeouts.headersMs;
       controller.abort(
         Object.assign(new Error(`no answer within ${ms} ms`), { code: 'UND_ERR_HEADERS_TIMEOUT' }),
       );
     }, this.timeouts.headersMs);
+    const onClosing = () => controller.abort(this.closing.signal.reason);
+    this.closing.signal.addEventListener('abort', onClosing, { once: true });
+    const release = () => {
+      clearTimeout(total);
+      clearTimeout(headersTimer);
+      this.closing.signal.removeEventListener('abort', onClosing);
+    };
+    if (this.closing.signal.aborted) onClosing();
     try {
-      return await this.dispatcher.request({
+      const res = await this.dispatcher.request({
         origin: this.origin,
         path,
         method,
@@ -415,9 +535,27 @@ export class ManagementClient {
         headersTimeout: this.timeouts.headersMs,
         bodyTimeout: this.timeouts.bodyMs,
       });
-    } finally {
-      clearTimeout(timer);
+      clearTimeout(headersTimer);
+      return { res, release };
+    } catch (e) {
+      release();
+      throw e;
     }
+  }
+
+  /** The body as text, refused past `limit` bytes (the connection is dropped, not drained). */
+  private async readBody(res: Dispatcher.ResponseData, path: string, limit: number): Promise<string> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) {
+        res.body.destroy();
+        throw tooLarge(path, 'the answer', limit);
+      }
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks).toString('utf8');
   }
 
   private report(info: CallInfo): void {
@@ -434,25 +572,36 @@ export class ManagementClient {
     return step / 2 + Math.random() * (step / 2);
   }
 
+  /** Whether a retry after `wait` ms could still finish inside the question's budget. */
+  private canRetryAfter(wait: number): boolean {
+    return this.left() - wait > 0;
+  }
+
   /** One request with its whole body; 2xx or a thrown RabbitError. Retries GETs only. */
   private async call(method: HttpMethod, path: string, json?: unknown): Promise<HttpReply> {
     const retries = method === 'GET' ? this.getRetries : 0;
     for (let attempt = 0; ; attempt++) {
       const started = performance.now();
       let status: number | null = null;
+      let wait = 0;
       try {
-        const res = await this.send(method, path, json);
-        status = res.statusCode;
-        const text = await res.body.text();
-        if (status < 200 || status > 299) throw errorFromResponse(method, path, status, text);
-        this.report({ method, path, status, ms: performance.now() - started, attempt });
-        return { status, text };
+        const { res, release } = await this.send(method, path, json);
+        try {
+          status = res.statusCode;
+          const text = await this.readBody(res, path, this.limits.bodyBytes);
+          if (status < 200 || status > 299) throw errorFromResponse(method, path, status, text);
+          this.report({ method, path, status, ms: performance.now() - started, attempt });
+          return { status, text };
+        } finally {
+          release();
+        }
       } catch (e) {
         const error = errorFromFailure(method, path, e);
         this.report({ method, path, status, ms: performance.now() - started, attempt, error: error.code });
-        if (attempt >= retries || !error.isRetryable) throw error;
+        wait = this.backoffMs(attempt);
+        if (attempt >= retries || !error.isRetryable || !this.canRetryAfter(wait)) throw error;
       }
-      await sleep(this.backoffMs(attempt));
+      await sleep(wait);
     }
   }
 
@@ -495,6 +644,16 @@ export class ManagementClient {
     }
   }
 
+  /** The body's chunks, refused once they add up to more than `limit` bytes. */
+  private async *capped(res: Dispatcher.ResponseData, path: string, limit: number): AsyncGenerator<Buffer> {
+    let size = 0;
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) throw tooLarge(path, 'the listing', limit);
+      yield chunk;
+    }
+  }
+
   /**
    * A GET whose body is a JSON array, yielded element by element as it arrives. Retried like
    * any GET as long as nothing has been yielded yet; after that a failure ends the listing.
@@ -505,16 +664,21 @@ export class ManagementClient {
       const started = performance.now();
       let status: number | null = null;
       let res: Dispatcher.ResponseData | undefined;
+      let release = () => {};
       let finished = false;
       let failed = false;
+      let wait = 0;
       try {
-        res = await this.send('GET', path);
+        ({ res, release } = await this.send('GET', path));
         status = res.statusCode;
         if (status < 200 || status > 299) {
-          throw errorFromResponse('GET', path, status, await res.body.text());
+          throw errorFromResponse('GET', path, status, await this.readBody(res, path, this.limits.bodyBytes));
         }
         let index = 0;
-        for await (const element of parseJsonArrayStream(res.body)) {
+        const elements = parseJsonArrayStream(this.capped(res, path, this.limits.listingBytes), {
+          maxElementChars: this.limits.itemBytes,
+        });
+        for await (const element of elements) {
           const parsed = schema.safeParse(element);
           if (!parsed.success) {
             throw new RabbitError({
@@ -534,7 +698,10 @@ export class ManagementClient {
         return;
       } catch (e) {
         failed = true;
-        const error = errorFromFailure('GET', path, e);
+        const error =
+          e instanceof ElementTooLarge
+            ? tooLarge(path, `item ${e.index}`, this.limits.itemBytes)
+            : errorFromFailure('GET', path, e);
         this.report({
           method: 'GET',
           path,
@@ -543,15 +710,18 @@ export class ManagementClient {
           attempt,
           error: error.code,
         });
-        if (yielded > 0 || attempt >= this.getRetries || !error.isRetryable) throw error;
+        wait = this.backoffMs(attempt);
+        if (yielded > 0 || attempt >= this.getRetries || !error.isRetryable || !this.canRetryAfter(wait))
+          throw error;
       } finally {
+        release();
         if (!finished) {
           // the consumer stopped early, or we failed: drop the rest of the body and its connection
           if (res && !res.body.destroyed) res.body.destroy();
           if (!failed) this.report({ method: 'GET', path, status, ms: performance.now() - started, attempt });
         }
       }
-      await sleep(this.backoffMs(attempt));
+      await sleep(wait);
     }
   }
 }

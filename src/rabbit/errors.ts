@@ -14,7 +14,9 @@ export type RabbitErrorCode =
   | 'not-found'
   | 'refused-by-broker'
   | 'broker-error'
-  | 'bad-response';
+  | 'bad-response'
+  /** The answer was larger than the client's limits (`BodyLimits`): not read, not retried. */
+  | 'too-large';
 
 export const RABBIT_ERROR_CODES: readonly RabbitErrorCode[] = [
   'unreachable',
@@ -25,6 +27,7 @@ export const RABBIT_ERROR_CODES: readonly RabbitErrorCode[] = [
   'refused-by-broker',
   'broker-error',
   'bad-response',
+  'too-large',
 ];
 
 const RETRYABLE: ReadonlySet<RabbitErrorCode> = new Set(['unreachable', 'timeout', 'broker-error']);
@@ -151,6 +154,8 @@ const TIMEOUT_CODES = new Set([
   'UND_ERR_HEADERS_TIMEOUT',
   'UND_ERR_BODY_TIMEOUT',
   'ETIMEDOUT',
+  // the client's own total deadline (requestMs, the question's budget, close())
+  'RMQ_DEADLINE',
 ]);
 
 /** undici's and Node's error code, or the name of an abort (which has none). */

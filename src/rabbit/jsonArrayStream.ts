@@ -19,6 +19,17 @@ function isWhitespace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
+/** An element longer than the splitter was told to hold (`maxElementChars`). */
+export class ElementTooLarge extends Error {
+  constructor(
+    readonly index: number,
+    readonly limit: number,
+  ) {
+    super(`element ${index} is over ${limit} characters`);
+    this.name = 'ElementTooLarge';
+  }
+}
+
 type Phase = 'before-array' | 'before-element' | 'in-element' | 'after-array';
 
 export class JsonArraySplitter {
@@ -27,7 +38,12 @@ export class JsonArraySplitter {
   private inString = false;
   private escaped = false;
   private parts: string[] = [];
+  /** Characters of the element being read, held in `parts`. */
+  private held = 0;
   private count = 0;
+
+  /** @param maxElementChars one element may be at most this long; longer throws ElementTooLarge. */
+  constructor(private readonly maxElementChars = Number.POSITIVE_INFINITY) {}
 
   /** Feeds decoded text; returns the elements completed by it. */
   push(text: string): unknown[] {
@@ -48,6 +64,7 @@ export class JsonArraySplitter {
           } else if ((c === CLOSE_BRACE || c === CLOSE_BRACKET) && this.depth > 0) {
             this.depth--;
           } else if (this.depth === 0 && (c === COMMA || c === CLOSE_BRACKET)) {
+            this.hold(i - start);
             this.parts.push(text.slice(start, i));
             out.push(this.finishElement());
             this.phase = c === COMMA ? 'before-element' : 'after-array';
@@ -77,8 +94,16 @@ export class JsonArraySplitter {
           break;
       }
     }
-    if (this.phase === 'in-element' && start >= 0) this.parts.push(text.slice(start));
+    if (this.phase === 'in-element' && start >= 0) {
+      this.hold(text.length - start);
+      this.parts.push(text.slice(start));
+    }
     return out;
+  }
+
+  private hold(chars: number): void {
+    this.held += chars;
+    if (this.held > this.maxElementChars) throw new ElementTooLarge(this.count, this.maxElementChars);
   }
 
   /** Call when the input ends; throws if the array was not closed. */
@@ -89,6 +114,7 @@ export class JsonArraySplitter {
   private finishElement(): unknown {
     const text = this.parts.join('');
     this.parts = [];
+    this.held = 0;
     this.count++;
     return JSON.parse(text);
   }
@@ -97,8 +123,9 @@ export class JsonArraySplitter {
 /** Yields the elements of the JSON array carried by `chunks` (UTF-8 bytes or text). */
 export async function* parseJsonArrayStream(
   chunks: AsyncIterable<Uint8Array | string>,
+  options: { maxElementChars?: number } = {},
 ): AsyncGenerator<unknown, void, undefined> {
-  const splitter = new JsonArraySplitter();
+  const splitter = new JsonArraySplitter(options.maxElementChars);
   const decoder = new TextDecoder('utf-8', { fatal: true });
   const decode = (bytes?: Uint8Array): string => {
     try {

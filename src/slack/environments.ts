@@ -1,12 +1,17 @@
-import { type Config, pickEnvironment } from '../config.ts';
+import { type Config, pickEnvironment, QUESTION_BUDGET_MS } from '../config.ts';
 import { InputError } from '../errors.ts';
 import type { Environments, SlackBroker } from './handlers/types.ts';
 
-/** `--env E` -> that environment's broker client, built once in main.ts. */
+/**
+ * `--env E` -> that environment's broker client, built once in main.ts, seen through one budget
+ * per question (RMQ_TIMEOUT, default QUESTION_BUDGET_MS.slack): every call of the question,
+ * retries included, ends by then, and the asker is told the broker did not answer in time.
+ */
 export function environmentDirectory(
   config: Config,
   brokers: ReadonlyMap<string, SlackBroker>,
 ): Environments {
+  const budgetMs = config.questionBudgetMs ?? QUESTION_BUDGET_MS.slack;
   return {
     pick(name) {
       const env = pickEnvironment(config, name);
@@ -18,7 +23,7 @@ export function environmentDirectory(
       }
       const broker = brokers.get(env.name);
       if (!broker) throw new Error(`no broker client for environment ${env.name}`);
-      return { name: env.name, broker };
+      return { name: env.name, broker: broker.forQuestion?.(budgetMs) ?? broker };
     },
   };
 }

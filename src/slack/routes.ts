@@ -28,18 +28,35 @@ export interface Health {
 }
 
 export interface HealthDeps {
-  /** By environment name; `whoami` asks the broker something small that needs valid credentials. */
-  readonly brokers: ReadonlyMap<string, { whoami(): Promise<unknown> }>;
+  /**
+   * By environment name; `whoami` asks the broker something small that needs valid credentials,
+   * through `forQuestion` when there is one, so that a check given up is also a request ended.
+   */
+  readonly brokers: ReadonlyMap<
+    string,
+    { whoami(): Promise<unknown>; forQuestion?(budgetMs: number): { whoami(): Promise<unknown> } }
+  >;
   readonly redis: Pick<SlackRedis, 'ping'>;
   readonly timeoutMs?: number;
   /** How each environment's changes outside the bot are being caught, when they are. */
   readonly watch?: () => Record<string, unknown>;
 }
 
-/** A code fit for a health document: short, plain; anything else is `error`. */
+/**
+ * A failure's name for the health document: the error's own short code (the broker client's
+ * `unreachable`, `timeout`…), else what ioredis's errors mean (they carry no code), else `error`.
+ */
 function healthCode(err: unknown): string {
   const code = codeOf(err);
-  return code !== undefined && /^[a-z0-9_-]{1,40}$/i.test(code) ? code : 'error';
+  if (code !== undefined && /^[a-z0-9_-]{1,40}$/i.test(code)) {
+    return /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|ENETUNREACH)$/.test(code) ? 'unreachable' : code;
+  }
+  const e = err as { name?: unknown; message?: unknown } | null;
+  const message = typeof e?.message === 'string' ? e.message : '';
+  if (e?.name === 'MaxRetriesPerRequestError' || /connection is closed|ECONNREFUSED|connect/i.test(message))
+    return 'unreachable';
+  if (/timed? ?out/i.test(message)) return 'timeout';
+  return 'error';
 }
 
 async function timed(work: () => Promise<unknown>, timeoutMs: number): Promise<CheckResult> {
@@ -69,7 +86,8 @@ export async function checkHealth(deps: HealthDeps): Promise<Health> {
     timed(() => deps.redis.ping(), timeoutMs),
     Promise.all(
       [...deps.brokers].map(
-        async ([env, broker]) => [env, await timed(() => broker.whoami(), timeoutMs)] as const,
+        async ([env, broker]) =>
+          [env, await timed(() => (broker.forQuestion?.(timeoutMs) ?? broker).whoami(), timeoutMs)] as const,
       ),
     ),
   ]);

@@ -1,6 +1,9 @@
 import { asWritten } from '../../commands/asWritten.ts';
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../commands/preview.ts';
-import { type ObjectOutcome, RISK_WORDS } from '../policy/simulate.ts';
+import { nothingAfterWords } from '../../commands/previewSummary.ts';
+import { deleteWarning, RISK_WORDS, reachWords } from '../../commands/words.ts';
+import { isAnchored } from '../policy/pattern.ts';
+import type { ObjectOutcome } from '../policy/simulate.ts';
 
 /**
  * The preview as terminal text, what hurts first: objects losing a dead-letter target, a TTL, a
@@ -60,7 +63,10 @@ function objectLines(o: ObjectOutcome, layerWords: string): string[] {
   const after = o.after.candidates
     ? `undefined between ${o.after.candidates.join(' and ')}`
     : (o.after.policy ?? 'nothing');
-  lines.push(`  ${show(o.name)} (${KIND_WORDS[o.kind]}): ${layerWords} ${before} -> ${after}`);
+  const stays = o.after.policy === null && !o.after.candidates && o.unchangedLayer.layer === 'user';
+  lines.push(
+    `  ${show(o.name)} (${KIND_WORDS[o.kind]}): ${layerWords} ${before} -> ${after}${stays ? ` (${nothingAfterWords(o)})` : ''}`,
+  );
   for (const [k, v] of Object.entries(o.lost)) lines.push(`      loses   ${k}=${value(v)}`);
   for (const [k, v] of Object.entries(o.gained)) {
     lines.push(
@@ -106,6 +112,7 @@ function answered(r: PreviewAnswer): string[] {
   const lines = header(r);
   const s = r.summary;
   const layerWords = r.change.operator ? 'operator policy' : 'policy';
+  lines.splice(1, 0, ...changeWarning(r).map((w) => `  ${w}`));
   for (const w of r.warnings) lines.push(`  warning: ${w.message}`);
   lines.push('');
   if (r.objects.length === 0 && r.unpredictable.length === 0) {
@@ -171,6 +178,14 @@ function answered(r: PreviewAnswer): string[] {
   return lines;
 }
 
+/** Said before anything else: what a delete does not restore, or how far a create or edit reaches. */
+export function changeWarning(r: PreviewAnswer): string[] {
+  const c = r.change;
+  if (c.action === 'delete') return [deleteWarning(c.operator)];
+  if (!c.after) return [];
+  return [reachWords(JSON.stringify(c.after.pattern), c.after.applyTo, !isAnchored(c.after.pattern))];
+}
+
 function catchLines(r: PreviewAnswer): string[] {
   const c = r.summary.unanchoredCatch;
   if (!c) return [];
@@ -193,7 +208,7 @@ export function previewText(r: PreviewResult): string {
     case 'not-asked': {
       const why =
         r.why === 'missing-vhost'
-          ? `vhost ${JSON.stringify(r.change.vhost)} does not exist`
+          ? (r.detail ?? `vhost ${JSON.stringify(r.change.vhost)} does not exist`)
           : `the broker could not be asked (${r.why}${r.detail ? `: ${r.detail}` : ''})`;
       return `Could not preview ${r.change.action} of ${JSON.stringify(r.change.policy)}: ${why}. Nothing is claimed.\n`;
     }

@@ -169,6 +169,8 @@ export interface HarnessOptions {
   readonly socketMode?: boolean;
   /** How often the fake Slack pings a Socket Mode connection. */
   readonly socketPingIntervalMs?: number;
+  /** RMQ_TIMEOUT: the budget of one question to the broker (default the bot's, 10 s). */
+  readonly questionBudget?: string;
   /** Shorter delivery budgets (`src/slack/delivery.ts`), for tests of a Slack that fails. */
   readonly delivery?: { budgetMs?: number; attemptMs?: number; retryBaseMs?: number };
 }
@@ -218,6 +220,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.socketMode ? { SLACK_APP_TOKEN: slack.appToken } : { SLACK_SIGNING_SECRET: signingSecret }),
       SLACK_API_URL: slack.apiUrl,
       LOG_LEVEL: options.logLevel ?? 'debug',
+      ...(options.questionBudget ? { RMQ_TIMEOUT: options.questionBudget } : {}),
       PORT: '0',
     },
     () => environmentsYaml,

@@ -45,6 +45,27 @@ function start(env: Record<string, string>): Run {
   return { child, stdout: () => out, stderr: () => err, exited };
 }
 
+/** The bot's base URL, once its log says it listens. */
+async function listening(run: Run): Promise<string> {
+  const port = await waitFor(
+    () => {
+      const line = run
+        .stdout()
+        .split('\n')
+        .find((l) => l.includes('listening for Slack'));
+      return line ? (JSON.parse(line) as { port: number }).port : undefined;
+    },
+    { deadlineMs: 30_000, intervalMs: 50, what: 'the bot to listen' },
+  );
+  return `http://127.0.0.1:${port}`;
+}
+
+/** A signed `/rmq <text>` to the bot; returns the acknowledgement. */
+function command(url: string, secret: string, text: string, responseUrl: string): Promise<Response> {
+  const request = signed(secret, commandForm({ text, responseUrl }), 'application/x-www-form-urlencoded');
+  return fetch(`${url}/slack/events`, { method: 'POST', headers: request.headers, body: request.body });
+}
+
 let slack: FakeSlack;
 let slowBroker: FakeBroker;
 const MAIN_REDIS_URL = (() => {
@@ -130,30 +151,11 @@ describe('npm start with credentials', () => {
       LOG_LEVEL: 'info',
     });
     try {
-      const port = await waitFor(
-        () => {
-          const line = run
-            .stdout()
-            .split('\n')
-            .find((l) => l.includes('listening for Slack'));
-          return line ? (JSON.parse(line) as { port: number }).port : undefined;
-        },
-        { deadlineMs: 30_000, intervalMs: 50, what: 'the bot to listen' },
-      );
-      const url = `http://127.0.0.1:${port}`;
+      const url = await listening(run);
       expect((await fetch(`${url}/healthz`)).status).toBe(200);
 
       const responseUrl = slack.responseUrl();
-      const request = signed(
-        secret,
-        commandForm({ text: 'which orders.audit --vhost /', responseUrl }),
-        'application/x-www-form-urlencoded',
-      );
-      const ack = await fetch(`${url}/slack/events`, {
-        method: 'POST',
-        headers: request.headers,
-        body: request.body,
-      });
+      const ack = await command(url, secret, 'which orders.audit --vhost /', responseUrl);
       expect(ack.status).toBe(200);
       // The broker sits behind a slow proxy: the answer is still under way when the signal comes.
       expect(slack.responsesTo(responseUrl)).toHaveLength(0);
@@ -169,6 +171,47 @@ describe('npm start with credentials', () => {
       expect(slack.rejections().slice(rejectedBefore)).toEqual([]);
     } finally {
       run.child.kill('SIGKILL');
+    }
+  });
+});
+
+describe('npm start against a broker that drips one byte at a time', () => {
+  it('comes up, serves /healthz, tells the asker the broker did not answer in time, and exits on SIGTERM', async () => {
+    const secret = 'main-test-signing-secret-drip';
+    const drip = await startFakeBroker({
+      fallback: { kind: 'drip', body: '{"name":"guest","tags":["administrator"]}', intervalMs: 200 },
+    });
+    const run = start({
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_SIGNING_SECRET: secret,
+      SLACK_API_URL: slack.apiUrl,
+      RMQ_URL: drip.url,
+      RMQ_TIMEOUT: '2s',
+      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+    });
+    try {
+      const url = await listening(run);
+      const health = await fetch(`${url}/healthz`);
+      expect(health.status).toBe(503);
+      expect(await health.json()).toMatchObject({ brokers: { default: { ok: false, error: 'timeout' } } });
+
+      const responseUrl = slack.responseUrl();
+      const ack = await command(url, secret, 'which orders.audit --vhost /', responseUrl);
+      expect(ack.status).toBe(200);
+      const answer = await slack.waitForCall((c) => c.path === new URL(responseUrl).pathname && c.ok, {
+        what: 'the answer',
+      });
+      expect(renderedText(answer.args)).toMatch(/did not answer in time/);
+
+      // A question under way against the drip when the signal comes: the process still exits.
+      await command(url, secret, 'which orders.events --vhost /', slack.responseUrl());
+      run.child.kill('SIGTERM');
+      expect(await run.exited).toBe(0);
+    } finally {
+      run.child.kill('SIGKILL');
+      await drip.close();
     }
   });
 });

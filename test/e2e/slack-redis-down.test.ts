@@ -45,7 +45,9 @@ describe('with Redis down', () => {
   it('/healthz is 503 and names Redis', async () => {
     const res = await fetch(`${h.url}/healthz`);
     expect(res.status).toBe(503);
-    const body = (await res.json()) as { redis: { ok: boolean } };
+    const body = (await res.json()) as { redis: { ok: boolean; error?: string } };
     expect(body.redis.ok).toBe(false);
+    // Named, not a bare "error".
+    expect(body.redis.error).toBe('unreachable');
   });
 });

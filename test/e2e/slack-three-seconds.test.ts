@@ -5,8 +5,8 @@ import { type Harness, mentionEnvelope, renderedText, startHarness } from './har
 /**
  * Slack waits three seconds for the acknowledgement. With the broker made slow (a proxy that
  * holds every call longer than that), the command is still acknowledged at once and the answer
- * arrives later through the response URL. A broker that never answers costs one short timeout,
- * not a retry loop.
+ * arrives later through the response URL. A broker that never answers costs one question's
+ * budget (RMQ_TIMEOUT), retries included, not a retry loop.
  */
 
 const SLOWER_THAN_SLACK_WAITS_MS = 4000;
@@ -63,15 +63,15 @@ describe('a slow broker', () => {
     expect(renderedText(post.args)).toMatch(/\*In force:\* `audit-fallback`/);
   });
 
-  it('a broker that never answers is given up after one try, and the answer says so', async () => {
+  it('a broker that never answers costs one budget, and the answer says so', async () => {
     h.proxy.setFallback({ kind: 'hang' });
     const name = 'orders.silent';
     const { response, responseUrl } = await h.command(`which ${name} --vhost ${h.vhost}`);
     expect(response.status).toBe(200);
     const answer = await h.answerTo(responseUrl);
     expect(renderedText(answer.args)).toMatch(/Could not ask the broker.*did not answer in time/);
-    // One attempt per call: no retries on Slack's path.
-    expect(h.proxy.requests.filter((r) => r.url.includes(name))).toHaveLength(1);
+    // The 7 s header timeout, then a retry cut short at the question's 10 s budget: never a third.
+    expect(h.proxy.requests.filter((r) => r.url.includes(name)).length).toBeLessThanOrEqual(2);
   });
 });
 

@@ -4,7 +4,7 @@
  * real broker: messages published past the limit, then counted by taking them off the queue.
  */
 import { describe, expect, it } from 'vitest';
-import { argumentRule, valueInUse } from '../../src/policy/simulate.ts';
+import { argumentRule, valueInUse } from '../../src/policy/arguments.ts';
 import type { ObjectKind } from '../../src/policy/types.ts';
 import { brokerCredentials, uniqueName, waitFor } from '../support/broker.ts';
 import { brokersUp, clientFor, type TestBroker } from '../support/brokers.ts';

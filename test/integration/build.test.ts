@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WhichResult } from '../../commands/which.ts';
+import { cliMustNotLoad } from '../../scripts/build.ts';
 import { setUpLab } from '../../scripts/lab.ts';
 import { adminClient, brokerCredentials, brokerUrl, uniqueName, waitFor } from '../support/broker.ts';
 import { type Built, built } from '../support/built.ts';
@@ -100,8 +101,8 @@ describe('the compiled CLI (bin/rmq.js -> dist/cli.js)', () => {
   it('contains none of what only the Slack bot needs', () => {
     expect(pkg.cliInputs).toContain('src/cli.ts');
     expect(pkg.cliInputs).toContain('commands/which.ts');
-    const botOnly = pkg.cliInputs.filter((p) =>
-      /node_modules\/(@slack|bullmq|ioredis|pino)\/|^src\/(slack|workflow)\//.test(p),
+    const botOnly = pkg.cliInputs.filter(
+      (p) => cliMustNotLoad.some((re) => re.test(p)) || /node_modules\/pino\//.test(p),
     );
     expect(botOnly).toEqual([]);
   });

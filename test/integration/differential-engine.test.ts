@@ -6,8 +6,9 @@
  */
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
+import { effectiveDefinition } from '../../src/policy/effective.ts';
 import { acceptedApplyTo, isKnownKey, KEYS, operatorMaySet } from '../../src/policy/keys.ts';
-import { buildPolicySet, effectiveDefinition, resolve } from '../../src/policy/resolve.ts';
+import { buildPolicySet, resolve } from '../../src/policy/resolve.ts';
 import {
   APPLY_TO_VALUES,
   type BrokerVersion,

@@ -102,12 +102,18 @@ export interface TestUser {
 }
 
 /**
- * Runs `fn` with a new broker user (given tags, and full permissions in `vhost` if given),
- * deleted afterwards. User management stays out of the bot's client on purpose.
+ * Runs `fn` with a new broker user (given tags, and permissions in `vhost` if given: full unless
+ * `permissions` says otherwise), deleted afterwards. User management stays out of the bot's
+ * client on purpose.
  */
 export async function withUser<T>(
   /** `url`: the management API of the broker to make the user on (default the machine's). */
-  options: { tags: string[]; vhost?: string; url?: string },
+  options: {
+    tags: string[];
+    vhost?: string;
+    url?: string;
+    permissions?: { configure: string; write: string; read: string };
+  },
   fn: (user: TestUser) => Promise<T>,
 ): Promise<T> {
   const user = uniqueName('user');
@@ -120,7 +126,7 @@ export async function withUser<T>(
       await admin(
         'PUT',
         `/api/permissions/${enc(options.vhost)}/${enc(user)}`,
-        { configure: '.*', write: '.*', read: '.*' },
+        options.permissions ?? { configure: '.*', write: '.*', read: '.*' },
         url,
       );
     }

@@ -1,7 +1,9 @@
 /**
  * A local HTTP server that stands in for the management API when a test needs the network to
- * misbehave: answer late, never, with a 5xx, or drop the connection; or pass requests through
+ * misbehave: answer late, never, with a 5xx, or drop the connection; send a body that never ends
+ * (`endless`, as fast as the client reads) or one byte at a time (`drip`); or pass requests through
  * to the real broker, optionally late. Behaviours are taken from a queue, then the default.
+ * `startBlackHole()` (below) is a port that accepts connections and never reads nor answers.
  *
  *   const fake = await startFakeBroker({ fallback: { kind: 'proxy', target: brokerUrl() } });
  *   fake.enqueue({ kind: 'respond', status: 503 });
@@ -9,7 +11,7 @@
  *   await fake.close();
  */
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 
 export type FakeBehavior =
   /** Answer with this status; `body` objects are sent as JSON. */
@@ -24,6 +26,13 @@ export type FakeBehavior =
   | { readonly kind: 'drop'; readonly delayMs?: number }
   /** Never answer (until the client gives up or the fake closes). */
   | { readonly kind: 'hang' }
+  /**
+   * 200, then `head` (default `[`), then `item` followed by a comma, again and again, for as long
+   * as the connection lasts: an endless JSON array (a listing) or, with `head: '"'`, an endless string.
+   */
+  | { readonly kind: 'endless'; readonly head?: string; readonly item?: string }
+  /** 200 with a JSON content type, then `body` one byte every `intervalMs`, over and over, never ending. */
+  | { readonly kind: 'drip'; readonly body: string; readonly intervalMs: number }
   /** Forward to `target` (e.g. the real broker) after `delayMs`. */
   | { readonly kind: 'proxy'; readonly target: string; readonly delayMs?: number };
 
@@ -42,6 +51,8 @@ export interface FakeBroker {
   /** Behaviours for the next requests, one each, before the fallback applies again. */
   enqueue(...behaviors: FakeBehavior[]): void;
   setFallback(behavior: FakeBehavior): void;
+  /** Requests whose URL `match`es get `behavior` (before the queue and the fallback) until cleared with `null`. */
+  setRoute(match: ((url: string) => boolean) | null, behavior?: FakeBehavior): void;
   close(): Promise<void>;
 }
 
@@ -50,6 +61,7 @@ export async function startFakeBroker(options: { fallback?: FakeBehavior } = {})
   const requests: RecordedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
   let fallback: FakeBehavior = options.fallback ?? { kind: 'respond', status: 404, body: { error: 'fake' } };
+  let route: { match: (url: string) => boolean; behavior: FakeBehavior } | undefined;
 
   const later = (ms: number | undefined, fn: () => void): void => {
     if (!ms) {
@@ -86,6 +98,24 @@ export async function startFakeBroker(options: { fallback?: FakeBehavior } = {})
       case 'proxy':
         later(behavior.delayMs, () => proxy(behavior.target, req, body, res));
         break;
+      case 'endless':
+        endless(res, behavior.head ?? '[', behavior.item ?? '{"name":"q","type":"classic","arguments":{}}');
+        break;
+      case 'drip': {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        let i = 0;
+        const t = setInterval(() => {
+          if (res.destroyed) {
+            clearInterval(t);
+            timers.delete(t);
+            return;
+          }
+          res.write(behavior.body[i % behavior.body.length] ?? ' ');
+          i++;
+        }, behavior.intervalMs);
+        timers.add(t);
+        break;
+      }
     }
   };
 
@@ -100,7 +130,8 @@ export async function startFakeBroker(options: { fallback?: FakeBehavior } = {})
         headers: req.headers,
         body: body.toString(),
       });
-      act(queue.shift() ?? fallback, req, body, res);
+      const routed = route?.match(req.url ?? '') ? route.behavior : undefined;
+      act(routed ?? queue.shift() ?? fallback, req, body, res);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -115,10 +146,55 @@ export async function startFakeBroker(options: { fallback?: FakeBehavior } = {})
     setFallback: (behavior) => {
       fallback = behavior;
     },
+    setRoute: (match, behavior) => {
+      route = match && behavior ? { match, behavior } : undefined;
+    },
     close: async () => {
-      for (const t of timers) clearTimeout(t);
+      for (const t of timers) clearInterval(t);
       timers.clear();
       server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** Writes as fast as the reader takes it (backpressure respected), until the connection ends. */
+function endless(res: ServerResponse, head: string, item: string): void {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.write(head);
+  const block = `${item},`.repeat(Math.max(1, Math.floor(65_536 / (item.length + 1))));
+  const pump = (): void => {
+    while (!res.destroyed && res.write(block)) {
+      // keep writing until the socket's buffer is full
+    }
+    if (!res.destroyed) res.once('drain', pump);
+  };
+  res.on('error', () => {});
+  pump();
+}
+
+/** A TCP port that accepts connections and never reads, writes nor closes them: a black-holed broker. */
+export async function startBlackHole(): Promise<{
+  url: string;
+  connections: () => number;
+  close(): Promise<void>;
+}> {
+  const sockets = new Set<Socket>();
+  let accepted = 0;
+  const server = createNetServer((socket) => {
+    accepted++;
+    sockets.add(socket);
+    socket.pause();
+    socket.on('error', () => {});
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    connections: () => accepted,
+    close: async () => {
+      for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };

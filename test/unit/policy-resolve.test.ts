@@ -1,13 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { effectiveDefinition } from '../../src/policy/effective.ts';
 import { mergeOperatorValue, vetoedKeys } from '../../src/policy/keys.ts';
-import {
-  buildPolicySet,
-  effectiveDefinition,
-  explainLosers,
-  NameTooLongError,
-  resolve,
-} from '../../src/policy/resolve.ts';
+import { buildPolicySet, explainLosers, NameTooLongError, resolve } from '../../src/policy/resolve.ts';
 import type { ObjectKind } from '../../src/policy/types.ts';
 import { policyIn, V40, V310 } from '../support/policies.ts';
 

@@ -1,18 +1,26 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { summarize } from '../../commands/previewSummary.ts';
+import { valueInUse } from '../../src/policy/arguments.ts';
+import { literalPrefix } from '../../src/policy/pattern.ts';
 import { buildPolicySet, resolve } from '../../src/policy/resolve.ts';
 import {
   type InventoryObject,
-  literalPrefix,
   type PolicyChange,
+  type SimulationInput,
   type SimulationResult,
-  simulate,
-  valueInUse,
+  simulate as simulateOnly,
 } from '../../src/policy/simulate.ts';
 import type { ObjectKind, Policy } from '../../src/policy/types.ts';
 import { policyIn, V40, V310 } from '../support/policies.ts';
 
 const pol = policyIn('v');
+
+/** The simulation with the summary a preview makes of it. */
+const simulate = (input: SimulationInput, objects: Iterable<InventoryObject>) => {
+  const r = simulateOnly(input, objects);
+  return { ...r, summary: summarize(r, input.change) };
+};
 
 const obj = (
   name: string,
@@ -28,7 +36,7 @@ function run(
   objects: InventoryObject[],
   operator: Policy[] = [],
   version = V310,
-): SimulationResult {
+): ReturnType<typeof simulate> {
   return simulate({ version, user, operator, change }, objects);
 }
 
@@ -499,12 +507,13 @@ describe('the literal-prefix index', () => {
     ['^(a|b)', undefined],
     ['^a|b', undefined],
     ['orders', undefined],
-    ['(?i)^orders', undefined],
+    ['(?i)^orders', '(?i)orders'],
     ['^\\Qa.b\\E', undefined],
     ['^é', undefined],
     ['^[ab]c', undefined],
   ])('%s -> %s', (pattern, prefix) => {
-    expect(literalPrefix(pattern)).toBe(prefix);
+    const p = literalPrefix(pattern);
+    expect(p && (p.caseless ? `(?i)${p.text}` : p.text)).toBe(prefix);
   });
 });
 

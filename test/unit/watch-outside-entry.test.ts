@@ -40,7 +40,8 @@ const effect = {
     },
   ],
   unpredictable: [{ name: 'odd', kind: 'x', why: 'unknown type' }],
-  summary: {} as never,
+  unanchoredCatch: null,
+  scanned: { queues: 2, exchanges: 0 },
 };
 
 describe('the out-of-band record', () => {

@@ -9,6 +9,8 @@ import type { Deliverable } from '../delivery.ts';
 /** The management API as the Slack commands use it. ManagementClient satisfies it. */
 export interface SlackBroker extends WhichBroker, PreviewBroker {
   whoami(): Promise<unknown>;
+  /** The same broker with one budget for every call of one question (ManagementClient.forQuestion). */
+  forQuestion?(budgetMs: number): SlackBroker;
 }
 
 export interface EnvironmentBroker {

@@ -1,6 +1,8 @@
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../../commands/preview.ts';
-import { NOT_ASKED_WORDS } from '../../../commands/words.ts';
-import { type ObjectOutcome, RISK_WORDS } from '../../policy/simulate.ts';
+import { nothingAfterWords } from '../../../commands/previewSummary.ts';
+import { deleteWarning, NOT_ASKED_WORDS, RISK_WORDS, reachWords } from '../../../commands/words.ts';
+import { isAnchored } from '../../policy/pattern.ts';
+import type { ObjectOutcome } from '../../policy/simulate.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
 import { asWrittenSection } from './asWritten.ts';
@@ -73,7 +75,9 @@ function objectLine(o: ObjectOutcome): string {
     ? `undefined between ${o.after.candidates.map(name).join(' and ')}`
     : o.after.policy
       ? name(o.after.policy)
-      : 'nothing';
+      : o.unchangedLayer.layer === 'user'
+        ? prose(nothingAfterWords(o))
+        : 'nothing';
   const parts: string[] = [];
   const lost = Object.keys(o.lost);
   const gained = Object.keys(o.gained);
@@ -93,7 +97,7 @@ function objectLine(o: ObjectOutcome): string {
 
 function answered(r: PreviewAnswer): PreviewMessage {
   const s = r.summary;
-  const blocks: Block[] = [...title(r)];
+  const blocks: Block[] = [...changeWarning(r), ...title(r)];
   if (r.warnings.length) {
     blocks.push(
       listSection(
@@ -187,6 +191,16 @@ function answered(r: PreviewAnswer): PreviewMessage {
   return needsFile ? { ...message, file: previewCsv(r) } : message;
 }
 
+/** First in every answered preview: what a delete does not restore, or how far a create or edit reaches. */
+function changeWarning(r: PreviewAnswer): Block[] {
+  const c = r.change;
+  if (c.action === 'delete') return [section(`:warning: *${deleteWarning(c.operator)}*`)];
+  const after = c.after;
+  if (!after) return [];
+  const pattern = code(truncate(after.pattern, MAX_SHOWN.pattern));
+  return [section(`:information_source: ${reachWords(pattern, after.applyTo, !isAnchored(after.pattern))}`)];
+}
+
 function refused(r: Extract<PreviewResult, { status: 'refused' }>): PreviewMessage {
   const blocks: Block[] = [
     ...title(r),
@@ -210,7 +224,7 @@ function refused(r: Extract<PreviewResult, { status: 'refused' }>): PreviewMessa
 function notAsked(r: Extract<PreviewResult, { status: 'not-asked' }>): PreviewMessage {
   const why =
     r.why === 'missing-vhost'
-      ? `vhost ${name(r.change.vhost)} does not exist`
+      ? `vhost ${name(r.change.vhost)} does not exist${r.closeVhosts?.length ? `; did you mean ${r.closeVhosts.map(name).join(' or ')}?` : ''}`
       : `${NOT_ASKED_WORDS[r.why] ?? 'the broker could not be asked'}${r.detail ? ` (${code(truncate(r.detail, 300))})` : ''}`;
   const blocks = [
     section(

@@ -1,5 +1,12 @@
 import type { PolicyView, WhichResult } from '../../../commands/which.ts';
-import { KIND_WORDS, NOT_ASKED_WORDS, NOT_REPORTED_WORDS } from '../../../commands/words.ts';
+import {
+  FROM_WORDS,
+  KIND_WORDS,
+  NOT_ASKED_WORDS,
+  NOT_REPORTED_WORDS,
+  OPERATOR_POLICIES_NOT_READ,
+  UNANCHORED_MARK,
+} from '../../../commands/words.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { type Block, context, finish, listSection, type SlackMessage, section } from './message.ts';
 
@@ -35,7 +42,7 @@ function setsLine(p: PolicyView): string {
 
 function patternPart(p: PolicyView): string {
   const pattern = `pattern ${code(truncate(p.pattern, MAX_SHOWN.pattern))}`;
-  return p.unanchored ? `${pattern} _(unanchored: it matches every name that contains it)_` : pattern;
+  return `${pattern}${unanchoredMark(p)}`;
 }
 
 /** `name` · priority N · pattern `…` · applies to `…` */
@@ -62,8 +69,12 @@ function alsoMatchedItems(r: WhichResult): string[] {
   const kind = KIND_WORDS[r.object.kind];
   return r.alsoMatched.map((m) => {
     const keys = m.keys?.length ? ` (${m.keys.map((k) => code(truncate(k, MAX_SHOWN.key))).join(', ')})` : '';
-    return `• ${name(m.name)} · priority ${m.priority} — ${REASON[m.reason](kind)}${keys}`;
+    return `• ${name(m.name)} · priority ${m.priority}${unanchoredMark(m)} — ${REASON[m.reason](kind)}${keys}`;
   });
+}
+
+function unanchoredMark(m: { unanchored: boolean }): string {
+  return m.unanchored ? ` _(${UNANCHORED_MARK})_` : '';
 }
 
 function tieWords(r: WhichResult): string {
@@ -88,12 +99,6 @@ function operatorSection(r: WhichResult): Block | undefined {
   );
 }
 
-const FROM_WORDS = {
-  policy: 'policy',
-  'operator-policy': 'operator policy',
-  both: 'both: the stricter value',
-} as const;
-
 function effectiveSection(r: WhichResult): Block | undefined {
   const entries = Object.entries(r.effective);
   if (entries.length === 0) return undefined;
@@ -103,8 +108,20 @@ function effectiveSection(r: WhichResult): Block | undefined {
   return listSection('*What the object gets:*', items, { maxItems: MAX_KEYS + 2 });
 }
 
+function argumentsSection(r: WhichResult): Block | undefined {
+  const entries = Object.entries(r.object.arguments ?? {});
+  if (entries.length === 0) return undefined;
+  const items = entries.map(([k, v]) => `• ${code(truncate(k, MAX_SHOWN.key))} = ${value(v)}`);
+  return listSection('*Its own arguments* (set when it was declared):', items, { maxItems: MAX_KEYS + 2 });
+}
+
 function notesBlocks(r: WhichResult): Block[] {
   const blocks: Block[] = [];
+  if (r.operatorPoliciesNotRead !== undefined) {
+    blocks.push(
+      section(`:lock: ${OPERATOR_POLICIES_NOT_READ} (${code(truncate(r.operatorPoliciesNotRead, 300))})`),
+    );
+  }
   if (r.unreadable.length > 0) {
     const items = r.unreadable.map(
       (u) =>
@@ -164,7 +181,7 @@ function notReported(r: WhichResult): SlackMessage {
           : m.reason === 'same-priority'
             ? ' — same priority as the first'
             : '';
-      matches.push(`${i + 2}. ${name(m.name)} · priority ${m.priority}${why}`);
+      matches.push(`${i + 2}. ${name(m.name)} · priority ${m.priority}${unanchoredMark(m)}${why}`);
     });
     blocks.push(listSection('*Matches, by priority:*', matches));
   } else if (r.alsoMatched.length > 0) {
@@ -207,10 +224,11 @@ function reported(r: WhichResult): SlackMessage {
     blocks.push(
       section('*Nothing governs this object:* no user policy and no operator policy applies to it.'),
     );
-  } else {
-    const eff = effectiveSection(r);
-    if (eff) blocks.push(eff);
   }
+  const eff = effectiveSection(r);
+  if (eff) blocks.push(eff);
+  const args = argumentsSection(r);
+  if (args) blocks.push(args);
   blocks.push(...notesBlocks(r), footer(r));
 
   const obj = `${prose(truncate(r.object.name, 200))} (${KIND_WORDS[r.object.kind]}, vhost ${prose(truncate(r.object.vhost, 100))})`;

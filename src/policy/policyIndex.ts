@@ -1,0 +1,166 @@
+import { refusedKeys, scopeFits, vetoedKeys } from './keys.ts';
+import { type CompiledPattern, literalPrefix, type NameView, PatternCache } from './pattern.ts';
+import { type BrokerVersion, OBJECT_KINDS, type ObjectKind, type Policy } from './types.ts';
+
+/**
+ * One layer's policies (user or operator) read once, as both `which` (resolve.ts) and `preview`
+ * (simulate.ts) need them: each pattern compiled, the policies in the broker's order of choice
+ * (highest priority first; code-unit order of names below that, any stable order will do), and
+ * per object kind the ones whose apply-to reaches it, filed by literal prefix so that a name is
+ * read only against the policies that can match it. Key vetoes are decided here too: a policy
+ * with a key the kind refuses is never applicable to it.
+ */
+
+export interface IndexedPolicy {
+  readonly policy: Policy;
+  readonly name: string;
+  readonly priority: number;
+  readonly pattern: CompiledPattern;
+}
+
+/** What the broker decides for one name in one layer. */
+export interface Scan {
+  /** The applicable matches sharing the top priority. One: the winner. More: a tie. */
+  readonly candidates: IndexedPolicy[];
+  /** Policies whose pattern this bot cannot read for this name and which could be first or tie. */
+  readonly undecided: IndexedPolicy[];
+}
+
+/** Overrides the reading of a policy's pattern: `undefined` reads it. */
+export type Known = (e: IndexedPolicy) => boolean | 'undecidable' | undefined;
+
+/** Said of a policy whose pattern the bot cannot read for one name, when the pattern is readable otherwise. */
+export const MAY_READ_DIFFERENTLY = 'the broker and this bot may read this pattern differently for this name';
+
+export function whyUnreadable(e: { readonly pattern: CompiledPattern }): string {
+  return e.pattern.why ?? MAY_READ_DIFFERENTLY;
+}
+
+const byPriority = (a: IndexedPolicy, b: IndexedPolicy) =>
+  b.priority - a.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+/** A list of policies filed by literal prefix, and the rest. */
+class PrefixIndex {
+  readonly #byPrefix = new Map<string, IndexedPolicy[]>();
+  readonly #general: IndexedPolicy[] = [];
+  #longest = 0;
+
+  constructor(sorted: readonly IndexedPolicy[]) {
+    for (const e of sorted) {
+      const prefix = literalPrefix(e.policy.pattern);
+      if (prefix === undefined || prefix.caseless) {
+        this.#general.push(e);
+        continue;
+      }
+      this.#longest = Math.max(this.#longest, prefix.text.length);
+      const list = this.#byPrefix.get(prefix.text);
+      if (list) list.push(e);
+      else this.#byPrefix.set(prefix.text, [e]);
+    }
+  }
+
+  /** Highest priority first: those without a literal prefix, and those whose prefix `name` starts with. */
+  for(name: string): IndexedPolicy[] {
+    if (this.#byPrefix.size === 0) return this.#general;
+    let found: IndexedPolicy[] | undefined;
+    const upTo = Math.min(this.#longest, name.length);
+    for (let n = 1; n <= upTo; n++) {
+      const list = this.#byPrefix.get(name.slice(0, n));
+      if (list) found = found ? found.concat(list) : list;
+    }
+    if (!found) return this.#general;
+    return this.#general.length === 0 && found.length === 1
+      ? found
+      : [...this.#general, ...found].sort(byPriority);
+  }
+}
+
+interface PerKind {
+  /** Apply-to reaches the kind; highest priority first. */
+  readonly reaching: PrefixIndex;
+  /** Reaching, and no key the kind vetoes. */
+  readonly applicable: PrefixIndex;
+  readonly applicableSet: ReadonlySet<IndexedPolicy>;
+  readonly vetoes: ReadonlySet<string>;
+}
+
+export class PolicyIndex {
+  readonly version: BrokerVersion;
+  readonly byName = new Map<string, IndexedPolicy>();
+  readonly #sorted: readonly IndexedPolicy[];
+  readonly #perKind = new Map<ObjectKind, PerKind>();
+
+  constructor(policies: readonly Policy[], version: BrokerVersion, cache: PatternCache = new PatternCache()) {
+    this.version = version;
+    const entries = policies.map((p) => ({
+      policy: p,
+      name: p.name,
+      priority: p.priority,
+      pattern: cache.get(p.pattern),
+    }));
+    for (const e of entries) this.byName.set(e.name, e);
+    this.#sorted = entries.sort(byPriority);
+  }
+
+  /** Every kind's lists, built now rather than on the first name of each kind. */
+  prepare(): this {
+    for (const kind of OBJECT_KINDS) this.#kind(kind);
+    return this;
+  }
+
+  #kind(kind: ObjectKind): PerKind {
+    let k = this.#perKind.get(kind);
+    if (!k) {
+      const vetoes = vetoedKeys(kind, this.version);
+      const reaching = this.#sorted.filter((e) => scopeFits(e.policy.applyTo, kind));
+      const applicable = reaching.filter((e) => refusedKeys(e.policy.definition, vetoes).length === 0);
+      k = {
+        reaching: new PrefixIndex(reaching),
+        applicable: new PrefixIndex(applicable),
+        applicableSet: new Set(applicable),
+        vetoes,
+      };
+      this.#perKind.set(kind, k);
+    }
+    return k;
+  }
+
+  /** Every policy whose apply-to reaches this kind and that can match `name`, vetoed or not. */
+  reachingFor(kind: ObjectKind, name: string): readonly IndexedPolicy[] {
+    return this.#kind(kind).reaching.for(name);
+  }
+
+  /** The applicable policies that can match `name`, highest priority first. */
+  candidatesFor(kind: ObjectKind, name: string): readonly IndexedPolicy[] {
+    return this.#kind(kind).applicable.for(name);
+  }
+
+  /** The policy by name, if its apply-to reaches this kind and the kind vetoes none of its keys. */
+  applicable(name: string, kind: ObjectKind): IndexedPolicy | undefined {
+    const e = this.byName.get(name);
+    return e && this.#kind(kind).applicableSet.has(e) ? e : undefined;
+  }
+
+  /** The keys of this policy the kind refuses; any one of them means it can never govern it. */
+  refused(e: IndexedPolicy, kind: ObjectKind): readonly string[] {
+    return refusedKeys(e.policy.definition, this.#kind(kind).vetoes);
+  }
+}
+
+/** The broker's choice in one layer: walk down the priorities, stop below the first match. */
+export function scan(list: readonly IndexedPolicy[], view: NameView, known?: Known): Scan {
+  const candidates: IndexedPolicy[] = [];
+  const undecided: IndexedPolicy[] = [];
+  let top: number | undefined;
+  for (const e of list) {
+    if (top !== undefined && e.priority < top) break;
+    const hit = known?.(e) ?? e.pattern.match(view);
+    if (hit === true) {
+      top ??= e.priority;
+      candidates.push(e);
+    } else if (hit === 'undecidable') {
+      undecided.push(e);
+    }
+  }
+  return { candidates, undecided };
+}
