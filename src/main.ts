@@ -111,10 +111,11 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const background = createBackgroundBrokers(config);
   let watchers: Watchers | undefined;
   const closeClients = async () => {
-    await watchers?.stop();
-    await Promise.allSettled(
-      [...brokers.values(), ...background.values()].map((b) => b.close(CLIENT_CLOSE_GRACE_MS)),
-    );
+    // Together: closing the clients ends the watchers' broker calls still under way after the grace.
+    await Promise.allSettled([
+      watchers?.stop(),
+      ...[...brokers.values(), ...background.values()].map((b) => b.close(CLIENT_CLOSE_GRACE_MS)),
+    ]);
     redis.disconnect();
   };
 

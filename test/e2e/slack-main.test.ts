@@ -2,12 +2,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brokerCredentials, brokerUrl, waitFor } from '../support/broker.ts';
 import { built } from '../support/built.ts';
 import { type FakeBroker, startFakeBroker } from '../support/fakeBroker.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
+import { clearMainRedis, MAIN_REDIS_URL } from '../support/mainRedis.ts';
 import { commandForm, renderedText, signed } from './harness.ts';
 
 /**
@@ -68,11 +68,6 @@ function command(url: string, secret: string, text: string, responseUrl: string)
 
 let slack: FakeSlack;
 let slowBroker: FakeBroker;
-const MAIN_REDIS_URL = (() => {
-  const u = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-  u.pathname = '/15';
-  return u.toString();
-})();
 
 beforeAll(async () => {
   mainJs = join((await built()).outdir, 'main.js');
@@ -80,10 +75,7 @@ beforeAll(async () => {
   slowBroker = await startFakeBroker({ fallback: { kind: 'proxy', target: brokerUrl(), delayMs: 1500 } });
 });
 afterAll(async () => {
-  const redis = new Redis(MAIN_REDIS_URL);
-  const keys = await redis.keys('rmq:*');
-  if (keys.length > 0) await redis.del(...keys);
-  redis.disconnect();
+  await clearMainRedis();
   await Promise.allSettled([slack?.close(), slowBroker?.close()]);
   rmSync(cwd, { recursive: true, force: true });
 });
@@ -144,8 +136,6 @@ describe('npm start with credentials', () => {
       RMQ_URL: slowBroker.url,
       RMQ_USER: user,
       RMQ_PASSWORD: password,
-      // The process uses the production key prefix (rmq:); a database of its own keeps it off
-      // the shared one, and is emptied of those keys after.
       REDIS_URL: MAIN_REDIS_URL,
       PORT: '0',
       LOG_LEVEL: 'info',
@@ -187,7 +177,7 @@ describe('npm start against a broker that drips one byte at a time', () => {
       SLACK_API_URL: slack.apiUrl,
       RMQ_URL: drip.url,
       RMQ_TIMEOUT: '2s',
-      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      REDIS_URL: MAIN_REDIS_URL,
       PORT: '0',
       LOG_LEVEL: 'info',
     });

@@ -132,73 +132,71 @@ describe.each(up)('time-boxed changes on $label', (broker) => {
     return (await wf.get(request.id)) as ChangeRequest;
   }
 
+  /** In a fresh vhost with orders-limit at max-length 10, edited to 1000 --for 20s and applied by one replica. */
+  async function boxedEdit(
+    prefix: string,
+    fn: (vhost: string, applied: ChangeRequest) => Promise<void>,
+  ): Promise<void> {
+    await withVhost(
+      async (vhost) => {
+        await client.putPolicy('user', limits(vhost, 10));
+        const bot = await replica();
+        try {
+          await fn(vhost, await editFor20s(bot.wf, vhost));
+        } finally {
+          await bot.stop();
+        }
+      },
+      { client, prefix },
+    );
+  }
+
   const revertsOf = async (auditId: string) =>
     (await new AuditTrail(fx.redis, fx.keyPrefix).list()).filter(
       (r) => r.action === 'revert' && r.revertOf === auditId,
     );
 
   it.concurrent('a --for 20s edit reverts at the deadline, audited as its revert and posted where the change was', async () => {
-    await withVhost(
-      async (vhost) => {
-        await client.putPolicy('user', limits(vhost, 10));
-        const bot = await replica();
-        try {
-          const applied = await editFor20s(bot.wf, vhost);
-          await waitFor(
-            async () =>
-              (await client.getPolicy('user', vhost, 'orders-limit'))?.definition['max-length'] === 10,
-            { deadlineMs: BOX_MS + 30_000, what: 'the policy back as it was' },
-          );
-          expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(applied.appliedAt ?? '') + BOX_MS);
-          await waitFor(async () => (await revertsOf(applied.auditId ?? '')).length === 1, {
-            what: 'the revert recorded',
-          });
-          const [revert] = await revertsOf(applied.auditId ?? '');
-          expect(revert).toMatchObject({
-            before: { definition: { 'max-length': 1000 } },
-            after: { definition: { 'max-length': 10 } },
-            approver: { user: APPROVER },
-          });
-          const posted = fx.notifier.told.applied.find((a) => a.record.id === revert?.id);
-          expect(posted?.request.origin).toEqual(applied.origin);
-          expect(posted?.request.approvalsChannel).toBe(applied.approvalsChannel);
-        } finally {
-          await bot.stop();
-        }
-      },
-      { client, prefix: 'tb-revert' },
-    );
+    await boxedEdit('tb-revert', async (vhost, applied) => {
+      await waitFor(
+        async () => (await client.getPolicy('user', vhost, 'orders-limit'))?.definition['max-length'] === 10,
+        { deadlineMs: BOX_MS + 30_000, what: 'the policy back as it was' },
+      );
+      expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(applied.appliedAt ?? '') + BOX_MS);
+      await waitFor(async () => (await revertsOf(applied.auditId ?? '')).length === 1, {
+        what: 'the revert recorded',
+      });
+      const [revert] = await revertsOf(applied.auditId ?? '');
+      expect(revert).toMatchObject({
+        before: { definition: { 'max-length': 1000 } },
+        after: { definition: { 'max-length': 10 } },
+        approver: { user: APPROVER },
+      });
+      const posted = fx.notifier.told.applied.find((a) => a.record.id === revert?.id);
+      expect(posted?.request.origin).toEqual(applied.origin);
+      expect(posted?.request.approvalsChannel).toBe(applied.approvalsChannel);
+    });
   });
 
   it.concurrent('edited outside the bot in between: no revert; a revert request asks for a new approval', async () => {
-    await withVhost(
-      async (vhost) => {
-        await client.putPolicy('user', limits(vhost, 10));
-        const bot = await replica();
-        try {
-          const applied = await editFor20s(bot.wf, vhost);
-          await client.putPolicy('user', limits(vhost, 500));
-          await waitFor(() => told.asked.some((a) => a.request.id === applied.id), {
-            deadlineMs: BOX_MS + 30_000,
-            what: 'the revert asked for',
-          });
-          const asked = told.asked.find((a) => a.request.id === applied.id);
-          expect(asked?.why).toBe('the policy was changed again since the change');
-          expect(asked?.revert.request).toMatchObject({
-            state: 'pending',
-            action: 'revert',
-            revertOf: applied.auditId,
-          });
-          expect((await client.getPolicy('user', vhost, 'orders-limit'))?.definition).toEqual({
-            'max-length': 500,
-          });
-          expect(await revertsOf(applied.auditId ?? '')).toEqual([]);
-        } finally {
-          await bot.stop();
-        }
-      },
-      { client, prefix: 'tb-ask' },
-    );
+    await boxedEdit('tb-ask', async (vhost, applied) => {
+      await client.putPolicy('user', limits(vhost, 500));
+      await waitFor(() => told.asked.some((a) => a.request.id === applied.id), {
+        deadlineMs: BOX_MS + 30_000,
+        what: 'the revert asked for',
+      });
+      const asked = told.asked.find((a) => a.request.id === applied.id);
+      expect(asked?.why).toBe('the policy was changed again since the change');
+      expect(asked?.revert.request).toMatchObject({
+        state: 'pending',
+        action: 'revert',
+        revertOf: applied.auditId,
+      });
+      expect((await client.getPolicy('user', vhost, 'orders-limit'))?.definition).toEqual({
+        'max-length': 500,
+      });
+      expect(await revertsOf(applied.auditId ?? '')).toEqual([]);
+    });
   });
 
   it.concurrent('the bot restarted before the deadline still reverts, once, with two replicas waiting', async () => {
