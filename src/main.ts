@@ -1,20 +1,36 @@
 import { pathToFileURL } from 'node:url';
 import { config as loadDotenv } from 'dotenv';
 import { Redis } from 'ioredis';
-import { type Config, loadConfig } from './config.ts';
+import { type Config, DEFAULT_KEY_PREFIX, loadConfig } from './config.ts';
 import { ConfigError } from './errors.ts';
 import { createLogger } from './log.ts';
-import { ManagementClient, type Timeouts } from './rabbit/index.ts';
-import { type BotApp, createApp, missingSlackMessage, missingSlackSettings } from './slack/app.ts';
+import { ManagementClient, type ManagementClientOptions, type Timeouts } from './rabbit/index.ts';
+import {
+  type AppDeps,
+  type BotApp,
+  createApp,
+  missingSlackMessage,
+  missingSlackSettings,
+} from './slack/app.ts';
 import { createMetrics, type Metrics } from './slack/metrics.ts';
 import { slackOutsideNotifier } from './slack/outsideNotifier.ts';
 import { type Watchers, watchOutside } from './watch/watchers.ts';
-import { APPLY_CLIENT_SETTINGS } from './workflow/worker.ts';
+import { AuditTrail } from './workflow/audit.ts';
+import {
+  APPLY_CLIENT_SETTINGS,
+  type ApplyWorker,
+  createApplyQueue,
+  createApproverDirectory,
+  createWorkflow,
+  type Notifier,
+  startApplyWorker,
+} from './workflow/index.ts';
+import { RequestStore } from './workflow/store.ts';
 
 /**
  * The composition root of the Slack bot (`npm start`): config -> logger -> one management client
- * per environment -> Redis -> the Bolt app -> the watchers of changes made outside the bot.
- * Everything is built here, once, and passed down.
+ * per environment -> Redis -> the change-request workflow and its apply worker -> the Bolt app
+ * -> the watchers of changes made outside the bot. Everything is built here, once, and passed down.
  * SIGTERM (and SIGINT) stop taking requests, let answers under way finish, then close the clients.
  */
 
@@ -37,8 +53,11 @@ export const CLIENT_CLOSE_GRACE_MS = 1_000;
 export function createBrokers(
   config: Config,
   metrics: Metrics,
-  options: { timeouts?: Partial<Timeouts> } = {},
+  options: { timeouts?: Partial<Timeouts> } & Partial<
+    Pick<ManagementClientOptions, 'getRetries' | 'retryBaseMs'>
+  > = {},
 ): Map<string, ManagementClient> {
+  const { timeouts, ...rest } = options;
   return new Map(
     config.environments.map((e) => [
       e.name,
@@ -47,21 +66,86 @@ export function createBrokers(
         user: e.user,
         password: e.password,
         getRetries: 2,
-        timeouts: { ...SLACK_PATH_TIMEOUTS, ...options.timeouts },
+        ...rest,
+        timeouts: { ...SLACK_PATH_TIMEOUTS, ...timeouts },
         onCall: metrics.onBrokerCall(e.name),
       }),
     ]),
   );
 }
 
-/** One client per environment for background work (the watcher, the jobs): long timeouts, GETs retried. */
-export function createBackgroundBrokers(config: Config): Map<string, ManagementClient> {
-  return new Map(
-    config.environments.map((e) => [
-      e.name,
-      new ManagementClient({ url: e.url, user: e.user, password: e.password, ...APPLY_CLIENT_SETTINGS }),
-    ]),
-  );
+/**
+ * Change requests, composed: the workflow (on the app's Slack notifier and Bolt's
+ * usergroups.users.list), the apply queue, and the apply worker with its own broker clients (a
+ * background job's timeouts and retries, not a Slack answer's) and its own Redis connection.
+ */
+export interface ChangeRequestParts {
+  /** For createApp. */
+  readonly workflow: NonNullable<AppDeps['workflow']>;
+  /** Starts the apply worker (and its sweep: lost jobs queued again, requests past their deadline expired). */
+  startWorker(notifier: Notifier): Promise<ApplyWorker>;
+  /** Closes the worker (the job under way finishes), the queue and the job's broker clients. */
+  close(): Promise<void>;
+}
+
+export function changeRequestParts(options: {
+  readonly config: Config;
+  readonly redis: Redis;
+  /** The Slack-path clients: filing previews on them, as a Slack answer does. */
+  readonly brokers: ReadonlyMap<string, ManagementClient>;
+  readonly metrics: Metrics;
+  readonly logger: ReturnType<typeof createLogger>;
+  readonly keyPrefix?: string;
+  /** Tests shorten the worker's backoff and verification deadline. */
+  readonly worker?: {
+    readonly backoffMs?: number;
+    readonly verifyDeadlineMs?: number;
+    readonly attempts?: number;
+  };
+}): ChangeRequestParts {
+  const { config, logger } = options;
+  const keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+  const brokerOf = (brokers: ReadonlyMap<string, ManagementClient>) => (env: string) => {
+    const b = brokers.get(env);
+    if (!b) throw new Error(`no broker client for environment ${env}`);
+    return b;
+  };
+  const queue = createApplyQueue({ redisUrl: config.redisUrl, keyPrefix, ...options.worker });
+  const jobBrokers = createBrokers(config, options.metrics, APPLY_CLIENT_SETTINGS);
+  let worker: ApplyWorker | undefined;
+  return {
+    workflow: (notifier, listGroupMembers) =>
+      createWorkflow({
+        redis: options.redis,
+        keyPrefix,
+        environments: config.environments,
+        brokerFor: brokerOf(options.brokers),
+        approvers: createApproverDirectory({
+          approvers: new Map(config.environments.map((e) => [e.name, e.approvers])),
+          listMembers: listGroupMembers,
+        }),
+        queue,
+        notifier,
+        log: logger,
+      }),
+    async startWorker(notifier) {
+      worker = await startApplyWorker({
+        redisUrl: config.redisUrl,
+        keyPrefix,
+        environments: config.environments,
+        brokerFor: brokerOf(jobBrokers),
+        notifier,
+        log: logger,
+        ...options.worker,
+      });
+      return worker;
+    },
+    async close() {
+      await worker?.close();
+      await queue.close();
+      await Promise.allSettled([...jobBrokers.values()].map((b) => b.close(CLIENT_CLOSE_GRACE_MS)));
+    },
+  };
 }
 
 export function createRedis(url: string): Redis {
@@ -108,12 +192,15 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   redis.on('ready', () => {
     lastRedisError = '';
   });
-  const background = createBackgroundBrokers(config);
+  const changes = changeRequestParts({ config, redis, brokers, metrics, logger });
+  // The watchers' clients: a background task's timeouts and retries, as the apply job's.
+  const background = createBrokers(config, metrics, APPLY_CLIENT_SETTINGS);
   let watchers: Watchers | undefined;
   const closeClients = async () => {
     // Together: closing the clients ends the watchers' broker calls still under way after the grace.
     await Promise.allSettled([
       watchers?.stop(),
+      changes.close(),
       ...[...brokers.values(), ...background.values()].map((b) => b.close(CLIENT_CLOSE_GRACE_MS)),
     ]);
     redis.disconnect();
@@ -121,12 +208,18 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
 
   let bot: BotApp;
   try {
+    const records = {
+      requests: new RequestStore(redis, DEFAULT_KEY_PREFIX),
+      history: new AuditTrail(redis, DEFAULT_KEY_PREFIX),
+    };
     bot = await createApp({
       config,
       logger,
       brokers,
       redis,
       metrics,
+      records,
+      workflow: changes.workflow,
       watch: () => watchers?.health() ?? {},
     });
   } catch (err) {
@@ -150,11 +243,16 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     await closeClients();
     process.exit(1);
   }
+  // An approval made before a stop is applied now: the worker's first sweep finds it. Not
+  // awaited: with Redis away the sweep waits for it, and the bot answers meanwhile.
+  changes
+    .startWorker(bot.notifier)
+    .catch((err: unknown) => logger.error({ err }, 'the apply worker did not start'));
   // Changes made outside the bot: followed, recorded and posted (src/watch/).
   watchers = watchOutside({
     config,
     redis,
-    keyPrefix: 'rmq',
+    keyPrefix: DEFAULT_KEY_PREFIX,
     logger,
     brokers: background,
     notifier: slackOutsideNotifier(bot.delivery, logger),
@@ -166,6 +264,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     stopping = true;
     logger.info({ signal }, 'shutting down: no new requests, finishing answers under way');
     await bot.stop();
+    // The worker finishes the job under way (BullMQ retries it elsewhere otherwise), then closes.
     await closeClients();
     logger.info('stopped');
     process.exit(0);
