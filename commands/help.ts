@@ -1,5 +1,14 @@
 import { WHICH_USAGE } from './parse.ts';
 
+/** Change requests: asked in Slack only (they need a requester, an approver and their reasons). */
+export const CHANGE_USAGE = {
+  delete: 'delete POLICY --reason TEXT [--operator] [--vhost V] [--env E] [--thread LINK]',
+  create:
+    'create NAME [--pattern P --definition JSON [--apply-to A] [--priority N]] [--reason TEXT] [--operator] [--vhost V] [--env E] [--thread LINK]',
+  edit: 'edit POLICY [--pattern P] [--apply-to A] [--priority N] [--definition JSON] [--reason TEXT] [--operator] [--vhost V] [--env E] [--thread LINK]',
+} as const;
+const SLACK_ONLY: ReadonlySet<string> = new Set(Object.keys(CHANGE_USAGE));
+
 export const COMMANDS_USAGE = [
   [
     'which NAME [--kind classic|quorum|stream|exchange] [--vhost V] [--env E]',
@@ -9,11 +18,21 @@ export const COMMANDS_USAGE = [
     'preview delete|create|edit POLICY [--pattern P] [--apply-to A] [--priority N] [--definition JSON] [--operator] [--vhost V] [--env E]',
     'what a change would do to every object it touches',
   ],
+  [CHANGE_USAGE.create, 'request a new policy (without field flags: a form); an approver applies it'],
+  [CHANGE_USAGE.edit, 'request a change to a policy (without field flags: a form, filled in)'],
+  [CHANGE_USAGE.delete, 'request the deletion of a policy'],
+  ['requests [--env E]', 'change requests still open (pending, approved, applying)'],
+  [
+    'history [POLICY or NAME] [--vhost V] [--env E] [--verify]',
+    'the audit trail of applied changes; --verify checks its hash chain',
+  ],
   ['help', 'this text'],
 ] as const;
 
 export function helpText(prefix: string): string {
-  const lines = COMMANDS_USAGE.map(([usage, what]) => `  ${prefix} ${usage}\n      ${what}`);
+  const lines = COMMANDS_USAGE.filter(([usage]) => !SLACK_ONLY.has(usage.split(' ')[0] ?? '')).map(
+    ([usage, what]) => `  ${prefix} ${usage}\n      ${what}`,
+  );
   return `Usage:\n${lines.join('\n')}\n`;
 }
 

@@ -24,7 +24,7 @@ const NAMES_PER_GROUP = 10;
 const show = (s: string) => (s === '' ? '(default exchange)' : JSON.stringify(s).slice(1, -1));
 const value = (v: unknown) => JSON.stringify(v) ?? String(v);
 
-function policyWords(p: PolicyFields): string {
+export function policyWords(p: PolicyFields): string {
   const def = Object.entries(p.definition)
     .map(([k, v]) => `${k}=${value(v)}`)
     .join(', ');

@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../log.ts';
 import type { PatternCache } from '../../policy/pattern.ts';
 import type { Delivery } from '../delivery.ts';
-import type { Environments } from '../handlers/types.ts';
+import type { Environments, Records } from '../handlers/types.ts';
 import type { InFlight } from '../inflight.ts';
 import type { Metrics } from '../metrics.ts';
 import type { EventDedupe } from '../redis.ts';
+import type { ChangeRequests } from '../requests/service.ts';
 
 /** What the listeners are built from; assembled once by createApp. */
 export interface ListenerDeps {
@@ -15,8 +16,12 @@ export interface ListenerDeps {
   readonly patterns: PatternCache;
   readonly inFlight: InFlight;
   readonly dedupe: EventDedupe;
+  /** The change requests and the audit trail (`requests`, `history`); absent: those say so. */
+  readonly records?: Records;
   /** Every answer goes out through it. */
   readonly delivery: Delivery;
+  /** Filing change requests; absent when the bot files none. */
+  readonly changes?: ChangeRequests;
 }
 
 /** Short enough to read out in a thread, long enough to find in the logs. */

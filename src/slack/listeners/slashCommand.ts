@@ -26,8 +26,11 @@ export function slashCommandListener(deps: ListenerDeps): Middleware<SlackComman
           prefix: command.command || '/rmq',
           environments: deps.environments,
           patterns: deps.patterns,
+          ...(deps.records ? { records: deps.records } : {}),
           logger,
           requestId,
+          asker: { user: command.user_id, channel: command.channel_id, triggerId: command.trigger_id },
+          ...(deps.changes ? { changes: deps.changes } : {}),
         });
         const reply = deps.delivery.toResponseUrl({
           responseUrl: command.response_url,

@@ -14,6 +14,7 @@ export const FAILURE_SENTENCES: Readonly<Record<string, string>> = {
   'refused-by-broker': 'The broker refused the request.',
   'broker-error': 'The broker answered with an error.',
   'bad-response': "The broker's answer could not be read.",
+  'store-unavailable': 'The request store (Redis) could not be reached. Nothing was changed.',
   'too-large': "The broker's answer was larger than the bot reads.",
   internal: "Something went wrong on the bot's side. Nothing was changed.",
 };
