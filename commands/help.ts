@@ -1,4 +1,5 @@
 import { WHICH_USAGE } from './parse.ts';
+import { POLICIES_USAGE } from './policies.ts';
 
 /** Change requests: asked in Slack only (they need a requester, an approver and their reasons). */
 export const CHANGE_USAGE = {
@@ -10,6 +11,7 @@ export const CHANGE_USAGE = {
 const SLACK_ONLY: ReadonlySet<string> = new Set(Object.keys(CHANGE_USAGE));
 
 export const COMMANDS_USAGE = [
+  [POLICIES_USAGE, "the vhost's policies by priority, unanchored ones marked; operator policies apart"],
   [
     'which NAME [--kind classic|quorum|stream|exchange] [--vhost V] [--env E]',
     'which policy governs a queue or exchange',

@@ -105,12 +105,14 @@ describe('dispatch', () => {
       'edit',
       'help',
       'history',
+      'policies',
       'preview',
       'requests',
       'which',
     ]);
     const help = shown((await dispatch('help', ctx())).message);
     expect(help).toMatch(/\/rmq which NAME/);
+    expect(help).toMatch(/\/rmq policies \[--vhost V\]/);
     expect(help).toMatch(/\/rmq delete POLICY --reason TEXT/);
     expect(help).toMatch(/\/rmq create NAME/);
     expect(help).toMatch(/\/rmq edit POLICY/);

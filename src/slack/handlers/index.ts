@@ -3,6 +3,7 @@ import { deleteCommand } from './delete.ts';
 import { editCommand } from './edit.ts';
 import { helpCommand } from './help.ts';
 import { historyCommand } from './history.ts';
+import { policiesCommand } from './policies.ts';
 import { previewCommand } from './preview.ts';
 import { requestsCommand } from './requests.ts';
 import type { SlackCommand } from './types.ts';
@@ -15,6 +16,7 @@ import { whichCommand } from './which.ts';
  */
 export const COMMANDS: ReadonlyMap<string, SlackCommand> = new Map(
   [
+    policiesCommand,
     whichCommand,
     previewCommand,
     createCommand,
