@@ -1,16 +1,15 @@
 import { WHICH_USAGE } from './parse.ts';
+import { PREVIEW_USAGE } from './preview.ts';
 
+/** Every command that exists, its usage line (written once, beside its parser) and what it does. */
 export const COMMANDS_USAGE = [
-  [
-    'which NAME [--kind classic|quorum|stream|exchange] [--vhost V] [--env E]',
-    'which policy governs a queue or exchange',
-  ],
-  [
-    'preview delete|create|edit POLICY [--pattern P] [--apply-to A] [--priority N] [--definition JSON] [--operator] [--vhost V] [--env E]',
-    'what a change would do to every object it touches',
-  ],
+  [WHICH_USAGE, 'which policy governs a queue or exchange'],
+  [PREVIEW_USAGE, 'what a change would do to every object it touches'],
   ['help', 'this text'],
 ] as const;
+
+/** The commands' names, as the first word of their usage lines. */
+export const COMMAND_NAMES: readonly string[] = COMMANDS_USAGE.map(([usage]) => usage.split(' ')[0] ?? usage);
 
 export function helpText(prefix: string): string {
   const lines = COMMANDS_USAGE.map(([usage, what]) => `  ${prefix} ${usage}\n      ${what}`);

@@ -1,11 +1,19 @@
 import { codeOf, InputError } from '../src/errors.ts';
 import { effectiveDefinition } from '../src/policy/effective.ts';
 import { isAnchored, type PatternCache } from '../src/policy/pattern.ts';
-import { buildPolicySet, explainLosers, type Resolution, resolve } from '../src/policy/resolve.ts';
+import {
+  type AlsoMatched,
+  buildPolicySet,
+  explainLosers,
+  type NotApplied,
+  type Resolution,
+  resolve,
+} from '../src/policy/resolve.ts';
 import { type BrokerVersion, formatVersion, type ObjectKind, type Policy } from '../src/policy/types.ts';
 import { brokerReason } from '../src/rabbit/errors.ts';
 import { WHICH_USAGE, type WhichInput } from './parse.ts';
 import { missingVhost, type VhostLister } from './vhosts.ts';
+import { kindWords } from './words.ts';
 
 /**
  * `which NAME`: which policy governs this object. The policy in force is the broker's report,
@@ -45,8 +53,30 @@ export interface PolicyView {
   unanchored: boolean;
 }
 
+/**
+ * A policy the broker reports by name that is not among the vhost's policies now (deleted a
+ * moment ago): only its name is known, and `--json` says so rather than filling in blanks.
+ */
+export interface UnknownPolicyView {
+  name: string;
+  unknown: true;
+}
+
+export function isKnownPolicy(p: PolicyView | UnknownPolicyView | null): p is PolicyView {
+  return p !== null && !('unknown' in p);
+}
+
 export interface WhichResult {
-  object: { vhost: string; name: string; kind: ObjectKind; exists: boolean; kindAssumed: boolean };
+  object: {
+    vhost: string;
+    name: string;
+    /** One of classic, quorum, stream, exchange; or the broker's own word for a queue type this bot does not know. */
+    kind: ObjectKind | string;
+    exists: boolean;
+    kindAssumed: boolean;
+    /** Present (false) for a queue type whose key vetoes and argument rules this bot does not know. */
+    keyRulesKnown?: false;
+  };
   answer: BrokerReport;
   /** Why the broker did not report, or could not be asked. */
   why?:
@@ -62,15 +92,15 @@ export interface WhichResult {
   /** The broker's words, when it gave a reason for not answering. */
   detail?: string;
   brokerVersion?: string;
-  inForce: PolicyView | null;
-  operatorPolicy: PolicyView | null;
+  inForce: PolicyView | UnknownPolicyView | null;
+  operatorPolicy: PolicyView | UnknownPolicyView | null;
   /** Exchanges never report their operator policy: it is then the engine's reading. */
   operatorPolicySource?: 'broker' | 'engine';
   effective: Record<string, { value: unknown; from: 'policy' | 'operator-policy' | 'both' }>;
   alsoMatched: {
     name: string;
     priority: number;
-    reason: 'lower-priority' | 'same-priority' | 'refused-key';
+    reason: NotApplied;
     keys?: string[];
   }[];
   unreadable: { name: string; pattern: string; why: string }[];
@@ -104,7 +134,10 @@ function view(p: Policy): PolicyView {
 }
 
 interface Lookup {
-  kind: ObjectKind;
+  /** null: a queue of a type this bot does not know (`type` says which). */
+  kind: ObjectKind | null;
+  /** The broker's word for the object's type. */
+  type: string;
   exists: boolean;
   kindAssumed: boolean;
   /** undefined: the broker did not report; null: it reported none. */
@@ -123,6 +156,7 @@ async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
     // Exchanges report `policy` from their record (current); the key is absent when none.
     return {
       kind: 'exchange',
+      type: 'exchange',
       exists: true,
       kindAssumed,
       policy: x.policy ?? null,
@@ -133,7 +167,7 @@ async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
   const asQueue = async (): Promise<Lookup | null> => {
     const q = await broker.getQueue(input.vhost, input.name);
     if (!q) return null;
-    const kind = (QUEUE_KINDS.has(q.type) ? q.type : 'classic') as ObjectKind;
+    const kind = QUEUE_KINDS.has(q.type) ? (q.type as ObjectKind) : null;
     let policy = q.policy === '' ? null : q.policy;
     if (policy === undefined && broker.queuePolicyFromRecord) {
       // Declared seconds ago: no statistics yet. The queue record already knows its policy.
@@ -141,6 +175,7 @@ async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
     }
     return {
       kind,
+      type: q.type,
       exists: true,
       kindAssumed: false,
       policy,
@@ -150,6 +185,7 @@ async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
   };
   const missing = (kind: ObjectKind, kindAssumed: boolean): Lookup => ({
     kind,
+    type: kind,
     exists: false,
     kindAssumed,
     policy: undefined,
@@ -194,7 +230,7 @@ export async function which(
       WHICH_USAGE,
     );
   }
-  const base = (kind: ObjectKind, exists: boolean, kindAssumed: boolean): WhichResult => ({
+  const base = (kind: ObjectKind | string, exists: boolean, kindAssumed: boolean): WhichResult => ({
     object: { vhost: input.vhost, name: input.name, kind, exists, kindAssumed },
     answer: 'not-asked',
     inForce: null,
@@ -238,7 +274,8 @@ export async function which(
 
   const set = buildPolicySet(user, operator, version, options.patterns);
   const resolution = resolve(set, input.name, lookup.kind);
-  const r = base(lookup.kind, lookup.exists, lookup.kindAssumed);
+  const r = base(lookup.kind ?? lookup.type, lookup.exists, lookup.kindAssumed);
+  if (lookup.kind === null) r.object.keyRulesKnown = false;
   r.brokerVersion = formatVersion(version);
   r.unreadable = [...resolution.user.unreadable, ...resolution.operator.unreadable].map((u) => ({
     name: u.policy.name,
@@ -259,7 +296,7 @@ export async function which(
     const op = resolution.operator.candidates[0];
     r.operatorPolicy = op ? view(op) : null;
     r.operatorPolicySource = 'engine';
-    r.alsoMatched = losers(resolution, first?.name ?? null);
+    r.alsoMatched = losers(resolution, first ?? null);
     r.effective = effectiveDefinition(first?.definition, op?.definition, version);
     if (!resolution.user.decided) {
       r.disagreements.push('A policy whose pattern this bot cannot read may match this name and come first.');
@@ -269,8 +306,12 @@ export async function which(
   return r;
 }
 
-function losers(resolution: Resolution, inForce: string | null): WhichResult['alsoMatched'] {
-  return explainLosers(resolution.user, inForce).alsoMatched.map((m) => ({
+function losers(resolution: Resolution, inForce: Policy | null): WhichResult['alsoMatched'] {
+  return alsoMatchedOf(explainLosers(resolution.user, inForce).alsoMatched);
+}
+
+function alsoMatchedOf(list: readonly AlsoMatched[]): WhichResult['alsoMatched'] {
+  return list.map((m) => ({
     name: m.policy.name,
     priority: m.policy.priority,
     reason: m.reason,
@@ -288,32 +329,26 @@ function explainReported(
 ): void {
   const reported = lookup.policy ?? null;
   const inForce = reported ? user.find((p) => p.name === reported) : undefined;
-  r.inForce = inForce ? view(inForce) : null;
+  r.inForce = inForce ? view(inForce) : reported ? { name: reported, unknown: true } : null;
   if (reported && !inForce) {
-    r.inForce = { name: reported, pattern: '', applyTo: '', priority: 0, definition: {}, unanchored: false };
     r.disagreements.push(
       `The broker reports ${reported}, which is not among the vhost's policies now: it was probably deleted a moment ago and the broker's statistics do not show it yet.`,
     );
   }
 
-  const { alsoMatched, outranks } = explainLosers(resolution.user, reported);
-  r.alsoMatched = alsoMatched.map((m) => ({
-    name: m.policy.name,
-    priority: m.policy.priority,
-    reason: m.reason,
-    ...(m.keys ? { keys: [...m.keys] } : {}),
-  }));
+  const { alsoMatched, outranks } = explainLosers(resolution.user, inForce ?? null);
+  r.alsoMatched = alsoMatchedOf(alsoMatched);
   const engineSees = resolution.user.matches.find((m) => m.policy.name === reported);
-  const unreadableReported = resolution.user.unreadable.find((u) => u.policy.name === reported);
-  if (reported && inForce && !engineSees) {
+  // A reported policy whose pattern this bot cannot read is not a disagreement: the report is
+  // the answer, and `unreadable` says why the bot could not check it.
+  const unreadableReported = resolution.user.unreadable.some((u) => u.policy.name === reported);
+  if (reported && inForce && !engineSees && !unreadableReported) {
     r.disagreements.push(
-      unreadableReported
-        ? `This bot cannot read ${reported}'s pattern (${unreadableReported.why}); the broker's report stands.`
-        : `By this bot's reading ${reported} does not match this object; a change made seconds ago may not show in the broker's statistics yet.`,
+      `By this bot's reading ${reported} does not match this object; a change made seconds ago may not show in the broker's statistics yet.`,
     );
   } else if (engineSees && engineSees.refused.length > 0) {
     r.disagreements.push(
-      `By this bot's reading ${reported} sets ${engineSees.refused.join(', ')}, which a ${lookup.kind} queue refuses; a change made seconds ago may not show in the broker's statistics yet.`,
+      `By this bot's reading ${reported} sets ${engineSees.refused.join(', ')}, which a ${kindWords(r.object.kind)} refuses; a change made seconds ago may not show in the broker's statistics yet.`,
     );
   }
   if (outranks.length > 0) {
@@ -324,13 +359,11 @@ function explainReported(
         : `By this bot's reading ${names} should govern this object although the broker reports no policy; the broker's statistics lag a change by several seconds, so ask again shortly.`,
     );
   }
-  if (
-    reported &&
-    resolution.user.candidates.length > 1 &&
-    resolution.user.candidates.some((p) => p.name === reported)
-  ) {
+  // A tie: the reported policy (read or not) and the applicable matches at its priority.
+  const tied = alsoMatched.filter((m) => m.reason === 'same-priority').map((m) => m.policy.name);
+  if (inForce && (engineSees || unreadableReported) && tied.length > 0) {
     r.ambiguous = true;
-    r.candidates = resolution.user.candidates.map((p) => p.name);
+    r.candidates = [inForce.name, ...tied].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   }
 
   // The operator layer: reported for queues, the engine's reading for exchanges.
@@ -346,11 +379,7 @@ function explainReported(
   } else {
     const reportedOp = lookup.operatorPolicy ?? null;
     const op = reportedOp ? operator.find((p) => p.name === reportedOp) : undefined;
-    r.operatorPolicy = op
-      ? view(op)
-      : reportedOp
-        ? { name: reportedOp, pattern: '', applyTo: '', priority: 0, definition: {}, unanchored: false }
-        : null;
+    r.operatorPolicy = op ? view(op) : reportedOp ? { name: reportedOp, unknown: true } : null;
     r.operatorPolicySource = 'broker';
     const engineOp = resolution.operator.candidates.map((p) => p.name);
     if (
@@ -363,7 +392,8 @@ function explainReported(
     }
   }
 
-  const computed = effectiveDefinition(r.inForce?.definition, r.operatorPolicy?.definition, version);
+  const known = (p: WhichResult['inForce']) => (isKnownPolicy(p) ? p.definition : undefined);
+  const computed = effectiveDefinition(known(r.inForce), known(r.operatorPolicy), version);
   if (lookup.effective) {
     // The broker's own effective definition; `from` says which layers set the key.
     r.effective = Object.fromEntries(

@@ -1,5 +1,17 @@
-import type { WhichResult } from '../../commands/which.ts';
-import { KIND_WORDS, NOT_APPLIED_WORDS, NOT_ASKED_WORDS, NOT_REPORTED_WORDS } from '../../commands/words.ts';
+import {
+  isKnownPolicy,
+  type PolicyView,
+  type UnknownPolicyView,
+  type WhichResult,
+} from '../../commands/which.ts';
+import {
+  keyRulesUnknownWords,
+  kindWords,
+  NOT_APPLIED_WORDS,
+  NOT_ASKED_WORDS,
+  NOT_REPORTED_WORDS,
+  ONLY_NAME_KNOWN,
+} from '../../commands/words.ts';
 
 /** The `which` answer as terminal text: in force, also matched, operator policy, nothing governs. */
 
@@ -8,9 +20,15 @@ function definition(def: Record<string, unknown>): string {
   return entries.length ? entries.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ') : '(nothing)';
 }
 
+/** Pattern, apply-to and priority of a policy, or that only its name is known. */
+function fields(p: PolicyView | UnknownPolicyView): string {
+  if (!isKnownPolicy(p)) return ` (${ONLY_NAME_KNOWN})`;
+  return ` — pattern ${JSON.stringify(p.pattern)}${p.unanchored ? ' (unanchored: matches any name containing it)' : ''}, apply-to ${p.applyTo}, priority ${p.priority}\n    sets ${definition(p.definition)}`;
+}
+
 export function whichText(r: WhichResult): string {
   const o = r.object;
-  const what = `${KIND_WORDS[o.kind]} ${JSON.stringify(o.name)} in vhost ${JSON.stringify(o.vhost)}`;
+  const what = `${kindWords(o.kind)} ${JSON.stringify(o.name)} in vhost ${JSON.stringify(o.vhost)}`;
   if (r.answer === 'not-asked') {
     const why = NOT_ASKED_WORDS[r.why ?? 'unreachable'] ?? 'the broker could not be asked';
     return `Could not ask the broker about ${what}: ${why}${r.detail ? ` (${r.detail})` : ''}.\nNothing is claimed about this object.\n`;
@@ -24,7 +42,7 @@ export function whichText(r: WhichResult): string {
       `The broker did not report which policy is in force on the ${what} (${cause}).`,
       `What follows is every policy whose pattern matches it, not a statement about which one applies.`,
     );
-    if (r.inForce) {
+    if (isKnownPolicy(r.inForce)) {
       lines.push(
         `First match: ${r.inForce.name} (priority ${r.inForce.priority}, pattern ${JSON.stringify(r.inForce.pattern)}${r.inForce.unanchored ? ', unanchored' : ''}) sets ${definition(r.inForce.definition)}${r.ambiguous ? ` — ambiguous: ${(r.candidates ?? []).join(', ')} share its priority` : ''}`,
       );
@@ -32,10 +50,7 @@ export function whichText(r: WhichResult): string {
   } else {
     lines.push(`Policy in force on the ${what} (broker ${r.brokerVersion ?? '?'}):`);
     if (r.inForce) {
-      lines.push(
-        `  In force: ${r.inForce.name} — pattern ${JSON.stringify(r.inForce.pattern)}${r.inForce.unanchored ? ' (unanchored: matches any name containing it)' : ''}, apply-to ${r.inForce.applyTo}, priority ${r.inForce.priority}`,
-        `    sets ${definition(r.inForce.definition)}`,
-      );
+      lines.push(`  In force: ${r.inForce.name}${fields(r.inForce)}`);
       if (r.ambiguous)
         lines.push(
           `    tie: ${(r.candidates ?? []).join(', ')} share this priority; the broker's choice between them is not defined`,
@@ -47,10 +62,8 @@ export function whichText(r: WhichResult): string {
   if (r.alsoMatched.length) {
     lines.push('  Also matched, and does not apply:');
     for (const m of r.alsoMatched) {
-      const reason =
-        r.answer === 'reported'
-          ? NOT_APPLIED_WORDS[m.reason]
-          : NOT_APPLIED_WORDS[m.reason].replace('the one in force', 'the first match');
+      const words = NOT_APPLIED_WORDS[m.reason](kindWords(o.kind));
+      const reason = r.answer === 'reported' ? words : words.replace('the one in force', 'the first match');
       lines.push(
         `    - ${m.name} (priority ${m.priority}): ${reason}${m.keys ? ` (${m.keys.join(', ')})` : ''}`,
       );
@@ -58,7 +71,7 @@ export function whichText(r: WhichResult): string {
   }
   if (r.operatorPolicy) {
     lines.push(
-      `  Operator policy${r.operatorPolicySource === 'engine' ? " (this bot's reading; the broker does not report it here)" : ''}: ${r.operatorPolicy.name} sets ${definition(r.operatorPolicy.definition)}`,
+      `  Operator policy${r.operatorPolicySource === 'engine' ? " (this bot's reading; the broker does not report it here)" : ''}: ${r.operatorPolicy.name}${isKnownPolicy(r.operatorPolicy) ? ` sets ${definition(r.operatorPolicy.definition)}` : ` (${ONLY_NAME_KNOWN})`}`,
       '    It applies as well; for limits both set, the more restrictive value holds.',
     );
   }
@@ -72,6 +85,7 @@ export function whichText(r: WhichResult): string {
   }
   for (const u of r.unreadable)
     lines.push(`  Not read: ${u.name} (pattern ${JSON.stringify(u.pattern)}): ${u.why}.`);
+  if (o.keyRulesKnown === false) lines.push(`  Note: ${keyRulesUnknownWords(kindWords(o.kind))}`);
   for (const d of r.disagreements) lines.push(`  Note: ${d}`);
   return `${lines.join('\n')}\n`;
 }
