@@ -1,10 +1,14 @@
+import { HISTORY_USAGE } from './history.ts';
 import { WHICH_USAGE } from './parse.ts';
 import { PREVIEW_USAGE } from './preview.ts';
+import { REQUESTS_USAGE } from './requests.ts';
 
 /** Every command that exists, its usage line (written once, beside its parser) and what it does. */
 export const COMMANDS_USAGE = [
   [WHICH_USAGE, 'which policy governs a queue or exchange'],
   [PREVIEW_USAGE, 'what a change would do to every object it touches'],
+  [REQUESTS_USAGE, 'change requests still open (pending, approved, applying)'],
+  [HISTORY_USAGE, 'the audit trail of applied changes; --verify checks its hash chain'],
   ['help', 'this text'],
 ] as const;
 

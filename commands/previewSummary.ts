@@ -44,10 +44,24 @@ export interface PreviewSummary {
   readonly scanned: { queues: number; exchanges: number };
 }
 
+/**
+ * The words for an object left without a policy in the changed layer. After an operator
+ * change its user policy still governs it: only the layer on top goes.
+ */
+export function nothingAfterWords(o: ObjectOutcome): string {
+  const other = o.unchangedLayer;
+  if (other.layer !== 'user') return 'governed by nothing';
+  if (other.candidates)
+    return `no operator policy; its policy (undefined between ${other.candidates.join(' and ')}) stays in force`;
+  return other.policy === null
+    ? 'governed by nothing: no operator policy and no policy'
+    : `no operator policy; policy ${other.policy} stays in force`;
+}
+
 /** What happens to the object, in a few words. */
 function outcomeWords(o: ObjectOutcome, change: PolicyChange): string {
   if (o.after.candidates) return `undefined between ${o.after.candidates.join(' and ')}`;
-  if (o.after.policy === null) return 'governed by nothing';
+  if (o.after.policy === null) return nothingAfterWords(o);
   if (o.after.policy === o.before.policy) return `stays with ${o.after.policy}`;
   return change.action === 'delete' || o.before.policy === change.before?.name
     ? `falls back to ${o.after.policy}`

@@ -1,6 +1,7 @@
 import { codeOf, InputError } from '../src/errors.ts';
-import { effectiveDefinition } from '../src/policy/effective.ts';
+import { type EffectiveValue, effectiveDefinition } from '../src/policy/effective.ts';
 import { isAnchored, type PatternCache } from '../src/policy/pattern.ts';
+import { type Source, withArguments } from '../src/policy/provenance.ts';
 import {
   type AlsoMatched,
   buildPolicySet,
@@ -29,11 +30,15 @@ export interface WhichBroker extends VhostLister {
     name: string,
   ): Promise<{
     type: string;
+    arguments?: Readonly<Record<string, unknown>>;
     policy?: string | null | undefined;
     operatorPolicy?: string | null | undefined;
     effectiveDefinition?: Record<string, unknown> | undefined;
   } | null>;
-  getExchange(vhost: string, name: string): Promise<{ policy?: string | null | undefined } | null>;
+  getExchange(
+    vhost: string,
+    name: string,
+  ): Promise<{ policy?: string | null | undefined; arguments?: Readonly<Record<string, unknown>> } | null>;
   /** The user policy from the queue's record, when the detail GET's statistics are not out yet. */
   queuePolicyFromRecord?(vhost: string, name: string): Promise<string | null | undefined>;
   listPolicies(vhost: string): Promise<Policy[]>;
@@ -76,6 +81,8 @@ export interface WhichResult {
     kindAssumed: boolean;
     /** Present (false) for a queue type whose key vetoes and argument rules this bot does not know. */
     keyRulesKnown?: false;
+    /** The object's own arguments (`x-…`; bare names on exchanges), when it exists. */
+    arguments?: Record<string, unknown>;
   };
   answer: BrokerReport;
   /** Why the broker did not report, or could not be asked. */
@@ -96,13 +103,22 @@ export interface WhichResult {
   operatorPolicy: PolicyView | UnknownPolicyView | null;
   /** Exchanges never report their operator policy: it is then the engine's reading. */
   operatorPolicySource?: 'broker' | 'engine';
-  effective: Record<string, { value: unknown; from: 'policy' | 'operator-policy' | 'both' }>;
+  /** What the object really uses, and where each value comes from (the object's own arguments included). */
+  effective: Record<string, { value: unknown; from: Source }>;
   alsoMatched: {
     name: string;
     priority: number;
     reason: NotApplied;
     keys?: string[];
+    /** The pattern searches inside names rather than starting at their beginning. */
+    unanchored: boolean;
   }[];
+  /**
+   * The operator policies could not be listed (an identity that is not an administrator: the
+   * broker's reason). The answer is what the broker reports; the operator layer is its report
+   * alone, by name.
+   */
+  operatorPoliciesNotRead?: string;
   unreadable: { name: string; pattern: string; why: string }[];
   nothingGoverns: boolean;
   ambiguous: boolean;
@@ -144,6 +160,7 @@ interface Lookup {
   policy: string | null | undefined;
   operatorPolicy: string | null | undefined;
   effective: Record<string, unknown> | undefined;
+  arguments: Readonly<Record<string, unknown>>;
   forbidden?: string;
 }
 
@@ -162,6 +179,7 @@ async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
       policy: x.policy ?? null,
       operatorPolicy: undefined,
       effective: undefined,
+      arguments: x.arguments ?? {},
     };
   };
   const asQueue = async (): Promise<Lookup | null> => {
@@ -181,6 +199,7 @@ async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
       policy,
       operatorPolicy: q.operatorPolicy === '' ? null : q.operatorPolicy,
       effective: q.effectiveDefinition,
+      arguments: q.arguments ?? {},
     };
   };
   const missing = (kind: ObjectKind, kindAssumed: boolean): Lookup => ({
@@ -191,6 +210,7 @@ async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
     policy: undefined,
     operatorPolicy: undefined,
     effective: undefined,
+    arguments: {},
   });
   try {
     // "" names the default exchange; no queue can have it (declaring "" asks for a generated name).
@@ -246,13 +266,13 @@ export async function which(
   let version: BrokerVersion;
   let lookup: Lookup;
   let user: Policy[];
-  let operator: Policy[];
+  let operator: Policy[] | { notRead: string };
   try {
     [{ version }, lookup, user, operator] = await Promise.all([
       broker.overview(),
       lookUp(broker, input),
       broker.listPolicies(input.vhost),
-      broker.listOperatorPolicies(input.vhost),
+      listOperatorPolicies(broker, input.vhost),
     ]);
   } catch (err) {
     const code = codeOf(err);
@@ -272,10 +292,14 @@ export async function which(
     throw err;
   }
 
-  const set = buildPolicySet(user, operator, version, options.patterns);
+  const notRead = 'notRead' in operator ? operator.notRead : undefined;
+  const operators = 'notRead' in operator ? [] : operator;
+  const set = buildPolicySet(user, operators, version, options.patterns);
   const resolution = resolve(set, input.name, lookup.kind);
   const r = base(lookup.kind ?? lookup.type, lookup.exists, lookup.kindAssumed);
   if (lookup.kind === null) r.object.keyRulesKnown = false;
+  if (lookup.exists) r.object.arguments = { ...lookup.arguments };
+  if (notRead !== undefined) r.operatorPoliciesNotRead = notRead;
   r.brokerVersion = formatVersion(version);
   r.unreadable = [...resolution.user.unreadable, ...resolution.operator.unreadable].map((u) => ({
     name: u.policy.name,
@@ -284,7 +308,7 @@ export async function which(
   }));
   if (lookup.policy !== undefined) {
     r.answer = 'reported';
-    explainReported(r, resolution, lookup, user, operator, version);
+    explainReported(r, resolution, lookup, user, operators, version);
   } else {
     r.answer = 'not-reported';
     r.why = lookup.forbidden ? 'forbidden' : lookup.exists ? 'stats-pending' : 'missing';
@@ -297,7 +321,7 @@ export async function which(
     r.operatorPolicy = op ? view(op) : null;
     r.operatorPolicySource = 'engine';
     r.alsoMatched = losers(resolution, first ?? null);
-    r.effective = effectiveDefinition(first?.definition, op?.definition, version);
+    r.effective = sourced(effectiveDefinition(first?.definition, op?.definition, version), lookup, version);
     if (!resolution.user.decided) {
       r.disagreements.push('A policy whose pattern this bot cannot read may match this name and come first.');
     }
@@ -307,16 +331,42 @@ export async function which(
 }
 
 function losers(resolution: Resolution, inForce: Policy | null): WhichResult['alsoMatched'] {
-  return alsoMatchedOf(explainLosers(resolution.user, inForce).alsoMatched);
+  return alsoMatchedView(explainLosers(resolution.user, inForce).alsoMatched);
 }
 
-function alsoMatchedOf(list: readonly AlsoMatched[]): WhichResult['alsoMatched'] {
+/**
+ * Where each value comes from, the object's own arguments included; a queue type whose argument
+ * rules this bot does not know gets the policies' values as they are.
+ */
+function sourced(
+  layers: Record<string, EffectiveValue>,
+  lookup: Lookup,
+  version: BrokerVersion,
+): WhichResult['effective'] {
+  return lookup.kind === null ? { ...layers } : withArguments(layers, lookup.arguments, lookup.kind, version);
+}
+
+function alsoMatchedView(list: readonly AlsoMatched[]): WhichResult['alsoMatched'] {
   return list.map((m) => ({
     name: m.policy.name,
     priority: m.policy.priority,
     reason: m.reason,
     ...(m.keys ? { keys: [...m.keys] } : {}),
+    unanchored: !isAnchored(m.policy.pattern),
   }));
+}
+
+/** The operator policies, or the broker's reason when this identity may not list them (not an administrator). */
+async function listOperatorPolicies(
+  broker: WhichBroker,
+  vhost: string,
+): Promise<Policy[] | { notRead: string }> {
+  try {
+    return await broker.listOperatorPolicies(vhost);
+  } catch (err) {
+    if (codeOf(err) === 'forbidden') return { notRead: brokerReason(err) ?? 'not allowed' };
+    throw err;
+  }
 }
 
 function explainReported(
@@ -337,7 +387,7 @@ function explainReported(
   }
 
   const { alsoMatched, outranks } = explainLosers(resolution.user, inForce ?? null);
-  r.alsoMatched = alsoMatchedOf(alsoMatched);
+  r.alsoMatched = alsoMatchedView(alsoMatched);
   const engineSees = resolution.user.matches.find((m) => m.policy.name === reported);
   // A reported policy whose pattern this bot cannot read is not a disagreement: the report is
   // the answer, and `unreadable` says why the bot could not check it.
@@ -382,7 +432,9 @@ function explainReported(
     r.operatorPolicy = op ? view(op) : reportedOp ? { name: reportedOp, unknown: true } : null;
     r.operatorPolicySource = 'broker';
     const engineOp = resolution.operator.candidates.map((p) => p.name);
-    if (
+    if (r.operatorPoliciesNotRead !== undefined) {
+      // Nothing to compare with: the report stands alone.
+    } else if (
       (reportedOp === null && engineOp.length > 0) ||
       (reportedOp !== null && !engineOp.includes(reportedOp))
     ) {
@@ -393,16 +445,21 @@ function explainReported(
   }
 
   const known = (p: WhichResult['inForce']) => (isKnownPolicy(p) ? p.definition : undefined);
-  const computed = effectiveDefinition(known(r.inForce), known(r.operatorPolicy), version);
-  if (lookup.effective) {
-    // The broker's own effective definition; `from` says which layers set the key.
-    r.effective = Object.fromEntries(
-      Object.entries(lookup.effective).map(([k, value]) => [
-        k,
-        { value, from: computed[k]?.from ?? 'policy' },
-      ]),
-    );
-  } else {
-    r.effective = computed;
-  }
+  const inForceDefinition = known(r.inForce);
+  const computed = effectiveDefinition(inForceDefinition, known(r.operatorPolicy), version);
+  // An operator policy known by name only (its definition could not be read) sets what the user policy does not.
+  const fallback = r.operatorPolicy && r.operatorPoliciesNotRead !== undefined ? 'operator-policy' : 'policy';
+  const layers = lookup.effective
+    ? // The broker's own effective definition; `from` says which layers set the key.
+      Object.fromEntries(
+        Object.entries(lookup.effective).map(([k, value]) => [
+          k,
+          {
+            value,
+            from: computed[k]?.from ?? (inForceDefinition && k in inForceDefinition ? 'policy' : fallback),
+          },
+        ]),
+      )
+    : computed;
+  r.effective = sourced(layers, lookup, version);
 }

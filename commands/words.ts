@@ -71,6 +71,57 @@ export function keyRulesUnknownWords(kind: string): string {
 export const ONLY_NAME_KNOWN =
   "not among the vhost's policies now (deleted a moment ago?): only its name is known";
 
+/**
+ * Said at the top of every delete preview, and on the approval message of a delete: a delete
+ * restores no default, the resolution simply runs again without the policy.
+ */
+export const DELETE_WARNING =
+  'Deleting a policy restores no default: every object it governs falls back to the next policy that matches it, or, when none does, to its own arguments alone — and that can silently take away a TTL or a dead-letter target.';
+
+/** The same for an operator policy: the user policy stays, only the ceiling on top goes. */
+export const OPERATOR_DELETE_WARNING =
+  'Deleting an operator policy restores no default: every object it governs keeps its user policy and falls back to the next operator policy that matches it, or to none — and that can silently lift a limit the operator policy capped.';
+
+export function deleteWarning(operator: boolean): string {
+  return operator ? OPERATOR_DELETE_WARNING : DELETE_WARNING;
+}
+
+const SCOPE_WORDS: Readonly<Record<string, string>> = {
+  all: 'queue or exchange',
+  queues: 'queue',
+  exchanges: 'exchange',
+  classic_queues: 'classic queue',
+  quorum_queues: 'quorum queue',
+  streams: 'stream',
+};
+
+/**
+ * A create or edit reaches names by pattern, not the objects there now: said in its preview.
+ * `pattern` comes formatted by the front door; `unanchored`: it does not start with `^`.
+ */
+export function reachWords(pattern: string, applyTo: string, unanchored: boolean): string {
+  const what = SCOPE_WORDS[applyTo] ?? 'object';
+  const how = unanchored
+    ? `contains a match of ${pattern} anywhere (the pattern is unanchored: it does not start with ^)`
+    : `matches ${pattern}`;
+  return `It reaches every ${what} whose name ${how}: the ones there now, and every one created later.`;
+}
+
+/** How a pattern that does not start with ^ is marked wherever a policy is listed. */
+export const UNANCHORED_MARK = 'unanchored: it matches every name that contains it';
+
+/** Said when this identity may not list the operator policies; the rest of the answer stands. */
+export const OPERATOR_POLICIES_NOT_READ =
+  "The operator policies could not be read with the bot's broker user: the operator layer shown is only what the broker reports for this object, by name (it reports none for exchanges).";
+
+/** Where a value the object uses comes from, by `effective.<key>.from`. */
+export const FROM_WORDS = {
+  policy: 'policy',
+  'operator-policy': 'operator policy',
+  both: 'both: the stricter value',
+  arguments: 'its own argument',
+} as const;
+
 /** What losing a key means to a person, by risk (`summary.risks[].words`). */
 export const RISK_WORDS: Readonly<Record<Risk, string>> = {
   'dead-letter': 'lose a dead-letter target',

@@ -1,8 +1,9 @@
 import { config as loadDotenv } from 'dotenv';
+import { Redis } from 'ioredis';
 import { helpText } from '../commands/help.ts';
 import { parseWhich } from '../commands/parse.ts';
 import { which } from '../commands/which.ts';
-import { loadConfig, pickEnvironment, QUESTION_BUDGET_MS } from './config.ts';
+import { DEFAULT_KEY_PREFIX, loadConfig, pickEnvironment, QUESTION_BUDGET_MS } from './config.ts';
 import { ConfigError, InputError } from './errors.ts';
 import { ManagementClient } from './rabbit/client.ts';
 import { RabbitError } from './rabbit/errors.ts';
@@ -21,10 +22,16 @@ export interface Io {
 
 const stdio: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) };
 
+/** For tests: the Redis key prefix (default `rmq`, the bot's). */
+export interface CliOptions {
+  readonly keyPrefix?: string;
+}
+
 export async function runCli(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
   io: Io = stdio,
+  cliOptions: CliOptions = {},
 ): Promise<number> {
   const [command, ...rest] = argv;
   // `--json` is an option only before `--`; after it, every word is a name.
@@ -61,6 +68,37 @@ export async function runCli(
           if (!json && result.status === 'refused')
             io.err(`rmq: refused: ${result.refusals.map((p) => p.message).join(' ')}\n`);
           return previewExitCode(result);
+        });
+      }
+      case 'requests': {
+        const { parseRequests, requests } = await import('../commands/requests.ts');
+        const { requestsText } = await import('./terminal/requests.ts');
+        const input = parseRequests(words);
+        return await withRedis(env, io, async (redis) => {
+          const { RequestStore } = await import('./workflow/store.ts');
+          const result = await requests(
+            input,
+            new RequestStore(redis, cliOptions.keyPrefix ?? DEFAULT_KEY_PREFIX),
+          );
+          io.out(json ? `${JSON.stringify(result, null, 2)}\n` : requestsText(result));
+          return 0;
+        });
+      }
+      case 'history': {
+        const { history, historyExitCode, parseHistory, verifySentence } = await import(
+          '../commands/history.ts'
+        );
+        const { historyText } = await import('./terminal/history.ts');
+        const input = parseHistory(words);
+        return await withRedis(env, io, async (redis) => {
+          const { AuditTrail } = await import('./workflow/audit.ts');
+          const result = await history(
+            input,
+            new AuditTrail(redis, cliOptions.keyPrefix ?? DEFAULT_KEY_PREFIX),
+          );
+          io.out(json ? `${JSON.stringify(result, null, 2)}\n` : historyText(result));
+          if (result.verify && !result.verify.ok) io.err(`rmq: ${verifySentence(result.verify)}\n`);
+          return historyExitCode(result);
         });
       }
       default:
@@ -110,6 +148,38 @@ async function withBroker(
   } finally {
     // The answer is out: a request still hanging is not waited for.
     await client.close(0);
+  }
+}
+
+/**
+ * Redis (the requests and the audit trail), closed after `fn`. Unreachable: exit 3, like a
+ * broker that could not be asked.
+ */
+async function withRedis(
+  env: NodeJS.ProcessEnv,
+  io: Io,
+  fn: (redis: Redis) => Promise<number>,
+): Promise<number> {
+  const { redisUrl } = loadConfig(env);
+  const redis = new Redis(redisUrl, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 3_000,
+    commandTimeout: 10_000,
+    retryStrategy: () => null,
+  });
+  redis.on('error', () => undefined); // reported below, once
+  try {
+    await redis.connect();
+  } catch (err) {
+    io.err(`rmq: Redis (REDIS_URL) cannot be reached: ${err instanceof Error ? err.message : String(err)}\n`);
+    redis.disconnect();
+    return 3;
+  }
+  try {
+    return await fn(redis);
+  } finally {
+    redis.disconnect();
   }
 }
 

@@ -10,6 +10,9 @@ import { ConfigError } from './errors.ts';
  */
 
 export const MODES = ['read-only', 'normal', 'guarded'] as const;
+
+/** Every Redis key of the bot starts with `<prefix>:`; tests give each run its own prefix. */
+export const DEFAULT_KEY_PREFIX = 'rmq';
 export type Mode = (typeof MODES)[number];
 
 export interface Environment {

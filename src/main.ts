@@ -1,12 +1,14 @@
 import { pathToFileURL } from 'node:url';
 import { config as loadDotenv } from 'dotenv';
 import { Redis } from 'ioredis';
-import { type Config, loadConfig } from './config.ts';
+import { type Config, DEFAULT_KEY_PREFIX, loadConfig } from './config.ts';
 import { ConfigError } from './errors.ts';
 import { createLogger } from './log.ts';
 import { ManagementClient, type Timeouts } from './rabbit/index.ts';
 import { type BotApp, createApp, missingSlackMessage, missingSlackSettings } from './slack/app.ts';
 import { createMetrics, type Metrics } from './slack/metrics.ts';
+import { AuditTrail } from './workflow/audit.ts';
+import { RequestStore } from './workflow/store.ts';
 
 /**
  * The composition root of the Slack bot (`npm start`): config -> logger -> one management client
@@ -101,7 +103,11 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
 
   let bot: BotApp;
   try {
-    bot = await createApp({ config, logger, brokers, redis, metrics });
+    const records = {
+      requests: new RequestStore(redis, DEFAULT_KEY_PREFIX),
+      history: new AuditTrail(redis, DEFAULT_KEY_PREFIX),
+    };
+    bot = await createApp({ config, logger, brokers, redis, metrics, records });
   } catch (err) {
     const message = err instanceof ConfigError ? err.message : slackStartError(err, config.slack.apiUrl);
     logger.fatal({ message }, 'cannot start');

@@ -9,7 +9,7 @@ import { PatternCache } from '../policy/pattern.ts';
 import { boltLogLevel, createBoltLogger, secretMasker } from './boltLogger.ts';
 import { createDelivery, type Delivery, type DeliveryOptions } from './delivery.ts';
 import { environmentDirectory } from './environments.ts';
-import type { SlackBroker } from './handlers/types.ts';
+import type { Records, SlackBroker } from './handlers/types.ts';
 import { InFlight } from './inflight.ts';
 import {
   acknowledgeUnhandledInteractions,
@@ -39,6 +39,8 @@ export interface AppDeps {
   readonly metrics: Metrics;
   /** Redis keys start with `<keyPrefix>:`. Default `rmq`; tests give each run its own. */
   readonly keyPrefix?: string;
+  /** The change requests and the audit trail, for `requests` and `history` (RequestStore, AuditTrail). */
+  readonly records?: Records;
   /** How changes outside the bot are being caught, per environment, for /healthz. */
   readonly watch?: () => Record<string, unknown>;
   /** Overrides SLACK_API_URL (tests point it at a local fake). */
@@ -167,6 +169,7 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
     patterns: new PatternCache(),
     inFlight,
     dedupe: redisEventDedupe(deps.redis, deps.keyPrefix ?? 'rmq'),
+    ...(deps.records ? { records: deps.records } : {}),
     delivery,
   };
   // Every slash command routed to this app is `/rmq`, whatever the workspace renamed it to.

@@ -1,6 +1,8 @@
 import { asWritten } from '../../commands/asWritten.ts';
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../commands/preview.ts';
-import { RISK_WORDS } from '../../commands/words.ts';
+import { nothingAfterWords } from '../../commands/previewSummary.ts';
+import { deleteWarning, RISK_WORDS, reachWords } from '../../commands/words.ts';
+import { isAnchored } from '../policy/pattern.ts';
 import type { ObjectOutcome } from '../policy/simulate.ts';
 
 /**
@@ -22,7 +24,7 @@ const NAMES_PER_GROUP = 10;
 const show = (s: string) => (s === '' ? '(default exchange)' : JSON.stringify(s).slice(1, -1));
 const value = (v: unknown) => JSON.stringify(v) ?? String(v);
 
-function policyWords(p: PolicyFields): string {
+export function policyWords(p: PolicyFields): string {
   const def = Object.entries(p.definition)
     .map(([k, v]) => `${k}=${value(v)}`)
     .join(', ');
@@ -61,7 +63,10 @@ function objectLines(o: ObjectOutcome, layerWords: string): string[] {
   const after = o.after.candidates
     ? `undefined between ${o.after.candidates.join(' and ')}`
     : (o.after.policy ?? 'nothing');
-  lines.push(`  ${show(o.name)} (${KIND_WORDS[o.kind]}): ${layerWords} ${before} -> ${after}`);
+  const stays = o.after.policy === null && !o.after.candidates && o.unchangedLayer.layer === 'user';
+  lines.push(
+    `  ${show(o.name)} (${KIND_WORDS[o.kind]}): ${layerWords} ${before} -> ${after}${stays ? ` (${nothingAfterWords(o)})` : ''}`,
+  );
   for (const [k, v] of Object.entries(o.lost)) lines.push(`      loses   ${k}=${value(v)}`);
   for (const [k, v] of Object.entries(o.gained)) {
     lines.push(
@@ -107,6 +112,7 @@ function answered(r: PreviewAnswer): string[] {
   const lines = header(r);
   const s = r.summary;
   const layerWords = r.change.operator ? 'operator policy' : 'policy';
+  lines.splice(1, 0, ...changeWarning(r).map((w) => `  ${w}`));
   for (const w of r.warnings) lines.push(`  warning: ${w.message}`);
   lines.push('');
   if (r.objects.length === 0 && r.unpredictable.length === 0) {
@@ -170,6 +176,14 @@ function answered(r: PreviewAnswer): string[] {
     `${s.scanned.queues} queues and ${s.scanned.exchanges} exchanges read; every other object keeps what it has.`,
   );
   return lines;
+}
+
+/** Said before anything else: what a delete does not restore, or how far a create or edit reaches. */
+export function changeWarning(r: PreviewAnswer): string[] {
+  const c = r.change;
+  if (c.action === 'delete') return [deleteWarning(c.operator)];
+  if (!c.after) return [];
+  return [reachWords(JSON.stringify(c.after.pattern), c.after.applyTo, !isAnchored(c.after.pattern))];
 }
 
 function catchLines(r: PreviewAnswer): string[] {

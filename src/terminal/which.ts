@@ -5,67 +5,103 @@ import {
   type WhichResult,
 } from '../../commands/which.ts';
 import {
+  FROM_WORDS,
   keyRulesUnknownWords,
   kindWords,
   NOT_APPLIED_WORDS,
   NOT_ASKED_WORDS,
   NOT_REPORTED_WORDS,
   ONLY_NAME_KNOWN,
+  OPERATOR_POLICIES_NOT_READ,
+  UNANCHORED_MARK,
 } from '../../commands/words.ts';
 
-/** The `which` answer as terminal text: in force, also matched, operator policy, nothing governs. */
+/**
+ * The `which` answer as terminal text, in the parts the Slack view has: in force, also matched,
+ * operator policy, nothing governs. When the broker did not report, the matches come by priority
+ * with the first one marked, and nothing is said about what applies.
+ */
 
 function definition(def: Record<string, unknown>): string {
   const entries = Object.entries(def);
   return entries.length ? entries.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ') : '(nothing)';
 }
 
-/** Pattern, apply-to and priority of a policy, or that only its name is known. */
-function fields(p: PolicyView | UnknownPolicyView): string {
-  if (!isKnownPolicy(p)) return ` (${ONLY_NAME_KNOWN})`;
-  return ` — pattern ${JSON.stringify(p.pattern)}${p.unanchored ? ' (unanchored: matches any name containing it)' : ''}, apply-to ${p.applyTo}, priority ${p.priority}\n    sets ${definition(p.definition)}`;
+const mark = (p: { unanchored: boolean }) => (p.unanchored ? ` (${UNANCHORED_MARK})` : '');
+
+/** The policy's fields and what it sets, or that only its name is known. */
+function policyWords(p: PolicyView | UnknownPolicyView): string {
+  if (!isKnownPolicy(p)) return `${p.name} (${ONLY_NAME_KNOWN})`;
+  return `${p.name} — pattern ${JSON.stringify(p.pattern)}${mark(p)}, apply-to ${p.applyTo}, priority ${p.priority}`;
 }
 
-export function whichText(r: WhichResult): string {
-  const o = r.object;
-  const what = `${kindWords(o.kind)} ${JSON.stringify(o.name)} in vhost ${JSON.stringify(o.vhost)}`;
-  if (r.answer === 'not-asked') {
-    const why = NOT_ASKED_WORDS[r.why ?? 'unreachable'] ?? 'the broker could not be asked';
-    return `Could not ask the broker about ${what}: ${why}${r.detail ? ` (${r.detail})` : ''}.\nNothing is claimed about this object.\n`;
-  }
-  const lines: string[] = [];
-  if (o.kindAssumed)
-    lines.push(`No queue or exchange by that name exists; answering as for a classic queue.`);
-  if (r.answer === 'not-reported') {
-    const cause = r.detail ?? NOT_REPORTED_WORDS[r.why ?? 'missing'] ?? 'it does not exist';
-    lines.push(
-      `The broker did not report which policy is in force on the ${what} (${cause}).`,
-      `What follows is every policy whose pattern matches it, not a statement about which one applies.`,
-    );
-    if (isKnownPolicy(r.inForce)) {
+function argumentsLines(r: WhichResult): string[] {
+  const args = r.object.arguments ?? {};
+  return Object.keys(args).length ? [`  Its own arguments: ${definition(args)}`] : [];
+}
+
+function notReported(r: WhichResult, what: string): string[] {
+  const cause = r.detail ?? NOT_REPORTED_WORDS[r.why ?? 'missing'] ?? 'it does not exist';
+  const lines = [
+    `The broker did not report which policy is in force on the ${what} (${cause}).`,
+    'What follows is every policy whose pattern matches it, not a statement about which one applies.',
+  ];
+  const first = r.inForce;
+  if (first) {
+    lines.push('  Matches, by priority:', `    1. ${policyWords(first)} — first by priority`);
+    if (isKnownPolicy(first)) lines.push(`         sets ${definition(first.definition)}`);
+    if (r.ambiguous)
       lines.push(
-        `First match: ${r.inForce.name} (priority ${r.inForce.priority}, pattern ${JSON.stringify(r.inForce.pattern)}${r.inForce.unanchored ? ', unanchored' : ''}) sets ${definition(r.inForce.definition)}${r.ambiguous ? ` — ambiguous: ${(r.candidates ?? []).join(', ')} share its priority` : ''}`,
+        `         ambiguous: ${(r.candidates ?? []).join(', ')} share its priority; which one the broker picks is not defined`,
       );
-    }
+    const kind = kindWords(r.object.kind);
+    r.alsoMatched.forEach((m, i) => {
+      const why =
+        m.reason === 'refused-key'
+          ? ` — ${NOT_APPLIED_WORDS['refused-key'](kind)}${m.keys ? ` (${m.keys.join(', ')})` : ''}`
+          : m.reason === 'same-priority'
+            ? ' — same priority as the first'
+            : '';
+      lines.push(`    ${i + 2}. ${m.name} (priority ${m.priority})${mark(m)}${why}`);
+    });
+  } else if (r.alsoMatched.length) {
+    lines.push('  Matches, none of which can apply:');
+    for (const m of r.alsoMatched)
+      lines.push(
+        `    - ${m.name} (priority ${m.priority})${mark(m)}: ${NOT_APPLIED_WORDS[m.reason](kindWords(r.object.kind))}${m.keys ? ` (${m.keys.join(', ')})` : ''}`,
+      );
   } else {
-    lines.push(`Policy in force on the ${what} (broker ${r.brokerVersion ?? '?'}):`);
-    if (r.inForce) {
-      lines.push(`  In force: ${r.inForce.name}${fields(r.inForce)}`);
-      if (r.ambiguous)
-        lines.push(
-          `    tie: ${(r.candidates ?? []).join(', ')} share this priority; the broker's choice between them is not defined`,
-        );
-    } else {
-      lines.push('  In force: no user policy.');
-    }
+    lines.push('  No user policy matches it.');
+  }
+  if (r.operatorPolicy) {
+    lines.push(
+      `  Operator policy matching it: ${policyWords(r.operatorPolicy)}${isKnownPolicy(r.operatorPolicy) ? ` sets ${definition(r.operatorPolicy.definition)}` : ''}`,
+      '    An operator policy applies on top of whichever user policy governs: for limits both set, the stricter value holds.',
+    );
+  }
+  if (r.nothingGoverns)
+    lines.push('  Nothing would govern this object: no user policy and no operator policy matches it.');
+  lines.push(...argumentsLines(r));
+  return lines;
+}
+
+function reported(r: WhichResult, what: string): string[] {
+  const lines = [`Policy in force on the ${what} (broker ${r.brokerVersion ?? '?'}):`];
+  if (r.inForce) {
+    lines.push(`  In force: ${policyWords(r.inForce)}`);
+    if (isKnownPolicy(r.inForce)) lines.push(`    sets ${definition(r.inForce.definition)}`);
+    if (r.ambiguous)
+      lines.push(
+        `    tie: ${(r.candidates ?? []).join(', ')} share this priority; the broker's choice between them is not defined`,
+      );
+  } else {
+    lines.push('  In force: no user policy.');
   }
   if (r.alsoMatched.length) {
     lines.push('  Also matched, and does not apply:');
     for (const m of r.alsoMatched) {
-      const words = NOT_APPLIED_WORDS[m.reason](kindWords(o.kind));
-      const reason = r.answer === 'reported' ? words : words.replace('the one in force', 'the first match');
       lines.push(
-        `    - ${m.name} (priority ${m.priority}): ${reason}${m.keys ? ` (${m.keys.join(', ')})` : ''}`,
+        `    - ${m.name} (priority ${m.priority})${mark(m)}: ${NOT_APPLIED_WORDS[m.reason](kindWords(r.object.kind))}${m.keys ? ` (${m.keys.join(', ')})` : ''}`,
       );
     }
   }
@@ -78,11 +114,28 @@ export function whichText(r: WhichResult): string {
   if (r.nothingGoverns)
     lines.push('  Nothing governs this object: no user policy and no operator policy matches it.');
   const eff = Object.entries(r.effective);
-  if (eff.length && !r.nothingGoverns) {
+  if (eff.length) {
     lines.push(
-      `  Effective: ${eff.map(([k, e]) => `${k}=${JSON.stringify(e.value)} (${e.from})`).join(', ')}`,
+      `  Effective: ${eff.map(([k, e]) => `${k}=${JSON.stringify(e.value)} (${FROM_WORDS[e.from]})`).join(', ')}`,
     );
   }
+  lines.push(...argumentsLines(r));
+  return lines;
+}
+
+export function whichText(r: WhichResult): string {
+  const o = r.object;
+  const what = `${kindWords(o.kind)} ${JSON.stringify(o.name)} in vhost ${JSON.stringify(o.vhost)}`;
+  if (r.answer === 'not-asked') {
+    const why = NOT_ASKED_WORDS[r.why ?? 'unreachable'] ?? 'the broker could not be asked';
+    return `Could not ask the broker about ${what}: ${why}${r.detail ? ` (${r.detail})` : ''}.\nNothing is claimed about this object.\n`;
+  }
+  const lines: string[] = [];
+  if (o.kindAssumed)
+    lines.push(`No queue or exchange by that name exists; answering as for a classic queue.`);
+  lines.push(...(r.answer === 'not-reported' ? notReported(r, what) : reported(r, what)));
+  if (r.operatorPoliciesNotRead !== undefined)
+    lines.push(`  Not read: ${OPERATOR_POLICIES_NOT_READ} (${r.operatorPoliciesNotRead})`);
   for (const u of r.unreadable)
     lines.push(`  Not read: ${u.name} (pattern ${JSON.stringify(u.pattern)}): ${u.why}.`);
   if (o.keyRulesKnown === false) lines.push(`  Note: ${keyRulesUnknownWords(kindWords(o.kind))}`);

@@ -346,6 +346,7 @@ export type VerifyResult =
   | { readonly ok: true; readonly records: number }
   | {
       readonly ok: false;
+      /** Records read up to and including the broken one. */
       readonly records: number;
       /** The first record found broken (its id, or its stream position when unreadable). */
       readonly broken: string;

@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WhichResult } from '../../commands/which.ts';
 import { setUpLab } from '../../scripts/lab.ts';
 import { runCli } from '../../src/cli.ts';
+import { ManagementClient } from '../../src/rabbit/index.ts';
 import { adminClient, brokerUrl, uniqueName, waitFor, withUser } from '../support/broker.ts';
+import { startFakeBroker } from '../support/fakeBroker.ts';
 
 const vhost = uniqueName('lab');
 const client = adminClient();
@@ -56,8 +58,8 @@ describe('rmq which on the lab', () => {
       definition: { 'dead-letter-exchange': 'audit.dlx' },
     });
     expect(r.alsoMatched).toEqual([
-      { name: 'audit-fallback', priority: 1, reason: 'lower-priority' },
-      { name: 'orders-cap', priority: 0, reason: 'lower-priority' },
+      { name: 'audit-fallback', priority: 1, reason: 'lower-priority', unanchored: false },
+      { name: 'orders-cap', priority: 0, reason: 'lower-priority', unanchored: true },
     ]);
     expect(r.operatorPolicy?.name).toBe('orders-ceiling');
     // The fallback's one-hour TTL is nowhere: the TTL comes from the operator ceiling alone.
@@ -80,8 +82,14 @@ describe('rmq which on the lab', () => {
     expect(r.operatorPolicy).toBeNull();
     expect(r.nothingGoverns).toBe(true);
     expect(r.alsoMatched).toEqual([
-      { name: 'audit-fallback', priority: 1, reason: 'refused-key', keys: ['message-ttl'] },
-      { name: 'orders-cap', priority: 0, reason: 'refused-key', keys: ['max-length'] },
+      {
+        name: 'audit-fallback',
+        priority: 1,
+        reason: 'refused-key',
+        keys: ['message-ttl'],
+        unanchored: false,
+      },
+      { name: 'orders-cap', priority: 0, reason: 'refused-key', keys: ['max-length'], unanchored: true },
     ]);
     const text = await rmq('which', 'orders.events', '--vhost', vhost);
     expect(text.out).toMatch(/Nothing governs this object/);
@@ -103,6 +111,7 @@ describe('rmq which on the lab', () => {
         name: r.inForce?.name === 'billing-a' ? 'billing-b' : 'billing-a',
         priority: 5,
         reason: 'same-priority',
+        unanchored: false,
       },
     ]);
   });
@@ -213,6 +222,57 @@ describe('rmq which refusals', () => {
         inForce: null,
       });
     });
+  });
+
+  it('the operator policies are readable by any identity that may read the object (both brokers here)', async () => {
+    // Measured on 3.10.8 and 4.0.5: listing a vhost's operator policies takes a management tag and
+    // a permission entry there, as reading its queues does. The 401 below comes from elsewhere.
+    await withUser({ tags: ['policymaker'], vhost }, async ({ user, password }) => {
+      const other = new ManagementClient({ url: brokerUrl(), user, password });
+      try {
+        expect((await other.listOperatorPolicies(vhost)).map((p) => p.name)).toEqual(['orders-ceiling']);
+      } finally {
+        await other.close();
+      }
+    });
+  });
+
+  it('a 401 on the operator policies list alone: answered with what the broker reports, and told what could not be read', async () => {
+    const fake = await startFakeBroker({ fallback: { kind: 'proxy', target: brokerUrl() } });
+    fake.setRoute((url) => url.startsWith('/api/operator-policies/'), {
+      kind: 'respond',
+      status: 401,
+      body: { error: 'not_authorised', reason: 'Not administrator user' },
+    });
+    const ask = async (...argv: string[]) => {
+      let out = '';
+      let err = '';
+      const code = await runCli(
+        ['which', 'orders.audit', '--vhost', vhost, ...argv],
+        { ...env, RMQ_URL: fake.url },
+        { out: (s) => (out += s), err: (s) => (err += s) },
+      );
+      expect(code, err).toBe(0);
+      return out;
+    };
+    try {
+      const r = await waitFor(
+        async () => {
+          const j = JSON.parse(await ask('--json')) as WhichResult;
+          return j.answer === 'reported' && j.operatorPolicySource === 'broker' ? j : undefined;
+        },
+        { deadlineMs: 30_000, intervalMs: 500, what: 'the broker to report orders.audit' },
+      );
+      expect(r.inForce?.name).toBe('audit-retention');
+      // The broker reports the operator policy by name, though its definition could not be listed.
+      expect(r.operatorPolicy?.name).toBe('orders-ceiling');
+      expect(r.operatorPoliciesNotRead).toBe('Not administrator user');
+      expect(r.effective['message-ttl']).toEqual({ value: 600_000, from: 'operator-policy' });
+      expect(r.disagreements).toEqual([]);
+      expect(await ask()).toMatch(/Not read: The operator policies could not be read/);
+    } finally {
+      await fake.close();
+    }
   });
 
   it('refused credentials: exit 3', async () => {

@@ -56,16 +56,16 @@ describe.skipIf(!three || !four)('one set of policies, two broker versions', () 
     // 3.10: queue-leader-locator refuses `lead` for a classic queue; `mem` wins.
     expect(old.answer.inForce?.name).toBe('mem');
     expect(old.answer.alsoMatched).toEqual([
-      { name: 'lead', priority: 5, reason: 'refused-key', keys: ['queue-leader-locator'] },
-      { name: 'base', priority: 0, reason: 'lower-priority' },
+      { name: 'lead', priority: 5, reason: 'refused-key', keys: ['queue-leader-locator'], unanchored: false },
+      { name: 'base', priority: 0, reason: 'lower-priority', unanchored: false },
     ]);
     expect(old.answer.disagreements).toEqual([]);
     // 4.0: classic queues take queue-leader-locator and refuse max-in-memory-length.
     expect(neu.answer.inForce?.name).toBe('lead');
     expect(neu.answer.alsoMatched).toEqual([
-      { name: 'mem', priority: 3, reason: 'refused-key', keys: ['max-in-memory-length'] },
-      { name: 'base', priority: 0, reason: 'lower-priority' },
-      { name: 'classic-only', priority: -1, reason: 'lower-priority' },
+      { name: 'mem', priority: 3, reason: 'refused-key', keys: ['max-in-memory-length'], unanchored: false },
+      { name: 'base', priority: 0, reason: 'lower-priority', unanchored: false },
+      { name: 'classic-only', priority: -1, reason: 'lower-priority', unanchored: false },
     ]);
     expect(neu.answer.disagreements).toEqual([]);
 

@@ -64,7 +64,9 @@ describe.each(up.map((b) => [b.label, b] as const))('on %s', (_label, broker) =>
         });
         await client.putQueue(vhost, 'lookq', { kind: 'classic' });
         const r = await reported(client, vhost, 'lookq', 'look');
-        expect(r.alsoMatched).toEqual([{ name: 'lo', priority: 1, reason: 'lower-priority' }]);
+        expect(r.alsoMatched).toEqual([
+          { name: 'lo', priority: 1, reason: 'lower-priority', unanchored: false },
+        ]);
         expect(r.disagreements).toEqual([]);
         expect(r.ambiguous).toBe(false);
       });
@@ -95,7 +97,9 @@ describe.each(up.map((b) => [b.label, b] as const))('on %s', (_label, broker) =>
       );
       expect(r.disagreements).toEqual([]);
       if (r.inForce?.name === 'look') {
-        expect(r.alsoMatched).toEqual([{ name: 'lo', priority: 2, reason: 'same-priority' }]);
+        expect(r.alsoMatched).toEqual([
+          { name: 'lo', priority: 2, reason: 'same-priority', unanchored: false },
+        ]);
         expect(r.ambiguous).toBe(true);
         expect([...(r.candidates ?? [])].sort()).toEqual(['lo', 'look']);
       } else {
@@ -175,7 +179,9 @@ describe.each(up.map((b) => [b.label, b] as const))('on %s', (_label, broker) =>
       expect(r.object).toMatchObject({ kind: 'rabbit_mqtt_qos0_queue', exists: true, kindAssumed: false });
       expect(r.object.keyRulesKnown).toBe(false);
       expect(r.inForce?.name).toBe('lo');
-      expect(r.alsoMatched).toEqual([{ name: 'hi', priority: 5, reason: 'key-rules-unknown' }]);
+      expect(r.alsoMatched).toEqual([
+        { name: 'hi', priority: 5, reason: 'key-rules-unknown', unanchored: false },
+      ]);
       expect(r.alsoMatched.some((m) => m.reason === 'refused-key')).toBe(false);
       expect(r.disagreements).toEqual([]);
     });

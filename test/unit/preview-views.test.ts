@@ -8,6 +8,7 @@ import {
   previewJson,
 } from '../../commands/preview.ts';
 import { summarize } from '../../commands/previewSummary.ts';
+import { DELETE_WARNING, deleteWarning } from '../../commands/words.ts';
 import { policyDiff } from '../../src/policy/diff.ts';
 import { type InventoryObject, type PolicyChange, simulate } from '../../src/policy/simulate.ts';
 import type { Policy } from '../../src/policy/types.ts';
@@ -164,7 +165,8 @@ describe('preview in Slack', () => {
   it('puts what hurts first', () => {
     const m = previewView(lab);
     const texts = m.blocks.map((b) => (b as { text?: { text: string } }).text?.text ?? '');
-    expect(texts[1]).toMatch(/What hurts.*\n.*lose a dead-letter target/);
+    expect(texts[0]).toBe(`:warning: *${DELETE_WARNING}*`);
+    expect(texts[2]).toMatch(/What hurts.*\n.*lose a dead-letter target/);
     expect(m.text).toBe('Preview of delete audit-retention: 1 object(s) would lose a dead-letter target.');
     expect(m.file).toBeUndefined();
   });
@@ -193,6 +195,7 @@ describe('preview in the terminal', () => {
   it('reads risk first, then what happens, then object by object', () => {
     expect(previewText(lab)).toMatchInlineSnapshot(`
       "Preview: delete policy "audit-retention" in vhost "/" (RabbitMQ 3.10.8)
+        Deleting a policy restores no default: every object it governs falls back to the next policy that matches it, or, when none does, to its own arguments alone — and that can silently take away a TTL or a dead-letter target.
         now:      pattern "^orders\\\\.audit$", apply-to queues, priority 10, sets dead-letter-exchange="audit.dlx"
 
       What hurts:
@@ -376,5 +379,75 @@ describe('the audit diff', () => {
     );
     const gone = policyDiff({ action: 'delete', layer: 'operator', before: ceiling, after: null });
     expect(gone.fields.pattern).toEqual({ before: '^orders\\.', after: null });
+  });
+});
+
+describe('what every change preview says first', () => {
+  const textOf = (r: PreviewAnswer) =>
+    previewView(r)
+      .blocks.map((b) => JSON.stringify(b))
+      .join('\n');
+
+  it('a delete: the delete warning, at the top in both front doors', () => {
+    expect(previewText(lab).split('\n')[1]).toBe(`  ${DELETE_WARNING}`);
+    expect((previewView(lab).blocks[0] as { text: { text: string } }).text.text).toContain(DELETE_WARNING);
+  });
+
+  it('a create or edit reaches every object its pattern matches, including ones created later', () => {
+    const anchored = answer(
+      [fallback],
+      {
+        action: 'edit',
+        layer: 'user',
+        before: fallback,
+        after: { ...fallback, priority: 2 },
+      },
+      [],
+    );
+    expect(previewText(anchored)).toContain(
+      'It reaches every queue whose name matches "^orders\\\\.": the ones there now, and every one created later.',
+    );
+    expect(previewText(anchored)).not.toContain('unanchored');
+    expect(textOf(anchored)).toContain('every one created later');
+
+    const unanchored = answer(
+      [],
+      {
+        action: 'create',
+        layer: 'user',
+        before: null,
+        after: pol('orders', 'orders', 1, { 'max-length': 5 }),
+      },
+      [],
+    );
+    const text = previewText(unanchored);
+    expect(text).toMatch(
+      /It reaches every queue or exchange whose name contains a match of "orders" anywhere \(the pattern is unanchored: it does not start with \^\): the ones there now, and every one created later\./,
+    );
+    expect(textOf(unanchored)).toContain('the pattern is unanchored');
+  });
+
+  it('an operator delete: the user policy stays in force, only the operator layer goes', () => {
+    const r = answer(
+      [fallback],
+      { action: 'delete', layer: 'operator', before: ceiling, after: null },
+      [
+        { name: 'orders.x', kind: 'classic', arguments: {}, policy: 'audit-fallback' },
+        { name: 'orders.y', kind: 'classic', arguments: {}, policy: null },
+      ],
+      [ceiling],
+    );
+    const groups = r.summary.groups.map((g) => g.outcome).sort();
+    expect(groups).toEqual([
+      'governed by nothing: no operator policy and no policy',
+      'no operator policy; policy audit-fallback stays in force',
+    ]);
+    const text = previewText(r);
+    expect(text.split('\n')[1]).toBe(`  ${deleteWarning(true)}`);
+    expect(text).toMatch(
+      /orders\.x \(classic queue\): operator policy orders-ceiling -> nothing \(no operator policy; policy audit-fallback stays in force\)/,
+    );
+    expect(textOf(r)).toContain('policy audit-fallback stays in force');
+    expect(textOf(r)).not.toMatch(/orders\.x.*governed by nothing/);
   });
 });

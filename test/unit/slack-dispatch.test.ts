@@ -99,16 +99,18 @@ describe('dispatch', () => {
   });
 
   it('has one table of commands, and help lists each of them', async () => {
-    expect([...COMMANDS.keys()].sort()).toEqual(['help', 'preview', 'which']);
+    expect([...COMMANDS.keys()].sort()).toEqual(['help', 'history', 'preview', 'requests', 'which']);
     const help = shown((await dispatch('help', ctx())).message);
     expect(help).toMatch(/\/rmq which NAME/);
     expect(help).toMatch(/\/rmq preview delete\|create\|edit POLICY/);
+    expect(help).toMatch(/\/rmq requests \[--env E\]/);
+    expect(help).toMatch(/\/rmq history \[POLICY or NAME\]/);
     const extra: SlackCommand = {
-      name: 'history',
+      name: 'use',
       run: async () => ({ message: { text: 'h', blocks: [] }, audience: 'asker', outcome: 'answered' }),
     };
-    const table = new Map([...COMMANDS, ['history', extra]]);
-    expect((await dispatch('history x', ctx(), table)).command).toBe('history');
+    const table = new Map([...COMMANDS, ['use', extra]]);
+    expect((await dispatch('use x', ctx(), table)).command).toBe('use');
   });
 });
 

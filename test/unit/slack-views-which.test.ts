@@ -177,6 +177,7 @@ describe('the which view within Slack limits', () => {
       name: `policy-${String(i).padStart(3, '0')}-${'x'.repeat(120)}`,
       priority: 0,
       reason: 'lower-priority' as const,
+      unanchored: i % 2 === 0,
     }));
     const m = whichView(r);
     expect(checkMessage({ ...m })).toBeNull();
@@ -202,6 +203,7 @@ describe('the which view within Slack limits', () => {
       priority: 1,
       reason: 'refused-key' as const,
       keys: [evil, evil],
+      unanchored: true,
     }));
     r.unreadable = Array.from({ length: 50 }, () => ({ name: evil, pattern: evil, why: evil }));
     r.disagreements = Array.from({ length: 20 }, () => evil.repeat(10));

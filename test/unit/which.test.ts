@@ -101,7 +101,9 @@ describe('which, when the report and the engine disagree', () => {
       }),
     });
     expect(r.object).toMatchObject({ kind: 'x-new-type', keyRulesKnown: false });
-    expect(r.alsoMatched).toEqual([{ name: 'new', priority: 5, reason: 'key-rules-unknown' }]);
+    expect(r.alsoMatched).toEqual([
+      { name: 'new', priority: 5, reason: 'key-rules-unknown', unanchored: false },
+    ]);
     expect(r.disagreements).toEqual([]);
     expect(whichText(r)).toMatch(/queue of type x-new-type/);
     expect(whichText(r)).toMatch(/does not know which keys a queue of type x-new-type refuses/);

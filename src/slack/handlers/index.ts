@@ -1,5 +1,7 @@
 import { helpCommand } from './help.ts';
+import { historyCommand } from './history.ts';
 import { previewCommand } from './preview.ts';
+import { requestsCommand } from './requests.ts';
 import type { SlackCommand } from './types.ts';
 import { whichCommand } from './which.ts';
 
@@ -9,7 +11,9 @@ import { whichCommand } from './which.ts';
  * is in this table.
  */
 export const COMMANDS: ReadonlyMap<string, SlackCommand> = new Map(
-  [whichCommand, previewCommand, helpCommand].map((c) => [c.name, c] as const),
+  [whichCommand, previewCommand, requestsCommand, historyCommand, helpCommand].map(
+    (c) => [c.name, c] as const,
+  ),
 );
 
 export type {
@@ -17,6 +21,7 @@ export type {
   CommandContext,
   EnvironmentBroker,
   Environments,
+  Records,
   SlackBroker,
   SlackCommand,
 } from './types.ts';

@@ -1,4 +1,6 @@
+import type { HistorySource } from '../../../commands/history.ts';
 import type { PreviewBroker } from '../../../commands/preview.ts';
+import type { RequestsSource } from '../../../commands/requests.ts';
 import type { WhichBroker } from '../../../commands/which.ts';
 import type { Logger } from '../../log.ts';
 import type { PatternCache } from '../../policy/pattern.ts';
@@ -32,6 +34,8 @@ export interface CommandContext {
   readonly requestId: string;
   /** Policy patterns read once for the app's lifetime. */
   readonly patterns?: PatternCache;
+  /** The change requests and the audit trail, for `requests` and `history` (read-only). */
+  readonly records?: Records;
   /** The subcommands Slack answers, for help. */
   readonly available: ReadonlySet<string>;
 }
@@ -49,4 +53,10 @@ export interface SlackCommand {
   readonly name: string;
   /** Runs after Slack was acknowledged; may take seconds. Throws InputError for bad input. */
   run(words: readonly string[], ctx: CommandContext): Promise<Deliverable>;
+}
+
+/** What `requests` and `history` read: RequestStore and AuditTrail (src/workflow) satisfy them. */
+export interface Records {
+  readonly requests: RequestsSource;
+  readonly history: HistorySource;
 }

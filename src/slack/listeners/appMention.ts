@@ -58,6 +58,7 @@ export function appMentionListener(deps: ListenerDeps): Middleware<SlackEventMid
           prefix: '@rmq',
           environments: deps.environments,
           patterns: deps.patterns,
+          ...(deps.records ? { records: deps.records } : {}),
           logger,
           requestId,
         });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../log.ts';
 import type { PatternCache } from '../../policy/pattern.ts';
 import type { Delivery } from '../delivery.ts';
-import type { Environments } from '../handlers/types.ts';
+import type { Environments, Records } from '../handlers/types.ts';
 import type { InFlight } from '../inflight.ts';
 import type { Metrics } from '../metrics.ts';
 import type { EventDedupe } from '../redis.ts';
@@ -15,6 +15,8 @@ export interface ListenerDeps {
   readonly patterns: PatternCache;
   readonly inFlight: InFlight;
   readonly dedupe: EventDedupe;
+  /** The change requests and the audit trail (`requests`, `history`); absent: those say so. */
+  readonly records?: Records;
   /** Every answer goes out through it. */
   readonly delivery: Delivery;
 }

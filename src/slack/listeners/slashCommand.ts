@@ -26,6 +26,7 @@ export function slashCommandListener(deps: ListenerDeps): Middleware<SlackComman
           prefix: command.command || '/rmq',
           environments: deps.environments,
           patterns: deps.patterns,
+          ...(deps.records ? { records: deps.records } : {}),
           logger,
           requestId,
         });

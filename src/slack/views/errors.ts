@@ -9,6 +9,7 @@ import { finish, type SlackMessage, section } from './message.ts';
 /** What a person reads for each failure code: the client's codes (words.ts), and the bot's own. */
 export const FAILURE_SENTENCES: Readonly<Record<string, string>> = {
   ...Object.fromEntries(Object.entries(BROKER_FAILURE_WORDS).map(([k, words]) => [k, asSentence(words)])),
+  'store-unavailable': 'The request store (Redis) could not be reached. Nothing was changed.',
   internal: "Something went wrong on the bot's side. Nothing was changed.",
 };
 

@@ -1,5 +1,7 @@
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../../commands/preview.ts';
-import { NOT_ASKED_WORDS, RISK_WORDS } from '../../../commands/words.ts';
+import { nothingAfterWords } from '../../../commands/previewSummary.ts';
+import { deleteWarning, NOT_ASKED_WORDS, RISK_WORDS, reachWords } from '../../../commands/words.ts';
+import { isAnchored } from '../../policy/pattern.ts';
 import type { ObjectOutcome } from '../../policy/simulate.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
@@ -73,7 +75,9 @@ function objectLine(o: ObjectOutcome): string {
     ? `undefined between ${o.after.candidates.map(name).join(' and ')}`
     : o.after.policy
       ? name(o.after.policy)
-      : 'nothing';
+      : o.unchangedLayer.layer === 'user'
+        ? prose(nothingAfterWords(o))
+        : 'nothing';
   const parts: string[] = [];
   const lost = Object.keys(o.lost);
   const gained = Object.keys(o.gained);
@@ -93,7 +97,7 @@ function objectLine(o: ObjectOutcome): string {
 
 function answered(r: PreviewAnswer): PreviewMessage {
   const s = r.summary;
-  const blocks: Block[] = [...title(r)];
+  const blocks: Block[] = [...changeWarning(r), ...title(r)];
   if (r.warnings.length) {
     blocks.push(
       listSection(
@@ -185,6 +189,16 @@ function answered(r: PreviewAnswer): PreviewMessage {
   const text = `Preview of ${r.change.action} ${prose(truncate(r.change.policy, 200))}: ${lead}.`;
   const message = finish(blocks, text);
   return needsFile ? { ...message, file: previewCsv(r) } : message;
+}
+
+/** First in every answered preview: what a delete does not restore, or how far a create or edit reaches. */
+function changeWarning(r: PreviewAnswer): Block[] {
+  const c = r.change;
+  if (c.action === 'delete') return [section(`:warning: *${deleteWarning(c.operator)}*`)];
+  const after = c.after;
+  if (!after) return [];
+  const pattern = code(truncate(after.pattern, MAX_SHOWN.pattern));
+  return [section(`:information_source: ${reachWords(pattern, after.applyTo, !isAnchored(after.pattern))}`)];
 }
 
 function refused(r: Extract<PreviewResult, { status: 'refused' }>): PreviewMessage {

@@ -5,11 +5,14 @@ import {
   type WhichResult,
 } from '../../../commands/which.ts';
 import {
+  FROM_WORDS,
   keyRulesUnknownWords,
   kindWords,
   NOT_APPLIED_WORDS,
   NOT_ASKED_WORDS,
   NOT_REPORTED_WORDS,
+  OPERATOR_POLICIES_NOT_READ,
+  UNANCHORED_MARK,
 } from '../../../commands/words.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { type Block, context, finish, listSection, type SlackMessage, section } from './message.ts';
@@ -46,7 +49,7 @@ function setsLine(p: PolicyView | UnknownPolicyView): string {
 
 function patternPart(p: PolicyView): string {
   const pattern = `pattern ${code(truncate(p.pattern, MAX_SHOWN.pattern))}`;
-  return p.unanchored ? `${pattern} _(unanchored: it matches every name that contains it)_` : pattern;
+  return `${pattern}${unanchoredMark(p)}`;
 }
 
 /** `name` · priority N · pattern `…` · applies to `…` */
@@ -67,8 +70,12 @@ function alsoMatchedItems(r: WhichResult): string[] {
   const kind = kindWords(r.object.kind);
   return r.alsoMatched.map((m) => {
     const keys = m.keys?.length ? ` (${m.keys.map((k) => code(truncate(k, MAX_SHOWN.key))).join(', ')})` : '';
-    return `• ${name(m.name)} · priority ${m.priority} — ${NOT_APPLIED_WORDS[m.reason](kind)}${keys}`;
+    return `• ${name(m.name)} · priority ${m.priority}${unanchoredMark(m)} — ${NOT_APPLIED_WORDS[m.reason](kind)}${keys}`;
   });
+}
+
+function unanchoredMark(m: { unanchored: boolean }): string {
+  return m.unanchored ? ` _(${UNANCHORED_MARK})_` : '';
 }
 
 function tieWords(r: WhichResult): string {
@@ -93,12 +100,6 @@ function operatorSection(r: WhichResult): Block | undefined {
   );
 }
 
-const FROM_WORDS = {
-  policy: 'policy',
-  'operator-policy': 'operator policy',
-  both: 'both: the stricter value',
-} as const;
-
 function effectiveSection(r: WhichResult): Block | undefined {
   const entries = Object.entries(r.effective);
   if (entries.length === 0) return undefined;
@@ -108,8 +109,20 @@ function effectiveSection(r: WhichResult): Block | undefined {
   return listSection('*What the object gets:*', items, { maxItems: MAX_KEYS + 2 });
 }
 
+function argumentsSection(r: WhichResult): Block | undefined {
+  const entries = Object.entries(r.object.arguments ?? {});
+  if (entries.length === 0) return undefined;
+  const items = entries.map(([k, v]) => `• ${code(truncate(k, MAX_SHOWN.key))} = ${value(v)}`);
+  return listSection('*Its own arguments* (set when it was declared):', items, { maxItems: MAX_KEYS + 2 });
+}
+
 function notesBlocks(r: WhichResult): Block[] {
   const blocks: Block[] = [];
+  if (r.operatorPoliciesNotRead !== undefined) {
+    blocks.push(
+      section(`:lock: ${OPERATOR_POLICIES_NOT_READ} (${code(truncate(r.operatorPoliciesNotRead, 300))})`),
+    );
+  }
   if (r.unreadable.length > 0) {
     const items = r.unreadable.map(
       (u) =>
@@ -173,7 +186,7 @@ function notReported(r: WhichResult): SlackMessage {
           : m.reason === 'same-priority'
             ? ' — same priority as the first'
             : '';
-      matches.push(`${i + 2}. ${name(m.name)} · priority ${m.priority}${why}`);
+      matches.push(`${i + 2}. ${name(m.name)} · priority ${m.priority}${unanchoredMark(m)}${why}`);
     });
     blocks.push(listSection('*Matches, by priority:*', matches));
   } else if (r.alsoMatched.length > 0) {
@@ -216,10 +229,11 @@ function reported(r: WhichResult): SlackMessage {
     blocks.push(
       section('*Nothing governs this object:* no user policy and no operator policy applies to it.'),
     );
-  } else {
-    const eff = effectiveSection(r);
-    if (eff) blocks.push(eff);
   }
+  const eff = effectiveSection(r);
+  if (eff) blocks.push(eff);
+  const args = argumentsSection(r);
+  if (args) blocks.push(args);
   blocks.push(...notesBlocks(r), footer(r));
 
   const obj = `${prose(truncate(r.object.name, 200))} (${kindWords(r.object.kind)}, vhost ${prose(truncate(r.object.vhost, 100))})`;

@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import { InputError } from '../src/errors.ts';
+import type { ChangeRequest } from '../src/workflow/types.ts';
+import { parseArgs, parseWith } from './parse.ts';
+
+/**
+ * `requests [--env E]`: the change requests still open (pending, approved, applying), oldest
+ * first. Read-only; the same list in Slack and the terminal.
+ */
+
+export const REQUESTS_USAGE = 'requests [--env E]';
+
+export interface RequestsInput {
+  readonly env?: string | undefined;
+}
+
+const Words = z.object({ env: z.string().min(1).optional() });
+
+export function parseRequests(words: readonly string[]): RequestsInput {
+  const { positionals, flags } = parseArgs(words, { env: 'string' }, REQUESTS_USAGE);
+  if (positionals.length > 0) {
+    throw new InputError(`requests takes no ${JSON.stringify(positionals[0])}.`, REQUESTS_USAGE);
+  }
+  return parseWith(Words, { env: flags.env }, REQUESTS_USAGE);
+}
+
+/** What `requests` reads. RequestStore and Workflow satisfy it. */
+export interface RequestsSource {
+  listOpen(env?: string): Promise<ChangeRequest[]>;
+}
+
+/** One request as INTERFACE.md lists it (`--json`). */
+export interface RequestEntry {
+  id: string;
+  state: ChangeRequest['state'];
+  env: string;
+  vhost: string;
+  change: {
+    action: ChangeRequest['action'];
+    policy: string;
+    vhost: string;
+    operator: boolean;
+    before: ChangeRequest['before'];
+    after: ChangeRequest['after'];
+  };
+  requester: ChangeRequest['requester'];
+  createdAt: string;
+  expiresAt: string;
+  decision?: ChangeRequest['decision'];
+  revertOf?: string;
+}
+
+export interface RequestsResult {
+  requests: RequestEntry[];
+}
+
+export function requestEntry(r: ChangeRequest): RequestEntry {
+  return {
+    id: r.id,
+    state: r.state,
+    env: r.env,
+    vhost: r.vhost,
+    change: {
+      action: r.action,
+      policy: r.policy,
+      vhost: r.vhost,
+      operator: r.layer === 'operator',
+      before: r.before,
+      after: r.after,
+    },
+    requester: r.requester,
+    createdAt: r.createdAt,
+    expiresAt: r.expiresAt,
+    ...(r.decision ? { decision: r.decision } : {}),
+    ...(r.revertOf ? { revertOf: r.revertOf } : {}),
+  };
+}
+
+export async function requests(input: RequestsInput, source: RequestsSource): Promise<RequestsResult> {
+  return { requests: (await source.listOpen(input.env)).map(requestEntry) };
+}

@@ -1,0 +1,15 @@
+import { parseRequests, requests } from '../../../commands/requests.ts';
+import { requestsView } from '../views/requests.ts';
+import { fromStore } from './records.ts';
+import type { SlackCommand } from './types.ts';
+
+/** `/rmq requests [--env E]`: the open change requests, to the asker (read-only). */
+export const requestsCommand: SlackCommand = {
+  name: 'requests',
+  async run(words, ctx) {
+    const input = parseRequests(words);
+    const result = await fromStore(ctx, (r) => requests(input, r.requests));
+    ctx.logger.info({ env: input.env, open: result.requests.length }, 'requests answered');
+    return { message: requestsView(result), audience: 'asker', outcome: 'answered' };
+  },
+};

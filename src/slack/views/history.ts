@@ -1,0 +1,45 @@
+import { type HistoryResult, verifySentence } from '../../../commands/history.ts';
+import type { AuditRecord } from '../../workflow/types.ts';
+import { code, prose } from '../escape.ts';
+import { type Block, context, finish, type SlackMessage, section } from './message.ts';
+
+/** `history`: the audit trail, newest first, one section per change (read-only). */
+
+const user = (id: string) => (/^[UW][A-Z0-9]+$/.test(id) ? `<@${id}>` : code(id));
+const value = (v: unknown) => code(JSON.stringify(v) ?? String(v));
+
+function entry(e: AuditRecord): string {
+  const head = `*${e.action}* ${e.operator ? 'operator policy' : 'policy'} ${code(e.policy)} in ${code(e.env)} / ${code(e.vhost)} · <!date^${Math.floor(Date.parse(e.at) / 1000)}^{date_short_pretty} {time}|${e.at}>`;
+  const who = [
+    e.requester &&
+      `requested by ${user(e.requester.user)}${e.requester.reason ? `: ${prose(e.requester.reason)}` : ''}`,
+    e.approver &&
+      `approved by ${user(e.approver.user)}${e.approver.reason ? `: ${prose(e.approver.reason)}` : ''}`,
+    e.action === 'outside' && `made outside the bot${e.actor ? ` by ${code(e.actor)}` : ''}`,
+  ].filter(Boolean);
+  const lost = e.objects.filter((o) => Object.keys(o.lost).length > 0);
+  const objects = lost.length
+    ? `${lost.length} object${lost.length === 1 ? '' : 's'} lost values: ${lost
+        .slice(0, 5)
+        .map(
+          (o) =>
+            `${code(o.name)} (${Object.entries(o.lost)
+              .map(([k, v]) => `${prose(k)}=${value(v)}`)
+              .join(', ')})`,
+        )
+        .join(', ')}${lost.length > 5 ? ', …' : ''}`
+    : `${e.objects.length} object${e.objects.length === 1 ? '' : 's'} moved, none lost a value`;
+  return [head, ...who, objects].join('\n');
+}
+
+export function historyView(r: HistoryResult): SlackMessage {
+  const blocks: Block[] =
+    r.entries.length === 0
+      ? [section('No recorded changes match.')]
+      : r.entries.map((e) => section(entry(e)));
+  if (r.verify) blocks.push(context(prose(verifySentence(r.verify))));
+  return finish(
+    blocks,
+    r.entries.length === 0 ? 'No recorded changes match.' : `${r.entries.length} recorded changes`,
+  );
+}

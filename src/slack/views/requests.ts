@@ -1,0 +1,34 @@
+import type { RequestsResult } from '../../../commands/requests.ts';
+import { code, prose } from '../escape.ts';
+import { context, finish, type SlackMessage, section } from './message.ts';
+
+/** `requests`: the open change requests, oldest first, one section each (read-only). */
+
+const STATE_WORDS: Readonly<Record<string, string>> = {
+  pending: 'waiting for approval',
+  approved: 'approved, about to be applied',
+  applying: 'being applied',
+};
+
+const user = (id: string) => (/^[UW][A-Z0-9]+$/.test(id) ? `<@${id}>` : code(id));
+
+export function requestsView(r: RequestsResult): SlackMessage {
+  if (r.requests.length === 0)
+    return finish([section('No open change requests.')], 'No open change requests.');
+  const blocks = r.requests.map((q) => {
+    const c = q.change;
+    const what = `*${c.action}* ${c.operator ? 'operator policy' : 'policy'} ${code(c.policy)} in ${code(q.env)} / ${code(q.vhost)}`;
+    const lines = [
+      `${what}: ${STATE_WORDS[q.state] ?? q.state}`,
+      `requested by ${user(q.requester.user)}${q.requester.reason ? `: ${prose(q.requester.reason)}` : ''}`,
+      q.decision
+        ? `${q.decision.kind === 'approve' ? 'approved' : 'rejected'} by ${user(q.decision.by)}: ${prose(q.decision.reason)}`
+        : `expires <!date^${Math.floor(Date.parse(q.expiresAt) / 1000)}^{date_short_pretty} {time}|${q.expiresAt}>`,
+    ];
+    return section(lines.join('\n'));
+  });
+  return finish(
+    [...blocks, context(`${r.requests.length} open · ids: ${r.requests.map((q) => code(q.id)).join(' ')}`)],
+    `${r.requests.length} open change request${r.requests.length === 1 ? '' : 's'}`,
+  );
+}

@@ -1,0 +1,48 @@
+import { type HistoryResult, verifySentence } from '../../commands/history.ts';
+import type { AuditRecord } from '../workflow/types.ts';
+import { policyWords } from './preview.ts';
+
+/** The audit trail as terminal text, newest first; the chain's state last when verified. */
+
+const value = (v: unknown) => JSON.stringify(v) ?? String(v);
+
+function entryLines(e: AuditRecord): string[] {
+  const what = `${e.action} ${e.operator ? 'operator policy' : 'policy'} ${JSON.stringify(e.policy)} in ${e.env}/${JSON.stringify(e.vhost)}`;
+  const lines = [`${e.at}  ${what}  (${e.id})`];
+  if (e.requester)
+    lines.push(
+      `  requested by ${e.requester.user}${e.requester.reason ? `: ${JSON.stringify(e.requester.reason)}` : ''}`,
+    );
+  if (e.approver)
+    lines.push(
+      `  approved by ${e.approver.user}${e.approver.reason ? `: ${JSON.stringify(e.approver.reason)}` : ''}`,
+    );
+  if (e.action === 'outside')
+    lines.push(`  made outside the bot${e.actor ? ` by ${e.actor}` : ' (by whom: not known)'}`);
+  lines.push(`  before: ${e.before ? policyWords(e.before) : '(none)'}`);
+  lines.push(`  after:  ${e.after ? policyWords(e.after) : '(none)'}`);
+  for (const o of e.objects) {
+    const moves =
+      o.before === o.after
+        ? `under ${o.before ?? 'nothing'}`
+        : `${o.before ?? 'nothing'} -> ${o.after ?? (o.candidates ? `undefined between ${o.candidates.join(', ')}` : 'nothing')}`;
+    const parts = [
+      ...Object.entries(o.lost).map(([k, v]) => `lost ${k}=${value(v)}`),
+      ...Object.entries(o.gained).map(([k, v]) => `gained ${k}=${value(v)}`),
+      ...Object.entries(o.changed).map(([k, c]) => `${k} ${value(c.before)} -> ${value(c.after)}`),
+    ];
+    lines.push(
+      `    ${o.kind} ${JSON.stringify(o.name)}: ${moves}${parts.length ? `; ${parts.join(', ')}` : ''}`,
+    );
+  }
+  if (e.matchedPreview === false)
+    lines.push('  the objects did not all report the previewed policy by the deadline');
+  return lines;
+}
+
+export function historyText(r: HistoryResult): string {
+  const blocks =
+    r.entries.length === 0 ? ['No recorded changes match.'] : r.entries.map((e) => entryLines(e).join('\n'));
+  if (r.verify) blocks.push(verifySentence(r.verify));
+  return `${blocks.join('\n\n')}\n`;
+}

@@ -1,0 +1,140 @@
+/**
+ * The `which` answer in the terminal says what the Slack view says: when the broker did not
+ * report, the matches by priority with the first one marked, and no claim of what applies;
+ * unanchored patterns marked wherever a policy is listed; the object's own arguments shown.
+ */
+import { describe, expect, it } from 'vitest';
+import { type WhichBroker, which } from '../../commands/which.ts';
+import { UNANCHORED_MARK } from '../../commands/words.ts';
+import { RabbitError } from '../../src/rabbit/index.ts';
+import { whichView } from '../../src/slack/views/which.ts';
+import { whichText } from '../../src/terminal/which.ts';
+import { policyIn } from '../support/policies.ts';
+
+const pol = policyIn('/');
+
+function broker(over: Partial<WhichBroker> = {}): WhichBroker {
+  return {
+    overview: async () => ({ version: { major: 3, minor: 10, patch: 8 } }),
+    getQueue: async () => ({
+      type: 'classic',
+      arguments: { 'x-message-ttl': 1000 },
+      policy: 'first',
+      operatorPolicy: null,
+      effectiveDefinition: { 'message-ttl': 60_000 },
+    }),
+    getExchange: async () => null,
+    listPolicies: async () => [
+      pol('first', '^orders\\.', 5, { 'message-ttl': 60_000 }, 'queues'),
+      pol('inside', 'audit', 1, { 'max-length': 10 }, 'queues'),
+    ],
+    listOperatorPolicies: async () => [],
+    ...over,
+  };
+}
+
+const input = { name: 'orders.audit', vhost: '/' } as const;
+const forbidden = async () => {
+  throw new RabbitError({
+    code: 'forbidden',
+    method: 'GET',
+    path: '/api/queues',
+    message: 'no',
+    reason: 'User not authorised to access object',
+  });
+};
+
+describe('which in the terminal, when the broker did not report', () => {
+  it('lists the matches by priority, the first marked, and claims nothing about what applies', async () => {
+    const r = await which(input, broker({ getQueue: forbidden }));
+    expect(r.answer).toBe('not-reported');
+    const text = whichText(r);
+    expect(text).toMatch(/Matches, by priority:\n\s+1\. first .* — first by priority/);
+    expect(text).toMatch(/2\. inside \(priority 1\)/);
+    for (const claim of [
+      'Also matched, and does not apply',
+      'Effective',
+      'Nothing governs this object',
+      'In force',
+    ])
+      expect(text).not.toContain(claim);
+  });
+
+  it('with no match says nothing would govern it, not that nothing does', async () => {
+    const r = await which({ name: 'billing', vhost: '/' }, broker({ getQueue: forbidden }));
+    const text = whichText(r);
+    expect(text).toContain('Nothing would govern this object');
+    expect(text).not.toContain('Nothing governs this object');
+  });
+});
+
+describe('unanchored patterns among the also matched', () => {
+  it('are marked in --json, in the terminal and in Slack', async () => {
+    const r = await which(input, broker());
+    expect(r.alsoMatched).toEqual([
+      { name: 'inside', priority: 1, reason: 'lower-priority', unanchored: true },
+    ]);
+    expect(whichText(r)).toContain(`inside (priority 1) (${UNANCHORED_MARK})`);
+    expect(JSON.stringify(whichView(r).blocks)).toMatch(/`inside` · priority 1 _\(unanchored/);
+  });
+
+  it('are not marked when anchored', async () => {
+    const r = await which(
+      input,
+      broker({
+        listPolicies: async () => [
+          pol('first', '^orders\\.', 5, {}, 'queues'),
+          pol('second', '^orders', 1, {}, 'queues'),
+        ],
+      }),
+    );
+    expect(r.alsoMatched[0]).toMatchObject({ name: 'second', unanchored: false });
+    expect(whichText(r)).not.toContain(UNANCHORED_MARK);
+  });
+});
+
+describe("the object's own arguments", () => {
+  it('are shown, and the value each key really has says where it comes from', async () => {
+    const r = await which(input, broker());
+    expect(r.object.arguments).toEqual({ 'x-message-ttl': 1000 });
+    // classic queue: the smaller of x-message-ttl and the policy's message-ttl holds
+    expect(r.effective['message-ttl']).toEqual({ value: 1000, from: 'arguments' });
+    expect(whichText(r)).toMatch(/Effective: message-ttl=1000 \(its own argument\)/);
+    expect(whichText(r)).toMatch(/Its own arguments: x-message-ttl=1000/);
+    expect(JSON.stringify(whichView(r).blocks)).toContain('Its own arguments');
+  });
+});
+
+describe('an identity that may read the object but not the operator policies', () => {
+  it('is answered with what the broker reports, and told what could not be read', async () => {
+    const r = await which(
+      input,
+      broker({
+        getQueue: async () => ({
+          type: 'classic',
+          policy: 'first',
+          operatorPolicy: 'ceiling',
+          effectiveDefinition: { 'message-ttl': 60_000, 'max-length': 5 },
+        }),
+        listOperatorPolicies: async () => {
+          throw new RabbitError({
+            code: 'forbidden',
+            method: 'GET',
+            path: '/api/operator-policies/%2F',
+            message: 'no',
+            reason: 'Not administrator user',
+          });
+        },
+      }),
+    );
+    expect(r.answer).toBe('reported');
+    expect(r.inForce?.name).toBe('first');
+    expect(r.operatorPolicy?.name).toBe('ceiling');
+    expect(r.operatorPoliciesNotRead).toBe('Not administrator user');
+    expect(r.effective['max-length']).toEqual({ value: 5, from: 'operator-policy' });
+    expect(r.effective['message-ttl']).toEqual({ value: 60_000, from: 'policy' });
+    expect(r.disagreements).toEqual([]);
+    expect(whichText(r)).toMatch(/Not read: The operator policies could not be read.*Not administrator user/);
+    expect(JSON.stringify(whichView(r).blocks)).toContain('The operator policies could not be read');
+  });
+});
