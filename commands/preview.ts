@@ -54,11 +54,16 @@ const FLAGS = {
 
 const Words = z.object({ vhost: Vhost, env: z.string().min(1).optional() });
 
-/** Words after `preview` -> a typed input. Every malformed piece is an InputError (exit 2). */
+/**
+ * Words after `preview` -> a typed input. Every malformed piece is an InputError (exit 2).
+ * `extra` flags (a change request's `--reason`, `--thread`) come back in `extra`; with
+ * `fieldsOptional`, a create without `--pattern`/`--definition` is not refused (a form asks them).
+ */
 export function parsePreview(
   words: readonly string[],
   extra: Readonly<Record<string, 'string' | 'boolean'>> = {},
-): PreviewInput {
+  options: { fieldsOptional?: boolean } = {},
+): PreviewInput & { readonly extra?: Readonly<Record<string, string | boolean>> } {
   const { positionals, flags } = parseArgs(words, { ...FLAGS, ...extra }, PREVIEW_USAGE);
   const [action, name, ...rest] = positionals;
   if (action === undefined || !(ACTIONS as readonly string[]).includes(action)) {
@@ -104,7 +109,7 @@ export function parsePreview(
       );
     }
   }
-  if (action === 'create') {
+  if (action === 'create' && !options.fieldsOptional) {
     if (fields.pattern === undefined) throw new InputError('preview create needs --pattern.', PREVIEW_USAGE);
     if (fields.definition === undefined)
       throw new InputError('preview create needs --definition, a JSON object.', PREVIEW_USAGE);
@@ -117,6 +122,9 @@ export function parsePreview(
     env,
     fields,
     notes,
+    ...(Object.keys(extra).length
+      ? { extra: Object.fromEntries(Object.entries(flags).filter(([k]) => k in extra)) }
+      : {}),
   };
 }
 

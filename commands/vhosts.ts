@@ -1,3 +1,5 @@
+import { InputError } from '../src/errors.ts';
+
 /**
  * A vhost that does not exist is a mistake to point out, not a question answered with "nothing
  * governs": one sentence for `which` and `preview`, with the close names the identity can see.
@@ -66,4 +68,15 @@ export async function missingVhost(
   }
   const hint = close.length ? `; did you mean ${close.map((v) => JSON.stringify(v)).join(' or ')}?` : '';
   return { sentence: `vhost ${JSON.stringify(vhost)} does not exist${hint}`, close };
+}
+
+/** The missing vhost as the InputError `which` and `policies` refuse with (exit 2), usage attached. */
+export async function missingVhostError(
+  broker: VhostLister,
+  vhost: string,
+  usage: string,
+): Promise<InputError> {
+  const { sentence } = await missingVhost(broker, vhost);
+  const capitalised = `${sentence.charAt(0).toUpperCase()}${sentence.slice(1)}`;
+  return new InputError(capitalised.endsWith('?') ? capitalised : `${capitalised}.`, usage);
 }

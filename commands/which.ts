@@ -13,7 +13,7 @@ import {
 import { type BrokerVersion, formatVersion, type ObjectKind, type Policy } from '../src/policy/types.ts';
 import { brokerReason } from '../src/rabbit/errors.ts';
 import { WHICH_USAGE, type WhichInput } from './parse.ts';
-import { missingVhost, type VhostLister } from './vhosts.ts';
+import { missingVhostError, type VhostLister } from './vhosts.ts';
 import { kindWords } from './words.ts';
 
 /**
@@ -128,7 +128,7 @@ export interface WhichResult {
   disagreements: string[];
 }
 
-const NOT_ASKED = new Set([
+export const NOT_ASKED = new Set([
   'unreachable',
   'timeout',
   'unauthorized',
@@ -138,7 +138,7 @@ const NOT_ASKED = new Set([
   'too-large',
 ]);
 
-function view(p: Policy): PolicyView {
+export function policyView(p: Policy): PolicyView {
   return {
     name: p.name,
     pattern: p.pattern,
@@ -278,9 +278,7 @@ export async function which(
     const code = codeOf(err);
     if (code === 'not-found') {
       // No such vhost: a typo to point out, never "nothing governs" (a script would take it as an answer).
-      const { sentence } = await missingVhost(broker, input.vhost);
-      const capitalised = `${sentence.charAt(0).toUpperCase()}${sentence.slice(1)}`;
-      throw new InputError(capitalised.endsWith('?') ? capitalised : `${capitalised}.`, WHICH_USAGE);
+      throw await missingVhostError(broker, input.vhost, WHICH_USAGE);
     }
     if (code !== undefined && (NOT_ASKED.has(code) || code === 'forbidden')) {
       const r = base(input.kind ?? 'classic', false, input.kind === undefined);
@@ -314,11 +312,11 @@ export async function which(
     r.why = lookup.forbidden ? 'forbidden' : lookup.exists ? 'stats-pending' : 'missing';
     if (lookup.forbidden) r.detail = lookup.forbidden;
     const [first, ...rest] = resolution.user.candidates;
-    r.inForce = first ? view(first) : null;
+    r.inForce = first ? policyView(first) : null;
     r.ambiguous = rest.length > 0;
     if (r.ambiguous) r.candidates = resolution.user.candidates.map((p) => p.name);
     const op = resolution.operator.candidates[0];
-    r.operatorPolicy = op ? view(op) : null;
+    r.operatorPolicy = op ? policyView(op) : null;
     r.operatorPolicySource = 'engine';
     r.alsoMatched = losers(resolution, first ?? null);
     r.effective = sourced(effectiveDefinition(first?.definition, op?.definition, version), lookup, version);
@@ -356,9 +354,9 @@ function alsoMatchedView(list: readonly AlsoMatched[]): WhichResult['alsoMatched
   }));
 }
 
-/** The operator policies, or the broker's reason when this identity may not list them (not an administrator). */
-async function listOperatorPolicies(
-  broker: WhichBroker,
+/** The operator policies, or the broker's reason when this identity may not list them. */
+export async function listOperatorPolicies(
+  broker: Pick<WhichBroker, 'listOperatorPolicies'>,
   vhost: string,
 ): Promise<Policy[] | { notRead: string }> {
   try {
@@ -379,7 +377,7 @@ function explainReported(
 ): void {
   const reported = lookup.policy ?? null;
   const inForce = reported ? user.find((p) => p.name === reported) : undefined;
-  r.inForce = inForce ? view(inForce) : reported ? { name: reported, unknown: true } : null;
+  r.inForce = inForce ? policyView(inForce) : reported ? { name: reported, unknown: true } : null;
   if (reported && !inForce) {
     r.disagreements.push(
       `The broker reports ${reported}, which is not among the vhost's policies now: it was probably deleted a moment ago and the broker's statistics do not show it yet.`,
@@ -419,17 +417,17 @@ function explainReported(
   // The operator layer: reported for queues, the engine's reading for exchanges.
   if (lookup.kind === 'exchange') {
     const op = resolution.operator.candidates[0];
-    r.operatorPolicy = op ? view(op) : null;
+    r.operatorPolicy = op ? policyView(op) : null;
     r.operatorPolicySource = 'engine';
   } else if (lookup.operatorPolicy === undefined) {
     // The user policy came from the queue record; the operator layer is only in statistics.
     const op = resolution.operator.candidates[0];
-    r.operatorPolicy = op ? view(op) : null;
+    r.operatorPolicy = op ? policyView(op) : null;
     r.operatorPolicySource = 'engine';
   } else {
     const reportedOp = lookup.operatorPolicy ?? null;
     const op = reportedOp ? operator.find((p) => p.name === reportedOp) : undefined;
-    r.operatorPolicy = op ? view(op) : reportedOp ? { name: reportedOp, unknown: true } : null;
+    r.operatorPolicy = op ? policyView(op) : reportedOp ? { name: reportedOp, unknown: true } : null;
     r.operatorPolicySource = 'broker';
     const engineOp = resolution.operator.candidates.map((p) => p.name);
     if (r.operatorPoliciesNotRead !== undefined) {

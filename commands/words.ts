@@ -111,8 +111,9 @@ export function reachWords(pattern: string, applyTo: string, unanchored: boolean
 export const UNANCHORED_MARK = 'unanchored: it matches every name that contains it';
 
 /** Said when this identity may not list the operator policies; the rest of the answer stands. */
-export const OPERATOR_POLICIES_NOT_READ =
-  "The operator policies could not be read with the bot's broker user: the operator layer shown is only what the broker reports for this object, by name (it reports none for exchanges).";
+const NOT_READ = "The operator policies could not be read with the bot's broker user";
+export const OPERATOR_POLICIES_NOT_READ = `${NOT_READ}: the operator layer shown is only what the broker reports for this object, by name (it reports none for exchanges).`;
+export const OPERATOR_POLICIES_NOT_LISTED = `${NOT_READ}, so they are not in this list.`;
 
 /** Where a value the object uses comes from, by `effective.<key>.from`. */
 export const FROM_WORDS = {
@@ -132,3 +133,7 @@ export const RISK_WORDS: Readonly<Record<Risk, string>> = {
   'alternate-exchange': 'lose an alternate exchange',
   retention: 'lose a stream retention setting',
 };
+
+/** Under a list of policies where some share a priority. */
+export const POLICIES_TIE_WORDS =
+  'Policies marked tie share a priority: on an object both match, which one the broker picks is not defined.';

@@ -2,11 +2,13 @@ import { config as loadDotenv } from 'dotenv';
 import { Redis } from 'ioredis';
 import { helpText } from '../commands/help.ts';
 import { parseWhich } from '../commands/parse.ts';
+import { parsePolicies, policies } from '../commands/policies.ts';
 import { which } from '../commands/which.ts';
 import { DEFAULT_KEY_PREFIX, loadConfig, pickEnvironment, QUESTION_BUDGET_MS } from './config.ts';
 import { ConfigError, InputError } from './errors.ts';
 import { ManagementClient } from './rabbit/client.ts';
 import { RabbitError } from './rabbit/errors.ts';
+import { policiesText } from './terminal/policies.ts';
 import { whichText } from './terminal/which.ts';
 
 /**
@@ -47,6 +49,14 @@ export async function runCli(
       case '-h':
         io.out(helpText('rmq'));
         return 0;
+      case 'policies': {
+        const input = parsePolicies(words);
+        return await withBroker(env, input.env, async (broker) => {
+          const result = await policies(input, broker);
+          io.out(json ? `${JSON.stringify(result, null, 2)}\n` : policiesText(result));
+          return result.answer === 'not-asked' ? 3 : 0;
+        });
+      }
       case 'which': {
         const input = parseWhich(words);
         return await withBroker(env, input.env, async (broker) => {

@@ -4,15 +4,30 @@ import { Redis } from 'ioredis';
 import { type Config, DEFAULT_KEY_PREFIX, loadConfig } from './config.ts';
 import { ConfigError } from './errors.ts';
 import { createLogger } from './log.ts';
-import { ManagementClient, type Timeouts } from './rabbit/index.ts';
-import { type BotApp, createApp, missingSlackMessage, missingSlackSettings } from './slack/app.ts';
+import { ManagementClient, type ManagementClientOptions, type Timeouts } from './rabbit/index.ts';
+import {
+  type AppDeps,
+  type BotApp,
+  createApp,
+  missingSlackMessage,
+  missingSlackSettings,
+} from './slack/app.ts';
 import { createMetrics, type Metrics } from './slack/metrics.ts';
 import { AuditTrail } from './workflow/audit.ts';
+import {
+  APPLY_CLIENT_SETTINGS,
+  type ApplyWorker,
+  createApplyQueue,
+  createApproverDirectory,
+  createWorkflow,
+  type Notifier,
+  startApplyWorker,
+} from './workflow/index.ts';
 import { RequestStore } from './workflow/store.ts';
 
 /**
  * The composition root of the Slack bot (`npm start`): config -> logger -> one management client
- * per environment -> Redis -> the Bolt app. Everything is built here, once, and passed down.
+ * per environment -> Redis -> the change-request workflow and its apply worker -> the Bolt app. Everything is built here, once, and passed down.
  * SIGTERM (and SIGINT) stop taking requests, let answers under way finish, then close the clients.
  */
 
@@ -35,8 +50,11 @@ export const CLIENT_CLOSE_GRACE_MS = 1_000;
 export function createBrokers(
   config: Config,
   metrics: Metrics,
-  options: { timeouts?: Partial<Timeouts> } = {},
+  options: { timeouts?: Partial<Timeouts> } & Partial<
+    Pick<ManagementClientOptions, 'getRetries' | 'retryBaseMs'>
+  > = {},
 ): Map<string, ManagementClient> {
+  const { timeouts, ...rest } = options;
   return new Map(
     config.environments.map((e) => [
       e.name,
@@ -45,11 +63,86 @@ export function createBrokers(
         user: e.user,
         password: e.password,
         getRetries: 2,
-        timeouts: { ...SLACK_PATH_TIMEOUTS, ...options.timeouts },
+        ...rest,
+        timeouts: { ...SLACK_PATH_TIMEOUTS, ...timeouts },
         onCall: metrics.onBrokerCall(e.name),
       }),
     ]),
   );
+}
+
+/**
+ * Change requests, composed: the workflow (on the app's Slack notifier and Bolt's
+ * usergroups.users.list), the apply queue, and the apply worker with its own broker clients (a
+ * background job's timeouts and retries, not a Slack answer's) and its own Redis connection.
+ */
+export interface ChangeRequestParts {
+  /** For createApp. */
+  readonly workflow: NonNullable<AppDeps['workflow']>;
+  /** Starts the apply worker (and its sweep: lost jobs queued again, requests past their deadline expired). */
+  startWorker(notifier: Notifier): Promise<ApplyWorker>;
+  /** Closes the worker (the job under way finishes), the queue and the job's broker clients. */
+  close(): Promise<void>;
+}
+
+export function changeRequestParts(options: {
+  readonly config: Config;
+  readonly redis: Redis;
+  /** The Slack-path clients: filing previews on them, as a Slack answer does. */
+  readonly brokers: ReadonlyMap<string, ManagementClient>;
+  readonly metrics: Metrics;
+  readonly logger: ReturnType<typeof createLogger>;
+  readonly keyPrefix?: string;
+  /** Tests shorten the worker's backoff and verification deadline. */
+  readonly worker?: {
+    readonly backoffMs?: number;
+    readonly verifyDeadlineMs?: number;
+    readonly attempts?: number;
+  };
+}): ChangeRequestParts {
+  const { config, logger } = options;
+  const keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+  const brokerOf = (brokers: ReadonlyMap<string, ManagementClient>) => (env: string) => {
+    const b = brokers.get(env);
+    if (!b) throw new Error(`no broker client for environment ${env}`);
+    return b;
+  };
+  const queue = createApplyQueue({ redisUrl: config.redisUrl, keyPrefix, ...options.worker });
+  const jobBrokers = createBrokers(config, options.metrics, APPLY_CLIENT_SETTINGS);
+  let worker: ApplyWorker | undefined;
+  return {
+    workflow: (notifier, listGroupMembers) =>
+      createWorkflow({
+        redis: options.redis,
+        keyPrefix,
+        environments: config.environments,
+        brokerFor: brokerOf(options.brokers),
+        approvers: createApproverDirectory({
+          approvers: new Map(config.environments.map((e) => [e.name, e.approvers])),
+          listMembers: listGroupMembers,
+        }),
+        queue,
+        notifier,
+        log: logger,
+      }),
+    async startWorker(notifier) {
+      worker = await startApplyWorker({
+        redisUrl: config.redisUrl,
+        keyPrefix,
+        environments: config.environments,
+        brokerFor: brokerOf(jobBrokers),
+        notifier,
+        log: logger,
+        ...options.worker,
+      });
+      return worker;
+    },
+    async close() {
+      await worker?.close();
+      await queue.close();
+      await Promise.allSettled([...jobBrokers.values()].map((b) => b.close(CLIENT_CLOSE_GRACE_MS)));
+    },
+  };
 }
 
 export function createRedis(url: string): Redis {
@@ -96,7 +189,9 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   redis.on('ready', () => {
     lastRedisError = '';
   });
+  const changes = changeRequestParts({ config, redis, brokers, metrics, logger });
   const closeClients = async () => {
+    await changes.close();
     await Promise.allSettled([...brokers.values()].map((b) => b.close(CLIENT_CLOSE_GRACE_MS)));
     redis.disconnect();
   };
@@ -107,7 +202,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
       requests: new RequestStore(redis, DEFAULT_KEY_PREFIX),
       history: new AuditTrail(redis, DEFAULT_KEY_PREFIX),
     };
-    bot = await createApp({ config, logger, brokers, redis, metrics, records });
+    bot = await createApp({ config, logger, brokers, redis, metrics, records, workflow: changes.workflow });
   } catch (err) {
     const message = err instanceof ConfigError ? err.message : slackStartError(err, config.slack.apiUrl);
     logger.fatal({ message }, 'cannot start');
@@ -129,6 +224,11 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     await closeClients();
     process.exit(1);
   }
+  // An approval made before a stop is applied now: the worker's first sweep finds it. Not
+  // awaited: with Redis away the sweep waits for it, and the bot answers meanwhile.
+  changes
+    .startWorker(bot.notifier)
+    .catch((err: unknown) => logger.error({ err }, 'the apply worker did not start'));
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -136,6 +236,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     stopping = true;
     logger.info({ signal }, 'shutting down: no new requests, finishing answers under way');
     await bot.stop();
+    // The worker finishes the job under way (BullMQ retries it elsewhere otherwise), then closes.
     await closeClients();
     logger.info('stopped');
     process.exit(0);

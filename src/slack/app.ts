@@ -6,6 +6,7 @@ import type { Config } from '../config.ts';
 import { ConfigError, codeOf } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { PatternCache } from '../policy/pattern.ts';
+import type { ListGroupMembers, Notifier, Workflow } from '../workflow/index.ts';
 import { boltLogLevel, createBoltLogger, secretMasker } from './boltLogger.ts';
 import { createDelivery, type Delivery, type DeliveryOptions } from './delivery.ts';
 import { environmentDirectory } from './environments.ts';
@@ -21,6 +22,9 @@ import type { ListenerDeps } from './listeners/context.ts';
 import { slashCommandListener } from './listeners/slashCommand.ts';
 import type { Metrics } from './metrics.ts';
 import { redisEventDedupe, type SlackRedis } from './redis.ts';
+import { registerRequestInteractions } from './requests/interactions.ts';
+import { createSlackNotifier } from './requests/notifier.ts';
+import { createChangeRequests } from './requests/service.ts';
 import { healthRoute, metricsRoute } from './routes.ts';
 
 /**
@@ -49,6 +53,12 @@ export interface AppDeps {
   readonly delivery?: Pick<DeliveryOptions, 'budgetMs' | 'attemptMs' | 'retryBaseMs'>;
   /** Buttons and forms that have a handler; every other interaction is acknowledged and logged. */
   readonly interactions?: HandledInteractions;
+  /**
+   * Change requests (create, edit, delete, approvals, revert). The workflow is built by the
+   * caller (main.ts) from this app's Slack notifier and Bolt's `usergroups.users.list`. Absent:
+   * the bot files no request and says so.
+   */
+  readonly workflow?: (notifier: Notifier, listGroupMembers: ListGroupMembers) => Workflow;
 }
 
 export interface BotApp {
@@ -56,6 +66,8 @@ export interface BotApp {
   readonly mode: 'http' | 'socket';
   /** The one way to post to Slack: answers, notices, and the change requests' messages. */
   readonly delivery: Delivery;
+  /** The workflow's Notifier in Slack; main.ts gives it to the apply worker too. */
+  readonly notifier: Notifier;
   /**
    * Starts serving; returns the port it listens on (0 asks for any free one). In Socket Mode that
    * is where /healthz and /metrics are, always on the config's port (PORT), whatever `port` says.
@@ -161,6 +173,18 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
     signal: stopping.signal,
     ...deps.delivery,
   });
+  const notifier = createSlackNotifier({ delivery, logger });
+  // Members of an approvers' user group, as Slack has them (the directory caches them).
+  const listGroupMembers: ListGroupMembers = async (usergroup) =>
+    (await app.client.usergroups.users.list({ usergroup })).users ?? [];
+  const changes = deps.workflow
+    ? createChangeRequests({
+        workflow: deps.workflow(notifier, listGroupMembers),
+        delivery,
+        brokers: deps.brokers,
+        logger,
+      })
+    : undefined;
   const listenerDeps: ListenerDeps = {
     logger,
     metrics: deps.metrics,
@@ -171,11 +195,19 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
     dedupe: redisEventDedupe(deps.redis, deps.keyPrefix ?? 'rmq'),
     ...(deps.records ? { records: deps.records } : {}),
     delivery,
+    ...(changes ? { changes } : {}),
   };
   // Every slash command routed to this app is `/rmq`, whatever the workspace renamed it to.
   app.command(/.*/, slashCommandListener(listenerDeps));
   app.event('app_mention', appMentionListener(listenerDeps));
-  acknowledgeUnhandledInteractions(app, logger, deps.interactions ?? NO_INTERACTIONS);
+  const handled = deps.interactions ?? NO_INTERACTIONS;
+  const requestInteractions = changes
+    ? registerRequestInteractions(app, { changes, delivery, logger, inFlight })
+    : NO_INTERACTIONS;
+  acknowledgeUnhandledInteractions(app, logger, {
+    actions: new Set([...handled.actions, ...requestInteractions.actions]),
+    callbacks: new Set([...handled.callbacks, ...requestInteractions.callbacks]),
+  });
   app.error(async (error) => {
     logger.error({ code: codeOf(error), message: mask(error.message) }, 'Bolt reported an error');
   });
@@ -185,6 +217,7 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
     app,
     mode,
     delivery,
+    notifier,
     async start(port = config.port) {
       if (mode === 'socket') {
         server = socketModeRoutesServer(receiver);

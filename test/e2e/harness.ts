@@ -14,11 +14,18 @@ import type { Redis } from 'ioredis';
 import { setUpLab } from '../../scripts/lab.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
-import { createBrokers, createRedis } from '../../src/main.ts';
+import { type ChangeRequestParts, changeRequestParts, createBrokers, createRedis } from '../../src/main.ts';
 import type { ManagementClient } from '../../src/rabbit/index.ts';
 import { type BotApp, createApp } from '../../src/slack/app.ts';
 import { createMetrics, type Metrics } from '../../src/slack/metrics.ts';
-import { adminClient, brokerCredentials, brokerUrl, uniqueName, waitFor } from '../support/broker.ts';
+import {
+  adminClient,
+  brokerCredentials,
+  brokerUrl,
+  admin as management,
+  uniqueName,
+  waitFor,
+} from '../support/broker.ts';
 import { type FakeBroker, startFakeBroker } from '../support/fakeBroker.ts';
 import { type FakeSlack, type RecordedCall, startFakeSlack } from '../support/fakeSlack.ts';
 
@@ -147,8 +154,18 @@ export interface Harness {
     headers?: Record<string, string>,
     baseUrl?: string,
   ): Promise<Response>;
-  /** A second instance of the app: same config, brokers, Redis and key prefix; its own port and metrics. */
+  /**
+   * A second instance of the app: same config, brokers, Redis and key prefix; its own port and
+   * metrics (and, with `changes`, its own workflow, apply queue and apply worker: a replica).
+   */
   twin(): Promise<{ url: string; metrics: Metrics; stop(): Promise<void> }>;
+  /** A signed interaction (block_actions, view_submission): `payload=` + its JSON, as Slack posts it. */
+  interact(payload: Record<string, unknown>, baseUrl?: string): Promise<Response>;
+  /** A signed `/rmq <text>` from `userId` in `channelId` (default C0INCIDENT); returns the ack and its response URL. */
+  commandAs(
+    text: string,
+    from: { userId?: string; channelId?: string },
+  ): Promise<{ response: Response; responseUrl: string }>;
   stop(): Promise<void>;
 }
 
@@ -173,7 +190,21 @@ export interface HarnessOptions {
   readonly questionBudget?: string;
   /** Shorter delivery budgets (`src/slack/delivery.ts`), for tests of a Slack that fails. */
   readonly delivery?: { budgetMs?: number; attemptMs?: number; retryBaseMs?: number };
+  /**
+   * Change requests on (the workflow, the apply queue and worker, as main.ts composes them):
+   * environment `lab` has approvers CHANGE_APPROVERS and approvals channel APPROVALS_CHANNEL;
+   * `ro` is the same broker, read-only; `weak` the same broker and vhost through a user tagged
+   * `management` only (it may read policies, not write them).
+   */
+  readonly changes?: boolean;
 }
+
+/** With `changes`: environment `lab`'s approvers, a user and a user group. */
+export const APPROVER = 'U0APPROVER';
+export const APPROVER_GROUP = 'S0APPROVERS';
+export const APPROVALS_CHANNEL = 'C0APPROVALS';
+/** What the apply worker waits for the objects to report the new policy, in the e2e tests. */
+const E2E_WORKER = { backoffMs: 300, verifyDeadlineMs: 30_000 } as const;
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const admin: ManagementClient = adminClient();
@@ -205,16 +236,38 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   }
 
   const credentials = options.credentials ? await options.credentials(vhost) : brokerCredentials();
+  const weak = options.changes
+    ? { user: uniqueName('weak'), password: randomBytes(9).toString('base64url') }
+    : undefined;
+  if (weak) {
+    const enc = encodeURIComponent;
+    await management('PUT', `/api/users/${enc(weak.user)}`, { password: weak.password, tags: 'management' });
+    await management('PUT', `/api/permissions/${enc(vhost)}/${enc(weak.user)}`, {
+      configure: '.*',
+      write: '.*',
+      read: '.*',
+    });
+  }
+  const approvalsYaml = options.changes
+    ? `, approvers: [${APPROVER}, ${APPROVER_GROUP}], approvalsChannel: ${APPROVALS_CHANNEL}`
+    : '';
   const environmentsYaml = [
     'environments:',
-    `  - { name: lab, url: "${proxy.url}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD }`,
+    `  - { name: lab, url: "${proxy.url}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD${approvalsYaml} }`,
     ...(down ? [`  - { name: down, url: "${down.url}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD }`] : []),
+    ...(weak
+      ? [
+          `  - { name: ro, url: "${proxy.url}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD, mode: read-only${approvalsYaml} }`,
+          `  - { name: weak, url: "${proxy.url}", userEnv: WEAK_USER, passwordEnv: WEAK_PASSWORD${approvalsYaml} }`,
+        ]
+      : []),
   ].join('\n');
   const config = loadConfig(
     {
       RMQ_ENVIRONMENTS: '/virtual/environments.yml',
       LAB_USER: credentials.user,
       LAB_PASSWORD: credentials.password,
+      ...(weak ? { WEAK_USER: weak.user, WEAK_PASSWORD: weak.password } : {}),
       REDIS_URL: options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
       SLACK_BOT_TOKEN: slack.botToken,
       ...(options.socketMode ? { SLACK_APP_TOKEN: slack.appToken } : { SLACK_SIGNING_SECRET: signingSecret }),
@@ -231,6 +284,22 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const brokers = createBrokers(config, metrics, { timeouts: options.brokerTimeouts ?? {} });
   const redis = createRedis(config.redisUrl);
   redis.on('error', () => {}); // a Redis made to be down (redisUrl) errors on every reconnect
+  const parts: ChangeRequestParts[] = [];
+  const replica = (m: Metrics) => {
+    if (!options.changes) return undefined;
+    const p = changeRequestParts({
+      config,
+      redis,
+      brokers,
+      metrics: m,
+      logger,
+      keyPrefix,
+      worker: E2E_WORKER,
+    });
+    parts.push(p);
+    return p;
+  };
+  const changes = replica(metrics);
   const created = await createApp({
     config,
     logger,
@@ -239,7 +308,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     metrics,
     keyPrefix,
     ...(options.delivery ? { delivery: options.delivery } : {}),
+    ...(changes ? { workflow: changes.workflow } : {}),
   });
+  if (changes) await changes.startWorker(created.notifier);
   // A test may stop the bot itself (to watch it stop); stop() below then does not stop it again.
   let botStopped: Promise<void> | undefined;
   const bot: BotApp = { ...created, stop: (drainMs) => (botStopped ??= created.stop(drainMs)) };
@@ -259,6 +330,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       : await bot.start(0);
   } catch (err) {
     await bot.stop(1000).catch(() => {});
+    await Promise.allSettled(parts.map((p) => p.close()));
     await Promise.allSettled([...brokers.values()].map((b) => b.close()));
     redis.disconnect();
     await Promise.allSettled([slack.close(), proxy.close(), down?.close()]);
@@ -295,6 +367,20 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       const response = await post('/slack/events', request);
       return { response, responseUrl };
     },
+    async commandAs(text, from) {
+      const responseUrl = slack.responseUrl();
+      const request = signed(
+        signingSecret,
+        commandForm({ text, responseUrl, ...from }),
+        'application/x-www-form-urlencoded',
+      );
+      const response = await post('/slack/events', request);
+      return { response, responseUrl };
+    },
+    interact(payload, baseUrl = url) {
+      const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+      return post('/slack/events', signed(signingSecret, body, 'application/x-www-form-urlencoded'), baseUrl);
+    },
     answerTo(responseUrl) {
       const path = new URL(responseUrl).pathname;
       return slack.waitForCall((c) => c.kind === 'response' && c.path === path && !c.injected, {
@@ -311,7 +397,17 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     },
     async twin() {
       const twinMetrics = createMetrics({ defaultMetrics: false });
-      const twin = await createApp({ config, logger, brokers, redis, metrics: twinMetrics, keyPrefix });
+      const twinChanges = replica(twinMetrics);
+      const twin = await createApp({
+        config,
+        logger,
+        brokers,
+        redis,
+        metrics: twinMetrics,
+        keyPrefix,
+        ...(twinChanges ? { workflow: twinChanges.workflow } : {}),
+      });
+      if (twinChanges) await twinChanges.startWorker(twin.notifier);
       twins.push(twin);
       const twinPort = await twin.start(0);
       return { url: `http://127.0.0.1:${twinPort}`, metrics: twinMetrics, stop: () => twin.stop(5000) };
@@ -319,7 +415,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     async stop() {
       await Promise.allSettled(twins.map((t) => t.stop(5000)));
       await bot.stop(5000);
+      await Promise.allSettled(parts.map((p) => p.close()));
       await Promise.allSettled([...brokers.values()].map((b) => b.close()));
+      if (weak) await management('DELETE', `/api/users/${encodeURIComponent(weak.user)}`).catch(() => {});
       if (redis.status === 'ready') {
         const keys = await redis.keys(`${keyPrefix}:*`);
         if (keys.length > 0) await redis.del(...keys);

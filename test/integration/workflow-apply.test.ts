@@ -333,6 +333,38 @@ describe('apply', () => {
     });
   });
 
+  it('a write that went through but whose answer was lost: the retry finds it done, records it once', async () => {
+    await withVhost(async (vhost) => {
+      await admin.putQueue(vhost, 'a.1', { kind: 'classic' });
+      const fake = await startFakeBroker({ fallback: { kind: 'proxy', target: brokerUrl() } });
+      const client = new ManagementClient({ url: fake.url, ...brokerCredentials() });
+      try {
+        fake.setRoute((url, method) => method === 'PUT' && url.includes('/api/policies/'), {
+          kind: 'proxy-drop',
+          target: brokerUrl(),
+        });
+        await fx.worker(client);
+        const wf = fx.workflow();
+        const { request } = await wf.file(
+          input(vhost, { fields: { pattern: '^a', definition: { 'max-length': 7 } } }),
+        );
+        await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
+        const r = await settled(wf, request.id);
+        expect(r.state).toBe('applied');
+        expect(fake.requests.filter((q) => q.method === 'PUT')).toHaveLength(1);
+        const records = await recordsOf(vhost);
+        expect(records).toHaveLength(1);
+        // what the objects lost was saved before the write, so the record has it after the retry
+        expect(records[0]?.objects).toContainEqual(
+          expect.objectContaining({ name: 'a.1', before: null, after: 'ttl', gained: { 'max-length': 7 } }),
+        );
+      } finally {
+        await client.close();
+        await fake.close();
+      }
+    });
+  });
+
   it('a bot stopped between the approval and the apply applies it once after restart', async () => {
     await withVhost(async (vhost) => {
       const wf = fx.workflow();

@@ -74,7 +74,7 @@ export async function waitFor<T>(
   }
 }
 
-async function admin(
+export async function admin(
   method: 'PUT' | 'DELETE',
   path: string,
   body?: unknown,

@@ -68,6 +68,8 @@ export interface RecordedCall {
   readonly error?: string;
   /** Slack-style pointers to what was wrong (`[ERROR] … [json-pointer:/blocks/0/text]`). */
   readonly messages?: readonly string[];
+  /** What the fake answered an accepted Web API call (`ts` of a posted message, `view.id`…). */
+  readonly response?: Record<string, unknown>;
   /** A failure the test asked for with `failNext`, not a call Slack would refuse. */
   readonly injected?: boolean;
   readonly at: number;
@@ -121,6 +123,8 @@ export interface FakeSlack {
   ): Promise<RecordedCall>;
   /** The next call to `method` fails with this Slack error code (recorded as `injected`). */
   failNext(method: string, error: string): void;
+  /** The members `usergroups.users.list` answers for user group `id` (`S…`); unknown groups get `no_such_subteam`. */
+  setUsergroup(id: string, members: readonly string[]): void;
   /**
    * HTTP-level faults for the next calls to `target` (a Web API method, or `response_url` for
    * any response URL), one per call, in order: a 429 with `Retry-After` (seconds), a 5xx, or no
@@ -379,7 +383,7 @@ export function checkMessage(
   return null;
 }
 
-function checkView(view: unknown): Refusal | null {
+export function checkView(view: unknown): Refusal | null {
   if (!isObject(view))
     return { error: 'invalid_arguments', messages: ['[ERROR] must be an object [json-pointer:/view]'] };
   if (JSON.stringify(view).length > FAKE_SLACK_LIMITS.viewBytes)
@@ -487,6 +491,7 @@ export async function startFakeSlack(
   const responseUses = new Map<string, number>();
   const uploads = new Map<string, FakeUpload>();
   const failures = new Map<string, string[]>();
+  const usergroups = new Map<string, readonly string[]>();
   const faults = new Map<string, SlackFault[]>();
   let seq = 0;
   let url = '';
@@ -609,7 +614,7 @@ export async function startFakeSlack(
       const parsed = parseBody(req.headers, raw);
       const args = '__invalid' in parsed ? {} : parsed;
       const reply = (body: Record<string, unknown>) => {
-        record({ kind: 'api', method, args, ok: true });
+        record({ kind: 'api', method, args, ok: true, response: body });
         json(200, { ok: true, ...body });
       };
       const fail = (error: string, messages: readonly string[] = []) => {
@@ -681,6 +686,11 @@ export async function startFakeSlack(
           const refusal = checkView(args.view);
           if (refusal) return fail(refusal.error, refusal.messages);
           return reply({ view: { id: args.view_id ?? `V${++seq}`, ...(args.view as object) } });
+        }
+        case 'usergroups.users.list': {
+          const members = typeof args.usergroup === 'string' ? usergroups.get(args.usergroup) : undefined;
+          if (!members) return fail('no_such_subteam');
+          return reply({ users: [...members] });
         }
         case 'files.getUploadURLExternal': {
           // Slack: `invalid_arguments` with "[ERROR] missing required field: …" (seen live).
@@ -771,6 +781,9 @@ export async function startFakeSlack(
       }),
     failNext(method, error) {
       failures.set(method, [...(failures.get(method) ?? []), error]);
+    },
+    setUsergroup(id, members) {
+      usergroups.set(id, members);
     },
     faultNext(target, ...list) {
       faults.set(target, [...(faults.get(target) ?? []), ...list]);

@@ -99,9 +99,23 @@ describe('dispatch', () => {
   });
 
   it('has one table of commands, and help lists each of them', async () => {
-    expect([...COMMANDS.keys()].sort()).toEqual(['help', 'history', 'preview', 'requests', 'which']);
+    expect([...COMMANDS.keys()].sort()).toEqual([
+      'create',
+      'delete',
+      'edit',
+      'help',
+      'history',
+      'policies',
+      'preview',
+      'requests',
+      'which',
+    ]);
     const help = shown((await dispatch('help', ctx())).message);
     expect(help).toMatch(/\/rmq which NAME/);
+    expect(help).toMatch(/\/rmq policies \[--vhost V\]/);
+    expect(help).toMatch(/\/rmq delete POLICY --reason TEXT/);
+    expect(help).toMatch(/\/rmq create NAME/);
+    expect(help).toMatch(/\/rmq edit POLICY/);
     expect(help).toMatch(/\/rmq preview delete\|create\|edit POLICY/);
     expect(help).toMatch(/\/rmq requests \[--env E\]/);
     expect(help).toMatch(/\/rmq history \[POLICY or NAME\]/);

@@ -16,12 +16,13 @@ describe('slack/manifest.yml', () => {
     expect(command.should_escape).toBe(false);
   });
 
-  it('asks for the least scopes: the command, mentions, posting, attaching a file', () => {
+  it('asks for the least scopes: the command, mentions, posting, attaching a file, reading approver groups', () => {
     expect([...manifest.oauth_config.scopes.bot].sort()).toEqual([
       'app_mentions:read',
       'chat:write',
       'commands',
       'files:write',
+      'usergroups:read',
     ]);
     expect(manifest.oauth_config.scopes.user).toBeUndefined();
   });

@@ -1,5 +1,9 @@
+import { createCommand } from './create.ts';
+import { deleteCommand } from './delete.ts';
+import { editCommand } from './edit.ts';
 import { helpCommand } from './help.ts';
 import { historyCommand } from './history.ts';
+import { policiesCommand } from './policies.ts';
 import { previewCommand } from './preview.ts';
 import { requestsCommand } from './requests.ts';
 import type { SlackCommand } from './types.ts';
@@ -11,9 +15,17 @@ import { whichCommand } from './which.ts';
  * is in this table.
  */
 export const COMMANDS: ReadonlyMap<string, SlackCommand> = new Map(
-  [whichCommand, previewCommand, requestsCommand, historyCommand, helpCommand].map(
-    (c) => [c.name, c] as const,
-  ),
+  [
+    policiesCommand,
+    whichCommand,
+    previewCommand,
+    createCommand,
+    editCommand,
+    deleteCommand,
+    requestsCommand,
+    historyCommand,
+    helpCommand,
+  ].map((c) => [c.name, c] as const),
 );
 
 export type {

@@ -5,6 +5,7 @@ import type { WhichBroker } from '../../../commands/which.ts';
 import type { Logger } from '../../log.ts';
 import type { PatternCache } from '../../policy/pattern.ts';
 import type { Deliverable } from '../delivery.ts';
+import type { ChangeRequests } from '../requests/service.ts';
 
 /** What a `/rmq` subcommand is, seen from Slack. One module per subcommand in this folder. */
 
@@ -38,6 +39,20 @@ export interface CommandContext {
   readonly records?: Records;
   /** The subcommands Slack answers, for help. */
   readonly available: ReadonlySet<string>;
+  /** Who asks, and where: a change request records them and posts its result there. */
+  readonly asker?: Asker;
+  /** Filing change requests (create, edit, delete); absent where the bot files none. */
+  readonly changes?: ChangeRequests;
+}
+
+export interface Asker {
+  /** Slack user id. */
+  readonly user: string;
+  readonly channel: string;
+  /** The thread asked in (a mention in a thread). */
+  readonly threadTs?: string | undefined;
+  /** A slash command's trigger: a form can be opened at once (valid 3 s). A mention has none. */
+  readonly triggerId?: string | undefined;
 }
 
 /** A file that goes with an answer (the full list of a long preview), uploaded beside it. */

@@ -61,6 +61,10 @@ export function appMentionListener(deps: ListenerDeps): Middleware<SlackEventMid
           ...(deps.records ? { records: deps.records } : {}),
           logger,
           requestId,
+          ...(event.user
+            ? { asker: { user: event.user, channel: event.channel, threadTs: event.thread_ts } }
+            : {}),
+          ...(deps.changes ? { changes: deps.changes } : {}),
         });
         const reply = deps.delivery.toChannel({
           channel: event.channel,

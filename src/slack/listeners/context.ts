@@ -6,6 +6,7 @@ import type { Environments, Records } from '../handlers/types.ts';
 import type { InFlight } from '../inflight.ts';
 import type { Metrics } from '../metrics.ts';
 import type { EventDedupe } from '../redis.ts';
+import type { ChangeRequests } from '../requests/service.ts';
 
 /** What the listeners are built from; assembled once by createApp. */
 export interface ListenerDeps {
@@ -19,6 +20,8 @@ export interface ListenerDeps {
   readonly records?: Records;
   /** Every answer goes out through it. */
   readonly delivery: Delivery;
+  /** Filing change requests; absent when the bot files none. */
+  readonly changes?: ChangeRequests;
 }
 
 /** Short enough to read out in a thread, long enough to find in the logs. */

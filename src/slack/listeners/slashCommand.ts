@@ -29,6 +29,8 @@ export function slashCommandListener(deps: ListenerDeps): Middleware<SlackComman
           ...(deps.records ? { records: deps.records } : {}),
           logger,
           requestId,
+          asker: { user: command.user_id, channel: command.channel_id, triggerId: command.trigger_id },
+          ...(deps.changes ? { changes: deps.changes } : {}),
         });
         const reply = deps.delivery.toResponseUrl({
           responseUrl: command.response_url,

@@ -14,13 +14,16 @@ function usageLines(prefix: string, available: ReadonlySet<string>): string {
 export function helpView(prefix: string, available: ReadonlySet<string>): SlackMessage {
   const previews = available.has('preview');
   const intro = previews
-    ? '*Ask which RabbitMQ policy governs a queue or exchange*, and *preview what deleting, creating or editing a policy would do* to every object it touches. The answers come from what the broker reports, explained; nothing is changed.'
+    ? '*Ask which RabbitMQ policy governs a queue or exchange*, and *preview what deleting, creating or editing a policy would do* to every object it touches. The answers come from what the broker reports, explained; previews change nothing.'
     : "*Ask which RabbitMQ policy governs a queue or exchange.* The answer is the broker's report, explained.";
+  const changes = available.has('delete')
+    ? ` *Request a change* with ${code(`${prefix} create`)}, ${code('edit')} or ${code('delete')}: an approver other than you gives a reason, then the bot applies it and posts exactly what changed.`
+    : '';
   const examples = [code(`${prefix} which orders.audit --vhost /`)];
   if (previews) examples.push(code(`${prefix} preview delete audit-retention --vhost /`));
   return finish(
     [
-      section(intro),
+      section(`${intro}${changes}`),
       section(codeBlock(usageLines(prefix, available))),
       section(
         `Example: ${examples.join(', ')}. Mention the bot in an incident thread (${code('@rmq which orders.audit')}) and it answers in that thread.`,

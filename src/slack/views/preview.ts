@@ -1,8 +1,10 @@
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../../commands/preview.ts';
+import type { PreviewSummary } from '../../../commands/previewSummary.ts';
 import { nothingAfterWords } from '../../../commands/previewSummary.ts';
 import { deleteWarning, NOT_ASKED_WORDS, RISK_WORDS, reachWords } from '../../../commands/words.ts';
 import { isAnchored } from '../../policy/pattern.ts';
 import type { ObjectOutcome } from '../../policy/simulate.ts';
+import type { Problem } from '../../policy/validate.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
 import { asWrittenSection } from './asWritten.ts';
@@ -95,22 +97,17 @@ function objectLine(o: ObjectOutcome): string {
   return `• ${name(o.name)} _(${KIND_WORDS[o.kind]})_ → ${after}${parts.length ? ` — ${parts.join('; ')}` : ''}`;
 }
 
-function answered(r: PreviewAnswer): PreviewMessage {
-  const s = r.summary;
-  const blocks: Block[] = [...changeWarning(r), ...title(r)];
-  if (r.warnings.length) {
-    blocks.push(
-      listSection(
-        '*Warnings:*',
-        r.warnings.map((w) => `• ${prose(truncate(w.message, 400))}`),
-        { maxItems: 5 },
-      ),
-    );
-  }
-  if (r.objects.length === 0 && r.unpredictable.length === 0) {
+/**
+ * The risk-first summary (what hurts, new ties, an unanchored pattern's catch, what happens by
+ * group): the preview's own blocks, and those of a change request's approval message, which
+ * keeps only the summary.
+ */
+export function summaryBlocks(s: PreviewSummary, options: { operator: boolean; nothing: boolean }): Block[] {
+  const blocks: Block[] = [];
+  if (options.nothing) {
     blocks.push(
       section(
-        `:white_check_mark: *Nothing changes:* no object's ${r.change.operator ? 'operator policy' : 'policy'} or values would differ.`,
+        `:white_check_mark: *Nothing changes:* no object's ${options.operator ? 'operator policy' : 'policy'} or values would differ.`,
       ),
     );
   } else if (s.risks.length) {
@@ -159,6 +156,28 @@ function answered(r: PreviewAnswer): PreviewMessage {
     });
     blocks.push(listSection(`*What happens* (${s.objects} object(s) change):`, items, { maxItems: 8 }));
   }
+  return blocks;
+}
+
+/** Warnings of the validation, as a list. */
+export function warningsBlock(warnings: readonly Problem[]): Block {
+  return listSection(
+    '*Warnings:*',
+    warnings.map((w) => `• ${prose(truncate(w.message, 400))}`),
+    { maxItems: 5 },
+  );
+}
+
+function answered(r: PreviewAnswer): PreviewMessage {
+  const s = r.summary;
+  const blocks: Block[] = [...changeWarning(r), ...title(r)];
+  if (r.warnings.length) blocks.push(warningsBlock(r.warnings));
+  blocks.push(
+    ...summaryBlocks(s, {
+      operator: r.change.operator,
+      nothing: r.objects.length === 0 && r.unpredictable.length === 0,
+    }),
+  );
   const needsFile = r.objects.length > OBJECTS_SHOWN || r.unpredictable.length > VIEW_BUDGET.listItems;
   if (r.objects.length && !needsFile) {
     blocks.push(listSection('*Object by object:*', r.objects.map(objectLine), { maxItems: OBJECTS_SHOWN }));
@@ -209,14 +228,7 @@ function refused(r: Extract<PreviewResult, { status: 'refused' }>): PreviewMessa
       r.refusals.map((p) => `• ${prose(truncate(p.message, 500))}`),
     ),
   ];
-  if (r.warnings.length)
-    blocks.push(
-      listSection(
-        '*Warnings:*',
-        r.warnings.map((w) => `• ${prose(truncate(w.message, 400))}`),
-        { maxItems: 5 },
-      ),
-    );
+  if (r.warnings.length) blocks.push(warningsBlock(r.warnings));
   const first = r.refusals[0]?.message ?? 'refused';
   return finish(blocks, `Refused: ${prose(truncate(first, 300))}`);
 }

@@ -1,0 +1,34 @@
+import { parsePolicies, policies } from '../../../commands/policies.ts';
+import { policiesView } from '../views/policies.ts';
+import type { SlackCommand } from './types.ts';
+
+/**
+ * `/rmq policies [--vhost V]`: the vhost's policies by priority, for everyone in the channel or
+ * thread; the whole list as a file beside the message when the message cannot hold it.
+ */
+export const policiesCommand: SlackCommand = {
+  name: 'policies',
+  async run(words, ctx) {
+    const input = parsePolicies(words);
+    const { name: env, broker } = ctx.environments.pick(input.env);
+    const log = ctx.logger.child({ env, vhost: input.vhost });
+    const result = await policies(input, broker);
+    const { file, ...message } = policiesView(result);
+    log.info(
+      {
+        answer: result.answer,
+        why: result.why,
+        policies: result.policies.length,
+        operatorPolicies: result.operatorPolicies.length,
+        file: file ? { filename: file.filename, bytes: Buffer.byteLength(file.content) } : null,
+      },
+      'policies answered',
+    );
+    return {
+      message,
+      audience: 'channel',
+      outcome: result.answer === 'not-asked' ? 'not-asked' : 'answered',
+      ...(file ? { file } : {}),
+    };
+  },
+};

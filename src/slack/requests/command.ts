@@ -1,0 +1,136 @@
+import { CHANGE_USAGE } from '../../../commands/help.ts';
+import { parsePreview } from '../../../commands/preview.ts';
+import { InputError } from '../../errors.ts';
+import type { Origin } from '../../workflow/types.ts';
+import type { Deliverable } from '../delivery.ts';
+import type { CommandContext, SlackCommand } from '../handlers/types.ts';
+import { type Draft, encodeMeta } from '../views/forms.ts';
+import { filedView } from '../views/request.ts';
+import { openFormPrompt } from '../views/requestPrompts.ts';
+import { refusalSentence, requestRefusedView } from '../views/requestRefusals.ts';
+import { MAX_REASON } from './service.ts';
+
+/**
+ * `/rmq delete|create|edit POLICY …` and the same as a mention: the preview's words plus
+ * `--reason TEXT` and `--thread LINK` (the incident thread the result is posted to; by default
+ * the thread the mention was made in, or the channel of the command). `create`/`edit` without
+ * any field flag open the policy form; a missing required reason opens the reason form. A
+ * slash command opens forms at once (it carries a trigger); a mention has none, so its asker
+ * gets a button that opens the form.
+ */
+
+/**
+ * A Slack message link -> the thread it is in: `https://W.slack.com/archives/C…/p1700000000000901`
+ * (a reply's link carries its thread in `?thread_ts=`).
+ */
+export function parseThreadLink(link: string, usage: string): Origin {
+  let url: URL;
+  try {
+    url = new URL(link.trim());
+  } catch {
+    throw new InputError(`--thread must be a Slack message link, got ${JSON.stringify(link)}.`, usage);
+  }
+  const m = /^\/archives\/([A-Z0-9]+)\/p(\d{10})(\d{6})\/?$/.exec(url.pathname);
+  if (!/^https:$/.test(url.protocol) || !m) {
+    throw new InputError(
+      `--thread must be a Slack message link (Copy link on the thread's first message), got ${JSON.stringify(link)}.`,
+      usage,
+    );
+  }
+  const threadTs = url.searchParams.get('thread_ts');
+  return {
+    channel: m[1] as string,
+    threadTs: threadTs && /^\d{10}\.\d{6}$/.test(threadTs) ? threadTs : `${m[2]}.${m[3]}`,
+  };
+}
+
+function toAsker(message: Deliverable['message']): Deliverable {
+  return { message, audience: 'asker', outcome: 'refused' };
+}
+
+async function run(
+  action: Draft['action'],
+  words: readonly string[],
+  ctx: CommandContext,
+): Promise<Deliverable> {
+  const usage = CHANGE_USAGE[action];
+  const changes = ctx.changes;
+  const asker = ctx.asker;
+  if (!changes || !asker) throw new InputError(refusalSentence('not-set-up'));
+  let input: ReturnType<typeof parsePreview>;
+  try {
+    input = parsePreview(
+      [action, ...words],
+      { reason: 'string', thread: 'string' },
+      { fieldsOptional: true },
+    );
+  } catch (err) {
+    // The preview's own words say "preview create …": say it as this command is typed.
+    if (err instanceof InputError) throw new InputError(err.message.replace(/^preview /, ''), usage);
+    throw err;
+  }
+  const reason = typeof input.extra?.reason === 'string' ? input.extra?.reason.trim() : undefined;
+  if (reason !== undefined && reason.length > MAX_REASON)
+    throw new InputError(`--reason is ${reason.length} characters; at most ${MAX_REASON}.`, usage);
+  const origin =
+    typeof input.extra?.thread === 'string'
+      ? parseThreadLink(input.extra?.thread, usage)
+      : { channel: asker.channel, ...(asker.threadTs ? { threadTs: asker.threadTs } : {}) };
+  const env = ctx.environments.pick(input.env).name;
+  const draft: Draft = {
+    action,
+    policy: input.name,
+    env,
+    vhost: input.vhost,
+    layer: input.layer,
+    origin,
+    fields: input.fields,
+  };
+  const log = ctx.logger.child({ env, vhost: draft.vhost, policy: draft.policy, action });
+
+  if (action !== 'delete' && Object.keys(input.fields).length === 0) {
+    if (asker.triggerId) {
+      const opened = await changes.openPolicyForm(draft, asker.triggerId);
+      log.info({ opened: opened.ok, error: opened.ok ? undefined : opened.error }, 'policy form');
+      if (opened.ok)
+        return {
+          message: openFormPrompt('policy', draft, { opened: true }),
+          audience: 'asker',
+          outcome: 'answered',
+        };
+    }
+    return { message: openFormPrompt('policy', draft), audience: 'asker', outcome: 'answered' };
+  }
+
+  const outcome = await changes.file(draft, asker.user, reason);
+  if (outcome.ok) {
+    return {
+      message: filedView(outcome.request, outcome.approvals, outcome.posted),
+      audience: 'channel',
+      outcome: 'answered',
+    };
+  }
+  const err = outcome.error;
+  if (err.code === 'reason-required') {
+    const why = refusalSentence('reason-required');
+    if (asker.triggerId) {
+      const opened = await changes.openReasonForm({ for: 'file', draft }, why, asker.triggerId);
+      log.info({ opened: opened.ok, error: opened.ok ? undefined : opened.error }, 'reason form');
+      if (opened.ok)
+        return {
+          message: openFormPrompt('reason', draft, { opened: true }),
+          audience: 'asker',
+          outcome: 'answered',
+        };
+    }
+    if (encodeMeta({ for: 'file', draft }).length > 1900)
+      throw new InputError(refusalSentence('form-too-large'), usage);
+    return { message: openFormPrompt('reason', draft), audience: 'asker', outcome: 'answered' };
+  }
+  return toAsker(requestRefusedView(err));
+}
+
+/** The SlackCommand of one request word. */
+export function changeCommand(action: Draft['action']): SlackCommand {
+  return { name: action, run: (words, ctx) => run(action, words, ctx) };
+}

@@ -1,0 +1,174 @@
+import type { Logger } from '../../log.ts';
+import { acceptedApplyTo } from '../../policy/keys.ts';
+import type { Policy } from '../../policy/types.ts';
+import { isWorkflowError, type WorkflowError } from '../../workflow/errors.ts';
+import type { ChangeRequest, Filed, Origin, Workflow } from '../../workflow/types.ts';
+import type { Delivery, Sent } from '../delivery.ts';
+import type { SlackBroker } from '../handlers/types.ts';
+import {
+  type Draft,
+  encodeMeta,
+  METADATA_MAX,
+  noticeModal,
+  policyForm,
+  type ReasonMeta,
+  reasonForm,
+} from '../views/forms.ts';
+import { previewView } from '../views/preview.ts';
+import { requestMessage } from '../views/request.ts';
+import { refusalSentence } from '../views/requestRefusals.ts';
+
+/**
+ * Filing change requests from Slack, for the commands (`create`, `edit`, `delete`), the forms
+ * and the Revert button alike: the workflow files (validation, preview, identity, store), then
+ * the request is posted to the approvals channel (the environment's, else
+ * SLACK_APPROVALS_CHANNEL, else where it was asked) with the full object list attached in its
+ * thread when the summary does not show every object, and the message is recorded on the
+ * request so every later state updates it in place.
+ */
+
+export type FileOutcome =
+  | { readonly ok: true; readonly request: ChangeRequest; readonly approvals: string; readonly posted: Sent }
+  | { readonly ok: false; readonly error: WorkflowError };
+
+export interface ChangeRequests {
+  readonly workflow: Workflow;
+  /** Files `draft` for `user`; posts the request to its approvals channel. */
+  file(draft: Draft, user: string, reason: string | undefined): Promise<FileOutcome>;
+  /** Files a request restoring the before state of audit record `auditId`. */
+  revert(auditId: string, user: string, origin: Origin, reason: string): Promise<FileOutcome>;
+  /** Opens the policy form of a create or an edit (prefilled with the policy as it is). */
+  openPolicyForm(draft: Draft, triggerId: string): Promise<Sent>;
+  /** Opens the form that asks the requester for the reason `why` says is required. */
+  openReasonForm(meta: ReasonMeta, why: string, triggerId: string): Promise<Sent>;
+}
+
+export interface ChangeRequestsOptions {
+  readonly workflow: Workflow;
+  readonly delivery: Delivery;
+  /** The Slack-path broker clients, by environment: the form reads the version and the policy. */
+  readonly brokers: ReadonlyMap<string, SlackBroker>;
+  readonly logger: Logger;
+}
+
+/** `--reason` longer than a form can carry is refused: approvers read it, and 1,000 characters is a lot. */
+export const MAX_REASON = 1000;
+
+export function createChangeRequests(options: ChangeRequestsOptions): ChangeRequests {
+  const { workflow, delivery, logger } = options;
+
+  async function post(filed: Filed): Promise<FileOutcome> {
+    const { request } = filed;
+    const approvals = request.approvalsChannel ?? request.origin.channel;
+    const file = previewView(filed.preview).file;
+    const message = requestMessage(request, { fileAttached: file !== undefined });
+    const posted = await delivery.call('chat.postMessage', {
+      channel: approvals,
+      text: message.text,
+      blocks: message.blocks,
+      unfurl_links: false,
+      unfurl_media: false,
+    });
+    const log = logger.child({ requestId: request.id, env: request.env, vhost: request.vhost });
+    if (posted.ok && posted.ts) {
+      try {
+        await workflow.attachMessage(request.id, posted.channel ?? approvals, posted.ts);
+      } catch (err) {
+        log.error({ err }, 'the approvals message could not be recorded on the request');
+      }
+      if (file) {
+        const attached = await delivery
+          .toChannel({ channel: posted.channel ?? approvals, threadTs: posted.ts })
+          .attach(file);
+        if (!attached.ok) log.warn({ error: attached.error }, 'the full object list was not attached');
+      }
+      log.info({ approvals, ts: posted.ts }, 'change request filed and posted');
+    } else {
+      log.error(
+        { error: posted.ok ? 'no ts' : posted.error, approvals },
+        'the approvals message was not posted',
+      );
+    }
+    return { ok: true, request, approvals, posted };
+  }
+
+  async function filing(work: () => Promise<Filed>): Promise<FileOutcome> {
+    try {
+      return await post(await work());
+    } catch (err) {
+      if (isWorkflowError(err)) {
+        logger.info({ code: err.code, refused: err.message }, 'change request refused');
+        return { ok: false, error: err };
+      }
+      throw err;
+    }
+  }
+
+  async function load(
+    draft: Draft,
+  ): Promise<{ applyTo: ReturnType<typeof acceptedApplyTo>; current: Policy | null }> {
+    const broker = options.brokers.get(draft.env);
+    if (!broker) throw new Error(`no broker client for environment ${draft.env}`);
+    const [{ version }, policies] = await Promise.all([
+      broker.overview(),
+      draft.layer === 'operator'
+        ? broker.listOperatorPolicies(draft.vhost)
+        : broker.listPolicies(draft.vhost),
+    ]);
+    return {
+      applyTo: acceptedApplyTo(version),
+      current: policies.find((p) => p.name === draft.policy) ?? null,
+    };
+  }
+
+  return {
+    workflow,
+    file: (draft, user, reason) =>
+      filing(() =>
+        workflow.file({
+          env: draft.env,
+          vhost: draft.vhost,
+          layer: draft.layer,
+          action: draft.action,
+          policy: draft.policy,
+          fields: draft.fields,
+          requester: { user, ...(reason ? { reason } : {}) },
+          origin: draft.origin,
+        }),
+      ),
+    revert: (auditId, user, origin, reason) =>
+      filing(() => workflow.revertRequestFor(auditId, user, origin, reason)),
+
+    async openPolicyForm(draft, triggerId) {
+      const title = draft.action === 'edit' ? 'Edit policy' : 'Create policy';
+      // The trigger lasts 3 s: open at once, then fill the form in once the broker answered.
+      const opened = await delivery.call('views.open', {
+        trigger_id: triggerId,
+        view: noticeModal(title, ':hourglass_flowing_sand: Reading the policy and the broker’s version…'),
+      });
+      if (!opened.ok) return opened;
+      const viewId = (opened.response?.view as { id?: unknown } | undefined)?.id;
+      if (typeof viewId !== 'string') return { ok: false, error: 'no_view_id' };
+      let view: ReturnType<typeof policyForm>;
+      try {
+        const { applyTo, current } = await load(draft);
+        if (draft.action === 'edit' && !current) {
+          view = noticeModal(title, `:warning: ${refusalSentence('no-such-policy')}`);
+        } else if (draft.action === 'create' && current) {
+          view = noticeModal(title, `:warning: ${refusalSentence('name-taken')}`);
+        } else {
+          view = policyForm({ draft, applyTo, initial: current });
+        }
+      } catch (err) {
+        logger.warn({ err }, 'the policy form could not be filled');
+        view = noticeModal(title, `:x: ${refusalSentence('broker-not-asked')}`);
+      }
+      return delivery.call('views.update', { view_id: viewId, view });
+    },
+
+    async openReasonForm(meta, why, triggerId) {
+      if (encodeMeta(meta).length > METADATA_MAX) return { ok: false, error: 'metadata_too_long' };
+      return delivery.call('views.open', { trigger_id: triggerId, view: reasonForm(meta, why) });
+    },
+  };
+}

@@ -1,0 +1,357 @@
+import type { types } from '@slack/bolt';
+import { z } from 'zod';
+import type { PolicyFields } from '../../../commands/preview.ts';
+import type { ApplyTo } from '../../policy/types.ts';
+import type { ChangeRequest, DecisionKind } from '../../workflow/types.ts';
+import { code, prose, truncate } from '../escape.ts';
+import { type Block, context, section } from './message.ts';
+import { requestTitle } from './request.ts';
+
+/**
+ * The forms (modals) of change requests, pure: the policy form of `create`/`edit` without
+ * flags, the reason a requester must give, the reason an approver must give. What a form
+ * carries between opening and submission travels in `private_metadata` (parsed with zod on
+ * the way back); what it asks is read back from `view.state.values` by `read…` functions here,
+ * next to the blocks that define it.
+ */
+
+export const FORMS = {
+  policy: 'rmq_policy_form',
+  reason: 'rmq_reason_form',
+  decision: 'rmq_decision_form',
+} as const;
+
+/** The policy form's pattern field dispatches an action as it is typed, to keep its hint true. */
+export const PATTERN_TYPED = 'rmq_pattern_typed';
+
+/** Block ids: stable across updates, so what was typed survives them; errors are keyed by them. */
+export const BLOCK = {
+  pattern: 'pattern',
+  applyTo: 'apply_to',
+  priority: 'priority',
+  definition: 'definition',
+  reason: 'reason',
+} as const;
+type BlockId = (typeof BLOCK)[keyof typeof BLOCK];
+
+export const UNANCHORED_HINT = 'unanchored: matches every name that contains it';
+export const ANCHORED_HINT = 'A regular expression over queue and exchange names.';
+export const PRIORITY_HINT = 'Highest wins. Two matches at the same priority leave it undefined.';
+
+/** The hint the pattern field shows for what is typed in it. */
+export function patternHint(pattern: string): string {
+  return pattern.startsWith('^') ? ANCHORED_HINT : UNANCHORED_HINT;
+}
+
+// --- what travels in private_metadata ---------------------------------------------------------
+
+const Origin = z.object({ channel: z.string().min(1), threadTs: z.string().min(1).optional() });
+
+/** A request being made: everything `Workflow.file` takes but the fields and the reason. */
+export const DraftSchema = z.object({
+  action: z.enum(['create', 'edit', 'delete']),
+  policy: z.string().min(1),
+  env: z.string().min(1),
+  vhost: z.string().min(1),
+  layer: z.enum(['user', 'operator']),
+  origin: Origin,
+  /** Fields given on the command line (the reason form keeps them to file with the reason). */
+  fields: z
+    .object({
+      pattern: z.unknown().optional(),
+      applyTo: z.unknown().optional(),
+      priority: z.unknown().optional(),
+      definition: z.unknown().optional(),
+    })
+    .default({}),
+});
+export type Draft = z.infer<typeof DraftSchema>;
+
+const ReasonMetaSchema = z.discriminatedUnion('for', [
+  z.object({ for: z.literal('file'), draft: DraftSchema }),
+  z.object({ for: z.literal('revert'), auditId: z.string().min(1), origin: Origin }),
+]);
+export type ReasonMeta = z.infer<typeof ReasonMetaSchema>;
+
+const DecisionMetaSchema = z.object({ id: z.string().min(1), kind: z.enum(['approve', 'reject']) });
+export type DecisionMeta = z.infer<typeof DecisionMetaSchema>;
+
+/** Slack keeps at most 3,000 characters of private_metadata. */
+export const METADATA_MAX = 3000;
+
+export function encodeMeta(meta: unknown): string {
+  return JSON.stringify(meta);
+}
+
+function parseMeta<T>(schema: z.ZodType<T>, text: string): T | undefined {
+  try {
+    const r = schema.safeParse(JSON.parse(text));
+    return r.success ? r.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export const parseDraft = (text: string) => parseMeta(DraftSchema, text);
+export const parseReasonMeta = (text: string) => parseMeta(ReasonMetaSchema, text);
+export const parseDecisionMeta = (text: string) => parseMeta(DecisionMetaSchema, text);
+
+// --- building blocks --------------------------------------------------------------------------
+
+type View = types.ModalView;
+
+const plain = (text: string) => ({ type: 'plain_text' as const, text });
+
+function textInput(
+  block: BlockId,
+  label: string,
+  options: {
+    initial?: string | undefined;
+    multiline?: boolean;
+    optional?: boolean;
+    hint?: string;
+    placeholder?: string;
+    dispatch?: boolean;
+    maxLength?: number;
+  },
+): types.InputBlock {
+  return {
+    type: 'input',
+    block_id: block,
+    label: plain(label),
+    optional: options.optional ?? false,
+    ...(options.hint ? { hint: plain(options.hint) } : {}),
+    ...(options.dispatch ? { dispatch_action: true } : {}),
+    element: {
+      type: 'plain_text_input',
+      action_id: options.dispatch ? PATTERN_TYPED : 'value',
+      multiline: options.multiline ?? false,
+      ...(options.maxLength ? { max_length: options.maxLength } : {}),
+      ...(options.initial !== undefined && options.initial !== '' ? { initial_value: options.initial } : {}),
+      ...(options.placeholder ? { placeholder: plain(options.placeholder) } : {}),
+      ...(options.dispatch
+        ? { dispatch_action_config: { trigger_actions_on: ['on_character_entered'] } }
+        : {}),
+    } as types.PlainTextInput,
+  };
+}
+
+function modal(callbackId: string, title: string, submit: string, meta: string, blocks: Block[]): View {
+  return {
+    type: 'modal',
+    callback_id: callbackId,
+    title: plain(title.slice(0, 24)),
+    submit: plain(submit),
+    close: plain('Cancel'),
+    private_metadata: meta,
+    blocks: blocks as View['blocks'],
+  };
+}
+
+/** A modal with nothing to submit: a wait, or the end of a form (refused, filed). */
+export function noticeModal(title: string, mrkdwn: string): View {
+  return {
+    type: 'modal',
+    title: plain(title.slice(0, 24)),
+    close: plain('Close'),
+    blocks: [section(mrkdwn)],
+  };
+}
+
+function draftLine(d: Draft): string {
+  const layer = d.layer === 'operator' ? 'operator policy' : 'policy';
+  return `${prose(d.action === 'create' ? 'Create' : d.action === 'edit' ? 'Edit' : 'Delete')} ${layer} ${code(truncate(d.policy, 200))} in ${code(d.env)}/${code(truncate(d.vhost, 200))}`;
+}
+
+// --- the policy form ---------------------------------------------------------------------------
+
+export interface PolicyFormInput {
+  readonly draft: Draft;
+  /** The apply-to values this broker's version accepts. */
+  readonly applyTo: readonly ApplyTo[];
+  /** What the fields start with: the policy as it is (edit), or a blank one (create). */
+  readonly initial: PolicyFields | null;
+  /** The pattern as currently typed, for the hint (an update while typing). */
+  readonly typedPattern?: string;
+}
+
+export function policyForm(input: PolicyFormInput): View {
+  const { draft, initial } = input;
+  const pattern = input.typedPattern ?? initial?.pattern ?? '';
+  const applyTo = initial?.applyTo ?? 'all';
+  const options = input.applyTo.map((a) => ({ text: plain(a), value: a }));
+  const selected = options.find((o) => o.value === applyTo);
+  const blocks: Block[] = [
+    section(`*${draftLine(draft)}*`),
+    textInput(BLOCK.pattern, 'Pattern', {
+      initial: initial?.pattern,
+      hint: patternHint(pattern),
+      placeholder: '^orders\\.',
+      dispatch: true,
+    }),
+    {
+      type: 'input',
+      block_id: BLOCK.applyTo,
+      label: plain('Apply to'),
+      element: {
+        type: 'static_select',
+        action_id: 'value',
+        options,
+        ...(selected ? { initial_option: selected } : {}),
+      },
+    },
+    textInput(BLOCK.priority, 'Priority', { initial: String(initial?.priority ?? 0), hint: PRIORITY_HINT }),
+    textInput(BLOCK.definition, 'Definition (JSON)', {
+      initial: initial ? JSON.stringify(initial.definition, null, 2) : undefined,
+      multiline: true,
+      placeholder: '{"message-ttl": 60000}',
+    }),
+    textInput(BLOCK.reason, 'Reason', {
+      multiline: true,
+      optional: true,
+      hint: 'Required for a delete and in a guarded environment; approvers read it.',
+      maxLength: 1000,
+    }),
+    context('Nothing changes until an approver other than you approves it, with a reason.'),
+  ];
+  return modal(
+    FORMS.policy,
+    draft.action === 'edit' ? 'Edit policy' : 'Create policy',
+    'Preview & file',
+    encodeMeta(draft),
+    blocks,
+  );
+}
+
+type StateValues = Record<
+  string,
+  Record<string, { value?: string | null; selected_option?: { value: string } | null }>
+>;
+
+function textOf(values: StateValues, block: BlockId): string {
+  const b = values[block] ?? {};
+  const v = Object.values(b)[0];
+  return v?.value ?? v?.selected_option?.value ?? '';
+}
+
+export interface PolicyFormValues {
+  readonly fields: {
+    pattern: string;
+    applyTo: string;
+    priority: number;
+    definition: Record<string, unknown>;
+  };
+  readonly reason: string | undefined;
+}
+
+/** The submitted policy form -> the fields to file, or the errors to show inline (by block id). */
+export function readPolicyForm(values: StateValues): PolicyFormValues | { errors: Record<string, string> } {
+  const errors: Record<string, string> = {};
+  const pattern = textOf(values, BLOCK.pattern);
+  if (pattern === '') errors[BLOCK.pattern] = 'A pattern is required.';
+  const applyTo = textOf(values, BLOCK.applyTo) || 'all';
+  const priorityText = textOf(values, BLOCK.priority).trim();
+  const priority = priorityText === '' ? 0 : Number(priorityText);
+  if (!Number.isInteger(priority))
+    errors[BLOCK.priority] = `A whole number, not ${JSON.stringify(truncate(priorityText, 40))}.`;
+  const definitionText = textOf(values, BLOCK.definition);
+  let definition: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = JSON.parse(definitionText);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      errors[BLOCK.definition] =
+        'The definition must be a JSON object of keys and values, e.g. {"message-ttl": 60000}.';
+    else definition = parsed as Record<string, unknown>;
+  } catch (e) {
+    errors[BLOCK.definition] = `Not valid JSON: ${e instanceof Error ? e.message : String(e)}`;
+  }
+  if (Object.keys(errors).length > 0) return { errors };
+  const reason = textOf(values, BLOCK.reason).trim();
+  return { fields: { pattern, applyTo, priority, definition }, reason: reason || undefined };
+}
+
+/** A refusal's field (validate.ts) -> the form block it is shown on. */
+export function blockOfField(field: string | undefined): BlockId {
+  switch (field) {
+    case 'pattern':
+      return BLOCK.pattern;
+    case 'apply-to':
+      return BLOCK.applyTo;
+    case 'priority':
+      return BLOCK.priority;
+    default:
+      return BLOCK.definition;
+  }
+}
+
+// --- reasons -------------------------------------------------------------------------------------
+
+export function reasonForm(meta: ReasonMeta, why: string): View {
+  const what =
+    meta.for === 'file'
+      ? draftLine(meta.draft)
+      : `Revert the change of audit record ${code(meta.auditId)} (a new request, with its own approval)`;
+  return modal(FORMS.reason, 'Your reason', 'File the request', encodeMeta(meta), [
+    section(`*${what}*\n${prose(why)}`),
+    textInput(BLOCK.reason, 'Reason', { multiline: true, maxLength: 1000, placeholder: 'INC-1234: …' }),
+  ]);
+}
+
+export function readReason(values: StateValues): string {
+  return textOf(values, BLOCK.reason).trim();
+}
+
+export function decisionForm(r: ChangeRequest, kind: DecisionKind): View {
+  const verb = kind === 'approve' ? 'Approve' : 'Reject';
+  return modal(
+    FORMS.decision,
+    `${verb} change`,
+    verb,
+    encodeMeta({ id: r.id, kind } satisfies DecisionMeta),
+    [
+      section(`${requestTitle(r)} in ${code(r.env)}/${code(truncate(r.vhost, 200))}`),
+      textInput(BLOCK.reason, kind === 'approve' ? 'Why approve it' : 'Why reject it', {
+        multiline: true,
+        maxLength: 1000,
+        hint: 'Required. It goes into the audit trail.',
+      }),
+    ],
+  );
+}
+
+export const EMPTY_REASON = 'A reason is required: say why, for the audit trail.';
+
+/**
+ * The open policy form with the pattern's hint made true for `pattern` (as typed so far), or
+ * `undefined` when the hint already is. Only the fields views.update takes are kept.
+ */
+export function withPatternHint(
+  view: {
+    blocks: unknown[];
+    title: unknown;
+    submit?: unknown;
+    close?: unknown;
+    private_metadata?: string;
+    callback_id?: string;
+  },
+  pattern: string,
+): View | undefined {
+  const hint = patternHint(pattern);
+  let changed = false;
+  const blocks = view.blocks.map((b) => {
+    const block = b as { block_id?: string; hint?: { text?: string } };
+    if (block.block_id !== BLOCK.pattern || block.hint?.text === hint) return b;
+    changed = true;
+    return { ...block, hint: plain(hint) };
+  });
+  if (!changed) return undefined;
+  return {
+    type: 'modal',
+    title: view.title as View['title'],
+    ...(view.submit ? { submit: view.submit as View['submit'] } : {}),
+    ...(view.close ? { close: view.close as View['close'] } : {}),
+    ...(view.private_metadata !== undefined ? { private_metadata: view.private_metadata } : {}),
+    ...(view.callback_id ? { callback_id: view.callback_id } : {}),
+    blocks: blocks as View['blocks'],
+  };
+}

@@ -1,0 +1,307 @@
+import type { types } from '@slack/bolt';
+import type { PolicyFields } from '../../../commands/preview.ts';
+import type { AuditRecord, ChangeRequest, RequestState } from '../../workflow/types.ts';
+import { code, codeBlock, prose, truncate } from '../escape.ts';
+import { asWrittenSection } from './asWritten.ts';
+import { type Block, context, divider, finish, listSection, type SlackMessage, section } from './message.ts';
+import { summaryBlocks, warningsBlock } from './preview.ts';
+
+/**
+ * A change request in Slack, pure: the approvals message at every state (its buttons only while
+ * it waits for a decision), the audit diff once applied (with Revert), and the short notes to
+ * the requester and to an approver who lost a race. Every user or broker string is escaped;
+ * pattern and definition are shown exactly as they will be written (the definition as the JSON
+ * the bot sends to the broker).
+ */
+
+/** `action_id`s of the buttons on these messages; interactions.ts registers a handler for each. */
+export const REQUEST_ACTIONS = {
+  approve: 'rmq_request_approve',
+  reject: 'rmq_request_reject',
+  revert: 'rmq_audit_revert',
+} as const;
+
+/** A user id as a mention (ids come from Slack's payloads; anything else is shown as code). */
+export function who(user: string): string {
+  return /^[UW][A-Z0-9]{2,}$/.test(user) ? `<@${user}>` : code(user);
+}
+
+/** A time every reader sees in their own time zone; the ISO text where Slack cannot format it. */
+export function when(iso: string): string {
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) return prose(iso);
+  return `<!date^${Math.floor(ms / 1000)}^{date_short_pretty} {time_secs}|${iso}>`;
+}
+
+const STATE_WORDS: Readonly<Record<RequestState, string>> = {
+  pending: ':hourglass_flowing_sand: *Waiting for an approver*',
+  approved: ':white_check_mark: *Approved*',
+  applying: ':gear: *Applying*',
+  applied: ':white_check_mark: *Applied*',
+  failed: ':x: *Failed — not applied*',
+  rejected: ':no_entry: *Rejected*',
+  expired: ':alarm_clock: *Expired — not applied*',
+  stale: ':warning: *Stale — not applied*',
+};
+
+function layerWords(r: Pick<ChangeRequest, 'layer'>): string {
+  return r.layer === 'operator' ? 'operator policy' : 'policy';
+}
+
+function actionWords(r: Pick<ChangeRequest, 'action' | 'before' | 'after'>): string {
+  if (r.action !== 'revert') return r.action;
+  return r.after === null ? 'revert (delete)' : r.before === null ? 'revert (re-create)' : 'revert (edit)';
+}
+
+function fieldsBlock(label: string, p: PolicyFields | null): Block {
+  return p ? asWrittenSection(p, [], `*${label}:*`) : section(`*${label}:* _(none)_`);
+}
+
+/** What the request changes: the policy as it is and as it will be written. */
+function changeBlocks(r: ChangeRequest): Block[] {
+  if (r.after === null) return [fieldsBlock('Deletes this policy, now', r.before)];
+  if (r.before === null) return [fieldsBlock('Will be written as', r.after)];
+  return [fieldsBlock('Now', r.before), fieldsBlock('Will be written as', r.after)];
+}
+
+function stateLine(r: ChangeRequest): string {
+  const d = r.decision;
+  switch (r.state) {
+    case 'pending':
+      return `${STATE_WORDS.pending} · expires ${when(r.expiresAt)}`;
+    case 'approved':
+    case 'applying':
+      return `${STATE_WORDS[r.state]}${d ? ` by ${who(d.by)} at ${when(d.at)}: ${prose(truncate(d.reason, 500))}` : ''}`;
+    case 'applied':
+      return `${STATE_WORDS.applied}${r.appliedAt ? ` at ${when(r.appliedAt)}` : ''}${d ? ` · approved by ${who(d.by)}: ${prose(truncate(d.reason, 500))}` : ''}`;
+    case 'failed': {
+      const f = r.failure;
+      return `${STATE_WORDS.failed}${f ? `: ${prose(truncate(f.message, 800))} (${code(f.code)}${f.status ? `, HTTP ${f.status}` : ''}, after ${f.attempts} attempt(s))` : ''}`;
+    }
+    case 'rejected':
+      return `${STATE_WORDS.rejected}${d ? ` by ${who(d.by)} at ${when(d.at)}: ${prose(truncate(d.reason, 500))}` : ''}`;
+    case 'expired':
+      return `${STATE_WORDS.expired}: nobody decided before ${when(r.expiresAt)}. File it again if it is still wanted.`;
+    case 'stale':
+      return `${STATE_WORDS.stale}: the policy on the broker is no longer what the approver saw. A fresh preview was posted; file the request again to go ahead.`;
+  }
+}
+
+function buttons(r: ChangeRequest): types.ActionsBlock {
+  return {
+    type: 'actions',
+    block_id: 'rmq_request_decision',
+    elements: [
+      {
+        type: 'button',
+        action_id: REQUEST_ACTIONS.approve,
+        text: { type: 'plain_text', text: 'Approve' },
+        style: 'primary',
+        value: r.id,
+      },
+      {
+        type: 'button',
+        action_id: REQUEST_ACTIONS.reject,
+        text: { type: 'plain_text', text: 'Reject' },
+        style: 'danger',
+        value: r.id,
+      },
+    ],
+  };
+}
+
+/** The title line of a request, for messages and modals. */
+export function requestTitle(r: ChangeRequest): string {
+  return `*Change request* ${code(r.id)}: ${prose(actionWords(r))} ${layerWords(r)} ${code(truncate(r.policy, 200))}`;
+}
+
+/** The request message in the approvals channel, as it reads in `request.state`. */
+export function requestMessage(r: ChangeRequest, options: { fileAttached?: boolean } = {}): SlackMessage {
+  const s = r.preview.summary;
+  const blocks: Block[] = [
+    section(requestTitle(r)),
+    section(
+      [
+        `*Requested by* ${who(r.requester.user)} at ${when(r.createdAt)}`,
+        `*Environment* ${code(r.env)} · *vhost* ${code(r.vhost)}`,
+        `*Reason* ${r.requester.reason ? prose(truncate(r.requester.reason, 1000)) : '_(none given)_'}`,
+        ...(r.revertOf ? [`*Reverts* audit record ${code(r.revertOf)}`] : []),
+      ].join('\n'),
+    ),
+    ...changeBlocks(r),
+  ];
+  if (r.preview.warnings.length) blocks.push(warningsBlock(r.preview.warnings));
+  blocks.push(
+    ...summaryBlocks(s, {
+      operator: r.layer === 'operator',
+      nothing: r.preview.objects === 0 && r.preview.unpredictable === 0,
+    }),
+  );
+  const footer = [`preview on broker ${prose(r.preview.brokerVersion)}`];
+  if (r.preview.unpredictable) footer.push(`${r.preview.unpredictable} object(s) unpredictable`);
+  if (options.fileAttached) footer.push('every object is in the attached file');
+  blocks.push(context(footer.join(' · ')));
+  blocks.push(divider(), section(stateLine(r)));
+  if (r.state === 'pending') blocks.push(buttons(r));
+  const text = `Change request ${r.id}: ${actionWords(r)} ${layerWords(r)} ${prose(truncate(r.policy, 200))} in ${prose(r.env)}/${prose(truncate(r.vhost, 100))} — ${r.state}.`;
+  return finish(blocks, text);
+}
+
+/** To the requester where they asked: filed, and where it waits (or that its message was not posted). */
+export function filedView(
+  r: ChangeRequest,
+  approvals: string,
+  posted: { readonly ok: boolean; readonly error?: string },
+): SlackMessage {
+  const channel = `<#${approvals.replace(/[^A-Z0-9]/gi, '')}>`;
+  const lines = [
+    `:inbox_tray: ${requestTitle(r)} in ${code(r.env)}/${code(truncate(r.vhost, 200))} is filed by ${who(r.requester.user)}.`,
+  ];
+  lines.push(
+    posted.ok
+      ? `It waits for an approver in ${channel}; the result is posted here.`
+      : `:warning: Its approval message could not be posted in ${channel} (Slack answered ${code(posted.error ?? 'unknown')}): invite the bot there, or give an approver the request id.`,
+  );
+  return finish([section(lines.join('\n'))], `Change request ${r.id} filed; waiting for an approver.`);
+}
+
+/** To an approver whose decision came too late: who decided, and when. */
+export function alreadyDecidedView(r: ChangeRequest): SlackMessage {
+  const d = r.decision;
+  const line =
+    r.state === 'expired'
+      ? `${code(r.id)} expired at ${when(r.expiresAt)}: nothing was decided, nothing applied.`
+      : d
+        ? `${code(r.id)} was already ${d.kind === 'approve' ? 'approved' : 'rejected'} by ${who(d.by)} at ${when(d.at)}. Your decision was not recorded.`
+        : `${code(r.id)} no longer waits for a decision (it is ${prose(r.state)}). Your decision was not recorded.`;
+  return finish([section(`:information_source: ${line}`)], line.replace(/<[^>]*\|([^>]*)>/g, '$1'));
+}
+
+// --- after the apply: the audit diff ---------------------------------------------------------
+
+function valueText(v: unknown): string {
+  return v === null || v === undefined ? '(none)' : typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+/** Field by field, before -> after, as the audit record has it. */
+export function auditDiffLines(rec: Pick<AuditRecord, 'before' | 'after'>): string[] {
+  const b = rec.before;
+  const a = rec.after;
+  const lines: string[] = [];
+  const field = (label: string, x: unknown, y: unknown) => {
+    const same = JSON.stringify(x) === JSON.stringify(y);
+    lines.push(same ? `  ${label}: ${valueText(x)}` : `~ ${label}: ${valueText(x)}  ->  ${valueText(y)}`);
+  };
+  field('pattern', b?.pattern ?? null, a?.pattern ?? null);
+  field('apply-to', b?.applyTo ?? null, a?.applyTo ?? null);
+  field('priority', b?.priority ?? null, a?.priority ?? null);
+  const keys = [
+    ...new Set([...Object.keys(b?.definition ?? {}), ...Object.keys(a?.definition ?? {})]),
+  ].sort();
+  if (keys.length === 0) lines.push('  definition: (none)');
+  for (const k of keys) {
+    const x = b && k in b.definition ? b.definition[k] : null;
+    const y = a && k in a.definition ? a.definition[k] : null;
+    const mark = x === null ? '+' : y === null ? '-' : JSON.stringify(x) === JSON.stringify(y) ? ' ' : '~';
+    lines.push(
+      mark === ' '
+        ? `  definition.${k}: ${valueText(x)}`
+        : `${mark} definition.${k}: ${valueText(x)}  ->  ${valueText(y)}`,
+    );
+  }
+  return lines;
+}
+
+function objectLoss(o: AuditRecord['objects'][number]): string {
+  const parts: string[] = [];
+  const lost = Object.entries(o.lost);
+  const gained = Object.entries(o.gained);
+  const changed = Object.entries(o.changed);
+  if (lost.length) parts.push(`lost ${lost.map(([k, v]) => `${code(k)} ${code(valueText(v))}`).join(', ')}`);
+  if (gained.length)
+    parts.push(`gained ${gained.map(([k, v]) => `${code(k)} ${code(valueText(v))}`).join(', ')}`);
+  if (changed.length)
+    parts.push(
+      changed
+        .map(([k, c]) => `${code(k)} ${code(valueText(c.before))} → ${code(valueText(c.after))}`)
+        .join(', '),
+    );
+  const now = o.after ? code(o.after) : 'no policy';
+  return `• ${code(truncate(o.name, 200))} _(${prose(o.kind)})_ → ${now}${parts.length ? ` — ${parts.join('; ')}` : ''}`;
+}
+
+/** The audit diff posted after the apply, in the approvals channel and where the request came from. */
+export function auditView(rec: AuditRecord): SlackMessage {
+  const what = rec.action === 'revert' ? 'revert' : rec.action;
+  const layer = rec.operator ? 'operator policy' : 'policy';
+  const blocks: Block[] = [
+    section(
+      `:white_check_mark: *Applied:* ${prose(what)} ${layer} ${code(truncate(rec.policy, 200))} in ${code(rec.env)}/${code(rec.vhost)} at ${rec.appliedAt ? when(rec.appliedAt) : when(rec.at)}`,
+    ),
+    section(
+      [
+        rec.requester
+          ? `*Requested by* ${who(rec.requester.user)}: ${rec.requester.reason ? prose(truncate(rec.requester.reason, 600)) : '_(no reason)_'}`
+          : '',
+        rec.approver
+          ? `*Approved by* ${who(rec.approver.user)}: ${rec.approver.reason ? prose(truncate(rec.approver.reason, 600)) : '_(no reason)_'}`
+          : '',
+        `*Audit record* ${code(rec.id)}${rec.revertOf ? ` · reverts ${code(rec.revertOf)}` : ''}`,
+      ]
+        .filter(Boolean)
+        .join('\n'),
+    ),
+    section(`*What changed* (before -> after)\n${codeBlock(truncate(auditDiffLines(rec).join('\n'), 2800))}`),
+  ];
+  if (rec.objects.length) {
+    const heading =
+      rec.action === 'delete' || rec.after === null
+        ? `*What every object it governed lost* (${rec.objects.length}):`
+        : `*Objects whose values changed* (${rec.objects.length}):`;
+    blocks.push(listSection(heading, rec.objects.map(objectLoss), { maxItems: 15 }));
+  } else {
+    blocks.push(section('*Objects:* no object’s values changed.'));
+  }
+  if (rec.matchedPreview !== undefined) {
+    blocks.push(
+      context(
+        rec.matchedPreview
+          ? ':white_check_mark: Every affected object reports the policy the preview predicted.'
+          : ':warning: Not every affected object reported the predicted policy by the deadline: check them.',
+      ),
+    );
+  }
+  blocks.push({
+    type: 'actions',
+    block_id: 'rmq_audit_actions',
+    elements: [
+      {
+        type: 'button',
+        action_id: REQUEST_ACTIONS.revert,
+        text: { type: 'plain_text', text: 'Revert' },
+        value: rec.id,
+        confirm: {
+          title: { type: 'plain_text', text: 'File a revert?' },
+          text: {
+            type: 'plain_text',
+            text: 'This files a new change request restoring the state before this change. It needs its own approval.',
+          },
+          confirm: { type: 'plain_text', text: 'File it' },
+          deny: { type: 'plain_text', text: 'Cancel' },
+        },
+      },
+    ],
+  });
+  return finish(
+    blocks,
+    `Applied: ${what} ${layer} ${prose(truncate(rec.policy, 200))} in ${prose(rec.env)}/${prose(truncate(rec.vhost, 100))} (audit ${rec.id}).`,
+  );
+}
+
+/** Where the request came from, when it was not applied: failed (the broker's reason) or stale. */
+export function notAppliedView(r: ChangeRequest): SlackMessage {
+  return finish(
+    [section(requestTitle(r)), section(stateLine(r))],
+    `Change request ${r.id} was not applied (${r.state}).`,
+  );
+}

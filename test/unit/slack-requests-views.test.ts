@@ -1,0 +1,392 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { InputError } from '../../src/errors.ts';
+import { parseThreadLink } from '../../src/slack/requests/command.ts';
+import {
+  ANCHORED_HINT,
+  BLOCK,
+  type Draft,
+  decisionForm,
+  FORMS,
+  parseDecisionMeta,
+  parseDraft,
+  patternHint,
+  policyForm,
+  readPolicyForm,
+  reasonForm,
+  UNANCHORED_HINT,
+  withPatternHint,
+} from '../../src/slack/views/forms.ts';
+import type { SlackMessage } from '../../src/slack/views/message.ts';
+import {
+  alreadyDecidedView,
+  auditDiffLines,
+  auditView,
+  REQUEST_ACTIONS,
+  requestMessage,
+} from '../../src/slack/views/request.ts';
+import type { AuditRecord, ChangeRequest, RequestState } from '../../src/workflow/types.ts';
+import { renderedText } from '../e2e/harness.ts';
+import { checkMessage, checkView } from '../support/fakeSlack.ts';
+
+/**
+ * The change-request views and forms, pure: what each state of the approvals message says and
+ * offers, the audit diff, the forms' fields read back, the thread link. Every message and view
+ * is also checked against the fake Slack's rules (Slack's limits and block schema).
+ */
+
+const T0 = '2026-11-30T18:00:00.000Z';
+
+function request(overrides: Partial<ChangeRequest> = {}): ChangeRequest {
+  return {
+    id: 'r-0123456789abcdef0123',
+    env: 'prod',
+    vhost: '/',
+    layer: 'user',
+    action: 'delete',
+    policy: 'audit-retention',
+    before: {
+      pattern: '^orders\\.audit$',
+      applyTo: 'queues',
+      priority: 10,
+      definition: { 'dead-letter-exchange': 'dlx' },
+    },
+    after: null,
+    preview: {
+      brokerVersion: '3.10.8',
+      summary: {
+        objects: 1,
+        unpredictable: 0,
+        risks: [
+          {
+            risk: 'dead-letter',
+            words: 'lose a dead-letter target',
+            count: 1,
+            possible: 0,
+            keys: ['dead-letter-exchange'],
+            names: ['orders.audit'],
+          },
+        ],
+        newTies: { count: 0, objects: [] },
+        unanchoredCatch: null,
+        groups: [],
+        heldByOperator: 0,
+        scanned: { queues: 5, exchanges: 7 },
+      },
+      warnings: [],
+      diff: {
+        action: 'delete',
+        layer: 'user',
+        vhost: '/',
+        name: 'audit-retention',
+        fields: {},
+        definition: {},
+        unchanged: false,
+      },
+      objects: 1,
+      unpredictable: 0,
+    },
+    requester: { user: 'U0ASKER', reason: 'INC-42 <!channel> retire it' },
+    origin: { channel: 'C0INCIDENT', threadTs: '1700000000.000100' },
+    approvalsChannel: 'C0APPROVALS',
+    message: { channel: 'C0APPROVALS', ts: '1700000001.000200' },
+    state: 'pending',
+    createdAt: T0,
+    expiresAt: '2026-12-01T18:00:00.000Z',
+    updatedAt: T0,
+    ...overrides,
+  };
+}
+
+const decision = { kind: 'approve' as const, by: 'U0APPROVER', reason: 'checked <@U0X> ok', at: T0 };
+
+function buttons(m: SlackMessage): string[] {
+  return m.blocks.flatMap((b) =>
+    b.type === 'actions' ? b.elements.map((e) => ('action_id' in e ? String(e.action_id) : '')) : [],
+  );
+}
+
+function valid(m: SlackMessage): void {
+  expect(checkMessage({ text: m.text, blocks: m.blocks }, { maxText: 4000 })).toBeNull();
+}
+
+describe('the approvals message', () => {
+  const states: [RequestState, Partial<ChangeRequest>, RegExp][] = [
+    ['pending', {}, /Waiting for an approver\* · expires/],
+    [
+      'approved',
+      { decision },
+      /\*Approved\* by <@U0APPROVER> at <!date\^\d+\^[^|]+\|2026-11-30T18:00:00.000Z>: checked &lt;@U0X&gt; ok/,
+    ],
+    ['applying', { decision }, /\*Applying\* by <@U0APPROVER>/],
+    ['applied', { decision, appliedAt: T0 }, /\*Applied\* at .* · approved by <@U0APPROVER>/],
+    [
+      'failed',
+      {
+        decision,
+        failure: {
+          code: 'refused-by-broker',
+          message: 'precondition_failed: <b>bad</b>',
+          status: 400,
+          attempts: 1,
+          at: T0,
+        },
+      },
+      /Failed — not applied\*: precondition_failed: &lt;b&gt;bad&lt;\/b&gt; \(`refused-by-broker`, HTTP 400, after 1 attempt\(s\)\)/,
+    ],
+    [
+      'rejected',
+      { decision: { ...decision, kind: 'reject', reason: 'not during the freeze' } },
+      /\*Rejected\* by <@U0APPROVER> .*: not during the freeze/,
+    ],
+    ['expired', {}, /Expired — not applied\*: nobody decided before/],
+    ['stale', {}, /Stale — not applied\*: the policy on the broker is no longer what the approver saw/],
+  ];
+
+  it.each(states)('%s: says so, with Approve and Reject only while pending', (state, extra, says) => {
+    const m = requestMessage(request({ state, ...extra }));
+    valid(m);
+    const shown = renderedText(m as never);
+    expect(shown).toMatch(says);
+    expect(buttons(m)).toEqual(state === 'pending' ? [REQUEST_ACTIONS.approve, REQUEST_ACTIONS.reject] : []);
+    // Requester, environment, vhost, reason (escaped: no channel ping), the change, the summary.
+    expect(shown).toMatch(/\*Requested by\* <@U0ASKER>/);
+    expect(shown).toMatch(/\*Environment\* `prod` · \*vhost\* `\/`/);
+    expect(shown).toContain('INC-42 &lt;!channel&gt; retire it');
+    expect(shown).not.toContain('<!channel>');
+    expect(shown).toContain('^orders\\.audit$');
+    expect(shown).toMatch(/\*1\* would lose a dead-letter target/);
+  });
+
+  it('carries the request id on both buttons', () => {
+    const m = requestMessage(request());
+    const values = m.blocks.flatMap((b) =>
+      b.type === 'actions' ? b.elements.map((e) => (e as { value?: string }).value) : [],
+    );
+    expect(values).toEqual(['r-0123456789abcdef0123', 'r-0123456789abcdef0123']);
+  });
+
+  it('shows an edit as now and as it will be written, the definition verbatim', () => {
+    const after = {
+      pattern: '^orders\\.',
+      applyTo: 'queues',
+      priority: 10,
+      definition: { 'message-ttl': 60000, 'x-a\\b': 'c"d' },
+    };
+    const m = requestMessage(request({ action: 'edit', after }));
+    const shown = renderedText(m as never);
+    expect(shown).toMatch(/\*Now:\*/);
+    expect(shown).toMatch(/\*Will be written as:\*/);
+    expect(shown).toContain('"x-a\\\\b":"c\\"d"');
+  });
+
+  it('tells a late approver who decided and when', () => {
+    const late = alreadyDecidedView(request({ state: 'approved', decision }));
+    valid(late);
+    expect(renderedText(late as never)).toMatch(/already approved by <@U0APPROVER> at <!date\^/);
+    expect(renderedText(alreadyDecidedView(request({ state: 'expired' })) as never)).toMatch(/expired at/);
+  });
+});
+
+describe('the audit diff', () => {
+  const record: AuditRecord = {
+    id: 'a-r-0123456789abcdef0123',
+    at: T0,
+    env: 'prod',
+    vhost: '/',
+    policy: 'audit-retention',
+    operator: false,
+    action: 'delete',
+    requestId: 'r-0123456789abcdef0123',
+    requester: { user: 'U0ASKER', reason: 'INC-42' },
+    approver: { user: 'U0APPROVER', reason: 'ok' },
+    appliedAt: T0,
+    before: {
+      pattern: '^orders\\.audit$',
+      applyTo: 'queues',
+      priority: 10,
+      definition: { 'dead-letter-exchange': 'dlx' },
+    },
+    after: null,
+    objects: [
+      {
+        name: 'orders.audit',
+        kind: 'classic',
+        before: 'audit-retention',
+        after: 'audit-fallback',
+        lost: { 'dead-letter-exchange': 'dlx' },
+        gained: {},
+        changed: {},
+      },
+    ],
+    unpredictable: 0,
+    matchedPreview: true,
+    prev: '',
+    hash: 'x',
+  };
+
+  it('a delete: every field before -> (none), and what every governed object lost', () => {
+    const m = auditView(record);
+    valid(m);
+    const shown = renderedText(m as never);
+    expect(shown).toContain('~ pattern: ^orders\\.audit$  -&gt;  (none)');
+    expect(shown).toContain('- definition.dead-letter-exchange: dlx  -&gt;  (none)');
+    expect(shown).toMatch(
+      /What every object it governed lost\* \(1\):\n• `orders.audit` _\(classic\)_ → `audit-fallback` — lost `dead-letter-exchange` `dlx`/,
+    );
+    expect(shown).toMatch(/\*Approved by\* <@U0APPROVER>: ok/);
+    expect(buttons(m)).toEqual([REQUEST_ACTIONS.revert]);
+  });
+
+  it('an edit marks what changed, and keeps what did not', () => {
+    const lines = auditDiffLines({
+      before: { pattern: 'a', applyTo: 'all', priority: 1, definition: { x: 1, y: 2 } },
+      after: { pattern: 'a', applyTo: 'queues', priority: 1, definition: { x: 1, z: 3 } },
+    });
+    expect(lines).toEqual([
+      '  pattern: a',
+      '~ apply-to: all  ->  queues',
+      '  priority: 1',
+      '  definition.x: 1',
+      '- definition.y: 2  ->  (none)',
+      '+ definition.z: (none)  ->  3',
+    ]);
+  });
+});
+
+describe('the forms', () => {
+  const draft: Draft = {
+    action: 'create',
+    policy: 'tight',
+    env: 'prod',
+    vhost: '/',
+    layer: 'user',
+    origin: { channel: 'C0INCIDENT' },
+    fields: {},
+  };
+  const values = (v: Record<string, string>) =>
+    Object.fromEntries(
+      Object.entries(v).map(([block, value]) => [
+        block,
+        block === BLOCK.applyTo ? { value: { selected_option: { value } } } : { value: { value } },
+      ]),
+    );
+
+  it('the policy form offers only the apply-to values given, with the hints', () => {
+    const view = policyForm({ draft, applyTo: ['all', 'queues', 'exchanges'], initial: null });
+    expect(checkView(view)).toBeNull();
+    expect(view.callback_id).toBe(FORMS.policy);
+    expect(parseDraft(view.private_metadata ?? '')).toEqual(draft);
+    const json = JSON.stringify(view);
+    expect(json).toContain(UNANCHORED_HINT);
+    expect(json).toContain('Highest wins. Two matches at the same priority leave it undefined.');
+    const select = view.blocks.find((b) => b.block_id === BLOCK.applyTo) as {
+      element: { options: { value: string }[] };
+    };
+    expect(select.element.options.map((o) => o.value)).toEqual(['all', 'queues', 'exchanges']);
+  });
+
+  it('an edit is prefilled with the policy as it is', () => {
+    const initial = {
+      pattern: '^orders\\.',
+      applyTo: 'quorum_queues',
+      priority: 7,
+      definition: { 'max-length': 5 },
+    };
+    const view = policyForm({
+      draft: { ...draft, action: 'edit' },
+      applyTo: ['all', 'queues', 'quorum_queues'],
+      initial,
+    });
+    expect(checkView(view)).toBeNull();
+    const json = JSON.stringify(view);
+    expect(json).toContain(ANCHORED_HINT);
+    expect(json).toContain('"initial_value":"^orders\\\\."');
+    expect(json).toContain('"initial_value":"7"');
+    expect(json).toContain(
+      '"initial_option":{"text":{"type":"plain_text","text":"quorum_queues"},"value":"quorum_queues"}',
+    );
+  });
+
+  it('the hint says unanchored exactly while the pattern lacks ^', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 40 }), (p) => {
+        expect(patternHint(p) === UNANCHORED_HINT).toBe(!p.startsWith('^'));
+      }),
+    );
+    const view = policyForm({ draft, applyTo: ['all'], initial: null });
+    const updated = withPatternHint(view as never, '^orders');
+    expect(JSON.stringify(updated)).toContain(ANCHORED_HINT);
+    expect(withPatternHint(view as never, 'orders')).toBeUndefined();
+  });
+
+  it('reads the fields back, and says inline what is wrong', () => {
+    expect(
+      readPolicyForm(
+        values({
+          pattern: '^a',
+          apply_to: 'queues',
+          priority: '5',
+          definition: '{"max-length": 10}',
+          reason: ' why ',
+        }),
+      ),
+    ).toEqual({
+      fields: { pattern: '^a', applyTo: 'queues', priority: 5, definition: { 'max-length': 10 } },
+      reason: 'why',
+    });
+    expect(
+      readPolicyForm(values({ pattern: '', apply_to: 'all', priority: 'x', definition: '{bad' })),
+    ).toEqual({
+      errors: {
+        pattern: 'A pattern is required.',
+        priority: 'A whole number, not "x".',
+        definition: expect.stringMatching(/^Not valid JSON: /),
+      },
+    });
+    expect(
+      readPolicyForm(values({ pattern: 'a', apply_to: 'all', priority: '', definition: '[1]' })),
+    ).toEqual({
+      errors: { definition: expect.stringMatching(/must be a JSON object/) },
+    });
+  });
+
+  it('the reason and decision forms require a reason and carry what they are for', () => {
+    const r = reasonForm({ for: 'file', draft: { ...draft, action: 'delete' } }, 'A reason is required.');
+    expect(checkView(r)).toBeNull();
+    expect(JSON.stringify(r.blocks)).not.toContain('"optional":true');
+    const d = decisionForm(request(), 'reject');
+    expect(checkView(d)).toBeNull();
+    expect(parseDecisionMeta(d.private_metadata ?? '')).toEqual({
+      id: 'r-0123456789abcdef0123',
+      kind: 'reject',
+    });
+    expect(parseDecisionMeta('{"id": 3}')).toBeUndefined();
+    expect(parseDecisionMeta('not json')).toBeUndefined();
+  });
+});
+
+describe('--thread LINK', () => {
+  it('reads a message link, and a reply link by its thread', () => {
+    expect(parseThreadLink('https://acme.slack.com/archives/C0INC/p1700000000000901', 'u')).toEqual({
+      channel: 'C0INC',
+      threadTs: '1700000000.000901',
+    });
+    expect(
+      parseThreadLink(
+        'https://acme.slack.com/archives/C0INC/p1700000050000001?thread_ts=1700000000.000901&cid=C0INC',
+        'u',
+      ),
+    ).toEqual({ channel: 'C0INC', threadTs: '1700000000.000901' });
+  });
+
+  it('refuses anything else, saying what it wants', () => {
+    for (const bad of [
+      'C0INC',
+      'http://acme.slack.com/archives/C0INC/p1700000000000901',
+      'https://x/archives/c/p1',
+    ]) {
+      expect(() => parseThreadLink(bad, 'u')).toThrow(InputError);
+    }
+  });
+});
