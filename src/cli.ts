@@ -152,6 +152,7 @@ async function withBroker(
     url: environment.url,
     user: environment.user,
     password: environment.password,
+    limits: config.bodyLimits,
   });
   try {
     return await fn(client.forQuestion(config.questionBudgetMs ?? QUESTION_BUDGET_MS.terminal));

@@ -63,6 +63,7 @@ export function createBrokers(
         user: e.user,
         password: e.password,
         getRetries: 2,
+        limits: config.bodyLimits,
         ...rest,
         timeouts: { ...SLACK_PATH_TIMEOUTS, ...timeouts },
         onCall: metrics.onBrokerCall(e.name),

@@ -10,6 +10,7 @@ import type { ListGroupMembers, Notifier, Workflow } from '../workflow/index.ts'
 import { boltLogLevel, createBoltLogger, secretMasker } from './boltLogger.ts';
 import { createDelivery, type Delivery, type DeliveryOptions } from './delivery.ts';
 import { environmentDirectory } from './environments.ts';
+import { refuseFutureTimestamps } from './freshness.ts';
 import type { Records, SlackBroker } from './handlers/types.ts';
 import { InFlight } from './inflight.ts';
 import {
@@ -150,6 +151,7 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
         logger: boltLogger,
         logLevel,
       });
+  if (receiver instanceof HTTPReceiver) refuseFutureTimestamps(receiver, logger);
 
   const app = new App({
     token: botToken,
