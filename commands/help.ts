@@ -4,6 +4,9 @@ import { POLICIES_USAGE } from './policies.ts';
 import { PREVIEW_USAGE } from './preview.ts';
 import { REQUESTS_USAGE } from './requests.ts';
 
+/** Slack only: a channel's defaults (the handler is src/slack/handlers/use.ts). */
+export const USE_USAGE = 'use [--env E] [--vhost V] [--clear]';
+
 /** Change requests: asked in Slack only (they need a requester, an approver and their reasons). */
 export const CHANGE_USAGE = {
   delete: 'delete POLICY --reason TEXT [--operator] [--vhost V] [--env E] [--thread LINK]',
@@ -11,7 +14,7 @@ export const CHANGE_USAGE = {
     'create NAME [--pattern P --definition JSON [--apply-to A] [--priority N]] [--reason TEXT] [--operator] [--vhost V] [--env E] [--thread LINK]',
   edit: 'edit POLICY [--pattern P] [--apply-to A] [--priority N] [--definition JSON] [--reason TEXT] [--operator] [--vhost V] [--env E] [--thread LINK]',
 } as const;
-const SLACK_ONLY: ReadonlySet<string> = new Set(Object.keys(CHANGE_USAGE));
+const SLACK_ONLY: ReadonlySet<string> = new Set([...Object.keys(CHANGE_USAGE), 'use']);
 
 /** Every command that exists, its usage line (written once, beside its parser) and what it does. */
 export const COMMANDS_USAGE = [
@@ -23,6 +26,10 @@ export const COMMANDS_USAGE = [
   [CHANGE_USAGE.delete, 'request the deletion of a policy'],
   [REQUESTS_USAGE, 'change requests still open (pending, approved, applying)'],
   [HISTORY_USAGE, 'the audit trail of applied changes; --verify checks its hash chain'],
+  [
+    USE_USAGE,
+    "Slack only: this channel's defaults for every later command in it and its threads; bare use shows them",
+  ],
   ['help', 'this text'],
 ] as const;
 

@@ -58,7 +58,7 @@ export async function runCli(
         });
       }
       case 'which': {
-        const input = parseWhich(words);
+        const input = parseWhich(words, {}, terminalDefaults(env));
         return await withBroker(env, input.env, async (broker) => {
           const result = await which(input, broker);
           io.out(json ? `${JSON.stringify(result, null, 2)}\n` : whichText(result));
@@ -71,7 +71,7 @@ export async function runCli(
           import('../commands/preview.ts'),
           import('./terminal/preview.ts'),
         ]);
-        const input = parsePreview(words);
+        const input = parsePreview(words, {}, { defaults: terminalDefaults(env) });
         return await withBroker(env, input.env, async (broker) => {
           const result = await preview(input, broker);
           io.out(json ? `${JSON.stringify(previewJson(result), null, 2)}\n` : previewText(result));
@@ -132,6 +132,11 @@ export async function runCli(
     io.err(`rmq: ${message}\n`);
     return 1;
   }
+}
+
+/** The terminal's own defaults live in the environment (`RMQ_VHOST`), never in Redis. */
+function terminalDefaults(env: NodeJS.ProcessEnv): { vhost?: string } {
+  return env.RMQ_VHOST ? { vhost: env.RMQ_VHOST } : {};
 }
 
 /** The chosen environment's management API, closed after `fn`. An unknown `--env` is refused. */

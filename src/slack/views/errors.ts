@@ -9,6 +9,8 @@ import { finish, type SlackMessage, section } from './message.ts';
 /** What a person reads for each failure code: the client's codes (words.ts), and the bot's own. */
 export const FAILURE_SENTENCES: Readonly<Record<string, string>> = {
   ...Object.fromEntries(Object.entries(BROKER_FAILURE_WORDS).map(([k, words]) => [k, asSentence(words)])),
+  'defaults-unavailable':
+    "This channel's defaults could not be read or kept (the bot's Redis is unavailable). Nothing was changed; give --env and --vhost meanwhile.",
   'store-unavailable': 'The request store (Redis) could not be reached. Nothing was changed.',
   internal: "Something went wrong on the bot's side. Nothing was changed.",
 };
