@@ -57,7 +57,33 @@ export interface Config {
    * leaves each front door its default (`QUESTION_BUDGET_MS`).
    */
   readonly questionBudgetMs: number | undefined;
+  /** RMQ_MAX_BODY, RMQ_MAX_LISTING: the broker client's body limits, when set (else its defaults). */
+  readonly bodyLimits: { readonly bodyBytes?: number; readonly listingBytes?: number };
 }
+
+/** `32MiB`, `256MB`, `64KiB`, `1GiB` or a bare number of bytes -> bytes. */
+export function parseSize(text: string): number | undefined {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(B|KB|KiB|MB|MiB|GB|GiB)?\s*$/i.exec(text);
+  if (!m) return undefined;
+  const unit = (m[2] ?? 'b').toLowerCase();
+  const factor: Record<string, number> = {
+    b: 1,
+    kb: 1e3,
+    kib: 1024,
+    mb: 1e6,
+    mib: 1024 ** 2,
+    gb: 1e9,
+    gib: 1024 ** 3,
+  };
+  return Math.round(Number(m[1]) * (factor[unit] ?? 1));
+}
+
+const size = z
+  .string()
+  .transform((s) => parseSize(s))
+  .refine((n) => n !== undefined, 'a size such as 32MiB, 256MB or 1048576')
+  .refine((n) => n === undefined || (n >= 1024 && n <= 16 * 1024 ** 3), 'between 1KiB and 16GiB')
+  .transform((n) => n as number);
 
 /** Each front door's budget for one question when RMQ_TIMEOUT is not set. */
 export const QUESTION_BUDGET_MS = { slack: 10_000, terminal: 15_000 } as const;
@@ -121,6 +147,8 @@ const EnvSchema = z.object({
     .transform((ms) => ms as number)
     .optional(),
   RMQ_REQUEST_TTL: requestTtl.default(24 * 3_600_000),
+  RMQ_MAX_BODY: size.optional(),
+  RMQ_MAX_LISTING: size.optional(),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
@@ -252,6 +280,10 @@ export function loadConfig(
     logLevel: e.LOG_LEVEL,
     watchIntervalMs: e.RMQ_WATCH_INTERVAL,
     questionBudgetMs: e.RMQ_TIMEOUT,
+    bodyLimits: {
+      ...(e.RMQ_MAX_BODY === undefined ? {} : { bodyBytes: e.RMQ_MAX_BODY }),
+      ...(e.RMQ_MAX_LISTING === undefined ? {} : { listingBytes: e.RMQ_MAX_LISTING }),
+    },
   };
 }
 

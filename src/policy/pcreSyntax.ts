@@ -50,6 +50,16 @@ const UNICODE_PROPERTIES = new Set(
     .split(' '),
 );
 
+/**
+ * Groups nested deeper than this are refused, as the broker refuses them ("regular expression is
+ * too complicated"). Measured on 3.10.8 and 4.0.5 (both alike): 798 nested capturing groups pass
+ * and 799 do not, but 798 with an alternation inside fail, as do 400 pairs of `(a(?:b|`; plain
+ * non-capturing groups and lookaheads pass up to 1,330. PCRE's compile stack sets the limit, so
+ * no simple count matches every shape: this one refuses everything seen refused, and only
+ * non-capturing nests of 798–1,330 groups that the broker would take.
+ */
+export const MAX_GROUP_DEPTH = 797;
+
 const START_VERBS =
   /^\(\*(?:UTF8|UTF|UCP|CR|LF|CRLF|ANYCRLF|ANY|BSR_ANYCRLF|BSR_UNICODE|NO_START_OPT|NO_AUTO_POSSESS|LIMIT_MATCH=\d+|LIMIT_RECURSION=\d+)\)/;
 const VERB = /^\(\*(?:ACCEPT|FAIL|F|COMMIT|PRUNE|SKIP|THEN)(?::[^)]*)?\)|^\(\*(?:MARK)?:[^)]+\)/;
@@ -125,6 +135,7 @@ export function pcreSyntaxError(pattern: string): PatternError | null {
           canRepeat = false;
           break;
         }
+        if (stack.length >= MAX_GROUP_DEPTH) return err('regular expression is too complicated', i);
         if (pattern[i + 1] !== '?') {
           groups++;
           stack.push({ at: i, lookbehind: false });

@@ -177,6 +177,13 @@ export function validate(input: ValidationInput): Validation {
       field: 'priority',
       message: `The priority must be a number, got ${describeValue(priority)}.`,
     });
+  } else if (Math.abs(priority) > Number.MAX_SAFE_INTEGER) {
+    // Past 2^53 a typed number is already rounded: what would be stored is not what was typed.
+    refuse({
+      code: 'priority-not-number',
+      field: 'priority',
+      message: `The priority ${describeValue(priority)} is beyond ${Number.MAX_SAFE_INTEGER}, past which numbers are rounded; use a smaller one.`,
+    });
   }
 
   let cleanDefinition: Record<string, unknown> | null = null;

@@ -8,8 +8,10 @@ import type { Logger } from '../log.ts';
 import { PatternCache } from '../policy/pattern.ts';
 import type { ListGroupMembers, Notifier, Workflow } from '../workflow/index.ts';
 import { boltLogLevel, createBoltLogger, secretMasker } from './boltLogger.ts';
+import { redisChannelDefaults } from './channelDefaults.ts';
 import { createDelivery, type Delivery, type DeliveryOptions } from './delivery.ts';
 import { environmentDirectory } from './environments.ts';
+import { refuseFutureTimestamps } from './freshness.ts';
 import type { Records, SlackBroker } from './handlers/types.ts';
 import { InFlight } from './inflight.ts';
 import {
@@ -150,6 +152,7 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
         logger: boltLogger,
         logLevel,
       });
+  if (receiver instanceof HTTPReceiver) refuseFutureTimestamps(receiver, logger);
 
   const app = new App({
     token: botToken,
@@ -193,6 +196,7 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
     patterns: new PatternCache(),
     inFlight,
     dedupe: redisEventDedupe(deps.redis, deps.keyPrefix ?? 'rmq'),
+    channelDefaults: redisChannelDefaults(deps.redis, deps.keyPrefix ?? 'rmq'),
     ...(deps.records ? { records: deps.records } : {}),
     delivery,
     ...(changes ? { changes } : {}),

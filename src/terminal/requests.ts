@@ -16,7 +16,7 @@ export function requestsText(r: RequestsResult): string {
     lines.push(`  after: ${c.after ? policyWords(c.after) : '(deleted)'}`);
     if (q.decision)
       lines.push(
-        `  ${q.decision.kind}d by ${q.decision.by} at ${q.decision.at}: ${JSON.stringify(q.decision.reason)}`,
+        `  ${q.decision.kind === 'approve' ? 'approved' : 'rejected'} by ${q.decision.by} at ${q.decision.at}: ${JSON.stringify(q.decision.reason)}`,
       );
     else lines.push(`  expires at ${q.expiresAt}`);
   }

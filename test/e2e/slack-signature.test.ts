@@ -38,6 +38,10 @@ const forgeries = (contentType: string): [string, Forge][] => [
     (body) => signed(h.signingSecret, body, contentType, { timestamp: now() - 5 * 60 - 1 }),
   ],
   [
+    'signed with a timestamp more than five minutes ahead',
+    (body) => signed(h.signingSecret, body, contentType, { timestamp: now() + 5 * 60 + 30 }),
+  ],
+  [
     'changed after signing',
     (body) => {
       const original = signed(h.signingSecret, body, contentType);

@@ -53,7 +53,7 @@ describe('a broker that misbehaves', () => {
         definition: { 'max-length': 1 },
       });
       // The listing is the one request carrying `columns=`.
-      // Queues with 4 KB of arguments each, without end: the listing's total limit is what stops it.
+      // Queues with 4 KB of arguments each, without end.
       const item = JSON.stringify({ name: 'q', type: 'classic', arguments: { 'x-note': 'n'.repeat(4096) } });
       fake.setRoute((u) => u.includes('/api/queues/') && u.includes('columns='), { kind: 'endless', item });
       const r = await rmq(
@@ -66,7 +66,7 @@ describe('a broker that misbehaves', () => {
         '--json',
       );
       expect(r.code, r.err).toBe(3);
-      expect(JSON.parse(r.out)).toMatchObject({ error: { code: 'too-large' } });
+      expect(JSON.parse(r.out), r.out).toMatchObject({ error: { code: 'too-large' } });
     } finally {
       fake.setRoute(null);
       await admin.deleteVhost(vhost);

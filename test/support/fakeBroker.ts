@@ -33,6 +33,8 @@ export type FakeBehavior =
   | { readonly kind: 'endless'; readonly head?: string; readonly item?: string }
   /** 200 with a JSON content type, then `body` one byte every `intervalMs`, over and over, never ending. */
   | { readonly kind: 'drip'; readonly body: string; readonly intervalMs: number }
+  /** Forward to `target`, let it act, then drop the connection instead of answering (did it happen?). */
+  | { readonly kind: 'proxy-drop'; readonly target: string }
   /** Forward to `target` (e.g. the real broker) after `delayMs`. */
   | { readonly kind: 'proxy'; readonly target: string; readonly delayMs?: number };
 
@@ -52,7 +54,7 @@ export interface FakeBroker {
   enqueue(...behaviors: FakeBehavior[]): void;
   setFallback(behavior: FakeBehavior): void;
   /** Requests whose URL `match`es get `behavior` (before the queue and the fallback) until cleared with `null`. */
-  setRoute(match: ((url: string) => boolean) | null, behavior?: FakeBehavior): void;
+  setRoute(match: ((url: string, method: string) => boolean) | null, behavior?: FakeBehavior): void;
   close(): Promise<void>;
 }
 
@@ -61,7 +63,7 @@ export async function startFakeBroker(options: { fallback?: FakeBehavior } = {})
   const requests: RecordedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
   let fallback: FakeBehavior = options.fallback ?? { kind: 'respond', status: 404, body: { error: 'fake' } };
-  let route: { match: (url: string) => boolean; behavior: FakeBehavior } | undefined;
+  let route: { match: (url: string, method: string) => boolean; behavior: FakeBehavior } | undefined;
 
   const later = (ms: number | undefined, fn: () => void): void => {
     if (!ms) {
@@ -98,6 +100,20 @@ export async function startFakeBroker(options: { fallback?: FakeBehavior } = {})
       case 'proxy':
         later(behavior.delayMs, () => proxy(behavior.target, req, body, res));
         break;
+      case 'proxy-drop': {
+        const url = new URL(req.url ?? '/', behavior.target);
+        const upstream = httpRequest(
+          url,
+          { method: req.method, headers: { ...req.headers, host: url.host } },
+          (answer) => {
+            answer.resume();
+            answer.on('end', () => req.socket.destroy());
+          },
+        );
+        upstream.on('error', () => req.socket.destroy());
+        upstream.end(body);
+        break;
+      }
       case 'endless':
         endless(res, behavior.head ?? '[', behavior.item ?? '{"name":"q","type":"classic","arguments":{}}');
         break;
@@ -130,7 +146,7 @@ export async function startFakeBroker(options: { fallback?: FakeBehavior } = {})
         headers: req.headers,
         body: body.toString(),
       });
-      const routed = route?.match(req.url ?? '') ? route.behavior : undefined;
+      const routed = route?.match(req.url ?? '', req.method ?? '') ? route.behavior : undefined;
       act(routed ?? queue.shift() ?? fallback, req, body, res);
     });
   });

@@ -145,3 +145,34 @@ environments:
     expect(() => loadConfig({ RMQ_ENVIRONMENTS: 'e.yml' }, () => yaml)).toThrow(/A_USER is not set/);
   });
 });
+
+describe('broker budget and limits', () => {
+  it('RMQ_TIMEOUT takes a duration or seconds; a wrong one names the variable', () => {
+    expect(loadConfig({ RMQ_TIMEOUT: '15s' }).questionBudgetMs).toBe(15_000);
+    expect(loadConfig({ RMQ_TIMEOUT: '1500ms' }).questionBudgetMs).toBe(1_500);
+    expect(loadConfig({ RMQ_TIMEOUT: '20' }).questionBudgetMs).toBe(20_000);
+    expect(loadConfig({}).questionBudgetMs).toBeUndefined();
+    expect(() => loadConfig({ RMQ_TIMEOUT: 'soon' })).toThrow(/RMQ_TIMEOUT/);
+    expect(() => loadConfig({ RMQ_TIMEOUT: '1h' })).toThrow(/RMQ_TIMEOUT/);
+  });
+
+  it('RMQ_MAX_BODY and RMQ_MAX_LISTING take sizes', () => {
+    expect(loadConfig({ RMQ_MAX_BODY: '32MiB', RMQ_MAX_LISTING: '2GB' }).bodyLimits).toEqual({
+      bodyBytes: 32 * 1024 ** 2,
+      listingBytes: 2e9,
+    });
+    expect(loadConfig({}).bodyLimits).toEqual({});
+    expect(() => loadConfig({ RMQ_MAX_LISTING: 'lots' })).toThrow(/RMQ_MAX_LISTING/);
+  });
+
+  it('credentials inside RMQ_URL are refused, without repeating them', () => {
+    expect(() => loadConfig({ RMQ_URL: 'http://u:hunter2@h:15672' })).toThrow(
+      /RMQ_URL: must not carry credentials/,
+    );
+    try {
+      loadConfig({ RMQ_URL: 'http://u:hunter2@h:15672' });
+    } catch (e) {
+      expect(String(e)).not.toContain('hunter2');
+    }
+  });
+});

@@ -171,6 +171,19 @@ describe('preview in Slack', () => {
     expect(m.file).toBeUndefined();
   });
 
+  it('a policy name in "falls back to …" is shown as a name: *bold* and _x_ do not format', () => {
+    const styled = pol('*bold*_x_', '^orders\\.', 1, { 'message-ttl': 1 }, 'queues');
+    const r = answer(
+      [retention, styled],
+      { action: 'delete', layer: 'user', before: retention, after: null },
+      [{ name: 'orders.audit', kind: 'classic', arguments: {}, policy: 'audit-retention' }],
+    );
+    const texts = previewView(r).blocks.map((b) => (b as { text?: { text: string } }).text?.text ?? '');
+    const line = texts.find((t) => t.includes('falls back to') && t.includes('bold')) ?? '';
+    expect(line).toContain('falls back to `*bold*_x_`');
+    expect(line).not.toMatch(/falls back to \*bold/);
+  });
+
   it('a list too long for one message becomes a summary plus the full list as a CSV file', () => {
     const m = previewView(big);
     expect(m.file).toBeDefined();

@@ -54,6 +54,10 @@ describe('.env.example', () => {
       'RMQ_MODE',
       'RMQ_AMQP_URL',
       'RMQ_WATCH_INTERVAL',
+      'RMQ_TIMEOUT',
+      // not in INTERFACE.md (the README's changelog): the broker client's body limits
+      'RMQ_MAX_BODY',
+      'RMQ_MAX_LISTING',
       'RMQ_ENVIRONMENTS',
       'REDIS_URL',
       'SLACK_BOT_TOKEN',

@@ -231,6 +231,12 @@ describe('validation refusals', () => {
     expect(codes(check({ fields: { definition: {} } }))).toEqual(['definition-empty']);
     expect(codes(check({ fields: { definition: [1] } }))).toEqual(['definition-not-object']);
     expect(codes(check({ fields: { priority: '10' } }))).toEqual(['priority-not-number']);
+    // 2^53 + 1 as typed is already 2^53 once read: refused, never stored as another number.
+    expect(codes(check({ fields: { priority: Number('9007199254740993') } }))).toEqual([
+      'priority-not-number',
+    ]);
+    expect(codes(check({ fields: { priority: -(2 ** 60) } }))).toEqual(['priority-not-number']);
+    expect(codes(check({ fields: { priority: Number.MAX_SAFE_INTEGER } }))).toEqual([]);
     expect(
       codes(
         check({ fields: { definition: { 'federation-upstream': 'a', 'federation-upstream-set': 'all' } } }),

@@ -1,7 +1,16 @@
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../../commands/preview.ts';
-import type { PreviewSummary } from '../../../commands/previewSummary.ts';
-import { nothingAfterWords } from '../../../commands/previewSummary.ts';
-import { deleteWarning, NOT_ASKED_WORDS, RISK_WORDS, reachWords } from '../../../commands/words.ts';
+import {
+  nothingAfterWords,
+  type OutcomeGroup,
+  type PreviewSummary,
+} from '../../../commands/previewSummary.ts';
+import {
+  deleteWarning,
+  didYouMeanWords,
+  NOT_ASKED_WORDS,
+  RISK_WORDS,
+  reachWords,
+} from '../../../commands/words.ts';
 import { isAnchored } from '../../policy/pattern.ts';
 import type { ObjectOutcome } from '../../policy/simulate.ts';
 import type { Problem } from '../../policy/validate.ts';
@@ -50,6 +59,18 @@ function names(list: readonly string[], total: number): string {
   const shown = list.slice(0, NAMES_PER_LINE).map(name).join(', ');
   const more = total - Math.min(list.length, NAMES_PER_LINE);
   return more > 0 ? `${shown} _and ${more} more_` : shown;
+}
+
+/**
+ * "falls back to `P`": the policy names of a group's outcome shown as names (inline code), never
+ * as prose, where `*bold*` or `_x_` in a name would format the message.
+ */
+function outcomeWords(g: OutcomeGroup): string {
+  if (g.candidates) return `undefined between ${g.candidates.map(name).join(' and ')}`;
+  if (g.after !== null && g.outcome.endsWith(g.after)) {
+    return `${prose(g.outcome.slice(0, g.outcome.length - g.after.length))}${name(g.after)}`;
+  }
+  return prose(g.outcome);
 }
 
 function policyWords(p: PolicyFields): string {
@@ -152,7 +173,7 @@ export function summaryBlocks(s: PreviewSummary, options: { operator: boolean; n
         g.gained.length ? `gains ${keys(g.gained)}` : '',
         g.changed.length ? `changes ${keys(g.changed)}` : '',
       ].filter(Boolean);
-      return `• *${g.count}* ${prose(g.outcome)}${parts.length ? ` — ${parts.join('; ')}` : ''}: ${names(g.names, g.count)}`;
+      return `• *${g.count}* ${outcomeWords(g)}${parts.length ? ` — ${parts.join('; ')}` : ''}: ${names(g.names, g.count)}`;
     });
     blocks.push(listSection(`*What happens* (${s.objects} object(s) change):`, items, { maxItems: 8 }));
   }
@@ -229,6 +250,11 @@ function refused(r: Extract<PreviewResult, { status: 'refused' }>): PreviewMessa
     ),
   ];
   if (r.warnings.length) blocks.push(warningsBlock(r.warnings));
+  if (r.didYouMean) {
+    const what = r.change.operator ? 'operator policy' : 'policy';
+    const close = r.didYouMean.map((n) => ({ name: n }));
+    blocks.push(section(`:mag: ${didYouMeanWords(what, r.change.policy, close, name)}`));
+  }
   const first = r.refusals[0]?.message ?? 'refused';
   return finish(blocks, `Refused: ${prose(truncate(first, 300))}`);
 }

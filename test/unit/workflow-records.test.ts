@@ -1,0 +1,199 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { parseHistory, verifySentence } from '../../commands/history.ts';
+import { parseRequests, requestEntry } from '../../commands/requests.ts';
+import { InputError } from '../../src/errors.ts';
+import { historyView } from '../../src/slack/views/history.ts';
+import { requestsView } from '../../src/slack/views/requests.ts';
+import { historyText } from '../../src/terminal/history.ts';
+import { requestsText } from '../../src/terminal/requests.ts';
+import { canonicalJson, recordHash } from '../../src/workflow/audit.ts';
+import type { AuditRecord, ChangeRequest } from '../../src/workflow/types.ts';
+import { checkMessage } from '../support/fakeSlack.ts';
+
+/** `requests` and `history`: parsing, the terminal text, the Slack views, and the record hash. */
+
+const HOSTILE = '<!channel> *bold* `tick` <https://evil|click> &amp;';
+
+const request = (over: Partial<ChangeRequest> = {}): ChangeRequest => ({
+  id: 'r-0123456789abcdef0123',
+  env: 'prod',
+  vhost: '/',
+  layer: 'user',
+  action: 'delete',
+  policy: 'audit-retention',
+  before: { pattern: '^orders\\.', applyTo: 'queues', priority: 10, definition: { 'message-ttl': 60000 } },
+  after: null,
+  preview: {
+    brokerVersion: '3.10.8',
+    summary: {} as ChangeRequest['preview']['summary'],
+    warnings: [],
+    diff: {} as ChangeRequest['preview']['diff'],
+    objects: 3,
+    unpredictable: 0,
+  },
+  requester: { user: 'U0ALICE', reason: 'retention moves to the archive' },
+  origin: { channel: 'C0INC' },
+  state: 'pending',
+  createdAt: '2026-11-30T12:00:00.000Z',
+  expiresAt: '2026-12-01T12:00:00.000Z',
+  updatedAt: '2026-11-30T12:00:00.000Z',
+  ...over,
+});
+
+const record = (over: Partial<AuditRecord> = {}): AuditRecord => ({
+  id: 'a-r-0123456789abcdef0123',
+  at: '2026-11-30T12:05:00.000Z',
+  env: 'prod',
+  vhost: '/',
+  policy: 'audit-retention',
+  operator: false,
+  action: 'delete',
+  requestId: 'r-0123456789abcdef0123',
+  requester: { user: 'U0ALICE', reason: 'retention moves to the archive' },
+  approver: { user: 'U0BOB', reason: 'checked the archive' },
+  before: { pattern: '^orders\\.', applyTo: 'queues', priority: 10, definition: { 'message-ttl': 60000 } },
+  after: null,
+  objects: [
+    {
+      name: 'orders.audit',
+      kind: 'classic',
+      before: 'audit-retention',
+      after: 'audit-fallback',
+      lost: { 'message-ttl': 60000 },
+      gained: {},
+      changed: { 'max-length': { before: 10, after: 20 } },
+    },
+  ],
+  unpredictable: 0,
+  matchedPreview: true,
+  prev: '',
+  hash: 'x',
+  ...over,
+});
+
+describe('parsing', () => {
+  it.each([
+    [[], { verify: false }],
+    [['ttl'], { name: 'ttl', verify: false }],
+    [
+      ['orders.audit', '--vhost', 'v1', '--env', 'prod', '--verify'],
+      { name: 'orders.audit', vhost: 'v1', env: 'prod', verify: true },
+    ],
+  ])('history %j', (words, want) => {
+    expect(parseHistory(words)).toEqual(want);
+  });
+
+  it.each([[['a', 'b']], [['--verify=yes']], [['--vhost', '']], [['--since', '1h']]])(
+    'history %j is refused',
+    (words) => {
+      expect(() => parseHistory(words)).toThrow(InputError);
+    },
+  );
+
+  it('requests takes --env only', () => {
+    expect(parseRequests(['--env', 'prod'])).toEqual({ env: 'prod' });
+    expect(() => parseRequests(['prod'])).toThrow(InputError);
+  });
+});
+
+describe('requests', () => {
+  it('--json entries carry the keys of INTERFACE.md', () => {
+    const e = requestEntry(request());
+    expect(Object.keys(e)).toEqual(
+      expect.arrayContaining([
+        'id',
+        'state',
+        'env',
+        'vhost',
+        'change',
+        'requester',
+        'createdAt',
+        'expiresAt',
+      ]),
+    );
+    expect(e.change).toEqual({
+      action: 'delete',
+      policy: 'audit-retention',
+      vhost: '/',
+      operator: false,
+      before: request().before,
+      after: null,
+    });
+  });
+
+  it('terminal text and Slack view, user strings escaped', () => {
+    const result = {
+      requests: [
+        requestEntry(request({ requester: { user: 'U0ALICE', reason: HOSTILE } })),
+        requestEntry(
+          request({
+            id: 'r-1123456789abcdef0123',
+            state: 'approved',
+            decision: { kind: 'approve', by: 'U0BOB', reason: 'ok', at: '2026-11-30T12:01:00.000Z' },
+          }),
+        ),
+      ],
+    };
+    expect(requestsText(result)).toMatchSnapshot();
+    const view = requestsView(result);
+    expect(checkMessage({ ...view })).toBeNull();
+    const text = JSON.stringify(view.blocks);
+    expect(text).not.toContain('<!channel>');
+    expect(text).not.toContain('<https://evil');
+    expect(view).toMatchSnapshot();
+    expect(requestsView({ requests: [] }).text).toBe('No open change requests.');
+  });
+});
+
+describe('history', () => {
+  it('terminal text and Slack view, user strings escaped, the chain state last', () => {
+    const result = {
+      entries: [record({ approver: { user: 'U0BOB', reason: HOSTILE } })],
+      verify: { ok: false as const, records: 2, broken: 'a-r-x', why: 'chain-broken' as const },
+    };
+    expect(historyText(result)).toMatchSnapshot();
+    const view = historyView(result);
+    expect(checkMessage({ ...view })).toBeNull();
+    expect(JSON.stringify(view.blocks)).not.toContain('<!channel>');
+    expect(JSON.stringify(view.blocks)).toContain('BROKEN at');
+    expect(view).toMatchSnapshot();
+  });
+
+  it.each([
+    [{ ok: true as const, records: 1 }, /intact \(1 record\)/],
+    [
+      { ok: false as const, records: 3, broken: 'a-1', why: 'hash-mismatch' as const },
+      /BROKEN at a-1: .*edited/,
+    ],
+    [
+      { ok: false as const, records: 3, broken: 'the record after a-1', why: 'head-mismatch' as const },
+      /last record was removed/,
+    ],
+  ])('verify sentence %j', (v, want) => {
+    expect(verifySentence(v)).toMatch(want);
+  });
+});
+
+describe('record hash', () => {
+  const json = fc.jsonValue();
+  it('does not depend on the order of keys', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), json), (d) => {
+        const reversed = Object.fromEntries(Object.entries(d).reverse());
+        expect(canonicalJson(reversed)).toBe(canonicalJson(d));
+      }),
+    );
+  });
+
+  it('changes when any field of the record changes', () => {
+    const { hash: _h, ...body } = record();
+    const base = recordHash(body);
+    fc.assert(
+      fc.property(fc.constantFrom(...(Object.keys(body) as (keyof typeof body)[])), json, (key, value) => {
+        fc.pre(canonicalJson(value) !== canonicalJson(body[key]));
+        expect(recordHash({ ...body, [key]: value })).not.toBe(base);
+      }),
+    );
+  });
+});
