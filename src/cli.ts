@@ -1,5 +1,5 @@
 import { config as loadDotenv } from 'dotenv';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { helpText } from '../commands/help.ts';
 import { parseWhich } from '../commands/parse.ts';
 import { parsePolicies, policies } from '../commands/policies.ts';
@@ -177,6 +177,8 @@ async function withRedis(
   fn: (redis: Redis) => Promise<number>,
 ): Promise<number> {
   const { redisUrl } = loadConfig(env);
+  // Loaded when asked for: `which` and `preview` never pay for the Redis client.
+  const { Redis } = await import('ioredis');
   const redis = new Redis(redisUrl, {
     lazyConnect: true,
     maxRetriesPerRequest: 1,
