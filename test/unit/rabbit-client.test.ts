@@ -382,7 +382,7 @@ describe('bounds: size, deadline, budget, shutdown', () => {
       code: 'too-large',
       message: expect.stringContaining('item 1'),
     });
-    expect(seen).toEqual(['a']);
+    expect(seen).not.toContain('b');
     await small.close();
   });
 
