@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/workflow/audit.ts';
+import { RequestStore } from '../../src/workflow/store.ts';
 import type { AuditRecord } from '../../src/workflow/types.ts';
 import { adminClient, waitFor } from '../support/broker.ts';
 import type { RecordedCall } from '../support/fakeSlack.ts';
@@ -249,6 +250,475 @@ describe('delete, from a slash command', () => {
     const states = updates.map((c) => /— (\w+)\.$/.exec(String(c.args.text))?.[1]);
     expect(states).toEqual(expect.arrayContaining(['approved', 'applying', 'applied']));
     expect(buttonsOf(updates.at(-1) as RecordedCall)).toEqual([]);
+    expect(h.slack.rejections()).toEqual([]);
+  });
+});
+
+// --- helpers for the flows below ----------------------------------------------------------------
+
+const THREAD = '1700000000.000777';
+
+async function mentionIn(threadTs: string, user: string, text: string): Promise<void> {
+  const res = await h.mention(
+    mentionEnvelope({
+      text: `<@${h.slack.botUserId}> ${text}`,
+      threadTs,
+      user,
+      botUserId: h.slack.botUserId,
+    }),
+  );
+  expect(res.status).toBe(200);
+}
+
+/** Submits an open form as `user`; returns the HTTP answer's JSON (an empty ack is `{}`). */
+async function submit(
+  user: string,
+  view: OpenedView,
+  values: Record<string, string>,
+): Promise<Record<string, unknown>> {
+  const res = await h.interact(submission(user, view, values));
+  expect(res.status).toBe(200);
+  const text = await res.text();
+  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+}
+
+/** The policy form as the bot filled it in (views.update after the loading view). */
+async function policyFormAfter(mark: number): Promise<OpenedView> {
+  const filled = await next(
+    mark,
+    (c) => c.method === 'views.update' && c.ok && viewOf(c).callback_id === 'rmq_policy_form',
+    'the policy form',
+  );
+  return viewOf(filled);
+}
+
+async function approveAndApply(
+  request: { id: string; ts: string },
+  origin: { channel: string; threadTs?: string },
+  mark: number,
+  approver = APPROVER,
+): Promise<[RecordedCall, RecordedCall]> {
+  expect(await decide(approver, 'approve', request, 'looked at the preview')).toEqual({
+    status: 200,
+    body: '',
+  });
+  return appliedPosts(mark, origin);
+}
+
+const writesOf = (mark: number) =>
+  h.proxy.requests.slice(mark).filter((r) => r.method === 'PUT' || r.method === 'DELETE');
+
+// --- more flows ---------------------------------------------------------------------------------
+
+describe('create, from a mention in a thread', () => {
+  it('answers in the thread, and after a group member approves, the policy is on the broker and the diff in the thread', async () => {
+    const mark = h.slack.calls.length;
+    await mentionIn(
+      THREAD,
+      REQUESTER,
+      `create retry-cap --pattern '^retry\\.' --priority 5 --definition '{"max-length": 10}' --vhost ${h.vhost}`,
+    );
+    const filed = await next(mark, isPost('C0INCIDENT', THREAD), 'the filed notice in the thread');
+    expect(renderedText(filed.args)).toMatch(/is filed by <@U0REQUESTER>/);
+    const request = await approvalMessage(mark);
+    expect(renderedText(request.call.args)).toContain('pattern     ^retry\\.');
+    // GROUPIE approves through the user group S0APPROVERS (usergroups.users.list).
+    const [, inThread] = await approveAndApply(
+      request,
+      { channel: 'C0INCIDENT', threadTs: THREAD },
+      mark,
+      GROUPIE,
+    );
+    expect(renderedText(inThread.args)).toMatch(/\+ definition.max-length: \(none\) {2}-&gt; {2}10/);
+    expect(
+      since(mark).some((c) => c.method === 'usergroups.users.list' && c.args.usergroup === APPROVER_GROUP),
+    ).toBe(true);
+    const written = await admin.getPolicy('user', h.vhost, 'retry-cap');
+    expect(written).toMatchObject({
+      pattern: '^retry\\.',
+      applyTo: 'all',
+      priority: 5,
+      definition: { 'max-length': 10 },
+    });
+    expect(await recordsOf('retry-cap')).toHaveLength(1);
+  });
+
+  it('the Revert button files a new request restoring the before state, which waits for its own approval', async () => {
+    const [record] = await recordsOf('retry-cap');
+    const mark = h.slack.calls.length;
+    await h.interact(
+      click(
+        REQUESTER,
+        { action_id: 'rmq_audit_revert', value: String(record?.id) },
+        { channel: 'C0INCIDENT', ts: '1700000000.000999', threadTs: THREAD },
+      ),
+    );
+    const opened = await next(mark, (c) => c.method === 'views.open' && c.ok, 'the revert form');
+    expect(viewOf(opened).callback_id).toBe('rmq_reason_form');
+    const answer = await submit(REQUESTER, viewOf(opened), { reason: 'the cap dropped messages' });
+    expect(answer, JSON.stringify(answer)).toEqual({});
+    const revert = await approvalMessage(mark);
+    expect(renderedText(revert.call.args)).toMatch(/revert \(delete\)/);
+    expect(renderedText(revert.call.args)).toMatch(/\*Reverts\* audit record/);
+    // Not applied until approved.
+    expect(await admin.getPolicy('user', h.vhost, 'retry-cap')).not.toBeNull();
+    await approveAndApply(revert, { channel: 'C0INCIDENT', threadTs: THREAD }, mark);
+    expect(await admin.getPolicy('user', h.vhost, 'retry-cap')).toBeNull();
+    expect(await recordsOf('retry-cap')).toHaveLength(2);
+  });
+});
+
+describe('edit, from a mention in a thread, without flags', () => {
+  it('offers the form, prefilled with the policy as it is; the submitted change is what gets written', async () => {
+    const mark = h.slack.calls.length;
+    await mentionIn(THREAD, REQUESTER, `edit billing-b --vhost ${h.vhost}`);
+    const prompt = await next(
+      mark,
+      (c) => c.method === 'chat.postEphemeral' && c.ok,
+      'the button that opens the form',
+    );
+    const [open] = buttonsOf(prompt);
+    expect(open?.action_id).toBe('rmq_open_form');
+    await h.interact(
+      click(
+        REQUESTER,
+        { action_id: 'rmq_open_form', value: String(open?.value) },
+        { channel: 'C0INCIDENT', ts: '1', threadTs: THREAD },
+      ),
+    );
+    const form = await policyFormAfter(mark);
+    const json = JSON.stringify(form);
+    expect(json).toContain('"initial_value":"^billing\\\\."');
+    expect(json).toContain('"initial_value":"5"');
+    expect(json).toContain('max-length');
+    // Only the apply-to values this broker's version accepts.
+    const version = (await admin.overview()).version;
+    const options = (
+      form.blocks.find((b) => b.block_id === 'apply_to') as unknown as {
+        element: { options: { value: string }[] };
+      }
+    ).element.options.map((o) => o.value);
+    expect(options).toEqual(
+      version.major > 3 || version.minor >= 12
+        ? ['all', 'queues', 'exchanges', 'classic_queues', 'quorum_queues', 'streams']
+        : ['all', 'queues', 'exchanges'],
+    );
+
+    expect(
+      await submit(REQUESTER, form, {
+        pattern: '^billing\\.',
+        apply_to: 'queues',
+        priority: '6',
+        definition: '{"max-length": 2000}',
+        reason: 'break the tie',
+      }),
+    ).toEqual({});
+    await next(mark, isPost('C0INCIDENT', THREAD), 'the filed notice in the thread');
+    const request = await approvalMessage(mark);
+    await approveAndApply(request, { channel: 'C0INCIDENT', threadTs: THREAD }, mark);
+    expect(await admin.getPolicy('user', h.vhost, 'billing-b')).toMatchObject({
+      priority: 6,
+      definition: { 'max-length': 2000 },
+    });
+    expect(await recordsOf('billing-b')).toHaveLength(1);
+  });
+});
+
+describe('create, from a slash command, without flags', () => {
+  it('the form refuses bad JSON and an unknown key on the definition field, files nothing, then files', async () => {
+    const mark = h.slack.calls.length;
+    const writes = h.proxy.requests.length;
+    await h.commandAs(`create form-made --vhost ${h.vhost}`, { userId: REQUESTER });
+    const form = await policyFormAfter(mark);
+    expect(JSON.stringify(form)).toContain('unanchored: matches every name that contains it');
+    const base = { pattern: '^billing\\.', apply_to: 'queues', priority: '1', reason: '' };
+    const bad = await submit(REQUESTER, form, { ...base, definition: '{"max-length": ' });
+    expect(bad).toMatchObject({
+      response_action: 'errors',
+      errors: { definition: expect.stringMatching(/^Not valid JSON/) },
+    });
+    const unknown = await submit(REQUESTER, form, { ...base, definition: '{"max-lenght": 5}' });
+    expect(unknown).toMatchObject({
+      response_action: 'errors',
+      errors: { definition: expect.stringMatching(/max-lenght is not a policy key/) },
+    });
+    expect(since(mark).filter((c) => isPost(APPROVALS_CHANNEL)(c))).toEqual([]);
+    expect(writesOf(writes)).toEqual([]);
+
+    expect(await submit(REQUESTER, form, { ...base, definition: '{"message-ttl": 1000}' })).toEqual({});
+    const request = await approvalMessage(mark);
+    await approveAndApply(request, { channel: 'C0INCIDENT' }, mark);
+    expect(await admin.getPolicy('user', h.vhost, 'form-made')).toMatchObject({
+      pattern: '^billing\\.',
+      definition: { 'message-ttl': 1000 },
+    });
+    expect(await recordsOf('form-made')).toHaveLength(1);
+  });
+});
+
+describe('edit from a slash command, delete from a mention', () => {
+  it('edit with flags: applied as previewed, one record', async () => {
+    const mark = h.slack.calls.length;
+    const { responseUrl } = await h.commandAs(
+      `edit orders-cap --pattern '^orders\\.' --vhost ${h.vhost} --reason "anchor it"`,
+      {
+        userId: REQUESTER,
+      },
+    );
+    expect((await h.answerTo(responseUrl)).args.response_type).toBe('in_channel');
+    const request = await approvalMessage(mark);
+    expect(renderedText(request.call.args)).toMatch(/\*Now:\*[\s\S]*pattern {5}orders\n/);
+    await approveAndApply(request, { channel: 'C0INCIDENT' }, mark);
+    expect(await admin.getPolicy('user', h.vhost, 'orders-cap')).toMatchObject({ pattern: '^orders\\.' });
+    // retry.orders.dlq lost the cap: the broker says so, as the preview said.
+    await waitFor(async () => (await admin.getQueue(h.vhost, 'retry.orders.dlq'))?.policy === null, {
+      deadlineMs: 30_000,
+      intervalMs: 250,
+      what: 'retry.orders.dlq to report no policy',
+    });
+    expect(await recordsOf('orders-cap')).toHaveLength(1);
+  });
+
+  it('delete in a thread without a reason: the bot asks for it in a form, then files', async () => {
+    const mark = h.slack.calls.length;
+    await mentionIn(THREAD, REQUESTER, `delete orders-ae --vhost ${h.vhost}`);
+    const prompt = await next(
+      mark,
+      (c) => c.method === 'chat.postEphemeral' && c.ok,
+      'the button that asks the reason',
+    );
+    const [open] = buttonsOf(prompt);
+    await h.interact(
+      click(
+        REQUESTER,
+        { action_id: 'rmq_open_form', value: String(open?.value) },
+        { channel: 'C0INCIDENT', ts: '1', threadTs: THREAD },
+      ),
+    );
+    const opened = await next(mark, (c) => c.method === 'views.open' && c.ok, 'the reason form');
+    expect(viewOf(opened).callback_id).toBe('rmq_reason_form');
+    expect(await submit(REQUESTER, viewOf(opened), { reason: '   ' })).toMatchObject({
+      response_action: 'errors',
+      errors: { reason: expect.stringMatching(/A reason is required/) },
+    });
+    expect(await submit(REQUESTER, viewOf(opened), { reason: 'unroutable goes to the DLX now' })).toEqual({});
+    const request = await approvalMessage(mark);
+    await approveAndApply(request, { channel: 'C0INCIDENT', threadTs: THREAD }, mark);
+    expect(await admin.getPolicy('user', h.vhost, 'orders-ae')).toBeNull();
+    expect(await recordsOf('orders-ae')).toHaveLength(1);
+  });
+
+  it('a slash delete without a reason opens the reason form at once', async () => {
+    const mark = h.slack.calls.length;
+    await h.commandAs(`delete billing-a --vhost ${h.vhost}`, { userId: REQUESTER });
+    const opened = await next(mark, (c) => c.method === 'views.open' && c.ok, 'the reason form');
+    expect(viewOf(opened).callback_id).toBe('rmq_reason_form');
+    expect(since(mark).filter((c) => isPost(APPROVALS_CHANNEL)(c))).toEqual([]);
+  });
+});
+
+// --- refusals -----------------------------------------------------------------------------------
+
+const store = () => new RequestStore(h.redis as never, h.keyPrefix);
+
+/** Files `create NAME` (a policy that matches nothing in the lab) as `user`; returns the request. */
+async function fileHarmless(name: string, user = REQUESTER): Promise<{ id: string; ts: string }> {
+  const mark = h.slack.calls.length;
+  await h.commandAs(
+    `create ${name} --pattern '^nothing\\.' --definition '{"max-length": 1}' --vhost ${h.vhost}`,
+    {
+      userId: user,
+    },
+  );
+  return approvalMessage(mark);
+}
+
+describe('refusals: each told, nothing applied', () => {
+  it('a read-only environment refuses every write, saying so', async () => {
+    const mark = h.slack.calls.length;
+    const writes = h.proxy.requests.length;
+    const { responseUrl } = await h.commandAs(`delete billing-b --env ro --vhost ${h.vhost} --reason x`, {
+      userId: REQUESTER,
+    });
+    const answer = await h.answerTo(responseUrl);
+    expect(answer.args.response_type).toBe('ephemeral');
+    expect(renderedText(answer.args)).toMatch(
+      /This environment is read-only: the bot changes no policy there\. Nothing was filed\./,
+    );
+    expect(since(mark).filter((c) => isPost(APPROVALS_CHANNEL)(c))).toEqual([]);
+    expect(writesOf(writes)).toEqual([]);
+  });
+
+  it('a broker identity that cannot write policies is refused at once, with the broker’s reason', async () => {
+    const mark = h.slack.calls.length;
+    const writes = h.proxy.requests.length;
+    const { responseUrl } = await h.commandAs(`delete billing-b --env weak --vhost ${h.vhost} --reason x`, {
+      userId: REQUESTER,
+    });
+    const answer = await h.answerTo(responseUrl);
+    expect(answer.args.response_type).toBe('ephemeral');
+    const shown = renderedText(answer.args);
+    expect(shown).toMatch(
+      /The bot's broker identity may not write policies here, so nothing was filed\. The broker says:\n> The bot's broker user .* has tags management; .* written with the policymaker or administrator tag\./,
+    );
+    expect(since(mark).filter((c) => isPost(APPROVALS_CHANNEL)(c))).toEqual([]);
+    expect(writesOf(writes)).toEqual([]);
+  });
+
+  it('a non-approver, the requester approving their own request, and an empty reason are refused inline', async () => {
+    const theirs = await fileHarmless('pending-theirs');
+    const stranger = await decide(STRANGER, 'approve', theirs, 'lgtm');
+    expect(JSON.parse(stranger.body)).toEqual({
+      response_action: 'errors',
+      errors: { reason: 'You are not among the approvers of this environment: nothing was decided.' },
+    });
+    const empty = await decide(APPROVER, 'approve', theirs, '  \n ');
+    expect(JSON.parse(empty.body)).toEqual({
+      response_action: 'errors',
+      errors: { reason: 'A reason is required: say why, for the audit trail.' },
+    });
+    const emptyReject = await decide(APPROVER, 'reject', theirs, '');
+    expect(JSON.parse(emptyReject.body).errors.reason).toMatch(/A reason is required/);
+
+    // An approver who files a request cannot approve it.
+    const mine = await fileHarmless('pending-mine', APPROVER);
+    const self = await decide(APPROVER, 'approve', mine, 'my own, trust me');
+    expect(JSON.parse(self.body)).toEqual({
+      response_action: 'errors',
+      errors: { reason: 'You filed this request: another approver must decide it.' },
+    });
+
+    for (const r of [theirs, mine]) expect((await store().get(r.id))?.state).toBe('pending');
+    expect(await admin.getPolicy('user', h.vhost, 'pending-theirs')).toBeNull();
+    expect(await admin.getPolicy('user', h.vhost, 'pending-mine')).toBeNull();
+    expect(await recordsOf('pending-theirs')).toEqual([]);
+    expect(await recordsOf('pending-mine')).toEqual([]);
+  });
+});
+
+// --- races and replicas ---------------------------------------------------------------------------
+
+/** Opens the decision form as `user` at `baseUrl`; returns the view to submit later. */
+async function openDecision(
+  user: string,
+  kind: 'approve' | 'reject',
+  r: { id: string; ts: string },
+  baseUrl: string,
+): Promise<OpenedView> {
+  const mark = h.slack.calls.length;
+  const actionId = kind === 'approve' ? 'rmq_request_approve' : 'rmq_request_reject';
+  await h.interact(
+    click(user, { action_id: actionId, value: r.id }, { channel: APPROVALS_CHANNEL, ts: r.ts }),
+    baseUrl,
+  );
+  return viewOf(
+    await next(
+      mark,
+      (c) => c.method === 'views.open' && c.ok && c.args.trigger_id !== undefined,
+      'the decision form',
+    ),
+  );
+}
+
+describe('two bot processes on one Redis', () => {
+  let twin: Awaited<ReturnType<Harness['twin']>>;
+  beforeAll(async () => {
+    twin = await h.twin();
+  });
+  afterAll(async () => {
+    await twin?.stop();
+  });
+
+  it('the same approval submitted to both at once: one decision, one apply, one record; the other is told who decided', async () => {
+    const request = await fileHarmless('race-one');
+    const mark = h.slack.calls.length;
+    const writes = h.proxy.requests.length;
+    const one = await openDecision(APPROVER, 'approve', request, h.url);
+    const two = await openDecision(GROUPIE, 'approve', request, twin.url);
+    const answers = await Promise.all([
+      h.interact(submission(APPROVER, one, { reason: 'ok from one' }), h.url),
+      h.interact(submission(GROUPIE, two, { reason: 'ok from two' }), twin.url),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200]);
+    await appliedPosts(mark, { channel: 'C0INCIDENT' });
+    const told = await next(
+      mark,
+      (c) => c.method === 'chat.postEphemeral' && /was already approved by/.test(renderedText(c.args)),
+      'the loser told',
+    );
+    const decided = await store().get(request.id);
+    expect(told.args.user).toBe(decided?.decision?.by === APPROVER ? GROUPIE : APPROVER);
+    expect(renderedText(told.args)).toContain(`<@${decided?.decision?.by}>`);
+    expect(await recordsOf('race-one')).toHaveLength(1);
+    expect(writesOf(writes).filter((r) => r.url.endsWith('/race-one'))).toHaveLength(1);
+    expect(
+      since(mark).filter((c) => isPost(APPROVALS_CHANNEL)(c) && /Applied:/.test(String(c.args.text))),
+    ).toHaveLength(1);
+  });
+
+  it('approved and rejected at once: one decision', async () => {
+    const request = await fileHarmless('race-two');
+    const mark = h.slack.calls.length;
+    const approve = await openDecision(APPROVER, 'approve', request, h.url);
+    const reject = await openDecision(GROUPIE, 'reject', request, twin.url);
+    await Promise.all([
+      h.interact(submission(APPROVER, approve, { reason: 'ship it' }), h.url),
+      h.interact(submission(GROUPIE, reject, { reason: 'not today' }), twin.url),
+    ]);
+    const told = await next(
+      mark,
+      (c) =>
+        c.method === 'chat.postEphemeral' && /was already (approved|rejected) by/.test(renderedText(c.args)),
+      'the loser told',
+    );
+    const decided = await store().get(request.id);
+    expect(decided?.decision).toBeDefined();
+    const loser = decided?.decision?.kind === 'approve' ? GROUPIE : APPROVER;
+    expect(told.args.user).toBe(loser);
+    if (decided?.decision?.kind === 'approve') {
+      await appliedPosts(mark, { channel: 'C0INCIDENT' });
+      expect(await recordsOf('race-two')).toHaveLength(1);
+    } else {
+      await next(
+        mark,
+        (c) =>
+          c.method === 'chat.update' && c.args.ts === request.ts && /— rejected\./.test(String(c.args.text)),
+        'the message rejected',
+      );
+      expect(await recordsOf('race-two')).toEqual([]);
+      expect(await admin.getPolicy('user', h.vhost, 'race-two')).toBeNull();
+    }
+  });
+});
+
+describe('stale', () => {
+  it('the policy changed on the broker after the request: not applied, told, with a fresh preview', async () => {
+    const mark = h.slack.calls.length;
+    await mentionIn(THREAD, REQUESTER, `edit audit-fallback --priority 2 --vhost ${h.vhost}`);
+    const request = await approvalMessage(mark);
+    const current = await admin.getPolicy('user', h.vhost, 'audit-fallback');
+    expect(current).not.toBeNull();
+    await admin.putPolicy('user', { ...(current as NonNullable<typeof current>), priority: 3 });
+
+    expect(await decide(APPROVER, 'approve', request, 'fine')).toEqual({ status: 200, body: '' });
+    const notice = await next(
+      mark,
+      (c) => isPost('C0INCIDENT', THREAD)(c) && /not applied \(stale\)/.test(String(c.args.text)),
+      'the stale notice in the thread',
+    );
+    const shown = renderedText(notice.args);
+    expect(shown).toMatch(
+      /Stale — not applied\*: the policy on the broker is no longer what the approver saw/,
+    );
+    expect(shown).toMatch(/\*Preview:\* edit policy `audit-fallback`/);
+    expect(shown).toMatch(/Now: pattern `\^orders\\.` · applies to `queues` · priority 3/);
+    await next(
+      mark,
+      (c) => c.method === 'chat.update' && c.args.ts === request.ts && /— stale\./.test(String(c.args.text)),
+      'the message marked stale',
+    );
+    expect(await admin.getPolicy('user', h.vhost, 'audit-fallback')).toMatchObject({ priority: 3 });
+    expect(await recordsOf('audit-fallback')).toEqual([]);
     expect(h.slack.rejections()).toEqual([]);
   });
 });
