@@ -722,3 +722,86 @@ describe('stale', () => {
     expect(h.slack.rejections()).toEqual([]);
   });
 });
+
+describe('the rest of the surface', () => {
+  it('--thread LINK: the result is posted in that thread', async () => {
+    const mark = h.slack.calls.length;
+    await h.commandAs(
+      `edit billing-b --priority 7 --vhost ${h.vhost} --reason "INC-9" --thread https://acme.slack.com/archives/C0WARROOM/p1700000000000555`,
+      { userId: REQUESTER },
+    );
+    const request = await approvalMessage(mark);
+    await approveAndApply(request, { channel: 'C0WARROOM', threadTs: '1700000000.000555' }, mark);
+    expect(await admin.getPolicy('user', h.vhost, 'billing-b')).toMatchObject({ priority: 7 });
+  });
+
+  it('the pattern hint says unanchored until the pattern starts with ^', async () => {
+    const mark = h.slack.calls.length;
+    await h.commandAs(`create hinted --vhost ${h.vhost}`, { userId: REQUESTER });
+    const form = await policyFormAfter(mark);
+    const typed = (value: string) => ({
+      ...click(REQUESTER, { action_id: 'rmq_pattern_typed', value }, { channel: 'C0INCIDENT', ts: '1' }),
+      container: { type: 'view', view_id: 'V0FORM' },
+      view: {
+        id: 'V0FORM',
+        hash: '1.h',
+        type: 'modal',
+        title: { type: 'plain_text', text: 'Create policy' },
+        submit: { type: 'plain_text', text: 'Preview & file' },
+        ...form,
+      },
+      actions: [
+        {
+          type: 'plain_text_input',
+          block_id: 'pattern',
+          action_id: 'rmq_pattern_typed',
+          value,
+          action_ts: '1',
+        },
+      ],
+    });
+    await h.interact(typed('^orders'));
+    const update = await next(
+      mark,
+      (c) => c.method === 'views.update' && c.args.view_id === 'V0FORM',
+      'the form updated',
+    );
+    expect(update.args.hash).toBe('1.h');
+    const hint = (viewOf(update).blocks.find((b) => b.block_id === 'pattern') as { hint?: { text: string } })
+      .hint?.text;
+    expect(hint).toBe('A regular expression over queue and exchange names.');
+    expect(viewOf(update).private_metadata).toBe(form.private_metadata);
+  });
+
+  it('a click on a request past its deadline says it expired, and the message says so too', async () => {
+    const request = await fileHarmless('late-one');
+    // Time passes: the deadline moves into the past in the store, as the clock would move it.
+    const key = (await h.redis.keys(`${h.keyPrefix}:*${request.id}*`))[0] as string;
+    const past = new Date(Date.now() - 60_000).toISOString();
+    const doc = JSON.parse(String(await h.redis.hget(key, 'doc'))) as Record<string, unknown>;
+    await h.redis.hset(key, {
+      doc: JSON.stringify({ ...doc, expiresAt: past }),
+      expiresAt: String(Date.parse(past)),
+    });
+
+    const mark = h.slack.calls.length;
+    await h.interact(
+      click(
+        APPROVER,
+        { action_id: 'rmq_request_approve', value: request.id },
+        { channel: APPROVALS_CHANNEL, ts: request.ts },
+      ),
+    );
+    const told = await next(mark, (c) => c.method === 'chat.postEphemeral' && c.ok, 'the approver told');
+    expect(renderedText(told.args)).toMatch(/expired at .*nothing was decided, nothing applied/);
+    const updated = await next(
+      mark,
+      (c) =>
+        c.method === 'chat.update' && c.args.ts === request.ts && /— expired\./.test(String(c.args.text)),
+      'the message expired',
+    );
+    expect(buttonsOf(updated)).toEqual([]);
+    expect(since(mark).filter((c) => c.method === 'views.open')).toEqual([]);
+    expect((await store().get(request.id))?.state).toBe('expired');
+  });
+});
