@@ -11,16 +11,14 @@
  * answers reached their response URL and named the policy in force, and p50/p95/max of both
  * times, from the moment the burst was sent. Exit code 1 when one was late, missing or wrong.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { build } from '../scripts/build.ts';
 import { setUpLab } from '../scripts/lab.ts';
 import { ManagementClient } from '../src/rabbit/client.ts';
 import { commandForm, renderedText, signed } from '../test/e2e/harness.ts';
+import { type BotProcess, spawnBot } from '../test/support/botProcess.ts';
 import { waitFor } from '../test/support/broker.ts';
 import { startFakeSlack } from '../test/support/fakeSlack.ts';
 
@@ -42,41 +40,13 @@ const quantile = (xs: readonly number[], q: number) =>
 const figures = (xs: readonly number[]) =>
   `p50 ${quantile(xs, 0.5).toFixed(0)} ms, p95 ${quantile(xs, 0.95).toFixed(0)} ms, max ${Math.max(...xs).toFixed(0)} ms`;
 
-/** The compiled bot as a process; resolves with its port once it listens. */
-async function startBot(
-  mainJs: string,
-  env: Record<string, string>,
-): Promise<{ child: ChildProcess; port: number; output: () => string }> {
-  const child = spawn(process.execPath, [mainJs], {
-    cwd: mkdtempSync(join(tmpdir(), 'rmq-bench-load-')),
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  const port = await waitFor(
-    () => {
-      if (child.exitCode !== null) throw new Error(`the bot exited ${child.exitCode}: ${out}`);
-      const line = out.split('\n').find((l) => l.includes('listening for Slack'));
-      return line ? (JSON.parse(line) as { port: number }).port : undefined;
-    },
-    { deadlineMs: 30_000, intervalMs: 50, what: 'the bot to listen' },
-  );
-  return { child, port, output: () => out };
-}
-
 async function main(): Promise<number> {
   const { outdir } = await build();
   const admin = new ManagementClient({ url: brokerUrl, user, password });
   const vhost = `rmq-bench-load-${process.pid}`;
   const slack = await startFakeSlack();
   const signingSecret = randomBytes(16).toString('hex');
-  let bot: Awaited<ReturnType<typeof startBot>> | undefined;
+  let bot: BotProcess | undefined;
   try {
     await setUpLab(admin, vhost);
     // The broker's statistics lag: start once it reports the lab queue's policy.
@@ -85,7 +55,7 @@ async function main(): Promise<number> {
       intervalMs: 500,
       what: 'the broker to report orders.audit',
     });
-    bot = await startBot(join(outdir, 'main.js'), {
+    bot = spawnBot(join(outdir, 'main.js'), {
       RMQ_URL: brokerUrl,
       RMQ_USER: user,
       RMQ_PASSWORD: password,
@@ -96,7 +66,7 @@ async function main(): Promise<number> {
       PORT: '0',
       LOG_LEVEL: 'info',
     });
-    const url = `http://127.0.0.1:${bot.port}/slack/events`;
+    const url = `http://127.0.0.1:${await bot.listening()}/slack/events`;
     // One request first, so the burst measures the bot and not its first connection to the broker.
     const warm = slack.responseUrl();
     const w = signed(
@@ -157,7 +127,7 @@ async function main(): Promise<number> {
   } finally {
     if (bot) {
       bot.child.kill('SIGTERM');
-      await new Promise((resolve) => bot?.child.once('exit', resolve));
+      await bot.exited;
     }
     await slack.close();
     await admin.deleteVhost(vhost);

@@ -1,8 +1,8 @@
 /**
  * "Did you mean": the names closest to one that names nothing, by edit distance, folded over a
  * listing as it streams (no list held, no per-name call). At most three, and only close ones: a
- * typo or two away (three for long names, none for names of one or two characters), or the same
- * letters in another case.
+ * typo or two away (three for long names, none for names of one or two characters), the same
+ * letters in another case, or, after those, a name that starts the other (three letters at least).
  *
  *   const close = new CloseNames('orders.adit');
  *   for await (const q of listing) close.add(q.name);
@@ -54,20 +54,22 @@ export function boundedDistance(
   return Math.min(prev[b.length] as number, max + 1);
 }
 
-interface Near {
+interface Near<T> {
   readonly name: string;
+  readonly tag: T;
   /** Case-blind distance, then the exact one, then code-unit order: the ranking. */
   readonly folded: number;
   readonly exact: number;
 }
 
-const better = (x: Near, y: Near) =>
+const better = <T>(x: Near<T>, y: Near<T>) =>
   x.folded - y.folded || x.exact - y.exact || (x.name < y.name ? -1 : x.name > y.name ? 1 : 0);
 
-export class CloseNames {
+/** `T`: what goes with each name (its kind, when several listings are folded together). */
+export class CloseNames<T = undefined> {
   private readonly lower: string;
   private readonly max: number;
-  private readonly best: Near[] = [];
+  private readonly best: Near<T>[] = [];
   private readonly rows: [Uint32Array, Uint32Array] = [new Uint32Array(512), new Uint32Array(512)];
 
   constructor(
@@ -79,20 +81,31 @@ export class CloseNames {
   }
 
   /** One name of the listing. The typed name itself is never offered. */
-  add(name: string): void {
+  add(name: string, ...tag: T extends undefined ? [] : [T]): void {
     if (name === this.typed) return;
     const worst = this.best.length === this.limit ? this.best[this.best.length - 1] : undefined;
     const bound = worst ? Math.min(this.max, worst.folded) : this.max;
-    const folded = boundedDistance(this.lower, name.toLowerCase(), bound, this.rows);
-    if (folded > bound) return;
-    const near: Near = { name, folded, exact: boundedDistance(this.typed, name, this.max + 8, this.rows) };
+    const lower = name.toLowerCase();
+    let folded = boundedDistance(this.lower, lower, bound, this.rows);
+    if (folded > bound) {
+      // Not a typo away, but one starts the other (`orders` for `orders-eu`): ranked after typos.
+      if (!this.prefixOf(lower)) return;
+      folded = this.max + 1;
+    }
+    const exact = boundedDistance(this.typed, name, this.max + 8, this.rows);
+    const near: Near<T> = { name, tag: tag[0] as T, folded, exact };
     if (worst && better(near, worst) >= 0) return;
     this.best.push(near);
     this.best.sort(better);
     if (this.best.length > this.limit) this.best.pop();
   }
 
-  addAll(names: Iterable<string>): this {
+  private prefixOf(lower: string): boolean {
+    const shorter = Math.min(lower.length, this.lower.length);
+    return shorter >= 3 && (lower.startsWith(this.lower) || this.lower.startsWith(lower));
+  }
+
+  addAll(this: CloseNames<undefined>, names: Iterable<string>): CloseNames<undefined> {
     for (const n of names) this.add(n);
     return this;
   }
@@ -100,6 +113,11 @@ export class CloseNames {
   /** The closest first. */
   names(): string[] {
     return this.best.map((n) => n.name);
+  }
+
+  /** The closest first, each with its tag. */
+  matches(): { name: string; tag: T }[] {
+    return this.best.map((n) => ({ name: n.name, tag: n.tag }));
   }
 }
 

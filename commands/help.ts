@@ -8,7 +8,7 @@ export const CHANGE_USAGE = {
     'create NAME [--pattern P --definition JSON [--apply-to A] [--priority N]] [--reason TEXT] [--operator] [--vhost V] [--env E] [--thread LINK]',
   edit: 'edit POLICY [--pattern P] [--apply-to A] [--priority N] [--definition JSON] [--reason TEXT] [--operator] [--vhost V] [--env E] [--thread LINK]',
 } as const;
-const SLACK_ONLY: ReadonlySet<string> = new Set(Object.keys(CHANGE_USAGE));
+const SLACK_ONLY: ReadonlySet<string> = new Set([...Object.keys(CHANGE_USAGE), 'use']);
 
 export const COMMANDS_USAGE = [
   [POLICIES_USAGE, "the vhost's policies by priority, unanchored ones marked; operator policies apart"],
@@ -27,6 +27,10 @@ export const COMMANDS_USAGE = [
   [
     'history [POLICY or NAME] [--vhost V] [--env E] [--verify]',
     'the audit trail of applied changes; --verify checks its hash chain',
+  ],
+  [
+    'use [--env E] [--vhost V] [--clear]',
+    "Slack only: this channel's defaults for every later command in it and its threads; bare use shows them",
   ],
   ['help', 'this text'],
 ] as const;

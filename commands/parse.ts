@@ -81,9 +81,25 @@ export const WhichInput = z.object({
 });
 export type WhichInput = z.output<typeof WhichInput>;
 
+/**
+ * What `--vhost` and `--env` are when not given: a Slack channel's defaults (`/rmq use`), or the
+ * terminal's (`RMQ_VHOST`). Without either, the vhost is `/` and the environment the first.
+ */
+export interface FlagDefaults {
+  readonly vhost?: string | undefined;
+  readonly env?: string | undefined;
+}
+
+/** Whether the words give `--name` (as `--name V` or `--name=V`). */
+export function givesFlag(words: readonly string[], name: string): boolean {
+  const end = words.indexOf('--');
+  return (end < 0 ? words : words.slice(0, end)).some((w) => w === `--${name}` || w.startsWith(`--${name}=`));
+}
+
 export function parseWhich(
   words: readonly string[],
   extra: Readonly<Record<string, FlagKind>> = {},
+  defaults: FlagDefaults = {},
 ): WhichInput & { flags: Record<string, string | boolean> } {
   const { positionals, flags } = parseArgs(
     words,
@@ -100,7 +116,12 @@ export function parseWhich(
   }
   const input = parseWith(
     WhichInput,
-    { name: positionals[0], kind: flags.kind, vhost: flags.vhost, env: flags.env },
+    {
+      name: positionals[0],
+      kind: flags.kind,
+      vhost: flags.vhost ?? defaults.vhost,
+      env: flags.env ?? defaults.env,
+    },
     WHICH_USAGE,
   );
   return { ...input, flags };

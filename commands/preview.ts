@@ -13,7 +13,8 @@ import { type Problem, type ProposedFields, validate } from '../src/policy/valid
 import { brokerReason } from '../src/rabbit/errors.ts';
 import { type InventorySource, openInventory } from '../src/rabbit/inventory.ts';
 import { FOLDED_QUOTES_NOTE, readDefinition } from './definition.ts';
-import { parseArgs, parseWith, Vhost } from './parse.ts';
+import { closeNames } from './didYouMean.ts';
+import { type FlagDefaults, parseArgs, parseWith, Vhost } from './parse.ts';
 import { type PreviewSummary, summarize } from './previewSummary.ts';
 import { missingVhost, type VhostLister } from './vhosts.ts';
 
@@ -62,7 +63,7 @@ const Words = z.object({ vhost: Vhost, env: z.string().min(1).optional() });
 export function parsePreview(
   words: readonly string[],
   extra: Readonly<Record<string, 'string' | 'boolean'>> = {},
-  options: { fieldsOptional?: boolean } = {},
+  options: { fieldsOptional?: boolean; defaults?: FlagDefaults } = {},
 ): PreviewInput & { readonly extra?: Readonly<Record<string, string | boolean>> } {
   const { positionals, flags } = parseArgs(words, { ...FLAGS, ...extra }, PREVIEW_USAGE);
   const [action, name, ...rest] = positionals;
@@ -87,7 +88,11 @@ export function parsePreview(
       PREVIEW_USAGE,
     );
   }
-  const { vhost, env } = parseWith(Words, { vhost: flags.vhost, env: flags.env }, PREVIEW_USAGE);
+  const { vhost, env } = parseWith(
+    Words,
+    { vhost: flags.vhost ?? options.defaults?.vhost, env: flags.env ?? options.defaults?.env },
+    PREVIEW_USAGE,
+  );
 
   const fields: { -readonly [K in keyof ProposedFields]?: ProposedFields[K] } = {};
   if (typeof flags.pattern === 'string') fields.pattern = flags.pattern;
@@ -176,6 +181,8 @@ export interface PreviewAnswer extends Base {
 export interface PreviewRefused extends Base {
   status: 'refused';
   refusals: Problem[];
+  /** The policy named does not exist: the vhost's closest policy names (both layers), at most three. */
+  didYouMean?: string[];
 }
 
 export type NotAskedWhy =
@@ -265,6 +272,7 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
       status: 'refused',
       change,
       notes,
+      ...policySuggestions(validation.refusals, input.name, [...user, ...operator]),
       brokerVersion,
       warnings: validation.warnings,
       refusals: validation.refusals,
@@ -299,6 +307,16 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
   };
 }
 
+/** A policy name that names nothing: the closest of the vhost's policies (both layers). */
+function policySuggestions(refusals: readonly Problem[], typed: string, policies: readonly Policy[]) {
+  if (!refusals.some((p) => p.code === 'no-such-policy')) return {};
+  const names = closeNames(
+    typed,
+    policies.map((p) => p.name),
+  );
+  return names.length ? { didYouMean: names } : {};
+}
+
 /** The `--json` document: INTERFACE.md's keys first, then the rest. */
 export function previewJson(r: PreviewResult): Record<string, unknown> {
   switch (r.status) {
@@ -320,6 +338,7 @@ export function previewJson(r: PreviewResult): Record<string, unknown> {
         change: r.change,
         refusals: r.refusals,
         warnings: r.warnings,
+        ...(r.didYouMean ? { didYouMean: r.didYouMean } : {}),
         ...(r.brokerVersion ? { brokerVersion: r.brokerVersion } : {}),
       };
     case 'not-asked':

@@ -12,6 +12,7 @@ import {
 import { type BrokerVersion, formatVersion, type ObjectKind, type Policy } from '../src/policy/types.ts';
 import { brokerReason } from '../src/rabbit/errors.ts';
 import { WHICH_USAGE, type WhichInput } from './parse.ts';
+import { closeObjects, type NamedKind, type NameLister } from './suggest.ts';
 import { missingVhostError, type VhostLister } from './vhosts.ts';
 
 /**
@@ -21,7 +22,7 @@ import { missingVhostError, type VhostLister } from './vhosts.ts';
  */
 
 /** What `which` needs of the management API. ManagementClient satisfies it. */
-export interface WhichBroker extends VhostLister {
+export interface WhichBroker extends NameLister, VhostLister {
   overview(): Promise<{ version: BrokerVersion }>;
   getQueue(
     vhost: string,
@@ -108,6 +109,8 @@ export interface WhichResult {
   candidates?: string[];
   /** Where the engine's reading and the broker's report disagree, and why they may. */
   disagreements: string[];
+  /** When the object does not exist: the closest existing queues and exchanges, at most three. */
+  didYouMean?: { name: string; kind: NamedKind }[];
 }
 
 export const NOT_ASKED = new Set([
@@ -305,6 +308,11 @@ export async function which(
     }
   }
   r.nothingGoverns = r.inForce === null && r.operatorPolicy === null && !r.ambiguous;
+  if (!lookup.exists && !lookup.forbidden) {
+    // A typo is the likelier story than a question about an object nobody declared.
+    const close = await closeObjects(broker, input.vhost, input.name, input.kind);
+    if (close.length) r.didYouMean = close;
+  }
   return r;
 }
 

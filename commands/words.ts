@@ -105,3 +105,25 @@ export const RISK_WORDS: Readonly<Record<Risk, string>> = {
 /** Under a list of policies where some share a priority. */
 export const POLICIES_TIE_WORDS =
   'Policies marked tie share a priority: on an object both match, which one the broker picks is not defined.';
+
+/**
+ * "No queue `orders.adit`; did you mean `orders.audit`?" — `show` formats each name for where it
+ * is read (inline code in Slack, quoted in the terminal); an exchange among queues says so.
+ */
+export function didYouMeanWords(
+  what: string,
+  typed: string,
+  names: readonly { name: string; kind?: string }[],
+  show: (name: string) => string,
+): string {
+  const shown = names.map(
+    (n) => `${show(n.name)}${n.kind === 'exchange' && what !== 'exchange' ? ' (exchange)' : ''}`,
+  );
+  const list = shown.length > 1 ? `${shown.slice(0, -1).join(', ')} or ${shown[shown.length - 1]}` : shown[0];
+  return `No ${what} ${show(typed)}; did you mean ${list}?`;
+}
+
+/** What `which` did not find: the kind asked about, or either when none was given. */
+export function missingObjectWords(kind: ObjectKind, kindAssumed: boolean): string {
+  return kindAssumed ? 'queue or exchange' : KIND_WORDS[kind];
+}

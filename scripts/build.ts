@@ -21,16 +21,20 @@ import { type BuildOptions, build as esbuild, type Metafile, type Plugin } from 
 const root = fileURLToPath(new URL('../', import.meta.url));
 
 /**
- * Inputs the CLI bundle must not contain: what only the Slack bot uses. `src/slack/escape.ts` is
- * pure text (no Slack client) that `commands/` shares with the terminal.
+ * What the CLI must never contain: what only the Slack bot uses. `src/slack/escape.ts` is pure
+ * text (no Slack client) that `commands/` shares with the terminal.
  */
 export const cliMustNotLoad: readonly RegExp[] = [
   /node_modules\/@slack\//,
   /node_modules\/bullmq\//,
-  /node_modules\/ioredis\//,
   /^src\/slack\/(?!escape\.ts$)/,
-  /^src\/workflow\//,
 ];
+
+/**
+ * What the CLI loads only for the commands that need it (`requests`, `history`: Redis), never at
+ * start: a chunk imported with `import()`, not by the entry's static imports.
+ */
+export const cliMustNotLoadAtStart: readonly RegExp[] = [/node_modules\/ioredis\//, /^src\/workflow\//];
 
 // Bundled CommonJS packages call require() for Node's own modules; an ES module has none.
 const requireShim =
@@ -92,8 +96,26 @@ const zodEnglishOnly: Plugin = {
 
 export interface BuildResult {
   readonly outdir: string;
-  /** The CLI bundle's inputs, relative to the repository root. */
+  /** The CLI bundle's inputs, every chunk, relative to the repository root. */
   readonly cliInputs: readonly string[];
+  /** The inputs `dist/cli.js` loads at start: its own and those of the chunks it imports statically. */
+  readonly cliStartInputs: readonly string[];
+}
+
+/** Inputs of the entry output and of every output reached from it by static imports. */
+function startInputs(metafile: Metafile): string[] {
+  // Each `import()` target is an entry point of its own too: the CLI's is src/cli.ts.
+  const entry = Object.keys(metafile.outputs).find((o) => metafile.outputs[o]?.entryPoint === 'src/cli.ts');
+  const seen = new Set<string>();
+  const visit = (output: string) => {
+    if (seen.has(output)) return;
+    seen.add(output);
+    for (const i of metafile.outputs[output]?.imports ?? []) {
+      if (i.kind === 'import-statement' && !i.external) visit(i.path);
+    }
+  };
+  if (entry) visit(entry);
+  return [...seen].flatMap((o) => Object.keys(metafile.outputs[o]?.inputs ?? {}));
 }
 
 export async function build(outdir = join(root, 'dist')): Promise<BuildResult> {
@@ -127,14 +149,20 @@ export async function build(outdir = join(root, 'dist')): Promise<BuildResult> {
       metafile: true,
     }),
   ]);
-  const cliInputs = Object.keys((cli.metafile as Metafile).inputs).map((p) =>
-    p.startsWith('rmq:') ? p : relative(root, join(root, p)),
-  );
+  const metafile = cli.metafile as Metafile;
+  const cliInputs = Object.keys(metafile.inputs);
+  const cliStartInputs = startInputs(metafile);
   const forbidden = cliInputs.filter((p) => cliMustNotLoad.some((re) => re.test(p)));
   if (forbidden.length > 0) {
     throw new Error(`build: the CLI bundle reaches what only the bot needs: ${forbidden.join(', ')}`);
   }
-  return { outdir, cliInputs };
+  const eager = cliStartInputs.filter((p) => cliMustNotLoadAtStart.some((re) => re.test(p)));
+  if (eager.length > 0) {
+    throw new Error(
+      `build: the CLI loads at start what only some commands need (import() it): ${eager.join(', ')}`,
+    );
+  }
+  return { outdir, cliInputs, cliStartInputs };
 }
 
 if (process.argv[1] && import.meta.url === `file://${process.argv[1]}`) {

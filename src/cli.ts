@@ -1,5 +1,5 @@
 import { config as loadDotenv } from 'dotenv';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { helpText } from '../commands/help.ts';
 import { parseWhich } from '../commands/parse.ts';
 import { parsePolicies, policies } from '../commands/policies.ts';
@@ -58,7 +58,7 @@ export async function runCli(
         });
       }
       case 'which': {
-        const input = parseWhich(words);
+        const input = parseWhich(words, {}, terminalDefaults(env));
         return await withBroker(env, input.env, async (broker) => {
           const result = await which(input, broker);
           io.out(json ? `${JSON.stringify(result, null, 2)}\n` : whichText(result));
@@ -71,7 +71,7 @@ export async function runCli(
           import('../commands/preview.ts'),
           import('./terminal/preview.ts'),
         ]);
-        const input = parsePreview(words);
+        const input = parsePreview(words, {}, { defaults: terminalDefaults(env) });
         return await withBroker(env, input.env, async (broker) => {
           const result = await preview(input, broker);
           io.out(json ? `${JSON.stringify(previewJson(result), null, 2)}\n` : previewText(result));
@@ -134,6 +134,11 @@ export async function runCli(
   }
 }
 
+/** The terminal's own defaults live in the environment (`RMQ_VHOST`), never in Redis. */
+function terminalDefaults(env: NodeJS.ProcessEnv): { vhost?: string } {
+  return env.RMQ_VHOST ? { vhost: env.RMQ_VHOST } : {};
+}
+
 /** The chosen environment's management API, closed after `fn`. An unknown `--env` is refused. */
 async function withBroker(
   env: NodeJS.ProcessEnv,
@@ -172,6 +177,8 @@ async function withRedis(
   fn: (redis: Redis) => Promise<number>,
 ): Promise<number> {
   const { redisUrl } = loadConfig(env);
+  // Loaded when asked for: `which` and `preview` never pay for the Redis client.
+  const { Redis } = await import('ioredis');
   const redis = new Redis(redisUrl, {
     lazyConnect: true,
     maxRetriesPerRequest: 1,

@@ -199,3 +199,6 @@ export function describeIssues(error: z.ZodError): string {
 
 /** A paged listing (`page` given): the items wrapped with counts. */
 export const pagedQueuesSchema = z.object({ items: z.array(queueListItemSchema) });
+
+/** A listing asked for `columns=name` only ("did you mean"). */
+export const nameOnlySchema = z.object({ name: z.string() });

@@ -8,6 +8,7 @@ import type { Logger } from '../log.ts';
 import { PatternCache } from '../policy/pattern.ts';
 import type { ListGroupMembers, Notifier, Workflow } from '../workflow/index.ts';
 import { boltLogLevel, createBoltLogger, secretMasker } from './boltLogger.ts';
+import { redisChannelDefaults } from './channelDefaults.ts';
 import { createDelivery, type Delivery, type DeliveryOptions } from './delivery.ts';
 import { environmentDirectory } from './environments.ts';
 import { refuseFutureTimestamps } from './freshness.ts';
@@ -195,6 +196,7 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
     patterns: new PatternCache(),
     inFlight,
     dedupe: redisEventDedupe(deps.redis, deps.keyPrefix ?? 'rmq'),
+    channelDefaults: redisChannelDefaults(deps.redis, deps.keyPrefix ?? 'rmq'),
     ...(deps.records ? { records: deps.records } : {}),
     delivery,
     ...(changes ? { changes } : {}),

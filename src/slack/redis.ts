@@ -1,9 +1,12 @@
+import type { DefaultsRedis } from './channelDefaults.ts';
+
 /**
  * What the Slack front door needs of Redis, and no more: ioredis satisfies it, tests may pass
  * a fake. Keys are namespaced by a prefix so several apps (and test runs) share one Redis.
  */
-export interface SlackRedis {
+export interface SlackRedis extends DefaultsRedis {
   set(key: string, value: string, ex: 'EX', seconds: number, nx: 'NX'): Promise<'OK' | null>;
+  set(key: string, value: string): Promise<unknown>;
   ping(): Promise<string>;
 }
 

@@ -1,7 +1,7 @@
 import { asWritten } from '../../commands/asWritten.ts';
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../commands/preview.ts';
 import { nothingAfterWords } from '../../commands/previewSummary.ts';
-import { deleteWarning, RISK_WORDS, reachWords } from '../../commands/words.ts';
+import { deleteWarning, didYouMeanWords, RISK_WORDS, reachWords } from '../../commands/words.ts';
 import { isAnchored } from '../policy/pattern.ts';
 import type { ObjectOutcome } from '../policy/simulate.ts';
 
@@ -194,6 +194,15 @@ function catchLines(r: PreviewAnswer): string[] {
   ];
 }
 
+function suggestion(what: string, typed: string, names: readonly string[]): string {
+  return didYouMeanWords(
+    what,
+    typed,
+    names.map((name) => ({ name })),
+    (n) => JSON.stringify(n),
+  );
+}
+
 export function previewText(r: PreviewResult): string {
   switch (r.status) {
     case 'answered':
@@ -203,6 +212,11 @@ export function previewText(r: PreviewResult): string {
       lines.push('', `Refused: nothing was previewed or filed.`);
       for (const p of r.refusals) lines.push(`  x ${p.message}`);
       for (const w of r.warnings) lines.push(`  warning: ${w.message}`);
+      if (r.didYouMean)
+        lines.push(
+          '',
+          suggestion(r.change.operator ? 'operator policy' : 'policy', r.change.policy, r.didYouMean),
+        );
       return `${lines.join('\n')}\n`;
     }
     case 'not-asked': {

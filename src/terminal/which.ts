@@ -1,7 +1,9 @@
 import type { PolicyView, WhichResult } from '../../commands/which.ts';
 import {
+  didYouMeanWords,
   FROM_WORDS,
   KIND_WORDS,
+  missingObjectWords,
   NOT_APPLIED_WORDS,
   NOT_ASKED_WORDS,
   NOT_REPORTED_WORDS,
@@ -120,6 +122,13 @@ export function whichText(r: WhichResult): string {
     return `Could not ask the broker about ${what}: ${why}${r.detail ? ` (${r.detail})` : ''}.\nNothing is claimed about this object.\n`;
   }
   const lines: string[] = [];
+  if (r.didYouMean) {
+    const missing = missingObjectWords(o.kind, o.kindAssumed);
+    lines.push(
+      didYouMeanWords(missing, o.name, r.didYouMean, (n) => JSON.stringify(n)),
+      '',
+    );
+  }
   if (o.kindAssumed)
     lines.push(`No queue or exchange by that name exists; answering as for a classic queue.`);
   lines.push(...(r.answer === 'not-reported' ? notReported(r, what) : reported(r, what)));

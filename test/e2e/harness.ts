@@ -145,7 +145,11 @@ export interface Harness {
     request: SignedRequest | { body: string; headers: Record<string, string> },
   ): Promise<Response>;
   /** A signed `/rmq <text>`; returns the HTTP answer (the ack) and the response URL it carried. */
-  command(text: string): Promise<{ response: Response; responseUrl: string }>;
+  /** A signed `/rmq` command, from channel C0INCIDENT and user U0ONCALL unless told. */
+  command(
+    text: string,
+    from?: { channelId?: string; userId?: string },
+  ): Promise<{ response: Response; responseUrl: string }>;
   /** Waits for the first answer posted to that response URL (faults injected with `faultNext` skipped). */
   answerTo(responseUrl: string): Promise<RecordedCall>;
   /** A signed app_mention event callback (to `baseUrl`, another instance, when given). */
@@ -357,11 +361,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     logs,
     redis,
     post,
-    async command(text) {
+    async command(text, from = {}) {
       const responseUrl = slack.responseUrl();
       const request = signed(
         signingSecret,
-        commandForm({ text, responseUrl }),
+        commandForm({ text, responseUrl, ...from }),
         'application/x-www-form-urlencoded',
       );
       const response = await post('/slack/events', request);

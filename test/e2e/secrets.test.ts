@@ -9,13 +9,13 @@
  * authenticates, which Slack must get) and every HTTP answer it gave is searched for each configured secret, and for the broker
  * credentials in their Basic-auth form.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setUpLab } from '../../scripts/lab.ts';
-import { adminClient, brokerUrl, uniqueName, waitFor, withUser } from '../support/broker.ts';
+import { spawnBot } from '../support/botProcess.ts';
+import { adminClient, brokerUrl, uniqueName, withUser } from '../support/broker.ts';
 import { built } from '../support/built.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
 import { commandForm, mentionEnvelope, signed } from './harness.ts';
@@ -59,10 +59,9 @@ describe('secrets at LOG_LEVEL=debug, the compiled bot', () => {
             `  - { name: refused, url: "${brokerUrl()}", userEnv: LAB_USER, passwordEnv: REFUSED_PASSWORD }`,
           ].join('\n'),
         );
-        const child: ChildProcess = spawn(process.execPath, [join(outdir, 'main.js')], {
-          cwd,
-          env: {
-            PATH: process.env.PATH ?? '',
+        const bot = spawnBot(
+          join(outdir, 'main.js'),
+          {
             RMQ_ENVIRONMENTS: join(cwd, 'environments.yml'),
             LAB_USER: user,
             LAB_PASSWORD: password,
@@ -74,25 +73,11 @@ describe('secrets at LOG_LEVEL=debug, the compiled bot', () => {
             PORT: '0',
             LOG_LEVEL: 'debug',
           },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        let out = '';
-        child.stdout?.on('data', (c: Buffer) => {
-          out += c.toString();
-        });
-        child.stderr?.on('data', (c: Buffer) => {
-          out += c.toString();
-        });
-        const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+          cwd,
+        );
         const answers: string[] = [];
         try {
-          const port = await waitFor(
-            () => {
-              const line = out.split('\n').find((l) => l.includes('listening for Slack'));
-              return line ? (JSON.parse(line) as { port: number }).port : undefined;
-            },
-            { deadlineMs: 30_000, intervalMs: 50, what: 'the bot to listen' },
-          );
+          const port = await bot.listening();
           const url = `http://127.0.0.1:${port}`;
           const post = async (body: string, contentType: string, secret = signingSecret) => {
             const r = signed(secret, body, contentType);
@@ -144,9 +129,10 @@ describe('secrets at LOG_LEVEL=debug, the compiled bot', () => {
           for (const path of ['/healthz', '/metrics'])
             answers.push(await (await fetch(`${url}${path}`)).text());
         } finally {
-          child.kill('SIGTERM');
+          bot.child.kill('SIGTERM');
         }
-        expect(await exited).toBe(0);
+        expect(await bot.exited).toBe(0);
+        const out = bot.output();
 
         // The Web API client authenticates with the token (a header, or a `token` argument, as
         // auth.test gets it): that is Slack's to see. Everything else sent is searched.

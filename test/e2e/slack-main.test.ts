@@ -1,9 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { brokerCredentials, brokerUrl, waitFor } from '../support/broker.ts';
+import { type BotProcess, spawnBot } from '../support/botProcess.ts';
+import { brokerCredentials, brokerUrl } from '../support/broker.ts';
 import { built } from '../support/built.ts';
 import { type FakeBroker, startFakeBroker } from '../support/fakeBroker.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
@@ -19,44 +19,13 @@ let mainJs: string;
 /** An empty working directory: a developer's own .env must not change what is tested. */
 const cwd = mkdtempSync(join(tmpdir(), 'rmq-main-'));
 
-interface Run {
-  readonly child: ChildProcess;
-  readonly stdout: () => string;
-  readonly stderr: () => string;
-  readonly exited: Promise<number | null>;
-}
-
-function start(env: Record<string, string>): Run {
-  const child = spawn(process.execPath, [mainJs], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? cwd, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    err += c.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, stdout: () => out, stderr: () => err, exited };
+function start(env: Record<string, string>): BotProcess {
+  return spawnBot(mainJs, { HOME: process.env.HOME ?? cwd, ...env }, cwd);
 }
 
 /** The bot's base URL, once its log says it listens. */
-async function listening(run: Run): Promise<string> {
-  const port = await waitFor(
-    () => {
-      const line = run
-        .stdout()
-        .split('\n')
-        .find((l) => l.includes('listening for Slack'));
-      return line ? (JSON.parse(line) as { port: number }).port : undefined;
-    },
-    { deadlineMs: 30_000, intervalMs: 50, what: 'the bot to listen' },
-  );
-  return `http://127.0.0.1:${port}`;
+async function listening(run: BotProcess): Promise<string> {
+  return `http://127.0.0.1:${await run.listening()}`;
 }
 
 /** A signed `/rmq <text>` to the bot; returns the acknowledgement. */

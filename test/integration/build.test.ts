@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WhichResult } from '../../commands/which.ts';
-import { cliMustNotLoad } from '../../scripts/build.ts';
+import { cliMustNotLoad, cliMustNotLoadAtStart } from '../../scripts/build.ts';
 import { setUpLab } from '../../scripts/lab.ts';
 import { adminClient, brokerCredentials, brokerUrl, uniqueName, waitFor } from '../support/broker.ts';
 import { type Built, built } from '../support/built.ts';
@@ -98,12 +98,16 @@ describe('the compiled CLI (bin/rmq.js -> dist/cli.js)', () => {
     expect(unreachable.err).not.toMatch(/\n\s+at /);
   });
 
-  it('contains none of what only the Slack bot needs', () => {
-    expect(pkg.cliInputs).toContain('src/cli.ts');
-    expect(pkg.cliInputs).toContain('commands/which.ts');
+  it('contains none of what only the Slack bot needs, and loads Redis only for the commands that use it', () => {
+    expect(pkg.cliStartInputs).toContain('src/cli.ts');
+    expect(pkg.cliStartInputs).toContain('commands/which.ts');
     const botOnly = pkg.cliInputs.filter(
       (p) => cliMustNotLoad.some((re) => re.test(p)) || /node_modules\/pino\//.test(p),
     );
     expect(botOnly).toEqual([]);
+    expect(pkg.cliInputs.some((p) => /node_modules\/ioredis\//.test(p))).toBe(true);
+    const atStart = pkg.cliStartInputs.filter((p) => cliMustNotLoadAtStart.some((re) => re.test(p)));
+    expect(atStart).toEqual([]);
+    expect(pkg.cliStartInputs.some((p) => p.startsWith('commands/preview'))).toBe(false);
   });
 });

@@ -44,28 +44,39 @@ describe('boundedDistance', () => {
 describe('CloseNames', () => {
   it.each([
     ['orders.adit', ['orders.audit', 'orders.events', 'billing.audit'], ['orders.audit']],
-    ['Orders.Audit', ['orders.audit', 'orders.aud', 'orders'], ['orders.audit', 'orders.aud']],
+    ['Orders.Audit', ['orders.audit', 'orders.aud', 'orders'], ['orders.audit', 'orders.aud', 'orders']],
+    ['orders-eu', ['orders', 'billing', 'or'], ['orders']],
     ['orders.audit', ['orders.audit', 'payments'], []],
     ['q', ['a', 'b', 'Q', 'qq', 'long-name'], ['Q']],
     ['ordrs', ['a', 'b', 'orders', 'ords', 'oders', 'order'], ['orders', 'ords', 'oders']],
     [
       'audit-retention',
       ['audit-retentoin', 'audit_retention', 'tight', 'audit'],
-      ['audit_retention', 'audit-retentoin'],
+      ['audit_retention', 'audit-retentoin', 'audit'],
     ],
     ['x', [], []],
   ])('%s among %j -> %j', (typed, names, expected) => {
     expect(closeNames(typed, names)).toEqual(expected);
   });
 
-  it('offers at most three, each within the distance allowed, the closest first, never the typed name', () => {
+  it('offers at most three, each a typo away or a start of the other, the closest first, never the typed name', () => {
     fc.assert(
       fc.property(short, fc.array(short, { maxLength: 40 }), (typed, names) => {
         const got = closeNames(typed, names);
         expect(got.length).toBeLessThanOrEqual(MAX_SUGGESTIONS);
         expect(got).not.toContain(typed);
-        const dist = (n: string) => levenshtein(typed.toLowerCase(), n.toLowerCase());
-        for (const n of got) expect(dist(n)).toBeLessThanOrEqual(maxDistance(typed));
+        const max = maxDistance(typed);
+        const t = typed.toLowerCase();
+        // The ranking: a typo's distance, then a name that starts the other (max + 1), else never.
+        const dist = (n: string) => {
+          const d = levenshtein(t, n.toLowerCase());
+          if (d <= max) return d;
+          const l = n.toLowerCase();
+          return Math.min(l.length, t.length) >= 3 && (l.startsWith(t) || t.startsWith(l))
+            ? max + 1
+            : Number.POSITIVE_INFINITY;
+        };
+        for (const n of got) expect(dist(n)).toBeLessThanOrEqual(max + 1);
         const ds = got.map(dist);
         expect(ds).toEqual([...ds].sort((a, b) => a - b));
         // Nothing left out is closer than the last one offered.

@@ -24,11 +24,13 @@ function memoryRedis(): SlackRedis & { keys: Map<string, string> } {
   const keys = new Map<string, string>();
   return {
     keys,
-    set: async (key, value) => {
-      if (keys.has(key)) return null;
+    set: async (key: string, value: string, ...nx: unknown[]) => {
+      if (nx.includes('NX') && keys.has(key)) return null;
       keys.set(key, value);
       return 'OK';
     },
+    get: async (key) => keys.get(key) ?? null,
+    del: async (key) => (keys.delete(key) ? 1 : 0),
     ping: async () => 'PONG',
   };
 }

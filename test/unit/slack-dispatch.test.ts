@@ -108,6 +108,7 @@ describe('dispatch', () => {
       'policies',
       'preview',
       'requests',
+      'use',
       'which',
     ]);
     const help = shown((await dispatch('help', ctx())).message);

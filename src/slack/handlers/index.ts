@@ -7,6 +7,7 @@ import { policiesCommand } from './policies.ts';
 import { previewCommand } from './preview.ts';
 import { requestsCommand } from './requests.ts';
 import type { SlackCommand } from './types.ts';
+import { useCommand } from './use.ts';
 import { whichCommand } from './which.ts';
 
 /**
@@ -24,6 +25,7 @@ export const COMMANDS: ReadonlyMap<string, SlackCommand> = new Map(
     deleteCommand,
     requestsCommand,
     historyCommand,
+    useCommand,
     helpCommand,
   ].map((c) => [c.name, c] as const),
 );

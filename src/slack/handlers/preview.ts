@@ -1,6 +1,8 @@
 import { parsePreview, preview, previewExitCode } from '../../../commands/preview.ts';
 import type { Deliverable } from '../delivery.ts';
+import { withAnsweredFor } from '../views/answeredFor.ts';
 import { previewView } from '../views/preview.ts';
+import { channelFlags } from './defaults.ts';
 import type { SlackCommand } from './types.ts';
 
 /**
@@ -14,11 +16,13 @@ import type { SlackCommand } from './types.ts';
 export const previewCommand: SlackCommand = {
   name: 'preview',
   async run(words, ctx): Promise<Deliverable> {
-    const input = parsePreview(words);
+    const channel = await channelFlags(ctx);
+    const input = parsePreview(words, {}, { defaults: channel.defaults });
     const { name: env, broker } = ctx.environments.pick(input.env);
     const log = ctx.logger.child({ env, vhost: input.vhost, policy: input.name, action: input.action });
     const result = await preview(input, broker);
-    const { file, ...message } = previewView(result);
+    const { file, ...view } = previewView(result);
+    const message = withAnsweredFor(view, channel.answeredFor(words, env, input.vhost));
 
     if (result.status === 'answered') {
       log.info(

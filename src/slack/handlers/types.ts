@@ -4,6 +4,7 @@ import type { RequestsSource } from '../../../commands/requests.ts';
 import type { WhichBroker } from '../../../commands/which.ts';
 import type { Logger } from '../../log.ts';
 import type { PatternCache } from '../../policy/pattern.ts';
+import type { ChannelScope } from '../channelDefaults.ts';
 import type { Deliverable } from '../delivery.ts';
 import type { ChangeRequests } from '../requests/service.ts';
 
@@ -39,6 +40,8 @@ export interface CommandContext {
   readonly records?: Records;
   /** The subcommands Slack answers, for help. */
   readonly available: ReadonlySet<string>;
+  /** The channel (and so its threads) the request came from, with its defaults (`/rmq use`). */
+  readonly channel?: ChannelScope;
   /** Who asks, and where: a change request records them and posts its result there. */
   readonly asker?: Asker;
   /** Filing change requests (create, edit, delete); absent where the bot files none. */

@@ -1,13 +1,16 @@
 import { parseWhich } from '../../../commands/parse.ts';
 import { which } from '../../../commands/which.ts';
+import { withAnsweredFor } from '../views/answeredFor.ts';
 import { whichView } from '../views/which.ts';
+import { channelFlags } from './defaults.ts';
 import type { SlackCommand } from './types.ts';
 
 /** `/rmq which NAME …`: the broker's answer, explained, for everyone in the channel or thread. */
 export const whichCommand: SlackCommand = {
   name: 'which',
   async run(words, ctx) {
-    const input = parseWhich(words);
+    const channel = await channelFlags(ctx);
+    const input = parseWhich(words, {}, channel.defaults);
     const { name: env, broker } = ctx.environments.pick(input.env);
     const log = ctx.logger.child({ env, vhost: input.vhost, object: input.name, kind: input.kind });
     const result = await which(input, broker, { patterns: ctx.patterns });
@@ -16,7 +19,7 @@ export const whichCommand: SlackCommand = {
       'which answered',
     );
     return {
-      message: whichView(result),
+      message: withAnsweredFor(whichView(result), channel.answeredFor(words, env, input.vhost)),
       audience: 'channel',
       outcome: result.answer === 'not-asked' ? 'not-asked' : 'answered',
     };

@@ -1,4 +1,5 @@
 import type { AllMiddlewareArgs, Middleware, SlackEventMiddlewareArgs } from '@slack/bolt';
+import { channelScope } from '../channelDefaults.ts';
 import { dispatch } from '../dispatch.ts';
 import { decodeSlackText } from '../escape.ts';
 import { type ListenerDeps, newRequestId } from './context.ts';
@@ -61,6 +62,8 @@ export function appMentionListener(deps: ListenerDeps): Middleware<SlackEventMid
           ...(deps.records ? { records: deps.records } : {}),
           logger,
           requestId,
+          // A thread is part of its channel: the channel's defaults hold there too.
+          channel: channelScope(deps.channelDefaults, event.channel, event.user, logger),
           ...(event.user
             ? { asker: { user: event.user, channel: event.channel, threadTs: event.thread_ts } }
             : {}),

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../log.ts';
 import type { PatternCache } from '../../policy/pattern.ts';
+import type { ChannelDefaultsStore } from '../channelDefaults.ts';
 import type { Delivery } from '../delivery.ts';
 import type { Environments, Records } from '../handlers/types.ts';
 import type { InFlight } from '../inflight.ts';
@@ -16,6 +17,8 @@ export interface ListenerDeps {
   readonly patterns: PatternCache;
   readonly inFlight: InFlight;
   readonly dedupe: EventDedupe;
+  /** Each channel's defaults (`/rmq use`). */
+  readonly channelDefaults: ChannelDefaultsStore;
   /** The change requests and the audit trail (`requests`, `history`); absent: those say so. */
   readonly records?: Records;
   /** Every answer goes out through it. */

@@ -1,4 +1,5 @@
 import type { AllMiddlewareArgs, Middleware, SlackCommandMiddlewareArgs } from '@slack/bolt';
+import { channelScope } from '../channelDefaults.ts';
 import { dispatch } from '../dispatch.ts';
 import { decodeSlackText } from '../escape.ts';
 import { type ListenerDeps, newRequestId } from './context.ts';
@@ -29,6 +30,7 @@ export function slashCommandListener(deps: ListenerDeps): Middleware<SlackComman
           ...(deps.records ? { records: deps.records } : {}),
           logger,
           requestId,
+          channel: channelScope(deps.channelDefaults, command.channel_id, command.user_id, logger),
           asker: { user: command.user_id, channel: command.channel_id, triggerId: command.trigger_id },
           ...(deps.changes ? { changes: deps.changes } : {}),
         });

@@ -3,7 +3,9 @@ import { parsePreview } from '../../../commands/preview.ts';
 import { InputError } from '../../errors.ts';
 import type { Origin } from '../../workflow/types.ts';
 import type { Deliverable } from '../delivery.ts';
+import { channelFlags } from '../handlers/defaults.ts';
 import type { CommandContext, SlackCommand } from '../handlers/types.ts';
+import { withAnsweredFor } from '../views/answeredFor.ts';
 import { type Draft, encodeMeta } from '../views/forms.ts';
 import { filedView } from '../views/request.ts';
 import { openFormPrompt } from '../views/requestPrompts.ts';
@@ -57,12 +59,14 @@ async function run(
   const changes = ctx.changes;
   const asker = ctx.asker;
   if (!changes || !asker) throw new InputError(refusalSentence('not-set-up'));
+  // The channel's defaults (`/rmq use`) hold for a change request as for a question.
+  const channel = await channelFlags(ctx);
   let input: ReturnType<typeof parsePreview>;
   try {
     input = parsePreview(
       [action, ...words],
       { reason: 'string', thread: 'string' },
-      { fieldsOptional: true },
+      { fieldsOptional: true, defaults: channel.defaults },
     );
   } catch (err) {
     // The preview's own words say "preview create …": say it as this command is typed.
@@ -105,7 +109,10 @@ async function run(
   const outcome = await changes.file(draft, asker.user, reason);
   if (outcome.ok) {
     return {
-      message: filedView(outcome.request, outcome.approvals, outcome.posted),
+      message: withAnsweredFor(
+        filedView(outcome.request, outcome.approvals, outcome.posted),
+        channel.answeredFor(words, env, draft.vhost),
+      ),
       audience: 'channel',
       outcome: 'answered',
     };

@@ -14,13 +14,15 @@ export const FAILURE_SENTENCES: Readonly<Record<string, string>> = {
   'refused-by-broker': 'The broker refused the request.',
   'broker-error': 'The broker answered with an error.',
   'bad-response': "The broker's answer could not be read.",
+  'defaults-unavailable':
+    "This channel's defaults could not be read or kept (the bot's Redis is unavailable). Nothing was changed; give --env and --vhost meanwhile.",
   'store-unavailable': 'The request store (Redis) could not be reached. Nothing was changed.',
   'too-large': "The broker's answer was larger than the bot reads.",
   internal: "Something went wrong on the bot's side. Nothing was changed.",
 };
 
 /** A hint that is a command's usage line, to be shown with the prefix the user typed. */
-const USAGE_LINE = /^(which|preview|create|edit|delete|history|requests|help)\b/;
+const USAGE_LINE = /^(which|preview|create|edit|delete|history|requests|use|help)\b/;
 
 export function refusalView(err: InputError, prefix: string): SlackMessage {
   const blocks = [section(`:warning: ${prose(truncate(err.message, 1000))}`)];

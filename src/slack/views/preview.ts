@@ -4,7 +4,13 @@ import {
   type OutcomeGroup,
   type PreviewSummary,
 } from '../../../commands/previewSummary.ts';
-import { deleteWarning, NOT_ASKED_WORDS, RISK_WORDS, reachWords } from '../../../commands/words.ts';
+import {
+  deleteWarning,
+  didYouMeanWords,
+  NOT_ASKED_WORDS,
+  RISK_WORDS,
+  reachWords,
+} from '../../../commands/words.ts';
 import { isAnchored } from '../../policy/pattern.ts';
 import type { ObjectOutcome } from '../../policy/simulate.ts';
 import type { Problem } from '../../policy/validate.ts';
@@ -244,6 +250,11 @@ function refused(r: Extract<PreviewResult, { status: 'refused' }>): PreviewMessa
     ),
   ];
   if (r.warnings.length) blocks.push(warningsBlock(r.warnings));
+  if (r.didYouMean) {
+    const what = r.change.operator ? 'operator policy' : 'policy';
+    const close = r.didYouMean.map((n) => ({ name: n }));
+    blocks.push(section(`:mag: ${didYouMeanWords(what, r.change.policy, close, name)}`));
+  }
   const first = r.refusals[0]?.message ?? 'refused';
   return finish(blocks, `Refused: ${prose(truncate(first, 300))}`);
 }

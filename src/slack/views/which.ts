@@ -1,7 +1,9 @@
 import type { PolicyView, WhichResult } from '../../../commands/which.ts';
 import {
+  didYouMeanWords,
   FROM_WORDS,
   KIND_WORDS,
+  missingObjectWords,
   NOT_ASKED_WORDS,
   NOT_REPORTED_WORDS,
   OPERATOR_POLICIES_NOT_READ,
@@ -245,6 +247,12 @@ function reported(r: WhichResult): SlackMessage {
 
 export function whichView(r: WhichResult): SlackMessage {
   if (r.answer === 'not-asked') return notAsked(r);
-  if (r.answer === 'not-reported') return notReported(r);
-  return reported(r);
+  const message = r.answer === 'not-reported' ? notReported(r) : reported(r);
+  return r.didYouMean ? { ...message, blocks: [didYouMean(r), ...message.blocks] } : message;
+}
+
+/** Above the answer: the asker more likely meant one of these than an object nobody declared. */
+function didYouMean(r: WhichResult): Block {
+  const what = missingObjectWords(r.object.kind, r.object.kindAssumed);
+  return section(`:mag: ${didYouMeanWords(what, r.object.name, r.didYouMean ?? [], name)}`);
 }

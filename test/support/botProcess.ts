@@ -1,0 +1,58 @@
+/**
+ * The compiled bot (`dist/main.js`, see built.ts) as a process of its own, as the image runs it:
+ * a clean environment (only PATH besides what is given), an empty working directory unless one
+ * is given (a developer's own .env must not change what is measured), its output kept.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { waitFor } from './broker.ts';
+
+export interface BotProcess {
+  readonly child: ChildProcess;
+  readonly stdout: () => string;
+  readonly stderr: () => string;
+  /** Both, in the order they arrived. */
+  readonly output: () => string;
+  readonly exited: Promise<number | null>;
+  /** The port from the "listening for Slack" log line (needs LOG_LEVEL info or lower). */
+  listening(deadlineMs?: number): Promise<number>;
+}
+
+export function spawnBot(mainJs: string, env: Record<string, string>, cwd?: string): BotProcess {
+  const child = spawn(process.execPath, [mainJs], {
+    cwd: cwd ?? mkdtempSync(join(tmpdir(), 'rmq-bot-')),
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  let both = '';
+  child.stdout?.on('data', (c: Buffer) => {
+    out += c.toString();
+    both += c.toString();
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    err += c.toString();
+    both += c.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    output: () => both,
+    exited,
+    listening: (deadlineMs = 30_000) =>
+      waitFor(
+        () => {
+          if (child.exitCode !== null)
+            return Promise.reject(new Error(`the bot exited ${child.exitCode}: ${both}`));
+          const line = out.split('\n').find((l) => l.includes('listening for Slack'));
+          return line ? (JSON.parse(line) as { port: number }).port : undefined;
+        },
+        { deadlineMs, intervalMs: 50, what: 'the bot to listen' },
+      ),
+  };
+}
