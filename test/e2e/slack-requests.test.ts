@@ -202,7 +202,7 @@ describe('delete, from a slash command', () => {
   it('files, asks an approver, applies, posts the audit diff in both places, records it once', async () => {
     expect(await policyNames()).toContain('audit-retention');
     const mark = h.slack.calls.length;
-    const { responseUrl } = await h.commandAs(
+    const { responseUrl } = await h.command(
       `delete audit-retention --vhost ${h.vhost} --reason "INC-7: retire the audit DLX"`,
       { userId: REQUESTER },
     );
@@ -428,7 +428,7 @@ describe('create, from a slash command, without flags', () => {
   it('the form refuses bad JSON and an unknown key on the definition field, files nothing, then files', async () => {
     const mark = h.slack.calls.length;
     const writes = h.proxy.requests.length;
-    await h.commandAs(`create form-made --vhost ${h.vhost}`, { userId: REQUESTER });
+    await h.command(`create form-made --vhost ${h.vhost}`, { userId: REQUESTER });
     const form = await policyFormAfter(mark);
     expect(JSON.stringify(form)).toContain('unanchored: matches every name that contains it');
     const base = { pattern: '^billing\\.', apply_to: 'queues', priority: '1', reason: '' };
@@ -459,7 +459,7 @@ describe('create, from a slash command, without flags', () => {
 describe('edit from a slash command, delete from a mention', () => {
   it('edit with flags: applied as previewed, one record', async () => {
     const mark = h.slack.calls.length;
-    const { responseUrl } = await h.commandAs(
+    const { responseUrl } = await h.command(
       `edit orders-cap --pattern '^orders\\.' --vhost ${h.vhost} --reason "anchor it"`,
       {
         userId: REQUESTER,
@@ -510,7 +510,7 @@ describe('edit from a slash command, delete from a mention', () => {
 
   it('a slash delete without a reason opens the reason form at once', async () => {
     const mark = h.slack.calls.length;
-    await h.commandAs(`delete billing-a --vhost ${h.vhost}`, { userId: REQUESTER });
+    await h.command(`delete billing-a --vhost ${h.vhost}`, { userId: REQUESTER });
     const opened = await next(mark, (c) => c.method === 'views.open' && c.ok, 'the reason form');
     expect(viewOf(opened).callback_id).toBe('rmq_reason_form');
     expect(since(mark).filter((c) => isPost(APPROVALS_CHANNEL)(c))).toEqual([]);
@@ -524,7 +524,7 @@ const store = () => new RequestStore(h.redis as never, h.keyPrefix);
 /** Files `create NAME` (a policy that matches nothing in the lab) as `user`; returns the request. */
 async function fileHarmless(name: string, user = REQUESTER): Promise<{ id: string; ts: string }> {
   const mark = h.slack.calls.length;
-  await h.commandAs(
+  await h.command(
     `create ${name} --pattern '^nothing\\.' --definition '{"max-length": 1}' --vhost ${h.vhost}`,
     {
       userId: user,
@@ -537,7 +537,7 @@ describe('refusals: each told, nothing applied', () => {
   it('a read-only environment refuses every write, saying so', async () => {
     const mark = h.slack.calls.length;
     const writes = h.proxy.requests.length;
-    const { responseUrl } = await h.commandAs(`delete billing-b --env ro --vhost ${h.vhost} --reason x`, {
+    const { responseUrl } = await h.command(`delete billing-b --env ro --vhost ${h.vhost} --reason x`, {
       userId: REQUESTER,
     });
     const answer = await h.answerTo(responseUrl);
@@ -552,7 +552,7 @@ describe('refusals: each told, nothing applied', () => {
   it('a broker identity that cannot write policies is refused at once, with the broker’s reason', async () => {
     const mark = h.slack.calls.length;
     const writes = h.proxy.requests.length;
-    const { responseUrl } = await h.commandAs(`delete billing-b --env weak --vhost ${h.vhost} --reason x`, {
+    const { responseUrl } = await h.command(`delete billing-b --env weak --vhost ${h.vhost} --reason x`, {
       userId: REQUESTER,
     });
     const answer = await h.answerTo(responseUrl);
@@ -726,7 +726,7 @@ describe('stale', () => {
 describe('the rest of the surface', () => {
   it('--thread LINK: the result is posted in that thread', async () => {
     const mark = h.slack.calls.length;
-    await h.commandAs(
+    await h.command(
       `edit billing-b --priority 7 --vhost ${h.vhost} --reason "INC-9" --thread https://acme.slack.com/archives/C0WARROOM/p1700000000000555`,
       { userId: REQUESTER },
     );
@@ -737,7 +737,7 @@ describe('the rest of the surface', () => {
 
   it('the pattern hint says unanchored until the pattern starts with ^', async () => {
     const mark = h.slack.calls.length;
-    await h.commandAs(`create hinted --vhost ${h.vhost}`, { userId: REQUESTER });
+    await h.command(`create hinted --vhost ${h.vhost}`, { userId: REQUESTER });
     const form = await policyFormAfter(mark);
     const typed = (value: string) => ({
       ...click(REQUESTER, { action_id: 'rmq_pattern_typed', value }, { channel: 'C0INCIDENT', ts: '1' }),
