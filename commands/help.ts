@@ -1,7 +1,6 @@
 import { HISTORY_USAGE } from './history.ts';
-import { WHICH_USAGE } from './parse.ts';
+import { PREVIEW_USAGE, WHICH_USAGE } from './parse.ts';
 import { POLICIES_USAGE } from './policies.ts';
-import { PREVIEW_USAGE } from './preview.ts';
 import { REQUESTS_USAGE } from './requests.ts';
 
 /** Slack only: a channel's defaults (the handler is src/slack/handlers/use.ts). */
