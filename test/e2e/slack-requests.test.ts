@@ -31,7 +31,8 @@ const GROUPIE = 'U0GROUPIE';
 const STRANGER = 'U0STRANGER';
 
 beforeAll(async () => {
-  h = await startHarness({ changes: true, logLevel: process.env.TEST_LOG_LEVEL ?? 'warn' });
+  // Changes outside the bot watched too: the bot's own applies must never be posted as such.
+  h = await startHarness({ changes: true, watch: true, logLevel: process.env.TEST_LOG_LEVEL ?? 'warn' });
   h.slack.setUsergroup(APPROVER_GROUP, [GROUPIE]);
 }, 120_000);
 
@@ -718,21 +719,31 @@ describe('stale', () => {
       'the message marked stale',
     );
     expect(await admin.getPolicy('user', h.vhost, 'audit-fallback')).toMatchObject({ priority: 3 });
-    expect(await recordsOf('audit-fallback')).toEqual([]);
+    // Only the change made outside the bot above is recorded, as such (watched: see beforeAll).
+    expect((await recordsOf('audit-fallback')).map((r) => r.action)).toEqual(['outside']);
     expect(h.slack.rejections()).toEqual([]);
   });
 });
 
 describe('a time-boxed edit (--for), from a slash command', () => {
   it('the approver approves change and revert together; at the deadline the bot reverts it through the apply job, posted in both places, recorded as its revert', async () => {
-    await admin.putPolicy('user', {
+    const tbLimit = {
       vhost: h.vhost,
       name: 'tb-limit',
       pattern: '^tb\\.',
       applyTo: 'queues',
       priority: 4,
       definition: { 'max-length': 5 },
-    });
+    };
+    const outsidePosts = (from: number) =>
+      since(from).filter(
+        (c) =>
+          isPost(APPROVALS_CHANNEL)(c) &&
+          /Changed outside the bot: \w+ policy tb-limit/.test(String(c.args.text)),
+      );
+    const made = h.slack.calls.length;
+    await admin.putPolicy('user', tbLimit);
+    await next(made, (c) => outsidePosts(made).includes(c), 'the policy made outside the bot, posted');
     const mark = h.slack.calls.length;
     const { responseUrl } = await h.commandAs(
       `edit tb-limit --definition '{"max-length": 50}' --for 20s --vhost ${h.vhost} --reason "INC-9: let tb drain"`,
@@ -765,10 +776,17 @@ describe('a time-boxed edit (--for), from a slash command', () => {
     );
     expect(renderedText(reverted.args)).toMatch(/\*Approved by\* <@U0APPROVER>: approved with r-/);
     expect((await admin.getPolicy('user', h.vhost, 'tb-limit'))?.definition).toEqual({ 'max-length': 5 });
-    const records = await recordsOf('tb-limit');
+    const records = (await recordsOf('tb-limit')).filter((r) => r.action !== 'outside');
     expect(records.map((r) => r.action).sort()).toEqual(['edit', 'revert']);
     const edit = records.find((r) => r.action === 'edit');
     expect(records.find((r) => r.action === 'revert')?.revertOf).toBe(edit?.id);
+    // The edit and the revert were the bot's own: once a later change outside it is posted
+    // (events are handled in order), it is the only one posted since the request.
+    await admin.putPolicy('user', { ...tbLimit, priority: 6 });
+    await next(mark, (c) => outsidePosts(mark).includes(c), 'a later change outside the bot, posted');
+    expect(outsidePosts(mark).map((c) => renderedText(c.args))).toEqual([
+      expect.stringMatching(/edited policy `tb-limit`/),
+    ]);
     expect(h.slack.rejections()).toEqual([]);
   });
 
@@ -782,6 +800,6 @@ describe('a time-boxed edit (--for), from a slash command', () => {
       expect(renderedText((await h.answerTo(responseUrl)).args)).toMatch(said);
       expect(since(mark).filter((c) => isPost(APPROVALS_CHANNEL)(c))).toEqual([]);
     }
-    expect((await admin.getPolicy('user', h.vhost, 'tb-limit'))?.priority).toBe(4);
+    expect((await admin.getPolicy('user', h.vhost, 'tb-limit'))?.priority).toBe(6);
   });
 });
