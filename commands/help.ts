@@ -1,7 +1,6 @@
 import { HISTORY_USAGE } from './history.ts';
-import { WHICH_USAGE } from './parse.ts';
+import { PREVIEW_USAGE, WHICH_USAGE } from './parse.ts';
 import { POLICIES_USAGE } from './policies.ts';
-import { PREVIEW_USAGE } from './preview.ts';
 import { REQUESTS_USAGE } from './requests.ts';
 
 /** Slack only: a channel's defaults (the handler is src/slack/handlers/use.ts). */
@@ -40,7 +39,7 @@ export function helpText(prefix: string): string {
   const lines = COMMANDS_USAGE.filter(([usage]) => !SLACK_ONLY.has(usage.split(' ')[0] ?? '')).map(
     ([usage, what]) => `  ${prefix} ${usage}\n      ${what}`,
   );
-  return `Usage:\n${lines.join('\n')}\n`;
+  return `Usage:\n${lines.join('\n')}\n\n--vhost defaults to RMQ_VHOST when set, else /; --env to the first environment.\n`;
 }
 
 export { WHICH_USAGE };

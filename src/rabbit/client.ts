@@ -9,6 +9,7 @@
  * view of the client whose calls share one budget, retries included. Callers with other needs
  * (the apply job) pass other `timeouts`, `limits` and `getRetries`.
  */
+import { setMaxListeners } from 'node:events';
 import { type Dispatcher, Pool } from 'undici';
 import type { z } from 'zod';
 import { type BrokerVersion, type Policy, type PolicyLayer, parseVersion } from '../policy/types.ts';
@@ -206,6 +207,8 @@ export class ManagementClient {
     };
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.closing = new AbortController();
+    // Every request in flight listens to it: as many listeners as requests, by design.
+    setMaxListeners(0, this.closing.signal);
     this.getRetries = getRetries;
     this.retryBaseMs = options.retryBaseMs ?? 200;
     this.onCall = options.onCall;

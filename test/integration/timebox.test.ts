@@ -173,7 +173,10 @@ describe.each(up)('time-boxed changes on $label', (broker) => {
         after: { definition: { 'max-length': 10 } },
         approver: { user: APPROVER },
       });
-      const posted = fx.notifier.told.applied.find((a) => a.record.id === revert?.id);
+      // The record is appended before the request is marked applied and the Notifier told: wait for it.
+      const posted = await waitFor(() => fx.notifier.told.applied.find((a) => a.record.id === revert?.id), {
+        what: 'the revert posted',
+      });
       expect(posted?.request.origin).toEqual(applied.origin);
       expect(posted?.request.approvalsChannel).toBe(applied.approvalsChannel);
     });
