@@ -9,11 +9,8 @@ import { auditDiffLines, objectLoss } from './request.ts';
  * audit record it was written to. Pure; every user or broker string is escaped.
  */
 
-const MAX = { name: 200, pattern: 200, key: 60, value: 100 } as const;
+const MAX = { name: 200 } as const;
 const name = (s: string) => code(truncate(s, MAX.name));
-const key = (s: string) => code(truncate(s, MAX.key));
-const value = (v: unknown) =>
-  v === null ? '_none_' : code(truncate(JSON.stringify(v) ?? String(v), MAX.value));
 
 const HOW: Readonly<Record<NonNullable<AuditRecord['detectedBy']>, string>> = {
   events: "the broker's event exchange",
