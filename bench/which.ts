@@ -140,7 +140,7 @@ function engine(): void {
     const t = performance.now();
     const r = resolve(set, name, 'classic');
     const [winner] = r.user.candidates;
-    explainLosers(r.user, winner?.name ?? null);
+    explainLosers(r.user, winner ?? null);
     effectiveDefinition(winner?.definition, r.operator.candidates[0]?.definition, set.version);
     times.push(performance.now() - t);
   }

@@ -1,11 +1,12 @@
 import { codeOf, InputError } from '../src/errors.ts';
-import { effectiveDefinition } from '../src/policy/effective.ts';
+import { type EffectiveValue, effectiveDefinition } from '../src/policy/effective.ts';
 import { isAnchored, type PatternCache } from '../src/policy/pattern.ts';
 import { type Source, withArguments } from '../src/policy/provenance.ts';
 import {
   type AlsoMatched,
   buildPolicySet,
   explainLosers,
+  type NotApplied,
   type Resolution,
   resolve,
 } from '../src/policy/resolve.ts';
@@ -14,6 +15,7 @@ import { brokerReason } from '../src/rabbit/errors.ts';
 import { WHICH_USAGE, type WhichInput } from './parse.ts';
 import { closeObjects, type NamedKind, type NameLister } from './suggest.ts';
 import { missingVhostError, type VhostLister } from './vhosts.ts';
+import { kindWords } from './words.ts';
 
 /**
  * `which NAME`: which policy governs this object. The policy in force is the broker's report,
@@ -57,13 +59,29 @@ export interface PolicyView {
   unanchored: boolean;
 }
 
+/**
+ * A policy the broker reports by name that is not among the vhost's policies now (deleted a
+ * moment ago): only its name is known, and `--json` says so rather than filling in blanks.
+ */
+export interface UnknownPolicyView {
+  name: string;
+  unknown: true;
+}
+
+export function isKnownPolicy(p: PolicyView | UnknownPolicyView | null): p is PolicyView {
+  return p !== null && !('unknown' in p);
+}
+
 export interface WhichResult {
   object: {
     vhost: string;
     name: string;
-    kind: ObjectKind;
+    /** One of classic, quorum, stream, exchange; or the broker's own word for a queue type this bot does not know. */
+    kind: ObjectKind | string;
     exists: boolean;
     kindAssumed: boolean;
+    /** Present (false) for a queue type whose key vetoes and argument rules this bot does not know. */
+    keyRulesKnown?: false;
     /** The object's own arguments (`x-…`; bare names on exchanges), when it exists. */
     arguments?: Record<string, unknown>;
   };
@@ -82,8 +100,8 @@ export interface WhichResult {
   /** The broker's words, when it gave a reason for not answering. */
   detail?: string;
   brokerVersion?: string;
-  inForce: PolicyView | null;
-  operatorPolicy: PolicyView | null;
+  inForce: PolicyView | UnknownPolicyView | null;
+  operatorPolicy: PolicyView | UnknownPolicyView | null;
   /** Exchanges never report their operator policy: it is then the engine's reading. */
   operatorPolicySource?: 'broker' | 'engine';
   /** What the object really uses, and where each value comes from (the object's own arguments included). */
@@ -91,7 +109,7 @@ export interface WhichResult {
   alsoMatched: {
     name: string;
     priority: number;
-    reason: 'lower-priority' | 'same-priority' | 'refused-key';
+    reason: NotApplied;
     keys?: string[];
     /** The pattern searches inside names rather than starting at their beginning. */
     unanchored: boolean;
@@ -135,7 +153,10 @@ export function policyView(p: Policy): PolicyView {
 }
 
 interface Lookup {
-  kind: ObjectKind;
+  /** null: a queue of a type this bot does not know (`type` says which). */
+  kind: ObjectKind | null;
+  /** The broker's word for the object's type. */
+  type: string;
   exists: boolean;
   kindAssumed: boolean;
   /** undefined: the broker did not report; null: it reported none. */
@@ -155,6 +176,7 @@ async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
     // Exchanges report `policy` from their record (current); the key is absent when none.
     return {
       kind: 'exchange',
+      type: 'exchange',
       exists: true,
       kindAssumed,
       policy: x.policy ?? null,
@@ -166,7 +188,7 @@ async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
   const asQueue = async (): Promise<Lookup | null> => {
     const q = await broker.getQueue(input.vhost, input.name);
     if (!q) return null;
-    const kind = (QUEUE_KINDS.has(q.type) ? q.type : 'classic') as ObjectKind;
+    const kind = QUEUE_KINDS.has(q.type) ? (q.type as ObjectKind) : null;
     let policy = q.policy === '' ? null : q.policy;
     if (policy === undefined && broker.queuePolicyFromRecord) {
       // Declared seconds ago: no statistics yet. The queue record already knows its policy.
@@ -174,6 +196,7 @@ async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
     }
     return {
       kind,
+      type: q.type,
       exists: true,
       kindAssumed: false,
       policy,
@@ -184,6 +207,7 @@ async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
   };
   const missing = (kind: ObjectKind, kindAssumed: boolean): Lookup => ({
     kind,
+    type: kind,
     exists: false,
     kindAssumed,
     policy: undefined,
@@ -229,7 +253,7 @@ export async function which(
       WHICH_USAGE,
     );
   }
-  const base = (kind: ObjectKind, exists: boolean, kindAssumed: boolean): WhichResult => ({
+  const base = (kind: ObjectKind | string, exists: boolean, kindAssumed: boolean): WhichResult => ({
     object: { vhost: input.vhost, name: input.name, kind, exists, kindAssumed },
     answer: 'not-asked',
     inForce: null,
@@ -273,7 +297,8 @@ export async function which(
   const operators = 'notRead' in operator ? [] : operator;
   const set = buildPolicySet(user, operators, version, options.patterns);
   const resolution = resolve(set, input.name, lookup.kind);
-  const r = base(lookup.kind, lookup.exists, lookup.kindAssumed);
+  const r = base(lookup.kind ?? lookup.type, lookup.exists, lookup.kindAssumed);
+  if (lookup.kind === null) r.object.keyRulesKnown = false;
   if (lookup.exists) r.object.arguments = { ...lookup.arguments };
   if (notRead !== undefined) r.operatorPoliciesNotRead = notRead;
   r.brokerVersion = formatVersion(version);
@@ -296,13 +321,8 @@ export async function which(
     const op = resolution.operator.candidates[0];
     r.operatorPolicy = op ? policyView(op) : null;
     r.operatorPolicySource = 'engine';
-    r.alsoMatched = losers(resolution, first?.name ?? null);
-    r.effective = withArguments(
-      effectiveDefinition(first?.definition, op?.definition, version),
-      lookup.arguments,
-      lookup.kind,
-      version,
-    );
+    r.alsoMatched = losers(resolution, first ?? null);
+    r.effective = sourced(effectiveDefinition(first?.definition, op?.definition, version), lookup, version);
     if (!resolution.user.decided) {
       r.disagreements.push('A policy whose pattern this bot cannot read may match this name and come first.');
     }
@@ -316,8 +336,20 @@ export async function which(
   return r;
 }
 
-function losers(resolution: Resolution, inForce: string | null): WhichResult['alsoMatched'] {
+function losers(resolution: Resolution, inForce: Policy | null): WhichResult['alsoMatched'] {
   return alsoMatchedView(explainLosers(resolution.user, inForce).alsoMatched);
+}
+
+/**
+ * Where each value comes from, the object's own arguments included; a queue type whose argument
+ * rules this bot does not know gets the policies' values as they are.
+ */
+function sourced(
+  layers: Record<string, EffectiveValue>,
+  lookup: Lookup,
+  version: BrokerVersion,
+): WhichResult['effective'] {
+  return lookup.kind === null ? { ...layers } : withArguments(layers, lookup.arguments, lookup.kind, version);
 }
 
 function alsoMatchedView(list: readonly AlsoMatched[]): WhichResult['alsoMatched'] {
@@ -353,27 +385,26 @@ function explainReported(
 ): void {
   const reported = lookup.policy ?? null;
   const inForce = reported ? user.find((p) => p.name === reported) : undefined;
-  r.inForce = inForce ? policyView(inForce) : null;
+  r.inForce = inForce ? policyView(inForce) : reported ? { name: reported, unknown: true } : null;
   if (reported && !inForce) {
-    r.inForce = { name: reported, pattern: '', applyTo: '', priority: 0, definition: {}, unanchored: false };
     r.disagreements.push(
       `The broker reports ${reported}, which is not among the vhost's policies now: it was probably deleted a moment ago and the broker's statistics do not show it yet.`,
     );
   }
 
-  const { alsoMatched, outranks } = explainLosers(resolution.user, reported);
+  const { alsoMatched, outranks } = explainLosers(resolution.user, inForce ?? null);
   r.alsoMatched = alsoMatchedView(alsoMatched);
   const engineSees = resolution.user.matches.find((m) => m.policy.name === reported);
-  const unreadableReported = resolution.user.unreadable.find((u) => u.policy.name === reported);
-  if (reported && inForce && !engineSees) {
+  // A reported policy whose pattern this bot cannot read is not a disagreement: the report is
+  // the answer, and `unreadable` says why the bot could not check it.
+  const unreadableReported = resolution.user.unreadable.some((u) => u.policy.name === reported);
+  if (reported && inForce && !engineSees && !unreadableReported) {
     r.disagreements.push(
-      unreadableReported
-        ? `This bot cannot read ${reported}'s pattern (${unreadableReported.why}); the broker's report stands.`
-        : `By this bot's reading ${reported} does not match this object; a change made seconds ago may not show in the broker's statistics yet.`,
+      `By this bot's reading ${reported} does not match this object; a change made seconds ago may not show in the broker's statistics yet.`,
     );
   } else if (engineSees && engineSees.refused.length > 0) {
     r.disagreements.push(
-      `By this bot's reading ${reported} sets ${engineSees.refused.join(', ')}, which a ${lookup.kind} queue refuses; a change made seconds ago may not show in the broker's statistics yet.`,
+      `By this bot's reading ${reported} sets ${engineSees.refused.join(', ')}, which a ${kindWords(r.object.kind)} refuses; a change made seconds ago may not show in the broker's statistics yet.`,
     );
   }
   if (outranks.length > 0) {
@@ -384,13 +415,11 @@ function explainReported(
         : `By this bot's reading ${names} should govern this object although the broker reports no policy; the broker's statistics lag a change by several seconds, so ask again shortly.`,
     );
   }
-  if (
-    reported &&
-    resolution.user.candidates.length > 1 &&
-    resolution.user.candidates.some((p) => p.name === reported)
-  ) {
+  // A tie: the reported policy (read or not) and the applicable matches at its priority.
+  const tied = alsoMatched.filter((m) => m.reason === 'same-priority').map((m) => m.policy.name);
+  if (inForce && (engineSees || unreadableReported) && tied.length > 0) {
     r.ambiguous = true;
-    r.candidates = resolution.user.candidates.map((p) => p.name);
+    r.candidates = [inForce.name, ...tied].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   }
 
   // The operator layer: reported for queues, the engine's reading for exchanges.
@@ -406,11 +435,7 @@ function explainReported(
   } else {
     const reportedOp = lookup.operatorPolicy ?? null;
     const op = reportedOp ? operator.find((p) => p.name === reportedOp) : undefined;
-    r.operatorPolicy = op
-      ? policyView(op)
-      : reportedOp
-        ? { name: reportedOp, pattern: '', applyTo: '', priority: 0, definition: {}, unanchored: false }
-        : null;
+    r.operatorPolicy = op ? policyView(op) : reportedOp ? { name: reportedOp, unknown: true } : null;
     r.operatorPolicySource = 'broker';
     const engineOp = resolution.operator.candidates.map((p) => p.name);
     if (r.operatorPoliciesNotRead !== undefined) {
@@ -425,7 +450,9 @@ function explainReported(
     }
   }
 
-  const computed = effectiveDefinition(r.inForce?.definition, r.operatorPolicy?.definition, version);
+  const known = (p: WhichResult['inForce']) => (isKnownPolicy(p) ? p.definition : undefined);
+  const inForceDefinition = known(r.inForce);
+  const computed = effectiveDefinition(inForceDefinition, known(r.operatorPolicy), version);
   // An operator policy known by name only (its definition could not be read) sets what the user policy does not.
   const fallback = r.operatorPolicy && r.operatorPoliciesNotRead !== undefined ? 'operator-policy' : 'policy';
   const layers = lookup.effective
@@ -435,11 +462,10 @@ function explainReported(
           k,
           {
             value,
-            from:
-              computed[k]?.from ?? (r.inForce?.definition && k in r.inForce.definition ? 'policy' : fallback),
+            from: computed[k]?.from ?? (inForceDefinition && k in inForceDefinition ? 'policy' : fallback),
           },
         ]),
       )
     : computed;
-  r.effective = withArguments(layers, lookup.arguments, lookup.kind, version);
+  r.effective = sourced(layers, lookup, version);
 }

@@ -1,5 +1,7 @@
+import type { NotApplied } from '../src/policy/resolve.ts';
 import type { Risk } from '../src/policy/risks.ts';
 import type { ObjectKind } from '../src/policy/types.ts';
+import type { RabbitErrorCode } from '../src/rabbit/errors.ts';
 
 /**
  * The sentences every front door (terminal, Slack) uses for the same states, written once.
@@ -13,17 +15,31 @@ export const KIND_WORDS: Readonly<Record<ObjectKind, string>> = {
   exchange: 'exchange',
 };
 
-/** Why the broker could not be asked (`which` answer `not-asked`), by `why`. */
-export const NOT_ASKED_WORDS: Readonly<Record<string, string>> = {
+/**
+ * What went wrong asking the broker, keyed by the management client's error codes: the one
+ * table every front door words a broker failure from.
+ */
+export const BROKER_FAILURE_WORDS: Readonly<Record<RabbitErrorCode, string>> = {
   unreachable: 'the broker could not be reached',
   timeout: 'the broker did not answer in time',
   unauthorized: "the broker refused the bot's credentials",
-  'broker-error': 'the broker answered with an error',
-  forbidden: "the bot's broker user may not read that vhost",
-  missing: 'that vhost does not exist',
+  forbidden: "the bot's broker user may not read this",
+  'not-found': 'the broker does not know that vhost or object',
   'refused-by-broker': 'the broker refused the request',
+  'broker-error': 'the broker answered with an error',
+  'bad-response': "the broker's answer could not be read",
   'too-large': "the broker's answer was larger than the bot reads",
 };
+
+/** Why the broker could not be asked (`which` answer `not-asked`, preview `not-asked`), by `why`. */
+export const NOT_ASKED_WORDS: Readonly<Record<string, string>> = {
+  ...BROKER_FAILURE_WORDS,
+  forbidden: "the bot's broker user may not read that vhost",
+  missing: 'that vhost does not exist',
+};
+
+/** As a sentence of its own. */
+export const asSentence = (words: string): string => `${words.charAt(0).toUpperCase()}${words.slice(1)}.`;
 
 /** Why the broker did not report the object's policy (`which` answer `not-reported`), by `why`. */
 export const NOT_REPORTED_WORDS: Readonly<Record<string, string>> = {
@@ -32,12 +48,28 @@ export const NOT_REPORTED_WORDS: Readonly<Record<string, string>> = {
   'stats-pending': 'the broker has not published its statistics for it yet',
 };
 
-/** Why a policy that matched does not apply, by `alsoMatched[].reason`. */
-export const NOT_APPLIED_WORDS = {
-  'lower-priority': 'lower priority than the one in force, so it contributes nothing to this object',
-  'same-priority': 'same priority: which one the broker picks is not defined',
-  'refused-key': 'sets a key this object type refuses, so it never applies to it',
-} as const;
+/** The object's type in words; a queue type this bot does not know is named as the broker names it. */
+export function kindWords(kind: string): string {
+  return KIND_WORDS[kind as ObjectKind] ?? `queue of type ${kind}`;
+}
+
+/** Why a policy that matched does not apply, by `alsoMatched[].reason`, for an object of this kind (in words). */
+export const NOT_APPLIED_WORDS: Readonly<Record<NotApplied, (kind: string) => string>> = {
+  'lower-priority': () => 'lower priority than the one in force, so it contributes nothing to this object',
+  'same-priority': () => 'the same priority as the one in force: which one the broker picks is not defined',
+  'refused-key': (kind) => `sets a key a ${kind} refuses, so it never governs it`,
+  'key-rules-unknown': (kind) =>
+    `a higher priority than the one in force, which the broker passed over: a ${kind} probably refuses one of its keys, but which keys that type refuses this bot does not know`,
+};
+
+/** Said of an object whose type's key rules this bot does not know. */
+export function keyRulesUnknownWords(kind: string): string {
+  return `This bot does not know which keys a ${kind} refuses, nor how its own arguments combine with a policy's: it assumes no key is refused, and the broker's report is the answer.`;
+}
+
+/** A policy the broker reports that is not among the vhost's policies now: only its name is known. */
+export const ONLY_NAME_KNOWN =
+  "not among the vhost's policies now (deleted a moment ago?): only its name is known";
 
 /**
  * Said at the top of every delete preview, and on the approval message of a delete: a delete
@@ -124,6 +156,6 @@ export function didYouMeanWords(
 }
 
 /** What `which` did not find: the kind asked about, or either when none was given. */
-export function missingObjectWords(kind: ObjectKind, kindAssumed: boolean): string {
-  return kindAssumed ? 'queue or exchange' : KIND_WORDS[kind];
+export function missingObjectWords(kind: string, kindAssumed: boolean): string {
+  return kindAssumed ? 'queue or exchange' : kindWords(kind);
 }

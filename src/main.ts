@@ -13,6 +13,8 @@ import {
   missingSlackSettings,
 } from './slack/app.ts';
 import { createMetrics, type Metrics } from './slack/metrics.ts';
+import { slackOutsideNotifier } from './slack/outsideNotifier.ts';
+import { type Watchers, watchOutside } from './watch/watchers.ts';
 import { AuditTrail } from './workflow/audit.ts';
 import {
   APPLY_CLIENT_SETTINGS,
@@ -27,7 +29,8 @@ import { RequestStore } from './workflow/store.ts';
 
 /**
  * The composition root of the Slack bot (`npm start`): config -> logger -> one management client
- * per environment -> Redis -> the change-request workflow and its apply worker -> the Bolt app. Everything is built here, once, and passed down.
+ * per environment -> Redis -> the change-request workflow and its apply worker -> the Bolt app
+ * -> the watchers of changes made outside the bot. Everything is built here, once, and passed down.
  * SIGTERM (and SIGINT) stop taking requests, let answers under way finish, then close the clients.
  */
 
@@ -191,9 +194,16 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     lastRedisError = '';
   });
   const changes = changeRequestParts({ config, redis, brokers, metrics, logger });
+  // The watchers' clients: a background task's timeouts and retries, as the apply job's.
+  const background = createBrokers(config, metrics, APPLY_CLIENT_SETTINGS);
+  let watchers: Watchers | undefined;
   const closeClients = async () => {
-    await changes.close();
-    await Promise.allSettled([...brokers.values()].map((b) => b.close(CLIENT_CLOSE_GRACE_MS)));
+    // Together: closing the clients ends the watchers' broker calls still under way after the grace.
+    await Promise.allSettled([
+      watchers?.stop(),
+      changes.close(),
+      ...[...brokers.values(), ...background.values()].map((b) => b.close(CLIENT_CLOSE_GRACE_MS)),
+    ]);
     redis.disconnect();
   };
 
@@ -203,7 +213,16 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
       requests: new RequestStore(redis, DEFAULT_KEY_PREFIX),
       history: new AuditTrail(redis, DEFAULT_KEY_PREFIX),
     };
-    bot = await createApp({ config, logger, brokers, redis, metrics, records, workflow: changes.workflow });
+    bot = await createApp({
+      config,
+      logger,
+      brokers,
+      redis,
+      metrics,
+      records,
+      workflow: changes.workflow,
+      watch: () => watchers?.health() ?? {},
+    });
   } catch (err) {
     const message = err instanceof ConfigError ? err.message : slackStartError(err, config.slack.apiUrl);
     logger.fatal({ message }, 'cannot start');
@@ -230,6 +249,15 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   changes
     .startWorker(bot.notifier)
     .catch((err: unknown) => logger.error({ err }, 'the apply worker did not start'));
+  // Changes made outside the bot: followed, recorded and posted (src/watch/).
+  watchers = watchOutside({
+    config,
+    redis,
+    keyPrefix: DEFAULT_KEY_PREFIX,
+    logger,
+    brokers: background,
+    notifier: slackOutsideNotifier(bot.delivery, logger),
+  });
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -41,7 +41,7 @@ export interface KeyDiff {
 }
 
 /** JSON equality for definition values (numbers, strings, the odd list). */
-export function sameValue(a: unknown, b: unknown): boolean {
+function sameValue(a: unknown, b: unknown): boolean {
   return a === b || JSON.stringify(a) === JSON.stringify(b);
 }
 

@@ -34,11 +34,14 @@ const QUEUE_TYPE_SCOPE: Record<Exclude<ObjectKind, 'exchange'>, ApplyTo> = {
   stream: 'streams',
 };
 
-/** Does a policy with this apply-to reach an object of this kind at all? */
-export function scopeFits(applyTo: string, kind: ObjectKind): boolean {
+/**
+ * Does a policy with this apply-to reach an object of this kind at all? `null` is a queue of a
+ * type this bot does not know (a plugin's, a newer broker's): only what reaches every queue.
+ */
+export function scopeFits(applyTo: string, kind: ObjectKind | null): boolean {
   if (applyTo === 'all') return true;
   if (kind === 'exchange') return applyTo === 'exchanges';
-  return applyTo === 'queues' || applyTo === QUEUE_TYPE_SCOPE[kind];
+  return applyTo === 'queues' || (kind !== null && applyTo === QUEUE_TYPE_SCOPE[kind]);
 }
 
 // --- the key-type veto --------------------------------------------------------------------

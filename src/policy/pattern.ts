@@ -280,11 +280,6 @@ export function matchName(pattern: CompiledPattern, name: string): MatchResult {
   return pattern.match(nameView(name));
 }
 
-/** The same, for a name already viewed as bytes (done once per object, not once per policy). */
-export function matchView(pattern: CompiledPattern, name: NameView): MatchResult {
-  return pattern.match(name);
-}
-
 /**
  * Reads each distinct pattern once. Policies share patterns often, and a long-running bot asks
  * about the same vhost again and again.

@@ -30,7 +30,7 @@ export interface Scan {
 export type Known = (e: IndexedPolicy) => boolean | 'undecidable' | undefined;
 
 /** Said of a policy whose pattern the bot cannot read for one name, when the pattern is readable otherwise. */
-export const MAY_READ_DIFFERENTLY = 'the broker and this bot may read this pattern differently for this name';
+const MAY_READ_DIFFERENTLY = 'the broker and this bot may read this pattern differently for this name';
 
 export function whyUnreadable(e: { readonly pattern: CompiledPattern }): string {
   return e.pattern.why ?? MAY_READ_DIFFERENTLY;
@@ -81,14 +81,18 @@ interface PerKind {
   /** Reaching, and no key the kind vetoes. */
   readonly applicable: PrefixIndex;
   readonly applicableSet: ReadonlySet<IndexedPolicy>;
+  /** Empty for a queue type this bot does not know: its vetoes are unknown, none is invented. */
   readonly vetoes: ReadonlySet<string>;
 }
+
+/** An object kind, or `null` for a queue of a type this bot does not know. */
+export type KindOrUnknown = ObjectKind | null;
 
 export class PolicyIndex {
   readonly version: BrokerVersion;
   readonly byName = new Map<string, IndexedPolicy>();
   readonly #sorted: readonly IndexedPolicy[];
-  readonly #perKind = new Map<ObjectKind, PerKind>();
+  readonly #perKind = new Map<KindOrUnknown, PerKind>();
 
   constructor(policies: readonly Policy[], version: BrokerVersion, cache: PatternCache = new PatternCache()) {
     this.version = version;
@@ -108,10 +112,10 @@ export class PolicyIndex {
     return this;
   }
 
-  #kind(kind: ObjectKind): PerKind {
+  #kind(kind: KindOrUnknown): PerKind {
     let k = this.#perKind.get(kind);
     if (!k) {
-      const vetoes = vetoedKeys(kind, this.version);
+      const vetoes = kind === null ? new Set<string>() : vetoedKeys(kind, this.version);
       const reaching = this.#sorted.filter((e) => scopeFits(e.policy.applyTo, kind));
       const applicable = reaching.filter((e) => refusedKeys(e.policy.definition, vetoes).length === 0);
       k = {
@@ -126,23 +130,23 @@ export class PolicyIndex {
   }
 
   /** Every policy whose apply-to reaches this kind and that can match `name`, vetoed or not. */
-  reachingFor(kind: ObjectKind, name: string): readonly IndexedPolicy[] {
+  reachingFor(kind: KindOrUnknown, name: string): readonly IndexedPolicy[] {
     return this.#kind(kind).reaching.for(name);
   }
 
   /** The applicable policies that can match `name`, highest priority first. */
-  candidatesFor(kind: ObjectKind, name: string): readonly IndexedPolicy[] {
+  candidatesFor(kind: KindOrUnknown, name: string): readonly IndexedPolicy[] {
     return this.#kind(kind).applicable.for(name);
   }
 
   /** The policy by name, if its apply-to reaches this kind and the kind vetoes none of its keys. */
-  applicable(name: string, kind: ObjectKind): IndexedPolicy | undefined {
+  applicable(name: string, kind: KindOrUnknown): IndexedPolicy | undefined {
     const e = this.byName.get(name);
     return e && this.#kind(kind).applicableSet.has(e) ? e : undefined;
   }
 
   /** The keys of this policy the kind refuses; any one of them means it can never govern it. */
-  refused(e: IndexedPolicy, kind: ObjectKind): readonly string[] {
+  refused(e: IndexedPolicy, kind: KindOrUnknown): readonly string[] {
     return refusedKeys(e.policy.definition, this.#kind(kind).vetoes);
   }
 }

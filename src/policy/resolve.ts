@@ -1,6 +1,6 @@
 import { type NameView, nameView, PatternCache } from './pattern.ts';
-import { PolicyIndex, whyUnreadable } from './policyIndex.ts';
-import { type BrokerVersion, MAX_NAME_BYTES, type ObjectKind, type Policy, utf8Length } from './types.ts';
+import { type KindOrUnknown, PolicyIndex, whyUnreadable } from './policyIndex.ts';
+import { type BrokerVersion, MAX_NAME_BYTES, type Policy, utf8Length } from './types.ts';
 
 /**
  * The broker's resolution rule, for one object and one layer (user or operator):
@@ -30,7 +30,12 @@ export function buildPolicySet(
   };
 }
 
-export type NotApplied = 'lower-priority' | 'same-priority' | 'refused-key';
+/**
+ * Why a match does not govern the object. `key-rules-unknown`: it outranks the policy in force,
+ * on a queue of a type whose vetoes this bot does not know; the type probably refuses one of its
+ * keys, but which is not known, so none is named.
+ */
+export type NotApplied = 'lower-priority' | 'same-priority' | 'refused-key' | 'key-rules-unknown';
 
 export interface Match {
   readonly policy: Policy;
@@ -55,9 +60,16 @@ export interface LayerResolution {
    * candidates' (or there are none) and its definition would not be vetoed.
    */
   readonly decided: boolean;
+  /** False for a queue of a type this bot does not know: no veto is known, so none is applied. */
+  readonly keyRulesKnown: boolean;
 }
 
-function resolveLayer(index: PolicyIndex, kind: ObjectKind, name: string, view: NameView): LayerResolution {
+function resolveLayer(
+  index: PolicyIndex,
+  kind: KindOrUnknown,
+  name: string,
+  view: NameView,
+): LayerResolution {
   const matches: Match[] = [];
   const unreadable: Unreadable[] = [];
   for (const e of index.reachingFor(kind, name)) {
@@ -73,12 +85,12 @@ function resolveLayer(index: PolicyIndex, kind: ObjectKind, name: string, view: 
     (u) =>
       index.applicable(u.policy.name, kind) !== undefined && (top === undefined || u.policy.priority >= top),
   );
-  return { matches, candidates, unreadable, decided };
+  return { matches, candidates, unreadable, decided, keyRulesKnown: kind !== null };
 }
 
 export interface Resolution {
   readonly name: string;
-  readonly kind: ObjectKind;
+  readonly kind: KindOrUnknown;
   readonly user: LayerResolution;
   readonly operator: LayerResolution;
 }
@@ -93,8 +105,11 @@ export class NameTooLongError extends Error {
   }
 }
 
-/** Both layers for one object. A name over 255 bytes is refused before any pattern runs. */
-export function resolve(set: PolicySet, name: string, kind: ObjectKind): Resolution {
+/**
+ * Both layers for one object. A name over 255 bytes is refused before any pattern runs. `kind`
+ * null: a queue of a type this bot does not know.
+ */
+export function resolve(set: PolicySet, name: string, kind: KindOrUnknown): Resolution {
   const bytes = utf8Length(name);
   if (bytes > MAX_NAME_BYTES) throw new NameTooLongError(bytes);
   const view = nameView(name);
@@ -114,27 +129,30 @@ export interface AlsoMatched {
 
 /**
  * Why every other match does not govern the object, given the policy in force (the broker's
- * report, or the engine's first candidate when the broker did not report).
+ * report, or the engine's first candidate when the broker did not report), read or not: a
+ * reported policy whose pattern this bot cannot read still has its priority, and what matches
+ * below it lost to it, as the broker says.
  * `outranks` lists applicable matches with a higher priority than the one in force: the engine
- * expected one of them to win, so the report and the engine disagree.
+ * expected one of them to win, so the report and the engine disagree. On a queue type whose key
+ * rules are unknown they may simply be vetoed: then they are `key-rules-unknown`, not outranks.
  */
 export function explainLosers(
   layer: LayerResolution,
-  inForce: string | null,
+  inForce: Policy | null,
 ): { alsoMatched: AlsoMatched[]; outranks: Policy[] } {
-  const winner = layer.matches.find((m) => m.policy.name === inForce)?.policy;
   const alsoMatched: AlsoMatched[] = [];
   const outranks: Policy[] = [];
   for (const m of layer.matches) {
-    if (m.policy.name === inForce) continue;
+    if (m.policy.name === inForce?.name) continue;
     if (m.refused.length > 0) {
       alsoMatched.push({ policy: m.policy, reason: 'refused-key', keys: m.refused });
-    } else if (winner === undefined || m.policy.priority > winner.priority) {
-      outranks.push(m.policy);
+    } else if (inForce === null || m.policy.priority > inForce.priority) {
+      if (layer.keyRulesKnown) outranks.push(m.policy);
+      else alsoMatched.push({ policy: m.policy, reason: 'key-rules-unknown' });
     } else {
       alsoMatched.push({
         policy: m.policy,
-        reason: m.policy.priority === winner.priority ? 'same-priority' : 'lower-priority',
+        reason: m.policy.priority === inForce.priority ? 'same-priority' : 'lower-priority',
       });
     }
   }

@@ -238,9 +238,7 @@ export class Simulation {
   #unknownKind(o: InventoryObject, viewOf: () => NameView): void {
     const { before, after, layer } = this.#change;
     const reaches = (p: Policy | null) =>
-      p !== null &&
-      (p.applyTo === 'all' || p.applyTo === 'queues') &&
-      this.#cache.get(p.pattern).match(viewOf()) !== false;
+      p !== null && scopeFits(p.applyTo, null) && this.#cache.get(p.pattern).match(viewOf()) !== false;
     const governed = layer === 'user' && before !== null && o.policy === before.name;
     if (governed || reaches(before) || reaches(after)) {
       this.#unpredictable.push({

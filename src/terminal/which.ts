@@ -1,12 +1,19 @@
-import type { PolicyView, WhichResult } from '../../commands/which.ts';
+import {
+  isKnownPolicy,
+  type PolicyView,
+  type UnknownPolicyView,
+  type WhichResult,
+} from '../../commands/which.ts';
 import {
   didYouMeanWords,
   FROM_WORDS,
-  KIND_WORDS,
+  keyRulesUnknownWords,
+  kindWords,
   missingObjectWords,
   NOT_APPLIED_WORDS,
   NOT_ASKED_WORDS,
   NOT_REPORTED_WORDS,
+  ONLY_NAME_KNOWN,
   OPERATOR_POLICIES_NOT_READ,
   UNANCHORED_MARK,
 } from '../../commands/words.ts';
@@ -24,7 +31,9 @@ function definition(def: Record<string, unknown>): string {
 
 const mark = (p: { unanchored: boolean }) => (p.unanchored ? ` (${UNANCHORED_MARK})` : '');
 
-function policyWords(p: PolicyView): string {
+/** The policy's fields and what it sets, or that only its name is known. */
+function policyWords(p: PolicyView | UnknownPolicyView): string {
+  if (!isKnownPolicy(p)) return `${p.name} (${ONLY_NAME_KNOWN})`;
   return `${p.name} — pattern ${JSON.stringify(p.pattern)}${mark(p)}, apply-to ${p.applyTo}, priority ${p.priority}`;
 }
 
@@ -42,15 +51,16 @@ function notReported(r: WhichResult, what: string): string[] {
   const first = r.inForce;
   if (first) {
     lines.push('  Matches, by priority:', `    1. ${policyWords(first)} — first by priority`);
-    lines.push(`         sets ${definition(first.definition)}`);
+    if (isKnownPolicy(first)) lines.push(`         sets ${definition(first.definition)}`);
     if (r.ambiguous)
       lines.push(
         `         ambiguous: ${(r.candidates ?? []).join(', ')} share its priority; which one the broker picks is not defined`,
       );
+    const kind = kindWords(r.object.kind);
     r.alsoMatched.forEach((m, i) => {
       const why =
         m.reason === 'refused-key'
-          ? ` — ${NOT_APPLIED_WORDS['refused-key']}${m.keys ? ` (${m.keys.join(', ')})` : ''}`
+          ? ` — ${NOT_APPLIED_WORDS['refused-key'](kind)}${m.keys ? ` (${m.keys.join(', ')})` : ''}`
           : m.reason === 'same-priority'
             ? ' — same priority as the first'
             : '';
@@ -60,14 +70,14 @@ function notReported(r: WhichResult, what: string): string[] {
     lines.push('  Matches, none of which can apply:');
     for (const m of r.alsoMatched)
       lines.push(
-        `    - ${m.name} (priority ${m.priority})${mark(m)}: ${NOT_APPLIED_WORDS[m.reason]}${m.keys ? ` (${m.keys.join(', ')})` : ''}`,
+        `    - ${m.name} (priority ${m.priority})${mark(m)}: ${NOT_APPLIED_WORDS[m.reason](kindWords(r.object.kind))}${m.keys ? ` (${m.keys.join(', ')})` : ''}`,
       );
   } else {
     lines.push('  No user policy matches it.');
   }
   if (r.operatorPolicy) {
     lines.push(
-      `  Operator policy matching it: ${policyWords(r.operatorPolicy)} sets ${definition(r.operatorPolicy.definition)}`,
+      `  Operator policy matching it: ${policyWords(r.operatorPolicy)}${isKnownPolicy(r.operatorPolicy) ? ` sets ${definition(r.operatorPolicy.definition)}` : ''}`,
       '    An operator policy applies on top of whichever user policy governs: for limits both set, the stricter value holds.',
     );
   }
@@ -80,7 +90,8 @@ function notReported(r: WhichResult, what: string): string[] {
 function reported(r: WhichResult, what: string): string[] {
   const lines = [`Policy in force on the ${what} (broker ${r.brokerVersion ?? '?'}):`];
   if (r.inForce) {
-    lines.push(`  In force: ${policyWords(r.inForce)}`, `    sets ${definition(r.inForce.definition)}`);
+    lines.push(`  In force: ${policyWords(r.inForce)}`);
+    if (isKnownPolicy(r.inForce)) lines.push(`    sets ${definition(r.inForce.definition)}`);
     if (r.ambiguous)
       lines.push(
         `    tie: ${(r.candidates ?? []).join(', ')} share this priority; the broker's choice between them is not defined`,
@@ -92,13 +103,13 @@ function reported(r: WhichResult, what: string): string[] {
     lines.push('  Also matched, and does not apply:');
     for (const m of r.alsoMatched) {
       lines.push(
-        `    - ${m.name} (priority ${m.priority})${mark(m)}: ${NOT_APPLIED_WORDS[m.reason]}${m.keys ? ` (${m.keys.join(', ')})` : ''}`,
+        `    - ${m.name} (priority ${m.priority})${mark(m)}: ${NOT_APPLIED_WORDS[m.reason](kindWords(r.object.kind))}${m.keys ? ` (${m.keys.join(', ')})` : ''}`,
       );
     }
   }
   if (r.operatorPolicy) {
     lines.push(
-      `  Operator policy${r.operatorPolicySource === 'engine' ? " (this bot's reading; the broker does not report it here)" : ''}: ${r.operatorPolicy.name} sets ${definition(r.operatorPolicy.definition)}`,
+      `  Operator policy${r.operatorPolicySource === 'engine' ? " (this bot's reading; the broker does not report it here)" : ''}: ${r.operatorPolicy.name}${isKnownPolicy(r.operatorPolicy) ? ` sets ${definition(r.operatorPolicy.definition)}` : ` (${ONLY_NAME_KNOWN})`}`,
       '    It applies as well; for limits both set, the more restrictive value holds.',
     );
   }
@@ -116,7 +127,7 @@ function reported(r: WhichResult, what: string): string[] {
 
 export function whichText(r: WhichResult): string {
   const o = r.object;
-  const what = `${KIND_WORDS[o.kind]} ${JSON.stringify(o.name)} in vhost ${JSON.stringify(o.vhost)}`;
+  const what = `${kindWords(o.kind)} ${JSON.stringify(o.name)} in vhost ${JSON.stringify(o.vhost)}`;
   if (r.answer === 'not-asked') {
     const why = NOT_ASKED_WORDS[r.why ?? 'unreachable'] ?? 'the broker could not be asked';
     return `Could not ask the broker about ${what}: ${why}${r.detail ? ` (${r.detail})` : ''}.\nNothing is claimed about this object.\n`;
@@ -136,6 +147,7 @@ export function whichText(r: WhichResult): string {
     lines.push(`  Not read: ${OPERATOR_POLICIES_NOT_READ} (${r.operatorPoliciesNotRead})`);
   for (const u of r.unreadable)
     lines.push(`  Not read: ${u.name} (pattern ${JSON.stringify(u.pattern)}): ${u.why}.`);
+  if (o.keyRulesKnown === false) lines.push(`  Note: ${keyRulesUnknownWords(kindWords(o.kind))}`);
   for (const d of r.disagreements) lines.push(`  Note: ${d}`);
   return `${lines.join('\n')}\n`;
 }

@@ -81,6 +81,8 @@ export class Watcher {
   #comparing: Promise<void> | undefined;
   #lastCompare: WatchHealth['lastCompare'];
   #stopped = false;
+  /** The recorded state exists (known once, then for good). */
+  #recorded = false;
   /** Events handled so far (for tests that must know a replica has seen one). */
   #eventsHandled = 0;
   /** Work under way (handlers, comparisons), awaited by stop(). */
@@ -242,6 +244,8 @@ export class Watcher {
         );
       }
       for (const t of found) {
+        // Stopping: what is left is found again by the next start's comparison.
+        if (this.#stopped) break;
         await this.#apply(
           { layer: t.layer, vhost: t.vhost, name: t.name, after: t.after, expected: t.before },
           { actor: null, source, at },
@@ -262,6 +266,9 @@ export class Watcher {
     input: TransitionInput,
     how: { actor: string | null; source: ChangeSource; at: Date },
   ): Promise<void> {
+    // Before any state is recorded, no change has a known before: the first comparison records.
+    this.#recorded ||= (await this.#o.store.recordedSince()) !== null;
+    if (!this.#recorded) return;
     const outcome = await this.#o.store.transition(input);
     if (outcome.kind !== 'changed') return;
     const env = this.#o.env.name;

@@ -1,6 +1,9 @@
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
+import type { InventorySource } from '../rabbit/inventory.ts';
+import { AuditTrail } from '../workflow/audit.ts';
+import { type OutsideNotifier, outsideRecorder } from './outside.ts';
 import { WatchStore } from './store.ts';
 import { type OutsideChange, type WatchBroker, Watcher, type WatchHealth } from './watcher.ts';
 
@@ -23,12 +26,16 @@ export interface WatchersOptions {
 
 export interface Watchers {
   readonly stores: ReadonlyMap<string, WatchStore>;
+  /** How each environment's changes are being caught (for /healthz). */
   health(): Record<string, WatchHealth>;
   stop(): Promise<void>;
 }
 
-/** Starts every environment's watcher; a watcher whose first comparison fails keeps retrying. */
-export async function startWatchers(options: WatchersOptions): Promise<Watchers> {
+/**
+ * Starts every environment's watcher in the background (the first comparison may wait on a slow
+ * broker; the bot answers meanwhile). A comparison that fails is tried again on the interval.
+ */
+export function startWatchers(options: WatchersOptions): Watchers {
   const watchers = new Map<string, Watcher>();
   const stores = new Map<string, WatchStore>();
   for (const env of options.config.environments) {
@@ -47,12 +54,50 @@ export async function startWatchers(options: WatchersOptions): Promise<Watchers>
       }),
     );
   }
-  await Promise.all([...watchers.values()].map((w) => w.start()));
+  const started = [...watchers.values()].map((w) => w.start());
   return {
     stores,
     health: () => Object.fromEntries([...watchers].map(([name, w]) => [name, w.health()])),
     async stop() {
+      await Promise.allSettled(started);
       await Promise.allSettled([...watchers.values()].map((w) => w.stop()));
     },
   };
+}
+
+/**
+ * What main.ts builds: every environment watched, each change outside the bot recorded in the
+ * audit trail and posted to the environment's approvals channel.
+ */
+export function watchOutside(o: {
+  readonly config: Config;
+  readonly redis: Redis;
+  readonly keyPrefix: string;
+  readonly logger: Logger;
+  /** Background clients (long timeouts, GETs retried), one per environment. */
+  readonly brokers: ReadonlyMap<string, WatchBroker & InventorySource>;
+  readonly notifier: OutsideNotifier;
+  readonly tuning?: WatchersOptions['tuning'];
+}): Watchers {
+  const brokerFor = (env: string) => {
+    const b = o.brokers.get(env);
+    if (!b) throw new Error(`no broker client for environment ${env}`);
+    return b;
+  };
+  const logger = o.logger.child({ part: 'watch' });
+  return startWatchers({
+    config: o.config,
+    redis: o.redis,
+    keyPrefix: o.keyPrefix,
+    logger: o.logger,
+    brokerFor,
+    outside: outsideRecorder({
+      brokerFor,
+      approvalsChannelOf: (env) => o.config.environments.find((e) => e.name === env)?.approvalsChannel,
+      trail: new AuditTrail(o.redis, o.keyPrefix),
+      notifier: o.notifier,
+      log: logger,
+    }),
+    ...(o.tuning ? { tuning: o.tuning } : {}),
+  });
 }

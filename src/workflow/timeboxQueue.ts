@@ -1,5 +1,6 @@
 import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Logger } from '../log.ts';
+import { bullPrefix } from './queue.ts';
 import { scheduleOf } from './timebox.ts';
 
 /**
@@ -51,7 +52,7 @@ const KEEP = { age: 8 * 24 * 3600 } as const;
 export function createTimeBoxQueue(o: TimeBoxQueueOptions): TimeBoxQueue {
   const queue = new Queue<TimeBoxJobData, void, TimeBoxJobName>(TIMEBOX_QUEUE, {
     connection: connection(o.redisUrl),
-    prefix: `${o.keyPrefix}:bull`,
+    prefix: bullPrefix(o.keyPrefix),
   });
   return {
     async schedule(requestId, appliedAt, forMs) {
@@ -98,7 +99,7 @@ export function startTimeBoxWorker(
       if (job.name === 'warn') await o.handlers.warn(id);
       else await o.handlers.revert(id);
     },
-    { connection: connection(o.redisUrl), prefix: `${o.keyPrefix}:bull`, concurrency: 1 },
+    { connection: connection(o.redisUrl), prefix: bullPrefix(o.keyPrefix), concurrency: 1 },
   );
   worker.on('failed', (job, err) => {
     o.log.warn({ job: job?.id, attempts: job?.attemptsMade, err: err.message }, 'time-box job failed');

@@ -152,6 +152,11 @@ export const ChangeRequestSchema = z.object({
   auditId: z.string().optional(),
   /** For a revert: the audit record whose before state it restores. */
   revertOf: z.string().optional(),
+  /**
+   * `--for`: the change is reverted this long after it is applied (approved together with its
+   * revert; src/workflow/timebox.ts). Only create and edit.
+   */
+  timeBoxMs: z.number().int().positive().optional(),
   /** After applying: whether every affected object reported the policy the preview predicted. */
   verification: z
     .object({
@@ -190,6 +195,8 @@ export interface FileInput {
   };
   readonly requester: Requester;
   readonly origin: Origin;
+  /** `--for`: revert this long after applying (parseTimeBox in src/workflow/timebox.ts). */
+  readonly timeBoxMs?: number;
 }
 
 export interface Filed {
@@ -419,6 +426,11 @@ export interface ApplyWorkerOptions {
    * about this long and the job runs again (it finds what was already done). Default 30 s.
    */
   readonly lockDurationMs?: number;
+  /**
+   * Called once a change is recorded, before the request is marked applied (so again if the job
+   * is retried after it: must be idempotent). main.ts schedules a time box's deadline here.
+   */
+  readonly onRecorded?: (request: ChangeRequest, record: AuditRecord) => Promise<void>;
   readonly now?: () => Date;
 }
 

@@ -16,6 +16,7 @@ import {
   type ApplyWorker,
   type ApplyWorkerOptions,
   type AuditObject,
+  type AuditRecord,
   brokerAction,
   type ChangeRequest,
   type Failure,
@@ -76,6 +77,7 @@ export async function startApplyWorker(options: ApplyWorkerOptions): Promise<App
     brokerFor: options.brokerFor,
     watch: (env) => new WatchStore(connection, options.keyPrefix, env),
     verifyDeadlineMs: options.verifyDeadlineMs ?? 60_000,
+    ...(options.onRecorded ? { onRecorded: options.onRecorded } : {}),
   });
 
   const worker = new Worker<ApplyJobData>(APPLY_QUEUE, (j) => job.run(j), {
@@ -124,6 +126,7 @@ interface ApplyJobDeps {
   readonly brokerFor: (env: string) => WorkflowBroker;
   readonly watch: (env: string) => Pick<WatchStore, 'expectOwnWrite'>;
   readonly verifyDeadlineMs: number;
+  readonly onRecorded?: (request: ChangeRequest, record: AuditRecord) => Promise<void>;
 }
 
 const policyOf = (r: ChangeRequest, fields: ChangeRequest['before']): Policy | null =>
@@ -326,6 +329,8 @@ class ApplyJob {
       matchedPreview: verification.matched,
       ...(r.revertOf ? { revertOf: r.revertOf } : {}),
     });
+    // Before the move to applied: a retry after a crash here calls it again (idempotent callers).
+    await this.deps.onRecorded?.(r, record);
     const moved = await this.deps.store.transition(r.id, {
       from: ['applying'],
       to: 'applied',

@@ -140,6 +140,7 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
       expiresAt: new Date(created.getTime() + env.requestTtlMs).toISOString(),
       updatedAt: created.toISOString(),
       ...(revertOf ? { revertOf } : {}),
+      ...(input.timeBoxMs !== undefined ? { timeBoxMs: input.timeBoxMs } : {}),
     };
     await storeCall('create', () => store.create(request));
     options.log.info(

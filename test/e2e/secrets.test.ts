@@ -18,6 +18,7 @@ import { spawnBot } from '../support/botProcess.ts';
 import { adminClient, brokerUrl, uniqueName, withUser } from '../support/broker.ts';
 import { built } from '../support/built.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
+import { clearMainRedis, MAIN_REDIS_URL } from '../support/mainRedis.ts';
 import { commandForm, mentionEnvelope, signed } from './harness.ts';
 
 const vhost = uniqueName('secrets');
@@ -33,7 +34,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.allSettled([slack?.close()]);
+  await Promise.allSettled([slack?.close(), clearMainRedis()]);
   await admin.deleteVhost(vhost);
   await admin.close();
   rmSync(cwd, { recursive: true, force: true });
@@ -66,7 +67,7 @@ describe('secrets at LOG_LEVEL=debug, the compiled bot', () => {
             LAB_USER: user,
             LAB_PASSWORD: password,
             REFUSED_PASSWORD: refusedPassword,
-            REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+            REDIS_URL: MAIN_REDIS_URL,
             SLACK_BOT_TOKEN: slack.botToken,
             SLACK_SIGNING_SECRET: signingSecret,
             SLACK_API_URL: slack.apiUrl,

@@ -7,6 +7,7 @@ import { brokerCredentials, brokerUrl } from '../support/broker.ts';
 import { built } from '../support/built.ts';
 import { type FakeBroker, startFakeBroker } from '../support/fakeBroker.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
+import { clearMainRedis, MAIN_REDIS_URL } from '../support/mainRedis.ts';
 import { commandForm, renderedText, signed } from './harness.ts';
 
 /**
@@ -43,6 +44,7 @@ beforeAll(async () => {
   slowBroker = await startFakeBroker({ fallback: { kind: 'proxy', target: brokerUrl(), delayMs: 1500 } });
 });
 afterAll(async () => {
+  await clearMainRedis();
   await Promise.allSettled([slack?.close(), slowBroker?.close()]);
   rmSync(cwd, { recursive: true, force: true });
 });
@@ -103,7 +105,7 @@ describe('npm start with credentials', () => {
       RMQ_URL: slowBroker.url,
       RMQ_USER: user,
       RMQ_PASSWORD: password,
-      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      REDIS_URL: MAIN_REDIS_URL,
       PORT: '0',
       LOG_LEVEL: 'info',
     });
@@ -144,7 +146,7 @@ describe('npm start against a broker that drips one byte at a time', () => {
       SLACK_API_URL: slack.apiUrl,
       RMQ_URL: drip.url,
       RMQ_TIMEOUT: '2s',
-      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      REDIS_URL: MAIN_REDIS_URL,
       PORT: '0',
       LOG_LEVEL: 'info',
     });

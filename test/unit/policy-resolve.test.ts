@@ -17,7 +17,7 @@ describe('resolution', () => {
   it('the highest-priority match wins alone; the loser contributes nothing', () => {
     const r = resolve(buildPolicySet(lab, [], V310), 'orders.audit', 'classic');
     expect(r.user.candidates.map((p) => p.name)).toEqual(['audit-retention']);
-    const { alsoMatched } = explainLosers(r.user, 'audit-retention');
+    const { alsoMatched } = explainLosers(r.user, r.user.candidates[0] ?? null);
     expect(alsoMatched).toEqual([{ policy: lab[1], reason: 'lower-priority' }]);
     expect(effectiveDefinition(r.user.candidates[0]?.definition, undefined, V310)).toEqual({
       'dead-letter-exchange': { value: 'audit.dlx', from: 'policy' },
@@ -56,7 +56,12 @@ describe('resolution', () => {
     );
     const r = resolve(set, 'x', 'classic');
     expect(r.user.candidates.map((p) => p.name).sort()).toEqual(['t-a', 't-b']);
-    expect(explainLosers(r.user, 't-b').alsoMatched.map((m) => [m.policy.name, m.reason])).toEqual([
+    expect(
+      explainLosers(r.user, r.user.candidates.find((p) => p.name === 't-b') ?? null).alsoMatched.map((m) => [
+        m.policy.name,
+        m.reason,
+      ]),
+    ).toEqual([
       ['t-a', 'same-priority'],
       ['low', 'lower-priority'],
     ]);

@@ -7,6 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { type WhichBroker, which } from '../../commands/which.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import { RabbitError } from '../../src/rabbit/index.ts';
+import { whichView } from '../../src/slack/views/which.ts';
+import { whichText } from '../../src/terminal/which.ts';
 
 const policy = (
   name: string,
@@ -54,8 +56,14 @@ describe('which, when the report and the engine disagree', () => {
   });
 
   it('a reported policy that no longer exists (deleted a moment ago)', async () => {
-    const r = await which(input, broker({ reported: 'gone' }));
-    expect(r.inForce?.name).toBe('gone');
+    const r = await which(input, broker({ reported: 'gone', operator: 'gone-too' }));
+    // Known by name only: an explicit unknown, not blanks a --json reader would take for values.
+    expect(r.inForce).toEqual({ name: 'gone', unknown: true });
+    expect(r.operatorPolicy).toEqual({ name: 'gone-too', unknown: true });
+    expect(whichText(r)).toMatch(
+      /In force: gone \(not among the vhost's policies now.*only its name is known\)/,
+    );
+    expect(JSON.stringify(whichView(r))).toContain('gone');
     expect(r.disagreements.join(' ')).toMatch(/gone, which is not among the vhost's policies/);
   });
 
@@ -68,19 +76,38 @@ describe('which, when the report and the engine disagree', () => {
     );
   });
 
-  it('a reported winner whose pattern the bot cannot read: the report stands', async () => {
+  it('a reported winner whose pattern the bot cannot read: the report stands, listed as not read, no disagreement', async () => {
     const r = await which(
       input,
       broker({
         reported: 'look',
-        listPolicies: async () => [policy('look', 9, { 'max-length': 1 }, '^(?=orders)')],
+        listPolicies: async () => [policy('look', 9, { 'max-length': 1 }, '^(?>orders)')],
       }),
     );
     expect(r.inForce?.name).toBe('look');
-    expect(r.unreadable).toEqual([
-      { name: 'look', pattern: '^(?=orders)', why: expect.stringMatching(/linear-time/) },
+    expect(r.unreadable).toEqual([{ name: 'look', pattern: '^(?>orders)', why: expect.any(String) }]);
+    expect(r.disagreements).toEqual([]);
+  });
+
+  it('a queue of a type this bot does not know: named as the broker names it, its key rules said unknown', async () => {
+    const b = broker({ reported: 'old' });
+    const r = await which(input, {
+      ...b,
+      getQueue: async () => ({
+        type: 'x-new-type',
+        policy: 'old',
+        operatorPolicy: null,
+        effectiveDefinition: {},
+      }),
+    });
+    expect(r.object).toMatchObject({ kind: 'x-new-type', keyRulesKnown: false });
+    expect(r.alsoMatched).toEqual([
+      { name: 'new', priority: 5, reason: 'key-rules-unknown', unanchored: false },
     ]);
-    expect(r.disagreements.join(' ')).toMatch(/cannot read look's pattern.*report stands/);
+    expect(r.disagreements).toEqual([]);
+    expect(whichText(r)).toMatch(/queue of type x-new-type/);
+    expect(whichText(r)).toMatch(/does not know which keys a queue of type x-new-type refuses/);
+    expect(whichText(r)).not.toMatch(/classic/);
   });
 });
 

@@ -1,3 +1,4 @@
+import { USE_USAGE } from '../../../commands/help.ts';
 import { parseArgs } from '../../../commands/parse.ts';
 import { closeVhosts } from '../../../commands/vhosts.ts';
 import { CodedError, InputError } from '../../errors.ts';
@@ -13,7 +14,7 @@ import type { CommandContext, SlackBroker, SlackCommand } from './types.ts';
  * the close names it does list.
  */
 
-export const USE_USAGE = 'use [--env E] [--vhost V] [--clear]';
+export { USE_USAGE };
 
 /** Redis could not keep or read the defaults: nothing was changed. */
 export class DefaultsUnavailableError extends CodedError<'defaults-unavailable'> {

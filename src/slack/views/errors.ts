@@ -1,28 +1,22 @@
+import { COMMAND_NAMES } from '../../../commands/help.ts';
+import { asSentence, BROKER_FAILURE_WORDS } from '../../../commands/words.ts';
 import type { InputError } from '../../errors.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { finish, type SlackMessage, section } from './message.ts';
 
 /** Refusals and failures: a sentence chosen by the error's code, never a stack trace. */
 
-/** What a person reads for each failure code (RabbitError codes, and the bot's own). */
+/** What a person reads for each failure code: the client's codes (words.ts), and the bot's own. */
 export const FAILURE_SENTENCES: Readonly<Record<string, string>> = {
-  unreachable: 'The broker could not be reached.',
-  timeout: 'The broker did not answer in time.',
-  unauthorized: "The broker refused the bot's credentials.",
-  forbidden: "The bot's broker user may not read this.",
-  'not-found': 'The broker does not know that vhost or object.',
-  'refused-by-broker': 'The broker refused the request.',
-  'broker-error': 'The broker answered with an error.',
-  'bad-response': "The broker's answer could not be read.",
+  ...Object.fromEntries(Object.entries(BROKER_FAILURE_WORDS).map(([k, words]) => [k, asSentence(words)])),
   'defaults-unavailable':
     "This channel's defaults could not be read or kept (the bot's Redis is unavailable). Nothing was changed; give --env and --vhost meanwhile.",
   'store-unavailable': 'The request store (Redis) could not be reached. Nothing was changed.',
-  'too-large': "The broker's answer was larger than the bot reads.",
   internal: "Something went wrong on the bot's side. Nothing was changed.",
 };
 
 /** A hint that is a command's usage line, to be shown with the prefix the user typed. */
-const USAGE_LINE = /^(which|preview|create|edit|delete|history|requests|use|help)\b/;
+const USAGE_LINE = new RegExp(`^(${COMMAND_NAMES.join('|')})\\b`);
 
 export function refusalView(err: InputError, prefix: string): SlackMessage {
   const blocks = [section(`:warning: ${prose(truncate(err.message, 1000))}`)];

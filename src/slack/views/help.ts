@@ -1,4 +1,5 @@
 import { COMMANDS_USAGE } from '../../../commands/help.ts';
+import { WHICH_USAGE } from '../../../commands/parse.ts';
 import { code, codeBlock } from '../escape.ts';
 import { finish, type SlackMessage, section } from './message.ts';
 
@@ -28,7 +29,7 @@ export function helpView(prefix: string, available: ReadonlySet<string>): SlackM
         `Example: ${examples.join(', ')}. Mention the bot in an incident thread (${code('@rmq which orders.audit')}) and it answers in that thread.`,
       ),
     ],
-    `Usage: ${prefix} which NAME [--kind classic|quorum|stream|exchange] [--vhost V] [--env E]${previews ? ` · ${prefix} preview delete|create|edit POLICY …` : ''}`,
+    `Usage: ${prefix} ${WHICH_USAGE}${previews ? ` · ${prefix} preview delete|create|edit POLICY …` : ''}`,
   );
 }
 

@@ -1,9 +1,16 @@
-import type { PolicyView, WhichResult } from '../../../commands/which.ts';
+import {
+  isKnownPolicy,
+  type PolicyView,
+  type UnknownPolicyView,
+  type WhichResult,
+} from '../../../commands/which.ts';
 import {
   didYouMeanWords,
   FROM_WORDS,
-  KIND_WORDS,
+  keyRulesUnknownWords,
+  kindWords,
   missingObjectWords,
+  NOT_APPLIED_WORDS,
   NOT_ASKED_WORDS,
   NOT_REPORTED_WORDS,
   OPERATOR_POLICIES_NOT_READ,
@@ -38,8 +45,8 @@ function sets(definition: Readonly<Record<string, unknown>>): string {
 }
 
 /** The definition on a line of its own; nothing when the policy is only known by name. */
-function setsLine(p: PolicyView): string {
-  return p.applyTo === '' ? '' : `\n${sets(p.definition)}`;
+function setsLine(p: PolicyView | UnknownPolicyView): string {
+  return isKnownPolicy(p) ? `\n${sets(p.definition)}` : '';
 }
 
 function patternPart(p: PolicyView): string {
@@ -48,30 +55,24 @@ function patternPart(p: PolicyView): string {
 }
 
 /** `name` · priority N · pattern `…` · applies to `…` */
-function policyLine(p: PolicyView): string {
+function policyLine(p: PolicyView | UnknownPolicyView): string {
   // Reported by the broker but no longer among the vhost's policies: nothing more is known.
-  if (p.applyTo === '') return name(p.name);
+  if (!isKnownPolicy(p)) return name(p.name);
   return `${name(p.name)} · priority ${p.priority} · ${patternPart(p)} · applies to ${code(p.applyTo)}`;
 }
 
 function objectWords(r: WhichResult): string {
   const o = r.object;
   if (o.name === '' && o.kind === 'exchange') return `the default exchange in vhost ${name(o.vhost)}`;
-  const kind = o.kindAssumed ? '' : `the ${KIND_WORDS[o.kind]} `;
+  const kind = o.kindAssumed ? '' : `the ${kindWords(o.kind)} `;
   return `${kind}${name(o.name)} in vhost ${name(o.vhost)}`;
 }
 
-const REASON: Record<WhichResult['alsoMatched'][number]['reason'], (kind: string) => string> = {
-  'lower-priority': () => 'lower priority than the one in force, so it contributes nothing to this object',
-  'same-priority': () => 'the same priority as the one in force: which one the broker picks is not defined',
-  'refused-key': (kind) => `sets a key a ${kind} refuses, so it never governs it`,
-};
-
 function alsoMatchedItems(r: WhichResult): string[] {
-  const kind = KIND_WORDS[r.object.kind];
+  const kind = kindWords(r.object.kind);
   return r.alsoMatched.map((m) => {
     const keys = m.keys?.length ? ` (${m.keys.map((k) => code(truncate(k, MAX_SHOWN.key))).join(', ')})` : '';
-    return `• ${name(m.name)} · priority ${m.priority}${unanchoredMark(m)} — ${REASON[m.reason](kind)}${keys}`;
+    return `• ${name(m.name)} · priority ${m.priority}${unanchoredMark(m)} — ${NOT_APPLIED_WORDS[m.reason](kind)}${keys}`;
   });
 }
 
@@ -81,7 +82,7 @@ function unanchoredMark(m: { unanchored: boolean }): string {
 
 function tieWords(r: WhichResult): string {
   const names = (r.candidates ?? []).map(name).join(', ');
-  return `:warning: *Ambiguous:* ${names} share priority ${r.inForce?.priority ?? '?'}; which one the broker picks is not defined.`;
+  return `:warning: *Ambiguous:* ${names} share priority ${isKnownPolicy(r.inForce) ? r.inForce.priority : '?'}; which one the broker picks is not defined.`;
 }
 
 function operatorSection(r: WhichResult): Block | undefined {
@@ -89,7 +90,7 @@ function operatorSection(r: WhichResult): Block | undefined {
   if (!op) return undefined;
   if (r.answer === 'not-reported') {
     return section(
-      `*Operator policy matching it:* ${policyLine(op)}\n${sets(op.definition)}\nAn operator policy applies on top of whichever user policy governs: for limits both set, the stricter value holds.`,
+      `*Operator policy matching it:* ${policyLine(op)}${setsLine(op)}\nAn operator policy applies on top of whichever user policy governs: for limits both set, the stricter value holds.`,
     );
   }
   const source =
@@ -131,6 +132,8 @@ function notesBlocks(r: WhichResult): Block[] {
     );
     blocks.push(listSection('*Not read by this bot* (left out rather than guessed):', items));
   }
+  if (r.object.keyRulesKnown === false)
+    blocks.push(section(prose(keyRulesUnknownWords(kindWords(r.object.kind)))));
   if (r.disagreements.length > 0) {
     const items = r.disagreements.map((d) => `• ${prose(truncate(d, 600))}`);
     blocks.push(listSection('*Note:*', items, { maxItems: 5 }));
@@ -174,12 +177,14 @@ function notReported(r: WhichResult): SlackMessage {
   const first = r.inForce;
   if (first) {
     const mark = r.ambiguous ? `\n${tieWords(r)}` : '';
-    const matches = [`1. ${policyLine(first)} — first by priority\n      ${sets(first.definition)}${mark}`];
-    const kind = KIND_WORDS[r.object.kind];
+    const matches = [
+      `1. ${policyLine(first)} — first by priority${isKnownPolicy(first) ? `\n      ${sets(first.definition)}` : ''}${mark}`,
+    ];
+    const kind = kindWords(r.object.kind);
     r.alsoMatched.forEach((m, i) => {
       const why =
         m.reason === 'refused-key'
-          ? ` — ${REASON['refused-key'](kind)}`
+          ? ` — ${NOT_APPLIED_WORDS['refused-key'](kind)}`
           : m.reason === 'same-priority'
             ? ' — same priority as the first'
             : '';
@@ -233,7 +238,7 @@ function reported(r: WhichResult): SlackMessage {
   if (args) blocks.push(args);
   blocks.push(...notesBlocks(r), footer(r));
 
-  const obj = `${prose(truncate(r.object.name, 200))} (${KIND_WORDS[r.object.kind]}, vhost ${prose(truncate(r.object.vhost, 100))})`;
+  const obj = `${prose(truncate(r.object.name, 200))} (${kindWords(r.object.kind)}, vhost ${prose(truncate(r.object.vhost, 100))})`;
   const opText = r.operatorPolicy
     ? `; operator policy ${prose(truncate(r.operatorPolicy.name, 200))} applies as well`
     : '';

@@ -1,0 +1,226 @@
+/**
+ * Time-boxed changes end to end on the real broker and Redis, through the same apply job as any
+ * change: a `--for 20s` edit reverts at the deadline (audited as a revert of the change, posted
+ * where the change was); edited outside the bot in between, it asks for a new approval instead;
+ * the bot restarted in between still reverts, once, with two replicas waiting.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/log.ts';
+import type { ManagementClient } from '../../src/rabbit/index.ts';
+import { AuditTrail } from '../../src/workflow/audit.ts';
+import { type ChangeRequest, createApplyQueue, type Filed } from '../../src/workflow/index.ts';
+import { RequestStore } from '../../src/workflow/store.ts';
+import { type TimeBoxNotifier, timeBoxHandlers } from '../../src/workflow/timeboxDeadline.ts';
+import {
+  createTimeBoxQueue,
+  startTimeBoxWorker,
+  type TimeBoxWorker,
+} from '../../src/workflow/timeboxQueue.ts';
+import { waitFor, withVhost } from '../support/broker.ts';
+import { brokersUp, clientFor } from '../support/brokers.ts';
+import {
+  APPROVER,
+  REDIS_URL,
+  REQUESTER,
+  type WorkflowFixture,
+  workflowFixture,
+} from '../support/workflow.ts';
+
+const { up } = await brokersUp();
+const BOX_MS = 20_000;
+
+interface ToldTimeBox {
+  warned: string[];
+  asked: { request: ChangeRequest; revert: Filed; why: string }[];
+  nothing: string[];
+}
+
+describe.each(up)('time-boxed changes on $label', (broker) => {
+  let client: ManagementClient;
+  let fx: WorkflowFixture;
+  const timeBoxWorkers: TimeBoxWorker[] = [];
+  const told: ToldTimeBox = { warned: [], asked: [], nothing: [] };
+  const notifier: TimeBoxNotifier = {
+    async timeBoxWarning(r) {
+      told.warned.push(r.id);
+    },
+    async timeBoxAsk(request, revert, why) {
+      told.asked.push({ request, revert, why });
+    },
+    async timeBoxNothing(r) {
+      told.nothing.push(r.id);
+    },
+  };
+  const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+
+  beforeAll(() => {
+    client = clientFor(broker);
+    fx = workflowFixture(client);
+  });
+  afterAll(async () => {
+    await Promise.allSettled(timeBoxWorkers.map((w) => w.close()));
+    await fx.close();
+    await client.close();
+  });
+
+  /** One bot replica's background half: the apply worker (scheduling deadlines) and the time-box worker. */
+  async function replica() {
+    const wf = fx.workflow();
+    const timebox = createTimeBoxQueue({ redisUrl: REDIS_URL, keyPrefix: fx.keyPrefix });
+    const apply = await fx.worker(client, {
+      onRecorded: async (r, record) => {
+        if (r.timeBoxMs !== undefined) await timebox.schedule(r.id, new Date(record.at), r.timeBoxMs);
+      },
+    });
+    const queue = createApplyQueue({ redisUrl: REDIS_URL, keyPrefix: fx.keyPrefix });
+    const worker = startTimeBoxWorker({
+      redisUrl: REDIS_URL,
+      keyPrefix: fx.keyPrefix,
+      log,
+      handlers: timeBoxHandlers({
+        store: new RequestStore(fx.redis, fx.keyPrefix),
+        redis: fx.redis,
+        keyPrefix: fx.keyPrefix,
+        queue,
+        workflow: wf,
+        brokerFor: () => client,
+        notifier,
+        log,
+      }),
+    });
+    timeBoxWorkers.push(worker);
+    return {
+      wf,
+      async stop() {
+        await Promise.all([apply.close(), worker.close(), timebox.close(), queue.close()]);
+      },
+    };
+  }
+
+  const limits = (vhost: string, maxLength: number) => ({
+    vhost,
+    name: 'orders-limit',
+    pattern: '^orders\\.',
+    applyTo: 'queues',
+    priority: 1,
+    definition: { 'max-length': maxLength },
+  });
+
+  async function editFor20s(
+    wf: Awaited<ReturnType<typeof replica>>['wf'],
+    vhost: string,
+  ): Promise<ChangeRequest> {
+    const { request } = await wf.file({
+      vhost,
+      layer: 'user',
+      action: 'edit',
+      policy: 'orders-limit',
+      fields: { definition: { 'max-length': 1000 } },
+      requester: { user: REQUESTER, reason: 'incident 42: orders backing up' },
+      origin: { channel: 'C0INCIDENT', threadTs: '1700000000.000100' },
+      timeBoxMs: BOX_MS,
+    });
+    expect(request.timeBoxMs).toBe(BOX_MS);
+    await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok for the incident' });
+    await waitFor(async () => (await wf.get(request.id))?.state === 'applied', {
+      deadlineMs: 30_000,
+      what: 'applied',
+    });
+    expect((await client.getPolicy('user', vhost, 'orders-limit'))?.definition).toEqual({
+      'max-length': 1000,
+    });
+    return (await wf.get(request.id)) as ChangeRequest;
+  }
+
+  /** In a fresh vhost with orders-limit at max-length 10, edited to 1000 --for 20s and applied by one replica. */
+  async function boxedEdit(
+    prefix: string,
+    fn: (vhost: string, applied: ChangeRequest) => Promise<void>,
+  ): Promise<void> {
+    await withVhost(
+      async (vhost) => {
+        await client.putPolicy('user', limits(vhost, 10));
+        const bot = await replica();
+        try {
+          await fn(vhost, await editFor20s(bot.wf, vhost));
+        } finally {
+          await bot.stop();
+        }
+      },
+      { client, prefix },
+    );
+  }
+
+  const revertsOf = async (auditId: string) =>
+    (await new AuditTrail(fx.redis, fx.keyPrefix).list()).filter(
+      (r) => r.action === 'revert' && r.revertOf === auditId,
+    );
+
+  it.concurrent('a --for 20s edit reverts at the deadline, audited as its revert and posted where the change was', async () => {
+    await boxedEdit('tb-revert', async (vhost, applied) => {
+      await waitFor(
+        async () => (await client.getPolicy('user', vhost, 'orders-limit'))?.definition['max-length'] === 10,
+        { deadlineMs: BOX_MS + 30_000, what: 'the policy back as it was' },
+      );
+      expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(applied.appliedAt ?? '') + BOX_MS);
+      await waitFor(async () => (await revertsOf(applied.auditId ?? '')).length === 1, {
+        what: 'the revert recorded',
+      });
+      const [revert] = await revertsOf(applied.auditId ?? '');
+      expect(revert).toMatchObject({
+        before: { definition: { 'max-length': 1000 } },
+        after: { definition: { 'max-length': 10 } },
+        approver: { user: APPROVER },
+      });
+      const posted = fx.notifier.told.applied.find((a) => a.record.id === revert?.id);
+      expect(posted?.request.origin).toEqual(applied.origin);
+      expect(posted?.request.approvalsChannel).toBe(applied.approvalsChannel);
+    });
+  });
+
+  it.concurrent('edited outside the bot in between: no revert; a revert request asks for a new approval', async () => {
+    await boxedEdit('tb-ask', async (vhost, applied) => {
+      await client.putPolicy('user', limits(vhost, 500));
+      await waitFor(() => told.asked.some((a) => a.request.id === applied.id), {
+        deadlineMs: BOX_MS + 30_000,
+        what: 'the revert asked for',
+      });
+      const asked = told.asked.find((a) => a.request.id === applied.id);
+      expect(asked?.why).toBe('the policy was changed again since the change');
+      expect(asked?.revert.request).toMatchObject({
+        state: 'pending',
+        action: 'revert',
+        revertOf: applied.auditId,
+      });
+      expect((await client.getPolicy('user', vhost, 'orders-limit'))?.definition).toEqual({
+        'max-length': 500,
+      });
+      expect(await revertsOf(applied.auditId ?? '')).toEqual([]);
+    });
+  });
+
+  it.concurrent('the bot restarted before the deadline still reverts, once, with two replicas waiting', async () => {
+    await withVhost(
+      async (vhost) => {
+        await client.putPolicy('user', limits(vhost, 10));
+        const first = await replica();
+        const applied = await editFor20s(first.wf, vhost);
+        await first.stop();
+        const [a, b] = await Promise.all([replica(), replica()]);
+        try {
+          await waitFor(async () => (await revertsOf(applied.auditId ?? '')).length >= 1, {
+            deadlineMs: BOX_MS + 40_000,
+            what: 'the revert after the restart',
+          });
+          expect((await client.getPolicy('user', vhost, 'orders-limit'))?.definition).toEqual({
+            'max-length': 10,
+          });
+          expect(await revertsOf(applied.auditId ?? '')).toHaveLength(1);
+        } finally {
+          await Promise.all([a.stop(), b.stop()]);
+        }
+      },
+      { client, prefix: 'tb-restart' },
+    );
+  });
+});
