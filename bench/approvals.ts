@@ -37,7 +37,7 @@ async function main(): Promise<number> {
     for (let i = 0; i < names.length; i += 10) {
       await Promise.all(
         names.slice(i, i + 10).map(async (name) => {
-          const { responseUrl } = await h.commandAs(
+          const { responseUrl } = await h.command(
             `create ${name} --pattern ^${name}$ --definition {"max-length": 5} --vhost ${h.vhost} --reason load`,
             { userId: REQUESTER },
           );

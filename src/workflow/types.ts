@@ -236,7 +236,8 @@ export interface Workflow {
   file(input: FileInput): Promise<Filed>;
   /**
    * One atomic transition out of `pending`. Refuses (WorkflowError): `not-found`,
-   * `self-approval` (approve only), `not-approver`, `reason-required` (empty reason).
+   * `self-approval` (approve only), `not-approver`, `reason-required` (empty reason),
+   * `store-unavailable` (Redis; nothing decided).
    * Notifies `stateChanged` when this call decided (or expired it).
    */
   decide(id: string, input: DecideInput): Promise<DecideResult>;
@@ -373,8 +374,7 @@ export interface WorkflowEnvironment {
 }
 
 /**
- * `createWorkflow(options)` (src/workflow/workflow.ts). The Slack side builds one per process
- * in main.ts; the terminal builds one for `requests`.
+ * `createWorkflow(options)` (src/workflow/workflow.ts), built once per process in main.ts.
  */
 export interface WorkflowOptions {
   /** ioredis; shared with the app (ordinary retry settings are fine here). */

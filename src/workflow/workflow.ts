@@ -42,7 +42,12 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
     return env;
   }
 
-  async function storeCall<T>(what: string, call: () => Promise<T>): Promise<T> {
+  /** A store call whose Redis failure becomes `store-unavailable`, saying what did not happen. */
+  async function storeCall<T>(
+    what: string,
+    call: () => Promise<T>,
+    notDone = 'nothing was filed',
+  ): Promise<T> {
     try {
       return await call();
     } catch (err) {
@@ -50,7 +55,7 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
       options.log.error({ err }, `request store: ${what} failed`);
       throw new WorkflowError(
         'store-unavailable',
-        'The request store (Redis) cannot be reached; nothing was filed. Try again in a moment.',
+        `The request store (Redis) cannot be reached; ${notDone}. Try again in a moment.`,
         {},
         { cause: err },
       );
@@ -161,7 +166,8 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
           input.kind === 'approve' ? 'An approval needs your reason.' : 'A rejection needs your reason.',
         );
       }
-      const request = await store.get(id);
+      const undecided = 'nothing was decided';
+      const request = await storeCall('get', () => store.get(id), undecided);
       if (!request) throw new WorkflowError('not-found', `No change request ${id}.`);
       const own = input.user === request.requester.user;
       if (input.kind === 'approve' && own) {
@@ -177,12 +183,17 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
           { request },
         );
       }
-      const outcome = await store.transition(id, {
-        from: ['pending'],
-        to: input.kind === 'approve' ? 'approved' : 'rejected',
-        checkDeadline: true,
-        set: { decision: { kind: input.kind, by: input.user, reason, at: now().toISOString() } },
-      });
+      const outcome = await storeCall(
+        'decide',
+        () =>
+          store.transition(id, {
+            from: ['pending'],
+            to: input.kind === 'approve' ? 'approved' : 'rejected',
+            checkDeadline: true,
+            set: { decision: { kind: input.kind, by: input.user, reason, at: now().toISOString() } },
+          }),
+        undecided,
+      );
       if (outcome.kind === 'missing') throw new WorkflowError('not-found', `No change request ${id}.`);
       if (outcome.kind === 'expired') {
         await notify.stateChanged(outcome.request);
@@ -207,11 +218,15 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
       return { outcome: 'decided', request: outcome.request };
     },
 
-    get: (id) => store.get(id),
-    listOpen: (env) => store.listOpen(env),
+    get: (id) => storeCall('get', () => store.get(id), 'nothing was read'),
+    listOpen: (env) => storeCall('list', () => store.listOpen(env), 'nothing was read'),
 
     async attachMessage(id, channel, ts) {
-      const r = await store.attachMessage(id, channel, ts);
+      const r = await storeCall(
+        'attach',
+        () => store.attachMessage(id, channel, ts),
+        'the message was not recorded',
+      );
       if (!r) throw new WorkflowError('not-found', `No change request ${id}.`);
       return r;
     },

@@ -14,7 +14,13 @@ import type { Redis } from 'ioredis';
 import { setUpLab } from '../../scripts/lab.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
-import { type ChangeRequestParts, changeRequestParts, createBrokers, createRedis } from '../../src/main.ts';
+import {
+  type ChangeRequestParts,
+  changeRequestParts,
+  createBrokers,
+  createRedis,
+  timeBoxFilingOf,
+} from '../../src/main.ts';
 import type { ManagementClient } from '../../src/rabbit/index.ts';
 import { type BotApp, createApp } from '../../src/slack/app.ts';
 import { createMetrics, type Metrics } from '../../src/slack/metrics.ts';
@@ -144,8 +150,7 @@ export interface Harness {
     path: string,
     request: SignedRequest | { body: string; headers: Record<string, string> },
   ): Promise<Response>;
-  /** A signed `/rmq <text>`; returns the HTTP answer (the ack) and the response URL it carried. */
-  /** A signed `/rmq` command, from channel C0INCIDENT and user U0ONCALL unless told. */
+  /** A signed `/rmq` command, from channel C0INCIDENT and user U0ONCALL unless told; returns the ack and its response URL. */
   command(
     text: string,
     from?: { channelId?: string; userId?: string },
@@ -165,11 +170,6 @@ export interface Harness {
   twin(): Promise<{ url: string; metrics: Metrics; stop(): Promise<void> }>;
   /** A signed interaction (block_actions, view_submission): `payload=` + its JSON, as Slack posts it. */
   interact(payload: Record<string, unknown>, baseUrl?: string): Promise<Response>;
-  /** A signed `/rmq <text>` from `userId` in `channelId` (default C0INCIDENT); returns the ack and its response URL. */
-  commandAs(
-    text: string,
-    from: { userId?: string; channelId?: string },
-  ): Promise<{ response: Response; responseUrl: string }>;
   stop(): Promise<void>;
 }
 
@@ -314,7 +314,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.delivery ? { delivery: options.delivery } : {}),
     ...(changes ? { workflow: changes.workflow } : {}),
   });
-  if (changes) await changes.startWorker(created.notifier);
+  if (changes) await changes.startWorker(created.notifier, timeBoxFilingOf(created));
   // A test may stop the bot itself (to watch it stop); stop() below then does not stop it again.
   let botStopped: Promise<void> | undefined;
   const bot: BotApp = { ...created, stop: (drainMs) => (botStopped ??= created.stop(drainMs)) };
@@ -371,16 +371,6 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       const response = await post('/slack/events', request);
       return { response, responseUrl };
     },
-    async commandAs(text, from) {
-      const responseUrl = slack.responseUrl();
-      const request = signed(
-        signingSecret,
-        commandForm({ text, responseUrl, ...from }),
-        'application/x-www-form-urlencoded',
-      );
-      const response = await post('/slack/events', request);
-      return { response, responseUrl };
-    },
     interact(payload, baseUrl = url) {
       const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
       return post('/slack/events', signed(signingSecret, body, 'application/x-www-form-urlencoded'), baseUrl);
@@ -411,7 +401,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         keyPrefix,
         ...(twinChanges ? { workflow: twinChanges.workflow } : {}),
       });
-      if (twinChanges) await twinChanges.startWorker(twin.notifier);
+      if (twinChanges) await twinChanges.startWorker(twin.notifier, timeBoxFilingOf(twin));
       twins.push(twin);
       const twinPort = await twin.start(0);
       return { url: `http://127.0.0.1:${twinPort}`, metrics: twinMetrics, stop: () => twin.stop(5000) };

@@ -201,6 +201,12 @@ describe('filing', () => {
         expect(isWorkflowError(err, 'store-unavailable')).toBe(true);
         expect(err.message).toMatch(/nothing was filed/);
         expect(await admin.listPolicies(vhost)).toEqual([]);
+        const decided = await fx
+          .workflow({ redis: dead })
+          .decide('r-00000000000000000000', { kind: 'approve', user: APPROVER, reason: 'ok' })
+          .catch((e) => e);
+        expect(isWorkflowError(decided, 'store-unavailable')).toBe(true);
+        expect(decided.message).toMatch(/nothing was decided/);
       } finally {
         dead.disconnect();
       }

@@ -1,20 +1,24 @@
 import { CHANGE_USAGE } from '../../../commands/help.ts';
 import { parsePreview } from '../../../commands/preview.ts';
 import { InputError } from '../../errors.ts';
+import type { Logger } from '../../log.ts';
+import { parseTimeBox } from '../../workflow/timebox.ts';
 import type { Origin } from '../../workflow/types.ts';
-import type { Deliverable } from '../delivery.ts';
+import type { Deliverable, Sent } from '../delivery.ts';
 import { channelFlags } from '../handlers/defaults.ts';
-import type { CommandContext, SlackCommand } from '../handlers/types.ts';
+import type { Asker, CommandContext, SlackCommand } from '../handlers/types.ts';
+import { SLACK_LIMITS } from '../limits.ts';
 import { withAnsweredFor } from '../views/answeredFor.ts';
 import { type Draft, encodeMeta } from '../views/forms.ts';
 import { filedView } from '../views/request.ts';
-import { openFormPrompt } from '../views/requestPrompts.ts';
+import { type FormKind, openFormPrompt } from '../views/requestPrompts.ts';
 import { refusalSentence, requestRefusedView } from '../views/requestRefusals.ts';
 import { MAX_REASON } from './service.ts';
 
 /**
  * `/rmq delete|create|edit POLICY …` and the same as a mention: the preview's words plus
- * `--reason TEXT` and `--thread LINK` (the incident thread the result is posted to; by default
+ * `--reason TEXT`, `--for DURATION` (create and edit: reverted at the deadline) and
+ * `--thread LINK` (the incident thread the result is posted to; by default
  * the thread the mention was made in, or the channel of the command). `create`/`edit` without
  * any field flag open the policy form; a missing required reason opens the reason form. A
  * slash command opens forms at once (it carries a trigger); a mention has none, so its asker
@@ -65,7 +69,7 @@ async function run(
   try {
     input = parsePreview(
       [action, ...words],
-      { reason: 'string', thread: 'string' },
+      { reason: 'string', thread: 'string', for: 'string' },
       { fieldsOptional: true, defaults: channel.defaults },
     );
   } catch (err) {
@@ -80,6 +84,7 @@ async function run(
     typeof input.extra?.thread === 'string'
       ? parseThreadLink(input.extra?.thread, usage)
       : { channel: asker.channel, ...(asker.threadTs ? { threadTs: asker.threadTs } : {}) };
+  const timeBoxMs = typeof input.extra?.for === 'string' ? parseTimeBox(input.extra.for, action) : undefined;
   const env = ctx.environments.pick(input.env).name;
   const draft: Draft = {
     action,
@@ -89,21 +94,14 @@ async function run(
     layer: input.layer,
     origin,
     fields: input.fields,
+    ...(timeBoxMs === undefined ? {} : { timeBoxMs }),
   };
   const log = ctx.logger.child({ env, vhost: draft.vhost, policy: draft.policy, action });
 
   if (action !== 'delete' && Object.keys(input.fields).length === 0) {
-    if (asker.triggerId) {
-      const opened = await changes.openPolicyForm(draft, asker.triggerId);
-      log.info({ opened: opened.ok, error: opened.ok ? undefined : opened.error }, 'policy form');
-      if (opened.ok)
-        return {
-          message: openFormPrompt('policy', draft, { opened: true }),
-          audience: 'asker',
-          outcome: 'answered',
-        };
-    }
-    return { message: openFormPrompt('policy', draft), audience: 'asker', outcome: 'answered' };
+    return formPrompt('policy', draft, asker, log, usage, (trigger) =>
+      changes.openPolicyForm(draft, trigger),
+    );
   }
 
   const outcome = await changes.file(draft, asker.user, reason);
@@ -120,21 +118,38 @@ async function run(
   const err = outcome.error;
   if (err.code === 'reason-required') {
     const why = refusalSentence('reason-required');
-    if (asker.triggerId) {
-      const opened = await changes.openReasonForm({ for: 'file', draft }, why, asker.triggerId);
-      log.info({ opened: opened.ok, error: opened.ok ? undefined : opened.error }, 'reason form');
-      if (opened.ok)
-        return {
-          message: openFormPrompt('reason', draft, { opened: true }),
-          audience: 'asker',
-          outcome: 'answered',
-        };
-    }
-    if (encodeMeta({ for: 'file', draft }).length > 1900)
-      throw new InputError(refusalSentence('form-too-large'), usage);
-    return { message: openFormPrompt('reason', draft), audience: 'asker', outcome: 'answered' };
+    return formPrompt('reason', draft, asker, log, usage, (trigger) =>
+      changes.openReasonForm({ for: 'file', draft }, why, trigger),
+    );
   }
   return toAsker(requestRefusedView(err));
+}
+
+/**
+ * A form the request needs: opened at once with a slash command's trigger; after a mention (no
+ * trigger), or when the trigger could not be used, a button that opens it.
+ */
+async function formPrompt(
+  kind: FormKind,
+  draft: Draft,
+  asker: Asker,
+  log: Logger,
+  usage: string,
+  open: (triggerId: string) => Promise<Sent>,
+): Promise<Deliverable> {
+  if (asker.triggerId) {
+    const opened = await open(asker.triggerId);
+    log.info({ form: kind, opened: opened.ok, error: opened.ok ? undefined : opened.error }, 'form opened');
+    if (opened.ok)
+      return {
+        message: openFormPrompt(kind, draft, { opened: true }),
+        audience: 'asker',
+        outcome: 'answered',
+      };
+  }
+  if (encodeMeta({ form: kind, draft }).length > SLACK_LIMITS.buttonValue)
+    throw new InputError(refusalSentence('form-too-large'), usage);
+  return { message: openFormPrompt(kind, draft), audience: 'asker', outcome: 'answered' };
 }
 
 /** The SlackCommand of one request word. */
