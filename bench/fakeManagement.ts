@@ -135,9 +135,20 @@ export async function serve(v: FakeVhost, port = 0): Promise<{ url: string; clos
     [`/api/queues/${enc}`, queues],
     [`/api/exchanges/${enc}`, exchanges],
   ]);
+  // `columns=name` ("did you mean"): only the names, as the broker answers that query.
+  const namesOnly = new Map<string, Buffer>([
+    [`/api/queues/${enc}`, Buffer.from(JSON.stringify(v.queues.map((q) => ({ name: q.name }))))],
+    [
+      `/api/exchanges/${enc}`,
+      Buffer.from(
+        JSON.stringify(JSON.parse(exchanges.toString()).map((e: { name: string }) => ({ name: e.name }))),
+      ),
+    ],
+  ]);
   const server = createServer((req, res) => {
-    const path = (req.url ?? '').split('?')[0] ?? '';
-    const body = routes.get(path);
+    const [path = '', query = ''] = (req.url ?? '').split('?');
+    const names = new URLSearchParams(query).get('columns') === 'name';
+    const body = (names ? namesOnly.get(path) : undefined) ?? routes.get(path);
     if (!body) {
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end('{"error":"Object Not Found","reason":"Not Found"}');

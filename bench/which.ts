@@ -9,8 +9,17 @@
  *    the pattern cache the bot keeps between questions (a new client each time all the same).
  * 2. The engine explaining one object among 10,000 policies (compile once, then resolve, explain
  *    the losers, merge the operator layer). Goal < 5 ms. Cold compile is printed too.
+ * 3. "Did you mean" for a name that does not exist, in a vhost of 100,000 queues (bench/
+ *    fakeManagement.ts, in a child process): the close names found by folding one streamed
+ *    listing of names per type, over the client streaming the same two listings and doing
+ *    nothing with them (goal <= 1.5: the fold is cheap), and over a bare fetch and JSON.parse of
+ *    them (the streaming client's own cost shows there). Exactly two requests, whatever the size.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
+import { closeObjects } from '../commands/suggest.ts';
 import { which } from '../commands/which.ts';
 import { setUpLab } from '../scripts/lab.ts';
 import { effectiveDefinition } from '../src/policy/effective.ts';
@@ -151,5 +160,92 @@ function engine(): void {
   );
 }
 
+async function didYouMean(): Promise<void> {
+  const queues = Number(process.env.QUEUES ?? 100_000);
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'bench/fakeManagement.ts', '--queues', String(queues)],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
+  try {
+    const [line] = (await once(
+      createInterface({ input: child.stdout as NodeJS.ReadableStream }),
+      'line',
+    )) as [string];
+    const info = JSON.parse(line) as { url: string; vhost: string };
+    const v = encodeURIComponent(info.vhost);
+    const bare = async () => {
+      const pool = new Pool(info.url, { connections: 2 });
+      const t0 = performance.now();
+      await Promise.all(
+        ['queues', 'exchanges'].map(async (what) => {
+          const res = await pool.request({
+            method: 'GET',
+            path: `/api/${what}/${v}?disable_stats=true&columns=name`,
+          });
+          return res.body.json();
+        }),
+      );
+      const ms = performance.now() - t0;
+      await pool.close();
+      return ms;
+    };
+    // The client's own streaming of the same two listings, names dropped: what the fold adds to.
+    const streamed = async () => {
+      const client = new ManagementClient({ url: info.url, user, password });
+      const t0 = performance.now();
+      await Promise.all(
+        (['queues', 'exchanges'] as const).map(async (what) => {
+          for await (const _ of client.streamNames(what, info.vhost));
+        }),
+      );
+      const ms = performance.now() - t0;
+      await client.close();
+      return ms;
+    };
+    let requests = 0;
+    let found: string[] = [];
+    const ours = async () => {
+      const client = new ManagementClient({ url: info.url, user, password, onCall: () => void requests++ });
+      requests = 0;
+      const t0 = performance.now();
+      // svc7.audit.1007 exists; one transposition away.
+      found = (await closeObjects(client, info.vhost, 'svc7.audti.1007')).map((s) => s.name);
+      const ms = performance.now() - t0;
+      await client.close();
+      return ms;
+    };
+    for (let i = 0; i < 3; i++) {
+      await bare();
+      await streamed();
+      await ours();
+    }
+    const b: number[] = [];
+    const st: number[] = [];
+    const o: number[] = [];
+    const rounds = Number(process.env.DYM_ROUNDS ?? 30);
+    for (let i = 0; i < rounds; i++) {
+      b.push(await bare());
+      st.push(await streamed());
+      o.push(await ours());
+    }
+    console.log(
+      `did you mean, a missing name among ${queues.toLocaleString()} queues (${rounds} rounds, median):`,
+    );
+    console.log(`  bare: fetch and parse the two name listings ${median(b).toFixed(1)} ms`);
+    console.log(
+      `  the client streaming the same two listings, nothing done with them ${median(st).toFixed(1)} ms`,
+    );
+    console.log(
+      `  closeObjects: stream and fold them ${median(o).toFixed(1)} ms: over the client's streaming ${(median(o) / median(st)).toFixed(2)} (goal <= 1.5), over the bare fetch ${(median(o) / median(b)).toFixed(2)}; ${requests} requests; found ${JSON.stringify(found)}`,
+    );
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
 engine();
-await brokerRatio();
+await didYouMean();
+if (!process.argv.includes('--skip-real')) await brokerRatio();

@@ -18,40 +18,61 @@ export function maxDistance(typed: string): number {
   return n <= 2 ? 0 : n <= 4 ? 1 : n <= 12 ? 2 : 3;
 }
 
+/** ASCII letters folded to lower case; other code units as they are. */
+const fold = (c: number) => (c >= 65 && c <= 90 ? c + 32 : c);
+
 /**
  * Levenshtein distance between `a` and `b` (UTF-16 code units), or `max + 1` as soon as it is
- * known to be over `max`: names whose lengths differ by more are never compared, and a row whose
- * every cell is over `max` ends the loop. Rows are reused, so 100,000 names allocate nothing.
+ * known to be over `max`. Names whose lengths differ by more are never compared; only the band
+ * of cells within `max` of the diagonal is computed (the others are over `max` anyway), and a row
+ * whose every cell is over `max` ends the loop. Rows are reused, so 100,000 names allocate
+ * nothing. `caseBlind` folds ASCII letters (the caller lower-cases the rest).
  */
 export function boundedDistance(
   a: string,
   b: string,
   max: number,
   rows?: [Uint32Array, Uint32Array],
+  caseBlind = false,
 ): number {
-  if (Math.abs(a.length - b.length) > max) return max + 1;
+  const n = a.length;
+  const m = b.length;
+  if (Math.abs(n - m) > max) return max + 1;
   if (a === b) return 0;
-  const [r0, r1] =
-    rows && rows[0].length > b.length ? rows : [new Uint32Array(b.length + 1), new Uint32Array(b.length + 1)];
+  const over = max + 1;
+  const [r0, r1] = rows && rows[0].length > m + 1 ? rows : [new Uint32Array(m + 2), new Uint32Array(m + 2)];
   let prev = r0;
   let cur = r1;
-  for (let j = 0; j <= b.length; j++) prev[j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    cur[0] = i;
-    let best = i;
-    const ca = a.charCodeAt(i - 1);
-    for (let j = 1; j <= b.length; j++) {
-      const sub = (prev[j - 1] as number) + (ca === b.charCodeAt(j - 1) ? 0 : 1);
+  for (let j = 0; j <= m; j++) prev[j] = j <= max ? j : over;
+  prev[m + 1] = over;
+  for (let i = 1; i <= n; i++) {
+    const lo = Math.max(1, i - max);
+    const hi = Math.min(m, i + max);
+    cur[lo - 1] = lo === 1 ? Math.min(i, over) : over;
+    let best = cur[lo - 1] as number;
+    const ca = caseBlind ? fold(a.charCodeAt(i - 1)) : a.charCodeAt(i - 1);
+    for (let j = lo; j <= hi; j++) {
+      const cb = caseBlind ? fold(b.charCodeAt(j - 1)) : b.charCodeAt(j - 1);
+      let v = (prev[j - 1] as number) + (ca === cb ? 0 : 1);
       const del = (prev[j] as number) + 1;
+      if (del < v) v = del;
       const ins = (cur[j - 1] as number) + 1;
-      const v = Math.min(sub, del, ins);
+      if (ins < v) v = ins;
+      if (v > over) v = over;
       cur[j] = v;
       if (v < best) best = v;
     }
-    if (best > max) return max + 1;
+    // The cell right of the band stays "over" for the next row's deletion.
+    cur[hi + 1] = over;
+    if (best > max) return over;
     [prev, cur] = [cur, prev];
   }
-  return Math.min(prev[b.length] as number, max + 1);
+  return Math.min(prev[m] as number, over);
+}
+
+function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 127) return false;
+  return true;
 }
 
 interface Near<T> {
@@ -68,6 +89,10 @@ const better = <T>(x: Near<T>, y: Near<T>) =>
 /** `T`: what goes with each name (its kind, when several listings are folded together). */
 export class CloseNames<T = undefined> {
   private readonly lower: string;
+  private readonly asciiTyped: boolean;
+  private readonly typedCounts = new Int32Array(128);
+  private readonly typedBuckets: number[];
+  private readonly seen = new Int32Array(128);
   private readonly max: number;
   private readonly best: Near<T>[] = [];
   private readonly rows: [Uint32Array, Uint32Array] = [new Uint32Array(512), new Uint32Array(512)];
@@ -77,7 +102,12 @@ export class CloseNames<T = undefined> {
     private readonly limit = MAX_SUGGESTIONS,
   ) {
     this.lower = typed.toLowerCase();
+    this.asciiTyped = isAscii(typed);
     this.max = maxDistance(typed);
+    // Buckets of 128 (folded code & 127): merging letters only lowers the bound, so it stays one.
+    for (let i = 0; i < this.lower.length; i++)
+      (this.typedCounts[fold(this.lower.charCodeAt(i)) & 127] as number)++;
+    this.typedBuckets = [...this.typedCounts.keys()].filter((b) => this.typedCounts[b] !== 0);
   }
 
   /** One name of the listing. The typed name itself is never offered. */
@@ -85,8 +115,12 @@ export class CloseNames<T = undefined> {
     if (name === this.typed) return;
     const worst = this.best.length === this.limit ? this.best[this.best.length - 1] : undefined;
     const bound = worst ? Math.min(this.max, worst.folded) : this.max;
-    const lower = name.toLowerCase();
-    let folded = boundedDistance(this.lower, lower, bound, this.rows);
+    // ASCII-only names (nearly all) are compared case-blind in place, without a copy.
+    const lower = this.asciiTyped && isAscii(name) ? name : name.toLowerCase();
+    let folded =
+      Math.abs(lower.length - this.lower.length) > bound || this.lettersApart(lower) > bound
+        ? bound + 1
+        : boundedDistance(this.lower, lower, bound, this.rows, true);
     if (folded > bound) {
       // Not a typo away, but one starts the other (`orders` for `orders-eu`): ranked after typos.
       if (!this.prefixOf(lower)) return;
@@ -100,9 +134,33 @@ export class CloseNames<T = undefined> {
     if (this.best.length > this.limit) this.best.pop();
   }
 
-  private prefixOf(lower: string): boolean {
-    const shorter = Math.min(lower.length, this.lower.length);
-    return shorter >= 3 && (lower.startsWith(this.lower) || this.lower.startsWith(lower));
+  /**
+   * A lower bound of the distance, from letter counts alone: each edit changes the counts by at
+   * most two, so half their difference cannot exceed it. Most names of a large listing are ruled
+   * out here, in a pass over their letters, before the distance is computed for the few left.
+   */
+  private lettersApart(other: string): number {
+    const seen = this.seen;
+    for (let i = 0; i < other.length; i++) (seen[fold(other.charCodeAt(i)) & 127] as number)++;
+    let apart = 0;
+    for (const b of this.typedBuckets)
+      apart += Math.abs((this.typedCounts[b] as number) - (seen[b] as number));
+    for (let i = 0; i < other.length; i++) {
+      const b = fold(other.charCodeAt(i)) & 127;
+      if (this.typedCounts[b] === 0) apart++;
+    }
+    for (let i = 0; i < other.length; i++) seen[fold(other.charCodeAt(i)) & 127] = 0;
+    return Math.ceil(apart / 2);
+  }
+
+  /** One starts the other, case-blind (ASCII), over three characters at least. */
+  private prefixOf(other: string): boolean {
+    const shorter = Math.min(other.length, this.lower.length);
+    if (shorter < 3) return false;
+    for (let i = 0; i < shorter; i++) {
+      if (fold(other.charCodeAt(i)) !== this.lower.charCodeAt(i)) return false;
+    }
+    return true;
   }
 
   addAll(this: CloseNames<undefined>, names: Iterable<string>): CloseNames<undefined> {

@@ -1,7 +1,6 @@
 import { HISTORY_USAGE } from './history.ts';
-import { WHICH_USAGE } from './parse.ts';
+import { PREVIEW_USAGE, WHICH_USAGE } from './parse.ts';
 import { POLICIES_USAGE } from './policies.ts';
-import { PREVIEW_USAGE } from './preview.ts';
 import { REQUESTS_USAGE } from './requests.ts';
 
 /** Slack only: a channel's defaults (the handler is src/slack/handlers/use.ts). */
@@ -11,8 +10,8 @@ export const USE_USAGE = 'use [--env E] [--vhost V] [--clear]';
 export const CHANGE_USAGE = {
   delete: 'delete POLICY --reason TEXT [--operator] [--vhost V] [--env E] [--thread LINK]',
   create:
-    'create NAME [--pattern P --definition JSON [--apply-to A] [--priority N]] [--reason TEXT] [--operator] [--vhost V] [--env E] [--thread LINK]',
-  edit: 'edit POLICY [--pattern P] [--apply-to A] [--priority N] [--definition JSON] [--reason TEXT] [--operator] [--vhost V] [--env E] [--thread LINK]',
+    'create NAME [--pattern P --definition JSON [--apply-to A] [--priority N]] [--reason TEXT] [--for DURATION] [--operator] [--vhost V] [--env E] [--thread LINK]',
+  edit: 'edit POLICY [--pattern P] [--apply-to A] [--priority N] [--definition JSON] [--reason TEXT] [--for DURATION] [--operator] [--vhost V] [--env E] [--thread LINK]',
 } as const;
 const SLACK_ONLY: ReadonlySet<string> = new Set([...Object.keys(CHANGE_USAGE), 'use']);
 

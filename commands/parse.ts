@@ -73,6 +73,10 @@ export function parseWith<T extends z.ZodType>(schema: T, value: unknown, usage:
 
 export const WHICH_USAGE = 'which NAME [--kind classic|quorum|stream|exchange] [--vhost V] [--env E]';
 
+/** Here rather than beside the preview's parser: help lists it without loading the simulation. */
+export const PREVIEW_USAGE =
+  'preview delete|create|edit POLICY [--pattern P] [--apply-to A] [--priority N] [--definition JSON] [--operator] [--vhost V] [--env E]';
+
 export const WhichInput = z.object({
   name: ObjectName,
   kind: z.enum(OBJECT_KINDS).optional(),

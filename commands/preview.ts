@@ -14,7 +14,7 @@ import { brokerReason } from '../src/rabbit/errors.ts';
 import { type InventorySource, openInventory } from '../src/rabbit/inventory.ts';
 import { FOLDED_QUOTES_NOTE, readDefinition } from './definition.ts';
 import { closeNames } from './didYouMean.ts';
-import { type FlagDefaults, parseArgs, parseWith, Vhost } from './parse.ts';
+import { type FlagDefaults, PREVIEW_USAGE, parseArgs, parseWith, Vhost } from './parse.ts';
 import { type PreviewSummary, summarize } from './previewSummary.ts';
 import { missingVhost, type VhostLister } from './vhosts.ts';
 
@@ -25,8 +25,7 @@ import { missingVhost, type VhostLister } from './vhosts.ts';
  * the simulation -> the result per INTERFACE.md. Writes nothing.
  */
 
-export const PREVIEW_USAGE =
-  'preview delete|create|edit POLICY [--pattern P] [--apply-to A] [--priority N] [--definition JSON] [--operator] [--vhost V] [--env E]';
+export type { PREVIEW_USAGE };
 
 const ACTIONS = ['create', 'edit', 'delete'] as const;
 type Action = (typeof ACTIONS)[number];

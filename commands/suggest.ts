@@ -17,7 +17,7 @@ export interface Suggestion {
 /** What the object suggestions need of the management API. ManagementClient satisfies it. */
 export interface NameLister {
   /** One streamed listing of a vhost's queue or exchange names. */
-  streamNames?(what: 'queues' | 'exchanges', vhost: string): AsyncIterable<string>;
+  streamNames?(what: 'queues' | 'exchanges', vhost: string): AsyncIterable<{ name: string }>;
 }
 
 /**
@@ -35,7 +35,7 @@ export async function closeObjects(
   if (!streamNames) return [];
   const close = new CloseNames<NamedKind>(name);
   const fold = async (what: 'queues' | 'exchanges', tag: NamedKind) => {
-    for await (const n of streamNames(what, vhost)) close.add(n, tag);
+    for await (const o of streamNames(what, vhost)) close.add(o.name, tag);
   };
   const kinds: NamedKind[] = kind === 'exchange' ? ['exchange'] : kind ? ['queue'] : ['queue', 'exchange'];
   try {

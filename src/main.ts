@@ -19,13 +19,22 @@ import { AuditTrail } from './workflow/audit.ts';
 import {
   APPLY_CLIENT_SETTINGS,
   type ApplyWorker,
+  type ChangeRequest,
   createApplyQueue,
   createApproverDirectory,
   createWorkflow,
   type Notifier,
+  type Origin,
   startApplyWorker,
 } from './workflow/index.ts';
 import { RequestStore } from './workflow/store.ts';
+import { type TimeBoxNotifier, timeBoxHandlers } from './workflow/timeboxDeadline.ts';
+import {
+  createTimeBoxQueue,
+  startTimeBoxWorker,
+  type TimeBoxQueue,
+  type TimeBoxWorker,
+} from './workflow/timeboxQueue.ts';
 
 /**
  * The composition root of the Slack bot (`npm start`): config -> logger -> one management client
@@ -84,9 +93,26 @@ export interface ChangeRequestParts {
   /** For createApp. */
   readonly workflow: NonNullable<AppDeps['workflow']>;
   /** Starts the apply worker (and its sweep: lost jobs queued again, requests past their deadline expired). */
-  startWorker(notifier: Notifier): Promise<ApplyWorker>;
+  startWorker(notifier: Notifier & TimeBoxNotifier, timeBox?: TimeBoxFiling): Promise<ApplyWorker>;
   /** Closes the worker (the job under way finishes), the queue and the job's broker clients. */
   close(): Promise<void>;
+}
+
+/** How a time box's revert that needs approval is filed and posted (the Slack side's ChangeRequests). */
+export type TimeBoxFiling = (
+  auditId: string,
+  user: string,
+  origin: Origin,
+  reason: string,
+) => Promise<ChangeRequest>;
+
+/** A time box's revert for approval, filed and posted as the Revert button files one. */
+export function timeBoxFilingOf(bot: Pick<BotApp, 'changes'>): TimeBoxFiling {
+  return async (auditId, user, origin, reason) => {
+    const filed = await bot.changes?.revert(auditId, user, origin, reason);
+    if (!filed?.ok) throw filed?.error ?? new Error('change requests are not set up');
+    return filed.request;
+  };
 }
 
 export function changeRequestParts(options: {
@@ -114,6 +140,8 @@ export function changeRequestParts(options: {
   const queue = createApplyQueue({ redisUrl: config.redisUrl, keyPrefix, ...options.worker });
   const jobBrokers = createBrokers(config, options.metrics, APPLY_CLIENT_SETTINGS);
   let worker: ApplyWorker | undefined;
+  let timeBoxes: TimeBoxQueue | undefined;
+  let timeBoxWorker: TimeBoxWorker | undefined;
   return {
     workflow: (notifier, listGroupMembers) =>
       createWorkflow({
@@ -129,7 +157,11 @@ export function changeRequestParts(options: {
         notifier,
         log: logger,
       }),
-    async startWorker(notifier) {
+    async startWorker(notifier, revertRequest) {
+      // Time boxes: the deadline scheduled once the change is recorded; at it, the revert (or
+      // the request for a new approval) by whichever replica's time-box worker takes the job.
+      timeBoxes = createTimeBoxQueue({ redisUrl: config.redisUrl, keyPrefix });
+      const schedule = timeBoxes;
       worker = await startApplyWorker({
         redisUrl: config.redisUrl,
         keyPrefix,
@@ -137,12 +169,36 @@ export function changeRequestParts(options: {
         brokerFor: brokerOf(jobBrokers),
         notifier,
         log: logger,
+        onRecorded: async (r, record) => {
+          if (r.timeBoxMs !== undefined) await schedule.schedule(r.id, new Date(record.at), r.timeBoxMs);
+        },
         ...options.worker,
+      });
+      timeBoxWorker = startTimeBoxWorker({
+        redisUrl: config.redisUrl,
+        keyPrefix,
+        log: logger,
+        handlers: timeBoxHandlers({
+          store: new RequestStore(options.redis, keyPrefix),
+          redis: options.redis,
+          keyPrefix,
+          queue,
+          revertRequest:
+            revertRequest ??
+            (async () => {
+              throw new Error('no way to file a time box revert for approval');
+            }),
+          brokerFor: brokerOf(jobBrokers),
+          notifier,
+          log: logger,
+        }),
       });
       return worker;
     },
     async close() {
+      await timeBoxWorker?.close();
       await worker?.close();
+      await timeBoxes?.close();
       await queue.close();
       await Promise.allSettled([...jobBrokers.values()].map((b) => b.close(CLIENT_CLOSE_GRACE_MS)));
     },
@@ -247,7 +303,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   // An approval made before a stop is applied now: the worker's first sweep finds it. Not
   // awaited: with Redis away the sweep waits for it, and the bot answers meanwhile.
   changes
-    .startWorker(bot.notifier)
+    .startWorker(bot.notifier, timeBoxFilingOf(bot))
     .catch((err: unknown) => logger.error({ err }, 'the apply worker did not start'));
   // Changes made outside the bot: followed, recorded and posted (src/watch/).
   watchers = watchOutside({

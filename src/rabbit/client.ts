@@ -9,6 +9,7 @@
  * view of the client whose calls share one budget, retries included. Callers with other needs
  * (the apply job) pass other `timeouts`, `limits` and `getRetries`.
  */
+import { setMaxListeners } from 'node:events';
 import { type Dispatcher, Pool } from 'undici';
 import type { z } from 'zod';
 import { type BrokerVersion, type Policy, type PolicyLayer, parseVersion } from '../policy/types.ts';
@@ -206,6 +207,8 @@ export class ManagementClient {
     };
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.closing = new AbortController();
+    // Every request in flight listens to it: as many listeners as requests, by design.
+    setMaxListeners(0, this.closing.signal);
     this.getRetries = getRetries;
     this.retryBaseMs = options.retryBaseMs ?? 200;
     this.onCall = options.onCall;
@@ -422,9 +425,9 @@ export class ManagementClient {
    * folds over (never a call per name). `columns=name` and no statistics keep the body to about
    * 30 bytes a queue: 100,000 queues are ~3 MB, read as they arrive.
    */
-  async *streamNames(what: 'queues' | 'exchanges', vhost: string): AsyncIterable<string> {
-    const path = `${this.path(what, vhost)}?disable_stats=true&columns=name`;
-    for await (const o of this.streamList(path, nameOnlySchema)) yield o.name;
+  streamNames(what: 'queues' | 'exchanges', vhost: string): AsyncIterable<{ name: string }> {
+    // The listing's own iterator, not a generator over it: at 100,000 names each hop counts.
+    return this.streamList(`${this.path(what, vhost)}?disable_stats=true&columns=name`, nameOnlySchema);
   }
 
   // ---- lab and test helpers -------------------------------------------------------------

@@ -7,6 +7,7 @@ import { ConfigError, codeOf } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { PatternCache } from '../policy/pattern.ts';
 import type { ListGroupMembers, Notifier, Workflow } from '../workflow/index.ts';
+import type { TimeBoxNotifier } from '../workflow/timeboxDeadline.ts';
 import { boltLogLevel, createBoltLogger, secretMasker } from './boltLogger.ts';
 import { redisChannelDefaults } from './channelDefaults.ts';
 import { createDelivery, type Delivery, type DeliveryOptions } from './delivery.ts';
@@ -26,7 +27,7 @@ import type { Metrics } from './metrics.ts';
 import { redisEventDedupe, type SlackRedis } from './redis.ts';
 import { registerRequestInteractions } from './requests/interactions.ts';
 import { createSlackNotifier } from './requests/notifier.ts';
-import { createChangeRequests } from './requests/service.ts';
+import { type ChangeRequests, createChangeRequests } from './requests/service.ts';
 import { healthRoute, metricsRoute } from './routes.ts';
 
 /**
@@ -68,8 +69,10 @@ export interface BotApp {
   readonly mode: 'http' | 'socket';
   /** The one way to post to Slack: answers, notices, and the change requests' messages. */
   readonly delivery: Delivery;
-  /** The workflow's Notifier in Slack; main.ts gives it to the apply worker too. */
-  readonly notifier: Notifier;
+  /** The workflow's Notifier in Slack; main.ts gives it to the apply and time-box workers too. */
+  readonly notifier: Notifier & TimeBoxNotifier;
+  /** Filing from Slack (when a workflow is given): main.ts files a time box's revert through it. */
+  readonly changes?: ChangeRequests;
   /**
    * Starts serving; returns the port it listens on (0 asks for any free one). In Socket Mode that
    * is where /healthz and /metrics are, always on the config's port (PORT), whatever `port` says.
@@ -222,6 +225,7 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
     mode,
     delivery,
     notifier,
+    ...(changes ? { changes } : {}),
     async start(port = config.port) {
       if (mode === 'socket') {
         server = socketModeRoutesServer(receiver);

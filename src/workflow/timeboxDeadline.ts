@@ -7,7 +7,7 @@ import type { WorkflowBroker } from './broker.ts';
 import type { RequestStore } from './store.ts';
 import { revertDecision, revertOf } from './timebox.ts';
 import type { TimeBoxHandlers } from './timeboxQueue.ts';
-import type { ApplyQueue, ChangeRequest, Filed, Workflow } from './types.ts';
+import type { ApplyQueue, ChangeRequest, Origin } from './types.ts';
 import { snapshotOf } from './workflow.ts';
 
 /**
@@ -29,8 +29,8 @@ import { snapshotOf } from './workflow.ts';
 export interface TimeBoxNotifier {
   /** Ten minutes before: what will happen at the deadline, in the request's thread. */
   timeBoxWarning(request: ChangeRequest, deadline: Date, willRevert: boolean): Promise<void>;
-  /** At the deadline, the policy changed since: the revert request needing approval, posted. */
-  timeBoxAsk(request: ChangeRequest, revert: Filed, why: string): Promise<void>;
+  /** At the deadline, the policy changed since: the revert request (already posted for approval) told in the thread. */
+  timeBoxAsk(request: ChangeRequest, revert: ChangeRequest, why: string): Promise<void>;
   /** At the deadline, nothing to revert. */
   timeBoxNothing(request: ChangeRequest): Promise<void>;
 }
@@ -43,7 +43,16 @@ export interface TimeBoxDeadlineDeps {
   };
   readonly keyPrefix: string;
   readonly queue: ApplyQueue;
-  readonly workflow: Pick<Workflow, 'revertRequestFor'>;
+  /**
+   * Files (and posts for approval) a request restoring the before state of audit record
+   * `auditId`: the Slack side's ChangeRequests.revert in main.ts, Workflow.revertRequestFor in tests.
+   */
+  readonly revertRequest: (
+    auditId: string,
+    user: string,
+    origin: Origin,
+    reason: string,
+  ) => Promise<ChangeRequest>;
   readonly brokerFor: (env: string) => WorkflowBroker;
   readonly notifier: TimeBoxNotifier;
   readonly log: Logger;
@@ -103,12 +112,9 @@ export function timeBoxHandlers(deps: TimeBoxDeadlineDeps): TimeBoxHandlers {
         const asked = `${deps.keyPrefix}:timebox:${r.id}:asked`;
         if (await deps.redis.get(asked)) return;
         const reason = `The time box of ${formatDuration(r.timeBoxMs)} of ${r.id} ended, but ${decision.why}: restoring the state before it needs a new approval.`;
-        const filed = await deps.workflow.revertRequestFor(r.auditId, r.requester.user, r.origin, reason);
-        await deps.redis.set(asked, filed.request.id, 'EX', 8 * 86_400, 'NX');
-        log.info(
-          { revert: filed.request.id, why: decision.why },
-          'time box: the policy changed since; revert asked',
-        );
+        const filed = await deps.revertRequest(r.auditId, r.requester.user, r.origin, reason);
+        await deps.redis.set(asked, filed.id, 'EX', 8 * 86_400, 'NX');
+        log.info({ revert: filed.id, why: decision.why }, 'time box: the policy changed since; revert asked');
         await deps.notifier.timeBoxAsk(r, filed, decision.why);
         return;
       }

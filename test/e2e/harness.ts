@@ -14,7 +14,13 @@ import type { Redis } from 'ioredis';
 import { setUpLab } from '../../scripts/lab.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
-import { type ChangeRequestParts, changeRequestParts, createBrokers, createRedis } from '../../src/main.ts';
+import {
+  type ChangeRequestParts,
+  changeRequestParts,
+  createBrokers,
+  createRedis,
+  timeBoxFilingOf,
+} from '../../src/main.ts';
 import type { ManagementClient } from '../../src/rabbit/index.ts';
 import { type BotApp, createApp } from '../../src/slack/app.ts';
 import { createMetrics, type Metrics } from '../../src/slack/metrics.ts';
@@ -314,7 +320,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.delivery ? { delivery: options.delivery } : {}),
     ...(changes ? { workflow: changes.workflow } : {}),
   });
-  if (changes) await changes.startWorker(created.notifier);
+  if (changes) await changes.startWorker(created.notifier, timeBoxFilingOf(created));
   // A test may stop the bot itself (to watch it stop); stop() below then does not stop it again.
   let botStopped: Promise<void> | undefined;
   const bot: BotApp = { ...created, stop: (drainMs) => (botStopped ??= created.stop(drainMs)) };
@@ -411,7 +417,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         keyPrefix,
         ...(twinChanges ? { workflow: twinChanges.workflow } : {}),
       });
-      if (twinChanges) await twinChanges.startWorker(twin.notifier);
+      if (twinChanges) await twinChanges.startWorker(twin.notifier, timeBoxFilingOf(twin));
       twins.push(twin);
       const twinPort = await twin.start(0);
       return { url: `http://127.0.0.1:${twinPort}`, metrics: twinMetrics, stop: () => twin.stop(5000) };

@@ -722,3 +722,66 @@ describe('stale', () => {
     expect(h.slack.rejections()).toEqual([]);
   });
 });
+
+describe('a time-boxed edit (--for), from a slash command', () => {
+  it('the approver approves change and revert together; at the deadline the bot reverts it through the apply job, posted in both places, recorded as its revert', async () => {
+    await admin.putPolicy('user', {
+      vhost: h.vhost,
+      name: 'tb-limit',
+      pattern: '^tb\\.',
+      applyTo: 'queues',
+      priority: 4,
+      definition: { 'max-length': 5 },
+    });
+    const mark = h.slack.calls.length;
+    const { responseUrl } = await h.commandAs(
+      `edit tb-limit --definition '{"max-length": 50}' --for 20s --vhost ${h.vhost} --reason "INC-9: let tb drain"`,
+      { userId: REQUESTER },
+    );
+    expect(renderedText((await h.answerTo(responseUrl)).args)).toMatch(/is filed by <@U0REQUESTER>/);
+    const request = await approvalMessage(mark);
+    expect(renderedText(request.call.args)).toMatch(
+      /Time-boxed:\* reverted 20s after it is applied\. Approving it approves the revert too/,
+    );
+    expect(await decide(APPROVER, 'approve', request, 'ok for the incident')).toEqual({
+      status: 200,
+      body: '',
+    });
+    const [applied] = await appliedPosts(mark, { channel: 'C0INCIDENT' });
+    expect(renderedText(applied.args)).toMatch(/Time-boxed:\* reverted at /);
+    expect((await admin.getPolicy('user', h.vhost, 'tb-limit'))?.definition).toEqual({ 'max-length': 50 });
+
+    // At the deadline: the revert, applied and posted like any change, in both places.
+    const reverted = await next(
+      mark,
+      (c) => isPost(APPROVALS_CHANNEL)(c) && /Applied: revert/.test(String(c.args.text)),
+      'the revert in the approvals channel',
+      60_000,
+    );
+    await next(
+      mark,
+      (c) => isPost('C0INCIDENT')(c) && /Applied: revert/.test(String(c.args.text)),
+      'the revert where the request came from',
+    );
+    expect(renderedText(reverted.args)).toMatch(/\*Approved by\* <@U0APPROVER>: approved with r-/);
+    expect((await admin.getPolicy('user', h.vhost, 'tb-limit'))?.definition).toEqual({ 'max-length': 5 });
+    const records = await recordsOf('tb-limit');
+    expect(records.map((r) => r.action).sort()).toEqual(['edit', 'revert']);
+    const edit = records.find((r) => r.action === 'edit');
+    expect(records.find((r) => r.action === 'revert')?.revertOf).toBe(edit?.id);
+    expect(h.slack.rejections()).toEqual([]);
+  });
+
+  it('--for on a delete, or beyond a week, is refused, saying what to type; nothing filed', async () => {
+    for (const [text, said] of [
+      [`delete tb-limit --for 2h --reason x --vhost ${h.vhost}`, /--for is for create and edit/],
+      [`edit tb-limit --priority 9 --for 8d --vhost ${h.vhost}`, /at most a week/],
+    ] as const) {
+      const mark = h.slack.calls.length;
+      const { responseUrl } = await h.commandAs(text, { userId: REQUESTER });
+      expect(renderedText((await h.answerTo(responseUrl)).args)).toMatch(said);
+      expect(since(mark).filter((c) => isPost(APPROVALS_CHANNEL)(c))).toEqual([]);
+    }
+    expect((await admin.getPolicy('user', h.vhost, 'tb-limit'))?.priority).toBe(4);
+  });
+});

@@ -56,8 +56,9 @@ describe('a broker that misbehaves', () => {
       // Queues with 4 KB of arguments each, without end.
       const item = JSON.stringify({ name: 'q', type: 'classic', arguments: { 'x-note': 'n'.repeat(4096) } });
       fake.setRoute((u) => u.includes('/api/queues/') && u.includes('columns='), { kind: 'endless', item });
+      // An 8 MiB listing limit (RMQ_MAX_LISTING) and a budget long enough that the limit, not the clock, ends it.
       const r = await rmq(
-        { ...real, RMQ_URL: fake.url },
+        { ...real, RMQ_URL: fake.url, RMQ_MAX_LISTING: '8MiB', RMQ_TIMEOUT: '2m' },
         'preview',
         'delete',
         'p',

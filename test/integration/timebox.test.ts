@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.ts';
 import type { ManagementClient } from '../../src/rabbit/index.ts';
 import { AuditTrail } from '../../src/workflow/audit.ts';
-import { type ChangeRequest, createApplyQueue, type Filed } from '../../src/workflow/index.ts';
+import { type ChangeRequest, createApplyQueue } from '../../src/workflow/index.ts';
 import { RequestStore } from '../../src/workflow/store.ts';
 import { type TimeBoxNotifier, timeBoxHandlers } from '../../src/workflow/timeboxDeadline.ts';
 import {
@@ -31,7 +31,7 @@ const BOX_MS = 20_000;
 
 interface ToldTimeBox {
   warned: string[];
-  asked: { request: ChangeRequest; revert: Filed; why: string }[];
+  asked: { request: ChangeRequest; revert: ChangeRequest; why: string }[];
   nothing: string[];
 }
 
@@ -82,7 +82,8 @@ describe.each(up)('time-boxed changes on $label', (broker) => {
         redis: fx.redis,
         keyPrefix: fx.keyPrefix,
         queue,
-        workflow: wf,
+        revertRequest: async (auditId, user, origin, reason) =>
+          (await wf.revertRequestFor(auditId, user, origin, reason)).request,
         brokerFor: () => client,
         notifier,
         log,
@@ -172,7 +173,10 @@ describe.each(up)('time-boxed changes on $label', (broker) => {
         after: { definition: { 'max-length': 10 } },
         approver: { user: APPROVER },
       });
-      const posted = fx.notifier.told.applied.find((a) => a.record.id === revert?.id);
+      // The record is appended before the request is marked applied and the Notifier told: wait for it.
+      const posted = await waitFor(() => fx.notifier.told.applied.find((a) => a.record.id === revert?.id), {
+        what: 'the revert posted',
+      });
       expect(posted?.request.origin).toEqual(applied.origin);
       expect(posted?.request.approvalsChannel).toBe(applied.approvalsChannel);
     });
@@ -187,7 +191,7 @@ describe.each(up)('time-boxed changes on $label', (broker) => {
       });
       const asked = told.asked.find((a) => a.request.id === applied.id);
       expect(asked?.why).toBe('the policy was changed again since the change');
-      expect(asked?.revert.request).toMatchObject({
+      expect(asked?.revert).toMatchObject({
         state: 'pending',
         action: 'revert',
         revertOf: applied.auditId,

@@ -1,6 +1,7 @@
 /** The client against a local fake: requests it sends, answers it accepts. No broker needed. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type CallInfo, ManagementClient, type QueueListing, RabbitError } from '../../src/rabbit/index.ts';
+import { waitFor } from '../support/broker.ts';
 import { type FakeBroker, startFakeBroker } from '../support/fakeBroker.ts';
 
 let fake: FakeBroker;
@@ -356,5 +357,80 @@ describe('streamed listings', () => {
     fake.enqueue({ kind: 'respond', status: 404, body: { error: 'Object Not Found', reason: 'Not Found' } });
     await expect(collect(client.streamExchanges('nope'))).rejects.toBeInstanceOf(RabbitError);
     expect(fake.requests).toHaveLength(1);
+  });
+});
+
+describe('bounds: size, deadline, budget, shutdown', () => {
+  it('an answer over bodyBytes is too-large, read no further, not retried', async () => {
+    const small = make({ limits: { bodyBytes: 64 * 1024 } });
+    fake.setFallback({ kind: 'endless', head: '{"name":"' });
+    await expect(small.whoami()).rejects.toMatchObject({ code: 'too-large', path: '/api/whoami' });
+    expect(fake.requests).toHaveLength(1);
+    await small.close();
+  });
+
+  it('one listing item over itemBytes is too-large, naming the item', async () => {
+    const small = make({ limits: { itemBytes: 4096 } });
+    const big = JSON.stringify({ name: 'b', type: 'classic', arguments: { 'x-note': 'n'.repeat(5000) } });
+    const small1 = JSON.stringify({ name: 'a', type: 'classic', arguments: {} });
+    fake.enqueue({ kind: 'respond', status: 200, body: `[${small1},${big}]` });
+    const seen: string[] = [];
+    const run = async () => {
+      for await (const q of small.streamQueues('v', { stats: false })) seen.push(q.name);
+    };
+    await expect(run()).rejects.toMatchObject({
+      code: 'too-large',
+      message: expect.stringContaining('item 1'),
+    });
+    expect(seen).not.toContain('b');
+    await small.close();
+  });
+
+  it('an endless listing stops at listingBytes', async () => {
+    const small = make({ limits: { listingBytes: 1024 * 1024 } });
+    fake.setFallback({ kind: 'endless' });
+    await expect(collect(small.streamQueues('v', { stats: false }))).rejects.toMatchObject({
+      code: 'too-large',
+    });
+    await small.close();
+  });
+
+  it('a body that drips is cut at requestMs, whatever bodyMs says', async () => {
+    const quick = make({ timeouts: { requestMs: 300, bodyMs: 10_000 }, getRetries: 0 });
+    fake.setFallback({ kind: 'drip', body: '{"name":"bot","tags":[]}', intervalMs: 50 });
+    await expect(quick.whoami()).rejects.toMatchObject({ code: 'timeout' });
+    await quick.close();
+  });
+
+  it('forQuestion: every call and retry of the question inside one budget', async () => {
+    fake.setFallback({ kind: 'hang' });
+    const question = client.forQuestion(300);
+    await expect(question.whoami()).rejects.toMatchObject({ code: 'timeout' });
+    // The budget is spent: the next call of the same question fails at once, never reaching the broker.
+    const before = fake.requests.length;
+    await expect(question.listVhosts()).rejects.toMatchObject({ code: 'timeout' });
+    expect(fake.requests.length).toBe(before);
+    // Closing a question's view leaves the client's pool open.
+    await question.close();
+    fake.setFallback({ kind: 'respond', status: 200, body: [{ name: '/' }] });
+    expect(await client.listVhosts()).toEqual(['/']);
+  });
+
+  it('close(graceMs) ends requests that hang, instead of waiting for them', async () => {
+    const closing = make({ getRetries: 0 });
+    fake.setFallback({ kind: 'hang' });
+    const outcome = closing.whoami().then(
+      () => 'answered',
+      (e: unknown) => e,
+    );
+    await waitFor(() => fake.requests.length === 1, { what: 'the request to arrive' });
+    await closing.close(100);
+    expect(await outcome).toMatchObject({ code: 'timeout', message: expect.stringContaining('closed') });
+  });
+
+  it('refuses "." and ".." as a vhost or name before any request', async () => {
+    await expect(client.listPolicies('.')).rejects.toMatchObject({ code: 'bad-input' });
+    await expect(client.getQueue('v', '..')).rejects.toMatchObject({ code: 'bad-input' });
+    expect(fake.requests).toHaveLength(0);
   });
 });

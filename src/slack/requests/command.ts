@@ -1,6 +1,7 @@
 import { CHANGE_USAGE } from '../../../commands/help.ts';
 import { parsePreview } from '../../../commands/preview.ts';
 import { InputError } from '../../errors.ts';
+import { parseTimeBox } from '../../workflow/timebox.ts';
 import type { Origin } from '../../workflow/types.ts';
 import type { Deliverable } from '../delivery.ts';
 import { channelFlags } from '../handlers/defaults.ts';
@@ -14,7 +15,8 @@ import { MAX_REASON } from './service.ts';
 
 /**
  * `/rmq delete|create|edit POLICY …` and the same as a mention: the preview's words plus
- * `--reason TEXT` and `--thread LINK` (the incident thread the result is posted to; by default
+ * `--reason TEXT`, `--for DURATION` (create and edit: reverted at the deadline) and
+ * `--thread LINK` (the incident thread the result is posted to; by default
  * the thread the mention was made in, or the channel of the command). `create`/`edit` without
  * any field flag open the policy form; a missing required reason opens the reason form. A
  * slash command opens forms at once (it carries a trigger); a mention has none, so its asker
@@ -65,7 +67,7 @@ async function run(
   try {
     input = parsePreview(
       [action, ...words],
-      { reason: 'string', thread: 'string' },
+      { reason: 'string', thread: 'string', for: 'string' },
       { fieldsOptional: true, defaults: channel.defaults },
     );
   } catch (err) {
@@ -80,6 +82,7 @@ async function run(
     typeof input.extra?.thread === 'string'
       ? parseThreadLink(input.extra?.thread, usage)
       : { channel: asker.channel, ...(asker.threadTs ? { threadTs: asker.threadTs } : {}) };
+  const timeBoxMs = typeof input.extra?.for === 'string' ? parseTimeBox(input.extra.for, action) : undefined;
   const env = ctx.environments.pick(input.env).name;
   const draft: Draft = {
     action,
@@ -89,6 +92,7 @@ async function run(
     layer: input.layer,
     origin,
     fields: input.fields,
+    ...(timeBoxMs === undefined ? {} : { timeBoxMs }),
   };
   const log = ctx.logger.child({ env, vhost: draft.vhost, policy: draft.policy, action });
 

@@ -1,10 +1,12 @@
 import type { PreviewResult } from '../../../commands/preview.ts';
 import type { Logger } from '../../log.ts';
+import type { TimeBoxNotifier } from '../../workflow/timeboxDeadline.ts';
 import type { AuditRecord, ChangeRequest, Notifier } from '../../workflow/types.ts';
 import type { Delivery, Sent } from '../delivery.ts';
 import { finish, type SlackMessage } from '../views/message.ts';
 import { previewView } from '../views/preview.ts';
 import { auditView, notAppliedView, requestMessage } from '../views/request.ts';
+import { timeBoxAskView, timeBoxNothingView, timeBoxWarningView } from '../views/timebox.ts';
 
 /**
  * The workflow's Notifier, in Slack: the request message in the approvals channel is updated in
@@ -30,7 +32,10 @@ function places(r: ChangeRequest): Place[] {
   return out;
 }
 
-export function createSlackNotifier(options: { delivery: Delivery; logger: Logger }): Notifier {
+export function createSlackNotifier(options: {
+  delivery: Delivery;
+  logger: Logger;
+}): Notifier & TimeBoxNotifier {
   const { delivery, logger } = options;
 
   async function postAll(r: ChangeRequest, message: SlackMessage, what: string): Promise<void> {
@@ -67,7 +72,11 @@ export function createSlackNotifier(options: { delivery: Delivery; logger: Logge
         throw new Error(`request message not updated: ${sent.error}`);
       }
     },
-    applied: (r: ChangeRequest, record: AuditRecord) => postAll(r, auditView(record), 'audit diff'),
+    applied: (r: ChangeRequest, record: AuditRecord) => postAll(r, auditView(record, r), 'audit diff'),
+    timeBoxWarning: (r, deadline, willRevert) =>
+      postAll(r, timeBoxWarningView(r, deadline, willRevert), 'time-box warning'),
+    timeBoxAsk: (r, revert, why) => postAll(r, timeBoxAskView(r, revert, why), 'time-box revert asked'),
+    timeBoxNothing: (r) => postAll(r, timeBoxNothingView(r), 'time-box nothing to revert'),
     failed: (r) => postAll(r, notAppliedView(r), 'failure'),
     async stale(r, fresh: PreviewResult) {
       const note = notAppliedView(r);

@@ -134,6 +134,7 @@ export function createChangeRequests(options: ChangeRequestsOptions): ChangeRequ
           fields: draft.fields,
           requester: { user, ...(reason ? { reason } : {}) },
           origin: draft.origin,
+          ...(draft.timeBoxMs === undefined ? {} : { timeBoxMs: draft.timeBoxMs }),
         }),
       ),
     revert: (auditId, user, origin, reason) =>

@@ -64,6 +64,8 @@ export const DraftSchema = z.object({
       definition: z.unknown().optional(),
     })
     .default({}),
+  /** `--for`: reverted this long after it is applied (src/workflow/timebox.ts). */
+  timeBoxMs: z.number().int().positive().optional(),
 });
 export type Draft = z.infer<typeof DraftSchema>;
 

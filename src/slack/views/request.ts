@@ -1,5 +1,6 @@
 import type { types } from '@slack/bolt';
 import type { PolicyFields } from '../../../commands/preview.ts';
+import { formatDuration } from '../../duration.ts';
 import type { AuditRecord, ChangeRequest, RequestState } from '../../workflow/types.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { asWrittenSection } from './asWritten.ts';
@@ -110,6 +111,17 @@ function buttons(r: ChangeRequest): types.ActionsBlock {
   };
 }
 
+/**
+ * A time-boxed request: approving it approves its revert at the deadline too. Before the apply
+ * the deadline is a duration from then; after, a time.
+ */
+export function timeBoxLine(r: Pick<ChangeRequest, 'appliedAt'>, forMs: number): string {
+  const at = r.appliedAt ? Date.parse(r.appliedAt) + forMs : undefined;
+  return at === undefined
+    ? `:hourglass: *Time-boxed:* reverted ${formatDuration(forMs)} after it is applied. Approving it approves the revert too; if the policy is changed again meanwhile, the revert asks for a new approval instead.`
+    : `:hourglass: *Time-boxed:* reverted at ${when(new Date(at).toISOString())} (${formatDuration(forMs)} after it was applied), unless the policy is changed again meanwhile: then the revert asks for a new approval.`;
+}
+
 /** The title line of a request, for messages and modals. */
 export function requestTitle(r: ChangeRequest): string {
   return `*Change request* ${code(r.id)}: ${prose(actionWords(r))} ${layerWords(r)} ${code(truncate(r.policy, 200))}`;
@@ -129,6 +141,7 @@ export function requestMessage(r: ChangeRequest, options: { fileAttached?: boole
       ].join('\n'),
     ),
     ...changeBlocks(r),
+    ...(r.timeBoxMs === undefined ? [] : [section(timeBoxLine(r, r.timeBoxMs))]),
   ];
   if (r.preview.warnings.length) blocks.push(warningsBlock(r.preview.warnings));
   blocks.push(
@@ -231,7 +244,7 @@ function objectLoss(o: AuditRecord['objects'][number]): string {
 }
 
 /** The audit diff posted after the apply, in the approvals channel and where the request came from. */
-export function auditView(rec: AuditRecord): SlackMessage {
+export function auditView(rec: AuditRecord, request?: Pick<ChangeRequest, 'timeBoxMs'>): SlackMessage {
   const what = rec.action === 'revert' ? 'revert' : rec.action;
   const layer = rec.operator ? 'operator policy' : 'policy';
   const blocks: Block[] = [
@@ -261,6 +274,9 @@ export function auditView(rec: AuditRecord): SlackMessage {
     blocks.push(listSection(heading, rec.objects.map(objectLoss), { maxItems: 15 }));
   } else {
     blocks.push(section('*Objects:* no object’s values changed.'));
+  }
+  if (request?.timeBoxMs !== undefined) {
+    blocks.push(section(timeBoxLine({ appliedAt: rec.appliedAt ?? rec.at }, request.timeBoxMs)));
   }
   if (rec.matchedPreview !== undefined) {
     blocks.push(
