@@ -868,3 +868,60 @@ describe('a time-boxed edit (--for), from a slash command', () => {
     expect((await admin.getPolicy('user', h.vhost, 'tb-limit'))?.priority).toBe(4);
   });
 });
+
+describe('the approvals message when the broker refuses, or the list is long', () => {
+  it('a write the broker refuses (4xx): not applied, the message says failed with the broker’s reason, the origin is told', async () => {
+    const request = await fileHarmless('doomed');
+    const mark = h.slack.calls.length;
+    h.proxy.setRoute((url, method) => method === 'PUT' && url.endsWith('/doomed'), {
+      kind: 'respond',
+      status: 400,
+      body: { error: 'bad_request', reason: 'simulated refusal <!channel>' },
+    });
+    try {
+      expect(await decide(APPROVER, 'approve', request, 'go')).toEqual({ status: 200, body: '' });
+      const failed = await next(
+        mark,
+        (c) =>
+          c.method === 'chat.update' && c.args.ts === request.ts && /— failed\./.test(String(c.args.text)),
+        'the message marked failed',
+      );
+      const shown = renderedText(failed.args);
+      expect(shown).toMatch(/Failed — not applied\*: .*simulated refusal &lt;!channel&gt;/);
+      expect(shown).not.toContain('<!channel>');
+      await next(
+        mark,
+        (c) => isPost('C0INCIDENT')(c) && /not applied \(failed\)/.test(String(c.args.text)),
+        'the origin told',
+      );
+    } finally {
+      h.proxy.setRoute(null);
+    }
+    expect(await admin.getPolicy('user', h.vhost, 'doomed')).toBeNull();
+    expect(await recordsOf('doomed')).toEqual([]);
+  });
+
+  it('every object in a CSV in the request message’s thread when the summary does not show them all', async () => {
+    const fleet = Array.from({ length: 15 }, (_, i) => `fleet.${String(i).padStart(2, '0')}`);
+    for (const q of fleet) await admin.putQueue(h.vhost, q, { kind: 'classic' });
+    const mark = h.slack.calls.length;
+    await h.command(
+      `create fleet-ttl --pattern '^fleet\\.' --definition '{"message-ttl": 60000}' --vhost ${h.vhost}`,
+      {
+        userId: REQUESTER,
+      },
+    );
+    const request = await approvalMessage(mark);
+    expect(renderedText(request.call.args)).toMatch(/every object is in the attached file/);
+    const complete = await next(
+      mark,
+      (c) => c.method === 'files.completeUploadExternal' && c.ok,
+      'the list shared',
+    );
+    expect(complete.args).toMatchObject({ channel_id: APPROVALS_CHANNEL, thread_ts: request.ts });
+    const upload = h.slack
+      .uploads()
+      .find((u) => u.completed && u.filename === 'preview-create-fleet-ttl.csv');
+    expect((upload?.content ?? '').trim().split('\n')).toHaveLength(1 + fleet.length);
+  });
+});
