@@ -36,7 +36,7 @@ const AREAS = ['orders', 'billing', 'audit', 'events', 'retry'] as const;
  * one per service's orders (20, for 400 of them), audit retention (30, for 98), a broad events
  * cap (15) and a catch-all (0). Mostly anchored literal prefixes, as real vhosts have.
  */
-export function makeVhost(queueCount: number, policyCount: number): FakeVhost {
+export function makeVhost(queueCount: number, policyCount: number, lookaround = false): FakeVhost {
   const vhost = 'bench';
   const services = 500;
   const policies: Policy[] = [];
@@ -61,6 +61,12 @@ export function makeVhost(queueCount: number, policyCount: number): FakeVhost {
   }
   add('events-cap', '^svc\\d+\\.events\\.', 15, { 'max-length': 500, overflow: 'reject-publish' });
   add('catch-all', '.*', 0, { 'max-length-bytes': 10_000_000_000 }, 'all');
+  // With --lookaround the catch-all is the idiom "everything but the broker's own objects", a
+  // negative lookahead only the backtracking engine reads; no bench name starts with "amq.", so
+  // every queue reports the same policy as under ".*".
+  const served = lookaround
+    ? policies.map((p) => (p.name === 'catch-all' ? { ...p, pattern: '^(?!amq\\.)' } : p))
+    : policies;
   const operatorPolicies: Policy[] = [
     {
       vhost,
@@ -91,7 +97,7 @@ export function makeVhost(queueCount: number, policyCount: number): FakeVhost {
     const winner = resolve(set, name, type).user.candidates[0];
     queues.push({ name, type, arguments: args, policy: winner?.name ?? null });
   }
-  return { vhost, policies, operatorPolicies, queues, narrow: 'svc7', broad: 'events-cap' };
+  return { vhost, policies: served, operatorPolicies, queues, narrow: 'svc7', broad: 'events-cap' };
 }
 
 function policyJson(p: Policy) {
@@ -174,7 +180,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     const i = process.argv.indexOf(`--${name}`);
     return i >= 0 ? Number(process.argv[i + 1]) : dflt;
   };
-  const v = makeVhost(arg('queues', 100_000), arg('policies', 1000));
+  const v = makeVhost(arg('queues', 100_000), arg('policies', 1000), process.argv.includes('--lookaround'));
   const { url } = await serve(v);
   process.stdout.write(
     `${JSON.stringify({ url, vhost: v.vhost, narrow: v.narrow, broad: v.broad, queues: v.queues.length, policies: v.policies.length })}\n`,

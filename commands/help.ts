@@ -39,7 +39,7 @@ export function helpText(prefix: string): string {
   const lines = COMMANDS_USAGE.filter(([usage]) => !SLACK_ONLY.has(usage.split(' ')[0] ?? '')).map(
     ([usage, what]) => `  ${prefix} ${usage}\n      ${what}`,
   );
-  return `Usage:\n${lines.join('\n')}\n`;
+  return `Usage:\n${lines.join('\n')}\n\n--vhost defaults to RMQ_VHOST when set, else /; --env to the first environment.\n`;
 }
 
 export { WHICH_USAGE };

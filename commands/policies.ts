@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { codeOf, InputError } from '../src/errors.ts';
 import { formatVersion, type Policy } from '../src/policy/types.ts';
 import { brokerReason } from '../src/rabbit/errors.ts';
-import { parseArgs, parseWith, Vhost } from './parse.ts';
+import { type FlagDefaults, parseArgs, parseWith, Vhost } from './parse.ts';
 import { missingVhostError, type VhostLister } from './vhosts.ts';
 import { listOperatorPolicies, NOT_ASKED, type PolicyView, policyView } from './which.ts';
 
@@ -17,7 +17,7 @@ export const POLICIES_USAGE = 'policies [--vhost V] [--env E]';
 const PoliciesInput = z.object({ vhost: Vhost, env: z.string().min(1).optional() });
 export type PoliciesInput = z.output<typeof PoliciesInput>;
 
-export function parsePolicies(words: readonly string[]): PoliciesInput {
+export function parsePolicies(words: readonly string[], defaults: FlagDefaults = {}): PoliciesInput {
   const { positionals, flags } = parseArgs(words, { vhost: 'string', env: 'string' }, POLICIES_USAGE);
   if (positionals.length > 0) {
     throw new InputError(
@@ -25,7 +25,11 @@ export function parsePolicies(words: readonly string[]): PoliciesInput {
       POLICIES_USAGE,
     );
   }
-  return parseWith(PoliciesInput, { vhost: flags.vhost, env: flags.env }, POLICIES_USAGE);
+  return parseWith(
+    PoliciesInput,
+    { vhost: flags.vhost ?? defaults.vhost, env: flags.env ?? defaults.env },
+    POLICIES_USAGE,
+  );
 }
 
 /** What `policies` needs of the management API. ManagementClient satisfies it. */

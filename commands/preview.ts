@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { codeOf, InputError } from '../src/errors.ts';
+import type { BacktrackingReader } from '../src/patterns/reader.ts';
+import { settleSimulation } from '../src/patterns/resolveRead.ts';
 import { type PolicyDiff, policyDiff } from '../src/policy/diff.ts';
 import {
   type ObjectOutcome,
@@ -223,7 +225,16 @@ const NOT_ASKED: Readonly<Record<string, NotAskedWhy>> = {
   'not-found': 'missing-vhost',
 };
 
-export async function preview(input: PreviewInput, broker: PreviewBroker): Promise<PreviewResult> {
+export interface PreviewOptions {
+  /** The backtracking engine for lookaround patterns; default the process's. */
+  readonly reader?: BacktrackingReader;
+}
+
+export async function preview(
+  input: PreviewInput,
+  broker: PreviewBroker,
+  options: PreviewOptions = {},
+): Promise<PreviewResult> {
   const started = performance.now();
   const change: PreviewChange = {
     action: input.action,
@@ -289,6 +300,7 @@ export async function preview(input: PreviewInput, broker: PreviewBroker): Promi
   } catch (err) {
     return await notAsked(err);
   }
+  await settleSimulation(simulation, options.reader);
   const simulated = simulation.result();
   const { objects, unpredictable } = simulated;
   const summary = summarize(simulated, policyChange);

@@ -1,4 +1,6 @@
 import { codeOf, InputError } from '../src/errors.ts';
+import type { BacktrackingReader } from '../src/patterns/reader.ts';
+import { resolveRead } from '../src/patterns/resolveRead.ts';
 import { type EffectiveValue, effectiveDefinition } from '../src/policy/effective.ts';
 import { isAnchored, type PatternCache } from '../src/policy/pattern.ts';
 import { type Source, withArguments } from '../src/policy/provenance.ts';
@@ -8,7 +10,6 @@ import {
   explainLosers,
   type NotApplied,
   type Resolution,
-  resolve,
 } from '../src/policy/resolve.ts';
 import { type BrokerVersion, formatVersion, type ObjectKind, type Policy } from '../src/policy/types.ts';
 import { brokerReason } from '../src/rabbit/errors.ts';
@@ -240,6 +241,8 @@ async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
 export interface WhichOptions {
   /** Patterns read once and kept between questions (the bot keeps one for its lifetime). */
   readonly patterns?: PatternCache;
+  /** The backtracking engine for lookaround patterns; default the process's. */
+  readonly reader?: BacktrackingReader;
 }
 
 export async function which(
@@ -296,7 +299,7 @@ export async function which(
   const notRead = 'notRead' in operator ? operator.notRead : undefined;
   const operators = 'notRead' in operator ? [] : operator;
   const set = buildPolicySet(user, operators, version, options.patterns);
-  const resolution = resolve(set, input.name, lookup.kind);
+  const resolution = await resolveRead(set, input.name, lookup.kind, options.reader);
   const r = base(lookup.kind ?? lookup.type, lookup.exists, lookup.kindAssumed);
   if (lookup.kind === null) r.object.keyRulesKnown = false;
   if (lookup.exists) r.object.arguments = { ...lookup.arguments };

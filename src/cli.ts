@@ -50,7 +50,7 @@ export async function runCli(
         io.out(helpText('rmq'));
         return 0;
       case 'policies': {
-        const input = parsePolicies(words);
+        const input = parsePolicies(words, terminalDefaults(env));
         return await withBroker(env, input.env, async (broker) => {
           const result = await policies(input, broker);
           io.out(json ? `${JSON.stringify(result, null, 2)}\n` : policiesText(result));

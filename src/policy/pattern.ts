@@ -1,4 +1,5 @@
 import { RE2JS } from 're2js';
+import { toBacktracking } from './backtracking.ts';
 
 /**
  * Reading a policy pattern the way the broker does.
@@ -49,11 +50,27 @@ export function shiftedView(text: string): string {
 export interface NameView {
   readonly latin1: string;
   readonly shifted: string;
+  /**
+   * When present, collects the patterns that need the backtracking engine's verdict for this
+   * name (they answered 'undecidable' meanwhile): see src/patterns/reader.ts.
+   */
+  readonly pending?: Set<CompiledPattern>;
 }
 
-export function nameView(name: string): NameView {
-  return { latin1: latin1View(name), shifted: shiftedView(name) };
+export function nameView(name: string, options: { collectPending?: boolean } = {}): NameView {
+  const view = { latin1: latin1View(name), shifted: shiftedView(name) };
+  return options.collectPending ? { ...view, pending: new Set<CompiledPattern>() } : view;
 }
+
+/** What the backtracking engine is asked for one pattern, and what it answered so far. */
+export interface BacktrackingPattern {
+  /** JavaScript RegExp source and flags, over the shifted view (see backtracking.ts). */
+  readonly source: string;
+  readonly flags: string;
+}
+
+/** Verdicts kept per pattern; beyond this many names they are dropped and asked again when needed. */
+const MAX_VERDICTS = 200_000;
 
 /**
  * A pattern is anchored when every name it matches must start with a fixed prefix, which is what
@@ -101,6 +118,13 @@ interface Literal {
 
 type State =
   | { readonly readable: true; readonly re: RE2JS | null }
+  | {
+      readonly readable: true;
+      readonly re: null;
+      readonly backtracking: BacktrackingPattern;
+      /** By the name's shifted view: does the pattern find it. */
+      readonly verdicts: Map<string, boolean>;
+    }
   | { readonly readable: false; readonly why: string };
 
 /**
@@ -111,7 +135,7 @@ type State =
 export class CompiledPattern {
   readonly source: string;
   readonly anchored: boolean;
-  readonly #view: keyof NameView;
+  readonly #view: 'latin1' | 'shifted';
   readonly #caseless: boolean;
   readonly #usesSpace: boolean;
   readonly #usesDollar: boolean;
@@ -167,7 +191,12 @@ export class CompiledPattern {
         this.#state = { readable: true, re: RE2JS.compile(text) };
       } catch (err) {
         const detail = err instanceof Error ? err.message : String(err);
-        this.#state = { readable: false, why: `not readable by a linear-time engine (${detail})` };
+        // Lookaround and backreferences: a backtracking engine reads them, off the main thread.
+        const bt = toBacktracking(shiftedView(this.source));
+        this.#state =
+          'source' in bt
+            ? { readable: true, re: null, backtracking: bt, verdicts: new Map() }
+            : { readable: false, why: `not readable by a linear-time engine (${detail}); ${bt.why}` };
       }
     }
     return this.#state;
@@ -175,6 +204,28 @@ export class CompiledPattern {
 
   get readable(): boolean {
     return this.#compile().readable;
+  }
+
+  /** What the backtracking engine is to run, when the pattern needs it (and has not given up). */
+  get backtracking(): BacktrackingPattern | undefined {
+    const s = this.#compile();
+    return 'backtracking' in s ? s.backtracking : undefined;
+  }
+
+  /** The backtracking engine's verdict for a name (by its shifted view). */
+  record(shifted: string, found: boolean): void {
+    const s = this.#compile();
+    if (!('backtracking' in s)) return;
+    if (s.verdicts.size >= MAX_VERDICTS) s.verdicts.clear();
+    s.verdicts.set(shifted, found);
+  }
+
+  /**
+   * The backtracking engine ran out of its budget on this pattern: from now on it is unreadable,
+   * for every name, so a catastrophic pattern costs one budget and not one per object.
+   */
+  giveUp(why: string): void {
+    this.#state = { readable: false, why };
   }
 
   /** Why this bot cannot read the pattern; undefined when it can. */
@@ -196,6 +247,13 @@ export class CompiledPattern {
     const state = this.#compile();
     if (!state.readable) return 'undecidable';
     if (this.#usesSpace && bytes.includes('\v')) return 'undecidable';
+    // The translation reads `$` as PCRE does (before a final newline too): no doubt left there.
+    if ('backtracking' in state) {
+      const found = state.verdicts.get(name.shifted);
+      if (found !== undefined) return found;
+      name.pending?.add(this);
+      return 'undecidable';
+    }
     if (this.#usesDollar && bytes.includes('\n')) return 'undecidable';
     if (this.#caseless && this.#view === 'latin1' && hasFoldableLatin1(bytes)) return 'undecidable';
     const lit = this.#literal;

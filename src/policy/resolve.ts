@@ -109,10 +109,14 @@ export class NameTooLongError extends Error {
  * Both layers for one object. A name over 255 bytes is refused before any pattern runs. `kind`
  * null: a queue of a type this bot does not know.
  */
-export function resolve(set: PolicySet, name: string, kind: KindOrUnknown): Resolution {
+export function resolve(
+  set: PolicySet,
+  name: string,
+  kind: KindOrUnknown,
+  view: NameView = nameView(name),
+): Resolution {
   const bytes = utf8Length(name);
   if (bytes > MAX_NAME_BYTES) throw new NameTooLongError(bytes);
-  const view = nameView(name);
   return {
     name,
     kind,

@@ -168,6 +168,10 @@ export class Simulation {
   readonly #catch: { pattern: CompiledPattern; anchored: CompiledPattern; applyTo: string } | undefined;
   readonly #objects: ObjectOutcome[] = [];
   readonly #unpredictable: Unpredictable[] = [];
+  /** What the object being read found unpredictable, kept only if it is not parked. */
+  #staged: Unpredictable[] = [];
+  /** Objects waiting for the backtracking engine's verdicts (see pending, settle). */
+  #parked: { object: InventoryObject; view: NameView }[] = [];
   readonly #catchNames: string[] = [];
   #catchCount = 0;
   #queues = 0;
@@ -202,36 +206,77 @@ export class Simulation {
       const reported = o.policy;
       if (reported !== undefined && reported !== this.#change.before?.name) return;
     }
+    const parked = this.#add(o, true);
+    if (parked) this.#parked.push({ object: o, view: parked });
+  }
+
+  /**
+   * The patterns the backtracking engine is to decide, and for which names (by shifted view),
+   * before `settle()`: the objects that need them wait, parked, meanwhile.
+   */
+  pending(): Map<CompiledPattern, Set<string>> {
+    const out = new Map<CompiledPattern, Set<string>>();
+    for (const { view } of this.#parked) {
+      for (const pattern of view.pending ?? []) {
+        let names = out.get(pattern);
+        if (!names) out.set(pattern, (names = new Set()));
+        names.add(view.shifted);
+      }
+    }
+    return out;
+  }
+
+  /** The parked objects read again, with the verdicts in (a pattern that ran out of budget: unreadable). */
+  settle(): void {
+    const parked = this.#parked;
+    this.#parked = [];
+    for (const { object } of parked) this.#add(object, false);
+  }
+
+  /**
+   * Reads one object; what it finds is kept only when no pattern waits for the backtracking
+   * engine (`collect`), else the object's view is returned, to be parked and read again.
+   */
+  #add(o: InventoryObject, collect: boolean): NameView | undefined {
     let view: NameView | undefined;
     const viewOf = () => {
-      view ??= nameView(o.name);
+      view ??= nameView(o.name, { collectPending: collect });
       return view;
     };
+    const staged: Unpredictable[] = [];
+    this.#staged = staged;
+    const { outcome, caught } = this.#read(o, viewOf);
+    if (view?.pending && view.pending.size > 0) return view;
+    if (caught) {
+      this.#catchCount++;
+      if (this.#catchNames.length < CATCH_NAMES) this.#catchNames.push(o.name);
+    }
+    this.#unpredictable.push(...staged);
+    if (outcome) this.#objects.push(outcome);
+    return undefined;
+  }
+
+  #read(o: InventoryObject, viewOf: () => NameView): { outcome: ObjectOutcome | null; caught: boolean } {
     if (o.kind === null) {
       this.#unknownKind(o, viewOf);
-      return;
+      return { outcome: null, caught: false };
     }
     const kind = o.kind;
     let caught = false;
     if (this.#catch && scopeFits(this.#catch.applyTo, kind)) {
-      if (this.#catch.pattern.match(viewOf()) === true && this.#catch.anchored.match(viewOf()) === false) {
-        caught = true;
-        this.#catchCount++;
-        if (this.#catchNames.length < CATCH_NAMES) this.#catchNames.push(o.name);
-      }
+      caught = this.#catch.pattern.match(viewOf()) === true && this.#catch.anchored.match(viewOf()) === false;
     }
     const reported = this.#change.layer === 'user' ? o.policy : o.operatorPolicy;
     const step =
       reported === undefined
         ? this.#byEngine(kind, o.name, viewOf)
         : this.#byReport(kind, o.name, reported, viewOf);
-    if (step === null) return;
+    if (step === null) return { outcome: null, caught };
     if ('why' in step) {
-      this.#unpredictable.push({ name: o.name, kind, why: step.why });
-      return;
+      this.#staged.push({ name: o.name, kind, why: step.why });
+      return { outcome: null, caught };
     }
-    const outcome = this.#outcome(o, kind, step, viewOf, caught);
-    if (outcome) this.#objects.push(outcome);
+    return { outcome: this.#outcome(o, kind, step, viewOf, caught), caught };
   }
 
   /** A queue type this bot does not know: reached by the change means unpredictable. */
@@ -241,7 +286,7 @@ export class Simulation {
       p !== null && scopeFits(p.applyTo, null) && this.#cache.get(p.pattern).match(viewOf()) !== false;
     const governed = layer === 'user' && before !== null && o.policy === before.name;
     if (governed || reaches(before) || reaches(after)) {
-      this.#unpredictable.push({
+      this.#staged.push({
         name: o.name,
         kind: o.type ?? 'unknown',
         why: `a queue of type ${JSON.stringify(o.type ?? 'unknown')}, whose key vetoes this bot does not know`,
@@ -366,7 +411,7 @@ export class Simulation {
     const layer = this.#change.layer;
     if (after.undecided.length > 0) {
       const u = after.undecided.map((e) => `${e.name} (${whyUnreadable(e)})`).join(', ');
-      this.#unpredictable.push({
+      this.#staged.push({
         name: o.name,
         kind,
         why: `a policy whose pattern this bot cannot read for this name may govern it after the change: ${u}`,
@@ -537,6 +582,8 @@ export class Simulation {
   }
 
   result(): SimulationResult {
+    // Verdicts nobody asked for: the patterns stay undecided for those names, never guessed.
+    this.settle();
     const rank = (o: ObjectOutcome) => {
       const r = o.risks[0] ?? o.possibleRisks?.[0];
       return r === undefined ? RISKS.length + (o.newTie ? 0 : 1) : RISKS.indexOf(r);

@@ -1,3 +1,4 @@
+import { settleSimulation } from '../patterns/resolveRead.ts';
 import type { ChangeAction, InventoryObject, SimulationResult } from '../policy/simulate.ts';
 import { Simulation } from '../policy/simulate.ts';
 import type { Policy } from '../policy/types.ts';
@@ -38,5 +39,6 @@ export async function effectOfChange(broker: InventorySource, t: Transition): Pr
   const unreported: (o: InventoryObject) => InventoryObject =
     t.layer === 'user' ? (o) => ({ ...o, policy: undefined }) : (o) => ({ ...o, operatorPolicy: undefined });
   await inventory.each((o) => simulation.add(unreported(o)));
+  await settleSimulation(simulation);
   return simulation.result();
 }

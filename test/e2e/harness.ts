@@ -150,8 +150,7 @@ export interface Harness {
     path: string,
     request: SignedRequest | { body: string; headers: Record<string, string> },
   ): Promise<Response>;
-  /** A signed `/rmq <text>`; returns the HTTP answer (the ack) and the response URL it carried. */
-  /** A signed `/rmq` command, from channel C0INCIDENT and user U0ONCALL unless told. */
+  /** A signed `/rmq` command, from channel C0INCIDENT and user U0ONCALL unless told; returns the ack and its response URL. */
   command(
     text: string,
     from?: { channelId?: string; userId?: string },
@@ -171,11 +170,6 @@ export interface Harness {
   twin(): Promise<{ url: string; metrics: Metrics; stop(): Promise<void> }>;
   /** A signed interaction (block_actions, view_submission): `payload=` + its JSON, as Slack posts it. */
   interact(payload: Record<string, unknown>, baseUrl?: string): Promise<Response>;
-  /** A signed `/rmq <text>` from `userId` in `channelId` (default C0INCIDENT); returns the ack and its response URL. */
-  commandAs(
-    text: string,
-    from: { userId?: string; channelId?: string },
-  ): Promise<{ response: Response; responseUrl: string }>;
   stop(): Promise<void>;
 }
 
@@ -368,16 +362,6 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     redis,
     post,
     async command(text, from = {}) {
-      const responseUrl = slack.responseUrl();
-      const request = signed(
-        signingSecret,
-        commandForm({ text, responseUrl, ...from }),
-        'application/x-www-form-urlencoded',
-      );
-      const response = await post('/slack/events', request);
-      return { response, responseUrl };
-    },
-    async commandAs(text, from) {
       const responseUrl = slack.responseUrl();
       const request = signed(
         signingSecret,

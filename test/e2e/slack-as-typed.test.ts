@@ -81,6 +81,10 @@ describe('a channel’s defaults', () => {
       `Answered for vhost \`${h.vhost}\` in environment \`lab\` · vhost and environment from this channel's defaults`,
     );
 
+    const listed = await ask('policies', channel);
+    expect(listed.text).toMatch(/audit-retention/);
+    expect(listed.text).toContain(`Answered for vhost \`${h.vhost}\` in environment \`lab\``);
+
     const preview = await ask('preview delete audit-retention', channel);
     expect(preview.text).toMatch(/orders\.audit/);
     expect(preview.text).toContain(`Answered for vhost \`${h.vhost}\``);

@@ -202,7 +202,7 @@ describe('delete, from a slash command', () => {
   it('files, asks an approver, applies, posts the audit diff in both places, records it once', async () => {
     expect(await policyNames()).toContain('audit-retention');
     const mark = h.slack.calls.length;
-    const { responseUrl } = await h.commandAs(
+    const { responseUrl } = await h.command(
       `delete audit-retention --vhost ${h.vhost} --reason "INC-7: retire the audit DLX"`,
       { userId: REQUESTER },
     );
@@ -428,7 +428,7 @@ describe('create, from a slash command, without flags', () => {
   it('the form refuses bad JSON and an unknown key on the definition field, files nothing, then files', async () => {
     const mark = h.slack.calls.length;
     const writes = h.proxy.requests.length;
-    await h.commandAs(`create form-made --vhost ${h.vhost}`, { userId: REQUESTER });
+    await h.command(`create form-made --vhost ${h.vhost}`, { userId: REQUESTER });
     const form = await policyFormAfter(mark);
     expect(JSON.stringify(form)).toContain('unanchored: matches every name that contains it');
     const base = { pattern: '^billing\\.', apply_to: 'queues', priority: '1', reason: '' };
@@ -459,7 +459,7 @@ describe('create, from a slash command, without flags', () => {
 describe('edit from a slash command, delete from a mention', () => {
   it('edit with flags: applied as previewed, one record', async () => {
     const mark = h.slack.calls.length;
-    const { responseUrl } = await h.commandAs(
+    const { responseUrl } = await h.command(
       `edit orders-cap --pattern '^orders\\.' --vhost ${h.vhost} --reason "anchor it"`,
       {
         userId: REQUESTER,
@@ -510,7 +510,7 @@ describe('edit from a slash command, delete from a mention', () => {
 
   it('a slash delete without a reason opens the reason form at once', async () => {
     const mark = h.slack.calls.length;
-    await h.commandAs(`delete billing-a --vhost ${h.vhost}`, { userId: REQUESTER });
+    await h.command(`delete billing-a --vhost ${h.vhost}`, { userId: REQUESTER });
     const opened = await next(mark, (c) => c.method === 'views.open' && c.ok, 'the reason form');
     expect(viewOf(opened).callback_id).toBe('rmq_reason_form');
     expect(since(mark).filter((c) => isPost(APPROVALS_CHANNEL)(c))).toEqual([]);
@@ -524,7 +524,7 @@ const store = () => new RequestStore(h.redis as never, h.keyPrefix);
 /** Files `create NAME` (a policy that matches nothing in the lab) as `user`; returns the request. */
 async function fileHarmless(name: string, user = REQUESTER): Promise<{ id: string; ts: string }> {
   const mark = h.slack.calls.length;
-  await h.commandAs(
+  await h.command(
     `create ${name} --pattern '^nothing\\.' --definition '{"max-length": 1}' --vhost ${h.vhost}`,
     {
       userId: user,
@@ -537,7 +537,7 @@ describe('refusals: each told, nothing applied', () => {
   it('a read-only environment refuses every write, saying so', async () => {
     const mark = h.slack.calls.length;
     const writes = h.proxy.requests.length;
-    const { responseUrl } = await h.commandAs(`delete billing-b --env ro --vhost ${h.vhost} --reason x`, {
+    const { responseUrl } = await h.command(`delete billing-b --env ro --vhost ${h.vhost} --reason x`, {
       userId: REQUESTER,
     });
     const answer = await h.answerTo(responseUrl);
@@ -552,7 +552,7 @@ describe('refusals: each told, nothing applied', () => {
   it('a broker identity that cannot write policies is refused at once, with the broker’s reason', async () => {
     const mark = h.slack.calls.length;
     const writes = h.proxy.requests.length;
-    const { responseUrl } = await h.commandAs(`delete billing-b --env weak --vhost ${h.vhost} --reason x`, {
+    const { responseUrl } = await h.command(`delete billing-b --env weak --vhost ${h.vhost} --reason x`, {
       userId: REQUESTER,
     });
     const answer = await h.answerTo(responseUrl);
@@ -723,6 +723,89 @@ describe('stale', () => {
   });
 });
 
+describe('the rest of the surface', () => {
+  it('--thread LINK: the result is posted in that thread', async () => {
+    const mark = h.slack.calls.length;
+    await h.command(
+      `edit billing-b --priority 7 --vhost ${h.vhost} --reason "INC-9" --thread https://acme.slack.com/archives/C0WARROOM/p1700000000000555`,
+      { userId: REQUESTER },
+    );
+    const request = await approvalMessage(mark);
+    await approveAndApply(request, { channel: 'C0WARROOM', threadTs: '1700000000.000555' }, mark);
+    expect(await admin.getPolicy('user', h.vhost, 'billing-b')).toMatchObject({ priority: 7 });
+  });
+
+  it('the pattern hint says unanchored until the pattern starts with ^', async () => {
+    const mark = h.slack.calls.length;
+    await h.command(`create hinted --vhost ${h.vhost}`, { userId: REQUESTER });
+    const form = await policyFormAfter(mark);
+    const typed = (value: string) => ({
+      ...click(REQUESTER, { action_id: 'rmq_pattern_typed', value }, { channel: 'C0INCIDENT', ts: '1' }),
+      container: { type: 'view', view_id: 'V0FORM' },
+      view: {
+        id: 'V0FORM',
+        hash: '1.h',
+        type: 'modal',
+        title: { type: 'plain_text', text: 'Create policy' },
+        submit: { type: 'plain_text', text: 'Preview & file' },
+        ...form,
+      },
+      actions: [
+        {
+          type: 'plain_text_input',
+          block_id: 'pattern',
+          action_id: 'rmq_pattern_typed',
+          value,
+          action_ts: '1',
+        },
+      ],
+    });
+    await h.interact(typed('^orders'));
+    const update = await next(
+      mark,
+      (c) => c.method === 'views.update' && c.args.view_id === 'V0FORM',
+      'the form updated',
+    );
+    expect(update.args.hash).toBe('1.h');
+    const hint = (viewOf(update).blocks.find((b) => b.block_id === 'pattern') as { hint?: { text: string } })
+      .hint?.text;
+    expect(hint).toBe('A regular expression over queue and exchange names.');
+    expect(viewOf(update).private_metadata).toBe(form.private_metadata);
+  });
+
+  it('a click on a request past its deadline says it expired, and the message says so too', async () => {
+    const request = await fileHarmless('late-one');
+    // Time passes: the deadline moves into the past in the store, as the clock would move it.
+    const key = (await h.redis.keys(`${h.keyPrefix}:*${request.id}*`))[0] as string;
+    const past = new Date(Date.now() - 60_000).toISOString();
+    const doc = JSON.parse(String(await h.redis.hget(key, 'doc'))) as Record<string, unknown>;
+    await h.redis.hset(key, {
+      doc: JSON.stringify({ ...doc, expiresAt: past }),
+      expiresAt: String(Date.parse(past)),
+    });
+
+    const mark = h.slack.calls.length;
+    await h.interact(
+      click(
+        APPROVER,
+        { action_id: 'rmq_request_approve', value: request.id },
+        { channel: APPROVALS_CHANNEL, ts: request.ts },
+      ),
+    );
+    const told = await next(mark, (c) => c.method === 'chat.postEphemeral' && c.ok, 'the approver told');
+    expect(renderedText(told.args)).toMatch(/expired at .*nothing was decided, nothing applied/);
+    const updated = await next(
+      mark,
+      (c) =>
+        c.method === 'chat.update' && c.args.ts === request.ts && /— expired\./.test(String(c.args.text)),
+      'the message expired',
+    );
+    expect(buttonsOf(updated)).toEqual([]);
+    expect(since(mark).filter((c) => c.method === 'views.open')).toEqual([]);
+    expect((await store().get(request.id))?.state).toBe('expired');
+  });
+});
+
 describe('a time-boxed edit (--for), from a slash command', () => {
   it('the approver approves change and revert together; at the deadline the bot reverts it through the apply job, posted in both places, recorded as its revert', async () => {
     await admin.putPolicy('user', {
@@ -734,7 +817,7 @@ describe('a time-boxed edit (--for), from a slash command', () => {
       definition: { 'max-length': 5 },
     });
     const mark = h.slack.calls.length;
-    const { responseUrl } = await h.commandAs(
+    const { responseUrl } = await h.command(
       `edit tb-limit --definition '{"max-length": 50}' --for 20s --vhost ${h.vhost} --reason "INC-9: let tb drain"`,
       { userId: REQUESTER },
     );
@@ -778,10 +861,67 @@ describe('a time-boxed edit (--for), from a slash command', () => {
       [`edit tb-limit --priority 9 --for 8d --vhost ${h.vhost}`, /at most a week/],
     ] as const) {
       const mark = h.slack.calls.length;
-      const { responseUrl } = await h.commandAs(text, { userId: REQUESTER });
+      const { responseUrl } = await h.command(text, { userId: REQUESTER });
       expect(renderedText((await h.answerTo(responseUrl)).args)).toMatch(said);
       expect(since(mark).filter((c) => isPost(APPROVALS_CHANNEL)(c))).toEqual([]);
     }
     expect((await admin.getPolicy('user', h.vhost, 'tb-limit'))?.priority).toBe(4);
+  });
+});
+
+describe('the approvals message when the broker refuses, or the list is long', () => {
+  it('a write the broker refuses (4xx): not applied, the message says failed with the broker’s reason, the origin is told', async () => {
+    const request = await fileHarmless('doomed');
+    const mark = h.slack.calls.length;
+    h.proxy.setRoute((url, method) => method === 'PUT' && url.endsWith('/doomed'), {
+      kind: 'respond',
+      status: 400,
+      body: { error: 'bad_request', reason: 'simulated refusal <!channel>' },
+    });
+    try {
+      expect(await decide(APPROVER, 'approve', request, 'go')).toEqual({ status: 200, body: '' });
+      const failed = await next(
+        mark,
+        (c) =>
+          c.method === 'chat.update' && c.args.ts === request.ts && /— failed\./.test(String(c.args.text)),
+        'the message marked failed',
+      );
+      const shown = renderedText(failed.args);
+      expect(shown).toMatch(/Failed — not applied\*: .*simulated refusal &lt;!channel&gt;/);
+      expect(shown).not.toContain('<!channel>');
+      await next(
+        mark,
+        (c) => isPost('C0INCIDENT')(c) && /not applied \(failed\)/.test(String(c.args.text)),
+        'the origin told',
+      );
+    } finally {
+      h.proxy.setRoute(null);
+    }
+    expect(await admin.getPolicy('user', h.vhost, 'doomed')).toBeNull();
+    expect(await recordsOf('doomed')).toEqual([]);
+  });
+
+  it('every object in a CSV in the request message’s thread when the summary does not show them all', async () => {
+    const fleet = Array.from({ length: 15 }, (_, i) => `fleet.${String(i).padStart(2, '0')}`);
+    for (const q of fleet) await admin.putQueue(h.vhost, q, { kind: 'classic' });
+    const mark = h.slack.calls.length;
+    await h.command(
+      `create fleet-ttl --pattern '^fleet\\.' --definition '{"message-ttl": 60000}' --vhost ${h.vhost}`,
+      {
+        userId: REQUESTER,
+      },
+    );
+    const request = await approvalMessage(mark);
+    expect(renderedText(request.call.args)).toMatch(/every object is in the attached file/);
+    const complete = await next(
+      mark,
+      (c) => c.method === 'files.completeUploadExternal' && c.ok,
+      'the list shared',
+    );
+    expect(complete.args).toMatchObject({ channel_id: APPROVALS_CHANNEL, thread_ts: request.ts });
+    const upload = h.slack
+      .uploads()
+      .find((u) => u.completed && u.filename === 'preview-create-fleet-ttl.csv');
+    expect((upload?.content ?? '').trim().split('\n')).toHaveLength(1 + fleet.length);
   });
 });

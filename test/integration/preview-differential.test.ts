@@ -88,7 +88,7 @@ function makeObjects(r: Rng): TestObject[] {
 function patternFor(r: Rng): string {
   const a = r.pick(SEGMENTS);
   const b = r.pick(SEGMENTS);
-  // Readable by the broker, not by this bot (RE2): predictions must say "unpredictable".
+  // Lookaround: RE2 cannot read it, the backtracking engine does; predictions must hold.
   if (r.chance(0.04)) return r.pick([`^${a}(?=\\.)`, `(?<=\\.)${a}$`]);
   return r.pick([
     `^${a}\\.`,

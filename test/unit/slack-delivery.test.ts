@@ -221,3 +221,24 @@ describe('retryAfterMs', () => {
     expect(retryAfterMs(new Date(10_000).toUTCString(), 4_000)).toBe(6_000);
   });
 });
+
+describe('a modal', () => {
+  it('is opened with the trigger, and the asker is told in a DM when there is no channel', async () => {
+    const { delivery } = fresh();
+    slack.faultNext('views.open', { status: 503 });
+    const reply = delivery.toModal({ triggerId: '1.2.3', title: 'Change request', user: 'U0MODAL' });
+    const opened = await reply.send(message('a form'), 'asker');
+    expect(opened).toMatchObject({ ok: true, viewId: expect.stringMatching(/^V/) });
+    const views = slack.calls.filter((c) => c.method === 'views.open' && c.args.trigger_id === '1.2.3');
+    expect(views.map((c) => c.error ?? 'ok')).toEqual(['http-503', 'ok']);
+    expect(await reply.attach({ filename: 'x.csv', title: 'x', content: 'x' })).toEqual({
+      ok: false,
+      error: 'no_channel',
+    });
+    const told = await reply.tellAsker(message('your request was filed'));
+    expect(told.ok).toBe(true);
+    expect(slack.calls.some((c) => c.method === 'chat.postMessage' && c.args.channel === 'U0MODAL')).toBe(
+      true,
+    );
+  });
+});

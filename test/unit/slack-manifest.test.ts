@@ -52,6 +52,7 @@ describe('.env.example', () => {
       'RMQ_USER',
       'RMQ_PASSWORD',
       'RMQ_MODE',
+      'RMQ_VHOST',
       'RMQ_AMQP_URL',
       'RMQ_WATCH_INTERVAL',
       'RMQ_TIMEOUT',

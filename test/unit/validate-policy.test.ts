@@ -222,7 +222,7 @@ describe('validation refusals', () => {
   });
 
   it('marks, and does not refuse, a pattern the broker accepts but this bot cannot read', () => {
-    const v = check({ fields: { pattern: '^orders(?=\\.)' } });
+    const v = check({ fields: { pattern: '^orders(?>\\.)' } });
     expect(v.ok).toBe(true);
     expect(v.warnings.map((w) => w.code)).toContain('pattern-unreadable');
   });

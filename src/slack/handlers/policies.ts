@@ -1,5 +1,7 @@
 import { parsePolicies, policies } from '../../../commands/policies.ts';
+import { withAnsweredFor } from '../views/answeredFor.ts';
 import { policiesView } from '../views/policies.ts';
+import { channelFlags } from './defaults.ts';
 import type { SlackCommand } from './types.ts';
 
 /**
@@ -9,7 +11,8 @@ import type { SlackCommand } from './types.ts';
 export const policiesCommand: SlackCommand = {
   name: 'policies',
   async run(words, ctx) {
-    const input = parsePolicies(words);
+    const channel = await channelFlags(ctx);
+    const input = parsePolicies(words, channel.defaults);
     const { name: env, broker } = ctx.environments.pick(input.env);
     const log = ctx.logger.child({ env, vhost: input.vhost });
     const result = await policies(input, broker);
@@ -25,7 +28,7 @@ export const policiesCommand: SlackCommand = {
       'policies answered',
     );
     return {
-      message,
+      message: withAnsweredFor(message, channel.answeredFor(words, env, input.vhost)),
       audience: 'channel',
       outcome: result.answer === 'not-asked' ? 'not-asked' : 'answered',
       ...(file ? { file } : {}),

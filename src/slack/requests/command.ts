@@ -1,15 +1,17 @@
 import { CHANGE_USAGE } from '../../../commands/help.ts';
 import { parsePreview } from '../../../commands/preview.ts';
 import { InputError } from '../../errors.ts';
+import type { Logger } from '../../log.ts';
 import { parseTimeBox } from '../../workflow/timebox.ts';
 import type { Origin } from '../../workflow/types.ts';
-import type { Deliverable } from '../delivery.ts';
+import type { Deliverable, Sent } from '../delivery.ts';
 import { channelFlags } from '../handlers/defaults.ts';
-import type { CommandContext, SlackCommand } from '../handlers/types.ts';
+import type { Asker, CommandContext, SlackCommand } from '../handlers/types.ts';
+import { SLACK_LIMITS } from '../limits.ts';
 import { withAnsweredFor } from '../views/answeredFor.ts';
 import { type Draft, encodeMeta } from '../views/forms.ts';
 import { filedView } from '../views/request.ts';
-import { openFormPrompt } from '../views/requestPrompts.ts';
+import { type FormKind, openFormPrompt } from '../views/requestPrompts.ts';
 import { refusalSentence, requestRefusedView } from '../views/requestRefusals.ts';
 import { MAX_REASON } from './service.ts';
 
@@ -97,17 +99,9 @@ async function run(
   const log = ctx.logger.child({ env, vhost: draft.vhost, policy: draft.policy, action });
 
   if (action !== 'delete' && Object.keys(input.fields).length === 0) {
-    if (asker.triggerId) {
-      const opened = await changes.openPolicyForm(draft, asker.triggerId);
-      log.info({ opened: opened.ok, error: opened.ok ? undefined : opened.error }, 'policy form');
-      if (opened.ok)
-        return {
-          message: openFormPrompt('policy', draft, { opened: true }),
-          audience: 'asker',
-          outcome: 'answered',
-        };
-    }
-    return { message: openFormPrompt('policy', draft), audience: 'asker', outcome: 'answered' };
+    return formPrompt('policy', draft, asker, log, usage, (trigger) =>
+      changes.openPolicyForm(draft, trigger),
+    );
   }
 
   const outcome = await changes.file(draft, asker.user, reason);
@@ -124,21 +118,38 @@ async function run(
   const err = outcome.error;
   if (err.code === 'reason-required') {
     const why = refusalSentence('reason-required');
-    if (asker.triggerId) {
-      const opened = await changes.openReasonForm({ for: 'file', draft }, why, asker.triggerId);
-      log.info({ opened: opened.ok, error: opened.ok ? undefined : opened.error }, 'reason form');
-      if (opened.ok)
-        return {
-          message: openFormPrompt('reason', draft, { opened: true }),
-          audience: 'asker',
-          outcome: 'answered',
-        };
-    }
-    if (encodeMeta({ for: 'file', draft }).length > 1900)
-      throw new InputError(refusalSentence('form-too-large'), usage);
-    return { message: openFormPrompt('reason', draft), audience: 'asker', outcome: 'answered' };
+    return formPrompt('reason', draft, asker, log, usage, (trigger) =>
+      changes.openReasonForm({ for: 'file', draft }, why, trigger),
+    );
   }
   return toAsker(requestRefusedView(err));
+}
+
+/**
+ * A form the request needs: opened at once with a slash command's trigger; after a mention (no
+ * trigger), or when the trigger could not be used, a button that opens it.
+ */
+async function formPrompt(
+  kind: FormKind,
+  draft: Draft,
+  asker: Asker,
+  log: Logger,
+  usage: string,
+  open: (triggerId: string) => Promise<Sent>,
+): Promise<Deliverable> {
+  if (asker.triggerId) {
+    const opened = await open(asker.triggerId);
+    log.info({ form: kind, opened: opened.ok, error: opened.ok ? undefined : opened.error }, 'form opened');
+    if (opened.ok)
+      return {
+        message: openFormPrompt(kind, draft, { opened: true }),
+        audience: 'asker',
+        outcome: 'answered',
+      };
+  }
+  if (encodeMeta({ form: kind, draft }).length > SLACK_LIMITS.buttonValue)
+    throw new InputError(refusalSentence('form-too-large'), usage);
+  return { message: openFormPrompt(kind, draft), audience: 'asker', outcome: 'answered' };
 }
 
 /** The SlackCommand of one request word. */

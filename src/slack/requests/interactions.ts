@@ -261,8 +261,17 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
   app.action<BlockAction<ButtonAction>>(OPEN_FORM, async ({ ack, body, action }) => {
     await ack();
     const user = body.user.id;
-    const parsed = OpenFormValue.safeParse(JSON.parse(action.value ?? 'null'));
-    if (!parsed.success) return;
+    let value: unknown;
+    try {
+      value = JSON.parse(action.value ?? 'null');
+    } catch {
+      value = null;
+    }
+    const parsed = OpenFormValue.safeParse(value);
+    if (!parsed.success) {
+      logger.warn({ user }, 'an open-form button whose value cannot be read');
+      return;
+    }
     const { form, draft } = parsed.data;
     const opened =
       form === 'policy'

@@ -22,7 +22,7 @@ interface Place {
   readonly threadTs?: string | undefined;
 }
 
-/** The approvals channel (threaded under the request message) and the origin; the origin once when it is the same place. */
+/** The approvals channel and the origin (its thread); once when they are the same place. */
 function places(r: ChangeRequest): Place[] {
   const approvals = r.message?.channel ?? r.approvalsChannel;
   const out: Place[] = [];

@@ -20,13 +20,19 @@ export function helpView(prefix: string, available: ReadonlySet<string>): SlackM
     ? ` *Request a change* with ${code(`${prefix} create`)}, ${code('edit')} or ${code('delete')}: an approver other than you gives a reason, then the bot applies it and posts exactly what changed.`
     : '';
   const examples = [code(`${prefix} which orders.audit --vhost /`)];
+  const channel = available.has('use')
+    ? ` In an incident channel, ${code(`${prefix} use --env E --vhost V`)} once, and every later command there (and in its threads) uses them; each answer says which vhost and environment it answered for.`
+    : '';
   if (previews) examples.push(code(`${prefix} preview delete audit-retention --vhost /`));
   return finish(
     [
-      section(`${intro}${changes}`),
+      section(`${intro}${changes}${channel}`),
       section(codeBlock(usageLines(prefix, available))),
       section(
         `Example: ${examples.join(', ')}. Mention the bot in an incident thread (${code('@rmq which orders.audit')}) and it answers in that thread.`,
+      ),
+      section(
+        `*Type as you would anywhere in Slack:* ${code('--pattern ^orders\\.audit$')} keeps its backslash, ${code('--definition {"max-length": 7}')} is one word (curly quotes from a phone are read as straight ones, and the answer says so); quotes still group. A text that could be read two ways is refused with both readings. Every preview and request shows the pattern and definition exactly as they would be written.`,
       ),
     ],
     `Usage: ${prefix} ${WHICH_USAGE}${previews ? ` · ${prefix} preview delete|create|edit POLICY …` : ''}`,
