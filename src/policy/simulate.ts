@@ -218,8 +218,8 @@ export class Simulation {
     const out = new Map<CompiledPattern, Set<string>>();
     for (const { view } of this.#parked) {
       for (const pattern of view.pending ?? []) {
-        let names = out.get(pattern);
-        if (!names) out.set(pattern, (names = new Set()));
+        const names = out.get(pattern) ?? new Set();
+        out.set(pattern, names);
         names.add(view.shifted);
       }
     }
