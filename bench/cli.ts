@@ -15,23 +15,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { build } from '../scripts/build.ts';
 import { setUpLab } from '../scripts/lab.ts';
 import { ManagementClient } from '../src/rabbit/client.ts';
+import { benchOptions, quantile } from './options.ts';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
-const { values } = parseArgs({
-  options: {
-    rounds: { type: 'string', default: '30' },
-    broker: { type: 'string', default: process.env.RMQ_URL ?? 'http://127.0.0.1:15672' },
-  },
-});
-const rounds = Number(values.rounds);
-const brokerUrl = values.broker;
-const user = process.env.RMQ_USER ?? 'guest';
-const password = process.env.RMQ_PASSWORD ?? 'guest';
+const { count: rounds, brokerUrl, user, password } = benchOptions('rounds', 30);
 /** rabbitmqadmin is ~45 KB; anything far larger is not it. */
 const ADMIN_MAX_BYTES = 1_000_000;
 
@@ -74,9 +65,6 @@ function timed(
     });
   });
 }
-
-const quantile = (xs: readonly number[], q: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))] ?? Number.NaN;
 
 async function main(): Promise<void> {
   const started = Date.now();

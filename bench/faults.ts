@@ -21,7 +21,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { build } from '../scripts/build.ts';
 import { setUpLab } from '../scripts/lab.ts';
@@ -31,17 +30,9 @@ import { type BotProcess, spawnBot } from '../test/support/botProcess.ts';
 import { waitFor } from '../test/support/broker.ts';
 import { type FakeBroker, startFakeBroker } from '../test/support/fakeBroker.ts';
 import { type FakeSlack, type RecordedCall, startFakeSlack } from '../test/support/fakeSlack.ts';
+import { benchOptions } from './options.ts';
 
-const { values } = parseArgs({
-  options: {
-    commands: { type: 'string', default: '10' },
-    broker: { type: 'string', default: process.env.RMQ_URL ?? 'http://127.0.0.1:15672' },
-  },
-});
-const count = Number(values.commands);
-const brokerUrl = values.broker;
-const user = process.env.RMQ_USER ?? 'guest';
-const password = process.env.RMQ_PASSWORD ?? 'guest';
+const { count, brokerUrl, user, password } = benchOptions('commands', 10);
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

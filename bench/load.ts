@@ -13,7 +13,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { build } from '../scripts/build.ts';
 import { setUpLab } from '../scripts/lab.ts';
 import { ManagementClient } from '../src/rabbit/client.ts';
@@ -21,22 +20,12 @@ import { commandForm, renderedText, signed } from '../test/e2e/harness.ts';
 import { type BotProcess, spawnBot } from '../test/support/botProcess.ts';
 import { waitFor } from '../test/support/broker.ts';
 import { startFakeSlack } from '../test/support/fakeSlack.ts';
+import { benchOptions, quantile } from './options.ts';
 
-const { values } = parseArgs({
-  options: {
-    commands: { type: 'string', default: '200' },
-    broker: { type: 'string', default: process.env.RMQ_URL ?? 'http://127.0.0.1:15672' },
-  },
-});
-const count = Number(values.commands);
-const brokerUrl = values.broker;
-const user = process.env.RMQ_USER ?? 'guest';
-const password = process.env.RMQ_PASSWORD ?? 'guest';
+const { count, brokerUrl, user, password } = benchOptions('commands', 200);
 const ACK_DEADLINE_MS = 3000;
 const ANSWER_DEADLINE_MS = 60_000;
 
-const quantile = (xs: readonly number[], q: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))] ?? Number.NaN;
 const figures = (xs: readonly number[]) =>
   `p50 ${quantile(xs, 0.5).toFixed(0)} ms, p95 ${quantile(xs, 0.95).toFixed(0)} ms, max ${Math.max(...xs).toFixed(0)} ms`;
 

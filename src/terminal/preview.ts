@@ -179,10 +179,9 @@ function answered(r: PreviewAnswer): string[] {
 }
 
 /** Said before anything else: what a delete does not restore, or how far a create or edit reaches. */
-export function changeWarning(r: PreviewAnswer): string[] {
+function changeWarning(r: PreviewAnswer): string[] {
   const c = r.change;
-  if (c.action === 'delete') return [deleteWarning(c.operator)];
-  if (!c.after) return [];
+  if (c.action === 'delete' || c.after === null) return [deleteWarning(c.operator)];
   return [reachWords(JSON.stringify(c.after.pattern), c.after.applyTo, !isAnchored(c.after.pattern))];
 }
 

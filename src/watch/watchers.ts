@@ -5,7 +5,13 @@ import type { InventorySource } from '../rabbit/inventory.ts';
 import { AuditTrail } from '../workflow/audit.ts';
 import { type OutsideNotifier, outsideRecorder } from './outside.ts';
 import { WatchStore } from './store.ts';
-import { type OutsideChange, type WatchBroker, Watcher, type WatchHealth } from './watcher.ts';
+import {
+  type OutsideChange,
+  type WatchBroker,
+  Watcher,
+  type WatcherOptions,
+  type WatchHealth,
+} from './watcher.ts';
 
 /**
  * One watcher per environment, built in main.ts (and by the e2e harness): started together,
@@ -21,7 +27,7 @@ export interface WatchersOptions {
   readonly brokerFor: (env: string) => WatchBroker;
   readonly outside: (change: OutsideChange) => Promise<void>;
   /** Overrides, for tests. */
-  readonly tuning?: { graceMs?: number; retryLowMs?: number; retryHighMs?: number };
+  readonly tuning?: Pick<WatcherOptions, 'graceMs' | 'retryLowMs' | 'retryHighMs' | 'vhosts'>;
 }
 
 export interface Watchers {

@@ -24,6 +24,8 @@ import {
 import type { ManagementClient } from '../../src/rabbit/index.ts';
 import { type BotApp, createApp } from '../../src/slack/app.ts';
 import { createMetrics, type Metrics } from '../../src/slack/metrics.ts';
+import { slackOutsideNotifier } from '../../src/slack/outsideNotifier.ts';
+import { type Watchers, watchOutside } from '../../src/watch/watchers.ts';
 import {
   adminClient,
   brokerCredentials,
@@ -201,6 +203,11 @@ export interface HarnessOptions {
    * `management` only (it may read policies, not write them).
    */
   readonly changes?: boolean;
+  /**
+   * Changes made outside the bot watched, as main.ts watches them, for environment `lab` and the
+   * harness's vhost only (other tests change other vhosts of the same broker all the time).
+   */
+  readonly watch?: boolean;
 }
 
 /** With `changes`: environment `lab`'s approvers, a user and a user group. */
@@ -304,7 +311,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     return p;
   };
   const changes = replica(metrics);
+  let watchers: Watchers | undefined;
   const created = await createApp({
+    watch: () => watchers?.health() ?? {},
     config,
     logger,
     brokers,
@@ -315,6 +324,17 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(changes ? { workflow: changes.workflow } : {}),
   });
   if (changes) await changes.startWorker(created.notifier, timeBoxFilingOf(created));
+  watchers = options.watch
+    ? watchOutside({
+        config: { ...config, environments: config.environments.filter((e) => e.name === 'lab') },
+        redis,
+        keyPrefix,
+        logger,
+        brokers,
+        notifier: slackOutsideNotifier(created.delivery, logger),
+        tuning: { vhosts: (v) => v === vhost, graceMs: 500, retryLowMs: 200, retryHighMs: 2000 },
+      })
+    : undefined;
   // A test may stop the bot itself (to watch it stop); stop() below then does not stop it again.
   let botStopped: Promise<void> | undefined;
   const bot: BotApp = { ...created, stop: (drainMs) => (botStopped ??= created.stop(drainMs)) };
@@ -407,6 +427,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       return { url: `http://127.0.0.1:${twinPort}`, metrics: twinMetrics, stop: () => twin.stop(5000) };
     },
     async stop() {
+      await watchers?.stop();
       await Promise.allSettled(twins.map((t) => t.stop(5000)));
       await bot.stop(5000);
       await Promise.allSettled(parts.map((p) => p.close()));

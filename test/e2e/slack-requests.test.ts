@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/workflow/audit.ts';
 import { RequestStore } from '../../src/workflow/store.ts';
@@ -14,6 +13,7 @@ import {
   renderedText,
   startHarness,
 } from './harness.ts';
+import { type ClickWhere, clickPayload, type OpenedView, submission } from './interactions.ts';
 
 /**
  * Change requests end to end: signed Slack requests to the running app (commands, mentions,
@@ -31,7 +31,8 @@ const GROUPIE = 'U0GROUPIE';
 const STRANGER = 'U0STRANGER';
 
 beforeAll(async () => {
-  h = await startHarness({ changes: true, logLevel: process.env.TEST_LOG_LEVEL ?? 'warn' });
+  // Changes outside the bot watched too: the bot's own applies must never be posted as such.
+  h = await startHarness({ changes: true, watch: true, logLevel: process.env.TEST_LOG_LEVEL ?? 'warn' });
   h.slack.setUsergroup(APPROVER_GROUP, [GROUPIE]);
 }, 120_000);
 
@@ -42,73 +43,9 @@ afterAll(async () => {
 
 // --- Slack's payloads -------------------------------------------------------------------------
 
-const triggerId = () => `${Date.now()}.${randomBytes(4).toString('hex')}`;
-
-function click(
-  user: string,
-  action: { action_id: string; value: string },
-  where: { channel: string; ts: string; threadTs?: string },
-): Record<string, unknown> {
-  return {
-    type: 'block_actions',
-    user: { id: user, username: user.toLowerCase(), team_id: 'T0TEST' },
-    api_app_id: 'A0RMQ',
-    token: 'deprecated-verification-token',
-    team: { id: 'T0TEST', domain: 'test' },
-    container: {
-      type: 'message',
-      message_ts: where.ts,
-      channel_id: where.channel,
-      is_ephemeral: false,
-      ...(where.threadTs ? { thread_ts: where.threadTs } : {}),
-    },
-    trigger_id: triggerId(),
-    channel: { id: where.channel, name: 'approvals' },
-    message: { type: 'message', ts: where.ts, text: '' },
-    response_url: h.slack.responseUrl(),
-    actions: [
-      { type: 'button', block_id: 'b', text: { type: 'plain_text', text: 'x' }, action_ts: '1', ...action },
-    ],
-  };
-}
-
-type OpenedView = { callback_id: string; private_metadata: string; blocks: { block_id?: string }[] };
-
-/** A view_submission of `view` (as the bot opened it) with `values` typed in, by block id. */
-function submission(user: string, view: OpenedView, values: Record<string, string>): Record<string, unknown> {
-  const state: Record<string, Record<string, unknown>> = {};
-  for (const [block, value] of Object.entries(values)) {
-    state[block] =
-      block === 'apply_to'
-        ? {
-            value: {
-              type: 'static_select',
-              selected_option: { text: { type: 'plain_text', text: value }, value },
-            },
-          }
-        : { [block === 'pattern' ? 'rmq_pattern_typed' : 'value']: { type: 'plain_text_input', value } };
-  }
-  return {
-    type: 'view_submission',
-    team: { id: 'T0TEST', domain: 'test' },
-    user: { id: user, username: user.toLowerCase(), team_id: 'T0TEST' },
-    api_app_id: 'A0RMQ',
-    token: 'deprecated-verification-token',
-    trigger_id: triggerId(),
-    view: {
-      id: `V${randomBytes(4).toString('hex')}`,
-      team_id: 'T0TEST',
-      type: 'modal',
-      callback_id: view.callback_id,
-      private_metadata: view.private_metadata,
-      hash: '1.abc',
-      blocks: view.blocks,
-      title: { type: 'plain_text', text: 'x' },
-      state: { values: state },
-    },
-    response_urls: [],
-  };
-}
+/** A button click as Slack posts it, with a fresh response URL on the fake. */
+const click = (user: string, action: { action_id: string; value: string }, where: ClickWhere) =>
+  clickPayload(user, action, where, h.slack.responseUrl());
 
 // --- what the fake Slack saw ------------------------------------------------------------------
 
@@ -718,7 +655,8 @@ describe('stale', () => {
       'the message marked stale',
     );
     expect(await admin.getPolicy('user', h.vhost, 'audit-fallback')).toMatchObject({ priority: 3 });
-    expect(await recordsOf('audit-fallback')).toEqual([]);
+    // Only the change made outside the bot above is recorded, as such (watched: see beforeAll).
+    expect((await recordsOf('audit-fallback')).map((r) => r.action)).toEqual(['outside']);
     expect(h.slack.rejections()).toEqual([]);
   });
 });
@@ -808,14 +746,23 @@ describe('the rest of the surface', () => {
 
 describe('a time-boxed edit (--for), from a slash command', () => {
   it('the approver approves change and revert together; at the deadline the bot reverts it through the apply job, posted in both places, recorded as its revert', async () => {
-    await admin.putPolicy('user', {
+    const tbLimit = {
       vhost: h.vhost,
       name: 'tb-limit',
       pattern: '^tb\\.',
       applyTo: 'queues',
       priority: 4,
       definition: { 'max-length': 5 },
-    });
+    };
+    const outsidePosts = (from: number) =>
+      since(from).filter(
+        (c) =>
+          isPost(APPROVALS_CHANNEL)(c) &&
+          /Changed outside the bot: \w+ policy tb-limit/.test(String(c.args.text)),
+      );
+    const made = h.slack.calls.length;
+    await admin.putPolicy('user', tbLimit);
+    await next(made, (c) => outsidePosts(made).includes(c), 'the policy made outside the bot, posted');
     const mark = h.slack.calls.length;
     const { responseUrl } = await h.command(
       `edit tb-limit --definition '{"max-length": 50}' --for 20s --vhost ${h.vhost} --reason "INC-9: let tb drain"`,
@@ -848,10 +795,17 @@ describe('a time-boxed edit (--for), from a slash command', () => {
     );
     expect(renderedText(reverted.args)).toMatch(/\*Approved by\* <@U0APPROVER>: approved with r-/);
     expect((await admin.getPolicy('user', h.vhost, 'tb-limit'))?.definition).toEqual({ 'max-length': 5 });
-    const records = await recordsOf('tb-limit');
+    const records = (await recordsOf('tb-limit')).filter((r) => r.action !== 'outside');
     expect(records.map((r) => r.action).sort()).toEqual(['edit', 'revert']);
     const edit = records.find((r) => r.action === 'edit');
     expect(records.find((r) => r.action === 'revert')?.revertOf).toBe(edit?.id);
+    // The edit and the revert were the bot's own: once a later change outside it is posted
+    // (events are handled in order), it is the only one posted since the request.
+    await admin.putPolicy('user', { ...tbLimit, priority: 6 });
+    await next(mark, (c) => outsidePosts(mark).includes(c), 'a later change outside the bot, posted');
+    expect(outsidePosts(mark).map((c) => renderedText(c.args))).toEqual([
+      expect.stringMatching(/edited policy `tb-limit`/),
+    ]);
     expect(h.slack.rejections()).toEqual([]);
   });
 
@@ -865,7 +819,7 @@ describe('a time-boxed edit (--for), from a slash command', () => {
       expect(renderedText((await h.answerTo(responseUrl)).args)).toMatch(said);
       expect(since(mark).filter((c) => isPost(APPROVALS_CHANNEL)(c))).toEqual([]);
     }
-    expect((await admin.getPolicy('user', h.vhost, 'tb-limit'))?.priority).toBe(4);
+    expect((await admin.getPolicy('user', h.vhost, 'tb-limit'))?.priority).toBe(6);
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { outsideView } from '../../src/slack/views/outside.ts';
 import type { AuditRecord } from '../../src/workflow/types.ts';
+import { renderedText } from '../support/fakeSlack.ts';
 
 const base: AuditRecord = {
   id: 'o-0123456789abcdef0123',
@@ -49,10 +50,10 @@ describe('outsideView', () => {
         'edited policy',
         '`alice`',
         'event exchange',
-        'priority: `1` → `2`',
-        '`max-length`: `10` → `20`',
-        '`message-ttl`: _none_ → `5`',
-        'gained `message-ttl`',
+        '~ priority: 1  -&gt;  2',
+        '~ definition.max-length: 10  -&gt;  20',
+        '+ definition.message-ttl: (none)  -&gt;  5',
+        'gained `message-ttl` `5`',
         '`o-0123456789abcdef0123`',
       ],
     ],
@@ -70,7 +71,7 @@ describe('outsideView', () => {
     [
       'a create found at start, operator',
       { ...base, actor: undefined, detectedBy: 'start' as const, before: null, operator: true },
-      ['created operator policy', 'while it was down', 'pattern: _none_ → '],
+      ['created operator policy', 'while it was down', '~ pattern: (none)  -&gt;  ^orders'],
     ],
   ])('%s', (_, record, parts) => {
     const t = text(record as AuditRecord);

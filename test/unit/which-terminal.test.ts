@@ -105,6 +105,19 @@ describe("the object's own arguments", () => {
   });
 });
 
+describe("the object's own arguments when the broker did not report its policy", () => {
+  it('are shown in both front doors, without a claim of what applies', async () => {
+    const r = await which(
+      input,
+      broker({ getQueue: async () => ({ type: 'quorum', arguments: { 'x-dead-letter-exchange': 'dlx' } }) }),
+    );
+    expect(r).toMatchObject({ answer: 'not-reported', why: 'stats-pending' });
+    expect(whichText(r)).toMatch(/Its own arguments: x-dead-letter-exchange="dlx"/);
+    expect(whichText(r)).not.toContain('Effective');
+    expect(JSON.stringify(whichView(r).blocks)).toContain('Its own arguments');
+  });
+});
+
 describe('an identity that may read the object but not the operator policies', () => {
   it('is answered with what the broker reports, and told what could not be read', async () => {
     const r = await which(

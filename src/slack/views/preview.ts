@@ -191,7 +191,7 @@ export function warningsBlock(warnings: readonly Problem[]): Block {
 
 function answered(r: PreviewAnswer): PreviewMessage {
   const s = r.summary;
-  const blocks: Block[] = [...changeWarning(r), ...title(r)];
+  const blocks: Block[] = [...changeWarningBlocks(r.change), ...title(r)];
   if (r.warnings.length) blocks.push(warningsBlock(r.warnings));
   blocks.push(
     ...summaryBlocks(s, {
@@ -231,14 +231,20 @@ function answered(r: PreviewAnswer): PreviewMessage {
   return needsFile ? { ...message, file: previewCsv(r) } : message;
 }
 
-/** First in every answered preview: what a delete does not restore, or how far a create or edit reaches. */
-function changeWarning(r: PreviewAnswer): Block[] {
-  const c = r.change;
-  if (c.action === 'delete') return [section(`:warning: *${deleteWarning(c.operator)}*`)];
-  const after = c.after;
-  if (!after) return [];
-  const pattern = code(truncate(after.pattern, MAX_SHOWN.pattern));
-  return [section(`:information_source: ${reachWords(pattern, after.applyTo, !isAnchored(after.pattern))}`)];
+/**
+ * First in every answered preview (and for the approvals message to reuse): what a delete does
+ * not restore, or how far a create or edit reaches, including objects created later.
+ */
+export function changeWarningBlocks(c: {
+  readonly action: string;
+  readonly operator: boolean;
+  readonly after: PolicyFields | null;
+}): Block[] {
+  if (c.action === 'delete' || c.after === null) return [section(`:warning: *${deleteWarning(c.operator)}*`)];
+  const pattern = code(truncate(c.after.pattern, MAX_SHOWN.pattern));
+  return [
+    section(`:information_source: ${reachWords(pattern, c.after.applyTo, !isAnchored(c.after.pattern))}`),
+  ];
 }
 
 function refused(r: Extract<PreviewResult, { status: 'refused' }>): PreviewMessage {

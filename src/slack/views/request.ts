@@ -225,7 +225,8 @@ export function auditDiffLines(rec: Pick<AuditRecord, 'before' | 'after'>): stri
   return lines;
 }
 
-function objectLoss(o: AuditRecord['objects'][number]): string {
+/** One object of an audit record: its policy after, what it lost, gained and saw change. */
+export function objectLoss(o: AuditRecord['objects'][number]): string {
   const parts: string[] = [];
   const lost = Object.entries(o.lost);
   const gained = Object.entries(o.gained);

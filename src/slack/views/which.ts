@@ -203,6 +203,8 @@ function notReported(r: WhichResult): SlackMessage {
       section('*Nothing would govern this object:* no user policy and no operator policy matches it.'),
     );
   }
+  const args = argumentsSection(r);
+  if (args) blocks.push(args);
   blocks.push(...notesBlocks(r), footer(r));
   const lead = first
     ? `first match by priority: ${prose(truncate(first.name, 200))}${r.ambiguous ? ' (ambiguous)' : ''}`

@@ -1,0 +1,98 @@
+/**
+ * Changes made outside the bot, end to end: the running app (as main.ts composes it) follows the
+ * real broker's event exchange; a policy set, edited and cleared through the management API by
+ * another broker user is posted to the approvals channel and recorded in the audit trail within
+ * 5 s, with that user; /healthz says the events are followed.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManagementClient } from '../../src/rabbit/index.ts';
+import { AuditTrail } from '../../src/workflow/audit.ts';
+import { brokerUrl, waitFor, withUser } from '../support/broker.ts';
+import { APPROVALS_CHANNEL, type Harness, renderedText, startHarness } from './harness.ts';
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness({
+    changes: true,
+    watch: true,
+    lab: false,
+    logLevel: process.env.TEST_LOG_LEVEL ?? 'warn',
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await h?.stop();
+});
+
+const posts = (mark: number) =>
+  h.slack.calls
+    .slice(mark)
+    .filter(
+      (c) =>
+        c.ok &&
+        c.method === 'chat.postMessage' &&
+        c.args.channel === APPROVALS_CHANNEL &&
+        /Changed outside the bot/.test(String(c.args.text)),
+    );
+
+describe('a policy changed through the management API', () => {
+  it('is posted to the approvals channel and recorded within 5 s, with the acting user; /healthz says events', async () => {
+    await waitFor(
+      async () => {
+        const health = (await (await fetch(`${h.url}/healthz`)).json()) as {
+          watch?: { lab?: { mode?: string } };
+        };
+        return health.watch?.lab?.mode === 'events';
+      },
+      { deadlineMs: 15_000, what: '/healthz: events followed' },
+    );
+    await withUser({ tags: ['policymaker'], vhost: h.vhost }, async (someone) => {
+      const c = new ManagementClient({ url: brokerUrl(), user: someone.user, password: someone.password });
+      const policy = {
+        vhost: h.vhost,
+        name: 'night-cap',
+        pattern: '^orders\\.',
+        applyTo: 'queues',
+        priority: 9,
+        definition: { 'max-length': 100 },
+      };
+      try {
+        const steps: [string, () => Promise<unknown>, RegExp][] = [
+          ['set', () => c.putPolicy('user', policy), /created policy `night-cap`/],
+          [
+            'edited',
+            () => c.putPolicy('user', { ...policy, definition: { 'max-length': 7 } }),
+            /edited policy/,
+          ],
+          ['cleared', () => c.deletePolicy('user', h.vhost, 'night-cap'), /deleted policy/],
+        ];
+        for (const [what, act, said] of steps) {
+          const mark = h.slack.calls.length;
+          await act();
+          const [post] = await waitFor(() => posts(mark).length > 0 && posts(mark), {
+            deadlineMs: 5000,
+            intervalMs: 50,
+            what: `the ${what} posted`,
+          });
+          const text = renderedText(post?.args ?? {});
+          expect(text).toMatch(said);
+          expect(text).toContain(`*By* \`${someone.user}\`, seen through the broker's event exchange`);
+        }
+      } finally {
+        await c.close();
+      }
+      const records = (await new AuditTrail(h.redis as never, h.keyPrefix).list({ vhost: h.vhost })).filter(
+        (r) => r.policy === 'night-cap',
+      );
+      expect(
+        records.map((r) => [r.action, r.actor, r.detectedBy, r.before === null, r.after === null]),
+      ).toEqual([
+        ['outside', someone.user, 'events', false, true],
+        ['outside', someone.user, 'events', false, false],
+        ['outside', someone.user, 'events', true, false],
+      ]);
+      expect((await new AuditTrail(h.redis as never, h.keyPrefix).verify()).ok).toBe(true);
+    });
+  });
+});
