@@ -26,7 +26,10 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false; wh
   }
 }
 
-export function readDefinition(text: string): ReadDefinition {
+/** The definition's text read, or why not: for callers that show errors their own way (the form). */
+export function parseDefinitionText(
+  text: string,
+): ({ ok: true } & ReadDefinition) | { ok: false; why: 'not-json' | 'not-object'; detail: string } {
   let parsed = parseJson(text);
   let foldedQuotes = false;
   if (!parsed.ok) {
@@ -37,13 +40,20 @@ export function readDefinition(text: string): ReadDefinition {
       foldedQuotes = true;
     }
   }
-  if (!parsed.ok) throw new InputError(`--definition is not valid JSON (${parsed.why}).`, DEFINITION_EXAMPLE);
+  if (!parsed.ok) return { ok: false, why: 'not-json', detail: parsed.why };
   const value = parsed.value;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new InputError(
-      `--definition must be a JSON object of keys and values, got ${Array.isArray(value) ? 'a list' : JSON.stringify(value)}.`,
-      DEFINITION_EXAMPLE,
-    );
-  }
-  return { definition: value as Record<string, unknown>, foldedQuotes };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { ok: false, why: 'not-object', detail: Array.isArray(value) ? 'a list' : JSON.stringify(value) };
+  return { ok: true, definition: value as Record<string, unknown>, foldedQuotes };
+}
+
+export function readDefinition(text: string): ReadDefinition {
+  const read = parseDefinitionText(text);
+  if (read.ok) return { definition: read.definition, foldedQuotes: read.foldedQuotes };
+  if (read.why === 'not-json')
+    throw new InputError(`--definition is not valid JSON (${read.detail}).`, DEFINITION_EXAMPLE);
+  throw new InputError(
+    `--definition must be a JSON object of keys and values, got ${read.detail}.`,
+    DEFINITION_EXAMPLE,
+  );
 }

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { CompiledPattern, NameView } from '../policy/pattern.ts';
+import type { CompiledPattern, PendingVerdicts } from '../policy/pattern.ts';
 
 /**
  * The backtracking engine for the patterns RE2 cannot read (lookaround, backreferences): the
@@ -36,9 +36,6 @@ export interface BacktrackingReaderOptions {
   readonly batch?: number;
 }
 
-/** Patterns and the names (by shifted view) each still needs a verdict for. */
-export type PendingVerdicts = Map<CompiledPattern, Set<string>>;
-
 interface Answer {
   readonly id: number;
   readonly found?: boolean[];
@@ -58,21 +55,6 @@ export class BacktrackingReader {
   constructor(options: BacktrackingReaderOptions = {}) {
     this.#budgetMs = options.budgetMs ?? 500;
     this.#batch = options.batch ?? 2000;
-  }
-
-  /** Gathers what the views collected (`nameView(name, { collectPending: true })`). */
-  static pendingOf(views: Iterable<NameView>, into: PendingVerdicts = new Map()): PendingVerdicts {
-    for (const view of views) {
-      for (const pattern of view.pending ?? []) {
-        let names = into.get(pattern);
-        if (!names) {
-          names = new Set();
-          into.set(pattern, names);
-        }
-        names.add(view.shifted);
-      }
-    }
-    return into;
   }
 
   /** Every pending verdict decided (recorded on its pattern), or its pattern given up. */

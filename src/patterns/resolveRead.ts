@@ -1,8 +1,8 @@
-import { nameView } from '../policy/pattern.ts';
+import { nameView, pendingVerdicts } from '../policy/pattern.ts';
 import type { KindOrUnknown } from '../policy/policyIndex.ts';
 import { type PolicySet, type Resolution, resolve } from '../policy/resolve.ts';
 import type { Simulation } from '../policy/simulate.ts';
-import { BacktrackingReader, defaultReader } from './reader.ts';
+import { type BacktrackingReader, defaultReader } from './reader.ts';
 
 /**
  * `resolve` with the patterns that need the backtracking engine read first: a first pass
@@ -19,7 +19,7 @@ export async function resolveRead(
   const view = nameView(name, { collectPending: true });
   const first = resolve(set, name, kind, view);
   if (!view.pending || view.pending.size === 0) return first;
-  await reader.decide(BacktrackingReader.pendingOf([view]));
+  await reader.decide(pendingVerdicts([view]));
   return resolve(set, name, kind);
 }
 

@@ -69,6 +69,24 @@ export interface BacktrackingPattern {
   readonly flags: string;
 }
 
+/** Patterns and the names (by shifted view) each still needs the backtracking engine's verdict for. */
+export type PendingVerdicts = Map<CompiledPattern, Set<string>>;
+
+/** Gathers what the views collected (`nameView(name, { collectPending: true })`). */
+export function pendingVerdicts(
+  views: Iterable<NameView>,
+  into: PendingVerdicts = new Map(),
+): PendingVerdicts {
+  for (const view of views) {
+    for (const pattern of view.pending ?? []) {
+      const names = into.get(pattern) ?? new Set<string>();
+      into.set(pattern, names);
+      names.add(view.shifted);
+    }
+  }
+  return into;
+}
+
 /** Verdicts kept per pattern; beyond this many names they are dropped and asked again when needed. */
 const MAX_VERDICTS = 200_000;
 

@@ -9,7 +9,15 @@ import {
   type KeyDiff,
 } from './effective.ts';
 import { scopeFits } from './keys.ts';
-import { type CompiledPattern, isAnchored, type NameView, nameView, PatternCache } from './pattern.ts';
+import {
+  type CompiledPattern,
+  isAnchored,
+  type NameView,
+  nameView,
+  PatternCache,
+  type PendingVerdicts,
+  pendingVerdicts,
+} from './pattern.ts';
 import { type IndexedPolicy, PolicyIndex, type Scan, scan, whyUnreadable } from './policyIndex.ts';
 import { RISKS, type Risk, riskOf } from './risks.ts';
 import type { BrokerVersion, Definition, ObjectKind, Policy, PolicyLayer } from './types.ts';
@@ -214,19 +222,8 @@ export class Simulation {
    * The patterns the backtracking engine is to decide, and for which names (by shifted view),
    * before `settle()`: the objects that need them wait, parked, meanwhile.
    */
-  pending(): Map<CompiledPattern, Set<string>> {
-    const out = new Map<CompiledPattern, Set<string>>();
-    for (const { view } of this.#parked) {
-      for (const pattern of view.pending ?? []) {
-        let names = out.get(pattern);
-        if (!names) {
-          names = new Set();
-          out.set(pattern, names);
-        }
-        names.add(view.shifted);
-      }
-    }
-    return out;
+  pending(): PendingVerdicts {
+    return pendingVerdicts(this.#parked.map((p) => p.view));
   }
 
   /** The parked objects read again, with the verdicts in (a pattern that ran out of budget: unreadable). */

@@ -206,8 +206,14 @@ class ApplyJob {
       await this.record(r, saved, verification, log);
     } catch (err) {
       const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      if (isRabbitError(err) && err.isRetryable && !last) {
-        log.warn({ err: err.message, attempt: job.attemptsMade + 1 }, 'apply failed; retried with backoff');
+      // Final: a 4xx, a change the broker now refuses, or the last try. Anything else (network,
+      // timeout, 5xx, a Redis blip) may pass: the queue tries again after its backoff.
+      const final = last || err instanceof UnrecoverableError || (isRabbitError(err) && !err.isRetryable);
+      if (!final) {
+        log.warn(
+          { err: err instanceof Error ? err.message : String(err), attempt: job.attemptsMade + 1 },
+          'apply failed; retried with backoff',
+        );
         throw err;
       }
       await this.fail(r, err, job.attemptsMade + 1, log);

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BacktrackingReader } from '../../src/patterns/reader.ts';
 import { effectiveDefinition } from '../../src/policy/effective.ts';
 import { acceptedApplyTo, isKnownKey, KEYS, operatorMaySet } from '../../src/policy/keys.ts';
-import { nameView } from '../../src/policy/pattern.ts';
+import { nameView, pendingVerdicts } from '../../src/policy/pattern.ts';
 import { buildPolicySet, resolve } from '../../src/policy/resolve.ts';
 import {
   APPLY_TO_VALUES,
@@ -199,7 +199,7 @@ describe.each(up)('engine against the real broker ($label)', (broker) => {
         resolve(set, o.name, o.kind, view);
         return view;
       });
-      await reader.decide(BacktrackingReader.pendingOf(views));
+      await reader.decide(pendingVerdicts(views));
       expect(reader.stats.budgetsSpent).toBe(0);
       const byName = new Map(live.map((p) => [p.name, p]));
       const opByName = new Map(liveOp.map((p) => [p.name, p]));

@@ -25,6 +25,19 @@ async function inVhost<T>(broker: TestBroker, fn: (vhost: string, client: Manage
   }
 }
 
+/** A user policy on the real broker. */
+function put(
+  client: ManagementClient,
+  vhost: string,
+  name: string,
+  pattern: string,
+  priority: number,
+  definition: Record<string, unknown>,
+  applyTo = 'queues',
+) {
+  return client.putPolicy('user', { vhost, name, pattern, applyTo, priority, definition });
+}
+
 /** The broker's statistics lag: ask until it reports the queue's policy (`expected`). */
 function reported(broker: WhichBroker, vhost: string, name: string, expected: string): Promise<WhichResult> {
   return waitFor(
@@ -46,22 +59,8 @@ describe.each(up.map((b) => [b.label, b] as const))('on %s', (_label, broker) =>
     'a reported policy with pattern %s (%s) above a readable match: no disagreement, the match lower-priority',
     async (pattern) => {
       await inVhost(broker, async (vhost, client) => {
-        await client.putPolicy('user', {
-          vhost,
-          name: 'look',
-          pattern,
-          applyTo: 'queues',
-          priority: 3,
-          definition: { 'max-length': 3 },
-        });
-        await client.putPolicy('user', {
-          vhost,
-          name: 'lo',
-          pattern: '^lo',
-          applyTo: 'all',
-          priority: 1,
-          definition: { 'max-length': 4 },
-        });
+        await put(client, vhost, 'look', pattern, 3, { 'max-length': 3 });
+        await put(client, vhost, 'lo', '^lo', 1, { 'max-length': 4 }, 'all');
         await client.putQueue(vhost, 'lookq', { kind: 'classic' });
         const r = await reported(client, vhost, 'lookq', 'look');
         expect(r.alsoMatched).toEqual([
@@ -75,17 +74,8 @@ describe.each(up.map((b) => [b.label, b] as const))('on %s', (_label, broker) =>
 
   it('a reported unreadable policy tied with a readable one: a tie, not a disagreement', async () => {
     await inVhost(broker, async (vhost, client) => {
-      const put = (name: string, pattern: string) =>
-        client.putPolicy('user', {
-          vhost,
-          name,
-          pattern,
-          applyTo: 'queues',
-          priority: 2,
-          definition: { 'max-length': name === 'look' ? 3 : 4 },
-        });
-      await put('look', '^(?>look)');
-      await put('lo', '^lo');
+      await put(client, vhost, 'look', '^(?>look)', 2, { 'max-length': 3 });
+      await put(client, vhost, 'lo', '^lo', 2, { 'max-length': 4 });
       await client.putQueue(vhost, 'lookq', { kind: 'classic' });
       // The broker picks one of the two; the bot says which it reports and that the other ties.
       const r = await waitFor(
@@ -111,25 +101,11 @@ describe.each(up.map((b) => [b.label, b] as const))('on %s', (_label, broker) =>
 
   it('a readable policy above the reported unreadable one is still a disagreement', async () => {
     await inVhost(broker, async (vhost, client) => {
-      await client.putPolicy('user', {
-        vhost,
-        name: 'look',
-        pattern: '^(?>look)',
-        applyTo: 'queues',
-        priority: 3,
-        definition: { 'max-length': 3 },
-      });
+      await put(client, vhost, 'look', '^(?>look)', 3, { 'max-length': 3 });
       await client.putQueue(vhost, 'lookq', { kind: 'classic' });
       await reported(client, vhost, 'lookq', 'look');
       // Made higher a moment ago: until the report catches up, the bot's reading and the report differ.
-      await client.putPolicy('user', {
-        vhost,
-        name: 'lo',
-        pattern: '^lo',
-        applyTo: 'queues',
-        priority: 5,
-        definition: { 'max-length': 4 },
-      });
+      await put(client, vhost, 'lo', '^lo', 5, { 'max-length': 4 });
       // The broker moves to `lo` at once (the record is current); a report that still says `look`
       // would be the contradiction. Asked with the report pinned to `look`, the bot says so.
       const pinned: WhichBroker = {
@@ -148,22 +124,8 @@ describe.each(up.map((b) => [b.label, b] as const))('on %s', (_label, broker) =>
   it('a queue of a type the bot does not know: its type as the broker says, no classic vetoes invented', async () => {
     await inVhost(broker, async (vhost, client) => {
       // `hi` sets delivery-limit, which classic queues refuse; nobody knows what a new type refuses.
-      await client.putPolicy('user', {
-        vhost,
-        name: 'hi',
-        pattern: '^mq',
-        applyTo: 'queues',
-        priority: 5,
-        definition: { 'delivery-limit': 5 },
-      });
-      await client.putPolicy('user', {
-        vhost,
-        name: 'lo',
-        pattern: '^mq',
-        applyTo: 'queues',
-        priority: 1,
-        definition: { 'max-length': 4 },
-      });
+      await put(client, vhost, 'hi', '^mq', 5, { 'delivery-limit': 5 });
+      await put(client, vhost, 'lo', '^mq', 1, { 'max-length': 4 });
       await client.putQueue(vhost, 'mq.x', { kind: 'classic' });
       await reported(client, vhost, 'mq.x', 'lo');
       // Neither broker under test has the MQTT plugin (which adds rabbit_mqtt_qos0_queue), and the

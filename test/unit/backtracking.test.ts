@@ -8,7 +8,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BacktrackingReader } from '../../src/patterns/reader.ts';
 import { resolveRead } from '../../src/patterns/resolveRead.ts';
 import { toBacktracking } from '../../src/policy/backtracking.ts';
-import { compilePattern, matchName, nameView, shiftedView } from '../../src/policy/pattern.ts';
+import {
+  compilePattern,
+  matchName,
+  nameView,
+  pendingVerdicts,
+  shiftedView,
+} from '../../src/policy/pattern.ts';
 import { buildPolicySet } from '../../src/policy/resolve.ts';
 import { policyIn, V310 } from '../support/policies.ts';
 
@@ -20,7 +26,7 @@ async function read(pattern: string, names: string[]): Promise<(boolean | 'undec
   const c = compilePattern(pattern);
   const views = names.map((n) => nameView(n, { collectPending: true }));
   for (const v of views) c.match(v);
-  await reader.decide(BacktrackingReader.pendingOf(views));
+  await reader.decide(pendingVerdicts(views));
   return names.map((n) => matchName(c, n));
 }
 
@@ -96,7 +102,7 @@ describe('the budget', () => {
       const names = Array.from({ length: 50 }, (_, i) => `${'a'.repeat(40 + i)}!`);
       const views = names.map((n) => nameView(n, { collectPending: true }));
       for (const v of views) c.match(v);
-      await slow.decide(BacktrackingReader.pendingOf(views));
+      await slow.decide(pendingVerdicts(views));
       expect(slow.stats.budgetsSpent).toBe(1);
       expect(c.readable).toBe(false);
       expect(c.why).toMatch(/ran out of its 100 ms budget/);
@@ -105,7 +111,7 @@ describe('the budget', () => {
       const ok = compilePattern('^(?!amq\\.)');
       const v = nameView('orders', { collectPending: true });
       ok.match(v);
-      await slow.decide(BacktrackingReader.pendingOf([v]));
+      await slow.decide(pendingVerdicts([v]));
       expect(matchName(ok, 'orders')).toBe(true);
     } finally {
       await slow.close();

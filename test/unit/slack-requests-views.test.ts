@@ -349,6 +349,12 @@ describe('the forms', () => {
     ).toEqual({
       errors: { definition: expect.stringMatching(/must be a JSON object/) },
     });
+    // Typed on a phone: the curly quotes are read as straight ones, as for --definition.
+    expect(
+      readPolicyForm(
+        values({ pattern: 'a', apply_to: 'all', priority: '', definition: '{“max-length”: 7}' }),
+      ),
+    ).toMatchObject({ fields: { definition: { 'max-length': 7 } } });
   });
 
   it('the reason and decision forms require a reason and carry what they are for', () => {

@@ -1,5 +1,6 @@
 import type { types } from '@slack/bolt';
 import { z } from 'zod';
+import { parseDefinitionText } from '../../../commands/definition.ts';
 import type { PolicyFields } from '../../../commands/preview.ts';
 import type { ApplyTo } from '../../policy/types.ts';
 import type { ChangeRequest, DecisionKind } from '../../workflow/types.ts';
@@ -258,15 +259,14 @@ export function readPolicyForm(values: StateValues): PolicyFormValues | { errors
     errors[BLOCK.priority] = `A whole number, not ${JSON.stringify(truncate(priorityText, 40))}.`;
   const definitionText = textOf(values, BLOCK.definition);
   let definition: Record<string, unknown> = {};
-  try {
-    const parsed: unknown = JSON.parse(definitionText);
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-      errors[BLOCK.definition] =
-        'The definition must be a JSON object of keys and values, e.g. {"message-ttl": 60000}.';
-    else definition = parsed as Record<string, unknown>;
-  } catch (e) {
-    errors[BLOCK.definition] = `Not valid JSON: ${e instanceof Error ? e.message : String(e)}`;
-  }
+  // One reading of a definition for flags and form alike: phones' curly quotes folded.
+  const read = parseDefinitionText(definitionText);
+  if (read.ok) definition = read.definition;
+  else
+    errors[BLOCK.definition] =
+      read.why === 'not-object'
+        ? 'The definition must be a JSON object of keys and values, e.g. {"message-ttl": 60000}.'
+        : `Not valid JSON: ${read.detail}`;
   if (Object.keys(errors).length > 0) return { errors };
   const reason = textOf(values, BLOCK.reason).trim();
   return { fields: { pattern, applyTo, priority, definition }, reason: reason || undefined };
