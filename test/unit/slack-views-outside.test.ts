@@ -36,10 +36,7 @@ const base: AuditRecord = {
   prev: '',
   hash: 'h',
 };
-const text = (r: AuditRecord) =>
-  outsideView(r)
-    .blocks.map((b) => JSON.stringify(b))
-    .join('\n');
+const text = (r: AuditRecord) => renderedText({ ...outsideView(r) });
 
 describe('outsideView', () => {
   it.each([
