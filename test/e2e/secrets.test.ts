@@ -15,11 +15,26 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setUpLab } from '../../scripts/lab.ts';
 import { spawnBot } from '../support/botProcess.ts';
-import { adminClient, brokerUrl, uniqueName, withUser } from '../support/broker.ts';
+import {
+  adminClient,
+  brokerCredentials,
+  brokerUrl,
+  uniqueName,
+  waitFor,
+  withUser,
+} from '../support/broker.ts';
 import { built } from '../support/built.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
 import { clearMainRedis, MAIN_REDIS_URL } from '../support/mainRedis.ts';
-import { commandForm, mentionEnvelope, signed } from './harness.ts';
+import {
+  APPROVALS_CHANNEL,
+  APPROVER,
+  commandForm,
+  mentionEnvelope,
+  signed,
+  startHarness,
+} from './harness.ts';
+import { clickPayload, type OpenedView, submission } from './interactions.ts';
 
 const vhost = uniqueName('secrets');
 const admin = adminClient();
@@ -165,5 +180,99 @@ describe('secrets at LOG_LEVEL=debug, the compiled bot', () => {
         }
       },
     );
+  });
+
+  it('are in no log line and no message of the approvals flow: filed, approved on a form, applied', async () => {
+    await withUser({ tags: ['administrator'] }, async ({ user, password }) => {
+      const h = await startHarness({
+        changes: true,
+        logLevel: 'debug',
+        credentials: async (vhost) => {
+          const { user: admin, password: adminPassword } = brokerCredentials();
+          const res = await fetch(
+            `${brokerUrl()}/api/permissions/${encodeURIComponent(vhost)}/${encodeURIComponent(user)}`,
+            {
+              method: 'PUT',
+              headers: {
+                authorization: `Basic ${Buffer.from(`${admin}:${adminPassword}`).toString('base64')}`,
+                'content-type': 'application/json',
+              },
+              body: JSON.stringify({ configure: '.*', write: '.*', read: '.*' }),
+            },
+          );
+          expect(res.status).toBeLessThan(300);
+          return { user, password };
+        },
+      });
+      try {
+        const mark = h.slack.calls.length;
+        const { responseUrl } = await h.command(
+          `create secrets-probe --pattern ^secrets-probe$ --definition {"max-length": 5} --vhost ${h.vhost} --reason probe`,
+          { userId: 'U0REQUESTER' },
+        );
+        await h.answerTo(responseUrl);
+        const message = await waitFor(
+          () =>
+            h.slack.calls
+              .slice(mark)
+              .find(
+                (c) =>
+                  c.ok &&
+                  c.method === 'chat.postMessage' &&
+                  c.args.channel === APPROVALS_CHANNEL &&
+                  JSON.stringify(c.args.blocks ?? []).includes('rmq_request_approve'),
+              ),
+          { deadlineMs: 30_000, intervalMs: 25, what: 'the request in the approvals channel' },
+        );
+        const id = (message.args.blocks as { elements?: { action_id?: string; value?: string }[] }[])
+          .flatMap((b) => b.elements ?? [])
+          .find((e) => e.action_id === 'rmq_request_approve')?.value;
+        expect(id).toBeDefined();
+        const click = clickPayload(
+          APPROVER,
+          { action_id: 'rmq_request_approve', value: String(id) },
+          { channel: APPROVALS_CHANNEL, ts: String(message.response?.ts) },
+          h.slack.responseUrl(),
+        );
+        expect((await h.interact(click)).status).toBe(200);
+        const form = await waitFor(
+          () => h.slack.calls.slice(mark).find((c) => c.method === 'views.open' && c.ok),
+          { deadlineMs: 30_000, intervalMs: 25, what: 'the decision form' },
+        );
+        await h.interact(submission(APPROVER, form.args.view as OpenedView, { reason: 'checked' }));
+        await waitFor(
+          () =>
+            h.slack.calls
+              .slice(mark)
+              .find(
+                (c) => c.ok && c.args.channel === APPROVALS_CHANNEL && /Applied:/.test(String(c.args.text)),
+              ),
+          { deadlineMs: 60_000, intervalMs: 50, what: 'the change applied' },
+        );
+
+        const logs = h.logs.join('');
+        const sent = h.slack.calls
+          .map((c) => {
+            const { token, ...rest } = c.args;
+            if (token !== undefined) expect(c.kind).toBe('api');
+            return JSON.stringify(rest);
+          })
+          .join('\n');
+        expect(logs).toContain('"level":20');
+        expect(sent).toContain('secrets-probe');
+        const secrets = {
+          signingSecret: h.signingSecret,
+          botToken: h.slack.botToken,
+          password,
+          basicAuth: Buffer.from(`${user}:${password}`).toString('base64'),
+        };
+        for (const [name, secret] of Object.entries(secrets)) {
+          expect(logs.includes(secret), `${name} in a log line`).toBe(false);
+          expect(sent.includes(secret), `${name} in what was sent to Slack`).toBe(false);
+        }
+      } finally {
+        await h.stop();
+      }
+    });
   });
 });
