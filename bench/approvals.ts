@@ -62,14 +62,9 @@ async function main(): Promise<number> {
       { deadlineMs: 120_000, intervalMs: 100, what: 'every request in the approvals channel' },
     );
     const requests = messages.map((m, i) => {
-      const approve = JSON.stringify(m.args.blocks).match(
-        /"action_id":"rmq_request_approve","value":"([^"]+)"/,
-      );
-      const value =
-        approve?.[1] ??
-        (m.args.blocks as { elements?: { action_id?: string; value?: string }[] }[])
-          .flatMap((b) => b.elements ?? [])
-          .find((e) => e.action_id === 'rmq_request_approve')?.value;
+      const value = (m.args.blocks as { elements?: { action_id?: string; value?: string }[] }[])
+        .flatMap((b) => b.elements ?? [])
+        .find((e) => e.action_id === 'rmq_request_approve')?.value;
       return { name: names[i] as string, id: String(value), ts: String(m.response?.ts) };
     });
 

@@ -12,8 +12,9 @@
  * what the user saw. Every request must end with exactly one answer delivered (none lost, none
  * twice); exit code 1 otherwise.
  *
- * The write path (change requests applied by the job worker, SIGTERM while a job runs) is not
- * here: it is measured once the approvals flow is on main.
+ * Last, the write path: a change request approved, and the bot sent SIGTERM while its apply job
+ * runs (the broker slowed to 1 s a call); restarted, the request must end applied, its policy
+ * written once and audited once. Two replicas deciding at once: bench/approvals.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -24,8 +25,19 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { build } from '../scripts/build.ts';
 import { setUpLab } from '../scripts/lab.ts';
+import { DEFAULT_KEY_PREFIX } from '../src/config.ts';
 import { ManagementClient } from '../src/rabbit/client.ts';
-import { commandForm, mentionEnvelope, renderedText, signed } from '../test/e2e/harness.ts';
+import { AuditTrail } from '../src/workflow/audit.ts';
+import { RequestStore } from '../src/workflow/store.ts';
+import {
+  APPROVALS_CHANNEL,
+  APPROVER,
+  commandForm,
+  mentionEnvelope,
+  renderedText,
+  signed,
+} from '../test/e2e/harness.ts';
+import { clickPayload, type OpenedView, submission } from '../test/e2e/interactions.ts';
 import { type BotProcess, spawnBot } from '../test/support/botProcess.ts';
 import { waitFor } from '../test/support/broker.ts';
 import { type FakeBroker, startFakeBroker } from '../test/support/fakeBroker.ts';
@@ -128,6 +140,8 @@ async function main(): Promise<number> {
         SLACK_BOT_TOKEN: slack.botToken,
         SLACK_SIGNING_SECRET: secret,
         SLACK_API_URL: slack.apiUrl,
+        SLACK_APPROVALS_CHANNEL: APPROVALS_CHANNEL,
+        SLACK_APPROVERS: APPROVER,
         PORT: '0',
         LOG_LEVEL: 'info',
       });
@@ -301,6 +315,101 @@ async function main(): Promise<number> {
       judge(`SIGTERM with answers under way (exit ${code})`, urls, acked, RIGHT);
       proxy.setFallback({ kind: 'proxy', target: brokerUrl });
       url = await startBot();
+    }
+
+    // 9. SIGTERM while the apply job runs (broker at 1 s a call): the request still ends applied
+    //    (by the restarted bot), its policy written once and audited once.
+    {
+      const name = 'bench-sigterm';
+      const { responseUrl } = await (async () => {
+        const responseUrl = slack.responseUrl();
+        const r = signed(
+          secret,
+          commandForm({
+            text: `create ${name} --pattern ^${name}$ --definition {"max-length": 5} --vhost ${vhost} --reason faults`,
+            responseUrl,
+            userId: 'U0REQUESTER',
+          }),
+          'application/x-www-form-urlencoded',
+        );
+        await fetch(`${url}/slack/events`, { method: 'POST', headers: r.headers, body: r.body });
+        return { responseUrl };
+      })();
+      await waitFor(() => delivered(responseUrl).length > 0, {
+        deadlineMs: 30_000,
+        intervalMs: 50,
+        what: 'filed',
+      });
+      const message = await waitFor(
+        () =>
+          slack.calls.find(
+            (c) =>
+              c.ok &&
+              c.method === 'chat.postMessage' &&
+              c.args.channel === APPROVALS_CHANNEL &&
+              JSON.stringify(c.args.blocks ?? []).includes('rmq_request_approve'),
+          ),
+        { deadlineMs: 30_000, intervalMs: 50, what: 'the request in the approvals channel' },
+      );
+      const id = (message.args.blocks as { elements?: { action_id?: string; value?: string }[] }[])
+        .flatMap((b) => b.elements ?? [])
+        .find((e) => e.action_id === 'rmq_request_approve')?.value;
+      const direct = new Redis(redis.url);
+      const store = new RequestStore(direct as never, DEFAULT_KEY_PREFIX);
+      const interact = (payload: Record<string, unknown>) => {
+        const r = signed(
+          secret,
+          `payload=${encodeURIComponent(JSON.stringify(payload))}`,
+          'application/x-www-form-urlencoded',
+        );
+        return fetch(`${url}/slack/events`, { method: 'POST', headers: r.headers, body: r.body });
+      };
+      const click = clickPayload(
+        APPROVER,
+        { action_id: 'rmq_request_approve', value: String(id) },
+        { channel: APPROVALS_CHANNEL, ts: String(message.response?.ts) },
+        slack.responseUrl(),
+      );
+      await interact(click);
+      const form = await waitFor(
+        () =>
+          slack.calls.find(
+            (c) => c.method === 'views.open' && c.ok && c.args.trigger_id === click.trigger_id,
+          ),
+        { deadlineMs: 30_000, intervalMs: 50, what: 'the decision form' },
+      );
+      proxy.setFallback({ kind: 'proxy', target: brokerUrl, delayMs: 1000 });
+      await interact(submission(APPROVER, form.args.view as OpenedView, { reason: 'faults' }));
+      await waitFor(async () => (await store.get(String(id)))?.state === 'applying', {
+        deadlineMs: 30_000,
+        intervalMs: 20,
+        what: 'the apply job running',
+      });
+      const running = bot as BotProcess | undefined;
+      running?.child.kill('SIGTERM');
+      const code = await running?.exited;
+      const stateAtExit = (await store.get(String(id)))?.state;
+      proxy.setFallback({ kind: 'proxy', target: brokerUrl });
+      url = await startBot();
+      const final = await waitFor(
+        async () => {
+          const s = (await store.get(String(id)))?.state;
+          return s === 'applied' || s === 'failed' ? s : undefined;
+        },
+        { deadlineMs: 90_000, intervalMs: 200, what: 'the request in a final state' },
+      ).catch(async () => (await store.get(String(id)))?.state ?? 'missing');
+      const trail = new AuditTrail(direct as never, DEFAULT_KEY_PREFIX);
+      const audited = (await trail.list({ vhost })).filter((r) => r.policy === name).length;
+      const puts = proxy.requests.filter((q) => q.method === 'PUT' && q.url.endsWith(`/${name}`)).length;
+      direct.disconnect();
+      outcomes.push({
+        name: `SIGTERM while the apply job runs (exit ${code})`,
+        acked: 1,
+        delivered: final === 'applied' ? 1 : 0,
+        twice: puts > 1 || audited > 1 ? 1 : 0,
+        saw: `state at exit ${stateAtExit}, final ${final}; PUTs of the policy ${puts}, audit records ${audited}`,
+        ok: final === 'applied' && audited === 1 && puts === 1,
+      });
     }
 
     process.stdout.write(
