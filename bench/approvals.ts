@@ -16,7 +16,7 @@
 import { AuditTrail } from '../src/workflow/audit.ts';
 import { RequestStore } from '../src/workflow/store.ts';
 import { APPROVALS_CHANNEL, APPROVER, renderedText, startHarness } from '../test/e2e/harness.ts';
-import { clickPayload, type OpenedView, submission } from '../test/e2e/interactions.ts';
+import { buttonValue, clickPayload, type OpenedView, submission } from '../test/e2e/interactions.ts';
 import { waitFor } from '../test/support/broker.ts';
 import type { RecordedCall } from '../test/support/fakeSlack.ts';
 import { benchOptions, quantile } from './options.ts';
@@ -62,9 +62,7 @@ async function main(): Promise<number> {
       { deadlineMs: 120_000, intervalMs: 100, what: 'every request in the approvals channel' },
     );
     const requests = messages.map((m, i) => {
-      const value = (m.args.blocks as { elements?: { action_id?: string; value?: string }[] }[])
-        .flatMap((b) => b.elements ?? [])
-        .find((e) => e.action_id === 'rmq_request_approve')?.value;
+      const value = buttonValue(m.args.blocks, 'rmq_request_approve');
       return { name: names[i] as string, id: String(value), ts: String(m.response?.ts) };
     });
 

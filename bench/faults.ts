@@ -37,7 +37,7 @@ import {
   renderedText,
   signed,
 } from '../test/e2e/harness.ts';
-import { clickPayload, type OpenedView, submission } from '../test/e2e/interactions.ts';
+import { buttonValue, clickPayload, type OpenedView, submission } from '../test/e2e/interactions.ts';
 import { type BotProcess, spawnBot } from '../test/support/botProcess.ts';
 import { waitFor } from '../test/support/broker.ts';
 import { type FakeBroker, startFakeBroker } from '../test/support/fakeBroker.ts';
@@ -351,9 +351,7 @@ async function main(): Promise<number> {
           ),
         { deadlineMs: 30_000, intervalMs: 50, what: 'the request in the approvals channel' },
       );
-      const id = (message.args.blocks as { elements?: { action_id?: string; value?: string }[] }[])
-        .flatMap((b) => b.elements ?? [])
-        .find((e) => e.action_id === 'rmq_request_approve')?.value;
+      const id = buttonValue(message.args.blocks, 'rmq_request_approve');
       const direct = new Redis(redis.url);
       const store = new RequestStore(direct as never, DEFAULT_KEY_PREFIX);
       const interact = (payload: Record<string, unknown>) => {

@@ -83,3 +83,10 @@ export function submission(
     response_urls: [],
   };
 }
+
+/** The value of a message's button with this action id (a request's Approve button carries its id). */
+export function buttonValue(blocks: unknown, actionId: string): string | undefined {
+  return ((blocks ?? []) as { elements?: { action_id?: string; value?: string }[] }[])
+    .flatMap((b) => b.elements ?? [])
+    .find((e) => e.action_id === actionId)?.value;
+}

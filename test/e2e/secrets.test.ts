@@ -34,7 +34,7 @@ import {
   signed,
   startHarness,
 } from './harness.ts';
-import { clickPayload, type OpenedView, submission } from './interactions.ts';
+import { buttonValue, clickPayload, type OpenedView, submission } from './interactions.ts';
 
 const vhost = uniqueName('secrets');
 const admin = adminClient();
@@ -224,9 +224,7 @@ describe('secrets at LOG_LEVEL=debug, the compiled bot', () => {
               ),
           { deadlineMs: 30_000, intervalMs: 25, what: 'the request in the approvals channel' },
         );
-        const id = (message.args.blocks as { elements?: { action_id?: string; value?: string }[] }[])
-          .flatMap((b) => b.elements ?? [])
-          .find((e) => e.action_id === 'rmq_request_approve')?.value;
+        const id = buttonValue(message.args.blocks, 'rmq_request_approve');
         expect(id).toBeDefined();
         const click = clickPayload(
           APPROVER,
