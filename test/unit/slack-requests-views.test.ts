@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { deleteWarning } from '../../commands/words.ts';
 import { InputError } from '../../src/errors.ts';
 import { parseThreadLink } from '../../src/slack/requests/command.ts';
 import {
@@ -178,6 +179,18 @@ describe('the approvals message', () => {
     expect(shown).toMatch(/\*Now:\*/);
     expect(shown).toMatch(/\*Will be written as:\*/);
     expect(shown).toContain('"x-a\\\\b":"c\\"d"');
+  });
+
+  it('warns the approver as the preview warns the requester: a delete restores no default, a write reaches later objects', () => {
+    expect(renderedText(requestMessage(request()) as never)).toContain(deleteWarning(false));
+    expect(renderedText(requestMessage(request({ layer: 'operator' })) as never)).toContain(
+      deleteWarning(true),
+    );
+    const after = { pattern: 'orders', applyTo: 'queues', priority: 1, definition: { 'max-length': 5 } };
+    const edit = renderedText(requestMessage(request({ action: 'edit', after })) as never);
+    expect(edit).toMatch(/every one created later/);
+    expect(edit).toMatch(/unanchored/);
+    expect(edit).not.toContain(deleteWarning(false));
   });
 
   it('tells a late approver who decided and when', () => {

@@ -5,7 +5,7 @@ import type { AuditRecord, ChangeRequest, RequestState } from '../../workflow/ty
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { asWrittenSection } from './asWritten.ts';
 import { type Block, context, divider, finish, listSection, type SlackMessage, section } from './message.ts';
-import { summaryBlocks, warningsBlock } from './preview.ts';
+import { changeWarningBlocks, summaryBlocks, warningsBlock } from './preview.ts';
 
 /**
  * A change request in Slack, pure: the approvals message at every state (its buttons only while
@@ -141,6 +141,8 @@ export function requestMessage(r: ChangeRequest, options: { fileAttached?: boole
       ].join('\n'),
     ),
     ...changeBlocks(r),
+    // What a delete does not restore, or how far a create or edit reaches: the approver reads it too.
+    ...changeWarningBlocks({ action: r.action, operator: r.layer === 'operator', after: r.after }),
     ...(r.timeBoxMs === undefined ? [] : [section(timeBoxLine(r, r.timeBoxMs))]),
   ];
   if (r.preview.warnings.length) blocks.push(warningsBlock(r.preview.warnings));
