@@ -6,21 +6,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WhichResult } from '../../commands/which.ts';
 import { setUpLab } from '../../scripts/lab.ts';
-import { runCli } from '../../src/cli.ts';
 import { adminClient, brokerUrl, uniqueName } from '../support/broker.ts';
+import { type CliRun, runRmq } from '../support/cli.ts';
 
 const vhost = uniqueName('typed');
 const client = adminClient();
 const base = { RMQ_URL: brokerUrl(), RMQ_USER: 'guest', RMQ_PASSWORD: 'guest' };
 
-async function rmq(
-  env: NodeJS.ProcessEnv,
-  ...argv: string[]
-): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, env, { out: (s) => (out += s), err: (s) => (err += s) });
-  return { code, out, err };
+async function rmq(env: NodeJS.ProcessEnv, ...argv: string[]): Promise<CliRun> {
+  return runRmq(env, argv);
 }
 
 beforeAll(async () => {

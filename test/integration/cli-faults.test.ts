@@ -4,18 +4,12 @@
  * question's budget, with the exit code and `--json` document of INTERFACE.md.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli.ts';
 import { adminClient, brokerUrl, uniqueName } from '../support/broker.ts';
+import { type CliRun, runRmq } from '../support/cli.ts';
 import { type FakeBroker, startBlackHole, startFakeBroker } from '../support/fakeBroker.ts';
 
-async function rmq(
-  env: NodeJS.ProcessEnv,
-  ...argv: string[]
-): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, env, { out: (s) => (out += s), err: (s) => (err += s) });
-  return { code, out, err };
+async function rmq(env: NodeJS.ProcessEnv, ...argv: string[]): Promise<CliRun> {
+  return runRmq(env, argv);
 }
 
 const real = { RMQ_URL: brokerUrl(), RMQ_USER: 'guest', RMQ_PASSWORD: 'guest' };

@@ -7,16 +7,14 @@ import type { PoliciesResult } from '../../commands/policies.ts';
 import { setUpLab } from '../../scripts/lab.ts';
 import { runCli } from '../../src/cli.ts';
 import { adminClient, brokerUrl, uniqueName, withVhost } from '../support/broker.ts';
+import { type CliRun, runRmq } from '../support/cli.ts';
 
 const vhost = uniqueName('lab');
 const client = adminClient();
 const env = { RMQ_URL: brokerUrl(), RMQ_USER: 'guest', RMQ_PASSWORD: 'guest' };
 
-async function rmq(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, env, { out: (s) => (out += s), err: (s) => (err += s) });
-  return { code, out, err };
+async function rmq(...argv: string[]): Promise<CliRun> {
+  return runRmq(env, argv);
 }
 
 beforeAll(async () => {

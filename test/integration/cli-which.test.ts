@@ -7,17 +7,15 @@ import { setUpLab } from '../../scripts/lab.ts';
 import { runCli } from '../../src/cli.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
 import { adminClient, brokerUrl, uniqueName, waitFor, withUser } from '../support/broker.ts';
+import { type CliRun, runRmq } from '../support/cli.ts';
 import { startFakeBroker } from '../support/fakeBroker.ts';
 
 const vhost = uniqueName('lab');
 const client = adminClient();
 const env = { RMQ_URL: brokerUrl(), RMQ_USER: 'guest', RMQ_PASSWORD: 'guest' };
 
-async function rmq(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, env, { out: (s) => (out += s), err: (s) => (err += s) });
-  return { code, out, err };
+async function rmq(...argv: string[]): Promise<CliRun> {
+  return runRmq(env, argv);
 }
 
 async function whichJson(name: string, ...flags: string[]): Promise<WhichResult> {

@@ -7,9 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WhichResult } from '../../commands/which.ts';
 import { setUpLab } from '../../scripts/lab.ts';
-import { runCli } from '../../src/cli.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
 import { adminClient, brokerUrl, uniqueName, waitFor, withUser } from '../support/broker.ts';
+import { runRmq } from '../support/cli.ts';
 
 const vhost = uniqueName('least');
 const admin = adminClient();
@@ -24,11 +24,8 @@ const policy = {
 };
 
 async function rmq(user: string, password: string, ...argv: string[]) {
-  let out = '';
-  let err = '';
   const env = { RMQ_URL: brokerUrl(), RMQ_USER: user, RMQ_PASSWORD: password };
-  const code = await runCli(argv, env, { out: (s) => (out += s), err: (s) => (err += s) });
-  return { code, out, err };
+  return runRmq(env, argv);
 }
 
 async function refusal(p: Promise<unknown>): Promise<string | undefined> {
