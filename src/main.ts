@@ -56,6 +56,12 @@ export const SLACK_PATH_TIMEOUTS: Timeouts = {
   requestMs: 10_000,
 };
 
+/**
+ * The longest a shutdown may take before the process exits anyway: more than an apply job's
+ * verification (60 s) and the answers' drain, less than a typical orchestrator's kill grace.
+ */
+export const SHUTDOWN_HARD_LIMIT_MS = 90_000;
+
 /** How long a shutdown lets broker requests still under way finish before aborting them. */
 export const CLIENT_CLOSE_GRACE_MS = 1_000;
 
@@ -319,6 +325,12 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    // Whatever hangs (a job's verification, a connection that never closes), the process ends:
+    // an apply cut short is taken up again by another replica or the next start, as after a crash.
+    setTimeout(() => {
+      logger.error({ afterMs: SHUTDOWN_HARD_LIMIT_MS }, 'shutdown did not finish in time: exiting');
+      process.exit(1);
+    }, SHUTDOWN_HARD_LIMIT_MS).unref();
     logger.info({ signal }, 'shutting down: no new requests, finishing answers under way');
     await bot.stop();
     // The worker finishes the job under way (BullMQ retries it elsewhere otherwise), then closes.
