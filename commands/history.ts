@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { InputError } from '../src/errors.ts';
 import type { AuditRecord, HistoryQuery, VerifyResult } from '../src/workflow/types.ts';
-import { parseArgs, parseWith } from './parse.ts';
+import { type FlagDefaults, parseArgs, parseWith } from './parse.ts';
 
 /**
  * `history [POLICY or NAME] [--vhost V] [--env E] [--verify]`: the audit trail, newest first:
@@ -21,7 +21,8 @@ const Words = z.object({
   env: z.string().min(1).optional(),
 });
 
-export function parseHistory(words: readonly string[]): HistoryInput {
+/** `defaults`: a Slack channel's `--vhost`/`--env` (`use`), taken where the words give none. */
+export function parseHistory(words: readonly string[], defaults: FlagDefaults = {}): HistoryInput {
   const { positionals, flags } = parseArgs(
     words,
     { vhost: 'string', env: 'string', verify: 'boolean' },
@@ -32,7 +33,11 @@ export function parseHistory(words: readonly string[]): HistoryInput {
       `history takes one policy or object name, got ${positionals.length}.`,
       HISTORY_USAGE,
     );
-  const q = parseWith(Words, { name: positionals[0], vhost: flags.vhost, env: flags.env }, HISTORY_USAGE);
+  const q = parseWith(
+    Words,
+    { name: positionals[0], vhost: flags.vhost ?? defaults.vhost, env: flags.env ?? defaults.env },
+    HISTORY_USAGE,
+  );
   return {
     ...(q.name === undefined ? {} : { name: q.name }),
     ...(q.vhost === undefined ? {} : { vhost: q.vhost }),

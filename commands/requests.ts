@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { InputError } from '../src/errors.ts';
 import type { ChangeRequest } from '../src/workflow/types.ts';
-import { parseArgs, parseWith } from './parse.ts';
+import { type FlagDefaults, parseArgs, parseWith } from './parse.ts';
 
 /**
  * `requests [--env E]`: the change requests still open (pending, approved, applying), oldest
@@ -16,12 +16,13 @@ export interface RequestsInput {
 
 const Words = z.object({ env: z.string().min(1).optional() });
 
-export function parseRequests(words: readonly string[]): RequestsInput {
+/** `defaults`: a Slack channel's `--env` (`use`), taken where the words give none. */
+export function parseRequests(words: readonly string[], defaults: FlagDefaults = {}): RequestsInput {
   const { positionals, flags } = parseArgs(words, { env: 'string' }, REQUESTS_USAGE);
   if (positionals.length > 0) {
     throw new InputError(`requests takes no ${JSON.stringify(positionals[0])}.`, REQUESTS_USAGE);
   }
-  return parseWith(Words, { env: flags.env }, REQUESTS_USAGE);
+  return parseWith(Words, { env: flags.env ?? defaults.env }, REQUESTS_USAGE);
 }
 
 /** What `requests` reads. RequestStore and Workflow satisfy it. */

@@ -91,6 +91,23 @@ describe('parsing', () => {
     },
   );
 
+  it("a channel's defaults (use) fill what the words leave out, and a flag says otherwise", () => {
+    const defaults = { env: 'prod', vhost: 'orders' };
+    expect(parseHistory(['p1'], defaults)).toEqual({
+      name: 'p1',
+      env: 'prod',
+      vhost: 'orders',
+      verify: false,
+    });
+    expect(parseHistory(['--vhost', 'b', '--env', 'stage'], defaults)).toEqual({
+      env: 'stage',
+      vhost: 'b',
+      verify: false,
+    });
+    expect(parseRequests([], defaults)).toEqual({ env: 'prod' });
+    expect(parseRequests(['--env', 'stage'], defaults)).toEqual({ env: 'stage' });
+  });
+
   it('requests takes --env only', () => {
     expect(parseRequests(['--env', 'prod'])).toEqual({ env: 'prod' });
     expect(() => parseRequests(['prod'])).toThrow(InputError);

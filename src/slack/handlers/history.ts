@@ -1,5 +1,6 @@
 import { history, parseHistory } from '../../../commands/history.ts';
 import { historyView } from '../views/history.ts';
+import { channelFlags } from './defaults.ts';
 import { fromStore } from './records.ts';
 import type { SlackCommand } from './types.ts';
 
@@ -7,7 +8,7 @@ import type { SlackCommand } from './types.ts';
 export const historyCommand: SlackCommand = {
   name: 'history',
   async run(words, ctx) {
-    const input = parseHistory(words);
+    const input = parseHistory(words, (await channelFlags(ctx)).defaults);
     const result = await fromStore(ctx, (r) => history(input, r.history));
     ctx.logger.info(
       { name: input.name, entries: result.entries.length, verified: result.verify?.ok },

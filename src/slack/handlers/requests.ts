@@ -1,5 +1,6 @@
 import { parseRequests, requests } from '../../../commands/requests.ts';
 import { requestsView } from '../views/requests.ts';
+import { channelFlags } from './defaults.ts';
 import { fromStore } from './records.ts';
 import type { SlackCommand } from './types.ts';
 
@@ -7,7 +8,7 @@ import type { SlackCommand } from './types.ts';
 export const requestsCommand: SlackCommand = {
   name: 'requests',
   async run(words, ctx) {
-    const input = parseRequests(words);
+    const input = parseRequests(words, (await channelFlags(ctx)).defaults);
     const result = await fromStore(ctx, (r) => requests(input, r.requests));
     ctx.logger.info({ env: input.env, open: result.requests.length }, 'requests answered');
     return { message: requestsView(result), audience: 'asker', outcome: 'answered' };
