@@ -1,8 +1,7 @@
 import type { AllMiddlewareArgs, Middleware, SlackEventMiddlewareArgs } from '@slack/bolt';
-import { channelScope } from '../channelDefaults.ts';
 import { dispatch } from '../dispatch.ts';
 import { decodeSlackText } from '../escape.ts';
-import { type ListenerDeps, newRequestId } from './context.ts';
+import { commandContext, type ListenerDeps, newRequestId } from './context.ts';
 
 /**
  * `@rmq which orders.audit` in a channel is answered there; inside a thread, in that thread.
@@ -55,20 +54,18 @@ export function appMentionListener(deps: ListenerDeps): Middleware<SlackEventMid
 
     await deps.inFlight.track(
       (async () => {
-        const answer = await dispatch(mentionText(event.text, context.botUserId), {
-          prefix: '@rmq',
-          environments: deps.environments,
-          patterns: deps.patterns,
-          ...(deps.records ? { records: deps.records } : {}),
-          logger,
-          requestId,
-          // A thread is part of its channel: the channel's defaults hold there too.
-          channel: channelScope(deps.channelDefaults, event.channel, event.user, logger),
-          ...(event.user
-            ? { asker: { user: event.user, channel: event.channel, threadTs: event.thread_ts } }
-            : {}),
-          ...(deps.changes ? { changes: deps.changes } : {}),
-        });
+        const answer = await dispatch(
+          mentionText(event.text, context.botUserId),
+          commandContext(deps, {
+            prefix: '@rmq',
+            logger,
+            requestId,
+            channel: event.channel,
+            asker: event.user
+              ? { user: event.user, channel: event.channel, threadTs: event.thread_ts }
+              : undefined,
+          }),
+        );
         const reply = deps.delivery.toChannel({
           channel: event.channel,
           threadTs: event.thread_ts,

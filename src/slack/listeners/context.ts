@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../log.ts';
 import type { PatternCache } from '../../policy/pattern.ts';
-import type { ChannelDefaultsStore } from '../channelDefaults.ts';
+import { type ChannelDefaultsStore, channelScope } from '../channelDefaults.ts';
 import type { Delivery } from '../delivery.ts';
-import type { Environments, Records } from '../handlers/types.ts';
+import type { Asker, CommandContext, Environments, Records } from '../handlers/types.ts';
 import type { InFlight } from '../inflight.ts';
 import type { Metrics } from '../metrics.ts';
 import type { EventDedupe } from '../redis.ts';
@@ -30,4 +30,31 @@ export interface ListenerDeps {
 /** Short enough to read out in a thread, long enough to find in the logs. */
 export function newRequestId(): string {
   return randomBytes(6).toString('hex');
+}
+
+/** Where a request came from, as each listener reads it off its own payload. */
+export interface RequestOrigin {
+  /** How the user called the bot (`/rmq`, `@rmq`). */
+  readonly prefix: string;
+  readonly logger: Logger;
+  readonly requestId: string;
+  readonly channel: string;
+  /** Absent on an event without a user. */
+  readonly asker: Asker | undefined;
+}
+
+/** A command's context, the same for every surface: the deps, and where the request came from. */
+export function commandContext(deps: ListenerDeps, o: RequestOrigin): Omit<CommandContext, 'available'> {
+  return {
+    prefix: o.prefix,
+    environments: deps.environments,
+    patterns: deps.patterns,
+    logger: o.logger,
+    requestId: o.requestId,
+    // A thread is part of its channel: the channel's defaults hold there too.
+    channel: channelScope(deps.channelDefaults, o.channel, o.asker?.user, o.logger),
+    ...(o.asker ? { asker: o.asker } : {}),
+    ...(deps.records ? { records: deps.records } : {}),
+    ...(deps.changes ? { changes: deps.changes } : {}),
+  };
 }

@@ -1,8 +1,7 @@
 import type { AllMiddlewareArgs, Middleware, SlackCommandMiddlewareArgs } from '@slack/bolt';
-import { channelScope } from '../channelDefaults.ts';
 import { dispatch } from '../dispatch.ts';
 import { decodeSlackText } from '../escape.ts';
-import { type ListenerDeps, newRequestId } from './context.ts';
+import { commandContext, type ListenerDeps, newRequestId } from './context.ts';
 
 /**
  * `/rmq …`: acknowledged at once (Slack gives three seconds, the broker may take longer), then
@@ -23,17 +22,16 @@ export function slashCommandListener(deps: ListenerDeps): Middleware<SlackComman
     });
     await deps.inFlight.track(
       (async () => {
-        const answer = await dispatch(decodeSlackText(command.text ?? ''), {
-          prefix: command.command || '/rmq',
-          environments: deps.environments,
-          patterns: deps.patterns,
-          ...(deps.records ? { records: deps.records } : {}),
-          logger,
-          requestId,
-          channel: channelScope(deps.channelDefaults, command.channel_id, command.user_id, logger),
-          asker: { user: command.user_id, channel: command.channel_id, triggerId: command.trigger_id },
-          ...(deps.changes ? { changes: deps.changes } : {}),
-        });
+        const answer = await dispatch(
+          decodeSlackText(command.text ?? ''),
+          commandContext(deps, {
+            prefix: command.command || '/rmq',
+            logger,
+            requestId,
+            channel: command.channel_id,
+            asker: { user: command.user_id, channel: command.channel_id, triggerId: command.trigger_id },
+          }),
+        );
         const reply = deps.delivery.toResponseUrl({
           responseUrl: command.response_url,
           channel: command.channel_id,
