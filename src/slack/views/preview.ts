@@ -14,6 +14,7 @@ import {
 import { isAnchored } from '../../policy/pattern.ts';
 import type { ObjectOutcome } from '../../policy/simulate.ts';
 import type { Problem } from '../../policy/validate.ts';
+import { showInvisible } from '../../text/asWritten.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
 import { asWrittenSection } from './asWritten.ts';
@@ -295,11 +296,13 @@ export function previewView(r: PreviewResult): PreviewMessage {
 // --- the attached file ----------------------------------------------------------------------
 
 /**
- * One CSV field: quoted when needed; a cell a spreadsheet would read as a formula (a name
+ * One CSV field, as written (a line break in a name is `\n`, one row stays one row), quoted when
+ * needed; a cell a spreadsheet would read as a formula (a name
  * starting with = + - @) is prefixed with an apostrophe.
  */
 export function csvField(raw: string): string {
-  const s = /^[=+\-@\t\r]/.test(raw) ? `'${raw}` : raw;
+  const written = showInvisible(raw);
+  const s = /^[=+\-@]/.test(written) ? `'${written}` : written;
   return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }
 
@@ -347,7 +350,7 @@ export function previewCsv(r: PreviewAnswer): PreviewFile {
   const safe = r.change.policy.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 80) || 'policy';
   return {
     filename: `preview-${r.change.action}-${safe}.csv`,
-    title: `Preview of ${r.change.action} ${r.change.policy}: every object`,
+    title: `Preview of ${r.change.action} ${showInvisible(r.change.policy)}: every object`,
     filetype: 'csv',
     content: `${rows.join('\n')}\n`,
   };
