@@ -12,6 +12,10 @@
  *
  * Why esbuild and not tsc's emit: the CLI's start-up time is a goal (bench/cli), and bundling is
  * the largest lever; esbuild is already here (tsx is built on it) and takes about a second.
+ *
+ * After bundling, every built file is imported once in a fresh Node process (`smokeImport`), and
+ * an `import()` that reaches a package instead of a module of ours is refused
+ * (`lazyPackageImports`): either fails the build rather than a user's first command.
  */
 import { execFile } from 'node:child_process';
 import { readdir, rm } from 'node:fs/promises';
