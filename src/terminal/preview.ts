@@ -1,8 +1,8 @@
-import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../commands/preview.ts';
-import { nothingAfterWords } from '../../commands/previewSummary.ts';
-import { deleteWarning, didYouMeanWords, RISK_WORDS, reachWords } from '../../commands/words.ts';
+import { deleteWarning, didYouMeanWords, reachWords } from '../../commands/words.ts';
 import { isAnchored } from '../policy/pattern.ts';
 import type { ObjectOutcome } from '../policy/simulate.ts';
+import type { PolicyFields, PreviewAnswer, PreviewResult } from '../preview/preview.ts';
+import { nothingAfterWords, RISK_WORDS } from '../preview/summary.ts';
 import {
   asWritten,
   definitionWritten,

@@ -1,13 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type PoliciesBroker, policies } from '../../commands/policies.ts';
-import type { PreviewAnswer } from '../../commands/preview.ts';
-import { summarize } from '../../commands/previewSummary.ts';
 import { requestEntry } from '../../commands/requests.ts';
 import { type WhichBroker, which } from '../../commands/which.ts';
 import { policyDiff } from '../../src/policy/diff.ts';
 import { type InventoryObject, simulate } from '../../src/policy/simulate.ts';
 import type { Policy } from '../../src/policy/types.ts';
+import type { PreviewAnswer } from '../../src/preview/preview.ts';
+import { summarize } from '../../src/preview/summary.ts';
 import { code, prose } from '../../src/slack/escape.ts';
 import { historyView } from '../../src/slack/views/history.ts';
 import { outsideView } from '../../src/slack/views/outside.ts';
