@@ -2,7 +2,6 @@ import { webApi } from '@slack/bolt';
 import { codeOf } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { type RetryPolicy, type RetryVerdict, retryDelay, sleep } from '../retry.ts';
-import type { AttachedFile } from './handlers/types.ts';
 import type { Metrics, Outcome, Via } from './metrics.ts';
 import { answerNotDeliveredView, fileNotAttachedView } from './views/errors.ts';
 import type { SlackMessage } from './views/message.ts';
@@ -61,6 +60,15 @@ export interface RequestInfo {
   readonly logger: Logger;
   /** Shown to the asker when their answer was lost, to quote to the bot's operators. */
   readonly requestId: string;
+}
+
+/** A file that goes with an answer (the full list of a long preview), uploaded beside it. */
+export interface AttachedFile {
+  /** With its extension (`preview-delete-x.csv`): Slack derives the file's type from it. */
+  readonly filename: string;
+  /** Shown by Slack as plain text. */
+  readonly title: string;
+  readonly content: string;
 }
 
 /** A request's answer, as the dispatcher returns it. */
