@@ -119,7 +119,7 @@ function hostilePreview(): PreviewAnswer {
     notes: [`read ${H}`],
     objects: r.objects,
     unpredictable: [...r.unpredictable, { name: `u${H}`, kind: 'classic', why: `why ${H}` }],
-    summary: summarize(r, change),
+    summary: summarize(r, change, V310),
     diff: policyDiff(change),
     ms: 1,
   };
