@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RequestStore } from '../../src/workflow/store.ts';
+import { waitFor } from '../support/broker.ts';
+import type { RecordedCall } from '../support/fakeSlack.ts';
+import { APPROVALS_CHANNEL, commandForm, type Harness, signed, startHarness } from './harness.ts';
+import { type OpenedView, submission } from './interactions.ts';
+
+/**
+ * Issue 20, attack 3: a signed request captured once (a proxy's log, a HAR file) and posted again
+ * while its signature still holds. The same `/rmq delete …` body twice, and the same reason-form
+ * submission twice, each gave two pending requests; each is now one, on one replica or across
+ * two that share Redis. The replay is acknowledged (HTTP 200) and nothing else happens.
+ */
+
+let h: Harness;
+const REQUESTER = 'U0REQUESTER';
+const FORM = 'application/x-www-form-urlencoded';
+
+beforeAll(async () => {
+  h = await startHarness({ changes: true, logLevel: process.env.TEST_LOG_LEVEL ?? 'warn' });
+}, 120_000);
+
+afterAll(async () => {
+  await h?.stop();
+});
+
+const store = () => new RequestStore(h.redis as never, h.keyPrefix);
+const pendingFor = async (policy: string) =>
+  (await store().listOpen()).filter((r) => r.vhost === h.vhost && r.policy === policy);
+
+const approvalPosts = (mark: number) =>
+  h.slack.calls
+    .slice(mark)
+    .filter((c) => c.ok && c.method === 'chat.postMessage' && c.args.channel === APPROVALS_CHANNEL);
+
+function next(mark: number, match: (c: RecordedCall) => boolean, what: string): Promise<RecordedCall> {
+  return waitFor(() => h.slack.calls.slice(mark).find(match), { deadlineMs: 60_000, intervalMs: 25, what });
+}
+
+describe('a signed request posted again within its lifetime', () => {
+  it('the same /rmq delete body twice (and to a second replica): one pending request, one approval post', async () => {
+    const twin = await h.twin();
+    try {
+      const mark = h.slack.calls.length;
+      const body = commandForm({
+        text: `delete audit-retention --reason "INC-7 retire it" --vhost ${h.vhost}`,
+        responseUrl: h.slack.responseUrl(),
+        userId: REQUESTER,
+      });
+      const request = signed(h.signingSecret, body, FORM);
+      const first = await h.post('/slack/events', request);
+      expect(first.status).toBe(200);
+      await waitFor(async () => (await pendingFor('audit-retention')).length === 1, {
+        deadlineMs: 60_000,
+        intervalMs: 100,
+        what: 'the first delete filed',
+      });
+      await next(mark, (c) => approvalPosts(mark).includes(c), 'the request in the approvals channel');
+      const again = await h.post('/slack/events', request);
+      const onTwin = await fetch(`${twin.url}/slack/events`, {
+        method: 'POST',
+        headers: request.headers,
+        body: request.body,
+      });
+      expect([again.status, onTwin.status]).toEqual([200, 200]);
+      // A request posted after the replays is filed: when it is, the replays would have been too.
+      const later = h.slack.calls.length;
+      await h.command(`delete orders-cap --reason "INC-7 after" --vhost ${h.vhost}`, { userId: REQUESTER });
+      await waitFor(async () => (await pendingFor('orders-cap')).length === 1, {
+        deadlineMs: 60_000,
+        intervalMs: 100,
+        what: 'the later delete filed',
+      });
+      await next(later, (c) => approvalPosts(later).includes(c), 'the later request posted');
+      expect(await pendingFor('audit-retention')).toHaveLength(1);
+      expect(approvalPosts(mark).filter((c) => /audit-retention/.test(JSON.stringify(c.args)))).toHaveLength(
+        1,
+      );
+      const replays = await h.metrics.replayedRequests.get();
+      expect(replays.values.find((v) => v.labels.kind === 'command')?.value).toBe(1);
+    } finally {
+      await twin.stop();
+    }
+  });
+
+  it('the same reason-form submission twice: one pending request', async () => {
+    const mark = h.slack.calls.length;
+    await h.command(`delete billing-a --vhost ${h.vhost}`, { userId: REQUESTER });
+    const opened = await next(mark, (c) => c.method === 'views.open' && c.ok, 'the reason form');
+    const view = opened.args.view as OpenedView;
+    expect(view.callback_id).toBe('rmq_reason_form');
+    const payload = submission(REQUESTER, view, { reason: 'INC-8 the tie goes' });
+    const request = signed(
+      h.signingSecret,
+      new URLSearchParams({ payload: JSON.stringify(payload) }).toString(),
+      FORM,
+    );
+    const first = await h.post('/slack/events', request);
+    expect(first.status).toBe(200);
+    await waitFor(async () => (await pendingFor('billing-a')).length === 1, {
+      deadlineMs: 60_000,
+      intervalMs: 100,
+      what: 'the delete filed from the form',
+    });
+    const again = await h.post('/slack/events', request);
+    expect(again.status).toBe(200);
+    expect(await again.text()).toBe('');
+    // Filed through the same path as the first: a later submission of another form is filed.
+    const later = h.slack.calls.length;
+    await h.command(`delete billing-b --vhost ${h.vhost}`, { userId: REQUESTER });
+    const reopened = await next(later, (c) => c.method === 'views.open' && c.ok, 'the second reason form');
+    await h.interact(submission(REQUESTER, reopened.args.view as OpenedView, { reason: 'INC-8 the other' }));
+    await waitFor(async () => (await pendingFor('billing-b')).length === 1, {
+      deadlineMs: 60_000,
+      intervalMs: 100,
+      what: 'the second form filed',
+    });
+    expect(await pendingFor('billing-a')).toHaveLength(1);
+    const replays = await h.metrics.replayedRequests.get();
+    expect(replays.values.find((v) => v.labels.kind === 'view_submission')?.value).toBe(1);
+  });
+});
