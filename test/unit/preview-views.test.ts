@@ -37,7 +37,7 @@ function answer(
     warnings: [],
     objects: r.objects,
     unpredictable: r.unpredictable,
-    summary: summarize(r, change),
+    summary: summarize(r, change, V310),
     diff: policyDiff(change),
     ms: 1,
   };
