@@ -8,8 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.ts';
 import type { ManagementClient } from '../../src/rabbit/index.ts';
 import { AuditTrail } from '../../src/workflow/audit.ts';
-import { type ChangeRequest, createApplyQueue } from '../../src/workflow/index.ts';
-import { RequestStore } from '../../src/workflow/store.ts';
+import type { ChangeRequest } from '../../src/workflow/index.ts';
 import { type TimeBoxNotifier, timeBoxHandlers } from '../../src/workflow/timeboxDeadline.ts';
 import {
   createTimeBoxQueue,
@@ -72,16 +71,14 @@ describe.each(up)('time-boxed changes on $label', (broker) => {
         if (r.timeBoxMs !== undefined) await timebox.schedule(r.id, new Date(record.at), r.timeBoxMs);
       },
     });
-    const queue = createApplyQueue({ redisUrl: REDIS_URL, keyPrefix: fx.keyPrefix });
     const worker = startTimeBoxWorker({
       redisUrl: REDIS_URL,
       keyPrefix: fx.keyPrefix,
       log,
       handlers: timeBoxHandlers({
-        store: new RequestStore(fx.redis, fx.keyPrefix),
+        workflow: wf,
         redis: fx.redis,
         keyPrefix: fx.keyPrefix,
-        queue,
         revertRequest: async (auditId, user, origin, reason) =>
           (await wf.revertRequestFor(auditId, user, origin, reason)).request,
         brokerFor: () => client,
@@ -93,7 +90,7 @@ describe.each(up)('time-boxed changes on $label', (broker) => {
     return {
       wf,
       async stop() {
-        await Promise.all([apply.close(), worker.close(), timebox.close(), queue.close()]);
+        await Promise.all([apply.close(), worker.close(), timebox.close()]);
       },
     };
   }
