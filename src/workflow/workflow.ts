@@ -1,6 +1,6 @@
-import { type PreviewAnswer, type PreviewInput, preview } from '../../commands/preview.ts';
 import { formatDuration } from '../duration.ts';
 import type { Policy } from '../policy/types.ts';
+import { type PreviewAnswer, type PreviewInput, preview } from '../preview/preview.ts';
 import { isRabbitError } from '../rabbit/index.ts';
 import { AuditTrail } from './audit.ts';
 import { WorkflowError } from './errors.ts';
