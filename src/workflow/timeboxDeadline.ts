@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import { formatDuration } from '../duration.ts';
 import type { Policy } from '../policy/types.ts';
-import { type PreviewInput, preview } from '../preview/preview.ts';
 import type { WorkflowBroker } from './broker.ts';
 import { isWorkflowError } from './errors.ts';
 import { revertDecision, revertOf } from './timebox.ts';
