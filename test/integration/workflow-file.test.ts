@@ -175,7 +175,7 @@ describe('filing', () => {
             )
             .catch((e) => e);
           expect(op.code).toBe('identity-cannot-write');
-          expect(op.message).toMatch(/administrator tag/);
+          expect(op.refusal.reason).toMatch(/administrator tag/);
         } finally {
           await client.close();
         }
