@@ -3,9 +3,11 @@
  * (and that nothing is stored then), one decision however many decide at once, expiry. The
  * rules themselves, table by table: test/unit/rules.test.ts.
  */
+
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManagementClient } from '../../src/rabbit/index.ts';
+import type { LabClient } from '../../src/rabbit/lab.ts';
 import { type FileInput, isWorkflowError, type WorkflowErrorCode } from '../../src/workflow/index.ts';
 import { MAX_REASON } from '../../src/workflow/rules.ts';
 import { adminClient, brokerUrl, withUser, withVhost } from '../support/broker.ts';
@@ -18,7 +20,7 @@ import {
   workflowFixture,
 } from '../support/workflow.ts';
 
-let admin: ManagementClient;
+let admin: LabClient;
 let fx: WorkflowFixture;
 
 beforeAll(() => {

@@ -1,7 +1,7 @@
 import { deleteWarning, didYouMeanWords, NOT_ASKED_WORDS, reachWords } from '../../../commands/words.ts';
 import { isAnchored } from '../../policy/pattern.ts';
+import type { Problem } from '../../policy/problem.ts';
 import type { ObjectOutcome } from '../../policy/simulate.ts';
-import type { Problem } from '../../policy/validate.ts';
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../preview/preview.ts';
 import {
   nothingAfterWords,
