@@ -61,7 +61,8 @@ async function run(
   const usage = usageOf(action);
   const changes = ctx.changes;
   const asker = ctx.asker;
-  if (!changes || !asker) throw new InputError(slackRefusal('not-set-up'));
+  if (!changes) throw new InputError(slackRefusal('not-set-up'));
+  if (!asker) throw new InputError(slackRefusal('no-asker'));
   // The channel's defaults (`/rmq use`) hold for a change request as for a question.
   const channel = await channelFlags(ctx);
   let input: ReturnType<typeof parsePreview>;
