@@ -102,9 +102,15 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     const { historyText } = await import('./terminal/history.ts');
     const input = parseHistory(words);
     const { withRedis } = await import('./cliRedis.ts');
-    return withRedis(env, io, async (redis) => {
+    return withRedis(env, io, async (redis, config) => {
       const { AuditTrail } = await import('./workflow/audit.ts');
-      const result = await history(input, new AuditTrail(redis, options.keyPrefix ?? DEFAULT_KEY_PREFIX));
+      const { readAuditLog } = await import('./workflow/auditLog.ts');
+      const trail = new AuditTrail(
+        redis,
+        options.keyPrefix ?? DEFAULT_KEY_PREFIX,
+        config.auditKey ? { key: config.auditKey } : {},
+      );
+      const result = await history(input, trail, readAuditLog);
       io.out(json ? asJson(result) : historyText(result));
       if (result.verify && !result.verify.ok) io.err(`rmq: ${verifySentence(result.verify)}\n`);
       return historyExitCode(result);

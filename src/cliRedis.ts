@@ -9,15 +9,16 @@
  */
 import { Redis } from 'ioredis';
 import type { Io } from './cli.ts';
-import { loadConfig } from './config.ts';
+import { type Config, loadConfig } from './config.ts';
 
 /** Redis, closed after `fn`. Unreachable: exit 3, like a broker that could not be asked. */
 export async function withRedis(
   env: NodeJS.ProcessEnv,
   io: Io,
-  fn: (redis: Redis) => Promise<number>,
+  fn: (redis: Redis, config: Config) => Promise<number>,
 ): Promise<number> {
-  const { redisUrl } = loadConfig(env);
+  const config = loadConfig(env);
+  const { redisUrl } = config;
   const redis = new Redis(redisUrl, {
     lazyConnect: true,
     maxRetriesPerRequest: 1,
@@ -34,7 +35,7 @@ export async function withRedis(
     return 3;
   }
   try {
-    return await fn(redis);
+    return await fn(redis, config);
   } finally {
     redis.disconnect();
   }

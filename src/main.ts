@@ -149,6 +149,7 @@ export function changeRequestParts(options: {
     return b;
   };
   const queue = createApplyQueue({ redisUrl: config.redisUrl, keyPrefix, ...options.worker });
+  const auditKey = config.auditKey ? { auditKey: config.auditKey } : {};
   const jobBrokers = createBrokers(config, options.metrics, APPLY_CLIENT_SETTINGS);
   let worker: ApplyWorker | undefined;
   let timeBoxes: TimeBoxQueue | undefined;
@@ -167,6 +168,7 @@ export function changeRequestParts(options: {
         queue,
         notifier,
         log: logger,
+        ...auditKey,
       }),
     async startWorker(notifier, timeBox) {
       // Time boxes: the deadline scheduled once the change is recorded; at it, the revert (or
@@ -180,6 +182,7 @@ export function changeRequestParts(options: {
         brokerFor: brokerOf(jobBrokers),
         notifier,
         log: logger,
+        ...auditKey,
         onRecorded: async (r, record) => {
           if (r.timeBoxMs !== undefined) await schedule.schedule(r.id, new Date(record.at), r.timeBoxMs);
         },
@@ -272,7 +275,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   try {
     const records = {
       requests: new RequestStore(redis, DEFAULT_KEY_PREFIX),
-      history: new AuditTrail(redis, DEFAULT_KEY_PREFIX),
+      history: new AuditTrail(redis, DEFAULT_KEY_PREFIX, config.auditKey ? { key: config.auditKey } : {}),
     };
     bot = await createApp({
       config,

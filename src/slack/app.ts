@@ -161,7 +161,13 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
   const missing = missingSlackSettings(config);
   if (missing.length > 0) throw new ConfigError(missingSlackMessage(missing));
   const { botToken, signingSecret, appToken } = config.slack;
-  const secrets = [botToken, signingSecret, appToken, ...config.environments.map((e) => e.password)];
+  const secrets = [
+    botToken,
+    signingSecret,
+    appToken,
+    config.auditKey,
+    ...config.environments.map((e) => e.password),
+  ];
   const mask = secretMasker(secrets);
   const boltLogger = createBoltLogger(logger, secrets);
   const logLevel = boltLogLevel(config.logLevel);

@@ -100,7 +100,10 @@ export function watchOutside(o: {
     outside: outsideRecorder({
       brokerFor,
       approvalsChannelOf: (env) => o.config.environments.find((e) => e.name === env)?.approvalsChannel,
-      trail: new AuditTrail(o.redis, o.keyPrefix, { log: logger }),
+      trail: new AuditTrail(o.redis, o.keyPrefix, {
+        log: logger,
+        ...(o.config.auditKey ? { key: o.config.auditKey } : {}),
+      }),
       notifier: o.notifier,
       log: logger,
     }),

@@ -60,7 +60,10 @@ export async function startApplyWorker(options: ApplyWorkerOptions): Promise<App
     log.warn({ message: err.message }, 'apply worker: Redis connection error'),
   );
   const store = new RequestStore(connection, options.keyPrefix, now);
-  const audit = new AuditTrail(connection, options.keyPrefix, { log });
+  const audit = new AuditTrail(connection, options.keyPrefix, {
+    log,
+    ...(options.auditKey ? { key: options.auditKey } : {}),
+  });
   const notify = notifierLogging(options.notifier, log);
   const queue = createApplyQueue({
     redisUrl: options.redisUrl,
