@@ -1,10 +1,10 @@
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { auditObjects } from '../policy/diff.ts';
 import type { Policy } from '../policy/types.ts';
 import { type PreviewInput, type PreviewResult, preview } from '../preview/preview.ts';
 import { isRabbitError, type ManagementClientOptions, RabbitError } from '../rabbit/index.ts';
+import { openRedis } from '../redis.ts';
 import { samePolicy } from '../watch/compare.ts';
 import { WatchStore } from '../watch/store.ts';
 import { AuditTrail } from './audit.ts';
@@ -55,7 +55,7 @@ export async function startApplyWorker(options: ApplyWorkerOptions): Promise<App
   const now = options.now ?? (() => new Date());
   const log = options.log.child({ component: 'apply' });
   // BullMQ's worker blocks on Redis and must never give up a command: maxRetriesPerRequest null.
-  const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
+  const connection = openRedis(options.redisUrl, { maxRetriesPerRequest: null });
   connection.on('error', (err: Error) =>
     log.warn({ message: err.message }, 'apply worker: Redis connection error'),
   );
