@@ -104,7 +104,7 @@ export async function runCli(
         const input = parseHistory(words);
         const { withRedis } = await import('./cliRedis.ts');
         return await withRedis(env, io, async (redis) => {
-          const { AuditTrail } = await import('./workflow/audit.ts');
+          const { AuditTrail } = await import('./audit/trail.ts');
           const result = await history(
             input,
             new AuditTrail(redis, cliOptions.keyPrefix ?? DEFAULT_KEY_PREFIX),

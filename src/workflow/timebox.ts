@@ -1,7 +1,7 @@
 import { formatDuration, parseDuration } from '../duration.ts';
 import { InputError } from '../errors.ts';
+import { samePolicy } from '../policy/compare.ts';
 import type { Policy } from '../policy/types.ts';
-import { samePolicy } from '../watch/compare.ts';
 
 /**
  * Time-boxed changes (`--for 2h` on create and edit): the rules, pure. The approver approves the

@@ -1,6 +1,6 @@
+import { AuditTrail } from '../audit/trail.ts';
 import { type PreviewAnswer, type PreviewInput, preview } from '../preview/preview.ts';
 import { isRabbitError } from '../rabbit/index.ts';
-import { AuditTrail } from './audit.ts';
 import { WorkflowError } from './errors.ts';
 import { expireDue } from './expiry.ts';
 import { whyIdentityCannotWrite } from './identity.ts';

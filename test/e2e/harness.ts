@@ -9,9 +9,11 @@
  * no signing secret) and Slack's requests go over the fake's WebSocket instead (`slack.socket`):
  * `url` then serves only /healthz and /metrics, and `command`/`mention` have nothing to post to.
  */
+
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { setUpLab } from '../../scripts/lab.ts';
+import { AuditTrail } from '../../src/audit/trail.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import {
@@ -331,6 +333,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         keyPrefix,
         logger,
         brokers,
+        trail: new AuditTrail(redis, keyPrefix),
         notifier: slackOutsideNotifier(created.delivery, logger),
         tuning: { vhosts: (v) => v === vhost, graceMs: 500, retryLowMs: 200, retryHighMs: 2000 },
       })

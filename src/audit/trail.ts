@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { sorted } from '../watch/compare.ts';
+import { sorted } from '../policy/compare.ts';
 import {
   type AuditEntry,
   type AuditRecord,
