@@ -18,7 +18,7 @@ import { Redis } from 'ioredis';
 import type { AuditRecord } from '../src/audit/types.ts';
 import { createLogger } from '../src/log.ts';
 import { applyWorkerDeps } from '../src/main.ts';
-import { ManagementClient } from '../src/rabbit/client.ts';
+import { LabClient } from '../src/rabbit/lab.ts';
 import {
   createApplyQueue,
   createApproverDirectory,
@@ -43,7 +43,7 @@ const credentials = { user: process.env.RMQ_USER ?? 'guest', password: process.e
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const ms = (x: number) => `${x.toFixed(1)} ms`;
 
-const client = new ManagementClient({ url: BROKER, ...credentials });
+const client = new LabClient({ url: BROKER, ...credentials });
 const vhost = `rmqbench-apply-${randomBytes(4).toString('hex')}`;
 const keyPrefix = `rmq:bench-apply-${randomBytes(4).toString('hex')}`;
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });

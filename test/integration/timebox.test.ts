@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import { createLogger } from '../../src/log.ts';
-import type { ManagementClient } from '../../src/rabbit/index.ts';
+import type { LabClient } from '../../src/rabbit/lab.ts';
 import { type ChangeRequest, createApplyQueue } from '../../src/workflow/index.ts';
 import { RequestStore } from '../../src/workflow/store.ts';
 import { type TimeBoxNotifier, timeBoxHandlers } from '../../src/workflow/timeboxDeadline.ts';
@@ -36,7 +36,7 @@ interface ToldTimeBox {
 }
 
 describe.each(up)('time-boxed changes on $label', (broker) => {
-  let client: ManagementClient;
+  let client: LabClient;
   let fx: WorkflowFixture;
   const timeBoxWorkers: TimeBoxWorker[] = [];
   const told: ToldTimeBox = { warned: [], asked: [], nothing: [] };

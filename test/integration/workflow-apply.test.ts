@@ -6,6 +6,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
+import type { LabClient } from '../../src/rabbit/lab.ts';
 import type { FileInput, Workflow } from '../../src/workflow/index.ts';
 import { brokerCredentials, waitFor, withUser, withVhost } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';
@@ -18,7 +19,7 @@ import {
   workflowFixture,
 } from '../support/workflow.ts';
 
-let admin: ManagementClient;
+let admin: LabClient;
 let fx: WorkflowFixture;
 let trail: AuditTrail;
 
