@@ -9,7 +9,6 @@
  * no signing secret) and Slack's requests go over the fake's WebSocket instead (`slack.socket`):
  * `url` then serves only /healthz and /metrics, and `command`/`mention` have nothing to post to.
  */
-
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { setUpLab } from '../../scripts/lab.ts';

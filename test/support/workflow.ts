@@ -65,6 +65,8 @@ export interface WorkflowFixture {
   workflow(options?: {
     client?: ManagementClient;
     env?: Partial<WorkflowEnvironment>;
+    /** The test environment's approvers (users and groups); default APPROVER and GROUP. */
+    approvers?: readonly string[];
     redis?: Redis;
     now?: () => Date;
   }): Workflow;
@@ -110,7 +112,7 @@ export function workflowFixture(
         environments: [environment(options.env)],
         brokerFor: () => options.client ?? defaultClient,
         approvers: createApproverDirectory({
-          approvers: new Map([[TEST_ENV, [APPROVER, GROUP]]]),
+          approvers: new Map([[TEST_ENV, [...(options.approvers ?? [APPROVER, GROUP])]]]),
           listMembers: async (g) => (g === GROUP ? [APPROVER_2] : []),
         }),
         queue,
