@@ -59,11 +59,12 @@ export function applyWorkerDeps(
   log: Logger,
   now?: () => Date,
 ): ApplyWorkerDeps {
-  const connection = jobConnection(redisUrl, log);
+  const jobLog = log.child({ component: 'apply' });
+  const connection = jobConnection(redisUrl, jobLog);
   return {
     connection,
     requests: new RequestStore(connection, keyPrefix, now),
-    audit: new AuditTrail(connection, keyPrefix),
+    audit: new AuditTrail(connection, keyPrefix, { log: jobLog }),
     announceWrite: ownWriteAnnouncer(connection, keyPrefix),
   };
 }
@@ -341,7 +342,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     keyPrefix: DEFAULT_KEY_PREFIX,
     logger,
     brokers: background,
-    trail: new AuditTrail(redis, DEFAULT_KEY_PREFIX),
+    trail: new AuditTrail(redis, DEFAULT_KEY_PREFIX, { log: logger.child({ part: 'watch' }) }),
     notifier: slackOutsideNotifier(bot.delivery, logger),
   });
 

@@ -332,7 +332,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         keyPrefix,
         logger,
         brokers,
-        trail: new AuditTrail(redis, keyPrefix),
+        trail: new AuditTrail(redis, keyPrefix, { log: logger.child({ part: 'watch' }) }),
         notifier: slackOutsideNotifier(created.delivery, logger),
         tuning: { vhosts: (v) => v === vhost, graceMs: 500, retryLowMs: 200, retryHighMs: 2000 },
       })
