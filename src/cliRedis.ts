@@ -8,7 +8,6 @@
  * Node reads it. `scripts/build.ts` refuses a bundle with such an `import()`.
  */
 import type { Redis } from 'ioredis';
-import type { Io } from './cli.ts';
 import { loadConfig } from './config.ts';
 import { openRedis } from './redis.ts';
 import { isSentinelUrl } from './redisAddress.ts';
@@ -16,7 +15,7 @@ import { isSentinelUrl } from './redisAddress.ts';
 /** Redis, closed after `fn`. Unreachable: exit 3, like a broker that could not be asked. */
 export async function withRedis(
   env: NodeJS.ProcessEnv,
-  io: Io,
+  io: { readonly err: (s: string) => void },
   fn: (redis: Redis) => Promise<number>,
 ): Promise<number> {
   const { redisUrl } = loadConfig(env);

@@ -1,7 +1,8 @@
 import { Queue } from 'bullmq';
 import { z } from 'zod';
+import { AuditObjectSchema } from '../audit/types.ts';
 import { openRedis } from '../redis.ts';
-import { type ApplyQueue, AuditObjectSchema } from './types.ts';
+import type { ApplyQueue } from './types.ts';
 
 /**
  * The apply queue (BullMQ). One job per approved request, its id the request's id: a second

@@ -5,14 +5,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { AuditRecord } from '../../src/audit/types.ts';
 import { createLogger } from '../../src/log.ts';
+import { applyWorkerDeps } from '../../src/main.ts';
 import type { ManagementClient } from '../../src/rabbit/index.ts';
 import { openRedis } from '../../src/redis.ts';
 import {
   type ApplyQueue,
   type ApplyWorker,
   type ApplyWorkerOptions,
-  type AuditRecord,
   type ChangeRequest,
   createApplyQueue,
   createApproverDirectory,
@@ -126,6 +127,7 @@ export function workflowFixture(
       const w = await startApplyWorker({
         redisUrl,
         keyPrefix,
+        ...applyWorkerDeps(redisUrl, keyPrefix, log, options.now),
         environments: [environment()],
         brokerFor: () => client,
         notifier,
