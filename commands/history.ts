@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import type { LoggedRecords } from '../src/audit/trail.ts';
+import type { AgainstLog, AuditRecord, HistoryQuery, VerifyResult } from '../src/audit/types.ts';
 import { InputError } from '../src/errors.ts';
-import type { LoggedRecords } from '../src/workflow/audit.ts';
-import type { AgainstLog, AuditRecord, HistoryQuery, VerifyResult } from '../src/workflow/types.ts';
 import { type FlagDefaults, parseArgs, parseWith } from './parse.ts';
 
 /**

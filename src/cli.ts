@@ -103,8 +103,8 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     const input = parseHistory(words);
     const { withRedis } = await import('./cliRedis.ts');
     return withRedis(env, io, async (redis, config) => {
-      const { AuditTrail } = await import('./workflow/audit.ts');
-      const { readAuditLog } = await import('./workflow/auditLog.ts');
+      const { AuditTrail } = await import('./audit/trail.ts');
+      const { readAuditLog } = await import('./audit/log.ts');
       const trail = new AuditTrail(
         redis,
         options.keyPrefix ?? DEFAULT_KEY_PREFIX,

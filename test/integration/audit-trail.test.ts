@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
+import { AuditTrail, canonicalJson, recordHash } from '../../src/audit/trail.ts';
+import type { AuditEntry } from '../../src/audit/types.ts';
 import { runCli } from '../../src/cli.ts';
 import { createLogger } from '../../src/log.ts';
-import { canonicalJson, recordHash } from '../../src/workflow/audit.ts';
-import { type AuditEntry, AuditTrail } from '../../src/workflow/index.ts';
 import { REDIS_URL } from '../support/workflow.ts';
 
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
