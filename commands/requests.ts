@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { InputError } from '../src/errors.ts';
+import { approvalsNeeded, approvalsOf } from '../src/workflow/approvalRules.ts';
 import type { ChangeRequest } from '../src/workflow/types.ts';
 import { type FlagDefaults, parseArgs, parseWith } from './parse.ts';
 
@@ -48,6 +49,9 @@ export interface RequestEntry {
   createdAt: string;
   expiresAt: string;
   decision?: ChangeRequest['decision'];
+  /** Distinct approvers the change needs, and the approvals given so far (in order). */
+  approvalsRequired: number;
+  approvals: NonNullable<ChangeRequest['approvals']>;
   revertOf?: string;
 }
 
@@ -73,6 +77,8 @@ export function requestEntry(r: ChangeRequest): RequestEntry {
     createdAt: r.createdAt,
     expiresAt: r.expiresAt,
     ...(r.decision ? { decision: r.decision } : {}),
+    approvalsRequired: approvalsNeeded(r),
+    approvals: approvalsOf(r),
     ...(r.revertOf ? { revertOf: r.revertOf } : {}),
   };
 }

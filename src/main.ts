@@ -157,6 +157,7 @@ export function changeRequestParts(options: {
         brokerFor: brokerOf(options.brokers),
         approvers: createApproverDirectory({
           approvers: new Map(config.environments.map((e) => [e.name, e.approvers])),
+          requesters: new Map(config.environments.map((e) => [e.name, e.requesters])),
           listMembers: listGroupMembers,
         }),
         queue,

@@ -27,6 +27,10 @@ export const WORKFLOW_ERROR_CODES = [
   'self-approval',
   /** The user is not among the environment's approvers. */
   'not-approver',
+  /** The approver approved this request already: one approver counts once. */
+  'already-approved',
+  /** The user is not among the environment's requesters (`details.who`). */
+  'not-requester',
   /** A revert of a record whose before state is already on the broker, or a request not in a state for this. */
   'nothing-to-do',
 ] as const;
@@ -38,6 +42,8 @@ export interface WorkflowErrorDetails {
   /** For `identity-cannot-write`: what the broker said (or the missing tag/permission). */
   readonly reason?: string;
   readonly request?: ChangeRequest;
+  /** For `not-requester`: who may file and who may approve (user and group ids). */
+  readonly who?: { readonly requesters: readonly string[]; readonly approvers: readonly string[] };
 }
 
 export class WorkflowError extends CodedError<WorkflowErrorCode> {

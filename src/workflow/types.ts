@@ -87,6 +87,15 @@ export const DecisionSchema = z.object({
 });
 export type Decision = z.infer<typeof DecisionSchema>;
 
+/** One approver's approval: a request needs `approvalsRequired` of them, from distinct approvers. */
+export const ApprovalSchema = z.object({
+  /** Slack user id of the approver. */
+  by: z.string().min(1),
+  reason: z.string().min(1),
+  at: IsoTime,
+});
+export type Approval = z.infer<typeof ApprovalSchema>;
+
 export const FailureSchema = z.object({
   /** A RabbitErrorCode (`refused-by-broker`, `forbidden`, `unreachable`, …) or `internal`. */
   code: z.string().min(1),
@@ -143,7 +152,12 @@ export const ChangeRequestSchema = z.object({
   expiresAt: IsoTime,
   /** When the state last changed. */
   updatedAt: IsoTime,
+  /** The decision that moved it out of `pending`: a rejection, or the last approval needed. */
   decision: DecisionSchema.optional(),
+  /** Distinct approvers it needs, none the requester (the environment's when filed; absent: 1). */
+  approvalsRequired: z.number().int().min(1).optional(),
+  /** The approvals given so far, in order (absent: none). */
+  approvals: z.array(ApprovalSchema).optional(),
   /** When the apply job started, and when the change was recorded. */
   applyingAt: IsoTime.optional(),
   appliedAt: IsoTime.optional(),
@@ -213,8 +227,10 @@ export interface DecideInput {
 }
 
 export type DecideResult =
-  /** This call decided. For an approval the apply job is queued. */
+  /** This call decided (a rejection, or the last approval needed). For an approval the apply job is queued. */
   | { readonly outcome: 'decided'; readonly request: ChangeRequest }
+  /** This approval was counted; the request still waits for more (`request.approvals`). */
+  | { readonly outcome: 'counted'; readonly request: ChangeRequest }
   /** Someone decided first (or the request left `pending` otherwise): `request.decision` says who and when. */
   | { readonly outcome: 'already-decided'; readonly request: ChangeRequest }
   /** Past its deadline: now `expired`, nothing happens. */
@@ -235,10 +251,17 @@ export interface Workflow {
    */
   file(input: FileInput): Promise<Filed>;
   /**
-   * One atomic transition out of `pending`. Refuses (WorkflowError): `not-found`,
-   * `self-approval` (approve only), `not-approver`, `reason-required` (empty reason),
+   * Refuses (`not-requester`, `details.who` naming who may ask and approve; `unknown-env`) a user
+   * the environment does not let file requests: asked before a form opens. `file` asks it too.
+   */
+  mayRequest(env: string | undefined, user: string): Promise<void>;
+  /**
+   * Counts an approval, or rejects: one atomic move in Redis. The approval that makes the number
+   * the request needs moves it to `approved` and queues the apply job (once, across replicas);
+   * one before it is `counted`. Refusals (WorkflowError, the rules of approvalRules.ts):
+   * `not-found`, `reason-required`, `self-approval`, `not-approver`, `already-approved`,
    * `store-unavailable` (Redis; nothing decided).
-   * Notifies `stateChanged` when this call decided (or expired it).
+   * Notifies `stateChanged` when this call counted, decided (or expired it).
    */
   decide(id: string, input: DecideInput): Promise<DecideResult>;
   /** undefined: no such request. */
@@ -314,7 +337,10 @@ export const AuditRecordSchema = z.object({
   action: z.enum(['create', 'edit', 'delete', 'revert', 'outside']),
   requestId: z.string().optional(),
   requester: Person.optional(),
+  /** The first approver (kept for readers of one approver); `approvers` lists them all. */
   approver: Person.optional(),
+  /** Every approver, in the order they approved, each with their reason. */
+  approvers: z.array(Person).optional(),
   /** For a change caught outside the bot: who the broker says made it (absent: not known). */
   actor: z.string().optional(),
   /**
@@ -371,6 +397,8 @@ export interface WorkflowEnvironment {
   readonly approvalsChannel: string | undefined;
   /** How long a request waits for a decision (RMQ_REQUEST_TTL, or the environment's `requestTtl`). */
   readonly requestTtlMs: number;
+  /** Distinct approvers a change needs (RMQ_APPROVALS_REQUIRED, or the environment's `approvalsRequired`). Default 1. */
+  readonly approvalsRequired?: number;
 }
 
 /**

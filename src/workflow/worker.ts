@@ -7,6 +7,7 @@ import type { Policy } from '../policy/types.ts';
 import { isRabbitError, type ManagementClientOptions, RabbitError } from '../rabbit/index.ts';
 import { samePolicy } from '../watch/compare.ts';
 import { WatchStore } from '../watch/store.ts';
+import { approvalsOf } from './approvalRules.ts';
 import { AuditTrail } from './audit.ts';
 import type { WorkflowBroker } from './broker.ts';
 import { expireDue } from './expiry.ts';
@@ -324,7 +325,7 @@ class ApplyJob {
       action: r.action,
       requestId: r.id,
       requester: r.requester,
-      ...(r.decision ? { approver: { user: r.decision.by, reason: r.decision.reason } } : {}),
+      ...approversOf(r),
       requestedAt: r.createdAt,
       ...(r.decision ? { approvedAt: r.decision.at } : {}),
       appliedAt: at,
@@ -347,6 +348,17 @@ class ApplyJob {
     await this.deps.notify.stateChanged(moved.request);
     await this.deps.notify.applied(moved.request, record);
   }
+}
+
+/** The audit record's approvers: every approval in order (`approver` the first); a request decided before approvals were counted has its decision. */
+function approversOf(r: ChangeRequest): Pick<AuditRecord, 'approver' | 'approvers'> {
+  const given = approvalsOf(r);
+  const people = (given.length ? given : r.decision ? [r.decision] : []).map((a) => ({
+    user: a.by,
+    reason: a.reason,
+  }));
+  const [first] = people;
+  return first ? { approver: first, approvers: people } : {};
 }
 
 function notAnswered(p: Exclude<PreviewResult, { status: 'answered' }>): Error {

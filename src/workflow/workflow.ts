@@ -1,10 +1,11 @@
 import { type PreviewAnswer, type PreviewInput, preview } from '../../commands/preview.ts';
 import { isRabbitError } from '../rabbit/index.ts';
+import { approvalsOf, type DecideRefusal, decideRefusal, fileRefusal } from './approvalRules.ts';
 import { AuditTrail } from './audit.ts';
 import { WorkflowError } from './errors.ts';
 import { expireDue } from './expiry.ts';
 import { whyIdentityCannotWrite } from './identity.ts';
-import { newRequestId, RequestStore } from './store.ts';
+import { type ApproveOutcome, newRequestId, RequestStore, type TransitionOutcome } from './store.ts';
 import type {
   ChangeRequest,
   DecideInput,
@@ -62,6 +63,19 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
     }
   }
 
+  /** Refuses (`not-requester`, naming who may ask or approve) a user the environment does not let file. */
+  async function assertMayRequest(env: WorkflowEnvironment, user: string): Promise<void> {
+    const requesters = options.approvers.requesters(env.name);
+    const isRequester = requesters.length > 0 && (await options.approvers.isRequester(env.name, user));
+    if (fileRefusal({ requesters, isRequester }) !== 'not-requester') return;
+    const approvers = options.approvers.configured(env.name);
+    throw new WorkflowError(
+      'not-requester',
+      `You may not file change requests in environment ${env.name}. Who may ask: ${requesters.join(', ')}; who may approve: ${approvers.join(', ') || 'nobody configured'}.`,
+      { who: { requesters, approvers } },
+    );
+  }
+
   async function fileRequest(input: FileInput, action: RequestAction, revertOf?: string): Promise<Filed> {
     const env = environment(input.env);
     if (env.mode === 'read-only') {
@@ -70,6 +84,7 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
         `Environment ${env.name} is read-only: the bot changes no policy there.`,
       );
     }
+    await assertMayRequest(env, input.requester.user);
     // Before the broker is asked: a request that cannot be stored is refused at once.
     await storeCall('ping', () => options.redis.ping());
     const broker = options.brokerFor(env.name);
@@ -141,6 +156,7 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
       origin: input.origin,
       ...(env.approvalsChannel ? { approvalsChannel: env.approvalsChannel } : {}),
       state: 'pending',
+      approvalsRequired: env.approvalsRequired ?? 1,
       createdAt: created.toISOString(),
       expiresAt: new Date(created.getTime() + env.requestTtlMs).toISOString(),
       updatedAt: created.toISOString(),
@@ -157,41 +173,37 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
 
   return {
     file: (input) => fileRequest(input, input.action),
+    mayRequest: (env, user) => assertMayRequest(environment(env), user),
 
     async decide(id, input: DecideInput): Promise<DecideResult> {
       const reason = input.reason.trim();
-      if (!reason) {
-        throw new WorkflowError(
-          'reason-required',
-          input.kind === 'approve' ? 'An approval needs your reason.' : 'A rejection needs your reason.',
-        );
-      }
+      if (!reason) throw decideError('reason-required', input.kind);
       const undecided = 'nothing was decided';
       const request = await storeCall('get', () => store.get(id), undecided);
       if (!request) throw new WorkflowError('not-found', `No change request ${id}.`);
-      const own = input.user === request.requester.user;
-      if (input.kind === 'approve' && own) {
-        throw new WorkflowError('self-approval', 'You filed this request: someone else must approve it.', {
-          request,
-        });
-      }
-      // The requester may withdraw their own request; anyone else deciding must be an approver.
-      if (!own && !(await options.approvers.isApprover(request.env, input.user))) {
-        throw new WorkflowError(
-          'not-approver',
-          `You are not among the approvers of environment ${request.env}.`,
-          { request },
-        );
-      }
+      const refusal = decideRefusal({
+        kind: input.kind,
+        user: input.user,
+        reason,
+        request,
+        // The requester may withdraw their own request without being an approver.
+        isApprover:
+          input.user !== request.requester.user &&
+          (await options.approvers.isApprover(request.env, input.user)),
+      });
+      if (refusal) throw decideError(refusal, input.kind, request);
+      const at = now().toISOString();
       const outcome = await storeCall(
         'decide',
-        () =>
-          store.transition(id, {
-            from: ['pending'],
-            to: input.kind === 'approve' ? 'approved' : 'rejected',
-            checkDeadline: true,
-            set: { decision: { kind: input.kind, by: input.user, reason, at: now().toISOString() } },
-          }),
+        (): Promise<ApproveOutcome | TransitionOutcome> =>
+          input.kind === 'approve'
+            ? store.approve(id, { by: input.user, reason, at })
+            : store.transition(id, {
+                from: ['pending'],
+                to: 'rejected',
+                checkDeadline: true,
+                set: { decision: { kind: input.kind, by: input.user, reason, at } },
+              }),
         undecided,
       );
       if (outcome.kind === 'missing') throw new WorkflowError('not-found', `No change request ${id}.`);
@@ -204,6 +216,16 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
           outcome: outcome.request.state === 'expired' ? 'expired' : 'already-decided',
           request: outcome.request,
         };
+      }
+      // Another click of the same approver, on another replica, got there between the read and the move.
+      if (outcome.kind === 'duplicate') throw decideError('already-approved', input.kind, outcome.request);
+      if (outcome.kind === 'counted') {
+        options.log.info(
+          { requestId: id, by: input.user, approvals: approvalsOf(outcome.request).length },
+          'approval counted; more needed',
+        );
+        await notify.stateChanged(outcome.request);
+        return { outcome: 'counted', request: outcome.request };
       }
       options.log.info({ requestId: id, decision: input.kind, by: input.user }, 'request decided');
       if (input.kind === 'approve') {
@@ -261,6 +283,32 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
 
     expireDue: () => expireDue(store, notify),
   };
+}
+
+/** A refused decision, with its message for logs and the terminal (the views choose their sentence by code). */
+function decideError(code: DecideRefusal, kind: DecideInput['kind'], request?: ChangeRequest): WorkflowError {
+  const details = request ? { request } : {};
+  switch (code) {
+    case 'reason-required':
+      return new WorkflowError(
+        code,
+        kind === 'approve' ? 'An approval needs your reason.' : 'A rejection needs your reason.',
+      );
+    case 'self-approval':
+      return new WorkflowError(code, 'You filed this request: someone else must approve it.', details);
+    case 'not-approver':
+      return new WorkflowError(
+        code,
+        `You are not among the approvers of environment ${request?.env ?? '?'}.`,
+        details,
+      );
+    case 'already-approved':
+      return new WorkflowError(
+        code,
+        'You already approved this request: another approver must give the next approval.',
+        details,
+      );
+  }
 }
 
 export function snapshotOf(p: PreviewAnswer): PreviewSnapshot {

@@ -29,6 +29,8 @@ export function testEnvironment(broker: TestBroker, amqpUrl = amqpUrlFor(broker)
     password,
     mode: 'normal',
     approvers: [],
+    approvalsRequired: 1,
+    requesters: [],
     approvalsChannel: undefined,
     amqp: amqpEndpoint(amqpUrl, broker.url, user, password),
     requestTtlMs: 24 * 3_600_000,

@@ -66,6 +66,8 @@ export interface WorkflowFixture {
     env?: Partial<WorkflowEnvironment>;
     redis?: Redis;
     now?: () => Date;
+    /** Who may file (user and group ids); none: anyone. */
+    requesters?: string[];
   }): Workflow;
   /** An apply worker (one replica's); stopped by close() if not before. */
   worker(client: ManagementClient, options?: Partial<ApplyWorkerOptions>): Promise<ApplyWorker>;
@@ -102,6 +104,7 @@ export function workflowFixture(defaultClient: ManagementClient): WorkflowFixtur
         brokerFor: () => options.client ?? defaultClient,
         approvers: createApproverDirectory({
           approvers: new Map([[TEST_ENV, [APPROVER, GROUP]]]),
+          requesters: new Map([[TEST_ENV, options.requesters ?? []]]),
           listMembers: async (g) => (g === GROUP ? [APPROVER_2] : []),
         }),
         queue,

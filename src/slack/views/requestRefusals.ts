@@ -2,6 +2,7 @@ import type { WorkflowError } from '../../workflow/errors.ts';
 import { prose, truncate } from '../escape.ts';
 import { finish, type SlackMessage, section } from './message.ts';
 import { previewView } from './preview.ts';
+import { whoList } from './request.ts';
 
 /**
  * Why a change request was not filed, or a decision not taken: one sentence per code (the
@@ -22,6 +23,8 @@ const SENTENCES: Readonly<Record<string, string>> = {
   'not-found': 'There is no such request or audit record.',
   'self-approval': 'You filed this request: another approver must decide it.',
   'not-approver': 'You are not among the approvers of this environment: nothing was decided.',
+  'already-approved': 'You already approved this request: another approver must give the next approval.',
+  'not-requester': 'You may not file change requests in this environment: nothing was filed or posted.',
   'nothing-to-do': 'The broker already has exactly this: there is nothing to change. Nothing was filed.',
   'no-such-policy': 'There is no policy of that name to edit in that vhost (and layer).',
   'name-taken': 'A policy of that name exists already in that vhost: edit it instead.',
@@ -58,6 +61,17 @@ export function requestRefusedView(err: WorkflowError): SlackMessage {
   }
   const detail = refusalDetail(err);
   const sentence = refusalSentence(err.code);
+  const who = err.code === 'not-requester' ? err.details.who : undefined;
+  if (who) {
+    return finish(
+      [
+        section(
+          `:no_entry: ${prose(sentence)}\nWho may ask: ${whoList(who.requesters)}. Who may approve: ${whoList(who.approvers)}. Ask one of them to file it.`,
+        ),
+      ],
+      prose(sentence),
+    );
+  }
   return finish(
     [section(`:no_entry: ${prose(sentence)}${detail ? `\n> ${prose(truncate(detail, 1500))}` : ''}`)],
     prose(sentence),
