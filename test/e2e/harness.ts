@@ -203,6 +203,8 @@ export interface HarnessOptions {
    * `management` only (it may read policies, not write them).
    */
   readonly changes?: boolean;
+  /** With `changes`: more keys of environment `lab` in the environments file (e.g. `approvalsRequired: 2`). */
+  readonly labRules?: string;
   /**
    * Changes made outside the bot watched, as main.ts watches them, for environment `lab` and the
    * harness's vhost only (other tests change other vhosts of the same broker all the time).
@@ -264,7 +266,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     : '';
   const environmentsYaml = [
     'environments:',
-    `  - { name: lab, url: "${proxy.url}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD${approvalsYaml} }`,
+    `  - { name: lab, url: "${proxy.url}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD${approvalsYaml}${options.labRules ? `, ${options.labRules}` : ''} }`,
     ...(down ? [`  - { name: down, url: "${down.url}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD }`] : []),
     ...(weak
       ? [
