@@ -1,5 +1,4 @@
 import { config as loadDotenv } from 'dotenv';
-import type { Redis } from 'ioredis';
 import { helpText } from '../commands/help.ts';
 import { parseWhich } from '../commands/parse.ts';
 import { parsePolicies, policies } from '../commands/policies.ts';
@@ -67,10 +66,12 @@ export async function runCli(
       }
       case 'preview': {
         // Loaded when asked for: `which`, the common question, does not pay for the simulation.
-        const [{ parsePreview, preview, previewExitCode, previewJson }, { previewText }] = await Promise.all([
-          import('../commands/preview.ts'),
-          import('./terminal/preview.ts'),
-        ]);
+        const [{ parsePreview, previewExitCode, previewJson }, { preview }, { previewText }] =
+          await Promise.all([
+            import('../commands/preview.ts'),
+            import('./preview/preview.ts'),
+            import('./terminal/preview.ts'),
+          ]);
         const input = parsePreview(words, {}, { defaults: terminalDefaults(env) });
         return await withBroker(env, input.env, async (broker) => {
           const result = await preview(input, broker);
@@ -84,6 +85,7 @@ export async function runCli(
         const { parseRequests, requests } = await import('../commands/requests.ts');
         const { requestsText } = await import('./terminal/requests.ts');
         const input = parseRequests(words);
+        const { withRedis } = await import('./cliRedis.ts');
         return await withRedis(env, io, async (redis) => {
           const { RequestStore } = await import('./workflow/store.ts');
           const result = await requests(
@@ -100,6 +102,7 @@ export async function runCli(
         );
         const { historyText } = await import('./terminal/history.ts');
         const input = parseHistory(words);
+        const { withRedis } = await import('./cliRedis.ts');
         return await withRedis(env, io, async (redis) => {
           const { AuditTrail } = await import('./workflow/audit.ts');
           const result = await history(
@@ -164,40 +167,6 @@ async function withBroker(
   } finally {
     // The answer is out: a request still hanging is not waited for.
     await client.close(0);
-  }
-}
-
-/**
- * Redis (the requests and the audit trail), closed after `fn`. Unreachable: exit 3, like a
- * broker that could not be asked.
- */
-async function withRedis(
-  env: NodeJS.ProcessEnv,
-  io: Io,
-  fn: (redis: Redis) => Promise<number>,
-): Promise<number> {
-  const { redisUrl } = loadConfig(env);
-  // Loaded when asked for: `which` and `preview` never pay for the Redis client.
-  const { Redis } = await import('ioredis');
-  const redis = new Redis(redisUrl, {
-    lazyConnect: true,
-    maxRetriesPerRequest: 1,
-    connectTimeout: 3_000,
-    commandTimeout: 10_000,
-    retryStrategy: () => null,
-  });
-  redis.on('error', () => undefined); // reported below, once
-  try {
-    await redis.connect();
-  } catch (err) {
-    io.err(`rmq: Redis (REDIS_URL) cannot be reached: ${err instanceof Error ? err.message : String(err)}\n`);
-    redis.disconnect();
-    return 3;
-  }
-  try {
-    return await fn(redis);
-  } finally {
-    redis.disconnect();
   }
 }
 

@@ -8,6 +8,7 @@ import {
   type ValueRule,
   vetoedKeys,
 } from './keys.ts';
+import type { Problem } from './problem.ts';
 import {
   atLeast,
   type BrokerVersion,
@@ -16,7 +17,6 @@ import {
   type ObjectKind,
   type PolicyLayer,
 } from './types.ts';
-import type { Problem } from './validate.ts';
 
 /**
  * What is wrong with a proposed definition, key by key, for the broker's version: unknown keys

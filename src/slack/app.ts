@@ -11,9 +11,10 @@ import type { TimeBoxNotifier } from '../workflow/timeboxDeadline.ts';
 import { boltLogLevel, createBoltLogger, secretMasker } from './boltLogger.ts';
 import { redisChannelDefaults } from './channelDefaults.ts';
 import { createDelivery, type Delivery, type DeliveryOptions } from './delivery.ts';
+import type { SlackBroker } from './environments.ts';
 import { environmentDirectory } from './environments.ts';
 import { refuseFutureTimestamps } from './freshness.ts';
-import type { Records, SlackBroker } from './handlers/types.ts';
+import type { Records } from './handlers/types.ts';
 import { InFlight } from './inflight.ts';
 import {
   acknowledgeUnhandledInteractions,

@@ -114,7 +114,7 @@ export interface TransitionInput {
 
 /** Fields kept beside `doc`, parsed as JSON. */
 const JSON_FIELDS = ['decision', 'approvals', 'message', 'failure', 'verification'] as const;
-const TEXT_FIELDS = ['applyingAt', 'appliedAt', 'auditId', 'updatedAt'] as const;
+const TEXT_FIELDS = ['applyingAt', 'appliedAt', 'auditId', 'updatedAt', 'remindedAt'] as const;
 
 /** Filed once, never changed afterwards. */
 type Doc = Omit<
@@ -161,6 +161,7 @@ export class RequestStore {
       applyingAt: _a,
       appliedAt: _p,
       auditId: _i,
+      remindedAt: _r,
       ...doc
     } = r;
     const key = this.#key(r.id);
@@ -203,6 +204,21 @@ export class RequestStore {
     return (await this.listOpen())
       .filter((r) => r.state === 'pending' && Date.parse(r.expiresAt) <= now)
       .map((r) => r.id);
+  }
+
+  /** Pending requests past half their time to live and not yet reminded of (candidates: `claimReminder` decides). */
+  async dueReminders(): Promise<ChangeRequest[]> {
+    const now = this.#now().getTime();
+    return (await this.listOpen()).filter((r) => {
+      const created = Date.parse(r.createdAt);
+      const half = created + (Date.parse(r.expiresAt) - created) / 2;
+      return r.state === 'pending' && r.remindedAt === undefined && now >= half;
+    });
+  }
+
+  /** Claims the reminder of a request: true for exactly one caller, on any replica. */
+  async claimReminder(id: string): Promise<boolean> {
+    return (await this.#redis.hsetnx(this.#key(id), 'remindedAt', this.#now().toISOString())) === 1;
   }
 
   /** Requests approved but not finished: the apply job must exist for each (restart, lost enqueue). */

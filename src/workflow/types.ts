@@ -1,10 +1,10 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../commands/preview.ts';
-import type { PreviewSummary } from '../../commands/previewSummary.ts';
 import type { PolicyDiff } from '../policy/diff.ts';
-import type { Problem } from '../policy/validate.ts';
+import type { Problem } from '../policy/problem.ts';
+import type { PolicyFields, PreviewAnswer, PreviewResult } from '../preview/preview.ts';
+import type { PreviewSummary } from '../preview/summary.ts';
 import type { ApproverDirectory } from './approvers.ts';
 import type { WorkflowBroker } from './broker.ts';
 
@@ -50,7 +50,7 @@ export type DecisionKind = (typeof DECISION_KINDS)[number];
 
 const Definition = z.record(z.string(), z.unknown());
 
-/** The PolicyFields shape of commands/preview.ts. */
+/** The PolicyFields shape of the preview service (src/preview/preview.ts). */
 export const PolicyFieldsSchema = z.object({
   pattern: z.string(),
   applyTo: z.string(),
@@ -162,6 +162,8 @@ export const ChangeRequestSchema = z.object({
   applyingAt: IsoTime.optional(),
   appliedAt: IsoTime.optional(),
   failure: FailureSchema.optional(),
+  /** When its approvers were reminded (half its time to live passed without a decision). */
+  remindedAt: IsoTime.optional(),
   /** The audit record of the applied change. */
   auditId: z.string().optional(),
   /** For a revert: the audit record whose before state it restores. */
@@ -295,6 +297,8 @@ export interface Notifier {
   failed(request: ChangeRequest): Promise<void>;
   /** Not applied, the broker is not what was approved: `fresh` is a new preview of the same change, for a new request. */
   stale(request: ChangeRequest, fresh: PreviewResult): Promise<void>;
+  /** Half its time to live passed without a decision (once per request): remind its approvers in its thread. */
+  reminder(request: ChangeRequest): Promise<void>;
 }
 
 /** A Notifier that tells nobody (terminal, tests that do not care). */
@@ -303,6 +307,7 @@ export const SILENT_NOTIFIER: Notifier = {
   async applied() {},
   async failed() {},
   async stale() {},
+  async reminder() {},
 };
 
 // --- the audit trail -----------------------------------------------------------------------

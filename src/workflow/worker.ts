@@ -1,16 +1,16 @@
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { type PreviewInput, type PreviewResult, preview } from '../../commands/preview.ts';
 import { auditObjects } from '../policy/diff.ts';
 import type { Policy } from '../policy/types.ts';
+import { type PreviewInput, type PreviewResult, preview } from '../preview/preview.ts';
 import { isRabbitError, type ManagementClientOptions, RabbitError } from '../rabbit/index.ts';
 import { samePolicy } from '../watch/compare.ts';
 import { WatchStore } from '../watch/store.ts';
 import { approvalsOf } from './approvalRules.ts';
 import { AuditTrail } from './audit.ts';
 import type { WorkflowBroker } from './broker.ts';
-import { expireDue } from './expiry.ts';
+import { expireDue, remindDue } from './expiry.ts';
 import { APPLY_DEFAULTS, APPLY_QUEUE, ApplyJobData, bullPrefix, createApplyQueue } from './queue.ts';
 import { RequestStore } from './store.ts';
 import {
@@ -91,11 +91,12 @@ export async function startApplyWorker(options: ApplyWorkerOptions): Promise<App
   worker.on('error', (err) => log.error({ err }, 'apply worker error'));
 
   // Approved requests whose job is missing (an enqueue lost to a Redis blip) are queued again;
-  // requests past their deadline expire. At start, then on an interval, by every replica.
+  // requests past their deadline expire; those past half of it remind their approvers. At start, then on an interval, by every replica.
   const sweep = async () => {
     try {
       for (const r of await store.unfinished()) await queue.enqueue(r.id);
       await expireDue(store, notify);
+      await remindDue(store, notify);
     } catch (err) {
       log.warn({ err }, 'apply worker: sweep failed; next one in a while');
     }

@@ -1,4 +1,4 @@
-import { type PreviewAnswer, type PreviewInput, preview } from '../../commands/preview.ts';
+import { type PreviewAnswer, type PreviewInput, preview } from '../preview/preview.ts';
 import { isRabbitError } from '../rabbit/index.ts';
 import { approvalsOf, type DecideRefusal, decideRefusal, fileRefusal } from './approvalRules.ts';
 import { AuditTrail } from './audit.ts';
@@ -338,5 +338,6 @@ export function notifierLogging(n: Notifier, log: WorkflowOptions['log']): Notif
     applied: guard('applied', (r, rec) => n.applied(r, rec)),
     failed: guard('failed', (r) => n.failed(r)),
     stale: guard('stale', (r, p) => n.stale(r, p)),
+    reminder: guard('reminder', (r) => n.reminder(r)),
   };
 }

@@ -5,6 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManagementClient } from '../../src/rabbit/index.ts';
+import type { LabClient } from '../../src/rabbit/lab.ts';
 import { AuditTrail, type FileInput, isWorkflowError, type Workflow } from '../../src/workflow/index.ts';
 import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';
@@ -20,7 +21,7 @@ const { up } = await brokersUp();
 const broker = up[0];
 if (!broker) throw new Error('no broker up');
 
-let admin: ManagementClient;
+let admin: LabClient;
 let fx: WorkflowFixture;
 
 beforeAll(() => {

@@ -18,8 +18,8 @@ import {
   type ObjectKind,
   type Policy,
 } from '../../src/policy/types.ts';
-import type { ManagementClient } from '../../src/rabbit/index.ts';
 import { RabbitError } from '../../src/rabbit/index.ts';
+import type { LabClient } from '../../src/rabbit/lab.ts';
 import { uniqueName, waitFor } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';
 
@@ -150,7 +150,7 @@ async function inBatches<T>(items: readonly T[], size: number, fn: (t: T) => Pro
 }
 
 /** Puts a policy; a refusal (a valid-looking definition a version rejects) is returned, not thrown. */
-async function put(client: ManagementClient, layer: 'user' | 'operator', p: Policy): Promise<string | null> {
+async function put(client: LabClient, layer: 'user' | 'operator', p: Policy): Promise<string | null> {
   try {
     await client.putPolicy(layer, p);
     return null;

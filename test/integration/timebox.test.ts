@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.ts';
-import type { ManagementClient } from '../../src/rabbit/index.ts';
+import type { LabClient } from '../../src/rabbit/lab.ts';
 import { AuditTrail } from '../../src/workflow/audit.ts';
 import { type ChangeRequest, createApplyQueue } from '../../src/workflow/index.ts';
 import { RequestStore } from '../../src/workflow/store.ts';
@@ -36,7 +36,7 @@ interface ToldTimeBox {
 }
 
 describe.each(up)('time-boxed changes on $label', (broker) => {
-  let client: ManagementClient;
+  let client: LabClient;
   let fx: WorkflowFixture;
   const timeBoxWorkers: TimeBoxWorker[] = [];
   const told: ToldTimeBox = { warned: [], asked: [], nothing: [] };

@@ -2,9 +2,11 @@
  * Filing and deciding change requests on the real Redis and broker: who may, what is refused
  * (and that nothing is stored then), one decision however many decide at once, expiry.
  */
+
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManagementClient } from '../../src/rabbit/index.ts';
+import type { LabClient } from '../../src/rabbit/lab.ts';
 import { type FileInput, isWorkflowError, type WorkflowErrorCode } from '../../src/workflow/index.ts';
 import { adminClient, brokerUrl, withUser, withVhost } from '../support/broker.ts';
 import {
@@ -16,7 +18,7 @@ import {
   workflowFixture,
 } from '../support/workflow.ts';
 
-let admin: ManagementClient;
+let admin: LabClient;
 let fx: WorkflowFixture;
 
 beforeAll(() => {

@@ -6,7 +6,7 @@
  * once scripts/broker-4 succeeded), in which case its absence fails the run.
  */
 import { request } from 'undici';
-import { ManagementClient } from '../../src/rabbit/index.ts';
+import { LabClient } from '../../src/rabbit/lab.ts';
 import { brokerCredentials, brokerUrl } from './broker.ts';
 
 export interface TestBroker {
@@ -54,6 +54,6 @@ export async function brokersUp(): Promise<{ up: TestBroker[]; skipped: TestBrok
   return { up, skipped };
 }
 
-export function clientFor(broker: TestBroker): ManagementClient {
-  return new ManagementClient({ url: broker.url, ...brokerCredentials() });
+export function clientFor(broker: TestBroker): LabClient {
+  return new LabClient({ url: broker.url, ...brokerCredentials() });
 }

@@ -35,10 +35,11 @@ export interface Told {
   readonly applied: { request: ChangeRequest; record: AuditRecord }[];
   readonly failed: ChangeRequest[];
   readonly stale: { request: ChangeRequest; fresh: unknown }[];
+  readonly reminders: ChangeRequest[];
 }
 
 export function recordingNotifier(): Notifier & { told: Told } {
-  const told: Told = { states: [], applied: [], failed: [], stale: [] };
+  const told: Told = { states: [], applied: [], failed: [], stale: [], reminders: [] };
   return {
     told,
     async stateChanged(r) {
@@ -52,6 +53,9 @@ export function recordingNotifier(): Notifier & { told: Told } {
     },
     async stale(request, fresh) {
       told.stale.push({ request, fresh });
+    },
+    async reminder(r) {
+      told.reminders.push(r);
     },
   };
 }
@@ -76,9 +80,17 @@ export interface WorkflowFixture {
 
 export const TEST_ENV = 'test';
 
-export function workflowFixture(defaultClient: ManagementClient): WorkflowFixture {
-  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  const keyPrefix = `rmq:test-wf-${randomBytes(5).toString('hex')}`;
+/**
+ * `where`: another Redis and key prefix than the shared one and a fresh prefix (the compiled CLI
+ * reads the production prefix `rmq`, so its tests give it a Redis of their own).
+ */
+export function workflowFixture(
+  defaultClient: ManagementClient,
+  where: { redisUrl?: string; keyPrefix?: string } = {},
+): WorkflowFixture {
+  const redisUrl = where.redisUrl ?? REDIS_URL;
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  const keyPrefix = where.keyPrefix ?? `rmq:test-wf-${randomBytes(5).toString('hex')}`;
   const notifier = recordingNotifier();
   const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const queues: ApplyQueue[] = [];
@@ -95,7 +107,7 @@ export function workflowFixture(defaultClient: ManagementClient): WorkflowFixtur
     redis,
     notifier,
     workflow(options = {}) {
-      const queue = createApplyQueue({ redisUrl: REDIS_URL, keyPrefix, backoffMs: 200 });
+      const queue = createApplyQueue({ redisUrl, keyPrefix, backoffMs: 200 });
       queues.push(queue);
       return createWorkflow({
         redis: options.redis ?? redis,
@@ -115,7 +127,7 @@ export function workflowFixture(defaultClient: ManagementClient): WorkflowFixtur
     },
     async worker(client, options = {}) {
       const w = await startApplyWorker({
-        redisUrl: REDIS_URL,
+        redisUrl,
         keyPrefix,
         environments: [environment()],
         brokerFor: () => client,

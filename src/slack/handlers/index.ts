@@ -30,12 +30,5 @@ export const COMMANDS: ReadonlyMap<string, SlackCommand> = new Map(
   ].map((c) => [c.name, c] as const),
 );
 
-export type {
-  AttachedFile,
-  CommandContext,
-  EnvironmentBroker,
-  Environments,
-  Records,
-  SlackBroker,
-  SlackCommand,
-} from './types.ts';
+export type { EnvironmentBroker, Environments, SlackBroker } from '../environments.ts';
+export type { CommandContext, Records, SlackCommand } from './types.ts';

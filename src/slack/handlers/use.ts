@@ -1,10 +1,11 @@
 import { USE_USAGE } from '../../../commands/help.ts';
 import { parseArgs } from '../../../commands/parse.ts';
-import { closeVhosts } from '../../../commands/vhosts.ts';
 import { CodedError, InputError } from '../../errors.ts';
+import { closeVhosts } from '../../vhosts.ts';
 import type { Deliverable } from '../delivery.ts';
+import type { SlackBroker } from '../environments.ts';
 import { defaultsClearedView, defaultsSetView, defaultsShownView } from '../views/use.ts';
-import type { CommandContext, SlackBroker, SlackCommand } from './types.ts';
+import type { CommandContext, SlackCommand } from './types.ts';
 
 /**
  * `/rmq use [--env E] [--vhost V] [--clear]`: this channel's defaults for every later command in

@@ -4,7 +4,7 @@ import type { Policy } from '../../policy/types.ts';
 import { isWorkflowError, type WorkflowError } from '../../workflow/errors.ts';
 import type { ChangeRequest, Filed, Origin, Workflow } from '../../workflow/types.ts';
 import type { Delivery, Sent } from '../delivery.ts';
-import type { SlackBroker } from '../handlers/types.ts';
+import type { SlackBroker } from '../environments.ts';
 import {
   type Draft,
   encodeMeta,
