@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { InputError } from '../src/errors.ts';
-import { approvalsNeeded, approvalsOf } from '../src/workflow/approvalRules.ts';
+import { approvalsNeeded, approvalsOf } from '../src/workflow/rules.ts';
 import type { ChangeRequest } from '../src/workflow/types.ts';
 import { type FlagDefaults, parseArgs, parseWith } from './parse.ts';
 

@@ -198,7 +198,7 @@ export async function preview(
   await settleSimulation(simulation, options.reader);
   const simulated = simulation.result();
   const { objects, unpredictable } = simulated;
-  const summary = summarize(simulated, policyChange);
+  const summary = summarize(simulated, policyChange, version);
   return {
     status: 'answered',
     change,

@@ -239,31 +239,27 @@ export type DecideResult =
   | { readonly outcome: 'expired'; readonly request: ChangeRequest };
 
 /**
- * The workflow as its callers see it. Refusals throw a `WorkflowError` whose `code` is one of
- * WORKFLOW_ERROR_CODES (src/workflow/errors.ts); nothing is stored on a refusal.
+ * The workflow as its callers see it. Refusals throw a `WorkflowError` (src/workflow/errors.ts:
+ * each code, its facts and its sentence); who may do what is src/workflow/rules.ts's. Nothing is
+ * stored on a refusal.
  */
 export interface Workflow {
   /**
-   * Validates, previews and files a request (state `pending`). Refuses (WorkflowError):
-   * `unknown-env`, `read-only-env`, `reason-required` (a delete, or any write in a guarded
-   * environment, without a reason: ask for it and call again), `identity-cannot-write` (the
-   * bot's broker identity lacks the tag or the vhost permission; `reason` is the broker's),
-   * `preview-refused` (`details.preview` is the refused preview: its `refusals` carry a `field`
-   * for inline form errors), `broker-not-asked` (`details.preview`), `store-unavailable` (Redis).
+   * Checks (rules.ts, the broker identity), previews and files a request (state `pending`). A
+   * refused preview is in `details.preview` (its `refusals` carry a `field` for inline form
+   * errors); `reason-required`: ask for the reason and call again.
    */
   file(input: FileInput): Promise<Filed>;
   /**
-   * Refuses (`not-requester`, `details.who` naming who may ask and approve; `unknown-env`) a user
-   * the environment does not let file requests: asked before a form opens. `file` asks it too.
+   * Refuses (`not-requester`, naming who may ask and approve; `unknown-env`) a user the
+   * environment does not let file requests: asked before a form opens. `file` asks it too.
    */
   mayRequest(env: string | undefined, user: string): Promise<void>;
   /**
-   * Counts an approval, or rejects: one atomic move in Redis. The approval that makes the number
-   * the request needs moves it to `approved` and queues the apply job (once, across replicas);
-   * one before it is `counted`. Refusals (WorkflowError, the rules of approvalRules.ts):
-   * `not-found`, `reason-required`, `self-approval`, `not-approver`, `already-approved`,
-   * `store-unavailable` (Redis; nothing decided).
-   * Notifies `stateChanged` when this call counted, decided (or expired it).
+   * Counts an approval, or rejects, if rules.ts lets this user: one atomic move in Redis. The
+   * approval that makes the number the request needs moves it to `approved` and queues the apply
+   * job (once, across replicas); one before it is `counted`. Notifies `stateChanged` when this
+   * call counted, decided (or expired it).
    */
   decide(id: string, input: DecideInput): Promise<DecideResult>;
   /** undefined: no such request. */
@@ -278,6 +274,13 @@ export interface Workflow {
    * `file` does, and `not-found` for an unknown record.
    */
   revertRequestFor(auditId: string, user: string, origin?: Origin, reason?: string): Promise<Filed>;
+  /**
+   * At a time box's deadline, the policy as the change left it: files the revert of `change`
+   * (applied, time-boxed) approved by the change's approver, who approved both together, and
+   * queues it. Refuses as `file` and `decide` do, the approver checked again. Idempotent: the
+   * revert's id derives from the change's, so a retried job files and queues it once.
+   */
+  approveTimeBoxRevert(change: ChangeRequest): Promise<ChangeRequest>;
   /** Moves every pending request past its deadline to `expired` (notified); returns how many. */
   expireDue(): Promise<number>;
 }

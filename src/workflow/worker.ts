@@ -7,7 +7,7 @@ import { type PreviewInput, type PreviewResult, preview } from '../preview/previ
 import { isRabbitError, type ManagementClientOptions, RabbitError } from '../rabbit/index.ts';
 import { samePolicy } from '../watch/compare.ts';
 import { WatchStore } from '../watch/store.ts';
-import { approvalsOf } from './approvalRules.ts';
+import { approvalsOf } from './rules.ts';
 import { AuditTrail } from './audit.ts';
 import type { WorkflowBroker } from './broker.ts';
 import { expireDue, remindDue } from './expiry.ts';

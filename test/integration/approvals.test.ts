@@ -170,7 +170,9 @@ describe('who may file', () => {
         } catch (err) {
           expect(isWorkflowError(err, 'not-requester')).toBe(true);
           if (isWorkflowError(err)) {
-            expect(err.details.who).toEqual({
+            expect(err.refusal).toEqual({
+              code: 'not-requester',
+              env: 'test',
               requesters: ['U0ONCALL', 'S0ONCALL'],
               approvers: [APPROVER, 'S0APPROVERS'],
             });

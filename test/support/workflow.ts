@@ -68,10 +68,12 @@ export interface WorkflowFixture {
   workflow(options?: {
     client?: ManagementClient;
     env?: Partial<WorkflowEnvironment>;
-    redis?: Redis;
-    now?: () => Date;
+    /** The test environment's approvers (users and groups); default APPROVER and GROUP. */
+    approvers?: readonly string[];
     /** Who may file (user and group ids); none: anyone. */
     requesters?: string[];
+    redis?: Redis;
+    now?: () => Date;
   }): Workflow;
   /** An apply worker (one replica's); stopped by close() if not before. */
   worker(client: ManagementClient, options?: Partial<ApplyWorkerOptions>): Promise<ApplyWorker>;
@@ -115,7 +117,7 @@ export function workflowFixture(
         environments: [environment(options.env)],
         brokerFor: () => options.client ?? defaultClient,
         approvers: createApproverDirectory({
-          approvers: new Map([[TEST_ENV, [APPROVER, GROUP]]]),
+          approvers: new Map([[TEST_ENV, [...(options.approvers ?? [APPROVER, GROUP])]]]),
           requesters: new Map([[TEST_ENV, options.requesters ?? []]]),
           listMembers: async (g) => (g === GROUP ? [APPROVER_2] : []),
         }),

@@ -1,7 +1,8 @@
 import type { types } from '@slack/bolt';
 import { formatDuration } from '../../duration.ts';
 import type { PolicyFields } from '../../preview/preview.ts';
-import { approvalsNeeded, approvalsOf } from '../../workflow/approvalRules.ts';
+import { showInvisible, valueWritten } from '../../text/asWritten.ts';
+import { approvalsNeeded, approvalsOf } from '../../workflow/rules.ts';
 import type { AuditRecord, ChangeRequest, RequestState } from '../../workflow/types.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { asWrittenSection } from './asWritten.ts';
@@ -221,10 +222,13 @@ export function alreadyDecidedView(r: ChangeRequest): SlackMessage {
 // --- after the apply: the audit diff ---------------------------------------------------------
 
 function valueText(v: unknown): string {
-  return v === null || v === undefined ? '(none)' : typeof v === 'string' ? v : JSON.stringify(v);
+  return v === null || v === undefined ? '(none)' : valueWritten(v);
 }
 
-/** Field by field, before -> after, as the audit record has it. */
+/**
+ * Field by field, before -> after, as the audit record has it; every value and key as written
+ * (one line each: a line break or a bidi override in a pattern cannot add a line to the diff).
+ */
 export function auditDiffLines(rec: Pick<AuditRecord, 'before' | 'after'>): string[] {
   const b = rec.before;
   const a = rec.after;
@@ -246,8 +250,8 @@ export function auditDiffLines(rec: Pick<AuditRecord, 'before' | 'after'>): stri
     const mark = x === null ? '+' : y === null ? '-' : JSON.stringify(x) === JSON.stringify(y) ? ' ' : '~';
     lines.push(
       mark === ' '
-        ? `  definition.${k}: ${valueText(x)}`
-        : `${mark} definition.${k}: ${valueText(x)}  ->  ${valueText(y)}`,
+        ? `  definition.${showInvisible(k)}: ${valueText(x)}`
+        : `${mark} definition.${showInvisible(k)}: ${valueText(x)}  ->  ${valueText(y)}`,
     );
   }
   return lines;
@@ -286,8 +290,7 @@ export function auditView(rec: AuditRecord, request?: Pick<ChangeRequest, 'timeB
           ? `*Requested by* ${who(rec.requester.user)}: ${rec.requester.reason ? prose(truncate(rec.requester.reason, 600)) : '_(no reason)_'}`
           : '',
         ...(rec.approvers ?? (rec.approver ? [rec.approver] : [])).map(
-          (a) =>
-            `*Approved by* ${who(a.user)}: ${a.reason ? prose(truncate(a.reason, 600)) : '_(no reason)_'}`,
+          (a) => `*Approved by* ${who(a.user)}: ${a.reason ? prose(truncate(a.reason, 600)) : '_(no reason)_'}`,
         ),
         `*Audit record* ${code(rec.id)}${rec.revertOf ? ` · reverts ${code(rec.revertOf)}` : ''}`,
       ]
