@@ -216,8 +216,11 @@ export interface HarnessOptions {
 export const APPROVER = 'U0APPROVER';
 export const APPROVER_GROUP = 'S0APPROVERS';
 export const APPROVALS_CHANNEL = 'C0APPROVALS';
-/** What the apply worker waits for the objects to report the new policy, in the e2e tests. */
-const E2E_WORKER = { backoffMs: 300, verifyDeadlineMs: 30_000 } as const;
+/**
+ * What the apply worker waits for the objects to report the new policy, in the e2e tests, and how
+ * often it sweeps (expiry, reminders at half a request's time to live).
+ */
+const E2E_WORKER = { backoffMs: 300, verifyDeadlineMs: 30_000, sweepIntervalMs: 1000 } as const;
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const admin: LabClient = adminClient();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/workflow/audit.ts';
 import { RequestStore } from '../../src/workflow/store.ts';
-import { adminClient } from '../support/broker.ts';
+import { adminClient, waitFor } from '../support/broker.ts';
 import {
   APPROVALS_CHANNEL,
   APPROVER,
@@ -14,8 +14,8 @@ import { isPost, requestFlow } from './requestFlow.ts';
 
 /**
  * The approval rules end to end (signed Slack requests to the running app, the fake Web API,
- * the real broker and Redis): environment `lab` needs two approvals, and only U0REQUESTER and
- * the members of S0REQUESTERS may file.
+ * the real broker and Redis): environment `lab` needs two approvals, only U0REQUESTER and the
+ * members of S0REQUESTERS may file, and a request waits a minute for its decisions.
  */
 
 let h: Harness;
@@ -28,7 +28,7 @@ const STRANGER = 'U0STRANGER';
 beforeAll(async () => {
   h = await startHarness({
     changes: true,
-    labRules: 'approvalsRequired: 2, requesters: [U0REQUESTER, S0REQUESTERS]',
+    labRules: 'approvalsRequired: 2, requesters: [U0REQUESTER, S0REQUESTERS], requestTtl: 1m',
     logLevel: process.env.TEST_LOG_LEVEL ?? 'warn',
   });
   h.slack.setUsergroup(APPROVER_GROUP, [GROUPIE]);
@@ -99,8 +99,68 @@ describe('two approvals required', () => {
       { user: GROUPIE, reason: 'second look' },
     ]);
     expect(h.proxy.requests.filter((r) => r.method === 'PUT' && r.url.includes('two-cap'))).toHaveLength(1);
+
+    // The requester was told by DM at each decision: approved, then applied (not at the first approval).
+    const dms = await waitFor(
+      () => {
+        const told = flow
+          .since(mark)
+          .filter((c) => c.ok && c.method === 'chat.postMessage' && c.args.channel === REQUESTER);
+        return told.some((c) => /is applied\./.test(String(c.args.text))) ? told : undefined;
+      },
+      { deadlineMs: 30_000, intervalMs: 50, what: 'the DM to the requester' },
+    );
+    expect(dms.map((c) => /is (\w+)\.$/.exec(String(c.args.text))?.[1])).toEqual(['approved', 'applied']);
+    expect(renderedText(dms[0]?.args ?? {})).toMatch(
+      /Approved\* by <@U0APPROVER> at .*: first look; <@U0GROUPIE> at .*: second look/,
+    );
+    // And where it was asked: the approval (the audit diff follows there too).
+    const inOrigin = flow
+      .since(mark)
+      .filter((c) => isPost('C0INCIDENT')(c) && /is approved\./.test(String(c.args.text)));
+    expect(inOrigin).toHaveLength(1);
     expect(h.slack.rejections()).toEqual([]);
   });
+});
+
+describe('requests that do not rot', () => {
+  it('half its time to live without a decision: one reminder in its thread naming the approvers; expired: the requester told', async () => {
+    const mark = h.slack.calls.length;
+    const { responseUrl } = await h.command(
+      `create rot-cap --pattern ^rot --definition {"max-length":5} --vhost ${h.vhost}`,
+      { userId: REQUESTER },
+    );
+    await h.answerTo(responseUrl);
+    const request = await flow.approvalMessage(mark);
+    const reminder = await flow.next(
+      mark,
+      isPost(APPROVALS_CHANNEL, request.ts),
+      'the reminder in the request’s thread',
+      60_000,
+    );
+    const text = renderedText(reminder.args);
+    expect(text).toMatch(/still waits for a decision \(0 of 2 approvals so far\); it expires/);
+    expect(text).toMatch(/<@U0APPROVER>, <!subteam\^S0APPROVERS>: please approve or reject it\./);
+    const filed = await new RequestStore(h.redis as never, h.keyPrefix).get(request.id);
+    // Not before half the time to live (the store's clock, not the test's, is what counts).
+    expect(Date.parse(filed?.remindedAt ?? '')).toBeGreaterThanOrEqual(
+      Date.parse(filed?.createdAt ?? '') + 30_000,
+    );
+
+    const expired = await flow.next(
+      mark,
+      (c) =>
+        c.ok &&
+        c.method === 'chat.postMessage' &&
+        c.args.channel === REQUESTER &&
+        /is expired\./.test(String(c.args.text)),
+      'the DM saying it expired',
+      90_000,
+    );
+    expect(renderedText(expired.args)).toMatch(/Expired — not applied/);
+    // Once: the sweep ran every second meanwhile, on both the reminder and the expiry.
+    expect(flow.since(mark).filter(isPost(APPROVALS_CHANNEL, request.ts))).toHaveLength(1);
+  }, 150_000);
 });
 
 describe('who may ask', () => {

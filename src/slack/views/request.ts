@@ -354,3 +354,26 @@ export function notAppliedView(r: ChangeRequest): SlackMessage {
     `Change request ${r.id} was not applied (${r.state}).`,
   );
 }
+
+/** To the requester (by DM) and where they asked, at every decision: the request and its state line. */
+export function decisionNoticeView(r: ChangeRequest): SlackMessage {
+  return finish(
+    [section(requestTitle(r)), section(stateLine(r))],
+    `Your change request ${r.id} (${actionWords(r)} ${layerWords(r)} ${prose(truncate(r.policy, 200))} in ${prose(r.env)}) is ${r.state}.`,
+  );
+}
+
+/** In the request's thread, once half its time to live passed without a decision: its approvers named. */
+export function reminderView(r: ChangeRequest, approvers: readonly string[]): SlackMessage {
+  const needed = approvalsNeeded(r);
+  const given = approvalsOf(r).length;
+  const waiting = needed > 1 ? ` (${given} of ${needed} approvals so far)` : '';
+  return finish(
+    [
+      section(
+        `:bell: ${requestTitle(r)} still waits for a decision${waiting}; it expires ${when(r.expiresAt)}, and nothing is applied unless it is approved.\n${whoList(approvers)}: please approve or reject it.`,
+      ),
+    ],
+    `Change request ${r.id} still waits for a decision; it expires at ${r.expiresAt}.`,
+  );
+}
