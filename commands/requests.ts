@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { InputError } from '../src/errors.ts';
-import { approvalsNeeded, approvalsOf } from '../src/workflow/rules.ts';
 import type { ChangeRequest } from '../src/workflow/types.ts';
 import { type FlagDefaults, parseArgs, parseWith } from './parse.ts';
 
@@ -77,8 +76,9 @@ export function requestEntry(r: ChangeRequest): RequestEntry {
     createdAt: r.createdAt,
     expiresAt: r.expiresAt,
     ...(r.decision ? { decision: r.decision } : {}),
-    approvalsRequired: approvalsNeeded(r),
-    approvals: approvalsOf(r),
+    // As rules.ts's approvalsNeeded/approvalsOf read them: the terminal loads no src/workflow/ at start.
+    approvalsRequired: r.approvalsRequired ?? 1,
+    approvals: r.approvals ?? [],
     ...(r.revertOf ? { revertOf: r.revertOf } : {}),
   };
 }
