@@ -70,8 +70,7 @@ const SENTENCES: { readonly [C in WorkflowErrorCode]: (facts: RefusalOf<C>) => s
   'not-approver': () => 'You are not among the approvers of this environment: nothing was decided.',
   'already-approved': () =>
     'You already approved this request: another approver must give the next approval.',
-  'not-requester': () =>
-    'You may not file change requests in this environment: nothing was filed or posted.',
+  'not-requester': () => 'You may not file change requests in this environment: nothing was filed or posted.',
   'nothing-to-do': () =>
     'The broker already has exactly this: there is nothing to change. Nothing was filed.',
 };

@@ -1,8 +1,8 @@
+import { AuditTrail } from '../audit/trail.ts';
 import { formatDuration } from '../duration.ts';
 import type { Policy } from '../policy/types.ts';
 import { type PreviewAnswer, type PreviewInput, preview } from '../preview/preview.ts';
 import { isRabbitError } from '../rabbit/index.ts';
-import { AuditTrail } from './audit.ts';
 import { WorkflowError } from './errors.ts';
 import { expireDue } from './expiry.ts';
 import { whyIdentityCannotWrite } from './identity.ts';
@@ -41,7 +41,7 @@ import type {
 export function createWorkflow(options: WorkflowOptions): Workflow {
   const now = options.now ?? (() => new Date());
   const store = new RequestStore(options.redis, options.keyPrefix, now);
-  const audit = new AuditTrail(options.redis, options.keyPrefix);
+  const audit = new AuditTrail(options.redis, options.keyPrefix, { log: options.log });
   const notify = notifierLogging(options.notifier, options.log);
 
   function environment(name: string | undefined): WorkflowEnvironment {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuditTrail } from '../../src/workflow/audit.ts';
+import { AuditTrail } from '../../src/audit/trail.ts';
 import { RequestStore } from '../../src/workflow/store.ts';
 import { adminClient, waitFor } from '../support/broker.ts';
 import {

@@ -4,9 +4,10 @@
  * a partly approved request, and who may file.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { AuditTrail } from '../../src/audit/trail.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import { AuditTrail, type FileInput, isWorkflowError, type Workflow } from '../../src/workflow/index.ts';
+import { type FileInput, isWorkflowError, type Workflow } from '../../src/workflow/index.ts';
 import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';
 import {

@@ -1,7 +1,8 @@
+import type { AuditRecord } from '../../audit/types.ts';
 import type { Logger } from '../../log.ts';
 import type { PreviewResult } from '../../preview/preview.ts';
 import type { TimeBoxNotifier } from '../../workflow/timeboxDeadline.ts';
-import type { AuditRecord, ChangeRequest, Notifier } from '../../workflow/types.ts';
+import type { ChangeRequest, Notifier } from '../../workflow/types.ts';
 import type { Delivery, Sent } from '../delivery.ts';
 import { finish, type SlackMessage } from '../views/message.ts';
 import { previewView } from '../views/preview.ts';
@@ -71,7 +72,8 @@ export function createSlackNotifier(options: {
     const sent = await delivery
       .toChannel({ channel: origin.channel, threadTs: origin.threadTs })
       .send(decisionNoticeView(r), 'channel');
-    if (!sent.ok) logger.warn({ requestId: r.id, error: sent.error }, 'the decision was not posted where asked');
+    if (!sent.ok)
+      logger.warn({ requestId: r.id, error: sent.error }, 'the decision was not posted where asked');
   }
 
   async function postAll(r: ChangeRequest, message: SlackMessage, what: string): Promise<void> {

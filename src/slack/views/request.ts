@@ -1,9 +1,10 @@
 import type { types } from '@slack/bolt';
+import type { AuditRecord } from '../../audit/types.ts';
 import { formatDuration } from '../../duration.ts';
 import type { PolicyFields } from '../../preview/preview.ts';
 import { showInvisible, valueWritten } from '../../text/asWritten.ts';
 import { approvalsNeeded, approvalsOf } from '../../workflow/rules.ts';
-import type { AuditRecord, ChangeRequest, RequestState } from '../../workflow/types.ts';
+import type { ChangeRequest, RequestState } from '../../workflow/types.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { asWrittenSection } from './asWritten.ts';
 import { type Block, context, divider, finish, listSection, type SlackMessage, section } from './message.ts';
@@ -290,7 +291,8 @@ export function auditView(rec: AuditRecord, request?: Pick<ChangeRequest, 'timeB
           ? `*Requested by* ${who(rec.requester.user)}: ${rec.requester.reason ? prose(truncate(rec.requester.reason, 600)) : '_(no reason)_'}`
           : '',
         ...(rec.approvers ?? (rec.approver ? [rec.approver] : [])).map(
-          (a) => `*Approved by* ${who(a.user)}: ${a.reason ? prose(truncate(a.reason, 600)) : '_(no reason)_'}`,
+          (a) =>
+            `*Approved by* ${who(a.user)}: ${a.reason ? prose(truncate(a.reason, 600)) : '_(no reason)_'}`,
         ),
         `*Audit record* ${code(rec.id)}${rec.revertOf ? ` · reverts ${code(rec.revertOf)}` : ''}`,
       ]
