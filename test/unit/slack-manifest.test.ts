@@ -61,6 +61,8 @@ describe('.env.example', () => {
       'RMQ_MAX_LISTING',
       'RMQ_ENVIRONMENTS',
       'REDIS_URL',
+      'REDIS_SENTINELS',
+      'REDIS_SENTINEL_NAME',
       'SLACK_BOT_TOKEN',
       'SLACK_SIGNING_SECRET',
       'SLACK_APP_TOKEN',
