@@ -32,6 +32,15 @@ export type WorkflowRefusal =
   | { readonly code: 'self-approval' }
   /** The user is not among the environment's approvers. */
   | { readonly code: 'not-approver'; readonly env: string }
+  /** The approver approved this request already: one approver counts once. */
+  | { readonly code: 'already-approved' }
+  /** The user is not among the environment's requesters: who may ask and who may approve (user and group ids). */
+  | {
+      readonly code: 'not-requester';
+      readonly env: string;
+      readonly requesters: readonly string[];
+      readonly approvers: readonly string[];
+    }
   /** The broker already has exactly this change. */
   | { readonly code: 'nothing-to-do' };
 
@@ -59,6 +68,9 @@ const SENTENCES: { readonly [C in WorkflowErrorCode]: (facts: RefusalOf<C>) => s
   'not-found': (f) => `There is no ${f.what} ${f.id}.`,
   'self-approval': () => 'You filed this request: another approver must decide it.',
   'not-approver': () => 'You are not among the approvers of this environment: nothing was decided.',
+  'already-approved': () =>
+    'You already approved this request: another approver must give the next approval.',
+  'not-requester': () => 'You may not file change requests in this environment: nothing was filed or posted.',
   'nothing-to-do': () =>
     'The broker already has exactly this: there is nothing to change. Nothing was filed.',
 };
@@ -86,6 +98,30 @@ export class WorkflowError extends CodedError<WorkflowErrorCode> {
     super(refusalSentence(refusal), options);
     this.code = refusal.code;
   }
+}
+
+/**
+ * The one rule for Redis trouble in the request store or the audit trail: `call`'s failure,
+ * unless it is already a refusal, becomes `store-unavailable`, saying what was not done
+ * (`nothing was filed`, `nothing was read`…). `onFailure` sees the original error (to log it).
+ */
+export async function orStoreUnavailable<T>(
+  notDone: string,
+  call: () => Promise<T>,
+  onFailure?: (err: unknown) => void,
+): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof WorkflowError) throw err;
+    onFailure?.(err);
+    throw storeUnavailable(notDone, err);
+  }
+}
+
+/** `store-unavailable`: the request store or the audit trail cannot be used; `notDone` says what did not happen. */
+export function storeUnavailable(notDone: string, cause?: unknown): WorkflowError {
+  return new WorkflowError({ code: 'store-unavailable', notDone }, {}, cause === undefined ? {} : { cause });
 }
 
 export function isWorkflowError(e: unknown, code?: WorkflowErrorCode): e is WorkflowError {

@@ -1,8 +1,10 @@
 import type { WorkflowError } from '../../workflow/errors.ts';
 import { prose, truncate } from '../escape.ts';
+import { VIEW_BUDGET } from '../limits.ts';
 import { INTERNAL_FAILURE } from './errors.ts';
 import { finish, type SlackMessage, section } from './message.ts';
 import { previewView } from './preview.ts';
+import { whoList } from './request.ts';
 
 /**
  * Why a change request was not filed, or a decision not taken: the workflow's sentence of the
@@ -33,10 +35,10 @@ export function refusalDetail(err: WorkflowError): string {
   return '';
 }
 
-/** A form's inline error: the sentence and its detail, plain text (Slack shows at most 2,000). */
+/** A form's inline error: the sentence and its detail, plain text, within `VIEW_BUDGET.formError`. */
 export function refusalText(err: WorkflowError): string {
   const detail = refusalDetail(err);
-  return truncate(detail ? `${err.message} ${detail}` : err.message, 1900);
+  return truncate(detail ? `${err.message} ${detail}` : err.message, VIEW_BUDGET.formError);
 }
 
 /** A refusal as a message to the requester. A refused preview shows the preview's own refusal. */
@@ -48,6 +50,17 @@ export function requestRefusedView(err: WorkflowError): SlackMessage {
   }
   const detail = refusalDetail(err);
   const sentence = err.message;
+  const r = err.refusal;
+  if (r.code === 'not-requester') {
+    return finish(
+      [
+        section(
+          `:no_entry: ${prose(sentence)}\nWho may ask: ${whoList(r.requesters)}. Who may approve: ${whoList(r.approvers)}. Ask one of them to file it.`,
+        ),
+      ],
+      prose(sentence),
+    );
+  }
   return finish(
     [section(`:no_entry: ${prose(sentence)}${detail ? `\n> ${prose(truncate(detail, 1500))}` : ''}`)],
     prose(sentence),
