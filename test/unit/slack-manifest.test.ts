@@ -70,6 +70,8 @@ describe('.env.example', () => {
       'SLACK_API_URL',
       'SLACK_APPROVALS_CHANNEL',
       'SLACK_APPROVERS',
+      'SLACK_REQUESTERS',
+      'RMQ_APPROVALS_REQUIRED',
       'PORT',
       'LOG_LEVEL',
     ];
