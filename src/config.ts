@@ -3,6 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { parseDuration } from './duration.ts';
 import { ConfigError } from './errors.ts';
+import { parseSentinels, sentinelUrl } from './redisAddress.ts';
 
 /**
  * Configuration from the environment (and an optional environments file), validated once at
@@ -27,6 +28,10 @@ export interface Environment {
   readonly amqp: AmqpEndpoint;
   /** How long a change request waits for a decision (RMQ_REQUEST_TTL, or the file's `requestTtl`). */
   readonly requestTtlMs: number;
+  /** Distinct approvers a change needs, none the requester (RMQ_APPROVALS_REQUIRED, or the file's `approvalsRequired`). */
+  readonly approvalsRequired: number;
+  /** Who may file change requests: user and user-group ids (SLACK_REQUESTERS, or the file's `requesters`); empty: anyone. */
+  readonly requesters: readonly string[];
 }
 
 /** An AMQP endpoint; the URL never carries the credentials (they are logged nowhere). */
@@ -39,6 +44,7 @@ export interface AmqpEndpoint {
 
 export interface Config {
   readonly environments: readonly Environment[];
+  /** REDIS_URL, or the Sentinels' address when REDIS_SENTINELS is set (src/redis.ts: open it with openRedis). */
   readonly redisUrl: string;
   readonly slack: {
     readonly botToken: string | undefined;
@@ -106,6 +112,20 @@ const csv = z
       .filter(Boolean),
   );
 
+/** A Slack user id (`U…`, `W…`) or user-group id (`S…`): what a requesters list holds. */
+const SLACK_ID = /^[UWS][A-Z0-9]{2,}$/;
+const slackIds = z.array(
+  z
+    .string()
+    .regex(SLACK_ID, 'a Slack user id (U…, W…) or user-group id (S…), such as U024BE7LH or S0614TZR7'),
+);
+
+/** Distinct approvals a change needs: a whole number from 1. */
+const approvalsRequired = z.coerce
+  .number()
+  .int('a whole number such as 2')
+  .min(1, 'at least 1 (one approver)');
+
 const amqpUrl = z
   .string()
   .url()
@@ -147,18 +167,36 @@ const EnvSchema = z.object({
     .transform((ms) => ms as number)
     .optional(),
   RMQ_REQUEST_TTL: requestTtl.default(24 * 3_600_000),
+  RMQ_APPROVALS_REQUIRED: approvalsRequired.default(1),
   RMQ_MAX_BODY: size.optional(),
   RMQ_MAX_LISTING: size.optional(),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
     .default('redis://127.0.0.1:6379'),
+  /** `host:port,…` of Redis Sentinels; with REDIS_SENTINEL_NAME, used instead of REDIS_URL. */
+  REDIS_SENTINELS: z
+    .string()
+    .transform((text, ctx) => {
+      const parsed = parseSentinels(text);
+      if ('error' in parsed) {
+        ctx.addIssue({ code: 'custom', message: `${parsed.error} (e.g. 10.0.0.1:26379,10.0.0.2:26379)` });
+        return z.NEVER;
+      }
+      return parsed.sentinels;
+    })
+    .optional(),
+  REDIS_SENTINEL_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only')
+    .optional(),
   SLACK_BOT_TOKEN: z.string().min(1).optional(),
   SLACK_SIGNING_SECRET: z.string().min(1).optional(),
   SLACK_APP_TOKEN: z.string().min(1).optional(),
   SLACK_API_URL: httpUrl.optional(),
   SLACK_APPROVALS_CHANNEL: z.string().min(1).optional(),
   SLACK_APPROVERS: csv,
+  SLACK_REQUESTERS: csv.pipe(slackIds),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -176,6 +214,8 @@ const EnvironmentsFile = z.object({
         approvalsChannel: z.string().min(1).optional(),
         amqpUrl: amqpUrl.optional(),
         requestTtl: requestTtl.optional(),
+        approvalsRequired: approvalsRequired.optional(),
+        requesters: slackIds.optional(),
       }),
     )
     .min(1),
@@ -206,6 +246,11 @@ export function loadConfig(
     );
   }
   const e = parsed.data;
+  if ((e.REDIS_SENTINELS === undefined) !== (e.REDIS_SENTINEL_NAME === undefined)) {
+    throw new ConfigError(
+      'Invalid configuration: REDIS_SENTINELS and REDIS_SENTINEL_NAME go together (the Sentinels, and the name of the primary they monitor). See .env.example.',
+    );
+  }
   let environments: Environment[];
   if (e.RMQ_ENVIRONMENTS) {
     let doc: unknown;
@@ -242,6 +287,8 @@ export function loadConfig(
         approvalsChannel: x.approvalsChannel ?? e.SLACK_APPROVALS_CHANNEL,
         amqp: amqpEndpoint(x.amqpUrl, x.url, user, password),
         requestTtlMs: x.requestTtl ?? e.RMQ_REQUEST_TTL,
+        approvalsRequired: x.approvalsRequired ?? e.RMQ_APPROVALS_REQUIRED,
+        requesters: x.requesters ?? e.SLACK_REQUESTERS,
       };
     });
     const names = new Set<string>();
@@ -262,12 +309,26 @@ export function loadConfig(
         approvalsChannel: e.SLACK_APPROVALS_CHANNEL,
         amqp: amqpEndpoint(e.RMQ_AMQP_URL, e.RMQ_URL, e.RMQ_USER, e.RMQ_PASSWORD),
         requestTtlMs: e.RMQ_REQUEST_TTL,
+        approvalsRequired: e.RMQ_APPROVALS_REQUIRED,
+        requesters: e.SLACK_REQUESTERS,
       },
     ];
   }
+  for (const [i, x] of environments.entries()) {
+    const problem = approvalsProblem(x);
+    if (problem) {
+      const where = e.RMQ_ENVIRONMENTS
+        ? `RMQ_ENVIRONMENTS (${e.RMQ_ENVIRONMENTS}): environments.${i}.approvalsRequired (environment "${x.name}")`
+        : 'RMQ_APPROVALS_REQUIRED';
+      throw new ConfigError(`${where}: ${problem}.`);
+    }
+  }
   return {
     environments,
-    redisUrl: e.REDIS_URL,
+    redisUrl:
+      e.REDIS_SENTINELS && e.REDIS_SENTINEL_NAME
+        ? sentinelUrl(e.REDIS_SENTINELS, e.REDIS_SENTINEL_NAME)
+        : e.REDIS_URL,
     slack: {
       botToken: e.SLACK_BOT_TOKEN,
       signingSecret: e.SLACK_SIGNING_SECRET,
@@ -285,6 +346,17 @@ export function loadConfig(
       ...(e.RMQ_MAX_LISTING === undefined ? {} : { listingBytes: e.RMQ_MAX_LISTING }),
     },
   };
+}
+
+/**
+ * Why an environment's approvalsRequired cannot be met, or undefined. Above one, it needs that
+ * many approvers besides the requester: at most the number of approver user ids configured
+ * (a user group may hold any number, so a group lifts the bound).
+ */
+function approvalsProblem(x: Pick<Environment, 'approvalsRequired' | 'approvers'>): string | undefined {
+  if (x.approvalsRequired <= 1 || x.approvers.some((id) => id.startsWith('S'))) return undefined;
+  if (x.approvalsRequired <= x.approvers.length) return undefined;
+  return `${x.approvalsRequired} approvals required, but only ${x.approvers.length} approver(s) configured (${x.approvers.join(', ') || 'none'}): lower it, or add approvers or a user group`;
 }
 
 /**

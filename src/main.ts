@@ -1,11 +1,12 @@
 import { pathToFileURL } from 'node:url';
 import { config as loadDotenv } from 'dotenv';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { AuditTrail } from './audit/trail.ts';
 import { type Config, DEFAULT_KEY_PREFIX, loadConfig } from './config.ts';
 import { ConfigError } from './errors.ts';
 import { createLogger, type Logger } from './log.ts';
 import { ManagementClient, type ManagementClientOptions, type Timeouts } from './rabbit/index.ts';
+import { openRedis } from './redis.ts';
 import {
   type AppDeps,
   type BotApp,
@@ -158,11 +159,12 @@ export function changeRequestParts(options: {
   readonly metrics: Metrics;
   readonly logger: ReturnType<typeof createLogger>;
   readonly keyPrefix?: string;
-  /** Tests shorten the worker's backoff and verification deadline. */
+  /** Tests shorten the worker's backoff, verification deadline and sweep interval (expiry, reminders). */
   readonly worker?: {
     readonly backoffMs?: number;
     readonly verifyDeadlineMs?: number;
     readonly attempts?: number;
+    readonly sweepIntervalMs?: number;
   };
 }): ChangeRequestParts {
   const { config, logger } = options;
@@ -186,6 +188,7 @@ export function changeRequestParts(options: {
         brokerFor: brokerOf(options.brokers),
         approvers: createApproverDirectory({
           approvers: new Map(config.environments.map((e) => [e.name, e.approvers])),
+          requesters: new Map(config.environments.map((e) => [e.name, e.requesters])),
           listMembers: listGroupMembers,
         }),
         queue,
@@ -237,7 +240,7 @@ export function changeRequestParts(options: {
 
 export function createRedis(url: string): Redis {
   // Fail a command quickly rather than queue it forever: the only use on this path is dedupe.
-  return new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 3000, commandTimeout: 2000 });
+  return openRedis(url, { maxRetriesPerRequest: 1, connectTimeout: 3000, commandTimeout: 2000 });
 }
 
 function slackStartError(err: unknown, apiUrl: string | undefined): string {

@@ -1,5 +1,5 @@
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { AuditTrail } from '../audit/trail.ts';
 import type { AuditObject, AuditRecord } from '../audit/types.ts';
@@ -8,9 +8,11 @@ import { auditObjects } from '../policy/diff.ts';
 import type { Policy } from '../policy/types.ts';
 import { type PreviewInput, type PreviewResult, preview } from '../preview/preview.ts';
 import { isRabbitError, type ManagementClientOptions, RabbitError } from '../rabbit/index.ts';
+import { openRedis } from '../redis.ts';
 import type { WorkflowBroker } from './broker.ts';
-import { expireDue } from './expiry.ts';
+import { expireDue, remindDue } from './expiry.ts';
 import { APPLY_DEFAULTS, APPLY_QUEUE, ApplyJobData, bullPrefix, createApplyQueue } from './queue.ts';
+import { approvalsOf } from './rules.ts';
 import type { RequestStore } from './store.ts';
 import {
   type ApplyWorker,
@@ -74,7 +76,7 @@ export interface ApplyWorkerDeps {
 
 /** A connection for the apply worker and its stores: `maxRetriesPerRequest: null`, as BullMQ requires. */
 export function jobConnection(redisUrl: string, log: Logger): Redis {
-  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const connection = openRedis(redisUrl, { maxRetriesPerRequest: null });
   connection.on('error', (err: Error) =>
     log.warn({ message: err.message }, 'apply worker: Redis connection error'),
   );
@@ -114,11 +116,12 @@ export async function startApplyWorker(options: ApplyWorkerOptions & ApplyWorker
   worker.on('error', (err) => log.error({ err }, 'apply worker error'));
 
   // Approved requests whose job is missing (an enqueue lost to a Redis blip) are queued again;
-  // requests past their deadline expire. At start, then on an interval, by every replica.
+  // requests past their deadline expire; those past half of it remind their approvers. At start, then on an interval, by every replica.
   const sweep = async () => {
     try {
       for (const r of await store.unfinished()) await queue.enqueue(r.id);
       await expireDue(store, notify);
+      await remindDue(store, notify);
     } catch (err) {
       log.warn({ err }, 'apply worker: sweep failed; next one in a while');
     }
@@ -346,7 +349,7 @@ class ApplyJob {
       action: r.action,
       requestId: r.id,
       requester: r.requester,
-      ...(r.decision ? { approver: { user: r.decision.by, reason: r.decision.reason } } : {}),
+      ...approversOf(r),
       requestedAt: r.createdAt,
       ...(r.decision ? { approvedAt: r.decision.at } : {}),
       appliedAt: at,
@@ -369,6 +372,17 @@ class ApplyJob {
     await this.deps.notify.stateChanged(moved.request);
     await this.deps.notify.applied(moved.request, record);
   }
+}
+
+/** The audit record's approvers: every approval in order (`approver` the first); a request decided before approvals were counted has its decision. */
+function approversOf(r: ChangeRequest): Pick<AuditRecord, 'approver' | 'approvers'> {
+  const given = approvalsOf(r);
+  const people = (given.length ? given : r.decision ? [r.decision] : []).map((a) => ({
+    user: a.by,
+    reason: a.reason,
+  }));
+  const [first] = people;
+  return first ? { approver: first, approvers: people } : {};
 }
 
 function notAnswered(p: Exclude<PreviewResult, { status: 'answered' }>): Error {

@@ -4,11 +4,12 @@
  * on demand, and a Notifier that records what it was told.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { AuditRecord } from '../../src/audit/types.ts';
 import { createLogger } from '../../src/log.ts';
 import { applyWorkerDeps } from '../../src/main.ts';
 import type { ManagementClient } from '../../src/rabbit/index.ts';
+import { openRedis } from '../../src/redis.ts';
 import {
   type ApplyQueue,
   type ApplyWorker,
@@ -36,10 +37,11 @@ export interface Told {
   readonly applied: { request: ChangeRequest; record: AuditRecord }[];
   readonly failed: ChangeRequest[];
   readonly stale: { request: ChangeRequest; fresh: unknown }[];
+  readonly reminders: ChangeRequest[];
 }
 
 export function recordingNotifier(): Notifier & { told: Told } {
-  const told: Told = { states: [], applied: [], failed: [], stale: [] };
+  const told: Told = { states: [], applied: [], failed: [], stale: [], reminders: [] };
   return {
     told,
     async stateChanged(r) {
@@ -54,6 +56,9 @@ export function recordingNotifier(): Notifier & { told: Told } {
     async stale(request, fresh) {
       told.stale.push({ request, fresh });
     },
+    async reminder(r) {
+      told.reminders.push(r);
+    },
   };
 }
 
@@ -67,6 +72,8 @@ export interface WorkflowFixture {
     env?: Partial<WorkflowEnvironment>;
     /** The test environment's approvers (users and groups); default APPROVER and GROUP. */
     approvers?: readonly string[];
+    /** Who may file (user and group ids); none: anyone. */
+    requesters?: string[];
     redis?: Redis;
     now?: () => Date;
   }): Workflow;
@@ -86,7 +93,8 @@ export function workflowFixture(
   where: { redisUrl?: string; keyPrefix?: string } = {},
 ): WorkflowFixture {
   const redisUrl = where.redisUrl ?? REDIS_URL;
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  const redis = openRedis(redisUrl, { maxRetriesPerRequest: 1 });
+  redis.on('error', () => undefined); // a test that kills Redis sees the failures in its commands
   const keyPrefix = where.keyPrefix ?? `rmq:test-wf-${randomBytes(5).toString('hex')}`;
   const notifier = recordingNotifier();
   const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
@@ -113,6 +121,7 @@ export function workflowFixture(
         brokerFor: () => options.client ?? defaultClient,
         approvers: createApproverDirectory({
           approvers: new Map([[TEST_ENV, [...(options.approvers ?? [APPROVER, GROUP])]]]),
+          requesters: new Map([[TEST_ENV, options.requesters ?? []]]),
           listMembers: async (g) => (g === GROUP ? [APPROVER_2] : []),
         }),
         queue,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig, pickEnvironment } from '../../src/config.ts';
 import { ConfigError } from '../../src/errors.ts';
+import { redisConnection } from '../../src/redis.ts';
 
 describe('loadConfig', () => {
   it('defaults to one environment on the local broker', () => {
@@ -16,6 +17,8 @@ describe('loadConfig', () => {
         approvalsChannel: undefined,
         amqp: { url: 'amqp://localhost:5672', user: 'guest', password: 'guest' },
         requestTtlMs: 24 * 3_600_000,
+        approvalsRequired: 1,
+        requesters: [],
       },
     ]);
     expect(c.redisUrl).toBe('redis://127.0.0.1:6379');
@@ -139,6 +142,61 @@ environments:
     expect(() => loadConfig({ RMQ_ENVIRONMENTS: 'e.yml', U: 'u', P: 'p' }, () => yaml)).toThrow(message);
   });
 
+  it.each([
+    // [environment variables, environments file (or none), what the error names]
+    [{ RMQ_APPROVALS_REQUIRED: '0' }, undefined, /RMQ_APPROVALS_REQUIRED: at least 1/],
+    [{ RMQ_APPROVALS_REQUIRED: 'two' }, undefined, /RMQ_APPROVALS_REQUIRED/],
+    [{ RMQ_APPROVALS_REQUIRED: '1.5' }, undefined, /RMQ_APPROVALS_REQUIRED: a whole number/],
+    [
+      { RMQ_APPROVALS_REQUIRED: '3', SLACK_APPROVERS: 'U1AA,U2BB' },
+      undefined,
+      /RMQ_APPROVALS_REQUIRED: 3 approvals required, but only 2 approver\(s\) configured \(U1AA, U2BB\)/,
+    ],
+    [{ RMQ_APPROVALS_REQUIRED: '2' }, undefined, /only 0 approver\(s\) configured \(none\)/],
+    [{ SLACK_REQUESTERS: 'U1AA,alice' }, undefined, /SLACK_REQUESTERS\.1: a Slack user id/],
+    [{}, 'approvalsRequired: 0', /e\.yml.*environments\.0\.approvalsRequired: at least 1/],
+    [
+      {},
+      'approvers: [U1AA, U2BB]\n    approvalsRequired: 3',
+      /RMQ_ENVIRONMENTS \(e\.yml\): environments\.0\.approvalsRequired \(environment "a"\): 3 approvals required, but only 2/,
+    ],
+    [{}, 'requesters: [U1AA, "#oncall"]', /e\.yml.*environments\.0\.requesters\.1: a Slack user id/],
+  ])(
+    'approval rules that cannot hold are refused at start, naming the key (%j %j)',
+    (vars, extra, message) => {
+      const yaml = extra
+        ? `environments:\n  - name: a\n    url: http://a\n    userEnv: U\n    passwordEnv: P\n    ${extra}`
+        : undefined;
+      const env = { ...vars, ...(yaml ? { RMQ_ENVIRONMENTS: 'e.yml', U: 'u', P: 'p' } : {}) };
+      expect(() => loadConfig(env, () => yaml ?? '')).toThrow(message);
+    },
+  );
+
+  it.each([
+    [{ RMQ_APPROVALS_REQUIRED: '2', SLACK_APPROVERS: 'U1AA,U2BB' }, 2, []],
+    [{ RMQ_APPROVALS_REQUIRED: '5', SLACK_APPROVERS: 'U1AA,S0GROUP' }, 5, []],
+    [{ SLACK_REQUESTERS: 'U1AA, S0ONCALL' }, 1, ['U1AA', 'S0ONCALL']],
+  ])('approval rules are read (%j)', (vars, required, requesters) => {
+    const [env] = loadConfig(vars).environments;
+    expect(env?.approvalsRequired).toBe(required);
+    expect(env?.requesters).toEqual(requesters);
+  });
+
+  it('the environments file overrides the approval rules per environment', () => {
+    const yaml = `environments:
+  - { name: a, url: http://a, userEnv: U, passwordEnv: P }
+  - { name: b, url: http://b, userEnv: U, passwordEnv: P, approvers: [U1AA, U2BB], approvalsRequired: 2, requesters: [S0ONCALL] }
+`;
+    const c = loadConfig(
+      { RMQ_ENVIRONMENTS: 'e.yml', U: 'u', P: 'p', SLACK_REQUESTERS: 'U9ZZ', SLACK_APPROVERS: 'U7AA' },
+      () => yaml,
+    );
+    expect(c.environments.map((e) => [e.name, e.approvalsRequired, e.requesters])).toEqual([
+      ['a', 1, ['U9ZZ']],
+      ['b', 2, ['S0ONCALL']],
+    ]);
+  });
+
   it('a credential variable the file names but the environment lacks is named', () => {
     const yaml =
       'environments:\n  - name: a\n    url: http://a\n    userEnv: A_USER\n    passwordEnv: A_PASS';
@@ -174,5 +232,40 @@ describe('broker budget and limits', () => {
     } catch (e) {
       expect(String(e)).not.toContain('hunter2');
     }
+  });
+});
+
+describe('Redis Sentinel', () => {
+  it('REDIS_SENTINELS with REDIS_SENTINEL_NAME is used instead of REDIS_URL, as one address the clients open', () => {
+    const config = loadConfig({
+      REDIS_URL: 'redis://ignored:6379',
+      REDIS_SENTINELS: '10.0.0.1:26379, 10.0.0.2 ,[::1]:26380',
+      REDIS_SENTINEL_NAME: 'rmq-primary',
+    });
+    expect(config.redisUrl).toBe('redis+sentinel://10.0.0.1:26379,10.0.0.2:26379,[::1]:26380/rmq-primary');
+    expect(redisConnection(config.redisUrl, { maxRetriesPerRequest: null })).toMatchObject({
+      sentinels: [
+        { host: '10.0.0.1', port: 26379 },
+        { host: '10.0.0.2', port: 26379 },
+        { host: '::1', port: 26380 },
+      ],
+      name: 'rmq-primary',
+      maxRetriesPerRequest: null,
+    });
+    expect(redisConnection('redis://127.0.0.1:6379/2')).toEqual({ url: 'redis://127.0.0.1:6379/2' });
+  });
+
+  it.each([
+    [{ REDIS_SENTINELS: '10.0.0.1:26379' }, /REDIS_SENTINELS and REDIS_SENTINEL_NAME go together/],
+    [{ REDIS_SENTINEL_NAME: 'x' }, /REDIS_SENTINELS and REDIS_SENTINEL_NAME go together/],
+    [
+      { REDIS_SENTINELS: '10.0.0.1:99999', REDIS_SENTINEL_NAME: 'x' },
+      /REDIS_SENTINELS: "10.0.0.1:99999" is not host:port/,
+    ],
+    [{ REDIS_SENTINELS: 'a b:1', REDIS_SENTINEL_NAME: 'x' }, /REDIS_SENTINELS: "a b:1" is not host:port/],
+    [{ REDIS_SENTINELS: 'h:1', REDIS_SENTINEL_NAME: 'no/slash' }, /REDIS_SENTINEL_NAME: letters/],
+  ])('%j is refused, saying what to fix', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
   });
 });
