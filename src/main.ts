@@ -1,10 +1,12 @@
 import { pathToFileURL } from 'node:url';
 import { config as loadDotenv } from 'dotenv';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { AuditTrail } from './audit/trail.ts';
 import { type Config, DEFAULT_KEY_PREFIX, loadConfig } from './config.ts';
 import { ConfigError } from './errors.ts';
-import { createLogger } from './log.ts';
+import { createLogger, type Logger } from './log.ts';
 import { ManagementClient, type ManagementClientOptions, type Timeouts } from './rabbit/index.ts';
+import { openRedis } from './redis.ts';
 import {
   type AppDeps,
   type BotApp,
@@ -14,21 +16,25 @@ import {
 } from './slack/app.ts';
 import { createMetrics, type Metrics } from './slack/metrics.ts';
 import { slackOutsideNotifier } from './slack/outsideNotifier.ts';
+import { ownWriteAnnouncer } from './watch/store.ts';
 import { type Watchers, watchOutside } from './watch/watchers.ts';
-import { AuditTrail } from './workflow/audit.ts';
 import {
   APPLY_CLIENT_SETTINGS,
   type ApplyWorker,
-  type ChangeRequest,
+  type ApplyWorkerDeps,
   createApplyQueue,
   createApproverDirectory,
   createWorkflow,
+  jobConnection,
   type Notifier,
-  type Origin,
   startApplyWorker,
 } from './workflow/index.ts';
 import { RequestStore } from './workflow/store.ts';
-import { type TimeBoxNotifier, timeBoxHandlers } from './workflow/timeboxDeadline.ts';
+import {
+  type TimeBoxDeadlineDeps,
+  type TimeBoxNotifier,
+  timeBoxHandlers,
+} from './workflow/timeboxDeadline.ts';
 import {
   createTimeBoxQueue,
   startTimeBoxWorker,
@@ -42,6 +48,27 @@ import {
  * -> the watchers of changes made outside the bot. Everything is built here, once, and passed down.
  * SIGTERM (and SIGINT) stop taking requests, let answers under way finish, then close the clients.
  */
+
+/**
+ * What the apply worker works with: its own Redis connection (BullMQ blocks on it), the request
+ * store and the audit trail on it, and the announcement of its writes to the watchers. Used here,
+ * by the tests' workflow fixture and by bench/apply.ts, so they start the worker users run.
+ */
+export function applyWorkerDeps(
+  redisUrl: string,
+  keyPrefix: string,
+  log: Logger,
+  now?: () => Date,
+): ApplyWorkerDeps {
+  const jobLog = log.child({ component: 'apply' });
+  const connection = jobConnection(redisUrl, jobLog);
+  return {
+    connection,
+    requests: new RequestStore(connection, keyPrefix, now),
+    audit: new AuditTrail(connection, keyPrefix, { log: jobLog }),
+    announceWrite: ownWriteAnnouncer(connection, keyPrefix),
+  };
+}
 
 /**
  * On Slack's path the answer goes out through the response URL, so a slow broker costs the user
@@ -99,25 +126,28 @@ export interface ChangeRequestParts {
   /** For createApp. */
   readonly workflow: NonNullable<AppDeps['workflow']>;
   /** Starts the apply worker (and its sweep: lost jobs queued again, requests past their deadline expired). */
-  startWorker(notifier: Notifier & TimeBoxNotifier, timeBox?: TimeBoxFiling): Promise<ApplyWorker>;
+  startWorker(notifier: Notifier & TimeBoxNotifier, timeBox: TimeBoxFiling): Promise<ApplyWorker>;
   /** Closes the worker (the job under way finishes), the queue and the job's broker clients. */
   close(): Promise<void>;
 }
 
-/** How a time box's revert that needs approval is filed and posted (the Slack side's ChangeRequests). */
-export type TimeBoxFiling = (
-  auditId: string,
-  user: string,
-  origin: Origin,
-  reason: string,
-) => Promise<ChangeRequest>;
+/**
+ * How a time box's revert is filed: approved with its change through the workflow, or, when
+ * that is not possible, for approval and posted (the Slack side's ChangeRequests).
+ */
+export type TimeBoxFiling = Pick<TimeBoxDeadlineDeps, 'workflow' | 'revertRequest'>;
 
-/** A time box's revert for approval, filed and posted as the Revert button files one. */
+/** A time box's revert: the app's workflow, and for approval filed and posted as the Revert button files one. */
 export function timeBoxFilingOf(bot: Pick<BotApp, 'changes'>): TimeBoxFiling {
-  return async (auditId, user, origin, reason) => {
-    const filed = await bot.changes?.revert(auditId, user, origin, reason);
-    if (!filed?.ok) throw filed?.error ?? new Error('change requests are not set up');
-    return filed.request;
+  const changes = bot.changes;
+  if (!changes) throw new Error('change requests are not set up');
+  return {
+    workflow: changes.workflow,
+    async revertRequest(auditId, user, origin, reason) {
+      const filed = await changes.revert(auditId, user, origin, reason);
+      if (!filed.ok) throw filed.error;
+      return filed.request;
+    },
   };
 }
 
@@ -163,7 +193,7 @@ export function changeRequestParts(options: {
         notifier,
         log: logger,
       }),
-    async startWorker(notifier, revertRequest) {
+    async startWorker(notifier, timeBox) {
       // Time boxes: the deadline scheduled once the change is recorded; at it, the revert (or
       // the request for a new approval) by whichever replica's time-box worker takes the job.
       timeBoxes = createTimeBoxQueue({ redisUrl: config.redisUrl, keyPrefix });
@@ -171,6 +201,7 @@ export function changeRequestParts(options: {
       worker = await startApplyWorker({
         redisUrl: config.redisUrl,
         keyPrefix,
+        ...applyWorkerDeps(config.redisUrl, keyPrefix, logger),
         environments: config.environments,
         brokerFor: brokerOf(jobBrokers),
         notifier,
@@ -185,15 +216,9 @@ export function changeRequestParts(options: {
         keyPrefix,
         log: logger,
         handlers: timeBoxHandlers({
-          store: new RequestStore(options.redis, keyPrefix),
+          ...timeBox,
           redis: options.redis,
           keyPrefix,
-          queue,
-          revertRequest:
-            revertRequest ??
-            (async () => {
-              throw new Error('no way to file a time box revert for approval');
-            }),
           brokerFor: brokerOf(jobBrokers),
           notifier,
           log: logger,
@@ -213,7 +238,7 @@ export function changeRequestParts(options: {
 
 export function createRedis(url: string): Redis {
   // Fail a command quickly rather than queue it forever: the only use on this path is dedupe.
-  return new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 3000, commandTimeout: 2000 });
+  return openRedis(url, { maxRetriesPerRequest: 1, connectTimeout: 3000, commandTimeout: 2000 });
 }
 
 function slackStartError(err: unknown, apiUrl: string | undefined): string {
@@ -318,6 +343,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     keyPrefix: DEFAULT_KEY_PREFIX,
     logger,
     brokers: background,
+    trail: new AuditTrail(redis, DEFAULT_KEY_PREFIX, { log: logger.child({ part: 'watch' }) }),
     notifier: slackOutsideNotifier(bot.delivery, logger),
   });
 

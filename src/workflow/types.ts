@@ -1,9 +1,10 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { type AuditRecord, IsoTime, PolicyFieldsSchema } from '../audit/types.ts';
 import type { PolicyDiff } from '../policy/diff.ts';
 import type { Problem } from '../policy/problem.ts';
-import type { PolicyFields, PreviewAnswer, PreviewResult } from '../preview/preview.ts';
+import type { PreviewAnswer, PreviewResult } from '../preview/preview.ts';
 import type { PreviewSummary } from '../preview/summary.ts';
 import type { ApproverDirectory } from './approvers.ts';
 import type { WorkflowBroker } from './broker.ts';
@@ -47,18 +48,6 @@ export const DECISION_KINDS = ['approve', 'reject'] as const;
 export type DecisionKind = (typeof DECISION_KINDS)[number];
 
 // --- schemas -------------------------------------------------------------------------------
-
-const Definition = z.record(z.string(), z.unknown());
-
-/** The PolicyFields shape of the preview service (src/preview/preview.ts). */
-export const PolicyFieldsSchema = z.object({
-  pattern: z.string(),
-  applyTo: z.string(),
-  priority: z.number(),
-  definition: Definition,
-}) satisfies z.ZodType<PolicyFields>;
-
-const IsoTime = z.iso.datetime();
 
 export const RequesterSchema = z.object({
   /** Slack user id (`U…`/`W…`). */
@@ -221,24 +210,20 @@ export type DecideResult =
   | { readonly outcome: 'expired'; readonly request: ChangeRequest };
 
 /**
- * The workflow as its callers see it. Refusals throw a `WorkflowError` whose `code` is one of
- * WORKFLOW_ERROR_CODES (src/workflow/errors.ts); nothing is stored on a refusal.
+ * The workflow as its callers see it. Refusals throw a `WorkflowError` (src/workflow/errors.ts:
+ * each code, its facts and its sentence); who may do what is src/workflow/rules.ts's. Nothing is
+ * stored on a refusal.
  */
 export interface Workflow {
   /**
-   * Validates, previews and files a request (state `pending`). Refuses (WorkflowError):
-   * `unknown-env`, `read-only-env`, `reason-required` (a delete, or any write in a guarded
-   * environment, without a reason: ask for it and call again), `identity-cannot-write` (the
-   * bot's broker identity lacks the tag or the vhost permission; `reason` is the broker's),
-   * `preview-refused` (`details.preview` is the refused preview: its `refusals` carry a `field`
-   * for inline form errors), `broker-not-asked` (`details.preview`), `store-unavailable` (Redis).
+   * Checks (rules.ts, the broker identity), previews and files a request (state `pending`). A
+   * refused preview is in `details.preview` (its `refusals` carry a `field` for inline form
+   * errors); `reason-required`: ask for the reason and call again.
    */
   file(input: FileInput): Promise<Filed>;
   /**
-   * One atomic transition out of `pending`. Refuses (WorkflowError): `not-found`,
-   * `self-approval` (approve only), `not-approver`, `reason-required` (empty reason),
-   * `store-unavailable` (Redis; nothing decided).
-   * Notifies `stateChanged` when this call decided (or expired it).
+   * One atomic transition out of `pending`, if rules.ts lets this user take it. Notifies
+   * `stateChanged` when this call decided (or expired it).
    */
   decide(id: string, input: DecideInput): Promise<DecideResult>;
   /** undefined: no such request. */
@@ -253,6 +238,13 @@ export interface Workflow {
    * `file` does, and `not-found` for an unknown record.
    */
   revertRequestFor(auditId: string, user: string, origin?: Origin, reason?: string): Promise<Filed>;
+  /**
+   * At a time box's deadline, the policy as the change left it: files the revert of `change`
+   * (applied, time-boxed) approved by the change's approver, who approved both together, and
+   * queues it. Refuses as `file` and `decide` do, the approver checked again. Idempotent: the
+   * revert's id derives from the change's, so a retried job files and queues it once.
+   */
+  approveTimeBoxRevert(change: ChangeRequest): Promise<ChangeRequest>;
   /** Moves every pending request past its deadline to `expired` (notified); returns how many. */
   expireDue(): Promise<number>;
 }
@@ -281,85 +273,6 @@ export const SILENT_NOTIFIER: Notifier = {
   async failed() {},
   async stale() {},
 };
-
-// --- the audit trail -----------------------------------------------------------------------
-
-export const AuditObjectSchema = z.object({
-  name: z.string(),
-  kind: z.string(),
-  /** The user policy in force before and after (null: none). */
-  before: z.string().nullable(),
-  after: z.string().nullable(),
-  candidates: z.array(z.string()).optional(),
-  /** Keys whose effective value the object lost, gained, or saw change (with values). */
-  lost: z.record(z.string(), z.unknown()),
-  gained: z.record(z.string(), z.unknown()),
-  changed: z.record(z.string(), z.object({ before: z.unknown(), after: z.unknown() })),
-});
-export type AuditObject = z.infer<typeof AuditObjectSchema>;
-
-const Person = z.object({ user: z.string(), reason: z.string().optional() });
-
-/** One applied change. `hash` = sha256 over the canonical JSON of the record without `hash`. */
-export const AuditRecordSchema = z.object({
-  /** `a-` + the request id for bot changes; unique in the trail. */
-  id: z.string().min(1),
-  /** When it was recorded (= applied). */
-  at: IsoTime,
-  env: z.string(),
-  vhost: z.string(),
-  policy: z.string(),
-  /** true: an operator policy. */
-  operator: z.boolean(),
-  action: z.enum(['create', 'edit', 'delete', 'revert', 'outside']),
-  requestId: z.string().optional(),
-  requester: Person.optional(),
-  approver: Person.optional(),
-  /** For a change caught outside the bot: who the broker says made it (absent: not known). */
-  actor: z.string().optional(),
-  /**
-   * For a change caught outside the bot: how. `events`: the broker's event exchange, which names
-   * the user; `interval` or `start`: comparing the policy lists (on the interval, or at start for
-   * what changed while the bot was down), which cannot say who made it.
-   */
-  detectedBy: z.enum(['events', 'interval', 'start']).optional(),
-  requestedAt: IsoTime.optional(),
-  approvedAt: IsoTime.optional(),
-  appliedAt: IsoTime.optional(),
-  before: PolicyFieldsSchema.nullable(),
-  after: PolicyFieldsSchema.nullable(),
-  /** Every object whose effective values changed: what it lost, gained and changed. */
-  objects: z.array(AuditObjectSchema),
-  /** Objects the simulation could not predict. */
-  unpredictable: z.number().int().min(0),
-  /** After the write: did the broker report what the preview predicted? */
-  matchedPreview: z.boolean().optional(),
-  revertOf: z.string().optional(),
-  /** Hash of the previous record ('' for the first). */
-  prev: z.string(),
-  hash: z.string(),
-});
-export type AuditRecord = z.infer<typeof AuditRecordSchema>;
-/** What a caller gives to append: the trail fills in `prev` and `hash`. */
-export type AuditEntry = Omit<AuditRecord, 'prev' | 'hash'>;
-
-export interface HistoryQuery {
-  /** A policy name, or an object name (every policy that governed it). */
-  readonly name?: string;
-  readonly vhost?: string;
-  readonly env?: string;
-}
-
-export type VerifyResult =
-  | { readonly ok: true; readonly records: number }
-  | {
-      readonly ok: false;
-      /** Records read up to and including the broken one. */
-      readonly records: number;
-      /** The first record found broken (its id, or its stream position when unreadable). */
-      readonly broken: string;
-      readonly why: 'hash-mismatch' | 'chain-broken' | 'unreadable' | 'head-mismatch';
-    };
 
 // --- construction (built once in main.ts) ----------------------------------------------------
 
@@ -405,7 +318,7 @@ export interface ApplyQueue {
  * waits for the job in progress.
  */
 export interface ApplyWorkerOptions {
-  /** The worker opens its own connection (`maxRetriesPerRequest: null`, as BullMQ requires). */
+  /** For the queue the sweep puts approved requests back on. */
   readonly redisUrl: string;
   readonly keyPrefix: string;
   readonly environments: readonly WorkflowEnvironment[];

@@ -4,14 +4,16 @@
  * on demand, and a Notifier that records what it was told.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import type { AuditRecord } from '../../src/audit/types.ts';
 import { createLogger } from '../../src/log.ts';
+import { applyWorkerDeps } from '../../src/main.ts';
 import type { ManagementClient } from '../../src/rabbit/index.ts';
+import { openRedis } from '../../src/redis.ts';
 import {
   type ApplyQueue,
   type ApplyWorker,
   type ApplyWorkerOptions,
-  type AuditRecord,
   type ChangeRequest,
   createApplyQueue,
   createApproverDirectory,
@@ -64,6 +66,8 @@ export interface WorkflowFixture {
   workflow(options?: {
     client?: ManagementClient;
     env?: Partial<WorkflowEnvironment>;
+    /** The test environment's approvers (users and groups); default APPROVER and GROUP. */
+    approvers?: readonly string[];
     redis?: Redis;
     now?: () => Date;
   }): Workflow;
@@ -83,7 +87,8 @@ export function workflowFixture(
   where: { redisUrl?: string; keyPrefix?: string } = {},
 ): WorkflowFixture {
   const redisUrl = where.redisUrl ?? REDIS_URL;
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  const redis = openRedis(redisUrl, { maxRetriesPerRequest: 1 });
+  redis.on('error', () => undefined); // a test that kills Redis sees the failures in its commands
   const keyPrefix = where.keyPrefix ?? `rmq:test-wf-${randomBytes(5).toString('hex')}`;
   const notifier = recordingNotifier();
   const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
@@ -109,7 +114,7 @@ export function workflowFixture(
         environments: [environment(options.env)],
         brokerFor: () => options.client ?? defaultClient,
         approvers: createApproverDirectory({
-          approvers: new Map([[TEST_ENV, [APPROVER, GROUP]]]),
+          approvers: new Map([[TEST_ENV, [...(options.approvers ?? [APPROVER, GROUP])]]]),
           listMembers: async (g) => (g === GROUP ? [APPROVER_2] : []),
         }),
         queue,
@@ -122,6 +127,7 @@ export function workflowFixture(
       const w = await startApplyWorker({
         redisUrl,
         keyPrefix,
+        ...applyWorkerDeps(redisUrl, keyPrefix, log, options.now),
         environments: [environment()],
         brokerFor: () => client,
         notifier,

@@ -3,8 +3,10 @@ import { z } from 'zod';
 import { parseDefinitionText } from '../../../commands/definition.ts';
 import type { ApplyTo } from '../../policy/types.ts';
 import type { PolicyFields } from '../../preview/preview.ts';
+import { MAX_REASON } from '../../workflow/rules.ts';
 import type { ChangeRequest, DecisionKind } from '../../workflow/types.ts';
 import { code, prose, truncate } from '../escape.ts';
+import { SLACK_LIMITS } from '../limits.ts';
 import { type Block, context, section } from './message.ts';
 import { requestTitle } from './request.ts';
 
@@ -79,9 +81,6 @@ export type ReasonMeta = z.infer<typeof ReasonMetaSchema>;
 const DecisionMetaSchema = z.object({ id: z.string().min(1), kind: z.enum(['approve', 'reject']) });
 export type DecisionMeta = z.infer<typeof DecisionMetaSchema>;
 
-/** Slack keeps at most 3,000 characters of private_metadata. */
-export const METADATA_MAX = 3000;
-
 export function encodeMeta(meta: unknown): string {
   return JSON.stringify(meta);
 }
@@ -143,7 +142,7 @@ function modal(callbackId: string, title: string, submit: string, meta: string, 
   return {
     type: 'modal',
     callback_id: callbackId,
-    title: plain(title.slice(0, 24)),
+    title: plain(title.slice(0, SLACK_LIMITS.modalTitle)),
     submit: plain(submit),
     close: plain('Cancel'),
     private_metadata: meta,
@@ -155,7 +154,7 @@ function modal(callbackId: string, title: string, submit: string, meta: string, 
 export function noticeModal(title: string, mrkdwn: string): View {
   return {
     type: 'modal',
-    title: plain(title.slice(0, 24)),
+    title: plain(title.slice(0, SLACK_LIMITS.modalTitle)),
     close: plain('Close'),
     blocks: [section(mrkdwn)],
   };
@@ -213,7 +212,7 @@ export function policyForm(input: PolicyFormInput): View {
       multiline: true,
       optional: true,
       hint: 'Required for a delete and in a guarded environment; approvers read it.',
-      maxLength: 1000,
+      maxLength: MAX_REASON,
     }),
     context('Nothing changes until an approver other than you approves it, with a reason.'),
   ];
@@ -295,7 +294,7 @@ export function reasonForm(meta: ReasonMeta, why: string): View {
       : `Revert the change of audit record ${code(meta.auditId)} (a new request, with its own approval)`;
   return modal(FORMS.reason, 'Your reason', 'File the request', encodeMeta(meta), [
     section(`*${what}*\n${prose(why)}`),
-    textInput(BLOCK.reason, 'Reason', { multiline: true, maxLength: 1000, placeholder: 'INC-1234: …' }),
+    textInput(BLOCK.reason, 'Reason', { multiline: true, maxLength: MAX_REASON, placeholder: 'INC-1234: …' }),
   ]);
 }
 
@@ -314,14 +313,12 @@ export function decisionForm(r: ChangeRequest, kind: DecisionKind): View {
       section(`${requestTitle(r)} in ${code(r.env)}/${code(truncate(r.vhost, 200))}`),
       textInput(BLOCK.reason, kind === 'approve' ? 'Why approve it' : 'Why reject it', {
         multiline: true,
-        maxLength: 1000,
+        maxLength: MAX_REASON,
         hint: 'Required. It goes into the audit trail.',
       }),
     ],
   );
 }
-
-export const EMPTY_REASON = 'A reason is required: say why, for the audit trail.';
 
 /**
  * The open policy form with the pattern's hint made true for `pattern` (as typed so far), or
