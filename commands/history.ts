@@ -35,10 +35,9 @@ export function parseHistory(words: readonly string[], defaults: FlagDefaults = 
     HISTORY_USAGE,
   );
   if (positionals.length > 1)
-    throw new InputError(
-      `history takes one policy or object name, got ${positionals.length}.`,
-      HISTORY_USAGE,
-    );
+    throw new InputError(`history takes one policy or object name, got ${positionals.length}.`, {
+      usage: HISTORY_USAGE,
+    });
   const q = parseWith(
     Words,
     {

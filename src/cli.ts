@@ -138,13 +138,13 @@ export async function runCli(
   const words = [...options.filter((w) => w !== '--json'), ...(end < 0 ? [] : rest.slice(end))];
   try {
     const run = terminalCommand(command);
-    if (!run) throw new InputError(`Unknown command ${JSON.stringify(command)}.`, helpText('rmq'));
+    if (!run) throw new InputError(`Unknown command ${JSON.stringify(command)}.`, { hint: helpText('rmq') });
     return await run({ words, json, env, io, options: cliOptions });
   } catch (err) {
     if (err instanceof InputError || err instanceof ConfigError) {
-      const hint = err instanceof InputError && err.hint ? `\n${err.hint}` : '';
+      const help = err instanceof InputError ? [err.hint, err.usage].filter(Boolean) : [];
       if (json) io.out(`${JSON.stringify({ error: { code: err.code, message: err.message } })}\n`);
-      io.err(`rmq: ${err.message}${hint}\n`);
+      io.err(`rmq: ${[err.message, ...help].join('\n')}\n`);
       return 2;
     }
     if (err instanceof RabbitError) {
@@ -174,10 +174,9 @@ async function withBroker(
   const config = loadConfig(env);
   const environment = pickEnvironment(config, name);
   if (!environment) {
-    throw new InputError(
-      `Unknown environment ${name}.`,
-      `Known: ${config.environments.map((e) => e.name).join(', ')}`,
-    );
+    throw new InputError(`Unknown environment ${name}.`, {
+      hint: `Known: ${config.environments.map((e) => e.name).join(', ')}`,
+    });
   }
   const client = new ManagementClient({
     url: environment.url,
