@@ -364,7 +364,7 @@ export type VerifyResult =
       readonly why: 'hash-mismatch' | 'chain-broken' | 'unreadable' | 'head-mismatch';
     };
 
-// --- construction (built once in main.ts) ----------------------------------------------------
+// --- construction (built once in src/bot.ts) ------------------------------------------------
 
 /** One environment as the workflow needs it (from config). */
 export interface WorkflowEnvironment {
@@ -377,7 +377,7 @@ export interface WorkflowEnvironment {
 }
 
 /**
- * `createWorkflow(options)` (src/workflow/workflow.ts), built once per process in main.ts.
+ * `createWorkflow(options)` (src/workflow/workflow.ts), built once per process in src/bot.ts.
  */
 export interface WorkflowOptions {
   /** ioredis; shared with the app (ordinary retry settings are fine here). */
@@ -404,7 +404,7 @@ export interface ApplyQueue {
 
 /**
  * `startApplyWorker(options)` (src/workflow/worker.ts): the BullMQ worker that applies approved
- * requests, plus the expiry sweep. Started once per process in main.ts; `close()` on shutdown
+ * requests, plus the expiry sweep. Started once per process in src/bot.ts; `close()` on shutdown
  * waits for the job in progress.
  */
 export interface ApplyWorkerOptions {
@@ -431,7 +431,7 @@ export interface ApplyWorkerOptions {
   readonly lockDurationMs?: number;
   /**
    * Called once a change is recorded, before the request is marked applied (so again if the job
-   * is retried after it: must be idempotent). main.ts schedules a time box's deadline here.
+   * is retried after it: must be idempotent). src/bot.ts schedules a time box's deadline here.
    */
   readonly onRecorded?: (request: ChangeRequest, record: AuditRecord) => Promise<void>;
   readonly now?: () => Date;
