@@ -91,9 +91,9 @@ export interface Bot {
    */
   start(port?: number): Promise<number>;
   /**
-   * Stops taking requests, lets answers under way finish (up to `drainMs`, default the app's), lets the apply job
-   * under way finish, stops the watchers, closes the clients it made. Once: later calls wait
-   * for the first.
+   * Stops taking requests, lets answers under way finish (up to `drainMs`, default the app's),
+   * lets the apply job under way finish, stops the watchers, closes the clients it made (`why`
+   * is logged: the signal). Once: later calls wait for the first.
    */
   stop(drainMs?: number, why?: string): Promise<void>;
 }
