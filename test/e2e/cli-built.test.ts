@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commandsOf } from '../../commands/registry.ts';
 import type { WhichResult } from '../../commands/which.ts';
 import { setUpLab } from '../../scripts/lab.ts';
 import type { ChangeRequest } from '../../src/workflow/index.ts';
@@ -66,7 +67,8 @@ describe('bin/rmq.js after the build', () => {
     for (const args of [[], ['help'], ['--help']]) {
       const run = await rmq(args);
       expectExit(run, 0);
-      for (const c of ['which', 'policies', 'preview', 'requests', 'history']) expect(run.out).toContain(c);
+      // every command the terminal answers, from the one table
+      for (const { usage } of commandsOf('terminal')) expect(run.out).toContain(`rmq ${usage}\n`);
     }
     const unknown = await rmq(['whcih', 'orders.audit', '--json']);
     expectExit(unknown, 2);

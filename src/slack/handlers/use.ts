@@ -1,5 +1,5 @@
-import { USE_USAGE } from '../../../commands/help.ts';
 import { parseArgs } from '../../../commands/parse.ts';
+import { usageOf } from '../../../commands/registry.ts';
 import { CodedError, InputError } from '../../errors.ts';
 import { closeVhosts } from '../../vhosts.ts';
 import type { Deliverable } from '../delivery.ts';
@@ -15,7 +15,7 @@ import type { CommandContext, SlackCommand } from './types.ts';
  * the close names it does list.
  */
 
-export { USE_USAGE };
+const USE_USAGE = usageOf('use');
 
 /** Redis could not keep or read the defaults: nothing was changed. */
 export class DefaultsUnavailableError extends CodedError<'defaults-unavailable'> {
@@ -52,7 +52,6 @@ async function guarded<T>(work: () => Promise<T>): Promise<T> {
 }
 
 export const useCommand: SlackCommand = {
-  name: 'use',
   async run(words, ctx: CommandContext): Promise<Deliverable> {
     const { positionals, flags } = parseArgs(
       words,

@@ -1,5 +1,5 @@
-import { CHANGE_USAGE } from '../../../commands/help.ts';
 import { parsePreview } from '../../../commands/preview.ts';
+import { usageOf } from '../../../commands/registry.ts';
 import { InputError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { parseTimeBox } from '../../workflow/timebox.ts';
@@ -58,7 +58,7 @@ async function run(
   words: readonly string[],
   ctx: CommandContext,
 ): Promise<Deliverable> {
-  const usage = CHANGE_USAGE[action];
+  const usage = usageOf(action);
   const changes = ctx.changes;
   const asker = ctx.asker;
   if (!changes || !asker) throw new InputError(slackRefusal('not-set-up'));
@@ -150,5 +150,5 @@ async function formPrompt(
 
 /** The SlackCommand of one request word. */
 export function changeCommand(action: Draft['action']): SlackCommand {
-  return { name: action, run: (words, ctx) => run(action, words, ctx) };
+  return { run: (words, ctx) => run(action, words, ctx) };
 }

@@ -1,4 +1,4 @@
-import { COMMAND_NAMES } from '../../../commands/help.ts';
+import { COMMAND_TABLE } from '../../../commands/registry.ts';
 import { asSentence, BROKER_FAILURE_WORDS } from '../../../commands/words.ts';
 import type { InputError } from '../../errors.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
@@ -18,7 +18,7 @@ export const FAILURE_SENTENCES: Readonly<Record<string, string>> = {
 };
 
 /** A hint that is a command's usage line, to be shown with the prefix the user typed. */
-const USAGE_LINE = new RegExp(`^(${COMMAND_NAMES.join('|')})\\b`);
+const USAGE_LINE = new RegExp(`^(${COMMAND_TABLE.map((c) => c.name).join('|')})\\b`);
 
 export function refusalView(err: InputError, prefix: string): SlackMessage {
   const blocks = [section(`:warning: ${prose(truncate(err.message, 1000))}`)];
