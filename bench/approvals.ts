@@ -7,13 +7,13 @@
  *   npm run bench:approvals [-- --requests 50]
  *
  * The two replicas are two instances of the app (each its own HTTP server, workflow, apply queue
- * client and apply worker, as main.ts composes them) in one process, through the e2e harness:
+ * client and apply worker, as createBot composes them) in one process, through the e2e harness:
  * the real broker (behind a counting proxy, a lab vhost of its own), the real Redis (a key
  * prefix of its own, removed after), the fake Slack. Printed: requests applied, PUTs per policy,
  * audit records per policy, duplicate decisions refused, and p50/p95/max from the decision
  * submitted to the request applied.
  */
-import { AuditTrail } from '../src/workflow/audit.ts';
+import { AuditTrail } from '../src/audit/trail.ts';
 import { RequestStore } from '../src/workflow/store.ts';
 import { APPROVALS_CHANNEL, APPROVER, renderedText, startHarness } from '../test/e2e/harness.ts';
 import { buttonValue, clickPayload, type OpenedView, submission } from '../test/e2e/interactions.ts';

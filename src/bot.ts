@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { AuditTrail } from './audit/trail.ts';
 import { type Config, DEFAULT_KEY_PREFIX } from './config.ts';
 import { ConfigError } from './errors.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -6,14 +7,16 @@ import { ManagementClient, type ManagementClientOptions, type Timeouts } from '.
 import { type AppDeps, type BotApp, createApp } from './slack/app.ts';
 import { createMetrics, type Metrics } from './slack/metrics.ts';
 import { slackOutsideNotifier } from './slack/outsideNotifier.ts';
+import { ownWriteAnnouncer } from './watch/store.ts';
 import { type Watchers, watchOutside } from './watch/watchers.ts';
-import { AuditTrail } from './workflow/audit.ts';
 import {
   APPLY_CLIENT_SETTINGS,
   type ApplyWorker,
+  type ApplyWorkerDeps,
   createApplyQueue,
   createApproverDirectory,
   createWorkflow,
+  jobConnection,
   type Notifier,
   startApplyWorker,
 } from './workflow/index.ts';
@@ -195,6 +198,7 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
           keyPrefix,
           logger,
           brokers: background,
+          trail: new AuditTrail(redis, keyPrefix, { log: logger.child({ part: 'watch' }) }),
           notifier: slackOutsideNotifier(app.delivery, logger),
           ...(watch.tuning ? { tuning: watch.tuning } : {}),
         });
@@ -278,6 +282,27 @@ function slackTokenRefused(err: unknown, config: Config): string {
 }
 
 // --- change requests -------------------------------------------------------------------------
+
+/**
+ * What the apply worker works with: its own Redis connection (BullMQ blocks on it), the request
+ * store and the audit trail on it, and the announcement of its writes to the watchers. Used here,
+ * by the tests' workflow fixture and by bench/apply.ts, so they start the worker users run.
+ */
+export function applyWorkerDeps(
+  redisUrl: string,
+  keyPrefix: string,
+  log: Logger,
+  now?: () => Date,
+): ApplyWorkerDeps {
+  const jobLog = log.child({ component: 'apply' });
+  const connection = jobConnection(redisUrl, jobLog);
+  return {
+    connection,
+    requests: new RequestStore(connection, keyPrefix, now),
+    audit: new AuditTrail(connection, keyPrefix, { log: jobLog }),
+    announceWrite: ownWriteAnnouncer(connection, keyPrefix),
+  };
+}
 
 /** The apply worker's tuning (tests shorten the backoff and the verification deadline). */
 export interface ChangeRequestTuning {
@@ -365,6 +390,7 @@ function changeRequestParts(options: {
       const started = await startApplyWorker({
         redisUrl: config.redisUrl,
         keyPrefix,
+        ...applyWorkerDeps(config.redisUrl, keyPrefix, logger),
         environments: config.environments,
         brokerFor: brokerOf(jobBrokers),
         notifier,

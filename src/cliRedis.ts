@@ -8,13 +8,12 @@
  * Node reads it. `scripts/build.ts` refuses a bundle with such an `import()`.
  */
 import { Redis } from 'ioredis';
-import type { Io } from './cli.ts';
 import { loadConfig } from './config.ts';
 
 /** Redis, closed after `fn`. Unreachable: exit 3, like a broker that could not be asked. */
 export async function withRedis(
   env: NodeJS.ProcessEnv,
-  io: Io,
+  io: { readonly err: (s: string) => void },
   fn: (redis: Redis) => Promise<number>,
 ): Promise<number> {
   const { redisUrl } = loadConfig(env);

@@ -1,7 +1,8 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
-import { type ApplyQueue, AuditObjectSchema } from './types.ts';
+import { AuditObjectSchema } from '../audit/types.ts';
+import type { ApplyQueue } from './types.ts';
 
 /**
  * The apply queue (BullMQ). One job per approved request, its id the request's id: a second

@@ -5,13 +5,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
+import type { AuditRecord } from '../../src/audit/types.ts';
+import { applyWorkerDeps } from '../../src/bot.ts';
 import { createLogger } from '../../src/log.ts';
 import type { ManagementClient } from '../../src/rabbit/index.ts';
 import {
   type ApplyQueue,
   type ApplyWorker,
   type ApplyWorkerOptions,
-  type AuditRecord,
   type ChangeRequest,
   createApplyQueue,
   createApproverDirectory,
@@ -124,6 +125,7 @@ export function workflowFixture(
       const w = await startApplyWorker({
         redisUrl,
         keyPrefix,
+        ...applyWorkerDeps(redisUrl, keyPrefix, log, options.now),
         environments: [environment()],
         brokerFor: () => client,
         notifier,
