@@ -1,9 +1,10 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { AuditTrail } from './audit/trail.ts';
 import { type Config, DEFAULT_KEY_PREFIX } from './config.ts';
 import { ConfigError } from './errors.ts';
 import { createLogger, type Logger } from './log.ts';
 import { ManagementClient, type ManagementClientOptions, type Timeouts } from './rabbit/index.ts';
+import { openRedis } from './redis.ts';
 import { type AppDeps, type BotApp, createApp } from './slack/app.ts';
 import { createMetrics, type Metrics } from './slack/metrics.ts';
 import { slackOutsideNotifier } from './slack/outsideNotifier.ts';
@@ -247,7 +248,7 @@ export function createBrokers(
 
 export function createRedis(url: string): Redis {
   // Fail a command quickly rather than queue it forever: the only use on this path is dedupe.
-  return new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 3000, commandTimeout: 2000 });
+  return openRedis(url, { maxRetriesPerRequest: 1, connectTimeout: 3000, commandTimeout: 2000 });
 }
 
 /** createRedis, its connection errors logged once per change (ioredis repeats one on every reconnect). */

@@ -1,5 +1,5 @@
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { AuditTrail } from '../audit/trail.ts';
 import type { AuditObject, AuditRecord } from '../audit/types.ts';
@@ -8,6 +8,7 @@ import { auditObjects } from '../policy/diff.ts';
 import type { Policy } from '../policy/types.ts';
 import { type PreviewInput, type PreviewResult, preview } from '../preview/preview.ts';
 import { isRabbitError, type ManagementClientOptions, RabbitError } from '../rabbit/index.ts';
+import { openRedis } from '../redis.ts';
 import type { WorkflowBroker } from './broker.ts';
 import { expireDue } from './expiry.ts';
 import { APPLY_DEFAULTS, APPLY_QUEUE, ApplyJobData, bullPrefix, createApplyQueue } from './queue.ts';
@@ -74,7 +75,7 @@ export interface ApplyWorkerDeps {
 
 /** A connection for the apply worker and its stores: `maxRetriesPerRequest: null`, as BullMQ requires. */
 export function jobConnection(redisUrl: string, log: Logger): Redis {
-  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const connection = openRedis(redisUrl, { maxRetriesPerRequest: null });
   connection.on('error', (err: Error) =>
     log.warn({ message: err.message }, 'apply worker: Redis connection error'),
   );

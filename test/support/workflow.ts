@@ -4,11 +4,12 @@
  * on demand, and a Notifier that records what it was told.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { AuditRecord } from '../../src/audit/types.ts';
 import { applyWorkerDeps } from '../../src/bot.ts';
 import { createLogger } from '../../src/log.ts';
 import type { ManagementClient } from '../../src/rabbit/index.ts';
+import { openRedis } from '../../src/redis.ts';
 import {
   type ApplyQueue,
   type ApplyWorker,
@@ -86,7 +87,8 @@ export function workflowFixture(
   where: { redisUrl?: string; keyPrefix?: string } = {},
 ): WorkflowFixture {
   const redisUrl = where.redisUrl ?? REDIS_URL;
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  const redis = openRedis(redisUrl, { maxRetriesPerRequest: 1 });
+  redis.on('error', () => undefined); // a test that kills Redis sees the failures in its commands
   const keyPrefix = where.keyPrefix ?? `rmq:test-wf-${randomBytes(5).toString('hex')}`;
   const notifier = recordingNotifier();
   const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
