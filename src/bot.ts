@@ -305,11 +305,12 @@ export function applyWorkerDeps(
   };
 }
 
-/** The apply worker's tuning (tests shorten the backoff and the verification deadline). */
+/** The apply worker's tuning (tests shorten the backoff, the verification deadline and the sweep interval: expiry, reminders). */
 export interface ChangeRequestTuning {
   readonly backoffMs?: number;
   readonly verifyDeadlineMs?: number;
   readonly attempts?: number;
+  readonly sweepIntervalMs?: number;
 }
 
 /**
@@ -377,6 +378,7 @@ function changeRequestParts(options: {
         brokerFor: brokerOf(options.brokers),
         approvers: createApproverDirectory({
           approvers: new Map(config.environments.map((e) => [e.name, e.approvers])),
+          requesters: new Map(config.environments.map((e) => [e.name, e.requesters])),
           listMembers: listGroupMembers,
         }),
         queue,
