@@ -74,6 +74,8 @@ export interface BotOverrides {
   };
   /** The delivery budgets (src/slack/delivery.ts); tests of a failing Slack shorten them. */
   readonly delivery?: AppDeps['delivery'];
+  /** The probes' background check (src/health.ts): tests lengthen its interval, to count broker calls. */
+  readonly health?: AppDeps['health'];
   /** `false`: no change requests (the bot says so). Else the apply worker's tuning. */
   readonly changes?: false | ChangeRequestTuning;
   /** `false`: nothing watched. Else only these environments, with the watchers' tuning. */
@@ -100,6 +102,8 @@ export interface Bot {
    * is logged: the signal). Once: later calls wait for the first.
    */
   stop(drainMs?: number, why?: string): Promise<void>;
+  /** After start(): every part the probes check (brokers, Redis) checked once more; resolves when all are. */
+  checkHealth(): Promise<void>;
 }
 
 /** Why the bot could not start, as one sentence saying what to fix (main.ts prints it and exits 1). */
@@ -164,6 +168,7 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
           },
           watch: () => watchers?.health() ?? {},
           ...(overrides.delivery ? { delivery: overrides.delivery } : {}),
+          ...(overrides.health ? { health: overrides.health } : {}),
           ...(changes ? { workflow: changes.workflow } : {}),
         });
       } catch (err) {
@@ -205,6 +210,10 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
         });
       }
       return listening;
+    },
+
+    async checkHealth() {
+      await app?.health.checkNow();
     },
 
     stop(drainMs, why) {
