@@ -127,6 +127,8 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
   const background = watch ? createBrokers(config, metrics, APPLY_CLIENT_SETTINGS) : new Map();
   let watchers: Watchers | undefined;
   let app: BotApp | undefined;
+  // RMQ_AUDIT_KEY: every trail the bot builds seals (and checks) its records with it.
+  const sealed = config.auditKey ? { key: config.auditKey } : {};
 
   async function closeClients(): Promise<void> {
     // Together: closing the clients ends the watchers' broker calls still under way after the grace.
@@ -164,7 +166,7 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
           keyPrefix,
           records: {
             requests: new RequestStore(redis, keyPrefix),
-            history: new AuditTrail(redis, keyPrefix),
+            history: new AuditTrail(redis, keyPrefix, sealed),
           },
           watch: () => watchers?.health() ?? {},
           ...(overrides.delivery ? { delivery: overrides.delivery } : {}),
@@ -204,7 +206,7 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
           keyPrefix,
           logger,
           brokers: background,
-          trail: new AuditTrail(redis, keyPrefix, { log: logger.child({ part: 'watch' }) }),
+          trail: new AuditTrail(redis, keyPrefix, { log: logger.child({ part: 'watch' }), ...sealed }),
           notifier: slackOutsideNotifier(app.delivery, logger),
           ...(watch.tuning ? { tuning: watch.tuning } : {}),
         });
@@ -303,13 +305,15 @@ export function applyWorkerDeps(
   keyPrefix: string,
   log: Logger,
   now?: () => Date,
+  /** RMQ_AUDIT_KEY: the records the job appends are sealed with it. */
+  auditKey?: string,
 ): ApplyWorkerDeps {
   const jobLog = log.child({ component: 'apply' });
   const connection = jobConnection(redisUrl, jobLog);
   return {
     connection,
     requests: new RequestStore(connection, keyPrefix, now),
-    audit: new AuditTrail(connection, keyPrefix, { log: jobLog }),
+    audit: new AuditTrail(connection, keyPrefix, { log: jobLog, ...(auditKey ? { key: auditKey } : {}) }),
     announceWrite: ownWriteAnnouncer(connection, keyPrefix),
   };
 }
@@ -373,6 +377,7 @@ function changeRequestParts(options: {
     return b;
   };
   const queue = createApplyQueue({ redisUrl: config.redisUrl, keyPrefix, ...options.worker });
+  const auditKey = config.auditKey ? { auditKey: config.auditKey } : {};
   const jobBrokers = createBrokers(config, options.metrics, APPLY_CLIENT_SETTINGS);
   let worker: ApplyWorker | undefined;
   let timeBoxes: TimeBoxQueue | undefined;
@@ -393,6 +398,7 @@ function changeRequestParts(options: {
         queue,
         notifier,
         log: logger,
+        ...auditKey,
       }),
     async startWorker(notifier, timeBox) {
       // Time boxes: the deadline scheduled once the change is recorded; at it, the revert (or
@@ -402,7 +408,7 @@ function changeRequestParts(options: {
       const started = await startApplyWorker({
         redisUrl: config.redisUrl,
         keyPrefix,
-        ...applyWorkerDeps(config.redisUrl, keyPrefix, logger),
+        ...applyWorkerDeps(config.redisUrl, keyPrefix, logger, undefined, config.auditKey),
         environments: config.environments,
         brokerFor: brokerOf(jobBrokers),
         notifier,
