@@ -20,7 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
-import { type PreviewInput, preview } from '../commands/preview.ts';
+import { type PreviewInput, preview } from '../src/preview/preview.ts';
 import { ManagementClient } from '../src/rabbit/client.ts';
 import { parseJsonArrayStream } from '../src/rabbit/jsonArrayStream.ts';
 

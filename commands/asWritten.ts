@@ -1,5 +1,5 @@
+import type { PolicyFields } from '../src/preview/preview.ts';
 import { showInvisible } from '../src/slack/escape.ts';
-import type { PolicyFields } from './preview.ts';
 
 /**
  * A policy's fields exactly as they will be written to the broker, for every preview and every

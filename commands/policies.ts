@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { codeOf, InputError } from '../src/errors.ts';
 import { formatVersion, type Policy } from '../src/policy/types.ts';
 import { brokerReason } from '../src/rabbit/errors.ts';
+import { missingVhostError, type VhostLister } from '../src/vhosts.ts';
 import { type FlagDefaults, parseArgs, parseWith, Vhost } from './parse.ts';
-import { missingVhostError, type VhostLister } from './vhosts.ts';
 import { listOperatorPolicies, NOT_ASKED, type PolicyView, policyView } from './which.ts';
 
 /**

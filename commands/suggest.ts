@@ -1,5 +1,5 @@
+import { CloseNames } from '../src/didYouMean.ts';
 import type { ObjectKind } from '../src/policy/types.ts';
-import { CloseNames } from './didYouMean.ts';
 
 /**
  * "Did you mean" for an object `which` did not find (a policy's and a vhost's are folded over

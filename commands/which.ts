@@ -13,9 +13,9 @@ import {
 } from '../src/policy/resolve.ts';
 import { type BrokerVersion, formatVersion, type ObjectKind, type Policy } from '../src/policy/types.ts';
 import { brokerReason } from '../src/rabbit/errors.ts';
+import { missingVhostError, type VhostLister } from '../src/vhosts.ts';
 import { WHICH_USAGE, type WhichInput } from './parse.ts';
 import { closeObjects, type NamedKind, type NameLister } from './suggest.ts';
-import { missingVhostError, type VhostLister } from './vhosts.ts';
 import { kindWords } from './words.ts';
 
 /**

@@ -1,5 +1,4 @@
 import type { NotApplied } from '../src/policy/resolve.ts';
-import type { Risk } from '../src/policy/risks.ts';
 import type { ObjectKind } from '../src/policy/types.ts';
 import type { RabbitErrorCode } from '../src/rabbit/errors.ts';
 
@@ -122,17 +121,6 @@ export const FROM_WORDS = {
   both: 'both: the stricter value',
   arguments: 'its own argument',
 } as const;
-
-/** What losing a key means to a person, by risk (`summary.risks[].words`). */
-export const RISK_WORDS: Readonly<Record<Risk, string>> = {
-  'dead-letter': 'lose a dead-letter target',
-  ttl: 'lose a TTL (message-ttl or expires)',
-  limit: 'lose a length limit',
-  'delivery-limit': 'lose a delivery limit',
-  federation: 'lose a federation upstream',
-  'alternate-exchange': 'lose an alternate exchange',
-  retention: 'lose a stream retention setting',
-};
 
 /** Under a list of policies where some share a priority. */
 export const POLICIES_TIE_WORDS =

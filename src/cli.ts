@@ -67,10 +67,12 @@ export async function runCli(
       }
       case 'preview': {
         // Loaded when asked for: `which`, the common question, does not pay for the simulation.
-        const [{ parsePreview, preview, previewExitCode, previewJson }, { previewText }] = await Promise.all([
-          import('../commands/preview.ts'),
-          import('./terminal/preview.ts'),
-        ]);
+        const [{ parsePreview, previewExitCode, previewJson }, { preview }, { previewText }] =
+          await Promise.all([
+            import('../commands/preview.ts'),
+            import('./preview/preview.ts'),
+            import('./terminal/preview.ts'),
+          ]);
         const input = parsePreview(words, {}, { defaults: terminalDefaults(env) });
         return await withBroker(env, input.env, async (broker) => {
           const result = await preview(input, broker);

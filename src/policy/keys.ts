@@ -1,4 +1,3 @@
-import type { Risk } from './risks.ts';
 import { type ApplyTo, atLeast, type BrokerVersion, type ObjectKind } from './types.ts';
 
 /**
@@ -141,8 +140,6 @@ export interface KeySpec {
   readonly merge?: MergeRule;
   /** Only known while this plugin is enabled. */
   readonly plugin?: string;
-  /** What losing it means to a person; used to put the painful losses first. */
-  readonly risk?: Risk;
 }
 
 const str = (): ValueRule => ({ type: 'string' });
@@ -150,26 +147,24 @@ const nonNeg = (): ValueRule => ({ type: 'integer', min: 0 });
 const ALL: Range = {};
 
 export const KEYS: readonly KeySpec[] = [
-  { key: 'alternate-exchange', valid: ALL, value: str, risk: 'alternate-exchange' },
-  { key: 'dead-letter-exchange', valid: ALL, value: str, risk: 'dead-letter' },
-  { key: 'dead-letter-routing-key', valid: ALL, value: str, risk: 'dead-letter' },
+  { key: 'alternate-exchange', valid: ALL, value: str },
+  { key: 'dead-letter-exchange', valid: ALL, value: str },
+  { key: 'dead-letter-routing-key', valid: ALL, value: str },
   {
     key: 'dead-letter-strategy',
     valid: ALL,
     value: () => ({ type: 'enum', values: ['at-most-once', 'at-least-once'] }),
-    risk: 'dead-letter',
   },
-  { key: 'message-ttl', valid: ALL, value: nonNeg, operator: ALL, merge: 'min', risk: 'ttl' },
+  { key: 'message-ttl', valid: ALL, value: nonNeg, operator: ALL, merge: 'min' },
   {
     key: 'expires',
     valid: ALL,
     value: () => ({ type: 'integer', min: 1 }),
     operator: ALL,
     merge: 'min',
-    risk: 'ttl',
   },
-  { key: 'max-length', valid: ALL, value: nonNeg, operator: ALL, merge: 'min', risk: 'limit' },
-  { key: 'max-length-bytes', valid: ALL, value: nonNeg, operator: ALL, merge: 'min', risk: 'limit' },
+  { key: 'max-length', valid: ALL, value: nonNeg, operator: ALL, merge: 'min' },
+  { key: 'max-length-bytes', valid: ALL, value: nonNeg, operator: ALL, merge: 'min' },
   { key: 'max-in-memory-length', valid: ALL, value: nonNeg, operator: ALL, merge: 'min' },
   { key: 'max-in-memory-bytes', valid: ALL, value: nonNeg, operator: ALL, merge: 'min' },
   {
@@ -178,7 +173,6 @@ export const KEYS: readonly KeySpec[] = [
     value: () => ({ type: 'enum', values: ['drop-head', 'reject-publish', 'reject-publish-dlx'] }),
     operator: { since: [3, 12, 7] },
     merge: 'operator',
-    risk: 'limit',
   },
   {
     key: 'delivery-limit',
@@ -187,7 +181,6 @@ export const KEYS: readonly KeySpec[] = [
     value: (v) => (atLeast(v, 4) ? { type: 'integer' } : { type: 'integer', min: 0 }),
     operator: ALL,
     merge: 'min',
-    risk: 'delivery-limit',
   },
   { key: 'queue-mode', valid: ALL, value: () => ({ type: 'enum', values: ['default', 'lazy'] }) },
   {
@@ -197,12 +190,11 @@ export const KEYS: readonly KeySpec[] = [
     operator: [{ since: [3, 11, 24], until: [3, 12, 0] }, { since: [3, 12, 7] }],
     merge: 'operator',
   },
-  { key: 'max-age', valid: ALL, value: () => ({ type: 'duration' }), risk: 'retention' },
+  { key: 'max-age', valid: ALL, value: () => ({ type: 'duration' }) },
   {
     key: 'stream-max-segment-size-bytes',
     valid: ALL,
     value: () => ({ type: 'integer', min: 0, max: 3_000_000_000 }),
-    risk: 'retention',
   },
   {
     key: 'stream-filter-size-bytes',
@@ -294,9 +286,9 @@ export const KEYS: readonly KeySpec[] = [
     valid: { until: [4, 0, 0] },
     value: () => ({ type: 'enum', values: ['when-synced', 'always'] }),
   },
-  { key: 'federation-upstream', valid: ALL, value: str, plugin: 'federation', risk: 'federation' },
-  { key: 'federation-upstream-set', valid: ALL, value: str, plugin: 'federation', risk: 'federation' },
-  { key: 'federation-upstream-pattern', valid: ALL, value: str, plugin: 'federation', risk: 'federation' },
+  { key: 'federation-upstream', valid: ALL, value: str, plugin: 'federation' },
+  { key: 'federation-upstream-set', valid: ALL, value: str, plugin: 'federation' },
+  { key: 'federation-upstream-pattern', valid: ALL, value: str, plugin: 'federation' },
 ];
 
 const BY_KEY = new Map(KEYS.map((k) => [k.key, k]));

@@ -1,9 +1,10 @@
-import { keySpec } from './keys.ts';
 import type { ObjectKind } from './types.ts';
 
 /**
  * The risk table: what losing a key costs an object, by the object's type. What a person reads
- * for each risk is said by the commands (`commands/words.ts`), not here.
+ * for each risk is said by the preview's summary (`src/preview/summary.ts`), not here. Which keys
+ * exist at all, and for which versions, is keys.ts; a risky key named here that keys.ts does not
+ * know is caught by test/unit/risks.test.ts.
  */
 
 /** What losing a key means, in the order a preview lists it (the worst first). */
@@ -18,30 +19,36 @@ export const RISKS = [
 ] as const;
 export type Risk = (typeof RISKS)[number];
 
+const QUEUES = ['classic', 'quorum'] as const;
+const EVERY_KIND = ['classic', 'quorum', 'stream', 'exchange'] as const;
+
 /**
- * Which object types a risky key does something for. A stream that "loses" message-ttl loses
- * nothing (it never used it), and a queue that loses alternate-exchange neither.
+ * Each risky key: what losing it means, and the object types it does something for (at least
+ * one). A stream that "loses" message-ttl loses nothing (it never used it), and a queue that
+ * loses alternate-exchange neither.
  */
-const USED_BY: Readonly<Record<string, readonly ObjectKind[]>> = {
-  'dead-letter-exchange': ['classic', 'quorum'],
-  'dead-letter-routing-key': ['classic', 'quorum'],
-  'dead-letter-strategy': ['quorum'],
-  'message-ttl': ['classic', 'quorum'],
-  expires: ['classic', 'quorum'],
-  'max-length': ['classic', 'quorum'],
-  'max-length-bytes': ['classic', 'quorum', 'stream'],
-  overflow: ['classic', 'quorum'],
-  'delivery-limit': ['quorum'],
-  'federation-upstream': ['classic', 'quorum', 'stream', 'exchange'],
-  'federation-upstream-set': ['classic', 'quorum', 'stream', 'exchange'],
-  'federation-upstream-pattern': ['classic', 'quorum', 'stream', 'exchange'],
-  'alternate-exchange': ['exchange'],
-  'max-age': ['stream'],
-  'stream-max-segment-size-bytes': ['stream'],
+export const RISKY_KEYS: Readonly<
+  Record<string, { readonly risk: Risk; readonly hurts: readonly [ObjectKind, ...ObjectKind[]] }>
+> = {
+  'dead-letter-exchange': { risk: 'dead-letter', hurts: QUEUES },
+  'dead-letter-routing-key': { risk: 'dead-letter', hurts: QUEUES },
+  'dead-letter-strategy': { risk: 'dead-letter', hurts: ['quorum'] },
+  'message-ttl': { risk: 'ttl', hurts: QUEUES },
+  expires: { risk: 'ttl', hurts: QUEUES },
+  'max-length': { risk: 'limit', hurts: QUEUES },
+  'max-length-bytes': { risk: 'limit', hurts: ['classic', 'quorum', 'stream'] },
+  overflow: { risk: 'limit', hurts: QUEUES },
+  'delivery-limit': { risk: 'delivery-limit', hurts: ['quorum'] },
+  'federation-upstream': { risk: 'federation', hurts: EVERY_KIND },
+  'federation-upstream-set': { risk: 'federation', hurts: EVERY_KIND },
+  'federation-upstream-pattern': { risk: 'federation', hurts: EVERY_KIND },
+  'alternate-exchange': { risk: 'alternate-exchange', hurts: ['exchange'] },
+  'max-age': { risk: 'retention', hurts: ['stream'] },
+  'stream-max-segment-size-bytes': { risk: 'retention', hurts: ['stream'] },
 };
 
+/** What losing `key` costs an object of this kind; undefined when nothing it uses. */
 export function riskOf(key: string, kind: ObjectKind): Risk | undefined {
-  const risk = keySpec(key)?.risk;
-  if (!risk) return undefined;
-  return USED_BY[key]?.includes(kind) ? risk : undefined;
+  const entry = Object.hasOwn(RISKY_KEYS, key) ? RISKY_KEYS[key] : undefined;
+  return entry && (entry.hurts as readonly ObjectKind[]).includes(kind) ? entry.risk : undefined;
 }

@@ -44,7 +44,7 @@ import type { BrokerVersion, Definition, ObjectKind, Policy, PolicyLayer } from 
  * none, tie before or after, the other layer, the object's own arguments) read best together.
  * The rules it uses each live in their own module: the index and the scan (policyIndex.ts), the
  * effective values and their diff (effective.ts), the risk table (risks.ts), the argument rule
- * (arguments.ts); the summary's words are the commands' (commands/previewSummary.ts).
+ * (arguments.ts); the summary's words are the preview's (src/preview/summary.ts).
  */
 
 export type ChangeAction = 'create' | 'edit' | 'delete';

@@ -1,9 +1,9 @@
 import { asWritten } from '../../commands/asWritten.ts';
-import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../commands/preview.ts';
-import { nothingAfterWords } from '../../commands/previewSummary.ts';
-import { deleteWarning, didYouMeanWords, RISK_WORDS, reachWords } from '../../commands/words.ts';
+import { deleteWarning, didYouMeanWords, reachWords } from '../../commands/words.ts';
 import { isAnchored } from '../policy/pattern.ts';
 import type { ObjectOutcome } from '../policy/simulate.ts';
+import type { PolicyFields, PreviewAnswer, PreviewResult } from '../preview/preview.ts';
+import { nothingAfterWords, RISK_WORDS } from '../preview/summary.ts';
 
 /**
  * The preview as terminal text, what hurts first: objects losing a dead-letter target, a TTL, a

@@ -1,5 +1,5 @@
-import type { PreviewResult } from '../../commands/preview.ts';
 import { CodedError } from '../errors.ts';
+import type { PreviewResult } from '../preview/preview.ts';
 import type { ChangeRequest } from './types.ts';
 
 /**

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { type PreviewInput, preview } from '../../commands/preview.ts';
 import { formatDuration } from '../duration.ts';
 import type { Policy } from '../policy/types.ts';
+import { type PreviewInput, preview } from '../preview/preview.ts';
 import type { WorkflowBroker } from './broker.ts';
 import type { RequestStore } from './store.ts';
 import { revertDecision, revertOf } from './timebox.ts';

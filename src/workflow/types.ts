@@ -1,10 +1,10 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../commands/preview.ts';
-import type { PreviewSummary } from '../../commands/previewSummary.ts';
 import type { PolicyDiff } from '../policy/diff.ts';
 import type { Problem } from '../policy/validate.ts';
+import type { PolicyFields, PreviewAnswer, PreviewResult } from '../preview/preview.ts';
+import type { PreviewSummary } from '../preview/summary.ts';
 import type { ApproverDirectory } from './approvers.ts';
 import type { WorkflowBroker } from './broker.ts';
 
@@ -50,7 +50,7 @@ export type DecisionKind = (typeof DECISION_KINDS)[number];
 
 const Definition = z.record(z.string(), z.unknown());
 
-/** The PolicyFields shape of commands/preview.ts. */
+/** The PolicyFields shape of the preview service (src/preview/preview.ts). */
 export const PolicyFieldsSchema = z.object({
   pattern: z.string(),
   applyTo: z.string(),

@@ -1,9 +1,9 @@
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { type PreviewInput, type PreviewResult, preview } from '../../commands/preview.ts';
 import { auditObjects } from '../policy/diff.ts';
 import type { Policy } from '../policy/types.ts';
+import { type PreviewInput, type PreviewResult, preview } from '../preview/preview.ts';
 import { isRabbitError, type ManagementClientOptions, RabbitError } from '../rabbit/index.ts';
 import { samePolicy } from '../watch/compare.ts';
 import { WatchStore } from '../watch/store.ts';

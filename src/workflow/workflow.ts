@@ -1,4 +1,4 @@
-import { type PreviewAnswer, type PreviewInput, preview } from '../../commands/preview.ts';
+import { type PreviewAnswer, type PreviewInput, preview } from '../preview/preview.ts';
 import { isRabbitError } from '../rabbit/index.ts';
 import { AuditTrail } from './audit.ts';
 import { WorkflowError } from './errors.ts';

@@ -4,10 +4,10 @@
  * answering, for `which` and for `preview`.
  */
 import { describe, expect, it } from 'vitest';
-import { preview } from '../../commands/preview.ts';
 import { type WhichResult, which } from '../../commands/which.ts';
 import { BacktrackingReader } from '../../src/patterns/reader.ts';
 import { PatternCache } from '../../src/policy/pattern.ts';
+import { preview } from '../../src/preview/preview.ts';
 import { waitFor, withVhost } from '../support/broker.ts';
 
 const LONG = (n: number) => `${'a'.repeat(40 + n)}!`;

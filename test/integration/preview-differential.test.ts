@@ -18,7 +18,6 @@
  * Seed: PREVIEW_SEED=<n> replays a run; the seed is printed.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { type PreviewInput, type PreviewResult, preview } from '../../commands/preview.ts';
 import { acceptedApplyTo } from '../../src/policy/keys.ts';
 import {
   atLeast,
@@ -28,6 +27,7 @@ import {
   type Policy,
   type PolicyLayer,
 } from '../../src/policy/types.ts';
+import { type PreviewInput, type PreviewResult, preview } from '../../src/preview/preview.ts';
 import type { ManagementClient } from '../../src/rabbit/client.ts';
 import { uniqueName, waitFor } from '../support/broker.ts';
 import { brokersUp, clientFor, type TestBroker } from '../support/brokers.ts';

@@ -5,7 +5,7 @@
  * was down; never for the bot's own applies; once across two replicas.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { preview } from '../../commands/preview.ts';
+import { preview } from '../../src/preview/preview.ts';
 import type { ManagementClient } from '../../src/rabbit/index.ts';
 import { effectOfChange } from '../../src/watch/effect.ts';
 import { waitFor, withUser, withVhost } from '../support/broker.ts';

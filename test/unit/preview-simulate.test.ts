@@ -1,6 +1,5 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { summarize } from '../../commands/previewSummary.ts';
 import { valueInUse } from '../../src/policy/arguments.ts';
 import { literalPrefix } from '../../src/policy/pattern.ts';
 import { buildPolicySet, resolve } from '../../src/policy/resolve.ts';
@@ -12,6 +11,7 @@ import {
   simulate as simulateOnly,
 } from '../../src/policy/simulate.ts';
 import type { ObjectKind, Policy } from '../../src/policy/types.ts';
+import { summarize } from '../../src/preview/summary.ts';
 import { policyIn, V40, V310 } from '../support/policies.ts';
 
 const pol = policyIn('v');

@@ -1,17 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { FOLDED_QUOTES_NOTE } from '../../commands/definition.ts';
-import {
-  type PreviewAnswer,
-  type PreviewResult,
-  parsePreview,
-  previewExitCode,
-  previewJson,
-} from '../../commands/preview.ts';
-import { summarize } from '../../commands/previewSummary.ts';
+import { parsePreview, previewExitCode, previewJson } from '../../commands/preview.ts';
 import { DELETE_WARNING, deleteWarning } from '../../commands/words.ts';
 import { policyDiff } from '../../src/policy/diff.ts';
 import { type InventoryObject, type PolicyChange, simulate } from '../../src/policy/simulate.ts';
 import type { Policy } from '../../src/policy/types.ts';
+import type { PreviewAnswer, PreviewResult } from '../../src/preview/preview.ts';
+import { summarize } from '../../src/preview/summary.ts';
 import { SLACK_LIMITS } from '../../src/slack/limits.ts';
 import { csvField, previewView } from '../../src/slack/views/preview.ts';
 import { previewText } from '../../src/terminal/preview.ts';

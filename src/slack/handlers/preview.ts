@@ -1,4 +1,5 @@
-import { parsePreview, preview, previewExitCode } from '../../../commands/preview.ts';
+import { parsePreview, previewExitCode } from '../../../commands/preview.ts';
+import { preview } from '../../preview/preview.ts';
 import type { Deliverable } from '../delivery.ts';
 import { withAnsweredFor } from '../views/answeredFor.ts';
 import { previewView } from '../views/preview.ts';

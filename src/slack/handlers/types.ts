@@ -1,9 +1,9 @@
 import type { HistorySource } from '../../../commands/history.ts';
-import type { PreviewBroker } from '../../../commands/preview.ts';
 import type { RequestsSource } from '../../../commands/requests.ts';
 import type { WhichBroker } from '../../../commands/which.ts';
 import type { Logger } from '../../log.ts';
 import type { PatternCache } from '../../policy/pattern.ts';
+import type { PreviewBroker } from '../../preview/preview.ts';
 import type { ChannelScope } from '../channelDefaults.ts';
 import type { Deliverable } from '../delivery.ts';
 import type { ChangeRequests } from '../requests/service.ts';

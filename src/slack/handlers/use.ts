@@ -1,7 +1,7 @@
 import { USE_USAGE } from '../../../commands/help.ts';
 import { parseArgs } from '../../../commands/parse.ts';
-import { closeVhosts } from '../../../commands/vhosts.ts';
 import { CodedError, InputError } from '../../errors.ts';
+import { closeVhosts } from '../../vhosts.ts';
 import type { Deliverable } from '../delivery.ts';
 import { defaultsClearedView, defaultsSetView, defaultsShownView } from '../views/use.ts';
 import type { CommandContext, SlackBroker, SlackCommand } from './types.ts';

@@ -1,5 +1,5 @@
-import type { PreviewResult } from '../../../commands/preview.ts';
 import type { Logger } from '../../log.ts';
+import type { PreviewResult } from '../../preview/preview.ts';
 import type { TimeBoxNotifier } from '../../workflow/timeboxDeadline.ts';
 import type { AuditRecord, ChangeRequest, Notifier } from '../../workflow/types.ts';
 import type { Delivery, Sent } from '../delivery.ts';

@@ -1,5 +1,5 @@
 import { asWritten } from '../../../commands/asWritten.ts';
-import type { PolicyFields } from '../../../commands/preview.ts';
+import type { PolicyFields } from '../../preview/preview.ts';
 import { codeBlock, prose } from '../escape.ts';
 import { type Block, section } from './message.ts';
 

@@ -1,8 +1,8 @@
 import type { types } from '@slack/bolt';
 import { z } from 'zod';
 import { parseDefinitionText } from '../../../commands/definition.ts';
-import type { PolicyFields } from '../../../commands/preview.ts';
 import type { ApplyTo } from '../../policy/types.ts';
+import type { PolicyFields } from '../../preview/preview.ts';
 import type { ChangeRequest, DecisionKind } from '../../workflow/types.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { type Block, context, section } from './message.ts';

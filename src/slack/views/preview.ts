@@ -1,19 +1,14 @@
-import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../../commands/preview.ts';
+import { deleteWarning, didYouMeanWords, NOT_ASKED_WORDS, reachWords } from '../../../commands/words.ts';
+import { isAnchored } from '../../policy/pattern.ts';
+import type { ObjectOutcome } from '../../policy/simulate.ts';
+import type { Problem } from '../../policy/validate.ts';
+import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../preview/preview.ts';
 import {
   nothingAfterWords,
   type OutcomeGroup,
   type PreviewSummary,
-} from '../../../commands/previewSummary.ts';
-import {
-  deleteWarning,
-  didYouMeanWords,
-  NOT_ASKED_WORDS,
   RISK_WORDS,
-  reachWords,
-} from '../../../commands/words.ts';
-import { isAnchored } from '../../policy/pattern.ts';
-import type { ObjectOutcome } from '../../policy/simulate.ts';
-import type { Problem } from '../../policy/validate.ts';
+} from '../../preview/summary.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
 import { asWrittenSection } from './asWritten.ts';

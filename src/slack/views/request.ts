@@ -1,6 +1,6 @@
 import type { types } from '@slack/bolt';
-import type { PolicyFields } from '../../../commands/preview.ts';
 import { formatDuration } from '../../duration.ts';
+import type { PolicyFields } from '../../preview/preview.ts';
 import type { AuditRecord, ChangeRequest, RequestState } from '../../workflow/types.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { asWrittenSection } from './asWritten.ts';

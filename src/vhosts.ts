@@ -1,5 +1,5 @@
-import { InputError } from '../src/errors.ts';
 import { closeNames } from './didYouMean.ts';
+import { InputError } from './errors.ts';
 
 /**
  * A vhost that does not exist is a mistake to point out, not a question answered with "nothing

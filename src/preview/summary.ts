@@ -1,12 +1,22 @@
-import { RISKS, type Risk, riskOf } from '../src/policy/risks.ts';
-import type { ObjectOutcome, PolicyChange, SimulationResult } from '../src/policy/simulate.ts';
-import { RISK_WORDS } from './words.ts';
+import { RISKS, type Risk, riskOf } from '../policy/risks.ts';
+import type { ObjectOutcome, PolicyChange, SimulationResult } from '../policy/simulate.ts';
 
 /**
  * A preview's summary, for a person: the risks in the order they hurt, the new ties, what an
  * unanchored pattern catches, and the objects grouped by what happens to them, each group said
  * in a few words. Lists are bounded however large the vhost.
  */
+
+/** What losing a key means to a person, by risk (`summary.risks[].words`). */
+export const RISK_WORDS: Readonly<Record<Risk, string>> = {
+  'dead-letter': 'lose a dead-letter target',
+  ttl: 'lose a TTL (message-ttl or expires)',
+  limit: 'lose a length limit',
+  'delivery-limit': 'lose a delivery limit',
+  federation: 'lose a federation upstream',
+  'alternate-exchange': 'lose an alternate exchange',
+  retention: 'lose a stream retention setting',
+};
 
 /** Lists kept in a summary: enough to read, bounded however large the vhost. */
 export const SUMMARY_NAMES = 50;
