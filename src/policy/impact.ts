@@ -49,7 +49,11 @@ export type TargetKey =
   | 'federation-upstream-set';
 
 export type Impact =
-  /** Ready messages above the limit, removed at once. `estimated`: a byte limit, the count from the mean size. */
+  /**
+   * Ready messages above the limit, removed at once. `exchange`: the dead-letter exchange named
+   * (with `fate: 'lost'`, one that does not exist). `estimated`: a byte limit, the count from the
+   * mean size.
+   */
   | {
       readonly effect: 'drop';
       readonly messages: number;
@@ -142,11 +146,17 @@ function refuses(kind: ObjectKind, overflow: unknown): boolean {
   return overflow === 'reject-publish' || (kind === 'classic' && overflow === 'reject-publish-dlx');
 }
 
-/** The exchange a removed message is dead-lettered to, when there is one that exists. "" is the default exchange. */
-function deadLetterTo(values: Readonly<Record<string, unknown>>, world: World): string | undefined {
-  const dlx = str(values['dead-letter-exchange']);
-  if (dlx === undefined) return undefined;
-  return dlx === '' || world.exchanges?.has(dlx) !== false ? dlx : undefined;
+/**
+ * The dead-letter exchange a removed message goes to, and whether it exists ("" is the default
+ * exchange; exchanges not read: taken to exist, nothing is claimed lost).
+ */
+function deadLetterTo(
+  values: Readonly<Record<string, unknown>>,
+  world: World,
+): { name: string; exists: boolean } | undefined {
+  const name = str(values['dead-letter-exchange']);
+  if (name === undefined) return undefined;
+  return { name, exists: name === '' || world.exchanges?.has(name) !== false };
 }
 
 /** Seconds of a `max-age` (`7D`, `12h`, `1Y`…), undefined when unreadable. */
@@ -178,8 +188,8 @@ function lengthLimits(i: ImpactInput, world: World, out: Impact[]): number {
     const stricter = lowered(num(before[key]), limit);
     const nowTrims = trims(kind, overflow) && (stricter || !trims(kind, overflowBefore));
     if (nowTrims) {
-      const exchange = deadLetterTo(after, world);
-      const fate = exchange === undefined ? 'lost' : 'dead-lettered';
+      const dlx = deadLetterTo(after, world);
+      const fate = dlx?.exists ? 'dead-lettered' : 'lost';
       if (now === null) {
         out.push({ effect: 'may-drop', because: key, limit, fate });
         continue;
@@ -191,7 +201,7 @@ function lengthLimits(i: ImpactInput, world: World, out: Impact[]): number {
           effect: 'drop',
           messages: x.messages,
           fate,
-          ...(exchange === undefined ? {} : { exchange }),
+          ...(dlx === undefined ? {} : { exchange: dlx.name }),
           because: key,
           limit,
           ...(x.estimated ? { estimated: true as const } : {}),

@@ -20,19 +20,25 @@ import {
   type ExchangeDetail,
   type ExchangeListing,
   exchangeSchema,
+  type FederationState,
+  federationLinksSchema,
   nameOnlySchema,
   overviewSchema,
   type Permission,
   pagedQueuesSchema,
+  parameterNamesSchema,
   permissionSchema,
   policyListSchema,
   policySchema,
   type QueueDetail,
   type QueueKind,
   type QueueListing,
+  type QueueStats,
   queueDetailSchema,
   queueListItemSchema,
+  queueStatsSchema,
   toExchange,
+  toLiveQueue,
   toPolicy,
   toQueueDetail,
   toQueueListing,
@@ -162,6 +168,8 @@ const LAYER_PATH: Readonly<Record<PolicyLayer, string>> = {
 const QUEUE_COLUMNS_NO_STATS = 'name,type,arguments,policy';
 const QUEUE_COLUMNS_STATS = 'name,type,arguments,policy,operator_policy,effective_policy_definition';
 const EXCHANGE_COLUMNS = 'name,type,arguments,policy';
+const QUEUE_COLUMNS_LIVE =
+  'name,messages,messages_ready,message_bytes_ready,messages_unacknowledged,consumers,idle_since';
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -412,6 +420,44 @@ export class ManagementClient {
     const page = await this.getJson(this.path('queues', vhost) + query, pagedQueuesSchema);
     const hit = page.items.find((q) => q.name === name);
     return hit ? (toQueueListing(vhost, hit, false).policy ?? null) : undefined;
+  }
+
+  /**
+   * Every queue's live statistics (ready, their bytes, unacknowledged, consumers, idle since),
+   * one request, streamed: the preview's reading of what is there now. A separate listing from
+   * `streamQueues({ stats: false })` because the policy must come from the queue record (current)
+   * while these columns exist only as statistics (seconds behind); it runs beside it.
+   */
+  async *streamQueueStats(vhost: string): AsyncIterable<QueueStats> {
+    const path = `${this.path('queues', vhost)}?columns=${QUEUE_COLUMNS_LIVE}`;
+    for await (const q of this.streamList(path, queueStatsSchema))
+      yield { name: q.name, live: toLiveQueue(q) };
+  }
+
+  /**
+   * The vhost's federation upstreams and upstream sets, and the objects whose links run.
+   * `links: null` when the federation plugin is not enabled (its endpoint answers 404).
+   */
+  async federation(vhost: string): Promise<FederationState> {
+    // Every path first: a vhost the API cannot address refuses before any request starts.
+    const paths = {
+      upstreams: this.path('parameters/federation-upstream', vhost),
+      sets: this.path('parameters/federation-upstream-set', vhost),
+      links: this.path('federation-links', vhost),
+    };
+    const names = async (path: string) =>
+      new Set(((await this.getJsonOrNull(path, parameterNamesSchema)) ?? []).map((p) => p.name));
+    const [upstreams, upstreamSets, links] = await Promise.all([
+      names(paths.upstreams),
+      names(paths.sets),
+      this.getJsonOrNull(paths.links, federationLinksSchema),
+    ]);
+    return {
+      upstreams,
+      upstreamSets,
+      links:
+        links && new Set(links.filter((l) => l.status === 'running').map((l) => l.exchange ?? l.queue ?? '')),
+    };
   }
 
   /** Every exchange of a vhost (the default one named ""), one request, streamed. */

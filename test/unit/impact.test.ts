@@ -78,7 +78,14 @@ describe('impactOf: the issue table', () => {
       'max-length 5 + missing dlx on 30',
       { after: { 'max-length': 5, 'dead-letter-exchange': 'no-such-dlx' }, now: live(30) },
       [
-        { effect: 'drop', messages: 25, fate: 'lost', because: 'max-length', limit: 5 },
+        {
+          effect: 'drop',
+          messages: 25,
+          fate: 'lost',
+          exchange: 'no-such-dlx',
+          because: 'max-length',
+          limit: 5,
+        },
         { effect: 'missing-target', key: 'dead-letter-exchange', target: 'no-such-dlx' },
       ],
     ],

@@ -5,8 +5,10 @@ import { DELETE_WARNING, deleteWarning } from '../../commands/words.ts';
 import { policyDiff } from '../../src/policy/diff.ts';
 import { type InventoryObject, type PolicyChange, simulate } from '../../src/policy/simulate.ts';
 import type { Policy } from '../../src/policy/types.ts';
+import { withImpact } from '../../src/preview/impact.ts';
 import type { PreviewAnswer, PreviewResult } from '../../src/preview/preview.ts';
-import { summarize } from '../../src/preview/summary.ts';
+import { SUMMARY_NAMES, summarize } from '../../src/preview/summary.ts';
+import type { LiveReading } from '../../src/rabbit/inventory.ts';
 import { SLACK_LIMITS } from '../../src/slack/limits.ts';
 import { csvField, previewView } from '../../src/slack/views/preview.ts';
 import { previewText } from '../../src/terminal/preview.ts';
@@ -19,8 +21,10 @@ function answer(
   change: PolicyChange,
   objects: InventoryObject[],
   operator: Policy[] = [],
+  reading: LiveReading | null = null,
 ): PreviewAnswer {
   const r = simulate({ version: V310, user, operator, change }, objects);
+  const live = withImpact(r.objects, reading, new Set(['audit.dlx']), V310, SUMMARY_NAMES);
   const fields = (p: Policy | null) =>
     p && { pattern: p.pattern, applyTo: p.applyTo, priority: p.priority, definition: p.definition };
   return {
@@ -35,9 +39,9 @@ function answer(
     },
     brokerVersion: '3.10.8',
     warnings: [],
-    objects: r.objects,
+    objects: live.objects,
     unpredictable: r.unpredictable,
-    summary: summarize(r, change),
+    summary: { ...summarize(r, change), impact: live.summary },
     diff: policyDiff(change),
     ms: 1,
   };
