@@ -31,9 +31,9 @@ COPY --from=build /app/dist ./dist
 COPY slack/manifest.yml ./slack/manifest.yml
 USER node
 EXPOSE 3000
-# 200 when every broker and Redis answer, 503 naming the one that does not.
-HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# /livez: the process alone (never a broker or Redis), 200 until it drains on SIGTERM.
+HEALTHCHECK --interval=30s --timeout=2s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/livez').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # Exec form: node is PID 1 and receives SIGTERM itself; the bot handles it (stops taking requests,
 # finishes the answers under way, exits 0). Run with `--init` (compose: `init: true`) so a PID 1
 # that reaps zombies stands in front of it.

@@ -16,7 +16,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createLogger } from '../src/log.ts';
-import { ManagementClient } from '../src/rabbit/client.ts';
+import { LabClient } from '../src/rabbit/lab.ts';
 import {
   type AuditRecord,
   createApplyQueue,
@@ -42,7 +42,7 @@ const credentials = { user: process.env.RMQ_USER ?? 'guest', password: process.e
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const ms = (x: number) => `${x.toFixed(1)} ms`;
 
-const client = new ManagementClient({ url: BROKER, ...credentials });
+const client = new LabClient({ url: BROKER, ...credentials });
 const vhost = `rmqbench-apply-${randomBytes(4).toString('hex')}`;
 const keyPrefix = `rmq:bench-apply-${randomBytes(4).toString('hex')}`;
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });

@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { build } from '../scripts/build.ts';
 import { setUpLab } from '../scripts/lab.ts';
-import { ManagementClient } from '../src/rabbit/client.ts';
+import { LabClient } from '../src/rabbit/lab.ts';
 import { benchOptions, quantile } from './options.ts';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
@@ -70,7 +70,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   await build();
   const buildMs = Date.now() - started;
-  const admin = new ManagementClient({ url: brokerUrl, user, password });
+  const admin = new LabClient({ url: brokerUrl, user, password });
   const vhost = `rmq-bench-cli-${process.pid}`;
   const cwd = mkdtempSync(join(tmpdir(), 'rmq-bench-cli-'));
   try {

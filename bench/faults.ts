@@ -26,7 +26,7 @@ import { Redis } from 'ioredis';
 import { build } from '../scripts/build.ts';
 import { setUpLab } from '../scripts/lab.ts';
 import { DEFAULT_KEY_PREFIX } from '../src/config.ts';
-import { ManagementClient } from '../src/rabbit/client.ts';
+import { LabClient } from '../src/rabbit/lab.ts';
 import { AuditTrail } from '../src/workflow/audit.ts';
 import { RequestStore } from '../src/workflow/store.ts';
 import {
@@ -114,7 +114,7 @@ interface Outcome {
 
 async function main(): Promise<number> {
   const { outdir } = await build();
-  const admin = new ManagementClient({ url: brokerUrl, user, password });
+  const admin = new LabClient({ url: brokerUrl, user, password });
   const vhost = `rmq-bench-faults-${process.pid}`;
   const slack: FakeSlack = await startFakeSlack();
   const proxy: FakeBroker = await startFakeBroker({ fallback: { kind: 'proxy', target: brokerUrl } });

@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { build } from '../scripts/build.ts';
 import { setUpLab } from '../scripts/lab.ts';
-import { ManagementClient } from '../src/rabbit/client.ts';
+import { LabClient } from '../src/rabbit/lab.ts';
 import { commandForm, renderedText, signed } from '../test/e2e/harness.ts';
 import { type BotProcess, spawnBot } from '../test/support/botProcess.ts';
 import { waitFor } from '../test/support/broker.ts';
@@ -31,7 +31,7 @@ const figures = (xs: readonly number[]) =>
 
 async function main(): Promise<number> {
   const { outdir } = await build();
-  const admin = new ManagementClient({ url: brokerUrl, user, password });
+  const admin = new LabClient({ url: brokerUrl, user, password });
   const vhost = `rmq-bench-load-${process.pid}`;
   const slack = await startFakeSlack();
   const signingSecret = randomBytes(16).toString('hex');

@@ -21,8 +21,8 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
 import { type PreviewInput, preview } from '../src/preview/preview.ts';
-import { ManagementClient } from '../src/rabbit/client.ts';
 import { parseJsonArrayStream } from '../src/rabbit/jsonArrayStream.ts';
+import { LabClient } from '../src/rabbit/lab.ts';
 
 const argv = process.argv.slice(2);
 const flag = (name: string) => argv.includes(`--${name}`);
@@ -72,14 +72,14 @@ function row(label: string, ms: number, base: number, extra = ''): string {
   return `  ${label.padEnd(52)} ${ms.toFixed(0).padStart(7)} ms   ratio ${(ms / base).toFixed(2)}${extra}`;
 }
 
-async function previewOf(client: ManagementClient, vhost: string, name: string): Promise<number> {
+async function previewOf(client: LabClient, vhost: string, name: string): Promise<number> {
   const input: PreviewInput = { action: 'delete', name, layer: 'user', vhost, fields: {} };
   const r = await preview(input, client);
   if (r.status !== 'answered') throw new Error(`preview ${r.status}: ${JSON.stringify(r).slice(0, 300)}`);
   return r.objects.length;
 }
 
-async function listingAlone(client: ManagementClient, vhost: string): Promise<number> {
+async function listingAlone(client: LabClient, vhost: string): Promise<number> {
   let n = 0;
   for await (const _q of client.streamQueues(vhost, { stats: false })) n++;
   return n;
@@ -117,7 +117,7 @@ async function benchFake(): Promise<void> {
     `\n1. Fake management API: ${QUEUES.toLocaleString()} queues, ${POLICIES.toLocaleString()} policies (starting it…)`,
   );
   const { child, info } = await startFake();
-  const client = new ManagementClient({ url: info.url, user: USER, password: PASSWORD });
+  const client = new LabClient({ url: info.url, user: USER, password: PASSWORD });
   try {
     const counts = { narrow: 0, broad: 0, listed: 0 };
     const before = peakRss;
@@ -197,7 +197,7 @@ async function cheapestListing(url: string, vhost: string): Promise<number> {
 }
 
 async function benchReal(): Promise<void> {
-  const client = new ManagementClient({
+  const client = new LabClient({
     url: BROKER,
     user: USER,
     password: PASSWORD,
@@ -304,7 +304,7 @@ async function benchReal(): Promise<void> {
  * Deleting 30,000 queues can outlast the broker's HTTP idle timeout ("other side closed", seen
  * on 4.0.5) while the deletion goes on: ask again until the vhost is gone, for up to a minute.
  */
-async function removeVhost(client: ManagementClient, vhost: string): Promise<boolean> {
+async function removeVhost(client: LabClient, vhost: string): Promise<boolean> {
   for (let attempt = 0; attempt < 20; attempt++) {
     try {
       await client.deleteVhost(vhost);
@@ -326,7 +326,7 @@ async function benchLookaround(): Promise<void> {
     `\n1b. The same, the catch-all a negative lookahead ^(?!amq\\.) (read off the main thread) (starting it…)`,
   );
   const { child, info } = await startFake(true);
-  const client = new ManagementClient({ url: info.url, user: USER, password: PASSWORD });
+  const client = new LabClient({ url: info.url, user: USER, password: PASSWORD });
   try {
     const counts = { narrow: 0, listed: 0 };
     const t = await rounds(RUNS, {

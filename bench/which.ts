@@ -26,7 +26,7 @@ import { effectiveDefinition } from '../src/policy/effective.ts';
 import { PatternCache } from '../src/policy/pattern.ts';
 import { buildPolicySet, explainLosers, resolve } from '../src/policy/resolve.ts';
 import type { Policy } from '../src/policy/types.ts';
-import { ManagementClient } from '../src/rabbit/client.ts';
+import { LabClient } from '../src/rabbit/lab.ts';
 
 const url = process.env.RMQ_URL ?? 'http://127.0.0.1:15672';
 const user = process.env.RMQ_USER ?? 'guest';
@@ -36,7 +36,7 @@ const ROUNDS = Number(process.env.ROUNDS ?? 200);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
 async function brokerRatio(): Promise<void> {
-  const admin = new ManagementClient({ url, user, password });
+  const admin = new LabClient({ url, user, password });
   const vhost = `rmq-bench-which-${process.pid}`;
   await setUpLab(admin, vhost);
   for (let i = 0; i < 200; i++) {
@@ -70,7 +70,7 @@ async function brokerRatio(): Promise<void> {
   };
   const kept = new PatternCache();
   const ours = async (patterns?: PatternCache) => {
-    const client = new ManagementClient({ url, user, password });
+    const client = new LabClient({ url, user, password });
     const t0 = performance.now();
     await which({ name: 'orders.audit', vhost }, client, patterns ? { patterns } : {});
     const ms = performance.now() - t0;
@@ -194,7 +194,7 @@ async function didYouMean(): Promise<void> {
     };
     // The client's own streaming of the same two listings, names dropped: what the fold adds to.
     const streamed = async () => {
-      const client = new ManagementClient({ url: info.url, user, password });
+      const client = new LabClient({ url: info.url, user, password });
       const t0 = performance.now();
       await Promise.all(
         (['queues', 'exchanges'] as const).map(async (what) => {
@@ -208,7 +208,7 @@ async function didYouMean(): Promise<void> {
     let requests = 0;
     let found: string[] = [];
     const ours = async () => {
-      const client = new ManagementClient({ url: info.url, user, password, onCall: () => void requests++ });
+      const client = new LabClient({ url: info.url, user, password, onCall: () => void requests++ });
       requests = 0;
       const t0 = performance.now();
       // svc7.audit.1007 exists; one transposition away.

@@ -12,10 +12,16 @@
  *
  * Why esbuild and not tsc's emit: the CLI's start-up time is a goal (bench/cli), and bundling is
  * the largest lever; esbuild is already here (tsx is built on it) and takes about a second.
+ *
+ * After bundling, every built file is imported once in a fresh Node process (`smokeImport`), and
+ * an `import()` that reaches a package instead of a module of ours is refused
+ * (`lazyPackageImports`): either fails the build rather than a user's first command.
  */
-import { rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { readdir, rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { type BuildOptions, build as esbuild, type Metafile, type Plugin } from 'esbuild';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
@@ -118,6 +124,52 @@ function startInputs(metafile: Metafile): string[] {
   return [...seen].flatMap((o) => Object.keys(metafile.outputs[o]?.inputs ?? {}));
 }
 
+/**
+ * The `import()`s of the CLI that reach a package instead of a module of ours. Bundled, such an
+ * `import()` of a CommonJS package yields only its `default`: `const { Redis } = await
+ * import('ioredis')` gave undefined ("r is not a constructor") while the sources worked. A
+ * module of ours imports the package statically and is itself imported lazily (src/cliRedis.ts).
+ */
+export function lazyPackageImports(metafile: Metafile): string[] {
+  const found: string[] = [];
+  for (const [output, meta] of Object.entries(metafile.outputs)) {
+    for (const i of meta.imports) {
+      if (i.kind !== 'dynamic-import' || i.external) continue;
+      const target = metafile.outputs[i.path]?.entryPoint;
+      if (target && /(^|\/)node_modules\//.test(target)) found.push(`${target} (from ${output})`);
+    }
+  }
+  return found;
+}
+
+/**
+ * Every file of the build imported once in a fresh Node process: a chunk that cannot load (a
+ * package that is not there, a require the shim cannot serve) fails the build, not a user's
+ * first `rmq history`. The entries run nothing on import (they start only as a process's main).
+ */
+async function smokeImport(outdir: string): Promise<void> {
+  const chunks = (await readdir(join(outdir, 'cli-chunks'))).filter((f) => f.endsWith('.js'));
+  const files = [
+    join(outdir, 'main.js'),
+    join(outdir, 'cli.js'),
+    ...chunks.map((f) => join(outdir, 'cli-chunks', f)),
+  ];
+  const script = `for (const f of ${JSON.stringify(files.map((f) => pathToFileURL(f).href))}) {
+    try { await import(f); } catch (e) { console.error(f + ': ' + (e?.stack ?? e)); process.exit(1); }
+  }`;
+  try {
+    await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: outdir,
+      env: { PATH: process.env.PATH ?? '' },
+      timeout: 60_000,
+      maxBuffer: 1 << 20,
+    });
+  } catch (err) {
+    const said = (err as { stderr?: string }).stderr || (err instanceof Error ? err.message : String(err));
+    throw new Error(`build: a built file cannot be loaded: ${said}`);
+  }
+}
+
 export async function build(outdir = join(root, 'dist')): Promise<BuildResult> {
   await rm(outdir, { recursive: true, force: true });
   const common: BuildOptions = {
@@ -162,6 +214,13 @@ export async function build(outdir = join(root, 'dist')): Promise<BuildResult> {
       `build: the CLI loads at start what only some commands need (import() it): ${eager.join(', ')}`,
     );
   }
+  const lazyPackages = lazyPackageImports(metafile);
+  if (lazyPackages.length > 0) {
+    throw new Error(
+      `build: import() of a package gives only its default in the bundle; import it statically from a module of ours that is imported lazily: ${lazyPackages.join(', ')}`,
+    );
+  }
+  await smokeImport(outdir);
   return { outdir, cliInputs, cliStartInputs };
 }
 

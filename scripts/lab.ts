@@ -1,5 +1,5 @@
 import { atLeast } from '../src/policy/types.ts';
-import type { ManagementClient } from '../src/rabbit/client.ts';
+import type { LabClient } from '../src/rabbit/lab.ts';
 
 /**
  * The policies lab: the scenario the product is explained with, in a vhost of its own.
@@ -10,7 +10,7 @@ import type { ManagementClient } from '../src/rabbit/client.ts';
 
 export const LAB_VHOST = 'rmq-lab';
 
-export async function setUpLab(broker: ManagementClient, vhost: string): Promise<void> {
+export async function setUpLab(broker: LabClient, vhost: string): Promise<void> {
   const { version } = await broker.overview();
   // Per-queue-type scopes exist from 3.12; older brokers only know "queues".
   const classicOnly = atLeast(version, 3, 12) ? 'classic_queues' : 'queues';
@@ -99,9 +99,9 @@ async function main(): Promise<void> {
   const { config } = await import('dotenv');
   config({ quiet: true });
   const { loadConfig } = await import('../src/config.ts');
-  const { ManagementClient } = await import('../src/rabbit/client.ts');
+  const { LabClient } = await import('../src/rabbit/lab.ts');
   const env = loadConfig().environments[0]!;
-  const broker = new ManagementClient({ url: env.url, user: env.user, password: env.password });
+  const broker = new LabClient({ url: env.url, user: env.user, password: env.password });
   try {
     if (process.argv.includes('--down')) {
       await broker.deleteVhost(LAB_VHOST);

@@ -1,8 +1,8 @@
 import { config as loadDotenv } from 'dotenv';
-import type { Redis } from 'ioredis';
 import { helpText } from '../commands/help.ts';
 import { parseWhich } from '../commands/parse.ts';
 import { parsePolicies, policies } from '../commands/policies.ts';
+import type { TerminalCommandName } from '../commands/registry.ts';
 import { which } from '../commands/which.ts';
 import { DEFAULT_KEY_PREFIX, loadConfig, pickEnvironment, QUESTION_BUDGET_MS } from './config.ts';
 import { ConfigError, InputError } from './errors.ts';
@@ -29,6 +29,95 @@ export interface CliOptions {
   readonly keyPrefix?: string;
 }
 
+/** One run of a terminal command: its words (without `--json`), and what it may use. */
+interface TerminalRun {
+  readonly words: readonly string[];
+  readonly json: boolean;
+  readonly env: NodeJS.ProcessEnv;
+  readonly io: Io;
+  readonly options: CliOptions;
+}
+
+/** Answers, writes to `io`, and returns the exit code. Throws InputError for bad input. */
+type TerminalCommand = (run: TerminalRun) => Promise<number>;
+
+const asJson = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
+
+/**
+ * The terminal's handler of every command in the table (`commands/registry.ts`) that is not
+ * Slack only, keyed by its name: the compiler refuses a missing one or one the table lacks.
+ * What only some commands need is loaded when asked for (bench/cli: `which` stays cheap).
+ */
+export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalCommand } = {
+  async help({ io }) {
+    io.out(helpText('rmq'));
+    return 0;
+  },
+  async policies({ words, json, env, io }) {
+    const input = parsePolicies(words, terminalDefaults(env));
+    return withBroker(env, input.env, async (broker) => {
+      const result = await policies(input, broker);
+      io.out(json ? asJson(result) : policiesText(result));
+      return result.answer === 'not-asked' ? 3 : 0;
+    });
+  },
+  async which({ words, json, env, io }) {
+    const input = parseWhich(words, {}, terminalDefaults(env));
+    return withBroker(env, input.env, async (broker) => {
+      const result = await which(input, broker);
+      io.out(json ? asJson(result) : whichText(result));
+      return result.answer === 'not-asked' ? 3 : 0;
+    });
+  },
+  async preview({ words, json, env, io }) {
+    // Loaded when asked for: `which`, the common question, does not pay for the simulation.
+    const [{ parsePreview, previewExitCode, previewJson }, { preview }, { previewText }] = await Promise.all([
+      import('../commands/preview.ts'),
+      import('./preview/preview.ts'),
+      import('./terminal/preview.ts'),
+    ]);
+    const input = parsePreview(words, {}, { defaults: terminalDefaults(env) });
+    return withBroker(env, input.env, async (broker) => {
+      const result = await preview(input, broker);
+      io.out(json ? asJson(previewJson(result)) : previewText(result));
+      if (!json && result.status === 'refused')
+        io.err(`rmq: refused: ${result.refusals.map((p) => p.message).join(' ')}\n`);
+      return previewExitCode(result);
+    });
+  },
+  async requests({ words, json, env, io, options }) {
+    const { parseRequests, requests } = await import('../commands/requests.ts');
+    const { requestsText } = await import('./terminal/requests.ts');
+    const input = parseRequests(words);
+    const { withRedis } = await import('./cliRedis.ts');
+    return withRedis(env, io, async (redis) => {
+      const { RequestStore } = await import('./workflow/store.ts');
+      const result = await requests(input, new RequestStore(redis, options.keyPrefix ?? DEFAULT_KEY_PREFIX));
+      io.out(json ? asJson(result) : requestsText(result));
+      return 0;
+    });
+  },
+  async history({ words, json, env, io, options }) {
+    const { history, historyExitCode, parseHistory, verifySentence } = await import('../commands/history.ts');
+    const { historyText } = await import('./terminal/history.ts');
+    const input = parseHistory(words);
+    const { withRedis } = await import('./cliRedis.ts');
+    return withRedis(env, io, async (redis) => {
+      const { AuditTrail } = await import('./workflow/audit.ts');
+      const result = await history(input, new AuditTrail(redis, options.keyPrefix ?? DEFAULT_KEY_PREFIX));
+      io.out(json ? asJson(result) : historyText(result));
+      if (result.verify && !result.verify.ok) io.err(`rmq: ${verifySentence(result.verify)}\n`);
+      return historyExitCode(result);
+    });
+  },
+};
+
+/** The handler a first word names; no word, `--help` and `-h` are `help`. */
+function terminalCommand(word: string | undefined): TerminalCommand | undefined {
+  if (word === undefined || word === '--help' || word === '-h') return TERMINAL_COMMANDS.help;
+  return Object.hasOwn(TERMINAL_COMMANDS, word) ? TERMINAL_COMMANDS[word as TerminalCommandName] : undefined;
+}
+
 export async function runCli(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
@@ -42,80 +131,9 @@ export async function runCli(
   const json = options.includes('--json');
   const words = [...options.filter((w) => w !== '--json'), ...(end < 0 ? [] : rest.slice(end))];
   try {
-    switch (command) {
-      case undefined:
-      case 'help':
-      case '--help':
-      case '-h':
-        io.out(helpText('rmq'));
-        return 0;
-      case 'policies': {
-        const input = parsePolicies(words, terminalDefaults(env));
-        return await withBroker(env, input.env, async (broker) => {
-          const result = await policies(input, broker);
-          io.out(json ? `${JSON.stringify(result, null, 2)}\n` : policiesText(result));
-          return result.answer === 'not-asked' ? 3 : 0;
-        });
-      }
-      case 'which': {
-        const input = parseWhich(words, {}, terminalDefaults(env));
-        return await withBroker(env, input.env, async (broker) => {
-          const result = await which(input, broker);
-          io.out(json ? `${JSON.stringify(result, null, 2)}\n` : whichText(result));
-          return result.answer === 'not-asked' ? 3 : 0;
-        });
-      }
-      case 'preview': {
-        // Loaded when asked for: `which`, the common question, does not pay for the simulation.
-        const [{ parsePreview, previewExitCode, previewJson }, { preview }, { previewText }] =
-          await Promise.all([
-            import('../commands/preview.ts'),
-            import('./preview/preview.ts'),
-            import('./terminal/preview.ts'),
-          ]);
-        const input = parsePreview(words, {}, { defaults: terminalDefaults(env) });
-        return await withBroker(env, input.env, async (broker) => {
-          const result = await preview(input, broker);
-          io.out(json ? `${JSON.stringify(previewJson(result), null, 2)}\n` : previewText(result));
-          if (!json && result.status === 'refused')
-            io.err(`rmq: refused: ${result.refusals.map((p) => p.message).join(' ')}\n`);
-          return previewExitCode(result);
-        });
-      }
-      case 'requests': {
-        const { parseRequests, requests } = await import('../commands/requests.ts');
-        const { requestsText } = await import('./terminal/requests.ts');
-        const input = parseRequests(words);
-        return await withRedis(env, io, async (redis) => {
-          const { RequestStore } = await import('./workflow/store.ts');
-          const result = await requests(
-            input,
-            new RequestStore(redis, cliOptions.keyPrefix ?? DEFAULT_KEY_PREFIX),
-          );
-          io.out(json ? `${JSON.stringify(result, null, 2)}\n` : requestsText(result));
-          return 0;
-        });
-      }
-      case 'history': {
-        const { history, historyExitCode, parseHistory, verifySentence } = await import(
-          '../commands/history.ts'
-        );
-        const { historyText } = await import('./terminal/history.ts');
-        const input = parseHistory(words);
-        return await withRedis(env, io, async (redis) => {
-          const { AuditTrail } = await import('./workflow/audit.ts');
-          const result = await history(
-            input,
-            new AuditTrail(redis, cliOptions.keyPrefix ?? DEFAULT_KEY_PREFIX),
-          );
-          io.out(json ? `${JSON.stringify(result, null, 2)}\n` : historyText(result));
-          if (result.verify && !result.verify.ok) io.err(`rmq: ${verifySentence(result.verify)}\n`);
-          return historyExitCode(result);
-        });
-      }
-      default:
-        throw new InputError(`Unknown command ${JSON.stringify(command)}.`, helpText('rmq'));
-    }
+    const run = terminalCommand(command);
+    if (!run) throw new InputError(`Unknown command ${JSON.stringify(command)}.`, helpText('rmq'));
+    return await run({ words, json, env, io, options: cliOptions });
   } catch (err) {
     if (err instanceof InputError || err instanceof ConfigError) {
       const hint = err instanceof InputError && err.hint ? `\n${err.hint}` : '';
@@ -166,40 +184,6 @@ async function withBroker(
   } finally {
     // The answer is out: a request still hanging is not waited for.
     await client.close(0);
-  }
-}
-
-/**
- * Redis (the requests and the audit trail), closed after `fn`. Unreachable: exit 3, like a
- * broker that could not be asked.
- */
-async function withRedis(
-  env: NodeJS.ProcessEnv,
-  io: Io,
-  fn: (redis: Redis) => Promise<number>,
-): Promise<number> {
-  const { redisUrl } = loadConfig(env);
-  // Loaded when asked for: `which` and `preview` never pay for the Redis client.
-  const { Redis } = await import('ioredis');
-  const redis = new Redis(redisUrl, {
-    lazyConnect: true,
-    maxRetriesPerRequest: 1,
-    connectTimeout: 3_000,
-    commandTimeout: 10_000,
-    retryStrategy: () => null,
-  });
-  redis.on('error', () => undefined); // reported below, once
-  try {
-    await redis.connect();
-  } catch (err) {
-    io.err(`rmq: Redis (REDIS_URL) cannot be reached: ${err instanceof Error ? err.message : String(err)}\n`);
-    redis.disconnect();
-    return 3;
-  }
-  try {
-    return await fn(redis);
-  } finally {
-    redis.disconnect();
   }
 }
 

@@ -19,16 +19,18 @@ import { AuditTrail } from './workflow/audit.ts';
 import {
   APPLY_CLIENT_SETTINGS,
   type ApplyWorker,
-  type ChangeRequest,
   createApplyQueue,
   createApproverDirectory,
   createWorkflow,
   type Notifier,
-  type Origin,
   startApplyWorker,
 } from './workflow/index.ts';
 import { RequestStore } from './workflow/store.ts';
-import { type TimeBoxNotifier, timeBoxHandlers } from './workflow/timeboxDeadline.ts';
+import {
+  type TimeBoxDeadlineDeps,
+  type TimeBoxNotifier,
+  timeBoxHandlers,
+} from './workflow/timeboxDeadline.ts';
 import {
   createTimeBoxQueue,
   startTimeBoxWorker,
@@ -99,25 +101,28 @@ export interface ChangeRequestParts {
   /** For createApp. */
   readonly workflow: NonNullable<AppDeps['workflow']>;
   /** Starts the apply worker (and its sweep: lost jobs queued again, requests past their deadline expired). */
-  startWorker(notifier: Notifier & TimeBoxNotifier, timeBox?: TimeBoxFiling): Promise<ApplyWorker>;
+  startWorker(notifier: Notifier & TimeBoxNotifier, timeBox: TimeBoxFiling): Promise<ApplyWorker>;
   /** Closes the worker (the job under way finishes), the queue and the job's broker clients. */
   close(): Promise<void>;
 }
 
-/** How a time box's revert that needs approval is filed and posted (the Slack side's ChangeRequests). */
-export type TimeBoxFiling = (
-  auditId: string,
-  user: string,
-  origin: Origin,
-  reason: string,
-) => Promise<ChangeRequest>;
+/**
+ * How a time box's revert is filed: approved with its change through the workflow, or, when
+ * that is not possible, for approval and posted (the Slack side's ChangeRequests).
+ */
+export type TimeBoxFiling = Pick<TimeBoxDeadlineDeps, 'workflow' | 'revertRequest'>;
 
-/** A time box's revert for approval, filed and posted as the Revert button files one. */
+/** A time box's revert: the app's workflow, and for approval filed and posted as the Revert button files one. */
 export function timeBoxFilingOf(bot: Pick<BotApp, 'changes'>): TimeBoxFiling {
-  return async (auditId, user, origin, reason) => {
-    const filed = await bot.changes?.revert(auditId, user, origin, reason);
-    if (!filed?.ok) throw filed?.error ?? new Error('change requests are not set up');
-    return filed.request;
+  const changes = bot.changes;
+  if (!changes) throw new Error('change requests are not set up');
+  return {
+    workflow: changes.workflow,
+    async revertRequest(auditId, user, origin, reason) {
+      const filed = await changes.revert(auditId, user, origin, reason);
+      if (!filed.ok) throw filed.error;
+      return filed.request;
+    },
   };
 }
 
@@ -163,7 +168,7 @@ export function changeRequestParts(options: {
         notifier,
         log: logger,
       }),
-    async startWorker(notifier, revertRequest) {
+    async startWorker(notifier, timeBox) {
       // Time boxes: the deadline scheduled once the change is recorded; at it, the revert (or
       // the request for a new approval) by whichever replica's time-box worker takes the job.
       timeBoxes = createTimeBoxQueue({ redisUrl: config.redisUrl, keyPrefix });
@@ -185,15 +190,9 @@ export function changeRequestParts(options: {
         keyPrefix,
         log: logger,
         handlers: timeBoxHandlers({
-          store: new RequestStore(options.redis, keyPrefix),
+          ...timeBox,
           redis: options.redis,
           keyPrefix,
-          queue,
-          revertRequest:
-            revertRequest ??
-            (async () => {
-              throw new Error('no way to file a time box revert for approval');
-            }),
           brokerFor: brokerOf(jobBrokers),
           notifier,
           log: logger,

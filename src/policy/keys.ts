@@ -140,6 +140,16 @@ export interface KeySpec {
   readonly merge?: MergeRule;
   /** Only known while this plugin is enabled. */
   readonly plugin?: string;
+  /**
+   * A deprecated feature: warned about from `since`, refused by the broker's default
+   * configuration from `deniedSince` (deprecated_features.permit.* can still allow it); `instead`
+   * names what replaces it.
+   */
+  readonly deprecated?: {
+    readonly since: readonly [number, number, number];
+    readonly deniedSince: readonly [number, number, number];
+    readonly instead: string;
+  };
 }
 
 const str = (): ValueRule => ({ type: 'string' });
@@ -216,6 +226,11 @@ export const KEYS: readonly KeySpec[] = [
         : { type: 'enum', values: ['min-masters', 'client-local', 'random'] },
     operator: { since: [4, 0, 0] },
     merge: 'operator',
+    deprecated: {
+      since: [4, 0, 0],
+      deniedSince: [4, 3, 0],
+      instead: 'queue-leader-locator ("client-local" or "balanced")',
+    },
   },
   { key: 'consumer-timeout', valid: { since: [3, 12, 0] }, value: nonNeg },
   {

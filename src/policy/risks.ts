@@ -1,4 +1,4 @@
-import type { ObjectKind } from './types.ts';
+import { atLeast, type BrokerVersion, type ObjectKind } from './types.ts';
 
 /**
  * The risk table: what losing a key costs an object, by the object's type. What a person reads
@@ -13,9 +13,11 @@ export const RISKS = [
   'ttl',
   'limit',
   'delivery-limit',
+  'retry-delay',
   'federation',
   'alternate-exchange',
   'retention',
+  'consumer-timeout',
 ] as const;
 export type Risk = (typeof RISKS)[number];
 
@@ -28,7 +30,15 @@ const EVERY_KIND = ['classic', 'quorum', 'stream', 'exchange'] as const;
  * loses alternate-exchange neither.
  */
 export const RISKY_KEYS: Readonly<
-  Record<string, { readonly risk: Risk; readonly hurts: readonly [ObjectKind, ...ObjectKind[]] }>
+  Record<
+    string,
+    {
+      readonly risk: Risk;
+      readonly hurts: readonly [ObjectKind, ...ObjectKind[]];
+      /** The version from which a type no longer uses the key (it is accepted and ignored). */
+      readonly hurtsUntil?: Partial<Record<ObjectKind, readonly [number, number, number]>>;
+    }
+  >
 > = {
   'dead-letter-exchange': { risk: 'dead-letter', hurts: QUEUES },
   'dead-letter-routing-key': { risk: 'dead-letter', hurts: QUEUES },
@@ -39,6 +49,13 @@ export const RISKY_KEYS: Readonly<
   'max-length-bytes': { risk: 'limit', hurts: ['classic', 'quorum', 'stream'] },
   overflow: { risk: 'limit', hurts: QUEUES },
   'delivery-limit': { risk: 'delivery-limit', hurts: ['quorum'] },
+  'delayed-retry-type': { risk: 'retry-delay', hurts: ['quorum'] },
+  'delayed-retry-min': { risk: 'retry-delay', hurts: ['quorum'] },
+  'delayed-retry-max': { risk: 'retry-delay', hurts: ['quorum'] },
+  // 4.3 evaluates consumer timeouts in quorum queues only: a classic queue keeps its consumer
+  // past the timeout there, and a stream on every version (test/integration/versions.test.ts).
+  'consumer-timeout': { risk: 'consumer-timeout', hurts: QUEUES, hurtsUntil: { classic: [4, 3, 0] } },
+  'consumer-disconnected-timeout': { risk: 'consumer-timeout', hurts: ['quorum'] },
   'federation-upstream': { risk: 'federation', hurts: EVERY_KIND },
   'federation-upstream-set': { risk: 'federation', hurts: EVERY_KIND },
   'federation-upstream-pattern': { risk: 'federation', hurts: EVERY_KIND },
@@ -47,8 +64,10 @@ export const RISKY_KEYS: Readonly<
   'stream-max-segment-size-bytes': { risk: 'retention', hurts: ['stream'] },
 };
 
-/** What losing `key` costs an object of this kind; undefined when nothing it uses. */
-export function riskOf(key: string, kind: ObjectKind): Risk | undefined {
+/** What losing `key` costs an object of this kind on this version; undefined when nothing it uses. */
+export function riskOf(key: string, kind: ObjectKind, v: BrokerVersion): Risk | undefined {
   const entry = Object.hasOwn(RISKY_KEYS, key) ? RISKY_KEYS[key] : undefined;
-  return entry && (entry.hurts as readonly ObjectKind[]).includes(kind) ? entry.risk : undefined;
+  if (!entry || !(entry.hurts as readonly ObjectKind[]).includes(kind)) return undefined;
+  const until = entry.hurtsUntil?.[kind];
+  return until && atLeast(v, ...until) ? undefined : entry.risk;
 }

@@ -560,7 +560,7 @@ export class Simulation {
     const found = new Set<Risk>();
     for (const key of Object.keys(before)) {
       if (key in after) continue;
-      const risk = riskOf(key, kind);
+      const risk = riskOf(key, kind, this.#version);
       if (!risk) continue;
       if (argumentRule(key, kind, this.#version) && args[argumentName(key, kind)] !== undefined) continue;
       found.add(risk);

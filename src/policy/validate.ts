@@ -1,6 +1,7 @@
 import { acceptedApplyTo } from './keys.ts';
 import { compilePattern, isAnchored, MAX_PATTERN_BYTES } from './pattern.ts';
 import { pcreSyntaxError } from './pcreSyntax.ts';
+import type { Problem } from './problem.ts';
 import type { ChangeAction } from './simulate.ts';
 import { atLeast, type BrokerVersion, formatVersion, type Policy, type PolicyLayer } from './types.ts';
 import { checkDefinition, checkScope, describeValue } from './validateDefinition.ts';
@@ -11,40 +12,6 @@ import { checkDefinition, checkScope, describeValue } from './validateDefinition
  * layers. The broker reports only its first failing check; this reports all of them, each with
  * the field or key it is about. Pure.
  */
-
-export type ProblemCode =
-  | 'name-empty'
-  | 'name-taken'
-  | 'no-such-policy'
-  | 'wrong-layer'
-  | 'nothing-to-change'
-  | 'definition-not-object'
-  | 'definition-empty'
-  | 'unknown-key'
-  | 'bad-value'
-  | 'negative-limit'
-  | 'apply-to-unsupported'
-  | 'priority-not-number'
-  | 'mirroring-removed'
-  | 'mirroring-deprecated'
-  | 'mirroring-incomplete'
-  | 'operator-key'
-  | 'federation-conflict'
-  | 'federation-plugin'
-  | 'pattern-invalid'
-  | 'pattern-too-long'
-  | 'pattern-unreadable'
-  | 'pattern-unanchored'
-  | 'vetoed-everywhere'
-  | 'deprecated-key'
-  | 'same-name-other-layer';
-
-export interface Problem {
-  readonly code: ProblemCode;
-  readonly message: string;
-  readonly field?: 'name' | 'pattern' | 'apply-to' | 'priority' | 'definition';
-  readonly key?: string;
-}
 
 export interface ProposedFields {
   readonly pattern: unknown;

@@ -8,6 +8,7 @@ import {
   type ValueRule,
   vetoedKeys,
 } from './keys.ts';
+import type { Problem } from './problem.ts';
 import {
   atLeast,
   type BrokerVersion,
@@ -16,7 +17,6 @@ import {
   type ObjectKind,
   type PolicyLayer,
 } from './types.ts';
-import type { Problem } from './validate.ts';
 
 /**
  * What is wrong with a proposed definition, key by key, for the broker's version: unknown keys
@@ -117,16 +117,20 @@ export function checkDefinition(
         message: `${key} cannot be set by an operator policy on RabbitMQ ${v}; operator policies may set ${allowed.join(', ')}.`,
       });
     }
-    if (key === 'queue-master-locator' && atLeast(version, 4)) {
-      warn({
+    const deprecated = spec.deprecated;
+    if (deprecated && atLeast(version, ...deprecated.since)) {
+      const denied = atLeast(version, ...deprecated.deniedSince);
+      (denied ? refuse : warn)({
         code: 'deprecated-key',
         field: 'definition',
         key,
-        message:
-          'queue-master-locator is deprecated in RabbitMQ 4.x (refused by default from 4.3); use queue-leader-locator.',
+        message: denied
+          ? `${key} is a deprecated feature that RabbitMQ ${v} refuses unless its configuration permits it; use ${deprecated.instead} instead.`
+          : `${key} is deprecated, and RabbitMQ ${deprecated.deniedSince.slice(0, 2).join('.')} and later refuse it by default; use ${deprecated.instead} instead.`,
       });
     }
   }
+  if (isKnownKey('delayed-retry-type', version, new Set())) checkDelayedRetry(definition, refuse);
   if (atLeast(version, 4) || !keys.includes('ha-mode')) return;
   // Classic mirroring's own rules (rabbit_mirror_queue_misc validate_policy).
   const mode = definition['ha-mode'];
@@ -154,6 +158,32 @@ export function checkDefinition(
       field: 'definition',
       key: 'ha-params',
       message: `ha-mode "nodes" needs ha-params, a list of node names; got ${describeValue(params)}.`,
+    });
+  }
+}
+
+/**
+ * The quorum queue's delayed-retry keys (4.3.1+) depend on each other: a retry type other than
+ * "disabled" needs a minimum delay, and the maximum is not below the minimum (measured on 4.3.6).
+ */
+function checkDelayedRetry(definition: Record<string, unknown>, refuse: (p: Problem) => void): void {
+  const type = definition['delayed-retry-type'];
+  const min = definition['delayed-retry-min'];
+  const max = definition['delayed-retry-max'];
+  if (typeof type === 'string' && ['all', 'failed', 'returned'].includes(type) && min === undefined) {
+    refuse({
+      code: 'bad-value',
+      field: 'definition',
+      key: 'delayed-retry-type',
+      message: `delayed-retry-type ${JSON.stringify(type)} needs delayed-retry-min (the shortest delay before a retry, in milliseconds) in the same definition.`,
+    });
+  }
+  if (typeof min === 'number' && typeof max === 'number' && max < min) {
+    refuse({
+      code: 'bad-value',
+      field: 'definition',
+      key: 'delayed-retry-max',
+      message: `delayed-retry-max (${max}) must not be smaller than delayed-retry-min (${min}).`,
     });
   }
 }

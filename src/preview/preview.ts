@@ -3,10 +3,11 @@ import { codeOf } from '../errors.ts';
 import type { BacktrackingReader } from '../patterns/reader.ts';
 import { settleSimulation } from '../patterns/resolveRead.ts';
 import { type PolicyDiff, policyDiff } from '../policy/diff.ts';
+import type { Problem } from '../policy/problem.ts';
 import { type PolicyChange, Simulation, type Unpredictable } from '../policy/simulate.ts';
 import type { Definition, Policy, PolicyLayer } from '../policy/types.ts';
 import { formatVersion } from '../policy/types.ts';
-import { type Problem, type ProposedFields, validate } from '../policy/validate.ts';
+import { type ProposedFields, validate } from '../policy/validate.ts';
 import { brokerReason } from '../rabbit/errors.ts';
 import { type InventorySource, openInventory } from '../rabbit/inventory.ts';
 import { missingVhost, type VhostLister } from '../vhosts.ts';
@@ -206,7 +207,7 @@ export async function preview(
   const { unpredictable } = simulated;
   const live = withImpact(simulated.objects, await inventory.live(), exchanges, version, SUMMARY_NAMES);
   const objects = live.objects;
-  const summary = { ...summarize(simulated, policyChange), impact: live.summary };
+  const summary = { ...summarize(simulated, policyChange, version), impact: live.summary };
   return {
     status: 'answered',
     change,

@@ -1,5 +1,6 @@
 import { RISKS, type Risk, riskOf } from '../policy/risks.ts';
 import type { ObjectOutcome, PolicyChange, SimulationResult } from '../policy/simulate.ts';
+import type { BrokerVersion } from '../policy/types.ts';
 
 /**
  * A preview's summary, for a person: the risks in the order they hurt, the new ties, what an
@@ -16,6 +17,8 @@ export const RISK_WORDS: Readonly<Record<Risk, string>> = {
   federation: 'lose a federation upstream',
   'alternate-exchange': 'lose an alternate exchange',
   retention: 'lose a stream retention setting',
+  'retry-delay': 'lose a delayed retry (rejected and returned messages come back at once)',
+  'consumer-timeout': 'lose a consumer timeout (consumer-timeout or consumer-disconnected-timeout)',
 };
 
 /** Lists kept in a summary: enough to read, bounded however large the vhost. */
@@ -78,7 +81,11 @@ function outcomeWords(o: ObjectOutcome, change: PolicyChange): string {
     : `taken over by ${o.after.policy}`;
 }
 
-export function summarize(result: SimulationResult, change: PolicyChange): PreviewSummary {
+export function summarize(
+  result: SimulationResult,
+  change: PolicyChange,
+  version: BrokerVersion,
+): PreviewSummary {
   const { objects, unpredictable } = result;
   const risks: PreviewSummary['risks'] = [];
   for (const risk of RISKS) {
@@ -87,9 +94,9 @@ export function summarize(result: SimulationResult, change: PolicyChange): Previ
     if (sure.length === 0 && maybe.length === 0) continue;
     const keys = new Set<string>();
     for (const o of [...sure, ...maybe]) {
-      for (const k of Object.keys(o.lost)) if (riskOf(k, o.kind) === risk) keys.add(k);
+      for (const k of Object.keys(o.lost)) if (riskOf(k, o.kind, version) === risk) keys.add(k);
       for (const d of Object.values(o.ifCandidate ?? {})) {
-        for (const k of Object.keys(d.lost)) if (riskOf(k, o.kind) === risk) keys.add(k);
+        for (const k of Object.keys(d.lost)) if (riskOf(k, o.kind, version) === risk) keys.add(k);
       }
     }
     risks.push({

@@ -5,7 +5,6 @@ export {
   type HttpMethod,
   ManagementClient,
   type ManagementClientOptions,
-  type PutQueueOptions,
   type Timeouts,
 } from './client.ts';
 export {

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { App, HTTPReceiver, type Receiver, SocketModeReceiver } from '@slack/bolt';
 import type { Config } from '../config.ts';
 import { ConfigError, codeOf } from '../errors.ts';
+import { createHealthMonitor, type HealthDeps, type HealthMonitor } from '../health.ts';
 import type { Logger } from '../log.ts';
 import { PatternCache } from '../policy/pattern.ts';
 import type { ListGroupMembers, Notifier, Workflow } from '../workflow/index.ts';
@@ -11,9 +12,10 @@ import type { TimeBoxNotifier } from '../workflow/timeboxDeadline.ts';
 import { boltLogLevel, createBoltLogger, secretMasker } from './boltLogger.ts';
 import { redisChannelDefaults } from './channelDefaults.ts';
 import { createDelivery, type Delivery, type DeliveryOptions } from './delivery.ts';
+import type { SlackBroker } from './environments.ts';
 import { environmentDirectory } from './environments.ts';
 import { refuseFutureTimestamps } from './freshness.ts';
-import type { Records, SlackBroker } from './handlers/types.ts';
+import type { Records } from './handlers/types.ts';
 import { InFlight } from './inflight.ts';
 import {
   acknowledgeUnhandledInteractions,
@@ -28,7 +30,7 @@ import { redisEventDedupe, type SlackRedis } from './redis.ts';
 import { registerRequestInteractions } from './requests/interactions.ts';
 import { createSlackNotifier } from './requests/notifier.ts';
 import { type ChangeRequests, createChangeRequests } from './requests/service.ts';
-import { healthRoute, metricsRoute } from './routes.ts';
+import { livezRoute, metricsRoute, readinessRoutes } from './routes.ts';
 
 /**
  * The Bolt app, built from parts made elsewhere (main.ts, or a test): config, logger, one broker
@@ -48,8 +50,10 @@ export interface AppDeps {
   readonly keyPrefix?: string;
   /** The change requests and the audit trail, for `requests` and `history` (RequestStore, AuditTrail). */
   readonly records?: Records;
-  /** How changes outside the bot are being caught, per environment, for /healthz. */
+  /** How changes outside the bot are being caught, per environment, for /readyz. */
   readonly watch?: () => Record<string, unknown>;
+  /** The probes' background check (src/health.ts); tests shorten its interval. */
+  readonly health?: Pick<HealthDeps, 'intervalMs' | 'timeoutMs'>;
   /** Overrides SLACK_API_URL (tests point it at a local fake). */
   readonly clientOptions?: { readonly slackApiUrl?: string };
   /** The delivery budgets (`delivery.ts`); tests shorten them. */
@@ -69,6 +73,8 @@ export interface BotApp {
   readonly mode: 'http' | 'socket';
   /** The one way to post to Slack: answers, notices, and the change requests' messages. */
   readonly delivery: Delivery;
+  /** What the probes answer from; checking from start() on, draining from stop() on. */
+  readonly health: HealthMonitor;
   /** The workflow's Notifier in Slack; main.ts gives it to the apply and time-box workers too. */
   readonly notifier: Notifier & TimeBoxNotifier;
   /** Filing from Slack (when a workflow is given): main.ts files a time box's revert through it. */
@@ -83,6 +89,32 @@ export interface BotApp {
    * the deliveries still waiting on Slack, and disconnects.
    */
   stop(drainMs?: number): Promise<void>;
+}
+
+/**
+ * The log of the probes' checks: a part that starts or stops answering, once per change, and at
+ * start whether Redis keeps its data on disk (a Redis that keeps nothing loses every request and
+ * the audit trail when it restarts).
+ */
+function healthLog(logger: Logger): HealthDeps['onChange'] {
+  return (part, now) => {
+    if ('onDisk' in now) {
+      if (now.onDisk === true) logger.info({ persistence: now }, 'Redis keeps its data on disk');
+      else if (now.onDisk === false)
+        logger.warn(
+          { persistence: now },
+          'Redis keeps nothing on disk (no AOF, no RDB): a restart of Redis loses every change request and the audit trail',
+        );
+      else
+        logger.warn(
+          { persistence: now },
+          'could not tell whether Redis keeps its data on disk (CONFIG GET refused): make sure it does (AOF or RDB)',
+        );
+      return;
+    }
+    if (now.ok) logger.info({ part, check: now }, `health: ${part} answers`);
+    else logger.warn({ part, check: now }, `health: ${part} does not answer (${now.error})`);
+  };
 }
 
 /** Names of the Slack settings that are missing for the mode the config asks for. */
@@ -132,10 +164,14 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
   const mask = secretMasker(secrets);
   const boltLogger = createBoltLogger(logger, secrets);
   const logLevel = boltLogLevel(config.logLevel);
-  const routes = [
-    healthRoute({ brokers: deps.brokers, redis: deps.redis, ...(deps.watch ? { watch: deps.watch } : {}) }),
-    metricsRoute(deps.metrics),
-  ];
+  const health = createHealthMonitor({
+    brokers: deps.brokers,
+    redis: deps.redis,
+    ...deps.health,
+    ...(deps.watch ? { watch: deps.watch } : {}),
+    onChange: healthLog(logger),
+  });
+  const routes = [livezRoute(health), ...readinessRoutes(health), metricsRoute(deps.metrics)];
   const mode = appToken ? 'socket' : 'http';
   const slackApiUrl = deps.clientOptions?.slackApiUrl ?? config.slack.apiUrl;
 
@@ -224,9 +260,11 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
     app,
     mode,
     delivery,
+    health,
     notifier,
     ...(changes ? { changes } : {}),
     async start(port = config.port) {
+      health.start();
       if (mode === 'socket') {
         server = socketModeRoutesServer(receiver);
         // Listened for before Bolt listens: a port it cannot take then fails start() instead of the process.
@@ -245,6 +283,8 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
       return bound;
     },
     async stop(drainMs = 10_000) {
+      health.drain();
+      health.stop();
       const receiverStopped = app
         .stop()
         .catch((err: unknown) => logger.warn({ message: mask(String(err)) }, 'stopping the receiver'));

@@ -1,7 +1,7 @@
 import { webApi } from '@slack/bolt';
 import { codeOf } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import type { AttachedFile } from './handlers/types.ts';
+import { type RetryPolicy, type RetryVerdict, retryDelay, sleep } from '../retry.ts';
 import type { Metrics, Outcome, Via } from './metrics.ts';
 import { answerNotDeliveredView, fileNotAttachedView } from './views/errors.ts';
 import type { SlackMessage } from './views/message.ts';
@@ -60,6 +60,15 @@ export interface RequestInfo {
   readonly logger: Logger;
   /** Shown to the asker when their answer was lost, to quote to the bot's operators. */
   readonly requestId: string;
+}
+
+/** A file that goes with an answer (the full list of a long preview), uploaded beside it. */
+export interface AttachedFile {
+  /** With its extension (`preview-delete-x.csv`): Slack derives the file's type from it. */
+  readonly filename: string;
+  /** Shown by Slack as plain text. */
+  readonly title: string;
+  readonly content: string;
 }
 
 /** A request's answer, as the dispatcher returns it. */
@@ -129,12 +138,9 @@ export interface Delivery {
 
 // ---- retries -----------------------------------------------------------------------------------
 
-/** One failed attempt, classified. */
-interface Failure {
+/** One failed Slack call, classified: Slack's error code, and whether (and when) to try again. */
+interface SlackFailure extends RetryVerdict {
   readonly error: string;
-  readonly retryable: boolean;
-  /** Slack's `Retry-After`, when it sent one. */
-  readonly retryAfterMs?: number;
 }
 
 /** Platform errors Slack documents as worth another try. */
@@ -147,7 +153,7 @@ const RETRYABLE_PLATFORM_ERRORS = new Set([
 ]);
 
 /** A Web API failure (as @slack/web-api throws it with its own retries off), classified. */
-export function classifyWebApiError(err: unknown): Failure {
+export function classifyWebApiError(err: unknown): SlackFailure {
   const code = codeOf(err);
   // The fields @slack/web-api's coded errors carry beside their code.
   const e = (err ?? {}) as {
@@ -219,21 +225,6 @@ function responseUrlError(status: number, body: string): string {
 
 class Aborted extends Error {}
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new Aborted());
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new Aborted());
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
 /** `work` raced against `signal`: an abort ends the wait (the work itself is abandoned). */
 function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return work;
@@ -273,27 +264,25 @@ export function createDelivery(options: DeliveryOptions): Delivery {
   async function retrying<T>(
     what: string,
     attempt: (attemptSignal: AbortSignal) => Promise<T>,
-    classify: (err: unknown) => Failure,
+    classify: (err: unknown) => SlackFailure,
   ): Promise<{ ok: true; value: T } | { ok: false; error: string }> {
     const deadline = performance.now() + budgetMs;
+    const retry: RetryPolicy = { baseMs: retryBaseMs, left: () => deadline - performance.now() };
     for (let n = 0; ; n++) {
       const left = deadline - performance.now();
       const attemptSignal = AbortSignal.any([
         AbortSignal.timeout(Math.max(1, Math.ceil(Math.min(attemptMs, left)))),
         ...(signal ? [signal] : []),
       ]);
-      let failure: Failure;
+      let failure: SlackFailure;
       try {
         return { ok: true, value: await untilAborted(attempt(attemptSignal), signal) };
       } catch (err) {
         if (err instanceof Aborted || signal?.aborted) return { ok: false, error: 'shutting_down' };
         failure = classify(err);
       }
-      if (!failure.retryable) return { ok: false, error: failure.error };
-      const step = retryBaseMs * 2 ** n;
-      const wait = failure.retryAfterMs ?? step / 2 + Math.random() * (step / 2);
-      // Retrying after the deadline would only hold the answer longer: give up now.
-      if (performance.now() + wait >= deadline) return { ok: false, error: failure.error };
+      const wait = retryDelay(retry, n, failure);
+      if (wait === undefined) return { ok: false, error: failure.error };
       metrics.deliveryRetries.inc({ error: failure.error.startsWith('http-') ? failure.error : 'other' });
       options.logger.debug({ what, error: failure.error, waitMs: Math.round(wait) }, 'Slack call retried');
       try {
@@ -335,7 +324,7 @@ export function createDelivery(options: DeliveryOptions): Delivery {
           retryAfter: res.headers.get('retry-after'),
         });
       },
-      (err): Failure => {
+      (err): SlackFailure => {
         const e = err as { status?: number; text?: string; retryAfter?: string | null; name?: string };
         if (typeof e.status === 'number') {
           const after = e.status === 429 ? retryAfterMs(e.retryAfter ?? null) : undefined;

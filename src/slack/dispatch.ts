@@ -34,7 +34,8 @@ export async function dispatch(
     if (first === undefined) {
       return { command, message: helpView(ctx.prefix, available), audience: 'asker', outcome: 'usage' };
     }
-    const handler = commands.get(first.toLowerCase());
+    const name = first.toLowerCase();
+    const handler = commands.get(name);
     if (!handler) {
       return {
         command: 'unknown',
@@ -43,7 +44,8 @@ export async function dispatch(
         outcome: 'usage',
       };
     }
-    command = handler.name;
+    // A name from the table (the lookup found it), never other user text.
+    command = name;
     return { command, ...(await handler.run(rest, full)) };
   } catch (err) {
     if (err instanceof InputError) {

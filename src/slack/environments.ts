@@ -1,6 +1,24 @@
+import type { WhichBroker } from '../../commands/which.ts';
 import { type Config, pickEnvironment, QUESTION_BUDGET_MS } from '../config.ts';
 import { InputError } from '../errors.ts';
-import type { Environments, SlackBroker } from './handlers/types.ts';
+import type { PreviewBroker } from '../preview/preview.ts';
+
+/** The management API as the Slack commands use it. ManagementClient satisfies it. */
+export interface SlackBroker extends WhichBroker, PreviewBroker {
+  whoami(): Promise<unknown>;
+  /** The same broker with one budget for every call of one question (ManagementClient.forQuestion). */
+  forQuestion?(budgetMs: number): SlackBroker;
+}
+
+export interface EnvironmentBroker {
+  readonly name: string;
+  readonly broker: SlackBroker;
+}
+
+export interface Environments {
+  /** `--env`, or the only (first) environment; an unknown name is an InputError. */
+  pick(name: string | undefined): EnvironmentBroker;
+}
 
 /**
  * `--env E` -> that environment's broker client, built once in main.ts, seen through one budget

@@ -1,7 +1,10 @@
+import { showInvisible } from '../text/asWritten.ts';
+
 /**
  * Text going to Slack and text coming from it.
  *
- * Outbound, every string that came from a user or the broker is escaped: in mrkdwn only `&`, `<`
+ * Outbound, every string that came from a user or the broker is shown as written
+ * (`src/text/asWritten.ts`: what does not show, escaped) and escaped: in mrkdwn only `&`, `<`
  * and `>` are control characters (`<!channel>`, `<@U…>`, `<https://evil|click>`), and escaping
  * those three neutralises every mention and link. Names are also shown as inline code, where
  * `*`, `_` and `~` do not format; a backtick, which would end the code span, is replaced.
@@ -12,20 +15,6 @@ const ENTITY: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>
 /** `&`, `<`, `>` as entities; nothing else is encoded (Slack decodes only these three). */
 export function escapeMrkdwn(s: string): string {
   return s.replace(/[&<>]/g, (c) => ENTITY[c] ?? c);
-}
-
-/**
- * Control characters, zero-width characters and bidi overrides as `\uXXXX`: a name must not be
- * able to hide part of itself, break a line, or reorder the text that follows it on screen.
- */
-const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
-
-export function showInvisible(s: string): string {
-  return s.replace(INVISIBLE, (c) => {
-    if (c === '\n') return '\\n';
-    if (c === '\t') return '\\t';
-    return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
-  });
 }
 
 /** U+02CB MODIFIER LETTER GRAVE ACCENT: looks like a backtick and does not end a code span. */

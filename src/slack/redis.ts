@@ -8,6 +8,8 @@ export interface SlackRedis extends DefaultsRedis {
   set(key: string, value: string, ex: 'EX', seconds: number, nx: 'NX'): Promise<'OK' | null>;
   set(key: string, value: string): Promise<unknown>;
   ping(): Promise<string>;
+  /** For /readyz: whether Redis keeps its data on disk (src/health.ts). */
+  config?(subcommand: 'GET', name: string): Promise<unknown>;
 }
 
 /** Slack retries an event for up to a day (with Delayed Events); remember ids a little longer. */

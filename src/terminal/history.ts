@@ -1,21 +1,22 @@
 import { type HistoryResult, verifySentence } from '../../commands/history.ts';
+import { jsonWritten, quoted, terminalText } from '../text/asWritten.ts';
 import type { AuditRecord } from '../workflow/types.ts';
 import { policyWords } from './preview.ts';
 
 /** The audit trail as terminal text, newest first; the chain's state last when verified. */
 
-const value = (v: unknown) => JSON.stringify(v) ?? String(v);
+const value = jsonWritten;
 
 function entryLines(e: AuditRecord): string[] {
-  const what = `${e.action} ${e.operator ? 'operator policy' : 'policy'} ${JSON.stringify(e.policy)} in ${e.env}/${JSON.stringify(e.vhost)}`;
+  const what = `${e.action} ${e.operator ? 'operator policy' : 'policy'} ${quoted(e.policy)} in ${e.env}/${quoted(e.vhost)}`;
   const lines = [`${e.at}  ${what}  (${e.id})`];
   if (e.requester)
     lines.push(
-      `  requested by ${e.requester.user}${e.requester.reason ? `: ${JSON.stringify(e.requester.reason)}` : ''}`,
+      `  requested by ${e.requester.user}${e.requester.reason ? `: ${quoted(e.requester.reason)}` : ''}`,
     );
   if (e.approver)
     lines.push(
-      `  approved by ${e.approver.user}${e.approver.reason ? `: ${JSON.stringify(e.approver.reason)}` : ''}`,
+      `  approved by ${e.approver.user}${e.approver.reason ? `: ${quoted(e.approver.reason)}` : ''}`,
     );
   if (e.action === 'outside')
     lines.push(`  made outside the bot${e.actor ? ` by ${e.actor}` : ' (by whom: not known)'}`);
@@ -31,9 +32,7 @@ function entryLines(e: AuditRecord): string[] {
       ...Object.entries(o.gained).map(([k, v]) => `gained ${k}=${value(v)}`),
       ...Object.entries(o.changed).map(([k, c]) => `${k} ${value(c.before)} -> ${value(c.after)}`),
     ];
-    lines.push(
-      `    ${o.kind} ${JSON.stringify(o.name)}: ${moves}${parts.length ? `; ${parts.join(', ')}` : ''}`,
-    );
+    lines.push(`    ${o.kind} ${quoted(o.name)}: ${moves}${parts.length ? `; ${parts.join(', ')}` : ''}`);
   }
   if (e.matchedPreview === false)
     lines.push('  the objects did not all report the previewed policy by the deadline');
@@ -41,8 +40,7 @@ function entryLines(e: AuditRecord): string[] {
 }
 
 export function historyText(r: HistoryResult): string {
-  const blocks =
-    r.entries.length === 0 ? ['No recorded changes match.'] : r.entries.map((e) => entryLines(e).join('\n'));
-  if (r.verify) blocks.push(verifySentence(r.verify));
-  return `${blocks.join('\n\n')}\n`;
+  const blocks = r.entries.length === 0 ? [['No recorded changes match.']] : r.entries.map(entryLines);
+  if (r.verify) blocks.push([verifySentence(r.verify)]);
+  return terminalText(blocks.flatMap((b, i) => (i === 0 ? b : ['', ...b])));
 }

@@ -5,29 +5,27 @@ import {
   POLICIES_TIE_WORDS,
   UNANCHORED_MARK,
 } from '../../commands/words.ts';
+import { definitionWritten as definition, quoted, terminalText } from '../text/asWritten.ts';
 
 /** The `policies` answer as terminal text: the policies by priority, then the operator policies apart. */
-
-function definition(def: Record<string, unknown>): string {
-  const entries = Object.entries(def);
-  return entries.length ? entries.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ') : '(nothing)';
-}
 
 function row(p: ListedPolicy): string[] {
   const marks = [p.unanchored ? UNANCHORED_MARK : '', p.tie ? 'tie: shares its priority' : ''].filter(
     Boolean,
   );
   return [
-    `  ${String(p.priority).padStart(4)}  ${p.name} — pattern ${JSON.stringify(p.pattern)}, apply-to ${p.applyTo}${marks.length ? ` (${marks.join('; ')})` : ''}`,
+    `  ${String(p.priority).padStart(4)}  ${p.name} — pattern ${quoted(p.pattern)}, apply-to ${p.applyTo}${marks.length ? ` (${marks.join('; ')})` : ''}`,
     `        sets ${definition(p.definition)}`,
   ];
 }
 
 export function policiesText(r: PoliciesResult): string {
-  const vhost = JSON.stringify(r.vhost);
+  const vhost = quoted(r.vhost);
   if (r.answer === 'not-asked') {
     const why = NOT_ASKED_WORDS[r.why ?? 'unreachable'] ?? 'the broker could not be asked';
-    return `Could not list the policies of vhost ${vhost}: ${why}${r.detail ? ` (${r.detail})` : ''}.\n`;
+    return terminalText([
+      `Could not list the policies of vhost ${vhost}: ${why}${r.detail ? ` (${r.detail})` : ''}.`,
+    ]);
   }
   const lines = [`Policies of vhost ${vhost} by priority, highest first (broker ${r.brokerVersion ?? '?'}):`];
   if (r.policies.length === 0) lines.push('  (none)');
@@ -42,5 +40,5 @@ export function policiesText(r: PoliciesResult): string {
   }
   if (r.operatorPoliciesNotRead !== undefined)
     lines.push('', `Not read: ${OPERATOR_POLICIES_NOT_LISTED} (${r.operatorPoliciesNotRead})`);
-  return `${lines.join('\n')}\n`;
+  return terminalText(lines);
 }

@@ -1,9 +1,16 @@
-import { asWritten } from '../../commands/asWritten.ts';
 import { deleteWarning, didYouMeanWords, reachWords } from '../../commands/words.ts';
 import { isAnchored } from '../policy/pattern.ts';
 import type { ObjectOutcome } from '../policy/simulate.ts';
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../preview/preview.ts';
 import { nothingAfterWords, RISK_WORDS } from '../preview/summary.ts';
+import {
+  asWritten,
+  definitionWritten,
+  jsonWritten,
+  quoted,
+  showInvisible,
+  terminalText,
+} from '../text/asWritten.ts';
 
 /**
  * The preview as terminal text, what hurts first: objects losing a dead-letter target, a TTL, a
@@ -21,19 +28,16 @@ const KIND_WORDS = {
 const DETAIL_LIMIT = 40;
 const NAMES_PER_GROUP = 10;
 
-const show = (s: string) => (s === '' ? '(default exchange)' : JSON.stringify(s).slice(1, -1));
-const value = (v: unknown) => JSON.stringify(v) ?? String(v);
+const show = (s: string) => (s === '' ? '(default exchange)' : showInvisible(s));
+const value = jsonWritten;
 
 export function policyWords(p: PolicyFields): string {
-  const def = Object.entries(p.definition)
-    .map(([k, v]) => `${k}=${value(v)}`)
-    .join(', ');
-  return `pattern ${JSON.stringify(p.pattern)}, apply-to ${p.applyTo}, priority ${p.priority}, sets ${def || 'nothing'}`;
+  return `pattern ${quoted(p.pattern)}, apply-to ${p.applyTo}, priority ${p.priority}, sets ${definitionWritten(p.definition, 'nothing')}`;
 }
 
 function header(r: PreviewResult): string[] {
   const c = r.change;
-  const what = `${c.operator ? 'operator policy' : 'policy'} ${JSON.stringify(c.policy)} in vhost ${JSON.stringify(c.vhost)}`;
+  const what = `${c.operator ? 'operator policy' : 'policy'} ${quoted(c.policy)} in vhost ${quoted(c.vhost)}`;
   const lines = [`Preview: ${c.action} ${what}${r.brokerVersion ? ` (RabbitMQ ${r.brokerVersion})` : ''}`];
   if (c.before) lines.push(`  now:      ${policyWords(c.before)}`);
   if (c.after) {
@@ -182,14 +186,14 @@ function answered(r: PreviewAnswer): string[] {
 function changeWarning(r: PreviewAnswer): string[] {
   const c = r.change;
   if (c.action === 'delete' || c.after === null) return [deleteWarning(c.operator)];
-  return [reachWords(JSON.stringify(c.after.pattern), c.after.applyTo, !isAnchored(c.after.pattern))];
+  return [reachWords(quoted(c.after.pattern), c.after.applyTo, !isAnchored(c.after.pattern))];
 }
 
 function catchLines(r: PreviewAnswer): string[] {
   const c = r.summary.unanchoredCatch;
   if (!c) return [];
   return [
-    `Unanchored pattern ${JSON.stringify(c.pattern)} does not start with ^: it also reaches ${c.count} name(s) that do not start with it: ${names(c.names, c.count)}`,
+    `Unanchored pattern ${quoted(c.pattern)} does not start with ^: it also reaches ${c.count} name(s) that do not start with it: ${names(c.names, c.count)}`,
   ];
 }
 
@@ -198,14 +202,14 @@ function suggestion(what: string, typed: string, names: readonly string[]): stri
     what,
     typed,
     names.map((name) => ({ name })),
-    (n) => JSON.stringify(n),
+    quoted,
   );
 }
 
 export function previewText(r: PreviewResult): string {
   switch (r.status) {
     case 'answered':
-      return `${answered(r).join('\n')}\n`;
+      return terminalText(answered(r));
     case 'refused': {
       const lines = header(r);
       lines.push('', `Refused: nothing was previewed or filed.`);
@@ -216,14 +220,16 @@ export function previewText(r: PreviewResult): string {
           '',
           suggestion(r.change.operator ? 'operator policy' : 'policy', r.change.policy, r.didYouMean),
         );
-      return `${lines.join('\n')}\n`;
+      return terminalText(lines);
     }
     case 'not-asked': {
       const why =
         r.why === 'missing-vhost'
-          ? (r.detail ?? `vhost ${JSON.stringify(r.change.vhost)} does not exist`)
+          ? (r.detail ?? `vhost ${quoted(r.change.vhost)} does not exist`)
           : `the broker could not be asked (${r.why}${r.detail ? `: ${r.detail}` : ''})`;
-      return `Could not preview ${r.change.action} of ${JSON.stringify(r.change.policy)}: ${why}. Nothing is claimed.\n`;
+      return terminalText([
+        `Could not preview ${r.change.action} of ${quoted(r.change.policy)}: ${why}. Nothing is claimed.`,
+      ]);
     }
   }
 }

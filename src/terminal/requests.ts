@@ -1,24 +1,25 @@
 import type { RequestsResult } from '../../commands/requests.ts';
+import { quoted, terminalText } from '../text/asWritten.ts';
 import { policyWords } from './preview.ts';
 
 /** Open change requests as terminal text, oldest first. */
 export function requestsText(r: RequestsResult): string {
-  if (r.requests.length === 0) return 'No open change requests.\n';
+  if (r.requests.length === 0) return terminalText(['No open change requests.']);
   const lines: string[] = [`${r.requests.length} open change request${r.requests.length === 1 ? '' : 's'}:`];
   for (const q of r.requests) {
     const c = q.change;
     lines.push(
       '',
-      `${q.id}  ${q.state.toUpperCase()}  ${c.action} ${c.operator ? 'operator policy' : 'policy'} ${JSON.stringify(c.policy)} in ${q.env}/${JSON.stringify(q.vhost)}`,
-      `  requested by ${q.requester.user} at ${q.createdAt}${q.requester.reason ? `: ${JSON.stringify(q.requester.reason)}` : ''}`,
+      `${q.id}  ${q.state.toUpperCase()}  ${c.action} ${c.operator ? 'operator policy' : 'policy'} ${quoted(c.policy)} in ${q.env}/${quoted(q.vhost)}`,
+      `  requested by ${q.requester.user} at ${q.createdAt}${q.requester.reason ? `: ${quoted(q.requester.reason)}` : ''}`,
     );
     if (c.before) lines.push(`  now:   ${policyWords(c.before)}`);
     lines.push(`  after: ${c.after ? policyWords(c.after) : '(deleted)'}`);
     if (q.decision)
       lines.push(
-        `  ${q.decision.kind === 'approve' ? 'approved' : 'rejected'} by ${q.decision.by} at ${q.decision.at}: ${JSON.stringify(q.decision.reason)}`,
+        `  ${q.decision.kind === 'approve' ? 'approved' : 'rejected'} by ${q.decision.by} at ${q.decision.at}: ${quoted(q.decision.reason)}`,
       );
     else lines.push(`  expires at ${q.expiresAt}`);
   }
-  return `${lines.join('\n')}\n`;
+  return terminalText(lines);
 }

@@ -17,6 +17,7 @@ import {
   OPERATOR_POLICIES_NOT_READ,
   UNANCHORED_MARK,
 } from '../../commands/words.ts';
+import { definitionWritten as definition, jsonWritten, quoted, terminalText } from '../text/asWritten.ts';
 
 /**
  * The `which` answer as terminal text, in the parts the Slack view has: in force, also matched,
@@ -24,17 +25,12 @@ import {
  * with the first one marked, and nothing is said about what applies.
  */
 
-function definition(def: Record<string, unknown>): string {
-  const entries = Object.entries(def);
-  return entries.length ? entries.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ') : '(nothing)';
-}
-
 const mark = (p: { unanchored: boolean }) => (p.unanchored ? ` (${UNANCHORED_MARK})` : '');
 
 /** The policy's fields and what it sets, or that only its name is known. */
 function policyWords(p: PolicyView | UnknownPolicyView): string {
   if (!isKnownPolicy(p)) return `${p.name} (${ONLY_NAME_KNOWN})`;
-  return `${p.name} — pattern ${JSON.stringify(p.pattern)}${mark(p)}, apply-to ${p.applyTo}, priority ${p.priority}`;
+  return `${p.name} — pattern ${quoted(p.pattern)}${mark(p)}, apply-to ${p.applyTo}, priority ${p.priority}`;
 }
 
 function argumentsLines(r: WhichResult): string[] {
@@ -118,7 +114,7 @@ function reported(r: WhichResult, what: string): string[] {
   const eff = Object.entries(r.effective);
   if (eff.length) {
     lines.push(
-      `  Effective: ${eff.map(([k, e]) => `${k}=${JSON.stringify(e.value)} (${FROM_WORDS[e.from]})`).join(', ')}`,
+      `  Effective: ${eff.map(([k, e]) => `${k}=${jsonWritten(e.value)} (${FROM_WORDS[e.from]})`).join(', ')}`,
     );
   }
   lines.push(...argumentsLines(r));
@@ -127,27 +123,26 @@ function reported(r: WhichResult, what: string): string[] {
 
 export function whichText(r: WhichResult): string {
   const o = r.object;
-  const what = `${kindWords(o.kind)} ${JSON.stringify(o.name)} in vhost ${JSON.stringify(o.vhost)}`;
+  const what = `${kindWords(o.kind)} ${quoted(o.name)} in vhost ${quoted(o.vhost)}`;
   if (r.answer === 'not-asked') {
     const why = NOT_ASKED_WORDS[r.why ?? 'unreachable'] ?? 'the broker could not be asked';
-    return `Could not ask the broker about ${what}: ${why}${r.detail ? ` (${r.detail})` : ''}.\nNothing is claimed about this object.\n`;
+    return terminalText([
+      `Could not ask the broker about ${what}: ${why}${r.detail ? ` (${r.detail})` : ''}.`,
+      'Nothing is claimed about this object.',
+    ]);
   }
   const lines: string[] = [];
   if (r.didYouMean) {
     const missing = missingObjectWords(o.kind, o.kindAssumed);
-    lines.push(
-      didYouMeanWords(missing, o.name, r.didYouMean, (n) => JSON.stringify(n)),
-      '',
-    );
+    lines.push(didYouMeanWords(missing, o.name, r.didYouMean, quoted), '');
   }
   if (o.kindAssumed)
     lines.push(`No queue or exchange by that name exists; answering as for a classic queue.`);
   lines.push(...(r.answer === 'not-reported' ? notReported(r, what) : reported(r, what)));
   if (r.operatorPoliciesNotRead !== undefined)
     lines.push(`  Not read: ${OPERATOR_POLICIES_NOT_READ} (${r.operatorPoliciesNotRead})`);
-  for (const u of r.unreadable)
-    lines.push(`  Not read: ${u.name} (pattern ${JSON.stringify(u.pattern)}): ${u.why}.`);
+  for (const u of r.unreadable) lines.push(`  Not read: ${u.name} (pattern ${quoted(u.pattern)}): ${u.why}.`);
   if (o.keyRulesKnown === false) lines.push(`  Note: ${keyRulesUnknownWords(kindWords(o.kind))}`);
   for (const d of r.disagreements) lines.push(`  Note: ${d}`);
-  return `${lines.join('\n')}\n`;
+  return terminalText(lines);
 }

@@ -100,7 +100,7 @@ export function watchOutside(o: {
     outside: outsideRecorder({
       brokerFor,
       approvalsChannelOf: (env) => o.config.environments.find((e) => e.name === env)?.approvalsChannel,
-      trail: new AuditTrail(o.redis, o.keyPrefix),
+      trail: new AuditTrail(o.redis, o.keyPrefix, { log: logger }),
       notifier: o.notifier,
       log: logger,
     }),

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { Logger } from '../log.ts';
 import { sorted } from '../watch/compare.ts';
 import {
   type AuditEntry,
@@ -18,7 +19,10 @@ import {
  *   <prefix>:audit:ids     HASH    record id -> stream id (one record per id: an apply recorded twice is recorded once)
  *
  * The bot never trims the stream. The trail survives a Redis restart only with persistence
- * (AOF, see the README). A chain cannot prove its own last record was not rewritten together
+ * (AOF, see the README). Two copies beyond it: every record appended is logged as one JSON line
+ * `{"audit": {…}}` (the record as `history --json` shows it), and where the primary has replicas
+ * an append returns only once one of them has the record (`WAIT`), so a failover right after
+ * cannot lose what was acknowledged. A chain cannot prove its own last record was not rewritten together
  * with the head; everything before it, it can.
  */
 
@@ -46,14 +50,36 @@ export function recordHash(record: Omit<AuditRecord, 'hash'>): string {
 
 const BATCH = 500;
 
+/** How long an append waits for a replica to have the record before it fails (and is retried). */
+export const REPLICATION_WAIT_MS = 5_000;
+
+export interface AuditTrailOptions {
+  /** Where each record appended is logged, as one line `{"audit": {…}}`. */
+  readonly log?: Pick<Logger, 'info'>;
+  readonly replicationWaitMs?: number;
+}
+
+/** An append that Redis took but no replica confirmed in time: not acknowledged; retrying is safe. */
+export class AuditNotReplicatedError extends Error {
+  readonly code = 'audit-not-replicated';
+}
+
+/** `connected_slaves` of `INFO replication`; undefined when Redis would not say. */
+function connectedReplicas(info: string): number | undefined {
+  const m = /^connected_slaves:(\d+)/m.exec(info);
+  return m ? Number(m[1]) : undefined;
+}
+
 export class AuditTrail {
   readonly #redis: Redis;
   readonly #stream: string;
   readonly #head: string;
   readonly #ids: string;
+  readonly #options: AuditTrailOptions;
 
-  constructor(redis: Redis, keyPrefix: string) {
+  constructor(redis: Redis, keyPrefix: string, options: AuditTrailOptions = {}) {
     this.#redis = redis;
+    this.#options = options;
     this.#stream = `${keyPrefix}:audit`;
     this.#head = `${keyPrefix}:audit:head`;
     this.#ids = `${keyPrefix}:audit:ids`;
@@ -61,7 +87,9 @@ export class AuditTrail {
 
   /**
    * Appends one record, chained to the last. Idempotent by `entry.id`: a second append of the
-   * same id returns the record already stored.
+   * same id returns the record already stored. Returns once a replica has it, where there is one
+   * (else throws AuditNotReplicatedError: the record is in the primary, and appending it again
+   * waits again).
    */
   async append(entry: AuditEntry): Promise<AuditRecord> {
     for (let attempt = 0; attempt < 20; attempt++) {
@@ -79,15 +107,35 @@ export class AuditTrail {
         canonicalJson(record),
         record.hash,
       )) as [string, string];
-      if (kind === 'ok') return record;
+      if (kind === 'ok') {
+        this.#options.log?.info({ audit: record }, 'audit record');
+        await this.#replicated(record.id);
+        return record;
+      }
       if (kind === 'exists') {
         const stored = await this.get(entry.id);
-        if (stored) return stored;
+        if (stored) {
+          await this.#replicated(stored.id);
+          return stored;
+        }
         throw new Error(`audit: record ${entry.id} is indexed but not in the stream`);
       }
       // 'moved': another replica appended meanwhile; chain to the new head.
     }
     throw new Error('audit: the trail kept moving; record not appended');
+  }
+
+  /** Waits for one replica to have every write so far, when the primary has any. */
+  async #replicated(id: string): Promise<void> {
+    // A Redis that will not say (INFO refused) is taken as one without replicas.
+    const info = await this.#redis.info('replication').catch(() => '');
+    if (!connectedReplicas(info)) return;
+    const waitMs = this.#options.replicationWaitMs ?? REPLICATION_WAIT_MS;
+    const acked = await this.#redis.wait(1, waitMs);
+    if (acked < 1)
+      throw new AuditNotReplicatedError(
+        `audit: record ${id} is in Redis but no replica confirmed it within ${waitMs} ms`,
+      );
   }
 
   async get(id: string): Promise<AuditRecord | undefined> {

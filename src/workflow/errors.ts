@@ -3,52 +3,88 @@ import type { PreviewResult } from '../preview/preview.ts';
 import type { ChangeRequest } from './types.ts';
 
 /**
- * Why the workflow refused. Each code has one sentence chosen by the caller's view; `message`
- * is for logs and the terminal.
+ * Why the workflow refused: each code with the facts it carries, and the one sentence a person
+ * reads for it (Slack shows it as written, logs carry it with the code and the facts). The
+ * rules that decide most of these are in rules.ts; the rest are the broker's and Redis's.
  */
-export const WORKFLOW_ERROR_CODES = [
+export type WorkflowRefusal =
   /** `env` names no configured environment. */
-  'unknown-env',
+  | { readonly code: 'unknown-env'; readonly env: string | undefined; readonly known: readonly string[] }
+  /** A revert asked for with no place to answer: the environment has no approvals channel. */
+  | { readonly code: 'no-approvals-channel'; readonly env: string }
   /** The environment is `read-only`: no writes at all. */
-  'read-only-env',
-  /** A delete, or any write in a `guarded` environment, needs the requester's reason (or: a decision needs one). */
-  'reason-required',
+  | { readonly code: 'read-only-env'; readonly env: string }
+  /** A change (a delete, or any write in a `guarded` environment) or a decision without a reason. */
+  | { readonly code: 'reason-required'; readonly for: 'change' | 'decision' }
+  /** A reason longer than MAX_REASON (rules.ts). */
+  | { readonly code: 'reason-too-long'; readonly length: number; readonly max: number }
   /** The bot's broker identity cannot write policies in this vhost (`reason`: the broker's words). */
-  'identity-cannot-write',
+  | { readonly code: 'identity-cannot-write'; readonly reason: string }
   /** The change is invalid (`details.preview.refusals`, each with its `field`). */
-  'preview-refused',
-  /** The broker could not be asked (`details.preview.why`). */
-  'broker-not-asked',
-  /** Redis could not be reached: nothing was stored. */
-  'store-unavailable',
+  | { readonly code: 'preview-refused'; readonly refusals: readonly string[] }
+  /** The broker could not be asked (`why`: the client's code; `detail`: what it said). */
+  | { readonly code: 'broker-not-asked'; readonly why: string; readonly detail?: string | undefined }
+  /** Redis could not be reached; `notDone` says what did not happen ("nothing was filed"). */
+  | { readonly code: 'store-unavailable'; readonly notDone: string }
   /** No such request or audit record. */
-  'not-found',
+  | { readonly code: 'not-found'; readonly what: 'change request' | 'audit record'; readonly id: string }
   /** The requester tried to approve their own request. */
-  'self-approval',
+  | { readonly code: 'self-approval' }
   /** The user is not among the environment's approvers. */
-  'not-approver',
-  /** A revert of a record whose before state is already on the broker, or a request not in a state for this. */
-  'nothing-to-do',
-] as const;
-export type WorkflowErrorCode = (typeof WORKFLOW_ERROR_CODES)[number];
+  | { readonly code: 'not-approver'; readonly env: string }
+  /** The broker already has exactly this change. */
+  | { readonly code: 'nothing-to-do' };
+
+export type WorkflowErrorCode = WorkflowRefusal['code'];
+export type RefusalOf<C extends WorkflowErrorCode> = Extract<WorkflowRefusal, { code: C }>;
+
+/** The sentence of each refusal: one per code, so a new code without one does not compile. */
+const SENTENCES: { readonly [C in WorkflowErrorCode]: (facts: RefusalOf<C>) => string } = {
+  'unknown-env': (f) =>
+    `That environment is not configured on this bot (it knows ${f.known.join(', ')}). Nothing was filed.`,
+  'no-approvals-channel': () => 'This environment has no approvals channel to answer in. Nothing was filed.',
+  'read-only-env': () => 'This environment is read-only: the bot changes no policy there. Nothing was filed.',
+  'reason-required': (f) =>
+    f.for === 'decision'
+      ? 'A reason is required: say why, for the audit trail.'
+      : 'A reason is required: for every delete, and for every change in a guarded environment.',
+  'reason-too-long': (f) =>
+    `The reason is ${f.length} characters; at most ${f.max}. Nothing was filed or decided.`,
+  'identity-cannot-write': () =>
+    "The bot's broker identity may not write policies here, so nothing was filed. The broker says:",
+  'preview-refused': () => 'The change was refused before anything was filed:',
+  'broker-not-asked': () => 'The broker could not be asked, so nothing was filed. Try again when it answers.',
+  'store-unavailable': (f) =>
+    `The request store (Redis) cannot be reached: ${f.notDone}. Try again in a moment.`,
+  'not-found': (f) => `There is no ${f.what} ${f.id}.`,
+  'self-approval': () => 'You filed this request: another approver must decide it.',
+  'not-approver': () => 'You are not among the approvers of this environment: nothing was decided.',
+  'nothing-to-do': () =>
+    'The broker already has exactly this: there is nothing to change. Nothing was filed.',
+};
+
+/** What a person reads for `refusal`. */
+export function refusalSentence(refusal: WorkflowRefusal): string {
+  return (SENTENCES[refusal.code] as (f: WorkflowRefusal) => string)(refusal);
+}
 
 export interface WorkflowErrorDetails {
   /** For `preview-refused` and `broker-not-asked`. */
   readonly preview?: PreviewResult;
-  /** For `identity-cannot-write`: what the broker said (or the missing tag/permission). */
-  readonly reason?: string;
   readonly request?: ChangeRequest;
 }
 
 export class WorkflowError extends CodedError<WorkflowErrorCode> {
   override readonly name = 'WorkflowError';
+  readonly code: WorkflowErrorCode;
   constructor(
-    readonly code: WorkflowErrorCode,
-    message: string,
+    /** The code and its facts; the message is its sentence. */
+    readonly refusal: WorkflowRefusal,
     readonly details: WorkflowErrorDetails = {},
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super(refusalSentence(refusal), options);
+    this.code = refusal.code;
   }
 }
 

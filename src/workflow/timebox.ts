@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { formatDuration, parseDuration } from '../duration.ts';
 import { InputError } from '../errors.ts';
 import type { Policy } from '../policy/types.ts';
@@ -80,4 +81,9 @@ export function scheduleOf(appliedAt: Date, forMs: number): TimeBoxSchedule {
   const deadline = new Date(appliedAt.getTime() + forMs);
   const warn = deadline.getTime() - WARNING_BEFORE_MS;
   return { deadline, warnAt: warn > appliedAt.getTime() ? new Date(warn) : null };
+}
+
+/** The id of the approved revert of request `id`: the same on every replica and every retry. */
+export function revertRequestId(id: string): string {
+  return `r-${createHash('sha256').update(`timebox-revert:${id}`).digest('hex').slice(0, 20)}`;
 }

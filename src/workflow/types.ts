@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { PolicyDiff } from '../policy/diff.ts';
-import type { Problem } from '../policy/validate.ts';
+import type { Problem } from '../policy/problem.ts';
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../preview/preview.ts';
 import type { PreviewSummary } from '../preview/summary.ts';
 import type { ApproverDirectory } from './approvers.ts';
@@ -221,24 +221,20 @@ export type DecideResult =
   | { readonly outcome: 'expired'; readonly request: ChangeRequest };
 
 /**
- * The workflow as its callers see it. Refusals throw a `WorkflowError` whose `code` is one of
- * WORKFLOW_ERROR_CODES (src/workflow/errors.ts); nothing is stored on a refusal.
+ * The workflow as its callers see it. Refusals throw a `WorkflowError` (src/workflow/errors.ts:
+ * each code, its facts and its sentence); who may do what is src/workflow/rules.ts's. Nothing is
+ * stored on a refusal.
  */
 export interface Workflow {
   /**
-   * Validates, previews and files a request (state `pending`). Refuses (WorkflowError):
-   * `unknown-env`, `read-only-env`, `reason-required` (a delete, or any write in a guarded
-   * environment, without a reason: ask for it and call again), `identity-cannot-write` (the
-   * bot's broker identity lacks the tag or the vhost permission; `reason` is the broker's),
-   * `preview-refused` (`details.preview` is the refused preview: its `refusals` carry a `field`
-   * for inline form errors), `broker-not-asked` (`details.preview`), `store-unavailable` (Redis).
+   * Checks (rules.ts, the broker identity), previews and files a request (state `pending`). A
+   * refused preview is in `details.preview` (its `refusals` carry a `field` for inline form
+   * errors); `reason-required`: ask for the reason and call again.
    */
   file(input: FileInput): Promise<Filed>;
   /**
-   * One atomic transition out of `pending`. Refuses (WorkflowError): `not-found`,
-   * `self-approval` (approve only), `not-approver`, `reason-required` (empty reason),
-   * `store-unavailable` (Redis; nothing decided).
-   * Notifies `stateChanged` when this call decided (or expired it).
+   * One atomic transition out of `pending`, if rules.ts lets this user take it. Notifies
+   * `stateChanged` when this call decided (or expired it).
    */
   decide(id: string, input: DecideInput): Promise<DecideResult>;
   /** undefined: no such request. */
@@ -253,6 +249,13 @@ export interface Workflow {
    * `file` does, and `not-found` for an unknown record.
    */
   revertRequestFor(auditId: string, user: string, origin?: Origin, reason?: string): Promise<Filed>;
+  /**
+   * At a time box's deadline, the policy as the change left it: files the revert of `change`
+   * (applied, time-boxed) approved by the change's approver, who approved both together, and
+   * queues it. Refuses as `file` and `decide` do, the approver checked again. Idempotent: the
+   * revert's id derives from the change's, so a retried job files and queues it once.
+   */
+  approveTimeBoxRevert(change: ChangeRequest): Promise<ChangeRequest>;
   /** Moves every pending request past its deadline to `expired` (notified); returns how many. */
   expireDue(): Promise<number>;
 }

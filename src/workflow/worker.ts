@@ -60,7 +60,7 @@ export async function startApplyWorker(options: ApplyWorkerOptions): Promise<App
     log.warn({ message: err.message }, 'apply worker: Redis connection error'),
   );
   const store = new RequestStore(connection, options.keyPrefix, now);
-  const audit = new AuditTrail(connection, options.keyPrefix);
+  const audit = new AuditTrail(connection, options.keyPrefix, { log });
   const notify = notifierLogging(options.notifier, log);
   const queue = createApplyQueue({
     redisUrl: options.redisUrl,

@@ -1,10 +1,14 @@
+import { formatDuration } from '../duration.ts';
+import type { Policy } from '../policy/types.ts';
 import { type PreviewAnswer, type PreviewInput, preview } from '../preview/preview.ts';
 import { isRabbitError } from '../rabbit/index.ts';
 import { AuditTrail } from './audit.ts';
 import { WorkflowError } from './errors.ts';
 import { expireDue } from './expiry.ts';
 import { whyIdentityCannotWrite } from './identity.ts';
+import { type DeciderRole, decideRefusal, environmentRefusal, fileRefusal, MAX_REASON } from './rules.ts';
 import { newRequestId, RequestStore } from './store.ts';
+import { revertOf, revertRequestId } from './timebox.ts';
 import type {
   ChangeRequest,
   DecideInput,
@@ -21,25 +25,33 @@ import type {
 } from './types.ts';
 
 /**
- * The workflow's front: filing (checks, preview, store), deciding (one atomic move), reverts,
- * expiry. Applying is the worker's (worker.ts); both share the store and the Notifier.
+ * The workflow's front: filing (the rules, the broker's checks, preview, store), deciding (the
+ * rules, one atomic move), reverts, expiry. Who may do what is rules.ts's; applying is the
+ * worker's (worker.ts); both share the store and the Notifier.
  */
 export function createWorkflow(options: WorkflowOptions): Workflow {
   const now = options.now ?? (() => new Date());
   const store = new RequestStore(options.redis, options.keyPrefix, now);
-  const audit = new AuditTrail(options.redis, options.keyPrefix);
+  const audit = new AuditTrail(options.redis, options.keyPrefix, { log: options.log });
   const notify = notifierLogging(options.notifier, options.log);
 
   function environment(name: string | undefined): WorkflowEnvironment {
     const env =
       name === undefined ? options.environments[0] : options.environments.find((e) => e.name === name);
     if (!env) {
-      throw new WorkflowError(
-        'unknown-env',
-        `Unknown environment ${JSON.stringify(name)}; known: ${options.environments.map((e) => e.name).join(', ')}.`,
-      );
+      throw new WorkflowError({
+        code: 'unknown-env',
+        env: name,
+        known: options.environments.map((e) => e.name),
+      });
     }
     return env;
+  }
+
+  /** Who `user` is to `request`: the directory is asked only about someone else. */
+  async function roleOf(request: ChangeRequest, user: string): Promise<DeciderRole> {
+    if (user === request.requester.user) return 'requester';
+    return (await options.approvers.isApprover(request.env, user)) ? 'approver' : 'other';
   }
 
   /** A store call whose Redis failure becomes `store-unavailable`, saying what did not happen. */
@@ -53,23 +65,23 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
     } catch (err) {
       if (err instanceof WorkflowError) throw err;
       options.log.error({ err }, `request store: ${what} failed`);
-      throw new WorkflowError(
-        'store-unavailable',
-        `The request store (Redis) cannot be reached; ${notDone}. Try again in a moment.`,
-        {},
-        { cause: err },
-      );
+      throw new WorkflowError({ code: 'store-unavailable', notDone }, {}, { cause: err });
     }
   }
 
-  async function fileRequest(input: FileInput, action: RequestAction, revertOf?: string): Promise<Filed> {
+  /** How a request is filed beyond its input: as a revert (of an audit record), under a given id. */
+  interface Filing {
+    readonly action: RequestAction;
+    readonly revertOf?: string;
+    /** The time box's approved revert has an id derived from its change's. */
+    readonly id?: string;
+    readonly approvalsChannel?: string | undefined;
+  }
+
+  async function fileRequest(input: FileInput, filing: Filing): Promise<Filed> {
     const env = environment(input.env);
-    if (env.mode === 'read-only') {
-      throw new WorkflowError(
-        'read-only-env',
-        `Environment ${env.name} is read-only: the bot changes no policy there.`,
-      );
-    }
+    const closed = environmentRefusal(env);
+    if (closed) throw new WorkflowError(closed);
     // Before the broker is asked: a request that cannot be stored is refused at once.
     await storeCall('ping', () => options.redis.ping());
     const broker = options.brokerFor(env.name);
@@ -87,64 +99,52 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
     } catch (err) {
       if (!isRabbitError(err)) throw err;
       throw new WorkflowError(
-        'broker-not-asked',
-        `The broker could not be asked (${err.code}): ${err.reason ?? err.message}`,
+        { code: 'broker-not-asked', why: err.code, detail: err.reason ?? err.message },
         {},
         { cause: err },
       );
     }
-    if (cannot) throw new WorkflowError('identity-cannot-write', cannot, { reason: cannot });
+    if (cannot) throw new WorkflowError({ code: 'identity-cannot-write', reason: cannot });
 
     const result = await preview(previewInput, broker);
     if (result.status === 'refused') {
-      throw new WorkflowError('preview-refused', result.refusals.map((p) => p.message).join(' '), {
-        preview: result,
-      });
+      throw new WorkflowError(
+        { code: 'preview-refused', refusals: result.refusals.map((p) => p.message) },
+        { preview: result },
+      );
     }
     if (result.status === 'not-asked') {
       throw new WorkflowError(
-        'broker-not-asked',
-        `The broker could not be asked (${result.why})${result.detail ? `: ${result.detail}` : ''}.`,
+        { code: 'broker-not-asked', why: result.why, detail: result.detail },
         { preview: result },
       );
     }
-    if (result.diff.unchanged) {
-      throw new WorkflowError(
-        'nothing-to-do',
-        `Policy ${input.policy} already is exactly this; there is nothing to change.`,
-        { preview: result },
-      );
-    }
+    if (result.diff.unchanged) throw new WorkflowError({ code: 'nothing-to-do' }, { preview: result });
+    // After the preview: a change the broker would refuse is told before a missing reason.
     const reason = input.requester.reason?.trim();
-    if (!reason && (input.action === 'delete' || env.mode === 'guarded')) {
-      throw new WorkflowError(
-        'reason-required',
-        input.action === 'delete'
-          ? 'A delete needs your reason (--reason TEXT).'
-          : `Environment ${env.name} is guarded: every change needs your reason (--reason TEXT).`,
-        { preview: result },
-      );
-    }
+    const refused = fileRefusal({ env, action: input.action, reason });
+    if (refused) throw new WorkflowError(refused, { preview: result });
 
     const created = now();
+    const approvalsChannel = 'approvalsChannel' in filing ? filing.approvalsChannel : env.approvalsChannel;
     const request: ChangeRequest = {
-      id: newRequestId(),
+      id: filing.id ?? newRequestId(),
       env: env.name,
       vhost: input.vhost,
       layer: input.layer,
-      action,
+      action: filing.action,
       policy: input.policy,
       before: result.change.before,
       after: result.change.after,
       preview: snapshotOf(result),
       requester: { user: input.requester.user, ...(reason ? { reason } : {}) },
       origin: input.origin,
-      ...(env.approvalsChannel ? { approvalsChannel: env.approvalsChannel } : {}),
+      ...(approvalsChannel ? { approvalsChannel } : {}),
       state: 'pending',
       createdAt: created.toISOString(),
       expiresAt: new Date(created.getTime() + env.requestTtlMs).toISOString(),
       updatedAt: created.toISOString(),
-      ...(revertOf ? { revertOf } : {}),
+      ...(filing.revertOf ? { revertOf: filing.revertOf } : {}),
       ...(input.timeBoxMs !== undefined ? { timeBoxMs: input.timeBoxMs } : {}),
     };
     await storeCall('create', () => store.create(request));
@@ -156,33 +156,20 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
   }
 
   return {
-    file: (input) => fileRequest(input, input.action),
+    file: (input) => fileRequest(input, { action: input.action }),
 
     async decide(id, input: DecideInput): Promise<DecideResult> {
       const reason = input.reason.trim();
-      if (!reason) {
-        throw new WorkflowError(
-          'reason-required',
-          input.kind === 'approve' ? 'An approval needs your reason.' : 'A rejection needs your reason.',
-        );
-      }
       const undecided = 'nothing was decided';
       const request = await storeCall('get', () => store.get(id), undecided);
-      if (!request) throw new WorkflowError('not-found', `No change request ${id}.`);
-      const own = input.user === request.requester.user;
-      if (input.kind === 'approve' && own) {
-        throw new WorkflowError('self-approval', 'You filed this request: someone else must approve it.', {
-          request,
-        });
-      }
-      // The requester may withdraw their own request; anyone else deciding must be an approver.
-      if (!own && !(await options.approvers.isApprover(request.env, input.user))) {
-        throw new WorkflowError(
-          'not-approver',
-          `You are not among the approvers of environment ${request.env}.`,
-          { request },
-        );
-      }
+      if (!request) throw new WorkflowError({ code: 'not-found', what: 'change request', id });
+      const refused = decideRefusal({
+        kind: input.kind,
+        role: reason ? await roleOf(request, input.user) : 'other',
+        env: request.env,
+        reason,
+      });
+      if (refused) throw new WorkflowError(refused, { request });
       const outcome = await storeCall(
         'decide',
         () =>
@@ -194,7 +181,8 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
           }),
         undecided,
       );
-      if (outcome.kind === 'missing') throw new WorkflowError('not-found', `No change request ${id}.`);
+      if (outcome.kind === 'missing')
+        throw new WorkflowError({ code: 'not-found', what: 'change request', id });
       if (outcome.kind === 'expired') {
         await notify.stateChanged(outcome.request);
         return { outcome: 'expired', request: outcome.request };
@@ -227,22 +215,18 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
         () => store.attachMessage(id, channel, ts),
         'the message was not recorded',
       );
-      if (!r) throw new WorkflowError('not-found', `No change request ${id}.`);
+      if (!r) throw new WorkflowError({ code: 'not-found', what: 'change request', id });
       return r;
     },
 
     async revertRequestFor(auditId, user, origin?: Origin, reason?: string) {
       const record = await audit.get(auditId);
-      if (!record) throw new WorkflowError('not-found', `No audit record ${auditId}.`);
+      if (!record) throw new WorkflowError({ code: 'not-found', what: 'audit record', id: auditId });
       const env = environment(record.env);
       const target = record.before;
       const action = target === null ? 'delete' : record.after === null ? 'create' : 'edit';
       const where = origin ?? (env.approvalsChannel ? { channel: env.approvalsChannel } : undefined);
-      if (!where)
-        throw new WorkflowError(
-          'unknown-env',
-          `Environment ${env.name} has no approvals channel to answer in.`,
-        );
+      if (!where) throw new WorkflowError({ code: 'no-approvals-channel', env: env.name });
       return fileRequest(
         {
           env: record.env,
@@ -254,13 +238,76 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
           requester: { user, ...(reason ? { reason } : {}) },
           origin: where,
         },
-        'revert',
-        auditId,
+        { action: 'revert', revertOf: auditId },
       );
+    },
+
+    async approveTimeBoxRevert(change) {
+      const id = revertRequestId(change.id);
+      const { decision, timeBoxMs, auditId } = change;
+      if (change.state !== 'applied' || timeBoxMs === undefined || auditId === undefined || !decision)
+        throw new Error(`time box: ${change.id} is not an applied, time-boxed change`);
+      const approval = clip(
+        `approved with ${change.id}, time-boxed to ${formatDuration(timeBoxMs)}: ${decision.reason}`,
+      );
+      const refused = decideRefusal({
+        kind: 'approve',
+        role: await roleOf(change, decision.by),
+        env: change.env,
+        reason: approval,
+      });
+      if (refused) throw new WorkflowError(refused, { request: change });
+      if (!(await storeCall('get', () => store.get(id)))) {
+        const policy = (fields: ChangeRequest['before']): Policy | null =>
+          fields && { vhost: change.vhost, name: change.policy, ...fields };
+        const box = revertOf(policy(change.before), policy(change.after) as Policy);
+        await fileRequest(
+          {
+            env: change.env,
+            vhost: change.vhost,
+            layer: change.layer,
+            action: box.action,
+            policy: change.policy,
+            fields: change.before ?? {},
+            requester: {
+              user: change.requester.user,
+              reason: `time box of ${formatDuration(timeBoxMs)} ended (${change.id})`,
+            },
+            origin: change.origin,
+          },
+          { action: 'revert', revertOf: auditId, id, approvalsChannel: change.approvalsChannel },
+        );
+      }
+      // Idempotent: a retry after the move finds it approved already ('moved').
+      const moved = await storeCall(
+        'decide',
+        () =>
+          store.transition(id, {
+            from: ['pending'],
+            to: 'approved',
+            set: {
+              decision: { kind: 'approve', by: decision.by, reason: approval, at: now().toISOString() },
+            },
+          }),
+        'nothing was decided',
+      );
+      if (moved.kind === 'missing')
+        throw new WorkflowError({ code: 'not-found', what: 'change request', id });
+      await options.queue.enqueue(id);
+      options.log.info(
+        { requestId: id, revertOf: change.id },
+        'time box: revert approved with its change, queued',
+      );
+      return moved.request;
     },
 
     expireDue: () => expireDue(store, notify),
   };
+}
+
+/** A reason cut to MAX_REASON (the approved revert quotes its change's approval). */
+function clip(reason: string): string {
+  return reason.length > MAX_REASON ? `${reason.slice(0, MAX_REASON - 1)}…` : reason;
 }
 
 export function snapshotOf(p: PreviewAnswer): PreviewSnapshot {

@@ -21,7 +21,7 @@ import {
   createRedis,
   timeBoxFilingOf,
 } from '../../src/main.ts';
-import type { ManagementClient } from '../../src/rabbit/index.ts';
+import type { LabClient } from '../../src/rabbit/lab.ts';
 import { type BotApp, createApp } from '../../src/slack/app.ts';
 import { createMetrics, type Metrics } from '../../src/slack/metrics.ts';
 import { slackOutsideNotifier } from '../../src/slack/outsideNotifier.ts';
@@ -218,7 +218,7 @@ export const APPROVALS_CHANNEL = 'C0APPROVALS';
 const E2E_WORKER = { backoffMs: 300, verifyDeadlineMs: 30_000 } as const;
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const admin: ManagementClient = adminClient();
+  const admin: LabClient = adminClient();
   const vhost = uniqueName('slack');
   const slack = await startFakeSlack(
     options.socketPingIntervalMs ? { socketPingIntervalMs: options.socketPingIntervalMs } : {},

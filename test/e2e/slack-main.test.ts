@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BotProcess, spawnBot } from '../support/botProcess.ts';
-import { brokerCredentials, brokerUrl } from '../support/broker.ts';
+import { brokerCredentials, brokerUrl, waitFor } from '../support/broker.ts';
 import { built } from '../support/built.ts';
 import { type FakeBroker, startFakeBroker } from '../support/fakeBroker.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
@@ -111,7 +111,8 @@ describe('npm start with credentials', () => {
     });
     try {
       const url = await listening(run);
-      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      // Answered from the background check: 200 once its first round found Redis.
+      await waitFor(async () => (await fetch(`${url}/healthz`)).status === 200, { what: '/healthz 200' });
 
       const responseUrl = slack.responseUrl();
       const ack = await command(url, secret, 'which orders.audit --vhost /', responseUrl);
@@ -135,7 +136,7 @@ describe('npm start with credentials', () => {
 });
 
 describe('npm start against a broker that drips one byte at a time', () => {
-  it('comes up, serves /healthz, tells the asker the broker did not answer in time, and exits on SIGTERM', async () => {
+  it('comes up, serves /healthz (ready: Redis answers), tells the asker the broker did not answer in time, and exits on SIGTERM', async () => {
     const secret = 'main-test-signing-secret-drip';
     const drip = await startFakeBroker({
       fallback: { kind: 'drip', body: '{"name":"guest","tags":["administrator"]}', intervalMs: 200 },
@@ -152,9 +153,17 @@ describe('npm start against a broker that drips one byte at a time', () => {
     });
     try {
       const url = await listening(run);
-      const health = await fetch(`${url}/healthz`);
-      expect(health.status).toBe(503);
-      expect(await health.json()).toMatchObject({ brokers: { default: { ok: false, error: 'timeout' } } });
+      // Ready (Redis answers), the dripping broker reported as timed out by the background check.
+      const health = await waitFor(
+        async () => {
+          const res = await fetch(`${url}/healthz`);
+          const body = (await res.json()) as { brokers: Record<string, { state: string }> };
+          return body.brokers.default?.state === 'failing' && { status: res.status, body };
+        },
+        { what: "/healthz to report the drip's check" },
+      );
+      expect(health.status).toBe(200);
+      expect(health.body).toMatchObject({ brokers: { default: { ok: false, error: 'timeout' } } });
 
       const responseUrl = slack.responseUrl();
       const ack = await command(url, secret, 'which orders.audit --vhost /', responseUrl);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../support/broker.ts';
 import { type Harness, mentionEnvelope, renderedText, startHarness } from './harness.ts';
 
 /**
@@ -43,9 +44,16 @@ describe('with Redis down', () => {
   });
 
   it('/healthz is 503 and names Redis', async () => {
-    const res = await fetch(`${h.url}/healthz`);
-    expect(res.status).toBe(503);
-    const body = (await res.json()) as { redis: { ok: boolean; error?: string } };
+    // Answered from the background check: once its first round has been to Redis.
+    const body = await waitFor(
+      async () => {
+        const res = await fetch(`${h.url}/healthz`);
+        const doc = (await res.json()) as { redis: { state: string; ok: boolean; error?: string } };
+        expect(res.status).toBe(503);
+        return doc.redis.state === 'failing' && doc;
+      },
+      { what: '/healthz to have checked Redis' },
+    );
     expect(body.redis.ok).toBe(false);
     // Named, not a bare "error".
     expect(body.redis.error).toBe('unreachable');

@@ -62,8 +62,14 @@ describe('Socket Mode', () => {
 
     // PORT=0: start() says where the routes went.
     expect(Number(new URL(h.url).port)).toBeGreaterThan(0);
-    const health = await fetch(`${h.url}/healthz`);
-    expect(health.status).toBe(200);
+    // Answered from the background check: once its first round has been to every part.
+    const health = await waitFor(
+      async () => {
+        const res = await fetch(`${h.url}/healthz`);
+        return res.status === 200 && res;
+      },
+      { what: '/healthz 200' },
+    );
     expect(await health.json()).toMatchObject({
       ok: true,
       redis: { ok: true },

@@ -3,7 +3,6 @@
  * (the same answers as the sources give), the lazily loaded `preview`, the exit codes, and what
  * the CLI bundle must never contain. `npm test` also runs `npm run build` itself.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +12,7 @@ import { cliMustNotLoad, cliMustNotLoadAtStart } from '../../scripts/build.ts';
 import { setUpLab } from '../../scripts/lab.ts';
 import { adminClient, brokerCredentials, brokerUrl, uniqueName, waitFor } from '../support/broker.ts';
 import { type Built, built } from '../support/built.ts';
+import { type CliRun, runBuiltRmq } from '../support/cli.ts';
 
 const vhost = uniqueName('build');
 const client = adminClient();
@@ -20,34 +20,14 @@ const client = adminClient();
 const cwd = mkdtempSync(join(tmpdir(), 'rmq-build-'));
 let pkg: Built;
 
-interface Run {
-  readonly code: number;
-  readonly out: string;
-  readonly err: string;
-}
-
-function rmq(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
+function rmq(args: readonly string[], env: Record<string, string> = {}): Promise<CliRun> {
   const { user, password } = brokerCredentials();
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [pkg.bin, ...args],
-      {
-        cwd,
-        env: {
-          PATH: process.env.PATH ?? '',
-          RMQ_URL: brokerUrl(),
-          RMQ_USER: user,
-          RMQ_PASSWORD: password,
-          ...env,
-        },
-      },
-      (err, out, errOut) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        resolve({ code, out, err: errOut });
-      },
-    );
-  });
+  return runBuiltRmq(
+    pkg.bin,
+    args,
+    { RMQ_URL: brokerUrl(), RMQ_USER: user, RMQ_PASSWORD: password, ...env },
+    cwd,
+  );
 }
 
 beforeAll(async () => {

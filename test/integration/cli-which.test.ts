@@ -66,6 +66,14 @@ describe('rmq which on the lab', () => {
     expect(r.disagreements).toEqual([]);
   });
 
+  it('orders.audit in text: the pattern with the one backslash the broker holds, not JSON-quoted', async () => {
+    await reported('orders.audit');
+    const text = await rmq('which', 'orders.audit', '--vhost', vhost);
+    expect(text.code, text.err).toBe(0);
+    expect(text.out).toContain('audit-retention — pattern "^orders\\.audit$"');
+    expect(text.out).not.toContain('\\\\');
+  });
+
   it('orders.processing (quorum): the fallback governs, the operator ceiling holds the stricter TTL', async () => {
     const r = await reported('orders.processing');
     expect(r.object.kind).toBe('quorum');

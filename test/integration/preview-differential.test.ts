@@ -28,7 +28,7 @@ import {
   type PolicyLayer,
 } from '../../src/policy/types.ts';
 import { type PreviewInput, type PreviewResult, preview } from '../../src/preview/preview.ts';
-import type { ManagementClient } from '../../src/rabbit/client.ts';
+import type { LabClient } from '../../src/rabbit/lab.ts';
 import { uniqueName, waitFor } from '../support/broker.ts';
 import { brokersUp, clientFor, type TestBroker } from '../support/brokers.ts';
 
@@ -179,7 +179,7 @@ function scenarioFor(
   layer: PolicyLayer,
   vhost: string,
   policies: readonly Policy[],
-  client: ManagementClient,
+  client: LabClient,
   v: BrokerVersion,
   counter: { n: number },
 ): Scenario {
@@ -242,7 +242,7 @@ function scenarioFor(
 const key = (kind: ObjectKind | string, name: string) => `${kind === 'exchange' ? 'x' : 'q'}:${name}`;
 
 /** Every object's user policy, from the record-backed listing (current at once). */
-async function userState(client: ManagementClient, vhost: string): Promise<Map<string, string | null>> {
+async function userState(client: LabClient, vhost: string): Promise<Map<string, string | null>> {
   const out = new Map<string, string | null>();
   for await (const q of client.streamQueues(vhost, { stats: false }))
     out.set(key('queue', q.name), q.policy ?? null);

@@ -2,10 +2,12 @@
  * ManagementClient against the real broker (RMQ_URL, default http://127.0.0.1:15672), each test
  * in its own vhost, deleted afterwards; network failures through a local fake in front of it.
  */
+
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Policy } from '../../src/policy/types.ts';
 import { type CallInfo, ManagementClient, type QueueListing, RabbitError } from '../../src/rabbit/index.ts';
+import type { LabClient } from '../../src/rabbit/lab.ts';
 import {
   adminClient,
   brokerCredentials,
@@ -16,7 +18,7 @@ import {
 } from '../support/broker.ts';
 import { startFakeBroker } from '../support/fakeBroker.ts';
 
-let admin: ManagementClient;
+let admin: LabClient;
 
 beforeAll(() => {
   admin = adminClient();

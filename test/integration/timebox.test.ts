@@ -6,10 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.ts';
-import type { ManagementClient } from '../../src/rabbit/index.ts';
+import type { LabClient } from '../../src/rabbit/lab.ts';
 import { AuditTrail } from '../../src/workflow/audit.ts';
-import { type ChangeRequest, createApplyQueue } from '../../src/workflow/index.ts';
-import { RequestStore } from '../../src/workflow/store.ts';
+import type { ChangeRequest } from '../../src/workflow/index.ts';
+import { revertRequestId } from '../../src/workflow/timebox.ts';
 import { type TimeBoxNotifier, timeBoxHandlers } from '../../src/workflow/timeboxDeadline.ts';
 import {
   createTimeBoxQueue,
@@ -36,7 +36,7 @@ interface ToldTimeBox {
 }
 
 describe.each(up)('time-boxed changes on $label', (broker) => {
-  let client: ManagementClient;
+  let client: LabClient;
   let fx: WorkflowFixture;
   const timeBoxWorkers: TimeBoxWorker[] = [];
   const told: ToldTimeBox = { warned: [], asked: [], nothing: [] };
@@ -72,16 +72,14 @@ describe.each(up)('time-boxed changes on $label', (broker) => {
         if (r.timeBoxMs !== undefined) await timebox.schedule(r.id, new Date(record.at), r.timeBoxMs);
       },
     });
-    const queue = createApplyQueue({ redisUrl: REDIS_URL, keyPrefix: fx.keyPrefix });
     const worker = startTimeBoxWorker({
       redisUrl: REDIS_URL,
       keyPrefix: fx.keyPrefix,
       log,
       handlers: timeBoxHandlers({
-        store: new RequestStore(fx.redis, fx.keyPrefix),
+        workflow: wf,
         redis: fx.redis,
         keyPrefix: fx.keyPrefix,
-        queue,
         revertRequest: async (auditId, user, origin, reason) =>
           (await wf.revertRequestFor(auditId, user, origin, reason)).request,
         brokerFor: () => client,
@@ -93,7 +91,7 @@ describe.each(up)('time-boxed changes on $label', (broker) => {
     return {
       wf,
       async stop() {
-        await Promise.all([apply.close(), worker.close(), timebox.close(), queue.close()]);
+        await Promise.all([apply.close(), worker.close(), timebox.close()]);
       },
     };
   }
@@ -110,6 +108,7 @@ describe.each(up)('time-boxed changes on $label', (broker) => {
   async function editFor20s(
     wf: Awaited<ReturnType<typeof replica>>['wf'],
     vhost: string,
+    timeBoxMs = BOX_MS,
   ): Promise<ChangeRequest> {
     const { request } = await wf.file({
       vhost,
@@ -119,9 +118,9 @@ describe.each(up)('time-boxed changes on $label', (broker) => {
       fields: { definition: { 'max-length': 1000 } },
       requester: { user: REQUESTER, reason: 'incident 42: orders backing up' },
       origin: { channel: 'C0INCIDENT', threadTs: '1700000000.000100' },
-      timeBoxMs: BOX_MS,
+      timeBoxMs,
     });
-    expect(request.timeBoxMs).toBe(BOX_MS);
+    expect(request.timeBoxMs).toBe(timeBoxMs);
     await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok for the incident' });
     await waitFor(async () => (await wf.get(request.id))?.state === 'applied', {
       deadlineMs: 30_000,
@@ -201,6 +200,44 @@ describe.each(up)('time-boxed changes on $label', (broker) => {
       });
       expect(await revertsOf(applied.auditId ?? '')).toEqual([]);
     });
+  });
+
+  it.concurrent('the approved revert goes through the rules: no revert is approved in the name of an approver no longer among them', async () => {
+    await withVhost(
+      async (vhost) => {
+        await client.putPolicy('user', limits(vhost, 10));
+        const bot = await replica();
+        try {
+          // An hour's box: its deadline never comes during the test; the revert is asked for directly.
+          const applied = await editFor20s(bot.wf, vhost, 3_600_000);
+          const revertId = revertRequestId(applied.id);
+          const removed = fx.workflow({ approvers: [] });
+          await expect(removed.approveTimeBoxRevert(applied)).rejects.toMatchObject({ code: 'not-approver' });
+          expect(await bot.wf.get(revertId)).toBeUndefined();
+
+          const revert = await bot.wf.approveTimeBoxRevert(applied);
+          expect(revert).toMatchObject({
+            id: revertId,
+            state: 'approved',
+            action: 'revert',
+            revertOf: applied.auditId,
+            requester: { user: REQUESTER },
+            decision: { kind: 'approve', by: APPROVER },
+          });
+          // Again (a retried job): the same request, approved once, queued again to no effect.
+          expect((await bot.wf.approveTimeBoxRevert(applied)).id).toBe(revertId);
+          await waitFor(async () => (await revertsOf(applied.auditId ?? '')).length === 1, {
+            what: 'the revert applied',
+          });
+          expect((await client.getPolicy('user', vhost, 'orders-limit'))?.definition).toEqual({
+            'max-length': 10,
+          });
+        } finally {
+          await bot.stop();
+        }
+      },
+      { client, prefix: 'tb-rules' },
+    );
   });
 
   it.concurrent('the bot restarted before the deadline still reverts, once, with two replicas waiting', async () => {

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { preview } from '../../src/preview/preview.ts';
-import type { ManagementClient } from '../../src/rabbit/index.ts';
+import type { LabClient } from '../../src/rabbit/lab.ts';
 import { effectOfChange } from '../../src/watch/effect.ts';
 import { waitFor, withUser, withVhost } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';
@@ -27,10 +27,10 @@ const policy = (vhost: string, name: string, definition: Record<string, unknown>
 async function asUser(
   url: string,
   user: { user: string; password: string },
-  fn: (c: ManagementClient) => Promise<unknown>,
+  fn: (c: LabClient) => Promise<unknown>,
 ) {
-  const { ManagementClient } = await import('../../src/rabbit/index.ts');
-  const c = new ManagementClient({ url, user: user.user, password: user.password });
+  const { LabClient } = await import('../../src/rabbit/lab.ts');
+  const c = new LabClient({ url, user: user.user, password: user.password });
   try {
     await fn(c);
   } finally {
@@ -40,7 +40,7 @@ async function asUser(
 
 describe.each(up)('changes outside the bot on $label', (broker) => {
   let fixture: WatchFixture;
-  let client: ManagementClient;
+  let client: LabClient;
   beforeAll(() => {
     fixture = watchFixture(broker);
     client = clientFor(broker);

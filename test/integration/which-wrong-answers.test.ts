@@ -7,13 +7,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type WhichBroker, type WhichResult, which } from '../../commands/which.ts';
-import type { ManagementClient } from '../../src/rabbit/index.ts';
+import type { LabClient } from '../../src/rabbit/lab.ts';
 import { uniqueName, waitFor } from '../support/broker.ts';
 import { brokersUp, clientFor, type TestBroker } from '../support/brokers.ts';
 
 const { up } = await brokersUp();
 
-async function inVhost<T>(broker: TestBroker, fn: (vhost: string, client: ManagementClient) => Promise<T>) {
+async function inVhost<T>(broker: TestBroker, fn: (vhost: string, client: LabClient) => Promise<T>) {
   const client = clientFor(broker);
   const vhost = uniqueName('wrong');
   await client.putVhost(vhost);
@@ -27,7 +27,7 @@ async function inVhost<T>(broker: TestBroker, fn: (vhost: string, client: Manage
 
 /** A user policy on the real broker. */
 function put(
-  client: ManagementClient,
+  client: LabClient,
   vhost: string,
   name: string,
   pattern: string,
@@ -151,7 +151,7 @@ describe.each(up.map((b) => [b.label, b] as const))('on %s', (_label, broker) =>
 });
 
 /** The client's methods `which` uses, bound, so a test can replace one of them. */
-function bound(client: ManagementClient): WhichBroker {
+function bound(client: LabClient): WhichBroker {
   return {
     overview: () => client.overview(),
     getQueue: (v, n) => client.getQueue(v, n),

@@ -5,6 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManagementClient } from '../../src/rabbit/index.ts';
+import type { LabClient } from '../../src/rabbit/lab.ts';
 import { AuditTrail, type FileInput, type Workflow } from '../../src/workflow/index.ts';
 import { brokerCredentials, waitFor, withUser, withVhost } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';
@@ -17,7 +18,7 @@ import {
   workflowFixture,
 } from '../support/workflow.ts';
 
-let admin: ManagementClient;
+let admin: LabClient;
 let fx: WorkflowFixture;
 let trail: AuditTrail;
 

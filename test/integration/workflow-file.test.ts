@@ -1,11 +1,15 @@
 /**
  * Filing and deciding change requests on the real Redis and broker: who may, what is refused
- * (and that nothing is stored then), one decision however many decide at once, expiry.
+ * (and that nothing is stored then), one decision however many decide at once, expiry. The
+ * rules themselves, table by table: test/unit/rules.test.ts.
  */
+
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManagementClient } from '../../src/rabbit/index.ts';
+import type { LabClient } from '../../src/rabbit/lab.ts';
 import { type FileInput, isWorkflowError, type WorkflowErrorCode } from '../../src/workflow/index.ts';
+import { MAX_REASON } from '../../src/workflow/rules.ts';
 import { adminClient, brokerUrl, withUser, withVhost } from '../support/broker.ts';
 import {
   APPROVER,
@@ -16,7 +20,7 @@ import {
   workflowFixture,
 } from '../support/workflow.ts';
 
-let admin: ManagementClient;
+let admin: LabClient;
 let fx: WorkflowFixture;
 
 beforeAll(() => {
@@ -102,6 +106,12 @@ describe('filing', () => {
       'preview-refused',
     ],
     ['an unknown environment', {}, { env: 'mars' }, 'unknown-env'],
+    [
+      'a reason longer than MAX_REASON (on every path, not only Slack)',
+      {},
+      { requester: { user: REQUESTER, reason: 'x'.repeat(MAX_REASON + 1) } },
+      'reason-too-long',
+    ],
   ])('refuses %s, storing nothing', async (_what, env, over, code) => {
     await withVhost(async (vhost) => {
       const before = await storedKeys();
@@ -144,7 +154,7 @@ describe('filing', () => {
             .file(create(vhost))
             .catch((e) => e);
           expect(isWorkflowError(err, 'identity-cannot-write')).toBe(true);
-          expect(err.message).toMatch(/policymaker or administrator/);
+          expect(err.refusal.reason).toMatch(/policymaker or administrator/);
         } finally {
           await client.close();
         }
@@ -158,7 +168,7 @@ describe('filing', () => {
             .file(create(vhost))
             .catch((e) => e);
           expect(isWorkflowError(err, 'identity-cannot-write')).toBe(true);
-          expect(err.message).toMatch(/no permissions in vhost/);
+          expect(err.refusal.reason).toMatch(/no permissions in vhost/);
           // operator policies need administrator
           const op = await fx
             .workflow({ client })
@@ -167,7 +177,7 @@ describe('filing', () => {
             )
             .catch((e) => e);
           expect(op.code).toBe('identity-cannot-write');
-          expect(op.message).toMatch(/administrator tag/);
+          expect(op.refusal.reason).toMatch(/administrator tag/);
         } finally {
           await client.close();
         }
@@ -230,6 +240,10 @@ describe('deciding', () => {
       );
       expect(await refused(wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: '   ' }))).toBe(
         'reason-required',
+      );
+      const long = 'x'.repeat(MAX_REASON + 1);
+      expect(await refused(wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: long }))).toBe(
+        'reason-too-long',
       );
       expect(
         await refused(wf.decide('r-00000000000000000000', { kind: 'approve', user: APPROVER, reason: 'x' })),

@@ -4,7 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
-import { ManagementClient, type ManagementClientOptions } from '../../src/rabbit/index.ts';
+import type { ManagementClientOptions } from '../../src/rabbit/index.ts';
+import { LabClient } from '../../src/rabbit/lab.ts';
 
 export function brokerUrl(): string {
   return process.env.RMQ_URL ?? 'http://127.0.0.1:15672';
@@ -15,8 +16,8 @@ export function brokerCredentials(): { user: string; password: string } {
 }
 
 /** An administrator client for the test broker; close it after use. */
-export function adminClient(options: Partial<ManagementClientOptions> = {}): ManagementClient {
-  return new ManagementClient({ url: brokerUrl(), ...brokerCredentials(), ...options });
+export function adminClient(options: Partial<ManagementClientOptions> = {}): LabClient {
+  return new LabClient({ url: brokerUrl(), ...brokerCredentials(), ...options });
 }
 
 /** `rmqtest-<prefix>-<random>`: unique across parallel test files and reruns. */
@@ -29,8 +30,8 @@ export function uniqueName(prefix = 'x'): string {
  * `suffix` is appended to the generated name, e.g. to test names with "/" or non-ASCII.
  */
 export async function withVhost<T>(
-  fn: (vhost: string, client: ManagementClient) => Promise<T>,
-  options: { client?: ManagementClient; prefix?: string; suffix?: string } = {},
+  fn: (vhost: string, client: LabClient) => Promise<T>,
+  options: { client?: LabClient; prefix?: string; suffix?: string } = {},
 ): Promise<T> {
   const client = options.client ?? adminClient();
   const vhost = uniqueName(options.prefix ?? 'vh') + (options.suffix ?? '');

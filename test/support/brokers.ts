@@ -1,29 +1,59 @@
 /**
  * The real brokers the differential suites run against: the machine's RabbitMQ 3.10 and, when
- * `scripts/broker-4` has started it, RabbitMQ 4.0 in a Debian 13 chroot beside it.
+ * their scripts have started them, RabbitMQ 4.0 (`scripts/broker-4`, Debian 13) and RabbitMQ 4.3
+ * (`scripts/broker-4.3`, Debian sid) in chroots beside it. A suite that runs on every broker
+ * takes `up` from `brokersUp()`; this list is the one place a broker is added.
  *
- * A broker that is down is reported as skipped, loudly — unless RMQ4_REQUIRED=1 (set by .ci/run
- * once scripts/broker-4 succeeded), in which case its absence fails the run.
+ * A broker that is down is reported as skipped, loudly — unless its REQUIRED variable is 1 (set
+ * by .ci/run once its script succeeded: RMQ4_REQUIRED, RMQ43_REQUIRED), in which case its absence
+ * fails the run.
  */
 import { request } from 'undici';
-import { ManagementClient } from '../../src/rabbit/index.ts';
+import { LabClient } from '../../src/rabbit/lab.ts';
 import { brokerCredentials, brokerUrl } from './broker.ts';
 
 export interface TestBroker {
   readonly label: string;
+  /** Management API. */
   readonly url: string;
+  /** AMQP, for the event exchange the watcher follows. */
+  readonly amqpUrl: string;
   /** Absence fails the suite instead of skipping it. */
   readonly required: boolean;
+  /** What brings it up, for the skip message. */
+  readonly script: string;
 }
 
 export const BROKERS: readonly TestBroker[] = [
-  { label: 'machine', url: brokerUrl(), required: true },
+  {
+    label: 'machine',
+    url: brokerUrl(),
+    amqpUrl: process.env.RMQ_AMQP_URL ?? 'amqp://127.0.0.1:5672',
+    required: true,
+    script: 'scripts/services',
+  },
   {
     label: 'rabbitmq-4',
     url: process.env.RMQ4_URL ?? 'http://127.0.0.1:15673',
+    amqpUrl: process.env.RMQ4_AMQP_URL ?? 'amqp://127.0.0.1:5673',
     required: process.env.RMQ4_REQUIRED === '1',
+    script: 'scripts/broker-4',
+  },
+  {
+    label: 'rabbitmq-4.3',
+    url: process.env.RMQ43_URL ?? 'http://127.0.0.1:15674',
+    amqpUrl: process.env.RMQ43_AMQP_URL ?? 'amqp://127.0.0.1:5674',
+    required: process.env.RMQ43_REQUIRED === '1',
+    script: 'scripts/broker-4.3',
   },
 ];
+
+/** The broker of this label; a typo in a test fails at once. */
+export function brokerLabelled(label: string): TestBroker {
+  const b = BROKERS.find((x) => x.label === label);
+  if (!b) throw new Error(`no test broker labelled ${label} (test/support/brokers.ts)`);
+  return b;
+}
 
 /** Resolves the brokers that answer, in order; logs the ones skipped so the summary shows it. */
 export async function reachable(broker: TestBroker): Promise<boolean> {
@@ -48,12 +78,12 @@ export async function brokersUp(): Promise<{ up: TestBroker[]; skipped: TestBrok
   for (const b of BROKERS) ((await reachable(b)) || b.required ? up : skipped).push(b);
   for (const b of skipped) {
     console.warn(
-      `\n*** SKIPPED: broker ${b.label} at ${b.url} is not running (run scripts/broker-4). Its differential cases did not run. ***\n`,
+      `\n*** SKIPPED: broker ${b.label} at ${b.url} is not running (run ${b.script}). Its differential cases did not run. ***\n`,
     );
   }
   return { up, skipped };
 }
 
-export function clientFor(broker: TestBroker): ManagementClient {
-  return new ManagementClient({ url: broker.url, ...brokerCredentials() });
+export function clientFor(broker: TestBroker): LabClient {
+  return new LabClient({ url: broker.url, ...brokerCredentials() });
 }

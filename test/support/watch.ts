@@ -12,15 +12,7 @@ import { type OutsideChange, Watcher, type WatcherOptions } from '../../src/watc
 import { brokerCredentials } from './broker.ts';
 import type { TestBroker } from './brokers.ts';
 
-/** The AMQP port of each test broker (scripts/broker-4 puts 4.0 on 5673). */
-export function amqpUrlFor(broker: TestBroker): string {
-  const port = new URL(broker.url).port === '15673' ? 5673 : 5672;
-  return (
-    process.env[broker.label === 'machine' ? 'RMQ_AMQP_URL' : 'RMQ4_AMQP_URL'] ?? `amqp://127.0.0.1:${port}`
-  );
-}
-
-export function testEnvironment(broker: TestBroker, amqpUrl = amqpUrlFor(broker)): Environment {
+export function testEnvironment(broker: TestBroker, amqpUrl = broker.amqpUrl): Environment {
   const { user, password } = brokerCredentials();
   return {
     name: 'test',

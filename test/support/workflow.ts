@@ -64,6 +64,8 @@ export interface WorkflowFixture {
   workflow(options?: {
     client?: ManagementClient;
     env?: Partial<WorkflowEnvironment>;
+    /** The test environment's approvers (users and groups); default APPROVER and GROUP. */
+    approvers?: readonly string[];
     redis?: Redis;
     now?: () => Date;
   }): Workflow;
@@ -74,9 +76,17 @@ export interface WorkflowFixture {
 
 export const TEST_ENV = 'test';
 
-export function workflowFixture(defaultClient: ManagementClient): WorkflowFixture {
-  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  const keyPrefix = `rmq:test-wf-${randomBytes(5).toString('hex')}`;
+/**
+ * `where`: another Redis and key prefix than the shared one and a fresh prefix (the compiled CLI
+ * reads the production prefix `rmq`, so its tests give it a Redis of their own).
+ */
+export function workflowFixture(
+  defaultClient: ManagementClient,
+  where: { redisUrl?: string; keyPrefix?: string } = {},
+): WorkflowFixture {
+  const redisUrl = where.redisUrl ?? REDIS_URL;
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  const keyPrefix = where.keyPrefix ?? `rmq:test-wf-${randomBytes(5).toString('hex')}`;
   const notifier = recordingNotifier();
   const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const queues: ApplyQueue[] = [];
@@ -93,7 +103,7 @@ export function workflowFixture(defaultClient: ManagementClient): WorkflowFixtur
     redis,
     notifier,
     workflow(options = {}) {
-      const queue = createApplyQueue({ redisUrl: REDIS_URL, keyPrefix, backoffMs: 200 });
+      const queue = createApplyQueue({ redisUrl, keyPrefix, backoffMs: 200 });
       queues.push(queue);
       return createWorkflow({
         redis: options.redis ?? redis,
@@ -101,7 +111,7 @@ export function workflowFixture(defaultClient: ManagementClient): WorkflowFixtur
         environments: [environment(options.env)],
         brokerFor: () => options.client ?? defaultClient,
         approvers: createApproverDirectory({
-          approvers: new Map([[TEST_ENV, [APPROVER, GROUP]]]),
+          approvers: new Map([[TEST_ENV, [...(options.approvers ?? [APPROVER, GROUP])]]]),
           listMembers: async (g) => (g === GROUP ? [APPROVER_2] : []),
         }),
         queue,
@@ -112,7 +122,7 @@ export function workflowFixture(defaultClient: ManagementClient): WorkflowFixtur
     },
     async worker(client, options = {}) {
       const w = await startApplyWorker({
-        redisUrl: REDIS_URL,
+        redisUrl,
         keyPrefix,
         environments: [environment()],
         brokerFor: () => client,

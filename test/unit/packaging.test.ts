@@ -2,7 +2,7 @@
  * What the image and the laptop trial rely on, read from the files themselves (there is no
  * container engine on the test machine): the Dockerfile copies only what exists, installs
  * production dependencies only, runs compiled JavaScript as a non-root user in exec form and
- * checks /healthz; compose.yaml keeps Redis's append-only file; tsx is for development only.
+ * checks /livez; compose.yaml keeps Redis's append-only file; tsx is for development only.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -51,8 +51,8 @@ describe('Dockerfile', () => {
     expect(finalStage).not.toMatch(/tsx/);
   });
 
-  it('checks /healthz', () => {
-    expect(finalStage).toMatch(/^HEALTHCHECK .*\/healthz/m);
+  it('checks /livez (the process alone, never a broker)', () => {
+    expect(finalStage).toMatch(/^HEALTHCHECK .*\/livez/m);
   });
 });
 

@@ -19,7 +19,7 @@ const pol = policyIn('v');
 /** The simulation with the summary a preview makes of it. */
 const simulate = (input: SimulationInput, objects: Iterable<InventoryObject>) => {
   const r = simulateOnly(input, objects);
-  return { ...r, summary: summarize(r, input.change) };
+  return { ...r, summary: summarize(r, input.change, input.version) };
 };
 
 const obj = (

@@ -41,7 +41,7 @@ function answer(
     warnings: [],
     objects: live.objects,
     unpredictable: r.unpredictable,
-    summary: { ...summarize(r, change), impact: live.summary },
+    summary: { ...summarize(r, change, V310), impact: live.summary },
     diff: policyDiff(change),
     ms: 1,
   };
@@ -208,7 +208,7 @@ describe('preview in the terminal', () => {
     expect(previewText(lab)).toMatchInlineSnapshot(`
       "Preview: delete policy "audit-retention" in vhost "/" (RabbitMQ 3.10.8)
         Deleting a policy restores no default: every object it governs falls back to the next policy that matches it, or, when none does, to its own arguments alone — and that can silently take away a TTL or a dead-letter target.
-        now:      pattern "^orders\\\\.audit$", apply-to queues, priority 10, sets dead-letter-exchange="audit.dlx"
+        now:      pattern "^orders\\.audit$", apply-to queues, priority 10, sets dead-letter-exchange="audit.dlx"
 
       What hurts:
         ! 1 object(s) would lose a dead-letter target [dead-letter-exchange]: orders.audit
@@ -417,7 +417,7 @@ describe('what every change preview says first', () => {
       [],
     );
     expect(previewText(anchored)).toContain(
-      'It reaches every queue whose name matches "^orders\\\\.": the ones there now, and every one created later.',
+      'It reaches every queue whose name matches "^orders\\.": the ones there now, and every one created later.',
     );
     expect(previewText(anchored)).not.toContain('unanchored');
     expect(textOf(anchored)).toContain('every one created later');

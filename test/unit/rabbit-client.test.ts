@@ -134,7 +134,8 @@ describe('failures', () => {
   it('never retries writes', async () => {
     fake.setFallback({ kind: 'respond', status: 502 });
     await expect(client.deletePolicy('user', 'v', 'p')).rejects.toMatchObject({ code: 'broker-error' });
-    await expect(client.putVhost('v')).rejects.toMatchObject({ code: 'broker-error' });
+    const policy = { vhost: 'v', name: 'p', pattern: '^', applyTo: 'all', priority: 0, definition: {} };
+    await expect(client.putPolicy('user', policy)).rejects.toMatchObject({ code: 'broker-error' });
     expect(fake.requests.map((r) => r.method)).toEqual(['DELETE', 'PUT']);
   });
 });

@@ -1,13 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { keySpec, vetoedKeys } from '../../src/policy/keys.ts';
 import { RISKS, RISKY_KEYS, riskOf } from '../../src/policy/risks.ts';
-import { OBJECT_KINDS, parseVersion } from '../../src/policy/types.ts';
+import {
+  atLeast,
+  type BrokerVersion,
+  formatVersion,
+  OBJECT_KINDS,
+  parseVersion,
+} from '../../src/policy/types.ts';
 
-const VERSIONS = ['3.10.8', '3.12.7', '3.13.0', '4.0.5', '4.3.1'].map((t) => {
+function version(t: string): BrokerVersion {
   const v = parseVersion(t);
   if (!v) throw new Error(`not a version: ${t}`);
   return v;
-});
+}
+const VERSIONS = ['3.10.8', '3.12.7', '3.13.0', '4.0.5', '4.3.1'].map(version);
+const V = version('3.10.8');
 
 describe('the risk table', () => {
   it('names only keys that keys.ts knows', () => {
@@ -20,19 +28,33 @@ describe('the risk table', () => {
     expect(RISKS.filter((r) => !used.has(r))).toEqual([]);
   });
 
-  it('says a key hurts exactly the types its entry lists', () => {
-    for (const [key, { risk, hurts }] of Object.entries(RISKY_KEYS)) {
-      for (const kind of OBJECT_KINDS)
-        expect(riskOf(key, kind), `${key} on a ${kind}`).toBe(
-          (hurts as readonly string[]).includes(kind) ? risk : undefined,
-        );
-    }
+  it('says a key hurts exactly the types its entry lists, until the version a type stops using it', () => {
+    for (const v of VERSIONS)
+      for (const [key, { risk, hurts, hurtsUntil }] of Object.entries(RISKY_KEYS)) {
+        for (const kind of OBJECT_KINDS) {
+          const until = hurtsUntil?.[kind];
+          const used = (hurts as readonly string[]).includes(kind) && !(until && atLeast(v, ...until));
+          expect(riskOf(key, kind, v), `${key} on a ${kind} at ${formatVersion(v)}`).toBe(
+            used ? risk : undefined,
+          );
+        }
+      }
+  });
+
+  it('makes the consumer timeout no risk to a classic queue from 4.3, and keeps it one to a quorum queue', () => {
+    const [v40, v431] = [version('4.0.5'), version('4.3.1')];
+    expect(riskOf('consumer-timeout', 'classic', v40)).toBe('consumer-timeout');
+    expect(riskOf('consumer-timeout', 'classic', v431)).toBeUndefined();
+    expect(riskOf('consumer-timeout', 'quorum', v431)).toBe('consumer-timeout');
+    expect(riskOf('consumer-timeout', 'stream', v40)).toBeUndefined();
+    expect(riskOf('delayed-retry-min', 'quorum', v431)).toBe('retry-delay');
+    expect(riskOf('delayed-retry-min', 'classic', v431)).toBeUndefined();
   });
 
   it('reports nothing for a key without a risk, nor for an inherited property name', () => {
-    expect(riskOf('queue-mode', 'classic')).toBeUndefined();
-    expect(riskOf('constructor', 'classic')).toBeUndefined();
-    expect(riskOf('toString', 'exchange')).toBeUndefined();
+    expect(riskOf('queue-mode', 'classic', V)).toBeUndefined();
+    expect(riskOf('constructor', 'classic', V)).toBeUndefined();
+    expect(riskOf('toString', 'exchange', V)).toBeUndefined();
   });
 
   it('never says a type loses a key that type refuses (a refused key does nothing for it)', () => {
@@ -40,7 +62,7 @@ describe('the risk table', () => {
       for (const kind of OBJECT_KINDS)
         for (const key of vetoedKeys(kind, v))
           expect(
-            riskOf(key, kind),
+            riskOf(key, kind, v),
             `${key} on a ${kind} at ${v.major}.${v.minor}.${v.patch}`,
           ).toBeUndefined();
   });

@@ -9,7 +9,6 @@ import type { SlackBroker } from '../../src/slack/handlers/index.ts';
 import { InFlight } from '../../src/slack/inflight.ts';
 import { createMetrics } from '../../src/slack/metrics.ts';
 import { redisEventDedupe, type SlackRedis } from '../../src/slack/redis.ts';
-import { checkHealth } from '../../src/slack/routes.ts';
 import { waitFor } from '../support/broker.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
 
@@ -148,29 +147,6 @@ describe('logs through Bolt', () => {
     expect(lines).toHaveLength(2);
     expect(lines.join('')).not.toContain('the-signing-secret');
     expect(JSON.parse(lines[0] ?? '{}')).toMatchObject({ component: 'bolt', level: 20 });
-  });
-});
-
-describe('health', () => {
-  it('reports each part, and a part that does not answer as timed out', async () => {
-    const health = await checkHealth({
-      brokers: new Map([
-        ['a', { whoami: async () => ({}) }],
-        ['b', { whoami: never }],
-        ['c', { whoami: () => Promise.reject(Object.assign(new Error('x'), { code: 'unauthorized' })) }],
-      ]),
-      redis: { ping: async () => 'PONG' },
-      timeoutMs: 50,
-    });
-    expect(health).toMatchObject({
-      ok: false,
-      redis: { ok: true },
-      brokers: {
-        a: { ok: true },
-        b: { ok: false, error: 'timeout' },
-        c: { ok: false, error: 'unauthorized' },
-      },
-    });
   });
 });
 

@@ -100,19 +100,7 @@ describe('dispatch', () => {
     expect(logLines.join('')).toMatch(/Cannot read properties/);
   });
 
-  it('has one table of commands, and help lists each of them', async () => {
-    expect([...COMMANDS.keys()].sort()).toEqual([
-      'create',
-      'delete',
-      'edit',
-      'help',
-      'history',
-      'policies',
-      'preview',
-      'requests',
-      'use',
-      'which',
-    ]);
+  it('help shows the usage lines, and a table given to dispatch is the one it answers from', async () => {
     const help = shown((await dispatch('help', ctx())).message);
     expect(help).toMatch(/\/rmq which NAME/);
     expect(help).toMatch(/\/rmq policies \[--vhost V\]/);
@@ -123,7 +111,6 @@ describe('dispatch', () => {
     expect(help).toMatch(/\/rmq requests \[--env E\]/);
     expect(help).toMatch(/\/rmq history \[POLICY or NAME\]/);
     const extra: SlackCommand = {
-      name: 'use',
       run: async () => ({ message: { text: 'h', blocks: [] }, audience: 'asker', outcome: 'answered' }),
     };
     const table = new Map([...COMMANDS, ['use', extra]]);

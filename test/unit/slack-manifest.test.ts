@@ -56,7 +56,7 @@ describe('.env.example', () => {
       'RMQ_AMQP_URL',
       'RMQ_WATCH_INTERVAL',
       'RMQ_TIMEOUT',
-      // not in INTERFACE.md (the README's changelog): the broker client's body limits
+      // not in INTERFACE.md (CHANGELOG.md): the broker client's body limits
       'RMQ_MAX_BODY',
       'RMQ_MAX_LISTING',
       'RMQ_ENVIRONMENTS',

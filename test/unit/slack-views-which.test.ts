@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { type WhichBroker, type WhichResult, which } from '../../commands/which.ts';
 import { LAB_VHOST, setUpLab } from '../../scripts/lab.ts';
 import type { Policy } from '../../src/policy/types.ts';
-import type { ManagementClient } from '../../src/rabbit/index.ts';
+import type { LabClient } from '../../src/rabbit/lab.ts';
 import { SLACK_LIMITS } from '../../src/slack/limits.ts';
 import { totalText } from '../../src/slack/views/message.ts';
 import { whichView } from '../../src/slack/views/which.ts';
@@ -42,7 +42,7 @@ async function labBroker(): Promise<WhichBroker> {
       exchanges.set(name, name === 'orders.topic' ? 'orders-ae' : null);
     },
   };
-  await setUpLab(recorder as unknown as ManagementClient, LAB_VHOST);
+  await setUpLab(recorder as unknown as LabClient, LAB_VHOST);
   return {
     overview: async () => ({ version: VERSION }),
     getQueue: async (_vhost, name) => REPORTED[name] ?? null,

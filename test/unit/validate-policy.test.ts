@@ -170,6 +170,51 @@ describe('validation refusals', () => {
     ]);
   });
 
+  it('refuses queue-master-locator from 4.3 saying what to use instead, warns about it on 4.0–4.2', () => {
+    const qml = { 'queue-master-locator': 'client-local' };
+    for (const layer of ['user', 'operator'] as const) {
+      const refused = check({ version: V43, layer, fields: { definition: qml } });
+      expect(codes(refused)).toEqual(['deprecated-key']);
+      expect(refused.refusals[0]?.message).toMatch(
+        /queue-master-locator is a deprecated feature that RabbitMQ 4\.3\.5 refuses.*use queue-leader-locator \("client-local" or "balanced"\) instead/,
+      );
+      const warned = check({ version: V40, layer, fields: { definition: qml } });
+      expect(warned.ok).toBe(true);
+      expect(warned.warnings.find((w) => w.code === 'deprecated-key')?.message).toMatch(
+        /RabbitMQ 4\.3 and later refuse it by default; use queue-leader-locator/,
+      );
+    }
+    // 3.x: a plain key, no word about deprecation.
+    expect(check({ fields: { definition: qml } }).warnings.map((w) => w.code)).not.toContain(
+      'deprecated-key',
+    );
+  });
+
+  it('checks the delayed-retry keys against each other as 4.3 does', () => {
+    const V431: BrokerVersion = { major: 4, minor: 3, patch: 1 };
+    const on = (definition: Record<string, unknown>) => check({ version: V431, fields: { definition } });
+    const needsMin = on({ 'delayed-retry-type': 'failed', 'delayed-retry-max': 100 });
+    expect(codes(needsMin)).toEqual(['bad-value']);
+    expect(needsMin.refusals[0]).toMatchObject({ key: 'delayed-retry-type' });
+    expect(needsMin.refusals[0]?.message).toMatch(/"failed" needs delayed-retry-min/);
+    const inverted = on({
+      'delayed-retry-type': 'disabled',
+      'delayed-retry-min': 100,
+      'delayed-retry-max': 50,
+    });
+    expect(inverted.refusals.map((p) => p.message)).toEqual([
+      'delayed-retry-max (50) must not be smaller than delayed-retry-min (100).',
+    ]);
+    expect(on({ 'delayed-retry-type': 'disabled' }).ok).toBe(true);
+    expect(on({ 'delayed-retry-type': 'all', 'delayed-retry-min': 100, 'delayed-retry-max': 100 }).ok).toBe(
+      true,
+    );
+    // Before 4.3.1 the keys are unknown: that is the one refusal, not the pairing.
+    expect(codes(check({ version: V40, fields: { definition: { 'delayed-retry-type': 'all' } } }))).toEqual([
+      'unknown-key',
+    ]);
+  });
+
   it('refuses the mirroring keys on 4.x, warns about them on 3.x', () => {
     const four = check({ version: V40, fields: { definition: { 'ha-mode': 'all', 'max-length': 1 } } });
     expect(codes(four)).toEqual(['mirroring-removed']);

@@ -3,7 +3,6 @@ import type { SlackCommand } from './types.ts';
 
 /** `/rmq help`: usage, to the asker only. */
 export const helpCommand: SlackCommand = {
-  name: 'help',
   async run(_words, ctx) {
     return { message: helpView(ctx.prefix, ctx.available), audience: 'asker', outcome: 'answered' };
   },

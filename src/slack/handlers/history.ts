@@ -6,7 +6,6 @@ import type { SlackCommand } from './types.ts';
 
 /** `/rmq history [POLICY or NAME] [--vhost V] [--env E] [--verify]`: the audit trail, in the channel. */
 export const historyCommand: SlackCommand = {
-  name: 'history',
   async run(words, ctx) {
     const input = parseHistory(words, (await channelFlags(ctx)).defaults);
     const result = await fromStore(ctx, (r) => history(input, r.history));

@@ -1,3 +1,4 @@
+import { type CommandName, commandsOf } from '../../../commands/registry.ts';
 import { createCommand } from './create.ts';
 import { deleteCommand } from './delete.ts';
 import { editCommand } from './edit.ts';
@@ -11,31 +12,27 @@ import { useCommand } from './use.ts';
 import { whichCommand } from './which.ts';
 
 /**
- * Every subcommand Slack answers, by the word that names it. This is the one place a new one is
- * added (a SlackCommand in its own module here; see which.ts for the shape); `help` lists what
- * is in this table.
+ * Slack's handler of every command in the table (`commands/registry.ts`), keyed by its name: the
+ * compiler refuses a missing command or one the table does not have. A new handler is a
+ * SlackCommand in its own module here (see which.ts).
  */
+const SLACK_COMMANDS: { readonly [N in CommandName]: SlackCommand } = {
+  policies: policiesCommand,
+  which: whichCommand,
+  preview: previewCommand,
+  create: createCommand,
+  edit: editCommand,
+  delete: deleteCommand,
+  requests: requestsCommand,
+  history: historyCommand,
+  use: useCommand,
+  help: helpCommand,
+};
+
+/** What Slack answers, in the table's order: every command, by the word that names it. */
 export const COMMANDS: ReadonlyMap<string, SlackCommand> = new Map(
-  [
-    policiesCommand,
-    whichCommand,
-    previewCommand,
-    createCommand,
-    editCommand,
-    deleteCommand,
-    requestsCommand,
-    historyCommand,
-    useCommand,
-    helpCommand,
-  ].map((c) => [c.name, c] as const),
+  commandsOf('slack').map(({ name }) => [name, SLACK_COMMANDS[name as CommandName]] as const),
 );
 
-export type {
-  AttachedFile,
-  CommandContext,
-  EnvironmentBroker,
-  Environments,
-  Records,
-  SlackBroker,
-  SlackCommand,
-} from './types.ts';
+export type { EnvironmentBroker, Environments, SlackBroker } from '../environments.ts';
+export type { CommandContext, Records, SlackCommand } from './types.ts';

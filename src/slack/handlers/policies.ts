@@ -9,7 +9,6 @@ import type { SlackCommand } from './types.ts';
  * thread; the whole list as a file beside the message when the message cannot hold it.
  */
 export const policiesCommand: SlackCommand = {
-  name: 'policies',
   async run(words, ctx) {
     const channel = await channelFlags(ctx);
     const input = parsePolicies(words, channel.defaults);

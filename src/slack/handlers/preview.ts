@@ -15,7 +15,6 @@ import type { SlackCommand } from './types.ts';
  * Writes nothing.
  */
 export const previewCommand: SlackCommand = {
-  name: 'preview',
   async run(words, ctx): Promise<Deliverable> {
     const channel = await channelFlags(ctx);
     const input = parsePreview(words, {}, { defaults: channel.defaults });

@@ -6,7 +6,6 @@ import type { SlackCommand } from './types.ts';
 
 /** `/rmq requests [--env E]`: the open change requests, to the asker (read-only). */
 export const requestsCommand: SlackCommand = {
-  name: 'requests',
   async run(words, ctx) {
     const input = parseRequests(words, (await channelFlags(ctx)).defaults);
     const result = await fromStore(ctx, (r) => requests(input, r.requests));

@@ -1,31 +1,13 @@
 import type { HistorySource } from '../../../commands/history.ts';
 import type { RequestsSource } from '../../../commands/requests.ts';
-import type { WhichBroker } from '../../../commands/which.ts';
 import type { Logger } from '../../log.ts';
 import type { PatternCache } from '../../policy/pattern.ts';
-import type { PreviewBroker } from '../../preview/preview.ts';
 import type { ChannelScope } from '../channelDefaults.ts';
 import type { Deliverable } from '../delivery.ts';
+import type { Environments } from '../environments.ts';
 import type { ChangeRequests } from '../requests/service.ts';
 
 /** What a `/rmq` subcommand is, seen from Slack. One module per subcommand in this folder. */
-
-/** The management API as the Slack commands use it. ManagementClient satisfies it. */
-export interface SlackBroker extends WhichBroker, PreviewBroker {
-  whoami(): Promise<unknown>;
-  /** The same broker with one budget for every call of one question (ManagementClient.forQuestion). */
-  forQuestion?(budgetMs: number): SlackBroker;
-}
-
-export interface EnvironmentBroker {
-  readonly name: string;
-  readonly broker: SlackBroker;
-}
-
-export interface Environments {
-  /** `--env`, or the only (first) environment; an unknown name is an InputError. */
-  pick(name: string | undefined): EnvironmentBroker;
-}
 
 export interface CommandContext {
   /** How the user called the bot (`/rmq`, `@rmq`), for usage lines they can copy. */
@@ -58,17 +40,8 @@ export interface Asker {
   readonly triggerId?: string | undefined;
 }
 
-/** A file that goes with an answer (the full list of a long preview), uploaded beside it. */
-export interface AttachedFile {
-  /** With its extension (`preview-delete-x.csv`): Slack derives the file's type from it. */
-  readonly filename: string;
-  /** Shown by Slack as plain text. */
-  readonly title: string;
-  readonly content: string;
-}
-
+/** Slack's handler of one command of the table (`commands/registry.ts`), filed under its name in `index.ts`. */
 export interface SlackCommand {
-  readonly name: string;
   /** Runs after Slack was acknowledged; may take seconds. Throws InputError for bad input. */
   run(words: readonly string[], ctx: CommandContext): Promise<Deliverable>;
 }

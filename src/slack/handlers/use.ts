@@ -1,10 +1,11 @@
-import { USE_USAGE } from '../../../commands/help.ts';
 import { parseArgs } from '../../../commands/parse.ts';
+import { usageOf } from '../../../commands/registry.ts';
 import { CodedError, InputError } from '../../errors.ts';
 import { closeVhosts } from '../../vhosts.ts';
 import type { Deliverable } from '../delivery.ts';
+import type { SlackBroker } from '../environments.ts';
 import { defaultsClearedView, defaultsSetView, defaultsShownView } from '../views/use.ts';
-import type { CommandContext, SlackBroker, SlackCommand } from './types.ts';
+import type { CommandContext, SlackCommand } from './types.ts';
 
 /**
  * `/rmq use [--env E] [--vhost V] [--clear]`: this channel's defaults for every later command in
@@ -14,7 +15,7 @@ import type { CommandContext, SlackBroker, SlackCommand } from './types.ts';
  * the close names it does list.
  */
 
-export { USE_USAGE };
+const USE_USAGE = usageOf('use');
 
 /** Redis could not keep or read the defaults: nothing was changed. */
 export class DefaultsUnavailableError extends CodedError<'defaults-unavailable'> {
@@ -51,7 +52,6 @@ async function guarded<T>(work: () => Promise<T>): Promise<T> {
 }
 
 export const useCommand: SlackCommand = {
-  name: 'use',
   async run(words, ctx: CommandContext): Promise<Deliverable> {
     const { positionals, flags } = parseArgs(
       words,

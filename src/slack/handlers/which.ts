@@ -7,7 +7,6 @@ import type { SlackCommand } from './types.ts';
 
 /** `/rmq which NAME …`: the broker's answer, explained, for everyone in the channel or thread. */
 export const whichCommand: SlackCommand = {
-  name: 'which',
   async run(words, ctx) {
     const channel = await channelFlags(ctx);
     const input = parseWhich(words, {}, channel.defaults);

@@ -1,5 +1,5 @@
-import { CHANGE_USAGE } from '../../../commands/help.ts';
 import { parsePreview } from '../../../commands/preview.ts';
+import { usageOf } from '../../../commands/registry.ts';
 import { InputError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { parseTimeBox } from '../../workflow/timebox.ts';
@@ -12,8 +12,7 @@ import { withAnsweredFor } from '../views/answeredFor.ts';
 import { type Draft, encodeMeta } from '../views/forms.ts';
 import { filedView } from '../views/request.ts';
 import { type FormKind, openFormPrompt } from '../views/requestPrompts.ts';
-import { refusalSentence, requestRefusedView } from '../views/requestRefusals.ts';
-import { MAX_REASON } from './service.ts';
+import { requestRefusedView, slackRefusal } from '../views/requestRefusals.ts';
 
 /**
  * `/rmq delete|create|edit POLICY …` and the same as a mention: the preview's words plus
@@ -59,10 +58,10 @@ async function run(
   words: readonly string[],
   ctx: CommandContext,
 ): Promise<Deliverable> {
-  const usage = CHANGE_USAGE[action];
+  const usage = usageOf(action);
   const changes = ctx.changes;
   const asker = ctx.asker;
-  if (!changes || !asker) throw new InputError(refusalSentence('not-set-up'));
+  if (!changes || !asker) throw new InputError(slackRefusal('not-set-up'));
   // The channel's defaults (`/rmq use`) hold for a change request as for a question.
   const channel = await channelFlags(ctx);
   let input: ReturnType<typeof parsePreview>;
@@ -78,8 +77,6 @@ async function run(
     throw err;
   }
   const reason = typeof input.extra?.reason === 'string' ? input.extra?.reason.trim() : undefined;
-  if (reason !== undefined && reason.length > MAX_REASON)
-    throw new InputError(`--reason is ${reason.length} characters; at most ${MAX_REASON}.`, usage);
   const origin =
     typeof input.extra?.thread === 'string'
       ? parseThreadLink(input.extra?.thread, usage)
@@ -117,9 +114,8 @@ async function run(
   }
   const err = outcome.error;
   if (err.code === 'reason-required') {
-    const why = refusalSentence('reason-required');
     return formPrompt('reason', draft, asker, log, usage, (trigger) =>
-      changes.openReasonForm({ for: 'file', draft }, why, trigger),
+      changes.openReasonForm({ for: 'file', draft }, err.message, trigger),
     );
   }
   return toAsker(requestRefusedView(err));
@@ -148,11 +144,11 @@ async function formPrompt(
       };
   }
   if (encodeMeta({ form: kind, draft }).length > SLACK_LIMITS.buttonValue)
-    throw new InputError(refusalSentence('form-too-large'), usage);
+    throw new InputError(slackRefusal('form-too-large'), usage);
   return { message: openFormPrompt(kind, draft), audience: 'asker', outcome: 'answered' };
 }
 
 /** The SlackCommand of one request word. */
 export function changeCommand(action: Draft['action']): SlackCommand {
-  return { name: action, run: (words, ctx) => run(action, words, ctx) };
+  return { run: (words, ctx) => run(action, words, ctx) };
 }

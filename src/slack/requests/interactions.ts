@@ -8,7 +8,7 @@ import type {
 } from '@slack/bolt';
 import { z } from 'zod';
 import type { Logger } from '../../log.ts';
-import { isWorkflowError, WorkflowError } from '../../workflow/errors.ts';
+import { isWorkflowError, refusalSentence, WorkflowError } from '../../workflow/errors.ts';
 import type { ChangeRequest } from '../../workflow/types.ts';
 import type { Delivery } from '../delivery.ts';
 import type { InFlight } from '../inflight.ts';
@@ -18,7 +18,6 @@ import {
   blockOfField,
   DraftSchema,
   decisionForm,
-  EMPTY_REASON,
   FORMS,
   noticeModal,
   PATTERN_TYPED,
@@ -32,7 +31,7 @@ import {
 import type { SlackMessage } from '../views/message.ts';
 import { alreadyDecidedView, filedView, REQUEST_ACTIONS } from '../views/request.ts';
 import { OPEN_FORM } from '../views/requestPrompts.ts';
-import { refusalSentence, refusalText, requestRefusedView } from '../views/requestRefusals.ts';
+import { refusalText, requestRefusedView, slackRefusal } from '../views/requestRefusals.ts';
 import type { ChangeRequests, FileOutcome } from './service.ts';
 
 /**
@@ -72,8 +71,9 @@ function errorsAck(ack: Ack, errors: Record<string, string>): Promise<void> {
 
 /** Inline errors a form can show for a refusal, by block; `null` when the form cannot fix it. */
 function policyFormErrors(err: WorkflowError): Record<string, string> | null {
-  if (err.code === 'reason-required') return { [BLOCK.reason]: refusalSentence('reason-required') };
-  if (err.code === 'nothing-to-do') return { [BLOCK.definition]: refusalSentence('nothing-to-do') };
+  if (err.code === 'reason-required' || err.code === 'reason-too-long')
+    return { [BLOCK.reason]: err.message };
+  if (err.code === 'nothing-to-do') return { [BLOCK.definition]: err.message };
   const p = err.details.preview;
   if (err.code === 'preview-refused' && p?.status === 'refused') {
     const errors: Record<string, string> = {};
@@ -149,7 +149,7 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
     const done = first ?? (await pending);
     if ('error' in done) {
       logger.error({ err: done.error }, 'filing from a form failed');
-      const sentence = refusalSentence('internal');
+      const sentence = slackRefusal('internal');
       if (first !== null)
         await ack({ response_action: 'update', view: noticeModal('Not filed', `:x: ${sentence}`) });
       else await tell(channel, user, { text: sentence, blocks: [] });
@@ -189,7 +189,7 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
         return;
       }
       if (!request) {
-        await tell(channel, user, requestRefusedView(notFound()));
+        await tell(channel, user, requestRefusedView(notFound(action.value ?? '')));
         return;
       }
       if (request.state === 'pending' && Date.parse(request.expiresAt) <= Date.now()) {
@@ -219,7 +219,7 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
         [BLOCK.reason]: 'This form cannot be read: close it and click the button again.',
       });
     const reason = readReason(view.state.values as never);
-    if (!reason) return errorsAck(ack, { [BLOCK.reason]: EMPTY_REASON });
+    if (!reason) return errorsAck(ack, { [BLOCK.reason]: refusalSentence(DECISION_REASON_REQUIRED) });
     const log = logger.child({ requestId: meta.id, user, kind: meta.kind });
     let result: Awaited<ReturnType<typeof workflow.decide>>;
     try {
@@ -230,7 +230,7 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
         return errorsAck(ack, { [BLOCK.reason]: refusalText(err) });
       }
       log.error({ err }, 'decision failed');
-      return errorsAck(ack, { [BLOCK.reason]: refusalSentence('internal') });
+      return errorsAck(ack, { [BLOCK.reason]: slackRefusal('internal') });
     }
     await ack();
     log.info({ outcome: result.outcome, state: result.request.state }, 'decision');
@@ -278,7 +278,7 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
         ? await changes.openPolicyForm(draft, body.trigger_id)
         : await changes.openReasonForm(
             { for: 'file', draft },
-            refusalSentence('reason-required'),
+            refusalSentence(REASON_REQUIRED),
             body.trigger_id,
           );
     if (!opened.ok) logger.warn({ error: opened.error, user, form }, 'the form did not open');
@@ -320,7 +320,7 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
     const user = body.user.id;
     if (!meta) return errorsAck(ack, { [BLOCK.reason]: 'This form cannot be read: close it and ask again.' });
     const reason = readReason(view.state.values as never);
-    if (!reason) return errorsAck(ack, { [BLOCK.reason]: EMPTY_REASON });
+    if (!reason) return errorsAck(ack, { [BLOCK.reason]: refusalSentence(REASON_REQUIRED) });
     const channel = meta.for === 'file' ? meta.draft.origin.channel : meta.origin.channel;
     await submitFiling(
       ack,
@@ -331,7 +331,9 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
           ? changes.file(meta.draft, user, reason)
           : changes.revert(meta.auditId, user, meta.origin, reason),
       (err) =>
-        err.code === 'reason-required' ? { [BLOCK.reason]: refusalSentence('reason-required') } : null,
+        err.code === 'reason-required' || err.code === 'reason-too-long'
+          ? { [BLOCK.reason]: err.message }
+          : null,
     );
   });
 
@@ -347,5 +349,7 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
   };
 }
 
-const storeDown = () => new WorkflowError('store-unavailable', refusalSentence('store-unavailable'));
-const notFound = () => new WorkflowError('not-found', refusalSentence('not-found'));
+const REASON_REQUIRED = { code: 'reason-required', for: 'change' } as const;
+const DECISION_REASON_REQUIRED = { code: 'reason-required', for: 'decision' } as const;
+const storeDown = () => new WorkflowError({ code: 'store-unavailable', notDone: 'nothing was decided' });
+const notFound = (id: string) => new WorkflowError({ code: 'not-found', what: 'change request', id });

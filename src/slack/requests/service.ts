@@ -1,10 +1,10 @@
 import type { Logger } from '../../log.ts';
 import { acceptedApplyTo } from '../../policy/keys.ts';
 import type { Policy } from '../../policy/types.ts';
-import { isWorkflowError, type WorkflowError } from '../../workflow/errors.ts';
+import { isWorkflowError, refusalSentence, type WorkflowError } from '../../workflow/errors.ts';
 import type { ChangeRequest, Filed, Origin, Workflow } from '../../workflow/types.ts';
 import type { Delivery, Sent } from '../delivery.ts';
-import type { SlackBroker } from '../handlers/types.ts';
+import type { SlackBroker } from '../environments.ts';
 import {
   type Draft,
   encodeMeta,
@@ -16,7 +16,7 @@ import {
 } from '../views/forms.ts';
 import { previewView } from '../views/preview.ts';
 import { requestMessage } from '../views/request.ts';
-import { refusalSentence } from '../views/requestRefusals.ts';
+import { slackRefusal } from '../views/requestRefusals.ts';
 
 /**
  * Filing change requests from Slack, for the commands (`create`, `edit`, `delete`), the forms
@@ -50,9 +50,6 @@ export interface ChangeRequestsOptions {
   readonly brokers: ReadonlyMap<string, SlackBroker>;
   readonly logger: Logger;
 }
-
-/** `--reason` longer than a form can carry is refused: approvers read it, and 1,000 characters is a lot. */
-export const MAX_REASON = 1000;
 
 export function createChangeRequests(options: ChangeRequestsOptions): ChangeRequests {
   const { workflow, delivery, logger } = options;
@@ -154,15 +151,15 @@ export function createChangeRequests(options: ChangeRequestsOptions): ChangeRequ
       try {
         const { applyTo, current } = await load(draft);
         if (draft.action === 'edit' && !current) {
-          view = noticeModal(title, `:warning: ${refusalSentence('no-such-policy')}`);
+          view = noticeModal(title, `:warning: ${slackRefusal('no-such-policy')}`);
         } else if (draft.action === 'create' && current) {
-          view = noticeModal(title, `:warning: ${refusalSentence('name-taken')}`);
+          view = noticeModal(title, `:warning: ${slackRefusal('name-taken')}`);
         } else {
           view = policyForm({ draft, applyTo, initial: current });
         }
       } catch (err) {
         logger.warn({ err }, 'the policy form could not be filled');
-        view = noticeModal(title, `:x: ${refusalSentence('broker-not-asked')}`);
+        view = noticeModal(title, `:x: ${refusalSentence({ code: 'broker-not-asked', why: 'unreachable' })}`);
       }
       return delivery.call('views.update', { view_id: viewId, view });
     },

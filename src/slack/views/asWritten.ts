@@ -1,18 +1,17 @@
-import { asWritten } from '../../../commands/asWritten.ts';
-import type { PolicyFields } from '../../preview/preview.ts';
+import { asWritten, type WrittenFields } from '../../text/asWritten.ts';
 import { codeBlock, prose } from '../escape.ts';
 import { type Block, section } from './message.ts';
 
 /**
  * The policy exactly as it will be written, as one Slack section: every preview and every
- * change request shows it (one home for this rendering; see commands/asWritten.ts). A code
+ * change request shows it (one home for this rendering; see src/text/asWritten.ts). A code
  * block keeps backslashes, quotes and `*_~` as they are; it is cut only past Slack's limit for
  * one text, and then says so.
  */
 const MAX_BLOCK = 2600;
 
 export function asWrittenSection(
-  p: PolicyFields,
+  p: WrittenFields,
   readNotes: readonly string[] = [],
   heading = '*As it will be written:*',
 ): Block {

@@ -1,4 +1,4 @@
-import { COMMAND_NAMES } from '../../../commands/help.ts';
+import { COMMAND_TABLE } from '../../../commands/registry.ts';
 import { asSentence, BROKER_FAILURE_WORDS } from '../../../commands/words.ts';
 import type { InputError } from '../../errors.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
@@ -6,17 +6,19 @@ import { finish, type SlackMessage, section } from './message.ts';
 
 /** Refusals and failures: a sentence chosen by the error's code, never a stack trace. */
 
+export const INTERNAL_FAILURE = "Something went wrong on the bot's side. Nothing was changed.";
+
 /** What a person reads for each failure code: the client's codes (words.ts), and the bot's own. */
 export const FAILURE_SENTENCES: Readonly<Record<string, string>> = {
   ...Object.fromEntries(Object.entries(BROKER_FAILURE_WORDS).map(([k, words]) => [k, asSentence(words)])),
   'defaults-unavailable':
     "This channel's defaults could not be read or kept (the bot's Redis is unavailable). Nothing was changed; give --env and --vhost meanwhile.",
   'store-unavailable': 'The request store (Redis) could not be reached. Nothing was changed.',
-  internal: "Something went wrong on the bot's side. Nothing was changed.",
+  internal: INTERNAL_FAILURE,
 };
 
 /** A hint that is a command's usage line, to be shown with the prefix the user typed. */
-const USAGE_LINE = new RegExp(`^(${COMMAND_NAMES.join('|')})\\b`);
+const USAGE_LINE = new RegExp(`^(${COMMAND_TABLE.map((c) => c.name).join('|')})\\b`);
 
 export function refusalView(err: InputError, prefix: string): SlackMessage {
   const blocks = [section(`:warning: ${prose(truncate(err.message, 1000))}`)];
@@ -31,7 +33,7 @@ export function refusalView(err: InputError, prefix: string): SlackMessage {
 }
 
 export function failureView(code_: string, requestId: string): SlackMessage {
-  const sentence = FAILURE_SENTENCES[code_] ?? FAILURE_SENTENCES.internal ?? '';
+  const sentence = FAILURE_SENTENCES[code_] ?? INTERNAL_FAILURE;
   return finish(
     [section(`:x: ${sentence}`), section(`_Reference for the bot's operators: ${code(requestId)}_`)],
     sentence,

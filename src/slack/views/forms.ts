@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { parseDefinitionText } from '../../../commands/definition.ts';
 import type { ApplyTo } from '../../policy/types.ts';
 import type { PolicyFields } from '../../preview/preview.ts';
+import { MAX_REASON } from '../../workflow/rules.ts';
 import type { ChangeRequest, DecisionKind } from '../../workflow/types.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { type Block, context, section } from './message.ts';
@@ -213,7 +214,7 @@ export function policyForm(input: PolicyFormInput): View {
       multiline: true,
       optional: true,
       hint: 'Required for a delete and in a guarded environment; approvers read it.',
-      maxLength: 1000,
+      maxLength: MAX_REASON,
     }),
     context('Nothing changes until an approver other than you approves it, with a reason.'),
   ];
@@ -295,7 +296,7 @@ export function reasonForm(meta: ReasonMeta, why: string): View {
       : `Revert the change of audit record ${code(meta.auditId)} (a new request, with its own approval)`;
   return modal(FORMS.reason, 'Your reason', 'File the request', encodeMeta(meta), [
     section(`*${what}*\n${prose(why)}`),
-    textInput(BLOCK.reason, 'Reason', { multiline: true, maxLength: 1000, placeholder: 'INC-1234: …' }),
+    textInput(BLOCK.reason, 'Reason', { multiline: true, maxLength: MAX_REASON, placeholder: 'INC-1234: …' }),
   ]);
 }
 
@@ -314,14 +315,12 @@ export function decisionForm(r: ChangeRequest, kind: DecisionKind): View {
       section(`${requestTitle(r)} in ${code(r.env)}/${code(truncate(r.vhost, 200))}`),
       textInput(BLOCK.reason, kind === 'approve' ? 'Why approve it' : 'Why reject it', {
         multiline: true,
-        maxLength: 1000,
+        maxLength: MAX_REASON,
         hint: 'Required. It goes into the audit trail.',
       }),
     ],
   );
 }
-
-export const EMPTY_REASON = 'A reason is required: say why, for the audit trail.';
 
 /**
  * The open policy form with the pattern's hint made true for `pattern` (as typed so far), or

@@ -1,13 +1,13 @@
-import { COMMANDS_USAGE } from '../../../commands/help.ts';
-import { WHICH_USAGE } from '../../../commands/parse.ts';
+import { commandsOf, usageOf } from '../../../commands/registry.ts';
 import { code, codeBlock } from '../escape.ts';
 import { finish, type SlackMessage, section } from './message.ts';
 
 /** `help`, and the usage shown with an unknown command: only the commands Slack answers. */
 
 function usageLines(prefix: string, available: ReadonlySet<string>): string {
-  return COMMANDS_USAGE.filter(([usage]) => available.has(usage.split(' ')[0] ?? ''))
-    .map(([usage, what]) => `${prefix} ${usage}\n    ${what}`)
+  return commandsOf('slack')
+    .filter(({ name }) => available.has(name))
+    .map(({ usage, does }) => `${prefix} ${usage}\n    ${does}`)
     .join('\n');
 }
 
@@ -35,7 +35,7 @@ export function helpView(prefix: string, available: ReadonlySet<string>): SlackM
         `*Type as you would anywhere in Slack:* ${code('--pattern ^orders\\.audit$')} keeps its backslash, ${code('--definition {"max-length": 7}')} is one word (curly quotes from a phone are read as straight ones, and the answer says so); quotes still group. A text that could be read two ways is refused with both readings. Every preview and request shows the pattern and definition exactly as they would be written.`,
       ),
     ],
-    `Usage: ${prefix} ${WHICH_USAGE}${previews ? ` · ${prefix} preview delete|create|edit POLICY …` : ''}`,
+    `Usage: ${prefix} ${usageOf('which')}${previews ? ` · ${prefix} preview delete|create|edit POLICY …` : ''}`,
   );
 }
 

@@ -5,6 +5,7 @@ import {
   POLICIES_TIE_WORDS,
   UNANCHORED_MARK,
 } from '../../../commands/words.ts';
+import { showInvisible } from '../../text/asWritten.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { SLACK_LIMITS, VIEW_BUDGET } from '../limits.ts';
 import { type Block, context, finish, type SlackMessage, section, totalText } from './message.ts';
@@ -165,7 +166,7 @@ export function policiesCsv(r: PoliciesResult): PoliciesFile {
   const safe = r.vhost.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 80) || 'vhost';
   return {
     filename: `policies-${safe}.csv`,
-    title: `Policies of vhost ${r.vhost}`,
+    title: `Policies of vhost ${showInvisible(r.vhost)}`,
     content: `${rows.join('\n')}\n`,
   };
 }

@@ -1,7 +1,7 @@
 import { deleteWarning, didYouMeanWords, NOT_ASKED_WORDS, reachWords } from '../../../commands/words.ts';
 import { isAnchored } from '../../policy/pattern.ts';
+import type { Problem } from '../../policy/problem.ts';
 import type { ObjectOutcome } from '../../policy/simulate.ts';
-import type { Problem } from '../../policy/validate.ts';
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../preview/preview.ts';
 import {
   nothingAfterWords,
@@ -9,6 +9,7 @@ import {
   type PreviewSummary,
   RISK_WORDS,
 } from '../../preview/summary.ts';
+import { showInvisible } from '../../text/asWritten.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
 import { asWrittenSection } from './asWritten.ts';
@@ -290,11 +291,13 @@ export function previewView(r: PreviewResult): PreviewMessage {
 // --- the attached file ----------------------------------------------------------------------
 
 /**
- * One CSV field: quoted when needed; a cell a spreadsheet would read as a formula (a name
+ * One CSV field, as written (a line break in a name is `\n`, one row stays one row), quoted when
+ * needed; a cell a spreadsheet would read as a formula (a name
  * starting with = + - @) is prefixed with an apostrophe.
  */
 export function csvField(raw: string): string {
-  const s = /^[=+\-@\t\r]/.test(raw) ? `'${raw}` : raw;
+  const written = showInvisible(raw);
+  const s = /^[=+\-@]/.test(written) ? `'${written}` : written;
   return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }
 
@@ -342,7 +345,7 @@ export function previewCsv(r: PreviewAnswer): PreviewFile {
   const safe = r.change.policy.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 80) || 'policy';
   return {
     filename: `preview-${r.change.action}-${safe}.csv`,
-    title: `Preview of ${r.change.action} ${r.change.policy}: every object`,
+    title: `Preview of ${r.change.action} ${showInvisible(r.change.policy)}: every object`,
     filetype: 'csv',
     content: `${rows.join('\n')}\n`,
   };

@@ -1,6 +1,7 @@
 import type { types } from '@slack/bolt';
 import { formatDuration } from '../../duration.ts';
 import type { PolicyFields } from '../../preview/preview.ts';
+import { showInvisible, valueWritten } from '../../text/asWritten.ts';
 import type { AuditRecord, ChangeRequest, RequestState } from '../../workflow/types.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { asWrittenSection } from './asWritten.ts';
@@ -195,10 +196,13 @@ export function alreadyDecidedView(r: ChangeRequest): SlackMessage {
 // --- after the apply: the audit diff ---------------------------------------------------------
 
 function valueText(v: unknown): string {
-  return v === null || v === undefined ? '(none)' : typeof v === 'string' ? v : JSON.stringify(v);
+  return v === null || v === undefined ? '(none)' : valueWritten(v);
 }
 
-/** Field by field, before -> after, as the audit record has it. */
+/**
+ * Field by field, before -> after, as the audit record has it; every value and key as written
+ * (one line each: a line break or a bidi override in a pattern cannot add a line to the diff).
+ */
 export function auditDiffLines(rec: Pick<AuditRecord, 'before' | 'after'>): string[] {
   const b = rec.before;
   const a = rec.after;
@@ -220,8 +224,8 @@ export function auditDiffLines(rec: Pick<AuditRecord, 'before' | 'after'>): stri
     const mark = x === null ? '+' : y === null ? '-' : JSON.stringify(x) === JSON.stringify(y) ? ' ' : '~';
     lines.push(
       mark === ' '
-        ? `  definition.${k}: ${valueText(x)}`
-        : `${mark} definition.${k}: ${valueText(x)}  ->  ${valueText(y)}`,
+        ? `  definition.${showInvisible(k)}: ${valueText(x)}`
+        : `${mark} definition.${showInvisible(k)}: ${valueText(x)}  ->  ${valueText(y)}`,
     );
   }
   return lines;

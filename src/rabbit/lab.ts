@@ -1,0 +1,55 @@
+/**
+ * What the lab (`npm run lab`), the benches and the tests need beyond the bot: creating and
+ * removing vhosts, queues and exchanges. Never used by the bot or the CLI, which only read
+ * objects and write policies; kept out of `ManagementClient` so its surface is what runs in
+ * production.
+ */
+import { ManagementClient } from './client.ts';
+import { isRabbitError } from './errors.ts';
+import type { QueueKind } from './responses.ts';
+
+export interface PutQueueOptions {
+  readonly kind: QueueKind;
+  readonly arguments?: Readonly<Record<string, unknown>>;
+}
+
+export class LabClient extends ManagementClient {
+  /** Creates the vhost (the creating user gets full permissions in it). */
+  async putVhost(name: string): Promise<void> {
+    await this.http.call('PUT', this.http.path('vhosts', name), {});
+  }
+
+  /** Deletes the vhost and everything in it; no error if it is already gone. */
+  async deleteVhost(name: string): Promise<void> {
+    try {
+      await this.http.call('DELETE', this.http.path('vhosts', name));
+    } catch (e) {
+      if (!isRabbitError(e, 'not-found')) throw e;
+    }
+  }
+
+  /** Durable queue; quorum queues and streams get their `x-queue-type`. */
+  async putQueue(vhost: string, name: string, opts: PutQueueOptions): Promise<void> {
+    const args: Record<string, unknown> = { ...opts.arguments };
+    if (opts.kind !== 'classic') args['x-queue-type'] = opts.kind;
+    await this.http.call('PUT', this.http.path('queues', vhost, name), {
+      durable: true,
+      auto_delete: false,
+      arguments: args,
+    });
+  }
+
+  async deleteQueue(vhost: string, name: string): Promise<void> {
+    await this.http.call('DELETE', this.http.path('queues', vhost, name));
+  }
+
+  async putExchange(vhost: string, name: string, type: string): Promise<void> {
+    await this.http.call('PUT', this.http.path('exchanges', vhost, name), {
+      type,
+      durable: true,
+      auto_delete: false,
+      internal: false,
+      arguments: {},
+    });
+  }
+}

@@ -1,0 +1,83 @@
+import type { RefusalOf } from './errors.ts';
+import type { WorkflowEnvironment } from './types.ts';
+
+/**
+ * The workflow's rules, pure: who may file, approve, reject and withdraw a change request, what
+ * needs a reason, which environment refuses. Each check returns the refusal (its code and the
+ * facts its sentence needs, errors.ts) or null. workflow.ts asks them on every path that files
+ * or decides (the Slack forms, the commands, a Revert, a time box's approved revert); nothing
+ * else decides these.
+ */
+
+/** The longest reason taken (to file or to decide): approvers read it, and 1,000 characters is a lot. */
+export const MAX_REASON = 1000;
+
+/** A refusal of a rule here. */
+export type RuleRefusal = RefusalOf<
+  'read-only-env' | 'reason-required' | 'reason-too-long' | 'self-approval' | 'not-approver'
+>;
+
+/** What filing depends on. */
+export interface FileFacts {
+  readonly env: Pick<WorkflowEnvironment, 'name' | 'mode'>;
+  /** The broker operation (a revert is one of these). */
+  readonly action: 'create' | 'edit' | 'delete';
+  /** The requester's reason, trimmed; undefined or '': none. */
+  readonly reason: string | undefined;
+}
+
+/** Whether the environment takes change requests at all: asked before the broker is. */
+export function environmentRefusal(env: FileFacts['env']): RuleRefusal | null {
+  return env.mode === 'read-only' ? { code: 'read-only-env', env: env.name } : null;
+}
+
+/**
+ * Whether a request may be filed. A delete, and every change in a guarded environment, needs a
+ * reason; no reason is longer than MAX_REASON; a read-only environment takes none.
+ */
+export function fileRefusal(f: FileFacts): RuleRefusal | null {
+  const env = environmentRefusal(f.env);
+  if (env) return env;
+  if (!f.reason) return f.action === 'delete' || f.env.mode === 'guarded' ? REASON_REQUIRED.change : null;
+  return reasonTooLong(f.reason);
+}
+
+/**
+ * Who the decider is to the request: its requester, an approver of its environment, or neither.
+ * The caller asks the approver directory only when the decider is not the requester.
+ */
+export type DeciderRole = 'requester' | 'approver' | 'other';
+
+/** What deciding depends on. */
+export interface DecideFacts {
+  readonly kind: 'approve' | 'reject';
+  readonly role: DeciderRole;
+  /** The request's environment. */
+  readonly env: string;
+  /** The decider's reason, trimmed. */
+  readonly reason: string;
+}
+
+/**
+ * Whether a decision may be taken. Every decision needs a reason (at most MAX_REASON). The
+ * requester may withdraw (reject) their own request but never approve it; anyone else deciding,
+ * either way, must be among the environment's approvers.
+ */
+export function decideRefusal(f: DecideFacts): RuleRefusal | null {
+  if (!f.reason) return REASON_REQUIRED.decision;
+  const long = reasonTooLong(f.reason);
+  if (long) return long;
+  if (f.role === 'requester') return f.kind === 'approve' ? { code: 'self-approval' } : null;
+  return f.role === 'approver' ? null : { code: 'not-approver', env: f.env };
+}
+
+const REASON_REQUIRED = {
+  change: { code: 'reason-required', for: 'change' },
+  decision: { code: 'reason-required', for: 'decision' },
+} as const satisfies Record<string, RuleRefusal>;
+
+function reasonTooLong(reason: string): RuleRefusal | null {
+  return reason.length > MAX_REASON
+    ? { code: 'reason-too-long', length: reason.length, max: MAX_REASON }
+    : null;
+}

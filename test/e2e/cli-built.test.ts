@@ -1,0 +1,223 @@
+/**
+ * What users run: every terminal command through the package's `bin/rmq.js` after the build
+ * (built.ts), in text and `--json`, against the real broker (the lab in a vhost of its own) and a
+ * real Redis of this suite's own (the compiled CLI reads the production key prefix `rmq:`), and
+ * every exit code of INTERFACE.md: 0 answered, 2 refused input, 3 broker or Redis not asked, 1
+ * anything else (a broken audit chain). The in-process suites test the sources; this one the
+ * artifact (the sources answered `history` while the bundle crashed).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commandsOf } from '../../commands/registry.ts';
+import type { WhichResult } from '../../commands/which.ts';
+import { setUpLab } from '../../scripts/lab.ts';
+import type { ChangeRequest } from '../../src/workflow/index.ts';
+import { adminClient, brokerCredentials, brokerUrl, uniqueName, waitFor } from '../support/broker.ts';
+import { type Built, built } from '../support/built.ts';
+import { type CliRun, runBuiltRmq } from '../support/cli.ts';
+import { type RedisServer, startRedisServer } from '../support/redisServer.ts';
+import { APPROVER, REQUESTER, type WorkflowFixture, workflowFixture } from '../support/workflow.ts';
+
+const vhost = uniqueName('cli-built');
+const client = adminClient();
+const cwd = mkdtempSync(join(tmpdir(), 'rmq-cli-built-'));
+let pkg: Built;
+let redis: RedisServer;
+let fx: WorkflowFixture;
+
+function rmq(args: readonly string[], env: Record<string, string> = {}): Promise<CliRun> {
+  const { user, password } = brokerCredentials();
+  return runBuiltRmq(
+    pkg.bin,
+    args,
+    { RMQ_URL: brokerUrl(), RMQ_USER: user, RMQ_PASSWORD: password, REDIS_URL: redis.url, ...env },
+    cwd,
+  );
+}
+
+/**
+ * Exits `code`: when it answered, nothing on stderr; otherwise what it says there is a sentence
+ * of ours (`rmq: …`), never a stack trace.
+ */
+function expectExit(run: CliRun, code: number): void {
+  expect(run.code, `exit code; stderr: ${run.err}`).toBe(code);
+  if (code === 0) expect(run.err).toBe('');
+  else if (run.err !== '') expect(run.err).toMatch(/^rmq: /);
+  expect(`${run.out}${run.err}`).not.toMatch(/\n\s+at /);
+}
+
+beforeAll(async () => {
+  [pkg, redis] = await Promise.all([built(), startRedisServer()]);
+  await setUpLab(client, vhost);
+  fx = workflowFixture(client, { redisUrl: redis.url, keyPrefix: 'rmq' });
+});
+
+afterAll(async () => {
+  await fx?.close();
+  await client.deleteVhost(vhost);
+  await client.close();
+  await redis?.stop();
+  rmSync(cwd, { recursive: true, force: true });
+});
+
+describe('bin/rmq.js after the build', () => {
+  it('help: usage on stdout, exit 0; an unknown command: exit 2 with the usage', async () => {
+    for (const args of [[], ['help'], ['--help']]) {
+      const run = await rmq(args);
+      expectExit(run, 0);
+      // every command the terminal answers, from the one table
+      for (const { usage } of commandsOf('terminal')) expect(run.out).toContain(`rmq ${usage}\n`);
+    }
+    const unknown = await rmq(['whcih', 'orders.audit', '--json']);
+    expectExit(unknown, 2);
+    expect(JSON.parse(unknown.out)).toMatchObject({ error: { code: 'bad-input' } });
+    expect(unknown.err).toContain('whcih');
+  });
+
+  it('policies: text and --json; a vhost that does not exist: exit 2', async () => {
+    const json = await rmq(['policies', '--vhost', vhost, '--json']);
+    expectExit(json, 0);
+    const doc = JSON.parse(json.out) as {
+      answer: string;
+      policies: { name: string }[];
+      operatorPolicies: { name: string }[];
+    };
+    expect(doc.answer).toBe('listed');
+    expect(doc.policies.map((p) => p.name).sort()).toEqual(
+      ['audit-fallback', 'audit-retention', 'billing-a', 'billing-b', 'orders-ae', 'orders-cap'].sort(),
+    );
+    expect(doc.operatorPolicies.map((p) => p.name)).toEqual(['orders-ceiling']);
+    const text = await rmq(['policies'], { RMQ_VHOST: vhost });
+    expectExit(text, 0);
+    expect(text.out).toContain('audit-retention');
+    expect(text.out).toContain('orders-ceiling');
+    const missing = await rmq(['policies', '--vhost', `${vhost}-nope`]);
+    expectExit(missing, 2);
+  });
+
+  it('which: text and --json from the broker; bad flags exit 2; a broker not asked exits 3', async () => {
+    const r = await waitFor(
+      async () => {
+        const run = await rmq(['which', 'orders.audit', '--vhost', vhost, '--json']);
+        expectExit(run, 0);
+        const result = JSON.parse(run.out) as WhichResult;
+        return result.answer === 'reported' ? result : undefined;
+      },
+      { deadlineMs: 30_000, intervalMs: 500, what: 'the broker to report orders.audit' },
+    );
+    expect(r.inForce).toMatchObject({ name: 'audit-retention', priority: 10 });
+    expect(r.operatorPolicy).toMatchObject({ name: 'orders-ceiling' });
+    const text = await rmq(['which', 'orders.audit', '--vhost', vhost]);
+    expectExit(text, 0);
+    expect(text.out).toContain('audit-retention');
+
+    expectExit(await rmq(['which']), 2);
+    expectExit(await rmq(['which', 'orders.audit', '--kind', 'nonsense', '--vhost', vhost]), 2);
+    expectExit(await rmq(['which', 'x'.repeat(256), '--vhost', vhost]), 2);
+    const unknownEnv = await rmq(['which', 'orders.audit', '--env', 'nowhere', '--json']);
+    expectExit(unknownEnv, 2);
+    expect(unknownEnv.err).toContain('nowhere');
+
+    const unreachable = await rmq(['which', 'orders.audit', '--vhost', vhost, '--json'], {
+      RMQ_URL: 'http://127.0.0.1:9',
+    });
+    expectExit(unreachable, 3);
+    expect(JSON.parse(unreachable.out)).toMatchObject({ answer: 'not-asked' });
+    const refused = await rmq(['which', 'orders.audit', '--vhost', vhost], { RMQ_PASSWORD: 'wrong' });
+    expectExit(refused, 3);
+    expect(refused.out).toContain('refused the bot');
+  });
+
+  it('preview delete, create and edit: text and --json; a bad definition exits 2', async () => {
+    const del = await rmq(['preview', 'delete', 'audit-retention', '--vhost', vhost, '--json']);
+    expectExit(del, 0);
+    const delDoc = JSON.parse(del.out) as { change: { action: string }; objects: { name: string }[] };
+    expect(delDoc.change.action).toBe('delete');
+    expect(delDoc.objects.map((o) => o.name)).toContain('orders.audit');
+    const delText = await rmq(['preview', 'delete', 'audit-retention', '--vhost', vhost]);
+    expectExit(delText, 0);
+    expect(delText.out).toContain('orders.audit');
+
+    const create = ['preview', 'create', 'tight', '--pattern', '^orders', '--priority', '20'];
+    const created = await rmq([...create, '--definition', '{"max-length":10}', '--vhost', vhost, '--json']);
+    expectExit(created, 0);
+    const createdDoc = JSON.parse(created.out) as {
+      change: { action: string; after: { priority: number } };
+      objects: { name: string; after: { policy: string } }[];
+    };
+    expect(createdDoc.change).toMatchObject({ action: 'create', after: { priority: 20 } });
+    expect(createdDoc.objects.find((o) => o.name === 'orders.audit')?.after.policy).toBe('tight');
+    expectExit(await rmq([...create, '--definition', '{"max-length":10}', '--vhost', vhost]), 0);
+
+    const edit = await rmq(['preview', 'edit', 'orders-cap', '--priority', '50', '--vhost', vhost, '--json']);
+    expectExit(edit, 0);
+    expect(JSON.parse(edit.out)).toMatchObject({ change: { action: 'edit', after: { priority: 50 } } });
+    expectExit(await rmq(['preview', 'edit', 'orders-cap', '--priority', '50', '--vhost', vhost]), 0);
+
+    const bad = await rmq([...create, '--definition', '{"max-length":', '--vhost', vhost]);
+    expectExit(bad, 2);
+    expect(bad.err).toContain('definition');
+  });
+
+  it('requests and history read what the bot wrote; history --verify exits 1 on a broken chain; Redis away exits 3', async () => {
+    // What the bot does, on the Redis the CLI reads: a request filed, another approved and applied.
+    await fx.worker(client);
+    const wf = fx.workflow();
+    const fileInput = (policy: string) => ({
+      vhost,
+      layer: 'user' as const,
+      action: 'create' as const,
+      policy,
+      fields: { pattern: `^${policy}\\.`, definition: { 'max-length': 5 } },
+      requester: { user: REQUESTER, reason: 'INC-19' },
+      origin: { channel: 'C0INCIDENT' },
+    });
+    const pending = (await wf.file(fileInput('pending-one'))).request;
+    const applied = (await wf.file(fileInput('applied-one'))).request;
+    await wf.decide(applied.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
+    await waitFor(async () => (await wf.get(applied.id))?.state === 'applied', {
+      deadlineMs: 60_000,
+      what: 'the approved request to be applied',
+    });
+
+    const requests = await rmq(['requests', '--json']);
+    expectExit(requests, 0);
+    const listed = (JSON.parse(requests.out) as { requests: ChangeRequest[] }).requests;
+    expect(listed.map((q) => [q.id, q.state])).toEqual([[pending.id, 'pending']]);
+    const requestsText = await rmq(['requests']);
+    expectExit(requestsText, 0);
+    expect(requestsText.out).toContain(pending.id);
+    expect(requestsText.out).toContain('pending-one');
+
+    const history = await rmq(['history', 'applied-one', '--json']);
+    expectExit(history, 0);
+    const entries = (
+      JSON.parse(history.out) as { entries: { requestId: string; action: string; vhost: string }[] }
+    ).entries;
+    expect(entries).toEqual([expect.objectContaining({ requestId: applied.id, action: 'create', vhost })]);
+    const historyText = await rmq(['history', '--vhost', vhost]);
+    expectExit(historyText, 0);
+    expect(historyText.out).toContain('applied-one');
+    const verified = await rmq(['history', '--verify', '--json']);
+    expectExit(verified, 0);
+    expect(JSON.parse(verified.out)).toMatchObject({ verify: { ok: true, records: 1 } });
+
+    // A record edited behind the bot's back: the chain no longer holds (exit 1, naming it).
+    const [row] = await fx.redis.xrange('rmq:audit', '-', '+');
+    const record = JSON.parse(row?.[1][1] as string) as { id: string; requester: { reason: string } };
+    record.requester.reason = 'nothing to see';
+    await fx.redis.del('rmq:audit');
+    await fx.redis.xadd('rmq:audit', row?.[0] as string, 'record', JSON.stringify(record));
+    const broken = await rmq(['history', '--verify']);
+    expectExit(broken, 1);
+    expect(broken.err).toContain(record.id);
+
+    for (const args of [['requests'], ['history', '--json']]) {
+      const down = await rmq(args, { REDIS_URL: 'redis://127.0.0.1:1' });
+      expectExit(down, 3);
+      expect(down.err).toContain('Redis');
+    }
+  });
+});

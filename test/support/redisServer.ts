@@ -1,0 +1,96 @@
+/**
+ * A Redis server of a test's own (the machine's `redis-server` binary, as `.ci/run` makes sure
+ * of): its own port and directory, nothing kept on disk, stopped by its pid. For what must run
+ * under the production key prefix (`rmq:`, the compiled CLI and bot) without touching the shared
+ * Redis, and for what kills or restarts Redis.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { waitFor } from './broker.ts';
+
+export interface RedisServer {
+  readonly port: number;
+  readonly url: string;
+  readonly pid: number;
+  readonly dir: string;
+  readonly child: ChildProcess;
+  /** Stops it (SIGKILL: nothing to save) and removes its directory. */
+  stop(): Promise<void>;
+}
+
+/** A TCP port nothing listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const address = s.address();
+      s.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+/** Starts `redis-server` with `args` added (e.g. `['--replicaof', '127.0.0.1', '6380']`). */
+export async function startRedisServer(args: readonly string[] = []): Promise<RedisServer> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'rmq-redis-'));
+  const child = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      ...args,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let said = '';
+  child.stdout?.on('data', (c: Buffer) => (said = (said + c.toString()).slice(-4000)));
+  child.stderr?.on('data', (c: Buffer) => (said = (said + c.toString()).slice(-4000)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `redis://127.0.0.1:${port}`;
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`redis-server exited ${child.exitCode}: ${said}`);
+        const probe = new Redis(url, {
+          lazyConnect: true,
+          retryStrategy: () => null,
+          maxRetriesPerRequest: 0,
+        });
+        probe.on('error', () => undefined);
+        try {
+          await probe.connect();
+          return (await probe.ping()) === 'PONG';
+        } finally {
+          probe.disconnect();
+        }
+      },
+      { deadlineMs: 15_000, intervalMs: 50, what: `redis-server on ${port}` },
+    );
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { port, url, pid: child.pid ?? -1, dir, child, stop };
+}

@@ -1,0 +1,149 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { refusalSentence, type WorkflowErrorCode } from '../../src/workflow/errors.ts';
+import {
+  type DecideFacts,
+  decideRefusal,
+  environmentRefusal,
+  type FileFacts,
+  fileRefusal,
+  MAX_REASON,
+} from '../../src/workflow/rules.ts';
+
+/** The workflow's rules (src/workflow/rules.ts), table by table; the integration suites run them against Redis and the broker. */
+
+const env = (mode: FileFacts['env']['mode']) => ({ name: 'prod', mode });
+const LONG = 'x'.repeat(MAX_REASON + 1);
+const LONGEST = 'x'.repeat(MAX_REASON);
+
+describe('fileRefusal', () => {
+  const cases: [string, FileFacts, WorkflowErrorCode | null][] = [
+    [
+      'an edit in a normal environment, no reason',
+      { env: env('normal'), action: 'edit', reason: undefined },
+      null,
+    ],
+    [
+      'a create in a normal environment, empty reason',
+      { env: env('normal'), action: 'create', reason: '' },
+      null,
+    ],
+    [
+      'a delete without a reason',
+      { env: env('normal'), action: 'delete', reason: undefined },
+      'reason-required',
+    ],
+    ['a delete with a reason', { env: env('normal'), action: 'delete', reason: 'INC-1' }, null],
+    [
+      'an edit in a guarded environment, no reason',
+      { env: env('guarded'), action: 'edit', reason: '' },
+      'reason-required',
+    ],
+    [
+      'a create in a guarded environment with a reason',
+      { env: env('guarded'), action: 'create', reason: 'INC-1' },
+      null,
+    ],
+    [
+      'anything in a read-only environment',
+      { env: env('read-only'), action: 'edit', reason: 'INC-1' },
+      'read-only-env',
+    ],
+    [
+      'a delete in a read-only environment, no reason',
+      { env: env('read-only'), action: 'delete', reason: undefined },
+      'read-only-env',
+    ],
+    ['a reason of MAX_REASON characters', { env: env('guarded'), action: 'delete', reason: LONGEST }, null],
+    [
+      'a reason one longer than MAX_REASON',
+      { env: env('normal'), action: 'edit', reason: LONG },
+      'reason-too-long',
+    ],
+  ];
+  it.each(cases)('%s: %s', (_what, facts, code) => {
+    expect(fileRefusal(facts)?.code ?? null).toBe(code);
+  });
+
+  it('says which environment is read-only, and how long the reason was', () => {
+    expect(fileRefusal({ env: env('read-only'), action: 'edit', reason: 'x' })).toEqual({
+      code: 'read-only-env',
+      env: 'prod',
+    });
+    expect(fileRefusal({ env: env('normal'), action: 'edit', reason: LONG })).toEqual({
+      code: 'reason-too-long',
+      length: MAX_REASON + 1,
+      max: MAX_REASON,
+    });
+  });
+
+  it.each([
+    ['read-only', 'read-only-env'],
+    ['normal', null],
+    ['guarded', null],
+  ] as const)('environmentRefusal: a %s environment: %s', (mode, code) => {
+    expect(environmentRefusal(env(mode))?.code ?? null).toBe(code);
+  });
+
+  it('no reason over MAX_REASON is ever taken, whatever the environment and action', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom('normal', 'guarded', 'read-only' as const),
+        fc.constantFrom('create', 'edit', 'delete' as const),
+        fc.string({ minLength: MAX_REASON + 1, maxLength: MAX_REASON + 50 }),
+        (mode, action, reason) => {
+          expect(fileRefusal({ env: env(mode), action, reason })).not.toBeNull();
+        },
+      ),
+    );
+  });
+});
+
+describe('decideRefusal', () => {
+  const d = (kind: DecideFacts['kind'], role: DecideFacts['role'], reason = 'looks right'): DecideFacts => ({
+    kind,
+    role,
+    env: 'prod',
+    reason,
+  });
+  const cases: [string, DecideFacts, WorkflowErrorCode | null][] = [
+    ['an approver approves', d('approve', 'approver'), null],
+    ['an approver rejects', d('reject', 'approver'), null],
+    ['the requester approves their own', d('approve', 'requester'), 'self-approval'],
+    ['the requester withdraws their own', d('reject', 'requester'), null],
+    ['someone else approves', d('approve', 'other'), 'not-approver'],
+    ['someone else rejects', d('reject', 'other'), 'not-approver'],
+    ['an approver approves without a reason', d('approve', 'approver', ''), 'reason-required'],
+    ['the requester withdraws without a reason', d('reject', 'requester', ''), 'reason-required'],
+    ['an approver with a reason over MAX_REASON', d('approve', 'approver', LONG), 'reason-too-long'],
+    ['an approver with a reason of MAX_REASON', d('reject', 'approver', LONGEST), null],
+  ];
+  it.each(cases)('%s: %s', (_what, facts, code) => {
+    expect(decideRefusal(facts)?.code ?? null).toBe(code);
+  });
+
+  it('the requester never approves their own request, whatever the reason', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: MAX_REASON + 10 }), (reason) => {
+        expect(decideRefusal(d('approve', 'requester', reason))).not.toBeNull();
+      }),
+    );
+  });
+
+  it('a decision without a reason is asked for the audit trail', () => {
+    const refusal = decideRefusal(d('reject', 'approver', ''));
+    expect(refusal && refusalSentence(refusal)).toBe('A reason is required: say why, for the audit trail.');
+  });
+});
+
+describe('refusal sentences (src/workflow/errors.ts)', () => {
+  it.each([
+    [{ code: 'read-only-env', env: 'prod' } as const, /read-only.*Nothing was filed\./],
+    [{ code: 'reason-too-long', length: 1001, max: 1000 } as const, /1001 characters; at most 1000/],
+    [{ code: 'unknown-env', env: 'qa', known: ['prod', 'staging'] } as const, /knows prod, staging/],
+    [{ code: 'store-unavailable', notDone: 'nothing was decided' } as const, /: nothing was decided\./],
+    [{ code: 'not-found', what: 'audit record', id: 'a-r-1' } as const, /^There is no audit record a-r-1\.$/],
+  ])('%j reads %s', (refusal, sentence) => {
+    expect(refusalSentence(refusal)).toMatch(sentence);
+  });
+});
