@@ -97,7 +97,9 @@ export function withImpact(
   const notes: string[] = [];
   if (reading?.queuesWhy) notes.push(`The queues' statistics could not be read (${reading.queuesWhy}).`);
   if (reading?.federationWhy) notes.push(`The federation could not be read (${reading.federationWhy}).`);
-  else if (fed && fed.links === null) notes.push('The federation plugin is not enabled: no links run.');
+  else if (fed?.links === null && objects.some(usesFederation)) {
+    notes.push('The federation plugin is not enabled: no links run.');
+  }
   return {
     objects,
     summary: {
@@ -111,6 +113,9 @@ export function withImpact(
     },
   };
 }
+
+const usesFederation = (o: ObjectOutcome) =>
+  [o.inUse.before, o.inUse.after].some((v) => 'federation-upstream' in v || 'federation-upstream-set' in v);
 
 /** An object as the `--json` document shows it: without the values in use it was computed from. */
 export function objectJson({ inUse: _, ...rest }: PreviewObject): Omit<PreviewObject, 'inUse'> {

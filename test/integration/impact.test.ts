@@ -39,7 +39,7 @@ interface Row {
   /** Makes the change on the broker. */
   readonly apply: (w: World) => Promise<void>;
   /** Resolves once the broker has shown what it does (throws at the deadline otherwise). */
-  readonly observe: (w: World) => Promise<void>;
+  readonly observe: (w: World, predicted: PreviewObject) => Promise<void>;
 }
 
 /**
@@ -152,7 +152,7 @@ const ROWS: Row[] = [
     },
   },
   {
-    what: 'max-length-bytes 100 on 50 messages of 10 bytes: 40 removed (counted from the mean size)',
+    what: 'max-length-bytes 100 on 50 messages of 10 bytes: the excess removed, counted from the mean size',
     kinds: ['classic', 'quorum'],
     setUp: async (w) => {
       await w.api.queue('subject', w.kind);
@@ -160,21 +160,28 @@ const ROWS: Row[] = [
       return 50;
     },
     change: subjectPolicy({ 'max-length-bytes': 100 }),
+    // The bytes counted per message differ by version and type (4.3 quorum queues count 25 for a
+    // body of 10): the broker's own count gives the mean, and what it keeps proves the number.
     predicted: () => ({
       impact: [
         {
           effect: 'drop',
-          messages: 40,
+          messages: expect.any(Number),
           fate: 'lost',
           because: 'max-length-bytes',
           limit: 100,
           estimated: true,
         },
       ],
-      totals: { messagesLost: 40 },
+      totals: {},
     }),
     apply: put({ 'max-length-bytes': 100 }),
-    observe: (w) => holds(w, 'subject', 10),
+    observe: async (w, subject) => {
+      const drop = subject.impact.find((x) => x.effect === 'drop');
+      const removed = drop?.effect === 'drop' ? drop.messages : 0;
+      expect(removed).toBeGreaterThan(0);
+      await holds(w, 'subject', 50 - removed);
+    },
   },
   {
     what: 'expires 4000 on a queue of 5 with no consumer: deleted with its messages',
@@ -334,7 +341,8 @@ describe.each(up)('what a change does to the messages there now ($label)', (brok
         expect(subject?.impact).toEqual(expected.impact);
         expect(answer.summary.impact.totals).toMatchObject(expected.totals);
         await row.apply(w);
-        await row.observe(w);
+        if (!subject) throw new Error('the preview does not list subject');
+        await row.observe(w, subject);
       } finally {
         await detached.get(w)?.();
         await amqp.close();

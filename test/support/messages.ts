@@ -8,12 +8,14 @@ import type { ObjectKind } from '../../src/policy/types.ts';
 import { brokerCredentials, waitFor } from './broker.ts';
 import type { TestBroker } from './brokers.ts';
 
-/** The AMQP port beside each test broker's management port (scripts/broker-4: 15673 -> 5673). */
+/** The broker's AMQP URL for a vhost, with the test credentials. */
 export function amqpUrl(broker: TestBroker, vhost: string): string {
   const { user, password } = brokerCredentials();
-  const http = new URL(broker.url);
-  const port = http.port === '15673' ? 5673 : 5672;
-  return `amqp://${encodeURIComponent(user)}:${encodeURIComponent(password)}@${http.hostname}:${port}/${encodeURIComponent(vhost)}`;
+  const url = new URL(broker.amqpUrl);
+  url.username = encodeURIComponent(user);
+  url.password = encodeURIComponent(password);
+  url.pathname = `/${encodeURIComponent(vhost)}`;
+  return url.toString();
 }
 
 export interface Messages {
