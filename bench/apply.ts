@@ -15,10 +15,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
+import type { AuditRecord } from '../src/audit/types.ts';
 import { createLogger } from '../src/log.ts';
+import { applyWorkerDeps } from '../src/main.ts';
 import { LabClient } from '../src/rabbit/lab.ts';
 import {
-  type AuditRecord,
   createApplyQueue,
   createApproverDirectory,
   createWorkflow,
@@ -92,6 +93,7 @@ async function main() {
   const worker = await startApplyWorker({
     redisUrl: REDIS_URL,
     keyPrefix,
+    ...applyWorkerDeps(REDIS_URL, keyPrefix, log),
     environments: [{ name: 'bench', mode: 'normal', approvalsChannel: 'C0', requestTtlMs: 3_600_000 }],
     brokerFor: () => client,
     notifier,

@@ -13,7 +13,7 @@
  * audit records per policy, duplicate decisions refused, and p50/p95/max from the decision
  * submitted to the request applied.
  */
-import { AuditTrail } from '../src/workflow/audit.ts';
+import { AuditTrail } from '../src/audit/trail.ts';
 import { RequestStore } from '../src/workflow/store.ts';
 import { APPROVALS_CHANNEL, APPROVER, renderedText, startHarness } from '../test/e2e/harness.ts';
 import { buttonValue, clickPayload, type OpenedView, submission } from '../test/e2e/interactions.ts';

@@ -25,9 +25,9 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { build } from '../scripts/build.ts';
 import { setUpLab } from '../scripts/lab.ts';
+import { AuditTrail } from '../src/audit/trail.ts';
 import { DEFAULT_KEY_PREFIX } from '../src/config.ts';
 import { LabClient } from '../src/rabbit/lab.ts';
-import { AuditTrail } from '../src/workflow/audit.ts';
 import { RequestStore } from '../src/workflow/store.ts';
 import {
   APPROVALS_CHANNEL,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import type { AuditRecord, HistoryQuery, VerifyResult } from '../src/audit/types.ts';
 import { InputError } from '../src/errors.ts';
-import type { AuditRecord, HistoryQuery, VerifyResult } from '../src/workflow/types.ts';
 import { type FlagDefaults, parseArgs, parseWith } from './parse.ts';
 
 /**

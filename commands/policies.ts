@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { codeOf, InputError } from '../src/errors.ts';
 import { formatVersion, type Policy } from '../src/policy/types.ts';
-import { brokerReason } from '../src/rabbit/errors.ts';
+import { notAskedBecause } from '../src/rabbit/errors.ts';
 import { missingVhostError, type VhostLister } from '../src/vhosts.ts';
 import { type FlagDefaults, parseArgs, parseWith, Vhost } from './parse.ts';
-import { listOperatorPolicies, NOT_ASKED, type PolicyView, policyView } from './which.ts';
+import { listOperatorPolicies, type PolicyView, policyView } from './which.ts';
 
 /**
  * `policies [--vhost V]`: every policy of the vhost by priority, highest first, unanchored
@@ -87,12 +87,10 @@ export async function policies(input: PoliciesInput, broker: PoliciesBroker): Pr
     if (code === 'not-found') {
       throw await missingVhostError(broker, input.vhost, POLICIES_USAGE);
     }
-    if (code !== undefined && (NOT_ASKED.has(code) || code === 'forbidden')) {
-      r.why = code === 'bad-response' ? 'broker-error' : code;
-      const reason = brokerReason(err);
-      if (reason) r.detail = reason;
-      return r;
-    }
-    throw err;
+    const failed = notAskedBecause(err);
+    if (!failed) throw err;
+    r.why = failed.why;
+    if (failed.reason) r.detail = failed.reason;
+    return r;
   }
 }

@@ -12,7 +12,7 @@ import {
   type Resolution,
 } from '../src/policy/resolve.ts';
 import { type BrokerVersion, formatVersion, type ObjectKind, type Policy } from '../src/policy/types.ts';
-import { brokerReason } from '../src/rabbit/errors.ts';
+import { brokerReason, type NotAskedWhy, notAskedBecause } from '../src/rabbit/errors.ts';
 import { missingVhostError, type VhostLister } from '../src/vhosts.ts';
 import { WHICH_USAGE, type WhichInput } from './parse.ts';
 import { closeObjects, type NamedKind, type NameLister } from './suggest.ts';
@@ -88,16 +88,7 @@ export interface WhichResult {
   };
   answer: BrokerReport;
   /** Why the broker did not report, or could not be asked. */
-  why?:
-    | 'missing'
-    | 'stats-pending'
-    | 'forbidden'
-    | 'unreachable'
-    | 'timeout'
-    | 'unauthorized'
-    | 'broker-error'
-    | 'refused-by-broker'
-    | 'too-large';
+  why?: 'missing' | 'stats-pending' | NotAskedWhy;
   /** The broker's words, when it gave a reason for not answering. */
   detail?: string;
   brokerVersion?: string;
@@ -131,16 +122,6 @@ export interface WhichResult {
   /** When the object does not exist: the closest existing queues and exchanges, at most three. */
   didYouMean?: { name: string; kind: NamedKind }[];
 }
-
-export const NOT_ASKED = new Set([
-  'unreachable',
-  'timeout',
-  'unauthorized',
-  'broker-error',
-  'bad-response',
-  'refused-by-broker',
-  'too-large',
-]);
 
 export function policyView(p: Policy): PolicyView {
   return {
@@ -286,14 +267,12 @@ export async function which(
       // No such vhost: a typo to point out, never "nothing governs" (a script would take it as an answer).
       throw await missingVhostError(broker, input.vhost, WHICH_USAGE);
     }
-    if (code !== undefined && (NOT_ASKED.has(code) || code === 'forbidden')) {
-      const r = base(input.kind ?? 'classic', false, input.kind === undefined);
-      r.why = (code === 'bad-response' ? 'broker-error' : code) as WhichResult['why'];
-      const reason = brokerReason(err);
-      if (reason) r.detail = reason;
-      return r;
-    }
-    throw err;
+    const failed = notAskedBecause(err);
+    if (!failed) throw err;
+    const r = base(input.kind ?? 'classic', false, input.kind === undefined);
+    r.why = failed.why;
+    if (failed.reason) r.detail = failed.reason;
+    return r;
   }
 
   const notRead = 'notRead' in operator ? operator.notRead : undefined;

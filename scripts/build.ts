@@ -40,7 +40,11 @@ export const cliMustNotLoad: readonly RegExp[] = [
  * What the CLI loads only for the commands that need it (`requests`, `history`: Redis), never at
  * start: a chunk imported with `import()`, not by the entry's static imports.
  */
-export const cliMustNotLoadAtStart: readonly RegExp[] = [/node_modules\/ioredis\//, /^src\/workflow\//];
+export const cliMustNotLoadAtStart: readonly RegExp[] = [
+  /node_modules\/ioredis\//,
+  /^src\/workflow\//,
+  /^src\/audit\//,
+];
 
 // Bundled CommonJS packages call require() for Node's own modules; an ES module has none.
 const requireShim =

@@ -103,7 +103,7 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     const input = parseHistory(words);
     const { withRedis } = await import('./cliRedis.ts');
     return withRedis(env, io, async (redis) => {
-      const { AuditTrail } = await import('./workflow/audit.ts');
+      const { AuditTrail } = await import('./audit/trail.ts');
       const result = await history(input, new AuditTrail(redis, options.keyPrefix ?? DEFAULT_KEY_PREFIX));
       io.out(json ? asJson(result) : historyText(result));
       if (result.verify && !result.verify.ok) io.err(`rmq: ${verifySentence(result.verify)}\n`);

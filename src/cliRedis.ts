@@ -2,23 +2,24 @@
  * Redis for the terminal's `requests` and `history`, loaded by `src/cli.ts` with `import()` so
  * `which` and `preview` never pay for the Redis client.
  *
- * ioredis is imported statically here, never with `import()` itself: in the bundled CLI an
+ * ioredis is imported statically (here, through src/redis.ts), never with `import()` itself: in the bundled CLI an
  * `import()` of a CommonJS package yields only its `default` (`{ Redis }` came out undefined:
  * "r is not a constructor"), while a static named import is read from the package's exports as
  * Node reads it. `scripts/build.ts` refuses a bundle with such an `import()`.
  */
-import { Redis } from 'ioredis';
-import type { Io } from './cli.ts';
+import type { Redis } from 'ioredis';
 import { loadConfig } from './config.ts';
+import { openRedis } from './redis.ts';
+import { isSentinelUrl } from './redisAddress.ts';
 
 /** Redis, closed after `fn`. Unreachable: exit 3, like a broker that could not be asked. */
 export async function withRedis(
   env: NodeJS.ProcessEnv,
-  io: Io,
+  io: { readonly err: (s: string) => void },
   fn: (redis: Redis) => Promise<number>,
 ): Promise<number> {
   const { redisUrl } = loadConfig(env);
-  const redis = new Redis(redisUrl, {
+  const redis = openRedis(redisUrl, {
     lazyConnect: true,
     maxRetriesPerRequest: 1,
     connectTimeout: 3_000,
@@ -29,7 +30,9 @@ export async function withRedis(
   try {
     await redis.connect();
   } catch (err) {
-    io.err(`rmq: Redis (REDIS_URL) cannot be reached: ${err instanceof Error ? err.message : String(err)}\n`);
+    io.err(
+      `rmq: Redis (${isSentinelUrl(redisUrl) ? 'REDIS_SENTINELS' : 'REDIS_URL'}) cannot be reached: ${err instanceof Error ? err.message : String(err)}\n`,
+    );
     redis.disconnect();
     return 3;
   }

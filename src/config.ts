@@ -3,6 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { parseDuration } from './duration.ts';
 import { ConfigError } from './errors.ts';
+import { parseSentinels, sentinelUrl } from './redisAddress.ts';
 
 /**
  * Configuration from the environment (and an optional environments file), validated once at
@@ -39,6 +40,7 @@ export interface AmqpEndpoint {
 
 export interface Config {
   readonly environments: readonly Environment[];
+  /** REDIS_URL, or the Sentinels' address when REDIS_SENTINELS is set (src/redis.ts: open it with openRedis). */
   readonly redisUrl: string;
   readonly slack: {
     readonly botToken: string | undefined;
@@ -153,6 +155,22 @@ const EnvSchema = z.object({
     .string()
     .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
     .default('redis://127.0.0.1:6379'),
+  /** `host:port,…` of Redis Sentinels; with REDIS_SENTINEL_NAME, used instead of REDIS_URL. */
+  REDIS_SENTINELS: z
+    .string()
+    .transform((text, ctx) => {
+      const parsed = parseSentinels(text);
+      if ('error' in parsed) {
+        ctx.addIssue({ code: 'custom', message: `${parsed.error} (e.g. 10.0.0.1:26379,10.0.0.2:26379)` });
+        return z.NEVER;
+      }
+      return parsed.sentinels;
+    })
+    .optional(),
+  REDIS_SENTINEL_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only')
+    .optional(),
   SLACK_BOT_TOKEN: z.string().min(1).optional(),
   SLACK_SIGNING_SECRET: z.string().min(1).optional(),
   SLACK_APP_TOKEN: z.string().min(1).optional(),
@@ -206,6 +224,11 @@ export function loadConfig(
     );
   }
   const e = parsed.data;
+  if ((e.REDIS_SENTINELS === undefined) !== (e.REDIS_SENTINEL_NAME === undefined)) {
+    throw new ConfigError(
+      'Invalid configuration: REDIS_SENTINELS and REDIS_SENTINEL_NAME go together (the Sentinels, and the name of the primary they monitor). See .env.example.',
+    );
+  }
   let environments: Environment[];
   if (e.RMQ_ENVIRONMENTS) {
     let doc: unknown;
@@ -267,7 +290,10 @@ export function loadConfig(
   }
   return {
     environments,
-    redisUrl: e.REDIS_URL,
+    redisUrl:
+      e.REDIS_SENTINELS && e.REDIS_SENTINEL_NAME
+        ? sentinelUrl(e.REDIS_SENTINELS, e.REDIS_SENTINEL_NAME)
+        : e.REDIS_URL,
     slack: {
       botToken: e.SLACK_BOT_TOKEN,
       signingSecret: e.SLACK_SIGNING_SECRET,

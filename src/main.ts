@@ -1,10 +1,12 @@
 import { pathToFileURL } from 'node:url';
 import { config as loadDotenv } from 'dotenv';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { AuditTrail } from './audit/trail.ts';
 import { type Config, DEFAULT_KEY_PREFIX, loadConfig } from './config.ts';
 import { ConfigError } from './errors.ts';
-import { createLogger } from './log.ts';
+import { createLogger, type Logger } from './log.ts';
 import { ManagementClient, type ManagementClientOptions, type Timeouts } from './rabbit/index.ts';
+import { openRedis } from './redis.ts';
 import {
   type AppDeps,
   type BotApp,
@@ -14,14 +16,16 @@ import {
 } from './slack/app.ts';
 import { createMetrics, type Metrics } from './slack/metrics.ts';
 import { slackOutsideNotifier } from './slack/outsideNotifier.ts';
+import { ownWriteAnnouncer } from './watch/store.ts';
 import { type Watchers, watchOutside } from './watch/watchers.ts';
-import { AuditTrail } from './workflow/audit.ts';
 import {
   APPLY_CLIENT_SETTINGS,
   type ApplyWorker,
+  type ApplyWorkerDeps,
   createApplyQueue,
   createApproverDirectory,
   createWorkflow,
+  jobConnection,
   type Notifier,
   startApplyWorker,
 } from './workflow/index.ts';
@@ -44,6 +48,27 @@ import {
  * -> the watchers of changes made outside the bot. Everything is built here, once, and passed down.
  * SIGTERM (and SIGINT) stop taking requests, let answers under way finish, then close the clients.
  */
+
+/**
+ * What the apply worker works with: its own Redis connection (BullMQ blocks on it), the request
+ * store and the audit trail on it, and the announcement of its writes to the watchers. Used here,
+ * by the tests' workflow fixture and by bench/apply.ts, so they start the worker users run.
+ */
+export function applyWorkerDeps(
+  redisUrl: string,
+  keyPrefix: string,
+  log: Logger,
+  now?: () => Date,
+): ApplyWorkerDeps {
+  const jobLog = log.child({ component: 'apply' });
+  const connection = jobConnection(redisUrl, jobLog);
+  return {
+    connection,
+    requests: new RequestStore(connection, keyPrefix, now),
+    audit: new AuditTrail(connection, keyPrefix, { log: jobLog }),
+    announceWrite: ownWriteAnnouncer(connection, keyPrefix),
+  };
+}
 
 /**
  * On Slack's path the answer goes out through the response URL, so a slow broker costs the user
@@ -176,6 +201,7 @@ export function changeRequestParts(options: {
       worker = await startApplyWorker({
         redisUrl: config.redisUrl,
         keyPrefix,
+        ...applyWorkerDeps(config.redisUrl, keyPrefix, logger),
         environments: config.environments,
         brokerFor: brokerOf(jobBrokers),
         notifier,
@@ -212,7 +238,7 @@ export function changeRequestParts(options: {
 
 export function createRedis(url: string): Redis {
   // Fail a command quickly rather than queue it forever: the only use on this path is dedupe.
-  return new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 3000, commandTimeout: 2000 });
+  return openRedis(url, { maxRetriesPerRequest: 1, connectTimeout: 3000, commandTimeout: 2000 });
 }
 
 function slackStartError(err: unknown, apiUrl: string | undefined): string {
@@ -317,6 +343,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     keyPrefix: DEFAULT_KEY_PREFIX,
     logger,
     brokers: background,
+    trail: new AuditTrail(redis, DEFAULT_KEY_PREFIX, { log: logger.child({ part: 'watch' }) }),
     notifier: slackOutsideNotifier(bot.delivery, logger),
   });
 

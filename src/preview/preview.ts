@@ -8,7 +8,7 @@ import { type PolicyChange, Simulation, type Unpredictable } from '../policy/sim
 import type { Definition, Policy, PolicyLayer } from '../policy/types.ts';
 import { formatVersion } from '../policy/types.ts';
 import { type ProposedFields, validate } from '../policy/validate.ts';
-import { brokerReason } from '../rabbit/errors.ts';
+import { type NotAskedWhy, notAskedBecause } from '../rabbit/errors.ts';
 import { type InventorySource, openInventory } from '../rabbit/inventory.ts';
 import { missingVhost, type VhostLister } from '../vhosts.ts';
 import { type ImpactSummary, type PreviewObject, withImpact } from './impact.ts';
@@ -83,19 +83,11 @@ export interface PreviewRefused extends Base {
   didYouMean?: string[];
 }
 
-export type NotAskedWhy =
-  | 'unreachable'
-  | 'timeout'
-  | 'unauthorized'
-  | 'forbidden'
-  | 'broker-error'
-  | 'refused-by-broker'
-  | 'too-large'
-  | 'missing-vhost';
+export type PreviewNotAskedWhy = NotAskedWhy | 'missing-vhost';
 
 export interface PreviewNotAsked extends Base {
   status: 'not-asked';
-  why: NotAskedWhy;
+  why: PreviewNotAskedWhy;
   detail?: string;
   /** With `missing-vhost`: vhosts the identity can see whose names are close to the one typed. */
   closeVhosts?: string[];
@@ -109,18 +101,6 @@ export type PreviewBroker = InventorySource & VhostLister;
 function fieldsOf(p: Policy | null): PolicyFields | null {
   return p && { pattern: p.pattern, applyTo: p.applyTo, priority: p.priority, definition: p.definition };
 }
-
-const NOT_ASKED: Readonly<Record<string, NotAskedWhy>> = {
-  unreachable: 'unreachable',
-  timeout: 'timeout',
-  unauthorized: 'unauthorized',
-  forbidden: 'forbidden',
-  'broker-error': 'broker-error',
-  'bad-response': 'broker-error',
-  'refused-by-broker': 'refused-by-broker',
-  'too-large': 'too-large',
-  'not-found': 'missing-vhost',
-};
 
 export interface PreviewOptions {
   /** The backtracking engine for lookaround patterns; default the process's. */
@@ -143,15 +123,29 @@ export async function preview(
   };
   const notes = input.notes ?? [];
   const notAsked = async (err: unknown): Promise<PreviewNotAsked> => {
-    const code = codeOf(err);
-    const why = code === undefined ? undefined : NOT_ASKED[code];
-    if (!why || !(err instanceof Error)) throw err;
-    if (why === 'missing-vhost') {
+    if (codeOf(err) === 'not-found' && err instanceof Error) {
       const { sentence, close } = await missingVhost(broker, input.vhost);
-      return { status: 'not-asked', change, notes, warnings: [], why, detail: sentence, closeVhosts: close };
+      return {
+        status: 'not-asked',
+        change,
+        notes,
+        warnings: [],
+        why: 'missing-vhost',
+        detail: sentence,
+        closeVhosts: close,
+      };
     }
-    const detail = brokerReason(err) ?? err.message;
-    return { status: 'not-asked', change, notes, warnings: [], why, ...(detail ? { detail } : {}) };
+    const failed = notAskedBecause(err);
+    if (!failed || !(err instanceof Error)) throw err;
+    const detail = failed.reason ?? err.message;
+    return {
+      status: 'not-asked',
+      change,
+      notes,
+      warnings: [],
+      why: failed.why,
+      ...(detail ? { detail } : {}),
+    };
   };
 
   let inventory: Awaited<ReturnType<typeof openInventory>>;

@@ -83,6 +83,43 @@ export function isRetryable(e: unknown): boolean {
   return e instanceof RabbitError && e.isRetryable;
 }
 
+/** Why the broker could not be asked, when a failure means that (an answer's `why`, `not-asked`). */
+export type NotAskedWhy =
+  | 'unreachable'
+  | 'timeout'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'broker-error'
+  | 'refused-by-broker'
+  | 'too-large';
+
+/** By the client's codes; `not-found` is none: what a missing vhost or object means is the caller's. */
+const NOT_ASKED: Readonly<Record<RabbitErrorCode, NotAskedWhy | undefined>> = {
+  unreachable: 'unreachable',
+  timeout: 'timeout',
+  unauthorized: 'unauthorized',
+  forbidden: 'forbidden',
+  'not-found': undefined,
+  'refused-by-broker': 'refused-by-broker',
+  'broker-error': 'broker-error',
+  'bad-response': 'broker-error',
+  'too-large': 'too-large',
+};
+
+/**
+ * The one rule for "the broker was not asked" (`which`, `policies`, `preview`): a failure of the
+ * management API becomes the answer's `why` and, when the broker gave one, its reason.
+ * `undefined` for anything else (a bug, a missing vhost), which the caller throws on.
+ */
+export function notAskedBecause(err: unknown): { why: NotAskedWhy; reason?: string } | undefined {
+  const code = codeOf(err);
+  const why =
+    code !== undefined && Object.hasOwn(NOT_ASKED, code) ? NOT_ASKED[code as RabbitErrorCode] : undefined;
+  if (why === undefined) return undefined;
+  const reason = brokerReason(err);
+  return reason === undefined ? { why } : { why, reason };
+}
+
 const ENTITIES: Readonly<Record<string, string>> = { '&lt;': '<', '&gt;': '>', '&amp;': '&', '&quot;': '"' };
 
 /**

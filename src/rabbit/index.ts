@@ -13,6 +13,8 @@ export {
   errorFromResponse,
   isRabbitError,
   isRetryable,
+  type NotAskedWhy,
+  notAskedBecause,
   RABBIT_ERROR_CODES,
   RabbitError,
   type RabbitErrorCode,

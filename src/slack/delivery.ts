@@ -2,6 +2,7 @@ import { webApi } from '@slack/bolt';
 import { codeOf } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { type RetryPolicy, type RetryVerdict, retryDelay, sleep } from '../retry.ts';
+import { SLACK_LIMITS } from './limits.ts';
 import type { Metrics, Outcome, Via } from './metrics.ts';
 import { answerNotDeliveredView, fileNotAttachedView } from './views/errors.ts';
 import type { SlackMessage } from './views/message.ts';
@@ -424,7 +425,7 @@ export function createDelivery(options: DeliveryOptions): Delivery {
     async send(message) {
       const view = {
         type: 'modal',
-        title: { type: 'plain_text', text: title.slice(0, 24) },
+        title: { type: 'plain_text', text: title.slice(0, SLACK_LIMITS.modalTitle) },
         close: { type: 'plain_text', text: 'Close' },
         blocks: message.blocks,
       };

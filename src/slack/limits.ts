@@ -19,6 +19,12 @@ export const SLACK_LIMITS = {
   buttonValue: 2000,
   buttonUrl: 3000,
   blockId: 255,
+  /** A modal's title (and its submit and close labels). */
+  modalTitle: 24,
+  /** A modal's `private_metadata`. */
+  privateMetadata: 3000,
+  /** An inline error on a form's field (`response_action: errors`) shows at most this much. */
+  formError: 2000,
   actionId: 255,
   /** Top-level `text` of chat.postMessage: truncated by Slack beyond 40,000 (`msg_too_long`). */
   messageText: 40_000,
@@ -41,4 +47,6 @@ export const VIEW_BUDGET = {
   listItems: 15,
   /** Fallback `text` for notifications and screen readers. */
   fallbackText: 1000,
+  /** An inline error on a form's field, under Slack's 2,000. */
+  formError: 1900,
 } as const;

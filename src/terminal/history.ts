@@ -1,6 +1,6 @@
 import { type HistoryResult, verifySentence } from '../../commands/history.ts';
+import type { AuditRecord } from '../audit/types.ts';
 import { jsonWritten, quoted, terminalText } from '../text/asWritten.ts';
-import type { AuditRecord } from '../workflow/types.ts';
 import { policyWords } from './preview.ts';
 
 /** The audit trail as terminal text, newest first; the chain's state last when verified. */

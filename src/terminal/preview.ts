@@ -1,4 +1,4 @@
-import { deleteWarning, didYouMeanWords, reachWords } from '../../commands/words.ts';
+import { deleteWarning, didYouMeanWords, KIND_WORDS, reachWords } from '../../commands/words.ts';
 import { isAnchored } from '../policy/pattern.ts';
 import type { ImpactSummary, PreviewObject } from '../preview/impact.ts';
 import { impactWords, nowWords, readingWords, totalsWords } from '../preview/impactWords.ts';
@@ -19,12 +19,6 @@ import {
  * object grouped by what happens to it; then what the bot could not predict.
  */
 
-const KIND_WORDS = {
-  classic: 'classic queue',
-  quorum: 'quorum queue',
-  stream: 'stream',
-  exchange: 'exchange',
-} as const;
 /** Objects shown one by one (with values) when there are this few; otherwise only groups. */
 const DETAIL_LIMIT = 40;
 const NAMES_PER_GROUP = 10;

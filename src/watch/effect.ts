@@ -1,9 +1,9 @@
 import { settleSimulation } from '../patterns/resolveRead.ts';
+import type { Transition } from '../policy/compare.ts';
 import type { ChangeAction, InventoryObject, SimulationResult } from '../policy/simulate.ts';
 import { Simulation } from '../policy/simulate.ts';
 import type { Policy } from '../policy/types.ts';
 import { type InventorySource, openInventory } from '../rabbit/inventory.ts';
-import type { Transition } from './compare.ts';
 
 /**
  * What the objects under a policy gained and lost by a change already made (outside the bot):

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import type { AuditEntry, AuditRecord } from '../audit/types.ts';
 import type { Logger } from '../log.ts';
 import { auditObject } from '../policy/diff.ts';
 import type { SimulationResult } from '../policy/simulate.ts';
 import type { Policy } from '../policy/types.ts';
 import type { InventorySource } from '../rabbit/inventory.ts';
-import type { AuditEntry, AuditRecord } from '../workflow/types.ts';
 import { effectOfChange } from './effect.ts';
 import type { OutsideChange } from './watcher.ts';
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { addressKey, canonical, fromCanonical, type PolicyAddress } from '../policy/compare.ts';
 import type { Policy } from '../policy/types.ts';
-import { addressKey, canonical, fromCanonical, type PolicyAddress } from './compare.ts';
 
 /**
  * The last recorded state of one environment's policies, in Redis, shared by every bot replica:
@@ -123,4 +123,16 @@ export class WatchStore {
     const [[, id]] = (await this.#redis.multi().get(key).del(key).exec()) as [[Error | null, string | null]];
     return id;
   }
+}
+
+/**
+ * The apply job's announcement of its own write (src/workflow/worker.ts `AnnounceWrite`), on the
+ * connection given: the watcher of that environment then does not report it as made outside.
+ */
+export function ownWriteAnnouncer(
+  redis: Redis,
+  keyPrefix: string,
+): (env: string, a: PolicyAddress, after: Policy | null, requestId: string) => Promise<void> {
+  return (env, a, after, requestId) =>
+    new WatchStore(redis, keyPrefix, env).expectOwnWrite(a, after, requestId);
 }

@@ -1,8 +1,8 @@
 import type { Environment } from '../config.ts';
 import { codeOf } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { differences, stateOf, type Transition } from '../policy/compare.ts';
 import type { Policy, PolicyLayer } from '../policy/types.ts';
-import { differences, stateOf, type Transition } from './compare.ts';
 import { EchoFilter, parseEvent } from './events.ts';
 import { EventFollower, type FollowerStatus } from './follower.ts';
 import type { TransitionInput, WatchStore } from './store.ts';

@@ -2,8 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { InventorySource } from '../rabbit/inventory.ts';
-import { AuditTrail } from '../workflow/audit.ts';
-import { type OutsideNotifier, outsideRecorder } from './outside.ts';
+import { type OutsideNotifier, type OutsideTrail, outsideRecorder } from './outside.ts';
 import { WatchStore } from './store.ts';
 import {
   type OutsideChange,
@@ -82,6 +81,8 @@ export function watchOutside(o: {
   readonly logger: Logger;
   /** Background clients (long timeouts, GETs retried), one per environment. */
   readonly brokers: ReadonlyMap<string, WatchBroker & InventorySource>;
+  /** Where each change is recorded: the audit trail (src/audit/trail.ts). */
+  readonly trail: OutsideTrail;
   readonly notifier: OutsideNotifier;
   readonly tuning?: WatchersOptions['tuning'];
 }): Watchers {
@@ -100,7 +101,7 @@ export function watchOutside(o: {
     outside: outsideRecorder({
       brokerFor,
       approvalsChannelOf: (env) => o.config.environments.find((e) => e.name === env)?.approvalsChannel,
-      trail: new AuditTrail(o.redis, o.keyPrefix, { log: logger }),
+      trail: o.trail,
       notifier: o.notifier,
       log: logger,
     }),

@@ -88,6 +88,30 @@ export class WorkflowError extends CodedError<WorkflowErrorCode> {
   }
 }
 
+/**
+ * The one rule for Redis trouble in the request store or the audit trail: `call`'s failure,
+ * unless it is already a refusal, becomes `store-unavailable`, saying what was not done
+ * (`nothing was filed`, `nothing was read`…). `onFailure` sees the original error (to log it).
+ */
+export async function orStoreUnavailable<T>(
+  notDone: string,
+  call: () => Promise<T>,
+  onFailure?: (err: unknown) => void,
+): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof WorkflowError) throw err;
+    onFailure?.(err);
+    throw storeUnavailable(notDone, err);
+  }
+}
+
+/** `store-unavailable`: the request store or the audit trail cannot be used; `notDone` says what did not happen. */
+export function storeUnavailable(notDone: string, cause?: unknown): WorkflowError {
+  return new WorkflowError({ code: 'store-unavailable', notDone }, {}, cause === undefined ? {} : { cause });
+}
+
 export function isWorkflowError(e: unknown, code?: WorkflowErrorCode): e is WorkflowError {
   return e instanceof WorkflowError && (code === undefined || e.code === code);
 }

@@ -1,11 +1,16 @@
-/** Change requests: states and transitions, the Redis store, who may approve, the apply job, the audit trail. */
+/** Change requests: states and transitions, the Redis store, who may approve, the apply job (the audit trail is src/audit/). */
 export * from './approvers.ts';
-export { AuditTrail, canonicalJson, recordHash } from './audit.ts';
 export * from './broker.ts';
 export * from './errors.ts';
 export { whyIdentityCannotWrite } from './identity.ts';
 export { APPLY_QUEUE, type ApplyQueueOptions, createApplyQueue } from './queue.ts';
 export { RequestStore } from './store.ts';
 export * from './types.ts';
-export { APPLY_CLIENT_SETTINGS, startApplyWorker } from './worker.ts';
+export {
+  type AnnounceWrite,
+  APPLY_CLIENT_SETTINGS,
+  type ApplyWorkerDeps,
+  jobConnection,
+  startApplyWorker,
+} from './worker.ts';
 export { createWorkflow, snapshotOf } from './workflow.ts';

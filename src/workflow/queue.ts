@@ -1,7 +1,8 @@
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { z } from 'zod';
-import { type ApplyQueue, AuditObjectSchema } from './types.ts';
+import { AuditObjectSchema } from '../audit/types.ts';
+import { openRedis } from '../redis.ts';
+import type { ApplyQueue } from './types.ts';
 
 /**
  * The apply queue (BullMQ). One job per approved request, its id the request's id: a second
@@ -35,7 +36,7 @@ export const APPLY_DEFAULTS = { attempts: 6, backoffMs: 2_000 } as const;
 
 export function createApplyQueue(options: ApplyQueueOptions): ApplyQueue {
   // Its own connection: an enqueue while Redis is away fails fast instead of waiting forever.
-  const connection = new Redis(options.redisUrl, {
+  const connection = openRedis(options.redisUrl, {
     maxRetriesPerRequest: 1,
     connectTimeout: 3_000,
     commandTimeout: 5_000,

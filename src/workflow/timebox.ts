@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { formatDuration, parseDuration } from '../duration.ts';
 import { InputError } from '../errors.ts';
+import { samePolicy } from '../policy/compare.ts';
 import type { Policy } from '../policy/types.ts';
-import { samePolicy } from '../watch/compare.ts';
 
 /**
  * Time-boxed changes (`--for 2h` on create and edit): the rules, pure. The approver approves the

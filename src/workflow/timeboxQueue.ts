@@ -1,5 +1,6 @@
 import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Logger } from '../log.ts';
+import { redisConnection } from '../redis.ts';
 import { bullPrefix } from './queue.ts';
 import { scheduleOf } from './timebox.ts';
 
@@ -33,7 +34,7 @@ export interface TimeBoxQueueOptions {
 
 /** BullMQ's own connection settings: it blocks on Redis and must never give up a command. */
 function connection(redisUrl: string) {
-  return { url: redisUrl, maxRetriesPerRequest: null } as const;
+  return redisConnection(redisUrl, { maxRetriesPerRequest: null });
 }
 
 export interface TimeBoxQueue {

@@ -1,22 +1,21 @@
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { AuditTrail } from '../audit/trail.ts';
+import type { AuditObject, AuditRecord } from '../audit/types.ts';
+import { type PolicyAddress, samePolicy } from '../policy/compare.ts';
 import { auditObjects } from '../policy/diff.ts';
 import type { Policy } from '../policy/types.ts';
 import { type PreviewInput, type PreviewResult, preview } from '../preview/preview.ts';
 import { isRabbitError, type ManagementClientOptions, RabbitError } from '../rabbit/index.ts';
-import { samePolicy } from '../watch/compare.ts';
-import { WatchStore } from '../watch/store.ts';
-import { AuditTrail } from './audit.ts';
+import { openRedis } from '../redis.ts';
 import type { WorkflowBroker } from './broker.ts';
 import { expireDue } from './expiry.ts';
 import { APPLY_DEFAULTS, APPLY_QUEUE, ApplyJobData, bullPrefix, createApplyQueue } from './queue.ts';
-import { RequestStore } from './store.ts';
+import type { RequestStore } from './store.ts';
 import {
   type ApplyWorker,
   type ApplyWorkerOptions,
-  type AuditObject,
-  type AuditRecord,
   brokerAction,
   type ChangeRequest,
   type Failure,
@@ -51,16 +50,42 @@ export const APPLY_CLIENT_SETTINGS: Pick<ManagementClientOptions, 'timeouts' | '
 
 const VERIFY_INTERVAL_MS = 500;
 
-export async function startApplyWorker(options: ApplyWorkerOptions): Promise<ApplyWorker> {
-  const now = options.now ?? (() => new Date());
-  const log = options.log.child({ component: 'apply' });
-  // BullMQ's worker blocks on Redis and must never give up a command: maxRetriesPerRequest null.
-  const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
+/**
+ * The bot's own write, announced just before it is made, so the watcher of `env` does not report
+ * it as a change made outside the bot (src/watch/store.ts `ownWriteAnnouncer`, wired in main.ts).
+ */
+export type AnnounceWrite = (
+  env: string,
+  policy: PolicyAddress,
+  after: Policy | null,
+  requestId: string,
+) => Promise<void>;
+
+/** What the job works with, built by the composition root (main.ts) and handed in. */
+export interface ApplyWorkerDeps {
+  /**
+   * The worker's Redis connection (`jobConnection`): BullMQ blocks on it and must never give up a
+   * command, and `requests` and `audit` sit on it for the same reason. Closed with the worker.
+   */
+  readonly connection: Redis;
+  readonly requests: RequestStore;
+  readonly audit: AuditTrail;
+  readonly announceWrite: AnnounceWrite;
+}
+
+/** A connection for the apply worker and its stores: `maxRetriesPerRequest: null`, as BullMQ requires. */
+export function jobConnection(redisUrl: string, log: Logger): Redis {
+  const connection = openRedis(redisUrl, { maxRetriesPerRequest: null });
   connection.on('error', (err: Error) =>
     log.warn({ message: err.message }, 'apply worker: Redis connection error'),
   );
-  const store = new RequestStore(connection, options.keyPrefix, now);
-  const audit = new AuditTrail(connection, options.keyPrefix, { log });
+  return connection;
+}
+
+export async function startApplyWorker(options: ApplyWorkerOptions & ApplyWorkerDeps): Promise<ApplyWorker> {
+  const now = options.now ?? (() => new Date());
+  const log = options.log.child({ component: 'apply' });
+  const { connection, requests: store, audit } = options;
   const notify = notifierLogging(options.notifier, log);
   const queue = createApplyQueue({
     redisUrl: options.redisUrl,
@@ -75,7 +100,7 @@ export async function startApplyWorker(options: ApplyWorkerOptions): Promise<App
     log,
     now,
     brokerFor: options.brokerFor,
-    watch: (env) => new WatchStore(connection, options.keyPrefix, env),
+    announceWrite: options.announceWrite,
     verifyDeadlineMs: options.verifyDeadlineMs ?? 60_000,
     ...(options.onRecorded ? { onRecorded: options.onRecorded } : {}),
   });
@@ -124,7 +149,7 @@ interface ApplyJobDeps {
   readonly log: Logger;
   readonly now: () => Date;
   readonly brokerFor: (env: string) => WorkflowBroker;
-  readonly watch: (env: string) => Pick<WatchStore, 'expectOwnWrite'>;
+  readonly announceWrite: AnnounceWrite;
   readonly verifyDeadlineMs: number;
   readonly onRecorded?: (request: ChangeRequest, record: AuditRecord) => Promise<void>;
 }
@@ -195,9 +220,7 @@ class ApplyJob {
           unpredictable: fresh.unpredictable.length,
         };
         await job.updateData(saved);
-        await this.deps
-          .watch(r.env)
-          .expectOwnWrite({ layer: r.layer, vhost: r.vhost, name: r.policy }, after, r.id);
+        await this.deps.announceWrite(r.env, { layer: r.layer, vhost: r.vhost, name: r.policy }, after, r.id);
         if (after) await broker.putPolicy(r.layer, after);
         else await broker.deletePolicy(r.layer, r.vhost, r.policy);
         log.info({ action: brokerAction(r) }, 'policy written');

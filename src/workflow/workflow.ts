@@ -1,9 +1,9 @@
+import { AuditTrail } from '../audit/trail.ts';
 import { formatDuration } from '../duration.ts';
 import type { Policy } from '../policy/types.ts';
 import { type PreviewAnswer, type PreviewInput, preview } from '../preview/preview.ts';
 import { isRabbitError } from '../rabbit/index.ts';
-import { AuditTrail } from './audit.ts';
-import { WorkflowError } from './errors.ts';
+import { orStoreUnavailable, WorkflowError } from './errors.ts';
 import { expireDue } from './expiry.ts';
 import { whyIdentityCannotWrite } from './identity.ts';
 import { type DeciderRole, decideRefusal, environmentRefusal, fileRefusal, MAX_REASON } from './rules.ts';
@@ -60,13 +60,9 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
     call: () => Promise<T>,
     notDone = 'nothing was filed',
   ): Promise<T> {
-    try {
-      return await call();
-    } catch (err) {
-      if (err instanceof WorkflowError) throw err;
-      options.log.error({ err }, `request store: ${what} failed`);
-      throw new WorkflowError({ code: 'store-unavailable', notDone }, {}, { cause: err });
-    }
+    return orStoreUnavailable(notDone, call, (err) =>
+      options.log.error({ err }, `request store: ${what} failed`),
+    );
   }
 
   /** How a request is filed beyond its input: as a revert (of an audit record), under a given id. */

@@ -12,6 +12,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { setUpLab } from '../../scripts/lab.ts';
+import { AuditTrail } from '../../src/audit/trail.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import {
@@ -331,6 +332,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         keyPrefix,
         logger,
         brokers,
+        trail: new AuditTrail(redis, keyPrefix, { log: logger.child({ part: 'watch' }) }),
         notifier: slackOutsideNotifier(created.delivery, logger),
         tuning: { vhosts: (v) => v === vhost, graceMs: 500, retryLowMs: 200, retryHighMs: 2000 },
       })

@@ -5,8 +5,8 @@
  * 5 s, with that user; /healthz says the events are followed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditTrail } from '../../src/audit/trail.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
-import { AuditTrail } from '../../src/workflow/audit.ts';
 import { brokerUrl, waitFor, withUser } from '../support/broker.ts';
 import { APPROVALS_CHANNEL, type Harness, renderedText, startHarness } from './harness.ts';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuditTrail } from '../../src/workflow/audit.ts';
+import { AuditTrail } from '../../src/audit/trail.ts';
+import type { AuditRecord } from '../../src/audit/types.ts';
 import { RequestStore } from '../../src/workflow/store.ts';
-import type { AuditRecord } from '../../src/workflow/types.ts';
 import { adminClient, waitFor } from '../support/broker.ts';
 import type { RecordedCall } from '../support/fakeSlack.ts';
 import {

@@ -7,9 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditNotReplicatedError, AuditTrail } from '../../src/audit/trail.ts';
+import type { AuditEntry } from '../../src/audit/types.ts';
 import { createLogger } from '../../src/log.ts';
-import { AuditNotReplicatedError } from '../../src/workflow/audit.ts';
-import { type AuditEntry, AuditTrail } from '../../src/workflow/index.ts';
 import { waitFor } from '../support/broker.ts';
 import { type RedisServer, startRedisServer } from '../support/redisServer.ts';
 

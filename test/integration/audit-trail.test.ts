@@ -5,8 +5,9 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
+import { AuditTrail } from '../../src/audit/trail.ts';
+import type { AuditEntry } from '../../src/audit/types.ts';
 import { runCli } from '../../src/cli.ts';
-import { type AuditEntry, AuditTrail } from '../../src/workflow/index.ts';
 import { REDIS_URL } from '../support/workflow.ts';
 
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });

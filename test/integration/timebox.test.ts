@@ -5,9 +5,9 @@
  * the bot restarted in between still reverts, once, with two replicas waiting.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditTrail } from '../../src/audit/trail.ts';
 import { createLogger } from '../../src/log.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import { AuditTrail } from '../../src/workflow/audit.ts';
 import type { ChangeRequest } from '../../src/workflow/index.ts';
 import { revertRequestId } from '../../src/workflow/timebox.ts';
 import { type TimeBoxNotifier, timeBoxHandlers } from '../../src/workflow/timeboxDeadline.ts';

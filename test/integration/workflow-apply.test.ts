@@ -4,9 +4,10 @@
  * between approval and apply.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { AuditTrail } from '../../src/audit/trail.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import { AuditTrail, type FileInput, type Workflow } from '../../src/workflow/index.ts';
+import type { FileInput, Workflow } from '../../src/workflow/index.ts';
 import { brokerCredentials, waitFor, withUser, withVhost } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';
 import { startFakeBroker } from '../support/fakeBroker.ts';

@@ -5,7 +5,7 @@
  * Redis, and for what kills or restarts Redis.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,6 +57,11 @@ export async function startRedisServer(args: readonly string[] = []): Promise<Re
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
+  return supervise(child, port, dir);
+}
+
+/** Waits for the process to answer PING; stops it (and removes `dir`) if it does not. */
+async function supervise(child: ChildProcess, port: number, dir: string): Promise<RedisServer> {
   let said = '';
   child.stdout?.on('data', (c: Buffer) => (said = (said + c.toString()).slice(-4000)));
   child.stderr?.on('data', (c: Buffer) => (said = (said + c.toString()).slice(-4000)));
@@ -86,11 +91,40 @@ export async function startRedisServer(args: readonly string[] = []): Promise<Re
           probe.disconnect();
         }
       },
-      { deadlineMs: 15_000, intervalMs: 50, what: `redis-server on ${port}` },
+      { deadlineMs: 15_000, intervalMs: 50, what: `redis on ${port}` },
     );
   } catch (err) {
     await stop();
     throw err;
   }
   return { port, url, pid: child.pid ?? -1, dir, child, stop };
+}
+
+/**
+ * A Redis Sentinel (`redis-server CONF --sentinel`, the same binary) monitoring `primaryPort`
+ * as `name`, quick to act: the primary down after 1 s, a quorum of `quorum`. Its own port and
+ * directory (Sentinel rewrites its config file), stopped by its pid.
+ */
+export async function startSentinel(primaryPort: number, name: string, quorum = 2): Promise<RedisServer> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'rmq-sentinel-'));
+  const conf = join(dir, 'sentinel.conf');
+  writeFileSync(
+    conf,
+    [
+      `port ${port}`,
+      'bind 127.0.0.1',
+      `dir ${dir}`,
+      `sentinel monitor ${name} 127.0.0.1 ${primaryPort} ${quorum}`,
+      `sentinel down-after-milliseconds ${name} 1000`,
+      `sentinel failover-timeout ${name} 10000`,
+      `sentinel parallel-syncs ${name} 1`,
+      '',
+    ].join('\n'),
+  );
+  return supervise(
+    spawn('redis-server', [conf, '--sentinel'], { stdio: ['ignore', 'pipe', 'pipe'] }),
+    port,
+    dir,
+  );
 }

@@ -4,14 +4,16 @@
  * on demand, and a Notifier that records what it was told.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import type { AuditRecord } from '../../src/audit/types.ts';
 import { createLogger } from '../../src/log.ts';
+import { applyWorkerDeps } from '../../src/main.ts';
 import type { ManagementClient } from '../../src/rabbit/index.ts';
+import { openRedis } from '../../src/redis.ts';
 import {
   type ApplyQueue,
   type ApplyWorker,
   type ApplyWorkerOptions,
-  type AuditRecord,
   type ChangeRequest,
   createApplyQueue,
   createApproverDirectory,
@@ -85,7 +87,8 @@ export function workflowFixture(
   where: { redisUrl?: string; keyPrefix?: string } = {},
 ): WorkflowFixture {
   const redisUrl = where.redisUrl ?? REDIS_URL;
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  const redis = openRedis(redisUrl, { maxRetriesPerRequest: 1 });
+  redis.on('error', () => undefined); // a test that kills Redis sees the failures in its commands
   const keyPrefix = where.keyPrefix ?? `rmq:test-wf-${randomBytes(5).toString('hex')}`;
   const notifier = recordingNotifier();
   const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
@@ -124,6 +127,7 @@ export function workflowFixture(
       const w = await startApplyWorker({
         redisUrl,
         keyPrefix,
+        ...applyWorkerDeps(redisUrl, keyPrefix, log, options.now),
         environments: [environment()],
         brokerFor: () => client,
         notifier,

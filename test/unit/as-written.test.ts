@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { type PoliciesBroker, policies } from '../../commands/policies.ts';
 import { requestEntry } from '../../commands/requests.ts';
 import { type WhichBroker, which } from '../../commands/which.ts';
+import type { AuditRecord } from '../../src/audit/types.ts';
 import { policyDiff } from '../../src/policy/diff.ts';
 import { type InventoryObject, simulate } from '../../src/policy/simulate.ts';
 import type { Policy } from '../../src/policy/types.ts';
@@ -23,7 +24,7 @@ import { previewText } from '../../src/terminal/preview.ts';
 import { requestsText } from '../../src/terminal/requests.ts';
 import { whichText } from '../../src/terminal/which.ts';
 import { asWritten, quoted, showInvisible, terminalText } from '../../src/text/asWritten.ts';
-import type { AuditRecord, ChangeRequest } from '../../src/workflow/types.ts';
+import type { ChangeRequest } from '../../src/workflow/types.ts';
 import { renderedText } from '../support/fakeSlack.ts';
 import { V310 } from '../support/policies.ts';
 

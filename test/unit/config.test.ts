@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig, pickEnvironment } from '../../src/config.ts';
 import { ConfigError } from '../../src/errors.ts';
+import { redisConnection } from '../../src/redis.ts';
 
 describe('loadConfig', () => {
   it('defaults to one environment on the local broker', () => {
@@ -174,5 +175,40 @@ describe('broker budget and limits', () => {
     } catch (e) {
       expect(String(e)).not.toContain('hunter2');
     }
+  });
+});
+
+describe('Redis Sentinel', () => {
+  it('REDIS_SENTINELS with REDIS_SENTINEL_NAME is used instead of REDIS_URL, as one address the clients open', () => {
+    const config = loadConfig({
+      REDIS_URL: 'redis://ignored:6379',
+      REDIS_SENTINELS: '10.0.0.1:26379, 10.0.0.2 ,[::1]:26380',
+      REDIS_SENTINEL_NAME: 'rmq-primary',
+    });
+    expect(config.redisUrl).toBe('redis+sentinel://10.0.0.1:26379,10.0.0.2:26379,[::1]:26380/rmq-primary');
+    expect(redisConnection(config.redisUrl, { maxRetriesPerRequest: null })).toMatchObject({
+      sentinels: [
+        { host: '10.0.0.1', port: 26379 },
+        { host: '10.0.0.2', port: 26379 },
+        { host: '::1', port: 26380 },
+      ],
+      name: 'rmq-primary',
+      maxRetriesPerRequest: null,
+    });
+    expect(redisConnection('redis://127.0.0.1:6379/2')).toEqual({ url: 'redis://127.0.0.1:6379/2' });
+  });
+
+  it.each([
+    [{ REDIS_SENTINELS: '10.0.0.1:26379' }, /REDIS_SENTINELS and REDIS_SENTINEL_NAME go together/],
+    [{ REDIS_SENTINEL_NAME: 'x' }, /REDIS_SENTINELS and REDIS_SENTINEL_NAME go together/],
+    [
+      { REDIS_SENTINELS: '10.0.0.1:99999', REDIS_SENTINEL_NAME: 'x' },
+      /REDIS_SENTINELS: "10.0.0.1:99999" is not host:port/,
+    ],
+    [{ REDIS_SENTINELS: 'a b:1', REDIS_SENTINEL_NAME: 'x' }, /REDIS_SENTINELS: "a b:1" is not host:port/],
+    [{ REDIS_SENTINELS: 'h:1', REDIS_SENTINEL_NAME: 'no/slash' }, /REDIS_SENTINEL_NAME: letters/],
+  ])('%j is refused, saying what to fix', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
   });
 });

@@ -4,6 +4,7 @@ import {
   errorFromFailure,
   errorFromResponse,
   isRetryable,
+  notAskedBecause,
   RabbitError,
   type RabbitErrorCode,
 } from '../../src/rabbit/index.ts';
@@ -188,5 +189,30 @@ describe('errorFromFailure', () => {
   it('isRetryable is false for anything that is not a RabbitError', () => {
     expect(isRetryable(new Error('x'))).toBe(false);
     expect(isRetryable(undefined)).toBe(false);
+  });
+});
+
+describe('notAskedBecause', () => {
+  const failure = (code: RabbitErrorCode, reason?: string) =>
+    new RabbitError({ code, method: 'GET', path: '/api/x', ...(reason ? { reason } : {}) });
+
+  it.each([
+    ['unreachable', 'unreachable'],
+    ['timeout', 'timeout'],
+    ['unauthorized', 'unauthorized'],
+    ['forbidden', 'forbidden'],
+    ['refused-by-broker', 'refused-by-broker'],
+    ['broker-error', 'broker-error'],
+    ['bad-response', 'broker-error'],
+    ['too-large', 'too-large'],
+  ] as const)('%s: the broker was not asked, why %s', (code, why) => {
+    expect(notAskedBecause(failure(code))).toEqual({ why });
+    expect(notAskedBecause(failure(code, 'the reason'))).toEqual({ why, reason: 'the reason' });
+  });
+
+  it('leaves a missing vhost or object to the caller, and throws nothing else into an answer', () => {
+    expect(notAskedBecause(failure('not-found'))).toBeUndefined();
+    expect(notAskedBecause(new TypeError('a bug'))).toBeUndefined();
+    expect(notAskedBecause(Object.assign(new Error('x'), { code: 'toString' }))).toBeUndefined();
   });
 });

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { deleteWarning } from '../../commands/words.ts';
+import type { AuditRecord } from '../../src/audit/types.ts';
 import { InputError } from '../../src/errors.ts';
 import { parseThreadLink } from '../../src/slack/requests/command.ts';
 import {
@@ -26,7 +27,7 @@ import {
   REQUEST_ACTIONS,
   requestMessage,
 } from '../../src/slack/views/request.ts';
-import type { AuditRecord, ChangeRequest, RequestState } from '../../src/workflow/types.ts';
+import type { ChangeRequest, RequestState } from '../../src/workflow/types.ts';
 import { renderedText } from '../e2e/harness.ts';
 import { checkMessage, checkView } from '../support/fakeSlack.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { AuditRecord } from '../../src/audit/types.ts';
 import { outsideView } from '../../src/slack/views/outside.ts';
-import type { AuditRecord } from '../../src/workflow/types.ts';
 import { renderedText } from '../support/fakeSlack.ts';
 
 const base: AuditRecord = {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { canonical, differences, fromCanonical, stateOf } from '../../src/policy/compare.ts';
 import type { Policy } from '../../src/policy/types.ts';
-import { canonical, differences, fromCanonical, stateOf } from '../../src/watch/compare.ts';
 import { EchoFilter, parseEvent } from '../../src/watch/events.ts';
 
 // Headers as 3.10.8 and 4.0.5 publish them (recorded from both brokers).

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { AuditRecordSchema } from '../../src/audit/types.ts';
 import { outsideEntry } from '../../src/watch/outside.ts';
 import type { OutsideChange } from '../../src/watch/watcher.ts';
-import { AuditRecordSchema } from '../../src/workflow/types.ts';
 
 const before = {
   vhost: 'v',

@@ -2,13 +2,14 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseHistory, verifySentence } from '../../commands/history.ts';
 import { parseRequests, requestEntry } from '../../commands/requests.ts';
+import { canonicalJson, recordHash } from '../../src/audit/trail.ts';
+import type { AuditRecord } from '../../src/audit/types.ts';
 import { InputError } from '../../src/errors.ts';
 import { historyView } from '../../src/slack/views/history.ts';
 import { requestsView } from '../../src/slack/views/requests.ts';
 import { historyText } from '../../src/terminal/history.ts';
 import { requestsText } from '../../src/terminal/requests.ts';
-import { canonicalJson, recordHash } from '../../src/workflow/audit.ts';
-import type { AuditRecord, ChangeRequest } from '../../src/workflow/types.ts';
+import type { ChangeRequest } from '../../src/workflow/types.ts';
 import { checkMessage } from '../support/fakeSlack.ts';
 
 /** `requests` and `history`: parsing, the terminal text, the Slack views, and the record hash. */

@@ -8,11 +8,12 @@ import type {
 } from '@slack/bolt';
 import { z } from 'zod';
 import type { Logger } from '../../log.ts';
-import { isWorkflowError, refusalSentence, WorkflowError } from '../../workflow/errors.ts';
+import { isWorkflowError, refusalSentence, storeUnavailable, WorkflowError } from '../../workflow/errors.ts';
 import type { ChangeRequest } from '../../workflow/types.ts';
 import type { Delivery } from '../delivery.ts';
 import type { InFlight } from '../inflight.ts';
 import type { HandledInteractions } from '../interactions.ts';
+import { VIEW_BUDGET } from '../limits.ts';
 import {
   BLOCK,
   blockOfField,
@@ -81,7 +82,7 @@ function policyFormErrors(err: WorkflowError): Record<string, string> | null {
       const block = blockOfField(r.field);
       errors[block] = errors[block] ? `${errors[block]} ${r.message}` : r.message;
     }
-    for (const [k, v] of Object.entries(errors)) errors[k] = v.slice(0, 1900);
+    for (const [k, v] of Object.entries(errors)) errors[k] = v.slice(0, VIEW_BUDGET.formError);
     return errors;
   }
   return null;
@@ -351,5 +352,5 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
 
 const REASON_REQUIRED = { code: 'reason-required', for: 'change' } as const;
 const DECISION_REASON_REQUIRED = { code: 'reason-required', for: 'decision' } as const;
-const storeDown = () => new WorkflowError({ code: 'store-unavailable', notDone: 'nothing was decided' });
+const storeDown = () => storeUnavailable('nothing was decided');
 const notFound = (id: string) => new WorkflowError({ code: 'not-found', what: 'change request', id });

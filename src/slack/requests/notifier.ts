@@ -1,7 +1,8 @@
+import type { AuditRecord } from '../../audit/types.ts';
 import type { Logger } from '../../log.ts';
 import type { PreviewResult } from '../../preview/preview.ts';
 import type { TimeBoxNotifier } from '../../workflow/timeboxDeadline.ts';
-import type { AuditRecord, ChangeRequest, Notifier } from '../../workflow/types.ts';
+import type { ChangeRequest, Notifier } from '../../workflow/types.ts';
 import type { Delivery, Sent } from '../delivery.ts';
 import { finish, type SlackMessage } from '../views/message.ts';
 import { previewView } from '../views/preview.ts';

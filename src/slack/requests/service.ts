@@ -5,10 +5,10 @@ import { isWorkflowError, refusalSentence, type WorkflowError } from '../../work
 import type { ChangeRequest, Filed, Origin, Workflow } from '../../workflow/types.ts';
 import type { Delivery, Sent } from '../delivery.ts';
 import type { SlackBroker } from '../environments.ts';
+import { SLACK_LIMITS } from '../limits.ts';
 import {
   type Draft,
   encodeMeta,
-  METADATA_MAX,
   noticeModal,
   policyForm,
   type ReasonMeta,
@@ -165,7 +165,8 @@ export function createChangeRequests(options: ChangeRequestsOptions): ChangeRequ
     },
 
     async openReasonForm(meta, why, triggerId) {
-      if (encodeMeta(meta).length > METADATA_MAX) return { ok: false, error: 'metadata_too_long' };
+      if (encodeMeta(meta).length > SLACK_LIMITS.privateMetadata)
+        return { ok: false, error: 'metadata_too_long' };
       return delivery.call('views.open', { trigger_id: triggerId, view: reasonForm(meta, why) });
     },
   };

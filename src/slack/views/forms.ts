@@ -6,6 +6,7 @@ import type { PolicyFields } from '../../preview/preview.ts';
 import { MAX_REASON } from '../../workflow/rules.ts';
 import type { ChangeRequest, DecisionKind } from '../../workflow/types.ts';
 import { code, prose, truncate } from '../escape.ts';
+import { SLACK_LIMITS } from '../limits.ts';
 import { type Block, context, section } from './message.ts';
 import { requestTitle } from './request.ts';
 
@@ -80,9 +81,6 @@ export type ReasonMeta = z.infer<typeof ReasonMetaSchema>;
 const DecisionMetaSchema = z.object({ id: z.string().min(1), kind: z.enum(['approve', 'reject']) });
 export type DecisionMeta = z.infer<typeof DecisionMetaSchema>;
 
-/** Slack keeps at most 3,000 characters of private_metadata. */
-export const METADATA_MAX = 3000;
-
 export function encodeMeta(meta: unknown): string {
   return JSON.stringify(meta);
 }
@@ -144,7 +142,7 @@ function modal(callbackId: string, title: string, submit: string, meta: string, 
   return {
     type: 'modal',
     callback_id: callbackId,
-    title: plain(title.slice(0, 24)),
+    title: plain(title.slice(0, SLACK_LIMITS.modalTitle)),
     submit: plain(submit),
     close: plain('Cancel'),
     private_metadata: meta,
@@ -156,7 +154,7 @@ function modal(callbackId: string, title: string, submit: string, meta: string, 
 export function noticeModal(title: string, mrkdwn: string): View {
   return {
     type: 'modal',
-    title: plain(title.slice(0, 24)),
+    title: plain(title.slice(0, SLACK_LIMITS.modalTitle)),
     close: plain('Close'),
     blocks: [section(mrkdwn)],
   };

@@ -1,5 +1,5 @@
 import { type HistoryResult, verifySentence } from '../../../commands/history.ts';
-import type { AuditRecord } from '../../workflow/types.ts';
+import type { AuditRecord } from '../../audit/types.ts';
 import { code, prose } from '../escape.ts';
 import { type Block, context, finish, type SlackMessage, section } from './message.ts';
 

@@ -1,4 +1,4 @@
-import type { AuditRecord } from '../../workflow/types.ts';
+import type { AuditRecord } from '../../audit/types.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { type Block, context, finish, listSection, type SlackMessage, section } from './message.ts';
 import { auditDiffLines, objectLoss } from './request.ts';

@@ -1,4 +1,10 @@
-import { deleteWarning, didYouMeanWords, NOT_ASKED_WORDS, reachWords } from '../../../commands/words.ts';
+import {
+  deleteWarning,
+  didYouMeanWords,
+  KIND_WORDS,
+  NOT_ASKED_WORDS,
+  reachWords,
+} from '../../../commands/words.ts';
 import { isAnchored } from '../../policy/pattern.ts';
 import type { Problem } from '../../policy/problem.ts';
 import type { ObjectOutcome } from '../../policy/simulate.ts';
@@ -37,12 +43,6 @@ export interface PreviewMessage extends SlackMessage {
   readonly file?: PreviewFile;
 }
 
-const KIND_WORDS = {
-  classic: 'classic queue',
-  quorum: 'quorum queue',
-  stream: 'stream',
-  exchange: 'exchange',
-} as const;
 const MAX_SHOWN = { name: 200, pattern: 200, key: 60, value: 100 } as const;
 /** Objects listed one per line in the message; beyond this the file carries them. */
 const OBJECTS_SHOWN = 12;

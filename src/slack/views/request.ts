@@ -1,8 +1,9 @@
 import type { types } from '@slack/bolt';
+import type { AuditRecord } from '../../audit/types.ts';
 import { formatDuration } from '../../duration.ts';
 import type { PolicyFields } from '../../preview/preview.ts';
 import { showInvisible, valueWritten } from '../../text/asWritten.ts';
-import type { AuditRecord, ChangeRequest, RequestState } from '../../workflow/types.ts';
+import type { ChangeRequest, RequestState } from '../../workflow/types.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { asWrittenSection } from './asWritten.ts';
 import { type Block, context, divider, finish, listSection, type SlackMessage, section } from './message.ts';

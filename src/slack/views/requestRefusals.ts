@@ -1,5 +1,6 @@
 import type { WorkflowError } from '../../workflow/errors.ts';
 import { prose, truncate } from '../escape.ts';
+import { VIEW_BUDGET } from '../limits.ts';
 import { INTERNAL_FAILURE } from './errors.ts';
 import { finish, type SlackMessage, section } from './message.ts';
 import { previewView } from './preview.ts';
@@ -33,10 +34,10 @@ export function refusalDetail(err: WorkflowError): string {
   return '';
 }
 
-/** A form's inline error: the sentence and its detail, plain text (Slack shows at most 2,000). */
+/** A form's inline error: the sentence and its detail, plain text, within `VIEW_BUDGET.formError`. */
 export function refusalText(err: WorkflowError): string {
   const detail = refusalDetail(err);
-  return truncate(detail ? `${err.message} ${detail}` : err.message, 1900);
+  return truncate(detail ? `${err.message} ${detail}` : err.message, VIEW_BUDGET.formError);
 }
 
 /** A refusal as a message to the requester. A refused preview shows the preview's own refusal. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log.ts';
-import { sorted } from '../watch/compare.ts';
+import { sorted } from '../policy/compare.ts';
 import {
   type AuditEntry,
   type AuditRecord,

@@ -1,4 +1,4 @@
-import type { Policy, PolicyLayer } from '../policy/types.ts';
+import type { Policy, PolicyLayer } from './types.ts';
 
 /**
  * The recorded state of a broker's policies and what differs from it. Pure.

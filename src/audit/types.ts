@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import type { PolicyFields } from '../preview/preview.ts';
+
+/**
+ * The audit trail's records: what each applied change (by the apply job, src/workflow/) and each
+ * change caught outside the bot (src/watch/) appends, and what `history` reads back. Every
+ * record read back from Redis is parsed with these schemas.
+ */
+
+const Definition = z.record(z.string(), z.unknown());
+/** A time as stored: ISO 8601, UTC. */
+export const IsoTime = z.iso.datetime();
+
+/** The PolicyFields shape of the preview service (src/preview/preview.ts). */
+export const PolicyFieldsSchema = z.object({
+  pattern: z.string(),
+  applyTo: z.string(),
+  priority: z.number(),
+  definition: Definition,
+}) satisfies z.ZodType<PolicyFields>;
+
+export const AuditObjectSchema = z.object({
+  name: z.string(),
+  kind: z.string(),
+  /** The user policy in force before and after (null: none). */
+  before: z.string().nullable(),
+  after: z.string().nullable(),
+  candidates: z.array(z.string()).optional(),
+  /** Keys whose effective value the object lost, gained, or saw change (with values). */
+  lost: z.record(z.string(), z.unknown()),
+  gained: z.record(z.string(), z.unknown()),
+  changed: z.record(z.string(), z.object({ before: z.unknown(), after: z.unknown() })),
+});
+export type AuditObject = z.infer<typeof AuditObjectSchema>;
+
+const Person = z.object({ user: z.string(), reason: z.string().optional() });
+
+/** One applied change. `hash` = sha256 over the canonical JSON of the record without `hash`. */
+export const AuditRecordSchema = z.object({
+  /** `a-` + the request id for bot changes; unique in the trail. */
+  id: z.string().min(1),
+  /** When it was recorded (= applied). */
+  at: IsoTime,
+  env: z.string(),
+  vhost: z.string(),
+  policy: z.string(),
+  /** true: an operator policy. */
+  operator: z.boolean(),
+  action: z.enum(['create', 'edit', 'delete', 'revert', 'outside']),
+  requestId: z.string().optional(),
+  requester: Person.optional(),
+  approver: Person.optional(),
+  /** For a change caught outside the bot: who the broker says made it (absent: not known). */
+  actor: z.string().optional(),
+  /**
+   * For a change caught outside the bot: how. `events`: the broker's event exchange, which names
+   * the user; `interval` or `start`: comparing the policy lists (on the interval, or at start for
+   * what changed while the bot was down), which cannot say who made it.
+   */
+  detectedBy: z.enum(['events', 'interval', 'start']).optional(),
+  requestedAt: IsoTime.optional(),
+  approvedAt: IsoTime.optional(),
+  appliedAt: IsoTime.optional(),
+  before: PolicyFieldsSchema.nullable(),
+  after: PolicyFieldsSchema.nullable(),
+  /** Every object whose effective values changed: what it lost, gained and changed. */
+  objects: z.array(AuditObjectSchema),
+  /** Objects the simulation could not predict. */
+  unpredictable: z.number().int().min(0),
+  /** After the write: did the broker report what the preview predicted? */
+  matchedPreview: z.boolean().optional(),
+  revertOf: z.string().optional(),
+  /** Hash of the previous record ('' for the first). */
+  prev: z.string(),
+  hash: z.string(),
+});
+export type AuditRecord = z.infer<typeof AuditRecordSchema>;
+/** What a caller gives to append: the trail fills in `prev` and `hash`. */
+export type AuditEntry = Omit<AuditRecord, 'prev' | 'hash'>;
+
+export interface HistoryQuery {
+  /** A policy name, or an object name (every policy that governed it). */
+  readonly name?: string;
+  readonly vhost?: string;
+  readonly env?: string;
+}
+
+export type VerifyResult =
+  | { readonly ok: true; readonly records: number }
+  | {
+      readonly ok: false;
+      /** Records read up to and including the broken one. */
+      readonly records: number;
+      /** The first record found broken (its id, or its stream position when unreadable). */
+      readonly broken: string;
+      readonly why: 'hash-mismatch' | 'chain-broken' | 'unreadable' | 'head-mismatch';
+    };
