@@ -48,6 +48,9 @@ export interface RequestEntry {
   createdAt: string;
   expiresAt: string;
   decision?: ChangeRequest['decision'];
+  /** Distinct approvers the change needs, and the approvals given so far (in order). */
+  approvalsRequired: number;
+  approvals: NonNullable<ChangeRequest['approvals']>;
   revertOf?: string;
 }
 
@@ -73,6 +76,9 @@ export function requestEntry(r: ChangeRequest): RequestEntry {
     createdAt: r.createdAt,
     expiresAt: r.expiresAt,
     ...(r.decision ? { decision: r.decision } : {}),
+    // As rules.ts's approvalsNeeded/approvalsOf read them: the terminal loads no src/workflow/ at start.
+    approvalsRequired: r.approvalsRequired ?? 1,
+    approvals: r.approvals ?? [],
     ...(r.revertOf ? { revertOf: r.revertOf } : {}),
   };
 }

@@ -28,6 +28,10 @@ export interface Environment {
   readonly amqp: AmqpEndpoint;
   /** How long a change request waits for a decision (RMQ_REQUEST_TTL, or the file's `requestTtl`). */
   readonly requestTtlMs: number;
+  /** Distinct approvers a change needs, none the requester (RMQ_APPROVALS_REQUIRED, or the file's `approvalsRequired`). */
+  readonly approvalsRequired: number;
+  /** Who may file change requests: user and user-group ids (SLACK_REQUESTERS, or the file's `requesters`); empty: anyone. */
+  readonly requesters: readonly string[];
 }
 
 /** An AMQP endpoint; the URL never carries the credentials (they are logged nowhere). */
@@ -108,6 +112,20 @@ const csv = z
       .filter(Boolean),
   );
 
+/** A Slack user id (`U…`, `W…`) or user-group id (`S…`): what a requesters list holds. */
+const SLACK_ID = /^[UWS][A-Z0-9]{2,}$/;
+const slackIds = z.array(
+  z
+    .string()
+    .regex(SLACK_ID, 'a Slack user id (U…, W…) or user-group id (S…), such as U024BE7LH or S0614TZR7'),
+);
+
+/** Distinct approvals a change needs: a whole number from 1. */
+const approvalsRequired = z.coerce
+  .number()
+  .int('a whole number such as 2')
+  .min(1, 'at least 1 (one approver)');
+
 const amqpUrl = z
   .string()
   .url()
@@ -149,6 +167,7 @@ const EnvSchema = z.object({
     .transform((ms) => ms as number)
     .optional(),
   RMQ_REQUEST_TTL: requestTtl.default(24 * 3_600_000),
+  RMQ_APPROVALS_REQUIRED: approvalsRequired.default(1),
   RMQ_MAX_BODY: size.optional(),
   RMQ_MAX_LISTING: size.optional(),
   REDIS_URL: z
@@ -177,6 +196,7 @@ const EnvSchema = z.object({
   SLACK_API_URL: httpUrl.optional(),
   SLACK_APPROVALS_CHANNEL: z.string().min(1).optional(),
   SLACK_APPROVERS: csv,
+  SLACK_REQUESTERS: csv.pipe(slackIds),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -194,6 +214,8 @@ const EnvironmentsFile = z.object({
         approvalsChannel: z.string().min(1).optional(),
         amqpUrl: amqpUrl.optional(),
         requestTtl: requestTtl.optional(),
+        approvalsRequired: approvalsRequired.optional(),
+        requesters: slackIds.optional(),
       }),
     )
     .min(1),
@@ -265,6 +287,8 @@ export function loadConfig(
         approvalsChannel: x.approvalsChannel ?? e.SLACK_APPROVALS_CHANNEL,
         amqp: amqpEndpoint(x.amqpUrl, x.url, user, password),
         requestTtlMs: x.requestTtl ?? e.RMQ_REQUEST_TTL,
+        approvalsRequired: x.approvalsRequired ?? e.RMQ_APPROVALS_REQUIRED,
+        requesters: x.requesters ?? e.SLACK_REQUESTERS,
       };
     });
     const names = new Set<string>();
@@ -285,8 +309,19 @@ export function loadConfig(
         approvalsChannel: e.SLACK_APPROVALS_CHANNEL,
         amqp: amqpEndpoint(e.RMQ_AMQP_URL, e.RMQ_URL, e.RMQ_USER, e.RMQ_PASSWORD),
         requestTtlMs: e.RMQ_REQUEST_TTL,
+        approvalsRequired: e.RMQ_APPROVALS_REQUIRED,
+        requesters: e.SLACK_REQUESTERS,
       },
     ];
+  }
+  for (const [i, x] of environments.entries()) {
+    const problem = approvalsProblem(x);
+    if (problem) {
+      const where = e.RMQ_ENVIRONMENTS
+        ? `RMQ_ENVIRONMENTS (${e.RMQ_ENVIRONMENTS}): environments.${i}.approvalsRequired (environment "${x.name}")`
+        : 'RMQ_APPROVALS_REQUIRED';
+      throw new ConfigError(`${where}: ${problem}.`);
+    }
   }
   return {
     environments,
@@ -311,6 +346,17 @@ export function loadConfig(
       ...(e.RMQ_MAX_LISTING === undefined ? {} : { listingBytes: e.RMQ_MAX_LISTING }),
     },
   };
+}
+
+/**
+ * Why an environment's approvalsRequired cannot be met, or undefined. Above one, it needs that
+ * many approvers besides the requester: at most the number of approver user ids configured
+ * (a user group may hold any number, so a group lifts the bound).
+ */
+function approvalsProblem(x: Pick<Environment, 'approvalsRequired' | 'approvers'>): string | undefined {
+  if (x.approvalsRequired <= 1 || x.approvers.some((id) => id.startsWith('S'))) return undefined;
+  if (x.approvalsRequired <= x.approvers.length) return undefined;
+  return `${x.approvalsRequired} approvals required, but only ${x.approvers.length} approver(s) configured (${x.approvers.join(', ') || 'none'}): lower it, or add approvers or a user group`;
 }
 
 /**

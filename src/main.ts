@@ -159,11 +159,12 @@ export function changeRequestParts(options: {
   readonly metrics: Metrics;
   readonly logger: ReturnType<typeof createLogger>;
   readonly keyPrefix?: string;
-  /** Tests shorten the worker's backoff and verification deadline. */
+  /** Tests shorten the worker's backoff, verification deadline and sweep interval (expiry, reminders). */
   readonly worker?: {
     readonly backoffMs?: number;
     readonly verifyDeadlineMs?: number;
     readonly attempts?: number;
+    readonly sweepIntervalMs?: number;
   };
 }): ChangeRequestParts {
   const { config, logger } = options;
@@ -187,6 +188,7 @@ export function changeRequestParts(options: {
         brokerFor: brokerOf(options.brokers),
         approvers: createApproverDirectory({
           approvers: new Map(config.environments.map((e) => [e.name, e.approvers])),
+          requesters: new Map(config.environments.map((e) => [e.name, e.requesters])),
           listMembers: listGroupMembers,
         }),
         queue,

@@ -49,7 +49,10 @@ export const AuditRecordSchema = z.object({
   action: z.enum(['create', 'edit', 'delete', 'revert', 'outside']),
   requestId: z.string().optional(),
   requester: Person.optional(),
+  /** The first approver (kept for readers of one approver); `approvers` lists them all. */
   approver: Person.optional(),
+  /** Every approver, in the order they approved, each with their reason. */
+  approvers: z.array(Person).optional(),
   /** For a change caught outside the bot: who the broker says made it (absent: not known). */
   actor: z.string().optional(),
   /**

@@ -215,7 +215,11 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
     signal: stopping.signal,
     ...deps.delivery,
   });
-  const notifier = createSlackNotifier({ delivery, logger });
+  const notifier = createSlackNotifier({
+    delivery,
+    logger,
+    approversOf: (env) => config.environments.find((e) => e.name === env)?.approvers ?? [],
+  });
   // Members of an approvers' user group, as Slack has them (the directory caches them).
   const listGroupMembers: ListGroupMembers = async (usergroup) =>
     (await app.client.usergroups.users.list({ usergroup })).users ?? [];

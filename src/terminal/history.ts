@@ -14,10 +14,8 @@ function entryLines(e: AuditRecord): string[] {
     lines.push(
       `  requested by ${e.requester.user}${e.requester.reason ? `: ${quoted(e.requester.reason)}` : ''}`,
     );
-  if (e.approver)
-    lines.push(
-      `  approved by ${e.approver.user}${e.approver.reason ? `: ${quoted(e.approver.reason)}` : ''}`,
-    );
+  for (const a of e.approvers ?? (e.approver ? [e.approver] : []))
+    lines.push(`  approved by ${a.user}${a.reason ? `: ${quoted(a.reason)}` : ''}`);
   if (e.action === 'outside')
     lines.push(`  made outside the bot${e.actor ? ` by ${e.actor}` : ' (by whom: not known)'}`);
   lines.push(`  before: ${e.before ? policyWords(e.before) : '(none)'}`);

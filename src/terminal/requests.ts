@@ -15,6 +15,10 @@ export function requestsText(r: RequestsResult): string {
     );
     if (c.before) lines.push(`  now:   ${policyWords(c.before)}`);
     lines.push(`  after: ${c.after ? policyWords(c.after) : '(deleted)'}`);
+    for (const a of q.approvalsRequired > 1 ? q.approvals : [])
+      lines.push(`  approval by ${a.by} at ${a.at}: ${JSON.stringify(a.reason)}`);
+    if (q.state === 'pending' && q.approvalsRequired > 1)
+      lines.push(`  ${q.approvals.length} of ${q.approvalsRequired} approvals`);
     if (q.decision)
       lines.push(
         `  ${q.decision.kind === 'approve' ? 'approved' : 'rejected'} by ${q.decision.by} at ${q.decision.at}: ${quoted(q.decision.reason)}`,

@@ -1,6 +1,7 @@
 /**
  * Who may approve, per environment: the users and user groups of SLACK_APPROVERS (or the
- * environment's `approvers`). Slack user-group ids start with `S`; anything else is a user id.
+ * environment's `approvers`); and who may file change requests: those of SLACK_REQUESTERS (or
+ * the environment's `requesters`; none: anyone). Slack user-group ids start with `S`; anything else is a user id.
  * Group members are read with an injected `usergroups.users.list`-style function and kept for
  * `ttlMs` (default five minutes), so a click never waits for Slack; a failed read keeps the
  * last known members (and is retried on the next ask).
@@ -12,6 +13,8 @@ export type ListGroupMembers = (groupId: string) => Promise<readonly string[]>;
 export interface ApproverDirectoryOptions {
   /** Environment name -> its approvers (user ids and group ids). */
   readonly approvers: ReadonlyMap<string, readonly string[]>;
+  /** Environment name -> who may file change requests (user ids and group ids); absent or empty: anyone. */
+  readonly requesters?: ReadonlyMap<string, readonly string[]>;
   readonly listMembers: ListGroupMembers;
   /** How long a group's members are trusted. Default 5 minutes. */
   readonly ttlMs?: number;
@@ -23,6 +26,10 @@ export interface ApproverDirectory {
   isApprover(env: string, user: string): Promise<boolean>;
   /** The configured ids (users and groups) of `env`, for messages. */
   configured(env: string): readonly string[];
+  /** Who may file change requests in `env` (user and group ids); empty: anyone. */
+  requesters(env: string): readonly string[];
+  /** Whether `user` may file change requests in `env` (true when no requesters are configured). */
+  isRequester(env: string, user: string): Promise<boolean>;
 }
 
 export const isUserGroupId = (id: string): boolean => id.startsWith('S');
@@ -55,15 +62,22 @@ export function createApproverDirectory(options: ApproverDirectoryOptions): Appr
     return p;
   }
 
+  async function among(ids: readonly string[], user: string): Promise<boolean> {
+    if (ids.includes(user)) return true;
+    for (const id of ids) {
+      if (isUserGroupId(id) && (await members(id)).has(user)) return true;
+    }
+    return false;
+  }
+  const requesters = (env: string) => options.requesters?.get(env) ?? [];
+
   return {
     configured: (env) => options.approvers.get(env) ?? [],
-    async isApprover(env, user) {
-      const ids = options.approvers.get(env) ?? [];
-      if (ids.includes(user)) return true;
-      for (const id of ids) {
-        if (isUserGroupId(id) && (await members(id)).has(user)) return true;
-      }
-      return false;
+    isApprover: (env, user) => among(options.approvers.get(env) ?? [], user),
+    requesters,
+    async isRequester(env, user) {
+      const ids = requesters(env);
+      return ids.length === 0 || among(ids, user);
     },
   };
 }

@@ -32,6 +32,15 @@ export type WorkflowRefusal =
   | { readonly code: 'self-approval' }
   /** The user is not among the environment's approvers. */
   | { readonly code: 'not-approver'; readonly env: string }
+  /** The approver approved this request already: one approver counts once. */
+  | { readonly code: 'already-approved' }
+  /** The user is not among the environment's requesters: who may ask and who may approve (user and group ids). */
+  | {
+      readonly code: 'not-requester';
+      readonly env: string;
+      readonly requesters: readonly string[];
+      readonly approvers: readonly string[];
+    }
   /** The broker already has exactly this change. */
   | { readonly code: 'nothing-to-do' };
 
@@ -59,6 +68,9 @@ const SENTENCES: { readonly [C in WorkflowErrorCode]: (facts: RefusalOf<C>) => s
   'not-found': (f) => `There is no ${f.what} ${f.id}.`,
   'self-approval': () => 'You filed this request: another approver must decide it.',
   'not-approver': () => 'You are not among the approvers of this environment: nothing was decided.',
+  'already-approved': () =>
+    'You already approved this request: another approver must give the next approval.',
+  'not-requester': () => 'You may not file change requests in this environment: nothing was filed or posted.',
   'nothing-to-do': () =>
     'The broker already has exactly this: there is nothing to change. Nothing was filed.',
 };

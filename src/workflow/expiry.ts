@@ -13,3 +13,18 @@ export async function expireDue(store: RequestStore, notify: Notifier): Promise<
   }
   return expired;
 }
+
+/**
+ * Reminds the approvers of every pending request past half its time to live, once: the first
+ * replica to claim a request's reminder (one HSETNX) sends it. Returns how many were sent.
+ */
+export async function remindDue(store: RequestStore, notify: Notifier): Promise<number> {
+  let sent = 0;
+  for (const r of await store.dueReminders()) {
+    if (await store.claimReminder(r.id)) {
+      sent++;
+      await notify.reminder(r);
+    }
+  }
+  return sent;
+}

@@ -1,9 +1,9 @@
 import type { RefusalOf } from './errors.ts';
-import type { WorkflowEnvironment } from './types.ts';
+import type { ChangeRequest, WorkflowEnvironment } from './types.ts';
 
 /**
- * The workflow's rules, pure: who may file, approve, reject and withdraw a change request, what
- * needs a reason, which environment refuses. Each check returns the refusal (its code and the
+ * The workflow's rules, pure: who may file, approve, reject and withdraw a change request, how
+ * many approvals it needs, what needs a reason, which environment refuses. Each check returns the refusal (its code and the
  * facts its sentence needs, errors.ts) or null. workflow.ts asks them on every path that files
  * or decides (the Slack forms, the commands, a Revert, a time box's approved revert); nothing
  * else decides these.
@@ -14,7 +14,13 @@ export const MAX_REASON = 1000;
 
 /** A refusal of a rule here. */
 export type RuleRefusal = RefusalOf<
-  'read-only-env' | 'reason-required' | 'reason-too-long' | 'self-approval' | 'not-approver'
+  | 'read-only-env'
+  | 'reason-required'
+  | 'reason-too-long'
+  | 'self-approval'
+  | 'not-approver'
+  | 'already-approved'
+  | 'not-requester'
 >;
 
 /** What filing depends on. */
@@ -42,6 +48,37 @@ export function fileRefusal(f: FileFacts): RuleRefusal | null {
   return reasonTooLong(f.reason);
 }
 
+/** Who may file in an environment: its requesters (user and group ids; none: anyone). */
+export interface RequesterFacts {
+  readonly env: string;
+  readonly requesters: readonly string[];
+  /** Whether the user is among them, directly or through a group (not asked when there are none). */
+  readonly isRequester: boolean;
+  /** The environment's approvers, named in the refusal as the people to ask. */
+  readonly approvers: readonly string[];
+}
+
+/** Whether the user may file change requests at all: asked before anything is previewed or a form opens. */
+export function requesterRefusal(f: RequesterFacts): RuleRefusal | null {
+  if (f.requesters.length === 0 || f.isRequester) return null;
+  return { code: 'not-requester', env: f.env, requesters: f.requesters, approvers: f.approvers };
+}
+
+/** Approvals a request needs; a request filed before the rule existed needs one. */
+export function approvalsNeeded(r: Pick<ChangeRequest, 'approvalsRequired'>): number {
+  return r.approvalsRequired ?? 1;
+}
+
+/** The approvals a request has, in the order given. */
+export function approvalsOf(r: Pick<ChangeRequest, 'approvals'>): NonNullable<ChangeRequest['approvals']> {
+  return r.approvals ?? [];
+}
+
+/** Whether `user` has approved the request already (an approver counts once). */
+export function hasApproved(r: Pick<ChangeRequest, 'approvals'>, user: string): boolean {
+  return approvalsOf(r).some((a) => a.by === user);
+}
+
 /**
  * Who the decider is to the request: its requester, an approver of its environment, or neither.
  * The caller asks the approver directory only when the decider is not the requester.
@@ -56,19 +93,23 @@ export interface DecideFacts {
   readonly env: string;
   /** The decider's reason, trimmed. */
   readonly reason: string;
+  /** Whether the decider approved this request already (hasApproved). */
+  readonly alreadyApproved?: boolean;
 }
 
 /**
  * Whether a decision may be taken. Every decision needs a reason (at most MAX_REASON). The
  * requester may withdraw (reject) their own request but never approve it; anyone else deciding,
- * either way, must be among the environment's approvers.
+ * either way, must be among the environment's approvers; an approver's approval counts once (the
+ * store's Lua script holds the same rule atomically, for two clicks on two replicas).
  */
 export function decideRefusal(f: DecideFacts): RuleRefusal | null {
   if (!f.reason) return REASON_REQUIRED.decision;
   const long = reasonTooLong(f.reason);
   if (long) return long;
   if (f.role === 'requester') return f.kind === 'approve' ? { code: 'self-approval' } : null;
-  return f.role === 'approver' ? null : { code: 'not-approver', env: f.env };
+  if (f.role !== 'approver') return { code: 'not-approver', env: f.env };
+  return f.kind === 'approve' && f.alreadyApproved ? { code: 'already-approved' } : null;
 }
 
 const REASON_REQUIRED = {

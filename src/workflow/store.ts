@@ -1,12 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { type ChangeRequest, ChangeRequestSchema, OPEN_STATES, type RequestState } from './types.ts';
+import {
+  type Approval,
+  ApprovalSchema,
+  type ChangeRequest,
+  ChangeRequestSchema,
+  type Decision,
+  OPEN_STATES,
+  type RequestState,
+} from './types.ts';
 
 /**
  * Change requests in Redis, shared by every bot replica:
  *
  *   <prefix>:request:<id>     HASH  doc (what was filed, JSON, never changed), state, expiresAt (ms),
- *                                   updatedAt, and per state: decision, message, applyingAt,
+ *                                   updatedAt, approvals (JSON array, while pending), and per
+ *                                   state: decision, message, applyingAt,
  *                                   appliedAt, failure, auditId, verification (JSON where structured)
  *   <prefix>:requests:open    ZSET  id -> createdAt (ms), while the state is open
  *
@@ -39,6 +48,51 @@ if ARGV[6] == '1' then redis.call('ZREM', KEYS[2], KEYS[1]) end
 return {'ok', state}
 `;
 
+// One approval. KEYS: request, open set. ARGV: user, now ms, now ISO, the approval (JSON), the
+// decision (JSON) set when it is the last one needed. The approvals field is a JSON array, appended
+// to as text; the number needed is the filed doc's approvalsRequired (absent: 1).
+const APPROVE = `
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return {'missing'} end
+if state == 'pending' then
+  local deadline = tonumber(redis.call('HGET', KEYS[1], 'expiresAt'))
+  if deadline and tonumber(ARGV[2]) >= deadline then
+    redis.call('HSET', KEYS[1], 'state', 'expired', 'updatedAt', ARGV[3])
+    redis.call('ZREM', KEYS[2], KEYS[1])
+    return {'expired'}
+  end
+end
+if state ~= 'pending' then return {'moved', state} end
+local raw = redis.call('HGET', KEYS[1], 'approvals')
+local count = 0
+if raw then
+  for _, a in ipairs(cjson.decode(raw)) do
+    if a.by == ARGV[1] then return {'duplicate'} end
+    count = count + 1
+  end
+  raw = string.sub(raw, 1, -2) .. ',' .. ARGV[4] .. ']'
+else
+  raw = '[' .. ARGV[4] .. ']'
+end
+count = count + 1
+local required = tonumber(cjson.decode(redis.call('HGET', KEYS[1], 'doc')).approvalsRequired) or 1
+redis.call('HSET', KEYS[1], 'approvals', raw, 'updatedAt', ARGV[3])
+if count >= required then
+  redis.call('HSET', KEYS[1], 'state', 'approved', 'decision', ARGV[5])
+  return {'approved'}
+end
+return {'counted'}
+`;
+
+export type ApproveOutcome =
+  /** The last approval needed: the request is now `approved`. */
+  | { readonly kind: 'approved'; readonly request: ChangeRequest }
+  /** Counted; it still waits for more. */
+  | { readonly kind: 'counted'; readonly request: ChangeRequest }
+  /** This user has approved it already: nothing changed. */
+  | { readonly kind: 'duplicate'; readonly request: ChangeRequest }
+  | Exclude<TransitionOutcome, { kind: 'ok' }>;
+
 export type TransitionOutcome =
   | { readonly kind: 'ok'; readonly from: RequestState; readonly request: ChangeRequest }
   /** The state was not one of those allowed: `request` is as it stands. */
@@ -59,8 +113,8 @@ export interface TransitionInput {
 }
 
 /** Fields kept beside `doc`, parsed as JSON. */
-const JSON_FIELDS = ['decision', 'message', 'failure', 'verification'] as const;
-const TEXT_FIELDS = ['applyingAt', 'appliedAt', 'auditId', 'updatedAt'] as const;
+const JSON_FIELDS = ['decision', 'approvals', 'message', 'failure', 'verification'] as const;
+const TEXT_FIELDS = ['applyingAt', 'appliedAt', 'auditId', 'updatedAt', 'remindedAt'] as const;
 
 /** Filed once, never changed afterwards. */
 type Doc = Omit<
@@ -100,12 +154,14 @@ export class RequestStore {
       state,
       updatedAt,
       decision: _d,
+      approvals: _as,
       message: _m,
       failure: _f,
       verification: _v,
       applyingAt: _a,
       appliedAt: _p,
       auditId: _i,
+      remindedAt: _r,
       ...doc
     } = r;
     const key = this.#key(r.id);
@@ -150,6 +206,21 @@ export class RequestStore {
       .map((r) => r.id);
   }
 
+  /** Pending requests past half their time to live and not yet reminded of (candidates: `claimReminder` decides). */
+  async dueReminders(): Promise<ChangeRequest[]> {
+    const now = this.#now().getTime();
+    return (await this.listOpen()).filter((r) => {
+      const created = Date.parse(r.createdAt);
+      const half = created + (Date.parse(r.expiresAt) - created) / 2;
+      return r.state === 'pending' && r.remindedAt === undefined && now >= half;
+    });
+  }
+
+  /** Claims the reminder of a request: true for exactly one caller, on any replica. */
+  async claimReminder(id: string): Promise<boolean> {
+    return (await this.#redis.hsetnx(this.#key(id), 'remindedAt', this.#now().toISOString())) === 1;
+  }
+
   /** Requests approved but not finished: the apply job must exist for each (restart, lost enqueue). */
   async unfinished(): Promise<ChangeRequest[]> {
     return (await this.listOpen()).filter((r) => r.state === 'approved' || r.state === 'applying');
@@ -166,6 +237,39 @@ export class RequestStore {
       JSON.stringify({ channel, ts }),
     );
     return done === 1 ? this.get(id) : undefined;
+  }
+
+  /**
+   * Counts `approval` on a pending request, in one script: refused past the deadline (expired),
+   * out of `pending` (moved) and for a user who approved it already (duplicate); the approval that
+   * makes the number needed moves it to `approved`, so only one caller, on any replica, sees that.
+   */
+  async approve(id: string, approval: Approval): Promise<ApproveOutcome> {
+    const now = this.#now();
+    const decision: Decision = { kind: 'approve', ...approval };
+    const [kind] = (await this.#redis.eval(
+      APPROVE,
+      2,
+      this.#key(id),
+      this.#open,
+      approval.by,
+      String(now.getTime()),
+      now.toISOString(),
+      JSON.stringify(ApprovalSchema.parse(approval)),
+      JSON.stringify(decision),
+    )) as [string];
+    if (kind === 'missing') return { kind };
+    const request = await this.get(id);
+    if (!request) return { kind: 'missing' };
+    if (
+      kind === 'approved' ||
+      kind === 'counted' ||
+      kind === 'duplicate' ||
+      kind === 'moved' ||
+      kind === 'expired'
+    )
+      return { kind, request };
+    throw new Error(`request store: unexpected reply ${JSON.stringify(kind)}`);
   }
 
   async transition(id: string, t: TransitionInput): Promise<TransitionOutcome> {

@@ -76,6 +76,15 @@ export const DecisionSchema = z.object({
 });
 export type Decision = z.infer<typeof DecisionSchema>;
 
+/** One approver's approval: a request needs `approvalsRequired` of them, from distinct approvers. */
+export const ApprovalSchema = z.object({
+  /** Slack user id of the approver. */
+  by: z.string().min(1),
+  reason: z.string().min(1),
+  at: IsoTime,
+});
+export type Approval = z.infer<typeof ApprovalSchema>;
+
 export const FailureSchema = z.object({
   /** A RabbitErrorCode (`refused-by-broker`, `forbidden`, `unreachable`, …) or `internal`. */
   code: z.string().min(1),
@@ -132,11 +141,18 @@ export const ChangeRequestSchema = z.object({
   expiresAt: IsoTime,
   /** When the state last changed. */
   updatedAt: IsoTime,
+  /** The decision that moved it out of `pending`: a rejection, or the last approval needed. */
   decision: DecisionSchema.optional(),
+  /** Distinct approvers it needs, none the requester (the environment's when filed; absent: 1). */
+  approvalsRequired: z.number().int().min(1).optional(),
+  /** The approvals given so far, in order (absent: none). */
+  approvals: z.array(ApprovalSchema).optional(),
   /** When the apply job started, and when the change was recorded. */
   applyingAt: IsoTime.optional(),
   appliedAt: IsoTime.optional(),
   failure: FailureSchema.optional(),
+  /** When its approvers were reminded (half its time to live passed without a decision). */
+  remindedAt: IsoTime.optional(),
   /** The audit record of the applied change. */
   auditId: z.string().optional(),
   /** For a revert: the audit record whose before state it restores. */
@@ -202,8 +218,10 @@ export interface DecideInput {
 }
 
 export type DecideResult =
-  /** This call decided. For an approval the apply job is queued. */
+  /** This call decided (a rejection, or the last approval needed). For an approval the apply job is queued. */
   | { readonly outcome: 'decided'; readonly request: ChangeRequest }
+  /** This approval was counted; the request still waits for more (`request.approvals`). */
+  | { readonly outcome: 'counted'; readonly request: ChangeRequest }
   /** Someone decided first (or the request left `pending` otherwise): `request.decision` says who and when. */
   | { readonly outcome: 'already-decided'; readonly request: ChangeRequest }
   /** Past its deadline: now `expired`, nothing happens. */
@@ -222,8 +240,15 @@ export interface Workflow {
    */
   file(input: FileInput): Promise<Filed>;
   /**
-   * One atomic transition out of `pending`, if rules.ts lets this user take it. Notifies
-   * `stateChanged` when this call decided (or expired it).
+   * Refuses (`not-requester`, naming who may ask and approve; `unknown-env`) a user the
+   * environment does not let file requests: asked before a form opens. `file` asks it too.
+   */
+  mayRequest(env: string | undefined, user: string): Promise<void>;
+  /**
+   * Counts an approval, or rejects, if rules.ts lets this user: one atomic move in Redis. The
+   * approval that makes the number the request needs moves it to `approved` and queues the apply
+   * job (once, across replicas); one before it is `counted`. Notifies `stateChanged` when this
+   * call counted, decided (or expired it).
    */
   decide(id: string, input: DecideInput): Promise<DecideResult>;
   /** undefined: no such request. */
@@ -264,6 +289,8 @@ export interface Notifier {
   failed(request: ChangeRequest): Promise<void>;
   /** Not applied, the broker is not what was approved: `fresh` is a new preview of the same change, for a new request. */
   stale(request: ChangeRequest, fresh: PreviewResult): Promise<void>;
+  /** Half its time to live passed without a decision (once per request): remind its approvers in its thread. */
+  reminder(request: ChangeRequest): Promise<void>;
 }
 
 /** A Notifier that tells nobody (terminal, tests that do not care). */
@@ -272,6 +299,7 @@ export const SILENT_NOTIFIER: Notifier = {
   async applied() {},
   async failed() {},
   async stale() {},
+  async reminder() {},
 };
 
 // --- construction (built once in main.ts) ----------------------------------------------------
@@ -284,6 +312,8 @@ export interface WorkflowEnvironment {
   readonly approvalsChannel: string | undefined;
   /** How long a request waits for a decision (RMQ_REQUEST_TTL, or the environment's `requestTtl`). */
   readonly requestTtlMs: number;
+  /** Distinct approvers a change needs (RMQ_APPROVALS_REQUIRED, or the environment's `approvalsRequired`). Default 1. */
+  readonly approvalsRequired?: number;
 }
 
 /**

@@ -10,8 +10,9 @@ import { type PreviewInput, type PreviewResult, preview } from '../preview/previ
 import { isRabbitError, type ManagementClientOptions, RabbitError } from '../rabbit/index.ts';
 import { openRedis } from '../redis.ts';
 import type { WorkflowBroker } from './broker.ts';
-import { expireDue } from './expiry.ts';
+import { expireDue, remindDue } from './expiry.ts';
 import { APPLY_DEFAULTS, APPLY_QUEUE, ApplyJobData, bullPrefix, createApplyQueue } from './queue.ts';
+import { approvalsOf } from './rules.ts';
 import type { RequestStore } from './store.ts';
 import {
   type ApplyWorker,
@@ -115,11 +116,12 @@ export async function startApplyWorker(options: ApplyWorkerOptions & ApplyWorker
   worker.on('error', (err) => log.error({ err }, 'apply worker error'));
 
   // Approved requests whose job is missing (an enqueue lost to a Redis blip) are queued again;
-  // requests past their deadline expire. At start, then on an interval, by every replica.
+  // requests past their deadline expire; those past half of it remind their approvers. At start, then on an interval, by every replica.
   const sweep = async () => {
     try {
       for (const r of await store.unfinished()) await queue.enqueue(r.id);
       await expireDue(store, notify);
+      await remindDue(store, notify);
     } catch (err) {
       log.warn({ err }, 'apply worker: sweep failed; next one in a while');
     }
@@ -347,7 +349,7 @@ class ApplyJob {
       action: r.action,
       requestId: r.id,
       requester: r.requester,
-      ...(r.decision ? { approver: { user: r.decision.by, reason: r.decision.reason } } : {}),
+      ...approversOf(r),
       requestedAt: r.createdAt,
       ...(r.decision ? { approvedAt: r.decision.at } : {}),
       appliedAt: at,
@@ -370,6 +372,17 @@ class ApplyJob {
     await this.deps.notify.stateChanged(moved.request);
     await this.deps.notify.applied(moved.request, record);
   }
+}
+
+/** The audit record's approvers: every approval in order (`approver` the first); a request decided before approvals were counted has its decision. */
+function approversOf(r: ChangeRequest): Pick<AuditRecord, 'approver' | 'approvers'> {
+  const given = approvalsOf(r);
+  const people = (given.length ? given : r.decision ? [r.decision] : []).map((a) => ({
+    user: a.by,
+    reason: a.reason,
+  }));
+  const [first] = people;
+  return first ? { approver: first, approvers: people } : {};
 }
 
 function notAnswered(p: Exclude<PreviewResult, { status: 'answered' }>): Error {

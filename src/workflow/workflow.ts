@@ -6,8 +6,17 @@ import { isRabbitError } from '../rabbit/index.ts';
 import { orStoreUnavailable, WorkflowError } from './errors.ts';
 import { expireDue } from './expiry.ts';
 import { whyIdentityCannotWrite } from './identity.ts';
-import { type DeciderRole, decideRefusal, environmentRefusal, fileRefusal, MAX_REASON } from './rules.ts';
-import { newRequestId, RequestStore } from './store.ts';
+import {
+  approvalsOf,
+  type DeciderRole,
+  decideRefusal,
+  environmentRefusal,
+  fileRefusal,
+  hasApproved,
+  MAX_REASON,
+  requesterRefusal,
+} from './rules.ts';
+import { type ApproveOutcome, newRequestId, RequestStore, type TransitionOutcome } from './store.ts';
 import { revertOf, revertRequestId } from './timebox.ts';
 import type {
   ChangeRequest,
@@ -48,6 +57,18 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
     return env;
   }
 
+  /** Refuses (`not-requester`, naming who may ask or approve) a user the environment does not let file. */
+  async function assertMayRequest(env: WorkflowEnvironment, user: string): Promise<void> {
+    const requesters = options.approvers.requesters(env.name);
+    const refused = requesterRefusal({
+      env: env.name,
+      requesters,
+      isRequester: requesters.length > 0 && (await options.approvers.isRequester(env.name, user)),
+      approvers: options.approvers.configured(env.name),
+    });
+    if (refused) throw new WorkflowError(refused);
+  }
+
   /** Who `user` is to `request`: the directory is asked only about someone else. */
   async function roleOf(request: ChangeRequest, user: string): Promise<DeciderRole> {
     if (user === request.requester.user) return 'requester';
@@ -78,6 +99,7 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
     const env = environment(input.env);
     const closed = environmentRefusal(env);
     if (closed) throw new WorkflowError(closed);
+    await assertMayRequest(env, input.requester.user);
     // Before the broker is asked: a request that cannot be stored is refused at once.
     await storeCall('ping', () => options.redis.ping());
     const broker = options.brokerFor(env.name);
@@ -137,6 +159,7 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
       origin: input.origin,
       ...(approvalsChannel ? { approvalsChannel } : {}),
       state: 'pending',
+      approvalsRequired: env.approvalsRequired ?? 1,
       createdAt: created.toISOString(),
       expiresAt: new Date(created.getTime() + env.requestTtlMs).toISOString(),
       updatedAt: created.toISOString(),
@@ -153,6 +176,7 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
 
   return {
     file: (input) => fileRequest(input, { action: input.action }),
+    mayRequest: (env, user) => assertMayRequest(environment(env), user),
 
     async decide(id, input: DecideInput): Promise<DecideResult> {
       const reason = input.reason.trim();
@@ -164,17 +188,21 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
         role: reason ? await roleOf(request, input.user) : 'other',
         env: request.env,
         reason,
+        alreadyApproved: hasApproved(request, input.user),
       });
       if (refused) throw new WorkflowError(refused, { request });
+      const at = now().toISOString();
       const outcome = await storeCall(
         'decide',
-        () =>
-          store.transition(id, {
-            from: ['pending'],
-            to: input.kind === 'approve' ? 'approved' : 'rejected',
-            checkDeadline: true,
-            set: { decision: { kind: input.kind, by: input.user, reason, at: now().toISOString() } },
-          }),
+        (): Promise<ApproveOutcome | TransitionOutcome> =>
+          input.kind === 'approve'
+            ? store.approve(id, { by: input.user, reason, at })
+            : store.transition(id, {
+                from: ['pending'],
+                to: 'rejected',
+                checkDeadline: true,
+                set: { decision: { kind: input.kind, by: input.user, reason, at } },
+              }),
         undecided,
       );
       if (outcome.kind === 'missing')
@@ -188,6 +216,17 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
           outcome: outcome.request.state === 'expired' ? 'expired' : 'already-decided',
           request: outcome.request,
         };
+      }
+      // Another click of the same approver, on another replica, got there between the read and the move.
+      if (outcome.kind === 'duplicate')
+        throw new WorkflowError({ code: 'already-approved' }, { request: outcome.request });
+      if (outcome.kind === 'counted') {
+        options.log.info(
+          { requestId: id, by: input.user, approvals: approvalsOf(outcome.request).length },
+          'approval counted; more needed',
+        );
+        await notify.stateChanged(outcome.request);
+        return { outcome: 'counted', request: outcome.request };
       }
       options.log.info({ requestId: id, decision: input.kind, by: input.user }, 'request decided');
       if (input.kind === 'approve') {
@@ -333,5 +372,6 @@ export function notifierLogging(n: Notifier, log: WorkflowOptions['log']): Notif
     applied: guard('applied', (r, rec) => n.applied(r, rec)),
     failed: guard('failed', (r) => n.failed(r)),
     stale: guard('stale', (r, p) => n.stale(r, p)),
+    reminder: guard('reminder', (r) => n.reminder(r)),
   };
 }

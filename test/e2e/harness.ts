@@ -204,6 +204,8 @@ export interface HarnessOptions {
    * `management` only (it may read policies, not write them).
    */
   readonly changes?: boolean;
+  /** With `changes`: more keys of environment `lab` in the environments file (e.g. `approvalsRequired: 2`). */
+  readonly labRules?: string;
   /**
    * Changes made outside the bot watched, as main.ts watches them, for environment `lab` and the
    * harness's vhost only (other tests change other vhosts of the same broker all the time).
@@ -215,8 +217,11 @@ export interface HarnessOptions {
 export const APPROVER = 'U0APPROVER';
 export const APPROVER_GROUP = 'S0APPROVERS';
 export const APPROVALS_CHANNEL = 'C0APPROVALS';
-/** What the apply worker waits for the objects to report the new policy, in the e2e tests. */
-const E2E_WORKER = { backoffMs: 300, verifyDeadlineMs: 30_000 } as const;
+/**
+ * What the apply worker waits for the objects to report the new policy, in the e2e tests, and how
+ * often it sweeps (expiry, reminders at half a request's time to live).
+ */
+const E2E_WORKER = { backoffMs: 300, verifyDeadlineMs: 30_000, sweepIntervalMs: 1000 } as const;
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const admin: LabClient = adminClient();
@@ -265,7 +270,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     : '';
   const environmentsYaml = [
     'environments:',
-    `  - { name: lab, url: "${proxy.url}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD${approvalsYaml} }`,
+    `  - { name: lab, url: "${proxy.url}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD${approvalsYaml}${options.labRules ? `, ${options.labRules}` : ''} }`,
     ...(down ? [`  - { name: down, url: "${down.url}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD }`] : []),
     ...(weak
       ? [

@@ -21,6 +21,8 @@ export function testEnvironment(broker: TestBroker, amqpUrl = broker.amqpUrl): E
     password,
     mode: 'normal',
     approvers: [],
+    approvalsRequired: 1,
+    requesters: [],
     approvalsChannel: undefined,
     amqp: amqpEndpoint(amqpUrl, broker.url, user, password),
     requestTtlMs: 24 * 3_600_000,

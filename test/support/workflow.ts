@@ -37,10 +37,11 @@ export interface Told {
   readonly applied: { request: ChangeRequest; record: AuditRecord }[];
   readonly failed: ChangeRequest[];
   readonly stale: { request: ChangeRequest; fresh: unknown }[];
+  readonly reminders: ChangeRequest[];
 }
 
 export function recordingNotifier(): Notifier & { told: Told } {
-  const told: Told = { states: [], applied: [], failed: [], stale: [] };
+  const told: Told = { states: [], applied: [], failed: [], stale: [], reminders: [] };
   return {
     told,
     async stateChanged(r) {
@@ -55,6 +56,9 @@ export function recordingNotifier(): Notifier & { told: Told } {
     async stale(request, fresh) {
       told.stale.push({ request, fresh });
     },
+    async reminder(r) {
+      told.reminders.push(r);
+    },
   };
 }
 
@@ -68,6 +72,8 @@ export interface WorkflowFixture {
     env?: Partial<WorkflowEnvironment>;
     /** The test environment's approvers (users and groups); default APPROVER and GROUP. */
     approvers?: readonly string[];
+    /** Who may file (user and group ids); none: anyone. */
+    requesters?: string[];
     redis?: Redis;
     now?: () => Date;
   }): Workflow;
@@ -115,6 +121,7 @@ export function workflowFixture(
         brokerFor: () => options.client ?? defaultClient,
         approvers: createApproverDirectory({
           approvers: new Map([[TEST_ENV, [...(options.approvers ?? [APPROVER, GROUP])]]]),
+          requesters: new Map([[TEST_ENV, options.requesters ?? []]]),
           listMembers: async (g) => (g === GROUP ? [APPROVER_2] : []),
         }),
         queue,

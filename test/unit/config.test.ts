@@ -17,6 +17,8 @@ describe('loadConfig', () => {
         approvalsChannel: undefined,
         amqp: { url: 'amqp://localhost:5672', user: 'guest', password: 'guest' },
         requestTtlMs: 24 * 3_600_000,
+        approvalsRequired: 1,
+        requesters: [],
       },
     ]);
     expect(c.redisUrl).toBe('redis://127.0.0.1:6379');
@@ -138,6 +140,61 @@ environments:
     [': : :', /YAML/],
   ])('a bad environments file names the file and the field (%j)', (yaml, message) => {
     expect(() => loadConfig({ RMQ_ENVIRONMENTS: 'e.yml', U: 'u', P: 'p' }, () => yaml)).toThrow(message);
+  });
+
+  it.each([
+    // [environment variables, environments file (or none), what the error names]
+    [{ RMQ_APPROVALS_REQUIRED: '0' }, undefined, /RMQ_APPROVALS_REQUIRED: at least 1/],
+    [{ RMQ_APPROVALS_REQUIRED: 'two' }, undefined, /RMQ_APPROVALS_REQUIRED/],
+    [{ RMQ_APPROVALS_REQUIRED: '1.5' }, undefined, /RMQ_APPROVALS_REQUIRED: a whole number/],
+    [
+      { RMQ_APPROVALS_REQUIRED: '3', SLACK_APPROVERS: 'U1AA,U2BB' },
+      undefined,
+      /RMQ_APPROVALS_REQUIRED: 3 approvals required, but only 2 approver\(s\) configured \(U1AA, U2BB\)/,
+    ],
+    [{ RMQ_APPROVALS_REQUIRED: '2' }, undefined, /only 0 approver\(s\) configured \(none\)/],
+    [{ SLACK_REQUESTERS: 'U1AA,alice' }, undefined, /SLACK_REQUESTERS\.1: a Slack user id/],
+    [{}, 'approvalsRequired: 0', /e\.yml.*environments\.0\.approvalsRequired: at least 1/],
+    [
+      {},
+      'approvers: [U1AA, U2BB]\n    approvalsRequired: 3',
+      /RMQ_ENVIRONMENTS \(e\.yml\): environments\.0\.approvalsRequired \(environment "a"\): 3 approvals required, but only 2/,
+    ],
+    [{}, 'requesters: [U1AA, "#oncall"]', /e\.yml.*environments\.0\.requesters\.1: a Slack user id/],
+  ])(
+    'approval rules that cannot hold are refused at start, naming the key (%j %j)',
+    (vars, extra, message) => {
+      const yaml = extra
+        ? `environments:\n  - name: a\n    url: http://a\n    userEnv: U\n    passwordEnv: P\n    ${extra}`
+        : undefined;
+      const env = { ...vars, ...(yaml ? { RMQ_ENVIRONMENTS: 'e.yml', U: 'u', P: 'p' } : {}) };
+      expect(() => loadConfig(env, () => yaml ?? '')).toThrow(message);
+    },
+  );
+
+  it.each([
+    [{ RMQ_APPROVALS_REQUIRED: '2', SLACK_APPROVERS: 'U1AA,U2BB' }, 2, []],
+    [{ RMQ_APPROVALS_REQUIRED: '5', SLACK_APPROVERS: 'U1AA,S0GROUP' }, 5, []],
+    [{ SLACK_REQUESTERS: 'U1AA, S0ONCALL' }, 1, ['U1AA', 'S0ONCALL']],
+  ])('approval rules are read (%j)', (vars, required, requesters) => {
+    const [env] = loadConfig(vars).environments;
+    expect(env?.approvalsRequired).toBe(required);
+    expect(env?.requesters).toEqual(requesters);
+  });
+
+  it('the environments file overrides the approval rules per environment', () => {
+    const yaml = `environments:
+  - { name: a, url: http://a, userEnv: U, passwordEnv: P }
+  - { name: b, url: http://b, userEnv: U, passwordEnv: P, approvers: [U1AA, U2BB], approvalsRequired: 2, requesters: [S0ONCALL] }
+`;
+    const c = loadConfig(
+      { RMQ_ENVIRONMENTS: 'e.yml', U: 'u', P: 'p', SLACK_REQUESTERS: 'U9ZZ', SLACK_APPROVERS: 'U7AA' },
+      () => yaml,
+    );
+    expect(c.environments.map((e) => [e.name, e.approvalsRequired, e.requesters])).toEqual([
+      ['a', 1, ['U9ZZ']],
+      ['b', 2, ['S0ONCALL']],
+    ]);
   });
 
   it('a credential variable the file names but the environment lacks is named', () => {

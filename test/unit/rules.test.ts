@@ -2,12 +2,16 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { refusalSentence, type WorkflowErrorCode } from '../../src/workflow/errors.ts';
 import {
+  approvalsNeeded,
   type DecideFacts,
   decideRefusal,
   environmentRefusal,
   type FileFacts,
   fileRefusal,
+  hasApproved,
   MAX_REASON,
+  type RequesterFacts,
+  requesterRefusal,
 } from '../../src/workflow/rules.ts';
 
 /** The workflow's rules (src/workflow/rules.ts), table by table; the integration suites run them against Redis and the broker. */
@@ -117,6 +121,22 @@ describe('decideRefusal', () => {
     ['the requester withdraws without a reason', d('reject', 'requester', ''), 'reason-required'],
     ['an approver with a reason over MAX_REASON', d('approve', 'approver', LONG), 'reason-too-long'],
     ['an approver with a reason of MAX_REASON', d('reject', 'approver', LONGEST), null],
+    [
+      'an approver approves a second time',
+      { ...d('approve', 'approver'), alreadyApproved: true },
+      'already-approved',
+    ],
+    [
+      'an approver who approved may still reject',
+      { ...d('reject', 'approver'), alreadyApproved: true },
+      null,
+    ],
+    ['the second approver approves', { ...d('approve', 'approver'), alreadyApproved: false }, null],
+    [
+      'someone who approved but is no longer an approver',
+      { ...d('approve', 'other'), alreadyApproved: true },
+      'not-approver',
+    ],
   ];
   it.each(cases)('%s: %s', (_what, facts, code) => {
     expect(decideRefusal(facts)?.code ?? null).toBe(code);
@@ -133,6 +153,49 @@ describe('decideRefusal', () => {
   it('a decision without a reason is asked for the audit trail', () => {
     const refusal = decideRefusal(d('reject', 'approver', ''));
     expect(refusal && refusalSentence(refusal)).toBe('A reason is required: say why, for the audit trail.');
+  });
+});
+
+describe('requesterRefusal', () => {
+  const facts = (requesters: string[], isRequester: boolean): RequesterFacts => ({
+    env: 'prod',
+    requesters,
+    isRequester,
+    approvers: ['U0APPROVER', 'S0APPROVERS'],
+  });
+  const cases: [string, RequesterFacts, WorkflowErrorCode | null][] = [
+    ['no requesters configured: anyone files', facts([], false), null],
+    ['among the requesters (directly or in a group)', facts(['U0A', 'S0ONCALL'], true), null],
+    ['not among them', facts(['U0A', 'S0ONCALL'], false), 'not-requester'],
+  ];
+  it.each(cases)('%s: %s', (_what, f, code) => {
+    expect(requesterRefusal(f)?.code ?? null).toBe(code);
+  });
+
+  it('the refusal names who may ask and who may approve', () => {
+    expect(requesterRefusal(facts(['U0A'], false))).toEqual({
+      code: 'not-requester',
+      env: 'prod',
+      requesters: ['U0A'],
+      approvers: ['U0APPROVER', 'S0APPROVERS'],
+    });
+  });
+});
+
+describe('approvals counted', () => {
+  it.each([
+    [{}, 1],
+    [{ approvalsRequired: 1 }, 1],
+    [{ approvalsRequired: 3 }, 3],
+  ])('approvalsNeeded(%j) = %d (a request filed before the rule needs one)', (r, n) => {
+    expect(approvalsNeeded(r)).toBe(n);
+  });
+
+  it('hasApproved looks at who approved, nothing else', () => {
+    const approvals = [{ by: 'U0A', reason: 'ok', at: '2026-12-01T08:00:00.000Z' }];
+    expect(hasApproved({ approvals }, 'U0A')).toBe(true);
+    expect(hasApproved({ approvals }, 'U0B')).toBe(false);
+    expect(hasApproved({}, 'U0A')).toBe(false);
   });
 });
 

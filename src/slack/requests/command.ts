@@ -2,6 +2,7 @@ import { parsePreview } from '../../../commands/preview.ts';
 import { usageOf } from '../../../commands/registry.ts';
 import { InputError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
+import { isWorkflowError } from '../../workflow/errors.ts';
 import { parseTimeBox } from '../../workflow/timebox.ts';
 import type { Origin } from '../../workflow/types.ts';
 import type { Deliverable, Sent } from '../delivery.ts';
@@ -94,6 +95,14 @@ async function run(
     ...(timeBoxMs === undefined ? {} : { timeBoxMs }),
   };
   const log = ctx.logger.child({ env, vhost: draft.vhost, policy: draft.policy, action });
+
+  // Who may ask is checked before any form opens: someone else is told who can, and nothing is filed.
+  try {
+    await changes.workflow.mayRequest(env, asker.user);
+  } catch (err) {
+    if (isWorkflowError(err)) return toAsker(requestRefusedView(err));
+    throw err;
+  }
 
   if (action !== 'delete' && Object.keys(input.fields).length === 0) {
     return formPrompt('policy', draft, asker, log, usage, (trigger) =>

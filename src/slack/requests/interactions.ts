@@ -9,6 +9,7 @@ import type {
 import { z } from 'zod';
 import type { Logger } from '../../log.ts';
 import { isWorkflowError, refusalSentence, storeUnavailable, WorkflowError } from '../../workflow/errors.ts';
+import { hasApproved } from '../../workflow/rules.ts';
 import type { ChangeRequest } from '../../workflow/types.ts';
 import type { Delivery } from '../delivery.ts';
 import type { InFlight } from '../inflight.ts';
@@ -41,8 +42,10 @@ import type { ChangeRequests, FileOutcome } from './service.ts';
  *
  * - Approve / Reject on the request message open the decision form; its reason is required
  *   (an empty one is refused inline and nothing happens); the decision is the workflow's one
- *   atomic move. Whoever loses a race (another approver, another replica) is told who decided
- *   and when, ephemerally. A refused decision (self-approval, not an approver) is said inline.
+ *   atomic move (counting approvals when the environment needs several). Whoever loses a race
+ *   (another approver, another replica) is told who decided and when, ephemerally. A refused
+ *   decision (self-approval, not an approver, already approved) is said inline; a second
+ *   Approve click by the same approver is refused before the form opens.
  * - Revert on an audit diff asks the reason, then files a new request (its own approval).
  * - The policy form and the reason form file the request; what the validation refuses is shown
  *   on the field it is about (`response_action: errors`) and nothing is filed.
@@ -202,6 +205,11 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
         await tell(channel, user, alreadyDecidedView(request));
         return;
       }
+      if (kind === 'approve' && hasApproved(request, user)) {
+        // The form would only be refused: say it now. decide() checks it again, atomically.
+        await tell(channel, user, requestRefusedView(new WorkflowError({ code: 'already-approved' })));
+        return;
+      }
       const opened = await delivery.call('views.open', {
         trigger_id: body.trigger_id,
         view: decisionForm(request, kind),
@@ -235,7 +243,7 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
     }
     await ack();
     log.info({ outcome: result.outcome, state: result.request.state }, 'decision');
-    if (result.outcome !== 'decided') {
+    if (result.outcome === 'already-decided' || result.outcome === 'expired') {
       await tell(
         result.request.message?.channel ?? result.request.approvalsChannel,
         user,

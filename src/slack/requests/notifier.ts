@@ -6,7 +6,13 @@ import type { ChangeRequest, Notifier } from '../../workflow/types.ts';
 import type { Delivery, Sent } from '../delivery.ts';
 import { finish, type SlackMessage } from '../views/message.ts';
 import { previewView } from '../views/preview.ts';
-import { auditView, notAppliedView, requestMessage } from '../views/request.ts';
+import {
+  auditView,
+  decisionNoticeView,
+  notAppliedView,
+  reminderView,
+  requestMessage,
+} from '../views/request.ts';
 import { timeBoxAskView, timeBoxNothingView, timeBoxWarningView } from '../views/timebox.ts';
 
 /**
@@ -14,7 +20,9 @@ import { timeBoxAskView, timeBoxNothingView, timeBoxWarningView } from '../views
  * place at every state; the audit diff (with Revert) is posted in the approvals channel and in
  * the thread the request came from; a failure (with the broker's reason) and a stale request
  * (with a fresh preview) are posted in both places too. Every call goes through the delivery
- * helper (retries within a budget). A call that did not reach Slack throws, so the workflow
+ * helper (retries within a budget). The requester is told by DM at every decision (approved,
+ * rejected, expired, applied, failed, stale), and where they asked of the first three; half a
+ * request's time to live without a decision, its approvers are reminded in its thread. A call that did not reach Slack throws, so the workflow
  * logs it; it never undoes a transition.
  */
 
@@ -33,11 +41,40 @@ function places(r: ChangeRequest): Place[] {
   return out;
 }
 
+/** States the requester is told of by DM and where they asked (applied, failed and stale are posted there anyway). */
+const DECISIONS: readonly ChangeRequest['state'][] = ['approved', 'rejected', 'expired'];
+const TOLD_BY_DM: readonly ChangeRequest['state'][] = [...DECISIONS, 'applied', 'failed', 'stale'];
+
 export function createSlackNotifier(options: {
   delivery: Delivery;
   logger: Logger;
+  /** The configured approvers (user and group ids) of an environment, named in reminders. */
+  approversOf: (env: string) => readonly string[];
 }): Notifier & TimeBoxNotifier {
   const { delivery, logger } = options;
+
+  /** The requester, by DM (a failure is logged: the thread is told too). */
+  async function tellRequester(r: ChangeRequest): Promise<void> {
+    const message = decisionNoticeView(r);
+    const sent = await delivery.call('chat.postMessage', {
+      channel: r.requester.user,
+      text: message.text,
+      blocks: message.blocks,
+    });
+    if (!sent.ok)
+      logger.warn({ requestId: r.id, state: r.state, error: sent.error }, 'the requester was not told by DM');
+  }
+
+  /** Where the request was asked for (its thread), unless that is the approvals message itself. */
+  async function tellOrigin(r: ChangeRequest): Promise<void> {
+    const origin = places(r).find((p) => p.channel === r.origin.channel && p.threadTs === r.origin.threadTs);
+    if (!origin) return;
+    const sent = await delivery
+      .toChannel({ channel: origin.channel, threadTs: origin.threadTs })
+      .send(decisionNoticeView(r), 'channel');
+    if (!sent.ok)
+      logger.warn({ requestId: r.id, error: sent.error }, 'the decision was not posted where asked');
+  }
 
   async function postAll(r: ChangeRequest, message: SlackMessage, what: string): Promise<void> {
     const results: Sent[] = await Promise.all(
@@ -57,6 +94,8 @@ export function createSlackNotifier(options: {
 
   return {
     async stateChanged(r) {
+      if (TOLD_BY_DM.includes(r.state)) await tellRequester(r);
+      if (DECISIONS.includes(r.state)) await tellOrigin(r);
       if (!r.message) return;
       const message = requestMessage(r);
       const sent = await delivery.call('chat.update', {
@@ -79,6 +118,14 @@ export function createSlackNotifier(options: {
     timeBoxAsk: (r, revert, why) => postAll(r, timeBoxAskView(r, revert, why), 'time-box revert asked'),
     timeBoxNothing: (r) => postAll(r, timeBoxNothingView(r), 'time-box nothing to revert'),
     failed: (r) => postAll(r, notAppliedView(r), 'failure'),
+    async reminder(r) {
+      const message = reminderView(r, options.approversOf(r.env));
+      const where = r.message
+        ? { channel: r.message.channel, threadTs: r.message.ts }
+        : { channel: r.approvalsChannel ?? r.origin.channel };
+      const sent = await delivery.toChannel(where).send(message, 'channel');
+      if (!sent.ok) throw new Error(`reminder not posted: ${sent.error}`);
+    },
     async stale(r, fresh: PreviewResult) {
       const note = notAppliedView(r);
       const { file: _file, ...preview } = previewView(fresh);

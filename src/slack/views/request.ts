@@ -3,6 +3,7 @@ import type { AuditRecord } from '../../audit/types.ts';
 import { formatDuration } from '../../duration.ts';
 import type { PolicyFields } from '../../preview/preview.ts';
 import { showInvisible, valueWritten } from '../../text/asWritten.ts';
+import { approvalsNeeded, approvalsOf } from '../../workflow/rules.ts';
 import type { ChangeRequest, RequestState } from '../../workflow/types.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { asWrittenSection } from './asWritten.ts';
@@ -27,6 +28,21 @@ export const REQUEST_ACTIONS = {
 /** A user id as a mention (ids come from Slack's payloads; anything else is shown as code). */
 export function who(user: string): string {
   return /^[UW][A-Z0-9]{2,}$/.test(user) ? `<@${user}>` : code(user);
+}
+
+/** Configured user and user-group ids as mentions (a group as `<!subteam^S…>`), or `nobody`. */
+export function whoList(ids: readonly string[]): string {
+  if (ids.length === 0) return '_nobody configured_';
+  return ids.map((id) => (/^S[A-Z0-9]{2,}$/.test(id) ? `<!subteam^${id}>` : who(id))).join(', ');
+}
+
+/** Who approved, in order, each with their reason (and when, with `at`). */
+function approversText(r: ChangeRequest, options: { at?: boolean } = {}): string {
+  const given = approvalsOf(r);
+  const list = given.length ? given : r.decision?.kind === 'approve' ? [r.decision] : [];
+  return list
+    .map((a) => `${who(a.by)}${options.at ? ` at ${when(a.at)}` : ''}: ${prose(truncate(a.reason, 500))}`)
+    .join('; ');
 }
 
 /** A time every reader sees in their own time zone; the ISO text where Slack cannot format it. */
@@ -70,19 +86,29 @@ function changeBlocks(r: ChangeRequest): Block[] {
 function stateLine(r: ChangeRequest): string {
   const d = r.decision;
   switch (r.state) {
-    case 'pending':
-      return `${STATE_WORDS.pending} · expires ${when(r.expiresAt)}`;
+    case 'pending': {
+      const needed = approvalsNeeded(r);
+      if (needed === 1) return `${STATE_WORDS.pending} · expires ${when(r.expiresAt)}`;
+      const given = approvalsOf(r).length;
+      return `:hourglass_flowing_sand: *${given} of ${needed} approvals*, each from another approver · expires ${when(r.expiresAt)}${given ? `\nApproved so far by ${approversText(r, { at: true })}` : ''}`;
+    }
     case 'approved':
-    case 'applying':
-      return `${STATE_WORDS[r.state]}${d ? ` by ${who(d.by)} at ${when(d.at)}: ${prose(truncate(d.reason, 500))}` : ''}`;
-    case 'applied':
-      return `${STATE_WORDS.applied}${r.appliedAt ? ` at ${when(r.appliedAt)}` : ''}${d ? ` · approved by ${who(d.by)}: ${prose(truncate(d.reason, 500))}` : ''}`;
+    case 'applying': {
+      const by = approversText(r, { at: true });
+      return `${STATE_WORDS[r.state]}${by ? ` by ${by}` : ''}`;
+    }
+    case 'applied': {
+      const by = approversText(r);
+      return `${STATE_WORDS.applied}${r.appliedAt ? ` at ${when(r.appliedAt)}` : ''}${by ? ` · approved by ${by}` : ''}`;
+    }
     case 'failed': {
       const f = r.failure;
       return `${STATE_WORDS.failed}${f ? `: ${prose(truncate(f.message, 800))} (${code(f.code)}${f.status ? `, HTTP ${f.status}` : ''}, after ${f.attempts} attempt(s))` : ''}`;
     }
-    case 'rejected':
-      return `${STATE_WORDS.rejected}${d ? ` by ${who(d.by)} at ${when(d.at)}: ${prose(truncate(d.reason, 500))}` : ''}`;
+    case 'rejected': {
+      const had = approvalsOf(r).length;
+      return `${STATE_WORDS.rejected}${d ? ` by ${who(d.by)} at ${when(d.at)}: ${prose(truncate(d.reason, 500))}` : ''}${had ? ` (it had ${had} of ${approvalsNeeded(r)} approvals: ${approversText(r)})` : ''}`;
+    }
     case 'expired':
       return `${STATE_WORDS.expired}: nobody decided before ${when(r.expiresAt)}. File it again if it is still wanted.`;
     case 'stale':
@@ -264,9 +290,10 @@ export function auditView(rec: AuditRecord, request?: Pick<ChangeRequest, 'timeB
         rec.requester
           ? `*Requested by* ${who(rec.requester.user)}: ${rec.requester.reason ? prose(truncate(rec.requester.reason, 600)) : '_(no reason)_'}`
           : '',
-        rec.approver
-          ? `*Approved by* ${who(rec.approver.user)}: ${rec.approver.reason ? prose(truncate(rec.approver.reason, 600)) : '_(no reason)_'}`
-          : '',
+        ...(rec.approvers ?? (rec.approver ? [rec.approver] : [])).map(
+          (a) =>
+            `*Approved by* ${who(a.user)}: ${a.reason ? prose(truncate(a.reason, 600)) : '_(no reason)_'}`,
+        ),
         `*Audit record* ${code(rec.id)}${rec.revertOf ? ` · reverts ${code(rec.revertOf)}` : ''}`,
       ]
         .filter(Boolean)
@@ -327,5 +354,28 @@ export function notAppliedView(r: ChangeRequest): SlackMessage {
   return finish(
     [section(requestTitle(r)), section(stateLine(r))],
     `Change request ${r.id} was not applied (${r.state}).`,
+  );
+}
+
+/** To the requester (by DM) and where they asked, at every decision: the request and its state line. */
+export function decisionNoticeView(r: ChangeRequest): SlackMessage {
+  return finish(
+    [section(requestTitle(r)), section(stateLine(r))],
+    `Your change request ${r.id} (${actionWords(r)} ${layerWords(r)} ${prose(truncate(r.policy, 200))} in ${prose(r.env)}) is ${r.state}.`,
+  );
+}
+
+/** In the request's thread, once half its time to live passed without a decision: its approvers named. */
+export function reminderView(r: ChangeRequest, approvers: readonly string[]): SlackMessage {
+  const needed = approvalsNeeded(r);
+  const given = approvalsOf(r).length;
+  const waiting = needed > 1 ? ` (${given} of ${needed} approvals so far)` : '';
+  return finish(
+    [
+      section(
+        `:bell: ${requestTitle(r)} still waits for a decision${waiting}; it expires ${when(r.expiresAt)}, and nothing is applied unless it is approved.\n${whoList(approvers)}: please approve or reject it.`,
+      ),
+    ],
+    `Change request ${r.id} still waits for a decision; it expires at ${r.expiresAt}.`,
   );
 }

@@ -4,6 +4,7 @@ import { VIEW_BUDGET } from '../limits.ts';
 import { INTERNAL_FAILURE } from './errors.ts';
 import { finish, type SlackMessage, section } from './message.ts';
 import { previewView } from './preview.ts';
+import { whoList } from './request.ts';
 
 /**
  * Why a change request was not filed, or a decision not taken: the workflow's sentence of the
@@ -49,6 +50,17 @@ export function requestRefusedView(err: WorkflowError): SlackMessage {
   }
   const detail = refusalDetail(err);
   const sentence = err.message;
+  const r = err.refusal;
+  if (r.code === 'not-requester') {
+    return finish(
+      [
+        section(
+          `:no_entry: ${prose(sentence)}\nWho may ask: ${whoList(r.requesters)}. Who may approve: ${whoList(r.approvers)}. Ask one of them to file it.`,
+        ),
+      ],
+      prose(sentence),
+    );
+  }
   return finish(
     [section(`:no_entry: ${prose(sentence)}${detail ? `\n> ${prose(truncate(detail, 1500))}` : ''}`)],
     prose(sentence),

@@ -1,0 +1,192 @@
+/**
+ * The approval rules on the real Redis and broker: several approvals counted in one atomic move
+ * across replicas (the N-th queues the apply once), one approver counted once, a rejection ending
+ * a partly approved request, and who may file.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { AuditTrail } from '../../src/audit/trail.ts';
+import { ManagementClient } from '../../src/rabbit/index.ts';
+import type { LabClient } from '../../src/rabbit/lab.ts';
+import { type FileInput, isWorkflowError, type Workflow } from '../../src/workflow/index.ts';
+import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
+import { brokersUp, clientFor } from '../support/brokers.ts';
+import {
+  APPROVER,
+  APPROVER_2,
+  REQUESTER,
+  type WorkflowFixture,
+  workflowFixture,
+} from '../support/workflow.ts';
+
+const { up } = await brokersUp();
+const broker = up[0];
+if (!broker) throw new Error('no broker up');
+
+let admin: LabClient;
+let fx: WorkflowFixture;
+
+beforeAll(() => {
+  admin = clientFor(broker);
+});
+beforeEach(() => {
+  fx = workflowFixture(admin);
+});
+afterEach(async () => {
+  await fx.close();
+});
+afterAll(async () => {
+  await admin.close();
+});
+
+const input = (vhost: string, policy = 'cap'): FileInput => ({
+  vhost,
+  layer: 'user',
+  action: 'create',
+  policy,
+  fields: { pattern: '^x', definition: { 'max-length': 3 } },
+  requester: { user: REQUESTER, reason: 'incident 42' },
+  origin: { channel: 'C0INCIDENT' },
+});
+
+async function settled(wf: Workflow, id: string) {
+  return waitFor(
+    async () => {
+      const r = await wf.get(id);
+      return r && ['applied', 'failed', 'stale'].includes(r.state) && r;
+    },
+    { what: `request ${id} finished`, deadlineMs: 60_000 },
+  );
+}
+
+const codeOf = async (p: Promise<unknown>) => {
+  try {
+    await p;
+    return 'no refusal';
+  } catch (err) {
+    return isWorkflowError(err) ? err.code : String(err);
+  }
+};
+
+describe(`two approvals required (${broker.label})`, () => {
+  it('two approvers on two replicas at once: one apply, one record, both approvals listed', async () => {
+    await withVhost(
+      async (vhost) => {
+        const puts: string[] = [];
+        const counting = () =>
+          new ManagementClient({
+            url: broker.url,
+            ...brokerCredentials(),
+            onCall: (c) => {
+              if (c.method === 'PUT' && c.path.includes('/policies/')) puts.push(c.path);
+            },
+          });
+        const clientA = counting();
+        const clientB = counting();
+        try {
+          await fx.worker(clientA);
+          await fx.worker(clientB);
+          const a = fx.workflow({ env: { approvalsRequired: 2 } });
+          const b = fx.workflow({ env: { approvalsRequired: 2 } });
+          const { request } = await a.file(input(vhost));
+          expect(request.approvalsRequired).toBe(2);
+          const results = await Promise.allSettled([
+            a.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok from A' }),
+            b.decide(request.id, { kind: 'approve', user: APPROVER_2, reason: 'ok from B' }),
+            // The same approver again, on the other replica, at the same moment: never counted twice.
+            b.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'double click' }),
+          ]);
+          const outcomes = results.map((x) =>
+            x.status === 'fulfilled' ? x.value.outcome : isWorkflowError(x.reason) ? x.reason.code : 'error',
+          );
+          expect(outcomes.slice(0, 2).sort()).toEqual(['counted', 'decided']);
+          // Refused before or inside the move (already approved), or after the request left pending.
+          expect(['already-approved', 'already-decided']).toContain(outcomes[2]);
+
+          const done = await settled(a, request.id);
+          expect(done.state).toBe('applied');
+          expect(done.approvals?.map((x) => x.by).sort()).toEqual([APPROVER, APPROVER_2].sort());
+          expect(puts).toHaveLength(1);
+          const records = await new AuditTrail(fx.redis, fx.keyPrefix).list({ vhost });
+          expect(records).toHaveLength(1);
+          const [record] = records;
+          expect(record?.approvers?.map((x) => [x.user, x.reason]).sort()).toEqual(
+            [
+              [APPROVER, 'ok from A'],
+              [APPROVER_2, 'ok from B'],
+            ].sort(),
+          );
+          expect(record?.approver).toEqual(record?.approvers?.[0]);
+          expect(fx.notifier.told.applied.filter((x) => x.request.id === request.id)).toHaveLength(1);
+          expect((await admin.getPolicy('user', vhost, 'cap'))?.definition).toEqual({ 'max-length': 3 });
+        } finally {
+          await clientA.close();
+          await clientB.close();
+        }
+      },
+      { client: admin },
+    );
+  });
+
+  it('one approval waits for the next; the same approver again is refused; a rejection ends it', async () => {
+    await withVhost(
+      async (vhost) => {
+        const wf = fx.workflow({ env: { approvalsRequired: 2 } });
+        const { request } = await wf.file(input(vhost));
+        const first = await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'fine' });
+        expect(first.outcome).toBe('counted');
+        expect(first.request.state).toBe('pending');
+        expect(first.request.approvals).toEqual([{ by: APPROVER, reason: 'fine', at: expect.any(String) }]);
+        expect(
+          await codeOf(wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'again' })),
+        ).toBe('already-approved');
+        expect(
+          await codeOf(wf.decide(request.id, { kind: 'approve', user: REQUESTER, reason: 'mine' })),
+        ).toBe('self-approval');
+        expect((await wf.get(request.id))?.approvals).toHaveLength(1);
+        const rejected = await wf.decide(request.id, { kind: 'reject', user: APPROVER_2, reason: 'not now' });
+        expect(rejected.outcome).toBe('decided');
+        expect(rejected.request.state).toBe('rejected');
+        expect(rejected.request.decision).toMatchObject({ kind: 'reject', by: APPROVER_2 });
+        const late = await wf.decide(request.id, {
+          kind: 'approve',
+          user: APPROVER_2,
+          reason: 'changed my mind',
+        });
+        expect(late.outcome).toBe('already-decided');
+        expect(await admin.getPolicy('user', vhost, 'cap')).toBeNull();
+      },
+      { client: admin },
+    );
+  });
+});
+
+describe('who may file', () => {
+  it('someone not among the requesters is refused, told who may ask, and nothing is filed', async () => {
+    await withVhost(
+      async (vhost) => {
+        const wf = fx.workflow({ requesters: ['U0ONCALL', 'S0ONCALL'] });
+        try {
+          await wf.file(input(vhost));
+          expect.unreachable('filed');
+        } catch (err) {
+          expect(isWorkflowError(err, 'not-requester')).toBe(true);
+          if (isWorkflowError(err)) {
+            expect(err.refusal).toEqual({
+              code: 'not-requester',
+              env: 'test',
+              requesters: ['U0ONCALL', 'S0ONCALL'],
+              approvers: [APPROVER, 'S0APPROVERS'],
+            });
+          }
+        }
+        expect(await codeOf(wf.mayRequest(undefined, REQUESTER))).toBe('not-requester');
+        expect(await codeOf(wf.mayRequest(undefined, 'U0ONCALL'))).toBe('no refusal');
+        expect(await wf.listOpen()).toEqual([]);
+        // Among them: filed.
+        const ok = fx.workflow({ requesters: [REQUESTER] });
+        expect((await ok.file(input(vhost))).request.state).toBe('pending');
+      },
+      { client: admin },
+    );
+  });
+});
