@@ -328,6 +328,8 @@ export interface WorkflowOptions {
   /** The broker client of an environment, with the settings that answer Slack. */
   readonly brokerFor: (env: string) => WorkflowBroker;
   readonly approvers: ApproverDirectory;
+  /** RMQ_AUDIT_KEY: the audit chain's HMAC key (never stored in Redis); absent, the chain is sha256. */
+  readonly auditKey?: string;
   /** Queues the apply job (src/workflow/queue.ts `createApplyQueue`). */
   readonly queue: ApplyQueue;
   readonly notifier: Notifier;
