@@ -84,7 +84,7 @@ export async function history(
   if (against !== undefined && !readLog)
     throw new InputError(
       '--against reads a log file where the command runs: use it in the terminal (npx rmq history --verify --against FILE).',
-      HISTORY_USAGE,
+      { usage: HISTORY_USAGE },
     );
   const logged = against !== undefined && readLog ? await readLog(against) : undefined;
   const [{ entries, unreadable }, chain] = await Promise.all([

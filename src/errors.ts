@@ -16,11 +16,6 @@ export function codeOf(err: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-/** One of our errors, with one of `codes` when given. */
-export function isCoded<C extends string>(err: unknown, ...codes: C[]): err is CodedError<C> {
-  return err instanceof CodedError && (codes.length === 0 || (codes as string[]).includes(err.code));
-}
-
 /** What a refusal of bad input says beside its sentence. */
 export interface InputHelp {
   /** What to type instead, when there is something useful to say (a sentence, or lines to show as they are). */

@@ -208,7 +208,6 @@ export function changeRequestParts(options: {
         redisUrl: config.redisUrl,
         keyPrefix,
         ...applyWorkerDeps(config.redisUrl, keyPrefix, logger, undefined, config.auditKey),
-        environments: config.environments,
         brokerFor: brokerOf(jobBrokers),
         notifier,
         log: logger,
