@@ -63,7 +63,7 @@ export const AuditRecordSchema = z.object({
    * the user; `interval` or `start`: comparing the policy lists (on the interval, or at start for
    * what changed while the bot was down), which cannot say who made it.
    */
-  detectedBy: z.enum(['events', 'interval', 'start']).optional(),
+  detectedBy: z.enum(['events', 'interval', 'start', 'reconnect']).optional(),
   requestedAt: IsoTime.optional(),
   approvedAt: IsoTime.optional(),
   appliedAt: IsoTime.optional(),
