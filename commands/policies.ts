@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { codeOf, InputError } from '../src/errors.ts';
+import { InputError } from '../src/errors.ts';
 import { formatVersion, type Policy } from '../src/policy/types.ts';
-import { notAskedBecause } from '../src/rabbit/errors.ts';
-import { missingVhostError, type VhostLister } from '../src/vhosts.ts';
+import type { VhostLister } from '../src/vhosts.ts';
 import { type FlagDefaults, parseArgs, parseWith, Vhost } from './parse.ts';
-import { listOperatorPolicies, type PolicyView, policyView } from './which.ts';
+import { type PolicyView, policyView } from './which.ts';
+import { listOperatorPolicies, notAskedOf } from './whichLookup.ts';
 
 /**
  * `policies [--vhost V]`: every policy of the vhost by priority, highest first, unanchored
@@ -83,14 +83,6 @@ export async function policies(input: PoliciesInput, broker: PoliciesBroker): Pr
     else r.operatorPolicies = byPriority(operator);
     return r;
   } catch (err) {
-    const code = codeOf(err);
-    if (code === 'not-found') {
-      throw await missingVhostError(broker, input.vhost, POLICIES_USAGE);
-    }
-    const failed = notAskedBecause(err);
-    if (!failed) throw err;
-    r.why = failed.why;
-    if (failed.reason) r.detail = failed.reason;
-    return r;
+    return { ...r, ...(await notAskedOf(err, broker, input.vhost, POLICIES_USAGE)) };
   }
 }

@@ -1,4 +1,4 @@
-import { codeOf, InputError } from '../src/errors.ts';
+import { InputError } from '../src/errors.ts';
 import type { BacktrackingReader } from '../src/patterns/reader.ts';
 import { resolveRead } from '../src/patterns/resolveRead.ts';
 import { type EffectiveValue, effectiveDefinition } from '../src/policy/effective.ts';
@@ -12,10 +12,10 @@ import {
   type Resolution,
 } from '../src/policy/resolve.ts';
 import { type BrokerVersion, formatVersion, type ObjectKind, type Policy } from '../src/policy/types.ts';
-import { brokerReason, type NotAskedWhy, notAskedBecause } from '../src/rabbit/errors.ts';
-import { missingVhostError, type VhostLister } from '../src/vhosts.ts';
+import type { NotAskedWhy } from '../src/rabbit/errors.ts';
 import { WHICH_USAGE, type WhichInput } from './parse.ts';
-import { closeObjects, type NamedKind, type NameLister } from './suggest.ts';
+import { closeObjects, type NamedKind } from './suggest.ts';
+import { type Lookup, listOperatorPolicies, lookUp, notAskedOf, type WhichBroker } from './whichLookup.ts';
 import { kindWords } from './words.ts';
 
 /**
@@ -24,28 +24,7 @@ import { kindWords } from './words.ts';
  * its own reading disagrees with the report, the answer says so instead of hiding it.
  */
 
-/** What `which` needs of the management API. ManagementClient satisfies it. */
-export interface WhichBroker extends NameLister, VhostLister {
-  overview(): Promise<{ version: BrokerVersion }>;
-  getQueue(
-    vhost: string,
-    name: string,
-  ): Promise<{
-    type: string;
-    arguments?: Readonly<Record<string, unknown>>;
-    policy?: string | null | undefined;
-    operatorPolicy?: string | null | undefined;
-    effectiveDefinition?: Record<string, unknown> | undefined;
-  } | null>;
-  getExchange(
-    vhost: string,
-    name: string,
-  ): Promise<{ policy?: string | null | undefined; arguments?: Readonly<Record<string, unknown>> } | null>;
-  /** The user policy from the queue's record, when the detail GET's statistics are not out yet. */
-  queuePolicyFromRecord?(vhost: string, name: string): Promise<string | null | undefined>;
-  listPolicies(vhost: string): Promise<Policy[]>;
-  listOperatorPolicies(vhost: string): Promise<Policy[]>;
-}
+export type { WhichBroker } from './whichLookup.ts';
 
 /** Whether the broker reported the policy in force (the `answer` key of `--json`). */
 export type BrokerReport = 'reported' | 'not-reported' | 'not-asked';
@@ -134,91 +113,6 @@ export function policyView(p: Policy): PolicyView {
   };
 }
 
-interface Lookup {
-  /** null: a queue of a type this bot does not know (`type` says which). */
-  kind: ObjectKind | null;
-  /** The broker's word for the object's type. */
-  type: string;
-  exists: boolean;
-  kindAssumed: boolean;
-  /** undefined: the broker did not report; null: it reported none. */
-  policy: string | null | undefined;
-  operatorPolicy: string | null | undefined;
-  effective: Record<string, unknown> | undefined;
-  arguments: Readonly<Record<string, unknown>>;
-  forbidden?: string;
-}
-
-const QUEUE_KINDS = new Set(['classic', 'quorum', 'stream']);
-
-async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
-  const asExchange = async (kindAssumed: boolean): Promise<Lookup | null> => {
-    const x = await broker.getExchange(input.vhost, input.name);
-    if (!x) return null;
-    // Exchanges report `policy` from their record (current); the key is absent when none.
-    return {
-      kind: 'exchange',
-      type: 'exchange',
-      exists: true,
-      kindAssumed,
-      policy: x.policy ?? null,
-      operatorPolicy: undefined,
-      effective: undefined,
-      arguments: x.arguments ?? {},
-    };
-  };
-  const asQueue = async (): Promise<Lookup | null> => {
-    const q = await broker.getQueue(input.vhost, input.name);
-    if (!q) return null;
-    const kind = QUEUE_KINDS.has(q.type) ? (q.type as ObjectKind) : null;
-    let policy = q.policy === '' ? null : q.policy;
-    if (policy === undefined && broker.queuePolicyFromRecord) {
-      // Declared seconds ago: no statistics yet. The queue record already knows its policy.
-      policy = await broker.queuePolicyFromRecord(input.vhost, input.name);
-    }
-    return {
-      kind,
-      type: q.type,
-      exists: true,
-      kindAssumed: false,
-      policy,
-      operatorPolicy: q.operatorPolicy === '' ? null : q.operatorPolicy,
-      effective: q.effectiveDefinition,
-      arguments: q.arguments ?? {},
-    };
-  };
-  const missing = (kind: ObjectKind, kindAssumed: boolean): Lookup => ({
-    kind,
-    type: kind,
-    exists: false,
-    kindAssumed,
-    policy: undefined,
-    operatorPolicy: undefined,
-    effective: undefined,
-    arguments: {},
-  });
-  try {
-    // "" names the default exchange; no queue can have it (declaring "" asks for a generated name).
-    if (input.kind === 'exchange' || (input.name === '' && input.kind === undefined)) {
-      return (await asExchange(false)) ?? missing('exchange', false);
-    }
-    const q = await asQueue();
-    if (input.kind) {
-      // Asked about a quorum queue, found a classic one: the question's object does not exist.
-      return q && q.kind === input.kind ? q : missing(input.kind, false);
-    }
-    return q ?? (await asExchange(false)) ?? missing('classic', true);
-  } catch (err) {
-    if (codeOf(err) === 'forbidden') {
-      return {
-        ...missing(input.kind ?? 'classic', input.kind === undefined),
-        forbidden: brokerReason(err) ?? 'not allowed',
-      };
-    }
-    throw err;
-  }
-}
-
 export interface WhichOptions {
   /** Patterns read once and kept between questions (the bot keeps one for its lifetime). */
   readonly patterns?: PatternCache;
@@ -261,17 +155,8 @@ export async function which(
       listOperatorPolicies(broker, input.vhost),
     ]);
   } catch (err) {
-    const code = codeOf(err);
-    if (code === 'not-found') {
-      // No such vhost: a typo to point out, never "nothing governs" (a script would take it as an answer).
-      throw await missingVhostError(broker, input.vhost, WHICH_USAGE);
-    }
-    const failed = notAskedBecause(err);
-    if (!failed) throw err;
     const r = base(input.kind ?? 'classic', false, input.kind === undefined);
-    r.why = failed.why;
-    if (failed.reason) r.detail = failed.reason;
-    return r;
+    return { ...r, ...(await notAskedOf(err, broker, input.vhost, WHICH_USAGE)) };
   }
 
   const notRead = 'notRead' in operator ? operator.notRead : undefined;
@@ -341,19 +226,6 @@ function alsoMatchedView(list: readonly AlsoMatched[]): WhichResult['alsoMatched
     ...(m.keys ? { keys: [...m.keys] } : {}),
     unanchored: !isAnchored(m.policy.pattern),
   }));
-}
-
-/** The operator policies, or the broker's reason when this identity may not list them. */
-export async function listOperatorPolicies(
-  broker: Pick<WhichBroker, 'listOperatorPolicies'>,
-  vhost: string,
-): Promise<Policy[] | { notRead: string }> {
-  try {
-    return await broker.listOperatorPolicies(vhost);
-  } catch (err) {
-    if (codeOf(err) === 'forbidden') return { notRead: brokerReason(err) ?? 'not allowed' };
-    throw err;
-  }
 }
 
 function explainReported(

@@ -7,6 +7,10 @@
  *
  * What the broker's endpoints mean is not here: `client.ts` (one-answer endpoints) and
  * `listings.ts` (streamed listings) build paths and read answers through this.
+ *
+ * Over 450 lines, and one idea: a whole answer and a streamed one share the attempt (`send`), its
+ * deadlines, the size limits, the report per attempt and the retry rule; split, each half would
+ * repeat them.
  */
 import { setMaxListeners } from 'node:events';
 import { type Dispatcher, Pool } from 'undici';
@@ -113,6 +117,17 @@ function tooLarge(path: string, what: string, limit: number): RabbitError {
     method: 'GET',
     path,
     message: `${what} is over the limit of ${limit} bytes`,
+  });
+}
+
+/** An answer (or one `item` of a listing) that is not what its schema says. */
+function notAsExpected(path: string, error: z.ZodError, item = ''): RabbitError {
+  return new RabbitError({
+    code: 'bad-response',
+    method: 'GET',
+    path,
+    message: `${item}${describeIssues(error)}`,
+    cause: error,
   });
 }
 
@@ -363,15 +378,7 @@ export class Transport {
       });
     }
     const parsed = schema.safeParse(value);
-    if (!parsed.success) {
-      throw new RabbitError({
-        code: 'bad-response',
-        method: 'GET',
-        path,
-        message: describeIssues(parsed.error),
-        cause: parsed.error,
-      });
-    }
+    if (!parsed.success) throw notAsExpected(path, parsed.error);
     return parsed.data;
   }
 
@@ -424,15 +431,7 @@ export class Transport {
         });
         for await (const element of elements) {
           const parsed = schema.safeParse(element);
-          if (!parsed.success) {
-            throw new RabbitError({
-              code: 'bad-response',
-              method: 'GET',
-              path,
-              message: `item ${index}: ${describeIssues(parsed.error)}`,
-              cause: parsed.error,
-            });
-          }
+          if (!parsed.success) throw notAsExpected(path, parsed.error, `item ${index}: `);
           index++;
           yielded++;
           yield parsed.data;

@@ -19,7 +19,7 @@ import {
   stricterLimit,
   vetoedKeys,
 } from '../../src/policy/keys.ts';
-import { type BrokerVersion, OBJECT_KINDS } from '../../src/policy/types.ts';
+import { APPLY_TO_VALUES, type BrokerVersion, OBJECT_KINDS } from '../../src/policy/types.ts';
 
 const v = (major: number, minor: number, patch = 0): BrokerVersion => ({ major, minor, patch });
 const V3_10 = v(3, 10, 8);
@@ -29,14 +29,7 @@ describe('acceptedApplyTo', () => {
   it('per-queue-type scopes exist from 3.12.0 on', () => {
     expect(acceptedApplyTo(V3_10)).toEqual(['all', 'queues', 'exchanges']);
     expect(acceptedApplyTo(v(3, 11, 99))).toEqual(['all', 'queues', 'exchanges']);
-    expect(acceptedApplyTo(v(3, 12, 0))).toEqual([
-      'all',
-      'queues',
-      'exchanges',
-      'classic_queues',
-      'quorum_queues',
-      'streams',
-    ]);
+    expect(acceptedApplyTo(v(3, 12, 0))).toEqual(APPLY_TO_VALUES);
   });
 });
 
