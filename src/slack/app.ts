@@ -27,13 +27,14 @@ import type { ListenerDeps } from './listeners/context.ts';
 import { slashCommandListener } from './listeners/slashCommand.ts';
 import type { Metrics } from './metrics.ts';
 import { redisEventDedupe, type SlackRedis } from './redis.ts';
+import { refuseReplays, signedRequestOf } from './replays.ts';
 import { registerRequestInteractions } from './requests/interactions.ts';
 import { createSlackNotifier } from './requests/notifier.ts';
 import { type ChangeRequests, createChangeRequests } from './requests/service.ts';
 import { livezRoute, metricsRoute, readinessRoutes } from './routes.ts';
 
 /**
- * The Bolt app, built from parts made elsewhere (main.ts, or a test): config, logger, one broker
+ * The Bolt app, built from parts made elsewhere (src/bot.ts, or a test): config, logger, one broker
  * client per environment, Redis, metrics. HTTP mode serves every Slack request at
  * `POST /slack/events`, plus `GET /healthz` and `GET /metrics`; with SLACK_APP_TOKEN it uses
  * Socket Mode and serves only the two GET routes on PORT.
@@ -62,7 +63,7 @@ export interface AppDeps {
   readonly interactions?: HandledInteractions;
   /**
    * Change requests (create, edit, delete, approvals, revert). The workflow is built by the
-   * caller (main.ts) from this app's Slack notifier and Bolt's `usergroups.users.list`. Absent:
+   * caller (src/bot.ts) from this app's Slack notifier and Bolt's `usergroups.users.list`. Absent:
    * the bot files no request and says so.
    */
   readonly workflow?: (notifier: Notifier, listGroupMembers: ListGroupMembers) => Workflow;
@@ -75,9 +76,9 @@ export interface BotApp {
   readonly delivery: Delivery;
   /** What the probes answer from; checking from start() on, draining from stop() on. */
   readonly health: HealthMonitor;
-  /** The workflow's Notifier in Slack; main.ts gives it to the apply and time-box workers too. */
+  /** The workflow's Notifier in Slack; src/bot.ts gives it to the apply and time-box workers too. */
   readonly notifier: Notifier & TimeBoxNotifier;
-  /** Filing from Slack (when a workflow is given): main.ts files a time box's revert through it. */
+  /** Filing from Slack (when a workflow is given): src/bot.ts files a time box's revert through it. */
   readonly changes?: ChangeRequests;
   /**
    * Starts serving; returns the port it listens on (0 asks for any free one). In Socket Mode that
@@ -160,7 +161,13 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
   const missing = missingSlackSettings(config);
   if (missing.length > 0) throw new ConfigError(missingSlackMessage(missing));
   const { botToken, signingSecret, appToken } = config.slack;
-  const secrets = [botToken, signingSecret, appToken, ...config.environments.map((e) => e.password)];
+  const secrets = [
+    botToken,
+    signingSecret,
+    appToken,
+    config.auditKey,
+    ...config.environments.map((e) => e.password),
+  ];
   const mask = secretMasker(secrets);
   const boltLogger = createBoltLogger(logger, secrets);
   const logLevel = boltLogLevel(config.logLevel);
@@ -188,6 +195,7 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
         signingSecret: signingSecret ?? '',
         endpoints: '/slack/events',
         customRoutes: routes,
+        customPropertiesExtractor: signedRequestOf,
         logger: boltLogger,
         logLevel,
       });
@@ -244,6 +252,9 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
     delivery,
     ...(changes ? { changes } : {}),
   };
+  app.use(
+    refuseReplays({ redis: deps.redis, keyPrefix: deps.keyPrefix ?? 'rmq', logger, metrics: deps.metrics }),
+  );
   // Every slash command routed to this app is `/rmq`, whatever the workspace renamed it to.
   app.command(/.*/, slashCommandListener(listenerDeps));
   app.event('app_mention', appMentionListener(listenerDeps));

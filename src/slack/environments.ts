@@ -21,7 +21,7 @@ export interface Environments {
 }
 
 /**
- * `--env E` -> that environment's broker client, built once in main.ts, seen through one budget
+ * `--env E` -> that environment's broker client, built once in src/bot.ts, seen through one budget
  * per question (RMQ_TIMEOUT, default QUESTION_BUDGET_MS.slack): every call of the question,
  * retries included, ends by then, and the asker is told the broker did not answer in time.
  */
@@ -34,10 +34,9 @@ export function environmentDirectory(
     pick(name) {
       const env = pickEnvironment(config, name);
       if (!env) {
-        throw new InputError(
-          `Unknown environment ${JSON.stringify(name)}.`,
-          `Known environments: ${config.environments.map((e) => e.name).join(', ')}`,
-        );
+        throw new InputError(`Unknown environment ${JSON.stringify(name)}.`, {
+          hint: `Known environments: ${config.environments.map((e) => e.name).join(', ')}`,
+        });
       }
       const broker = brokers.get(env.name);
       if (!broker) throw new Error(`no broker client for environment ${env.name}`);

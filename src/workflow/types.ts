@@ -293,16 +293,7 @@ export interface Notifier {
   reminder(request: ChangeRequest): Promise<void>;
 }
 
-/** A Notifier that tells nobody (terminal, tests that do not care). */
-export const SILENT_NOTIFIER: Notifier = {
-  async stateChanged() {},
-  async applied() {},
-  async failed() {},
-  async stale() {},
-  async reminder() {},
-};
-
-// --- construction (built once in main.ts) ----------------------------------------------------
+// --- construction (built once in src/bot.ts) ------------------------------------------------
 
 /** One environment as the workflow needs it (from config). */
 export interface WorkflowEnvironment {
@@ -317,7 +308,7 @@ export interface WorkflowEnvironment {
 }
 
 /**
- * `createWorkflow(options)` (src/workflow/workflow.ts), built once per process in main.ts.
+ * `createWorkflow(options)` (src/workflow/workflow.ts), built once per process in src/bot.ts.
  */
 export interface WorkflowOptions {
   /** ioredis; shared with the app (ordinary retry settings are fine here). */
@@ -328,6 +319,8 @@ export interface WorkflowOptions {
   /** The broker client of an environment, with the settings that answer Slack. */
   readonly brokerFor: (env: string) => WorkflowBroker;
   readonly approvers: ApproverDirectory;
+  /** RMQ_AUDIT_KEY: the audit chain's HMAC key (never stored in Redis); absent, the chain is sha256. */
+  readonly auditKey?: string;
   /** Queues the apply job (src/workflow/queue.ts `createApplyQueue`). */
   readonly queue: ApplyQueue;
   readonly notifier: Notifier;
@@ -344,14 +337,13 @@ export interface ApplyQueue {
 
 /**
  * `startApplyWorker(options)` (src/workflow/worker.ts): the BullMQ worker that applies approved
- * requests, plus the expiry sweep. Started once per process in main.ts; `close()` on shutdown
+ * requests, plus the expiry sweep. Started once per process in src/bot.ts; `close()` on shutdown
  * waits for the job in progress.
  */
 export interface ApplyWorkerOptions {
   /** For the queue the sweep puts approved requests back on. */
   readonly redisUrl: string;
   readonly keyPrefix: string;
-  readonly environments: readonly WorkflowEnvironment[];
   /** Broker clients for a background job: long timeouts; the job retries, not the client. */
   readonly brokerFor: (env: string) => WorkflowBroker;
   readonly notifier: Notifier;
@@ -371,7 +363,7 @@ export interface ApplyWorkerOptions {
   readonly lockDurationMs?: number;
   /**
    * Called once a change is recorded, before the request is marked applied (so again if the job
-   * is retried after it: must be idempotent). main.ts schedules a time box's deadline here.
+   * is retried after it: must be idempotent). src/bot.ts schedules a time box's deadline here.
    */
   readonly onRecorded?: (request: ChangeRequest, record: AuditRecord) => Promise<void>;
   readonly now?: () => Date;
