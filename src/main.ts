@@ -18,6 +18,7 @@ import { createMetrics, type Metrics } from './slack/metrics.ts';
 import { slackOutsideNotifier } from './slack/outsideNotifier.ts';
 import { ownWriteAnnouncer } from './watch/store.ts';
 import { type Watchers, watchOutside } from './watch/watchers.ts';
+import { FreezeStore } from './workflow/freeze.ts';
 import {
   APPLY_CLIENT_SETTINGS,
   type ApplyWorker,
@@ -67,6 +68,7 @@ export function applyWorkerDeps(
     requests: new RequestStore(connection, keyPrefix, now),
     audit: new AuditTrail(connection, keyPrefix, { log: jobLog }),
     announceWrite: ownWriteAnnouncer(connection, keyPrefix),
+    freezes: new FreezeStore(connection, keyPrefix),
   };
 }
 

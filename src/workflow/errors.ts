@@ -32,6 +32,10 @@ export type WorkflowRefusal =
   | { readonly code: 'self-approval' }
   /** The user is not among the environment's approvers. */
   | { readonly code: 'not-approver'; readonly env: string }
+  /** Only an environment's approvers freeze and unfreeze it. */
+  | { readonly code: 'freeze-not-approver'; readonly env: string }
+  /** A freeze longer than MAX_FREEZE_MS (rules.ts). */
+  | { readonly code: 'freeze-too-long'; readonly forMs: number; readonly maxMs: number }
   /** The approver approved this request already: one approver counts once. */
   | { readonly code: 'already-approved' }
   /** The user is not among the environment's requesters: who may ask and who may approve (user and group ids). */
@@ -68,6 +72,9 @@ const SENTENCES: { readonly [C in WorkflowErrorCode]: (facts: RefusalOf<C>) => s
   'not-found': (f) => `There is no ${f.what} ${f.id}.`,
   'self-approval': () => 'You filed this request: another approver must decide it.',
   'not-approver': () => 'You are not among the approvers of this environment: nothing was decided.',
+  'freeze-not-approver': () =>
+    'Only the approvers of this environment may freeze or unfreeze it: nothing changed.',
+  'freeze-too-long': () => 'A freeze lasts at most a week (--for 7d): nothing changed.',
   'already-approved': () =>
     'You already approved this request: another approver must give the next approval.',
   'not-requester': () => 'You may not file change requests in this environment: nothing was filed or posted.',

@@ -21,7 +21,34 @@ export type RuleRefusal = RefusalOf<
   | 'not-approver'
   | 'already-approved'
   | 'not-requester'
+  | 'freeze-not-approver'
+  | 'freeze-too-long'
 >;
+
+/** The longest freeze: a week. */
+export const MAX_FREEZE_MS = 7 * 86_400_000;
+
+/** What freezing or unfreezing depends on. */
+export interface FreezeFacts {
+  readonly env: string;
+  /** Whether the user is among the environment's approvers. */
+  readonly isApprover: boolean;
+  /** The reason, trimmed. */
+  readonly reason: string;
+  /** How long (a freeze; undefined: an unfreeze). */
+  readonly forMs?: number;
+}
+
+/** Whether the user may freeze (or, without `forMs`, unfreeze) the environment: approvers only, with a reason, for at most a week. */
+export function freezeRefusal(f: FreezeFacts): RuleRefusal | null {
+  if (!f.isApprover) return { code: 'freeze-not-approver', env: f.env };
+  if (!f.reason) return REASON_REQUIRED.decision;
+  const long = reasonTooLong(f.reason);
+  if (long) return long;
+  if (f.forMs !== undefined && (f.forMs <= 0 || f.forMs > MAX_FREEZE_MS))
+    return { code: 'freeze-too-long', forMs: f.forMs, maxMs: MAX_FREEZE_MS };
+  return null;
+}
 
 /** What filing depends on. */
 export interface FileFacts {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { Freeze } from './freeze.ts';
 import {
   type Approval,
   ApprovalSchema,
@@ -113,7 +114,7 @@ export interface TransitionInput {
 }
 
 /** Fields kept beside `doc`, parsed as JSON. */
-const JSON_FIELDS = ['decision', 'approvals', 'message', 'failure', 'verification'] as const;
+const JSON_FIELDS = ['decision', 'approvals', 'held', 'message', 'failure', 'verification'] as const;
 const TEXT_FIELDS = ['applyingAt', 'appliedAt', 'auditId', 'updatedAt', 'remindedAt'] as const;
 
 /** Filed once, never changed afterwards. */
@@ -162,6 +163,7 @@ export class RequestStore {
       appliedAt: _p,
       auditId: _i,
       remindedAt: _r,
+      held: _h,
       ...doc
     } = r;
     const key = this.#key(r.id);
@@ -214,6 +216,21 @@ export class RequestStore {
       const half = created + (Date.parse(r.expiresAt) - created) / 2;
       return r.state === 'pending' && r.remindedAt === undefined && now >= half;
     });
+  }
+
+  /**
+   * Marks an approved request as held by `freeze` (its message says so): true when this call
+   * marked it (it was approved and not yet held by this freeze).
+   */
+  async hold(id: string, freeze: Freeze): Promise<boolean> {
+    const held = JSON.stringify(freeze);
+    const done = await this.#redis.eval(
+      "if redis.call('HGET', KEYS[1], 'state') ~= 'approved' or redis.call('HGET', KEYS[1], 'held') == ARGV[1] then return 0 end redis.call('HSET', KEYS[1], 'held', ARGV[1]) return 1",
+      1,
+      this.#key(id),
+      held,
+    );
+    return done === 1;
   }
 
   /** Claims the reminder of a request: true for exactly one caller, on any replica. */
