@@ -300,8 +300,10 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
 
   let bot: BotApp;
   try {
+    const store = new RequestStore(redis, DEFAULT_KEY_PREFIX);
+    const freezes = new FreezeStore(redis, DEFAULT_KEY_PREFIX);
     const records = {
-      requests: new RequestStore(redis, DEFAULT_KEY_PREFIX),
+      requests: { listOpen: (env?: string) => store.listOpen(env), frozen: () => freezes.all(new Date()) },
       history: new AuditTrail(redis, DEFAULT_KEY_PREFIX),
     };
     bot = await createApp({

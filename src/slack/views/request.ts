@@ -38,7 +38,7 @@ export function whoList(ids: readonly string[]): string {
 }
 
 /** An environment's freeze, as every message that mentions it says it. */
-export function frozenLine(env: string, f: Freeze): string {
+export function frozenLine(env: string, f: Pick<Freeze, 'until' | 'by' | 'reason'>): string {
   return `:snowflake: *${code(env)} is frozen* until ${when(f.until)} by ${who(f.by)} because ${prose(truncate(f.reason, 500))}.`;
 }
 
