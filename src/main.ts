@@ -60,13 +60,15 @@ export function applyWorkerDeps(
   keyPrefix: string,
   log: Logger,
   now?: () => Date,
+  /** RMQ_AUDIT_KEY: the records the job appends are sealed with it. */
+  auditKey?: string,
 ): ApplyWorkerDeps {
   const jobLog = log.child({ component: 'apply' });
   const connection = jobConnection(redisUrl, jobLog);
   return {
     connection,
     requests: new RequestStore(connection, keyPrefix, now),
-    audit: new AuditTrail(connection, keyPrefix, { log: jobLog }),
+    audit: new AuditTrail(connection, keyPrefix, { log: jobLog, ...(auditKey ? { key: auditKey } : {}) }),
     announceWrite: ownWriteAnnouncer(connection, keyPrefix),
     freezes: new FreezeStore(connection, keyPrefix),
   };
@@ -177,6 +179,7 @@ export function changeRequestParts(options: {
     return b;
   };
   const queue = createApplyQueue({ redisUrl: config.redisUrl, keyPrefix, ...options.worker });
+  const auditKey = config.auditKey ? { auditKey: config.auditKey } : {};
   const jobBrokers = createBrokers(config, options.metrics, APPLY_CLIENT_SETTINGS);
   let worker: ApplyWorker | undefined;
   let timeBoxes: TimeBoxQueue | undefined;
@@ -196,6 +199,7 @@ export function changeRequestParts(options: {
         queue,
         notifier,
         log: logger,
+        ...auditKey,
       }),
     async startWorker(notifier, timeBox) {
       // Time boxes: the deadline scheduled once the change is recorded; at it, the revert (or
@@ -205,8 +209,7 @@ export function changeRequestParts(options: {
       worker = await startApplyWorker({
         redisUrl: config.redisUrl,
         keyPrefix,
-        ...applyWorkerDeps(config.redisUrl, keyPrefix, logger),
-        environments: config.environments,
+        ...applyWorkerDeps(config.redisUrl, keyPrefix, logger, undefined, config.auditKey),
         brokerFor: brokerOf(jobBrokers),
         notifier,
         log: logger,
@@ -304,7 +307,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     const freezes = new FreezeStore(redis, DEFAULT_KEY_PREFIX);
     const records = {
       requests: { listOpen: (env?: string) => store.listOpen(env), frozen: () => freezes.all(new Date()) },
-      history: new AuditTrail(redis, DEFAULT_KEY_PREFIX),
+      history: new AuditTrail(redis, DEFAULT_KEY_PREFIX, config.auditKey ? { key: config.auditKey } : {}),
     };
     bot = await createApp({
       config,
@@ -349,7 +352,10 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     keyPrefix: DEFAULT_KEY_PREFIX,
     logger,
     brokers: background,
-    trail: new AuditTrail(redis, DEFAULT_KEY_PREFIX, { log: logger.child({ part: 'watch' }) }),
+    trail: new AuditTrail(redis, DEFAULT_KEY_PREFIX, {
+      log: logger.child({ part: 'watch' }),
+      ...(config.auditKey ? { key: config.auditKey } : {}),
+    }),
     notifier: slackOutsideNotifier(bot.delivery, logger),
   });
 

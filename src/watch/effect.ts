@@ -1,6 +1,6 @@
 import { settleSimulation } from '../patterns/resolveRead.ts';
 import type { Transition } from '../policy/compare.ts';
-import type { ChangeAction, InventoryObject, SimulationResult } from '../policy/simulate.ts';
+import type { ChangeAction, SimulationResult } from '../policy/simulate.ts';
 import { Simulation } from '../policy/simulate.ts';
 import type { Policy } from '../policy/types.ts';
 import { type InventorySource, openInventory } from '../rabbit/inventory.ts';
@@ -26,19 +26,43 @@ export function listBefore(now: readonly Policy[], t: Transition): Policy[] {
   return t.before ? [...others, t.before] : others;
 }
 
-export async function effectOfChange(broker: InventorySource, t: Transition): Promise<SimulationResult> {
-  const inventory = await openInventory(broker, t.vhost);
-  const user = t.layer === 'user' ? listBefore(inventory.user, t) : inventory.user;
-  const operator = t.layer === 'operator' ? listBefore(inventory.operator, t) : inventory.operator;
-  const simulation = new Simulation({
-    version: inventory.version,
-    user,
-    operator,
-    change: { action: actionOf(t), layer: t.layer, before: t.before, after: t.after },
+/**
+ * What each change of one vhost did, from ONE listing of its objects: a simulation per change
+ * (each on the state before it, as effectOfChange), all fed by the same pass over the listing.
+ * A burst of 300 changes over 100,000 queues reads the queues once, not 300 times.
+ */
+export async function effectsOfChanges(
+  broker: InventorySource,
+  changes: readonly Transition[],
+): Promise<SimulationResult[]> {
+  const vhost = changes[0]?.vhost;
+  if (vhost === undefined) return [];
+  if (changes.some((t) => t.vhost !== vhost)) throw new Error('effectsOfChanges: one vhost at a time');
+  const inventory = await openInventory(broker, vhost);
+  const simulations = changes.map((t) => {
+    const user = t.layer === 'user' ? listBefore(inventory.user, t) : inventory.user;
+    const operator = t.layer === 'operator' ? listBefore(inventory.operator, t) : inventory.operator;
+    return new Simulation({
+      version: inventory.version,
+      user,
+      operator,
+      change: { action: actionOf(t), layer: t.layer, before: t.before, after: t.after },
+    });
   });
-  const unreported: (o: InventoryObject) => InventoryObject =
-    t.layer === 'user' ? (o) => ({ ...o, policy: undefined }) : (o) => ({ ...o, operatorPolicy: undefined });
-  await inventory.each((o) => simulation.add(unreported(o)));
-  await settleSimulation(simulation);
-  return simulation.result();
+  // The changed layer's reported policy is already the after: the engine reads both sides.
+  const layers = changes.map((t) => t.layer);
+  await inventory.each((o) => {
+    const withoutUser = { ...o, policy: undefined };
+    const withoutOperator = { ...o, operatorPolicy: undefined };
+    for (const [i, simulation] of simulations.entries())
+      simulation.add(layers[i] === 'user' ? withoutUser : withoutOperator);
+  });
+  await Promise.all(simulations.map((s) => settleSimulation(s)));
+  return simulations.map((s) => s.result());
+}
+
+export async function effectOfChange(broker: InventorySource, t: Transition): Promise<SimulationResult> {
+  const [effect] = await effectsOfChanges(broker, [t]);
+  if (!effect) throw new Error('effectOfChange: no result');
+  return effect;
 }

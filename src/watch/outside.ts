@@ -5,14 +5,17 @@ import { auditObject } from '../policy/diff.ts';
 import type { SimulationResult } from '../policy/simulate.ts';
 import type { Policy } from '../policy/types.ts';
 import type { InventorySource } from '../rabbit/inventory.ts';
-import { effectOfChange } from './effect.ts';
+import { effectsOfChanges } from './effect.ts';
 import type { OutsideChange } from './watcher.ts';
 
 /**
- * A change made outside the bot, recorded and told: what the objects under the policy gained
- * and lost (the preview's simulation on the before state), one out-of-band record appended to
- * the audit trail (chained like the others: `action: "outside"`, `actor` instead of requester
- * and approver, `detectedBy`), then posted to the environment's approvals channel.
+ * Changes made outside the bot, recorded and told, a burst at a time: the changes of one
+ * environment and vhost that arrive together (the same actor within `windowMs` of each other, or
+ * one comparison that finds many: a definitions import, a first start) are one burst. For a
+ * burst, what the objects gained and lost (the preview's simulation on the before state) is
+ * computed from one listing of the vhost; each change is still its own out-of-band record in the
+ * audit trail (chained like the others: `action: "outside"`, `actor` instead of requester and
+ * approver, `detectedBy`); then the burst is ONE post to the environment's approvals channel.
  */
 
 /** What the recorder needs of the audit trail. */
@@ -22,8 +25,11 @@ export interface OutsideTrail {
 
 /** What the recorder needs of the Slack side. */
 export interface OutsideNotifier {
-  /** Posts the record to the approvals channel (none configured: tells nobody). */
-  outside(record: AuditRecord, approvalsChannel: string | undefined): Promise<void>;
+  /**
+   * Posts one message for the records of one burst (one environment and vhost, oldest first) to
+   * the approvals channel (none configured: tells nobody).
+   */
+  outside(records: readonly AuditRecord[], approvalsChannel: string | undefined): Promise<void>;
 }
 
 export interface OutsideRecorderOptions {
@@ -35,8 +41,20 @@ export interface OutsideRecorderOptions {
   /** Tries of the append and of the post, each (Redis or Slack may blink). Default 3. */
   readonly attempts?: number;
   readonly retryBaseMs?: number;
+  /** A burst ends `windowMs` after its last change (default 1.5 s), at most `maxHoldMs` after its first (10 s). */
+  readonly windowMs?: number;
+  readonly maxHoldMs?: number;
   readonly now?: () => Date;
 }
+
+export interface OutsideRecorder {
+  /** Takes a change into its burst; recorded and posted when the burst ends. */
+  record(change: OutsideChange): void;
+  /** Ends every burst now and waits until they are recorded and posted (at stop). */
+  flush(): Promise<void>;
+}
+
+export const BURST_DEFAULTS = { windowMs: 1_500, maxHoldMs: 10_000 } as const;
 
 const fields = (p: Policy | null) =>
   p && { pattern: p.pattern, applyTo: p.applyTo, priority: p.priority, definition: { ...p.definition } };
@@ -76,25 +94,87 @@ async function tries<T>(attempts: number, baseMs: number, work: () => Promise<T>
   }
 }
 
-export function outsideRecorder(o: OutsideRecorderOptions): (change: OutsideChange) => Promise<void> {
+interface Burst {
+  readonly changes: OutsideChange[];
+  readonly firstAt: number;
+  timer?: NodeJS.Timeout;
+}
+
+export function outsideRecorder(o: OutsideRecorderOptions): OutsideRecorder {
   const attempts = o.attempts ?? 3;
   const base = o.retryBaseMs ?? 500;
-  return async (change) => {
-    const log = o.log.child({ env: change.env, vhost: change.vhost, policy: change.name });
-    let effect: SimulationResult | undefined;
+  const windowMs = o.windowMs ?? BURST_DEFAULTS.windowMs;
+  const maxHoldMs = o.maxHoldMs ?? BURST_DEFAULTS.maxHoldMs;
+  const bursts = new Map<string, Burst>();
+  const recording = new Set<Promise<void>>();
+
+  async function recordBurst(changes: readonly OutsideChange[]): Promise<void> {
+    const [first] = changes;
+    if (!first) return;
+    const log = o.log.child({ env: first.env, vhost: first.vhost, changes: changes.length });
+    let effects: SimulationResult[] | undefined;
     try {
-      effect = await tries(attempts, base, () => effectOfChange(o.brokerFor(change.env), change));
+      effects = await tries(attempts, base, () => effectsOfChanges(o.brokerFor(first.env), changes));
     } catch (err) {
       // Recorded without it rather than not at all: the vhost may be gone, the broker down.
       log.warn({ err: String(err) }, 'what the objects gained and lost could not be read');
     }
-    const record = await tries(attempts, base, () =>
-      o.trail.append(outsideEntry(change, effect, o.now?.() ?? new Date())),
-    );
-    try {
-      await tries(attempts, base, () => o.notifier.outside(record, o.approvalsChannelOf(change.env)));
-    } catch (err) {
-      log.error({ err: String(err), record: record.id }, 'recorded, but not posted to the approvals channel');
+    const records: AuditRecord[] = [];
+    for (const [i, change] of changes.entries()) {
+      try {
+        records.push(
+          await tries(attempts, base, () =>
+            o.trail.append(outsideEntry(change, effects?.[i], o.now?.() ?? new Date())),
+          ),
+        );
+      } catch (err) {
+        // The watcher's state has moved: this change will not be found again. Said loudly.
+        log.error(
+          { err: String(err), policy: change.name },
+          'a change outside the bot could not be recorded',
+        );
+      }
     }
+    if (records.length === 0) return;
+    try {
+      await tries(attempts, base, () => o.notifier.outside(records, o.approvalsChannelOf(first.env)));
+    } catch (err) {
+      log.error(
+        { err: String(err), records: records.map((r) => r.id) },
+        'recorded, but not posted to the approvals channel',
+      );
+    }
+  }
+
+  function end(key: string): void {
+    const burst = bursts.get(key);
+    if (!burst) return;
+    bursts.delete(key);
+    clearTimeout(burst.timer);
+    const run = recordBurst(burst.changes)
+      .catch((err: unknown) => o.log.error({ err: String(err) }, 'a burst of outside changes failed'))
+      .finally(() => recording.delete(run));
+    recording.add(run);
+  }
+
+  return {
+    record(change) {
+      // One comparison's changes carry the same time and no actor: one burst, as an actor's events.
+      const key = JSON.stringify([change.env, change.vhost, change.actor ?? `${change.source}`]);
+      let burst = bursts.get(key);
+      if (!burst) {
+        burst = { changes: [], firstAt: Date.now() };
+        bursts.set(key, burst);
+      }
+      burst.changes.push(change);
+      clearTimeout(burst.timer);
+      const wait = Math.max(0, Math.min(windowMs, burst.firstAt + maxHoldMs - Date.now()));
+      burst.timer = setTimeout(() => end(key), wait);
+      burst.timer.unref();
+    },
+    async flush() {
+      for (const key of [...bursts.keys()]) end(key);
+      await Promise.allSettled([...recording]);
+    },
   };
 }

@@ -2,7 +2,12 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { InventorySource } from '../rabbit/inventory.ts';
-import { type OutsideNotifier, type OutsideTrail, outsideRecorder } from './outside.ts';
+import {
+  type OutsideNotifier,
+  type OutsideRecorderOptions,
+  type OutsideTrail,
+  outsideRecorder,
+} from './outside.ts';
 import { WatchStore } from './store.ts';
 import {
   type OutsideChange,
@@ -85,6 +90,8 @@ export function watchOutside(o: {
   readonly trail: OutsideTrail;
   readonly notifier: OutsideNotifier;
   readonly tuning?: WatchersOptions['tuning'];
+  /** How long a burst of outside changes gathers (tests shorten it). */
+  readonly burst?: Pick<OutsideRecorderOptions, 'windowMs' | 'maxHoldMs'>;
 }): Watchers {
   const brokerFor = (env: string) => {
     const b = o.brokers.get(env);
@@ -92,19 +99,29 @@ export function watchOutside(o: {
     return b;
   };
   const logger = o.logger.child({ part: 'watch' });
-  return startWatchers({
+  const recorder = outsideRecorder({
+    brokerFor,
+    approvalsChannelOf: (env) => o.config.environments.find((e) => e.name === env)?.approvalsChannel,
+    trail: o.trail,
+    notifier: o.notifier,
+    log: logger,
+    ...o.burst,
+  });
+  const watchers = startWatchers({
     config: o.config,
     redis: o.redis,
     keyPrefix: o.keyPrefix,
     logger: o.logger,
     brokerFor,
-    outside: outsideRecorder({
-      brokerFor,
-      approvalsChannelOf: (env) => o.config.environments.find((e) => e.name === env)?.approvalsChannel,
-      trail: o.trail,
-      notifier: o.notifier,
-      log: logger,
-    }),
+    outside: async (change) => recorder.record(change),
     ...(o.tuning ? { tuning: o.tuning } : {}),
   });
+  return {
+    ...watchers,
+    async stop() {
+      await watchers.stop();
+      // The bursts still gathering are recorded and posted before the process goes.
+      await recorder.flush();
+    },
+  };
 }

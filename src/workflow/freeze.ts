@@ -66,21 +66,27 @@ export class FreezeStore {
     return f && Date.parse(f.until) > now.getTime() ? f : undefined;
   }
 
-  /** Every environment frozen at `now`, for `requests`. */
-  async all(now: Date): Promise<{ env: string; until: string; by: string; reason: string }[]> {
-    const out: { env: string; until: string; by: string; reason: string }[] = [];
+  /** The environments with a freeze stored (in force, or past its end and not yet taken). */
+  async environments(): Promise<string[]> {
     const prefix = `${this.#prefix}:freeze:`;
+    const envs: string[] = [];
     let cursor = '0';
     do {
       const [next, keys] = await this.#redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
       cursor = next;
-      for (const key of keys) {
-        const env = key.slice(prefix.length);
-        const f = await this.current(env, now);
-        if (f) out.push({ env, until: f.until, by: f.by, reason: f.reason });
-      }
+      envs.push(...keys.map((k) => k.slice(prefix.length)));
     } while (cursor !== '0');
-    return out.sort((a, b) => a.env.localeCompare(b.env));
+    return envs.sort();
+  }
+
+  /** Every environment frozen at `now`, for `requests`. */
+  async all(now: Date): Promise<{ env: string; until: string; by: string; reason: string }[]> {
+    const out: { env: string; until: string; by: string; reason: string }[] = [];
+    for (const env of await this.environments()) {
+      const f = await this.current(env, now);
+      if (f) out.push({ env, until: f.until, by: f.by, reason: f.reason });
+    }
+    return out;
   }
 
   /** Lifts the freeze on `env`: the freeze lifted, or undefined when there was none (or another caller lifted it). */

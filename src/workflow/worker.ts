@@ -137,7 +137,8 @@ export async function startApplyWorker(options: ApplyWorkerOptions & ApplyWorker
    * wake by themselves at the freeze's end; this catches a lift that raced a hold).
    */
   async function endFreezes(): Promise<void> {
-    for (const { name } of options.environments) {
+    const held = (await store.unfinished()).filter((r) => r.held).map((r) => r.env);
+    for (const name of new Set([...(await options.freezes.environments()), ...held])) {
       const at = now();
       const ended = await options.freezes.takeEnded(name, at);
       if (ended) {

@@ -33,7 +33,7 @@ const posts = (mark: number) =>
         c.ok &&
         c.method === 'chat.postMessage' &&
         c.args.channel === APPROVALS_CHANNEL &&
-        /Changed outside the bot/.test(String(c.args.text)),
+        /changed outside the bot|changes outside the bot/i.test(String(c.args.text)),
     );
 
 describe('a policy changed through the management API', () => {
@@ -93,6 +93,59 @@ describe('a policy changed through the management API', () => {
         ['outside', someone.user, 'events', true, false],
       ]);
       expect((await new AuditTrail(h.redis as never, h.keyPrefix).verify()).ok).toBe(true);
+    });
+  });
+});
+
+describe('a burst of changes through the management API (a definitions import)', () => {
+  it('30 policies created at once are one post, every change in its attached file, and 30 audit records', async () => {
+    await withUser({ tags: ['policymaker'], vhost: h.vhost }, async (someone) => {
+      const c = new ManagementClient({ url: brokerUrl(), user: someone.user, password: someone.password });
+      const names = Array.from({ length: 30 }, (_, i) => `import-${String(i).padStart(2, '0')}`);
+      const mark = h.slack.calls.length;
+      const uploadsBefore = h.slack.uploads().length;
+      try {
+        await Promise.all(
+          names.map((name, i) =>
+            c.putPolicy('user', {
+              vhost: h.vhost,
+              name,
+              pattern: `^import-${i}\\.`,
+              applyTo: 'queues',
+              priority: 1,
+              definition: { 'max-length': 10 + i },
+            }),
+          ),
+        );
+      } finally {
+        await c.close();
+      }
+      const trail = new AuditTrail(h.redis as never, h.keyPrefix);
+      const records = await waitFor(
+        async () => {
+          const r = (await trail.list({ vhost: h.vhost })).filter((x) => names.includes(x.policy));
+          return r.length === names.length && r;
+        },
+        { deadlineMs: 20_000, what: 'the 30 outside changes recorded' },
+      );
+      expect(new Set(records.map((r) => r.policy))).toEqual(new Set(names));
+      expect(records.every((r) => r.action === 'outside' && r.before === null)).toBe(true);
+      // Posted once the burst ended: one message, its file carrying every change.
+      const upload = await waitFor(
+        () =>
+          h.slack
+            .uploads()
+            .slice(uploadsBefore)
+            .find((u) => u.completed && u.content !== undefined),
+        { deadlineMs: 20_000, what: 'the file of the burst' },
+      );
+      for (const name of names) expect(upload.content).toContain(name);
+      const burstPosts = posts(mark);
+      expect(burstPosts).toHaveLength(1);
+      const text = renderedText(burstPosts[0]?.args ?? {});
+      expect(text).toContain('30 policy changes outside the bot');
+      expect(text).toContain(`\`${someone.user}\``);
+      expect((await trail.verify()).ok).toBe(true);
     });
   });
 });

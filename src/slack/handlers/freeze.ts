@@ -26,21 +26,21 @@ function words(kind: 'freeze' | 'unfreeze', list: readonly string[]) {
     usage,
   );
   if (positionals.length > 0)
-    throw new InputError(`${kind} takes only flags, got ${JSON.stringify(positionals[0])}.`, usage);
+    throw new InputError(`${kind} takes only flags, got ${JSON.stringify(positionals[0])}.`, { usage });
   const reason = typeof flags.reason === 'string' ? flags.reason.trim() : '';
   if (!reason)
-    throw new InputError(`${kind} needs your reason: --reason TEXT (it is recorded and shown).`, usage);
+    throw new InputError(`${kind} needs your reason: --reason TEXT (it is recorded and shown).`, { usage });
   return { usage, env: typeof flags.env === 'string' ? flags.env : undefined, reason, flags };
 }
 
 function freezeFor(text: string | boolean | undefined, usage: string): number {
   if (typeof text !== 'string')
-    throw new InputError('freeze needs its length: --for DURATION, such as 4h or 2d.', usage);
+    throw new InputError('freeze needs its length: --for DURATION, such as 4h or 2d.', { usage });
   const ms = parseDuration(text);
   if (ms === undefined)
-    throw new InputError(`--for takes a duration such as 4h or 2d, got ${JSON.stringify(text)}.`, usage);
+    throw new InputError(`--for takes a duration such as 4h or 2d, got ${JSON.stringify(text)}.`, { usage });
   if (ms > MAX_FREEZE_MS)
-    throw new InputError(`--for ${text} is too long: a freeze lasts at most a week (7d).`, usage);
+    throw new InputError(`--for ${text} is too long: a freeze lasts at most a week (7d).`, { usage });
   return ms;
 }
 

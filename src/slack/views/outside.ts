@@ -1,4 +1,6 @@
 import type { AuditRecord } from '../../audit/types.ts';
+import { jsonWritten, showInvisible } from '../../text/asWritten.ts';
+import type { AttachedFile } from '../delivery.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { type Block, context, finish, listSection, type SlackMessage, section } from './message.ts';
 import { auditDiffLines, objectLoss } from './request.ts';
@@ -16,6 +18,8 @@ const HOW: Readonly<Record<NonNullable<AuditRecord['detectedBy']>, string>> = {
   events: "the broker's event exchange",
   interval: 'comparing the policy lists on the interval',
   start: 'comparing the policy lists when the bot started (changed while it was down)',
+  reconnect:
+    'comparing the policy lists once the event exchange was followed again (changed while it was not)',
 };
 
 function verb(r: AuditRecord): string {
@@ -56,4 +60,85 @@ export function outsideView(r: AuditRecord): SlackMessage {
     blocks,
     `Changed outside the bot: ${verb(r)} ${r.operator ? 'operator policy' : 'policy'} ${prose(r.policy)} in vhost ${prose(r.vhost)}${r.actor ? ` by ${prose(r.actor)}` : ''}`,
   );
+}
+
+/** How many changes of a burst the message itself shows (the file has them all), and objects each. */
+export const BURST_SHOWN = { changes: 5, objects: 3 } as const;
+
+/**
+ * A burst of changes made outside the bot (one environment and vhost, oldest first) as ONE post:
+ * how many, who (or that nobody can say), the first few with what their objects lost, and a
+ * pointer to the attached file holding every change (outsideBurstFile). A burst of one is
+ * outsideView.
+ */
+export function outsideBurstView(records: readonly AuditRecord[]): SlackMessage {
+  const [first] = records;
+  if (!first || records.length === 1) return first ? outsideView(first) : finish([], '');
+  const where = `vhost ${name(first.vhost)} (${prose(first.env)})`;
+  const actors = [...new Set(records.map((r) => r.actor).filter((a): a is string => a !== undefined))];
+  const who =
+    actors.length > 0
+      ? `*By* ${actors.map((a) => code(a)).join(', ')}, seen through ${HOW[first.detectedBy ?? 'events']}.`
+      : `*By:* not known — found by ${HOW[first.detectedBy ?? 'interval']}, which does not say who.`;
+  const lines = records.slice(0, BURST_SHOWN.changes).map((r) => {
+    const head = `${verb(r)} ${r.operator ? 'operator policy' : 'policy'} ${name(r.policy)}`;
+    if (r.objects.length === 0) return `${head}: no object's policy or values changed`;
+    const shown = r.objects.slice(0, BURST_SHOWN.objects).map((o) => `${name(o.name)} ${objectLoss(o)}`);
+    const more = r.objects.length > shown.length ? `; ${r.objects.length - shown.length} more objects` : '';
+    return `${head}: ${shown.join('; ')}${more}`;
+  });
+  const blocks: Block[] = [
+    section(`:warning: *${records.length} policy changes outside the bot* in ${where}\n${who}`),
+    listSection(`*The first ${lines.length}* (every change is in the attached file):`, lines, {
+      maxItems: BURST_SHOWN.changes,
+    }),
+    context(
+      `Each is its own record in the audit trail (${code(first.id)} …) · ${code(`history --vhost ${truncate(first.vhost, MAX.name)}`)}`,
+    ),
+  ];
+  return finish(
+    blocks,
+    `${records.length} policy changes outside the bot in vhost ${prose(first.vhost)}${actors.length ? ` by ${actors.map(prose).join(', ')}` : ''}`,
+  );
+}
+
+/** Every change of a burst, as a plain-text file beside its post. */
+export function outsideBurstFile(records: readonly AuditRecord[]): AttachedFile {
+  const first = records[0];
+  const parts = records.map((r) =>
+    [
+      `${r.id}  ${verb(r)} ${r.operator ? 'operator policy' : 'policy'} ${showInvisible(r.policy)}${r.actor ? ` by ${showInvisible(r.actor)}` : ''}${r.appliedAt ? ` at ${r.appliedAt}` : ''}`,
+      ...auditDiffLines(r).map((l) => `  ${l}`),
+      ...(r.objects.length === 0
+        ? ["  no object's policy or values changed"]
+        : r.objects.map((o) => `  ${showInvisible(o.name)}: ${plainLoss(o)}`)),
+      ...(r.unpredictable > 0 ? [`  ${r.unpredictable} objects the bot could not predict`] : []),
+    ].join('\n'),
+  );
+  const vhost = first ? first.vhost : '';
+  return {
+    filename: `outside-changes-${vhost.replace(/[^A-Za-z0-9_.-]+/g, '_') || 'default'}.txt`,
+    title: `${records.length} policy changes outside the bot in vhost ${showInvisible(vhost)}`,
+    content: `${parts.join('\n\n')}\n`,
+  };
+}
+
+/** What an object lost, gained and changed, as plain text (no mrkdwn). */
+function plainLoss(o: AuditRecord['objects'][number]): string {
+  const kv = (m: Record<string, unknown>) =>
+    Object.entries(m)
+      .map(([k, v]) => `${showInvisible(k)} ${jsonWritten(v)}`)
+      .join(', ');
+  const parts: string[] = [];
+  if (Object.keys(o.lost).length) parts.push(`lost ${kv(o.lost)}`);
+  if (Object.keys(o.gained).length) parts.push(`gained ${kv(o.gained)}`);
+  if (Object.keys(o.changed).length)
+    parts.push(
+      `changed ${Object.entries(o.changed)
+        .map(([k, c]) => `${showInvisible(k)} ${jsonWritten(c.before)} -> ${jsonWritten(c.after)}`)
+        .join(', ')}`,
+    );
+  return parts.length
+    ? parts.join('; ')
+    : `policy ${o.before === null ? 'none' : showInvisible(o.before)} -> ${o.after === null ? 'none' : showInvisible(o.after)}, values the same`;
 }
