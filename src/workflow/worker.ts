@@ -11,10 +11,11 @@ import { isRabbitError, type ManagementClientOptions, RabbitError } from '../rab
 import { openRedis } from '../redis.ts';
 import type { WorkflowBroker } from './broker.ts';
 import { expireDue, remindDue } from './expiry.ts';
-import { type FreezeStore, freezeEntry, releaseHeld } from './freeze.ts';
+import type { FreezeStore } from './freeze.ts';
 import { APPLY_DEFAULTS, APPLY_QUEUE, ApplyJobData, bullPrefix, createApplyQueue } from './queue.ts';
 import { approvalsOf } from './rules.ts';
 import type { RequestStore } from './store.ts';
+import { freezeEntry, releaseHeld } from './thaw.ts';
 import {
   type ApplyWorker,
   type ApplyWorkerOptions,

@@ -5,7 +5,7 @@ import { type PreviewAnswer, type PreviewInput, preview } from '../preview/previ
 import { isRabbitError } from '../rabbit/index.ts';
 import { orStoreUnavailable, WorkflowError } from './errors.ts';
 import { expireDue } from './expiry.ts';
-import { type Freeze, FreezeStore, freezeEntry, releaseHeld } from './freeze.ts';
+import { type Freeze, FreezeStore } from './freeze.ts';
 import { whyIdentityCannotWrite } from './identity.ts';
 import {
   approvalsOf,
@@ -19,6 +19,7 @@ import {
   requesterRefusal,
 } from './rules.ts';
 import { type ApproveOutcome, newRequestId, RequestStore, type TransitionOutcome } from './store.ts';
+import { freezeEntry, releaseHeld } from './thaw.ts';
 import { revertOf, revertRequestId } from './timebox.ts';
 import type {
   ChangeRequest,

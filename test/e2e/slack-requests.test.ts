@@ -655,8 +655,16 @@ describe('stale', () => {
       'the message marked stale',
     );
     expect(await admin.getPolicy('user', h.vhost, 'audit-fallback')).toMatchObject({ priority: 3 });
-    // Only the change made outside the bot above is recorded, as such (watched: see beforeAll).
-    expect((await recordsOf('audit-fallback')).map((r) => r.action)).toEqual(['outside']);
+    // Only the change made outside the bot above is recorded, as such (watched: see beforeAll); the
+    // watcher records it when the broker's event arrives, which may be after the stale notice.
+    const recorded = await waitFor(
+      async () => {
+        const actions = (await recordsOf('audit-fallback')).map((r) => r.action);
+        return actions.length > 0 && actions;
+      },
+      { deadlineMs: 30_000, intervalMs: 100, what: 'the change made outside the bot recorded' },
+    );
+    expect(recorded).toEqual(['outside']);
     expect(h.slack.rejections()).toEqual([]);
   });
 });
