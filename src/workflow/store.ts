@@ -25,19 +25,26 @@ import {
  * or an approve racing a reject: exactly one moves it.
  */
 
+/**
+ * Lua, inside a script on KEYS[1] (the request) and KEYS[2] (the open set) that found it pending:
+ * past its deadline at `nowMs` it becomes expired (at `nowIso`), leaves the open set, and the
+ * script answers `expired`.
+ */
+const expireIfDue = (nowMs: string, nowIso: string) => `
+  local deadline = tonumber(redis.call('HGET', KEYS[1], 'expiresAt'))
+  if deadline and tonumber(${nowMs}) >= deadline then
+    redis.call('HSET', KEYS[1], 'state', 'expired', 'updatedAt', ${nowIso})
+    redis.call('ZREM', KEYS[2], KEYS[1])
+    return {'expired'}
+  end
+`;
+
 // KEYS: request, open set. ARGV: allowed from-states (comma list), to-state, now ms, check the
 // deadline ('1'), now ISO, leaves the open set ('1'), then field/value pairs to set.
 const TRANSITION = `
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'missing'} end
-if ARGV[4] == '1' and state == 'pending' then
-  local deadline = tonumber(redis.call('HGET', KEYS[1], 'expiresAt'))
-  if deadline and tonumber(ARGV[3]) >= deadline then
-    redis.call('HSET', KEYS[1], 'state', 'expired', 'updatedAt', ARGV[5])
-    redis.call('ZREM', KEYS[2], KEYS[1])
-    return {'expired'}
-  end
-end
+if ARGV[4] == '1' and state == 'pending' then${expireIfDue('ARGV[3]', 'ARGV[5]')}end
 local allowed = false
 for s in string.gmatch(ARGV[1], '[^,]+') do
   if s == state then allowed = true end
@@ -55,14 +62,7 @@ return {'ok', state}
 const APPROVE = `
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'missing'} end
-if state == 'pending' then
-  local deadline = tonumber(redis.call('HGET', KEYS[1], 'expiresAt'))
-  if deadline and tonumber(ARGV[2]) >= deadline then
-    redis.call('HSET', KEYS[1], 'state', 'expired', 'updatedAt', ARGV[3])
-    redis.call('ZREM', KEYS[2], KEYS[1])
-    return {'expired'}
-  end
-end
+if state == 'pending' then${expireIfDue('ARGV[2]', 'ARGV[3]')}end
 if state ~= 'pending' then return {'moved', state} end
 local raw = redis.call('HGET', KEYS[1], 'approvals')
 local count = 0
