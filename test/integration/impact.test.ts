@@ -11,7 +11,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Impact, ImpactTotals } from '../../src/policy/impact.ts';
 import type { ObjectKind } from '../../src/policy/types.ts';
-import type { PreviewObject } from '../../src/preview/impact.ts';
+import type { LiveNow, PreviewObject } from '../../src/preview/impact.ts';
 import { type PreviewAnswer, type PreviewInput, preview } from '../../src/preview/preview.ts';
 import { uniqueName, waitFor } from '../support/broker.ts';
 import { brokersUp, clientFor, type TestBroker } from '../support/brokers.ts';
@@ -36,6 +36,11 @@ interface Row {
   readonly change: Omit<PreviewInput, 'vhost' | 'layer'>;
   /** The subject's predicted impact, and the totals. */
   readonly predicted: (kind: ObjectKind) => { impact: Impact[]; totals: Partial<ImpactTotals> };
+  /**
+   * Beyond the messages published, what the statistics must show before the preview is read
+   * (default: all of them ready, their bytes counted).
+   */
+  readonly settledWhen?: (now: LiveNow) => boolean;
   /** Makes the change on the broker. */
   readonly apply: (w: World) => Promise<void>;
   /** Resolves once the broker has shown what it does (throws at the deadline otherwise). */
@@ -213,6 +218,7 @@ const ROWS: Row[] = [
       return 5;
     },
     change: subjectPolicy({ expires: 4000 }, '^(subject|control)$'),
+    settledWhen: (now) => now.consumers === 1 && now.unacked === 1,
     predicted: () => ({
       impact: [{ effect: 'delete-when-idle', inMs: 4000, consumers: 1, because: 'expires' }],
       totals: { queuesDeleted: 1, messagesLost: 0 },
@@ -314,7 +320,12 @@ async function previewSettled(
         const r = await preview({ ...row.change, vhost, layer: 'user' }, client);
         if (r.status !== 'answered') throw new Error(`preview ${r.status}: ${JSON.stringify(r)}`);
         const subject = r.objects.find((o) => o.name === 'subject');
-        return subject?.now?.messages === published ? { answer: r, subject } : undefined;
+        const now = subject?.now;
+        // Each column of the statistics catches up on its own: wait for all the row reads.
+        const settled =
+          now?.messages === published &&
+          (row.settledWhen ? row.settledWhen(now) : now.ready === published && now.bytes > 0);
+        return settled ? { answer: r, subject } : undefined;
       },
       { deadlineMs: 45_000, intervalMs: 500, what: 'the preview to read the published messages' },
     );
