@@ -13,7 +13,7 @@ import {
   renderedText,
   startHarness,
 } from './harness.ts';
-import { type ClickWhere, clickPayload, type OpenedView, submission } from './interactions.ts';
+import { type ClickWhere, clickPayload, type OpenedView, submission, submitView } from './interactions.ts';
 
 /**
  * Change requests end to end: signed Slack requests to the running app (commands, mentions,
@@ -208,16 +208,8 @@ async function mentionIn(threadTs: string, user: string, text: string): Promise<
 }
 
 /** Submits an open form as `user`; returns the HTTP answer's JSON (an empty ack is `{}`). */
-async function submit(
-  user: string,
-  view: OpenedView,
-  values: Record<string, string>,
-): Promise<Record<string, unknown>> {
-  const res = await h.interact(submission(user, view, values));
-  expect(res.status).toBe(200);
-  const text = await res.text();
-  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
-}
+const submit = (user: string, view: OpenedView, values: Record<string, string>) =>
+  submitView((payload) => h.interact(payload), user, view, values);
 
 /** The policy form as the bot filled it in (views.update after the loading view). */
 async function policyFormAfter(mark: number): Promise<OpenedView> {
