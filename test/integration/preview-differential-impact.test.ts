@@ -32,7 +32,7 @@ import { BROKERS, brokersUp, clientFor, type TestBroker } from '../support/broke
 import { management, messages } from '../support/messages.ts';
 import { type Rng, rng } from '../support/rng.ts';
 
-const WORLDS = Number(process.env.IMPACT_WORLDS ?? 4);
+const WORLDS = Number(process.env.IMPACT_WORLDS ?? 3);
 const SEED = Number(process.env.PREVIEW_SEED ?? Date.now() % 1_000_000);
 const BODY = 100;
 
@@ -42,8 +42,8 @@ const DLX_NAMES = ['dlx.a', 'dlx.b', 'dlx.gone'] as const;
 
 /** Values a policy of the world sets; `initial` keeps the setup from expiring anything. */
 const VALUES: Readonly<Record<string, { initial: readonly unknown[]; change: readonly unknown[] }>> = {
-  'max-length': { initial: [30, 100], change: [0, 5, 12, 30, 100] },
-  'max-length-bytes': { initial: [3000, 100_000], change: [500, 1500, 3000, 100_000] },
+  'max-length': { initial: [30, 100], change: [0, 5, 5, 12, 12, 30, 100] },
+  'max-length-bytes': { initial: [3000, 100_000], change: [500, 1500, 1500, 3000, 100_000] },
   overflow: {
     initial: ['drop-head', 'reject-publish', 'reject-publish-dlx'],
     change: ['drop-head', 'reject-publish', 'reject-publish-dlx'],
@@ -88,7 +88,7 @@ const exact = (name: string) => `^${name.replace('.', '\\.')}$`;
 function patternFor(r: Rng, queues: readonly WorldQueue[]): string {
   const a = exact(r.pick(queues).name);
   const b = exact(r.pick(queues).name);
-  return r.pick(['^w\\.', '^w\\.c', '^w\\.q', a, a, `${a}|${b}`]);
+  return r.pick(['^w\\.', '^w\\.', '^w\\.c', '^w\\.q', a, `${a}|${b}`]);
 }
 
 function definitionFor(r: Rng, phase: 'initial' | 'change'): Record<string, unknown> {
@@ -273,7 +273,12 @@ describe.each(up.map((b) => [b.label, b] as [string, TestBroker]))(
               if (x.status !== 'answered') fail(`preview ${x.status}: ${JSON.stringify(x).slice(0, 1500)}`);
               result = x as PreviewAnswer;
               return result.objects.every(
-                (o) => o.kind === 'stream' || (o.now?.ready === truth.get(o.name) && o.now?.unacked === 0),
+                (o) =>
+                  o.kind === 'stream' ||
+                  // bytes 0 over ready messages: not reported yet (4.3 quorum queues), the rule says "may"
+                  (o.now?.ready === truth.get(o.name) &&
+                    o.now?.unacked === 0 &&
+                    (o.now.ready === 0 || o.now.bytes > 0)),
               );
             },
             { deadlineMs: 30_000, intervalMs: 500, what: "the preview's reading to show the settled counts" },
@@ -371,6 +376,6 @@ describe.each(up.map((b) => [b.label, b] as [string, TestBroker]))(
           await client.deleteVhost(vhost);
         }
       }
-    }, 240_000);
+    }, 480_000); // 30–45 s a broker when the machine is quiet; the bound is for a loaded one
   },
 );
