@@ -25,7 +25,6 @@ import {
   createWorkflow,
   type FileInput,
   type Notifier,
-  SILENT_NOTIFIER,
   startApplyWorker,
 } from '../src/workflow/index.ts';
 
@@ -83,18 +82,21 @@ async function main() {
   await client.putVhost(vhost);
   const log = createLogger('silent');
   let appliedWaiter: ((r: AuditRecord) => void) | undefined;
+  // Tells nobody, but the bench waits for each record.
   const notifier: Notifier = {
-    ...SILENT_NOTIFIER,
+    async stateChanged() {},
     async applied(_r, record) {
       appliedWaiter?.(record);
     },
+    async failed() {},
+    async stale() {},
+    async reminder() {},
   };
   const queue = createApplyQueue({ redisUrl: REDIS_URL, keyPrefix });
   const worker = await startApplyWorker({
     redisUrl: REDIS_URL,
     keyPrefix,
     ...applyWorkerDeps(REDIS_URL, keyPrefix, log),
-    environments: [{ name: 'bench', mode: 'normal', approvalsChannel: 'C0', requestTtlMs: 3_600_000 }],
     brokerFor: () => client,
     notifier,
     log,

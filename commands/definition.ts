@@ -51,9 +51,8 @@ export function readDefinition(text: string): ReadDefinition {
   const read = parseDefinitionText(text);
   if (read.ok) return { definition: read.definition, foldedQuotes: read.foldedQuotes };
   if (read.why === 'not-json')
-    throw new InputError(`--definition is not valid JSON (${read.detail}).`, DEFINITION_EXAMPLE);
-  throw new InputError(
-    `--definition must be a JSON object of keys and values, got ${read.detail}.`,
-    DEFINITION_EXAMPLE,
-  );
+    throw new InputError(`--definition is not valid JSON (${read.detail}).`, { hint: DEFINITION_EXAMPLE });
+  throw new InputError(`--definition must be a JSON object of keys and values, got ${read.detail}.`, {
+    hint: DEFINITION_EXAMPLE,
+  });
 }

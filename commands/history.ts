@@ -1,83 +1,151 @@
 import { z } from 'zod';
-import type { AuditRecord, HistoryQuery, VerifyResult } from '../src/audit/types.ts';
+import type { LoggedRecords } from '../src/audit/trail.ts';
+import type { AgainstLog, AuditRecord, HistoryQuery, VerifyResult } from '../src/audit/types.ts';
 import { InputError } from '../src/errors.ts';
 import { type FlagDefaults, parseArgs, parseWith } from './parse.ts';
 
 /**
- * `history [POLICY or NAME] [--vhost V] [--env E] [--verify]`: the audit trail, newest first:
- * the changes of a policy, or of every policy that governed an object of that name. `--verify`
- * walks the whole hash chain and names the first broken record. Read-only.
+ * `history [POLICY or NAME] [--vhost V] [--env E] [--verify [--against FILE]]`: the audit trail,
+ * newest first: the changes of a policy, or of every policy that governed an object of that
+ * name, and how many records could not be read. `--verify` walks the whole hash chain and names
+ * the first broken record; `--against FILE` (terminal only) also compares the trail with the
+ * bot's log and names every record missing, altered or extra. Read-only.
  */
 
-export const HISTORY_USAGE = 'history [POLICY or NAME] [--vhost V] [--env E] [--verify]';
+export const HISTORY_USAGE = 'history [POLICY or NAME] [--vhost V] [--env E] [--verify [--against FILE]]';
 
 export interface HistoryInput extends HistoryQuery {
   readonly verify: boolean;
+  /** A log of the bot's (JSON lines) to check the trail against; implies `verify`. */
+  readonly against?: string;
 }
 
 const Words = z.object({
   name: z.string().min(1).optional(),
   vhost: z.string().min(1, 'the vhost cannot be empty').optional(),
   env: z.string().min(1).optional(),
+  against: z.string().min(1, '--against names a log file').optional(),
 });
 
 /** `defaults`: a Slack channel's `--vhost`/`--env` (`use`), taken where the words give none. */
 export function parseHistory(words: readonly string[], defaults: FlagDefaults = {}): HistoryInput {
   const { positionals, flags } = parseArgs(
     words,
-    { vhost: 'string', env: 'string', verify: 'boolean' },
+    { vhost: 'string', env: 'string', verify: 'boolean', against: 'string' },
     HISTORY_USAGE,
   );
   if (positionals.length > 1)
-    throw new InputError(
-      `history takes one policy or object name, got ${positionals.length}.`,
-      HISTORY_USAGE,
-    );
+    throw new InputError(`history takes one policy or object name, got ${positionals.length}.`, {
+      usage: HISTORY_USAGE,
+    });
   const q = parseWith(
     Words,
-    { name: positionals[0], vhost: flags.vhost ?? defaults.vhost, env: flags.env ?? defaults.env },
+    {
+      name: positionals[0],
+      vhost: flags.vhost ?? defaults.vhost,
+      env: flags.env ?? defaults.env,
+      against: flags.against,
+    },
     HISTORY_USAGE,
   );
   return {
     ...(q.name === undefined ? {} : { name: q.name }),
     ...(q.vhost === undefined ? {} : { vhost: q.vhost }),
     ...(q.env === undefined ? {} : { env: q.env }),
-    verify: flags.verify === true,
+    verify: flags.verify === true || q.against !== undefined,
+    ...(q.against === undefined ? {} : { against: q.against }),
   };
 }
 
 /** What `history` reads. AuditTrail satisfies it. */
 export interface HistorySource {
-  list(query: HistoryQuery): Promise<AuditRecord[]>;
-  verify(): Promise<VerifyResult>;
+  scan(query: HistoryQuery): Promise<{ entries: AuditRecord[]; unreadable: number }>;
+  verify(against?: LoggedRecords): Promise<VerifyResult>;
 }
+
+/** Reads the log named by `--against` (the terminal's `readAuditLog`). */
+export type ReadLog = (file: string) => Promise<LoggedRecords>;
 
 export interface HistoryResult {
   /** Newest first. */
   entries: AuditRecord[];
+  /** Records of the trail that could not be read: not shown, and not matched against the query. */
+  unreadable: number;
   /** With `--verify`: the whole chain's state (not only the entries shown). */
   verify?: VerifyResult;
 }
 
-export async function history(input: HistoryInput, source: HistorySource): Promise<HistoryResult> {
-  const { verify, ...query } = input;
-  const [entries, chain] = await Promise.all([source.list(query), verify ? source.verify() : undefined]);
-  return { entries, ...(chain ? { verify: chain } : {}) };
+export async function history(
+  input: HistoryInput,
+  source: HistorySource,
+  readLog?: ReadLog,
+): Promise<HistoryResult> {
+  const { verify, against, ...query } = input;
+  if (against !== undefined && !readLog)
+    throw new InputError(
+      '--against reads a log file where the command runs: use it in the terminal (npx rmq history --verify --against FILE).',
+      { usage: HISTORY_USAGE },
+    );
+  const logged = against !== undefined && readLog ? await readLog(against) : undefined;
+  const [{ entries, unreadable }, chain] = await Promise.all([
+    source.scan(query),
+    verify ? source.verify(logged) : undefined,
+  ]);
+  return { entries, unreadable, ...(chain ? { verify: chain } : {}) };
 }
 
-/** 0, or 1 when `--verify` found the chain broken (INTERFACE.md). */
+/** 0; 1 when `--verify` found the chain broken or unlike the log, or records could not be read (INTERFACE.md). */
 export function historyExitCode(r: HistoryResult): number {
-  return r.verify && !r.verify.ok ? 1 : 0;
+  return (r.verify && !r.verify.ok) || r.unreadable > 0 ? 1 : 0;
 }
 
-/** One sentence on the chain, for the terminal and Slack. */
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
+
+/** How many records could not be read, when any: said with every answer, never hidden. */
+export function unreadableSentence(r: HistoryResult): string | undefined {
+  if (r.unreadable === 0) return undefined;
+  return `${plural(r.unreadable, 'record')} of the trail could not be read as audit records: not shown, and not matched against the question.`;
+}
+
+const SHOWN_IDS = 10;
+const ids = (list: readonly string[]) =>
+  list.length > SHOWN_IDS
+    ? `${list.slice(0, SHOWN_IDS).join(', ')} and ${list.length - SHOWN_IDS} more (--json lists them all)`
+    : list.join(', ');
+
+/** The trail against the log, in words. */
+function againstSentence(a: AgainstLog): string {
+  const found = [
+    a.missing.length ? `missing from Redis (${a.missing.length}): ${ids(a.missing)}` : '',
+    a.altered.length ? `altered in Redis (${a.altered.length}): ${ids(a.altered)}` : '',
+    a.extra.length ? `in Redis but never logged (${a.extra.length}): ${ids(a.extra)}` : '',
+  ].filter(Boolean);
+  const lines = a.unreadableLines
+    ? ` ${plural(a.unreadableLines, 'line')} of the log had an audit object that is not an audit record.`
+    : '';
+  return found.length
+    ? `Against ${a.file} (${plural(a.logged, 'record')} logged): ${found.join('; ')}.${lines}`
+    : `Against ${a.file}: each of the ${plural(a.logged, 'record')} logged is in Redis as logged, and Redis holds no other.${lines}`;
+}
+
+const WHY: Readonly<Record<Extract<VerifyResult, { ok: false }>['why'], string>> = {
+  'hash-mismatch': 'its content does not match its seal (edited, or re-sealed without the key)',
+  'chain-broken': 'it does not follow the record before it (a record before it was removed or rewritten)',
+  unreadable: 'it cannot be read as an audit record',
+  'head-mismatch': 'the trail ends before its recorded head (the last record was removed or rewritten)',
+  unkeyed: 'it is not sealed with RMQ_AUDIT_KEY (written, or rewritten, by someone without the key)',
+  'log-mismatch': "the trail is not what the bot's log says it wrote",
+};
+
+/** The chain's state in words (and the log's, with `--against`), for the terminal and Slack. */
 export function verifySentence(v: VerifyResult): string {
-  if (v.ok) return `The audit chain is intact (${v.records} record${v.records === 1 ? '' : 's'}).`;
-  const why = {
-    'hash-mismatch': 'its content does not match its hash (edited)',
-    'chain-broken': 'it does not follow the record before it (a record before it was removed or rewritten)',
-    unreadable: 'it cannot be read as an audit record',
-    'head-mismatch': 'the trail ends before its recorded head (the last record was removed or rewritten)',
-  }[v.why];
-  return `The audit chain is BROKEN at ${v.broken}: ${why}.`;
+  const how = v.keyed
+    ? ' Each seal was checked with RMQ_AUDIT_KEY.'
+    : ' Checked against accidents only: without RMQ_AUDIT_KEY, anyone who can write to Redis could rewrite records and their hashes.';
+  const chain = v.ok
+    ? `The audit chain is intact (${plural(v.records, 'record')}).`
+    : v.why === 'log-mismatch'
+      ? `The audit chain holds together (${plural(v.records, 'record')}), but ${WHY[v.why]}.`
+      : `The audit chain is BROKEN at ${v.broken}: ${WHY[v.why]}.`;
+  return `${chain}${how}${v.against ? ` ${againstSentence(v.against)}` : ''}`;
 }

@@ -35,14 +35,14 @@ export function parseArgs(
     const eq = w.indexOf('=');
     const name = eq > 0 ? w.slice(2, eq) : w.slice(2);
     const kind = spec[name];
-    if (!kind) throw new InputError(`Unknown flag --${name}.`, usage);
-    if (name in flags) throw new InputError(`--${name} is given twice.`, usage);
+    if (!kind) throw new InputError(`Unknown flag --${name}.`, { usage });
+    if (name in flags) throw new InputError(`--${name} is given twice.`, { usage });
     if (kind === 'boolean') {
-      if (eq > 0) throw new InputError(`--${name} takes no value.`, usage);
+      if (eq > 0) throw new InputError(`--${name} takes no value.`, { usage });
       flags[name] = true;
     } else {
       const value = eq > 0 ? w.slice(eq + 1) : words[++i];
-      if (value === undefined) throw new InputError(`--${name} needs a value.`, usage);
+      if (value === undefined) throw new InputError(`--${name} needs a value.`, { usage });
       flags[name] = value;
     }
   }
@@ -68,7 +68,7 @@ export function parseWith<T extends z.ZodType>(schema: T, value: unknown, usage:
   if (r.success) return r.data;
   const first = r.error.issues[0];
   const where = first?.path.length ? `--${first.path.join('.')}` : 'input';
-  throw new InputError(`${where}: ${first?.message ?? 'invalid'}.`, usage);
+  throw new InputError(`${where}: ${first?.message ?? 'invalid'}.`, { usage });
 }
 
 export const WHICH_USAGE = 'which NAME [--kind classic|quorum|stream|exchange] [--vhost V] [--env E]';
@@ -115,7 +115,7 @@ export function parseWhich(
       positionals.length === 0
         ? 'which needs the name of a queue or exchange.'
         : `which takes one name, got ${positionals.length}.`,
-      WHICH_USAGE,
+      { usage: WHICH_USAGE },
     );
   }
   const input = parseWith(

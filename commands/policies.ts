@@ -22,7 +22,7 @@ export function parsePolicies(words: readonly string[], defaults: FlagDefaults =
   if (positionals.length > 0) {
     throw new InputError(
       `policies takes no name, got ${JSON.stringify(positionals[0])}; to ask about one object, use which.`,
-      POLICIES_USAGE,
+      { usage: POLICIES_USAGE },
     );
   }
   return parseWith(

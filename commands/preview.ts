@@ -35,45 +35,51 @@ const Words = z.object({ vhost: Vhost, env: z.string().min(1).optional() });
  * Words after `preview` -> a typed input. Every malformed piece is an InputError (exit 2).
  * `extra` flags (a change request's `--reason`, `--thread`) come back in `extra`; with
  * `fieldsOptional`, a create without `--pattern`/`--definition` is not refused (a form asks them).
+ * With `usage`, the words are a change request's (`create NAME …`, Slack): its refusals name the
+ * action as typed there and carry that usage line.
  */
 export function parsePreview(
   words: readonly string[],
   extra: Readonly<Record<string, 'string' | 'boolean'>> = {},
-  options: { fieldsOptional?: boolean; defaults?: FlagDefaults } = {},
+  options: { fieldsOptional?: boolean; defaults?: FlagDefaults; usage?: string } = {},
 ): PreviewInput & { readonly extra?: Readonly<Record<string, string | boolean>> } {
-  const { positionals, flags } = parseArgs(words, { ...FLAGS, ...extra }, PREVIEW_USAGE);
+  const usage = options.usage ?? PREVIEW_USAGE;
+  /** The action as the user typed it: `preview delete`, or `delete` for a change request. */
+  const typed = (action: string) => (options.usage ? action : `preview ${action}`);
+  const { positionals, flags } = parseArgs(words, { ...FLAGS, ...extra }, usage);
   const [action, name, ...rest] = positionals;
   if (action === undefined || !(PREVIEW_ACTIONS as readonly string[]).includes(action)) {
     throw new InputError(
       action === undefined
         ? 'preview needs an action: delete, create or edit.'
         : `Unknown action ${JSON.stringify(action)}: use delete, create or edit.`,
-      PREVIEW_USAGE,
+      { usage },
     );
   }
   if (name === undefined || name === '')
-    throw new InputError(`preview ${action} needs the name of a policy.`, PREVIEW_USAGE);
+    throw new InputError(`${typed(action)} needs the name of a policy.`, { usage });
   if (rest.length > 0)
-    throw new InputError(`preview ${action} takes one policy name, got ${rest.length + 1}.`, PREVIEW_USAGE);
+    throw new InputError(`${typed(action)} takes one policy name, got ${rest.length + 1}.`, {
+      usage,
+    });
   const bytes = utf8Length(name);
   if (action === 'create' && bytes > MAX_NAME_BYTES) {
     // The broker itself takes longer policy names (3.10.8 accepted 256 bytes), so one that
     // exists can still be previewed for an edit or a delete; the bot creates none that long.
-    throw new InputError(
-      `The policy name is ${bytes} bytes; names are at most ${MAX_NAME_BYTES} bytes.`,
-      PREVIEW_USAGE,
-    );
+    throw new InputError(`The policy name is ${bytes} bytes; names are at most ${MAX_NAME_BYTES} bytes.`, {
+      usage,
+    });
   }
   const { vhost, env } = parseWith(
     Words,
     { vhost: flags.vhost ?? options.defaults?.vhost, env: flags.env ?? options.defaults?.env },
-    PREVIEW_USAGE,
+    usage,
   );
 
   const fields: { -readonly [K in keyof ProposedFields]?: ProposedFields[K] } = {};
   if (typeof flags.pattern === 'string') fields.pattern = flags.pattern;
   if (typeof flags['apply-to'] === 'string') fields.applyTo = flags['apply-to'];
-  if (typeof flags.priority === 'string') fields.priority = parsePriority(flags.priority);
+  if (typeof flags.priority === 'string') fields.priority = parsePriority(flags.priority, usage);
   const notes: string[] = [];
   if (typeof flags.definition === 'string') {
     const read = readDefinition(flags.definition);
@@ -85,15 +91,15 @@ export function parsePreview(
     const given = Object.keys(fields);
     if (given.length > 0) {
       throw new InputError(
-        `preview delete takes no ${given.map((f) => (f === 'applyTo' ? '--apply-to' : `--${f}`)).join(', ')}.`,
-        PREVIEW_USAGE,
+        `${typed('delete')} takes no ${given.map((f) => (f === 'applyTo' ? '--apply-to' : `--${f}`)).join(', ')}.`,
+        { usage },
       );
     }
   }
   if (action === 'create' && !options.fieldsOptional) {
-    if (fields.pattern === undefined) throw new InputError('preview create needs --pattern.', PREVIEW_USAGE);
+    if (fields.pattern === undefined) throw new InputError(`${typed('create')} needs --pattern.`, { usage });
     if (fields.definition === undefined)
-      throw new InputError('preview create needs --definition, a JSON object.', PREVIEW_USAGE);
+      throw new InputError(`${typed('create')} needs --definition, a JSON object.`, { usage });
   }
   return {
     action: action as PreviewAction,
@@ -109,10 +115,10 @@ export function parsePreview(
   };
 }
 
-function parsePriority(text: string): number {
+function parsePriority(text: string, usage: string): number {
   const n = text.trim() === '' ? Number.NaN : Number(text);
   if (!Number.isFinite(n))
-    throw new InputError(`--priority must be a number, got ${JSON.stringify(text)}.`, PREVIEW_USAGE);
+    throw new InputError(`--priority must be a number, got ${JSON.stringify(text)}.`, { usage });
   return n;
 }
 

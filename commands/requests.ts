@@ -20,7 +20,7 @@ const Words = z.object({ env: z.string().min(1).optional() });
 export function parseRequests(words: readonly string[], defaults: FlagDefaults = {}): RequestsInput {
   const { positionals, flags } = parseArgs(words, { env: 'string' }, REQUESTS_USAGE);
   if (positionals.length > 0) {
-    throw new InputError(`requests takes no ${JSON.stringify(positionals[0])}.`, REQUESTS_USAGE);
+    throw new InputError(`requests takes no ${JSON.stringify(positionals[0])}.`, { usage: REQUESTS_USAGE });
   }
   return parseWith(Words, { env: flags.env ?? defaults.env }, REQUESTS_USAGE);
 }

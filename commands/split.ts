@@ -129,10 +129,9 @@ function read(text: string, choose: Chooser, brackets = true): string[] {
     }
   }
   if (quote) {
-    throw new InputError(
-      `A ${quote} quote is not closed (at character ${quoteAt + 1}).`,
-      'Close the quote, or escape it with \\.',
-    );
+    throw new InputError(`A ${quote} quote is not closed (at character ${quoteAt + 1}).`, {
+      hint: 'Close the quote, or escape it with \\.',
+    });
   }
   if (inWord) words.push(cur);
   return words;
@@ -200,8 +199,7 @@ export function splitSlackText(text: string): string[] {
     fork.what === 'bracket'
       ? `The ${text[at]} at character ${at + 1} starts a bracket run that is not JSON, and it splits differently as plain words.`
       : `The backslashes at character ${at} can be kept as typed or escape the ${WHITESPACE.test(text[at + 1] ?? '') ? 'space' : 'quote'} after them.`;
-  throw new InputError(
-    `These words can be read two ways, so nothing was done. ${why}`,
-    `read as:  ${showWords(a)}\nor as:    ${showWords(b)}\nQuote the word you mean: '...' keeps everything inside as typed.`,
-  );
+  throw new InputError(`These words can be read two ways, so nothing was done. ${why}`, {
+    hint: `read as:  ${showWords(a)}\nor as:    ${showWords(b)}\nQuote the word you mean: '...' keeps everything inside as typed.`,
+  });
 }

@@ -232,10 +232,9 @@ export async function which(
   options: WhichOptions = {},
 ): Promise<WhichResult> {
   if (input.name === '' && input.kind !== undefined && input.kind !== 'exchange') {
-    throw new InputError(
-      'A queue cannot have an empty name; the empty name is the default exchange.',
-      WHICH_USAGE,
-    );
+    throw new InputError('A queue cannot have an empty name; the empty name is the default exchange.', {
+      usage: WHICH_USAGE,
+    });
   }
   const base = (kind: ObjectKind | string, exists: boolean, kindAssumed: boolean): WhichResult => ({
     object: { vhost: input.vhost, name: input.name, kind, exists, kindAssumed },

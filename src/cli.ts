@@ -102,9 +102,15 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     const { historyText } = await import('./terminal/history.ts');
     const input = parseHistory(words);
     const { withRedis } = await import('./cliRedis.ts');
-    return withRedis(env, io, async (redis) => {
+    return withRedis(env, io, async (redis, config) => {
       const { AuditTrail } = await import('./audit/trail.ts');
-      const result = await history(input, new AuditTrail(redis, options.keyPrefix ?? DEFAULT_KEY_PREFIX));
+      const { readAuditLog } = await import('./audit/log.ts');
+      const trail = new AuditTrail(
+        redis,
+        options.keyPrefix ?? DEFAULT_KEY_PREFIX,
+        config.auditKey ? { key: config.auditKey } : {},
+      );
+      const result = await history(input, trail, readAuditLog);
       io.out(json ? asJson(result) : historyText(result));
       if (result.verify && !result.verify.ok) io.err(`rmq: ${verifySentence(result.verify)}\n`);
       return historyExitCode(result);
@@ -132,13 +138,13 @@ export async function runCli(
   const words = [...options.filter((w) => w !== '--json'), ...(end < 0 ? [] : rest.slice(end))];
   try {
     const run = terminalCommand(command);
-    if (!run) throw new InputError(`Unknown command ${JSON.stringify(command)}.`, helpText('rmq'));
+    if (!run) throw new InputError(`Unknown command ${JSON.stringify(command)}.`, { hint: helpText('rmq') });
     return await run({ words, json, env, io, options: cliOptions });
   } catch (err) {
     if (err instanceof InputError || err instanceof ConfigError) {
-      const hint = err instanceof InputError && err.hint ? `\n${err.hint}` : '';
+      const help = err instanceof InputError ? [err.hint, err.usage].filter(Boolean) : [];
       if (json) io.out(`${JSON.stringify({ error: { code: err.code, message: err.message } })}\n`);
-      io.err(`rmq: ${err.message}${hint}\n`);
+      io.err(`rmq: ${[err.message, ...help].join('\n')}\n`);
       return 2;
     }
     if (err instanceof RabbitError) {
@@ -168,10 +174,9 @@ async function withBroker(
   const config = loadConfig(env);
   const environment = pickEnvironment(config, name);
   if (!environment) {
-    throw new InputError(
-      `Unknown environment ${name}.`,
-      `Known: ${config.environments.map((e) => e.name).join(', ')}`,
-    );
+    throw new InputError(`Unknown environment ${name}.`, {
+      hint: `Known: ${config.environments.map((e) => e.name).join(', ')}`,
+    });
   }
   const client = new ManagementClient({
     url: environment.url,

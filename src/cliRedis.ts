@@ -8,7 +8,7 @@
  * Node reads it. `scripts/build.ts` refuses a bundle with such an `import()`.
  */
 import type { Redis } from 'ioredis';
-import { loadConfig } from './config.ts';
+import { type Config, loadConfig } from './config.ts';
 import { openRedis } from './redis.ts';
 import { isSentinelUrl } from './redisAddress.ts';
 
@@ -16,9 +16,10 @@ import { isSentinelUrl } from './redisAddress.ts';
 export async function withRedis(
   env: NodeJS.ProcessEnv,
   io: { readonly err: (s: string) => void },
-  fn: (redis: Redis) => Promise<number>,
+  fn: (redis: Redis, config: Config) => Promise<number>,
 ): Promise<number> {
-  const { redisUrl } = loadConfig(env);
+  const config = loadConfig(env);
+  const { redisUrl } = config;
   const redis = openRedis(redisUrl, {
     lazyConnect: true,
     maxRetriesPerRequest: 1,
@@ -37,7 +38,7 @@ export async function withRedis(
     return 3;
   }
   try {
-    return await fn(redis);
+    return await fn(redis, config);
   } finally {
     redis.disconnect();
   }

@@ -63,6 +63,8 @@ export interface Config {
    * leaves each front door its default (`QUESTION_BUDGET_MS`).
    */
   readonly questionBudgetMs: number | undefined;
+  /** RMQ_AUDIT_KEY: the secret of the audit chain's HMAC, never stored in Redis; undefined: unkeyed. */
+  readonly auditKey: string | undefined;
   /** RMQ_MAX_BODY, RMQ_MAX_LISTING: the broker client's body limits, when set (else its defaults). */
   readonly bodyLimits: { readonly bodyBytes?: number; readonly listingBytes?: number };
 }
@@ -169,6 +171,10 @@ const EnvSchema = z.object({
   RMQ_REQUEST_TTL: requestTtl.default(24 * 3_600_000),
   RMQ_APPROVALS_REQUIRED: approvalsRequired.default(1),
   RMQ_MAX_BODY: size.optional(),
+  RMQ_AUDIT_KEY: z
+    .string()
+    .min(32, 'at least 32 characters of a random secret (e.g. openssl rand -hex 32)')
+    .optional(),
   RMQ_MAX_LISTING: size.optional(),
   REDIS_URL: z
     .string()
@@ -341,6 +347,7 @@ export function loadConfig(
     logLevel: e.LOG_LEVEL,
     watchIntervalMs: e.RMQ_WATCH_INTERVAL,
     questionBudgetMs: e.RMQ_TIMEOUT,
+    auditKey: e.RMQ_AUDIT_KEY,
     bodyLimits: {
       ...(e.RMQ_MAX_BODY === undefined ? {} : { bodyBytes: e.RMQ_MAX_BODY }),
       ...(e.RMQ_MAX_LISTING === undefined ? {} : { listingBytes: e.RMQ_MAX_LISTING }),

@@ -16,20 +16,23 @@ export function codeOf(err: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-/** One of our errors, with one of `codes` when given. */
-export function isCoded<C extends string>(err: unknown, ...codes: C[]): err is CodedError<C> {
-  return err instanceof CodedError && (codes.length === 0 || (codes as string[]).includes(err.code));
+/** What a refusal of bad input says beside its sentence. */
+export interface InputHelp {
+  /** What to type instead, when there is something useful to say (a sentence, or lines to show as they are). */
+  readonly hint?: string | undefined;
+  /** The usage line of the command refused, without its prefix: Slack shows it after the prefix typed. */
+  readonly usage?: string | undefined;
 }
 
 export class InputError extends CodedError<'bad-input'> {
   readonly code = 'bad-input' as const;
-  constructor(
-    message: string,
-    /** What to type instead, when there is something useful to say. */
-    readonly hint?: string,
-  ) {
+  readonly hint?: string;
+  readonly usage?: string;
+  constructor(message: string, help: InputHelp = {}) {
     super(message);
     this.name = 'InputError';
+    if (help.hint !== undefined) this.hint = help.hint;
+    if (help.usage !== undefined) this.usage = help.usage;
   }
 }
 

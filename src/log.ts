@@ -20,6 +20,8 @@ export const REDACT_PATHS = [
   'config.slack.botToken',
   'config.slack.signingSecret',
   'config.slack.appToken',
+  'config.auditKey',
+  '*.auditKey',
   'config.environments[*].password',
   'config.environments[*].amqp.password',
 ];

@@ -59,13 +59,15 @@ export function applyWorkerDeps(
   keyPrefix: string,
   log: Logger,
   now?: () => Date,
+  /** RMQ_AUDIT_KEY: the records the job appends are sealed with it. */
+  auditKey?: string,
 ): ApplyWorkerDeps {
   const jobLog = log.child({ component: 'apply' });
   const connection = jobConnection(redisUrl, jobLog);
   return {
     connection,
     requests: new RequestStore(connection, keyPrefix, now),
-    audit: new AuditTrail(connection, keyPrefix, { log: jobLog }),
+    audit: new AuditTrail(connection, keyPrefix, { log: jobLog, ...(auditKey ? { key: auditKey } : {}) }),
     announceWrite: ownWriteAnnouncer(connection, keyPrefix),
   };
 }
@@ -175,6 +177,7 @@ export function changeRequestParts(options: {
     return b;
   };
   const queue = createApplyQueue({ redisUrl: config.redisUrl, keyPrefix, ...options.worker });
+  const auditKey = config.auditKey ? { auditKey: config.auditKey } : {};
   const jobBrokers = createBrokers(config, options.metrics, APPLY_CLIENT_SETTINGS);
   let worker: ApplyWorker | undefined;
   let timeBoxes: TimeBoxQueue | undefined;
@@ -194,6 +197,7 @@ export function changeRequestParts(options: {
         queue,
         notifier,
         log: logger,
+        ...auditKey,
       }),
     async startWorker(notifier, timeBox) {
       // Time boxes: the deadline scheduled once the change is recorded; at it, the revert (or
@@ -203,8 +207,7 @@ export function changeRequestParts(options: {
       worker = await startApplyWorker({
         redisUrl: config.redisUrl,
         keyPrefix,
-        ...applyWorkerDeps(config.redisUrl, keyPrefix, logger),
-        environments: config.environments,
+        ...applyWorkerDeps(config.redisUrl, keyPrefix, logger, undefined, config.auditKey),
         brokerFor: brokerOf(jobBrokers),
         notifier,
         log: logger,
@@ -300,7 +303,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   try {
     const records = {
       requests: new RequestStore(redis, DEFAULT_KEY_PREFIX),
-      history: new AuditTrail(redis, DEFAULT_KEY_PREFIX),
+      history: new AuditTrail(redis, DEFAULT_KEY_PREFIX, config.auditKey ? { key: config.auditKey } : {}),
     };
     bot = await createApp({
       config,
@@ -345,7 +348,10 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     keyPrefix: DEFAULT_KEY_PREFIX,
     logger,
     brokers: background,
-    trail: new AuditTrail(redis, DEFAULT_KEY_PREFIX, { log: logger.child({ part: 'watch' }) }),
+    trail: new AuditTrail(redis, DEFAULT_KEY_PREFIX, {
+      log: logger.child({ part: 'watch' }),
+      ...(config.auditKey ? { key: config.auditKey } : {}),
+    }),
     notifier: slackOutsideNotifier(bot.delivery, logger),
   });
 

@@ -44,5 +44,5 @@ export async function missingVhostError(
 ): Promise<InputError> {
   const { sentence } = await missingVhost(broker, vhost);
   const capitalised = `${sentence.charAt(0).toUpperCase()}${sentence.slice(1)}`;
-  return new InputError(capitalised.endsWith('?') ? capitalised : `${capitalised}.`, usage);
+  return new InputError(capitalised.endsWith('?') ? capitalised : `${capitalised}.`, { usage });
 }

@@ -1,8 +1,9 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log.ts';
 import { sorted } from '../policy/compare.ts';
 import {
+  type AgainstLog,
   type AuditEntry,
   type AuditRecord,
   AuditRecordSchema,
@@ -22,8 +23,15 @@ import {
  * (AOF, see the README). Two copies beyond it: every record appended is logged as one JSON line
  * `{"audit": {…}}` (the record as `history --json` shows it), and where the primary has replicas
  * an append returns only once one of them has the record (`WAIT`), so a failover right after
- * cannot lose what was acknowledged. A chain cannot prove its own last record was not rewritten together
- * with the head; everything before it, it can.
+ * cannot lose what was acknowledged.
+ *
+ * What the chain proves. Without RMQ_AUDIT_KEY each record's hash is a sha256 over it and its
+ * predecessor's hash: an accident (a lost or edited record) is found, but anyone who can write
+ * Redis can rewrite a record and every hash after it, the head included. With the key, each hash
+ * is an HMAC under it (the key is never in Redis), so a record cannot be rewritten, inserted or
+ * re-sealed without it; what the chain still cannot show alone is its own end: the last records
+ * deleted (and the head set back), or the whole trail wiped. The log is that anchor: `verify`
+ * with `against` (the logged records, `auditLog.ts`) names each record missing, altered or extra.
  */
 
 // KEYS: stream, head, ids. ARGV: expected head ('' = empty trail), record id, record JSON, hash.
@@ -43,9 +51,28 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(sorted(value));
 }
 
-/** sha256 over the canonical JSON of the record without its own hash. */
-export function recordHash(record: Omit<AuditRecord, 'hash'>): string {
+/**
+ * The seal of a record (without its own hash, with `prev`): HMAC-SHA256 under `key` (a record
+ * with `keyed: true`), else sha256, over its canonical JSON.
+ */
+export function recordHash(record: Omit<AuditRecord, 'hash'>, key?: string): string {
+  const text = canonicalJson(record);
+  return key === undefined
+    ? createHash('sha256').update(text).digest('hex')
+    : createHmac('sha256', key).update(text).digest('hex');
+}
+
+/** A record's content as one digest, to compare the trail with the log. */
+export function recordDigest(record: AuditRecord): string {
   return createHash('sha256').update(canonicalJson(record)).digest('hex');
+}
+
+/** What `verify` compares the trail with: the log's records, by id (`auditLog.ts`). */
+export interface LoggedRecords {
+  readonly file: string;
+  /** Record id -> the digests logged for it (`recordDigest`). */
+  readonly digests: ReadonlyMap<string, ReadonlySet<string>>;
+  readonly unreadableLines: number;
 }
 
 const BATCH = 500;
@@ -54,6 +81,11 @@ const BATCH = 500;
 export const REPLICATION_WAIT_MS = 5_000;
 
 export interface AuditTrailOptions {
+  /**
+   * RMQ_AUDIT_KEY: records are sealed with an HMAC under it, and `verify` checks them with it
+   * (then every record must be sealed with it). Never written to Redis or the log.
+   */
+  readonly key?: string;
   /** Where each record appended is logged, as one line `{"audit": {…}}`. */
   readonly log?: Pick<Logger, 'info'>;
   readonly replicationWaitMs?: number;
@@ -94,8 +126,9 @@ export class AuditTrail {
   async append(entry: AuditEntry): Promise<AuditRecord> {
     for (let attempt = 0; attempt < 20; attempt++) {
       const prev = (await this.#redis.get(this.#head)) ?? '';
-      const body = { ...entry, prev };
-      const record = AuditRecordSchema.parse({ ...body, hash: recordHash(body) });
+      const key = this.#options.key;
+      const body = key === undefined ? { ...entry, prev } : { ...entry, prev, keyed: true as const };
+      const record = AuditRecordSchema.parse({ ...body, hash: recordHash(body, key) });
       const [kind] = (await this.#redis.eval(
         APPEND,
         3,
@@ -151,15 +184,28 @@ export class AuditTrail {
    * governed an object of that name.
    */
   async list(query: HistoryQuery = {}, limit = Number.POSITIVE_INFINITY): Promise<AuditRecord[]> {
-    const out: AuditRecord[] = [];
+    return (await this.scan(query, limit)).entries;
+  }
+
+  /** As `list`, and how many records of the whole trail could not be read (never matched, never hidden). */
+  async scan(
+    query: HistoryQuery = {},
+    limit = Number.POSITIVE_INFINITY,
+  ): Promise<{ entries: AuditRecord[]; unreadable: number }> {
+    const entries: AuditRecord[] = [];
+    let unreadable = 0;
     let end = '+';
     for (;;) {
       const rows = await this.#redis.xrevrange(this.#stream, end, '-', 'COUNT', BATCH);
       for (const [sid, fields] of rows) {
         end = `(${sid}`;
         const parsed = AuditRecordSchema.safeParse(safeJson(fieldOf(fields)));
-        if (!parsed.success) continue;
+        if (!parsed.success) {
+          unreadable++;
+          continue;
+        }
         const r = parsed.data;
+        if (entries.length >= limit) continue;
         if (query.env !== undefined && r.env !== query.env) continue;
         if (query.vhost !== undefined && r.vhost !== query.vhost) continue;
         if (
@@ -168,18 +214,29 @@ export class AuditTrail {
           !r.objects.some((o) => o.name === query.name)
         )
           continue;
-        out.push(r);
-        if (out.length >= limit) return out;
+        entries.push(r);
       }
-      if (rows.length < BATCH) return out;
+      if (rows.length < BATCH) return { entries, unreadable };
     }
   }
 
-  /** Walks the chain from the first record; names the first one broken. */
-  async verify(): Promise<VerifyResult> {
+  /**
+   * Walks the chain from the first record and names the first one broken; with `against`, also
+   * every record that differs from the log (the walk goes on past a break to find them all).
+   */
+  async verify(against?: LoggedRecords): Promise<VerifyResult> {
+    const key = this.#options.key;
+    let chain: { broken: string; why: BrokenWhy } | undefined;
+    const breaks = (broken: string, why: BrokenWhy) => {
+      chain ??= { broken, why };
+    };
     let prev = '';
     let last = '';
     let records = 0;
+    let brokenAt = 0;
+    const seen = new Set<string>();
+    const altered: string[] = [];
+    const extra: string[] = [];
     let start = '-';
     for (;;) {
       const rows = await this.#redis.xrange(this.#stream, start, '+', 'COUNT', BATCH);
@@ -187,29 +244,60 @@ export class AuditTrail {
         start = `(${sid}`;
         records++;
         const parsed = AuditRecordSchema.safeParse(safeJson(fieldOf(fields)));
-        if (!parsed.success) return { ok: false, records, broken: sid, why: 'unreadable' };
-        const { hash, ...body } = parsed.data;
-        if (recordHash(body) !== hash)
-          return { ok: false, records, broken: parsed.data.id, why: 'hash-mismatch' };
-        if (body.prev !== prev) return { ok: false, records, broken: parsed.data.id, why: 'chain-broken' };
+        if (!parsed.success) {
+          breaks(sid, 'unreadable');
+          brokenAt ||= records;
+          if (!against) break;
+          continue;
+        }
+        const record = parsed.data;
+        const { hash, ...body } = record;
+        // Without the key a keyed seal cannot be recomputed: only its place in the chain is checked.
+        const checkable = !record.keyed || key !== undefined;
+        if (key !== undefined && !record.keyed) breaks(record.id, 'unkeyed');
+        else if (checkable && recordHash(body, record.keyed ? key : undefined) !== hash)
+          breaks(record.id, 'hash-mismatch');
+        else if (body.prev !== prev) breaks(record.id, 'chain-broken');
+        if (chain) brokenAt ||= records;
         prev = hash;
-        last = parsed.data.id;
+        last = record.id;
+        if (against) {
+          seen.add(record.id);
+          const logged = against.digests.get(record.id);
+          if (!logged) extra.push(record.id);
+          else if (!logged.has(recordDigest(record))) altered.push(record.id);
+        }
+        if (chain && !against) break;
       }
-      if (rows.length < BATCH) break;
+      if ((chain && !against) || rows.length < BATCH) break;
     }
     // The head holds the last record's hash: a removed or rewritten last record shows here.
     const head = (await this.#redis.get(this.#head)) ?? '';
-    if (head !== prev) {
-      return {
-        ok: false,
-        records,
-        broken: last ? `the record after ${last}` : 'the first record',
-        why: 'head-mismatch',
-      };
+    if (!chain && head !== prev) {
+      breaks(last ? `the record after ${last}` : 'the first record', 'head-mismatch');
+      brokenAt = records;
     }
-    return { ok: true, records };
+    const keyed = key !== undefined;
+    const log: AgainstLog | undefined = against && {
+      file: against.file,
+      logged: against.digests.size,
+      unreadableLines: against.unreadableLines,
+      missing: [...against.digests.keys()].filter((id) => !seen.has(id)),
+      altered,
+      extra,
+    };
+    const differs = log !== undefined && log.missing.length + log.altered.length + log.extra.length > 0;
+    const withLog = log ? { against: log } : {};
+    if (chain) return { ok: false, records: brokenAt, ...chain, keyed, ...withLog };
+    if (differs) {
+      const first = log.missing[0] ?? log.altered[0] ?? log.extra[0] ?? '';
+      return { ok: false, records, broken: first, why: 'log-mismatch', keyed, ...withLog };
+    }
+    return { ok: true, records, keyed, ...withLog };
   }
 }
+
+type BrokenWhy = Extract<VerifyResult, { ok: false }>['why'];
 
 function fieldOf(fields: readonly string[]): string | undefined {
   for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === 'record') return fields[i + 1];

@@ -35,7 +35,10 @@ export type AuditObject = z.infer<typeof AuditObjectSchema>;
 
 const Person = z.object({ user: z.string(), reason: z.string().optional() });
 
-/** One applied change. `hash` = sha256 over the canonical JSON of the record without `hash`. */
+/**
+ * One applied change. `hash`: over the canonical JSON of the record without `hash` (with `prev`,
+ * so each record seals the one before), HMAC-SHA256 under RMQ_AUDIT_KEY when `keyed`, else sha256.
+ */
 export const AuditRecordSchema = z.object({
   /** `a-` + the request id for bot changes; unique in the trail. */
   id: z.string().min(1),
@@ -60,7 +63,7 @@ export const AuditRecordSchema = z.object({
    * the user; `interval` or `start`: comparing the policy lists (on the interval, or at start for
    * what changed while the bot was down), which cannot say who made it.
    */
-  detectedBy: z.enum(['events', 'interval', 'start']).optional(),
+  detectedBy: z.enum(['events', 'interval', 'start', 'reconnect']).optional(),
   requestedAt: IsoTime.optional(),
   approvedAt: IsoTime.optional(),
   appliedAt: IsoTime.optional(),
@@ -75,11 +78,13 @@ export const AuditRecordSchema = z.object({
   revertOf: z.string().optional(),
   /** Hash of the previous record ('' for the first). */
   prev: z.string(),
+  /** `hash` is an HMAC under RMQ_AUDIT_KEY: it cannot be recomputed without the key. */
+  keyed: z.literal(true).optional(),
   hash: z.string(),
 });
 export type AuditRecord = z.infer<typeof AuditRecordSchema>;
 /** What a caller gives to append: the trail fills in `prev` and `hash`. */
-export type AuditEntry = Omit<AuditRecord, 'prev' | 'hash'>;
+export type AuditEntry = Omit<AuditRecord, 'prev' | 'hash' | 'keyed'>;
 
 export interface HistoryQuery {
   /** A policy name, or an object name (every policy that governed it). */
@@ -88,7 +93,7 @@ export interface HistoryQuery {
   readonly env?: string;
 }
 
-export type VerifyResult =
+export type VerifyResult = (
   | { readonly ok: true; readonly records: number }
   | {
       readonly ok: false;
@@ -96,5 +101,40 @@ export type VerifyResult =
       readonly records: number;
       /** The first record found broken (its id, or its stream position when unreadable). */
       readonly broken: string;
-      readonly why: 'hash-mismatch' | 'chain-broken' | 'unreadable' | 'head-mismatch';
-    };
+      /**
+       * `unkeyed`: with the key, a record not sealed with it (rewritten by someone without it);
+       * `log-mismatch`: the chain holds, but it differs from the log given (`against`).
+       */
+      readonly why:
+        | 'hash-mismatch'
+        | 'chain-broken'
+        | 'unreadable'
+        | 'head-mismatch'
+        | 'unkeyed'
+        | 'log-mismatch';
+    }
+) & {
+  /**
+   * Whether each record's seal was checked with RMQ_AUDIT_KEY. false: only against accidents,
+   * since anyone who can write Redis can recompute a sha256 chain (and a keyed record's seal
+   * cannot be checked at all without the key: only its place in the chain is).
+   */
+  readonly keyed: boolean;
+  /** With `--against FILE`: the trail compared with the bot's own log of every record appended. */
+  readonly against?: AgainstLog;
+};
+
+/** The trail against a log of the bot's (`audit` lines): every difference, by record id. */
+export interface AgainstLog {
+  readonly file: string;
+  /** Records the log holds (distinct ids). */
+  readonly logged: number;
+  /** Lines with an `audit` object that are not an audit record. */
+  readonly unreadableLines: number;
+  /** In the log, not in Redis (deleted, or the trail wiped). */
+  readonly missing: readonly string[];
+  /** In both, with other content in Redis. */
+  readonly altered: readonly string[];
+  /** In Redis, never logged (inserted, or appended by a process whose log was not given). */
+  readonly extra: readonly string[];
+}

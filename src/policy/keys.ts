@@ -4,7 +4,22 @@ import { type ApplyTo, atLeast, type BrokerVersion, type ObjectKind } from './ty
  * Which object type takes which key, by broker version. Sources: rabbit_policies.erl,
  * rabbit_{classic,quorum,stream}_queue.erl capabilities(), rabbit_policy.erl merge, at each tag
  * listed in ../shared/reference/rabbitmq-policies.md sections 3–5. The differential tests prove
- * these tables against the real brokers.
+ * these tables against the real brokers: 3.10.8, 4.0.5 and 4.3.6 (scripts/broker-4, broker-4.3).
+ *
+ * The 4.1–4.3 rows, which of them a running 4.3.6 proves and which still come from the source:
+ * - proven (test/integration/differential-engine.test.ts, versions.test.ts): which keys 4.3
+ *   accepts in user and in operator policies (every key of KEYS), queue-master-locator refused in
+ *   both, the delayed-retry pairing rules (validateDefinition.ts), the queue types taking
+ *   consumer-timeout, consumer-disconnected-timeout and delayed-retry-* (none vetoes them), the
+ *   operator merge of delayed-retry-min (max) and -max (min) whenever the generated policies set
+ *   them on both layers, and every veto row for the keys the
+ *   engine differential draws from (its userKeys), which 4.3 keeps as 4.0 has them;
+ * - from the source only: the 4.1.x and 4.2.x versions themselves (no such broker here; 4.3
+ *   agreeing with 4.0 says nothing of when a row changed between them), the 4.2.0 removal of
+ *   single-active-consumer from the quorum and stream vetoes (not a valid policy key, so no
+ *   policy can show it), the selector-fields rows (no open-source validator takes them: 4.3.6
+ *   refuses the keys), the 4.3.1 boundary of delayed-retry-* (4.3.0 refusing them), and the
+ *   operator merge of delayed-retry-type (operator wins; no case sets it on both layers).
  */
 
 type Range = {

@@ -15,6 +15,7 @@ export type ProblemCode =
   | 'definition-empty'
   | 'unknown-key'
   | 'bad-value'
+  | 'number-inexact'
   | 'negative-limit'
   | 'apply-to-unsupported'
   | 'priority-not-number'

@@ -4,7 +4,13 @@ import { pcreSyntaxError } from './pcreSyntax.ts';
 import type { Problem } from './problem.ts';
 import type { ChangeAction } from './simulate.ts';
 import { atLeast, type BrokerVersion, formatVersion, type Policy, type PolicyLayer } from './types.ts';
-import { checkDefinition, checkScope, describeValue } from './validateDefinition.ts';
+import {
+  checkDefinition,
+  checkScope,
+  describeValue,
+  inexactNumber,
+  inexactNumberWords,
+} from './validateDefinition.ts';
 
 /**
  * What is wrong with a proposed policy, said before anything is filed: the broker's own checks
@@ -144,12 +150,12 @@ export function validate(input: ValidationInput): Validation {
       field: 'priority',
       message: `The priority must be a number, got ${describeValue(priority)}.`,
     });
-  } else if (Math.abs(priority) > Number.MAX_SAFE_INTEGER) {
+  } else if (inexactNumber(priority) !== undefined) {
     // Past 2^53 a typed number is already rounded: what would be stored is not what was typed.
     refuse({
       code: 'priority-not-number',
       field: 'priority',
-      message: `The priority ${describeValue(priority)} is beyond ${Number.MAX_SAFE_INTEGER}, past which numbers are rounded; use a smaller one.`,
+      message: inexactNumberWords('The priority', priority),
     });
   }
 

@@ -33,6 +33,31 @@ export function describeValue(v: unknown): string {
   return String(v);
 }
 
+/**
+ * The first number in a value (nested ones included) that JSON, read as JavaScript reads it,
+ * cannot carry exactly: beyond 2^53 − 1 the number typed is already rounded (12345678901234567890
+ * arrives as 12345678901234567000), and 1e400 is Infinity, which is written as null.
+ */
+export function inexactNumber(v: unknown): number | undefined {
+  if (typeof v === 'number')
+    return !Number.isFinite(v) || Math.abs(v) > Number.MAX_SAFE_INTEGER ? v : undefined;
+  if (Array.isArray(v)) {
+    for (const x of v) {
+      const found = inexactNumber(x);
+      if (found !== undefined) return found;
+    }
+  } else if (v !== null && typeof v === 'object') {
+    return inexactNumber(Object.values(v));
+  }
+  return undefined;
+}
+
+/** Why `n` is refused, for the definition's keys and the priority alike. */
+export function inexactNumberWords(what: string, n: number): string {
+  const read = Number.isFinite(n) ? `it would be written as ${n}` : 'it would be written as null';
+  return `${what} is a number beyond ${Number.MAX_SAFE_INTEGER} (2^53 − 1), past which JSON numbers are rounded: ${read}, not what was typed. Use a smaller number.`;
+}
+
 export function checkDefinition(
   definition: Record<string, unknown>,
   layer: PolicyLayer,
@@ -81,6 +106,11 @@ export function checkDefinition(
 
   for (const key of keys) {
     const value = definition[key];
+    const inexact = inexactNumber(value);
+    if (inexact !== undefined) {
+      refuse({ code: 'number-inexact', field: 'definition', key, message: inexactNumberWords(key, inexact) });
+      continue;
+    }
     if (MIRRORING_KEYS.has(key) && atLeast(version, 4)) continue;
     const spec = keySpec(key);
     const plugin = spec?.plugin;

@@ -17,8 +17,9 @@ import { type PreviewSummary, summarize } from './summary.ts';
  * The preview service: what a change would do to every object of the vhost, before anything is
  * filed. A typed input -> the broker's policies and version -> validation (refused with the
  * reasons) -> the inventory, streamed -> the simulation -> the result per INTERFACE.md. Writes
- * nothing. The `preview` command (commands/preview.ts) reads the words into the input; the
- * workflow, the worker, the time-box and the watcher call this directly.
+ * nothing. For the `preview` command, commands/preview.ts reads the words into the input and
+ * the front doors (CLI, Slack) call this; the workflow (filing a request) and the apply worker
+ * (the preview again, on the broker as it is at the write) call it with an input of their own.
  */
 
 export const PREVIEW_ACTIONS = ['create', 'edit', 'delete'] as const;

@@ -26,7 +26,9 @@ const EXCHANGE_COLUMNS = 'name,type,arguments,policy';
  * - `stats: false` asks with `disable_stats=true` (7–10x cheaper). Checked on 3.10.8 (and
  *   4.0.5): this listing's `policy` is read from the queue record, so it changes the instant a
  *   policy is set or deleted, and the key is left out when there is none (mapped to `null`).
- *   It never carries operator_policy or effective_policy_definition.
+ *   3.10.8 and 4.0.5 leave out operator_policy and effective_policy_definition; 4.3.6 (4.2.5+)
+ *   reports them from the record too, and `policy: null` for none (versions.test.ts). Not asked
+ *   for here (QUEUE_COLUMNS_NO_STATS), so every version reads the same.
  * - `stats: true` adds `operator_policy` and `effective_policy_definition`; all three fields
  *   are then stats-derived: absent (`undefined`) until first reported, and lagging changes.
  */

@@ -15,9 +15,12 @@ export function pathSegment(value: string, what = 'name'): string {
   if (value === '.' || value === '..' || value === '') {
     throw new InputError(
       `The broker's HTTP API cannot address a ${what} named ${JSON.stringify(value)}: the address would be normalised to another one.`,
-      value === ''
-        ? undefined
-        : 'Such names can be seen in listings only; the bot cannot ask about them one by one.',
+      {
+        hint:
+          value === ''
+            ? undefined
+            : 'Such names can be seen in listings only; the bot cannot ask about them one by one.',
+      },
     );
   }
   return encodeURIComponent(value);

@@ -27,6 +27,7 @@ import type { ListenerDeps } from './listeners/context.ts';
 import { slashCommandListener } from './listeners/slashCommand.ts';
 import type { Metrics } from './metrics.ts';
 import { redisEventDedupe, type SlackRedis } from './redis.ts';
+import { refuseReplays, signedRequestOf } from './replays.ts';
 import { registerRequestInteractions } from './requests/interactions.ts';
 import { createSlackNotifier } from './requests/notifier.ts';
 import { type ChangeRequests, createChangeRequests } from './requests/service.ts';
@@ -160,7 +161,13 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
   const missing = missingSlackSettings(config);
   if (missing.length > 0) throw new ConfigError(missingSlackMessage(missing));
   const { botToken, signingSecret, appToken } = config.slack;
-  const secrets = [botToken, signingSecret, appToken, ...config.environments.map((e) => e.password)];
+  const secrets = [
+    botToken,
+    signingSecret,
+    appToken,
+    config.auditKey,
+    ...config.environments.map((e) => e.password),
+  ];
   const mask = secretMasker(secrets);
   const boltLogger = createBoltLogger(logger, secrets);
   const logLevel = boltLogLevel(config.logLevel);
@@ -188,6 +195,7 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
         signingSecret: signingSecret ?? '',
         endpoints: '/slack/events',
         customRoutes: routes,
+        customPropertiesExtractor: signedRequestOf,
         logger: boltLogger,
         logLevel,
       });
@@ -244,6 +252,9 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
     delivery,
     ...(changes ? { changes } : {}),
   };
+  app.use(
+    refuseReplays({ redis: deps.redis, keyPrefix: deps.keyPrefix ?? 'rmq', logger, metrics: deps.metrics }),
+  );
   // Every slash command routed to this app is `/rmq`, whatever the workspace renamed it to.
   app.command(/.*/, slashCommandListener(listenerDeps));
   app.event('app_mention', appMentionListener(listenerDeps));

@@ -34,10 +34,9 @@ export function environmentDirectory(
     pick(name) {
       const env = pickEnvironment(config, name);
       if (!env) {
-        throw new InputError(
-          `Unknown environment ${JSON.stringify(name)}.`,
-          `Known environments: ${config.environments.map((e) => e.name).join(', ')}`,
-        );
+        throw new InputError(`Unknown environment ${JSON.stringify(name)}.`, {
+          hint: `Known environments: ${config.environments.map((e) => e.name).join(', ')}`,
+        });
       }
       const broker = brokers.get(env.name);
       if (!broker) throw new Error(`no broker client for environment ${env.name}`);

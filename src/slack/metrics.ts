@@ -19,6 +19,8 @@ export interface Metrics {
   readonly brokerCallErrors: Counter<'env' | 'method' | 'code'>;
   readonly brokerCallSeconds: Histogram<'env' | 'method'>;
   readonly duplicateEvents: Counter;
+  /** Signed slash commands and form submissions posted again, acknowledged and not handled. */
+  readonly replayedRequests: Counter<'kind'>;
   readonly deliveryErrors: Counter<'via'>;
   /** Slack calls tried again (429 after its Retry-After, 5xx, timeouts), by `http-<status>` or `other`. */
   readonly deliveryRetries: Counter<'error'>;
@@ -68,6 +70,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     help: 'Events Slack delivered again, recognised and not answered twice',
     registers,
   });
+  const replayedRequests = new Counter({
+    name: 'rmq_slack_replayed_requests_total',
+    help: 'Signed slash commands and form submissions posted again within their signature lifetime, not handled',
+    labelNames: ['kind'] as const,
+    registers,
+  });
   const deliveryErrors = new Counter({
     name: 'rmq_slack_delivery_errors_total',
     help: 'Answers and files Slack did not take in the end (response URL or Web API), retries spent',
@@ -89,6 +97,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     brokerCallErrors,
     brokerCallSeconds,
     duplicateEvents,
+    replayedRequests,
     deliveryErrors,
     deliveryRetries,
     onBrokerCall: (env) => (info) => {

@@ -1,4 +1,4 @@
-import { type HistoryResult, verifySentence } from '../../commands/history.ts';
+import { type HistoryResult, unreadableSentence, verifySentence } from '../../commands/history.ts';
 import type { AuditRecord } from '../audit/types.ts';
 import { jsonWritten, quoted, terminalText } from '../text/asWritten.ts';
 import { policyWords } from './preview.ts';
@@ -39,6 +39,8 @@ function entryLines(e: AuditRecord): string[] {
 
 export function historyText(r: HistoryResult): string {
   const blocks = r.entries.length === 0 ? [['No recorded changes match.']] : r.entries.map(entryLines);
+  const unreadable = unreadableSentence(r);
+  if (unreadable) blocks.push([unreadable]);
   if (r.verify) blocks.push([verifySentence(r.verify)]);
   return terminalText(blocks.flatMap((b, i) => (i === 0 ? b : ['', ...b])));
 }

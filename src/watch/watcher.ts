@@ -18,7 +18,11 @@ import type { TransitionInput, WatchStore } from './store.ts';
  * it checks whether the bot's own apply job announced it, and if not hands it to `outside`.
  */
 
-export type ChangeSource = 'events' | 'interval' | 'start';
+/**
+ * How a change was found: an event; a comparison on the interval, at start (changed while the
+ * bot was down), or once the event exchange is followed again (missed while it was not).
+ */
+export type ChangeSource = 'events' | 'interval' | 'start' | 'reconnect';
 
 /** A change of one policy that the bot did not make. */
 export interface OutsideChange extends Transition {
@@ -160,7 +164,7 @@ export class Watcher {
     if (s.state === 'following') {
       this.#log.info({ env, queue: s.queue }, 'changes outside the bot: following the event exchange');
       // What happened while the connection was down reached nobody: compare now.
-      void this.compare('interval');
+      void this.compare('reconnect');
     } else if (s.state === 'failing') {
       this.#log.warn(
         { env, why: s.why, detail: s.detail, intervalMs: this.#o.intervalMs },
@@ -184,7 +188,7 @@ export class Watcher {
     const e = parsed.event;
     if (this.#echo.isEcho(routingKey, e) || !this.#watched(e.vhost)) return;
     try {
-      await this.#apply(
+      await this.#record(
         { layer: e.layer, vhost: e.vhost, name: e.name, after: e.after, eventAtMs: e.atMs },
         { actor: e.actor, source: 'events', at: new Date(e.atMs) },
       );
@@ -246,7 +250,7 @@ export class Watcher {
       for (const t of found) {
         // Stopping: what is left is found again by the next start's comparison.
         if (this.#stopped) break;
-        await this.#apply(
+        await this.#record(
           { layer: t.layer, vhost: t.vhost, name: t.name, after: t.after, expected: t.before },
           { actor: null, source, at },
         );
@@ -262,7 +266,8 @@ export class Watcher {
     }
   }
 
-  async #apply(
+  /** Moves the recorded state by one change; a change the bot did not make goes to `outside`. */
+  async #record(
     input: TransitionInput,
     how: { actor: string | null; source: ChangeSource; at: Date },
   ): Promise<void> {

@@ -22,17 +22,21 @@ export const FOR_HINT = 'Example: --for 30m, --for 2h (at most a week: --for 7d)
 /** `--for TEXT` -> milliseconds; refused with what to type. Only create and edit take it. */
 export function parseTimeBox(text: string, action: string): number {
   if (action !== 'create' && action !== 'edit') {
-    throw new InputError(
-      `--for is for create and edit: a ${action} is not undone at a deadline.`,
-      'File the delete without --for.',
-    );
+    throw new InputError(`--for is for create and edit: a ${action} is not undone at a deadline.`, {
+      hint: 'File the delete without --for.',
+    });
   }
   const ms = parseDuration(text);
   if (ms === undefined)
-    throw new InputError(`--for takes a duration such as 30m or 2h, got ${JSON.stringify(text)}.`, FOR_HINT);
+    throw new InputError(`--for takes a duration such as 30m or 2h, got ${JSON.stringify(text)}.`, {
+      hint: FOR_HINT,
+    });
   if (ms < MIN_TIMEBOX_MS)
-    throw new InputError(`--for ${text} is too short: at least ${formatDuration(MIN_TIMEBOX_MS)}.`, FOR_HINT);
-  if (ms > MAX_TIMEBOX_MS) throw new InputError(`--for ${text} is too long: at most a week (7d).`, FOR_HINT);
+    throw new InputError(`--for ${text} is too short: at least ${formatDuration(MIN_TIMEBOX_MS)}.`, {
+      hint: FOR_HINT,
+    });
+  if (ms > MAX_TIMEBOX_MS)
+    throw new InputError(`--for ${text} is too long: at most a week (7d).`, { hint: FOR_HINT });
   return ms;
 }
 

@@ -293,15 +293,6 @@ export interface Notifier {
   reminder(request: ChangeRequest): Promise<void>;
 }
 
-/** A Notifier that tells nobody (terminal, tests that do not care). */
-export const SILENT_NOTIFIER: Notifier = {
-  async stateChanged() {},
-  async applied() {},
-  async failed() {},
-  async stale() {},
-  async reminder() {},
-};
-
 // --- construction (built once in main.ts) ----------------------------------------------------
 
 /** One environment as the workflow needs it (from config). */
@@ -328,6 +319,8 @@ export interface WorkflowOptions {
   /** The broker client of an environment, with the settings that answer Slack. */
   readonly brokerFor: (env: string) => WorkflowBroker;
   readonly approvers: ApproverDirectory;
+  /** RMQ_AUDIT_KEY: the audit chain's HMAC key (never stored in Redis); absent, the chain is sha256. */
+  readonly auditKey?: string;
   /** Queues the apply job (src/workflow/queue.ts `createApplyQueue`). */
   readonly queue: ApplyQueue;
   readonly notifier: Notifier;
@@ -351,7 +344,6 @@ export interface ApplyWorkerOptions {
   /** For the queue the sweep puts approved requests back on. */
   readonly redisUrl: string;
   readonly keyPrefix: string;
-  readonly environments: readonly WorkflowEnvironment[];
   /** Broker clients for a background job: long timeouts; the job retries, not the client. */
   readonly brokerFor: (env: string) => WorkflowBroker;
   readonly notifier: Notifier;

@@ -41,7 +41,10 @@ import type {
 export function createWorkflow(options: WorkflowOptions): Workflow {
   const now = options.now ?? (() => new Date());
   const store = new RequestStore(options.redis, options.keyPrefix, now);
-  const audit = new AuditTrail(options.redis, options.keyPrefix, { log: options.log });
+  const audit = new AuditTrail(options.redis, options.keyPrefix, {
+    log: options.log,
+    ...(options.auditKey ? { key: options.auditKey } : {}),
+  });
   const notify = notifierLogging(options.notifier, options.log);
 
   function environment(name: string | undefined): WorkflowEnvironment {

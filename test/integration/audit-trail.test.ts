@@ -3,11 +3,15 @@
  * queries, and `history --verify` (the terminal command) finding a removed or edited record.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AuditTrail } from '../../src/audit/trail.ts';
+import { AuditTrail, canonicalJson, recordHash } from '../../src/audit/trail.ts';
 import type { AuditEntry } from '../../src/audit/types.ts';
 import { runCli } from '../../src/cli.ts';
+import { createLogger } from '../../src/log.ts';
 import { REDIS_URL } from '../support/workflow.ts';
 
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
@@ -54,11 +58,15 @@ const entry = (n: number, over: Partial<AuditEntry> = {}): AuditEntry => ({
 });
 
 async function cli(prefix: string, ...argv: string[]) {
+  return cliWith({}, prefix, ...argv);
+}
+
+async function cliWith(env: Record<string, string>, prefix: string, ...argv: string[]) {
   let out = '';
   let err = '';
   const code = await runCli(
     argv,
-    { REDIS_URL },
+    { REDIS_URL, ...env },
     { out: (s) => (out += s), err: (s) => (err += s) },
     { keyPrefix: prefix },
   );
@@ -80,7 +88,7 @@ describe('audit trail', () => {
     // newest first, each record's prev the hash of the one before it
     const oldestFirst = [...all].reverse();
     for (const [i, r] of oldestFirst.entries()) expect(r.prev).toBe(i === 0 ? '' : oldestFirst[i - 1]?.hash);
-    expect(await trail.verify()).toEqual({ ok: true, records: 6 });
+    expect(await trail.verify()).toEqual({ ok: true, records: 6, keyed: false });
   });
 
   it('history by policy, by object name, by vhost and env; --json newest first', async () => {
@@ -117,7 +125,13 @@ describe('audit trail', () => {
     expect((await cli(prefix, 'history', '--verify')).code).toBe(0);
     const rows = await redis.xrange(`${prefix}:audit`, '-', '+');
     await redis.xdel(`${prefix}:audit`, rows[1]?.[0] as string);
-    expect(await trail.verify()).toEqual({ ok: false, records: 2, broken: entry(3).id, why: 'chain-broken' });
+    expect(await trail.verify()).toEqual({
+      ok: false,
+      records: 2,
+      broken: entry(3).id,
+      why: 'chain-broken',
+      keyed: false,
+    });
     const r = await cli(prefix, 'history', '--verify');
     expect(r.code).toBe(1);
     expect(r.err).toContain(`BROKEN at ${entry(3).id}`);
@@ -143,6 +157,7 @@ describe('audit trail', () => {
       records: 2,
       broken: entry(2).id,
       why: 'hash-mismatch',
+      keyed: false,
     });
     expect((await cli(prefix, 'history', '--verify')).code).toBe(1);
   });
@@ -168,5 +183,212 @@ describe('audit trail', () => {
       { out: () => {}, err: () => {} },
     );
     expect(down).toBe(3);
+  });
+});
+
+// --- issue 20: the trail's tail rewritten by someone who can write Redis -------------------------
+
+const KEY = `test-audit-key-${randomBytes(16).toString('hex')}`;
+const WITH_KEY = { RMQ_AUDIT_KEY: KEY };
+
+/**
+ * What an attacker with Redis write access does to the last record: changes it, re-seals it with
+ * the sha256 anyone can compute (keeping or dropping `keyed`), and resets the head to match.
+ */
+async function rewriteLast(prefix: string, change: (r: Record<string, unknown>) => void): Promise<void> {
+  const key = `${prefix}:audit`;
+  const rows = await redis.xrange(key, '-', '+');
+  const [sid, fields] = rows[rows.length - 1] as [string, string[]];
+  const record = JSON.parse(fields[1] as string) as Record<string, unknown>;
+  change(record);
+  const { hash: _old, ...body } = record;
+  const hash = recordHash(body as never);
+  await redis.xdel(key, sid);
+  await redis.xadd(key, '*', 'record', canonicalJson({ ...body, hash }));
+  await redis.set(`${prefix}:audit:head`, hash);
+}
+
+/** A log file as the bot writes it: pino JSON lines, the audit records among other lines. */
+function botLog(): { file: string; log: ReturnType<typeof createLogger>; done(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'rmq-audit-log-'));
+  const file = join(dir, 'bot.log');
+  writeFileSync(file, '');
+  const lines: string[] = [];
+  const log = createLogger('info', { write: (line: string) => lines.push(line) });
+  log.info({ port: 3000 }, 'listening for Slack at POST /slack/events');
+  return {
+    file,
+    log,
+    done: () => {
+      writeFileSync(file, `${lines.join('')}2026-11-30T12:00:00Z stdout F {"not":"ours"}\nplain text\n`);
+    },
+  };
+}
+
+describe('the trail rewritten by someone who can write Redis (issue 20)', () => {
+  it('without RMQ_AUDIT_KEY an altered and re-hashed last record verifies, and --verify says it checked against accidents only', async () => {
+    const { prefix, trail } = freshTrail();
+    for (const n of [1, 2, 3]) await trail.append(entry(n));
+    await rewriteLast(prefix, (r) => {
+      (r.approver as { reason: string }).reason = 'approved by the CTO';
+    });
+    const r = await cli(prefix, 'history', '--verify');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/intact \(3 records\)\. Checked against accidents only: without RMQ_AUDIT_KEY/);
+  });
+
+  it('with RMQ_AUDIT_KEY an altered and re-hashed last record is found (exit 1), whether it keeps `keyed` or drops it', async () => {
+    for (const dropKeyed of [false, true]) {
+      const { prefix } = freshTrail();
+      const trail = new AuditTrail(redis, prefix, { key: KEY });
+      for (const n of [1, 2, 3]) await trail.append(entry(n));
+      const intact = await cliWith(WITH_KEY, prefix, 'history', '--verify', '--json');
+      expect(intact.code, intact.err).toBe(0);
+      expect(JSON.parse(intact.out).verify).toEqual({ ok: true, records: 3, keyed: true });
+      await rewriteLast(prefix, (r) => {
+        (r.approver as { reason: string }).reason = 'approved by the CTO';
+        if (dropKeyed) delete r.keyed;
+      });
+      const r = await cliWith(WITH_KEY, prefix, 'history', '--verify', '--json');
+      expect(r.code).toBe(1);
+      expect(JSON.parse(r.out).verify).toMatchObject({
+        ok: false,
+        broken: entry(3).id,
+        why: dropKeyed ? 'unkeyed' : 'hash-mismatch',
+        keyed: true,
+      });
+      expect(r.err).toContain(`BROKEN at ${entry(3).id}`);
+      // Without the key the keyed seal cannot be checked: the reader is told what was checked.
+      const keyless = await cli(prefix, 'history', '--verify');
+      expect(keyless.out).toMatch(/Checked against accidents only/);
+    }
+  });
+
+  it('the key is never in Redis', async () => {
+    const { prefix } = freshTrail();
+    const trail = new AuditTrail(redis, prefix, { key: KEY });
+    await trail.append(entry(1));
+    const dump = JSON.stringify(await redis.xrange(`${prefix}:audit`, '-', '+'));
+    expect(dump).not.toContain(KEY);
+    expect(await redis.get(`${prefix}:audit:head`)).not.toContain(KEY);
+  });
+
+  it("--verify --against the bot's log: a deleted last record (head reset), an altered one, an extra one and a wiped trail are each named, exit 1", async () => {
+    const { prefix } = freshTrail();
+    const logged = botLog();
+    const trail = new AuditTrail(redis, prefix, { key: KEY, log: logged.log });
+    for (const n of [1, 2, 3, 4]) await trail.append(entry(n));
+    logged.done();
+    try {
+      const clean = await cliWith(
+        WITH_KEY,
+        prefix,
+        'history',
+        '--verify',
+        '--against',
+        logged.file,
+        '--json',
+      );
+      expect(clean.code, clean.err).toBe(0);
+      expect(JSON.parse(clean.out).verify).toMatchObject({
+        ok: true,
+        records: 4,
+        against: { logged: 4, missing: [], altered: [], extra: [], unreadableLines: 0 },
+      });
+
+      // The last record deleted and the head set back to the one before: the chain alone holds.
+      const rows = await redis.xrange(`${prefix}:audit`, '-', '+');
+      const [lastSid] = rows[3] as [string, string[]];
+      const third = JSON.parse((rows[2] as [string, string[]])[1][1] as string) as { hash: string };
+      await redis.xdel(`${prefix}:audit`, lastSid);
+      await redis.set(`${prefix}:audit:head`, third.hash);
+      expect((await cliWith(WITH_KEY, prefix, 'history', '--verify')).code).toBe(0);
+      const deleted = await cliWith(
+        WITH_KEY,
+        prefix,
+        'history',
+        '--verify',
+        '--against',
+        logged.file,
+        '--json',
+      );
+      expect(deleted.code).toBe(1);
+      expect(JSON.parse(deleted.out).verify).toMatchObject({
+        ok: false,
+        why: 'log-mismatch',
+        broken: entry(4).id,
+        against: { missing: [entry(4).id], altered: [], extra: [] },
+      });
+      const text = await cliWith(WITH_KEY, prefix, 'history', '--verify', '--against', logged.file);
+      expect(text.out).toContain(`missing from Redis (1): ${entry(4).id}`);
+
+      // A record appended by someone without the key, never logged: named as extra.
+      await new AuditTrail(redis, prefix).append(entry(5));
+      const mixed = JSON.parse(
+        (await cliWith(WITH_KEY, prefix, 'history', '--verify', '--against', logged.file, '--json')).out,
+      ).verify;
+      expect(mixed.against.extra).toEqual([entry(5).id]);
+
+      // The whole trail wiped, stream and head together: every logged record is missing.
+      await redis.del(`${prefix}:audit`, `${prefix}:audit:head`, `${prefix}:audit:ids`);
+      const wipedAlone = await cliWith(WITH_KEY, prefix, 'history', '--verify', '--json');
+      expect(JSON.parse(wipedAlone.out).verify).toMatchObject({ ok: true, records: 0 });
+      const wiped = await cliWith(
+        WITH_KEY,
+        prefix,
+        'history',
+        '--verify',
+        '--against',
+        logged.file,
+        '--json',
+      );
+      expect(wiped.code).toBe(1);
+      expect(JSON.parse(wiped.out).verify.against.missing).toEqual([1, 2, 3, 4].map((n) => entry(n).id));
+    } finally {
+      rmSync(join(logged.file, '..'), { recursive: true, force: true });
+    }
+  });
+
+  it('--against names an altered record; a file that cannot be read is refused (exit 2)', async () => {
+    const { prefix } = freshTrail();
+    const logged = botLog();
+    const trail = new AuditTrail(redis, prefix, { log: logged.log });
+    for (const n of [1, 2]) await trail.append(entry(n));
+    logged.done();
+    try {
+      // Altered in Redis (an approver's reason), re-sealed and re-chained: only the log shows it.
+      await rewriteLast(prefix, (r) => {
+        (r.approver as { reason: string }).reason = 'approved by the CTO';
+      });
+      const r = await cli(prefix, 'history', '--verify', '--against', logged.file, '--json');
+      expect(r.code).toBe(1);
+      expect(JSON.parse(r.out).verify.against).toMatchObject({
+        altered: [entry(2).id],
+        missing: [],
+        extra: [],
+      });
+      expect(readFileSync(logged.file, 'utf8')).toContain('"audit":');
+      const missing = await cli(prefix, 'history', '--verify', '--against', join(logged.file, 'nope'));
+      expect(missing.code).toBe(2);
+      expect(missing.err).toMatch(/cannot read it/);
+    } finally {
+      rmSync(join(logged.file, '..'), { recursive: true, force: true });
+    }
+  });
+});
+
+describe('history with a record it cannot read (issue 20)', () => {
+  it('says how many, and exits 1 (for --json readers too)', async () => {
+    const { prefix, trail } = freshTrail();
+    for (const n of [1, 2, 3]) await trail.append(entry(n));
+    await redis.xadd(`${prefix}:audit`, '*', 'record', '{"garbage": true');
+    const json = await cli(prefix, 'history', '--json');
+    expect(json.code).toBe(1);
+    const doc = JSON.parse(json.out);
+    expect(doc.entries).toHaveLength(3);
+    expect(doc.unreadable).toBe(1);
+    const text = await cli(prefix, 'history');
+    expect(text.code).toBe(1);
+    expect(text.out).toContain('1 record of the trail could not be read');
   });
 });

@@ -135,7 +135,6 @@ export function workflowFixture(
         redisUrl,
         keyPrefix,
         ...applyWorkerDeps(redisUrl, keyPrefix, log, options.now),
-        environments: [environment()],
         brokerFor: () => client,
         notifier,
         log,

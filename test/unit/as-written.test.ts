@@ -281,7 +281,7 @@ describe('every view, walked with a hostile string in every field', () => {
   it('the Applied audit diff, the "Changed outside the bot" post, and history', () => {
     expectInert(slackText(auditView(record)), true);
     expectInert(slackText(outsideView(outside)), true);
-    const h = { entries: [record, outside] };
+    const h = { entries: [record, outside], unreadable: 0 };
     expectInert(historyText(h), false);
     expectInert(slackText(historyView(h)), true);
   });

@@ -214,6 +214,16 @@ describe('broker budget and limits', () => {
     expect(() => loadConfig({ RMQ_TIMEOUT: '1h' })).toThrow(/RMQ_TIMEOUT/);
   });
 
+  it('RMQ_AUDIT_KEY: a secret of at least 32 characters; a short one names the variable, never the value', () => {
+    const key = 'k'.repeat(32);
+    expect(loadConfig({ RMQ_AUDIT_KEY: key }).auditKey).toBe(key);
+    expect(loadConfig({}).auditKey).toBeUndefined();
+    expect(() => loadConfig({ RMQ_AUDIT_KEY: 'short-secret' })).toThrow(
+      /RMQ_AUDIT_KEY: at least 32 characters/,
+    );
+    expect(() => loadConfig({ RMQ_AUDIT_KEY: 'short-secret' })).not.toThrow(/short-secret/);
+  });
+
   it('RMQ_MAX_BODY and RMQ_MAX_LISTING take sizes', () => {
     expect(loadConfig({ RMQ_MAX_BODY: '32MiB', RMQ_MAX_LISTING: '2GB' }).bodyLimits).toEqual({
       bodyBytes: 32 * 1024 ** 2,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CodedError, ConfigError, codeOf, InputError, isCoded } from '../../src/errors.ts';
+import { ConfigError, codeOf, InputError } from '../../src/errors.ts';
 import { RabbitError } from '../../src/rabbit/errors.ts';
 
 describe('codeOf', () => {
@@ -18,18 +18,5 @@ describe('codeOf', () => {
     ['a string', 'boom', undefined],
   ])('%s', (_what, err, expected) => {
     expect(codeOf(err)).toBe(expected);
-  });
-});
-
-describe('isCoded', () => {
-  const rabbit = new RabbitError({ code: 'not-found', method: 'GET', path: '/' });
-  it('is true for our errors, and for the codes asked when given', () => {
-    expect(rabbit).toBeInstanceOf(CodedError);
-    expect(isCoded(rabbit)).toBe(true);
-    expect(isCoded(rabbit, 'not-found', 'forbidden')).toBe(true);
-    expect(isCoded(rabbit, 'forbidden')).toBe(false);
-  });
-  it('is false for a library error carrying a code', () => {
-    expect(isCoded(Object.assign(new Error('x'), { code: 'not-found' }))).toBe(false);
   });
 });

@@ -63,6 +63,7 @@ describe('.env.example', () => {
       'REDIS_URL',
       'REDIS_SENTINELS',
       'REDIS_SENTINEL_NAME',
+      'RMQ_AUDIT_KEY',
       'SLACK_BOT_TOKEN',
       'SLACK_SIGNING_SECRET',
       'SLACK_APP_TOKEN',

@@ -24,7 +24,7 @@ import {
   alreadyDecidedView,
   auditDiffLines,
   auditView,
-  REQUEST_ACTIONS,
+  REQUEST_BUTTONS,
   requestMessage,
 } from '../../src/slack/views/request.ts';
 import type { ChangeRequest, RequestState } from '../../src/workflow/types.ts';
@@ -150,7 +150,7 @@ describe('the approvals message', () => {
     valid(m);
     const shown = renderedText(m as never);
     expect(shown).toMatch(says);
-    expect(buttons(m)).toEqual(state === 'pending' ? [REQUEST_ACTIONS.approve, REQUEST_ACTIONS.reject] : []);
+    expect(buttons(m)).toEqual(state === 'pending' ? [REQUEST_BUTTONS.approve, REQUEST_BUTTONS.reject] : []);
     // Requester, environment, vhost, reason (escaped: no channel ping), the change, the summary.
     expect(shown).toMatch(/\*Requested by\* <@U0ASKER>/);
     expect(shown).toMatch(/\*Environment\* `prod` · \*vhost\* `\/`/);
@@ -249,7 +249,7 @@ describe('the audit diff', () => {
       /What every object it governed lost\* \(1\):\n• `orders.audit` _\(classic\)_ → `audit-fallback` — lost `dead-letter-exchange` `dlx`/,
     );
     expect(shown).toMatch(/\*Approved by\* <@U0APPROVER>: ok/);
-    expect(buttons(m)).toEqual([REQUEST_ACTIONS.revert]);
+    expect(buttons(m)).toEqual([REQUEST_BUTTONS.revert]);
   });
 
   it('an edit marks what changed, and keeps what did not', () => {

@@ -70,6 +70,11 @@ describe('outsideView', () => {
       { ...base, actor: undefined, detectedBy: 'start' as const, before: null, operator: true },
       ['created operator policy', 'while it was down', '~ pattern: (none)  -&gt;  ^orders'],
     ],
+    [
+      'an edit found once the event exchange was followed again',
+      { ...base, actor: undefined, detectedBy: 'reconnect' as const },
+      ['edited policy', 'not known', 'followed again', 'does not say who'],
+    ],
   ])('%s', (_, record, parts) => {
     const t = text(record as AuditRecord);
     for (const p of parts) expect(t).toContain(p);

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { pcreSyntaxError } from '../../src/policy/pcreSyntax.ts';
 import type { BrokerVersion, Policy } from '../../src/policy/types.ts';
@@ -270,6 +271,32 @@ describe('validation refusals', () => {
     const v = check({ fields: { pattern: '^orders(?>\\.)' } });
     expect(v.ok).toBe(true);
     expect(v.warnings.map((w) => w.code)).toContain('pattern-unreadable');
+  });
+
+  it('refuses a definition number JSON cannot carry exactly, at any depth; accepts every safe one (property)', () => {
+    // As typed, 12345678901234567890 is already 12345678901234567000 once read.
+    const big = check({ fields: { definition: JSON.parse('{"max-length": 12345678901234567890}') } });
+    expect(big.refusals).toEqual([expect.objectContaining({ code: 'number-inexact', key: 'max-length' })]);
+    expect(big.refusals[0]?.message).toMatch(/written as 12345678901234567000/);
+    expect(codes(check({ fields: { definition: { 'message-ttl': Number.POSITIVE_INFINITY } } }))).toEqual([
+      'number-inexact',
+    ]);
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.double({ min: 2 ** 53, noNaN: true }), fc.double({ max: -(2 ** 53), noNaN: true })),
+        (n) => {
+          expect(codes(check({ fields: { definition: { 'max-length': n } } }))).toEqual(['number-inexact']);
+          expect(codes(check({ fields: { definition: { 'federation-upstream': [[{ a: n }]] } } }))).toContain(
+            'number-inexact',
+          );
+        },
+      ),
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), (n) => {
+        expect(codes(check({ fields: { definition: { 'max-length': n } } }))).toEqual([]);
+      }),
+    );
   });
 
   it('refuses an empty or non-object definition, a non-numeric priority, at most one federation key', () => {

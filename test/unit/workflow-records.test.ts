@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseHistory, verifySentence } from '../../commands/history.ts';
+import { history, parseHistory, verifySentence } from '../../commands/history.ts';
 import { parseRequests, requestEntry } from '../../commands/requests.ts';
 import { canonicalJson, recordHash } from '../../src/audit/trail.ts';
 import type { AuditRecord } from '../../src/audit/types.ts';
@@ -81,11 +81,27 @@ describe('parsing', () => {
       ['orders.audit', '--vhost', 'v1', '--env', 'prod', '--verify'],
       { name: 'orders.audit', vhost: 'v1', env: 'prod', verify: true },
     ],
+    [['--against', 'bot.log'], { verify: true, against: 'bot.log' }],
   ])('history %j', (words, want) => {
     expect(parseHistory(words)).toEqual(want);
   });
 
-  it.each([[['a', 'b']], [['--verify=yes']], [['--vhost', '']], [['--since', '1h']]])(
+  it('--against reads a file where the command runs: refused where no log reader is given (Slack)', async () => {
+    const source = {
+      scan: async () => ({ entries: [], unreadable: 0 }),
+      verify: async () => ({ ok: true as const, records: 0, keyed: false }),
+    };
+    await expect(history(parseHistory(['--verify', '--against', '/etc/passwd']), source)).rejects.toThrow(
+      /use it in the terminal/,
+    );
+    expect(await history(parseHistory(['--verify']), source)).toEqual({
+      entries: [],
+      unreadable: 0,
+      verify: { ok: true, records: 0, keyed: false },
+    });
+  });
+
+  it.each([[['a', 'b']], [['--verify=yes']], [['--vhost', '']], [['--since', '1h']], [['--against', '']]])(
     'history %j is refused',
     (words) => {
       expect(() => parseHistory(words)).toThrow(InputError);
@@ -168,7 +184,8 @@ describe('history', () => {
   it('terminal text and Slack view, user strings escaped, the chain state last', () => {
     const result = {
       entries: [record({ approver: { user: 'U0BOB', reason: HOSTILE } })],
-      verify: { ok: false as const, records: 2, broken: 'a-r-x', why: 'chain-broken' as const },
+      unreadable: 0,
+      verify: { ok: false as const, records: 2, broken: 'a-r-x', why: 'chain-broken' as const, keyed: false },
     };
     expect(historyText(result)).toMatchSnapshot();
     const view = historyView(result);
@@ -179,14 +196,46 @@ describe('history', () => {
   });
 
   it.each([
-    [{ ok: true as const, records: 1 }, /intact \(1 record\)/],
+    [{ ok: true as const, records: 1, keyed: false }, /intact \(1 record\)\. Checked against accidents only/],
     [
-      { ok: false as const, records: 3, broken: 'a-1', why: 'hash-mismatch' as const },
-      /BROKEN at a-1: .*edited/,
+      { ok: true as const, records: 1, keyed: true },
+      /intact \(1 record\)\. Each seal was checked with RMQ_AUDIT_KEY/,
     ],
     [
-      { ok: false as const, records: 3, broken: 'the record after a-1', why: 'head-mismatch' as const },
+      { ok: false as const, records: 3, broken: 'a-1', why: 'hash-mismatch' as const, keyed: true },
+      /BROKEN at a-1: .*edited, or re-sealed without the key/,
+    ],
+    [
+      {
+        ok: false as const,
+        records: 3,
+        broken: 'the record after a-1',
+        why: 'head-mismatch' as const,
+        keyed: false,
+      },
       /last record was removed/,
+    ],
+    [
+      { ok: false as const, records: 3, broken: 'a-2', why: 'unkeyed' as const, keyed: true },
+      /BROKEN at a-2: it is not sealed with RMQ_AUDIT_KEY/,
+    ],
+    [
+      {
+        ok: false as const,
+        records: 2,
+        broken: 'a-3',
+        why: 'log-mismatch' as const,
+        keyed: true,
+        against: {
+          file: 'bot.log',
+          logged: 3,
+          unreadableLines: 1,
+          missing: ['a-3'],
+          altered: ['a-2'],
+          extra: [],
+        },
+      },
+      /holds together \(2 records\), but .*Against bot\.log \(3 records logged\): missing from Redis \(1\): a-3; altered in Redis \(1\): a-2\. 1 line of the log/,
     ],
   ])('verify sentence %j', (v, want) => {
     expect(verifySentence(v)).toMatch(want);

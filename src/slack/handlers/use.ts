@@ -38,7 +38,7 @@ async function checkVhost(broker: SlackBroker, env: string, vhost: string): Prom
   const close = closeVhosts(vhost, known);
   throw new InputError(
     `No vhost ${JSON.stringify(vhost)} in environment ${env}${close.length ? `; did you mean ${close.map((v) => JSON.stringify(v)).join(', ')}?` : '.'}`,
-    USE_USAGE,
+    { usage: USE_USAGE },
   );
 }
 
@@ -59,15 +59,18 @@ export const useCommand: SlackCommand = {
       USE_USAGE,
     );
     if (positionals.length > 0)
-      throw new InputError(`use takes only flags, got ${JSON.stringify(positionals[0])}.`, USE_USAGE);
+      throw new InputError(`use takes only flags, got ${JSON.stringify(positionals[0])}.`, {
+        usage: USE_USAGE,
+      });
     const channel = ctx.channel;
-    if (!channel) throw new InputError('use sets the defaults of a channel; ask in one.', USE_USAGE);
+    if (!channel)
+      throw new InputError('use sets the defaults of a channel; ask in one.', { usage: USE_USAGE });
     const builtIn = { env: ctx.environments.pick(undefined).name };
     const log = ctx.logger.child({ channel: channel.id });
 
     if (flags.clear === true) {
       if (flags.env !== undefined || flags.vhost !== undefined)
-        throw new InputError('use --clear takes no --env or --vhost.', USE_USAGE);
+        throw new InputError('use --clear takes no --env or --vhost.', { usage: USE_USAGE });
       const had = await guarded(() => channel.clear());
       log.info({ had }, 'channel defaults cleared');
       return { message: defaultsClearedView(had, ctx.prefix), audience: 'channel', outcome: 'answered' };
@@ -82,7 +85,7 @@ export const useCommand: SlackCommand = {
         outcome: 'answered',
       };
     }
-    if (flags.vhost === '') throw new InputError('--vhost cannot be empty.', USE_USAGE);
+    if (flags.vhost === '') throw new InputError('--vhost cannot be empty.', { usage: USE_USAGE });
     // An environment given is checked now (an unknown one is refused); one kept is as it was set.
     const env = typeof flags.env === 'string' ? ctx.environments.pick(flags.env).name : current.env;
     const vhost = typeof flags.vhost === 'string' ? flags.vhost : current.vhost;

@@ -34,13 +34,13 @@ export function parseThreadLink(link: string, usage: string): Origin {
   try {
     url = new URL(link.trim());
   } catch {
-    throw new InputError(`--thread must be a Slack message link, got ${JSON.stringify(link)}.`, usage);
+    throw new InputError(`--thread must be a Slack message link, got ${JSON.stringify(link)}.`, { usage });
   }
   const m = /^\/archives\/([A-Z0-9]+)\/p(\d{10})(\d{6})\/?$/.exec(url.pathname);
   if (!/^https:$/.test(url.protocol) || !m) {
     throw new InputError(
       `--thread must be a Slack message link (Copy link on the thread's first message), got ${JSON.stringify(link)}.`,
-      usage,
+      { usage },
     );
   }
   const threadTs = url.searchParams.get('thread_ts');
@@ -62,21 +62,15 @@ async function run(
   const usage = usageOf(action);
   const changes = ctx.changes;
   const asker = ctx.asker;
-  if (!changes || !asker) throw new InputError(slackRefusal('not-set-up'));
+  if (!changes) throw new InputError(slackRefusal('not-set-up'));
+  if (!asker) throw new InputError(slackRefusal('no-asker'));
   // The channel's defaults (`/rmq use`) hold for a change request as for a question.
   const channel = await channelFlags(ctx);
-  let input: ReturnType<typeof parsePreview>;
-  try {
-    input = parsePreview(
-      [action, ...words],
-      { reason: 'string', thread: 'string', for: 'string' },
-      { fieldsOptional: true, defaults: channel.defaults },
-    );
-  } catch (err) {
-    // The preview's own words say "preview create …": say it as this command is typed.
-    if (err instanceof InputError) throw new InputError(err.message.replace(/^preview /, ''), usage);
-    throw err;
-  }
+  const input = parsePreview(
+    [action, ...words],
+    { reason: 'string', thread: 'string', for: 'string' },
+    { fieldsOptional: true, defaults: channel.defaults, usage },
+  );
   const reason = typeof input.extra?.reason === 'string' ? input.extra?.reason.trim() : undefined;
   const origin =
     typeof input.extra?.thread === 'string'
@@ -153,7 +147,7 @@ async function formPrompt(
       };
   }
   if (encodeMeta({ form: kind, draft }).length > SLACK_LIMITS.buttonValue)
-    throw new InputError(slackRefusal('form-too-large'), usage);
+    throw new InputError(slackRefusal('form-too-large'), { usage });
   return { message: openFormPrompt(kind, draft), audience: 'asker', outcome: 'answered' };
 }
 

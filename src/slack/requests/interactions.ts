@@ -31,7 +31,7 @@ import {
   withPatternHint,
 } from '../views/forms.ts';
 import type { SlackMessage } from '../views/message.ts';
-import { alreadyDecidedView, filedView, REQUEST_ACTIONS } from '../views/request.ts';
+import { alreadyDecidedView, filedView, REQUEST_BUTTONS } from '../views/request.ts';
 import { OPEN_FORM } from '../views/requestPrompts.ts';
 import { refusalText, requestRefusedView, slackRefusal } from '../views/requestRefusals.ts';
 import type { ChangeRequests, FileOutcome } from './service.ts';
@@ -217,8 +217,8 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
       if (!opened.ok) log.warn({ error: opened.error }, 'the decision form did not open');
     };
 
-  app.action<BlockAction<ButtonAction>>(REQUEST_ACTIONS.approve, decisionButton('approve'));
-  app.action<BlockAction<ButtonAction>>(REQUEST_ACTIONS.reject, decisionButton('reject'));
+  app.action<BlockAction<ButtonAction>>(REQUEST_BUTTONS.approve, decisionButton('approve'));
+  app.action<BlockAction<ButtonAction>>(REQUEST_BUTTONS.reject, decisionButton('reject'));
 
   app.view<ViewSubmitAction>(FORMS.decision, async ({ ack, body, view }) => {
     const meta = parseDecisionMeta(view.private_metadata);
@@ -252,7 +252,7 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
     }
   });
 
-  app.action<BlockAction<ButtonAction>>(REQUEST_ACTIONS.revert, async ({ ack, body, action }) => {
+  app.action<BlockAction<ButtonAction>>(REQUEST_BUTTONS.revert, async ({ ack, body, action }) => {
     await ack();
     const channel = body.container?.channel_id ?? body.channel?.id;
     const user = body.user.id;
@@ -348,9 +348,9 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
 
   return {
     actions: new Set([
-      REQUEST_ACTIONS.approve,
-      REQUEST_ACTIONS.reject,
-      REQUEST_ACTIONS.revert,
+      REQUEST_BUTTONS.approve,
+      REQUEST_BUTTONS.reject,
+      REQUEST_BUTTONS.revert,
       OPEN_FORM,
       PATTERN_TYPED,
     ]),

@@ -1,4 +1,3 @@
-import { COMMAND_TABLE } from '../../../commands/registry.ts';
 import { asSentence, BROKER_FAILURE_WORDS } from '../../../commands/words.ts';
 import type { InputError } from '../../errors.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
@@ -17,18 +16,12 @@ export const FAILURE_SENTENCES: Readonly<Record<string, string>> = {
   internal: INTERNAL_FAILURE,
 };
 
-/** A hint that is a command's usage line, to be shown with the prefix the user typed. */
-const USAGE_LINE = new RegExp(`^(${COMMAND_TABLE.map((c) => c.name).join('|')})\\b`);
-
 export function refusalView(err: InputError, prefix: string): SlackMessage {
   const blocks = [section(`:warning: ${prose(truncate(err.message, 1000))}`)];
-  const hint = err.hint;
-  if (hint) {
-    if (USAGE_LINE.test(hint))
-      blocks.push(section(`Usage:\n${codeBlock(truncate(`${prefix} ${hint}`, 2000))}`));
-    else if (hint.includes('\n')) blocks.push(section(codeBlock(truncate(hint, 2000))));
-    else blocks.push(section(prose(truncate(hint, 2000))));
-  }
+  const { hint, usage } = err;
+  if (hint?.includes('\n')) blocks.push(section(codeBlock(truncate(hint, 2000))));
+  else if (hint) blocks.push(section(prose(truncate(hint, 2000))));
+  if (usage) blocks.push(section(`Usage:\n${codeBlock(truncate(`${prefix} ${usage}`, 2000))}`));
   return finish(blocks, prose(truncate(err.message, 500)));
 }
 

@@ -1,4 +1,4 @@
-import { type HistoryResult, verifySentence } from '../../../commands/history.ts';
+import { type HistoryResult, unreadableSentence, verifySentence } from '../../../commands/history.ts';
 import type { AuditRecord } from '../../audit/types.ts';
 import { code, prose } from '../escape.ts';
 import { type Block, context, finish, type SlackMessage, section } from './message.ts';
@@ -37,6 +37,8 @@ export function historyView(r: HistoryResult): SlackMessage {
     r.entries.length === 0
       ? [section('No recorded changes match.')]
       : r.entries.map((e) => section(entry(e)));
+  const unreadable = unreadableSentence(r);
+  if (unreadable) blocks.push(context(`:warning: ${prose(unreadable)}`));
   if (r.verify) blocks.push(context(prose(verifySentence(r.verify))));
   return finish(
     blocks,

@@ -18,6 +18,8 @@ const HOW: Readonly<Record<NonNullable<AuditRecord['detectedBy']>, string>> = {
   events: "the broker's event exchange",
   interval: 'comparing the policy lists on the interval',
   start: 'comparing the policy lists when the bot started (changed while it was down)',
+  reconnect:
+    'comparing the policy lists once the event exchange was followed again (changed while it was not)',
 };
 
 function verb(r: AuditRecord): string {

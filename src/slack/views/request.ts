@@ -19,7 +19,7 @@ import { changeWarningBlocks, summaryBlocks, warningsBlock } from './preview.ts'
  */
 
 /** `action_id`s of the buttons on these messages; interactions.ts registers a handler for each. */
-export const REQUEST_ACTIONS = {
+export const REQUEST_BUTTONS = {
   approve: 'rmq_request_approve',
   reject: 'rmq_request_reject',
   revert: 'rmq_audit_revert',
@@ -123,14 +123,14 @@ function buttons(r: ChangeRequest): types.ActionsBlock {
     elements: [
       {
         type: 'button',
-        action_id: REQUEST_ACTIONS.approve,
+        action_id: REQUEST_BUTTONS.approve,
         text: { type: 'plain_text', text: 'Approve' },
         style: 'primary',
         value: r.id,
       },
       {
         type: 'button',
-        action_id: REQUEST_ACTIONS.reject,
+        action_id: REQUEST_BUTTONS.reject,
         text: { type: 'plain_text', text: 'Reject' },
         style: 'danger',
         value: r.id,
@@ -328,7 +328,7 @@ export function auditView(rec: AuditRecord, request?: Pick<ChangeRequest, 'timeB
     elements: [
       {
         type: 'button',
-        action_id: REQUEST_ACTIONS.revert,
+        action_id: REQUEST_BUTTONS.revert,
         text: { type: 'plain_text', text: 'Revert' },
         value: rec.id,
         confirm: {

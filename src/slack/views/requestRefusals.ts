@@ -18,6 +18,8 @@ const SLACK_REFUSALS = {
   'name-taken': 'A policy of that name exists already in that vhost: edit it instead.',
   'form-too-large': 'This request is too large for a Slack form: give --reason on the command line.',
   'not-set-up': 'Change requests are not set up on this bot.',
+  'no-asker':
+    'This message names no user (it came from an integration or a workflow, not a person), and a change request needs a requester who can be asked and told: nothing was filed. Ask from your own account.',
   internal: INTERNAL_FAILURE,
 } as const;
 export type SlackRefusalCode = keyof typeof SLACK_REFUSALS;
