@@ -8,13 +8,11 @@
  *
  *   npm run bench:outside [-- --queues 100000 --changes 30 --runs 5]
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import type { Transition } from '../src/policy/compare.ts';
 import { LabClient } from '../src/rabbit/lab.ts';
 import { effectOfChange, effectsOfChanges } from '../src/watch/effect.ts';
+import { startFakeManagement } from './fakeManagement.ts';
 
 const { values } = parseArgs({
   options: {
@@ -36,29 +34,15 @@ async function time(fn: () => Promise<unknown>): Promise<number> {
   return performance.now() - start;
 }
 
-async function startFake(): Promise<{ child: ChildProcess; info: { url: string; vhost: string } }> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      'bench/fakeManagement.ts',
-      '--queues',
-      String(QUEUES),
-      '--policies',
-      String(values.policies),
-    ],
-    { stdio: ['pipe', 'pipe', 'inherit'] },
-  );
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  const [line] = (await once(lines, 'line')) as [string];
-  return { child, info: JSON.parse(line) };
-}
-
 console.log(
   `Outside changes: ${CHANGES} edits in one vhost of ${QUEUES.toLocaleString()} queues (starting the double…)`,
 );
-const { child, info } = await startFake();
+const { child, info } = await startFakeManagement<{ url: string; vhost: string }>([
+  '--queues',
+  String(QUEUES),
+  '--policies',
+  String(values.policies),
+]);
 const client = new LabClient({ url: info.url, user: 'guest', password: 'guest' });
 try {
   const policies = await client.listPolicies(info.vhost);
