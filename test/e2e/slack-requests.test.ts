@@ -655,8 +655,15 @@ describe('stale', () => {
       'the message marked stale',
     );
     expect(await admin.getPolicy('user', h.vhost, 'audit-fallback')).toMatchObject({ priority: 3 });
-    // Only the change made outside the bot above is recorded, as such (watched: see beforeAll).
-    expect((await recordsOf('audit-fallback')).map((r) => r.action)).toEqual(['outside']);
+    // Only the change made outside the bot above is recorded, as such (watched: see beforeAll),
+    // once its burst has ended (src/watch/outside.ts: a window after the last change).
+    await waitFor(
+      async () => {
+        expect((await recordsOf('audit-fallback')).map((r) => r.action)).toEqual(['outside']);
+        return true;
+      },
+      { deadlineMs: 15_000, what: 'the outside change recorded' },
+    );
     expect(h.slack.rejections()).toEqual([]);
   });
 });
