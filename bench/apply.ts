@@ -16,8 +16,8 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { AuditRecord } from '../src/audit/types.ts';
+import { applyWorkerDeps } from '../src/bot.ts';
 import { createLogger } from '../src/log.ts';
-import { applyWorkerDeps } from '../src/main.ts';
 import { LabClient } from '../src/rabbit/lab.ts';
 import {
   createApplyQueue,

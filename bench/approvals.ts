@@ -7,7 +7,7 @@
  *   npm run bench:approvals [-- --requests 50]
  *
  * The two replicas are two instances of the app (each its own HTTP server, workflow, apply queue
- * client and apply worker, as main.ts composes them) in one process, through the e2e harness:
+ * client and apply worker, as createBot composes them) in one process, through the e2e harness:
  * the real broker (behind a counting proxy, a lab vhost of its own), the real Redis (a key
  * prefix of its own, removed after), the fake Slack. Printed: requests applied, PUTs per policy,
  * audit records per policy, duplicate decisions refused, and p50/p95/max from the decision

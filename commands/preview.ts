@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { InputError } from '../src/errors.ts';
 import { MAX_NAME_BYTES, utf8Length } from '../src/policy/types.ts';
 import type { ProposedFields } from '../src/policy/validate.ts';
+import { objectJson } from '../src/preview/impact.ts';
 import {
   PREVIEW_ACTIONS,
   type PreviewAction,
@@ -129,8 +130,9 @@ export function previewJson(r: PreviewResult): Record<string, unknown> {
       return {
         change: r.change,
         ...(r.notes?.length ? { notes: r.notes } : {}),
-        objects: r.objects,
+        objects: r.objects.map(objectJson),
         unpredictable: r.unpredictable,
+        impact: r.summary.impact.totals,
         summary: r.summary,
         warnings: r.warnings,
         diff: r.diff,

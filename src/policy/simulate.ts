@@ -19,6 +19,7 @@ import {
   pendingVerdicts,
 } from './pattern.ts';
 import { type IndexedPolicy, PolicyIndex, type Scan, scan, whyUnreadable } from './policyIndex.ts';
+import { withArguments } from './provenance.ts';
 import { RISKS, type Risk, riskOf } from './risks.ts';
 import type { BrokerVersion, Definition, ObjectKind, Policy, PolicyLayer } from './types.ts';
 
@@ -96,6 +97,11 @@ export interface ObjectOutcome extends KeyDiff {
   readonly keptByOperator?: string[];
   /** Keys the object's own arguments also set, and which value holds (reference section 6). */
   readonly arguments?: Record<string, ArgumentNote>;
+  /**
+   * Every value the object really uses before and after (both layers and its own arguments, by
+   * provenance.ts): what the rules of immediate effect (impact.ts) read. Not part of the --json.
+   */
+  readonly inUse: { readonly before: Record<string, unknown>; readonly after: Record<string, unknown> };
   /** What the object really loses, by risk, first the worst. */
   readonly risks: Risk[];
   /** Risks under some tie candidates only. */
@@ -504,6 +510,11 @@ export class Simulation {
           )
         : [];
     const argNotes = this.#argumentNotes(o, kind, effBefore, primary.eff, diff);
+    const inUse = (eff: Effective) => {
+      const out: Record<string, unknown> = {};
+      for (const [k, s] of Object.entries(withArguments(eff, o.arguments, kind, v))) out[k] = s.value;
+      return out;
+    };
     return {
       name: o.name,
       kind,
@@ -530,6 +541,7 @@ export class Simulation {
       heldBy,
       ...(keptByOperator.length ? { keptByOperator } : {}),
       ...(argNotes ? { arguments: argNotes } : {}),
+      inUse: { before: inUse(effBefore), after: inUse(primary.eff) },
       risks,
       ...(possibleRisks.length ? { possibleRisks } : {}),
       ...(newTie ? { newTie: true as const } : {}),

@@ -4,14 +4,15 @@ import type { BacktrackingReader } from '../patterns/reader.ts';
 import { settleSimulation } from '../patterns/resolveRead.ts';
 import { type PolicyDiff, policyDiff } from '../policy/diff.ts';
 import type { Problem } from '../policy/problem.ts';
-import { type ObjectOutcome, type PolicyChange, Simulation, type Unpredictable } from '../policy/simulate.ts';
+import { type PolicyChange, Simulation, type Unpredictable } from '../policy/simulate.ts';
 import type { Definition, Policy, PolicyLayer } from '../policy/types.ts';
 import { formatVersion } from '../policy/types.ts';
 import { type ProposedFields, validate } from '../policy/validate.ts';
 import { type NotAskedWhy, notAskedBecause } from '../rabbit/errors.ts';
 import { type InventorySource, openInventory } from '../rabbit/inventory.ts';
 import { missingVhost, type VhostLister } from '../vhosts.ts';
-import { type PreviewSummary, summarize } from './summary.ts';
+import { type ImpactSummary, type PreviewObject, withImpact } from './impact.ts';
+import { type PreviewSummary, SUMMARY_NAMES, summarize } from './summary.ts';
 
 /**
  * The preview service: what a change would do to every object of the vhost, before anything is
@@ -66,9 +67,10 @@ interface Base {
 export interface PreviewAnswer extends Base {
   status: 'answered';
   brokerVersion: string;
-  objects: ObjectOutcome[];
+  /** Each object the change touches, with what is there now and what the change does to it. */
+  objects: PreviewObject[];
   unpredictable: Unpredictable[];
-  summary: PreviewSummary;
+  summary: PreviewSummary & { impact: ImpactSummary };
   /** Field by field, for the audit. */
   diff: PolicyDiff;
   /** Requests made and time taken, for the curious and the benchmark. */
@@ -149,7 +151,7 @@ export async function preview(
 
   let inventory: Awaited<ReturnType<typeof openInventory>>;
   try {
-    inventory = await openInventory(broker, input.vhost);
+    inventory = await openInventory(broker, input.vhost, { live: true });
   } catch (err) {
     return await notAsked(err);
   }
@@ -185,15 +187,22 @@ export async function preview(
     after: validation.proposed,
   };
   const simulation = new Simulation({ version, user, operator, change: policyChange });
+  const exchanges = new Set<string>();
   try {
-    await inventory.each((o) => simulation.add(o));
+    await inventory.each((o) => {
+      if (o.kind === 'exchange') exchanges.add(o.name);
+      simulation.add(o);
+    });
   } catch (err) {
+    await inventory.cancel();
     return await notAsked(err);
   }
   await settleSimulation(simulation, options.reader);
   const simulated = simulation.result();
-  const { objects, unpredictable } = simulated;
-  const summary = summarize(simulated, policyChange, version);
+  const { unpredictable } = simulated;
+  const live = withImpact(simulated.objects, await inventory.live(), exchanges, version, SUMMARY_NAMES);
+  const objects = live.objects;
+  const summary = { ...summarize(simulated, policyChange, version), impact: live.summary };
   return {
     status: 'answered',
     change,

@@ -1,6 +1,7 @@
 import { RISKS, type Risk, riskOf } from '../policy/risks.ts';
 import type { ObjectOutcome, PolicyChange, SimulationResult } from '../policy/simulate.ts';
 import type { BrokerVersion } from '../policy/types.ts';
+import type { ImpactSummary } from './impact.ts';
 
 /**
  * A preview's summary, for a person: the risks in the order they hurt, the new ties, what an
@@ -55,6 +56,8 @@ export interface PreviewSummary {
   readonly heldByOperator: number;
   /** Objects of the vhost read to get here. */
   readonly scanned: { queues: number; exchanges: number };
+  /** What the change does to the messages there now (absent in requests filed before it existed). */
+  readonly impact?: ImpactSummary;
 }
 
 /**

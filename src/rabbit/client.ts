@@ -11,18 +11,28 @@
  */
 import { type BrokerVersion, type Policy, type PolicyLayer, parseVersion } from '../policy/types.ts';
 import { RabbitError } from './errors.ts';
-import { queuePolicyFromRecord, streamExchanges, streamNames, streamQueues } from './listings.ts';
+import {
+  queuePolicyFromRecord,
+  streamExchanges,
+  streamNames,
+  streamQueueStats,
+  streamQueues,
+} from './listings.ts';
 import {
   type ExchangeDetail,
   type ExchangeListing,
   exchangeSchema,
+  type FederationState,
+  federationLinksSchema,
   overviewSchema,
   type Permission,
+  parameterNamesSchema,
   permissionSchema,
   policyListSchema,
   policySchema,
   type QueueDetail,
   type QueueListing,
+  type QueueStats,
   queueDetailSchema,
   toExchange,
   toPolicy,
@@ -204,7 +214,33 @@ export class ManagementClient {
     return e && toExchange(vhost, e);
   }
 
+  /**
+   * The vhost's federation upstreams and upstream sets, and the objects whose links run.
+   * `links: null` when the federation plugin is not enabled (its endpoint answers 404).
+   */
+  async federation(vhost: string): Promise<FederationState> {
+    // Every path first: a vhost the API cannot address refuses before any request starts.
+    const paths = {
+      upstreams: this.http.path('parameters/federation-upstream', vhost),
+      sets: this.http.path('parameters/federation-upstream-set', vhost),
+      links: this.http.path('federation-links', vhost),
+    };
+    const names = async (path: string) =>
+      new Set(((await this.http.getJsonOrNull(path, parameterNamesSchema)) ?? []).map((p) => p.name));
+    const [upstreams, upstreamSets, links] = await Promise.all([
+      names(paths.upstreams),
+      names(paths.sets),
+      this.http.getJsonOrNull(paths.links, federationLinksSchema),
+    ]);
+    const running = links?.filter((l) => l.status === 'running').map((l) => l.exchange ?? l.queue ?? '');
+    return { upstreams, upstreamSets, links: running ? new Set(running) : null };
+  }
+
   // ---- listings (listings.ts) -----------------------------------------------------------
+
+  streamQueueStats(vhost: string): AsyncIterable<QueueStats> {
+    return streamQueueStats(this.http, vhost);
+  }
 
   streamQueues(vhost: string, opts: { stats: boolean }): AsyncIterable<QueueListing> {
     return streamQueues(this.http, vhost, opts);

@@ -7,7 +7,10 @@
  *   GET /api/queues/{vhost}?disable_stats=true&columns=name,type,arguments,policy   ONE body, streamed
  *   GET /api/exchanges/{vhost}?columns=name,type,arguments,policy                  ONE body, streamed
  *
- * All five start at once; the listings are parsed element by element as they arrive, so a vhost
+ *   GET /api/queues/{vhost}?columns=name,messages,…,idle_since         (live: true) ONE body, streamed
+ *   GET /api/parameters/federation-upstream{,-set}/{vhost}, /api/federation-links/{vhost}   (live: true)
+ *
+ * All start at once; the listings are parsed element by element as they arrive, so a vhost
  * of 100,000 queues is never held whole in memory.
  *
  * Why this listing and not the one with statistics (measured on 3.10.8, confirmed on 4.0.5):
@@ -20,9 +23,11 @@
  *   the simulation says so rather than guess. Exchanges never report an operator policy anyway.
  * Never paged: the broker builds and sorts the whole list for every page (quadratic).
  */
+import { codeOf } from '../errors.ts';
+import type { LiveQueue } from '../policy/impact.ts';
 import type { InventoryObject } from '../policy/simulate.ts';
 import type { BrokerVersion, Policy } from '../policy/types.ts';
-import type { ExchangeListing, QueueListing } from './responses.ts';
+import type { ExchangeListing, FederationState, QueueListing, QueueStats } from './responses.ts';
 
 /** What the inventory needs of the management API. ManagementClient satisfies it. */
 export interface InventorySource {
@@ -31,6 +36,24 @@ export interface InventorySource {
   listOperatorPolicies(vhost: string): Promise<Policy[]>;
   streamQueues(vhost: string, opts: { stats: boolean }): AsyncIterable<QueueListing>;
   streamExchanges(vhost: string): AsyncIterable<ExchangeListing>;
+  streamQueueStats(vhost: string): AsyncIterable<QueueStats>;
+  federation(vhost: string): Promise<FederationState>;
+}
+
+/**
+ * What is there now, read beside the inventory: every queue's statistics by name (`null`: the
+ * broker reports none for it), and the vhost's federation. Never a reason to refuse the preview:
+ * a reading that failed says why, and its numbers are unknown.
+ */
+export interface LiveReading {
+  /** When the listing was asked for; the broker's statistics are a few seconds older still. */
+  readonly sampledAt: string;
+  readonly queues: ReadonlyMap<string, LiveQueue | null>;
+  /** Why the statistics could not be read (then `queues` is empty). */
+  readonly queuesWhy?: string;
+  readonly federation: FederationState | null;
+  /** Why the federation could not be read. */
+  readonly federationWhy?: string;
 }
 
 export interface Inventory {
@@ -45,6 +68,8 @@ export interface Inventory {
   each(take: (o: InventoryObject) => void): Promise<void>;
   /** Drops the listings without reading them (the change was refused). */
   cancel(): Promise<void>;
+  /** With `live: true`: the live reading, once its listing has been read whole. */
+  live(): Promise<LiveReading | null>;
 }
 
 /** A listing whose request is sent now, not when someone starts reading it. */
@@ -98,11 +123,16 @@ export function exchangeObject(e: ExchangeListing): InventoryObject {
  * two policy lists); the listings stream in while the caller validates and reads them.
  * If a small request fails, the listings are dropped and the error is thrown.
  */
-export async function openInventory(source: InventorySource, vhost: string): Promise<Inventory> {
+export async function openInventory(
+  source: InventorySource,
+  vhost: string,
+  options: { live?: boolean } = {},
+): Promise<Inventory> {
   const queues = startNow(source.streamQueues(vhost, { stats: false }));
   const exchanges = startNow(source.streamExchanges(vhost));
+  const reading = options.live ? readLive(source, vhost) : null;
   const cancel = async () => {
-    await Promise.all([queues.cancel(), exchanges.cancel()]);
+    await Promise.all([queues.cancel(), exchanges.cancel(), reading?.cancel()]);
   };
   let small: [{ version: BrokerVersion }, Policy[], Policy[]];
   try {
@@ -120,5 +150,39 @@ export async function openInventory(source: InventorySource, vhost: string): Pro
     await queues.each((q) => take(queueObject(q)));
     await exchanges.each((e) => take(exchangeObject(e)));
   };
-  return { version, user, operator, each, cancel };
+  return { version, user, operator, each, cancel, live: async () => (reading ? await reading.done : null) };
+}
+
+/** Why a reading failed, in a few words: the client's error code and message. */
+const whyFailed = (e: unknown) => `${codeOf(e) ?? 'error'}: ${e instanceof Error ? e.message : String(e)}`;
+
+/** Folds the stats listing into a map as it arrives (beside the inventory), and reads the federation. */
+function readLive(
+  source: InventorySource,
+  vhost: string,
+): { done: Promise<LiveReading>; cancel(): Promise<void> } {
+  const sampledAt = new Date().toISOString();
+  const listing = startNow(source.streamQueueStats(vhost));
+  const federation = source.federation(vhost).then(
+    (f) => ({ federation: f }),
+    (e: unknown) => ({ federation: null, federationWhy: whyFailed(e) }),
+  );
+  const queues = new Map<string, LiveQueue | null>();
+  const done = (async (): Promise<LiveReading> => {
+    let queuesWhy: string | undefined;
+    try {
+      await listing.each((q) => queues.set(q.name, q.live));
+    } catch (e) {
+      queues.clear();
+      queuesWhy = whyFailed(e);
+    }
+    return { sampledAt, queues, ...(queuesWhy ? { queuesWhy } : {}), ...(await federation) };
+  })();
+  return {
+    done,
+    async cancel() {
+      await listing.cancel();
+      await done;
+    },
+  };
 }

@@ -10,8 +10,11 @@ import {
   nameOnlySchema,
   pagedQueuesSchema,
   type QueueListing,
+  type QueueStats,
   queueListItemSchema,
+  queueStatsSchema,
   toExchange,
+  toLiveQueue,
   toQueueListing,
 } from './responses.ts';
 import type { Transport } from './transport.ts';
@@ -19,6 +22,8 @@ import type { Transport } from './transport.ts';
 const QUEUE_COLUMNS_NO_STATS = 'name,type,arguments,policy';
 const QUEUE_COLUMNS_STATS = 'name,type,arguments,policy,operator_policy,effective_policy_definition';
 const EXCHANGE_COLUMNS = 'name,type,arguments,policy';
+const QUEUE_COLUMNS_LIVE =
+  'name,messages,messages_ready,message_bytes_ready,messages_unacknowledged,consumers,idle_since';
 
 /**
  * Every queue of a vhost.
@@ -43,6 +48,17 @@ export async function* streamQueues(
   for await (const q of http.streamList(http.path('queues', vhost) + query, queueListItemSchema)) {
     yield toQueueListing(vhost, q, opts.stats);
   }
+}
+
+/**
+ * Every queue's live statistics (ready, their bytes, unacknowledged, consumers, idle since): the
+ * preview's reading of what is there now. A listing apart from `streamQueues({ stats: false })`
+ * because the policy must come from the queue record (current) while these columns exist only
+ * as statistics (seconds behind); the preview reads both at once.
+ */
+export async function* streamQueueStats(http: Transport, vhost: string): AsyncIterable<QueueStats> {
+  const path = `${http.path('queues', vhost)}?columns=${QUEUE_COLUMNS_LIVE}`;
+  for await (const q of http.streamList(path, queueStatsSchema)) yield { name: q.name, live: toLiveQueue(q) };
 }
 
 /** Every exchange of a vhost (the default one named ""). */

@@ -3,6 +3,7 @@
  * Pure: the client fetches, this file says what a valid answer is and what it means.
  */
 import { z } from 'zod';
+import type { LiveQueue } from '../policy/impact.ts';
 import type { Policy } from '../policy/types.ts';
 
 export type QueueKind = 'classic' | 'quorum' | 'stream';
@@ -107,6 +108,63 @@ export const exchangeSchema = z.object({
   arguments: jsonObject,
   policy: z.string().nullable().optional(),
 });
+
+const count = z.number().int().min(0).optional();
+
+/**
+ * A queue's live columns in the stats listing. All are statistics: absent for a queue whose stats
+ * are not out yet (a quorum queue's first seconds, stats disabled), and seconds behind the broker.
+ */
+export const queueStatsSchema = z.object({
+  name: z.string(),
+  messages: count,
+  messages_ready: count,
+  message_bytes_ready: count,
+  messages_unacknowledged: count,
+  consumers: count,
+  idle_since: z.string().nullable().optional(),
+});
+
+/** A queue's statistics, `null` when the broker reports none for it (never zeros). */
+export function toLiveQueue(q: z.infer<typeof queueStatsSchema>): LiveQueue | null {
+  const { messages, messages_ready: ready, messages_unacknowledged: unacked } = q;
+  if (messages === undefined || ready === undefined || unacked === undefined) return null;
+  if (q.message_bytes_ready === undefined || q.consumers === undefined) return null;
+  const idle = q.idle_since ? new Date(q.idle_since.replace(' ', 'T')) : null;
+  return {
+    messages,
+    ready,
+    unacked,
+    bytes: q.message_bytes_ready,
+    consumers: q.consumers,
+    idleSince: idle && !Number.isNaN(idle.getTime()) ? idle.toISOString() : null,
+  };
+}
+
+/** One queue of the stats listing: its name and live numbers. */
+export interface QueueStats {
+  readonly name: string;
+  readonly live: LiveQueue | null;
+}
+
+/** A vhost's federation: upstream and set names, the objects whose link runs (null: no plugin). */
+export interface FederationState {
+  readonly upstreams: ReadonlySet<string>;
+  readonly upstreamSets: ReadonlySet<string>;
+  readonly links: ReadonlySet<string> | null;
+}
+
+/** `GET /api/parameters/federation-upstream{,-set}/{vhost}`: only the names matter here. */
+export const parameterNamesSchema = z.array(z.object({ name: z.string() }));
+
+/** `GET /api/federation-links/{vhost}` (the federation plugin's): which object each link serves. */
+export const federationLinksSchema = z.array(
+  z.object({
+    exchange: z.string().optional(),
+    queue: z.string().optional(),
+    status: z.string().optional(),
+  }),
+);
 
 export const vhostListSchema = z.array(z.object({ name: z.string() }));
 

@@ -1,6 +1,7 @@
 import { deleteWarning, didYouMeanWords, KIND_WORDS, reachWords } from '../../commands/words.ts';
 import { isAnchored } from '../policy/pattern.ts';
-import type { ObjectOutcome } from '../policy/simulate.ts';
+import type { ImpactSummary, PreviewObject } from '../preview/impact.ts';
+import { impactWords, nowWords, readingWords, totalsWords } from '../preview/impactWords.ts';
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../preview/preview.ts';
 import { nothingAfterWords, RISK_WORDS } from '../preview/summary.ts';
 import {
@@ -53,7 +54,7 @@ function keyList(keys: readonly string[]): string {
   return keys.join(', ');
 }
 
-function objectLines(o: ObjectOutcome, layerWords: string): string[] {
+function objectLines(o: PreviewObject, layerWords: string): string[] {
   const lines: string[] = [];
   const before = o.before.candidates
     ? `undefined between ${o.before.candidates.join(' and ')}`
@@ -102,6 +103,8 @@ function objectLines(o: ObjectOutcome, layerWords: string): string[] {
       `      its own ${n.argument}=${value(n.argumentValue)}: ${rule}, so ${k} in use goes ${value(n.before)} -> ${value(n.after)}`,
     );
   }
+  if (o.kind !== 'exchange') lines.push(`      now     ${nowWords(o.now)}`);
+  for (const x of o.impact) lines.push(`      ! ${impactWords(x, quoted)}`);
   for (const note of o.notes ?? []) lines.push(`      note: ${note}`);
   return lines;
 }
@@ -120,8 +123,10 @@ function answered(r: PreviewAnswer): string[] {
     if (s.unanchoredCatch) lines.push(...catchLines(r));
     return lines;
   }
+  const loss = impactLines(s.impact);
+  if (s.impact?.count || s.risks.length > 0) lines.push('What hurts:');
+  lines.push(...loss);
   if (s.risks.length > 0) {
-    lines.push('What hurts:');
     for (const risk of s.risks) {
       const how =
         risk.count === 0
@@ -129,7 +134,7 @@ function answered(r: PreviewAnswer): string[] {
           : `${risk.count} object(s) would ${RISK_WORDS[risk.risk]}${risk.possible ? ` (${risk.possible} more may, depending on a tie)` : ''}`;
       lines.push(`  ! ${how} [${risk.keys.join(', ')}]: ${names(risk.names, risk.count + risk.possible)}`);
     }
-  } else {
+  } else if (!s.impact?.count) {
     lines.push(
       'What hurts: no object loses a dead-letter target, TTL, limit, delivery limit, federation upstream, alternate exchange or retention.',
     );
@@ -173,6 +178,20 @@ function answered(r: PreviewAnswer): string[] {
     '',
     `${s.scanned.queues} queues and ${s.scanned.exchanges} exchanges read; every other object keeps what it has.`,
   );
+  return lines;
+}
+
+/** The live impact, first in "What hurts": the totals, each object's effects, how old the numbers are. */
+function impactLines(s: ImpactSummary | undefined): string[] {
+  if (!s) return [];
+  const lines: string[] = [];
+  const totals = totalsWords(s.totals);
+  if (totals) lines.push(`  !! Loss: ${totals}`);
+  for (const o of s.objects)
+    for (const x of o.impact) lines.push(`  ! ${show(o.name)}: ${impactWords(x, quoted)}`);
+  if (s.count > s.objects.length)
+    lines.push(`  … and ${s.count - s.objects.length} more object(s) (see --json)`);
+  if (lines.length > 0 || s.unknown > 0) for (const w of readingWords(s)) lines.push(`    ${w}`);
   return lines;
 }
 

@@ -18,7 +18,7 @@ import {
 } from './watcher.ts';
 
 /**
- * One watcher per environment, built in main.ts (and by the e2e harness): started together,
+ * One watcher per environment, built in src/bot.ts (createBot, which main.ts and the e2e harness start): started together,
  * health reported together, stopped together.
  */
 
@@ -76,7 +76,7 @@ export function startWatchers(options: WatchersOptions): Watchers {
 }
 
 /**
- * What main.ts builds: every environment watched, each change outside the bot recorded in the
+ * What src/bot.ts builds: every environment watched, each change outside the bot recorded in the
  * audit trail and posted to the environment's approvals channel.
  */
 export function watchOutside(o: {

@@ -293,7 +293,7 @@ export interface Notifier {
   reminder(request: ChangeRequest): Promise<void>;
 }
 
-// --- construction (built once in main.ts) ----------------------------------------------------
+// --- construction (built once in src/bot.ts) ------------------------------------------------
 
 /** One environment as the workflow needs it (from config). */
 export interface WorkflowEnvironment {
@@ -308,7 +308,7 @@ export interface WorkflowEnvironment {
 }
 
 /**
- * `createWorkflow(options)` (src/workflow/workflow.ts), built once per process in main.ts.
+ * `createWorkflow(options)` (src/workflow/workflow.ts), built once per process in src/bot.ts.
  */
 export interface WorkflowOptions {
   /** ioredis; shared with the app (ordinary retry settings are fine here). */
@@ -337,7 +337,7 @@ export interface ApplyQueue {
 
 /**
  * `startApplyWorker(options)` (src/workflow/worker.ts): the BullMQ worker that applies approved
- * requests, plus the expiry sweep. Started once per process in main.ts; `close()` on shutdown
+ * requests, plus the expiry sweep. Started once per process in src/bot.ts; `close()` on shutdown
  * waits for the job in progress.
  */
 export interface ApplyWorkerOptions {
@@ -363,7 +363,7 @@ export interface ApplyWorkerOptions {
   readonly lockDurationMs?: number;
   /**
    * Called once a change is recorded, before the request is marked applied (so again if the job
-   * is retried after it: must be idempotent). main.ts schedules a time box's deadline here.
+   * is retried after it: must be idempotent). src/bot.ts schedules a time box's deadline here.
    */
   readonly onRecorded?: (request: ChangeRequest, record: AuditRecord) => Promise<void>;
   readonly now?: () => Date;

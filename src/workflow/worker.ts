@@ -53,7 +53,7 @@ const VERIFY_INTERVAL_MS = 500;
 
 /**
  * The bot's own write, announced just before it is made, so the watcher of `env` does not report
- * it as a change made outside the bot (src/watch/store.ts `ownWriteAnnouncer`, wired in main.ts).
+ * it as a change made outside the bot (src/watch/store.ts `ownWriteAnnouncer`, wired in src/bot.ts).
  */
 export type AnnounceWrite = (
   env: string,
@@ -62,7 +62,7 @@ export type AnnounceWrite = (
   requestId: string,
 ) => Promise<void>;
 
-/** What the job works with, built by the composition root (main.ts) and handed in. */
+/** What the job works with, built by the composition root (src/bot.ts) and handed in. */
 export interface ApplyWorkerDeps {
   /**
    * The worker's Redis connection (`jobConnection`): BullMQ blocks on it and must never give up a

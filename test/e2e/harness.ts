@@ -1,6 +1,7 @@
 /**
- * The real app, started as main.ts starts it (config from an env object, one management client
- * per environment, Redis, metrics, createApp) on a free port, with a test signing secret. Its Web
+ * The real bot, started as main.ts starts it (src/bot.ts createBot: config from an env object,
+ * the app, the workflow and its workers, the watchers) on a free port, with a test signing
+ * secret; the harness makes the broker clients and Redis (to count and clean up). Its Web
  * API goes to a fake Slack; its broker calls go through a local proxy in front of the real broker
  * (so a test can count them, or slow them down), into a fresh vhost holding the policies lab.
  *
@@ -12,21 +13,11 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { setUpLab } from '../../scripts/lab.ts';
-import { AuditTrail } from '../../src/audit/trail.ts';
+import { type Bot, type BotOverrides, createBot, createBrokers, createRedis } from '../../src/bot.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
-import {
-  type ChangeRequestParts,
-  changeRequestParts,
-  createBrokers,
-  createRedis,
-  timeBoxFilingOf,
-} from '../../src/main.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import { type BotApp, createApp } from '../../src/slack/app.ts';
 import { createMetrics, type Metrics } from '../../src/slack/metrics.ts';
-import { slackOutsideNotifier } from '../../src/slack/outsideNotifier.ts';
-import { type Watchers, watchOutside } from '../../src/watch/watchers.ts';
 import {
   adminClient,
   brokerCredentials,
@@ -145,7 +136,8 @@ export interface Harness {
   readonly brokerPassword: string;
   readonly metrics: Metrics;
   readonly keyPrefix: string;
-  readonly bot: BotApp;
+  /** The bot; a test may stop it itself (to watch it stop), stop() below then does not again. */
+  readonly bot: Bot;
   /** Every log line the app wrote (pino JSON). */
   readonly logs: string[];
   readonly redis: Redis;
@@ -193,12 +185,14 @@ export interface HarnessOptions {
   readonly socketMode?: boolean;
   /** How often the fake Slack pings a Socket Mode connection. */
   readonly socketPingIntervalMs?: number;
+  /** RMQ_AUDIT_KEY: the audit chain sealed with it. */
+  readonly auditKey?: string;
   /** RMQ_TIMEOUT: the budget of one question to the broker (default the bot's, 10 s). */
   readonly questionBudget?: string;
   /** Shorter delivery budgets (`src/slack/delivery.ts`), for tests of a Slack that fails. */
   readonly delivery?: { budgetMs?: number; attemptMs?: number; retryBaseMs?: number };
   /**
-   * Change requests on (the workflow, the apply queue and worker, as main.ts composes them):
+   * Change requests on (the workflow, the apply queue and worker, as createBot composes them):
    * environment `lab` has approvers CHANGE_APPROVERS and approvals channel APPROVALS_CHANNEL;
    * `ro` is the same broker, read-only; `weak` the same broker and vhost through a user tagged
    * `management` only (it may read policies, not write them).
@@ -207,7 +201,7 @@ export interface HarnessOptions {
   /** With `changes`: more keys of environment `lab` in the environments file (e.g. `approvalsRequired: 2`). */
   readonly labRules?: string;
   /**
-   * Changes made outside the bot watched, as main.ts watches them, for environment `lab` and the
+   * Changes made outside the bot watched, as createBot watches them, for environment `lab` and the
    * harness's vhost only (other tests change other vhosts of the same broker all the time).
    */
   readonly watch?: boolean;
@@ -291,6 +285,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       SLACK_API_URL: slack.apiUrl,
       LOG_LEVEL: options.logLevel ?? 'debug',
       ...(options.questionBudget ? { RMQ_TIMEOUT: options.questionBudget } : {}),
+      ...(options.auditKey ? { RMQ_AUDIT_KEY: options.auditKey } : {}),
       PORT: '0',
     },
     () => environmentsYaml,
@@ -301,53 +296,28 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const brokers = createBrokers(config, metrics, { timeouts: options.brokerTimeouts ?? {} });
   const redis = createRedis(config.redisUrl);
   redis.on('error', () => {}); // a Redis made to be down (redisUrl) errors on every reconnect
-  const parts: ChangeRequestParts[] = [];
-  const replica = (m: Metrics) => {
-    if (!options.changes) return undefined;
-    const p = changeRequestParts({
-      config,
-      redis,
-      brokers,
-      metrics: m,
+  /** One bot instance on the harness's clients: the harness's own, or a replica (twin). */
+  const botOf = (m: Metrics, over: Pick<BotOverrides, 'watch' | 'delivery'>) =>
+    createBot(config, {
       logger,
+      metrics: m,
       keyPrefix,
-      worker: E2E_WORKER,
+      clients: { brokers, redis },
+      // The probes' background check asks the broker too; checked once at start here (awaited
+      // below), so that the tests' counts of broker calls count only what the requests caused.
+      health: { intervalMs: 3_600_000 },
+      changes: options.changes ? E2E_WORKER : false,
+      ...over,
     });
-    parts.push(p);
-    return p;
-  };
-  const changes = replica(metrics);
-  let watchers: Watchers | undefined;
-  const created = await createApp({
-    watch: () => watchers?.health() ?? {},
-    // The probes' background check asks the broker too; checked once at start here (awaited
-    // below), so that the tests' counts of broker calls count only what the requests caused.
-    health: { intervalMs: 3_600_000 },
-    config,
-    logger,
-    brokers,
-    redis,
-    metrics,
-    keyPrefix,
+  const bot = botOf(metrics, {
     ...(options.delivery ? { delivery: options.delivery } : {}),
-    ...(changes ? { workflow: changes.workflow } : {}),
+    watch: options.watch
+      ? {
+          environments: ['lab'],
+          tuning: { vhosts: (v) => v === vhost, graceMs: 500, retryLowMs: 200, retryHighMs: 2000 },
+        }
+      : false,
   });
-  if (changes) await changes.startWorker(created.notifier, timeBoxFilingOf(created));
-  watchers = options.watch
-    ? watchOutside({
-        config: { ...config, environments: config.environments.filter((e) => e.name === 'lab') },
-        redis,
-        keyPrefix,
-        logger,
-        brokers,
-        trail: new AuditTrail(redis, keyPrefix, { log: logger.child({ part: 'watch' }) }),
-        notifier: slackOutsideNotifier(created.delivery, logger),
-        tuning: { vhosts: (v) => v === vhost, graceMs: 500, retryLowMs: 200, retryHighMs: 2000 },
-      })
-    : undefined;
-  // A test may stop the bot itself (to watch it stop); stop() below then does not stop it again.
-  let botStopped: Promise<void> | undefined;
-  const bot: BotApp = { ...created, stop: (drainMs) => (botStopped ??= created.stop(drainMs)) };
   let port: number;
   try {
     // Socket Mode's start() waits for Slack's hello, retrying apps.connections.open for as long as
@@ -364,7 +334,6 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       : await bot.start(0);
   } catch (err) {
     await bot.stop(1000).catch(() => {});
-    await Promise.allSettled(parts.map((p) => p.close()));
     await Promise.allSettled([...brokers.values()].map((b) => b.close()));
     redis.disconnect();
     await Promise.allSettled([slack.close(), proxy.close(), down?.close()]);
@@ -372,12 +341,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     await admin.close();
     throw err;
   }
-  await created.health.checkNow();
+  await bot.checkHealth();
   const url = `http://127.0.0.1:${port}`;
 
   const post = (path: string, request: { body: string; headers: Record<string, string> }, baseUrl = url) =>
     fetch(`${baseUrl}${path}`, { method: 'POST', headers: request.headers, body: request.body });
-  const twins: BotApp[] = [];
+  const twins: Bot[] = [];
 
   return {
     url,
@@ -422,26 +391,14 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     },
     async twin() {
       const twinMetrics = createMetrics({ defaultMetrics: false });
-      const twinChanges = replica(twinMetrics);
-      const twin = await createApp({
-        config,
-        logger,
-        brokers,
-        redis,
-        metrics: twinMetrics,
-        keyPrefix,
-        ...(twinChanges ? { workflow: twinChanges.workflow } : {}),
-      });
-      if (twinChanges) await twinChanges.startWorker(twin.notifier, timeBoxFilingOf(twin));
+      const twin = botOf(twinMetrics, { watch: false });
       twins.push(twin);
       const twinPort = await twin.start(0);
       return { url: `http://127.0.0.1:${twinPort}`, metrics: twinMetrics, stop: () => twin.stop(5000) };
     },
     async stop() {
-      await watchers?.stop();
       await Promise.allSettled(twins.map((t) => t.stop(5000)));
       await bot.stop(5000);
-      await Promise.allSettled(parts.map((p) => p.close()));
       await Promise.allSettled([...brokers.values()].map((b) => b.close()));
       if (weak) await management('DELETE', `/api/users/${encodeURIComponent(weak.user)}`).catch(() => {});
       if (redis.status === 'ready') {

@@ -90,3 +90,19 @@ export function buttonValue(blocks: unknown, actionId: string): string | undefin
     .flatMap((b) => b.elements ?? [])
     .find((e) => e.action_id === actionId)?.value;
 }
+
+/**
+ * Submits `view` with `values` through `interact` (the harness's signed POST) and returns the
+ * bot's answer to the submission: `{}` when it closed the form, else its `response_action`.
+ */
+export async function submitView(
+  interact: (payload: Record<string, unknown>) => Promise<Response>,
+  user: string,
+  view: OpenedView,
+  values: Record<string, string>,
+): Promise<Record<string, unknown>> {
+  const res = await interact(submission(user, view, values));
+  if (res.status !== 200) throw new Error(`the submission got HTTP ${res.status}`);
+  const text = await res.text();
+  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+}

@@ -1,5 +1,5 @@
 /**
- * Changes made outside the bot, end to end: the running app (as main.ts composes it) follows the
+ * Changes made outside the bot, end to end: the running app (as createBot composes it) follows the
  * real broker's event exchange; a policy set, edited and cleared through the management API by
  * another broker user is posted to the approvals channel and recorded in the audit trail within
  * 5 s, with that user; /healthz says the events are followed.

@@ -5,7 +5,7 @@ import type { SocketConnection } from '../support/fakeSlackSocket.ts';
 import { commandForm, type Harness, mentionEnvelope, renderedText, signed, startHarness } from './harness.ts';
 
 /**
- * Socket Mode end to end: the app built as main.ts builds it, with SLACK_APP_TOKEN set and no
+ * Socket Mode end to end: the app built as createBot builds it, with SLACK_APP_TOKEN set and no
  * signing secret, against the fake Slack's WebSocket and the real broker holding the policies
  * lab. It opens its connection with the app-level token, takes `/rmq` and `@rmq` as envelopes,
  * acknowledges each on the socket and answers through the Web API and the response URL as in HTTP

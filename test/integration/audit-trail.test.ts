@@ -208,6 +208,10 @@ async function rewriteLast(prefix: string, change: (r: Record<string, unknown>) 
   await redis.set(`${prefix}:audit:head`, hash);
 }
 
+/** `history --verify --against FILE --json` with the key. */
+const verifyAgainst = (prefix: string, file: string) =>
+  cliWith(WITH_KEY, prefix, 'history', '--verify', '--against', file, '--json');
+
 /** A log file as the bot writes it: pino JSON lines, the audit records among other lines. */
 function botLog(): { file: string; log: ReturnType<typeof createLogger>; done(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'rmq-audit-log-'));
@@ -280,15 +284,7 @@ describe('the trail rewritten by someone who can write Redis (issue 20)', () => 
     for (const n of [1, 2, 3, 4]) await trail.append(entry(n));
     logged.done();
     try {
-      const clean = await cliWith(
-        WITH_KEY,
-        prefix,
-        'history',
-        '--verify',
-        '--against',
-        logged.file,
-        '--json',
-      );
+      const clean = await verifyAgainst(prefix, logged.file);
       expect(clean.code, clean.err).toBe(0);
       expect(JSON.parse(clean.out).verify).toMatchObject({
         ok: true,
@@ -303,15 +299,7 @@ describe('the trail rewritten by someone who can write Redis (issue 20)', () => 
       await redis.xdel(`${prefix}:audit`, lastSid);
       await redis.set(`${prefix}:audit:head`, third.hash);
       expect((await cliWith(WITH_KEY, prefix, 'history', '--verify')).code).toBe(0);
-      const deleted = await cliWith(
-        WITH_KEY,
-        prefix,
-        'history',
-        '--verify',
-        '--against',
-        logged.file,
-        '--json',
-      );
+      const deleted = await verifyAgainst(prefix, logged.file);
       expect(deleted.code).toBe(1);
       expect(JSON.parse(deleted.out).verify).toMatchObject({
         ok: false,
@@ -324,24 +312,14 @@ describe('the trail rewritten by someone who can write Redis (issue 20)', () => 
 
       // A record appended by someone without the key, never logged: named as extra.
       await new AuditTrail(redis, prefix).append(entry(5));
-      const mixed = JSON.parse(
-        (await cliWith(WITH_KEY, prefix, 'history', '--verify', '--against', logged.file, '--json')).out,
-      ).verify;
+      const mixed = JSON.parse((await verifyAgainst(prefix, logged.file)).out).verify;
       expect(mixed.against.extra).toEqual([entry(5).id]);
 
       // The whole trail wiped, stream and head together: every logged record is missing.
       await redis.del(`${prefix}:audit`, `${prefix}:audit:head`, `${prefix}:audit:ids`);
       const wipedAlone = await cliWith(WITH_KEY, prefix, 'history', '--verify', '--json');
       expect(JSON.parse(wipedAlone.out).verify).toMatchObject({ ok: true, records: 0 });
-      const wiped = await cliWith(
-        WITH_KEY,
-        prefix,
-        'history',
-        '--verify',
-        '--against',
-        logged.file,
-        '--json',
-      );
+      const wiped = await verifyAgainst(prefix, logged.file);
       expect(wiped.code).toBe(1);
       expect(JSON.parse(wiped.out).verify.against.missing).toEqual([1, 2, 3, 4].map((n) => entry(n).id));
     } finally {

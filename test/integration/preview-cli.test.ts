@@ -150,33 +150,25 @@ describe.each(up.map((b) => [b.label, b] as [string, TestBroker]))('rmq preview 
   });
 
   it('a definition number JSON cannot carry exactly (beyond 2^53) is refused, exit 2, saying so; nothing rounded', async () => {
-    const big = await cli(broker, [
-      'preview',
-      'create',
-      'huge-cap',
-      '--pattern',
-      '^orders\\.',
-      '--definition',
-      '{"max-length": 12345678901234567890}',
-      '--vhost',
-      vhost,
-      '--json',
-    ]);
+    const create = (definition: string, ...more: string[]) =>
+      cli(broker, [
+        'preview',
+        'create',
+        'huge-cap',
+        '--pattern',
+        '^orders\\.',
+        '--definition',
+        definition,
+        '--vhost',
+        vhost,
+        ...more,
+      ]);
+    const big = await create('{"max-length": 12345678901234567890}', '--json');
     expect(big.code).toBe(2);
     const json = JSON.parse(big.out);
     expect(json.refusals).toEqual([expect.objectContaining({ code: 'number-inexact', key: 'max-length' })]);
     expect(json.refusals[0].message).toMatch(/beyond 9007199254740991 .*written as 12345678901234567000/);
-    const text = await cli(broker, [
-      'preview',
-      'create',
-      'huge-cap',
-      '--pattern',
-      '^orders\\.',
-      '--definition',
-      '{"message-ttl": 1e400}',
-      '--vhost',
-      vhost,
-    ]);
+    const text = await create('{"message-ttl": 1e400}');
     expect(text.code).toBe(2);
     expect(text.out).toMatch(/message-ttl is a number beyond .* written as null/);
     expect(await client.getPolicy('user', vhost, 'huge-cap')).toBeNull();

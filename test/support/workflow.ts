@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { AuditRecord } from '../../src/audit/types.ts';
+import { applyWorkerDeps } from '../../src/bot.ts';
 import { createLogger } from '../../src/log.ts';
-import { applyWorkerDeps } from '../../src/main.ts';
 import type { ManagementClient } from '../../src/rabbit/index.ts';
 import { openRedis } from '../../src/redis.ts';
 import {

@@ -7,8 +7,9 @@ import type { AuditRecord } from '../../src/audit/types.ts';
 import { policyDiff } from '../../src/policy/diff.ts';
 import { type InventoryObject, simulate } from '../../src/policy/simulate.ts';
 import type { Policy } from '../../src/policy/types.ts';
+import { withImpact } from '../../src/preview/impact.ts';
 import type { PreviewAnswer } from '../../src/preview/preview.ts';
-import { summarize } from '../../src/preview/summary.ts';
+import { SUMMARY_NAMES, summarize } from '../../src/preview/summary.ts';
 import { code, prose } from '../../src/slack/escape.ts';
 import { historyView } from '../../src/slack/views/history.ts';
 import { outsideView } from '../../src/slack/views/outside.ts';
@@ -99,6 +100,7 @@ function hostilePreview(): PreviewAnswer {
     { name: `inj3${H}`, kind: 'classic', arguments: { [`x-${H}`]: H }, policy: hostilePolicy.name },
   ];
   const r = simulate({ version: V310, user: [now, otherPolicy], operator: [], change }, objects);
+  const live = withImpact(r.objects, null, new Set(), V310, SUMMARY_NAMES);
   const fields = (p: Policy) => ({
     pattern: p.pattern,
     applyTo: p.applyTo,
@@ -118,9 +120,9 @@ function hostilePreview(): PreviewAnswer {
     brokerVersion: '3.10.8',
     warnings: [],
     notes: [`read ${H}`],
-    objects: r.objects,
+    objects: live.objects,
     unpredictable: [...r.unpredictable, { name: `u${H}`, kind: 'classic', why: `why ${H}` }],
-    summary: summarize(r, change, V310),
+    summary: { ...summarize(r, change, V310), impact: live.summary },
     diff: policyDiff(change),
     ms: 1,
   };

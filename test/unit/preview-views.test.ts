@@ -5,8 +5,10 @@ import { DELETE_WARNING, deleteWarning } from '../../commands/words.ts';
 import { policyDiff } from '../../src/policy/diff.ts';
 import { type InventoryObject, type PolicyChange, simulate } from '../../src/policy/simulate.ts';
 import type { Policy } from '../../src/policy/types.ts';
+import { withImpact } from '../../src/preview/impact.ts';
 import type { PreviewAnswer, PreviewResult } from '../../src/preview/preview.ts';
-import { summarize } from '../../src/preview/summary.ts';
+import { SUMMARY_NAMES, summarize } from '../../src/preview/summary.ts';
+import type { LiveReading } from '../../src/rabbit/inventory.ts';
 import { SLACK_LIMITS } from '../../src/slack/limits.ts';
 import { csvField, previewView } from '../../src/slack/views/preview.ts';
 import { previewText } from '../../src/terminal/preview.ts';
@@ -19,8 +21,10 @@ function answer(
   change: PolicyChange,
   objects: InventoryObject[],
   operator: Policy[] = [],
+  reading: LiveReading | null = null,
 ): PreviewAnswer {
   const r = simulate({ version: V310, user, operator, change }, objects);
+  const live = withImpact(r.objects, reading, new Set(['audit.dlx']), V310, SUMMARY_NAMES);
   const fields = (p: Policy | null) =>
     p && { pattern: p.pattern, applyTo: p.applyTo, priority: p.priority, definition: p.definition };
   return {
@@ -35,9 +39,9 @@ function answer(
     },
     brokerVersion: '3.10.8',
     warnings: [],
-    objects: r.objects,
+    objects: live.objects,
     unpredictable: r.unpredictable,
-    summary: summarize(r, change, V310),
+    summary: { ...summarize(r, change, V310), impact: live.summary },
     diff: policyDiff(change),
     ms: 1,
   };
@@ -53,6 +57,25 @@ const retention = pol(
 const fallback = pol('audit-fallback', '^orders\\.', 1, { 'message-ttl': 3_600_000 }, 'queues');
 const ceiling = pol('orders-ceiling', '^orders\\.', 0, { 'message-ttl': 600_000 }, 'queues');
 
+/** The lab's live state: orders.audit holds 12 messages and has no consumer. */
+const labReading: LiveReading = {
+  sampledAt: '2026-12-01T09:00:00.000Z',
+  queues: new Map([
+    [
+      'orders.audit',
+      {
+        messages: 12,
+        ready: 12,
+        unacked: 0,
+        bytes: 120,
+        consumers: 0,
+        idleSince: '2026-12-01T08:00:00.000Z',
+      },
+    ],
+  ]),
+  federation: { upstreams: new Set(), upstreamSets: new Set(), links: null },
+};
+
 const lab = answer(
   [retention, fallback],
   { action: 'delete', layer: 'user', before: retention, after: null },
@@ -60,6 +83,8 @@ const lab = answer(
     { name: 'orders.audit', kind: 'classic', arguments: {}, policy: 'audit-retention' },
     { name: 'orders.processing', kind: 'quorum', arguments: {}, policy: 'audit-fallback' },
   ],
+  [],
+  labReading,
 );
 
 const hostile = '<!channel> *bold* `tick` <https://evil|click> &amp;';
@@ -161,7 +186,11 @@ describe('preview in Slack', () => {
     const m = previewView(lab);
     const texts = m.blocks.map((b) => (b as { text?: { text: string } }).text?.text ?? '');
     expect(texts[0]).toBe(`:warning: *${DELETE_WARNING}*`);
-    expect(texts[2]).toMatch(/What hurts.*\n.*lose a dead-letter target/);
+    // The loss in the messages there now, then the keys lost, before anything else.
+    expect(texts[2]).toMatch(
+      /What hurts, in the messages there now:\*\n• `orders.audit`: loses dead-letter exchange `audit.dlx` with 12 messages queued/,
+    );
+    expect(texts[4]).toMatch(/What hurts.*\n.*lose a dead-letter target/);
     expect(m.text).toBe('Preview of delete audit-retention: 1 object(s) would lose a dead-letter target.');
     expect(m.file).toBeUndefined();
   });
@@ -207,6 +236,9 @@ describe('preview in the terminal', () => {
         now:      pattern "^orders\\.audit$", apply-to queues, priority 10, sets dead-letter-exchange="audit.dlx"
 
       What hurts:
+        ! orders.audit: loses dead-letter exchange "audit.dlx" with 12 messages queued: what is rejected or expires from now on is dropped
+        ! orders.audit: message-ttl 3600000 ms: the messages queued now keep their expiry; those published from now on expire after 1 h
+          Messages as the broker's statistics said at 09:00:00 UTC (they lag the broker by a few seconds).
         ! 1 object(s) would lose a dead-letter target [dead-letter-exchange]: orders.audit
 
       What happens (1 object(s) change):
@@ -216,6 +248,9 @@ describe('preview in the terminal', () => {
         orders.audit (classic queue): policy audit-retention -> audit-fallback
             loses   dead-letter-exchange="audit.dlx"
             gains   message-ttl=3600000
+            now     12 messages ready, 0 unacked, 0 consumers
+            ! loses dead-letter exchange "audit.dlx" with 12 messages queued: what is rejected or expires from now on is dropped
+            ! message-ttl 3600000 ms: the messages queued now keep their expiry; those published from now on expire after 1 h
 
       2 queues and 0 exchanges read; every other object keeps what it has.
       "

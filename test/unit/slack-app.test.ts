@@ -42,6 +42,8 @@ const broker: SlackBroker = {
   listOperatorPolicies: async () => [],
   streamQueues: () => listing([]),
   streamExchanges: () => listing([]),
+  streamQueueStats: () => listing([]),
+  federation: async () => ({ upstreams: new Set(), upstreamSets: new Set(), links: null }),
   whoami: async () => ({}),
 };
 

@@ -28,6 +28,8 @@ function broker(overrides: Partial<SlackBroker> = {}): SlackBroker {
     listOperatorPolicies: async () => [],
     streamQueues: () => listing([]),
     streamExchanges: () => listing([]),
+    streamQueueStats: () => listing([]),
+    federation: async () => ({ upstreams: new Set(), upstreamSets: new Set(), links: null }),
     whoami: async () => ({}),
     ...overrides,
   };

@@ -36,6 +36,7 @@ const effect = {
       changed: { 'max-length': [10, 20] as [unknown, unknown] },
       unchangedLayer: { layer: 'operator' as const, policy: null, source: 'engine' as const },
       heldBy: { 'max-length': 'policy' as const },
+      inUse: { before: { 'max-length': 10 }, after: { 'max-length': 20 } },
       risks: [],
     },
   ],

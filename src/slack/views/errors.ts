@@ -1,5 +1,6 @@
 import { asSentence, BROKER_FAILURE_WORDS } from '../../../commands/words.ts';
 import type { InputError } from '../../errors.ts';
+import { refusalSentence } from '../../workflow/errors.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { finish, type SlackMessage, section } from './message.ts';
 
@@ -12,7 +13,8 @@ export const FAILURE_SENTENCES: Readonly<Record<string, string>> = {
   ...Object.fromEntries(Object.entries(BROKER_FAILURE_WORDS).map(([k, words]) => [k, asSentence(words)])),
   'defaults-unavailable':
     "This channel's defaults could not be read or kept (the bot's Redis is unavailable). Nothing was changed; give --env and --vhost meanwhile.",
-  'store-unavailable': 'The request store (Redis) could not be reached. Nothing was changed.',
+  // The workflow's sentence (src/workflow/errors.ts): a read of the requests or the trail failed.
+  'store-unavailable': refusalSentence({ code: 'store-unavailable', notDone: 'nothing was changed' }),
   internal: INTERNAL_FAILURE,
 };
 

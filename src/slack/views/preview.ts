@@ -8,6 +8,8 @@ import {
 import { isAnchored } from '../../policy/pattern.ts';
 import type { Problem } from '../../policy/problem.ts';
 import type { ObjectOutcome } from '../../policy/simulate.ts';
+import type { ImpactSummary } from '../../preview/impact.ts';
+import { impactWords, readingWords, totalsWords } from '../../preview/impactWords.ts';
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../preview/preview.ts';
 import {
   nothingAfterWords,
@@ -120,7 +122,7 @@ function objectLine(o: ObjectOutcome): string {
  * keeps only the summary.
  */
 export function summaryBlocks(s: PreviewSummary, options: { operator: boolean; nothing: boolean }): Block[] {
-  const blocks: Block[] = [];
+  const blocks: Block[] = impactBlocks(s.impact);
   if (options.nothing) {
     blocks.push(
       section(
@@ -137,7 +139,7 @@ export function summaryBlocks(s: PreviewSummary, options: { operator: boolean; n
       return `• ${how} (${keys(risk.keys)}): ${names(risk.names, total)}`;
     });
     blocks.push(listSection(':rotating_light: *What hurts:*', items, { maxItems: 7 }));
-  } else {
+  } else if (!s.impact?.count) {
     blocks.push(
       section(
         '*What hurts:* no object loses a dead-letter target, TTL, limit, delivery limit, federation upstream, alternate exchange or retention.',
@@ -173,6 +175,21 @@ export function summaryBlocks(s: PreviewSummary, options: { operator: boolean; n
     });
     blocks.push(listSection(`*What happens* (${s.objects} object(s) change):`, items, { maxItems: 8 }));
   }
+  return blocks;
+}
+
+/** The loss first: the totals in numbers, each object's effects, and how old the numbers are. */
+export function impactBlocks(s: ImpactSummary | undefined): Block[] {
+  if (!s || (s.count === 0 && s.unknown === 0)) return [];
+  const totals = totalsWords(s.totals);
+  const items = s.objects.flatMap((o) => o.impact.map((x) => `• ${name(o.name)}: ${impactWords(x, name)}`));
+  if (s.count > s.objects.length) items.push(`• _and ${s.count - s.objects.length} more object(s)_`);
+  const head = totals
+    ? `:rotating_light: *What hurts — loss: ${totals}*`
+    : ':rotating_light: *What hurts, in the messages there now:*';
+  const blocks: Block[] = [];
+  if (items.length) blocks.push(listSection(head, items, { maxItems: 8 }));
+  blocks.push(context(readingWords(s).map(prose).join(' ')));
   return blocks;
 }
 

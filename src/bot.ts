@@ -1,0 +1,450 @@
+import type { Redis } from 'ioredis';
+import { AuditTrail } from './audit/trail.ts';
+import { type Config, DEFAULT_KEY_PREFIX } from './config.ts';
+import { ConfigError } from './errors.ts';
+import { createLogger, type Logger } from './log.ts';
+import { ManagementClient, type ManagementClientOptions, type Timeouts } from './rabbit/index.ts';
+import { openRedis } from './redis.ts';
+import { type AppDeps, type BotApp, createApp } from './slack/app.ts';
+import { createMetrics, type Metrics } from './slack/metrics.ts';
+import { slackOutsideNotifier } from './slack/outsideNotifier.ts';
+import { ownWriteAnnouncer } from './watch/store.ts';
+import { type Watchers, watchOutside } from './watch/watchers.ts';
+import {
+  APPLY_CLIENT_SETTINGS,
+  type ApplyWorker,
+  type ApplyWorkerDeps,
+  createApplyQueue,
+  createApproverDirectory,
+  createWorkflow,
+  jobConnection,
+  type Notifier,
+  startApplyWorker,
+} from './workflow/index.ts';
+import { RequestStore } from './workflow/store.ts';
+import {
+  type TimeBoxDeadlineDeps,
+  type TimeBoxNotifier,
+  timeBoxHandlers,
+} from './workflow/timeboxDeadline.ts';
+import {
+  createTimeBoxQueue,
+  startTimeBoxWorker,
+  type TimeBoxQueue,
+  type TimeBoxWorker,
+} from './workflow/timeboxQueue.ts';
+
+/**
+ * The composition root of the Slack bot: config -> logger -> one management client per
+ * environment -> Redis -> the change-request workflow and its workers -> the Bolt app -> the
+ * watchers of changes made outside the bot. Everything is built here, once, and passed down.
+ * main.ts (`npm start`: signals and exit codes) and the e2e harness start this same bot; the
+ * overrides are what a test changes, each saying what.
+ */
+
+/**
+ * On Slack's path the answer goes out through the response URL, so a slow broker costs the user
+ * seconds, never the acknowledgement. Each question also has one budget (RMQ_TIMEOUT, default
+ * QUESTION_BUDGET_MS.slack, applied per question by the environment directory) inside which
+ * quick failures are retried; no attempt outlives it.
+ */
+export const SLACK_PATH_TIMEOUTS: Timeouts = {
+  connectMs: 2000,
+  headersMs: 10_000,
+  bodyMs: 10_000,
+  requestMs: 10_000,
+};
+
+/** How long a shutdown lets broker requests still under way finish before aborting them. */
+export const CLIENT_CLOSE_GRACE_MS = 1_000;
+
+export interface BotOverrides {
+  /** Where log lines go (tests keep them). Default: stdout at LOG_LEVEL. */
+  readonly logger?: Logger;
+  readonly metrics?: Metrics;
+  /** Redis keys start with `<keyPrefix>:`. Default `rmq`; tests give each run its own. */
+  readonly keyPrefix?: string;
+  /**
+   * The Slack path's broker clients and Redis, made by the caller (a test, or a second
+   * instance in the same process): used as they are, and left for the caller to close.
+   */
+  readonly clients?: {
+    readonly brokers: ReadonlyMap<string, ManagementClient>;
+    readonly redis: Redis;
+  };
+  /** The delivery budgets (src/slack/delivery.ts); tests of a failing Slack shorten them. */
+  readonly delivery?: AppDeps['delivery'];
+  /** The probes' background check (src/health.ts): tests lengthen its interval, to count broker calls. */
+  readonly health?: AppDeps['health'];
+  /** `false`: no change requests (the bot says so). Else the apply worker's tuning. */
+  readonly changes?: false | ChangeRequestTuning;
+  /** `false`: nothing watched. Else only these environments, with the watchers' tuning. */
+  readonly watch?:
+    | false
+    | {
+        readonly environments?: readonly string[];
+        readonly tuning?: Parameters<typeof watchOutside>[0]['tuning'];
+      };
+}
+
+export interface Bot {
+  readonly mode: BotApp['mode'];
+  readonly logger: Logger;
+  /**
+   * Builds the app (Slack checks the bot token), serves (PORT, or `port`: 0 asks for a free one),
+   * then starts the apply and time-box workers and the watchers. Returns the port. A failure is
+   * a BotStartError saying what to fix; whatever was opened is closed again.
+   */
+  start(port?: number): Promise<number>;
+  /**
+   * Stops taking requests, lets answers under way finish (up to `drainMs`, default the app's),
+   * lets the apply job under way finish, stops the watchers, closes the clients it made (`why`
+   * is logged: the signal). Once: later calls wait for the first.
+   */
+  stop(drainMs?: number, why?: string): Promise<void>;
+  /** After start(): every part the probes check (brokers, Redis) checked once more; resolves when all are. */
+  checkHealth(): Promise<void>;
+}
+
+/** Why the bot could not start, as one sentence saying what to fix (main.ts prints it and exits 1). */
+export class BotStartError extends Error {
+  override readonly name = 'BotStartError';
+}
+
+export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
+  const logger = overrides.logger ?? createLogger(config.logLevel);
+  const metrics = overrides.metrics ?? createMetrics();
+  const keyPrefix = overrides.keyPrefix ?? DEFAULT_KEY_PREFIX;
+  const owned = overrides.clients === undefined;
+  const brokers = overrides.clients?.brokers ?? createBrokers(config, metrics);
+  const redis = overrides.clients?.redis ?? loggedRedis(config.redisUrl, logger);
+  const changes =
+    overrides.changes === false
+      ? undefined
+      : changeRequestParts({ config, redis, brokers, metrics, logger, keyPrefix, worker: overrides.changes });
+  // The watchers' clients: a background task's timeouts and retries, as the apply job's.
+  const watch = overrides.watch === false ? undefined : (overrides.watch ?? {});
+  const background = watch ? createBrokers(config, metrics, APPLY_CLIENT_SETTINGS) : new Map();
+  let watchers: Watchers | undefined;
+  let app: BotApp | undefined;
+  // RMQ_AUDIT_KEY: every trail the bot builds seals (and checks) its records with it.
+  const sealed = config.auditKey ? { key: config.auditKey } : {};
+
+  async function closeClients(): Promise<void> {
+    // Together: closing the clients ends the watchers' broker calls still under way after the grace.
+    await Promise.allSettled([
+      watchers?.stop(),
+      changes?.close(),
+      ...[...(owned ? brokers.values() : []), ...background.values()].map((b) =>
+        b.close(CLIENT_CLOSE_GRACE_MS),
+      ),
+    ]);
+    if (owned) redis.disconnect();
+  }
+
+  let failed = false;
+  async function cannotStart(message: string): Promise<never> {
+    logger.fatal({ message }, 'cannot start');
+    failed = true;
+    await closeClients();
+    throw new BotStartError(message);
+  }
+
+  let stopped: Promise<void> | undefined;
+  return {
+    mode: config.slack.appToken ? 'socket' : 'http',
+    logger,
+
+    async start(port) {
+      try {
+        app = await createApp({
+          config,
+          logger,
+          brokers,
+          redis,
+          metrics,
+          keyPrefix,
+          records: {
+            requests: new RequestStore(redis, keyPrefix),
+            history: new AuditTrail(redis, keyPrefix, sealed),
+          },
+          watch: () => watchers?.health() ?? {},
+          ...(overrides.delivery ? { delivery: overrides.delivery } : {}),
+          ...(overrides.health ? { health: overrides.health } : {}),
+          ...(changes ? { workflow: changes.workflow } : {}),
+        });
+      } catch (err) {
+        return cannotStart(err instanceof ConfigError ? err.message : slackTokenRefused(err, config));
+      }
+      let listening: number;
+      try {
+        listening = await app.start(port);
+      } catch (err) {
+        // In Socket Mode, start() is where Slack first sees SLACK_APP_TOKEN; over HTTP, where PORT is taken.
+        const slack = slackErrorOf(err);
+        return cannotStart(
+          app.mode === 'socket' && slack
+            ? `Slack refused SLACK_APP_TOKEN (${slack}). Check the app-level token (xapp-…, scope connections:write) in .env (see .env.example).`
+            : `Cannot serve on PORT ${port ?? config.port}: ${err instanceof Error ? err.message : String(err)}`,
+        );
+      }
+      if (changes) {
+        // An approval made before a stop is applied now: the worker's first sweep finds it. Not
+        // awaited: with Redis away the sweep waits for it, and the bot answers meanwhile.
+        changes
+          .startWorker(app.notifier, timeBoxFilingOf(app))
+          .catch((err: unknown) => logger.error({ err }, 'the apply worker did not start'));
+      }
+      if (watch) {
+        // Changes made outside the bot: followed, recorded and posted (src/watch/).
+        const only = watch.environments;
+        watchers = watchOutside({
+          config: only
+            ? { ...config, environments: config.environments.filter((e) => only.includes(e.name)) }
+            : config,
+          redis,
+          keyPrefix,
+          logger,
+          brokers: background,
+          trail: new AuditTrail(redis, keyPrefix, { log: logger.child({ part: 'watch' }), ...sealed }),
+          notifier: slackOutsideNotifier(app.delivery, logger),
+          ...(watch.tuning ? { tuning: watch.tuning } : {}),
+        });
+      }
+      return listening;
+    },
+
+    async checkHealth() {
+      await app?.health.checkNow();
+    },
+
+    stop(drainMs, why) {
+      stopped ??= (async () => {
+        if (failed) return; // start() closed what it had opened
+        logger.info({ why }, 'shutting down: no new requests, finishing answers under way');
+        await app?.stop(drainMs);
+        // The worker finishes the job under way (BullMQ retries it elsewhere otherwise), then closes.
+        await closeClients();
+        logger.info('stopped');
+      })();
+      return stopped;
+    },
+  };
+}
+
+export function createBrokers(
+  config: Config,
+  metrics: Metrics,
+  options: { timeouts?: Partial<Timeouts> } & Partial<
+    Pick<ManagementClientOptions, 'getRetries' | 'retryBaseMs'>
+  > = {},
+): Map<string, ManagementClient> {
+  const { timeouts, ...rest } = options;
+  return new Map(
+    config.environments.map((e) => [
+      e.name,
+      new ManagementClient({
+        url: e.url,
+        user: e.user,
+        password: e.password,
+        getRetries: 2,
+        limits: config.bodyLimits,
+        ...rest,
+        timeouts: { ...SLACK_PATH_TIMEOUTS, ...timeouts },
+        onCall: metrics.onBrokerCall(e.name),
+      }),
+    ]),
+  );
+}
+
+export function createRedis(url: string): Redis {
+  // Fail a command quickly rather than queue it forever: the only use on this path is dedupe.
+  return openRedis(url, { maxRetriesPerRequest: 1, connectTimeout: 3000, commandTimeout: 2000 });
+}
+
+/** createRedis, its connection errors logged once per change (ioredis repeats one on every reconnect). */
+function loggedRedis(url: string, logger: Logger): Redis {
+  const redis = createRedis(url);
+  let last = '';
+  redis.on('error', (err: Error) => {
+    if (err.message !== last) logger.warn({ message: err.message }, 'Redis connection error');
+    last = err.message;
+  });
+  redis.on('ready', () => {
+    last = '';
+  });
+  return redis;
+}
+
+/** Slack's own error code of a refused Web API call (`invalid_auth`), if `err` is one. */
+function slackErrorOf(err: unknown): string | undefined {
+  if (typeof err !== 'object' || err === null || !('data' in err)) return undefined;
+  const { data } = err;
+  if (typeof data !== 'object' || data === null || !('error' in data)) return undefined;
+  return typeof data.error === 'string' ? data.error : undefined;
+}
+
+function slackTokenRefused(err: unknown, config: Config): string {
+  const slack = slackErrorOf(err);
+  if (slack) {
+    return `Slack refused SLACK_BOT_TOKEN (${slack}). Check the bot token in .env (see .env.example) against the app's "OAuth & Permissions" page.`;
+  }
+  const where = config.slack.apiUrl ?? "Slack's Web API";
+  return `Could not reach ${where} to check SLACK_BOT_TOKEN: ${err instanceof Error ? err.message : String(err)}`;
+}
+
+// --- change requests -------------------------------------------------------------------------
+
+/**
+ * What the apply worker works with: its own Redis connection (BullMQ blocks on it), the request
+ * store and the audit trail on it, and the announcement of its writes to the watchers. Used here,
+ * by the tests' workflow fixture and by bench/apply.ts, so they start the worker users run.
+ */
+export function applyWorkerDeps(
+  redisUrl: string,
+  keyPrefix: string,
+  log: Logger,
+  now?: () => Date,
+  /** RMQ_AUDIT_KEY: the records the job appends are sealed with it. */
+  auditKey?: string,
+): ApplyWorkerDeps {
+  const jobLog = log.child({ component: 'apply' });
+  const connection = jobConnection(redisUrl, jobLog);
+  return {
+    connection,
+    requests: new RequestStore(connection, keyPrefix, now),
+    audit: new AuditTrail(connection, keyPrefix, { log: jobLog, ...(auditKey ? { key: auditKey } : {}) }),
+    announceWrite: ownWriteAnnouncer(connection, keyPrefix),
+  };
+}
+
+/** The apply worker's tuning (tests shorten the backoff, the verification deadline and the sweep interval: expiry, reminders). */
+export interface ChangeRequestTuning {
+  readonly backoffMs?: number;
+  readonly verifyDeadlineMs?: number;
+  readonly attempts?: number;
+  readonly sweepIntervalMs?: number;
+}
+
+/**
+ * Change requests, composed: the workflow (on the app's Slack notifier and Bolt's
+ * usergroups.users.list), the apply queue, and the apply worker with its own broker clients (a
+ * background job's timeouts and retries, not a Slack answer's) and its own Redis connection.
+ */
+interface ChangeRequestParts {
+  /** For createApp. */
+  readonly workflow: NonNullable<AppDeps['workflow']>;
+  /** Starts the apply worker (and its sweep: lost jobs queued again, requests past their deadline expired). */
+  startWorker(notifier: Notifier & TimeBoxNotifier, timeBox: TimeBoxFiling): Promise<ApplyWorker>;
+  /** Closes the worker (the job under way finishes), the queue and the job's broker clients. */
+  close(): Promise<void>;
+}
+
+/**
+ * How a time box's revert is filed: approved with its change through the workflow, or, when
+ * that is not possible, for approval and posted (the Slack side's ChangeRequests).
+ */
+type TimeBoxFiling = Pick<TimeBoxDeadlineDeps, 'workflow' | 'revertRequest'>;
+
+/** A time box's revert: the app's workflow, and for approval filed and posted as the Revert button files one. */
+function timeBoxFilingOf(bot: Pick<BotApp, 'changes'>): TimeBoxFiling {
+  const changes = bot.changes;
+  if (!changes) throw new Error('change requests are not set up');
+  return {
+    workflow: changes.workflow,
+    async revertRequest(auditId, user, origin, reason) {
+      const filed = await changes.revert(auditId, user, origin, reason);
+      if (!filed.ok) throw filed.error;
+      return filed.request;
+    },
+  };
+}
+
+function changeRequestParts(options: {
+  readonly config: Config;
+  readonly redis: Redis;
+  /** The Slack-path clients: filing previews on them, as a Slack answer does. */
+  readonly brokers: ReadonlyMap<string, ManagementClient>;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  readonly keyPrefix: string;
+  readonly worker: ChangeRequestTuning | undefined;
+}): ChangeRequestParts {
+  const { config, logger, keyPrefix } = options;
+  const brokerOf = (brokers: ReadonlyMap<string, ManagementClient>) => (env: string) => {
+    const b = brokers.get(env);
+    if (!b) throw new Error(`no broker client for environment ${env}`);
+    return b;
+  };
+  const queue = createApplyQueue({ redisUrl: config.redisUrl, keyPrefix, ...options.worker });
+  const auditKey = config.auditKey ? { auditKey: config.auditKey } : {};
+  const jobBrokers = createBrokers(config, options.metrics, APPLY_CLIENT_SETTINGS);
+  let worker: ApplyWorker | undefined;
+  let timeBoxes: TimeBoxQueue | undefined;
+  let timeBoxWorker: TimeBoxWorker | undefined;
+  let closed = false;
+  return {
+    workflow: (notifier, listGroupMembers) =>
+      createWorkflow({
+        redis: options.redis,
+        keyPrefix,
+        environments: config.environments,
+        brokerFor: brokerOf(options.brokers),
+        approvers: createApproverDirectory({
+          approvers: new Map(config.environments.map((e) => [e.name, e.approvers])),
+          requesters: new Map(config.environments.map((e) => [e.name, e.requesters])),
+          listMembers: listGroupMembers,
+        }),
+        queue,
+        notifier,
+        log: logger,
+        ...auditKey,
+      }),
+    async startWorker(notifier, timeBox) {
+      // Time boxes: the deadline scheduled once the change is recorded; at it, the revert (or
+      // the request for a new approval) by whichever replica's time-box worker takes the job.
+      timeBoxes = createTimeBoxQueue({ redisUrl: config.redisUrl, keyPrefix });
+      const schedule = timeBoxes;
+      const started = await startApplyWorker({
+        redisUrl: config.redisUrl,
+        keyPrefix,
+        ...applyWorkerDeps(config.redisUrl, keyPrefix, logger, undefined, config.auditKey),
+        brokerFor: brokerOf(jobBrokers),
+        notifier,
+        log: logger,
+        onRecorded: async (r, record) => {
+          if (r.timeBoxMs !== undefined) await schedule.schedule(r.id, new Date(record.at), r.timeBoxMs);
+        },
+        ...options.worker,
+      });
+      // Stopped while the first sweep waited (on Redis): closed here, since close() did not see it.
+      if (closed) {
+        await Promise.allSettled([started.close(), schedule.close()]);
+        return started;
+      }
+      worker = started;
+      timeBoxWorker = startTimeBoxWorker({
+        redisUrl: config.redisUrl,
+        keyPrefix,
+        log: logger,
+        handlers: timeBoxHandlers({
+          ...timeBox,
+          redis: options.redis,
+          keyPrefix,
+          brokerFor: brokerOf(jobBrokers),
+          notifier,
+          log: logger,
+        }),
+      });
+      return started;
+    },
+    async close() {
+      closed = true;
+      await timeBoxWorker?.close();
+      await worker?.close();
+      await timeBoxes?.close();
+      await queue.close();
+      await Promise.allSettled([...jobBrokers.values()].map((b) => b.close(CLIENT_CLOSE_GRACE_MS)));
+    },
+  };
+}

@@ -1,0 +1,377 @@
+import type { ObjectKind } from './types.ts';
+
+/**
+ * What a change does at once to the messages and queues that are there now: the broker's rules
+ * of immediate effect, pure. In: the values an object really uses before and after the change
+ * (the policy layers merged and its own arguments on top: effective.ts, provenance.ts), its live
+ * statistics, and what the vhost holds (exchanges, federation upstreams and links). Out: what
+ * happens, in numbers where the broker's behaviour is deterministic, else said as "may".
+ *
+ * Measured on 3.10.8 and 4.0.5 (test/integration/impact.test.ts proves each rule by behaviour):
+ * - a length limit below the ready messages: a classic queue removes the excess at once whatever
+ *   its overflow (reject-publish too: the existing excess is trimmed, then publishers refused); a
+ *   quorum queue removes it with drop-head and with reject-publish-dlx (which quorum queues do not
+ *   implement), keeps it with reject-publish. The removed messages go to the dead-letter exchange
+ *   when it exists, for quorum queues with either dead-letter strategy (at-least-once needs
+ *   reject-publish, and falls back to at-most-once otherwise); else they are lost;
+ * - `expires` on a queue without consumers: deleted with its messages `expires` after the change;
+ * - a lower `message-ttl`: the messages already queued keep their expiry;
+ * - streams: a lower `max-age` or `max-length-bytes` removed nothing at once (retention drops whole
+ *   segments, when one fills); a quorum `delivery-limit` lowered removes nothing at once.
+ */
+
+/** A queue's statistics as the broker last reported them. */
+export interface LiveQueue {
+  /** ready + unacknowledged */
+  readonly messages: number;
+  readonly ready: number;
+  readonly unacked: number;
+  /** Bytes of the ready messages' bodies. */
+  readonly bytes: number;
+  readonly consumers: number;
+  readonly idleSince: string | null;
+}
+
+/** What the vhost holds besides its queues, for the targets a value names. `null`: not known. */
+export interface World {
+  readonly exchanges: ReadonlySet<string> | null;
+  readonly upstreams: ReadonlySet<string> | null;
+  readonly upstreamSets: ReadonlySet<string> | null;
+  /** Objects with a running federation link, by name. */
+  readonly links: ReadonlySet<string> | null;
+}
+
+export type LengthKey = 'max-length' | 'max-length-bytes';
+export type TargetKey =
+  | 'dead-letter-exchange'
+  | 'alternate-exchange'
+  | 'federation-upstream'
+  | 'federation-upstream-set';
+
+export type Impact =
+  /**
+   * Ready messages above the limit, removed at once. `exchange`: the dead-letter exchange named
+   * (with `fate: 'lost'`, one that does not exist). `estimated`: a byte limit, the count from the
+   * mean size.
+   */
+  | {
+      readonly effect: 'drop';
+      readonly messages: number;
+      readonly fate: 'dead-lettered' | 'lost';
+      readonly exchange?: string;
+      readonly because: LengthKey;
+      readonly limit: number;
+      readonly estimated?: true;
+    }
+  /** No consumer: the queue and its messages go about `inMs` after the change. */
+  | {
+      readonly effect: 'delete';
+      readonly messages: number;
+      readonly inMs: number;
+      readonly because: 'expires';
+    }
+  /** The queue is at its limit: publishers are refused from now on. */
+  | { readonly effect: 'reject-publish'; readonly because: LengthKey; readonly limit: number }
+  /** A value names an exchange or upstream the vhost does not have. */
+  | { readonly effect: 'missing-target'; readonly key: TargetKey; readonly target: string }
+  /** Statistics unknown: the excess above the limit would be removed at once, how much is not known. */
+  | {
+      readonly effect: 'may-drop';
+      readonly because: LengthKey;
+      readonly limit: number;
+      readonly fate: 'dead-lettered' | 'lost';
+    }
+  /** Consumers attached (or unknown): deleted `inMs` after the last one leaves, not now. */
+  | {
+      readonly effect: 'delete-when-idle';
+      readonly inMs: number;
+      readonly consumers: number | null;
+      readonly because: 'expires';
+    }
+  /** Queued messages keep their expiry; messages published from now on expire after `ttlMs`. */
+  | { readonly effect: 'ttl-from-now'; readonly ttlMs: number; readonly because: 'message-ttl' }
+  /** The dead-letter exchange goes: what is rejected, expires or overflows from now on is dropped. */
+  | { readonly effect: 'dead-letter-lost'; readonly messages: number | null; readonly exchange: string }
+  /** The federation key goes from an object whose link runs: the link stops. */
+  | {
+      readonly effect: 'link-stops';
+      readonly key: 'federation-upstream' | 'federation-upstream-set';
+      readonly upstream: string;
+    }
+  /** A stream's retention lowered: whole segments beyond it are removed when a segment fills, not at once. */
+  | {
+      readonly effect: 'may-remove';
+      readonly because: 'max-age' | 'max-length-bytes';
+      readonly value: number | string;
+    }
+  /** Messages already returned `limit` times or more are dropped (or dead-lettered) at their next return. */
+  | { readonly effect: 'delivery-limit-lowered'; readonly limit: number; readonly was: number | null };
+
+export type Effect = Impact['effect'];
+
+export interface ImpactTotals {
+  readonly messagesDeadLettered: number;
+  readonly messagesLost: number;
+  readonly queuesDeleted: number;
+  readonly queuesRefusingPublishes: number;
+}
+
+export interface ImpactInput {
+  readonly name: string;
+  readonly kind: ObjectKind;
+  /** The values the object really uses (policy layers and its own arguments), before and after. */
+  readonly before: Readonly<Record<string, unknown>>;
+  readonly after: Readonly<Record<string, unknown>>;
+  /** null: a queue without statistics (or an exchange). */
+  readonly now: LiveQueue | null;
+  /** From 4.0 quorum queues have a delivery limit of 20 when none is set. */
+  readonly defaultDeliveryLimit?: number;
+}
+
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** The new value is stricter: set where there was none, or lower. */
+const lowered = (before: number | undefined, after: number | undefined): after is number =>
+  after !== undefined && (before === undefined || after < before);
+
+/** Whether the queue removes the ready messages above a length limit at once (measured). */
+function trims(kind: ObjectKind, overflow: unknown): boolean {
+  if (kind === 'classic') return true;
+  return kind === 'quorum' && overflow !== 'reject-publish';
+}
+
+/** Whether publishers are refused once the queue is full. reject-publish-dlx: classic queues only. */
+function refuses(kind: ObjectKind, overflow: unknown): boolean {
+  return overflow === 'reject-publish' || (kind === 'classic' && overflow === 'reject-publish-dlx');
+}
+
+/**
+ * The dead-letter exchange a removed message goes to, and whether it exists ("" is the default
+ * exchange; exchanges not read: taken to exist, nothing is claimed lost).
+ */
+function deadLetterTo(
+  values: Readonly<Record<string, unknown>>,
+  world: World,
+): { name: string; exists: boolean } | undefined {
+  const name = str(values['dead-letter-exchange']);
+  if (name === undefined) return undefined;
+  return { name, exists: name === '' || world.exchanges?.has(name) !== false };
+}
+
+/** Seconds of a `max-age` (`7D`, `12h`, `1Y`…), undefined when unreadable. */
+export function maxAgeSeconds(v: unknown): number | undefined {
+  const m = typeof v === 'string' ? /^(\d+)([YMDhms])$/.exec(v) : null;
+  if (!m) return undefined;
+  const unit = { Y: 31_536_000, M: 2_592_000, D: 86_400, h: 3600, m: 60, s: 1 }[m[2] as 'Y'];
+  return Number(m[1]) * unit;
+}
+
+/** How many ready messages a limit removes now (bytes: from the mean size, rounded up). */
+function excess(key: LengthKey, limit: number, now: LiveQueue): { messages: number; estimated: boolean } {
+  if (key === 'max-length') return { messages: Math.max(0, now.ready - limit), estimated: false };
+  if (now.bytes <= limit || now.ready === 0) return { messages: 0, estimated: false };
+  const mean = now.bytes / now.ready;
+  return { messages: Math.min(now.ready, Math.ceil((now.bytes - limit) / mean)), estimated: true };
+}
+
+function lengthLimits(i: ImpactInput, world: World, out: Impact[]): number {
+  const { kind, before, after, now } = i;
+  if (kind !== 'classic' && kind !== 'quorum') return 0;
+  const overflow = after.overflow ?? 'drop-head';
+  const overflowBefore = before.overflow ?? 'drop-head';
+  let removed = 0;
+  let worst: Impact | undefined;
+  for (const key of ['max-length', 'max-length-bytes'] as const) {
+    const limit = num(after[key]);
+    if (limit === undefined) continue;
+    const stricter = lowered(num(before[key]), limit);
+    const nowTrims = trims(kind, overflow) && (stricter || !trims(kind, overflowBefore));
+    if (nowTrims) {
+      const dlx = deadLetterTo(after, world);
+      const fate = dlx?.exists ? 'dead-lettered' : 'lost';
+      if (now === null) {
+        out.push({ effect: 'may-drop', because: key, limit, fate });
+        continue;
+      }
+      const x = excess(key, limit, now);
+      if (x.messages > removed) {
+        removed = x.messages;
+        worst = {
+          effect: 'drop',
+          messages: x.messages,
+          fate,
+          ...(dlx === undefined ? {} : { exchange: dlx.name }),
+          because: key,
+          limit,
+          ...(x.estimated ? { estimated: true as const } : {}),
+        };
+      }
+    }
+    const full = now !== null && (key === 'max-length' ? now.ready - removed >= limit : now.bytes >= limit);
+    if (refuses(kind, overflow) && full && (stricter || !refuses(kind, overflowBefore))) {
+      out.push({ effect: 'reject-publish', because: key, limit });
+    }
+  }
+  if (worst) out.unshift(worst);
+  return removed;
+}
+
+function expiry(i: ImpactInput, removed: number, out: Impact[]): void {
+  const { kind, before, after, now } = i;
+  if (kind !== 'classic' && kind !== 'quorum') return;
+  const inMs = num(after.expires);
+  if (!lowered(num(before.expires), inMs)) return;
+  if (now !== null && now.consumers === 0) {
+    out.push({ effect: 'delete', messages: Math.max(0, now.messages - removed), inMs, because: 'expires' });
+  } else {
+    out.push({ effect: 'delete-when-idle', inMs, consumers: now?.consumers ?? null, because: 'expires' });
+  }
+}
+
+function targets(i: ImpactInput, world: World, out: Impact[]): void {
+  const { kind, before, after } = i;
+  const keys: TargetKey[] =
+    kind === 'exchange'
+      ? ['alternate-exchange', 'federation-upstream', 'federation-upstream-set']
+      : kind === 'stream'
+        ? ['federation-upstream', 'federation-upstream-set']
+        : ['dead-letter-exchange', 'federation-upstream', 'federation-upstream-set'];
+  for (const key of keys) {
+    const target = str(after[key]);
+    if (target === undefined || target === str(before[key])) continue;
+    const known =
+      key === 'federation-upstream'
+        ? world.upstreams
+        : key === 'federation-upstream-set'
+          ? target === 'all'
+            ? null
+            : world.upstreamSets
+          : world.exchanges;
+    if (target === '' && key === 'dead-letter-exchange') continue;
+    if (known !== null && !known.has(target)) out.push({ effect: 'missing-target', key, target });
+  }
+}
+
+function losses(i: ImpactInput, world: World, out: Impact[]): void {
+  const { kind, before, after, now, name } = i;
+  const dlx = str(before['dead-letter-exchange']);
+  if (
+    (kind === 'classic' || kind === 'quorum') &&
+    dlx !== undefined &&
+    after['dead-letter-exchange'] === undefined
+  ) {
+    if (now === null || now.messages > 0) {
+      out.push({ effect: 'dead-letter-lost', messages: now?.messages ?? null, exchange: dlx });
+    }
+  }
+  for (const key of ['federation-upstream', 'federation-upstream-set'] as const) {
+    const upstream = str(before[key]);
+    if (upstream !== undefined && after[key] === undefined && world.links?.has(name)) {
+      out.push({ effect: 'link-stops', key, upstream });
+    }
+  }
+}
+
+function slowRules(i: ImpactInput, out: Impact[]): void {
+  const { kind, before, after } = i;
+  if (kind === 'classic' || kind === 'quorum') {
+    const ttlMs = num(after['message-ttl']);
+    if (lowered(num(before['message-ttl']), ttlMs))
+      out.push({ effect: 'ttl-from-now', ttlMs, because: 'message-ttl' });
+  }
+  if (kind === 'quorum') {
+    const fallback = i.defaultDeliveryLimit;
+    const limitOf = (v: unknown) => {
+      const n = num(v) ?? fallback;
+      return n === undefined || n < 0 ? undefined : n;
+    };
+    const was = limitOf(before['delivery-limit']);
+    const limit = limitOf(after['delivery-limit']);
+    if (lowered(was, limit)) out.push({ effect: 'delivery-limit-lowered', limit, was: was ?? null });
+  }
+  if (kind === 'stream') {
+    const bytes = num(after['max-length-bytes']);
+    if (lowered(num(before['max-length-bytes']), bytes)) {
+      out.push({ effect: 'may-remove', because: 'max-length-bytes', value: bytes });
+    }
+    const age = maxAgeSeconds(after['max-age']);
+    if (lowered(maxAgeSeconds(before['max-age']), age)) {
+      out.push({ effect: 'may-remove', because: 'max-age', value: after['max-age'] as string });
+    }
+  }
+}
+
+/** What the change does to one object, worst first: removals, deletions, refusals, then the rest. */
+export function impactOf(i: ImpactInput, world: World): Impact[] {
+  const out: Impact[] = [];
+  const removed = lengthLimits(i, world, out);
+  expiry(i, removed, out);
+  targets(i, world, out);
+  losses(i, world, out);
+  slowRules(i, out);
+  return out;
+}
+
+export const NO_IMPACT: ImpactTotals = {
+  messagesDeadLettered: 0,
+  messagesLost: 0,
+  queuesDeleted: 0,
+  queuesRefusingPublishes: 0,
+};
+
+/** The totals: `messagesLost` counts messages removed with nowhere to go and those of deleted queues. */
+export function impactTotals(lists: Iterable<readonly Impact[]>): ImpactTotals {
+  let messagesDeadLettered = 0;
+  let messagesLost = 0;
+  let queuesDeleted = 0;
+  let queuesRefusingPublishes = 0;
+  for (const list of lists) {
+    for (const x of list) {
+      if (x.effect === 'drop') {
+        if (x.fate === 'dead-lettered') messagesDeadLettered += x.messages;
+        else messagesLost += x.messages;
+      } else if (x.effect === 'delete') {
+        queuesDeleted++;
+        messagesLost += x.messages;
+      } else if (x.effect === 'reject-publish') {
+        queuesRefusingPublishes++;
+      }
+    }
+  }
+  return { messagesDeadLettered, messagesLost, queuesDeleted, queuesRefusingPublishes };
+}
+
+/** Whether approving the change means accepting a loss (messages removed or queues deleted). */
+export const removesData = (t: ImpactTotals): boolean =>
+  t.messagesDeadLettered + t.messagesLost + t.queuesDeleted > 0;
+
+/** The loss an approver accepts: the totals, and the queues that lose messages or are deleted. */
+export interface Loss {
+  readonly totals: ImpactTotals;
+  readonly queues: readonly string[];
+}
+
+/** The queues whose messages a change removes or which it deletes. */
+export function losingQueues(objects: Iterable<{ name: string; impact: readonly Impact[] }>): string[] {
+  const out: string[] = [];
+  for (const o of objects) {
+    if (o.impact.some((x) => (x.effect === 'drop' && x.messages > 0) || x.effect === 'delete'))
+      out.push(o.name);
+  }
+  return out;
+}
+
+/**
+ * Whether `fresh` removes more than `accepted`: more messages dead-lettered or lost, more queues
+ * deleted, or a queue that was not losing anything. The apply job's check that an approval still
+ * covers the change.
+ */
+export function lossGrew(accepted: Loss, fresh: Loss): boolean {
+  const a = accepted.totals;
+  const f = fresh.totals;
+  if (f.messagesLost > a.messagesLost || f.messagesDeadLettered > a.messagesDeadLettered) return true;
+  if (f.queuesDeleted > a.queuesDeleted) return true;
+  const known = new Set(accepted.queues);
+  return fresh.queues.some((q) => !known.has(q));
+}

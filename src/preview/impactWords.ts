@@ -1,0 +1,100 @@
+import type { Impact, ImpactTotals } from '../policy/impact.ts';
+import type { ImpactSummary, LiveNow } from './impact.ts';
+
+/**
+ * The live impact in words, once for the terminal and Slack: each effect, the totals an approver
+ * accepts, the statistics' age. `name` renders a user- or broker-supplied string the way the
+ * surface shows such strings (quoted in the terminal, code in Slack); every other word is ours.
+ */
+
+export type NameWords = (s: string) => string;
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** A duration as a person reads it: 4000 -> "4 s", 90000 -> "1.5 min", 7200000 -> "2 h". */
+export function durationWords(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  const round = (n: number) => Number(n.toFixed(1)).toString();
+  if (ms < 60_000) return `${round(ms / 1000)} s`;
+  if (ms < 3_600_000) return `${round(ms / 60_000)} min`;
+  if (ms < 86_400_000) return `${round(ms / 3_600_000)} h`;
+  return `${round(ms / 86_400_000)} d`;
+}
+
+const CONSEQUENCE = {
+  'dead-letter-exchange': 'what it dead-letters will vanish',
+  'alternate-exchange': 'unroutable messages will vanish',
+  'federation-upstream': 'nothing will be federated',
+  'federation-upstream-set': 'nothing will be federated',
+} as const;
+
+export function impactWords(x: Impact, name: NameWords): string {
+  switch (x.effect) {
+    case 'drop': {
+      const n = `${x.estimated ? 'about ' : ''}${plural(x.messages, 'message')}`;
+      const where =
+        x.fate === 'dead-lettered'
+          ? `dead-lettered to ${x.exchange === '' ? 'the default exchange' : name(x.exchange ?? '')}`
+          : 'lost';
+      const why =
+        x.fate === 'dead-lettered'
+          ? ''
+          : x.exchange === undefined
+            ? ' — no dead-letter exchange'
+            : ` — dead-letter exchange ${name(x.exchange)} does not exist`;
+      return `${n} removed at once and ${where} (${x.because} ${x.limit})${why}`;
+    }
+    case 'delete':
+      return `deleted with its ${plural(x.messages, 'message')} about ${durationWords(x.inMs)} after the change (expires ${x.inMs} ms, no consumer)`;
+    case 'reject-publish':
+      return `full at ${x.because} ${x.limit}: publishers are refused from now on`;
+    case 'missing-target':
+      return `${x.key} names ${name(x.target)}, which does not exist: ${CONSEQUENCE[x.key]}`;
+    case 'may-drop':
+      return `its statistics are not known: the ready messages above ${x.because} ${x.limit} would be removed at once and ${x.fate}`;
+    case 'delete-when-idle':
+      return `deleted ${durationWords(x.inMs)} after its last consumer leaves (expires ${x.inMs} ms; ${x.consumers === null ? 'its consumers are not known' : `${plural(x.consumers, 'consumer')} now`}), not counted as deleted`;
+    case 'ttl-from-now':
+      return `message-ttl ${x.ttlMs} ms: the messages queued now keep their expiry; those published from now on expire after ${durationWords(x.ttlMs)}`;
+    case 'dead-letter-lost':
+      return `loses dead-letter exchange ${name(x.exchange)}${x.messages === null ? '' : ` with ${plural(x.messages, 'message')} queued`}: what is rejected or expires from now on is dropped`;
+    case 'link-stops':
+      return `loses ${x.key} ${name(x.upstream)} while its federation link runs: the link stops`;
+    case 'may-remove':
+      return `stream retention ${x.because} ${typeof x.value === 'string' ? name(x.value) : x.value}: may remove data, whole segments beyond it when a segment fills, not at once`;
+    case 'delivery-limit-lowered':
+      return `delivery-limit ${x.was ?? 'none'} -> ${x.limit}: a message already delivered ${x.limit} times or more is dropped or dead-lettered at its next return; none at once`;
+  }
+}
+
+/** The loss in numbers, one line; null when the change removes and refuses nothing. */
+export function totalsWords(t: ImpactTotals): string | null {
+  const parts = [
+    t.messagesLost ? `${plural(t.messagesLost, 'message')} lost` : '',
+    t.messagesDeadLettered ? `${plural(t.messagesDeadLettered, 'message')} dead-lettered` : '',
+    t.queuesDeleted ? `${plural(t.queuesDeleted, 'queue')} deleted` : '',
+    t.queuesRefusingPublishes ? `${plural(t.queuesRefusingPublishes, 'queue')} refusing publishes` : '',
+  ].filter(Boolean);
+  return parts.length ? parts.join(', ') : null;
+}
+
+/** How old the numbers are, and what is not known. */
+export function readingWords(s: ImpactSummary): string[] {
+  const out: string[] = [];
+  if (s.sampledAt) {
+    out.push(
+      `Messages as the broker's statistics said at ${s.sampledAt.slice(11, 19)} UTC (they lag the broker by a few seconds).`,
+    );
+  }
+  if (s.unknown > 0) {
+    out.push(`${plural(s.unknown, 'queue')} without statistics: their messages are unknown, not counted.`);
+  }
+  out.push(...s.notes);
+  return out;
+}
+
+/** A queue's numbers now, for the object-by-object lines. */
+export function nowWords(now: LiveNow | null): string {
+  if (now === null) return 'statistics unknown';
+  return `${plural(now.ready, 'message')} ready, ${now.unacked} unacked, ${plural(now.consumers, 'consumer')}`;
+}

@@ -1,0 +1,160 @@
+/**
+ * Messages on a real broker, for the tests that prove what a change does to them: publishing
+ * and consuming over AMQP (rabbitmq-client, the bot's own AMQP library), declaring and counting
+ * over the management API. Counts come from statistics, which lag: read them with `settled`.
+ */
+import { Connection, ConsumerStatus } from 'rabbitmq-client';
+import type { ObjectKind } from '../../src/policy/types.ts';
+import { brokerCredentials, waitFor } from './broker.ts';
+import type { TestBroker } from './brokers.ts';
+
+/** The broker's AMQP URL for a vhost, with the test credentials. */
+export function amqpUrl(broker: TestBroker, vhost: string): string {
+  const { user, password } = brokerCredentials();
+  const url = new URL(broker.amqpUrl);
+  url.username = encodeURIComponent(user);
+  url.password = encodeURIComponent(password);
+  url.pathname = `/${encodeURIComponent(vhost)}`;
+  return url.toString();
+}
+
+export interface Messages {
+  /** Publishes `n` messages of `size` bytes to the queue (default exchange), each confirmed. */
+  publish(queue: string, n: number, size?: number): Promise<void>;
+  /** Publishes one message; false when the broker refused it (a full queue with reject-publish). */
+  tryPublish(exchange: string, routingKey: string): Promise<boolean>;
+  /** A consumer that takes nothing (prefetch 1, never acks): the queue has a consumer. */
+  attach(queue: string): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+export async function messages(broker: TestBroker, vhost: string): Promise<Messages> {
+  const conn = new Connection({ url: amqpUrl(broker, vhost), retryLow: 200, retryHigh: 1000 });
+  conn.on('error', () => undefined);
+  await conn.onConnect(10_000, true);
+  const pub = conn.createPublisher({ confirm: true, maxAttempts: 1 });
+  return {
+    async publish(queue, n, size = 10) {
+      const body = Buffer.alloc(size, 'x');
+      for (let i = 0; i < n; i++) await pub.send({ routingKey: queue, durable: true }, body);
+    },
+    async tryPublish(exchange, routingKey) {
+      try {
+        await pub.send({ exchange, routingKey, mandatory: false }, 'x');
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async attach(queue) {
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      // Holds what it gets until detached, then hands it back: the queue keeps its messages.
+      const consumer = conn.createConsumer(
+        { queue, queueOptions: { queue, passive: true }, qos: { prefetchCount: 1 } },
+        async () => {
+          await held;
+          return ConsumerStatus.REQUEUE;
+        },
+      );
+      await new Promise<void>((resolve, reject) => {
+        consumer.once('ready', () => resolve());
+        consumer.once('error', reject);
+      });
+      return async () => {
+        release();
+        await consumer.close();
+      };
+    },
+    async close() {
+      await pub.close();
+      await conn.close();
+    },
+  };
+}
+
+/** The management API as the tests here use it: declare, bind, put policies, count. */
+export function management(broker: TestBroker, vhost: string) {
+  const { user, password } = brokerCredentials();
+  const auth = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+  const v = encodeURIComponent(vhost);
+  const e = encodeURIComponent;
+  const call = async (
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; json: unknown }> => {
+    const res = await fetch(new URL(`/api/${path.replace('{v}', v)}`, broker.url), {
+      method,
+      headers: { authorization: auth, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    if (!res.ok && res.status !== 404) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+    return { status: res.status, json: text ? JSON.parse(text) : null };
+  };
+  const api = {
+    queue: (name: string, kind: ObjectKind, args: Record<string, unknown> = {}) =>
+      call('PUT', `queues/{v}/${e(name)}`, { durable: true, arguments: { 'x-queue-type': kind, ...args } }),
+    exchange: (name: string, type = 'fanout', args: Record<string, unknown> = {}) =>
+      call('PUT', `exchanges/{v}/${e(name)}`, { type, durable: true, arguments: args }),
+    bind: (exchange: string, queue: string) =>
+      call('POST', `bindings/{v}/e/${e(exchange)}/q/${e(queue)}`, { routing_key: '' }),
+    policy: (
+      name: string,
+      pattern: string,
+      definition: Record<string, unknown>,
+      more: { priority?: number; applyTo?: string } = {},
+    ) =>
+      call('PUT', `policies/{v}/${e(name)}`, {
+        pattern,
+        'apply-to': more.applyTo ?? 'queues',
+        priority: more.priority ?? 0,
+        definition,
+      }),
+    deletePolicy: (name: string) => call('DELETE', `policies/{v}/${e(name)}`),
+    /** The queue's message count as its statistics say; null when it does not exist or has none yet. */
+    count: async (queue: string): Promise<number | null> => {
+      const { status, json } = await call('GET', `queues/{v}/${e(queue)}`);
+      if (status === 404) return null;
+      const n = (json as { messages?: number }).messages;
+      return typeof n === 'number' ? n : null;
+    },
+    /**
+     * How many messages the queue really holds: fetched and requeued (no statistics). Each fetch
+     * counts as a delivery: a quorum queue's delivery limit (20 by default from 4.0) allows few.
+     */
+    peek: async (queue: string): Promise<number> => {
+      const { json } = await call('POST', `queues/{v}/${e(queue)}/get`, {
+        count: 1000,
+        ackmode: 'ack_requeue_true',
+        encoding: 'auto',
+      });
+      return (json as unknown[]).length;
+    },
+    /** Takes one message and rejects it without requeue: dead-lettered, or dropped. */
+    reject: async (queue: string) => {
+      await call('POST', `queues/{v}/${e(queue)}/get`, {
+        count: 1,
+        ackmode: 'reject_requeue_false',
+        encoding: 'auto',
+      });
+    },
+    /** The user policy the queue's statistics report (they appear only once it is applied). */
+    policyOf: async (queue: string): Promise<string | null | undefined> => {
+      const { json } = await call('GET', `queues/{v}/${e(queue)}`);
+      return (json as { policy?: string | null } | null)?.policy;
+    },
+    exists: async (queue: string) => (await call('GET', `queues/{v}/${e(queue)}`)).status === 200,
+    /** Waits until the statistics say the queue holds `n` messages (they lag, quorum queues most). */
+    settled: (queue: string, n: number, deadlineMs = 30_000) =>
+      waitFor(async () => (await api.count(queue)) === n, {
+        deadlineMs,
+        intervalMs: 250,
+        what: `${queue} to hold ${n} messages`,
+      }),
+  };
+  return api;
+}
