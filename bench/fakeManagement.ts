@@ -10,8 +10,11 @@
  *
  * Run as a child process, so its CPU and memory stay out of the measured process.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createInterface } from 'node:readline';
 import { buildPolicySet, resolve } from '../src/policy/resolve.ts';
 import type { ObjectKind, Policy } from '../src/policy/types.ts';
 
@@ -195,6 +198,18 @@ export async function serve(v: FakeVhost, port = 0): Promise<{ url: string; clos
         server.close(() => r());
       }),
   };
+}
+
+/** This double as a child process (its CPU and memory out of the measured process), and what it printed. */
+export async function startFakeManagement<Info>(
+  args: readonly string[],
+): Promise<{ child: ChildProcess; info: Info }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/fakeManagement.ts', ...args], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const [line] = (await once(lines, 'line')) as [string];
+  return { child, info: JSON.parse(line) as Info };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -17,14 +17,12 @@
  *    every queue's policy (`disable_stats=true&columns=name,policy`), goal <= 1.5.
  * Medians of --runs runs, after a warm-up. Prints; asserts nothing.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
 import { type PreviewInput, preview } from '../src/preview/preview.ts';
 import { parseJsonArrayStream } from '../src/rabbit/jsonArrayStream.ts';
 import { LabClient } from '../src/rabbit/lab.ts';
+import { startFakeManagement } from './fakeManagement.ts';
 
 const argv = process.argv.slice(2);
 const flag = (name: string) => argv.includes(`--${name}`);
@@ -116,29 +114,15 @@ async function listingAlone(client: LabClient, vhost: string): Promise<number> {
 
 // --- 1. the fake management API -------------------------------------------------------------
 
-async function startFake(lookaround = false): Promise<{
-  child: ChildProcess;
-  info: { url: string; vhost: string; narrow: string; broad: string; queues: number; policies: number };
-}> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      'bench/fakeManagement.ts',
-      '--queues',
-      String(QUEUES),
-      '--policies',
-      String(POLICIES),
-      ...(lookaround ? ['--lookaround'] : []),
-    ],
-    {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    },
-  );
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  const [line] = (await once(lines, 'line')) as [string];
-  return { child, info: JSON.parse(line) };
+function startFake(lookaround = false) {
+  return startFakeManagement<{
+    url: string;
+    vhost: string;
+    narrow: string;
+    broad: string;
+    queues: number;
+    policies: number;
+  }>(['--queues', String(QUEUES), '--policies', String(POLICIES), ...(lookaround ? ['--lookaround'] : [])]);
 }
 
 async function benchFake(): Promise<void> {

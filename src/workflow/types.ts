@@ -151,6 +151,8 @@ export const ChangeRequestSchema = z.object({
   applyingAt: IsoTime.optional(),
   appliedAt: IsoTime.optional(),
   failure: FailureSchema.optional(),
+  /** Why the request went stale: the policy changed, or the change would now remove more than approved. */
+  staleBecause: z.enum(['policy-changed', 'loss-grew']).optional(),
   /** When its approvers were reminded (half its time to live passed without a decision). */
   remindedAt: IsoTime.optional(),
   /** The audit record of the applied change. */
@@ -215,6 +217,8 @@ export interface DecideInput {
   /** Slack user id of whoever clicked. */
   readonly user: string;
   readonly reason: string;
+  /** The approver ticked the acknowledgement of the loss the request's preview shows. */
+  readonly acknowledgedLoss?: boolean;
 }
 
 export type DecideResult =

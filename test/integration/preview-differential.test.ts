@@ -110,6 +110,9 @@ function userKeys(v: BrokerVersion): [string, unknown][] {
   ];
   if (atLeast(v, 3, 12)) keys.push(['consumer-timeout', 3_600_000]);
   if (atLeast(v, 3, 13)) keys.push(['target-group-size', 3]);
+  if (atLeast(v, 4, 3)) keys.push(['consumer-disconnected-timeout', 60_000]);
+  if (atLeast(v, 4, 3, 1))
+    keys.push(['delayed-retry-type', 'disabled'], ['delayed-retry-min', 1000], ['delayed-retry-max', 60_000]);
   return keys;
 }
 
@@ -124,6 +127,7 @@ function operatorKeys(v: BrokerVersion): [string, unknown][] {
   ];
   if (atLeast(v, 3, 12, 7)) keys.push(['overflow', 'drop-head'], ['queue-version', 2]);
   if (atLeast(v, 3, 13)) keys.push(['target-group-size', 2]);
+  if (atLeast(v, 4, 3, 1)) keys.push(['delayed-retry-min', 2000], ['delayed-retry-max', 30_000]);
   return keys;
 }
 
@@ -149,6 +153,8 @@ function invalidFields(r: Rng, v: BrokerVersion): { definition?: Record<string, 
   ];
   if (!atLeast(v, 3, 12)) choices.push(() => ({ applyTo: 'classic_queues' }));
   if (atLeast(v, 4)) choices.push(() => ({ definition: { 'ha-mode': 'all' } }));
+  if (atLeast(v, 4, 3)) choices.push(() => ({ definition: { 'queue-master-locator': 'client-local' } }));
+  if (atLeast(v, 4, 3, 1)) choices.push(() => ({ definition: { 'delayed-retry-type': 'all' } }));
   return r.pick(choices)();
 }
 
