@@ -31,7 +31,7 @@ import {
  * is an HMAC under it (the key is never in Redis), so a record cannot be rewritten, inserted or
  * re-sealed without it; what the chain still cannot show alone is its own end: the last records
  * deleted (and the head set back), or the whole trail wiped. The log is that anchor: `verify`
- * with `against` (the logged records, `auditLog.ts`) names each record missing, altered or extra.
+ * with `against` (the logged records, `log.ts`) names each record missing, altered or extra.
  */
 
 // KEYS: stream, head, ids. ARGV: expected head ('' = empty trail), record id, record JSON, hash.
@@ -67,7 +67,7 @@ export function recordDigest(record: AuditRecord): string {
   return createHash('sha256').update(canonicalJson(record)).digest('hex');
 }
 
-/** What `verify` compares the trail with: the log's records, by id (`auditLog.ts`). */
+/** What `verify` compares the trail with: the log's records, by id (`log.ts`). */
 export interface LoggedRecords {
   readonly file: string;
   /** Record id -> the digests logged for it (`recordDigest`). */
@@ -187,7 +187,10 @@ export class AuditTrail {
     return (await this.scan(query, limit)).entries;
   }
 
-  /** As `list`, and how many records of the whole trail could not be read (never matched, never hidden). */
+  /**
+   * As `list`, and how many records could not be read (never matched, never hidden): of the
+   * whole trail, or of the part read before `limit` entries were found.
+   */
   async scan(
     query: HistoryQuery = {},
     limit = Number.POSITIVE_INFINITY,
@@ -205,7 +208,6 @@ export class AuditTrail {
           continue;
         }
         const r = parsed.data;
-        if (entries.length >= limit) continue;
         if (query.env !== undefined && r.env !== query.env) continue;
         if (query.vhost !== undefined && r.vhost !== query.vhost) continue;
         if (
@@ -215,6 +217,7 @@ export class AuditTrail {
         )
           continue;
         entries.push(r);
+        if (entries.length >= limit) return { entries, unreadable };
       }
       if (rows.length < BATCH) return { entries, unreadable };
     }

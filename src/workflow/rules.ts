@@ -23,6 +23,7 @@ export type RuleRefusal = RefusalOf<
   | 'not-requester'
   | 'freeze-not-approver'
   | 'freeze-too-long'
+  | 'loss-not-acknowledged'
 >;
 
 /** The longest freeze: a week. */
@@ -122,13 +123,18 @@ export interface DecideFacts {
   readonly reason: string;
   /** Whether the decider approved this request already (hasApproved). */
   readonly alreadyApproved?: boolean;
+  /** The loss the change was previewed with, in words (messages removed, queues deleted); null: none. */
+  readonly loss?: string | null;
+  /** Whether the approver ticked the acknowledgement of that loss. */
+  readonly acknowledgedLoss?: boolean;
 }
 
 /**
  * Whether a decision may be taken. Every decision needs a reason (at most MAX_REASON). The
  * requester may withdraw (reject) their own request but never approve it; anyone else deciding,
  * either way, must be among the environment's approvers; an approver's approval counts once (the
- * store's Lua script holds the same rule atomically, for two clicks on two replicas).
+ * store's Lua script holds the same rule atomically, for two clicks on two replicas); an approval
+ * of a change that removes messages or deletes queues must acknowledge that loss.
  */
 export function decideRefusal(f: DecideFacts): RuleRefusal | null {
   if (!f.reason) return REASON_REQUIRED.decision;
@@ -136,7 +142,10 @@ export function decideRefusal(f: DecideFacts): RuleRefusal | null {
   if (long) return long;
   if (f.role === 'requester') return f.kind === 'approve' ? { code: 'self-approval' } : null;
   if (f.role !== 'approver') return { code: 'not-approver', env: f.env };
-  return f.kind === 'approve' && f.alreadyApproved ? { code: 'already-approved' } : null;
+  if (f.kind !== 'approve') return null;
+  if (f.alreadyApproved) return { code: 'already-approved' };
+  // An approval of a change that removes messages or deletes queues accepts that loss, explicitly.
+  return f.loss && !f.acknowledgedLoss ? { code: 'loss-not-acknowledged', loss: f.loss } : null;
 }
 
 const REASON_REQUIRED = {

@@ -109,13 +109,23 @@ export interface TransitionInput {
   readonly checkDeadline?: boolean;
   /** Fields to set with the move (structured values are stored as JSON). */
   readonly set?: Partial<
-    Pick<ChangeRequest, 'decision' | 'applyingAt' | 'appliedAt' | 'failure' | 'auditId' | 'verification'>
+    Pick<
+      ChangeRequest,
+      'decision' | 'applyingAt' | 'appliedAt' | 'failure' | 'auditId' | 'verification' | 'staleBecause'
+    >
   >;
 }
 
 /** Fields kept beside `doc`, parsed as JSON. */
 const JSON_FIELDS = ['decision', 'approvals', 'held', 'message', 'failure', 'verification'] as const;
-const TEXT_FIELDS = ['applyingAt', 'appliedAt', 'auditId', 'updatedAt', 'remindedAt'] as const;
+const TEXT_FIELDS = [
+  'applyingAt',
+  'appliedAt',
+  'auditId',
+  'updatedAt',
+  'remindedAt',
+  'staleBecause',
+] as const;
 
 /** Filed once, never changed afterwards. */
 type Doc = Omit<

@@ -154,6 +154,8 @@ export const ChangeRequestSchema = z.object({
   failure: FailureSchema.optional(),
   /** Approved while its environment was frozen: the freeze that holds it (the apply waits for its end). */
   held: FreezeSchema.optional(),
+  /** Why the request went stale: the policy changed, or the change would now remove more than approved. */
+  staleBecause: z.enum(['policy-changed', 'loss-grew']).optional(),
   /** When its approvers were reminded (half its time to live passed without a decision). */
   remindedAt: IsoTime.optional(),
   /** The audit record of the applied change. */
@@ -227,6 +229,8 @@ export interface DecideInput {
   /** Slack user id of whoever clicked. */
   readonly user: string;
   readonly reason: string;
+  /** The approver ticked the acknowledgement of the loss the request's preview shows. */
+  readonly acknowledgedLoss?: boolean;
 }
 
 export type DecideResult =

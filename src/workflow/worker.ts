@@ -5,6 +5,7 @@ import type { AuditTrail } from '../audit/trail.ts';
 import type { AuditObject, AuditRecord } from '../audit/types.ts';
 import { type PolicyAddress, samePolicy } from '../policy/compare.ts';
 import { auditObjects } from '../policy/diff.ts';
+import { lossGrew } from '../policy/impact.ts';
 import type { Policy } from '../policy/types.ts';
 import { type PreviewInput, type PreviewResult, preview } from '../preview/preview.ts';
 import { isRabbitError, type ManagementClientOptions, RabbitError } from '../rabbit/index.ts';
@@ -33,6 +34,8 @@ import { notifierLogging } from './workflow.ts';
  *    saw (or, for a create, the name is now taken) nothing is written: stale, with a fresh preview.
  * 2. Re-run the preview on the broker as it is now (policies and every object): the audit records
  *    what each object loses from the broker as it was, not as it was when the request was filed.
+ *    If the change would now remove more messages than the approval accepted (or touch another
+ *    queue), nothing is written: stale, with the fresh numbers, for the approvers to decide again.
  * 3. Write the whole policy, or delete it. Network trouble, timeouts and 5xx are retried by the
  *    queue with backoff; a 4xx is final (UnrecoverableError) with the broker's reason.
  * 4. Poll until the affected objects report the expected policy (the statistics lag), up to a
@@ -253,6 +256,13 @@ class ApplyJob {
           await this.stale(r, policyOf(r, fresh.change.before), broker, log);
           return;
         }
+        // The approval accepted a loss: if the change would now remove more (more messages,
+        // another queue), it is not what was approved.
+        const accepted = r.preview.summary.impact;
+        if (accepted && lossGrew(accepted, fresh.summary.impact)) {
+          await this.stale(r, current, broker, log, 'loss-grew');
+          return;
+        }
         saved = {
           requestId: r.id,
           objects: auditObjects(fresh.objects),
@@ -283,9 +293,19 @@ class ApplyJob {
     }
   }
 
-  private async stale(r: ChangeRequest, current: Policy | null, broker: WorkflowBroker, log: Logger) {
-    log.warn({ current }, 'not applied: the policy is not what the approver saw');
-    const moved = await this.deps.store.transition(r.id, { from: ['applying'], to: 'stale' });
+  private async stale(
+    r: ChangeRequest,
+    current: Policy | null,
+    broker: WorkflowBroker,
+    log: Logger,
+    why: NonNullable<ChangeRequest['staleBecause']> = 'policy-changed',
+  ) {
+    log.warn({ current, why }, 'not applied: stale');
+    const moved = await this.deps.store.transition(r.id, {
+      from: ['applying'],
+      to: 'stale',
+      set: { staleBecause: why },
+    });
     if (moved.kind !== 'ok') return;
     let fresh: PreviewResult;
     try {

@@ -1,6 +1,7 @@
 import { AuditTrail } from '../audit/trail.ts';
 import { formatDuration } from '../duration.ts';
 import type { Policy } from '../policy/types.ts';
+import { lossToAcknowledge } from '../preview/impactWords.ts';
 import { type PreviewAnswer, type PreviewInput, preview } from '../preview/preview.ts';
 import { isRabbitError } from '../rabbit/index.ts';
 import { orStoreUnavailable, WorkflowError } from './errors.ts';
@@ -207,6 +208,8 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
         env: request.env,
         reason,
         alreadyApproved: hasApproved(request, input.user),
+        loss: lossToAcknowledge(request.preview.summary.impact),
+        acknowledgedLoss: input.acknowledgedLoss === true,
       });
       if (refused) throw new WorkflowError(refused, { request });
       const at = now().toISOString();

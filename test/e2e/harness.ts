@@ -185,6 +185,8 @@ export interface HarnessOptions {
   readonly socketMode?: boolean;
   /** How often the fake Slack pings a Socket Mode connection. */
   readonly socketPingIntervalMs?: number;
+  /** RMQ_AUDIT_KEY: the audit chain sealed with it. */
+  readonly auditKey?: string;
   /** RMQ_TIMEOUT: the budget of one question to the broker (default the bot's, 10 s). */
   readonly questionBudget?: string;
   /** Shorter delivery budgets (`src/slack/delivery.ts`), for tests of a Slack that fails. */
@@ -283,6 +285,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       SLACK_API_URL: slack.apiUrl,
       LOG_LEVEL: options.logLevel ?? 'debug',
       ...(options.questionBudget ? { RMQ_TIMEOUT: options.questionBudget } : {}),
+      ...(options.auditKey ? { RMQ_AUDIT_KEY: options.auditKey } : {}),
       PORT: '0',
     },
     () => environmentsYaml,

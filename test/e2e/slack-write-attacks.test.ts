@@ -1,4 +1,9 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli.ts';
 import { RequestStore } from '../../src/workflow/store.ts';
 import { waitFor } from '../support/broker.ts';
 import type { RecordedCall } from '../support/fakeSlack.ts';
@@ -22,15 +27,22 @@ import { clickPayload, type OpenedView, submission, submitView } from './interac
  * Redis (the replay is acknowledged, HTTP 200, and nothing else happens). A definition number
  * beyond 2^53, rounded silently on its way to the broker, is refused from the command and from the
  * form. A reason of 100,000 characters on the reason and decision forms is refused inline. A
- * mention without a user is told what happened.
+ * mention without a user is told what happened. And the audit trail of an applied change, sealed
+ * with RMQ_AUDIT_KEY and logged by the bot, checked by the terminal against that log.
  */
 
 let h: Harness;
+const AUDIT_KEY = `e2e-audit-key-${randomBytes(16).toString('hex')}`;
 const REQUESTER = 'U0REQUESTER';
 const FORM = 'application/x-www-form-urlencoded';
 
 beforeAll(async () => {
-  h = await startHarness({ changes: true, logLevel: process.env.TEST_LOG_LEVEL ?? 'warn' });
+  // info: the bot logs each audit record at info, the anchor `--against` reads.
+  h = await startHarness({
+    changes: true,
+    auditKey: AUDIT_KEY,
+    logLevel: process.env.TEST_LOG_LEVEL ?? 'info',
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -236,5 +248,77 @@ describe('a mention without a user', () => {
     );
     expect(renderedText(told.args)).toMatch(/names no user/);
     expect(renderedText(told.args)).not.toMatch(/not set up/);
+  });
+});
+
+describe('the audit trail of an applied change, with RMQ_AUDIT_KEY', () => {
+  async function history(...argv: string[]) {
+    let out = '';
+    let err = '';
+    const code = await runCli(
+      ['history', ...argv],
+      { REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', RMQ_AUDIT_KEY: AUDIT_KEY },
+      { out: (x) => (out += x), err: (x) => (err += x) },
+      { keyPrefix: h.keyPrefix },
+    );
+    return { code, out, err };
+  }
+
+  it("is sealed with the key and logged; the terminal verifies it against the bot's log, and finds its last record deleted", async () => {
+    const mark = h.slack.calls.length;
+    await h.command(
+      `create sealed-probe --pattern ^sealed-probe$ --definition {"max-length": 5} --reason "INC-12" --vhost ${h.vhost}`,
+      { userId: REQUESTER },
+    );
+    const posted = await next(mark, (c) => approvalPosts(mark).includes(c), 'the request posted');
+    const [filed] = await pendingFor('sealed-probe');
+    const clicked = h.slack.calls.length;
+    await h.interact(
+      clickPayload(
+        APPROVER,
+        { action_id: 'rmq_request_approve', value: String(filed?.id) },
+        { channel: APPROVALS_CHANNEL, ts: String(posted.response?.ts) },
+        h.slack.responseUrl(),
+      ),
+    );
+    const decision = await next(clicked, (c) => c.method === 'views.open' && c.ok, 'the decision form');
+    expect(await submit(APPROVER, viewOf(decision), { reason: 'checked the preview' })).toEqual({});
+    await next(
+      clicked,
+      (c) => c.ok && c.args.channel === APPROVALS_CHANNEL && /Applied:/.test(String(c.args.text)),
+      'the change applied',
+    );
+
+    const rows = await h.redis.xrange(`${h.keyPrefix}:audit`, '-', '+');
+    const records = rows.map(
+      ([, f]) => JSON.parse(f[1] as string) as { id: string; keyed?: boolean; hash: string },
+    );
+    expect(records.length).toBeGreaterThan(0);
+    expect(records.every((r) => r.keyed === true)).toBe(true);
+    expect(JSON.stringify(rows)).not.toContain(AUDIT_KEY);
+    expect(h.logs.join('')).not.toContain(AUDIT_KEY);
+
+    const dir = mkdtempSync(join(tmpdir(), 'rmq-e2e-log-'));
+    try {
+      const log = join(dir, 'bot.log');
+      writeFileSync(log, h.logs.join(''));
+      const clean = await history('--verify', '--against', log, '--json');
+      expect(clean.code, clean.err).toBe(0);
+      expect(JSON.parse(clean.out).verify).toMatchObject({
+        ok: true,
+        keyed: true,
+        against: { logged: records.length, missing: [], altered: [], extra: [] },
+      });
+      // Someone with Redis deletes the last record and sets the head back: only the log shows it.
+      const last = rows[rows.length - 1] as [string, string[]];
+      await h.redis.xdel(`${h.keyPrefix}:audit`, last[0]);
+      await h.redis.set(`${h.keyPrefix}:audit:head`, records[records.length - 2]?.hash ?? '');
+      expect((await history('--verify')).code).toBe(0);
+      const found = await history('--verify', '--against', log);
+      expect(found.code).toBe(1);
+      expect(found.out).toContain(`missing from Redis (1): ${records[records.length - 1]?.id}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

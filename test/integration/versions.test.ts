@@ -12,7 +12,7 @@ import { acceptedApplyTo } from '../../src/policy/keys.ts';
 import { RabbitError } from '../../src/rabbit/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { brokerCredentials, uniqueName, waitFor } from '../support/broker.ts';
-import { BROKERS, brokersUp, clientFor, type TestBroker } from '../support/brokers.ts';
+import { BROKERS, brokersUp, clientFor, inVhostOn, type TestBroker } from '../support/brokers.ts';
 import { built, repoRoot } from '../support/built.ts';
 import { runBuiltRmq } from '../support/cli.ts';
 
@@ -20,6 +20,17 @@ const { up } = await brokersUp();
 const three = up.find((b) => b.label === 'machine');
 const four = up.find((b) => b.label === 'rabbitmq-4');
 const fourThree = up.find((b) => b.label === 'rabbitmq-4.3');
+
+/** `which` once the broker reports the object's policy (statistics lag behind a new queue). */
+function reportedWhich(client: LabClient, vhost: string, name: string) {
+  return waitFor(
+    async () => {
+      const r = await which({ name, vhost }, client);
+      return r.answer === 'reported' ? r : undefined;
+    },
+    { deadlineMs: 30_000, intervalMs: 500, what: `the broker to report ${name}` },
+  );
+}
 
 async function explainOn(broker: (typeof BROKERS)[number]) {
   const client = clientFor(broker);
@@ -41,13 +52,7 @@ async function explainOn(broker: (typeof BROKERS)[number]) {
       scoped = err instanceof RabbitError && err.code === 'refused-by-broker' ? 'refused' : 'error';
     }
     await client.putQueue(vhost, 'cq', { kind: 'classic' });
-    const answer = await waitFor(
-      async () => {
-        const r = await which({ name: 'cq', vhost }, client);
-        return r.answer === 'reported' ? r : undefined;
-      },
-      { deadlineMs: 30_000, intervalMs: 500, what: 'the broker to report cq' },
-    );
+    const answer = await reportedWhich(client, vhost, 'cq');
     return { version, answer, scoped };
   } finally {
     await client.deleteVhost(vhost);
@@ -126,21 +131,6 @@ async function brokerRefusal(put: () => Promise<unknown>): Promise<string | null
   }
 }
 
-async function inVhost<T>(
-  broker: TestBroker,
-  fn: (vhost: string, client: LabClient) => Promise<T>,
-): Promise<T> {
-  const client = clientFor(broker);
-  const vhost = uniqueName('v43');
-  await client.putVhost(vhost);
-  try {
-    return await fn(vhost, client);
-  } finally {
-    await client.deleteVhost(vhost);
-    await client.close();
-  }
-}
-
 /** The parts of the CLI's --json documents these tests read (INTERFACE.md section 2). */
 interface CliJson {
   refusals?: { code: string; key?: string; message: string }[];
@@ -168,11 +158,25 @@ async function rmqJson(
 
 const QML = { 'queue-master-locator': 'client-local' };
 
+/** `rmq preview create` of a policy setting queue-master-locator, through the built CLI. */
+const previewQml = (broker: TestBroker, vhost: string) =>
+  rmqJson(broker, [
+    'preview',
+    'create',
+    'qml-new',
+    '--vhost',
+    vhost,
+    '--pattern',
+    '^q',
+    '--definition',
+    JSON.stringify(QML),
+  ]);
+
 describe.skipIf(!fourThree)('RabbitMQ 4.3, measured on the running broker', () => {
   const latest = fourThree!;
 
   it('refuses queue-master-locator in user and operator policies; the preview refuses it too and names queue-leader-locator', async () => {
-    await inVhost(latest, async (vhost, client) => {
+    await inVhostOn(latest, 'v43', async (vhost, client) => {
       for (const layer of ['user', 'operator'] as const) {
         const reason = await brokerRefusal(() =>
           client.putPolicy(layer, {
@@ -186,17 +190,7 @@ describe.skipIf(!fourThree)('RabbitMQ 4.3, measured on the running broker', () =
         );
         expect(reason).toMatch(/deprecated queue-master-locator argument is not permitted/);
       }
-      const { code, json } = await rmqJson(latest, [
-        'preview',
-        'create',
-        'qml',
-        '--vhost',
-        vhost,
-        '--pattern',
-        '^q',
-        '--definition',
-        JSON.stringify(QML),
-      ]);
+      const { code, json } = await previewQml(latest, vhost);
       expect(code).toBe(2);
       expect(json.refusals).toEqual([
         expect.objectContaining({
@@ -227,7 +221,7 @@ describe.skipIf(!fourThree)('RabbitMQ 4.3, measured on the running broker', () =
   it.skipIf(!four)(
     '4.0 takes queue-master-locator, and the preview only warns that 4.3 refuses it',
     async () => {
-      await inVhost(four!, async (vhost, client) => {
+      await inVhostOn(four!, 'v43', async (vhost, client) => {
         expect(
           await brokerRefusal(() =>
             client.putPolicy('user', {
@@ -240,17 +234,7 @@ describe.skipIf(!fourThree)('RabbitMQ 4.3, measured on the running broker', () =
             }),
           ),
         ).toBeNull();
-        const { code, json } = await rmqJson(four!, [
-          'preview',
-          'create',
-          'qml2',
-          '--vhost',
-          vhost,
-          '--pattern',
-          '^q',
-          '--definition',
-          JSON.stringify(QML),
-        ]);
+        const { code, json } = await previewQml(four!, vhost);
         expect(code).toBe(0);
         expect(json.warnings).toEqual(
           expect.arrayContaining([
@@ -268,7 +252,7 @@ describe.skipIf(!fourThree)('RabbitMQ 4.3, measured on the running broker', () =
   it('classic queue version 1 is gone from queue arguments; x-queue-mode is still taken (the note says refused), and the policy keys pass', async () => {
     const declare = (client: LabClient, vhost: string, name: string, args: Record<string, unknown>) =>
       brokerRefusal(() => client.putQueue(vhost, name, { kind: 'classic', arguments: args }));
-    await inVhost(latest, async (vhost, client) => {
+    await inVhostOn(latest, 'v43', async (vhost, client) => {
       expect(await declare(client, vhost, 'v1', { 'x-queue-version': 1 })).toMatch(
         /unsupported queue version '1'/,
       );
@@ -293,7 +277,7 @@ describe.skipIf(!fourThree)('RabbitMQ 4.3, measured on the running broker', () =
       }
     });
     if (four) {
-      await inVhost(four, async (vhost, client) => {
+      await inVhostOn(four, 'v43', async (vhost, client) => {
         expect(await declare(client, vhost, 'v1', { 'x-queue-version': 1 })).toBeNull();
         expect(await declare(client, vhost, 'qml', { 'x-queue-master-locator': 'client-local' })).toBeNull();
       });
@@ -318,7 +302,7 @@ describe.skipIf(!fourThree)('RabbitMQ 4.3, measured on the running broker', () =
       )) as Record<string, unknown>[];
       return new Map(list.map((q) => [q.name, q]));
     };
-    await inVhost(latest, async (vhost, client) => {
+    await inVhostOn(latest, 'v43', async (vhost, client) => {
       // Read once, at once: the record, not statistics, so no waiting.
       const queues = await setUp(latest, vhost, client);
       expect(queues.get('capped')).toMatchObject({
@@ -333,7 +317,7 @@ describe.skipIf(!fourThree)('RabbitMQ 4.3, measured on the running broker', () =
       });
     });
     if (four) {
-      await inVhost(four, async (vhost, client) => {
+      await inVhostOn(four, 'v43', async (vhost, client) => {
         const queues = await setUp(four, vhost, client);
         for (const q of queues.values()) {
           expect(q).not.toHaveProperty('operator_policy');
@@ -344,7 +328,7 @@ describe.skipIf(!fourThree)('RabbitMQ 4.3, measured on the running broker', () =
   }, 90_000);
 
   it('a change of delivery-limit alone reaches an existing quorum queue at once (its record)', async () => {
-    await inVhost(latest, async (vhost, client) => {
+    await inVhostOn(latest, 'v43', async (vhost, client) => {
       const put = (limit: number) =>
         client.putPolicy('user', {
           vhost,
@@ -371,7 +355,7 @@ describe.skipIf(!fourThree)('RabbitMQ 4.3, measured on the running broker', () =
   }, 60_000);
 
   it('equal priorities under Khepri: the broker picks one, the bot says the tie is undefined and names both', async () => {
-    await inVhost(latest, async (vhost, client) => {
+    await inVhostOn(latest, 'v43', async (vhost, client) => {
       for (const name of ['tie-a', 'tie-b', 'tie-c'])
         await client.putPolicy('user', {
           vhost,
@@ -382,13 +366,7 @@ describe.skipIf(!fourThree)('RabbitMQ 4.3, measured on the running broker', () =
           definition: { 'max-length': 10 },
         });
       await client.putQueue(vhost, 'shared', { kind: 'classic' });
-      const r = await waitFor(
-        async () => {
-          const w = await which({ name: 'shared', vhost }, client);
-          return w.answer === 'reported' ? w : undefined;
-        },
-        { deadlineMs: 30_000, intervalMs: 500, what: 'the broker to report shared' },
-      );
+      const r = await reportedWhich(client, vhost, 'shared');
       expect(r.ambiguous).toBe(true);
       const picked = r.inForce?.name;
       expect(['tie-a', 'tie-b', 'tie-c']).toContain(picked);
@@ -400,7 +378,7 @@ describe.skipIf(!fourThree)('RabbitMQ 4.3, measured on the running broker', () =
   }, 60_000);
 
   it('the 4.3 quorum keys: which explains them, a quorum queue times its consumer out, and a preview of losing them names their risks', async () => {
-    await inVhost(latest, async (vhost, client) => {
+    await inVhostOn(latest, 'v43', async (vhost, client) => {
       const definition = {
         'delayed-retry-type': 'failed',
         'delayed-retry-min': 1000,

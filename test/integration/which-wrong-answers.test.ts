@@ -8,22 +8,10 @@
 import { describe, expect, it } from 'vitest';
 import { type WhichBroker, type WhichResult, which } from '../../commands/which.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import { uniqueName, waitFor } from '../support/broker.ts';
-import { brokersUp, clientFor, type TestBroker } from '../support/brokers.ts';
+import { waitFor } from '../support/broker.ts';
+import { brokersUp, inVhostOn } from '../support/brokers.ts';
 
 const { up } = await brokersUp();
-
-async function inVhost<T>(broker: TestBroker, fn: (vhost: string, client: LabClient) => Promise<T>) {
-  const client = clientFor(broker);
-  const vhost = uniqueName('wrong');
-  await client.putVhost(vhost);
-  try {
-    return await fn(vhost, client);
-  } finally {
-    await client.deleteVhost(vhost);
-    await client.close();
-  }
-}
 
 /** A user policy on the real broker. */
 function put(
@@ -58,7 +46,7 @@ describe.each(up.map((b) => [b.label, b] as const))('on %s', (_label, broker) =>
   ])(
     'a reported policy with pattern %s (%s) above a readable match: no disagreement, the match lower-priority',
     async (pattern) => {
-      await inVhost(broker, async (vhost, client) => {
+      await inVhostOn(broker, 'wrong', async (vhost, client) => {
         await put(client, vhost, 'look', pattern, 3, { 'max-length': 3 });
         await put(client, vhost, 'lo', '^lo', 1, { 'max-length': 4 }, 'all');
         await client.putQueue(vhost, 'lookq', { kind: 'classic' });
@@ -73,7 +61,7 @@ describe.each(up.map((b) => [b.label, b] as const))('on %s', (_label, broker) =>
   );
 
   it('a reported unreadable policy tied with a readable one: a tie, not a disagreement', async () => {
-    await inVhost(broker, async (vhost, client) => {
+    await inVhostOn(broker, 'wrong', async (vhost, client) => {
       await put(client, vhost, 'look', '^(?>look)', 2, { 'max-length': 3 });
       await put(client, vhost, 'lo', '^lo', 2, { 'max-length': 4 });
       await client.putQueue(vhost, 'lookq', { kind: 'classic' });
@@ -100,7 +88,7 @@ describe.each(up.map((b) => [b.label, b] as const))('on %s', (_label, broker) =>
   });
 
   it('a readable policy above the reported unreadable one is still a disagreement', async () => {
-    await inVhost(broker, async (vhost, client) => {
+    await inVhostOn(broker, 'wrong', async (vhost, client) => {
       await put(client, vhost, 'look', '^(?>look)', 3, { 'max-length': 3 });
       await client.putQueue(vhost, 'lookq', { kind: 'classic' });
       await reported(client, vhost, 'lookq', 'look');
@@ -122,7 +110,7 @@ describe.each(up.map((b) => [b.label, b] as const))('on %s', (_label, broker) =>
   });
 
   it('a queue of a type the bot does not know: its type as the broker says, no classic vetoes invented', async () => {
-    await inVhost(broker, async (vhost, client) => {
+    await inVhostOn(broker, 'wrong', async (vhost, client) => {
       // `hi` sets delivery-limit, which classic queues refuse; nobody knows what a new type refuses.
       await put(client, vhost, 'hi', '^mq', 5, { 'delivery-limit': 5 });
       await put(client, vhost, 'lo', '^mq', 1, { 'max-length': 4 });

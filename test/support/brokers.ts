@@ -10,7 +10,7 @@
  */
 import { request } from 'undici';
 import { LabClient } from '../../src/rabbit/lab.ts';
-import { brokerCredentials, brokerUrl } from './broker.ts';
+import { brokerCredentials, brokerUrl, uniqueName } from './broker.ts';
 
 export interface TestBroker {
   readonly label: string;
@@ -48,13 +48,6 @@ export const BROKERS: readonly TestBroker[] = [
   },
 ];
 
-/** The broker of this label; a typo in a test fails at once. */
-export function brokerLabelled(label: string): TestBroker {
-  const b = BROKERS.find((x) => x.label === label);
-  if (!b) throw new Error(`no test broker labelled ${label} (test/support/brokers.ts)`);
-  return b;
-}
-
 /** Resolves the brokers that answer, in order; logs the ones skipped so the summary shows it. */
 export async function reachable(broker: TestBroker): Promise<boolean> {
   const { user, password } = brokerCredentials();
@@ -86,4 +79,21 @@ export async function brokersUp(): Promise<{ up: TestBroker[]; skipped: TestBrok
 
 export function clientFor(broker: TestBroker): LabClient {
   return new LabClient({ url: broker.url, ...brokerCredentials() });
+}
+
+/** Runs `fn` in a new vhost of this broker, removed afterwards (and the client closed), even on failure. */
+export async function inVhostOn<T>(
+  broker: TestBroker,
+  prefix: string,
+  fn: (vhost: string, client: LabClient) => Promise<T>,
+): Promise<T> {
+  const client = clientFor(broker);
+  const vhost = uniqueName(prefix);
+  await client.putVhost(vhost);
+  try {
+    return await fn(vhost, client);
+  } finally {
+    await client.deleteVhost(vhost);
+    await client.close();
+  }
 }

@@ -4,6 +4,7 @@ import { type PoliciesBroker, policies } from '../../commands/policies.ts';
 import { requestEntry } from '../../commands/requests.ts';
 import { type WhichBroker, which } from '../../commands/which.ts';
 import type { AuditRecord } from '../../src/audit/types.ts';
+import { InputError } from '../../src/errors.ts';
 import { policyDiff } from '../../src/policy/diff.ts';
 import { type InventoryObject, simulate } from '../../src/policy/simulate.ts';
 import type { Policy } from '../../src/policy/types.ts';
@@ -11,12 +12,24 @@ import { withImpact } from '../../src/preview/impact.ts';
 import type { PreviewAnswer } from '../../src/preview/preview.ts';
 import { SUMMARY_NAMES, summarize } from '../../src/preview/summary.ts';
 import { code, prose } from '../../src/slack/escape.ts';
+import { refusalView } from '../../src/slack/views/errors.ts';
 import { historyView } from '../../src/slack/views/history.ts';
 import { outsideView } from '../../src/slack/views/outside.ts';
 import { policiesCsv, policiesView } from '../../src/slack/views/policies.ts';
 import { previewCsv, previewView } from '../../src/slack/views/preview.ts';
-import { auditView, requestMessage } from '../../src/slack/views/request.ts';
+import {
+  alreadyDecidedView,
+  auditView,
+  decisionNoticeView,
+  filedView,
+  notAppliedView,
+  reminderView,
+  requestMessage,
+} from '../../src/slack/views/request.ts';
+import { requestRefusedView } from '../../src/slack/views/requestRefusals.ts';
 import { requestsView } from '../../src/slack/views/requests.ts';
+import { timeBoxAskView, timeBoxNothingView, timeBoxWarningView } from '../../src/slack/views/timebox.ts';
+import { defaultsSetView, defaultsShownView } from '../../src/slack/views/use.ts';
 import { whichView } from '../../src/slack/views/which.ts';
 import { historyText } from '../../src/terminal/history.ts';
 import { policiesText } from '../../src/terminal/policies.ts';
@@ -24,6 +37,7 @@ import { previewText } from '../../src/terminal/preview.ts';
 import { requestsText } from '../../src/terminal/requests.ts';
 import { whichText } from '../../src/terminal/which.ts';
 import { asWritten, quoted, showInvisible, terminalText } from '../../src/text/asWritten.ts';
+import { WorkflowError } from '../../src/workflow/errors.ts';
 import type { ChangeRequest } from '../../src/workflow/types.ts';
 import { renderedText } from '../support/fakeSlack.ts';
 import { V310 } from '../support/policies.ts';
@@ -286,5 +300,35 @@ describe('every view, walked with a hostile string in every field', () => {
     const h = { entries: [record, outside], unreadable: 0 };
     expectInert(historyText(h), false);
     expectInert(slackText(historyView(h)), true);
+  });
+
+  it('the rest of the change request views, the time box, the channel defaults and the refusals', () => {
+    const q = hostileRequest();
+    const pending = { ...q, state: 'pending' as const, decision: undefined } as ChangeRequest;
+    const views = [
+      filedView(pending, 'C0APPROVALS', { ok: false, error: `not_in_channel ${H}` }),
+      alreadyDecidedView(q),
+      notAppliedView({
+        ...q,
+        state: 'failed',
+        failure: { code: 'refused-by-broker', message: H, attempts: 1, at: T0 },
+      } as ChangeRequest),
+      decisionNoticeView(q),
+      reminderView(pending, [`U0${H}`]),
+      timeBoxWarningView({ ...q, timeBoxMs: 3_600_000 } as ChangeRequest, new Date(T0), true),
+      timeBoxAskView(q, q, `changed since ${H}`),
+      timeBoxNothingView(q),
+      defaultsShownView({ env: H, vhost: H, by: `U0${H}`, at: T0 }, { env: 'prod' }, '/rmq'),
+      defaultsSetView({ env: H, vhost: H }, { env: 'prod' }, `note ${H}`),
+      refusalView(new InputError(`No vhost ${H}.`, { usage: 'which NAME [--vhost V]' }), '/rmq'),
+      requestRefusedView(new WorkflowError({ code: 'identity-cannot-write', reason: H })),
+    ];
+    for (const [i, v] of views.entries()) {
+      try {
+        expectInert(slackText(v), true);
+      } catch (e) {
+        throw new Error(`view ${i}: ${String(e)}\n${slackText(v)}`);
+      }
+    }
   });
 });

@@ -122,7 +122,9 @@ function stateLine(r: ChangeRequest): string {
     case 'expired':
       return `${STATE_WORDS.expired}: nobody decided before ${when(r.expiresAt)}. File it again if it is still wanted.`;
     case 'stale':
-      return `${STATE_WORDS.stale}: the policy on the broker is no longer what the approver saw. A fresh preview was posted; file the request again to go ahead.`;
+      return r.staleBecause === 'loss-grew'
+        ? `${STATE_WORDS.stale}: the change would now remove more than the approval accepted (more messages, or another queue). The fresh numbers were posted; file the request again for the approvers to decide on them.`
+        : `${STATE_WORDS.stale}: the policy on the broker is no longer what the approver saw. A fresh preview was posted; file the request again to go ahead.`;
   }
 }
 
