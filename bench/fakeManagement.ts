@@ -2,15 +2,19 @@
  * A local stand-in for the management API, speaking its shapes, for bench/preview.ts: one vhost
  * of N queues and M policies, whose `policy` field is what the broker would report (worked out
  * by the engine once, at start). The queue listing is rendered once and sent as one body, as the
- * broker does (it builds the whole list before answering).
+ * broker does (it builds the whole list before answering). The stats listing of the live columns
+ * (what the preview reads of what is there now) is another body, rendered once too.
  *
  *   tsx bench/fakeManagement.ts [--queues 100000] [--policies 1000]
  *   -> prints {"url": "...", "vhost": "...", "policies": [...names to delete...]} on one line, then serves
  *
  * Run as a child process, so its CPU and memory stay out of the measured process.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createInterface } from 'node:readline';
 import { buildPolicySet, resolve } from '../src/policy/resolve.ts';
 import type { ObjectKind, Policy } from '../src/policy/types.ts';
 
@@ -134,12 +138,30 @@ export async function serve(v: FakeVhost, port = 0): Promise<{ url: string; clos
       })),
     ),
   );
+  // The live columns (`columns=name,messages,…`), as the stats listing answers them: depths 0–49
+  // of 200-byte bodies, every third queue with a consumer.
+  const stats = Buffer.from(
+    JSON.stringify(
+      v.queues.map((q, i) => ({
+        consumers: i % 3 === 0 ? 1 : 0,
+        idle_since: '2026-12-01 09:00:00',
+        message_bytes_ready: (i % 50) * 200,
+        messages: i % 50,
+        messages_ready: i % 50,
+        messages_unacknowledged: 0,
+        name: q.name,
+      })),
+    ),
+  );
   const routes = new Map<string, Buffer>([
     ['/api/overview', Buffer.from(JSON.stringify({ rabbitmq_version: '3.10.8', cluster_name: 'bench' }))],
     [`/api/policies/${enc}`, Buffer.from(JSON.stringify(v.policies.map(policyJson)))],
     [`/api/operator-policies/${enc}`, Buffer.from(JSON.stringify(v.operatorPolicies.map(policyJson)))],
     [`/api/queues/${enc}`, queues],
     [`/api/exchanges/${enc}`, exchanges],
+    // No upstreams; the federation plugin off (its links endpoint 404s).
+    [`/api/parameters/federation-upstream/${enc}`, Buffer.from('[]')],
+    [`/api/parameters/federation-upstream-set/${enc}`, Buffer.from('[]')],
   ]);
   // `columns=name` ("did you mean"): only the names, as the broker answers that query.
   const namesOnly = new Map<string, Buffer>([
@@ -151,10 +173,13 @@ export async function serve(v: FakeVhost, port = 0): Promise<{ url: string; clos
       ),
     ],
   ]);
+  const live = new Map<string, Buffer>([[`/api/queues/${enc}`, stats]]);
   const server = createServer((req, res) => {
     const [path = '', query = ''] = (req.url ?? '').split('?');
-    const names = new URLSearchParams(query).get('columns') === 'name';
-    const body = (names ? namesOnly.get(path) : undefined) ?? routes.get(path);
+    const columns = new URLSearchParams(query).get('columns') ?? '';
+    const only =
+      columns === 'name' ? namesOnly.get(path) : columns.includes('messages') ? live.get(path) : undefined;
+    const body = only ?? routes.get(path);
     if (!body) {
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end('{"error":"Object Not Found","reason":"Not Found"}');
@@ -173,6 +198,18 @@ export async function serve(v: FakeVhost, port = 0): Promise<{ url: string; clos
         server.close(() => r());
       }),
   };
+}
+
+/** This double as a child process (its CPU and memory out of the measured process), and what it printed. */
+export async function startFakeManagement<Info>(
+  args: readonly string[],
+): Promise<{ child: ChildProcess; info: Info }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/fakeManagement.ts', ...args], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const [line] = (await once(lines, 'line')) as [string];
+  return { child, info: JSON.parse(line) as Info };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

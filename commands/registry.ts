@@ -81,6 +81,18 @@ export const COMMAND_TABLE = [
     does: "Slack only: this channel's defaults for every later command in it and its threads; bare use shows them",
     slackOnly: true,
   },
+  {
+    name: 'freeze',
+    usage: 'freeze [--env E] --for DURATION --reason TEXT',
+    does: 'Slack only, approvers only: requests are filed and approved but nothing is applied until the freeze ends',
+    slackOnly: true,
+  },
+  {
+    name: 'unfreeze',
+    usage: 'unfreeze [--env E] --reason TEXT',
+    does: 'Slack only, approvers only: lift the freeze; the approved requests are applied in approval order',
+    slackOnly: true,
+  },
   { name: 'help', usage: 'help', does: 'this text', slackOnly: false },
 ] as const satisfies readonly CommandEntry[];
 

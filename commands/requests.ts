@@ -28,6 +28,16 @@ export function parseRequests(words: readonly string[], defaults: FlagDefaults =
 /** What `requests` reads. RequestStore and Workflow satisfy it. */
 export interface RequestsSource {
   listOpen(env?: string): Promise<ChangeRequest[]>;
+  /** The environments frozen now (`freeze`); absent: not known to this source. */
+  frozen?(): Promise<readonly FrozenEnvironment[]>;
+}
+
+/** An environment frozen now: nothing is applied there until `until`, unless an approver lifts it. */
+export interface FrozenEnvironment {
+  env: string;
+  until: string;
+  by: string;
+  reason: string;
 }
 
 /** One request as INTERFACE.md lists it (`--json`). */
@@ -56,6 +66,8 @@ export interface RequestEntry {
 
 export interface RequestsResult {
   requests: RequestEntry[];
+  /** The environments frozen now (approved requests there wait for the freeze's end). */
+  frozen: readonly FrozenEnvironment[];
 }
 
 export function requestEntry(r: ChangeRequest): RequestEntry {
@@ -84,5 +96,9 @@ export function requestEntry(r: ChangeRequest): RequestEntry {
 }
 
 export async function requests(input: RequestsInput, source: RequestsSource): Promise<RequestsResult> {
-  return { requests: (await source.listOpen(input.env)).map(requestEntry) };
+  const [open, frozen] = await Promise.all([source.listOpen(input.env), source.frozen?.() ?? []]);
+  return {
+    requests: open.map(requestEntry),
+    frozen: frozen.filter((f) => input.env === undefined || f.env === input.env),
+  };
 }

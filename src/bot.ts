@@ -10,6 +10,7 @@ import { createMetrics, type Metrics } from './slack/metrics.ts';
 import { slackOutsideNotifier } from './slack/outsideNotifier.ts';
 import { ownWriteAnnouncer } from './watch/store.ts';
 import { type Watchers, watchOutside } from './watch/watchers.ts';
+import { FreezeStore } from './workflow/freeze.ts';
 import {
   APPLY_CLIENT_SETTINGS,
   type ApplyWorker,
@@ -165,7 +166,7 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
           metrics,
           keyPrefix,
           records: {
-            requests: new RequestStore(redis, keyPrefix),
+            requests: requestsWithFreezes(redis, keyPrefix),
             history: new AuditTrail(redis, keyPrefix, sealed),
           },
           watch: () => watchers?.health() ?? {},
@@ -295,9 +296,16 @@ function slackTokenRefused(err: unknown, config: Config): string {
 
 // --- change requests -------------------------------------------------------------------------
 
+/** What `requests` reads in Slack: the open requests and the environments frozen now. */
+function requestsWithFreezes(redis: Redis, keyPrefix: string) {
+  const store = new RequestStore(redis, keyPrefix);
+  const freezes = new FreezeStore(redis, keyPrefix);
+  return { listOpen: (env?: string) => store.listOpen(env), frozen: () => freezes.all(new Date()) };
+}
+
 /**
  * What the apply worker works with: its own Redis connection (BullMQ blocks on it), the request
- * store and the audit trail on it, and the announcement of its writes to the watchers. Used here,
+ * store, the audit trail and the freezes on it, and the announcement of its writes to the watchers. Used here,
  * by the tests' workflow fixture and by bench/apply.ts, so they start the worker users run.
  */
 export function applyWorkerDeps(
@@ -315,6 +323,7 @@ export function applyWorkerDeps(
     requests: new RequestStore(connection, keyPrefix, now),
     audit: new AuditTrail(connection, keyPrefix, { log: jobLog, ...(auditKey ? { key: auditKey } : {}) }),
     announceWrite: ownWriteAnnouncer(connection, keyPrefix),
+    freezes: new FreezeStore(connection, keyPrefix),
   };
 }
 

@@ -92,7 +92,14 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     const { withRedis } = await import('./cliRedis.ts');
     return withRedis(env, io, async (redis) => {
       const { RequestStore } = await import('./workflow/store.ts');
-      const result = await requests(input, new RequestStore(redis, options.keyPrefix ?? DEFAULT_KEY_PREFIX));
+      const { FreezeStore } = await import('./workflow/freeze.ts');
+      const prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+      const store = new RequestStore(redis, prefix);
+      const freezes = new FreezeStore(redis, prefix);
+      const result = await requests(input, {
+        listOpen: (e) => store.listOpen(e),
+        frozen: () => freezes.all(new Date()),
+      });
       io.out(json ? asJson(result) : requestsText(result));
       return 0;
     });

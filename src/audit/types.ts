@@ -49,7 +49,8 @@ export const AuditRecordSchema = z.object({
   policy: z.string(),
   /** true: an operator policy. */
   operator: z.boolean(),
-  action: z.enum(['create', 'edit', 'delete', 'revert', 'outside']),
+  /** `freeze`/`unfreeze`: an environment frozen or its freeze ended (no policy: `vhost` and `policy` are empty). */
+  action: z.enum(['create', 'edit', 'delete', 'revert', 'outside', 'freeze', 'unfreeze']),
   requestId: z.string().optional(),
   requester: Person.optional(),
   /** The first approver (kept for readers of one approver); `approvers` lists them all. */
@@ -76,6 +77,19 @@ export const AuditRecordSchema = z.object({
   /** After the write: did the broker report what the preview predicted? */
   matchedPreview: z.boolean().optional(),
   revertOf: z.string().optional(),
+  /**
+   * For `freeze`: until when and why (`actor` froze it); for `unfreeze`: the freeze that ended and
+   * why it ended (`actor` lifted it; absent: it ran out).
+   */
+  freeze: z
+    .object({
+      until: IsoTime,
+      by: z.string(),
+      reason: z.string(),
+      at: IsoTime,
+      endedBecause: z.string().optional(),
+    })
+    .optional(),
   /** Hash of the previous record ('' for the first). */
   prev: z.string(),
   /** `hash` is an HMAC under RMQ_AUDIT_KEY: it cannot be recomputed without the key. */

@@ -1,4 +1,4 @@
-import type { Impact, ImpactTotals } from '../policy/impact.ts';
+import { type Impact, type ImpactTotals, removesData } from '../policy/impact.ts';
 import type { ImpactSummary, LiveNow } from './impact.ts';
 
 /**
@@ -76,6 +76,14 @@ export function totalsWords(t: ImpactTotals): string | null {
     t.queuesRefusingPublishes ? `${plural(t.queuesRefusingPublishes, 'queue')} refusing publishes` : '',
   ].filter(Boolean);
   return parts.length ? parts.join(', ') : null;
+}
+
+/**
+ * The loss an approver must acknowledge, in numbers: null when the change removes no message and
+ * deletes no queue (or was previewed before the impact was read).
+ */
+export function lossToAcknowledge(s: ImpactSummary | undefined): string | null {
+  return s && removesData(s.totals) ? totalsWords(s.totals) : null;
 }
 
 /** How old the numbers are, and what is not known. */

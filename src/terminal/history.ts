@@ -8,6 +8,18 @@ import { policyWords } from './preview.ts';
 const value = jsonWritten;
 
 function entryLines(e: AuditRecord): string[] {
+  const f = e.freeze;
+  if (f) {
+    return e.action === 'freeze'
+      ? [
+          `${e.at}  freeze of ${e.env}  (${e.id})`,
+          `  frozen by ${f.by} until ${f.until}: ${quoted(f.reason)}`,
+        ]
+      : [
+          `${e.at}  unfreeze of ${e.env}  (${e.id})`,
+          `  ${e.actor ? `lifted by ${e.actor}` : 'ran out'}: ${quoted(f.endedBecause ?? '')} (frozen by ${f.by}: ${quoted(f.reason)})`,
+        ];
+  }
   const what = `${e.action} ${e.operator ? 'operator policy' : 'policy'} ${quoted(e.policy)} in ${e.env}/${quoted(e.vhost)}`;
   const lines = [`${e.at}  ${what}  (${e.id})`];
   if (e.requester)

@@ -4,8 +4,15 @@ import { policyWords } from './preview.ts';
 
 /** Open change requests as terminal text, oldest first. */
 export function requestsText(r: RequestsResult): string {
-  if (r.requests.length === 0) return terminalText(['No open change requests.']);
-  const lines: string[] = [`${r.requests.length} open change request${r.requests.length === 1 ? '' : 's'}:`];
+  const frozen = r.frozen.map(
+    (f) =>
+      `${f.env} is frozen until ${f.until} by ${f.by} because ${quoted(f.reason)}: approved requests wait.`,
+  );
+  if (r.requests.length === 0) return terminalText([...frozen, 'No open change requests.']);
+  const lines: string[] = [
+    ...frozen,
+    `${r.requests.length} open change request${r.requests.length === 1 ? '' : 's'}:`,
+  ];
   for (const q of r.requests) {
     const c = q.change;
     lines.push(

@@ -1,8 +1,10 @@
 import { settleSimulation } from '../patterns/resolveRead.ts';
 import type { Transition } from '../policy/compare.ts';
-import type { ChangeAction, SimulationResult } from '../policy/simulate.ts';
+import { nameView } from '../policy/pattern.ts';
+import { PolicyIndex } from '../policy/policyIndex.ts';
+import type { ChangeAction, InventoryObject, SimulationResult } from '../policy/simulate.ts';
 import { Simulation } from '../policy/simulate.ts';
-import type { Policy } from '../policy/types.ts';
+import type { BrokerVersion, Policy } from '../policy/types.ts';
 import { type InventorySource, openInventory } from '../rabbit/inventory.ts';
 
 /**
@@ -51,14 +53,44 @@ export async function effectsOfChanges(
   });
   // The changed layer's reported policy is already the after: the engine reads both sides.
   const layers = changes.map((t) => t.layer);
+  const touched = touchIndex(changes, inventory.version);
   await inventory.each((o) => {
+    const reach = touched(o);
+    if (reach.length === 0) return;
     const withoutUser = { ...o, policy: undefined };
     const withoutOperator = { ...o, operatorPolicy: undefined };
-    for (const [i, simulation] of simulations.entries())
-      simulation.add(layers[i] === 'user' ? withoutUser : withoutOperator);
+    for (const i of reach) simulations[i]?.add(layers[i] === 'user' ? withoutUser : withoutOperator);
   });
   await Promise.all(simulations.map((s) => settleSimulation(s)));
   return simulations.map((s) => s.result());
+}
+
+/**
+ * Which changes of a burst can touch an object: those whose policy, before or after, has a
+ * pattern and apply-to that may reach it. An object neither version reaches is governed alike
+ * before and after that change, so its simulation is not fed it (the per-object cost of a burst
+ * is then one prefix lookup, not one full resolution per change). A pattern the engine cannot
+ * decide for the name, and a queue of a type the bot does not know, count as reaching.
+ */
+function touchIndex(
+  changes: readonly Transition[],
+  version: BrokerVersion,
+): (o: InventoryObject) => number[] {
+  const tagged: Policy[] = [];
+  changes.forEach((t, i) => {
+    for (const p of [t.before, t.after]) if (p) tagged.push({ ...p, name: String(i), priority: 0 });
+  });
+  const index = new PolicyIndex(tagged, version).prepare();
+  const all = changes.map((_, i) => i);
+  return (o) => {
+    if (o.kind === null) return all;
+    const candidates = index.reachingFor(o.kind, o.name);
+    if (candidates.length === 0) return [];
+    const view = nameView(o.name);
+    const hit = new Set<number>();
+    for (const e of candidates) if (e.pattern.match(view) !== false) hit.add(Number(e.name));
+    return [...hit];
+  };
 }
 
 export async function effectOfChange(broker: InventorySource, t: Transition): Promise<SimulationResult> {

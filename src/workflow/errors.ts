@@ -32,8 +32,14 @@ export type WorkflowRefusal =
   | { readonly code: 'self-approval' }
   /** The user is not among the environment's approvers. */
   | { readonly code: 'not-approver'; readonly env: string }
+  /** Only an environment's approvers freeze and unfreeze it. */
+  | { readonly code: 'freeze-not-approver'; readonly env: string }
+  /** A freeze longer than MAX_FREEZE_MS (rules.ts). */
+  | { readonly code: 'freeze-too-long'; readonly forMs: number; readonly maxMs: number }
   /** The approver approved this request already: one approver counts once. */
   | { readonly code: 'already-approved' }
+  /** The change removes messages or deletes queues and the approval does not acknowledge it (`loss`: in words). */
+  | { readonly code: 'loss-not-acknowledged'; readonly loss: string }
   /** The user is not among the environment's requesters: who may ask and who may approve (user and group ids). */
   | {
       readonly code: 'not-requester';
@@ -68,8 +74,13 @@ const SENTENCES: { readonly [C in WorkflowErrorCode]: (facts: RefusalOf<C>) => s
   'not-found': (f) => `There is no ${f.what} ${f.id}.`,
   'self-approval': () => 'You filed this request: another approver must decide it.',
   'not-approver': () => 'You are not among the approvers of this environment: nothing was decided.',
+  'freeze-not-approver': () =>
+    'Only the approvers of this environment may freeze or unfreeze it: nothing changed.',
+  'freeze-too-long': () => 'A freeze lasts at most a week (--for 7d): nothing changed.',
   'already-approved': () =>
     'You already approved this request: another approver must give the next approval.',
+  'loss-not-acknowledged': (f) =>
+    `This change removes data (${f.loss}): tick the acknowledgement to approve it. Nothing was approved.`,
   'not-requester': () => 'You may not file change requests in this environment: nothing was filed or posted.',
   'nothing-to-do': () =>
     'The broker already has exactly this: there is nothing to change. Nothing was filed.',

@@ -59,6 +59,10 @@ export function createApplyQueue(options: ApplyQueueOptions): ApplyQueue {
         },
       );
     },
+    async promote(requestId) {
+      const job = await queue.getJob(requestId);
+      if (job && (await job.isDelayed())) await job.promote();
+    },
     async close() {
       await queue.close();
       connection.disconnect();

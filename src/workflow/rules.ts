@@ -21,7 +21,35 @@ export type RuleRefusal = RefusalOf<
   | 'not-approver'
   | 'already-approved'
   | 'not-requester'
+  | 'freeze-not-approver'
+  | 'freeze-too-long'
+  | 'loss-not-acknowledged'
 >;
+
+/** The longest freeze: a week. */
+export const MAX_FREEZE_MS = 7 * 86_400_000;
+
+/** What freezing or unfreezing depends on. */
+export interface FreezeFacts {
+  readonly env: string;
+  /** Whether the user is among the environment's approvers. */
+  readonly isApprover: boolean;
+  /** The reason, trimmed. */
+  readonly reason: string;
+  /** How long (a freeze; undefined: an unfreeze). */
+  readonly forMs?: number;
+}
+
+/** Whether the user may freeze (or, without `forMs`, unfreeze) the environment: approvers only, with a reason, for at most a week. */
+export function freezeRefusal(f: FreezeFacts): RuleRefusal | null {
+  if (!f.isApprover) return { code: 'freeze-not-approver', env: f.env };
+  if (!f.reason) return REASON_REQUIRED.decision;
+  const long = reasonTooLong(f.reason);
+  if (long) return long;
+  if (f.forMs !== undefined && (f.forMs <= 0 || f.forMs > MAX_FREEZE_MS))
+    return { code: 'freeze-too-long', forMs: f.forMs, maxMs: MAX_FREEZE_MS };
+  return null;
+}
 
 /** What filing depends on. */
 export interface FileFacts {
@@ -95,13 +123,18 @@ export interface DecideFacts {
   readonly reason: string;
   /** Whether the decider approved this request already (hasApproved). */
   readonly alreadyApproved?: boolean;
+  /** The loss the change was previewed with, in words (messages removed, queues deleted); null: none. */
+  readonly loss?: string | null;
+  /** Whether the approver ticked the acknowledgement of that loss. */
+  readonly acknowledgedLoss?: boolean;
 }
 
 /**
  * Whether a decision may be taken. Every decision needs a reason (at most MAX_REASON). The
  * requester may withdraw (reject) their own request but never approve it; anyone else deciding,
  * either way, must be among the environment's approvers; an approver's approval counts once (the
- * store's Lua script holds the same rule atomically, for two clicks on two replicas).
+ * store's Lua script holds the same rule atomically, for two clicks on two replicas); an approval
+ * of a change that removes messages or deletes queues must acknowledge that loss.
  */
 export function decideRefusal(f: DecideFacts): RuleRefusal | null {
   if (!f.reason) return REASON_REQUIRED.decision;
@@ -109,7 +142,10 @@ export function decideRefusal(f: DecideFacts): RuleRefusal | null {
   if (long) return long;
   if (f.role === 'requester') return f.kind === 'approve' ? { code: 'self-approval' } : null;
   if (f.role !== 'approver') return { code: 'not-approver', env: f.env };
-  return f.kind === 'approve' && f.alreadyApproved ? { code: 'already-approved' } : null;
+  if (f.kind !== 'approve') return null;
+  if (f.alreadyApproved) return { code: 'already-approved' };
+  // An approval of a change that removes messages or deletes queues accepts that loss, explicitly.
+  return f.loss && !f.acknowledgedLoss ? { code: 'loss-not-acknowledged', loss: f.loss } : null;
 }
 
 const REASON_REQUIRED = {

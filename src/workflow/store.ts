@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { Freeze } from './freeze.ts';
 import {
   type Approval,
   ApprovalSchema,
@@ -24,19 +25,26 @@ import {
  * or an approve racing a reject: exactly one moves it.
  */
 
+/**
+ * Lua, inside a script on KEYS[1] (the request) and KEYS[2] (the open set) that found it pending:
+ * past its deadline at `nowMs` it becomes expired (at `nowIso`), leaves the open set, and the
+ * script answers `expired`.
+ */
+const expireIfDue = (nowMs: string, nowIso: string) => `
+  local deadline = tonumber(redis.call('HGET', KEYS[1], 'expiresAt'))
+  if deadline and tonumber(${nowMs}) >= deadline then
+    redis.call('HSET', KEYS[1], 'state', 'expired', 'updatedAt', ${nowIso})
+    redis.call('ZREM', KEYS[2], KEYS[1])
+    return {'expired'}
+  end
+`;
+
 // KEYS: request, open set. ARGV: allowed from-states (comma list), to-state, now ms, check the
 // deadline ('1'), now ISO, leaves the open set ('1'), then field/value pairs to set.
 const TRANSITION = `
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'missing'} end
-if ARGV[4] == '1' and state == 'pending' then
-  local deadline = tonumber(redis.call('HGET', KEYS[1], 'expiresAt'))
-  if deadline and tonumber(ARGV[3]) >= deadline then
-    redis.call('HSET', KEYS[1], 'state', 'expired', 'updatedAt', ARGV[5])
-    redis.call('ZREM', KEYS[2], KEYS[1])
-    return {'expired'}
-  end
-end
+if ARGV[4] == '1' and state == 'pending' then${expireIfDue('ARGV[3]', 'ARGV[5]')}end
 local allowed = false
 for s in string.gmatch(ARGV[1], '[^,]+') do
   if s == state then allowed = true end
@@ -54,14 +62,7 @@ return {'ok', state}
 const APPROVE = `
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'missing'} end
-if state == 'pending' then
-  local deadline = tonumber(redis.call('HGET', KEYS[1], 'expiresAt'))
-  if deadline and tonumber(ARGV[2]) >= deadline then
-    redis.call('HSET', KEYS[1], 'state', 'expired', 'updatedAt', ARGV[3])
-    redis.call('ZREM', KEYS[2], KEYS[1])
-    return {'expired'}
-  end
-end
+if state == 'pending' then${expireIfDue('ARGV[2]', 'ARGV[3]')}end
 if state ~= 'pending' then return {'moved', state} end
 local raw = redis.call('HGET', KEYS[1], 'approvals')
 local count = 0
@@ -108,13 +109,23 @@ export interface TransitionInput {
   readonly checkDeadline?: boolean;
   /** Fields to set with the move (structured values are stored as JSON). */
   readonly set?: Partial<
-    Pick<ChangeRequest, 'decision' | 'applyingAt' | 'appliedAt' | 'failure' | 'auditId' | 'verification'>
+    Pick<
+      ChangeRequest,
+      'decision' | 'applyingAt' | 'appliedAt' | 'failure' | 'auditId' | 'verification' | 'staleBecause'
+    >
   >;
 }
 
 /** Fields kept beside `doc`, parsed as JSON. */
-const JSON_FIELDS = ['decision', 'approvals', 'message', 'failure', 'verification'] as const;
-const TEXT_FIELDS = ['applyingAt', 'appliedAt', 'auditId', 'updatedAt', 'remindedAt'] as const;
+const JSON_FIELDS = ['decision', 'approvals', 'held', 'message', 'failure', 'verification'] as const;
+const TEXT_FIELDS = [
+  'applyingAt',
+  'appliedAt',
+  'auditId',
+  'updatedAt',
+  'remindedAt',
+  'staleBecause',
+] as const;
 
 /** Filed once, never changed afterwards. */
 type Doc = Omit<
@@ -162,6 +173,7 @@ export class RequestStore {
       appliedAt: _p,
       auditId: _i,
       remindedAt: _r,
+      held: _h,
       ...doc
     } = r;
     const key = this.#key(r.id);
@@ -214,6 +226,21 @@ export class RequestStore {
       const half = created + (Date.parse(r.expiresAt) - created) / 2;
       return r.state === 'pending' && r.remindedAt === undefined && now >= half;
     });
+  }
+
+  /**
+   * Marks an approved request as held by `freeze` (its message says so): true when this call
+   * marked it (it was approved and not yet held by this freeze).
+   */
+  async hold(id: string, freeze: Freeze): Promise<boolean> {
+    const held = JSON.stringify(freeze);
+    const done = await this.#redis.eval(
+      "if redis.call('HGET', KEYS[1], 'state') ~= 'approved' or redis.call('HGET', KEYS[1], 'held') == ARGV[1] then return 0 end redis.call('HSET', KEYS[1], 'held', ARGV[1]) return 1",
+      1,
+      this.#key(id),
+      held,
+    );
+    return done === 1;
   }
 
   /** Claims the reminder of a request: true for exactly one caller, on any replica. */

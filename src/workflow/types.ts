@@ -8,6 +8,7 @@ import type { PreviewAnswer, PreviewResult } from '../preview/preview.ts';
 import type { PreviewSummary } from '../preview/summary.ts';
 import type { ApproverDirectory } from './approvers.ts';
 import type { WorkflowBroker } from './broker.ts';
+import { type Freeze, FreezeSchema } from './freeze.ts';
 
 /**
  * Change requests: what is stored, what the workflow promises its callers (the Slack handlers,
@@ -151,6 +152,10 @@ export const ChangeRequestSchema = z.object({
   applyingAt: IsoTime.optional(),
   appliedAt: IsoTime.optional(),
   failure: FailureSchema.optional(),
+  /** Approved while its environment was frozen: the freeze that holds it (the apply waits for its end). */
+  held: FreezeSchema.optional(),
+  /** Why the request went stale: the policy changed, or the change would now remove more than approved. */
+  staleBecause: z.enum(['policy-changed', 'loss-grew']).optional(),
   /** When its approvers were reminded (half its time to live passed without a decision). */
   remindedAt: IsoTime.optional(),
   /** The audit record of the applied change. */
@@ -204,6 +209,15 @@ export interface FileInput {
   readonly timeBoxMs?: number;
 }
 
+export interface FreezeInput {
+  /** Environment name; undefined: the only (or first) one. */
+  readonly env?: string | undefined;
+  /** Slack user id of whoever asked (the signed request's user). */
+  readonly user: string;
+  readonly forMs: number;
+  readonly reason: string;
+}
+
 export interface Filed {
   readonly request: ChangeRequest;
   /** The whole preview, objects included (for the CSV when the summary does not fit). */
@@ -215,6 +229,8 @@ export interface DecideInput {
   /** Slack user id of whoever clicked. */
   readonly user: string;
   readonly reason: string;
+  /** The approver ticked the acknowledgement of the loss the request's preview shows. */
+  readonly acknowledgedLoss?: boolean;
 }
 
 export type DecideResult =
@@ -251,6 +267,23 @@ export interface Workflow {
    * call counted, decided (or expired it).
    */
   decide(id: string, input: DecideInput): Promise<DecideResult>;
+  /**
+   * Freezes an environment (approvers only, with a reason, at most MAX_FREEZE_MS): requests are
+   * filed and approved but not applied until it ends or is lifted. Recorded in the audit trail.
+   */
+  freeze(input: FreezeInput): Promise<{ readonly env: string; readonly freeze: Freeze }>;
+  /**
+   * Lifts the freeze (approvers only, with a reason), records it, and releases the requests it
+   * held in approval order (each re-checked by the apply job's stale guard). `lifted`: undefined
+   * when the environment was not frozen.
+   */
+  unfreeze(input: Omit<FreezeInput, 'forMs'>): Promise<{
+    readonly env: string;
+    readonly lifted: Freeze | undefined;
+    readonly released: number;
+  }>;
+  /** The freeze in force on an environment (undefined: none). */
+  frozen(env?: string): Promise<{ readonly env: string; readonly freeze: Freeze | undefined }>;
   /** undefined: no such request. */
   get(id: string): Promise<ChangeRequest | undefined>;
   /** Requests in an open state (pending, approved, applying), oldest first. */
@@ -332,6 +365,8 @@ export interface WorkflowOptions {
 /** The producer side of the apply queue: one job per approved request, job id = request id. */
 export interface ApplyQueue {
   enqueue(requestId: string): Promise<void>;
+  /** Runs now a job held (delayed) by a freeze that has ended or been lifted; nothing for any other. */
+  promote(requestId: string): Promise<void>;
   close(): Promise<void>;
 }
 

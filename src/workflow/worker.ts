@@ -1,19 +1,22 @@
-import { type Job, UnrecoverableError, Worker } from 'bullmq';
+import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { AuditTrail } from '../audit/trail.ts';
 import type { AuditObject, AuditRecord } from '../audit/types.ts';
 import { type PolicyAddress, samePolicy } from '../policy/compare.ts';
 import { auditObjects } from '../policy/diff.ts';
+import { lossGrew } from '../policy/impact.ts';
 import type { Policy } from '../policy/types.ts';
 import { type PreviewInput, type PreviewResult, preview } from '../preview/preview.ts';
 import { isRabbitError, type ManagementClientOptions, RabbitError } from '../rabbit/index.ts';
 import { openRedis } from '../redis.ts';
 import type { WorkflowBroker } from './broker.ts';
 import { expireDue, remindDue } from './expiry.ts';
+import type { FreezeStore } from './freeze.ts';
 import { APPLY_DEFAULTS, APPLY_QUEUE, ApplyJobData, bullPrefix, createApplyQueue } from './queue.ts';
 import { approvalsOf } from './rules.ts';
 import type { RequestStore } from './store.ts';
+import { freezeEntry, releaseHeld } from './thaw.ts';
 import {
   type ApplyWorker,
   type ApplyWorkerOptions,
@@ -31,6 +34,8 @@ import { notifierLogging } from './workflow.ts';
  *    saw (or, for a create, the name is now taken) nothing is written: stale, with a fresh preview.
  * 2. Re-run the preview on the broker as it is now (policies and every object): the audit records
  *    what each object loses from the broker as it was, not as it was when the request was filed.
+ *    If the change would now remove more messages than the approval accepted (or touch another
+ *    queue), nothing is written: stale, with the fresh numbers, for the approvers to decide again.
  * 3. Write the whole policy, or delete it. Network trouble, timeouts and 5xx are retried by the
  *    queue with backoff; a 4xx is final (UnrecoverableError) with the broker's reason.
  * 4. Poll until the affected objects report the expected policy (the statistics lag), up to a
@@ -72,6 +77,8 @@ export interface ApplyWorkerDeps {
   readonly requests: RequestStore;
   readonly audit: AuditTrail;
   readonly announceWrite: AnnounceWrite;
+  /** The environments' freezes (on `connection`): a frozen environment's approved requests wait. */
+  readonly freezes: FreezeStore;
 }
 
 /** A connection for the apply worker and its stores: `maxRetriesPerRequest: null`, as BullMQ requires. */
@@ -102,11 +109,12 @@ export async function startApplyWorker(options: ApplyWorkerOptions & ApplyWorker
     now,
     brokerFor: options.brokerFor,
     announceWrite: options.announceWrite,
+    freezes: options.freezes,
     verifyDeadlineMs: options.verifyDeadlineMs ?? 60_000,
     ...(options.onRecorded ? { onRecorded: options.onRecorded } : {}),
   });
 
-  const worker = new Worker<ApplyJobData>(APPLY_QUEUE, (j) => job.run(j), {
+  const worker = new Worker<ApplyJobData>(APPLY_QUEUE, (j, token) => job.run(j, token), {
     connection,
     prefix: bullPrefix(options.keyPrefix),
     concurrency: 2,
@@ -122,10 +130,29 @@ export async function startApplyWorker(options: ApplyWorkerOptions & ApplyWorker
       for (const r of await store.unfinished()) await queue.enqueue(r.id);
       await expireDue(store, notify);
       await remindDue(store, notify);
+      await endFreezes();
     } catch (err) {
       log.warn({ err }, 'apply worker: sweep failed; next one in a while');
     }
   };
+  /**
+   * A freeze past its end is taken by one replica, recorded; then, on every replica, the requests
+   * held in an environment no longer frozen are released in approval order (the delayed jobs also
+   * wake by themselves at the freeze's end; this catches a lift that raced a hold).
+   */
+  async function endFreezes(): Promise<void> {
+    const held = (await store.unfinished()).filter((r) => r.held).map((r) => r.env);
+    for (const name of new Set([...(await options.freezes.environments()), ...held])) {
+      const at = now();
+      const ended = await options.freezes.takeEnded(name, at);
+      if (ended) {
+        await audit.append(freezeEntry(name, ended, at, { because: 'its time ran out' }));
+        log.info({ env: name, until: ended.until }, 'freeze ended');
+      }
+      if (!(await options.freezes.current(name, at))) await releaseHeld(store, queue, name);
+    }
+  }
+
   await sweep();
   const timer = setInterval(sweep, options.sweepIntervalMs ?? 30_000);
   timer.unref();
@@ -152,6 +179,7 @@ interface ApplyJobDeps {
   readonly now: () => Date;
   readonly brokerFor: (env: string) => WorkflowBroker;
   readonly announceWrite: AnnounceWrite;
+  readonly freezes: FreezeStore;
   readonly verifyDeadlineMs: number;
   readonly onRecorded?: (request: ChangeRequest, record: AuditRecord) => Promise<void>;
 }
@@ -168,7 +196,7 @@ function previewInputOf(r: ChangeRequest, current: Policy | null): PreviewInput 
 class ApplyJob {
   constructor(private readonly deps: ApplyJobDeps) {}
 
-  async run(job: Job<ApplyJobData>): Promise<void> {
+  async run(job: Job<ApplyJobData>, token?: string): Promise<void> {
     const data = ApplyJobData.parse(job.data);
     const { store, log: parentLog, notify } = this.deps;
     let r = await store.get(data.requestId);
@@ -178,6 +206,18 @@ class ApplyJob {
     }
     const log = parentLog.child({ requestId: r.id, env: r.env, vhost: r.vhost, policy: r.policy });
     if (r.state === 'approved') {
+      // 0. While its environment is frozen, the job waits (delayed) until the freeze ends; lifting
+      //    it runs the job at once (releaseHeld). The request's message says it is held, once.
+      const freeze = await this.deps.freezes.current(r.env, this.deps.now());
+      if (freeze) {
+        if (await store.hold(r.id, freeze)) {
+          log.info({ until: freeze.until }, 'approved while frozen: held until the freeze ends');
+          const held = await store.get(r.id);
+          if (held) await notify.stateChanged(held);
+        }
+        await job.moveToDelayed(Date.parse(freeze.until), token);
+        throw new DelayedError();
+      }
       const moved = await store.transition(r.id, {
         from: ['approved'],
         to: 'applying',
@@ -216,6 +256,13 @@ class ApplyJob {
           await this.stale(r, policyOf(r, fresh.change.before), broker, log);
           return;
         }
+        // The approval accepted a loss: if the change would now remove more (more messages,
+        // another queue), it is not what was approved.
+        const accepted = r.preview.summary.impact;
+        if (accepted && lossGrew(accepted, fresh.summary.impact)) {
+          await this.stale(r, current, broker, log, 'loss-grew');
+          return;
+        }
         saved = {
           requestId: r.id,
           objects: auditObjects(fresh.objects),
@@ -246,9 +293,19 @@ class ApplyJob {
     }
   }
 
-  private async stale(r: ChangeRequest, current: Policy | null, broker: WorkflowBroker, log: Logger) {
-    log.warn({ current }, 'not applied: the policy is not what the approver saw');
-    const moved = await this.deps.store.transition(r.id, { from: ['applying'], to: 'stale' });
+  private async stale(
+    r: ChangeRequest,
+    current: Policy | null,
+    broker: WorkflowBroker,
+    log: Logger,
+    why: NonNullable<ChangeRequest['staleBecause']> = 'policy-changed',
+  ) {
+    log.warn({ current, why }, 'not applied: stale');
+    const moved = await this.deps.store.transition(r.id, {
+      from: ['applying'],
+      to: 'stale',
+      set: { staleBecause: why },
+    });
     if (moved.kind !== 'ok') return;
     let fresh: PreviewResult;
     try {

@@ -1,10 +1,12 @@
 import { AuditTrail } from '../audit/trail.ts';
 import { formatDuration } from '../duration.ts';
 import type { Policy } from '../policy/types.ts';
+import { lossToAcknowledge } from '../preview/impactWords.ts';
 import { type PreviewAnswer, type PreviewInput, preview } from '../preview/preview.ts';
 import { isRabbitError } from '../rabbit/index.ts';
 import { orStoreUnavailable, WorkflowError } from './errors.ts';
 import { expireDue } from './expiry.ts';
+import { type Freeze, FreezeStore } from './freeze.ts';
 import { whyIdentityCannotWrite } from './identity.ts';
 import {
   approvalsOf,
@@ -12,11 +14,13 @@ import {
   decideRefusal,
   environmentRefusal,
   fileRefusal,
+  freezeRefusal,
   hasApproved,
   MAX_REASON,
   requesterRefusal,
 } from './rules.ts';
 import { type ApproveOutcome, newRequestId, RequestStore, type TransitionOutcome } from './store.ts';
+import { freezeEntry, releaseHeld } from './thaw.ts';
 import { revertOf, revertRequestId } from './timebox.ts';
 import type {
   ChangeRequest,
@@ -45,6 +49,7 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
     log: options.log,
     ...(options.auditKey ? { key: options.auditKey } : {}),
   });
+  const freezes = new FreezeStore(options.redis, options.keyPrefix);
   const notify = notifierLogging(options.notifier, options.log);
 
   function environment(name: string | undefined): WorkflowEnvironment {
@@ -68,6 +73,17 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
       requesters,
       isRequester: requesters.length > 0 && (await options.approvers.isRequester(env.name, user)),
       approvers: options.approvers.configured(env.name),
+    });
+    if (refused) throw new WorkflowError(refused);
+  }
+
+  /** Refuses a freeze or unfreeze rules.ts does not let this user make. */
+  async function assertMayFreeze(env: WorkflowEnvironment, user: string, reason: string, forMs?: number) {
+    const refused = freezeRefusal({
+      env: env.name,
+      isApprover: await options.approvers.isApprover(env.name, user),
+      reason: reason.trim(),
+      ...(forMs === undefined ? {} : { forMs }),
     });
     if (refused) throw new WorkflowError(refused);
   }
@@ -192,6 +208,8 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
         env: request.env,
         reason,
         alreadyApproved: hasApproved(request, input.user),
+        loss: lossToAcknowledge(request.preview.summary.impact),
+        acknowledgedLoss: input.acknowledgedLoss === true,
       });
       if (refused) throw new WorkflowError(refused, { request });
       const at = now().toISOString();
@@ -242,6 +260,42 @@ export function createWorkflow(options: WorkflowOptions): Workflow {
       }
       await notify.stateChanged(outcome.request);
       return { outcome: 'decided', request: outcome.request };
+    },
+
+    async freeze(input) {
+      const env = environment(input.env);
+      await assertMayFreeze(env, input.user, input.reason, input.forMs);
+      const at = now();
+      const freeze: Freeze = {
+        until: new Date(at.getTime() + input.forMs).toISOString(),
+        by: input.user,
+        reason: input.reason.trim(),
+        at: at.toISOString(),
+      };
+      await storeCall('freeze', () => freezes.freeze(env.name, freeze), 'nothing was frozen');
+      await audit.append(freezeEntry(env.name, freeze, at));
+      options.log.info({ env: env.name, until: freeze.until, by: input.user }, 'environment frozen');
+      return { env: env.name, freeze };
+    },
+
+    async unfreeze(input) {
+      const env = environment(input.env);
+      await assertMayFreeze(env, input.user, input.reason);
+      const at = now();
+      const lifted = await storeCall('unfreeze', () => freezes.lift(env.name, at), 'nothing was unfrozen');
+      if (!lifted) return { env: env.name, lifted, released: 0 };
+      await audit.append(freezeEntry(env.name, lifted, at, { because: input.reason.trim(), by: input.user }));
+      const released = await releaseHeld(store, options.queue, env.name);
+      options.log.info({ env: env.name, by: input.user, released }, 'freeze lifted');
+      return { env: env.name, lifted, released };
+    },
+
+    async frozen(name) {
+      const env = environment(name);
+      return {
+        env: env.name,
+        freeze: await storeCall('frozen', () => freezes.current(env.name, now()), 'nothing was read'),
+      };
     },
 
     get: (id) => storeCall('get', () => store.get(id), 'nothing was read'),

@@ -163,6 +163,76 @@ describe('requests that do not rot', () => {
   }, 150_000);
 });
 
+describe('change freeze', () => {
+  it('approvers only; an approved request is held, its message says so; unfreeze applies it', async () => {
+    const refused = await h.command('freeze --for 1h --reason "not mine"', { userId: STRANGER });
+    expect(renderedText((await h.answerTo(refused.responseUrl)).args)).toMatch(
+      /Only the approvers of this environment may freeze or unfreeze it/,
+    );
+    for (const [words, says] of [
+      ['freeze --for 8d --reason long', /at most a week \(7d\)/],
+      ['freeze --reason "no length"', /freeze needs its length: --for DURATION/],
+      ['freeze --for 2h', /freeze needs your reason: --reason TEXT/],
+    ] as const) {
+      const bad = await h.command(words, { userId: APPROVER });
+      expect(renderedText((await h.answerTo(bad.responseUrl)).args)).toMatch(says);
+    }
+    const frozen = await h.command('freeze --for 2h --reason "INC-10 under way"', { userId: APPROVER });
+    const told = await h.answerTo(frozen.responseUrl);
+    expect(told.args.response_type).toBe('in_channel');
+    expect(renderedText(told.args)).toMatch(
+      /`lab` is frozen\* until .* by <@U0APPROVER> because INC-10 under way/,
+    );
+
+    const mark = h.slack.calls.length;
+    const filed = await h.command(
+      `create frozen-cap --pattern ^frozen --definition {"max-length":7} --vhost ${h.vhost} --reason INC-10`,
+      { userId: REQUESTER },
+    );
+    await h.answerTo(filed.responseUrl);
+    const request = await flow.approvalMessage(mark);
+    expect(await flow.decide(APPROVER, 'approve', request, 'ok')).toEqual({ status: 200, body: '' });
+    expect(await flow.decide(GROUPIE, 'approve', request, 'ok too')).toEqual({ status: 200, body: '' });
+    const held = await flow.next(
+      mark,
+      (c) =>
+        c.method === 'chat.update' &&
+        c.ok &&
+        c.args.ts === request.ts &&
+        /is frozen/.test(renderedText(c.args)),
+      'the request message saying it is held by the freeze',
+    );
+    expect(renderedText(held.args)).toMatch(
+      /Approved\* by .*\n:snowflake: \*`lab` is frozen\* until .* by <@U0APPROVER> because INC-10 under way\. It is applied when the freeze ends or is lifted\./,
+    );
+    expect(await admin.getPolicy('user', h.vhost, 'frozen-cap')).toBeNull();
+
+    const shown = await h.command('use', { userId: APPROVER });
+    expect(renderedText((await h.answerTo(shown.responseUrl)).args)).toMatch(/`lab` is frozen/);
+
+    const lifted = await h.command('unfreeze --reason "INC-10 resolved"', { userId: GROUPIE });
+    expect(renderedText((await h.answerTo(lifted.responseUrl)).args)).toMatch(
+      /`lab` is no longer frozen\*: lifted by <@U0GROUPIE> because INC-10 resolved .* 1 approved request\(s\) waiting are applied now/,
+    );
+    await flow.next(
+      mark,
+      (c) =>
+        isPost(APPROVALS_CHANNEL)(c) &&
+        /Applied:/.test(String(c.args.text)) &&
+        /frozen-cap/.test(String(c.args.text)),
+      'the held request applied',
+    );
+    expect((await admin.getPolicy('user', h.vhost, 'frozen-cap'))?.definition).toEqual({ 'max-length': 7 });
+    const trail = await new AuditTrail(h.redis as never, h.keyPrefix).list({});
+    expect(
+      trail.filter((r) => r.action === 'freeze' || r.action === 'unfreeze').map((r) => [r.action, r.actor]),
+    ).toEqual([
+      ['unfreeze', GROUPIE],
+      ['freeze', APPROVER],
+    ]);
+  });
+});
+
 describe('who may ask', () => {
   it('someone else gets an ephemeral refusal naming who can ask or approve; nothing filed or posted; read-only commands answer', async () => {
     const mark = h.slack.calls.length;

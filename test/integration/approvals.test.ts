@@ -190,3 +190,97 @@ describe('who may file', () => {
     );
   });
 });
+
+describe(`change freeze (${broker.label})`, () => {
+  it('filed and approved while frozen, not applied; the freeze survives a restart; lifted: applied, all recorded', async () => {
+    await withVhost(
+      async (vhost) => {
+        const first = fx.workflow();
+        const worker = await fx.worker(admin);
+        expect(await codeOf(first.freeze({ user: REQUESTER, forMs: 3_600_000, reason: 'INC-9' }))).toBe(
+          'freeze-not-approver',
+        );
+        expect(await codeOf(first.freeze({ user: APPROVER, forMs: 8 * 86_400_000, reason: 'INC-9' }))).toBe(
+          'freeze-too-long',
+        );
+        const { freeze } = await first.freeze({
+          user: APPROVER,
+          forMs: 3_600_000,
+          reason: 'INC-9 in progress',
+        });
+        const { request } = await first.file(input(vhost));
+        const approved = await first.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
+        expect(approved.outcome).toBe('decided');
+        const held = await waitFor(
+          async () => (await first.get(request.id))?.held && (await first.get(request.id)),
+          {
+            what: 'the request held by the freeze',
+          },
+        );
+        expect(held.state).toBe('approved');
+        expect(held.held).toEqual(freeze);
+        expect(await admin.getPolicy('user', vhost, 'cap')).toBeNull();
+
+        // A restart: this replica's worker and workflow go; new ones find the freeze and the held request.
+        await worker.close();
+        const second = fx.workflow();
+        await fx.worker(admin);
+        expect((await second.frozen()).freeze).toEqual(freeze);
+        expect((await second.get(request.id))?.state).toBe('approved');
+
+        const lifted = await second.unfreeze({ user: APPROVER_2, reason: 'INC-9 resolved' });
+        expect(lifted).toMatchObject({ lifted: freeze, released: 1 });
+        expect((await settled(second, request.id)).state).toBe('applied');
+        expect((await admin.getPolicy('user', vhost, 'cap'))?.definition).toEqual({ 'max-length': 3 });
+        expect((await second.frozen()).freeze).toBeUndefined();
+
+        const trail = await new AuditTrail(fx.redis, fx.keyPrefix).list({});
+        const actions = trail.map((r) => [r.action, r.actor ?? null]);
+        expect(actions).toEqual(
+          expect.arrayContaining([
+            ['freeze', APPROVER],
+            ['unfreeze', APPROVER_2],
+            ['create', null],
+          ]),
+        );
+        expect(trail.find((r) => r.action === 'unfreeze')?.freeze).toMatchObject({
+          reason: 'INC-9 in progress',
+          endedBecause: 'INC-9 resolved',
+        });
+        expect(await new AuditTrail(fx.redis, fx.keyPrefix).verify()).toMatchObject({ ok: true });
+      },
+      { client: admin },
+    );
+  }, 90_000);
+
+  it('a freeze that runs out releases what it held, and its end is recorded once', async () => {
+    await withVhost(
+      async (vhost) => {
+        const wf = fx.workflow();
+        await fx.worker(admin, { sweepIntervalMs: 300 });
+        await fx.worker(admin, { sweepIntervalMs: 300 });
+        await wf.freeze({ user: APPROVER, forMs: 3_000, reason: 'deploy window' });
+        const { request } = await wf.file(input(vhost, 'short'));
+        await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
+        expect((await settled(wf, request.id)).state).toBe('applied');
+        const done = await wf.get(request.id);
+        expect(Date.parse(done?.appliedAt ?? '')).toBeGreaterThanOrEqual(
+          Date.parse(done?.held?.until ?? 'x'),
+        );
+        const ends = await waitFor(
+          async () => {
+            const e = (await new AuditTrail(fx.redis, fx.keyPrefix).list({})).filter(
+              (r) => r.action === 'unfreeze',
+            );
+            return e.length > 0 && e;
+          },
+          { what: 'the end of the freeze recorded' },
+        );
+        expect(ends).toHaveLength(1);
+        expect(ends[0]?.freeze?.endedBecause).toBe('its time ran out');
+        expect(ends[0]?.actor).toBeUndefined();
+      },
+      { client: admin },
+    );
+  }, 90_000);
+});

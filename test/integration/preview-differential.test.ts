@@ -31,28 +31,12 @@ import { type PreviewInput, type PreviewResult, preview } from '../../src/previe
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { uniqueName, waitFor } from '../support/broker.ts';
 import { brokersUp, clientFor, type TestBroker } from '../support/brokers.ts';
+import { type Rng, rng } from '../support/rng.ts';
 
 const USER_SCENARIOS = Number(process.env.PREVIEW_USER_SCENARIOS ?? 100);
 const OPERATOR_BATCHES = Number(process.env.PREVIEW_OPERATOR_BATCHES ?? 5);
 const PER_BATCH = 4;
 const SEED = Number(process.env.PREVIEW_SEED ?? Date.now() % 1_000_000);
-
-/** mulberry32: small, seeded, good enough to pick scenarios. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)] as T;
-  const chance = (p: number) => next() < p;
-  return { next, int, pick, chance };
-}
-type Rng = ReturnType<typeof rng>;
 
 const SEGMENTS = ['orders', 'billing', 'audit', 'retry', 'dlq', 'events'] as const;
 const PRIORITIES = [0, 1, 2, 3, 5] as const;

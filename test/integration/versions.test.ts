@@ -158,6 +158,20 @@ async function rmqJson(
 
 const QML = { 'queue-master-locator': 'client-local' };
 
+/** `rmq preview create` of a policy setting queue-master-locator, through the built CLI. */
+const previewQml = (broker: TestBroker, vhost: string) =>
+  rmqJson(broker, [
+    'preview',
+    'create',
+    'qml-new',
+    '--vhost',
+    vhost,
+    '--pattern',
+    '^q',
+    '--definition',
+    JSON.stringify(QML),
+  ]);
+
 describe.skipIf(!fourThree)('RabbitMQ 4.3, measured on the running broker', () => {
   const latest = fourThree!;
 
@@ -176,17 +190,7 @@ describe.skipIf(!fourThree)('RabbitMQ 4.3, measured on the running broker', () =
         );
         expect(reason).toMatch(/deprecated queue-master-locator argument is not permitted/);
       }
-      const { code, json } = await rmqJson(latest, [
-        'preview',
-        'create',
-        'qml',
-        '--vhost',
-        vhost,
-        '--pattern',
-        '^q',
-        '--definition',
-        JSON.stringify(QML),
-      ]);
+      const { code, json } = await previewQml(latest, vhost);
       expect(code).toBe(2);
       expect(json.refusals).toEqual([
         expect.objectContaining({
@@ -230,17 +234,7 @@ describe.skipIf(!fourThree)('RabbitMQ 4.3, measured on the running broker', () =
             }),
           ),
         ).toBeNull();
-        const { code, json } = await rmqJson(four!, [
-          'preview',
-          'create',
-          'qml2',
-          '--vhost',
-          vhost,
-          '--pattern',
-          '^q',
-          '--definition',
-          JSON.stringify(QML),
-        ]);
+        const { code, json } = await previewQml(four!, vhost);
         expect(code).toBe(0);
         expect(json.warnings).toEqual(
           expect.arrayContaining([

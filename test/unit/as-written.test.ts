@@ -289,7 +289,7 @@ describe('every view, walked with a hostile string in every field', () => {
   it('the change request message and requests: terminal and Slack', () => {
     const q = hostileRequest();
     expectInert(slackText(requestMessage(q)), true);
-    const listed = { requests: [requestEntry(q)] };
+    const listed = { requests: [requestEntry(q)], frozen: [] };
     expectInert(requestsText(listed), false);
     expectInert(slackText(requestsView(listed)), true);
   });

@@ -167,6 +167,11 @@ describe('impactOf: overflow, bytes, targets and the slow rules', () => {
       ],
     ],
     [
+      'max-length-bytes over ready messages whose bytes read 0 (not reported yet): may drop, not nothing',
+      { kind: 'quorum', after: { 'max-length-bytes': 1500 }, now: live(20, { bytes: 0 }) },
+      [{ effect: 'may-drop', because: 'max-length-bytes', limit: 1500, fate: 'lost' }],
+    ],
+    [
       'both limits: the one that removes more',
       { after: { 'max-length': 30, 'max-length-bytes': 100 }, now: live(50) },
       [

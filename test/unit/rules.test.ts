@@ -137,6 +137,26 @@ describe('decideRefusal', () => {
       { ...d('approve', 'other'), alreadyApproved: true },
       'not-approver',
     ],
+    [
+      'an approver approves a change that loses messages without acknowledging it',
+      { ...d('approve', 'approver'), loss: '25 messages lost' },
+      'loss-not-acknowledged',
+    ],
+    [
+      'an approver approves it acknowledging the loss',
+      { ...d('approve', 'approver'), loss: '25 messages lost', acknowledgedLoss: true },
+      null,
+    ],
+    [
+      'an approver rejects it without acknowledging',
+      { ...d('reject', 'approver'), loss: '25 messages lost' },
+      null,
+    ],
+    [
+      'a change that loses nothing needs no acknowledgement',
+      { ...d('approve', 'approver'), loss: null },
+      null,
+    ],
   ];
   it.each(cases)('%s: %s', (_what, facts, code) => {
     expect(decideRefusal(facts)?.code ?? null).toBe(code);
@@ -147,6 +167,13 @@ describe('decideRefusal', () => {
       fc.property(fc.string({ maxLength: MAX_REASON + 10 }), (reason) => {
         expect(decideRefusal(d('approve', 'requester', reason))).not.toBeNull();
       }),
+    );
+  });
+
+  it('the refusal names the loss in numbers', () => {
+    const refusal = decideRefusal({ ...d('approve', 'approver'), loss: '25 messages lost, 1 queue deleted' });
+    expect(refusal && refusalSentence(refusal)).toBe(
+      'This change removes data (25 messages lost, 1 queue deleted): tick the acknowledgement to approve it. Nothing was approved.',
     );
   });
 

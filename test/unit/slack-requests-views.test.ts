@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { deleteWarning } from '../../commands/words.ts';
 import type { AuditRecord } from '../../src/audit/types.ts';
 import { InputError } from '../../src/errors.ts';
+import type { ImpactSummary } from '../../src/preview/impact.ts';
 import { parseThreadLink } from '../../src/slack/requests/command.ts';
 import {
   ANCHORED_HINT,
@@ -14,6 +15,7 @@ import {
   parseDraft,
   patternHint,
   policyForm,
+  readLossAcknowledged,
   readPolicyForm,
   reasonForm,
   UNANCHORED_HINT,
@@ -383,6 +385,37 @@ describe('the forms', () => {
     });
     expect(parseDecisionMeta('{"id": 3}')).toBeUndefined();
     expect(parseDecisionMeta('not json')).toBeUndefined();
+  });
+
+  it('the approval of a change that removes data asks to acknowledge the loss, in numbers', () => {
+    const base = request();
+    const impact: ImpactSummary = {
+      totals: { messagesDeadLettered: 0, messagesLost: 25, queuesDeleted: 1, queuesRefusingPublishes: 0 },
+      queues: ['c.lost', 'c.idle'],
+      sampledAt: '2026-12-01T09:00:00.000Z',
+      objects: [],
+      count: 2,
+      unknown: 0,
+      notes: [],
+    };
+    const lossy = request({ preview: { ...base.preview, summary: { ...base.preview.summary, impact } } });
+    const approve = decisionForm(lossy, 'approve');
+    expect(checkView(approve)).toBeNull();
+    const ack = approve.blocks.find((b) => b.block_id === BLOCK.acknowledgeLoss);
+    expect(JSON.stringify(ack)).toContain('I accept: 25 messages lost, 1 queue deleted');
+    // Rejecting asks nothing more; a change that removes nothing neither.
+    expect(decisionForm(lossy, 'reject').blocks.some((b) => b.block_id === BLOCK.acknowledgeLoss)).toBe(
+      false,
+    );
+    expect(decisionForm(base, 'approve').blocks.some((b) => b.block_id === BLOCK.acknowledgeLoss)).toBe(
+      false,
+    );
+    const ticked = { [BLOCK.acknowledgeLoss]: { value: { selected_options: [{ value: 'accepted' }] } } };
+    expect(readLossAcknowledged(ticked)).toBe(true);
+    expect(readLossAcknowledged({ [BLOCK.acknowledgeLoss]: { value: { selected_options: [] } } })).toBe(
+      false,
+    );
+    expect(readLossAcknowledged({})).toBe(false);
   });
 });
 

@@ -168,6 +168,7 @@ describe('requests', () => {
           }),
         ),
       ],
+      frozen: [{ env: 'lab', until: '2026-11-30T18:00:00.000Z', by: 'U0CAROL', reason: HOSTILE }],
     };
     expect(requestsText(result)).toMatchSnapshot();
     const view = requestsView(result);
@@ -176,7 +177,7 @@ describe('requests', () => {
     expect(text).not.toContain('<!channel>');
     expect(text).not.toContain('<https://evil');
     expect(view).toMatchSnapshot();
-    expect(requestsView({ requests: [] }).text).toBe('No open change requests.');
+    expect(requestsView({ requests: [], frozen: [] }).text).toBe('No open change requests.');
   });
 });
 

@@ -2,6 +2,7 @@ import { type CommandName, commandsOf } from '../../../commands/registry.ts';
 import { createCommand } from './create.ts';
 import { deleteCommand } from './delete.ts';
 import { editCommand } from './edit.ts';
+import { freezeCommand, unfreezeCommand } from './freeze.ts';
 import { helpCommand } from './help.ts';
 import { historyCommand } from './history.ts';
 import { policiesCommand } from './policies.ts';
@@ -26,6 +27,8 @@ const SLACK_COMMANDS: { readonly [N in CommandName]: SlackCommand } = {
   requests: requestsCommand,
   history: historyCommand,
   use: useCommand,
+  freeze: freezeCommand,
+  unfreeze: unfreezeCommand,
   help: helpCommand,
 };
 

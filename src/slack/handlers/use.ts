@@ -4,6 +4,8 @@ import { CodedError, InputError } from '../../errors.ts';
 import { closeVhosts } from '../../vhosts.ts';
 import type { Deliverable } from '../delivery.ts';
 import type { SlackBroker } from '../environments.ts';
+import { finish, type SlackMessage, section } from '../views/message.ts';
+import { frozenLine } from '../views/request.ts';
 import { defaultsClearedView, defaultsSetView, defaultsShownView } from '../views/use.ts';
 import type { CommandContext, SlackCommand } from './types.ts';
 
@@ -51,6 +53,24 @@ async function guarded<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The freeze on the channel's environment, said with its defaults (not known: nothing said). */
+async function freezeOf(ctx: CommandContext, env: string | undefined) {
+  const workflow = ctx.changes?.workflow;
+  if (!workflow) return undefined;
+  try {
+    const { env: name, freeze } = await workflow.frozen(env);
+    return freeze && { env: name, freeze };
+  } catch (err) {
+    ctx.logger.warn({ err }, 'the freeze could not be read for use');
+    return undefined;
+  }
+}
+
+function withFreeze(message: SlackMessage, frozen: Awaited<ReturnType<typeof freezeOf>>): SlackMessage {
+  if (!frozen) return message;
+  return finish([...message.blocks, section(frozenLine(frozen.env, frozen.freeze))], message.text);
+}
+
 export const useCommand: SlackCommand = {
   async run(words, ctx: CommandContext): Promise<Deliverable> {
     const { positionals, flags } = parseArgs(
@@ -80,7 +100,10 @@ export const useCommand: SlackCommand = {
     if (!current.ok) throw new DefaultsUnavailableError(new Error(current.error));
     if (flags.env === undefined && flags.vhost === undefined) {
       return {
-        message: defaultsShownView(current, builtIn, ctx.prefix),
+        message: withFreeze(
+          defaultsShownView(current, builtIn, ctx.prefix),
+          await freezeOf(ctx, current.env),
+        ),
         audience: 'asker',
         outcome: 'answered',
       };

@@ -26,6 +26,7 @@ import {
   parseDecisionMeta,
   parseDraft,
   parseReasonMeta,
+  readLossAcknowledged,
   readPolicyForm,
   readReason,
   withPatternHint,
@@ -232,11 +233,13 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
     const log = logger.child({ requestId: meta.id, user, kind: meta.kind });
     let result: Awaited<ReturnType<typeof workflow.decide>>;
     try {
-      result = await workflow.decide(meta.id, { kind: meta.kind, user, reason });
+      const acknowledgedLoss = readLossAcknowledged(view.state.values as never);
+      result = await workflow.decide(meta.id, { kind: meta.kind, user, reason, acknowledgedLoss });
     } catch (err) {
       if (isWorkflowError(err)) {
         log.info({ code: err.code }, 'decision refused');
-        return errorsAck(ack, { [BLOCK.reason]: refusalText(err) });
+        const block = err.code === 'loss-not-acknowledged' ? BLOCK.acknowledgeLoss : BLOCK.reason;
+        return errorsAck(ack, { [block]: refusalText(err) });
       }
       log.error({ err }, 'decision failed');
       return errorsAck(ack, { [BLOCK.reason]: slackRefusal('internal') });

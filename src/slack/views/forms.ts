@@ -2,6 +2,7 @@ import type { types } from '@slack/bolt';
 import { z } from 'zod';
 import { parseDefinitionText } from '../../../commands/definition.ts';
 import type { ApplyTo } from '../../policy/types.ts';
+import { lossToAcknowledge } from '../../preview/impactWords.ts';
 import type { PolicyFields } from '../../preview/preview.ts';
 import { MAX_REASON } from '../../workflow/rules.ts';
 import type { ChangeRequest, DecisionKind } from '../../workflow/types.ts';
@@ -34,6 +35,7 @@ export const BLOCK = {
   priority: 'priority',
   definition: 'definition',
   reason: 'reason',
+  acknowledgeLoss: 'acknowledge_loss',
 } as const;
 type BlockId = (typeof BLOCK)[keyof typeof BLOCK];
 
@@ -227,7 +229,14 @@ export function policyForm(input: PolicyFormInput): View {
 
 type StateValues = Record<
   string,
-  Record<string, { value?: string | null; selected_option?: { value: string } | null }>
+  Record<
+    string,
+    {
+      value?: string | null;
+      selected_option?: { value: string } | null;
+      selected_options?: { value: string }[] | null;
+    }
+  >
 >;
 
 function textOf(values: StateValues, block: BlockId): string {
@@ -302,8 +311,34 @@ export function readReason(values: StateValues): string {
   return textOf(values, BLOCK.reason).trim();
 }
 
+/** The acknowledgement's one option: ticked, the approval accepts the loss it names. */
+const LOSS_ACCEPTED = 'accepted';
+
+/** Whether the decision form's acknowledgement of the loss is ticked. */
+export function readLossAcknowledged(values: StateValues): boolean {
+  const b = values[BLOCK.acknowledgeLoss] ?? {};
+  return (Object.values(b)[0]?.selected_options ?? []).some((o) => o.value === LOSS_ACCEPTED);
+}
+
+/** Asked of an approver when the change removes messages or deletes queues: the loss in numbers. */
+function lossAcknowledgement(loss: string): types.InputBlock {
+  return {
+    type: 'input',
+    block_id: BLOCK.acknowledgeLoss,
+    // Optional for Slack, so that a form without it reaches the bot and is refused with the reason.
+    optional: true,
+    label: plain('This change removes data'),
+    element: {
+      type: 'checkboxes',
+      action_id: 'value',
+      options: [{ text: plain(`I accept: ${loss}`), value: LOSS_ACCEPTED }],
+    },
+  };
+}
+
 export function decisionForm(r: ChangeRequest, kind: DecisionKind): View {
   const verb = kind === 'approve' ? 'Approve' : 'Reject';
+  const loss = kind === 'approve' ? lossToAcknowledge(r.preview.summary.impact) : null;
   return modal(
     FORMS.decision,
     `${verb} change`,
@@ -316,6 +351,7 @@ export function decisionForm(r: ChangeRequest, kind: DecisionKind): View {
         maxLength: MAX_REASON,
         hint: 'Required. It goes into the audit trail.',
       }),
+      ...(loss ? [lossAcknowledgement(loss)] : []),
     ],
   );
 }

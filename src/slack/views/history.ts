@@ -8,13 +8,24 @@ import { type Block, context, finish, type SlackMessage, section } from './messa
 const user = (id: string) => (/^[UW][A-Z0-9]+$/.test(id) ? `<@${id}>` : code(id));
 const value = (v: unknown) => code(JSON.stringify(v) ?? String(v));
 
+/** A freeze (or its end) of an environment: no policy, who and why. */
+function freezeEntry(e: AuditRecord & { freeze: NonNullable<AuditRecord['freeze']> }): string {
+  const at = `<!date^${Math.floor(Date.parse(e.at) / 1000)}^{date_short_pretty} {time}|${e.at}>`;
+  const f = e.freeze;
+  return e.action === 'freeze'
+    ? `*freeze* of ${code(e.env)} · ${at}\nfrozen by ${user(f.by)} until ${code(f.until)}: ${prose(f.reason)}`
+    : `*unfreeze* of ${code(e.env)} · ${at}\n${e.actor ? `lifted by ${user(e.actor)}` : 'ran out'}: ${prose(f.endedBecause ?? '')} (frozen by ${user(f.by)}: ${prose(f.reason)})`;
+}
+
 function entry(e: AuditRecord): string {
+  if (e.freeze) return freezeEntry({ ...e, freeze: e.freeze });
   const head = `*${e.action}* ${e.operator ? 'operator policy' : 'policy'} ${code(e.policy)} in ${code(e.env)} / ${code(e.vhost)} · <!date^${Math.floor(Date.parse(e.at) / 1000)}^{date_short_pretty} {time}|${e.at}>`;
   const who = [
     e.requester &&
       `requested by ${user(e.requester.user)}${e.requester.reason ? `: ${prose(e.requester.reason)}` : ''}`,
-    e.approver &&
-      `approved by ${user(e.approver.user)}${e.approver.reason ? `: ${prose(e.approver.reason)}` : ''}`,
+    ...(e.approvers ?? (e.approver ? [e.approver] : [])).map(
+      (a) => `approved by ${user(a.user)}${a.reason ? `: ${prose(a.reason)}` : ''}`,
+    ),
     e.action === 'outside' && `made outside the bot${e.actor ? ` by ${code(e.actor)}` : ''}`,
   ].filter(Boolean);
   const lost = e.objects.filter((o) => Object.keys(o.lost).length > 0);

@@ -3,6 +3,7 @@ import type { AuditRecord } from '../../audit/types.ts';
 import { formatDuration } from '../../duration.ts';
 import type { PolicyFields } from '../../preview/preview.ts';
 import { showInvisible, valueWritten } from '../../text/asWritten.ts';
+import type { Freeze } from '../../workflow/freeze.ts';
 import { approvalsNeeded, approvalsOf } from '../../workflow/rules.ts';
 import type { ChangeRequest, RequestState } from '../../workflow/types.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
@@ -34,6 +35,11 @@ export function who(user: string): string {
 export function whoList(ids: readonly string[]): string {
   if (ids.length === 0) return '_nobody configured_';
   return ids.map((id) => (/^S[A-Z0-9]{2,}$/.test(id) ? `<!subteam^${id}>` : who(id))).join(', ');
+}
+
+/** An environment's freeze, as every message that mentions it says it. */
+export function frozenLine(env: string, f: Pick<Freeze, 'until' | 'by' | 'reason'>): string {
+  return `:snowflake: *${code(env)} is frozen* until ${when(f.until)} by ${who(f.by)} because ${prose(truncate(f.reason, 500))}.`;
 }
 
 /** Who approved, in order, each with their reason (and when, with `at`). */
@@ -95,7 +101,11 @@ function stateLine(r: ChangeRequest): string {
     case 'approved':
     case 'applying': {
       const by = approversText(r, { at: true });
-      return `${STATE_WORDS[r.state]}${by ? ` by ${by}` : ''}`;
+      const held =
+        r.state === 'approved' && r.held
+          ? `\n${frozenLine(r.env, r.held)} It is applied when the freeze ends or is lifted.`
+          : '';
+      return `${STATE_WORDS[r.state]}${by ? ` by ${by}` : ''}${held}`;
     }
     case 'applied': {
       const by = approversText(r);
@@ -112,7 +122,9 @@ function stateLine(r: ChangeRequest): string {
     case 'expired':
       return `${STATE_WORDS.expired}: nobody decided before ${when(r.expiresAt)}. File it again if it is still wanted.`;
     case 'stale':
-      return `${STATE_WORDS.stale}: the policy on the broker is no longer what the approver saw. A fresh preview was posted; file the request again to go ahead.`;
+      return r.staleBecause === 'loss-grew'
+        ? `${STATE_WORDS.stale}: the change would now remove more than the approval accepted (more messages, or another queue). The fresh numbers were posted; file the request again for the approvers to decide on them.`
+        : `${STATE_WORDS.stale}: the policy on the broker is no longer what the approver saw. A fresh preview was posted; file the request again to go ahead.`;
   }
 }
 

@@ -1,6 +1,7 @@
 import type { RequestsResult } from '../../../commands/requests.ts';
 import { code, prose } from '../escape.ts';
 import { context, finish, type SlackMessage, section } from './message.ts';
+import { frozenLine } from './request.ts';
 
 /** `requests`: the open change requests, oldest first, one section each (read-only). */
 
@@ -13,8 +14,11 @@ const STATE_WORDS: Readonly<Record<string, string>> = {
 const user = (id: string) => (/^[UW][A-Z0-9]+$/.test(id) ? `<@${id}>` : code(id));
 
 export function requestsView(r: RequestsResult): SlackMessage {
+  const frozen = r.frozen.map((f) =>
+    section(`${frozenLine(f.env, f)} Approved requests there wait for its end.`),
+  );
   if (r.requests.length === 0)
-    return finish([section('No open change requests.')], 'No open change requests.');
+    return finish([...frozen, section('No open change requests.')], 'No open change requests.');
   const blocks = r.requests.map((q) => {
     const c = q.change;
     const what = `*${c.action}* ${c.operator ? 'operator policy' : 'policy'} ${code(c.policy)} in ${code(q.env)} / ${code(q.vhost)}`;
@@ -28,7 +32,11 @@ export function requestsView(r: RequestsResult): SlackMessage {
     return section(lines.join('\n'));
   });
   return finish(
-    [...blocks, context(`${r.requests.length} open · ids: ${r.requests.map((q) => code(q.id)).join(' ')}`)],
+    [
+      ...frozen,
+      ...blocks,
+      context(`${r.requests.length} open · ids: ${r.requests.map((q) => code(q.id)).join(' ')}`),
+    ],
     `${r.requests.length} open change request${r.requests.length === 1 ? '' : 's'}`,
   );
 }
