@@ -1,3 +1,8 @@
+/**
+ * The composition root (config -> clients -> app, workflow, workers, watchers) in one module on
+ * purpose: what it builds and the order it stops them in are read together, so it stays whole
+ * although it is a little over the size aim.
+ */
 import type { Redis } from 'ioredis';
 import { AuditTrail } from './audit/trail.ts';
 import { type Config, DEFAULT_KEY_PREFIX } from './config.ts';

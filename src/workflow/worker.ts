@@ -1,3 +1,7 @@
+/**
+ * The apply job whole (re-read, stale and loss checks, write, wait for the objects, audit), in one
+ * module on purpose: its numbered steps are one sequence read top to bottom, a little over the size aim.
+ */
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';

@@ -7,13 +7,14 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { AuditTrail } from '../../src/audit/trail.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import { type FileInput, isWorkflowError, type Workflow } from '../../src/workflow/index.ts';
+import { type FileInput, isWorkflowError } from '../../src/workflow/index.ts';
 import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';
 import {
   APPROVER,
   APPROVER_2,
   REQUESTER,
+  settled,
   type WorkflowFixture,
   workflowFixture,
 } from '../support/workflow.ts';
@@ -47,16 +48,6 @@ const input = (vhost: string, policy = 'cap'): FileInput => ({
   requester: { user: REQUESTER, reason: 'incident 42' },
   origin: { channel: 'C0INCIDENT' },
 });
-
-async function settled(wf: Workflow, id: string) {
-  return waitFor(
-    async () => {
-      const r = await wf.get(id);
-      return r && ['applied', 'failed', 'stale'].includes(r.state) && r;
-    },
-    { what: `request ${id} finished`, deadlineMs: 60_000 },
-  );
-}
 
 const codeOf = async (p: Promise<unknown>) => {
   try {

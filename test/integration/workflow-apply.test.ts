@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { AuditTrail } from '../../src/audit/trail.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import type { FileInput, Workflow } from '../../src/workflow/index.ts';
+import type { FileInput } from '../../src/workflow/index.ts';
 import { brokerCredentials, waitFor, withUser, withVhost } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';
 import { startFakeBroker } from '../support/fakeBroker.ts';
@@ -15,6 +15,7 @@ import {
   APPROVER,
   APPROVER_2,
   REQUESTER,
+  settled,
   type WorkflowFixture,
   workflowFixture,
 } from '../support/workflow.ts';
@@ -51,16 +52,6 @@ describe.each(up)('apply on $label', (broker) => {
     origin: { channel: 'C0INCIDENT', threadTs: '1700000000.000100' },
     ...over,
   });
-
-  async function settled(wf: Workflow, id: string) {
-    return waitFor(
-      async () => {
-        const r = await wf.get(id);
-        return r && ['applied', 'failed', 'stale'].includes(r.state) && r;
-      },
-      { what: `request ${id} finished`, deadlineMs: 60_000 },
-    );
-  }
 
   const recordsOf = async (vhost: string) => trail.list({ vhost });
 

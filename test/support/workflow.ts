@@ -23,6 +23,7 @@ import {
   type Workflow,
   type WorkflowEnvironment,
 } from '../../src/workflow/index.ts';
+import { waitFor } from './broker.ts';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -153,4 +154,15 @@ export function workflowFixture(
       redis.disconnect();
     },
   };
+}
+
+/** The request once the apply job is done with it (applied, failed or stale), polled with a deadline. */
+export function settled(wf: Workflow, id: string): Promise<ChangeRequest> {
+  return waitFor(
+    async () => {
+      const r = await wf.get(id);
+      return r && ['applied', 'failed', 'stale'].includes(r.state) && r;
+    },
+    { what: `request ${id} finished`, deadlineMs: 60_000 },
+  );
 }
