@@ -116,7 +116,9 @@ function argumentsSection(r: WhichResult): Block | undefined {
   const entries = Object.entries(r.object.arguments ?? {});
   if (entries.length === 0) return undefined;
   const items = entries.map(([k, v]) => `• ${code(truncate(k, MAX_SHOWN.key))} = ${value(v)}`);
-  return listSection('*Its own arguments* (set when it was declared):', items, { maxItems: MAX_SHOWN.keys + 2 });
+  return listSection('*Its own arguments* (set when it was declared):', items, {
+    maxItems: MAX_SHOWN.keys + 2,
+  });
 }
 
 function notesBlocks(r: WhichResult): Block[] {
