@@ -23,7 +23,7 @@ import { auditView } from '../../src/slack/views/request.ts';
 import { historyText } from '../../src/terminal/history.ts';
 import { quoted } from '../../src/text/asWritten.ts';
 import { observeAfterWrite } from '../../src/workflow/observe.ts';
-import { renderedText } from '../e2e/harness.ts';
+import { renderedText } from '../support/harness.ts';
 
 const WRITTEN = '2026-12-01T12:00:00.000Z';
 const at = (s: number) => new Date(Date.parse(WRITTEN) + s * 1000).toISOString();
