@@ -35,6 +35,8 @@ export interface ChangeRequests {
   readonly workflow: Workflow;
   /** Files `draft` for `user`; posts the request to its approvals channel. */
   file(draft: Draft, user: string, reason: string | undefined): Promise<FileOutcome>;
+  /** Files again a request gone stale on a bigger loss, and posts it for its approvers (`Workflow.fileAgain`). */
+  fileAgain(stale: ChangeRequest): Promise<FileOutcome>;
   /** Files a request restoring the before state of audit record `auditId`. */
   revert(auditId: string, user: string, origin: Origin, reason: string): Promise<FileOutcome>;
   /** Opens the policy form of a create or an edit (prefilled with the policy as it is). */
@@ -134,6 +136,7 @@ export function createChangeRequests(options: ChangeRequestsOptions): ChangeRequ
           ...(draft.timeBoxMs === undefined ? {} : { timeBoxMs: draft.timeBoxMs }),
         }),
       ),
+    fileAgain: (stale) => filing(() => workflow.fileAgain(stale.id)),
     revert: (auditId, user, origin, reason) =>
       filing(() => workflow.revertRequestFor(auditId, user, origin, reason)),
 
