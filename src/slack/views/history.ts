@@ -60,7 +60,6 @@ function predictedObserved(e: AuditRecord): string[] {
   return out;
 }
 
-
 export function historyView(r: HistoryResult): SlackMessage {
   const blocks: Block[] =
     r.entries.length === 0
