@@ -5,7 +5,8 @@
  * The bot's whole life as users run it: slack-main.test.ts (dist/main.js) and every harness suite.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BotStartError, createBot, createBrokers, createRedis } from '../../src/bot.ts';
+import { BotStartError, createBot } from '../../src/bot.ts';
+import { createBrokers, createRedis } from '../../src/botClients.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import { createMetrics } from '../../src/slack/metrics.ts';

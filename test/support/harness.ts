@@ -13,7 +13,8 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { setUpLab } from '../../scripts/lab.ts';
-import { type Bot, type BotOverrides, createBot, createBrokers, createRedis } from '../../src/bot.ts';
+import { type Bot, type BotOverrides, createBot } from '../../src/bot.ts';
+import { createBrokers, createRedis } from '../../src/botClients.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
