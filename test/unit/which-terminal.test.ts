@@ -24,6 +24,7 @@ function broker(over: Partial<WhichBroker> = {}): WhichBroker {
       effectiveDefinition: { 'message-ttl': 60_000 },
     }),
     getExchange: async () => null,
+    federation: async () => ({ upstreams: new Set<string>(), upstreamSets: new Set<string>(), links: null }),
     listPolicies: async () => [
       pol('first', '^orders\\.', 5, { 'message-ttl': 60_000 }, 'queues'),
       pol('inside', 'audit', 1, { 'max-length': 10 }, 'queues'),

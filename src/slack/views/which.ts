@@ -16,6 +16,7 @@ import {
   OPERATOR_POLICIES_NOT_READ,
   UNANCHORED_MARK,
 } from '../../../commands/words.ts';
+import { hazardWords, NO_STATISTICS, nowWords, statisticsSaid } from '../../preview/impactWords.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { type Block, context, finish, listSection, type SlackMessage, section } from './message.ts';
 
@@ -118,8 +119,28 @@ function argumentsSection(r: WhichResult): Block | undefined {
   return listSection('*Its own arguments* (set when it was declared):', items, { maxItems: MAX_KEYS + 2 });
 }
 
-function notesBlocks(r: WhichResult): Block[] {
+/** A queue's statistics now (or that they are unknown), and what threatens the object as it stands. */
+function liveBlocks(r: WhichResult): Block[] {
   const blocks: Block[] = [];
+  if (r.now !== undefined) {
+    blocks.push(
+      section(
+        r.now === null
+          ? `*Now:* unknown — ${NO_STATISTICS}.`
+          : `*Now:* ${nowWords(r.now)} — as ${statisticsSaid(r.now.sampledAt)}.`,
+      ),
+    );
+  }
+  if (r.hazards.length > 0) {
+    const items = r.hazards.map((h) => `• ${hazardWords(h, name)}`);
+    blocks.push(listSection(':warning: *Hazards:*', items));
+  }
+  for (const n of r.hazardsNotRead ?? []) blocks.push(section(`*Not read:* ${prose(truncate(n, 400))}.`));
+  return blocks;
+}
+
+function notesBlocks(r: WhichResult): Block[] {
+  const blocks: Block[] = [...liveBlocks(r)];
   if (r.operatorPoliciesNotRead !== undefined) {
     blocks.push(
       section(`:lock: ${OPERATOR_POLICIES_NOT_READ} (${code(truncate(r.operatorPoliciesNotRead, 300))})`),
