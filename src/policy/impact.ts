@@ -190,6 +190,24 @@ function isFull(key: LengthKey, limit: number, now: LiveQueue, removed = 0): boo
   return key === 'max-length' ? now.ready - removed >= limit : now.bytes >= limit;
 }
 
+/**
+ * Whether a publish now is refused: a classic queue refuses at its limit, a quorum queue once it
+ * is over it (measured on 3.10.8, 4.0.5 and 4.3.6: at exactly its limit a quorum queue with
+ * reject-publish takes one more message, then refuses; test/integration/which-hazards.test.ts).
+ */
+function refusesNow(
+  kind: ObjectKind,
+  overflow: unknown,
+  key: LengthKey,
+  limit: number,
+  now: LiveQueue,
+  removed = 0,
+): boolean {
+  if (!refuses(kind, overflow)) return false;
+  if (kind !== 'quorum') return isFull(key, limit, now, removed);
+  return key === 'max-length' ? now.ready - removed > limit : now.bytes > limit;
+}
+
 function lengthLimits(i: ImpactInput, world: World, out: Impact[]): number {
   const { kind, before, after, now } = i;
   if (kind !== 'classic' && kind !== 'quorum') return 0;
@@ -226,8 +244,8 @@ function lengthLimits(i: ImpactInput, world: World, out: Impact[]): number {
         };
       }
     }
-    const full = now !== null && isFull(key, limit, now, removed);
-    if (refuses(kind, overflow) && full && (stricter || !refuses(kind, overflowBefore))) {
+    const refusing = now !== null && refusesNow(kind, overflow, key, limit, now, removed);
+    if (refusing && (stricter || !refuses(kind, overflowBefore))) {
       out.push({ effect: 'reject-publish', because: key, limit });
     }
   }
@@ -427,7 +445,8 @@ export type Hazard =
   /**
    * At its limit: a message published now is refused (`refused`), or the oldest goes to make room;
    * `dropped`: what becomes of the message that goes (the oldest, or the refused one with
-   * reject-publish-dlx), null when the publisher keeps it.
+   * reject-publish-dlx), null when nothing goes. Neither (a quorum queue with reject-publish at
+   * exactly its limit): the next message is taken, then publishers are refused.
    */
   | {
       readonly effect: 'full';
@@ -459,10 +478,10 @@ export function hazardsOf(i: HazardInput, world: World): Hazard[] {
   for (const key of ['max-length', 'max-length-bytes'] as const) {
     const limit = num(values[key]);
     if (limit === undefined || now === null || !isFull(key, limit, now)) continue;
-    const refused = refuses(kind, overflow);
+    const refused = refusesNow(kind, overflow, key, limit, now);
     const dlx = deadLetterTo(values, world);
     // reject-publish leaves the message with its publisher; reject-publish-dlx dead-letters it.
-    const goes = !refused || overflow === 'reject-publish-dlx';
+    const goes = !refuses(kind, overflow) || overflow === 'reject-publish-dlx';
     full.push({
       effect: 'full',
       because: key,

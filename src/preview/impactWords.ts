@@ -90,6 +90,9 @@ export function hazardWords(x: Hazard, name: NameWords): string {
         : `deleted ${durationWords(x.inMs)} after its last consumer leaves (expires ${x.inMs} ms; ${plural(x.consumers, 'consumer')} now)`;
     case 'full': {
       const at = `at its limit (${x.because} ${x.limit}, overflow ${x.overflow})`;
+      if (x.dropped === null && !x.refused) {
+        return `${at}: the next message is taken (a quorum queue takes one past its limit), then publishers are refused`;
+      }
       if (x.dropped === null) return `${at}: publishers are refused from now on`;
       const [where, why] = fateWords(x.dropped, x.exchange, name);
       return x.refused
