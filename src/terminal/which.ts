@@ -11,6 +11,7 @@ import {
   UNANCHORED_MARK,
   WHICH_WORDS,
 } from '../../commands/words.ts';
+import { hazardWords, NO_STATISTICS, nowWords, statisticsSaid } from '../preview/impactWords.ts';
 import { definitionWritten as definition, jsonWritten, quoted, terminalText } from '../text/asWritten.ts';
 
 /**
@@ -115,6 +116,24 @@ function reported(r: WhichResult, what: string): string[] {
   return lines;
 }
 
+/** What is there now and what threatens it: a queue's statistics (or that they are unknown), the hazards. */
+function liveLines(r: WhichResult): string[] {
+  const lines: string[] = [];
+  if (r.now !== undefined) {
+    lines.push(
+      r.now === null
+        ? `  Now: unknown — ${NO_STATISTICS}.`
+        : `  Now: ${nowWords(r.now)} — as ${statisticsSaid(r.now.sampledAt)}.`,
+    );
+  }
+  if (r.hazards.length) {
+    lines.push('  Hazards:');
+    for (const h of r.hazards) lines.push(`    ! ${hazardWords(h, quoted)}`);
+  }
+  for (const n of r.hazardsNotRead ?? []) lines.push(`  Not read: ${n}.`);
+  return lines;
+}
+
 export function whichText(r: WhichResult): string {
   const o = r.object;
   const what = `${kindWords(o.kind)} ${quoted(o.name)} in vhost ${quoted(o.vhost)}`;
@@ -133,6 +152,7 @@ export function whichText(r: WhichResult): string {
   if (o.kindAssumed)
     lines.push(`No queue or exchange by that name exists; answering as for a classic queue.`);
   lines.push(...(r.answer === 'not-reported' ? notReported(r, what) : reported(r, what)));
+  lines.push(...liveLines(r));
   if (r.operatorPoliciesNotRead !== undefined)
     lines.push(`  Not read: ${WHICH_WORDS.operatorPoliciesNotRead} (${r.operatorPoliciesNotRead})`);
   for (const u of r.unreadable) lines.push(`  Not read: ${u.name} (pattern ${quoted(u.pattern)}): ${u.why}.`);
