@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import type { LoggedRecords } from '../src/audit/trail.ts';
-import type { AgainstLog, AuditRecord, HistoryQuery, VerifyResult } from '../src/audit/types.ts';
+import {
+  type AgainstLog,
+  type AuditRecord,
+  type HistoryQuery,
+  reviewRecordId,
+  type VerifyResult,
+  withReview,
+} from '../src/audit/types.ts';
 import { InputError } from '../src/errors.ts';
 import { type FlagDefaults, parseArgs, parseWith } from './parse.ts';
 
@@ -8,7 +15,7 @@ import { type FlagDefaults, parseArgs, parseWith } from './parse.ts';
  * `history [POLICY or NAME] [--vhost V] [--env E] [--verify [--against FILE]]`: the audit trail,
  * newest first: the changes of a policy, or of every policy that governed an object of that
  * name, and how many records could not be read. `--verify` walks the whole hash chain and names
- * the first broken record; `--against FILE` (terminal only) also compares the trail with the
+ * the first broken record; a break-glass change shows its review (or that it has none); `--against FILE` (terminal only) also compares the trail with the
  * bot's log and names every record missing, altered or extra. Read-only.
  */
 
@@ -61,6 +68,8 @@ export function parseHistory(words: readonly string[], defaults: FlagDefaults = 
 export interface HistorySource {
   scan(query: HistoryQuery): Promise<{ entries: AuditRecord[]; unreadable: number }>;
   verify(against?: LoggedRecords): Promise<VerifyResult>;
+  /** One record by id: a break-glass change's review is read with it. */
+  get(id: string): Promise<AuditRecord | undefined>;
 }
 
 /** Reads the log named by `--against` (the terminal's `readAuditLog`). */
@@ -91,7 +100,12 @@ export async function history(
     source.scan(query),
     verify ? source.verify(logged) : undefined,
   ]);
-  return { entries, unreadable, ...(chain ? { verify: chain } : {}) };
+  const reviewed = await Promise.all(
+    entries.map(async (e) =>
+      e.breakGlass && e.requestId ? withReview(e, await source.get(reviewRecordId(e.requestId))) : e,
+    ),
+  );
+  return { entries: reviewed, unreadable, ...(chain ? { verify: chain } : {}) };
 }
 
 /** 0; 1 when `--verify` found the chain broken or unlike the log, or records could not be read (INTERFACE.md). */
