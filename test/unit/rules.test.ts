@@ -6,8 +6,6 @@ import {
   awaitsReview,
   type BreakGlassFacts,
   breakGlassRefusal,
-  type ReviewFacts,
-  reviewRefusal,
   type DecideFacts,
   decideRefusal,
   environmentRefusal,
@@ -16,7 +14,9 @@ import {
   hasApproved,
   MAX_REASON,
   type RequesterFacts,
+  type ReviewFacts,
   requesterRefusal,
+  reviewRefusal,
 } from '../../src/workflow/rules.ts';
 
 /** The workflow's rules (src/workflow/rules.ts), table by table; the integration suites run them against Redis and the broker. */
