@@ -15,10 +15,10 @@
  */
 import { AuditTrail } from '../src/audit/trail.ts';
 import { RequestStore } from '../src/workflow/store.ts';
-import { APPROVALS_CHANNEL, APPROVER, renderedText, startHarness } from '../test/e2e/harness.ts';
-import { buttonValue, clickPayload, type OpenedView, submission } from '../test/e2e/interactions.ts';
 import { waitFor } from '../test/support/broker.ts';
 import type { RecordedCall } from '../test/support/fakeSlack.ts';
+import { APPROVALS_CHANNEL, APPROVER, renderedText, startHarness } from '../test/support/harness.ts';
+import { buttonValue, clickPayload, type OpenedView, submission } from '../test/support/interactions.ts';
 import { benchOptions, quantile } from './options.ts';
 
 const { count } = benchOptions('requests', 50);

@@ -29,6 +29,10 @@ import { AuditTrail } from '../src/audit/trail.ts';
 import { DEFAULT_KEY_PREFIX } from '../src/config.ts';
 import { LabClient } from '../src/rabbit/lab.ts';
 import { RequestStore } from '../src/workflow/store.ts';
+import { type BotProcess, spawnBot } from '../test/support/botProcess.ts';
+import { waitFor } from '../test/support/broker.ts';
+import { type FakeBroker, startFakeBroker } from '../test/support/fakeBroker.ts';
+import { type FakeSlack, type RecordedCall, startFakeSlack } from '../test/support/fakeSlack.ts';
 import {
   APPROVALS_CHANNEL,
   APPROVER,
@@ -36,12 +40,8 @@ import {
   mentionEnvelope,
   renderedText,
   signed,
-} from '../test/e2e/harness.ts';
-import { buttonValue, clickPayload, type OpenedView, submission } from '../test/e2e/interactions.ts';
-import { type BotProcess, spawnBot } from '../test/support/botProcess.ts';
-import { waitFor } from '../test/support/broker.ts';
-import { type FakeBroker, startFakeBroker } from '../test/support/fakeBroker.ts';
-import { type FakeSlack, type RecordedCall, startFakeSlack } from '../test/support/fakeSlack.ts';
+} from '../test/support/harness.ts';
+import { buttonValue, clickPayload, type OpenedView, submission } from '../test/support/interactions.ts';
 import { benchOptions } from './options.ts';
 
 const { count, brokerUrl, user, password } = benchOptions('commands', 10);

@@ -16,10 +16,10 @@ import { join } from 'node:path';
 import { build } from '../scripts/build.ts';
 import { setUpLab } from '../scripts/lab.ts';
 import { LabClient } from '../src/rabbit/lab.ts';
-import { commandForm, renderedText, signed } from '../test/e2e/harness.ts';
 import { type BotProcess, spawnBot } from '../test/support/botProcess.ts';
 import { waitFor } from '../test/support/broker.ts';
 import { startFakeSlack } from '../test/support/fakeSlack.ts';
+import { commandForm, renderedText, signed } from '../test/support/harness.ts';
 import { benchOptions, quantile } from './options.ts';
 
 const { count, brokerUrl, user, password } = benchOptions('commands', 200);

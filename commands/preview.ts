@@ -18,8 +18,6 @@ import { type FlagDefaults, PREVIEW_USAGE, parseArgs, parseWith, Vhost } from '.
  * document and the exit code, per INTERFACE.md.
  */
 
-export type { PREVIEW_USAGE };
-
 const FLAGS = {
   pattern: 'string',
   'apply-to': 'string',

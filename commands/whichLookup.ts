@@ -1,6 +1,7 @@
 import { codeOf } from '../src/errors.ts';
 import type { BrokerVersion, ObjectKind, Policy } from '../src/policy/types.ts';
 import { brokerReason, type NotAskedWhy, notAskedBecause } from '../src/rabbit/errors.ts';
+import { toQueueKind } from '../src/rabbit/responses.ts';
 import { missingVhostError, type VhostLister } from '../src/vhosts.ts';
 import type { WhichInput } from './parse.ts';
 import type { NameLister } from './suggest.ts';
@@ -50,8 +51,6 @@ export interface Lookup {
   forbidden?: string;
 }
 
-const QUEUE_KINDS = new Set(['classic', 'quorum', 'stream']);
-
 export async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lookup> {
   const asExchange = async (kindAssumed: boolean): Promise<Lookup | null> => {
     const x = await broker.getExchange(input.vhost, input.name);
@@ -71,7 +70,7 @@ export async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lo
   const asQueue = async (): Promise<Lookup | null> => {
     const q = await broker.getQueue(input.vhost, input.name);
     if (!q) return null;
-    const kind = QUEUE_KINDS.has(q.type) ? (q.type as ObjectKind) : null;
+    const kind = toQueueKind(q.type);
     let policy = q.policy === '' ? null : q.policy;
     if (policy === undefined && broker.queuePolicyFromRecord) {
       // Declared seconds ago: no statistics yet. The queue record already knows its policy.

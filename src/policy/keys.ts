@@ -60,12 +60,30 @@ export function scopeFits(applyTo: string, kind: ObjectKind | null): boolean {
 
 // --- the key-type veto --------------------------------------------------------------------
 
+type Veto = readonly [string, Range];
+
+/** Classic queue mirroring's keys: quorum queues and streams replicate otherwise, and refuse them. */
+const CLASSIC_MIRRORING: readonly Veto[] = [
+  ['ha-mode', {}],
+  ['ha-params', {}],
+  ['ha-sync-mode', {}],
+  ['ha-promote-on-shutdown', {}],
+  ['ha-promote-on-failure', {}],
+  ['queue-master-locator', {}],
+];
+
+/** Refused by every queue type from 4.3.0 on. */
+const SELECTOR_KEYS: readonly Veto[] = [
+  ['selector-fields', { since: [4, 3, 0] }],
+  ['selector-field-max-bytes', { since: [4, 3, 0] }],
+];
+
 /**
  * A policy whose definition holds ANY of these keys is skipped for that queue type, however well
  * its pattern and scope fit. It is a veto, not a "must set one useful key" rule: keys that merely
  * do nothing for the type (alternate-exchange on a queue) do not veto. Exchanges veto nothing.
  */
-const VETOES: Record<Exclude<ObjectKind, 'exchange'>, ReadonlyArray<readonly [string, Range]>> = {
+const VETOES: Record<Exclude<ObjectKind, 'exchange'>, readonly Veto[]> = {
   classic: [
     ['max-age', {}],
     ['stream-max-segment-size-bytes', {}],
@@ -76,24 +94,17 @@ const VETOES: Record<Exclude<ObjectKind, 'exchange'>, ReadonlyArray<readonly [st
     ['max-in-memory-length', { since: [3, 12, 7] }],
     ['max-in-memory-bytes', { since: [3, 12, 7] }],
     ['target-group-size', { since: [3, 12, 7] }],
-    ['selector-fields', { since: [4, 3, 0] }],
-    ['selector-field-max-bytes', { since: [4, 3, 0] }],
+    ...SELECTOR_KEYS,
   ],
   quorum: [
     ['max-priority', {}],
     ['queue-mode', {}],
     ['single-active-consumer', { until: [4, 2, 0] }],
-    ['ha-mode', {}],
-    ['ha-params', {}],
-    ['ha-sync-mode', {}],
-    ['ha-promote-on-shutdown', {}],
-    ['ha-promote-on-failure', {}],
-    ['queue-master-locator', {}],
+    ...CLASSIC_MIRRORING,
     ['max-age', {}],
     ['stream-max-segment-size-bytes', {}],
     ['initial-cluster-size', {}],
-    ['selector-fields', { since: [4, 3, 0] }],
-    ['selector-field-max-bytes', { since: [4, 3, 0] }],
+    ...SELECTOR_KEYS,
   ],
   stream: [
     ['expires', {}],
@@ -108,16 +119,10 @@ const VETOES: Record<Exclude<ObjectKind, 'exchange'>, ReadonlyArray<readonly [st
     ['queue-mode', {}],
     ['single-active-consumer', { until: [4, 2, 0] }],
     ['delivery-limit', {}],
-    ['ha-mode', {}],
-    ['ha-params', {}],
-    ['ha-sync-mode', {}],
-    ['ha-promote-on-shutdown', {}],
-    ['ha-promote-on-failure', {}],
-    ['queue-master-locator', {}],
+    ...CLASSIC_MIRRORING,
     ['dead-letter-strategy', {}],
     ['target-group-size', { since: [3, 12, 7] }],
-    ['selector-fields', { since: [4, 3, 0] }],
-    ['selector-field-max-bytes', { since: [4, 3, 0] }],
+    ...SELECTOR_KEYS,
   ],
 };
 

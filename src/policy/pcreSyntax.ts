@@ -361,20 +361,18 @@ interface GroupStart {
 
 function readGroupStart(p: string, at: number): GroupStart | PatternError {
   const rest = p.slice(at + 2);
-  const open = (len: number, extra: Partial<GroupStart> = {}): GroupStart => ({
-    end: at + 2 + len,
-    atom: false,
-    opens: true,
-    capturing: false,
-    ...extra,
-  });
-  const call = (len: number, extra: Partial<GroupStart> = {}): GroupStart => ({
-    end: at + 2 + len,
-    atom: true,
-    opens: false,
-    capturing: false,
-    ...extra,
-  });
+  // A group that opens (and is no atom), or a call that opens none (and is one).
+  const start =
+    (opens: boolean) =>
+    (len: number, extra: Partial<GroupStart> = {}): GroupStart => ({
+      end: at + 2 + len,
+      atom: !opens,
+      opens,
+      capturing: false,
+      ...extra,
+    });
+  const open = start(true);
+  const call = start(false);
   if (/^[:|>=!]/.test(rest)) return open(1);
   if (/^<[=!]/.test(rest)) return open(2, { lookbehind: true });
   const named = /^(?:P?<|')([A-Za-z_][A-Za-z0-9_]*)([>'])/.exec(rest);

@@ -18,7 +18,8 @@ const QUEUE_KINDS: readonly string[] = ['classic', 'quorum', 'stream'] satisfies
  */
 export type ReportedPolicy = string | null | undefined;
 
-export interface QueueDetail {
+/** What the broker says of a queue in its detail and in its listings alike. */
+interface QueueFields {
   readonly name: string;
   readonly vhost: string;
   /** `null` when the broker reports a queue type we do not know (see `type`). */
@@ -27,18 +28,15 @@ export interface QueueDetail {
   readonly type: string;
   readonly arguments: Readonly<Record<string, unknown>>;
   readonly policy: ReportedPolicy;
+}
+
+export interface QueueDetail extends QueueFields {
   readonly operatorPolicy: ReportedPolicy;
   /** Merged user + operator definition of the two winners; `undefined` when not reported. */
   readonly effectiveDefinition: Readonly<Record<string, unknown>> | undefined;
 }
 
-export interface QueueListing {
-  readonly name: string;
-  readonly vhost: string;
-  readonly kind: QueueKind | null;
-  readonly type: string;
-  readonly arguments: Readonly<Record<string, unknown>>;
-  readonly policy: ReportedPolicy;
+export interface QueueListing extends QueueFields {
   /** Only in listings with stats; `undefined` otherwise or when not reported. */
   readonly operatorPolicy?: ReportedPolicy;
   readonly effectiveDefinition?: Readonly<Record<string, unknown>> | undefined;

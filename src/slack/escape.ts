@@ -50,6 +50,11 @@ export function truncate(s: string, max: number): string {
   return `${out}…`;
 }
 
+/** A value as inline code, cut to `max` characters. */
+export function valueCode(v: unknown, max: number): string {
+  return code(truncate(JSON.stringify(v) ?? String(v), max));
+}
+
 /**
  * `render(raw)` cut down until it fits `max` characters. Cutting the raw string before
  * rendering keeps entities and code spans whole (`&amp;` never ends as `&am`).

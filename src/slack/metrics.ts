@@ -33,61 +33,62 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   const registers = [registry];
 
-  const requests = new Counter({
-    name: 'rmq_slack_requests_total',
-    help: 'Slack requests answered, by command and outcome',
-    labelNames: ['command', 'outcome', 'via'] as const,
-    registers,
-  });
-  const requestSeconds = new Histogram({
-    name: 'rmq_slack_request_duration_seconds',
-    help: 'From a Slack request received to its answer delivered',
-    labelNames: ['command', 'via'] as const,
-    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30],
-    registers,
-  });
-  const brokerCalls = new Counter({
-    name: 'rmq_broker_calls_total',
-    help: 'HTTP calls to the management API, each attempt counted',
-    labelNames: ['env', 'method'] as const,
-    registers,
-  });
-  const brokerCallErrors = new Counter({
-    name: 'rmq_broker_call_errors_total',
-    help: 'Failed calls to the management API, by error code',
-    labelNames: ['env', 'method', 'code'] as const,
-    registers,
-  });
-  const brokerCallSeconds = new Histogram({
-    name: 'rmq_broker_call_duration_seconds',
-    help: 'Duration of management API calls, body included',
-    labelNames: ['env', 'method'] as const,
-    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
-    registers,
-  });
-  const duplicateEvents = new Counter({
-    name: 'rmq_slack_duplicate_events_total',
-    help: 'Events Slack delivered again, recognised and not answered twice',
-    registers,
-  });
-  const replayedRequests = new Counter({
-    name: 'rmq_slack_replayed_requests_total',
-    help: 'Signed slash commands and form submissions posted again within their signature lifetime, not handled',
-    labelNames: ['kind'] as const,
-    registers,
-  });
-  const deliveryErrors = new Counter({
-    name: 'rmq_slack_delivery_errors_total',
-    help: 'Answers and files Slack did not take in the end (response URL or Web API), retries spent',
-    labelNames: ['via'] as const,
-    registers,
-  });
-  const deliveryRetries = new Counter({
-    name: 'rmq_slack_delivery_retries_total',
-    help: 'Slack calls tried again after a 429, a 5xx or a timeout',
-    labelNames: ['error'] as const,
-    registers,
-  });
+  // Every metric in this registry; label names as given (bounded values, see above).
+  const counter = <L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Counter<L>({ name, help, labelNames, registers });
+  const histogram = <L extends string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    buckets: number[],
+  ) => new Histogram<L>({ name, help, labelNames, buckets, registers });
+
+  const requests = counter('rmq_slack_requests_total', 'Slack requests answered, by command and outcome', [
+    'command',
+    'outcome',
+    'via',
+  ]);
+  const requestSeconds = histogram(
+    'rmq_slack_request_duration_seconds',
+    'From a Slack request received to its answer delivered',
+    ['command', 'via'],
+    [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30],
+  );
+  const brokerCalls = counter(
+    'rmq_broker_calls_total',
+    'HTTP calls to the management API, each attempt counted',
+    ['env', 'method'],
+  );
+  const brokerCallErrors = counter(
+    'rmq_broker_call_errors_total',
+    'Failed calls to the management API, by error code',
+    ['env', 'method', 'code'],
+  );
+  const brokerCallSeconds = histogram(
+    'rmq_broker_call_duration_seconds',
+    'Duration of management API calls, body included',
+    ['env', 'method'],
+    [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
+  );
+  const duplicateEvents = counter(
+    'rmq_slack_duplicate_events_total',
+    'Events Slack delivered again, recognised and not answered twice',
+  );
+  const replayedRequests = counter(
+    'rmq_slack_replayed_requests_total',
+    'Signed slash commands and form submissions posted again within their signature lifetime, not handled',
+    ['kind'],
+  );
+  const deliveryErrors = counter(
+    'rmq_slack_delivery_errors_total',
+    'Answers and files Slack did not take in the end (response URL or Web API), retries spent',
+    ['via'],
+  );
+  const deliveryRetries = counter(
+    'rmq_slack_delivery_retries_total',
+    'Slack calls tried again after a 429, a 5xx or a timeout',
+    ['error'],
+  );
 
   return {
     registry,

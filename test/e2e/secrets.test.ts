@@ -25,7 +25,6 @@ import {
 } from '../support/broker.ts';
 import { built } from '../support/built.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
-import { clearMainRedis, MAIN_REDIS_URL } from '../support/mainRedis.ts';
 import {
   APPROVALS_CHANNEL,
   APPROVER,
@@ -33,8 +32,9 @@ import {
   mentionEnvelope,
   signed,
   startHarness,
-} from './harness.ts';
-import { buttonValue, clickPayload, type OpenedView, submission } from './interactions.ts';
+} from '../support/harness.ts';
+import { buttonValue, clickPayload, type OpenedView, submission } from '../support/interactions.ts';
+import { clearMainRedis, MAIN_REDIS_URL } from '../support/mainRedis.ts';
 
 const vhost = uniqueName('secrets');
 const admin = adminClient();

@@ -9,8 +9,8 @@ import {
   type Harness,
   renderedText,
   startHarness,
-} from './harness.ts';
-import { isPost, requestFlow } from './requestFlow.ts';
+} from '../support/harness.ts';
+import { isPost, requestFlow } from '../support/requestFlow.ts';
 
 /**
  * The approval rules end to end (signed Slack requests to the running app, the fake Web API,

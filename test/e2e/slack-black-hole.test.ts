@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brokerUrl, waitFor } from '../support/broker.ts';
-import { type Harness, renderedText, startHarness } from './harness.ts';
+import { type Harness, renderedText, startHarness } from '../support/harness.ts';
 
 /**
  * A broker that takes connections and never answers, asked 100 questions at once: each is

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/broker.ts';
-import { type Harness, mentionEnvelope, renderedText, signed, startHarness } from './harness.ts';
+import { type Harness, mentionEnvelope, renderedText, signed, startHarness } from '../support/harness.ts';
 
 /**
  * The running app answering through a Slack that fails (429 with Retry-After, 5xx, a response

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { adminClient, waitFor } from '../support/broker.ts';
-import { type Harness, mentionEnvelope, renderedText, startHarness } from './harness.ts';
+import { type Harness, mentionEnvelope, renderedText, startHarness } from '../support/harness.ts';
 
 /**
  * Names from users and the broker reach Slack as characters: a queue named `<!channel>` pings

@@ -7,8 +7,8 @@ import { brokerCredentials, brokerUrl, waitFor } from '../support/broker.ts';
 import { built } from '../support/built.ts';
 import { type FakeBroker, startFakeBroker } from '../support/fakeBroker.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
+import { commandForm, renderedText, signed } from '../support/harness.ts';
 import { clearMainRedis, MAIN_REDIS_URL } from '../support/mainRedis.ts';
-import { commandForm, renderedText, signed } from './harness.ts';
 
 /**
  * `npm start` (the compiled `dist/main.js`, as the image runs it) as a process: it refuses to start without Slack credentials (saying which and

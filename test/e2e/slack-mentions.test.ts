@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/broker.ts';
 import type { RecordedCall } from '../support/fakeSlack.ts';
-import { type Harness, mentionEnvelope, renderedText, startHarness } from './harness.ts';
+import { type Harness, mentionEnvelope, renderedText, startHarness } from '../support/harness.ts';
 
 /**
  * `@rmq which …` in a channel is answered there, in a thread in that thread; an event Slack

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Readiness } from '../../src/health.ts';
 import { brokerCredentials, brokerUrl, uniqueName, waitFor } from '../support/broker.ts';
-import { commandForm, type Harness, mentionEnvelope, signed, startHarness } from './harness.ts';
+import { commandForm, type Harness, mentionEnvelope, signed, startHarness } from '../support/harness.ts';
 
 /**
  * What operators see: GET /healthz and /readyz (broker and Redis reachability, from the last check), GET /metrics (requests by

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
 import { brokerUrl, waitFor, withUser } from '../support/broker.ts';
-import { APPROVALS_CHANNEL, type Harness, renderedText, startHarness } from './harness.ts';
+import { APPROVALS_CHANNEL, type Harness, renderedText, startHarness } from '../support/harness.ts';
 
 let h: Harness;
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminClient, uniqueName } from '../support/broker.ts';
 import type { FakeUpload } from '../support/fakeSlack.ts';
-import { type Harness, renderedText, startHarness } from './harness.ts';
+import { type Harness, renderedText, startHarness } from '../support/harness.ts';
 
 /**
  * `/rmq policies` as Slack calls it, against the real broker: the lab's list in the channel, and

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { adminClient, waitFor } from '../support/broker.ts';
 import type { FakeUpload, RecordedCall } from '../support/fakeSlack.ts';
-import { type Harness, mentionEnvelope, renderedText, startHarness } from './harness.ts';
+import { type Harness, mentionEnvelope, renderedText, startHarness } from '../support/harness.ts';
 
 /**
  * `/rmq preview …` and `@rmq preview …` against the real broker holding the policies lab, as

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/broker.ts';
-import { type Harness, mentionEnvelope, renderedText, startHarness } from './harness.ts';
+import { type Harness, mentionEnvelope, renderedText, startHarness } from '../support/harness.ts';
 
 /**
  * Redis down (nothing listens where REDIS_URL points): reading needs no Redis, so questions are

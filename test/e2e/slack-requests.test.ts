@@ -12,8 +12,14 @@ import {
   mentionEnvelope,
   renderedText,
   startHarness,
-} from './harness.ts';
-import { type ClickWhere, clickPayload, type OpenedView, submission, submitView } from './interactions.ts';
+} from '../support/harness.ts';
+import {
+  type ClickWhere,
+  clickPayload,
+  type OpenedView,
+  submission,
+  submitView,
+} from '../support/interactions.ts';
 
 /**
  * Change requests end to end: signed Slack requests to the running app (commands, mentions,

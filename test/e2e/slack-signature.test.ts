@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commandForm, type Harness, mentionEnvelope, renderedText, signed, startHarness } from './harness.ts';
+import {
+  commandForm,
+  type Harness,
+  mentionEnvelope,
+  renderedText,
+  signed,
+  startHarness,
+} from '../support/harness.ts';
 
 /**
  * Every Slack request is checked with the signing secret: unsigned, wrongly signed, older than

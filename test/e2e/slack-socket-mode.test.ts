@@ -2,7 +2,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/broker.ts';
 import type { RecordedCall } from '../support/fakeSlack.ts';
 import type { SocketConnection } from '../support/fakeSlackSocket.ts';
-import { commandForm, type Harness, mentionEnvelope, renderedText, signed, startHarness } from './harness.ts';
+import {
+  commandForm,
+  type Harness,
+  mentionEnvelope,
+  renderedText,
+  signed,
+  startHarness,
+} from '../support/harness.ts';
 
 /**
  * Socket Mode end to end: the app built as createBot builds it, with SLACK_APP_TOKEN set and no

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, mentionEnvelope, renderedText, startHarness } from './harness.ts';
+import { type Harness, mentionEnvelope, renderedText, startHarness } from '../support/harness.ts';
 
 /**
  * `/rmq which` against the real broker holding the policies lab, as Slack calls it: a signed

@@ -16,8 +16,8 @@ import {
   renderedText,
   signed,
   startHarness,
-} from './harness.ts';
-import { clickPayload, type OpenedView, submission, submitView } from './interactions.ts';
+} from '../support/harness.ts';
+import { clickPayload, type OpenedView, submission, submitView } from '../support/interactions.ts';
 
 /**
  * Issue 20's attacks on the write half that came through Slack, as signed requests to the running

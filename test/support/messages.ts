@@ -89,6 +89,8 @@ export function management(broker: TestBroker, vhost: string) {
     const res = await fetch(new URL(`/api/${path.replace('{v}', v)}`, broker.url), {
       method,
       headers: { authorization: auth, 'content-type': 'application/json' },
+      // A call that hangs fails the test in time rather than holding it to vitest's timeout.
+      signal: AbortSignal.timeout(30_000),
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await res.text();

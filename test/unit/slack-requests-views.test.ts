@@ -30,8 +30,8 @@ import {
   requestMessage,
 } from '../../src/slack/views/request.ts';
 import type { ChangeRequest, RequestState } from '../../src/workflow/types.ts';
-import { renderedText } from '../e2e/harness.ts';
 import { checkMessage, checkView } from '../support/fakeSlack.ts';
+import { renderedText } from '../support/harness.ts';
 
 /**
  * The change-request views and forms, pure: what each state of the approvals message says and

@@ -1,7 +1,6 @@
 import type { AllMiddlewareArgs, Middleware, SlackEventMiddlewareArgs } from '@slack/bolt';
-import { dispatch } from '../dispatch.ts';
 import { decodeSlackText } from '../escape.ts';
-import { commandContext, type ListenerDeps, newRequestId } from './context.ts';
+import { answer, arrived, type ListenerDeps } from './context.ts';
 
 /**
  * `@rmq which orders.audit` in a channel is answered there; inside a thread, in that thread.
@@ -29,15 +28,12 @@ export function mentionText(text: string, botUserId: string | undefined): string
 export function appMentionListener(deps: ListenerDeps): Middleware<SlackEventMiddlewareArgs<'app_mention'>> {
   return async ({ event, body, context }: SlackEventMiddlewareArgs<'app_mention'> & AllMiddlewareArgs) => {
     if (event.bot_id || (context.botUserId !== undefined && event.user === context.botUserId)) return;
-    const started = performance.now();
-    const requestId = newRequestId();
-    const logger = deps.logger.child({
-      requestId,
-      via: 'mention',
+    const request = arrived(deps, 'mention', {
       user: event.user,
       channel: event.channel,
       eventId: body.event_id,
     });
+    const { logger } = request;
 
     let first = true;
     try {
@@ -52,33 +48,15 @@ export function appMentionListener(deps: ListenerDeps): Middleware<SlackEventMid
       return;
     }
 
-    await deps.inFlight.track(
-      (async () => {
-        const answer = await dispatch(
-          mentionText(event.text, context.botUserId),
-          commandContext(deps, {
-            prefix: '@rmq',
-            logger,
-            requestId,
-            channel: event.channel,
-            asker: event.user
-              ? { user: event.user, channel: event.channel, threadTs: event.thread_ts }
-              : undefined,
-          }),
-        );
-        const reply = deps.delivery.toChannel({
-          channel: event.channel,
-          threadTs: event.thread_ts,
-          user: event.user,
-        });
-        await deps.delivery.deliver(reply, answer, {
-          via: 'mention',
-          command: answer.command,
-          started,
-          logger,
-          requestId,
-        });
-      })(),
+    const where = { channel: event.channel, threadTs: event.thread_ts };
+    const asker = event.user ? { ...where, user: event.user } : undefined;
+    const reply = deps.delivery.toChannel({ ...where, user: event.user });
+    await answer(
+      deps,
+      request,
+      mentionText(event.text, context.botUserId),
+      { prefix: '@rmq', channel: event.channel, asker },
+      reply,
     );
   };
 }

@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../log.ts';
 import type { PatternCache } from '../../policy/pattern.ts';
 import { type ChannelDefaultsStore, channelScope } from '../channelDefaults.ts';
-import type { Delivery } from '../delivery.ts';
+import type { Delivery, Reply } from '../delivery.ts';
+import { dispatch } from '../dispatch.ts';
 import type { Environments } from '../environments.ts';
 import type { Asker, CommandContext, Records } from '../handlers/types.ts';
 import type { InFlight } from '../inflight.ts';
-import type { Metrics } from '../metrics.ts';
+import type { Metrics, Via } from '../metrics.ts';
 import type { EventDedupe } from '../redis.ts';
 import type { ChangeRequests } from '../requests/service.ts';
 
@@ -33,29 +34,73 @@ export function newRequestId(): string {
   return randomBytes(6).toString('hex');
 }
 
+/** A request as it arrived: when, its id, and its child logger; counted as `via`. */
+export interface Arrived {
+  readonly via: Via;
+  /** `performance.now()` on arrival. */
+  readonly started: number;
+  readonly requestId: string;
+  readonly logger: Logger;
+}
+
+/** A request's arrival: its id, and a child logger with `fields` (the ids of its payload). */
+export function arrived(deps: ListenerDeps, via: Via, fields: Readonly<Record<string, unknown>>): Arrived {
+  const started = performance.now();
+  const requestId = newRequestId();
+  return { via, started, requestId, logger: deps.logger.child({ requestId, via, ...fields }) };
+}
+
 /** Where a request came from, as each listener reads it off its own payload. */
 export interface RequestOrigin {
   /** How the user called the bot (`/rmq`, `@rmq`). */
   readonly prefix: string;
-  readonly logger: Logger;
-  readonly requestId: string;
   readonly channel: string;
   /** Absent on an event without a user. */
   readonly asker: Asker | undefined;
 }
 
 /** A command's context, the same for every surface: the deps, and where the request came from. */
-export function commandContext(deps: ListenerDeps, o: RequestOrigin): Omit<CommandContext, 'available'> {
+export function commandContext(
+  deps: ListenerDeps,
+  request: Pick<Arrived, 'logger' | 'requestId'>,
+  o: RequestOrigin,
+): Omit<CommandContext, 'available'> {
   return {
     prefix: o.prefix,
     environments: deps.environments,
     patterns: deps.patterns,
-    logger: o.logger,
-    requestId: o.requestId,
+    logger: request.logger,
+    requestId: request.requestId,
     // A thread is part of its channel: the channel's defaults hold there too.
-    channel: channelScope(deps.channelDefaults, o.channel, o.asker?.user, o.logger),
+    channel: channelScope(deps.channelDefaults, o.channel, o.asker?.user, request.logger),
     ...(o.asker ? { asker: o.asker } : {}),
     ...(deps.records ? { records: deps.records } : {}),
     ...(deps.changes ? { changes: deps.changes } : {}),
   };
+}
+
+/**
+ * The words answered, for every surface: dispatched to their command, the answer delivered
+ * through `reply` and counted; tracked, so a shutdown lets it finish.
+ */
+export function answer(
+  deps: ListenerDeps,
+  request: Arrived,
+  words: string,
+  origin: RequestOrigin,
+  reply: Reply,
+): Promise<void> {
+  return deps.inFlight.track(
+    (async () => {
+      const answer = await dispatch(words, commandContext(deps, request, origin));
+      const { via, started, logger, requestId } = request;
+      await deps.delivery.deliver(reply, answer, {
+        via,
+        command: answer.command,
+        started,
+        logger,
+        requestId,
+      });
+    })(),
+  );
 }

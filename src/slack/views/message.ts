@@ -1,5 +1,7 @@
 import type { types } from '@slack/bolt';
+import { code, truncate, valueCode } from '../escape.ts';
 import { SLACK_LIMITS, VIEW_BUDGET } from '../limits.ts';
+import type { AttachedFile } from '../slackCalls.ts';
 
 /**
  * What every view returns, and the few block builders views share. Builders keep each block
@@ -12,6 +14,30 @@ export interface SlackMessage {
   /** Fallback for notifications and screen readers; escaped like the blocks. */
   readonly text: string;
   readonly blocks: Block[];
+}
+
+/** A message that shows the first part of a list, and the whole list as a file to attach beside it. */
+export interface MessageWithFile extends SlackMessage {
+  /** Every item, when the message does not show them all. */
+  readonly file?: AttachedFile;
+}
+
+/** How much of a definition `setsWords` shows: how many keys, and how many characters of a key and a value. */
+export interface SetsShown {
+  readonly keys: number;
+  readonly key: number;
+  readonly value: number;
+}
+
+/** "sets `k` = `v`, … and N more keys": what a policy's definition sets, on one line. */
+export function setsWords(definition: Readonly<Record<string, unknown>>, shown: SetsShown): string {
+  const entries = Object.entries(definition);
+  if (entries.length === 0) return 'sets nothing';
+  const pairs = entries
+    .slice(0, shown.keys)
+    .map(([k, v]) => `${code(truncate(k, shown.key))} = ${valueCode(v, shown.value)}`);
+  const more = entries.length > shown.keys ? ` and ${entries.length - shown.keys} more keys` : '';
+  return `sets ${pairs.join(', ')}${more}`;
 }
 
 /**

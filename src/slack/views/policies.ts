@@ -8,7 +8,16 @@ import {
 import { showInvisible } from '../../text/asWritten.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { SLACK_LIMITS, VIEW_BUDGET } from '../limits.ts';
-import { type Block, context, finish, type SlackMessage, section, totalText } from './message.ts';
+import type { AttachedFile } from '../slackCalls.ts';
+import {
+  type Block,
+  context,
+  finish,
+  type MessageWithFile,
+  section,
+  setsWords,
+  totalText,
+} from './message.ts';
 import { csvField } from './preview.ts';
 
 /**
@@ -18,39 +27,15 @@ import { csvField } from './preview.ts';
  * when some do not, the whole list comes as a CSV file for the delivery to attach. Pure.
  */
 
-export interface PoliciesFile {
-  readonly filename: string;
-  readonly title: string;
-  readonly content: string;
-}
-
-export interface PoliciesMessage extends SlackMessage {
-  /** Every policy, when the message shows only the first ones. */
-  readonly file?: PoliciesFile;
-}
-
-const MAX_SHOWN = { name: 120, pattern: 120, key: 50, value: 60 } as const;
-/** Keys of a definition shown on a policy's line before "and N more". */
-const MAX_KEYS = 4;
+/** Characters of a name, a pattern, a key and a value shown; `keys`: before "and N more keys". */
+const MAX_SHOWN = { name: 120, pattern: 120, key: 50, value: 60, keys: 4 } as const;
 /** Text kept free for the heading, the notes and the footer. */
 const RESERVED_TEXT = 1500;
-
-function sets(definition: Readonly<Record<string, unknown>>): string {
-  const entries = Object.entries(definition);
-  if (entries.length === 0) return 'sets nothing';
-  const shown = entries
-    .slice(0, MAX_KEYS)
-    .map(
-      ([k, v]) =>
-        `${code(truncate(k, MAX_SHOWN.key))} = ${code(truncate(JSON.stringify(v) ?? String(v), MAX_SHOWN.value))}`,
-    );
-  return `sets ${shown.join(', ')}${entries.length > MAX_KEYS ? ` and ${entries.length - MAX_KEYS} more keys` : ''}`;
-}
 
 function line(p: ListedPolicy): string {
   const unanchored = p.unanchored ? ` _(${UNANCHORED_MARK})_` : '';
   const tie = p.tie ? ' · :warning: _tie_' : '';
-  return `• *${p.priority}* · ${code(truncate(p.name, MAX_SHOWN.name))}${tie} · pattern ${code(truncate(p.pattern, MAX_SHOWN.pattern))}${unanchored} · applies to ${code(p.applyTo)}\n      ${sets(p.definition)}`;
+  return `• *${p.priority}* · ${code(truncate(p.name, MAX_SHOWN.name))}${tie} · pattern ${code(truncate(p.pattern, MAX_SHOWN.pattern))}${unanchored} · applies to ${code(p.applyTo)}\n      ${setsWords(p.definition, MAX_SHOWN)}`;
 }
 
 /**
@@ -84,7 +69,7 @@ function pages(
   return { blocks, shown };
 }
 
-function notAsked(r: PoliciesResult): PoliciesMessage {
+function notAsked(r: PoliciesResult): MessageWithFile {
   const why = NOT_ASKED_WORDS[r.why ?? 'unreachable'] ?? 'the broker could not be asked';
   const detail = r.detail ? ` (${code(truncate(r.detail, 300))})` : '';
   return finish(
@@ -93,7 +78,7 @@ function notAsked(r: PoliciesResult): PoliciesMessage {
   );
 }
 
-export function policiesView(r: PoliciesResult): PoliciesMessage {
+export function policiesView(r: PoliciesResult): MessageWithFile {
   if (r.answer === 'not-asked') return notAsked(r);
   const vhost = code(truncate(r.vhost, 200));
   const budget = { blocks: VIEW_BUDGET.blocks - 6, text: VIEW_BUDGET.totalText - RESERVED_TEXT };
@@ -144,7 +129,7 @@ export function policiesView(r: PoliciesResult): PoliciesMessage {
 const CSV_COLUMNS = ['layer', 'priority', 'name', 'pattern', 'apply_to', 'unanchored', 'tie', 'definition'];
 
 /** Every policy, one per row: the file attached when the message cannot hold them all. */
-export function policiesCsv(r: PoliciesResult): PoliciesFile {
+export function policiesCsv(r: PoliciesResult): AttachedFile {
   const rows = [CSV_COLUMNS.join(',')];
   const add = (layer: string, p: ListedPolicy) =>
     rows.push(

@@ -18,10 +18,11 @@ import {
   RISK_WORDS,
 } from '../../preview/summary.ts';
 import { showInvisible } from '../../text/asWritten.ts';
-import { code, prose, truncate } from '../escape.ts';
+import { code, prose, truncate, valueCode } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
+import type { AttachedFile } from '../slackCalls.ts';
 import { asWrittenSection } from './asWritten.ts';
-import { type Block, context, finish, listSection, type SlackMessage, section } from './message.ts';
+import { type Block, context, finish, listSection, type MessageWithFile, section } from './message.ts';
 
 /**
  * The preview as a Slack message, what hurts first (as in the terminal): risks, new ties, an
@@ -31,18 +32,6 @@ import { type Block, context, finish, listSection, type SlackMessage, section } 
  * Pure; every user or broker string is escaped.
  */
 
-export interface PreviewFile {
-  readonly filename: string;
-  readonly title: string;
-  readonly filetype: 'csv';
-  readonly content: string;
-}
-
-export interface PreviewMessage extends SlackMessage {
-  /** The full object list, when the message shows only part of it. */
-  readonly file?: PreviewFile;
-}
-
 const MAX_SHOWN = { name: 200, pattern: 200, key: 60, value: 100 } as const;
 /** Objects listed one per line in the message; beyond this the file carries them. */
 const OBJECTS_SHOWN = 12;
@@ -50,7 +39,7 @@ const NAMES_PER_LINE = 5;
 
 const name = (s: string) => code(truncate(s, MAX_SHOWN.name));
 const keyName = (s: string) => code(truncate(s, MAX_SHOWN.key));
-const value = (v: unknown) => code(truncate(JSON.stringify(v) ?? String(v), MAX_SHOWN.value));
+const value = (v: unknown) => valueCode(v, MAX_SHOWN.value);
 const keys = (ks: readonly string[]) => ks.map(keyName).join(', ');
 
 function names(list: readonly string[], total: number): string {
@@ -202,7 +191,7 @@ export function warningsBlock(warnings: readonly Problem[]): Block {
   );
 }
 
-function answered(r: PreviewAnswer): PreviewMessage {
+function answered(r: PreviewAnswer): MessageWithFile {
   const s = r.summary;
   const blocks: Block[] = [...changeWarningBlocks(r.change), ...title(r)];
   if (r.warnings.length) blocks.push(warningsBlock(r.warnings));
@@ -260,7 +249,7 @@ export function changeWarningBlocks(c: {
   ];
 }
 
-function refused(r: Extract<PreviewResult, { status: 'refused' }>): PreviewMessage {
+function refused(r: Extract<PreviewResult, { status: 'refused' }>): MessageWithFile {
   const blocks: Block[] = [
     ...title(r),
     listSection(
@@ -278,7 +267,7 @@ function refused(r: Extract<PreviewResult, { status: 'refused' }>): PreviewMessa
   return finish(blocks, `Refused: ${prose(truncate(first, 300))}`);
 }
 
-function notAsked(r: Extract<PreviewResult, { status: 'not-asked' }>): PreviewMessage {
+function notAsked(r: Extract<PreviewResult, { status: 'not-asked' }>): MessageWithFile {
   const why =
     r.why === 'missing-vhost'
       ? `vhost ${name(r.change.vhost)} does not exist${r.closeVhosts?.length ? `; did you mean ${r.closeVhosts.map(name).join(' or ')}?` : ''}`
@@ -294,7 +283,7 @@ function notAsked(r: Extract<PreviewResult, { status: 'not-asked' }>): PreviewMe
   );
 }
 
-export function previewView(r: PreviewResult): PreviewMessage {
+export function previewView(r: PreviewResult): MessageWithFile {
   switch (r.status) {
     case 'answered':
       return answered(r);
@@ -331,7 +320,7 @@ const CSV_COLUMNS = [
   'unpredictable_why',
 ];
 
-export function previewCsv(r: PreviewAnswer): PreviewFile {
+export function previewCsv(r: PreviewAnswer): AttachedFile {
   const kv = (o: Record<string, unknown>) =>
     Object.entries(o)
       .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
@@ -363,7 +352,6 @@ export function previewCsv(r: PreviewAnswer): PreviewFile {
   return {
     filename: `preview-${r.change.action}-${safe}.csv`,
     title: `Preview of ${r.change.action} ${showInvisible(r.change.policy)}: every object`,
-    filetype: 'csv',
     content: `${rows.join('\n')}\n`,
   };
 }

@@ -16,8 +16,16 @@ import {
   OPERATOR_POLICIES_NOT_READ,
   UNANCHORED_MARK,
 } from '../../../commands/words.ts';
-import { code, prose, truncate } from '../escape.ts';
-import { type Block, context, finish, listSection, type SlackMessage, section } from './message.ts';
+import { code, prose, truncate, valueCode } from '../escape.ts';
+import {
+  type Block,
+  context,
+  finish,
+  listSection,
+  type SlackMessage,
+  section,
+  setsWords,
+} from './message.ts';
 
 /**
  * The `which` answer as a Slack message, in up to four parts: in force; also matched, and why
@@ -26,23 +34,16 @@ import { type Block, context, finish, listSection, type SlackMessage, section } 
  * a statement of what applies; when it could not be asked, nothing is claimed.
  */
 
-/** Longest piece of a broker string shown; names of queues and exchanges (≤ 255 bytes) fit whole. */
-const MAX_SHOWN = { name: 260, pattern: 200, key: 80, value: 120 } as const;
-/** Keys of a definition shown before "and N more keys". */
-const MAX_KEYS = 8;
+/**
+ * Longest piece of a broker string shown (names of queues and exchanges, ≤ 255 bytes, fit
+ * whole); `keys`: of a definition, shown before "and N more keys".
+ */
+const MAX_SHOWN = { name: 260, pattern: 200, key: 80, value: 120, keys: 8 } as const;
 
 const name = (s: string) => code(truncate(s, MAX_SHOWN.name));
-const value = (v: unknown) => code(truncate(JSON.stringify(v) ?? String(v), MAX_SHOWN.value));
+const value = (v: unknown) => valueCode(v, MAX_SHOWN.value);
 
-function sets(definition: Readonly<Record<string, unknown>>): string {
-  const entries = Object.entries(definition);
-  if (entries.length === 0) return 'sets nothing';
-  const shown = entries
-    .slice(0, MAX_KEYS)
-    .map(([k, v]) => `${code(truncate(k, MAX_SHOWN.key))} = ${value(v)}`);
-  const more = entries.length > MAX_KEYS ? ` and ${entries.length - MAX_KEYS} more keys` : '';
-  return `sets ${shown.join(', ')}${more}`;
-}
+const sets = (definition: Readonly<Record<string, unknown>>) => setsWords(definition, MAX_SHOWN);
 
 /** The definition on a line of its own; nothing when the policy is only known by name. */
 function setsLine(p: PolicyView | UnknownPolicyView): string {
@@ -108,14 +109,16 @@ function effectiveSection(r: WhichResult): Block | undefined {
   const items = entries.map(
     ([k, e]) => `• ${code(truncate(k, MAX_SHOWN.key))} = ${value(e.value)} _(${FROM_WORDS[e.from]})_`,
   );
-  return listSection('*What the object gets:*', items, { maxItems: MAX_KEYS + 2 });
+  return listSection('*What the object gets:*', items, { maxItems: MAX_SHOWN.keys + 2 });
 }
 
 function argumentsSection(r: WhichResult): Block | undefined {
   const entries = Object.entries(r.object.arguments ?? {});
   if (entries.length === 0) return undefined;
   const items = entries.map(([k, v]) => `• ${code(truncate(k, MAX_SHOWN.key))} = ${value(v)}`);
-  return listSection('*Its own arguments* (set when it was declared):', items, { maxItems: MAX_KEYS + 2 });
+  return listSection('*Its own arguments* (set when it was declared):', items, {
+    maxItems: MAX_SHOWN.keys + 2,
+  });
 }
 
 function notesBlocks(r: WhichResult): Block[] {
@@ -153,6 +156,21 @@ function footer(r: WhichResult): Block {
     );
   }
   return context(parts.join(' · '));
+}
+
+/**
+ * What follows the user policies, in order, each part only when it has something to say: the
+ * operator policy, that nothing governs (`nothingGoverns`, worded for the answer), what the
+ * object gets when known, its own arguments, the notes, the footer.
+ */
+function closing(r: WhichResult, nothingGoverns: string, effective?: Block): Block[] {
+  const parts = [
+    operatorSection(r),
+    r.nothingGoverns ? section(nothingGoverns) : undefined,
+    effective,
+    argumentsSection(r),
+  ];
+  return [...parts.filter((b) => b !== undefined), ...notesBlocks(r), footer(r)];
 }
 
 function notAsked(r: WhichResult): SlackMessage {
@@ -196,16 +214,9 @@ function notReported(r: WhichResult): SlackMessage {
   } else {
     blocks.push(section('*No user policy matches it.*'));
   }
-  const op = operatorSection(r);
-  if (op) blocks.push(op);
-  if (r.nothingGoverns) {
-    blocks.push(
-      section('*Nothing would govern this object:* no user policy and no operator policy matches it.'),
-    );
-  }
-  const args = argumentsSection(r);
-  if (args) blocks.push(args);
-  blocks.push(...notesBlocks(r), footer(r));
+  blocks.push(
+    ...closing(r, '*Nothing would govern this object:* no user policy and no operator policy matches it.'),
+  );
   const lead = first
     ? `first match by priority: ${prose(truncate(first.name, 200))}${r.ambiguous ? ' (ambiguous)' : ''}`
     : 'no policy matches it';
@@ -227,18 +238,13 @@ function reported(r: WhichResult): SlackMessage {
   if (r.alsoMatched.length > 0) {
     blocks.push(listSection('*Also matched, and does not apply:*', alsoMatchedItems(r)));
   }
-  const op = operatorSection(r);
-  if (op) blocks.push(op);
-  if (r.nothingGoverns) {
-    blocks.push(
-      section('*Nothing governs this object:* no user policy and no operator policy applies to it.'),
-    );
-  }
-  const eff = effectiveSection(r);
-  if (eff) blocks.push(eff);
-  const args = argumentsSection(r);
-  if (args) blocks.push(args);
-  blocks.push(...notesBlocks(r), footer(r));
+  blocks.push(
+    ...closing(
+      r,
+      '*Nothing governs this object:* no user policy and no operator policy applies to it.',
+      effectiveSection(r),
+    ),
+  );
 
   const obj = `${prose(truncate(r.object.name, 200))} (${kindWords(r.object.kind)}, vhost ${prose(truncate(r.object.vhost, 100))})`;
   const opText = r.operatorPolicy

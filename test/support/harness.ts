@@ -25,11 +25,11 @@ import {
   admin as management,
   uniqueName,
   waitFor,
-} from '../support/broker.ts';
-import { type FakeBroker, startFakeBroker } from '../support/fakeBroker.ts';
-import { type FakeSlack, type RecordedCall, startFakeSlack } from '../support/fakeSlack.ts';
+} from './broker.ts';
+import { type FakeBroker, startFakeBroker } from './fakeBroker.ts';
+import { type FakeSlack, type RecordedCall, startFakeSlack } from './fakeSlack.ts';
 
-export { renderedText } from '../support/fakeSlack.ts';
+export { renderedText } from './fakeSlack.ts';
 
 export const LAB_QUEUES = [
   ['orders.audit', 'classic'],

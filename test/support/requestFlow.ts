@@ -3,8 +3,8 @@
  * the request message in the approvals channel, and an approver's click and form.
  */
 import { expect } from 'vitest';
-import { waitFor } from '../support/broker.ts';
-import type { RecordedCall } from '../support/fakeSlack.ts';
+import { waitFor } from './broker.ts';
+import type { RecordedCall } from './fakeSlack.ts';
 import { APPROVALS_CHANNEL, type Harness } from './harness.ts';
 import { type ClickWhere, clickPayload, type OpenedView, submission } from './interactions.ts';
 
