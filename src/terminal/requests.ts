@@ -11,7 +11,7 @@ export function requestsText(r: RequestsResult): string {
   if (r.requests.length === 0) return terminalText([...frozen, 'No open change requests.']);
   const lines: string[] = [
     ...frozen,
-    `${r.requests.length} open change request${r.requests.length === 1 ? '' : 's'} (or unreviewed break-glass):`,
+    `${r.requests.length} open change request${r.requests.length === 1 ? '' : 's'}:`,
   ];
   for (const q of r.requests) {
     const c = q.change;

@@ -17,6 +17,7 @@ import { openRedis } from '../redis.ts';
 import type { WorkflowBroker } from './broker.ts';
 import { expireDue, remindDue, remindReviewsDue } from './expiry.ts';
 import type { FreezeStore } from './freeze.ts';
+import { notifierLogging } from './notifierLogging.ts';
 import { APPLY_DEFAULTS, APPLY_QUEUE, ApplyJobData, bullPrefix, createApplyQueue } from './queue.ts';
 import { approvalsOf } from './rules.ts';
 import type { RequestStore } from './store.ts';
@@ -29,7 +30,6 @@ import {
   type Failure,
   type Notifier,
 } from './types.ts';
-import { notifierLogging } from './workflow.ts';
 
 /**
  * The apply job: approved -> applying -> applied | failed | stale.

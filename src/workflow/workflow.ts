@@ -9,6 +9,7 @@ import { orStoreUnavailable, WorkflowError } from './errors.ts';
 import { expireDue } from './expiry.ts';
 import { type Freeze, FreezeStore } from './freeze.ts';
 import { whyIdentityCannotWrite } from './identity.ts';
+import { notifierLogging } from './notifierLogging.ts';
 import {
   approvalsOf,
   type DeciderRole,
@@ -29,7 +30,6 @@ import type {
   DecideResult,
   Filed,
   FileInput,
-  Notifier,
   Origin,
   PreviewSnapshot,
   RequestAction,
@@ -440,27 +440,5 @@ export function snapshotOf(p: PreviewAnswer): PreviewSnapshot {
     diff: p.diff,
     objects: p.objects.length,
     unpredictable: p.unpredictable.length,
-  };
-}
-
-/** The Notifier, with each failure logged instead of thrown: a post that fails never undoes a transition. */
-export function notifierLogging(n: Notifier, log: WorkflowOptions['log']): Notifier {
-  const guard =
-    <A extends unknown[]>(what: string, f: (...a: A) => Promise<void>) =>
-    async (...a: A) => {
-      try {
-        await f(...a);
-      } catch (err) {
-        log.error({ err, requestId: (a[0] as ChangeRequest).id }, `notifier.${what} failed`);
-      }
-    };
-  return {
-    stateChanged: guard('stateChanged', (r) => n.stateChanged(r)),
-    applied: guard('applied', (r, rec) => n.applied(r, rec)),
-    failed: guard('failed', (r) => n.failed(r)),
-    stale: guard('stale', (r, p) => n.stale(r, p)),
-    reminder: guard('reminder', (r) => n.reminder(r)),
-    reviewed: guard('reviewed', (r) => n.reviewed(r)),
-    reviewReminder: guard('reviewReminder', (r) => n.reviewReminder(r)),
   };
 }
