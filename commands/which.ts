@@ -11,6 +11,7 @@ import {
   type NotApplied,
   type Resolution,
 } from '../src/policy/resolve.ts';
+import { keyHasEffect } from '../src/policy/risks.ts';
 import { type BrokerVersion, formatVersion, type ObjectKind, type Policy } from '../src/policy/types.ts';
 import type { NotAskedWhy } from '../src/rabbit/errors.ts';
 import { WHICH_USAGE, type WhichInput } from './parse.ts';
@@ -75,8 +76,11 @@ export interface WhichResult {
   operatorPolicy: PolicyView | UnknownPolicyView | null;
   /** Exchanges never report their operator policy: it is then the engine's reading. */
   operatorPolicySource?: 'broker' | 'engine';
-  /** What the object really uses, and where each value comes from (the object's own arguments included). */
-  effective: Record<string, { value: unknown; from: Source }>;
+  /**
+   * What the object gets, and where each value comes from (the object's own arguments included);
+   * `noEffect` where its type takes the key and does nothing with it on this version.
+   */
+  effective: Record<string, { value: unknown; from: Source; noEffect?: true }>;
   alsoMatched: {
     name: string;
     priority: number;
@@ -207,15 +211,21 @@ function losers(resolution: Resolution, inForce: Policy | null): WhichResult['al
 }
 
 /**
- * Where each value comes from, the object's own arguments included; a queue type whose argument
- * rules this bot does not know gets the policies' values as they are.
+ * Where each value comes from, the object's own arguments included, and which keys its type
+ * ignores; a queue type whose argument rules this bot does not know gets the policies' values as
+ * they are.
  */
 function sourced(
   layers: Record<string, EffectiveValue>,
   lookup: Lookup,
   version: BrokerVersion,
 ): WhichResult['effective'] {
-  return lookup.kind === null ? { ...layers } : withArguments(layers, lookup.arguments, lookup.kind, version);
+  const kind = lookup.kind;
+  if (kind === null) return { ...layers };
+  const out: WhichResult['effective'] = withArguments(layers, lookup.arguments, kind, version);
+  for (const [key, e] of Object.entries(out))
+    if (keyHasEffect(key, kind, version) === false) out[key] = { ...e, noEffect: true };
+  return out;
 }
 
 function alsoMatchedView(list: readonly AlsoMatched[]): WhichResult['alsoMatched'] {

@@ -122,6 +122,10 @@ export const FROM_WORDS = {
   arguments: 'its own argument',
 } as const;
 
+/** Beside a value the object's type takes and does nothing with on this broker (`effective.<key>.noEffect`). */
+export const noEffectWords = (kind: string, brokerVersion: string | undefined): string =>
+  `no effect on a ${kindWords(kind)}${brokerVersion ? ` on RabbitMQ ${brokerVersion}` : ''}`;
+
 /** Under a list of policies where some share a priority. */
 export const POLICIES_TIE_WORDS =
   'Policies marked tie share a priority: on an object both match, which one the broker picks is not defined.';

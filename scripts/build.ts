@@ -7,8 +7,10 @@
  *   their authors ship them.
  * - `dist/cli.js`: the terminal command (`bin/rmq.js`). Everything in it, packages included, so a
  *   question costs one file read and no module resolution; what only some commands need (preview,
- *   the environments file's YAML) is split into chunks loaded when asked for. It must never reach
- *   Bolt, BullMQ, Redis or the Slack views: `cliMustNotLoad` is checked against each build.
+ *   Redis) is split into chunks loaded when asked for, and the environments file's YAML parser is
+ *   required from node_modules only when there is one (src/config.ts). It talks HTTP through
+ *   Node's own client (`undiciForCli`). It must never reach Bolt, BullMQ, undici, Redis at start
+ *   or the Slack views: `cliMustNotLoad` and `cliMustNotLoadAtStart` are checked against each build.
  *
  * Why esbuild and not tsc's emit: the CLI's start-up time is a goal (bench/cli), and bundling is
  * the largest lever; esbuild is already here (tsx is built on it) and takes about a second.
@@ -34,6 +36,8 @@ export const cliMustNotLoad: readonly RegExp[] = [
   /node_modules\/@slack\//,
   /node_modules\/bullmq\//,
   /^src\/slack\/(?!escape\.ts$)/,
+  // replaced by src/rabbit/nodeHttpPool.ts (undiciForCli)
+  /node_modules\/undici\//,
 ];
 
 /**
@@ -51,35 +55,17 @@ const requireShim =
   "import { createRequire as __rmqCreateRequire } from 'node:module';\nconst require = __rmqCreateRequire(import.meta.url);";
 
 /**
- * undici's index loads every dispatcher, fetch, WebSocket, caches and mocks (~60 ms of a CLI
- * run); the management client uses `Pool` and the `request` API only. The CLI bundle gets just
- * those, assembled the way undici's index assembles them, and without the HTTP/2 client (and
- * `node:http2`), which undici uses only when a TLS server offers h2 and `allowH2` is set; the
- * client never sets it. The build test runs the bundle against the real broker, so an undici
- * upgrade that moves these files fails CI, not a user.
+ * The CLI sends a handful of requests and exits: undici (~290 KB compiled at start, and its
+ * WebAssembly parser compiled on the first connection: ~60 ms of a `which`, bench/cli) is
+ * replaced in its bundle by `src/rabbit/nodeHttpPool.ts`, the part of undici's `Pool` the
+ * transport uses, on Node's own HTTP client. The bot keeps undici. The CLI suites run the built
+ * CLI against the real broker and the fault servers, so a transport change that the replacement
+ * does not follow fails CI, not a user.
  */
-const undiciPoolOnly: Plugin = {
-  name: 'undici-pool-only',
+const undiciForCli: Plugin = {
+  name: 'undici-for-cli',
   setup(b) {
-    b.onResolve({ filter: /^undici$/ }, () => ({ path: 'undici-pool-only', namespace: 'rmq' }));
-    b.onResolve({ filter: /\/client-h2\.js$/ }, (args) =>
-      /node_modules\/undici\//.test(args.importer) ? { path: 'undici-no-h2', namespace: 'rmq' } : undefined,
-    );
-    b.onLoad({ filter: /^undici-no-h2$/, namespace: 'rmq' }, () => ({
-      loader: 'js',
-      contents:
-        "module.exports = function connectH2() { throw new Error('rmq: HTTP/2 is not built into the CLI'); };",
-    }));
-    b.onLoad({ filter: /^undici-pool-only$/, namespace: 'rmq' }, () => ({
-      resolveDir: root,
-      loader: 'js',
-      contents: [
-        "const Dispatcher = require('undici/lib/dispatcher/dispatcher');",
-        "const Pool = require('undici/lib/dispatcher/pool');",
-        "Object.assign(Dispatcher.prototype, require('undici/lib/api'));",
-        'module.exports = { Dispatcher, Pool };',
-      ].join('\n'),
-    }));
+    b.onResolve({ filter: /^undici$/ }, () => ({ path: join(root, 'src/rabbit/nodeHttpPool.ts') }));
   },
 };
 
@@ -201,7 +187,7 @@ export async function build(outdir = join(root, 'dist')): Promise<BuildResult> {
       chunkNames: 'cli-chunks/[name]-[hash]',
       minify: true,
       banner: { js: requireShim },
-      plugins: [undiciPoolOnly, zodEnglishOnly],
+      plugins: [undiciForCli, zodEnglishOnly],
       metafile: true,
     }),
   ]);

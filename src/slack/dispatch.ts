@@ -1,9 +1,9 @@
 import { splitSlackText } from '../../commands/split.ts';
-import { codeOf, InputError } from '../errors.ts';
+import { InputError } from '../errors.ts';
 import type { Deliverable } from './delivery.ts';
 import { COMMANDS } from './handlers/index.ts';
 import type { CommandContext, SlackCommand } from './handlers/types.ts';
-import { FAILURE_SENTENCES, failureView, refusalView } from './views/errors.ts';
+import { failureCodeOf, failureView, refusalView } from './views/errors.ts';
 import { helpView, unknownCommandView } from './views/help.ts';
 
 /**
@@ -14,11 +14,6 @@ import { helpView, unknownCommandView } from './views/help.ts';
 export interface Dispatched extends Deliverable {
   /** For metrics and logs: a name from the command table, `usage` or `unknown`; never user text. */
   readonly command: string;
-}
-
-function failureCode(err: unknown): string {
-  const code = codeOf(err);
-  return code !== undefined && code in FAILURE_SENTENCES ? code : 'internal';
 }
 
 export async function dispatch(
@@ -52,7 +47,7 @@ export async function dispatch(
       ctx.logger.info({ command, refused: err.message }, 'input refused');
       return { command, message: refusalView(err, ctx.prefix), audience: 'asker', outcome: 'refused' };
     }
-    const code = failureCode(err);
+    const code = failureCodeOf(err);
     ctx.logger.error({ err, command, code }, 'command failed');
     return { command, message: failureView(code, ctx.requestId), audience: 'asker', outcome: 'failed' };
   }

@@ -13,6 +13,7 @@ import {
   NOT_APPLIED_WORDS,
   NOT_ASKED_WORDS,
   NOT_REPORTED_WORDS,
+  noEffectWords,
   ONLY_NAME_KNOWN,
   OPERATOR_POLICIES_NOT_READ,
   UNANCHORED_MARK,
@@ -114,7 +115,7 @@ function reported(r: WhichResult, what: string): string[] {
   const eff = Object.entries(r.effective);
   if (eff.length) {
     lines.push(
-      `  Effective: ${eff.map(([k, e]) => `${k}=${jsonWritten(e.value)} (${FROM_WORDS[e.from]})`).join(', ')}`,
+      `  Effective: ${eff.map(([k, e]) => `${k}=${jsonWritten(e.value)} (${FROM_WORDS[e.from]}${e.noEffect ? `; ${noEffectWords(r.object.kind, r.brokerVersion)}` : ''})`).join(', ')}`,
     );
   }
   lines.push(...argumentsLines(r));

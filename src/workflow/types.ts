@@ -9,6 +9,7 @@ import type { PreviewSummary } from '../preview/summary.ts';
 import type { ApproverDirectory } from './approvers.ts';
 import type { WorkflowBroker } from './broker.ts';
 import { type Freeze, FreezeSchema } from './freeze.ts';
+import type { ObserveOptions } from './observe.ts';
 
 /**
  * Change requests: what is stored, what the workflow promises its callers (the Slack handlers,
@@ -464,6 +465,8 @@ export interface ApplyWorkerOptions {
   readonly backoffMs?: number;
   /** How long to wait for the objects to report the new policy. Default 60 s. */
   readonly verifyDeadlineMs?: number;
+  /** How the messages are watched after the write, for the audit's `observed` (observe.ts; its defaults). */
+  readonly observe?: ObserveOptions;
   /** How often pending requests past their deadline are expired. Default 30 s. */
   readonly sweepIntervalMs?: number;
   /**

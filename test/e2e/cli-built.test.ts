@@ -6,7 +6,7 @@
  * anything else (a broken audit chain). The in-process suites test the sources; this one the
  * artifact (the sources answered `history` while the bundle crashed).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -128,6 +128,23 @@ describe('bin/rmq.js after the build', () => {
     const refused = await rmq(['which', 'orders.audit', '--vhost', vhost], { RMQ_PASSWORD: 'wrong' });
     expectExit(refused, 3);
     expect(refused.out).toContain('refused the bot');
+  });
+
+  it('an environments file (RMQ_ENVIRONMENTS, YAML read only when there is one): --env answers; a file that is not YAML exits 2', async () => {
+    const { user, password } = brokerCredentials();
+    const file = join(cwd, 'environments.yaml');
+    writeFileSync(
+      file,
+      `environments:\n  - name: lab\n    url: ${brokerUrl()}\n    userEnv: LAB_USER\n    passwordEnv: LAB_PASSWORD\n`,
+    );
+    const files = { RMQ_ENVIRONMENTS: file, LAB_USER: user, LAB_PASSWORD: password };
+    const run = await rmq(['which', 'orders.audit', '--vhost', vhost, '--env', 'lab', '--json'], files);
+    expectExit(run, 0);
+    expect((JSON.parse(run.out) as WhichResult).object).toMatchObject({ name: 'orders.audit', exists: true });
+    writeFileSync(file, 'environments: [\n');
+    const broken = await rmq(['which', 'orders.audit', '--vhost', vhost, '--env', 'lab'], files);
+    expectExit(broken, 2);
+    expect(broken.err).toContain('cannot read');
   });
 
   it('preview delete, create and edit: text and --json; a bad definition exits 2', async () => {

@@ -100,6 +100,21 @@ describe('dispatch', () => {
     expect(logLines.join('')).toMatch(/Cannot read properties/);
   });
 
+  it.each(['constructor', 'toString', 'no-such-code'])(
+    'tells a failure coded %s, which has no sentence of its own, as the internal one',
+    async (code) => {
+      const coded = broker({
+        listPolicies: async () => {
+          throw Object.assign(new Error('boom'), { code });
+        },
+      });
+      const a = await dispatch('which orders.audit', ctx(coded));
+      expect(a.outcome).toBe('failed');
+      expect(shown(a.message)).toMatch(/Something went wrong on the bot's side/);
+      expect(checkMessage({ ...a.message })).toBeNull();
+    },
+  );
+
   it('help shows the usage lines, and a table given to dispatch is the one it answers from', async () => {
     const help = shown((await dispatch('help', ctx())).message);
     expect(help).toMatch(/\/rmq which NAME/);

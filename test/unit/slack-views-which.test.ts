@@ -218,6 +218,22 @@ describe('the which view within Slack limits', () => {
   });
 });
 
+describe('a key the object takes and does nothing with', () => {
+  it('says beside its value that it has no effect on that type on that broker', async () => {
+    const r = await ask('orders.audit');
+    r.brokerVersion = '4.3.6';
+    r.effective = {
+      'consumer-timeout': { value: 1000, from: 'policy', noEffect: true },
+      'message-ttl': { value: 1000, from: 'policy' },
+    };
+    const text = shown(r);
+    expect(text).toMatch(
+      /`consumer-timeout` = `1000` _\(policy; no effect on a classic queue on RabbitMQ 4\.3\.6\)_/,
+    );
+    expect(text).toMatch(/`message-ttl` = `1000` _\(policy\)_/);
+  });
+});
+
 function renderedOf(m: { text: string; blocks: unknown[] }): string {
   return `${m.text}\n${JSON.stringify(m.blocks)}`;
 }

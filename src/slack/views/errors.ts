@@ -1,5 +1,6 @@
 import { asSentence, BROKER_FAILURE_WORDS } from '../../../commands/words.ts';
-import type { InputError } from '../../errors.ts';
+import { codeOf, type InputError } from '../../errors.ts';
+import { RABBIT_ERROR_CODES, type RabbitErrorCode } from '../../rabbit/errors.ts';
 import { refusalSentence } from '../../workflow/errors.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { finish, type SlackMessage, section } from './message.ts';
@@ -8,15 +9,33 @@ import { finish, type SlackMessage, section } from './message.ts';
 
 export const INTERNAL_FAILURE = "Something went wrong on the bot's side. Nothing was changed.";
 
-/** What a person reads for each failure code: the client's codes (words.ts), and the bot's own. */
-export const FAILURE_SENTENCES: Readonly<Record<string, string>> = {
-  ...Object.fromEntries(Object.entries(BROKER_FAILURE_WORDS).map(([k, words]) => [k, asSentence(words)])),
+/** The codes a failure is told by: the management client's, and the bot's own. */
+export type FailureCode = RabbitErrorCode | 'defaults-unavailable' | 'store-unavailable' | 'internal';
+
+/** The client's codes, each in the words every front door uses (words.ts), as a sentence. */
+const BROKER_FAILURE_SENTENCES = Object.fromEntries(
+  RABBIT_ERROR_CODES.map((c) => [c, asSentence(BROKER_FAILURE_WORDS[c])]),
+) as Record<RabbitErrorCode, string>;
+
+/** What a person reads for each failure code; the compiler refuses a code without its sentence. */
+export const FAILURE_SENTENCES: Readonly<Record<FailureCode, string>> = {
+  ...BROKER_FAILURE_SENTENCES,
   'defaults-unavailable':
     "This channel's defaults could not be read or kept (the bot's Redis is unavailable). Nothing was changed; give --env and --vhost meanwhile.",
   // The workflow's sentence (src/workflow/errors.ts): a read of the requests or the trail failed.
   'store-unavailable': refusalSentence({ code: 'store-unavailable', notDone: 'nothing was changed' }),
   internal: INTERNAL_FAILURE,
 };
+
+/** An error's code, when a sentence is written for it; else `internal`. */
+export function failureCodeOf(err: unknown): FailureCode {
+  const code = codeOf(err);
+  return code !== undefined && isFailureCode(code) ? code : 'internal';
+}
+
+function isFailureCode(code: string): code is FailureCode {
+  return Object.hasOwn(FAILURE_SENTENCES, code);
+}
 
 export function refusalView(err: InputError, prefix: string): SlackMessage {
   const blocks = [section(`:warning: ${prose(truncate(err.message, 1000))}`)];
@@ -27,8 +46,8 @@ export function refusalView(err: InputError, prefix: string): SlackMessage {
   return finish(blocks, prose(truncate(err.message, 500)));
 }
 
-export function failureView(code_: string, requestId: string): SlackMessage {
-  const sentence = FAILURE_SENTENCES[code_] ?? INTERNAL_FAILURE;
+export function failureView(code_: FailureCode, requestId: string): SlackMessage {
+  const sentence = FAILURE_SENTENCES[code_];
   return finish(
     [section(`:x: ${sentence}`), section(`_Reference for the bot's operators: ${code(requestId)}_`)],
     sentence,

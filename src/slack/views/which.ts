@@ -13,6 +13,7 @@ import {
   NOT_APPLIED_WORDS,
   NOT_ASKED_WORDS,
   NOT_REPORTED_WORDS,
+  noEffectWords,
   OPERATOR_POLICIES_NOT_READ,
   UNANCHORED_MARK,
 } from '../../../commands/words.ts';
@@ -107,7 +108,8 @@ function effectiveSection(r: WhichResult): Block | undefined {
   const entries = Object.entries(r.effective);
   if (entries.length === 0) return undefined;
   const items = entries.map(
-    ([k, e]) => `• ${code(truncate(k, MAX_SHOWN.key))} = ${value(e.value)} _(${FROM_WORDS[e.from]})_`,
+    ([k, e]) =>
+      `• ${code(truncate(k, MAX_SHOWN.key))} = ${value(e.value)} _(${FROM_WORDS[e.from]}${e.noEffect ? `; ${noEffectWords(r.object.kind, r.brokerVersion)}` : ''})_`,
   );
   return listSection('*What the object gets:*', items, { maxItems: MAX_SHOWN.keys + 2 });
 }
