@@ -1,13 +1,6 @@
 import { z } from 'zod';
 import type { LoggedRecords } from '../src/audit/trail.ts';
-import {
-  type AgainstLog,
-  type AuditRecord,
-  type HistoryQuery,
-  reviewRecordId,
-  type VerifyResult,
-  withReview,
-} from '../src/audit/types.ts';
+import type { AgainstLog, AuditRecord, HistoryQuery, VerifyResult } from '../src/audit/types.ts';
 import { InputError } from '../src/errors.ts';
 import { type FlagDefaults, parseArgs, parseWith } from './parse.ts';
 
@@ -68,8 +61,8 @@ export function parseHistory(words: readonly string[], defaults: FlagDefaults = 
 export interface HistorySource {
   scan(query: HistoryQuery): Promise<{ entries: AuditRecord[]; unreadable: number }>;
   verify(against?: LoggedRecords): Promise<VerifyResult>;
-  /** One record by id: a break-glass change's review is read with it. */
-  get(id: string): Promise<AuditRecord | undefined>;
+  /** The review record of a break-glass change's record (undefined: not reviewed). */
+  reviewOf(record: AuditRecord): Promise<AuditRecord | undefined>;
 }
 
 /** Reads the log named by `--against` (the terminal's `readAuditLog`). */
@@ -101,11 +94,26 @@ export async function history(
     verify ? source.verify(logged) : undefined,
   ]);
   const reviewed = await Promise.all(
-    entries.map(async (e) =>
-      e.breakGlass && e.requestId ? withReview(e, await source.get(reviewRecordId(e.requestId))) : e,
-    ),
+    entries.map(async (e) => (e.breakGlass ? withReview(e, await source.reviewOf(e)) : e)),
   );
   return { entries: reviewed, unreadable, ...(chain ? { verify: chain } : {}) };
+}
+
+/**
+ * A break-glass change's entry with its review folded in (`breakGlass.reviewedBy`, …), from the
+ * review's own record: the change's record is sealed, so the review is a record of its own.
+ */
+export function withReview(entry: AuditRecord, review: AuditRecord | undefined): AuditRecord {
+  if (!entry.breakGlass || !review?.review || review.reviewOf !== entry.id) return entry;
+  return {
+    ...entry,
+    breakGlass: {
+      ...entry.breakGlass,
+      ...(review.actor ? { reviewedBy: review.actor } : {}),
+      reviewReason: review.review.reason,
+      reviewOutcome: review.review.outcome,
+    },
+  };
 }
 
 /** 0; 1 when `--verify` found the chain broken or unlike the log, or records could not be read (INTERFACE.md). */

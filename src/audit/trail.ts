@@ -8,6 +8,7 @@ import {
   type AuditRecord,
   AuditRecordSchema,
   type HistoryQuery,
+  reviewRecordId,
   type VerifyResult,
 } from './types.ts';
 
@@ -169,6 +170,11 @@ export class AuditTrail {
       throw new AuditNotReplicatedError(
         `audit: record ${id} is in Redis but no replica confirmed it within ${waitMs} ms`,
       );
+  }
+
+  /** The review record (`action: review`) of a break-glass change's record; undefined: not reviewed. */
+  reviewOf(record: AuditRecord): Promise<AuditRecord | undefined> {
+    return record.requestId ? this.get(reviewRecordId(record.requestId)) : Promise.resolve(undefined);
   }
 
   async get(id: string): Promise<AuditRecord | undefined> {

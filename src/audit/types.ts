@@ -144,23 +144,6 @@ export type AuditRecord = z.infer<typeof AuditRecordSchema>;
 /** The id of a request's review record (`action: review`): one per request, so two reviews record one. */
 export const reviewRecordId = (requestId: string) => `v-${requestId}`;
 
-/**
- * A break-glass change's entry with its review folded in (`breakGlass.reviewedBy`, …), from the
- * review's own record: the change's record is sealed, so the review is a record of its own.
- */
-export function withReview(entry: AuditRecord, review: AuditRecord | undefined): AuditRecord {
-  if (!entry.breakGlass || !review?.review || review.reviewOf !== entry.id) return entry;
-  return {
-    ...entry,
-    breakGlass: {
-      ...entry.breakGlass,
-      ...(review.actor ? { reviewedBy: review.actor } : {}),
-      reviewReason: review.review.reason,
-      reviewOutcome: review.review.outcome,
-    },
-  };
-}
-
 /** What a caller gives to append: the trail fills in `prev` and `hash`. */
 export type AuditEntry = Omit<AuditRecord, 'prev' | 'hash' | 'keyed'>;
 
