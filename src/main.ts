@@ -10,7 +10,8 @@ import { missingSlackMessage, missingSlackSettings } from './slack/app.ts';
  * runs) when a suite must shorten a timing or observe in-process: the same code the process
  * runs, never the sources (test/support/harness.ts, test/README.md).
  */
-export { BotStartError, createBot, createBrokers, createRedis } from './bot.ts';
+export { BotStartError, createBot } from './bot.ts';
+export { createBrokers, createRedis } from './botClients.ts';
 export { loadConfig } from './config.ts';
 export { createLogger } from './log.ts';
 export { createMetrics } from './slack/metrics.ts';

@@ -18,6 +18,7 @@ import {
   OPERATOR_POLICIES_NOT_READ,
   UNANCHORED_MARK,
 } from '../../commands/words.ts';
+import { hazardWords, NO_STATISTICS, nowWords, statisticsSaid } from '../preview/impactWords.ts';
 import { definitionWritten as definition, jsonWritten, quoted, terminalText } from '../text/asWritten.ts';
 
 /**
@@ -122,6 +123,24 @@ function reported(r: WhichResult, what: string): string[] {
   return lines;
 }
 
+/** What is there now and what threatens it: a queue's statistics (or that they are unknown), the hazards. */
+function liveLines(r: WhichResult): string[] {
+  const lines: string[] = [];
+  if (r.now !== undefined) {
+    lines.push(
+      r.now === null
+        ? `  Now: unknown — ${NO_STATISTICS}.`
+        : `  Now: ${nowWords(r.now)} — as ${statisticsSaid(r.now.sampledAt)}.`,
+    );
+  }
+  if (r.hazards.length) {
+    lines.push('  Hazards:');
+    for (const h of r.hazards) lines.push(`    ! ${hazardWords(h, quoted)}`);
+  }
+  for (const n of r.hazardsNotRead ?? []) lines.push(`  Not read: ${n}.`);
+  return lines;
+}
+
 export function whichText(r: WhichResult): string {
   const o = r.object;
   const what = `${kindWords(o.kind)} ${quoted(o.name)} in vhost ${quoted(o.vhost)}`;
@@ -140,6 +159,7 @@ export function whichText(r: WhichResult): string {
   if (o.kindAssumed)
     lines.push(`No queue or exchange by that name exists; answering as for a classic queue.`);
   lines.push(...(r.answer === 'not-reported' ? notReported(r, what) : reported(r, what)));
+  lines.push(...liveLines(r));
   if (r.operatorPoliciesNotRead !== undefined)
     lines.push(`  Not read: ${OPERATOR_POLICIES_NOT_READ} (${r.operatorPoliciesNotRead})`);
   for (const u of r.unreadable) lines.push(`  Not read: ${u.name} (pattern ${quoted(u.pattern)}): ${u.why}.`);

@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { type AuditRecord, IsoTime, PolicyFieldsSchema } from '../audit/types.ts';
@@ -417,19 +416,14 @@ export interface WorkflowEnvironment {
 }
 
 /**
- * `createWorkflow(options)` (src/workflow/workflow.ts), built once per process in src/bot.ts.
+ * `createWorkflow(options & deps)` (src/workflow/workflow.ts), built once per process in
+ * src/bot.ts, which also builds its stores (`WorkflowDeps`).
  */
 export interface WorkflowOptions {
-  /** ioredis; shared with the app (ordinary retry settings are fine here). */
-  readonly redis: Redis;
-  /** Namespace of every key (`rmq` in production; tests use their own). */
-  readonly keyPrefix: string;
   readonly environments: readonly WorkflowEnvironment[];
   /** The broker client of an environment, with the settings that answer Slack. */
   readonly brokerFor: (env: string) => WorkflowBroker;
   readonly approvers: ApproverDirectory;
-  /** RMQ_AUDIT_KEY: the audit chain's HMAC key (never stored in Redis); absent, the chain is sha256. */
-  readonly auditKey?: string;
   /** Queues the apply job (src/workflow/queue.ts `createApplyQueue`). */
   readonly queue: ApplyQueue;
   readonly notifier: Notifier;

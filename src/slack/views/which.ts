@@ -17,6 +17,7 @@ import {
   OPERATOR_POLICIES_NOT_READ,
   UNANCHORED_MARK,
 } from '../../../commands/words.ts';
+import { hazardWords, NO_STATISTICS, nowWords, statisticsSaid } from '../../preview/impactWords.ts';
 import { code, prose, truncate, valueCode } from '../escape.ts';
 import {
   type Block,
@@ -123,8 +124,28 @@ function argumentsSection(r: WhichResult): Block | undefined {
   });
 }
 
-function notesBlocks(r: WhichResult): Block[] {
+/** A queue's statistics now (or that they are unknown), and what threatens the object as it stands. */
+function liveBlocks(r: WhichResult): Block[] {
   const blocks: Block[] = [];
+  if (r.now !== undefined) {
+    blocks.push(
+      section(
+        r.now === null
+          ? `*Now:* unknown — ${NO_STATISTICS}.`
+          : `*Now:* ${nowWords(r.now)} — as ${statisticsSaid(r.now.sampledAt)}.`,
+      ),
+    );
+  }
+  if (r.hazards.length > 0) {
+    const items = r.hazards.map((h) => `• ${hazardWords(h, name)}`);
+    blocks.push(listSection(':warning: *Hazards:*', items));
+  }
+  for (const n of r.hazardsNotRead ?? []) blocks.push(section(`*Not read:* ${prose(truncate(n, 400))}.`));
+  return blocks;
+}
+
+function notesBlocks(r: WhichResult): Block[] {
+  const blocks: Block[] = [...liveBlocks(r)];
   if (r.operatorPoliciesNotRead !== undefined) {
     blocks.push(
       section(`:lock: ${OPERATOR_POLICIES_NOT_READ} (${code(truncate(r.operatorPoliciesNotRead, 300))})`),
