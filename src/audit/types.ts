@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ImpactTotals } from '../policy/impact.ts';
+import type { ImpactSummary } from '../preview/impact.ts';
 import type { PolicyFields } from '../preview/preview.ts';
 import { ObservationSchema } from './observed.ts';
 
@@ -90,12 +91,21 @@ export const AuditRecordSchema = z.object({
   /** After the write: did the broker report what the preview predicted? */
   matchedPreview: z.boolean().optional(),
   /**
-   * Predicted: the loss totals the approvers accepted (the request's preview). Absent in records
-   * of changes caught outside the bot, and in records made before the bot read the live state.
+   * Predicted: the loss totals the approvers accepted (the request's preview); for a change caught
+   * outside the bot, what the rules say it did (`impactDetail`). Absent in records made before
+   * the bot read the live state.
    */
   impact: ImpactTotalsSchema.optional(),
   /** Observed: per touched queue the messages before and after the write (src/audit/observed.ts). */
   observed: ObservationSchema.optional(),
+  /**
+   * For a change caught outside the bot: what it did to the messages, by the preview's rules on
+   * the state before it (`impact` holds its totals): the worst objects, how many, when the
+   * numbers were read and as of when, what is not known.
+   */
+  impactDetail: z
+    .custom<OutsideImpact>((v) => typeof v === 'object' && v !== null && 'totals' in v && 'objects' in v)
+    .optional(),
   revertOf: z.string().optional(),
   /**
    * Applied without approval (break-glass): by whom and why. The apply record holds `user` and
@@ -141,6 +151,8 @@ export const AuditRecordSchema = z.object({
   hash: z.string(),
 });
 export type AuditRecord = z.infer<typeof AuditRecordSchema>;
+/** The preview's impact summary as a record keeps it: without the list of every losing queue. */
+export type OutsideImpact = Omit<ImpactSummary, 'queues'>;
 /** The id of a request's review record (`action: review`): one per request, so two reviews record one. */
 export const reviewRecordId = (requestId: string) => `v-${requestId}`;
 

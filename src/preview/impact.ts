@@ -34,6 +34,8 @@ export interface ImpactSummary extends Loss {
   readonly totals: ImpactTotals;
   /** When the statistics were read; null when they could not be. */
   readonly sampledAt: string | null;
+  /** The numbers are the broker's samples from just before this time (a change already made), not as read. */
+  readonly asOf?: string;
   /** The objects with something to fear, worst first (at most `SUMMARY_NAMES`). */
   readonly objects: { name: string; kind: ObjectKind; now: LiveNow | null; impact: Impact[] }[];
   /** How many objects have something to fear. */
@@ -106,6 +108,7 @@ export function withImpact(
       totals: impactTotals(objects.map((o) => o.impact)),
       queues: losingQueues(objects),
       sampledAt,
+      ...(reading?.asOf && sampledAt ? { asOf: reading.asOf } : {}),
       objects: fearing.slice(0, keep).map(({ name, kind, now, impact }) => ({ name, kind, now, impact })),
       count: fearing.length,
       unknown,

@@ -130,9 +130,13 @@ export function lossToAcknowledge(s: ImpactSummary | undefined): string | null {
 }
 
 /** How old the numbers are, and what is not known. */
-export function readingWords(s: ImpactSummary): string[] {
+export function readingWords(s: Omit<ImpactSummary, 'queues'>): string[] {
   const out: string[] = [];
-  if (s.sampledAt) {
+  if (s.asOf && s.sampledAt) {
+    out.push(
+      `Messages as the broker's statistics sampled them just before ${clock(s.asOf)}, from its length history read at ${clock(s.sampledAt)}.`,
+    );
+  } else if (s.sampledAt) {
     out.push(`Messages as ${statisticsSaid(s.sampledAt)}.`);
   }
   if (s.unknown > 0) {

@@ -274,8 +274,8 @@ export class ManagementClient {
 
   // ---- listings (listings.ts) -----------------------------------------------------------
 
-  streamQueueStats(vhost: string): AsyncIterable<QueueStats> {
-    return streamQueueStats(this.http, vhost);
+  streamQueueStats(vhost: string, opts: { asOf?: Date } = {}): AsyncIterable<QueueStats> {
+    return streamQueueStats(this.http, vhost, opts);
   }
 
   streamQueues(vhost: string, opts: { stats: boolean }): AsyncIterable<QueueListing> {

@@ -36,7 +36,8 @@ export interface InventorySource {
   listOperatorPolicies(vhost: string): Promise<Policy[]>;
   streamQueues(vhost: string, opts: { stats: boolean }): AsyncIterable<QueueListing>;
   streamExchanges(vhost: string): AsyncIterable<ExchangeListing>;
-  streamQueueStats(vhost: string): AsyncIterable<QueueStats>;
+  /** With `asOf`: the numbers as sampled just before that time (listings.ts). */
+  streamQueueStats(vhost: string, opts?: { asOf?: Date }): AsyncIterable<QueueStats>;
   federation(vhost: string): Promise<FederationState>;
 }
 
@@ -48,6 +49,8 @@ export interface InventorySource {
 export interface LiveReading {
   /** When the listing was asked for; the broker's statistics are a few seconds older still. */
   readonly sampledAt: string;
+  /** Asked as of this time (the numbers sampled just before it), not as they are now. */
+  readonly asOf?: string;
   readonly queues: ReadonlyMap<string, LiveQueue | null>;
   /** Why the statistics could not be read (then `queues` is empty). */
   readonly queuesWhy?: string;
@@ -126,11 +129,11 @@ export function exchangeObject(e: ExchangeListing): InventoryObject {
 export async function openInventory(
   source: InventorySource,
   vhost: string,
-  options: { live?: boolean } = {},
+  options: { live?: boolean; asOf?: Date } = {},
 ): Promise<Inventory> {
   const queues = startNow(source.streamQueues(vhost, { stats: false }));
   const exchanges = startNow(source.streamExchanges(vhost));
-  const reading = options.live ? readLive(source, vhost) : null;
+  const reading = options.live ? readLive(source, vhost, options.asOf) : null;
   const cancel = async () => {
     await Promise.all([queues.cancel(), exchanges.cancel(), reading?.cancel()]);
   };
@@ -160,9 +163,10 @@ const whyFailed = (e: unknown) => `${codeOf(e) ?? 'error'}: ${e instanceof Error
 function readLive(
   source: InventorySource,
   vhost: string,
+  asOf: Date | undefined,
 ): { done: Promise<LiveReading>; cancel(): Promise<void> } {
   const sampledAt = new Date().toISOString();
-  const listing = startNow(source.streamQueueStats(vhost));
+  const listing = startNow(source.streamQueueStats(vhost, asOf ? { asOf } : {}));
   const federation = source.federation(vhost).then(
     (f) => ({ federation: f }),
     (e: unknown) => ({ federation: null, federationWhy: whyFailed(e) }),
@@ -176,7 +180,13 @@ function readLive(
       queues.clear();
       queuesWhy = whyFailed(e);
     }
-    return { sampledAt, queues, ...(queuesWhy ? { queuesWhy } : {}), ...(await federation) };
+    return {
+      sampledAt,
+      ...(asOf ? { asOf: asOf.toISOString() } : {}),
+      queues,
+      ...(queuesWhy ? { queuesWhy } : {}),
+      ...(await federation),
+    };
   })();
   return {
     done,

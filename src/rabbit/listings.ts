@@ -12,6 +12,7 @@ import {
   type QueueListing,
   type QueueStats,
   queueListItemSchema,
+  queueStatsHistorySchema,
   queueStatsSchema,
   toExchange,
   toLiveQueue,
@@ -24,6 +25,7 @@ const QUEUE_COLUMNS_STATS = 'name,type,arguments,policy,operator_policy,effectiv
 const EXCHANGE_COLUMNS = 'name,type,arguments,policy';
 const QUEUE_COLUMNS_LIVE =
   'name,messages,messages_ready,message_bytes_ready,messages_unacknowledged,consumers,idle_since';
+const QUEUE_COLUMNS_HISTORY = 'messages_ready_details,messages_unacknowledged_details';
 
 /**
  * Every queue of a vhost.
@@ -52,13 +54,30 @@ export async function* streamQueues(
 
 /**
  * Every queue's live statistics (ready, their bytes, unacknowledged, consumers, idle since): the
- * preview's reading of what is there now. A listing apart from `streamQueues({ stats: false })`
+ * preview's reading of what is there now; with `asOf`, of what was there just before that time
+ * (what a change made outside the bot found, src/watch/effect.ts). A listing apart from `streamQueues({ stats: false })`
  * because the policy must come from the queue record (current) while these columns exist only
  * as statistics (seconds behind); the preview reads both at once.
  */
-export async function* streamQueueStats(http: Transport, vhost: string): AsyncIterable<QueueStats> {
-  const path = `${http.path('queues', vhost)}?columns=${QUEUE_COLUMNS_LIVE}`;
-  for await (const q of http.streamList(path, queueStatsSchema)) yield { name: q.name, live: toLiveQueue(q) };
+export async function* streamQueueStats(
+  http: Transport,
+  vhost: string,
+  opts: { asOf?: Date } = {},
+): AsyncIterable<QueueStats> {
+  if (opts.asOf === undefined) {
+    const path = `${http.path('queues', vhost)}?columns=${QUEUE_COLUMNS_LIVE}`;
+    for await (const q of http.streamList(path, queueStatsSchema))
+      yield { name: q.name, live: toLiveQueue(q) };
+    return;
+  }
+  // The numbers as they were just before `asOf` (a change already made): the broker keeps each
+  // length's samples every `lengths_incr` seconds for `lengths_age`; asked back to `asOf` and a
+  // sample before it (the statistics are emitted every 5 s), at most 10 minutes.
+  const asOfMs = opts.asOf.getTime();
+  const age = Math.min(600, Math.ceil(Math.max(0, Date.now() - asOfMs) / 5000) * 5 + 15);
+  const path = `${http.path('queues', vhost)}?lengths_age=${age}&lengths_incr=5&columns=${QUEUE_COLUMNS_LIVE},${QUEUE_COLUMNS_HISTORY}`;
+  for await (const q of http.streamList(path, queueStatsHistorySchema))
+    yield { name: q.name, live: toLiveQueue(q, asOfMs) };
 }
 
 /** Every exchange of a vhost (the default one named ""). */

@@ -127,17 +127,55 @@ export const queueDetailSchema = queueListItemSchema
   .extend({ vhost: z.string() })
   .merge(queueStatsSchema.omit({ name: true }));
 
-/** A queue's statistics, `null` when the broker reports none for it (never zeros). */
-export function toLiveQueue(q: Omit<z.infer<typeof queueStatsSchema>, 'name'>): LiveQueue | null {
-  const { messages, messages_ready: ready, messages_unacknowledged: unacked } = q;
-  if (messages === undefined || ready === undefined || unacked === undefined) return null;
+/** A length's recent history (`lengths_age`/`lengths_incr`): samples newest first, broker time in ms. */
+const lengthHistory = z
+  .object({ samples: z.array(z.object({ sample: z.number(), timestamp: z.number() })).optional() })
+  .optional();
+
+/** The live columns with the length history asked for (`streamQueueStats` with `asOf`). */
+export const queueStatsHistorySchema = queueStatsSchema.extend({
+  messages_ready_details: lengthHistory,
+  messages_unacknowledged_details: lengthHistory,
+});
+
+/** The newest sample taken before `asOfMs` (undefined: none, the queue is younger than the history). */
+function sampleBefore(h: z.infer<typeof lengthHistory>, asOfMs: number): number | undefined {
+  let best: { sample: number; timestamp: number } | undefined;
+  for (const s of h?.samples ?? [])
+    if (s.timestamp < asOfMs && (best === undefined || s.timestamp > best.timestamp)) best = s;
+  return best?.sample;
+}
+
+/**
+ * A queue's statistics, `null` when the broker reports none for it (never zeros). With `asOfMs`
+ * (and the length history in `q`): the ready and unacknowledged messages as sampled just before
+ * that time, the bytes scaled to them from the mean size now (0 when none are ready now: unknown,
+ * which the rules read as "not out yet"); without a sample before it, the numbers now.
+ */
+export function toLiveQueue(
+  q: Omit<z.infer<typeof queueStatsHistorySchema>, 'name'>,
+  asOfMs?: number,
+): LiveQueue | null {
+  const { messages, messages_ready: readyNow, messages_unacknowledged: unackedNow } = q;
+  if (messages === undefined || readyNow === undefined || unackedNow === undefined) return null;
   if (q.message_bytes_ready === undefined || q.consumers === undefined) return null;
   const idle = q.idle_since ? new Date(q.idle_since.replace(' ', 'T')) : null;
+  const wasReady = asOfMs === undefined ? undefined : sampleBefore(q.messages_ready_details, asOfMs);
+  const wasUnacked =
+    asOfMs === undefined ? undefined : sampleBefore(q.messages_unacknowledged_details, asOfMs);
+  const ready = wasReady ?? readyNow;
+  const unacked = wasUnacked ?? unackedNow;
+  const bytes =
+    wasReady === undefined || wasReady === readyNow
+      ? q.message_bytes_ready
+      : readyNow > 0
+        ? Math.round((q.message_bytes_ready / readyNow) * wasReady)
+        : 0;
   return {
-    messages,
+    messages: wasReady === undefined && wasUnacked === undefined ? messages : ready + unacked,
     ready,
     unacked,
-    bytes: q.message_bytes_ready,
+    bytes,
     consumers: q.consumers,
     idleSince: idle && !Number.isNaN(idle.getTime()) ? idle.toISOString() : null,
   };

@@ -5,6 +5,8 @@ import { PolicyIndex } from '../policy/policyIndex.ts';
 import type { ChangeAction, InventoryObject, SimulationResult } from '../policy/simulate.ts';
 import { Simulation } from '../policy/simulate.ts';
 import type { BrokerVersion, Policy } from '../policy/types.ts';
+import { type ImpactSummary, type PreviewObject, withImpact } from '../preview/impact.ts';
+import { SUMMARY_NAMES } from '../preview/summary.ts';
 import { type InventorySource, openInventory } from '../rabbit/inventory.ts';
 
 /**
@@ -16,7 +18,19 @@ import { type InventorySource, openInventory } from '../rabbit/inventory.ts';
  *
  * A later change to the same vhost between the change and this listing is read as part of the
  * "before" state: the answer is for the policies as listed, and the summary is dated.
+ *
+ * What it did to the messages: the preview's rules of immediate effect (src/policy/impact.ts) on
+ * that before state, with the queues' numbers read in the same pass. A change is found after the
+ * fact, so the numbers now may already show its removal: with `asOf` (when the event exchange
+ * dated the change) they are the broker's samples from just before it (its length history),
+ * else the numbers as read, said so.
  */
+
+/** A change's effect: what the objects gained and lost, and what that did to the messages. */
+export interface ChangeEffect extends SimulationResult {
+  readonly objects: PreviewObject[];
+  readonly impact: ImpactSummary;
+}
 
 export function actionOf(t: Pick<Transition, 'before' | 'after'>): ChangeAction {
   return t.before === null ? 'create' : t.after === null ? 'delete' : 'edit';
@@ -36,11 +50,15 @@ export function listBefore(now: readonly Policy[], t: Transition): Policy[] {
 export async function effectsOfChanges(
   broker: InventorySource,
   changes: readonly Transition[],
-): Promise<SimulationResult[]> {
+  options: { asOf?: Date } = {},
+): Promise<ChangeEffect[]> {
   const vhost = changes[0]?.vhost;
   if (vhost === undefined) return [];
   if (changes.some((t) => t.vhost !== vhost)) throw new Error('effectsOfChanges: one vhost at a time');
-  const inventory = await openInventory(broker, vhost);
+  const inventory = await openInventory(broker, vhost, {
+    live: true,
+    ...(options.asOf ? { asOf: options.asOf } : {}),
+  });
   const simulations = changes.map((t) => {
     const user = t.layer === 'user' ? listBefore(inventory.user, t) : inventory.user;
     const operator = t.layer === 'operator' ? listBefore(inventory.operator, t) : inventory.operator;
@@ -54,7 +72,9 @@ export async function effectsOfChanges(
   // The changed layer's reported policy is already the after: the engine reads both sides.
   const layers = changes.map((t) => t.layer);
   const touched = touchIndex(changes, inventory.version);
+  const exchanges = new Set<string>();
   await inventory.each((o) => {
+    if (o.kind === 'exchange') exchanges.add(o.name);
     const reach = touched(o);
     if (reach.length === 0) return;
     const withoutUser = { ...o, policy: undefined };
@@ -62,7 +82,12 @@ export async function effectsOfChanges(
     for (const i of reach) simulations[i]?.add(layers[i] === 'user' ? withoutUser : withoutOperator);
   });
   await Promise.all(simulations.map((s) => settleSimulation(s)));
-  return simulations.map((s) => s.result());
+  const reading = await inventory.live();
+  return simulations.map((s) => {
+    const result = s.result();
+    const live = withImpact(result.objects, reading, exchanges, inventory.version, SUMMARY_NAMES);
+    return { ...result, objects: live.objects, impact: live.summary };
+  });
 }
 
 /**
@@ -93,7 +118,7 @@ function touchIndex(
   };
 }
 
-export async function effectOfChange(broker: InventorySource, t: Transition): Promise<SimulationResult> {
+export async function effectOfChange(broker: InventorySource, t: Transition): Promise<ChangeEffect> {
   const [effect] = await effectsOfChanges(broker, [t]);
   if (!effect) throw new Error('effectOfChange: no result');
   return effect;

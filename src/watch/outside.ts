@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { AuditEntry, AuditRecord } from '../audit/types.ts';
+import type { AuditEntry, AuditRecord, OutsideImpact } from '../audit/types.ts';
 import type { Logger } from '../log.ts';
 import { auditObject } from '../policy/diff.ts';
-import type { SimulationResult } from '../policy/simulate.ts';
 import type { Policy } from '../policy/types.ts';
+import type { ImpactSummary } from '../preview/impact.ts';
 import type { InventorySource } from '../rabbit/inventory.ts';
-import { effectsOfChanges } from './effect.ts';
+import { type ChangeEffect, effectsOfChanges } from './effect.ts';
 import type { OutsideChange } from './watcher.ts';
 
 /**
@@ -59,12 +59,13 @@ export const BURST_DEFAULTS = { windowMs: 1_500, maxHoldMs: 10_000 } as const;
 const fields = (p: Policy | null) =>
   p && { pattern: p.pattern, applyTo: p.applyTo, priority: p.priority, definition: { ...p.definition } };
 
+/** The impact summary as the record keeps it: the list of every losing queue left out (the objects say the worst). */
+function kept({ queues: _, ...rest }: ImpactSummary): OutsideImpact {
+  return rest;
+}
+
 /** The out-of-band record of a change, before the trail chains it. */
-export function outsideEntry(
-  change: OutsideChange,
-  effect: SimulationResult | undefined,
-  at: Date,
-): AuditEntry {
+export function outsideEntry(change: OutsideChange, effect: ChangeEffect | undefined, at: Date): AuditEntry {
   return {
     id: `o-${randomBytes(10).toString('hex')}`,
     at: at.toISOString(),
@@ -80,6 +81,7 @@ export function outsideEntry(
     after: fields(change.after),
     objects: effect ? effect.objects.map(auditObject) : [],
     unpredictable: effect?.unpredictable.length ?? 0,
+    ...(effect ? { impact: effect.impact.totals, impactDetail: kept(effect.impact) } : {}),
   };
 }
 
@@ -112,9 +114,15 @@ export function outsideRecorder(o: OutsideRecorderOptions): OutsideRecorder {
     const [first] = changes;
     if (!first) return;
     const log = o.log.child({ env: first.env, vhost: first.vhost, changes: changes.length });
-    let effects: SimulationResult[] | undefined;
+    let effects: ChangeEffect[] | undefined;
+    // Dated by the event exchange: the messages as they were just before the first change.
+    const asOf = changes.every((c) => c.source === 'events')
+      ? new Date(Math.min(...changes.map((c) => c.at.getTime())))
+      : undefined;
     try {
-      effects = await tries(attempts, base, () => effectsOfChanges(o.brokerFor(first.env), changes));
+      effects = await tries(attempts, base, () =>
+        effectsOfChanges(o.brokerFor(first.env), changes, asOf ? { asOf } : {}),
+      );
     } catch (err) {
       // Recorded without it rather than not at all: the vhost may be gone, the broker down.
       log.warn({ err: String(err) }, 'what the objects gained and lost could not be read');

@@ -38,11 +38,23 @@ const effect = {
       heldBy: { 'max-length': 'policy' as const },
       inUse: { before: { 'max-length': 10 }, after: { 'max-length': 20 } },
       risks: [],
+      now: null,
+      impact: [],
     },
   ],
   unpredictable: [{ name: 'odd', kind: 'x', why: 'unknown type' }],
   unanchoredCatch: null,
   scanned: { queues: 2, exchanges: 0 },
+  impact: {
+    totals: { messagesDeadLettered: 0, messagesLost: 0, queuesDeleted: 0, queuesRefusingPublishes: 0 },
+    queues: [],
+    sampledAt: '2026-11-30T18:00:01.000Z',
+    asOf: '2026-11-30T18:00:00.123Z',
+    objects: [],
+    count: 0,
+    unknown: 1,
+    notes: [],
+  },
 };
 
 describe('the out-of-band record', () => {
@@ -69,6 +81,17 @@ describe('the out-of-band record', () => {
         },
       ],
       unpredictable: 1,
+    });
+    // What it did to the messages: the totals, and the summary without the list of losing queues.
+    expect(e.impact).toEqual(effect.impact.totals);
+    expect(e.impactDetail).toEqual({
+      totals: effect.impact.totals,
+      sampledAt: '2026-11-30T18:00:01.000Z',
+      asOf: '2026-11-30T18:00:00.123Z',
+      objects: [],
+      count: 0,
+      unknown: 1,
+      notes: [],
     });
     expect(e).not.toHaveProperty('requester');
     expect(e).not.toHaveProperty('approver');

@@ -1,8 +1,10 @@
 import type { AuditRecord } from '../../audit/types.ts';
+import { readingWords, totalsWords } from '../../preview/impactWords.ts';
 import { jsonWritten, showInvisible } from '../../text/asWritten.ts';
 import type { AttachedFile } from '../delivery.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { type Block, context, finish, listSection, type SlackMessage, section } from './message.ts';
+import { impactBlocks } from './preview.ts';
 import { auditDiffLines, objectLoss } from './request.ts';
 
 /**
@@ -21,6 +23,38 @@ const HOW: Readonly<Record<NonNullable<AuditRecord['detectedBy']>, string>> = {
   reconnect:
     'comparing the policy lists once the event exchange was followed again (changed while it was not)',
 };
+
+/**
+ * What the change did to the messages: the preview's rules on the state before it (and the
+ * numbers as of just before it, when the events dated it), said even when it did nothing.
+ */
+function messagesBlocks(r: AuditRecord): Block[] {
+  const d = r.impactDetail;
+  if (!d) return [];
+  const blocks = impactBlocks(d, {
+    loss: 'What it did to the messages — loss',
+    noLoss: 'What it did to the messages',
+  });
+  if (blocks.length) return blocks;
+  return [
+    context(
+      [
+        'What it did to the messages: none removed, no queue deleted or refusing publishes.',
+        ...readingWords(d),
+      ]
+        .map(prose)
+        .join(' '),
+    ),
+  ];
+}
+
+/** The loss of a burst's changes together, one line; null when none removed or refused anything. */
+function burstLoss(records: readonly AuditRecord[]): string | null {
+  const sum = { messagesDeadLettered: 0, messagesLost: 0, queuesDeleted: 0, queuesRefusingPublishes: 0 };
+  for (const r of records)
+    for (const k of Object.keys(sum) as (keyof typeof sum)[]) sum[k] += r.impact?.[k] ?? 0;
+  return totalsWords(sum);
+}
 
 function verb(r: AuditRecord): string {
   return r.before === null ? 'created' : r.after === null ? 'deleted' : 'edited';
@@ -51,6 +85,7 @@ export function outsideView(r: AuditRecord): SlackMessage {
     );
     if (r.unpredictable > 0) blocks.push(context(`${r.unpredictable} more the bot could not predict.`));
   }
+  blocks.push(...messagesBlocks(r));
   blocks.push(
     context(
       `Recorded in the audit trail as ${code(r.id)}${r.appliedAt ? ` · made at ${r.appliedAt}` : ''} · ${code(`history ${truncate(r.policy, MAX.name)} --vhost ${truncate(r.vhost, MAX.name)}`)}`,
@@ -87,8 +122,11 @@ export function outsideBurstView(records: readonly AuditRecord[]): SlackMessage 
     const more = r.objects.length > shown.length ? `; ${r.objects.length - shown.length} more objects` : '';
     return `${head}: ${shown.join('; ')}${more}`;
   });
+  const loss = burstLoss(records);
   const blocks: Block[] = [
-    section(`:warning: *${records.length} policy changes outside the bot* in ${where}\n${who}`),
+    section(
+      `:warning: *${records.length} policy changes outside the bot* in ${where}\n${who}${loss ? `\n:rotating_light: *What they did to the messages — loss: ${loss}*` : ''}`,
+    ),
     listSection(`*The first ${lines.length}* (every change is in the attached file):`, lines, {
       maxItems: BURST_SHOWN.changes,
     }),

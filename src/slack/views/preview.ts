@@ -167,15 +167,27 @@ export function summaryBlocks(s: PreviewSummary, options: { operator: boolean; n
   return blocks;
 }
 
+/** The headings of the impact blocks: a preview's, or (src/slack/views/outside.ts) a change already made. */
+export interface ImpactHeads {
+  readonly loss: string;
+  readonly noLoss: string;
+}
+
+const PREVIEW_HEADS: ImpactHeads = {
+  loss: 'What hurts — loss',
+  noLoss: 'What hurts, in the messages there now',
+};
+
 /** The loss first: the totals in numbers, each object's effects, and how old the numbers are. */
-export function impactBlocks(s: ImpactSummary | undefined): Block[] {
+export function impactBlocks(
+  s: Omit<ImpactSummary, 'queues'> | undefined,
+  heads: ImpactHeads = PREVIEW_HEADS,
+): Block[] {
   if (!s || (s.count === 0 && s.unknown === 0)) return [];
   const totals = totalsWords(s.totals);
   const items = s.objects.flatMap((o) => o.impact.map((x) => `• ${name(o.name)}: ${impactWords(x, name)}`));
   if (s.count > s.objects.length) items.push(`• _and ${s.count - s.objects.length} more object(s)_`);
-  const head = totals
-    ? `:rotating_light: *What hurts — loss: ${totals}*`
-    : ':rotating_light: *What hurts, in the messages there now:*';
+  const head = totals ? `:rotating_light: *${heads.loss}: ${totals}*` : `:rotating_light: *${heads.noLoss}:*`;
   const blocks: Block[] = [];
   if (items.length) blocks.push(listSection(head, items, { maxItems: 8 }));
   blocks.push(context(readingWords(s).map(prose).join(' ')));
