@@ -173,12 +173,28 @@ export async function serve(v: FakeVhost, port = 0): Promise<{ url: string; clos
       ),
     ],
   ]);
+  // The records and the live columns in one (`columns=name,type,arguments,messages,…`).
+  const records = new Map(v.queues.map((q) => [q.name, q]));
+  const combined = Buffer.from(
+    JSON.stringify(
+      (JSON.parse(stats.toString()) as { name: string }[]).map((s) => ({
+        ...s,
+        arguments: records.get(s.name)?.arguments ?? {},
+        type: records.get(s.name)?.type,
+      })),
+    ),
+  );
   const live = new Map<string, Buffer>([[`/api/queues/${enc}`, stats]]);
+  const liveRecords = new Map<string, Buffer>([[`/api/queues/${enc}`, combined]]);
   const server = createServer((req, res) => {
     const [path = '', query = ''] = (req.url ?? '').split('?');
     const columns = new URLSearchParams(query).get('columns') ?? '';
     const only =
-      columns === 'name' ? namesOnly.get(path) : columns.includes('messages') ? live.get(path) : undefined;
+      columns === 'name'
+        ? namesOnly.get(path)
+        : columns.includes('messages')
+          ? (columns.includes('arguments') ? liveRecords : live).get(path)
+          : undefined;
     const body = only ?? routes.get(path);
     if (!body) {
       res.writeHead(404, { 'content-type': 'application/json' });

@@ -17,6 +17,7 @@ import {
   streamNames,
   streamQueueStats,
   streamQueues,
+  streamQueuesLive,
 } from './listings.ts';
 import {
   type ExchangeDetail,
@@ -32,6 +33,7 @@ import {
   policySchema,
   type QueueDetail,
   type QueueListing,
+  type QueueRecordLive,
   type QueueStats,
   queueDetailSchema,
   toExchange,
@@ -273,6 +275,10 @@ export class ManagementClient {
   }
 
   // ---- listings (listings.ts) -----------------------------------------------------------
+
+  streamQueuesLive(vhost: string, opts: { asOf?: Date } = {}): AsyncIterable<QueueRecordLive> {
+    return streamQueuesLive(this.http, vhost, opts);
+  }
 
   streamQueueStats(vhost: string, opts: { asOf?: Date } = {}): AsyncIterable<QueueStats> {
     return streamQueueStats(this.http, vhost, opts);

@@ -27,7 +27,13 @@ import { codeOf } from '../errors.ts';
 import type { LiveQueue } from '../policy/impact.ts';
 import type { InventoryObject } from '../policy/simulate.ts';
 import type { BrokerVersion, Policy } from '../policy/types.ts';
-import type { ExchangeListing, FederationState, QueueListing, QueueStats } from './responses.ts';
+import type {
+  ExchangeListing,
+  FederationState,
+  QueueListing,
+  QueueRecordLive,
+  QueueStats,
+} from './responses.ts';
 
 /** What the inventory needs of the management API. ManagementClient satisfies it. */
 export interface InventorySource {
@@ -38,6 +44,8 @@ export interface InventorySource {
   streamExchanges(vhost: string): AsyncIterable<ExchangeListing>;
   /** With `asOf`: the numbers as sampled just before that time (listings.ts). */
   streamQueueStats(vhost: string, opts?: { asOf?: Date }): AsyncIterable<QueueStats>;
+  /** The queues' records and numbers in one listing, no reported policy (listings.ts); absent: two listings. */
+  streamQueuesLive?(vhost: string, opts?: { asOf?: Date }): AsyncIterable<QueueRecordLive>;
   federation(vhost: string): Promise<FederationState>;
 }
 
@@ -129,8 +137,10 @@ export function exchangeObject(e: ExchangeListing): InventoryObject {
 export async function openInventory(
   source: InventorySource,
   vhost: string,
-  options: { live?: boolean; asOf?: Date } = {},
+  options: InventoryOptions = {},
 ): Promise<Inventory> {
+  if (options.live && options.withoutReportedPolicies && source.streamQueuesLive)
+    return openOneListing(source, vhost, options.asOf);
   const queues = startNow(source.streamQueues(vhost, { stats: false }));
   const exchanges = startNow(source.streamExchanges(vhost));
   const reading = options.live ? readLive(source, vhost, options.asOf) : null;
@@ -154,6 +164,76 @@ export async function openInventory(
     await exchanges.each((e) => take(exchangeObject(e)));
   };
   return { version, user, operator, each, cancel, live: async () => (reading ? await reading.done : null) };
+}
+
+export interface InventoryOptions {
+  /** Read the live state beside the inventory (`Inventory.live`). */
+  readonly live?: boolean;
+  /** The live numbers as sampled just before this time (a change already made). */
+  readonly asOf?: Date;
+  /**
+   * The caller reads no reported policy (a change already made to the user layer: the engine
+   * reads both sides): with `live`, the queues' records and numbers come in ONE listing
+   * (`streamQueuesLive`), their `policy` undefined. A failure of it fails the inventory.
+   */
+  readonly withoutReportedPolicies?: boolean;
+}
+
+/** The inventory and its live reading from one queue listing (InventoryOptions.withoutReportedPolicies). */
+async function openOneListing(
+  source: InventorySource,
+  vhost: string,
+  asOf: Date | undefined,
+): Promise<Inventory> {
+  const sampledAt = new Date().toISOString();
+  const listing = source.streamQueuesLive?.(vhost, asOf ? { asOf } : {});
+  if (!listing) throw new Error('openOneListing: the source has no combined listing');
+  const queues = startNow(listing);
+  const exchanges = startNow(source.streamExchanges(vhost));
+  const federation = source.federation(vhost).then(
+    (f) => ({ federation: f }),
+    (e: unknown) => ({ federation: null, federationWhy: whyFailed(e) }),
+  );
+  const cancel = async () => {
+    await Promise.all([queues.cancel(), exchanges.cancel()]);
+  };
+  let small: [{ version: BrokerVersion }, Policy[], Policy[]];
+  try {
+    small = await Promise.all([
+      source.overview(),
+      source.listPolicies(vhost),
+      source.listOperatorPolicies(vhost),
+    ]);
+  } catch (e) {
+    await cancel();
+    throw e;
+  }
+  const [{ version }, user, operator] = small;
+  const live = new Map<string, LiveQueue | null>();
+  let read = false;
+  return {
+    version,
+    user,
+    operator,
+    cancel,
+    async each(take) {
+      await queues.each((q) => {
+        live.set(q.queue.name, q.live);
+        take(queueObject(q.queue));
+      });
+      await exchanges.each((e) => take(exchangeObject(e)));
+      read = true;
+    },
+    async live() {
+      if (!read) throw new Error('openOneListing: live() is read after each()');
+      return {
+        sampledAt,
+        ...(asOf ? { asOf: asOf.toISOString() } : {}),
+        queues: live,
+        ...(await federation),
+      };
+    },
+  };
 }
 
 /** Why a reading failed, in a few words: the client's error code and message. */

@@ -10,12 +10,15 @@ import {
   nameOnlySchema,
   pagedQueuesSchema,
   type QueueListing,
+  type QueueRecordLive,
   type QueueStats,
   queueListItemSchema,
+  queueRecordLiveSchema,
   queueStatsHistorySchema,
   queueStatsSchema,
   toExchange,
   toLiveQueue,
+  toQueueKind,
   toQueueListing,
 } from './responses.ts';
 import type { Transport } from './transport.ts';
@@ -53,6 +56,16 @@ export async function* streamQueues(
 }
 
 /**
+ * The length history back to `asOfMs` (a change already made): the broker keeps each length's
+ * samples every `lengths_incr` seconds for `lengths_age`; asked back to it and a sample before it
+ * (the statistics are emitted every 5 s), at most 10 minutes.
+ */
+function lengthsQuery(asOfMs: number): string {
+  const age = Math.min(600, Math.ceil(Math.max(0, Date.now() - asOfMs) / 5000) * 5 + 15);
+  return `lengths_age=${age}&lengths_incr=5`;
+}
+
+/**
  * Every queue's live statistics (ready, their bytes, unacknowledged, consumers, idle since): the
  * preview's reading of what is there now; with `asOf`, of what was there just before that time
  * (what a change made outside the bot found, src/watch/effect.ts). A listing apart from `streamQueues({ stats: false })`
@@ -70,14 +83,41 @@ export async function* streamQueueStats(
       yield { name: q.name, live: toLiveQueue(q) };
     return;
   }
-  // The numbers as they were just before `asOf` (a change already made): the broker keeps each
-  // length's samples every `lengths_incr` seconds for `lengths_age`; asked back to `asOf` and a
-  // sample before it (the statistics are emitted every 5 s), at most 10 minutes.
   const asOfMs = opts.asOf.getTime();
-  const age = Math.min(600, Math.ceil(Math.max(0, Date.now() - asOfMs) / 5000) * 5 + 15);
-  const path = `${http.path('queues', vhost)}?lengths_age=${age}&lengths_incr=5&columns=${QUEUE_COLUMNS_LIVE},${QUEUE_COLUMNS_HISTORY}`;
+  const path = `${http.path('queues', vhost)}?${lengthsQuery(asOfMs)}&columns=${QUEUE_COLUMNS_LIVE},${QUEUE_COLUMNS_HISTORY}`;
   for await (const q of http.streamList(path, queueStatsHistorySchema))
     yield { name: q.name, live: toLiveQueue(q, asOfMs) };
+}
+
+/**
+ * Every queue's record (name, type, arguments) and live statistics in ONE listing, for a reader
+ * that needs no reported policy (a change already made to the user layer: the engine reads both
+ * sides, src/watch/effect.ts): half the bodies of the two listings the preview streams. The
+ * stats listing's `policy` lags, so it is not asked for, nor `operator_policy` (the engine
+ * resolves that layer as with `stats: false`). With `asOf`, as `streamQueueStats`.
+ */
+export async function* streamQueuesLive(
+  http: Transport,
+  vhost: string,
+  opts: { asOf?: Date } = {},
+): AsyncIterable<QueueRecordLive> {
+  const asOfMs = opts.asOf?.getTime();
+  const history = asOfMs === undefined ? '' : `&${lengthsQuery(asOfMs)}`;
+  const columns = `name,type,arguments,${QUEUE_COLUMNS_LIVE.slice('name,'.length)}${asOfMs === undefined ? '' : `,${QUEUE_COLUMNS_HISTORY}`}`;
+  const path = `${http.path('queues', vhost)}?columns=${columns}${history}`;
+  for await (const q of http.streamList(path, queueRecordLiveSchema)) {
+    yield {
+      queue: {
+        name: q.name,
+        vhost,
+        kind: toQueueKind(q.type),
+        type: q.type,
+        arguments: q.arguments,
+        policy: undefined,
+      },
+      live: toLiveQueue(q, asOfMs),
+    };
+  }
 }
 
 /** Every exchange of a vhost (the default one named ""). */

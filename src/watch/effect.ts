@@ -58,6 +58,9 @@ export async function effectsOfChanges(
   const inventory = await openInventory(broker, vhost, {
     live: true,
     ...(options.asOf ? { asOf: options.asOf } : {}),
+    // A burst of user-layer changes reads no reported policy (see below): one listing of the
+    // queues' records and numbers. An operator change needs the user layer's, current.
+    withoutReportedPolicies: changes.every((t) => t.layer === 'user'),
   });
   const simulations = changes.map((t) => {
     const user = t.layer === 'user' ? listBefore(inventory.user, t) : inventory.user;

@@ -96,3 +96,55 @@ describe('outsideView', () => {
     expect(view.text).not.toContain('<!channel>');
   });
 });
+
+describe('what an outside change did to the messages', () => {
+  const totals = { messagesDeadLettered: 0, messagesLost: 20, queuesDeleted: 0, queuesRefusingPublishes: 0 };
+  const detail = {
+    totals,
+    sampledAt: '2026-11-30T18:00:03.000Z',
+    asOf: '2026-11-30T18:00:00.123Z',
+    objects: [
+      {
+        name: 'orders.a',
+        kind: 'classic' as const,
+        now: null,
+        impact: [
+          {
+            effect: 'drop' as const,
+            messages: 20,
+            fate: 'lost' as const,
+            because: 'max-length' as const,
+            limit: 10,
+          },
+        ],
+      },
+    ],
+    count: 1,
+    unknown: 0,
+    notes: [],
+  };
+
+  it('the loss first, each object, and the numbers as of just before the change', () => {
+    const t = text({ ...base, impact: totals, impactDetail: detail });
+    expect(t).toContain(':rotating_light: *What it did to the messages — loss: 20 messages lost*');
+    expect(t).toContain(
+      '• `orders.a`: 20 messages removed at once and lost (max-length 10) — no dead-letter exchange',
+    );
+    expect(t).toContain(
+      'sampled them just before 18:00:00 UTC, from its length history read at 18:00:03 UTC',
+    );
+  });
+
+  it('nothing removed is said too', () => {
+    const none = {
+      ...detail,
+      totals: { ...totals, messagesLost: 0 },
+      objects: [],
+      count: 0,
+      asOf: undefined,
+    };
+    const t = text({ ...base, impact: none.totals, impactDetail: none });
+    expect(t).toContain('What it did to the messages: none removed, no queue deleted or refusing publishes.');
+    expect(t).toContain("Messages as the broker's statistics said at 18:00:03 UTC");
+  });
+});
