@@ -7,8 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
-import { brokerUrl, waitFor, withUser } from '../support/broker.ts';
+import { adminClient, brokerUrl, waitFor, withUser } from '../support/broker.ts';
+import { BROKERS } from '../support/brokers.ts';
 import { APPROVALS_CHANNEL, type Harness, renderedText, startHarness } from '../support/harness.ts';
+import { management, messages } from '../support/messages.ts';
 
 let h: Harness;
 
@@ -148,4 +150,51 @@ describe('a burst of changes through the management API (a definitions import)',
       expect((await trail.verify()).ok).toBe(true);
     });
   });
+});
+
+describe('what an outside change did to the messages', () => {
+  it('max-length 10 set outside on 30 messages: the post says 20 lost, from the numbers just before the change', async () => {
+    const [machine] = BROKERS;
+    if (!machine) throw new Error('no test broker');
+    const admin = adminClient();
+    const api = management(machine, h.vhost);
+    const amqp = await messages(machine, h.vhost);
+    try {
+      await api.queue('loss.outside', 'classic');
+      await amqp.publish('loss.outside', 30);
+      // Until the broker's length history holds 30 (what the post reads, from before the change).
+      await waitFor(
+        async () => {
+          for await (const q of admin.streamQueueStats(h.vhost, { asOf: new Date() }))
+            if (q.name === 'loss.outside') return q.live?.ready === 30;
+          return false;
+        },
+        { what: 'a sample of 30 in the length history', deadlineMs: 30_000 },
+      );
+      const mark = h.slack.calls.length;
+      await admin.putPolicy('user', {
+        vhost: h.vhost,
+        name: 'outside-cap',
+        pattern: '^loss\\.outside$',
+        applyTo: 'queues',
+        priority: 0,
+        definition: { 'max-length': 10 },
+      });
+      const [post] = await waitFor(() => posts(mark).length > 0 && posts(mark), {
+        deadlineMs: 15_000,
+        intervalMs: 50,
+        what: 'the outside change posted',
+      });
+      const text = renderedText(post?.args ?? {});
+      expect(text).toContain(':rotating_light: *What it did to the messages — loss: 20 messages lost*');
+      expect(text).toContain(
+        '• `loss.outside`: 20 messages removed at once and lost (max-length 10) — no dead-letter exchange',
+      );
+      expect(text).toContain("Messages as the broker's statistics sampled them just before");
+      await admin.deletePolicy('user', h.vhost, 'outside-cap');
+    } finally {
+      await amqp.close();
+      await admin.close();
+    }
+  }, 60_000);
 });
