@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Impact, ImpactTotals } from '../policy/impact.ts';
 import type { PreviewObject } from '../preview/impact.ts';
-import { durationWords, type NameWords, totalsWords } from '../preview/impactWords.ts';
+import { clock, durationWords, type NameWords, totalsWords } from '../preview/impactWords.ts';
 
 /**
  * Predicted and observed, for the audit record of an applied change: per touched queue what the
@@ -145,7 +145,6 @@ export function worthListing(q: ObservedQueue): boolean {
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 const count = (n: number | null) => (n === null ? 'unknown' : plural(n, 'message'));
-const clock = (iso: string) => `${iso.slice(11, 19)} UTC`;
 
 /** One queue, predicted and observed, in one line (no bullet). */
 export function observedQueueWords(q: ObservedQueue, o: Observation, name: NameWords): string {

@@ -45,7 +45,8 @@ function fateWords(
 }
 
 /** An hour of the day as the answers give it: `11:40:06 UTC`. */
-const clock = (iso: string) => `${iso.slice(11, 19)} UTC`;
+/** A time of day as the live numbers are dated: "11:40:02 UTC". */
+export const clock = (iso: string) => `${iso.slice(11, 19)} UTC`;
 
 export function impactWords(x: Impact, name: NameWords): string {
   switch (x.effect) {

@@ -147,18 +147,7 @@ export async function openInventory(
   const cancel = async () => {
     await Promise.all([queues.cancel(), exchanges.cancel(), reading?.cancel()]);
   };
-  let small: [{ version: BrokerVersion }, Policy[], Policy[]];
-  try {
-    small = await Promise.all([
-      source.overview(),
-      source.listPolicies(vhost),
-      source.listOperatorPolicies(vhost),
-    ]);
-  } catch (e) {
-    await cancel();
-    throw e;
-  }
-  const [{ version }, user, operator] = small;
+  const [{ version }, user, operator] = await readSmall(source, vhost, cancel);
   const each = async (take: (o: InventoryObject) => void) => {
     await queues.each((q) => take(queueObject(q)));
     await exchanges.each((e) => take(exchangeObject(e)));
@@ -190,25 +179,11 @@ async function openOneListing(
   if (!listing) throw new Error('openOneListing: the source has no combined listing');
   const queues = startNow(listing);
   const exchanges = startNow(source.streamExchanges(vhost));
-  const federation = source.federation(vhost).then(
-    (f) => ({ federation: f }),
-    (e: unknown) => ({ federation: null, federationWhy: whyFailed(e) }),
-  );
+  const federation = readFederation(source, vhost);
   const cancel = async () => {
     await Promise.all([queues.cancel(), exchanges.cancel()]);
   };
-  let small: [{ version: BrokerVersion }, Policy[], Policy[]];
-  try {
-    small = await Promise.all([
-      source.overview(),
-      source.listPolicies(vhost),
-      source.listOperatorPolicies(vhost),
-    ]);
-  } catch (e) {
-    await cancel();
-    throw e;
-  }
-  const [{ version }, user, operator] = small;
+  const [{ version }, user, operator] = await readSmall(source, vhost, cancel);
   const live = new Map<string, LiveQueue | null>();
   let read = false;
   return {
@@ -236,6 +211,35 @@ async function openOneListing(
   };
 }
 
+/** The version and the two policy lists; if one fails, the listings started are dropped (`cancel`). */
+async function readSmall(
+  source: InventorySource,
+  vhost: string,
+  cancel: () => Promise<void>,
+): Promise<[{ version: BrokerVersion }, Policy[], Policy[]]> {
+  try {
+    return await Promise.all([
+      source.overview(),
+      source.listPolicies(vhost),
+      source.listOperatorPolicies(vhost),
+    ]);
+  } catch (e) {
+    await cancel();
+    throw e;
+  }
+}
+
+/** The vhost's federation, or why it could not be read (never a failure of the reading). */
+function readFederation(
+  source: InventorySource,
+  vhost: string,
+): Promise<Pick<LiveReading, 'federation' | 'federationWhy'>> {
+  return source.federation(vhost).then(
+    (f) => ({ federation: f }),
+    (e: unknown) => ({ federation: null, federationWhy: whyFailed(e) }),
+  );
+}
+
 /** Why a reading failed, in a few words: the client's error code and message. */
 const whyFailed = (e: unknown) => `${codeOf(e) ?? 'error'}: ${e instanceof Error ? e.message : String(e)}`;
 
@@ -247,10 +251,7 @@ function readLive(
 ): { done: Promise<LiveReading>; cancel(): Promise<void> } {
   const sampledAt = new Date().toISOString();
   const listing = startNow(source.streamQueueStats(vhost, asOf ? { asOf } : {}));
-  const federation = source.federation(vhost).then(
-    (f) => ({ federation: f }),
-    (e: unknown) => ({ federation: null, federationWhy: whyFailed(e) }),
-  );
+  const federation = readFederation(source, vhost);
   const queues = new Map<string, LiveQueue | null>();
   const done = (async (): Promise<LiveReading> => {
     let queuesWhy: string | undefined;

@@ -10,7 +10,7 @@ import { ManagementClient } from '../../src/rabbit/index.ts';
 import { adminClient, brokerUrl, waitFor, withUser } from '../support/broker.ts';
 import { BROKERS } from '../support/brokers.ts';
 import { APPROVALS_CHANNEL, type Harness, renderedText, startHarness } from '../support/harness.ts';
-import { management, messages } from '../support/messages.ts';
+import { lengthHistoryHolds, management, messages } from '../support/messages.ts';
 
 let h: Harness;
 
@@ -162,15 +162,7 @@ describe('what an outside change did to the messages', () => {
     try {
       await api.queue('loss.outside', 'classic');
       await amqp.publish('loss.outside', 30);
-      // Until the broker's length history holds 30 (what the post reads, from before the change).
-      await waitFor(
-        async () => {
-          for await (const q of admin.streamQueueStats(h.vhost, { asOf: new Date() }))
-            if (q.name === 'loss.outside') return q.live?.ready === 30;
-          return false;
-        },
-        { what: 'a sample of 30 in the length history', deadlineMs: 30_000 },
-      );
+      await lengthHistoryHolds(admin, h.vhost, 'loss.outside', 30);
       const mark = h.slack.calls.length;
       await admin.putPolicy('user', {
         vhost: h.vhost,

@@ -7,9 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Transition } from '../../src/policy/compare.ts';
 import { effectsOfChanges } from '../../src/watch/effect.ts';
-import { waitFor, withVhost } from '../support/broker.ts';
+import { withVhost } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';
-import { management, messages } from '../support/messages.ts';
+import { lengthHistoryHolds, management, messages } from '../support/messages.ts';
 
 const { up } = await brokersUp();
 
@@ -24,15 +24,7 @@ describe.each(up)('an outside change and the messages, on $label', (broker) => {
           try {
             await api.queue('subject', 'classic');
             await amqp.publish('subject', 30);
-            // Until the length history itself holds 30 (a sample taken after the publish).
-            await waitFor(
-              async () => {
-                for await (const q of admin.streamQueueStats(vhost, { asOf: new Date() }))
-                  if (q.name === 'subject') return q.live?.ready === 30;
-                return false;
-              },
-              { what: 'a sample of 30 in the length history', deadlineMs: 30_000 },
-            );
+            await lengthHistoryHolds(admin, vhost, 'subject', 30);
             const policy = {
               vhost,
               name: 'cap',

@@ -5,6 +5,7 @@
  */
 import { Connection, ConsumerStatus } from 'rabbitmq-client';
 import type { ObjectKind } from '../../src/policy/types.ts';
+import type { ManagementClient } from '../../src/rabbit/index.ts';
 import { brokerCredentials, waitFor } from './broker.ts';
 import type { TestBroker } from './brokers.ts';
 
@@ -227,4 +228,24 @@ export function management(broker: TestBroker, vhost: string) {
       }),
   };
   return api;
+}
+
+/**
+ * Waits until the broker's length history holds `n` ready messages for the queue: a sample taken
+ * after the publish, which is what a change made now is measured against (src/watch/effect.ts).
+ */
+export function lengthHistoryHolds(
+  client: Pick<ManagementClient, 'streamQueueStats'>,
+  vhost: string,
+  queue: string,
+  n: number,
+): Promise<true> {
+  return waitFor(
+    async () => {
+      for await (const q of client.streamQueueStats(vhost, { asOf: new Date() }))
+        if (q.name === queue) return q.live?.ready === n;
+      return false;
+    },
+    { what: `a sample of ${n} in the length history of ${queue}`, deadlineMs: 30_000 },
+  );
 }
