@@ -4,6 +4,7 @@ import type { PreviewResult } from '../../preview/preview.ts';
 import type { TimeBoxNotifier } from '../../workflow/timeboxDeadline.ts';
 import type { ChangeRequest, Notifier } from '../../workflow/types.ts';
 import type { Delivery, Sent } from '../delivery.ts';
+import { breakGlassAppliedView, reviewedView, reviewReminderView } from '../views/breakGlass.ts';
 import { finish, type SlackMessage } from '../views/message.ts';
 import { previewView } from '../views/preview.ts';
 import {
@@ -22,7 +23,9 @@ import { timeBoxAskView, timeBoxNothingView, timeBoxWarningView } from '../views
  * (with a fresh preview) are posted in both places too. Every call goes through the delivery
  * helper (retries within a budget). The requester is told by DM at every decision (approved,
  * rejected, expired, applied, failed, stale), and where they asked of the first three; half a
- * request's time to live without a decision, its approvers are reminded in its thread. A call that did not reach Slack throws, so the workflow
+ * request's time to live without a decision, its approvers are reminded in its thread. A change
+ * applied by break-glass is announced loudly in both places with Review and Revert, its review is
+ * posted there too, and unreviewed past its deadline the approvals channel is reminded. A call that did not reach Slack throws, so the workflow
  * logs it; it never undoes a transition.
  */
 
@@ -112,7 +115,18 @@ export function createSlackNotifier(options: {
         throw new Error(`request message not updated: ${sent.error}`);
       }
     },
-    applied: (r: ChangeRequest, record: AuditRecord) => postAll(r, auditView(record, r), 'audit diff'),
+    applied: (r: ChangeRequest, record: AuditRecord) =>
+      r.breakGlass
+        ? postAll(r, breakGlassAppliedView(record, r), 'break-glass notice')
+        : postAll(r, auditView(record, r), 'audit diff'),
+    reviewed: (r) => postAll(r, reviewedView(r), 'break-glass review'),
+    async reviewReminder(r) {
+      const channel = r.message?.channel ?? r.approvalsChannel ?? r.origin.channel;
+      const sent = await delivery
+        .toChannel({ channel })
+        .send(reviewReminderView(r, options.approversOf(r.env)), 'channel');
+      if (!sent.ok) throw new Error(`review reminder not posted: ${sent.error}`);
+    },
     timeBoxWarning: (r, deadline, willRevert) =>
       postAll(r, timeBoxWarningView(r, deadline, willRevert), 'time-box warning'),
     timeBoxAsk: (r, revert, why) => postAll(r, timeBoxAskView(r, revert, why), 'time-box revert asked'),

@@ -27,6 +27,14 @@ function entry(e: AuditRecord): string {
       (a) => `approved by ${user(a.user)}${a.reason ? `: ${prose(a.reason)}` : ''}`,
     ),
     e.action === 'outside' && `made outside the bot${e.actor ? ` by ${code(e.actor)}` : ''}`,
+    e.breakGlass &&
+      `:rotating_light: *break glass:* applied without approval by ${user(e.breakGlass.user)}: ${prose(e.breakGlass.reason)}`,
+    e.breakGlass &&
+      (e.breakGlass.reviewedBy
+        ? `${e.breakGlass.reviewOutcome === 'reverted' ? 'reverted on review' : 'reviewed'} by ${user(e.breakGlass.reviewedBy)}: ${prose(e.breakGlass.reviewReason ?? '')}`
+        : '*unreviewed*: no approver has reviewed it yet'),
+    e.review &&
+      `${e.review.outcome === 'reverted' ? 'reverted on review' : 'reviewed'} by ${user(e.actor ?? '')} (break-glass change ${code(e.reviewOf ?? '')}): ${prose(e.review.reason)}`,
   ].filter(Boolean);
   const lost = e.objects.filter((o) => Object.keys(o.lost).length > 0);
   const objects = lost.length
