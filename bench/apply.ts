@@ -16,7 +16,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { AuditRecord } from '../src/audit/types.ts';
-import { applyWorkerDeps } from '../src/bot.ts';
+import { applyWorkerDeps, workflowDeps } from '../src/botChangeRequests.ts';
 import { createLogger } from '../src/log.ts';
 import { LabClient } from '../src/rabbit/lab.ts';
 import {
@@ -102,8 +102,7 @@ async function main() {
     log,
   });
   const workflow = createWorkflow({
-    redis,
-    keyPrefix,
+    ...workflowDeps(redis, keyPrefix, log),
     environments: [{ name: 'bench', mode: 'normal', approvalsChannel: 'C0', requestTtlMs: 3_600_000 }],
     brokerFor: () => client,
     approvers: createApproverDirectory({

@@ -1,44 +1,18 @@
-/**
- * The composition root (config -> clients -> app, workflow, workers, watchers) in one module on
- * purpose: what it builds and the order it stops them in are read together, so it stays whole
- * although it is a little over the size aim.
- */
 import type { Redis } from 'ioredis';
 import { AuditTrail } from './audit/trail.ts';
+import { type ChangeRequestTuning, changeRequestParts, timeBoxFilingOf } from './botChangeRequests.ts';
+import { CLIENT_CLOSE_GRACE_MS, createBrokers, loggedRedis } from './botClients.ts';
 import { type Config, DEFAULT_KEY_PREFIX } from './config.ts';
 import { ConfigError } from './errors.ts';
 import { createLogger, type Logger } from './log.ts';
-import { ManagementClient, type ManagementClientOptions, type Timeouts } from './rabbit/index.ts';
-import { openRedis } from './redis.ts';
+import type { ManagementClient } from './rabbit/index.ts';
 import { type AppDeps, type BotApp, createApp } from './slack/app.ts';
 import { createMetrics, type Metrics } from './slack/metrics.ts';
 import { slackOutsideNotifier } from './slack/outsideNotifier.ts';
-import { ownWriteAnnouncer } from './watch/store.ts';
 import { type Watchers, watchOutside } from './watch/watchers.ts';
 import { FreezeStore } from './workflow/freeze.ts';
-import {
-  APPLY_CLIENT_SETTINGS,
-  type ApplyWorker,
-  type ApplyWorkerDeps,
-  createApplyQueue,
-  createApproverDirectory,
-  createWorkflow,
-  jobConnection,
-  type Notifier,
-  startApplyWorker,
-} from './workflow/index.ts';
+import { APPLY_CLIENT_SETTINGS } from './workflow/index.ts';
 import { RequestStore } from './workflow/store.ts';
-import {
-  type TimeBoxDeadlineDeps,
-  type TimeBoxNotifier,
-  timeBoxHandlers,
-} from './workflow/timeboxDeadline.ts';
-import {
-  createTimeBoxQueue,
-  startTimeBoxWorker,
-  type TimeBoxQueue,
-  type TimeBoxWorker,
-} from './workflow/timeboxQueue.ts';
 
 /**
  * The composition root of the Slack bot: config -> logger -> one management client per
@@ -47,22 +21,6 @@ import {
  * main.ts (`npm start`: signals and exit codes) and the e2e harness start this same bot; the
  * overrides are what a test changes, each saying what.
  */
-
-/**
- * On Slack's path the answer goes out through the response URL, so a slow broker costs the user
- * seconds, never the acknowledgement. Each question also has one budget (RMQ_TIMEOUT, default
- * QUESTION_BUDGET_MS.slack, applied per question by the environment directory) inside which
- * quick failures are retried; no attempt outlives it.
- */
-export const SLACK_PATH_TIMEOUTS: Timeouts = {
-  connectMs: 2000,
-  headersMs: 10_000,
-  bodyMs: 10_000,
-  requestMs: 10_000,
-};
-
-/** How long a shutdown lets broker requests still under way finish before aborting them. */
-export const CLIENT_CLOSE_GRACE_MS = 1_000;
 
 export interface BotOverrides {
   /** Where log lines go (tests keep them). Default: stdout at LOG_LEVEL. */
@@ -238,50 +196,6 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
   };
 }
 
-export function createBrokers(
-  config: Config,
-  metrics: Metrics,
-  options: { timeouts?: Partial<Timeouts> } & Partial<
-    Pick<ManagementClientOptions, 'getRetries' | 'retryBaseMs'>
-  > = {},
-): Map<string, ManagementClient> {
-  const { timeouts, ...rest } = options;
-  return new Map(
-    config.environments.map((e) => [
-      e.name,
-      new ManagementClient({
-        url: e.url,
-        user: e.user,
-        password: e.password,
-        getRetries: 2,
-        limits: config.bodyLimits,
-        ...rest,
-        timeouts: { ...SLACK_PATH_TIMEOUTS, ...timeouts },
-        onCall: metrics.onBrokerCall(e.name),
-      }),
-    ]),
-  );
-}
-
-export function createRedis(url: string): Redis {
-  // Fail a command quickly rather than queue it forever: the only use on this path is dedupe.
-  return openRedis(url, { maxRetriesPerRequest: 1, connectTimeout: 3000, commandTimeout: 2000 });
-}
-
-/** createRedis, its connection errors logged once per change (ioredis repeats one on every reconnect). */
-function loggedRedis(url: string, logger: Logger): Redis {
-  const redis = createRedis(url);
-  let last = '';
-  redis.on('error', (err: Error) => {
-    if (err.message !== last) logger.warn({ message: err.message }, 'Redis connection error');
-    last = err.message;
-  });
-  redis.on('ready', () => {
-    last = '';
-  });
-  return redis;
-}
-
 /** Slack's own error code of a refused Web API call (`invalid_auth`), if `err` is one. */
 function slackErrorOf(err: unknown): string | undefined {
   if (typeof err !== 'object' || err === null || !('data' in err)) return undefined;
@@ -299,166 +213,11 @@ function slackTokenRefused(err: unknown, config: Config): string {
   return `Could not reach ${where} to check SLACK_BOT_TOKEN: ${err instanceof Error ? err.message : String(err)}`;
 }
 
-// --- change requests -------------------------------------------------------------------------
+// --- the Slack side's records --------------------------------------------------------------------
 
 /** What `requests` reads in Slack: the open requests and the environments frozen now. */
 function requestsWithFreezes(redis: Redis, keyPrefix: string) {
   const store = new RequestStore(redis, keyPrefix);
   const freezes = new FreezeStore(redis, keyPrefix);
   return { listOpen: (env?: string) => store.listOpen(env), frozen: () => freezes.all(new Date()) };
-}
-
-/**
- * What the apply worker works with: its own Redis connection (BullMQ blocks on it), the request
- * store, the audit trail and the freezes on it, and the announcement of its writes to the watchers. Used here,
- * by the tests' workflow fixture and by bench/apply.ts, so they start the worker users run.
- */
-export function applyWorkerDeps(
-  redisUrl: string,
-  keyPrefix: string,
-  log: Logger,
-  now?: () => Date,
-  /** RMQ_AUDIT_KEY: the records the job appends are sealed with it. */
-  auditKey?: string,
-): ApplyWorkerDeps {
-  const jobLog = log.child({ component: 'apply' });
-  const connection = jobConnection(redisUrl, jobLog);
-  return {
-    connection,
-    requests: new RequestStore(connection, keyPrefix, now),
-    audit: new AuditTrail(connection, keyPrefix, { log: jobLog, ...(auditKey ? { key: auditKey } : {}) }),
-    announceWrite: ownWriteAnnouncer(connection, keyPrefix),
-    freezes: new FreezeStore(connection, keyPrefix),
-  };
-}
-
-/** The apply worker's tuning (tests shorten the backoff, the verification deadline and the sweep interval: expiry, reminders). */
-export interface ChangeRequestTuning {
-  readonly backoffMs?: number;
-  readonly verifyDeadlineMs?: number;
-  readonly attempts?: number;
-  readonly sweepIntervalMs?: number;
-}
-
-/**
- * Change requests, composed: the workflow (on the app's Slack notifier and Bolt's
- * usergroups.users.list), the apply queue, and the apply worker with its own broker clients (a
- * background job's timeouts and retries, not a Slack answer's) and its own Redis connection.
- */
-interface ChangeRequestParts {
-  /** For createApp. */
-  readonly workflow: NonNullable<AppDeps['workflow']>;
-  /** Starts the apply worker (and its sweep: lost jobs queued again, requests past their deadline expired). */
-  startWorker(notifier: Notifier & TimeBoxNotifier, timeBox: TimeBoxFiling): Promise<ApplyWorker>;
-  /** Closes the worker (the job under way finishes), the queue and the job's broker clients. */
-  close(): Promise<void>;
-}
-
-/**
- * How a time box's revert is filed: approved with its change through the workflow, or, when
- * that is not possible, for approval and posted (the Slack side's ChangeRequests).
- */
-type TimeBoxFiling = Pick<TimeBoxDeadlineDeps, 'workflow' | 'revertRequest'>;
-
-/** A time box's revert: the app's workflow, and for approval filed and posted as the Revert button files one. */
-function timeBoxFilingOf(bot: Pick<BotApp, 'changes'>): TimeBoxFiling {
-  const changes = bot.changes;
-  if (!changes) throw new Error('change requests are not set up');
-  return {
-    workflow: changes.workflow,
-    async revertRequest(auditId, user, origin, reason) {
-      const filed = await changes.revert(auditId, user, origin, reason);
-      if (!filed.ok) throw filed.error;
-      return filed.request;
-    },
-  };
-}
-
-function changeRequestParts(options: {
-  readonly config: Config;
-  readonly redis: Redis;
-  /** The Slack-path clients: filing previews on them, as a Slack answer does. */
-  readonly brokers: ReadonlyMap<string, ManagementClient>;
-  readonly metrics: Metrics;
-  readonly logger: Logger;
-  readonly keyPrefix: string;
-  readonly worker: ChangeRequestTuning | undefined;
-}): ChangeRequestParts {
-  const { config, logger, keyPrefix } = options;
-  const brokerOf = (brokers: ReadonlyMap<string, ManagementClient>) => (env: string) => {
-    const b = brokers.get(env);
-    if (!b) throw new Error(`no broker client for environment ${env}`);
-    return b;
-  };
-  const queue = createApplyQueue({ redisUrl: config.redisUrl, keyPrefix, ...options.worker });
-  const auditKey = config.auditKey ? { auditKey: config.auditKey } : {};
-  const jobBrokers = createBrokers(config, options.metrics, APPLY_CLIENT_SETTINGS);
-  let worker: ApplyWorker | undefined;
-  let timeBoxes: TimeBoxQueue | undefined;
-  let timeBoxWorker: TimeBoxWorker | undefined;
-  let closed = false;
-  return {
-    workflow: (notifier, listGroupMembers) =>
-      createWorkflow({
-        redis: options.redis,
-        keyPrefix,
-        environments: config.environments,
-        brokerFor: brokerOf(options.brokers),
-        approvers: createApproverDirectory({
-          approvers: new Map(config.environments.map((e) => [e.name, e.approvers])),
-          requesters: new Map(config.environments.map((e) => [e.name, e.requesters])),
-          listMembers: listGroupMembers,
-        }),
-        queue,
-        notifier,
-        log: logger,
-        ...auditKey,
-      }),
-    async startWorker(notifier, timeBox) {
-      // Time boxes: the deadline scheduled once the change is recorded; at it, the revert (or
-      // the request for a new approval) by whichever replica's time-box worker takes the job.
-      timeBoxes = createTimeBoxQueue({ redisUrl: config.redisUrl, keyPrefix });
-      const schedule = timeBoxes;
-      const started = await startApplyWorker({
-        redisUrl: config.redisUrl,
-        keyPrefix,
-        ...applyWorkerDeps(config.redisUrl, keyPrefix, logger, undefined, config.auditKey),
-        brokerFor: brokerOf(jobBrokers),
-        notifier,
-        log: logger,
-        onRecorded: async (r, record) => {
-          if (r.timeBoxMs !== undefined) await schedule.schedule(r.id, new Date(record.at), r.timeBoxMs);
-        },
-        ...options.worker,
-      });
-      // Stopped while the first sweep waited (on Redis): closed here, since close() did not see it.
-      if (closed) {
-        await Promise.allSettled([started.close(), schedule.close()]);
-        return started;
-      }
-      worker = started;
-      timeBoxWorker = startTimeBoxWorker({
-        redisUrl: config.redisUrl,
-        keyPrefix,
-        log: logger,
-        handlers: timeBoxHandlers({
-          ...timeBox,
-          redis: options.redis,
-          keyPrefix,
-          brokerFor: brokerOf(jobBrokers),
-          notifier,
-          log: logger,
-        }),
-      });
-      return started;
-    },
-    async close() {
-      closed = true;
-      await timeBoxWorker?.close();
-      await worker?.close();
-      await timeBoxes?.close();
-      await queue.close();
-      await Promise.allSettled([...jobBrokers.values()].map((b) => b.close(CLIENT_CLOSE_GRACE_MS)));
-    },
-  };
 }

@@ -6,6 +6,17 @@ import { ConfigError } from './errors.ts';
 import { missingSlackMessage, missingSlackSettings } from './slack/app.ts';
 
 /**
+ * What the Slack e2e suites drive of the built bundle (`dist/main.js`, the file `npm start`
+ * runs) when a suite must shorten a timing or observe in-process: the same code the process
+ * runs, never the sources (test/support/harness.ts, test/README.md).
+ */
+export { BotStartError, createBot } from './bot.ts';
+export { createBrokers, createRedis } from './botClients.ts';
+export { loadConfig } from './config.ts';
+export { createLogger } from './log.ts';
+export { createMetrics } from './slack/metrics.ts';
+
+/**
  * `npm start`: the config read, the bot (src/bot.ts, the composition root) started, and the
  * process's part: exit codes (1: it cannot start, saying what to fix; 0: stopped by a signal) and
  * signals. SIGTERM (and SIGINT) stop taking requests, let answers under way finish, then close

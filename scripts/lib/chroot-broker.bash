@@ -206,9 +206,30 @@ enable_plugins_online() {
     die "rabbitmq-plugins enable ${PLUGINS[*]} failed (see $LOG)"
 }
 
+# Application settings rabbitmq.conf has no key for, in advanced.config, also kept apart from
+# configure(): a running node takes them online (application:set_env), without a restart.
+# channel_tick_interval (default 60 s) is how often a channel checks its unacknowledged
+# deliveries against the consumer timeout: 4.0 checks every queue type there, 4.3 checks none
+# (its quorum queues time consumers out themselves). At 1 s the tests of consumer-timeout take
+# seconds, not minutes (test/integration/consumer-timeout.test.ts). A channel reads the value
+# each time it sets its next tick, so one running when it changes follows within a minute.
+CHANNEL_TICK_MS=1000
+ADVANCED_FILE="% written by scripts/$NAME
+[{rabbit, [{channel_tick_interval, $CHANNEL_TICK_MS}]}]."
+advanced_as_wanted() { [[ "$(cat "$DIR/etc/rabbitmq/advanced.config" 2>/dev/null)" == "$ADVANCED_FILE" ]]; }
+set_advanced_online() {
+  advanced_as_wanted && return 0
+  say "setting channel_tick_interval to $CHANNEL_TICK_MS ms on $NODE"
+  in_root rabbitmqctl -n "$NODE" eval "ok = application:set_env(rabbit, channel_tick_interval, $CHANNEL_TICK_MS)." >>"$LOG" 2>&1 ||
+    die "rabbitmqctl eval application:set_env(rabbit, channel_tick_interval, $CHANNEL_TICK_MS) failed (see $LOG)"
+  # Last: the file as wanted says the running node has it too.
+  write_if_changed "$DIR/etc/rabbitmq/advanced.config" "$ADVANCED_FILE" || true
+}
+
 start_node() {
   say "starting $NODE"
   write_if_changed "$DIR/etc/rabbitmq/enabled_plugins" "$PLUGINS_FILE" || true
+  write_if_changed "$DIR/etc/rabbitmq/advanced.config" "$ADVANCED_FILE" || true
   # setsid: the detached node must not belong to the caller's session or process group;
   # 9>&-: nor inherit the lock, which it would hold for as long as it runs.
   setsid env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
@@ -262,7 +283,7 @@ cmd_stop() {
 cmd_up() {
   # Fast path: built, configured as wanted and answering. No lock, no writes.
   local body
-  if [[ -f "$MARKER" ]] && ! CHECK_ONLY=1 configure && plugins_as_wanted && body=$(overview); then
+  if [[ -f "$MARKER" ]] && ! CHECK_ONLY=1 configure && plugins_as_wanted && advanced_as_wanted && body=$(overview); then
     printf '%s\n' "$body" | version_of
     exit 0
   fi
@@ -299,6 +320,7 @@ cmd_up() {
   local version
   version=$(wait_for_api)
   enable_plugins_online
+  set_advanced_online
   printf '%s\n' "$version"
 }
 

@@ -2,6 +2,7 @@ import { createHash, createHmac } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log.ts';
 import { sorted } from '../policy/compare.ts';
+import { replicated } from '../replication.ts';
 import {
   type AgainstLog,
   type AuditEntry,
@@ -22,8 +23,8 @@ import {
  * The bot never trims the stream. The trail survives a Redis restart only with persistence
  * (AOF, see the README). Two copies beyond it: every record appended is logged as one JSON line
  * `{"audit": {…}}` (the record as `history --json` shows it), and where the primary has replicas
- * an append returns only once one of them has the record (`WAIT`), so a failover right after
- * cannot lose what was acknowledged.
+ * an append returns only once one of them has the record (`WAIT`, src/replication.ts), so a
+ * failover right after cannot lose what was acknowledged.
  *
  * What the chain proves. Without RMQ_AUDIT_KEY each record's hash is a sha256 over it and its
  * predecessor's hash: an accident (a lost or edited record) is found, but anyone who can write
@@ -77,9 +78,6 @@ export interface LoggedRecords {
 
 const BATCH = 500;
 
-/** How long an append waits for a replica to have the record before it fails (and is retried). */
-export const REPLICATION_WAIT_MS = 5_000;
-
 export interface AuditTrailOptions {
   /**
    * RMQ_AUDIT_KEY: records are sealed with an HMAC under it, and `verify` checks them with it
@@ -88,18 +86,8 @@ export interface AuditTrailOptions {
   readonly key?: string;
   /** Where each record appended is logged, as one line `{"audit": {…}}`. */
   readonly log?: Pick<Logger, 'info'>;
+  /** How long an append waits for a replica (default REPLICATION_WAIT_MS of src/replication.ts). */
   readonly replicationWaitMs?: number;
-}
-
-/** An append that Redis took but no replica confirmed in time: not acknowledged; retrying is safe. */
-export class AuditNotReplicatedError extends Error {
-  readonly code = 'audit-not-replicated';
-}
-
-/** `connected_slaves` of `INFO replication`; undefined when Redis would not say. */
-function connectedReplicas(info: string): number | undefined {
-  const m = /^connected_slaves:(\d+)/m.exec(info);
-  return m ? Number(m[1]) : undefined;
 }
 
 export class AuditTrail {
@@ -120,8 +108,8 @@ export class AuditTrail {
   /**
    * Appends one record, chained to the last. Idempotent by `entry.id`: a second append of the
    * same id returns the record already stored. Returns once a replica has it, where there is one
-   * (else throws AuditNotReplicatedError: the record is in the primary, and appending it again
-   * waits again).
+   * (else throws NotReplicatedError: the record is in the primary, and appending it again waits
+   * again).
    */
   async append(entry: AuditEntry): Promise<AuditRecord> {
     for (let attempt = 0; attempt < 20; attempt++) {
@@ -158,17 +146,8 @@ export class AuditTrail {
     throw new Error('audit: the trail kept moving; record not appended');
   }
 
-  /** Waits for one replica to have every write so far, when the primary has any. */
-  async #replicated(id: string): Promise<void> {
-    // A Redis that will not say (INFO refused) is taken as one without replicas.
-    const info = await this.#redis.info('replication').catch(() => '');
-    if (!connectedReplicas(info)) return;
-    const waitMs = this.#options.replicationWaitMs ?? REPLICATION_WAIT_MS;
-    const acked = await this.#redis.wait(1, waitMs);
-    if (acked < 1)
-      throw new AuditNotReplicatedError(
-        `audit: record ${id} is in Redis but no replica confirmed it within ${waitMs} ms`,
-      );
+  #replicated(id: string): Promise<void> {
+    return replicated(this.#redis, `audit: record ${id}`, this.#options.replicationWaitMs);
   }
 
   async get(id: string): Promise<AuditRecord | undefined> {

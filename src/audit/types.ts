@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import type { ImpactTotals } from '../policy/impact.ts';
 import type { PolicyFields } from '../preview/preview.ts';
+import { ObservationSchema } from './observed.ts';
 
 /**
  * The audit trail's records: what each applied change (by the apply job, src/workflow/) and each
@@ -32,6 +34,14 @@ export const AuditObjectSchema = z.object({
   changed: z.record(z.string(), z.object({ before: z.unknown(), after: z.unknown() })),
 });
 export type AuditObject = z.infer<typeof AuditObjectSchema>;
+
+/** The preview's loss totals (src/policy/impact.ts `ImpactTotals`). */
+export const ImpactTotalsSchema = z.object({
+  messagesDeadLettered: z.number().int().min(0),
+  messagesLost: z.number().int().min(0),
+  queuesDeleted: z.number().int().min(0),
+  queuesRefusingPublishes: z.number().int().min(0),
+}) satisfies z.ZodType<ImpactTotals>;
 
 const Person = z.object({ user: z.string(), reason: z.string().optional() });
 
@@ -76,6 +86,13 @@ export const AuditRecordSchema = z.object({
   unpredictable: z.number().int().min(0),
   /** After the write: did the broker report what the preview predicted? */
   matchedPreview: z.boolean().optional(),
+  /**
+   * Predicted: the loss totals the approvers accepted (the request's preview). Absent in records
+   * of changes caught outside the bot, and in records made before the bot read the live state.
+   */
+  impact: ImpactTotalsSchema.optional(),
+  /** Observed: per touched queue the messages before and after the write (src/audit/observed.ts). */
+  observed: ObservationSchema.optional(),
   revertOf: z.string().optional(),
   /**
    * For `freeze`: until when and why (`actor` froze it); for `unfreeze`: the freeze that ended and

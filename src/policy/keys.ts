@@ -10,10 +10,12 @@ import { type ApplyTo, atLeast, type BrokerVersion, type ObjectKind } from './ty
  * - proven (test/integration/differential-engine.test.ts, versions.test.ts): which keys 4.3
  *   accepts in user and in operator policies (every key of KEYS), queue-master-locator refused in
  *   both, the delayed-retry pairing rules (validateDefinition.ts), the queue types taking
- *   consumer-timeout, consumer-disconnected-timeout and delayed-retry-* (none vetoes them), the
- *   operator merge of delayed-retry-min (max) and -max (min) whenever the generated policies set
- *   them on both layers, and every veto row for the keys the
- *   engine differential draws from (its userKeys), which 4.3 keeps as 4.0 has them;
+ *   consumer-timeout, consumer-disconnected-timeout and delayed-retry-* (none vetoes them), which
+ *   types consumer-timeout times a consumer out on (risks.ts: quorum only on 4.3, every queue
+ *   type on 4.0; test/integration/consumer-timeout.test.ts), the operator merge of
+ *   delayed-retry-min (max) and -max (min) whenever the generated policies set them on both
+ *   layers, and every veto row for the keys the engine differential draws from (its userKeys),
+ *   which 4.3 keeps as 4.0 has them;
  * - from the source only: the 4.1.x and 4.2.x versions themselves (no such broker here; 4.3
  *   agreeing with 4.0 says nothing of when a row changed between them), the 4.2.0 removal of
  *   single-active-consumer from the quorum and stream vetoes (not a valid policy key, so no

@@ -52,9 +52,15 @@ export const RISKY_KEYS: Readonly<
   'delayed-retry-type': { risk: 'retry-delay', hurts: ['quorum'] },
   'delayed-retry-min': { risk: 'retry-delay', hurts: ['quorum'] },
   'delayed-retry-max': { risk: 'retry-delay', hurts: ['quorum'] },
-  // 4.3 evaluates consumer timeouts in quorum queues only: a classic queue keeps its consumer
-  // past the timeout there, and a stream on every version (test/integration/versions.test.ts).
-  'consumer-timeout': { risk: 'consumer-timeout', hurts: QUEUES, hurtsUntil: { classic: [4, 3, 0] } },
+  // Before 4.3 the channel times out a consumer of any queue type (4.0.5 closed a classic, a
+  // quorum and a stream consumer's channel); 4.3 evaluates consumer timeouts in quorum queues
+  // only, and a classic or stream consumer keeps its delivery past the timeout
+  // (test/integration/consumer-timeout.test.ts).
+  'consumer-timeout': {
+    risk: 'consumer-timeout',
+    hurts: ['classic', 'quorum', 'stream'],
+    hurtsUntil: { classic: [4, 3, 0], stream: [4, 3, 0] },
+  },
   'consumer-disconnected-timeout': { risk: 'consumer-timeout', hurts: ['quorum'] },
   'federation-upstream': { risk: 'federation', hurts: EVERY_KIND },
   'federation-upstream-set': { risk: 'federation', hurts: EVERY_KIND },
@@ -64,10 +70,22 @@ export const RISKY_KEYS: Readonly<
   'stream-max-segment-size-bytes': { risk: 'retention', hurts: ['stream'] },
 };
 
+const entryOf = (key: string) => (Object.hasOwn(RISKY_KEYS, key) ? RISKY_KEYS[key] : undefined);
+
+/**
+ * Whether an object of this kind does anything with a key of the table on this version: false
+ * for one its type takes and ignores (alternate-exchange on a queue, consumer-timeout on a
+ * classic queue from 4.3); undefined for a key the table does not hold, of which nothing is said.
+ */
+export function keyHasEffect(key: string, kind: ObjectKind, v: BrokerVersion): boolean | undefined {
+  const entry = entryOf(key);
+  if (!entry) return undefined;
+  if (!(entry.hurts as readonly ObjectKind[]).includes(kind)) return false;
+  const until = entry.hurtsUntil?.[kind];
+  return !(until && atLeast(v, ...until));
+}
+
 /** What losing `key` costs an object of this kind on this version; undefined when nothing it uses. */
 export function riskOf(key: string, kind: ObjectKind, v: BrokerVersion): Risk | undefined {
-  const entry = Object.hasOwn(RISKY_KEYS, key) ? RISKY_KEYS[key] : undefined;
-  if (!entry || !(entry.hurts as readonly ObjectKind[]).includes(kind)) return undefined;
-  const until = entry.hurtsUntil?.[kind];
-  return until && atLeast(v, ...until) ? undefined : entry.risk;
+  return keyHasEffect(key, kind, v) ? entryOf(key)?.risk : undefined;
 }

@@ -1,4 +1,5 @@
 import { type HistoryResult, unreadableSentence, verifySentence } from '../../commands/history.ts';
+import { acceptedWords, inShowingOrder, observationWords, observedQueueWords } from '../audit/observed.ts';
 import type { AuditRecord } from '../audit/types.ts';
 import { jsonWritten, quoted, terminalText } from '../text/asWritten.ts';
 import { policyWords } from './preview.ts';
@@ -46,6 +47,12 @@ function entryLines(e: AuditRecord): string[] {
   }
   if (e.matchedPreview === false)
     lines.push('  the objects did not all report the previewed policy by the deadline');
+  if (e.impact) lines.push(`  ${acceptedWords(e.impact)}`);
+  const o = e.observed;
+  if (o) {
+    lines.push(`  ${observationWords(o)}`);
+    for (const q of inShowingOrder(o)) lines.push(`    ${observedQueueWords(q, o, quoted)}`);
+  }
   return lines;
 }
 

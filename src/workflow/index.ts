@@ -13,4 +13,4 @@ export {
   jobConnection,
   startApplyWorker,
 } from './worker.ts';
-export { createWorkflow, snapshotOf } from './workflow.ts';
+export { createWorkflow, snapshotOf, type WorkflowDeps } from './workflow.ts';

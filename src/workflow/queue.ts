@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq';
 import { z } from 'zod';
+import { WatchedQueueSchema } from '../audit/observed.ts';
 import { AuditObjectSchema } from '../audit/types.ts';
 import { openRedis } from '../redis.ts';
 import type { ApplyQueue } from './types.ts';
@@ -20,6 +21,16 @@ export const ApplyJobData = z.object({
   /** Set by the job before it writes: what each object loses, from the broker as it was just before. */
   objects: z.array(AuditObjectSchema).optional(),
   unpredictable: z.number().int().min(0).optional(),
+  /** Set with `objects`: the touched queues to watch after the write, as they were just before it. */
+  watch: z
+    .object({
+      watched: z.array(WatchedQueueSchema),
+      unwatched: z.number().int().min(0),
+      sampledBefore: z.iso.datetime().nullable(),
+    })
+    .optional(),
+  /** When the job wrote (set just before the write). */
+  writtenAt: z.iso.datetime().optional(),
 });
 export type ApplyJobData = z.infer<typeof ApplyJobData>;
 

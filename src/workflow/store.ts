@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { replicated } from '../replication.ts';
 import type { Freeze } from './freeze.ts';
 import {
   type Approval,
@@ -23,6 +24,12 @@ import {
  * Every state change is one Lua script: it checks the state the caller expects (and, out of
  * `pending`, the deadline) and moves it, or reports what holds instead. Two replicas, two clicks
  * or an approve racing a reject: exactly one moves it.
+ *
+ * A request filed, an approval counted, a state moved or a hold marked returns only once a Redis
+ * replica has it, where the primary has replicas (`WAIT`, src/replication.ts, as the audit trail):
+ * else it throws NotReplicatedError, and the caller says it was not done (a failover right after
+ * cannot lose what was acknowledged). Where the message was posted and a reminder's claim do not
+ * wait: losing them costs a message update or a second reminder, not a decision.
  */
 
 /**
@@ -139,15 +146,32 @@ export function newRequestId(): string {
 
 const isOpen = (s: RequestState) => OPEN_STATES.includes(s);
 
+export interface RequestStoreOptions {
+  /** How long a write waits for a replica (default REPLICATION_WAIT_MS of src/replication.ts). */
+  readonly replicationWaitMs?: number;
+}
+
 export class RequestStore {
   readonly #redis: Redis;
   readonly #prefix: string;
   readonly #now: () => Date;
+  readonly #replicationWaitMs: number | undefined;
 
-  constructor(redis: Redis, keyPrefix: string, now: () => Date = () => new Date()) {
+  constructor(
+    redis: Redis,
+    keyPrefix: string,
+    now: () => Date = () => new Date(),
+    options: RequestStoreOptions = {},
+  ) {
     this.#redis = redis;
     this.#prefix = keyPrefix;
     this.#now = now;
+    this.#replicationWaitMs = options.replicationWaitMs;
+  }
+
+  /** Once a replica has what this connection wrote, where there is one (see the top). */
+  #replicated(what: string): Promise<void> {
+    return replicated(this.#redis, `request store: ${what}`, this.#replicationWaitMs);
   }
 
   #key(id: string): string {
@@ -187,6 +211,7 @@ export class RequestStore {
     const replies = await tx.exec();
     const failed = replies?.find(([err]) => err);
     if (!replies || failed) throw failed?.[0] ?? new Error('request store: transaction discarded');
+    await this.#replicated(`request ${r.id} filed`);
   }
 
   async get(id: string): Promise<ChangeRequest | undefined> {
@@ -240,6 +265,7 @@ export class RequestStore {
       this.#key(id),
       held,
     );
+    if (done === 1) await this.#replicated(`request ${id} held`);
     return done === 1;
   }
 
@@ -286,6 +312,9 @@ export class RequestStore {
       JSON.stringify(decision),
     )) as [string];
     if (kind === 'missing') return { kind };
+    // Written: the approval counted (the request approved with it), or the request expired.
+    if (kind === 'approved' || kind === 'counted' || kind === 'expired')
+      await this.#replicated(`request ${id} ${kind}`);
     const request = await this.get(id);
     if (!request) return { kind: 'missing' };
     if (
@@ -321,6 +350,8 @@ export class RequestStore {
     )) as [string, string?];
     const [kind, from] = reply;
     if (kind === 'missing') return { kind };
+    if (kind === 'ok' || kind === 'expired')
+      await this.#replicated(`request ${id} ${kind === 'ok' ? t.to : kind}`);
     const request = await this.get(id);
     if (!request) return { kind: 'missing' };
     if (kind === 'ok') return { kind, from: from as RequestState, request };

@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { type AuditRecord, IsoTime, PolicyFieldsSchema } from '../audit/types.ts';
@@ -9,6 +8,7 @@ import type { PreviewSummary } from '../preview/summary.ts';
 import type { ApproverDirectory } from './approvers.ts';
 import type { WorkflowBroker } from './broker.ts';
 import { type Freeze, FreezeSchema } from './freeze.ts';
+import type { ObserveOptions } from './observe.ts';
 
 /**
  * Change requests: what is stored, what the workflow promises its callers (the Slack handlers,
@@ -341,19 +341,14 @@ export interface WorkflowEnvironment {
 }
 
 /**
- * `createWorkflow(options)` (src/workflow/workflow.ts), built once per process in src/bot.ts.
+ * `createWorkflow(options & deps)` (src/workflow/workflow.ts), built once per process in
+ * src/bot.ts, which also builds its stores (`WorkflowDeps`).
  */
 export interface WorkflowOptions {
-  /** ioredis; shared with the app (ordinary retry settings are fine here). */
-  readonly redis: Redis;
-  /** Namespace of every key (`rmq` in production; tests use their own). */
-  readonly keyPrefix: string;
   readonly environments: readonly WorkflowEnvironment[];
   /** The broker client of an environment, with the settings that answer Slack. */
   readonly brokerFor: (env: string) => WorkflowBroker;
   readonly approvers: ApproverDirectory;
-  /** RMQ_AUDIT_KEY: the audit chain's HMAC key (never stored in Redis); absent, the chain is sha256. */
-  readonly auditKey?: string;
   /** Queues the apply job (src/workflow/queue.ts `createApplyQueue`). */
   readonly queue: ApplyQueue;
   readonly notifier: Notifier;
@@ -389,6 +384,8 @@ export interface ApplyWorkerOptions {
   readonly backoffMs?: number;
   /** How long to wait for the objects to report the new policy. Default 60 s. */
   readonly verifyDeadlineMs?: number;
+  /** How the messages are watched after the write, for the audit's `observed` (observe.ts; its defaults). */
+  readonly observe?: ObserveOptions;
   /** How often pending requests past their deadline are expired. Default 30 s. */
   readonly sweepIntervalMs?: number;
   /**

@@ -5,6 +5,7 @@
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { type Observation, queuesToWatch } from '../audit/observed.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import type { AuditObject, AuditRecord } from '../audit/types.ts';
 import { type PolicyAddress, samePolicy } from '../policy/compare.ts';
@@ -17,6 +18,7 @@ import { openRedis } from '../redis.ts';
 import type { WorkflowBroker } from './broker.ts';
 import { expireDue, remindDue } from './expiry.ts';
 import type { FreezeStore } from './freeze.ts';
+import { type ObserveOptions, observeAfterWrite } from './observe.ts';
 import { APPLY_DEFAULTS, APPLY_QUEUE, ApplyJobData, bullPrefix, createApplyQueue } from './queue.ts';
 import { approvalsOf } from './rules.ts';
 import type { RequestStore } from './store.ts';
@@ -44,8 +46,10 @@ import { notifierLogging } from './workflow.ts';
  * 3. Write the whole policy, or delete it. Network trouble, timeouts and 5xx are retried by the
  *    queue with backoff; a 4xx is final (UnrecoverableError) with the broker's reason.
  * 4. Poll until the affected objects report the expected policy (the statistics lag), up to a
- *    deadline, and record whether they match the preview.
- * 5. Append the audit record (once per request) and mark the request applied.
+ *    deadline, and record whether they match the preview; then poll the touched queues' messages
+ *    (observe.ts) until they show what the preview predicted, or the deadline.
+ * 5. Append the audit record (once per request): predicted (the loss totals the approvers
+ *    accepted) and observed (each touched queue's messages before and after); mark it applied.
  *
  * A retry that finds the policy already as approved (its write went through before a failure or a
  * restart) goes on from step 4 with what step 2 saved in the job.
@@ -116,6 +120,7 @@ export async function startApplyWorker(options: ApplyWorkerOptions & ApplyWorker
     announceWrite: options.announceWrite,
     freezes: options.freezes,
     verifyDeadlineMs: options.verifyDeadlineMs ?? 60_000,
+    observe: options.observe ?? {},
     ...(options.onRecorded ? { onRecorded: options.onRecorded } : {}),
   });
 
@@ -186,6 +191,7 @@ interface ApplyJobDeps {
   readonly announceWrite: AnnounceWrite;
   readonly freezes: FreezeStore;
   readonly verifyDeadlineMs: number;
+  readonly observe: ObserveOptions;
   readonly onRecorded?: (request: ChangeRequest, record: AuditRecord) => Promise<void>;
 }
 
@@ -281,6 +287,8 @@ class ApplyJob {
           requestId: r.id,
           objects: auditObjects(fresh.objects),
           unpredictable: fresh.unpredictable.length,
+          watch: { ...queuesToWatch(fresh.objects), sampledBefore: fresh.summary.impact.sampledAt },
+          writtenAt: this.deps.now().toISOString(),
         };
         // Both before the write, neither needs the other: one wait for Redis, not two.
         await Promise.all([
@@ -292,7 +300,17 @@ class ApplyJob {
         log.info({ action: brokerAction(r) }, 'policy written');
       }
       const verification = await this.verify(r, saved.objects ?? [], broker);
-      await this.record(r, saved, verification, log);
+      // A job saved before the bot watched the messages has no plan: its record has no `observed`.
+      const observed =
+        saved.watch &&
+        (await observeAfterWrite(
+          broker,
+          r.vhost,
+          saved.watch,
+          new Date(saved.writtenAt ?? this.deps.now().toISOString()),
+          this.deps.observe,
+        ));
+      await this.record(r, saved, verification, observed, log);
     } catch (err) {
       const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       // Final: a 4xx, a change the broker now refuses, or the last try. Anything else (network,
@@ -410,6 +428,7 @@ class ApplyJob {
     r: ChangeRequest,
     saved: ApplyJobData,
     verification: NonNullable<ChangeRequest['verification']>,
+    observed: Observation | undefined,
     log: Logger,
   ) {
     const at = this.deps.now().toISOString();
@@ -432,6 +451,8 @@ class ApplyJob {
       objects: saved.objects ?? [],
       unpredictable: saved.unpredictable ?? 0,
       matchedPreview: verification.matched,
+      ...(r.preview.summary.impact ? { impact: r.preview.summary.impact.totals } : {}),
+      ...(observed ? { observed } : {}),
       ...(r.revertOf ? { revertOf: r.revertOf } : {}),
     });
     // Before the move to applied: a retry after a crash here calls it again (idempotent callers).

@@ -1,4 +1,5 @@
-import { AuditTrail } from '../audit/trail.ts';
+import type { Redis } from 'ioredis';
+import type { AuditTrail } from '../audit/trail.ts';
 import { formatDuration } from '../duration.ts';
 import type { Policy } from '../policy/types.ts';
 import { lossToAcknowledge } from '../preview/impactWords.ts';
@@ -6,7 +7,7 @@ import { type PreviewAnswer, type PreviewInput, preview } from '../preview/previ
 import { isRabbitError } from '../rabbit/index.ts';
 import { orStoreUnavailable, WorkflowError } from './errors.ts';
 import { expireDue } from './expiry.ts';
-import { type Freeze, FreezeStore } from './freeze.ts';
+import type { Freeze, FreezeStore } from './freeze.ts';
 import { whyIdentityCannotWrite } from './identity.ts';
 import {
   approvalsOf,
@@ -19,7 +20,7 @@ import {
   MAX_REASON,
   requesterRefusal,
 } from './rules.ts';
-import { type ApproveOutcome, newRequestId, RequestStore, type TransitionOutcome } from './store.ts';
+import { type ApproveOutcome, newRequestId, type RequestStore, type TransitionOutcome } from './store.ts';
 import { freezeEntry, releaseHeld } from './thaw.ts';
 import { revertOf, revertRequestId } from './timebox.ts';
 import type {
@@ -37,19 +38,24 @@ import type {
   WorkflowOptions,
 } from './types.ts';
 
+/** What the workflow works with, built by the composition root (src/botChangeRequests.ts `workflowDeps`) and handed in. */
+export interface WorkflowDeps {
+  /** The app's Redis, which the stores sit on: pinged before a filing previews anything. */
+  readonly redis: Redis;
+  readonly requests: RequestStore;
+  /** Read for reverts (the record a revert undoes); appended by the apply job and the watchers. */
+  readonly audit: AuditTrail;
+  readonly freezes: FreezeStore;
+}
+
 /**
  * The workflow's front: filing (the rules, the broker's checks, preview, store), deciding (the
  * rules, one atomic move), reverts, expiry. Who may do what is rules.ts's; applying is the
  * worker's (worker.ts); both share the store and the Notifier.
  */
-export function createWorkflow(options: WorkflowOptions): Workflow {
+export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflow {
   const now = options.now ?? (() => new Date());
-  const store = new RequestStore(options.redis, options.keyPrefix, now);
-  const audit = new AuditTrail(options.redis, options.keyPrefix, {
-    log: options.log,
-    ...(options.auditKey ? { key: options.auditKey } : {}),
-  });
-  const freezes = new FreezeStore(options.redis, options.keyPrefix);
+  const { requests: store, audit, freezes } = options;
   const notify = notifierLogging(options.notifier, options.log);
 
   function environment(name: string | undefined): WorkflowEnvironment {

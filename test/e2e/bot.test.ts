@@ -1,20 +1,19 @@
 /**
- * createBot (src/bot.ts), the composition root main.ts and the harness both start: a start that
+ * createBot, the composition root main.ts and the harness both start, as the built bundle
+ * (`dist/main.js`) has it: a start that
  * fails says what to fix as a BotStartError and closes only what the bot made itself, never the
  * clients a caller handed in (a replica's, a test's); its stop() is once, however often called.
  * The bot's whole life as users run it: slack-main.test.ts (dist/main.js) and every harness suite.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BotStartError, createBot, createBrokers, createRedis } from '../../src/bot.ts';
-import { loadConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/log.ts';
-import { createMetrics } from '../../src/slack/metrics.ts';
 import { brokerCredentials, brokerUrl } from '../support/broker.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
+import { type Shipped, shipped } from '../support/harness.ts';
 
 let slack: FakeSlack;
+let dist: Shipped;
 beforeAll(async () => {
-  slack = await startFakeSlack();
+  [slack, dist] = await Promise.all([startFakeSlack(), shipped()]);
 });
 afterAll(async () => {
   await slack?.close();
@@ -22,7 +21,7 @@ afterAll(async () => {
 
 const configWith = (botToken: string) => {
   const { user, password } = brokerCredentials();
-  return loadConfig({
+  return dist.loadConfig({
     RMQ_URL: brokerUrl(),
     RMQ_USER: user,
     RMQ_PASSWORD: password,
@@ -36,6 +35,7 @@ const configWith = (botToken: string) => {
 
 describe('createBot', () => {
   it('a refused bot token: a BotStartError naming it; the clients handed in stay open', async () => {
+    const { BotStartError, createBot, createBrokers, createLogger, createMetrics, createRedis } = dist;
     const config = configWith('xoxb-refused');
     const metrics = createMetrics({ defaultMetrics: false });
     const brokers = createBrokers(config, metrics);
@@ -49,8 +49,8 @@ describe('createBot', () => {
       });
       const err = await bot.start(0).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(BotStartError);
-      expect((err as BotStartError).message).toMatch(/^Slack refused SLACK_BOT_TOKEN \(invalid_auth\)\. /);
-      expect((err as BotStartError).message).not.toContain('xoxb-refused');
+      expect((err as Error).message).toMatch(/^Slack refused SLACK_BOT_TOKEN \(invalid_auth\)\. /);
+      expect((err as Error).message).not.toContain('xoxb-refused');
       await bot.stop();
       // Still the caller's, still working.
       expect(await redis.ping()).toBe('PONG');
@@ -63,6 +63,7 @@ describe('createBot', () => {
   });
 
   it('serves, and stop() is once: a second call waits for the first', async () => {
+    const { createBot, createLogger, createMetrics } = dist;
     const bot = createBot(configWith(slack.botToken), {
       logger: createLogger('silent'),
       metrics: createMetrics({ defaultMetrics: false }),

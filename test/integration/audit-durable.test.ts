@@ -7,9 +7,10 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuditNotReplicatedError, AuditTrail } from '../../src/audit/trail.ts';
+import { AuditTrail } from '../../src/audit/trail.ts';
 import type { AuditEntry } from '../../src/audit/types.ts';
 import { createLogger } from '../../src/log.ts';
+import { NotReplicatedError } from '../../src/replication.ts';
 import { waitFor } from '../support/broker.ts';
 import { type RedisServer, startRedisServer } from '../support/redisServer.ts';
 
@@ -77,7 +78,7 @@ describe('the audit trail beyond one Redis', () => {
     process.kill(replica.pid, 'SIGSTOP');
     const held = entry(4);
     try {
-      await expect(trail.append(held)).rejects.toBeInstanceOf(AuditNotReplicatedError);
+      await expect(trail.append(held)).rejects.toBeInstanceOf(NotReplicatedError);
     } finally {
       process.kill(replica.pid, 'SIGCONT');
     }

@@ -4,7 +4,6 @@
  * does differently, each release-note claim checked on the running 4.3 (and, where 4.0 differs,
  * on 4.0 beside it). Where a note and the broker disagreed, the broker is what is asserted.
  */
-import { Connection } from 'rabbitmq-client';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { which } from '../../commands/which.ts';
@@ -15,6 +14,7 @@ import { brokerCredentials, uniqueName, waitFor } from '../support/broker.ts';
 import { BROKERS, brokersUp, clientFor, inVhostOn, type TestBroker } from '../support/brokers.ts';
 import { built, repoRoot } from '../support/built.ts';
 import { runBuiltRmq } from '../support/cli.ts';
+import { holdOneDelivery } from '../support/messages.ts';
 
 const { up } = await brokersUp();
 const three = up.find((b) => b.label === 'machine');
@@ -406,8 +406,9 @@ describe.skipIf(!fourThree)('RabbitMQ 4.3, measured on the running broker', () =
       expect(classic.inForce?.name).toBe('retry');
 
       // The quorum queue applies consumer-timeout: its unacknowledged consumer is cancelled.
-      const cancelled = await consumerCancelled(latest, vhost, 'work.qq');
-      expect(cancelled).toBe(true);
+      expect(await holdOneDelivery(latest, vhost, 'work.qq', 'quorum', 30_000)).toEqual({
+        outcome: 'cancelled',
+      });
 
       const { code, json: preview } = await rmqJson(latest, ['preview', 'delete', 'retry', '--vhost', vhost]);
       expect(code).toBe(0);
@@ -424,35 +425,3 @@ describe.skipIf(!fourThree)('RabbitMQ 4.3, measured on the running broker', () =
     });
   }, 90_000);
 });
-
-/** Consumes one message without acknowledging it; true once the broker cancels the consumer. */
-async function consumerCancelled(broker: TestBroker, vhost: string, queue: string): Promise<boolean> {
-  const { user, password } = brokerCredentials();
-  const url = new URL(broker.amqpUrl);
-  url.username = user;
-  url.password = password;
-  url.pathname = `/${encodeURIComponent(vhost)}`;
-  const conn = new Connection({
-    url: url.toString(),
-    retryLow: 100,
-    retryHigh: 500,
-    connectionTimeout: 10_000,
-  });
-  const ch = await conn.acquire();
-  try {
-    await ch.basicPublish({ routingKey: queue }, 'held');
-    await ch.basicQos({ prefetchCount: 1 });
-    const cancelled = new Promise<true>((resolve) => ch.on('basic.cancel', () => resolve(true)));
-    await ch.basicConsume({ queue, noAck: false }, () => {});
-    const tick = () => new Promise<false>((resolve) => setTimeout(() => resolve(false), 500));
-    return await waitFor(() => Promise.race([cancelled, tick()]), {
-      deadlineMs: 30_000,
-      intervalMs: 0,
-      what: `the broker to cancel the consumer of ${queue}`,
-    });
-  } finally {
-    // The channel first: closing the connection under a cancelled consumer's channel hangs.
-    await ch.close();
-    await conn.close();
-  }
-}

@@ -1,7 +1,11 @@
 /**
- * The real bot, started as main.ts starts it (src/bot.ts createBot: config from an env object,
- * the app, the workflow and its workers, the watchers) on a free port, with a test signing
- * secret; the harness makes the broker clients and Redis (to count and clean up). Its Web
+ * The real bot, started as main.ts starts it (createBot: config from an env object, the app, the
+ * workflow and its workers, the watchers) on a free port, with a test signing secret; the harness
+ * makes the broker clients and Redis (to count and clean up). Every part of the bot comes from the
+ * built bundle, `dist/main.js` (built.ts), the file `npm start` runs, never from src/: what the
+ * suites prove is what ships. In-process (not a process of its own, botProcess.ts) because the
+ * suites shorten what no env var reaches (the worker's backoff, the watchers' grace, the probes'
+ * interval, delivery budgets, the key prefix) and read the bot's metrics and log lines. Its Web
  * API goes to a fake Slack; its broker calls go through a local proxy in front of the real broker
  * (so a test can count them, or slow them down), into a fresh vhost holding the policies lab.
  *
@@ -11,13 +15,13 @@
  * `url` then serves only /healthz and /metrics, and `command`/`mention` have nothing to post to.
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Redis } from 'ioredis';
 import { setUpLab } from '../../scripts/lab.ts';
-import { type Bot, type BotOverrides, createBot, createBrokers, createRedis } from '../../src/bot.ts';
-import { loadConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/log.ts';
+import type { Bot, BotOverrides } from '../../src/bot.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import { createMetrics, type Metrics } from '../../src/slack/metrics.ts';
+import type { Metrics } from '../../src/slack/metrics.ts';
 import {
   adminClient,
   brokerCredentials,
@@ -26,10 +30,20 @@ import {
   uniqueName,
   waitFor,
 } from './broker.ts';
+import { built } from './built.ts';
 import { type FakeBroker, startFakeBroker } from './fakeBroker.ts';
 import { type FakeSlack, type RecordedCall, startFakeSlack } from './fakeSlack.ts';
 
 export { renderedText } from './fakeSlack.ts';
+
+/** What `dist/main.js` exports: the bot's parts, as the built bundle has them. */
+export type Shipped = typeof import('../../src/main.ts');
+
+/** The built bundle `npm start` runs (`dist/main.js`, built once per test process), imported. */
+export async function shipped(): Promise<Shipped> {
+  const { outdir } = await built();
+  return (await import(pathToFileURL(join(outdir, 'main.js')).href)) as Shipped;
+}
 
 export const LAB_QUEUES = [
   ['orders.audit', 'classic'],
@@ -218,6 +232,7 @@ export const APPROVALS_CHANNEL = 'C0APPROVALS';
 const E2E_WORKER = { backoffMs: 300, verifyDeadlineMs: 30_000, sweepIntervalMs: 1000 } as const;
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const { createBot, createBrokers, createRedis, createLogger, createMetrics, loadConfig } = await shipped();
   const admin: LabClient = adminClient();
   const vhost = uniqueName('slack');
   const slack = await startFakeSlack(

@@ -75,6 +75,74 @@ export async function messages(broker: TestBroker, vhost: string): Promise<Messa
   };
 }
 
+/** What the broker did to a consumer holding one unacknowledged delivery. */
+export type HoldOutcome =
+  | { readonly outcome: 'cancelled' }
+  | { readonly outcome: 'channel-closed'; readonly reason: string }
+  | { readonly outcome: 'held' };
+
+/**
+ * Takes one message from the queue without acknowledging it (prefetch 1; a stream read from its
+ * first offset), then watches until the broker cancels the consumer (a quorum queue's consumer
+ * timeout on 4.3), closes the channel (the channel's consumer-timeout check before 4.3), or
+ * `watchMs` pass with the delivery still held. Publishes the message itself; the clock starts
+ * once the delivery has arrived, so a slow publish cannot pass for a timeout that never came.
+ */
+export async function holdOneDelivery(
+  broker: TestBroker,
+  vhost: string,
+  queue: string,
+  kind: ObjectKind,
+  watchMs: number,
+): Promise<HoldOutcome> {
+  const conn = new Connection({
+    url: amqpUrl(broker, vhost),
+    retryLow: 100,
+    retryHigh: 500,
+    connectionTimeout: 10_000,
+  });
+  conn.on('error', () => undefined);
+  const ch = await conn.acquire({ emitErrorsFromChannel: true });
+  let end: (o: HoldOutcome) => void = () => {};
+  const ended = new Promise<HoldOutcome>((resolve) => {
+    end = resolve;
+  });
+  ch.on('basic.cancel', () => end({ outcome: 'cancelled' }));
+  ch.on('error', (err: unknown) =>
+    end({ outcome: 'channel-closed', reason: err instanceof Error ? err.message : String(err) }),
+  );
+  ch.on('close', () => end({ outcome: 'channel-closed', reason: 'closed' }));
+  let delivered: () => void = () => {};
+  const arrived = new Promise<void>((resolve) => {
+    delivered = resolve;
+  });
+  let watch: NodeJS.Timeout | undefined;
+  try {
+    await ch.confirmSelect();
+    await ch.basicPublish({ routingKey: queue, durable: true }, 'held');
+    await ch.basicQos({ prefetchCount: 1 });
+    await ch.basicConsume(
+      { queue, noAck: false, ...(kind === 'stream' ? { arguments: { 'x-stream-offset': 'first' } } : {}) },
+      () => delivered(),
+    );
+    const late = new Promise<never>((_, reject) => {
+      watch = setTimeout(() => reject(new Error(`no delivery from ${queue} within 15 s`)), 15_000);
+    });
+    const early = await Promise.race([arrived.then(() => undefined), ended, late]);
+    if (early) return early;
+    clearTimeout(watch);
+    const held = new Promise<HoldOutcome>((resolve) => {
+      watch = setTimeout(() => resolve({ outcome: 'held' }), watchMs);
+    });
+    return await Promise.race([ended, held]);
+  } finally {
+    clearTimeout(watch);
+    // The channel first: closing the connection under a cancelled consumer's channel hangs.
+    if (ch.active) await ch.close().catch(() => undefined);
+    await conn.close();
+  }
+}
+
 /** The management API as the tests here use it: declare, bind, put policies, count. */
 export function management(broker: TestBroker, vhost: string) {
   const { user, password } = brokerCredentials();

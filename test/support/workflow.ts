@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { AuditRecord } from '../../src/audit/types.ts';
-import { applyWorkerDeps } from '../../src/bot.ts';
+import { applyWorkerDeps, workflowDeps } from '../../src/botChangeRequests.ts';
 import { createLogger } from '../../src/log.ts';
 import type { ManagementClient } from '../../src/rabbit/index.ts';
 import { openRedis } from '../../src/redis.ts';
@@ -116,8 +116,7 @@ export function workflowFixture(
       const queue = createApplyQueue({ redisUrl, keyPrefix, backoffMs: 200 });
       queues.push(queue);
       return createWorkflow({
-        redis: options.redis ?? redis,
-        keyPrefix,
+        ...workflowDeps(options.redis ?? redis, keyPrefix, log, options.now),
         environments: [environment(options.env)],
         brokerFor: () => options.client ?? defaultClient,
         approvers: createApproverDirectory({

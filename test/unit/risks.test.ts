@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { keySpec, vetoedKeys } from '../../src/policy/keys.ts';
-import { RISKS, RISKY_KEYS, riskOf } from '../../src/policy/risks.ts';
+import { keyHasEffect, RISKS, RISKY_KEYS, riskOf } from '../../src/policy/risks.ts';
 import {
   atLeast,
   type BrokerVersion,
@@ -41,14 +41,27 @@ describe('the risk table', () => {
       }
   });
 
-  it('makes the consumer timeout no risk to a classic queue from 4.3, and keeps it one to a quorum queue', () => {
+  it('makes the consumer timeout no risk to a classic queue or a stream from 4.3, and keeps it one to a quorum queue', () => {
     const [v40, v431] = [version('4.0.5'), version('4.3.1')];
     expect(riskOf('consumer-timeout', 'classic', v40)).toBe('consumer-timeout');
     expect(riskOf('consumer-timeout', 'classic', v431)).toBeUndefined();
     expect(riskOf('consumer-timeout', 'quorum', v431)).toBe('consumer-timeout');
-    expect(riskOf('consumer-timeout', 'stream', v40)).toBeUndefined();
+    expect(riskOf('consumer-timeout', 'stream', v40)).toBe('consumer-timeout');
+    expect(riskOf('consumer-timeout', 'stream', v431)).toBeUndefined();
     expect(riskOf('delayed-retry-min', 'quorum', v431)).toBe('retry-delay');
     expect(riskOf('delayed-retry-min', 'classic', v431)).toBeUndefined();
+  });
+
+  it('says whether a type does anything with a key of the table, and nothing of the others', () => {
+    const [v40, v431] = [version('4.0.5'), version('4.3.1')];
+    expect(keyHasEffect('consumer-timeout', 'classic', v40)).toBe(true);
+    expect(keyHasEffect('consumer-timeout', 'classic', v431)).toBe(false);
+    expect(keyHasEffect('consumer-timeout', 'stream', v431)).toBe(false);
+    expect(keyHasEffect('consumer-timeout', 'quorum', v431)).toBe(true);
+    expect(keyHasEffect('alternate-exchange', 'classic', V)).toBe(false);
+    expect(keyHasEffect('alternate-exchange', 'exchange', V)).toBe(true);
+    expect(keyHasEffect('queue-mode', 'classic', V)).toBeUndefined();
+    expect(keyHasEffect('constructor', 'classic', V)).toBeUndefined();
   });
 
   it('reports nothing for a key without a risk, nor for an inherited property name', () => {

@@ -47,6 +47,7 @@ async function labBroker(): Promise<WhichBroker> {
     overview: async () => ({ version: VERSION }),
     getQueue: async (_vhost, name) => REPORTED[name] ?? null,
     getExchange: async (_vhost, name) => (exchanges.has(name) ? { policy: exchanges.get(name) } : null),
+    federation: async () => ({ upstreams: new Set<string>(), upstreamSets: new Set<string>(), links: null }),
     listPolicies: async () => user,
     listOperatorPolicies: async () => operator,
   };
@@ -58,6 +59,7 @@ const unreachable: WhichBroker = {
   },
   getQueue: async () => null,
   getExchange: async () => null,
+  federation: async () => ({ upstreams: new Set<string>(), upstreamSets: new Set<string>(), links: null }),
   listPolicies: async () => [],
   listOperatorPolicies: async () => [],
 };
@@ -215,6 +217,22 @@ describe('the which view within Slack limits', () => {
     expect(m.blocks.length).toBeLessThanOrEqual(SLACK_LIMITS.blocksPerMessage);
     expect(totalText(m.blocks)).toBeLessThanOrEqual(SLACK_LIMITS.blocksTotalText);
     expect(renderedOf(m)).not.toMatch(/<|>/);
+  });
+});
+
+describe('a key the object takes and does nothing with', () => {
+  it('says beside its value that it has no effect on that type on that broker', async () => {
+    const r = await ask('orders.audit');
+    r.brokerVersion = '4.3.6';
+    r.effective = {
+      'consumer-timeout': { value: 1000, from: 'policy', noEffect: true },
+      'message-ttl': { value: 1000, from: 'policy' },
+    };
+    const text = shown(r);
+    expect(text).toMatch(
+      /`consumer-timeout` = `1000` _\(policy; no effect on a classic queue on RabbitMQ 4\.3\.6\)_/,
+    );
+    expect(text).toMatch(/`message-ttl` = `1000` _\(policy\)_/);
   });
 });
 

@@ -1,4 +1,5 @@
 import type { types } from '@slack/bolt';
+import { acceptedWords, inShowingOrder, observationWords, observedQueueWords } from '../../audit/observed.ts';
 import type { AuditRecord } from '../../audit/types.ts';
 import { formatDuration } from '../../duration.ts';
 import type { PolicyFields } from '../../preview/preview.ts';
@@ -322,6 +323,7 @@ export function auditView(rec: AuditRecord, request?: Pick<ChangeRequest, 'timeB
   } else {
     blocks.push(section('*Objects:* no object’s values changed.'));
   }
+  blocks.push(...predictedObservedBlocks(rec));
   if (request?.timeBoxMs !== undefined) {
     blocks.push(section(timeBoxLine({ appliedAt: rec.appliedAt ?? rec.at }, request.timeBoxMs)));
   }
@@ -359,6 +361,24 @@ export function auditView(rec: AuditRecord, request?: Pick<ChangeRequest, 'timeB
     blocks,
     `Applied: ${what} ${layer} ${prose(truncate(rec.policy, 200))} in ${prose(rec.env)}/${prose(truncate(rec.vhost, 100))} (audit ${rec.id}).`,
   );
+}
+
+/** What the change was predicted to do to the messages (as accepted) and what the broker then showed. */
+function predictedObservedBlocks(rec: AuditRecord): Block[] {
+  const o = rec.observed;
+  const accepted = rec.impact ? `*${prose(acceptedWords(rec.impact))}*` : '';
+  if (!o) return accepted ? [section(accepted)] : [];
+  const heading = [accepted, prose(observationWords(o))].filter(Boolean).join('\n');
+  const name = (n: string) => code(truncate(n, 200));
+  return o.queues.length
+    ? [
+        listSection(
+          heading,
+          inShowingOrder(o).map((q) => `• ${observedQueueWords(q, o, name)}`),
+          { maxItems: 15 },
+        ),
+      ]
+    : [section(heading)];
 }
 
 /** Where the request came from, when it was not applied: failed (the broker's reason) or stale. */

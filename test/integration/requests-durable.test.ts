@@ -1,0 +1,113 @@
+/**
+ * The request store beyond one Redis: on a primary with a replica (two redis-server processes of
+ * this test's own), a request filed, an approval counted and a state moved return only once the
+ * replica has them (WAIT, src/replication.ts, the rule the audit trail follows too); while the
+ * replica cannot take them (SIGSTOP: connected, acknowledging nothing) each is refused, not
+ * acknowledged, and a failover right after could not lose what the bot said was done.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NotReplicatedError } from '../../src/replication.ts';
+import { newRequestId, RequestStore } from '../../src/workflow/store.ts';
+import type { ChangeRequest } from '../../src/workflow/types.ts';
+import { waitFor } from '../support/broker.ts';
+import { type RedisServer, startRedisServer } from '../support/redisServer.ts';
+
+const prefix = `rmq:t-req-${randomBytes(4).toString('hex')}`;
+
+const filed = (): ChangeRequest => {
+  const now = Date.now();
+  return {
+    id: newRequestId(),
+    env: 'prod',
+    vhost: '/',
+    layer: 'user',
+    action: 'delete',
+    policy: 'audit-retention',
+    before: { pattern: '^orders\\.', applyTo: 'queues', priority: 10, definition: { 'message-ttl': 60000 } },
+    after: null,
+    preview: {
+      brokerVersion: '3.10.8',
+      summary: {} as ChangeRequest['preview']['summary'],
+      warnings: [],
+      diff: {} as ChangeRequest['preview']['diff'],
+      objects: 3,
+      unpredictable: 0,
+    },
+    requester: { user: 'U0ALICE', reason: 'retention moves to the archive' },
+    origin: { channel: 'C0INC' },
+    state: 'pending',
+    createdAt: new Date(now).toISOString(),
+    expiresAt: new Date(now + 3_600_000).toISOString(),
+    updatedAt: new Date(now).toISOString(),
+  };
+};
+const approval = (by: string) => ({ by, reason: 'ok', at: new Date().toISOString() });
+
+let primary: RedisServer;
+let replica: RedisServer;
+let redis: Redis;
+let onReplica: Redis;
+let store: RequestStore;
+
+beforeAll(async () => {
+  primary = await startRedisServer();
+  replica = await startRedisServer(['--replicaof', '127.0.0.1', String(primary.port)]);
+  redis = new Redis(primary.url, { maxRetriesPerRequest: 1 });
+  onReplica = new Redis(replica.url, { maxRetriesPerRequest: 1 });
+  await waitFor(async () => /master_link_status:up/.test(await onReplica.info('replication')), {
+    what: 'the replica to sync',
+  });
+  await waitFor(async () => /connected_slaves:1/.test(await redis.info('replication')), {
+    what: 'the primary to see its replica',
+  });
+  store = new RequestStore(redis, prefix, undefined, { replicationWaitMs: 500 });
+});
+
+afterAll(async () => {
+  redis?.disconnect();
+  onReplica?.disconnect();
+  if (replica) process.kill(replica.pid, 'SIGCONT');
+  await Promise.allSettled([replica?.stop(), primary?.stop()]);
+});
+
+/** The request's state as the replica has it, read once (no polling: WAIT promised it). */
+const onReplicaNow = (id: string) => onReplica.hget(`${prefix}:request:${id}`, 'state');
+
+describe('the request store on a primary with a replica', () => {
+  it('acknowledges a filing, an approval and a move only once the replica has each', async () => {
+    const r = filed();
+    await store.create(r);
+    expect(await onReplicaNow(r.id)).toBe('pending');
+    expect((await store.approve(r.id, approval('U0BOB'))).kind).toBe('approved');
+    expect(await onReplicaNow(r.id)).toBe('approved');
+    const moved = await store.transition(r.id, { from: ['approved'], to: 'applying' });
+    expect(moved.kind).toBe('ok');
+    expect(await onReplicaNow(r.id)).toBe('applying');
+  });
+
+  it('refuses each, not acknowledged, while the replica cannot take it; the writes are in the primary', async () => {
+    const pending = filed();
+    await store.create(pending);
+    const moving = filed();
+    await store.create(moving);
+    await store.approve(moving.id, approval('U0BOB'));
+
+    process.kill(replica.pid, 'SIGSTOP');
+    const refused = filed();
+    try {
+      await expect(store.create(refused)).rejects.toBeInstanceOf(NotReplicatedError);
+      await expect(store.approve(pending.id, approval('U0BOB'))).rejects.toBeInstanceOf(NotReplicatedError);
+      await expect(
+        store.transition(moving.id, { from: ['approved'], to: 'applying' }),
+      ).rejects.toBeInstanceOf(NotReplicatedError);
+    } finally {
+      process.kill(replica.pid, 'SIGCONT');
+    }
+    // Written in the primary all the same: what a retry (or the worker's sweep) finds.
+    expect((await store.get(refused.id))?.state).toBe('pending');
+    expect((await store.get(pending.id))?.state).toBe('approved');
+    expect((await store.get(moving.id))?.state).toBe('applying');
+  });
+});
