@@ -2,6 +2,7 @@ import { InputError } from '../src/errors.ts';
 import type { BacktrackingReader } from '../src/patterns/reader.ts';
 import { resolveRead } from '../src/patterns/resolveRead.ts';
 import { type EffectiveValue, effectiveDefinition } from '../src/policy/effective.ts';
+import type { Hazard } from '../src/policy/impact.ts';
 import { isAnchored, type PatternCache } from '../src/policy/pattern.ts';
 import { type Source, withArguments } from '../src/policy/provenance.ts';
 import {
@@ -13,9 +14,11 @@ import {
 } from '../src/policy/resolve.ts';
 import { keyHasEffect } from '../src/policy/risks.ts';
 import { type BrokerVersion, formatVersion, type ObjectKind, type Policy } from '../src/policy/types.ts';
+import type { LiveNow } from '../src/preview/impact.ts';
 import type { NotAskedWhy } from '../src/rabbit/errors.ts';
 import { WHICH_USAGE, type WhichInput } from './parse.ts';
 import { closeObjects, type NamedKind } from './suggest.ts';
+import { liveHazards } from './whichHazards.ts';
 import { type Lookup, listOperatorPolicies, lookUp, notAskedOf, type WhichBroker } from './whichLookup.ts';
 import { kindWords } from './words.ts';
 
@@ -104,6 +107,15 @@ export interface WhichResult {
   disagreements: string[];
   /** When the object does not exist: the closest existing queues and exchanges, at most three. */
   didYouMean?: { name: string; kind: NamedKind }[];
+  /**
+   * A queue that exists: its statistics when they were read (`sampledAt`; they lag the broker by
+   * seconds); `null` when the broker reports none for it: unknown, never zeros.
+   */
+  now?: LiveNow | null;
+  /** What threatens the object as it stands (src/policy/impact.ts, hazardsOf); [] when nothing. */
+  hazards: Hazard[];
+  /** Reads the hazards needed that failed: what they would have checked is not claimed. */
+  hazardsNotRead?: string[];
 }
 
 export function policyView(p: Policy): PolicyView {
@@ -145,12 +157,14 @@ export async function which(
     nothingGoverns: false,
     ambiguous: false,
     disagreements: [],
+    hazards: [],
   });
 
   let version: BrokerVersion;
   let lookup: Lookup;
   let user: Policy[];
   let operator: Policy[] | { notRead: string };
+  const sampledAt = new Date().toISOString();
   try {
     [{ version }, lookup, user, operator] = await Promise.all([
       broker.overview(),
@@ -198,6 +212,13 @@ export async function which(
     }
   }
   r.nothingGoverns = r.inForce === null && r.operatorPolicy === null && !r.ambiguous;
+  if (lookup.exists && lookup.kind !== null) {
+    const values = Object.fromEntries(Object.entries(r.effective).map(([k, e]) => [k, e.value]));
+    const live = await liveHazards(broker, input.vhost, lookup.kind, values, lookup.live, sampledAt);
+    if (lookup.kind !== 'exchange') r.now = live.now;
+    r.hazards = live.hazards;
+    if (live.notRead.length) r.hazardsNotRead = live.notRead;
+  }
   if (!lookup.exists && !lookup.forbidden) {
     // A typo is the likelier story than a question about an object nobody declared.
     const close = await closeObjects(broker, input.vhost, input.name, input.kind);

@@ -1,10 +1,12 @@
 import { codeOf } from '../src/errors.ts';
+import type { LiveQueue } from '../src/policy/impact.ts';
 import type { BrokerVersion, ObjectKind, Policy } from '../src/policy/types.ts';
 import { brokerReason, type NotAskedWhy, notAskedBecause } from '../src/rabbit/errors.ts';
 import { toQueueKind } from '../src/rabbit/responses.ts';
 import { missingVhostError, type VhostLister } from '../src/vhosts.ts';
 import type { WhichInput } from './parse.ts';
 import type { NameLister } from './suggest.ts';
+import type { HazardBroker } from './whichHazards.ts';
 
 /**
  * What `which` asks the broker about the object: its kind, whether it exists, and the policies
@@ -13,7 +15,7 @@ import type { NameLister } from './suggest.ts';
  */
 
 /** What `which` needs of the management API. ManagementClient satisfies it. */
-export interface WhichBroker extends NameLister, VhostLister {
+export interface WhichBroker extends NameLister, VhostLister, HazardBroker {
   overview(): Promise<{ version: BrokerVersion }>;
   getQueue(
     vhost: string,
@@ -24,6 +26,8 @@ export interface WhichBroker extends NameLister, VhostLister {
     policy?: string | null | undefined;
     operatorPolicy?: string | null | undefined;
     effectiveDefinition?: Record<string, unknown> | undefined;
+    /** Its statistics; null or absent: the broker reports none for it (unknown). */
+    live?: LiveQueue | null;
   } | null>;
   getExchange(
     vhost: string,
@@ -48,6 +52,8 @@ export interface Lookup {
   operatorPolicy: string | null | undefined;
   effective: Record<string, unknown> | undefined;
   arguments: Readonly<Record<string, unknown>>;
+  /** A queue's statistics from the same GET; null for exchanges and when not reported. */
+  live: LiveQueue | null;
   forbidden?: string;
 }
 
@@ -65,6 +71,7 @@ export async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lo
       operatorPolicy: undefined,
       effective: undefined,
       arguments: x.arguments ?? {},
+      live: null,
     };
   };
   const asQueue = async (): Promise<Lookup | null> => {
@@ -85,6 +92,7 @@ export async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lo
       operatorPolicy: q.operatorPolicy === '' ? null : q.operatorPolicy,
       effective: q.effectiveDefinition,
       arguments: q.arguments ?? {},
+      live: q.live ?? null,
     };
   };
   const missing = (kind: ObjectKind, kindAssumed: boolean): Lookup => ({
@@ -96,6 +104,7 @@ export async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lo
     operatorPolicy: undefined,
     effective: undefined,
     arguments: {},
+    live: null,
   });
   try {
     // "" names the default exchange; no queue can have it (declaring "" asks for a generated name).

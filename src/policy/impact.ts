@@ -18,6 +18,10 @@ import type { ObjectKind } from './types.ts';
  * - a lower `message-ttl`: the messages already queued keep their expiry;
  * - streams: a lower `max-age` or `max-length-bytes` removed nothing at once (retention drops whole
  *   segments, when one fills); a quorum `delivery-limit` lowered removes nothing at once.
+ *
+ * `which`'s live hazards (hazardsOf, at the end) are here too, over 450 lines: they are the same
+ * rules (what trims, what refuses, which targets exist) asked of an object as it stands, and a
+ * second module would have to export those rules only to repeat their use.
  */
 
 /** A queue's statistics as the broker last reported them. */
@@ -48,6 +52,13 @@ export type TargetKey =
   | 'federation-upstream'
   | 'federation-upstream-set';
 
+/** A value names an exchange or upstream the vhost does not have. */
+export interface MissingTarget {
+  readonly effect: 'missing-target';
+  readonly key: TargetKey;
+  readonly target: string;
+}
+
 export type Impact =
   /**
    * Ready messages above the limit, removed at once. `exchange`: the dead-letter exchange named
@@ -72,8 +83,7 @@ export type Impact =
     }
   /** The queue is at its limit: publishers are refused from now on. */
   | { readonly effect: 'reject-publish'; readonly because: LengthKey; readonly limit: number }
-  /** A value names an exchange or upstream the vhost does not have. */
-  | { readonly effect: 'missing-target'; readonly key: TargetKey; readonly target: string }
+  | MissingTarget
   /** Statistics unknown: the excess above the limit would be removed at once, how much is not known. */
   | {
       readonly effect: 'may-drop';
@@ -175,6 +185,29 @@ function excess(key: LengthKey, limit: number, now: LiveQueue): { messages: numb
   return { messages: Math.min(now.ready, Math.ceil((now.bytes - limit) / mean)), estimated: true };
 }
 
+/** Whether the queue is at (or over) a limit once `removed` ready messages are gone. */
+function isFull(key: LengthKey, limit: number, now: LiveQueue, removed = 0): boolean {
+  return key === 'max-length' ? now.ready - removed >= limit : now.bytes >= limit;
+}
+
+/**
+ * Whether a publish now is refused: a classic queue refuses at its limit, a quorum queue once it
+ * is over it (measured on 3.10.8, 4.0.5 and 4.3.6: at exactly its limit a quorum queue with
+ * reject-publish takes one more message, then refuses; test/integration/which-hazards.test.ts).
+ */
+function refusesNow(
+  kind: ObjectKind,
+  overflow: unknown,
+  key: LengthKey,
+  limit: number,
+  now: LiveQueue,
+  removed = 0,
+): boolean {
+  if (!refuses(kind, overflow)) return false;
+  if (kind !== 'quorum') return isFull(key, limit, now, removed);
+  return key === 'max-length' ? now.ready - removed > limit : now.bytes > limit;
+}
+
 function lengthLimits(i: ImpactInput, world: World, out: Impact[]): number {
   const { kind, before, after, now } = i;
   if (kind !== 'classic' && kind !== 'quorum') return 0;
@@ -211,8 +244,8 @@ function lengthLimits(i: ImpactInput, world: World, out: Impact[]): number {
         };
       }
     }
-    const full = now !== null && (key === 'max-length' ? now.ready - removed >= limit : now.bytes >= limit);
-    if (refuses(kind, overflow) && full && (stricter || !refuses(kind, overflowBefore))) {
+    const refusing = now !== null && refusesNow(kind, overflow, key, limit, now, removed);
+    if (refusing && (stricter || !refuses(kind, overflowBefore))) {
       out.push({ effect: 'reject-publish', because: key, limit });
     }
   }
@@ -232,17 +265,29 @@ function expiry(i: ImpactInput, removed: number, out: Impact[]): void {
   }
 }
 
-function targets(i: ImpactInput, world: World, out: Impact[]): void {
-  const { kind, before, after } = i;
-  const keys: TargetKey[] =
-    kind === 'exchange'
-      ? ['alternate-exchange', 'federation-upstream', 'federation-upstream-set']
-      : kind === 'stream'
-        ? ['federation-upstream', 'federation-upstream-set']
-        : ['dead-letter-exchange', 'federation-upstream', 'federation-upstream-set'];
-  for (const key of keys) {
-    const target = str(after[key]);
-    if (target === undefined || target === str(before[key])) continue;
+/** The keys naming a target an object of this kind takes. */
+function targetKeys(kind: ObjectKind): TargetKey[] {
+  if (kind === 'exchange') return ['alternate-exchange', 'federation-upstream', 'federation-upstream-set'];
+  if (kind === 'stream') return ['federation-upstream', 'federation-upstream-set'];
+  return ['dead-letter-exchange', 'federation-upstream', 'federation-upstream-set'];
+}
+
+/**
+ * The targets `values` name that the vhost does not have (a set not read is taken to hold them;
+ * "" is the default exchange; the set `all` is every upstream). `unchanged`: the values before a
+ * change, whose targets are not the change's doing.
+ */
+function missingTargets(
+  kind: ObjectKind,
+  values: Readonly<Record<string, unknown>>,
+  world: World,
+  unchanged: Readonly<Record<string, unknown>> = {},
+): MissingTarget[] {
+  const out: MissingTarget[] = [];
+  for (const key of targetKeys(kind)) {
+    const target = str(values[key]);
+    if (target === undefined || target === str(unchanged[key])) continue;
+    if (target === '' && key === 'dead-letter-exchange') continue;
     const known =
       key === 'federation-upstream'
         ? world.upstreams
@@ -251,9 +296,13 @@ function targets(i: ImpactInput, world: World, out: Impact[]): void {
             ? null
             : world.upstreamSets
           : world.exchanges;
-    if (target === '' && key === 'dead-letter-exchange') continue;
     if (known !== null && !known.has(target)) out.push({ effect: 'missing-target', key, target });
   }
+  return out;
+}
+
+function targets(i: ImpactInput, world: World, out: Impact[]): void {
+  out.push(...missingTargets(i.kind, i.after, world, i.before));
 }
 
 function losses(i: ImpactInput, world: World, out: Impact[]): void {
@@ -377,4 +426,77 @@ export function lossGrew(accepted: Loss, fresh: Loss): boolean {
   if (f.queuesDeleted > a.queuesDeleted) return true;
   const known = new Set(accepted.queues);
   return fresh.queues.some((q) => !known.has(q));
+}
+
+/**
+ * What threatens an object as it stands, with no change (`which`): the same rules, on the values
+ * it uses now and its live statistics.
+ */
+export type Hazard =
+  | MissingTarget
+  /**
+   * No consumer: deleted with its messages once it has been unused for `inMs` — by `by` at the
+   * latest (its timer restarts when a consumer comes, a message is fetched or it is declared again;
+   * publishing does not count).
+   */
+  | { readonly effect: 'expires-idle'; readonly messages: number; readonly inMs: number; readonly by: string }
+  /** Consumers attached (or not known): deleted `inMs` after the last one leaves. */
+  | { readonly effect: 'expires-when-unused'; readonly inMs: number; readonly consumers: number | null }
+  /**
+   * At its limit: a message published now is refused (`refused`), or the oldest goes to make room;
+   * `dropped`: what becomes of the message that goes (the oldest, or the refused one with
+   * reject-publish-dlx), null when nothing goes. Neither (a quorum queue with reject-publish at
+   * exactly its limit): the next message is taken, then publishers are refused.
+   */
+  | {
+      readonly effect: 'full';
+      readonly because: LengthKey;
+      readonly limit: number;
+      readonly overflow: string;
+      readonly refused: boolean;
+      readonly dropped: 'dead-lettered' | 'lost' | null;
+      readonly exchange?: string;
+    };
+
+export interface HazardInput {
+  readonly kind: ObjectKind;
+  /** The values the object uses now (policy layers and its own arguments). */
+  readonly values: Readonly<Record<string, unknown>>;
+  /** null: the broker reports no statistics for it (or an exchange): nothing live is claimed. */
+  readonly now: LiveQueue | null;
+  /** When the statistics were read (ms since the epoch). */
+  readonly at: number;
+}
+
+/** The object's live hazards, worst first: deletion, a limit reached, missing targets, expiry later. */
+export function hazardsOf(i: HazardInput, world: World): Hazard[] {
+  const { kind, values, now } = i;
+  const missing = missingTargets(kind, values, world);
+  if (kind !== 'classic' && kind !== 'quorum') return missing;
+  const full: Hazard[] = [];
+  const overflow = str(values.overflow) ?? 'drop-head';
+  for (const key of ['max-length', 'max-length-bytes'] as const) {
+    const limit = num(values[key]);
+    if (limit === undefined || now === null || !isFull(key, limit, now)) continue;
+    const refused = refusesNow(kind, overflow, key, limit, now);
+    const dlx = deadLetterTo(values, world);
+    // reject-publish leaves the message with its publisher; reject-publish-dlx dead-letters it.
+    const goes = !refuses(kind, overflow) || overflow === 'reject-publish-dlx';
+    full.push({
+      effect: 'full',
+      because: key,
+      limit,
+      overflow,
+      refused,
+      dropped: goes ? (dlx?.exists ? 'dead-lettered' : 'lost') : null,
+      ...(goes && dlx !== undefined ? { exchange: dlx.name } : {}),
+    });
+  }
+  const inMs = num(values.expires);
+  if (inMs === undefined) return [...full, ...missing];
+  if (now !== null && now.consumers === 0) {
+    const by = new Date(i.at + inMs).toISOString();
+    return [{ effect: 'expires-idle', messages: now.messages, inMs, by }, ...full, ...missing];
+  }
+  return [...full, ...missing, { effect: 'expires-when-unused', inMs, consumers: now?.consumers ?? null }];
 }

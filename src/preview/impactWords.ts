@@ -1,4 +1,4 @@
-import { type Impact, type ImpactTotals, removesData } from '../policy/impact.ts';
+import { type Hazard, type Impact, type ImpactTotals, removesData } from '../policy/impact.ts';
 import type { ImpactSummary, LiveNow } from './impact.ts';
 
 /**
@@ -28,20 +28,30 @@ const CONSEQUENCE = {
   'federation-upstream-set': 'nothing will be federated',
 } as const;
 
+/** Where a removed message goes, and (lost) why: `[where, why]`. */
+function fateWords(
+  fate: 'dead-lettered' | 'lost',
+  exchange: string | undefined,
+  name: NameWords,
+): [string, string] {
+  if (fate === 'dead-lettered') {
+    return [`dead-lettered to ${exchange === '' ? 'the default exchange' : name(exchange ?? '')}`, ''];
+  }
+  const why =
+    exchange === undefined
+      ? ' — no dead-letter exchange'
+      : ` — dead-letter exchange ${name(exchange)} does not exist`;
+  return ['lost', why];
+}
+
+/** An hour of the day as the answers give it: `11:40:06 UTC`. */
+const clock = (iso: string) => `${iso.slice(11, 19)} UTC`;
+
 export function impactWords(x: Impact, name: NameWords): string {
   switch (x.effect) {
     case 'drop': {
       const n = `${x.estimated ? 'about ' : ''}${plural(x.messages, 'message')}`;
-      const where =
-        x.fate === 'dead-lettered'
-          ? `dead-lettered to ${x.exchange === '' ? 'the default exchange' : name(x.exchange ?? '')}`
-          : 'lost';
-      const why =
-        x.fate === 'dead-lettered'
-          ? ''
-          : x.exchange === undefined
-            ? ' — no dead-letter exchange'
-            : ` — dead-letter exchange ${name(x.exchange)} does not exist`;
+      const [where, why] = fateWords(x.fate, x.exchange, name);
       return `${n} removed at once and ${where} (${x.because} ${x.limit})${why}`;
     }
     case 'delete':
@@ -67,6 +77,39 @@ export function impactWords(x: Impact, name: NameWords): string {
   }
 }
 
+/** What threatens an object as it stands (`which`), one line each. */
+export function hazardWords(x: Hazard, name: NameWords): string {
+  switch (x.effect) {
+    case 'missing-target':
+      return impactWords(x, name);
+    case 'expires-idle':
+      return `no consumer: deleted with its ${plural(x.messages, 'message')} once unused for ${durationWords(x.inMs)} (expires ${x.inMs} ms) — by ${clock(x.by)} at the latest, unless a consumer attaches, a message is fetched or it is declared again`;
+    case 'expires-when-unused':
+      return x.consumers === null
+        ? `deleted ${durationWords(x.inMs)} after it is last used (expires ${x.inMs} ms); whether it has consumers now is not known`
+        : `deleted ${durationWords(x.inMs)} after its last consumer leaves (expires ${x.inMs} ms; ${plural(x.consumers, 'consumer')} now)`;
+    case 'full': {
+      const at = `at its limit (${x.because} ${x.limit}, overflow ${x.overflow})`;
+      if (x.dropped === null && !x.refused) {
+        return `${at}: the next message is taken (a quorum queue takes one past its limit), then publishers are refused`;
+      }
+      if (x.dropped === null) return `${at}: publishers are refused from now on`;
+      const [where, why] = fateWords(x.dropped, x.exchange, name);
+      return x.refused
+        ? `${at}: publishers are refused from now on, and each refused message ${where}${why}`
+        : `${at}: each message published pushes out the oldest, ${where}${why}`;
+    }
+  }
+}
+
+/** How old a reading is: "the broker's statistics said at 11:40:02 UTC (they lag …)". */
+export const statisticsSaid = (sampledAt: string) =>
+  `the broker's statistics said at ${clock(sampledAt)} (they lag the broker by a few seconds)`;
+
+/** A queue the broker reports no statistics for: unknown, never zero. */
+export const NO_STATISTICS =
+  'the broker reports no statistics for it (yet): its messages and consumers are unknown, not zero';
+
 /** The loss in numbers, one line; null when the change removes and refuses nothing. */
 export function totalsWords(t: ImpactTotals): string | null {
   const parts = [
@@ -90,9 +133,7 @@ export function lossToAcknowledge(s: ImpactSummary | undefined): string | null {
 export function readingWords(s: ImpactSummary): string[] {
   const out: string[] = [];
   if (s.sampledAt) {
-    out.push(
-      `Messages as the broker's statistics said at ${s.sampledAt.slice(11, 19)} UTC (they lag the broker by a few seconds).`,
-    );
+    out.push(`Messages as ${statisticsSaid(s.sampledAt)}.`);
   }
   if (s.unknown > 0) {
     out.push(`${plural(s.unknown, 'queue')} without statistics: their messages are unknown, not counted.`);

@@ -34,6 +34,8 @@ export interface QueueDetail extends QueueFields {
   readonly operatorPolicy: ReportedPolicy;
   /** Merged user + operator definition of the two winners; `undefined` when not reported. */
   readonly effectiveDefinition: Readonly<Record<string, unknown>> | undefined;
+  /** Its statistics (the same GET), `null` when the broker reports none for it yet. */
+  readonly live: LiveQueue | null;
 }
 
 export interface QueueListing extends QueueFields {
@@ -97,9 +99,6 @@ export const queueListItemSchema = z.object({
   effective_policy_definition: jsonObject.nullable().optional(),
 });
 
-/** One queue's GET: the listing's fields and its vhost. */
-export const queueDetailSchema = queueListItemSchema.extend({ vhost: z.string() });
-
 export const exchangeSchema = z.object({
   name: z.string(),
   type: z.string(),
@@ -123,8 +122,13 @@ export const queueStatsSchema = z.object({
   idle_since: z.string().nullable().optional(),
 });
 
+/** One queue's GET: the listing's fields, its vhost and its statistics. */
+export const queueDetailSchema = queueListItemSchema
+  .extend({ vhost: z.string() })
+  .merge(queueStatsSchema.omit({ name: true }));
+
 /** A queue's statistics, `null` when the broker reports none for it (never zeros). */
-export function toLiveQueue(q: z.infer<typeof queueStatsSchema>): LiveQueue | null {
+export function toLiveQueue(q: Omit<z.infer<typeof queueStatsSchema>, 'name'>): LiveQueue | null {
   const { messages, messages_ready: ready, messages_unacknowledged: unacked } = q;
   if (messages === undefined || ready === undefined || unacked === undefined) return null;
   if (q.message_bytes_ready === undefined || q.consumers === undefined) return null;
@@ -205,6 +209,7 @@ export function toQueueDetail(q: z.infer<typeof queueDetailSchema>): QueueDetail
     policy: toReportedPolicy(q.policy),
     operatorPolicy: toReportedPolicy(q.operator_policy),
     effectiveDefinition: q.effective_policy_definition ?? undefined,
+    live: toLiveQueue(q),
   };
 }
 

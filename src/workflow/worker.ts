@@ -16,8 +16,9 @@ import { type PreviewInput, type PreviewResult, preview } from '../preview/previ
 import { isRabbitError, type ManagementClientOptions, RabbitError } from '../rabbit/index.ts';
 import { openRedis } from '../redis.ts';
 import type { WorkflowBroker } from './broker.ts';
-import { expireDue, remindDue } from './expiry.ts';
+import { expireDue, remindDue, remindReviewsDue } from './expiry.ts';
 import type { FreezeStore } from './freeze.ts';
+import { notifierLogging } from './notifierLogging.ts';
 import { type ObserveOptions, observeAfterWrite } from './observe.ts';
 import { APPLY_DEFAULTS, APPLY_QUEUE, ApplyJobData, bullPrefix, createApplyQueue } from './queue.ts';
 import { approvalsOf } from './rules.ts';
@@ -32,7 +33,6 @@ import {
   type Notifier,
 } from './types.ts';
 import { boundedClose } from './workerClose.ts';
-import { notifierLogging } from './workflow.ts';
 
 /**
  * The apply job: approved -> applying -> applied | failed | stale.
@@ -135,12 +135,14 @@ export async function startApplyWorker(options: ApplyWorkerOptions & ApplyWorker
   const closeWorker = boundedClose(worker, connection);
 
   // Approved requests whose job is missing (an enqueue lost to a Redis blip) are queued again;
-  // requests past their deadline expire; those past half of it remind their approvers. At start, then on an interval, by every replica.
+  // requests past their deadline expire; those past half of it remind their approvers; break-glass
+  // changes unreviewed past their review deadline remind the approvals channel. At start, then on an interval, by every replica.
   const sweep = async () => {
     try {
       for (const r of await store.unfinished()) await queue.enqueue(r.id);
       await expireDue(store, notify);
       await remindDue(store, notify);
+      await remindReviewsDue(store, notify);
       await endFreezes();
     } catch (err) {
       log.warn({ err }, 'apply worker: sweep failed; next one in a while');
@@ -220,7 +222,8 @@ class ApplyJob {
     if (r.state === 'approved') {
       // 0. While its environment is frozen, the job waits (delayed) until the freeze ends; lifting
       //    it runs the job at once (releaseHeld). The request's message says it is held, once.
-      const freeze = await this.deps.freezes.current(r.env, this.deps.now());
+      //    Break-glass is the one exception the freeze makes (it is reviewed afterwards).
+      const freeze = r.breakGlass ? undefined : await this.deps.freezes.current(r.env, this.deps.now());
       if (freeze) {
         if (await store.hold(r.id, freeze)) {
           log.info({ until: freeze.until }, 'approved while frozen: held until the freeze ends');
@@ -432,6 +435,7 @@ class ApplyJob {
       requestId: r.id,
       requester: r.requester,
       ...approversOf(r),
+      ...breakGlassOf(r),
       requestedAt: r.createdAt,
       ...(r.decision ? { approvedAt: r.decision.at } : {}),
       appliedAt: at,
@@ -467,6 +471,11 @@ function approversOf(r: ChangeRequest): Pick<AuditRecord, 'approver' | 'approver
   }));
   const [first] = people;
   return first ? { approver: first, approvers: people } : {};
+}
+
+/** A break-glass change's record says so: who applied it without approval, and why. */
+function breakGlassOf(r: ChangeRequest): Pick<AuditRecord, 'breakGlass'> {
+  return r.breakGlass ? { breakGlass: { user: r.breakGlass.by, reason: r.breakGlass.reason } } : {};
 }
 
 function notAnswered(p: Exclude<PreviewResult, { status: 'answered' }>): Error {

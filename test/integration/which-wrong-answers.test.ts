@@ -147,5 +147,6 @@ function bound(client: LabClient): WhichBroker {
     queuePolicyFromRecord: (v, n) => client.queuePolicyFromRecord(v, n),
     listPolicies: (v) => client.listPolicies(v),
     listOperatorPolicies: (v) => client.listOperatorPolicies(v),
+    federation: (v) => client.federation(v),
   };
 }

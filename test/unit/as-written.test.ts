@@ -96,6 +96,7 @@ const whichBroker: WhichBroker = {
     operatorPolicy: null,
   }),
   getExchange: async () => null,
+  federation: async () => ({ upstreams: new Set<string>(), upstreamSets: new Set<string>(), links: null }),
   listPolicies: async () => [hostilePolicy, otherPolicy],
   listOperatorPolicies: async () => [{ ...otherPolicy, name: `op${H}` }],
 };

@@ -6,6 +6,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  type Hazard,
+  type HazardInput,
+  hazardsOf,
   type Impact,
   type ImpactInput,
   impactOf,
@@ -381,5 +384,149 @@ describe('the loss an approval accepts', () => {
     ).toEqual(['a']);
     expect(removesData(impactTotals([[d]]))).toBe(true);
     expect(removesData(impactTotals([[r]]))).toBe(false);
+  });
+});
+
+describe('hazardsOf: what threatens an object as it stands (which)', () => {
+  const AT = Date.parse('2026-12-01T12:00:00.000Z');
+  const h = (more: Partial<HazardInput>): HazardInput => ({
+    kind: 'classic',
+    values: {},
+    now: live(0),
+    at: AT,
+    ...more,
+  });
+  it.each<[string, Partial<HazardInput>, Hazard[]]>([
+    ['nothing set', { now: live(30) }, []],
+    [
+      'at max-length with drop-head and a missing dead-letter exchange: the oldest pushed out, lost',
+      { values: { 'max-length': 5, 'dead-letter-exchange': 'no-such-dlx' }, now: live(5) },
+      [
+        {
+          effect: 'full',
+          because: 'max-length',
+          limit: 5,
+          overflow: 'drop-head',
+          refused: false,
+          dropped: 'lost',
+          exchange: 'no-such-dlx',
+        },
+        { effect: 'missing-target', key: 'dead-letter-exchange', target: 'no-such-dlx' },
+      ],
+    ],
+    [
+      'below its limit: nothing',
+      { values: { 'max-length': 5, 'dead-letter-exchange': 'dlx' }, now: live(4) },
+      [],
+    ],
+    [
+      'at max-length with reject-publish (quorum): refused, the publisher keeps the message',
+      { kind: 'quorum', values: { 'max-length': 10, overflow: 'reject-publish' }, now: live(50) },
+      [
+        {
+          effect: 'full',
+          because: 'max-length',
+          limit: 10,
+          overflow: 'reject-publish',
+          refused: true,
+          dropped: null,
+        },
+      ],
+    ],
+    [
+      'quorum reject-publish at exactly its limit: the next message is taken, then refused (measured)',
+      { kind: 'quorum', values: { 'max-length': 3, overflow: 'reject-publish' }, now: live(3) },
+      [
+        {
+          effect: 'full',
+          because: 'max-length',
+          limit: 3,
+          overflow: 'reject-publish',
+          refused: false,
+          dropped: null,
+        },
+      ],
+    ],
+    [
+      'classic reject-publish-dlx at its limit: refused and dead-lettered',
+      {
+        values: { 'max-length-bytes': 100, overflow: 'reject-publish-dlx', 'dead-letter-exchange': 'dlx' },
+        now: live(10),
+      },
+      [
+        {
+          effect: 'full',
+          because: 'max-length-bytes',
+          limit: 100,
+          overflow: 'reject-publish-dlx',
+          refused: true,
+          dropped: 'dead-lettered',
+          exchange: 'dlx',
+        },
+      ],
+    ],
+    [
+      'quorum reject-publish-dlx (not implemented by quorum queues): the oldest pushed out',
+      { kind: 'quorum', values: { 'max-length': 3, overflow: 'reject-publish-dlx' }, now: live(3) },
+      [
+        {
+          effect: 'full',
+          because: 'max-length',
+          limit: 3,
+          overflow: 'reject-publish-dlx',
+          refused: false,
+          dropped: 'lost',
+        },
+      ],
+    ],
+    [
+      'idle with expires: deleted with its messages, by the reading plus expires at the latest',
+      { values: { expires: 4000 }, now: live(5) },
+      [{ effect: 'expires-idle', messages: 5, inMs: 4000, by: '2026-12-01T12:00:04.000Z' }],
+    ],
+    [
+      'expires with a consumer: after the last one leaves',
+      { values: { expires: 4000 }, now: live(5, { consumers: 2 }) },
+      [{ effect: 'expires-when-unused', inMs: 4000, consumers: 2 }],
+    ],
+    [
+      'no statistics: no limit claimed, consumers unknown',
+      { values: { expires: 4000, 'max-length': 1 }, now: null },
+      [{ effect: 'expires-when-unused', inMs: 4000, consumers: null }],
+    ],
+    [
+      'an exchange whose alternate exchange and upstream do not exist',
+      {
+        kind: 'exchange',
+        values: { 'alternate-exchange': 'gone', 'federation-upstream': 'nope' },
+        now: null,
+      },
+      [
+        { effect: 'missing-target', key: 'alternate-exchange', target: 'gone' },
+        { effect: 'missing-target', key: 'federation-upstream', target: 'nope' },
+      ],
+    ],
+    [
+      'the default exchange and the set "all" are always there',
+      { values: { 'dead-letter-exchange': '', 'federation-upstream-set': 'all' } },
+      [],
+    ],
+  ])('%s', (_, more, expected) => {
+    expect(hazardsOf(h(more), WORLD)).toEqual(expected);
+  });
+
+  it('impactOf agrees: a quorum queue put at exactly its reject-publish limit is not yet refusing', () => {
+    const after = { 'max-length': 3, overflow: 'reject-publish' };
+    expect(impactOf(input({ kind: 'quorum', after, now: live(3) }), WORLD)).toEqual([]);
+    expect(impactOf(input({ kind: 'classic', after, now: live(3) }), WORLD)).toEqual([
+      { effect: 'reject-publish', because: 'max-length', limit: 3 },
+    ]);
+  });
+
+  it('targets not read are not claimed missing', () => {
+    const unknown: World = { exchanges: null, upstreams: null, upstreamSets: null, links: null };
+    expect(
+      hazardsOf(h({ values: { 'dead-letter-exchange': 'x', 'federation-upstream': 'y' } }), unknown),
+    ).toEqual([]);
   });
 });

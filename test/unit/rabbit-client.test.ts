@@ -233,6 +233,8 @@ describe('answers', () => {
       policy: undefined,
       operatorPolicy: undefined,
       effectiveDefinition: undefined,
+      // No statistics in the answer: unknown, not zeros.
+      live: null,
     });
     expect(await client.getQueue('v', 'q')).toMatchObject({
       kind: 'quorum',

@@ -47,6 +47,7 @@ async function labBroker(): Promise<WhichBroker> {
     overview: async () => ({ version: VERSION }),
     getQueue: async (_vhost, name) => REPORTED[name] ?? null,
     getExchange: async (_vhost, name) => (exchanges.has(name) ? { policy: exchanges.get(name) } : null),
+    federation: async () => ({ upstreams: new Set<string>(), upstreamSets: new Set<string>(), links: null }),
     listPolicies: async () => user,
     listOperatorPolicies: async () => operator,
   };
@@ -58,6 +59,7 @@ const unreachable: WhichBroker = {
   },
   getQueue: async () => null,
   getExchange: async () => null,
+  federation: async () => ({ upstreams: new Set<string>(), upstreamSets: new Set<string>(), links: null }),
   listPolicies: async () => [],
   listOperatorPolicies: async () => [],
 };

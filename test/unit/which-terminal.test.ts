@@ -24,6 +24,7 @@ function broker(over: Partial<WhichBroker> = {}): WhichBroker {
       effectiveDefinition: { 'message-ttl': 60_000 },
     }),
     getExchange: async () => null,
+    federation: async () => ({ upstreams: new Set<string>(), upstreamSets: new Set<string>(), links: null }),
     listPolicies: async () => [
       pol('first', '^orders\\.', 5, { 'message-ttl': 60_000 }, 'queues'),
       pol('inside', 'audit', 1, { 'max-length': 10 }, 'queues'),
@@ -149,5 +150,65 @@ describe('an identity that may read the object but not the operator policies', (
     expect(r.disagreements).toEqual([]);
     expect(whichText(r)).toMatch(/Not read: The operator policies could not be read.*Not administrator user/);
     expect(JSON.stringify(whichView(r).blocks)).toContain('The operator policies could not be read');
+  });
+});
+
+describe("which's live hazards, in the terminal and in Slack alike", () => {
+  const full = broker({
+    getQueue: async () => ({
+      type: 'classic',
+      arguments: {},
+      policy: 'first',
+      operatorPolicy: null,
+      effectiveDefinition: { 'max-length': 5, 'dead-letter-exchange': 'gone', expires: 60_000 },
+      live: { messages: 5, ready: 5, unacked: 0, bytes: 50, consumers: 0, idleSince: null },
+    }),
+    // `gone` is not there: every exchange GET answers none.
+    getExchange: async () => null,
+  });
+
+  it('says the numbers, their age, and each hazard with the names as written', async () => {
+    const r = await which(input, full);
+    expect(r.now).toMatchObject({ messages: 5, consumers: 0, sampledAt: expect.any(String) });
+    expect(r.hazards.map((h) => h.effect)).toEqual(['expires-idle', 'full', 'missing-target']);
+    const text = whichText(r);
+    expect(text).toMatch(
+      /Now: 5 messages ready, 0 unacked, 0 consumers — as the broker's statistics said at \d\d:\d\d:\d\d UTC/,
+    );
+    expect(text).toMatch(/! no consumer: deleted with its 5 messages once unused for 1 min/);
+    expect(text).toMatch(
+      /! at its limit \(max-length 5, overflow drop-head\): each message published pushes out the oldest, lost — dead-letter exchange "gone" does not exist/,
+    );
+    const slack = JSON.stringify(whichView(r).blocks);
+    expect(slack).toContain('*Now:* 5 messages ready');
+    expect(slack).toContain(':warning: *Hazards:*');
+    expect(slack).toContain('dead-letter exchange `gone` does not exist');
+  });
+
+  it('a queue without statistics: unknown, never zero', async () => {
+    const r = await which(input, broker());
+    expect(r.now).toBeNull();
+    expect(whichText(r)).toMatch(/Now: unknown — the broker reports no statistics for it \(yet\)/);
+    expect(JSON.stringify(whichView(r).blocks)).toContain('*Now:* unknown');
+  });
+
+  it('a read the hazards need that fails is said, and nothing is claimed missing', async () => {
+    const r = await which(
+      input,
+      broker({
+        getQueue: async () => ({
+          type: 'classic',
+          policy: 'first',
+          operatorPolicy: null,
+          effectiveDefinition: { 'dead-letter-exchange': 'dlx' },
+        }),
+        getExchange: async () => {
+          throw new Error('timed out');
+        },
+      }),
+    );
+    expect(r.hazards).toEqual([]);
+    expect(r.hazardsNotRead).toEqual(['the exchanges it names could not be read (timed out)']);
+    expect(whichText(r)).toContain('Not read: the exchanges it names could not be read (timed out).');
   });
 });

@@ -36,6 +36,7 @@ function broker(
       effectiveDefinition: {},
     }),
     getExchange: async () => null,
+    federation: async () => ({ upstreams: new Set<string>(), upstreamSets: new Set<string>(), links: null }),
     listPolicies: async () => [
       policy('old', 1, { 'message-ttl': 1 }),
       policy('new', 5, { 'message-ttl': 2 }),

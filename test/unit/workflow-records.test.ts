@@ -90,6 +90,7 @@ describe('parsing', () => {
     const source = {
       scan: async () => ({ entries: [], unreadable: 0 }),
       verify: async () => ({ ok: true as const, records: 0, keyed: false }),
+      reviewOf: async () => undefined,
     };
     await expect(history(parseHistory(['--verify', '--against', '/etc/passwd']), source)).rejects.toThrow(
       /use it in the terminal/,
