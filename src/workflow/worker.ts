@@ -32,6 +32,7 @@ import {
   type Failure,
   type Notifier,
 } from './types.ts';
+import { boundedClose } from './workerClose.ts';
 
 /**
  * The apply job: approved -> applying -> applied | failed | stale.
@@ -132,6 +133,7 @@ export async function startApplyWorker(options: ApplyWorkerOptions & ApplyWorker
     ...(options.lockDurationMs ? { stalledInterval: options.lockDurationMs } : {}),
   });
   worker.on('error', (err) => log.error({ err }, 'apply worker error'));
+  const closeWorker = boundedClose(worker, connection);
 
   // Approved requests whose job is missing (an enqueue lost to a Redis blip) are queued again;
   // requests past their deadline expire; those past half of it remind their approvers; break-glass
@@ -174,7 +176,7 @@ export async function startApplyWorker(options: ApplyWorkerOptions & ApplyWorker
     close() {
       closing ??= (async () => {
         clearInterval(timer);
-        await worker.close();
+        await closeWorker();
         await queue.close();
         connection.disconnect();
       })();
