@@ -12,6 +12,7 @@ import { APPLY_DEFAULTS, APPLY_QUEUE, type ApplyJobData, bullPrefix, createApply
 import type { RequestStore } from './store.ts';
 import { freezeEntry, releaseHeld } from './thaw.ts';
 import type { ApplyWorker, ApplyWorkerOptions } from './types.ts';
+import { boundedClose } from './workerClose.ts';
 
 /**
  * The BullMQ worker that runs the apply job (applyJob.ts) on approved requests, and the sweep
@@ -81,6 +82,7 @@ export async function startApplyWorker(options: ApplyWorkerOptions & ApplyWorker
     ...(options.lockDurationMs ? { stalledInterval: options.lockDurationMs } : {}),
   });
   worker.on('error', (err) => log.error({ err }, 'apply worker error'));
+  const closeWorker = boundedClose(worker, connection);
 
   // Approved requests whose job is missing (an enqueue lost to a Redis blip) are queued again;
   // requests past their deadline expire; those past half of it remind their approvers; break-glass
@@ -123,7 +125,7 @@ export async function startApplyWorker(options: ApplyWorkerOptions & ApplyWorker
     close() {
       closing ??= (async () => {
         clearInterval(timer);
-        await worker.close();
+        await closeWorker();
         await queue.close();
         connection.disconnect();
       })();
