@@ -91,6 +91,8 @@ async function main() {
     async failed() {},
     async stale() {},
     async reminder() {},
+    async reviewed() {},
+    async reviewReminder() {},
   };
   const queue = createApplyQueue({ redisUrl: REDIS_URL, keyPrefix });
   const worker = await startApplyWorker({

@@ -8,7 +8,7 @@ import { type FlagDefaults, parseArgs, parseWith } from './parse.ts';
  * `history [POLICY or NAME] [--vhost V] [--env E] [--verify [--against FILE]]`: the audit trail,
  * newest first: the changes of a policy, or of every policy that governed an object of that
  * name, and how many records could not be read. `--verify` walks the whole hash chain and names
- * the first broken record; `--against FILE` (terminal only) also compares the trail with the
+ * the first broken record; a break-glass change shows its review (or that it has none); `--against FILE` (terminal only) also compares the trail with the
  * bot's log and names every record missing, altered or extra. Read-only.
  */
 
@@ -61,6 +61,8 @@ export function parseHistory(words: readonly string[], defaults: FlagDefaults = 
 export interface HistorySource {
   scan(query: HistoryQuery): Promise<{ entries: AuditRecord[]; unreadable: number }>;
   verify(against?: LoggedRecords): Promise<VerifyResult>;
+  /** The review record of a break-glass change's record (undefined: not reviewed). */
+  reviewOf(record: AuditRecord): Promise<AuditRecord | undefined>;
 }
 
 /** Reads the log named by `--against` (the terminal's `readAuditLog`). */
@@ -91,7 +93,27 @@ export async function history(
     source.scan(query),
     verify ? source.verify(logged) : undefined,
   ]);
-  return { entries, unreadable, ...(chain ? { verify: chain } : {}) };
+  const reviewed = await Promise.all(
+    entries.map(async (e) => (e.breakGlass ? withReview(e, await source.reviewOf(e)) : e)),
+  );
+  return { entries: reviewed, unreadable, ...(chain ? { verify: chain } : {}) };
+}
+
+/**
+ * A break-glass change's entry with its review folded in (`breakGlass.reviewedBy`, …), from the
+ * review's own record: the change's record is sealed, so the review is a record of its own.
+ */
+export function withReview(entry: AuditRecord, review: AuditRecord | undefined): AuditRecord {
+  if (!entry.breakGlass || !review?.review || review.reviewOf !== entry.id) return entry;
+  return {
+    ...entry,
+    breakGlass: {
+      ...entry.breakGlass,
+      ...(review.actor ? { reviewedBy: review.actor } : {}),
+      reviewReason: review.review.reason,
+      reviewOutcome: review.review.outcome,
+    },
+  };
 }
 
 /** 0; 1 when `--verify` found the chain broken or unlike the log, or records could not be read (INTERFACE.md). */

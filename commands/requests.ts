@@ -5,7 +5,8 @@ import { type FlagDefaults, parseArgs, parseWith } from './parse.ts';
 
 /**
  * `requests [--env E]`: the change requests still open (pending, approved, applying), oldest
- * first. Read-only; the same list in Slack and the terminal.
+ * first, and the break-glass changes applied without approval and not reviewed yet (marked
+ * `unreviewed`). Read-only; the same list in Slack and the terminal.
  */
 
 export const REQUESTS_USAGE = 'requests [--env E]';
@@ -28,6 +29,8 @@ export function parseRequests(words: readonly string[], defaults: FlagDefaults =
 /** What `requests` reads. RequestStore and Workflow satisfy it. */
 export interface RequestsSource {
   listOpen(env?: string): Promise<ChangeRequest[]>;
+  /** Break-glass changes not reviewed yet; absent: not known to this source. */
+  listUnreviewed?(env?: string): Promise<ChangeRequest[]>;
   /** The environments frozen now (`freeze`); absent: not known to this source. */
   frozen?(): Promise<readonly FrozenEnvironment[]>;
 }
@@ -62,6 +65,11 @@ export interface RequestEntry {
   approvalsRequired: number;
   approvals: NonNullable<ChangeRequest['approvals']>;
   revertOf?: string;
+  /** Applied (or being applied) without approval: who, why, and by when an approver reviews it. */
+  breakGlass?: ChangeRequest['breakGlass'];
+  review?: ChangeRequest['review'];
+  /** A break-glass change no approver has reviewed yet. */
+  unreviewed?: true;
 }
 
 export interface RequestsResult {
@@ -92,13 +100,22 @@ export function requestEntry(r: ChangeRequest): RequestEntry {
     approvalsRequired: r.approvalsRequired ?? 1,
     approvals: r.approvals ?? [],
     ...(r.revertOf ? { revertOf: r.revertOf } : {}),
+    ...(r.breakGlass ? { breakGlass: r.breakGlass } : {}),
+    ...(r.review ? { review: r.review } : {}),
+    ...(r.breakGlass && !r.review ? { unreviewed: true as const } : {}),
   };
 }
 
 export async function requests(input: RequestsInput, source: RequestsSource): Promise<RequestsResult> {
-  const [open, frozen] = await Promise.all([source.listOpen(input.env), source.frozen?.() ?? []]);
+  const [open, unreviewed, frozen] = await Promise.all([
+    source.listOpen(input.env),
+    source.listUnreviewed?.(input.env) ?? [],
+    source.frozen?.() ?? [],
+  ]);
+  // A break-glass change on its way is open and unreviewed at once: listed once, where it is open.
+  const ids = new Set(open.map((r) => r.id));
   return {
-    requests: open.map(requestEntry),
+    requests: [...open, ...unreviewed.filter((r) => !ids.has(r.id))].map(requestEntry),
     frozen: frozen.filter((f) => input.env === undefined || f.env === input.env),
   };
 }

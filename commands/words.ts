@@ -40,35 +40,10 @@ export const NOT_ASKED_WORDS: Readonly<Record<string, string>> = {
 /** As a sentence of its own. */
 export const asSentence = (words: string): string => `${words.charAt(0).toUpperCase()}${words.slice(1)}.`;
 
-/** Why the broker did not report the object's policy (`which` answer `not-reported`), by `why`. */
-export const NOT_REPORTED_WORDS: Readonly<Record<string, string>> = {
-  missing: 'it does not exist',
-  forbidden: "the bot's broker user may not read it",
-  'stats-pending': 'the broker has not published its statistics for it yet',
-};
-
 /** The object's type in words; a queue type this bot does not know is named as the broker names it. */
 export function kindWords(kind: string): string {
   return KIND_WORDS[kind as ObjectKind] ?? `queue of type ${kind}`;
 }
-
-/** Why a policy that matched does not apply, by `alsoMatched[].reason`, for an object of this kind (in words). */
-export const NOT_APPLIED_WORDS: Readonly<Record<NotApplied, (kind: string) => string>> = {
-  'lower-priority': () => 'lower priority than the one in force, so it contributes nothing to this object',
-  'same-priority': () => 'the same priority as the one in force: which one the broker picks is not defined',
-  'refused-key': (kind) => `sets a key a ${kind} refuses, so it never governs it`,
-  'key-rules-unknown': (kind) =>
-    `a higher priority than the one in force, which the broker passed over: a ${kind} probably refuses one of its keys, but which keys that type refuses this bot does not know`,
-};
-
-/** Said of an object whose type's key rules this bot does not know. */
-export function keyRulesUnknownWords(kind: string): string {
-  return `This bot does not know which keys a ${kind} refuses, nor how its own arguments combine with a policy's: it assumes no key is refused, and the broker's report is the answer.`;
-}
-
-/** A policy the broker reports that is not among the vhost's policies now: only its name is known. */
-export const ONLY_NAME_KNOWN =
-  "not among the vhost's policies now (deleted a moment ago?): only its name is known";
 
 /**
  * Said at the top of every delete preview, and on the approval message of a delete: a delete
@@ -111,20 +86,7 @@ export const UNANCHORED_MARK = 'unanchored: it matches every name that contains 
 
 /** Said when this identity may not list the operator policies; the rest of the answer stands. */
 const NOT_READ = "The operator policies could not be read with the bot's broker user";
-export const OPERATOR_POLICIES_NOT_READ = `${NOT_READ}: the operator layer shown is only what the broker reports for this object, by name (it reports none for exchanges).`;
 export const OPERATOR_POLICIES_NOT_LISTED = `${NOT_READ}, so they are not in this list.`;
-
-/** Where a value the object uses comes from, by `effective.<key>.from`. */
-export const FROM_WORDS = {
-  policy: 'policy',
-  'operator-policy': 'operator policy',
-  both: 'both: the stricter value',
-  arguments: 'its own argument',
-} as const;
-
-/** Beside a value the object's type takes and does nothing with on this broker (`effective.<key>.noEffect`). */
-export const noEffectWords = (kind: string, brokerVersion: string | undefined): string =>
-  `no effect on a ${kindWords(kind)}${brokerVersion ? ` on RabbitMQ ${brokerVersion}` : ''}`;
 
 /** Under a list of policies where some share a priority. */
 export const POLICIES_TIE_WORDS =
@@ -147,7 +109,68 @@ export function didYouMeanWords(
   return `No ${what} ${show(typed)}; did you mean ${list}?`;
 }
 
-/** What `which` did not find: the kind asked about, or either when none was given. */
-export function missingObjectWords(kind: string, kindAssumed: boolean): string {
-  return kindAssumed ? 'queue or exchange' : kindWords(kind);
-}
+const NOT_REPORTED: Readonly<Record<string, string>> = {
+  missing: 'it does not exist',
+  forbidden: "the bot's broker user may not read it",
+  'stats-pending': 'the broker has not published its statistics for it yet',
+};
+
+const NOT_APPLIED: Readonly<Record<NotApplied, (kind: string) => string>> = {
+  'lower-priority': () => 'lower priority than the one in force, so it contributes nothing to this object',
+  'same-priority': () => 'the same priority as the one in force: which one the broker picks is not defined',
+  'refused-key': (kind) => `sets a key a ${kind} refuses, so it never governs it`,
+  'key-rules-unknown': (kind) =>
+    `a higher priority than the one in force, which the broker passed over: a ${kind} probably refuses one of its keys, but which keys that type refuses this bot does not know`,
+};
+
+/**
+ * The words of a `which` answer, for both its views (terminal, Slack), each view adding its own
+ * formatting (a heading in bold in Slack, indented in the terminal).
+ */
+export const WHICH_WORDS = {
+  /** Why the broker did not report the object's policy (answer `not-reported`), by `why`. */
+  notReported: NOT_REPORTED,
+  /** Why a policy that matched does not apply, by `alsoMatched[].reason`, for an object of this kind (in words). */
+  notApplied: NOT_APPLIED,
+  /**
+   * When the broker did not report: beside a later match in the list by priority, why it is not
+   * the first (nothing when it only comes later).
+   */
+  laterMatch(reason: NotApplied, kind: string): string | undefined {
+    if (reason === 'refused-key') return NOT_APPLIED['refused-key'](kind);
+    return reason === 'same-priority' ? 'same priority as the first' : undefined;
+  },
+  /** Said of an object whose type's key rules this bot does not know. */
+  keyRulesUnknown: (kind: string): string =>
+    `This bot does not know which keys a ${kind} refuses, nor how its own arguments combine with a policy's: it assumes no key is refused, and the broker's report is the answer.`,
+  /** A policy the broker reports that is not among the vhost's policies now: only its name is known. */
+  onlyNameKnown: "not among the vhost's policies now (deleted a moment ago?): only its name is known",
+  /** When this identity may not list the operator policies; the rest of the answer stands. */
+  operatorPoliciesNotRead: `${NOT_READ}: the operator layer shown is only what the broker reports for this object, by name (it reports none for exchanges).`,
+  /** Where a value the object uses comes from, by `effective.<key>.from`. */
+  from: {
+    policy: 'policy',
+    'operator-policy': 'operator policy',
+    both: 'both: the stricter value',
+    arguments: 'its own argument',
+  },
+  /** Beside a value the object's type takes and does nothing with on this broker (`effective.<key>.noEffect`). */
+  noEffect: (kind: string, brokerVersion: string | undefined): string =>
+    `no effect on a ${kindWords(kind)}${brokerVersion ? ` on RabbitMQ ${brokerVersion}` : ''}`,
+  /** What `which` did not find: the kind asked about, or either when none was given. */
+  missingObject: (kind: string, kindAssumed: boolean): string =>
+    kindAssumed ? 'queue or exchange' : kindWords(kind),
+  /** The parts' headings and the sentences both views say as they are. */
+  matchesByPriority: 'Matches, by priority',
+  firstByPriority: 'first by priority',
+  noneCanApply: 'Matches, none of which can apply',
+  alsoMatched: 'Also matched, and does not apply',
+  noUserPolicyMatches: 'No user policy matches it.',
+  operatorOnTop:
+    'An operator policy applies on top of whichever user policy governs: for limits both set, the stricter value holds.',
+  nothingWouldGovern: {
+    heading: 'Nothing would govern this object',
+    why: 'no user policy and no operator policy matches it.',
+  },
+  nothingClaimed: 'Nothing is claimed about this object.',
+} as const;

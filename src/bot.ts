@@ -219,5 +219,9 @@ function slackTokenRefused(err: unknown, config: Config): string {
 function requestsWithFreezes(redis: Redis, keyPrefix: string) {
   const store = new RequestStore(redis, keyPrefix);
   const freezes = new FreezeStore(redis, keyPrefix);
-  return { listOpen: (env?: string) => store.listOpen(env), frozen: () => freezes.all(new Date()) };
+  return {
+    listOpen: (env?: string) => store.listOpen(env),
+    listUnreviewed: (env?: string) => store.listUnreviewed(env),
+    frozen: () => freezes.all(new Date()),
+  };
 }

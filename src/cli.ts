@@ -99,6 +99,7 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
       const freezes = new FreezeStore(redis, prefix);
       const result = await requests(input, {
         listOpen: (e) => store.listOpen(e),
+        listUnreviewed: (e) => store.listUnreviewed(e),
         frozen: () => freezes.all(new Date()),
       });
       io.out(json ? asJson(result) : requestsText(result));

@@ -32,6 +32,11 @@ export interface Environment {
   readonly approvalsRequired: number;
   /** Who may file change requests: user and user-group ids (SLACK_REQUESTERS, or the file's `requesters`); empty: anyone. */
   readonly requesters: readonly string[];
+  /**
+   * Break-glass (apply without approval, reviewed afterwards): allowed, each to be reviewed within
+   * `reviewWithinMs` (RMQ_BREAK_GLASS, or the file's `breakGlass: { allowed, reviewWithin }`); undefined: off.
+   */
+  readonly breakGlass: { readonly reviewWithinMs: number } | undefined;
 }
 
 /** An AMQP endpoint; the URL never carries the credentials (they are logged nowhere). */
@@ -128,6 +133,25 @@ const approvalsRequired = z.coerce
   .int('a whole number such as 2')
   .min(1, 'at least 1 (one approver)');
 
+/** How long a break-glass change may wait for its review: `4h`, `30m`, `2d` (src/duration.ts), 1 second to 30 days. */
+const reviewWithin = z
+  .string()
+  .transform((s) => parseDuration(s))
+  .refine((ms) => ms !== undefined, 'a duration such as 4h, 30m or 2d')
+  .refine((ms) => ms === undefined || (ms >= 1000 && ms <= 30 * 86_400_000), 'between 1s and 30d')
+  .transform((ms) => ms as number);
+
+const breakGlassFile = z
+  .object({
+    allowed: z.boolean({ error: 'true or false' }),
+    reviewWithin: reviewWithin.optional(),
+  })
+  .strict()
+  .refine((b) => !b.allowed || b.reviewWithin !== undefined, {
+    message: 'required when allowed is true: how long a break-glass change may wait for its review (e.g. 4h)',
+    path: ['reviewWithin'],
+  });
+
 const amqpUrl = z
   .string()
   .url()
@@ -170,6 +194,7 @@ const EnvSchema = z.object({
     .optional(),
   RMQ_REQUEST_TTL: requestTtl.default(24 * 3_600_000),
   RMQ_APPROVALS_REQUIRED: approvalsRequired.default(1),
+  RMQ_BREAK_GLASS: reviewWithin.optional(),
   RMQ_MAX_BODY: size.optional(),
   RMQ_AUDIT_KEY: z
     .string()
@@ -222,6 +247,7 @@ const EnvironmentsFile = z.object({
         requestTtl: requestTtl.optional(),
         approvalsRequired: approvalsRequired.optional(),
         requesters: slackIds.optional(),
+        breakGlass: breakGlassFile.optional(),
       }),
     )
     .min(1),
@@ -305,6 +331,11 @@ export function loadConfig(
         requestTtlMs: x.requestTtl ?? e.RMQ_REQUEST_TTL,
         approvalsRequired: x.approvalsRequired ?? e.RMQ_APPROVALS_REQUIRED,
         requesters: x.requesters ?? e.SLACK_REQUESTERS,
+        breakGlass: x.breakGlass
+          ? x.breakGlass.allowed
+            ? { reviewWithinMs: x.breakGlass.reviewWithin as number }
+            : undefined
+          : breakGlassOf(e.RMQ_BREAK_GLASS),
       };
     });
     const names = new Set<string>();
@@ -327,6 +358,7 @@ export function loadConfig(
         requestTtlMs: e.RMQ_REQUEST_TTL,
         approvalsRequired: e.RMQ_APPROVALS_REQUIRED,
         requesters: e.SLACK_REQUESTERS,
+        breakGlass: breakGlassOf(e.RMQ_BREAK_GLASS),
       },
     ];
   }
@@ -364,6 +396,9 @@ export function loadConfig(
     },
   };
 }
+
+const breakGlassOf = (reviewWithinMs: number | undefined): Environment['breakGlass'] =>
+  reviewWithinMs === undefined ? undefined : { reviewWithinMs };
 
 /**
  * Why an environment's approvalsRequired cannot be met, or undefined. Above one, it needs that

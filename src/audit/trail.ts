@@ -9,6 +9,7 @@ import {
   type AuditRecord,
   AuditRecordSchema,
   type HistoryQuery,
+  reviewRecordId,
   type VerifyResult,
 } from './types.ts';
 
@@ -148,6 +149,11 @@ export class AuditTrail {
 
   #replicated(id: string): Promise<void> {
     return replicated(this.#redis, `audit: record ${id}`, this.#options.replicationWaitMs);
+  }
+
+  /** The review record (`action: review`) of a break-glass change's record; undefined: not reviewed. */
+  reviewOf(record: AuditRecord): Promise<AuditRecord | undefined> {
+    return record.requestId ? this.get(reviewRecordId(record.requestId)) : Promise.resolve(undefined);
   }
 
   async get(id: string): Promise<AuditRecord | undefined> {

@@ -59,8 +59,11 @@ export const AuditRecordSchema = z.object({
   policy: z.string(),
   /** true: an operator policy. */
   operator: z.boolean(),
-  /** `freeze`/`unfreeze`: an environment frozen or its freeze ended (no policy: `vhost` and `policy` are empty). */
-  action: z.enum(['create', 'edit', 'delete', 'revert', 'outside', 'freeze', 'unfreeze']),
+  /**
+   * `freeze`/`unfreeze`: an environment frozen or its freeze ended (no policy: `vhost` and `policy` are empty).
+   * `review`: an approver's review of a break-glass change (`reviewOf`, `actor`, `review`).
+   */
+  action: z.enum(['create', 'edit', 'delete', 'revert', 'outside', 'freeze', 'unfreeze', 'review']),
   requestId: z.string().optional(),
   requester: Person.optional(),
   /** The first approver (kept for readers of one approver); `approvers` lists them all. */
@@ -95,6 +98,30 @@ export const AuditRecordSchema = z.object({
   observed: ObservationSchema.optional(),
   revertOf: z.string().optional(),
   /**
+   * Applied without approval (break-glass): by whom and why. The apply record holds `user` and
+   * `reason`; `history` adds `reviewedBy`, `reviewReason` and `reviewOutcome` from the review's own
+   * record (`action: review`), since a record is never changed once sealed.
+   */
+  breakGlass: z
+    .object({
+      user: z.string(),
+      reason: z.string(),
+      reviewedBy: z.string().optional(),
+      reviewReason: z.string().optional(),
+      reviewOutcome: z.enum(['reviewed', 'reverted']).optional(),
+    })
+    .optional(),
+  /** For `review`: the audit record of the break-glass change reviewed. */
+  reviewOf: z.string().optional(),
+  /** For `review`: kept as it is (`reviewed`), or a revert filed (`reverted`, `revertRequestId`), and why. */
+  review: z
+    .object({
+      outcome: z.enum(['reviewed', 'reverted']),
+      reason: z.string(),
+      revertRequestId: z.string().optional(),
+    })
+    .optional(),
+  /**
    * For `freeze`: until when and why (`actor` froze it); for `unfreeze`: the freeze that ended and
    * why it ended (`actor` lifted it; absent: it ran out).
    */
@@ -114,6 +141,9 @@ export const AuditRecordSchema = z.object({
   hash: z.string(),
 });
 export type AuditRecord = z.infer<typeof AuditRecordSchema>;
+/** The id of a request's review record (`action: review`): one per request, so two reviews record one. */
+export const reviewRecordId = (requestId: string) => `v-${requestId}`;
+
 /** What a caller gives to append: the trail fills in `prev` and `hash`. */
 export type AuditEntry = Omit<AuditRecord, 'prev' | 'hash' | 'keyed'>;
 

@@ -55,6 +55,22 @@ export {
 
 export type ManagementClientOptions = TransportOptions;
 
+/**
+ * What `GET /api/federation-links/{vhost}` answers on a broker without the federation
+ * management plugin: the management plugin's static file handler takes the unknown path and
+ * answers 400 (a vhost spelt with %2F) or 406 (any other), never 404 (3.10.8, 4.0.5, 4.3.6).
+ * With the plugin, a vhost it does not know is a 404.
+ */
+const NO_SUCH_ENDPOINT: ReadonlySet<number> = new Set([400, 404, 406]);
+
+/**
+ * The tags that may list federation links (the plugin's GET takes a monitor: 4.0.5 and 4.3.6);
+ * `policymaker` and `management` alone are refused. Restarting a link took the same on 4.0.5
+ * and takes `policymaker` or `administrator` from 4.3 (test/integration/federation-links.test.ts);
+ * the bot never restarts one.
+ */
+export const FEDERATION_LINKS_TAGS = ['monitoring', 'administrator'] as const;
+
 export interface BrokerOverview {
   readonly version: BrokerVersion;
   /** `rabbitmq_version` as sent, e.g. "3.10.8". */
@@ -216,7 +232,8 @@ export class ManagementClient {
 
   /**
    * The vhost's federation upstreams and upstream sets, and the objects whose links run.
-   * `links: null` when the federation plugin is not enabled (its endpoint answers 404).
+   * `links: null` when the federation plugin is not enabled (see NO_SUCH_ENDPOINT); a user who
+   * may not list the links gets a `forbidden` error that names the tags it takes.
    */
   async federation(vhost: string): Promise<FederationState> {
     // Every path first: a vhost the API cannot address refuses before any request starts.
@@ -230,10 +247,29 @@ export class ManagementClient {
     const [upstreams, upstreamSets, links] = await Promise.all([
       names(paths.upstreams),
       names(paths.sets),
-      this.http.getJsonOrNull(paths.links, federationLinksSchema),
+      this.federationLinks(paths.links),
     ]);
     const running = links?.filter((l) => l.status === 'running').map((l) => l.exchange ?? l.queue ?? '');
     return { upstreams, upstreamSets, links: running ? new Set(running) : null };
+  }
+
+  private async federationLinks(path: string) {
+    try {
+      return await this.http.getJson(path, federationLinksSchema);
+    } catch (e) {
+      if (!(e instanceof RabbitError)) throw e;
+      if (e.status !== undefined && NO_SUCH_ENDPOINT.has(e.status)) return null;
+      if (e.code !== 'forbidden') throw e;
+      throw new RabbitError({
+        code: 'forbidden',
+        method: e.method,
+        path: e.path,
+        ...(e.status === undefined ? {} : { status: e.status }),
+        ...(e.reason === undefined ? {} : { reason: e.reason }),
+        message: `listing federation links takes the ${FEDERATION_LINKS_TAGS.join(' or ')} tag${e.reason ? ` (the broker: ${e.reason})` : ''}`,
+        cause: e,
+      });
+    }
   }
 
   // ---- listings (listings.ts) -----------------------------------------------------------

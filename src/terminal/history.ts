@@ -31,6 +31,19 @@ function entryLines(e: AuditRecord): string[] {
     lines.push(`  approved by ${a.user}${a.reason ? `: ${quoted(a.reason)}` : ''}`);
   if (e.action === 'outside')
     lines.push(`  made outside the bot${e.actor ? ` by ${e.actor}` : ' (by whom: not known)'}`);
+  const g = e.breakGlass;
+  if (g) {
+    lines.push(`  BREAK GLASS: applied without approval by ${g.user}: ${quoted(g.reason)}`);
+    lines.push(
+      g.reviewedBy
+        ? `  ${g.reviewOutcome === 'reverted' ? 'reverted on review' : 'reviewed'} by ${g.reviewedBy}: ${quoted(g.reviewReason ?? '')}`
+        : '  UNREVIEWED: no approver has reviewed it yet',
+    );
+  }
+  if (e.review)
+    lines.push(
+      `  ${e.review.outcome === 'reverted' ? 'reverted on review' : 'reviewed'} by ${e.actor ?? '?'} (break-glass change ${e.reviewOf ?? '?'}): ${quoted(e.review.reason)}${e.review.revertRequestId ? `; revert request ${e.review.revertRequestId}` : ''}`,
+    );
   lines.push(`  before: ${e.before ? policyWords(e.before) : '(none)'}`);
   lines.push(`  after:  ${e.after ? policyWords(e.after) : '(none)'}`);
   for (const o of e.objects) {

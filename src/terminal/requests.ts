@@ -17,7 +17,7 @@ export function requestsText(r: RequestsResult): string {
     const c = q.change;
     lines.push(
       '',
-      `${q.id}  ${q.state.toUpperCase()}  ${c.action} ${c.operator ? 'operator policy' : 'policy'} ${quoted(c.policy)} in ${q.env}/${quoted(q.vhost)}`,
+      `${q.id}  ${q.state.toUpperCase()}${q.unreviewed ? ' UNREVIEWED' : ''}  ${c.action} ${c.operator ? 'operator policy' : 'policy'} ${quoted(c.policy)} in ${q.env}/${quoted(q.vhost)}`,
       `  requested by ${q.requester.user} at ${q.createdAt}${q.requester.reason ? `: ${quoted(q.requester.reason)}` : ''}`,
     );
     if (c.before) lines.push(`  now:   ${policyWords(c.before)}`);
@@ -26,7 +26,14 @@ export function requestsText(r: RequestsResult): string {
       lines.push(`  approval by ${a.by} at ${a.at}: ${JSON.stringify(a.reason)}`);
     if (q.state === 'pending' && q.approvalsRequired > 1)
       lines.push(`  ${q.approvals.length} of ${q.approvalsRequired} approvals`);
-    if (q.decision)
+    if (q.breakGlass) {
+      lines.push(
+        `  break glass: applied without approval by ${q.breakGlass.by} at ${q.breakGlass.at}: ${quoted(q.breakGlass.reason)}`,
+        q.review
+          ? `  ${q.review.outcome} by ${q.review.by} at ${q.review.at}: ${quoted(q.review.reason)}`
+          : `  unreviewed: an approver reviews it (due by ${q.breakGlass.reviewBy})`,
+      );
+    } else if (q.decision)
       lines.push(
         `  ${q.decision.kind === 'approve' ? 'approved' : 'rejected'} by ${q.decision.by} at ${q.decision.at}: ${quoted(q.decision.reason)}`,
       );

@@ -6,17 +6,10 @@ import {
 } from '../../commands/which.ts';
 import {
   didYouMeanWords,
-  FROM_WORDS,
-  keyRulesUnknownWords,
   kindWords,
-  missingObjectWords,
-  NOT_APPLIED_WORDS,
   NOT_ASKED_WORDS,
-  NOT_REPORTED_WORDS,
-  noEffectWords,
-  ONLY_NAME_KNOWN,
-  OPERATOR_POLICIES_NOT_READ,
   UNANCHORED_MARK,
+  WHICH_WORDS,
 } from '../../commands/words.ts';
 import { hazardWords, NO_STATISTICS, nowWords, statisticsSaid } from '../preview/impactWords.ts';
 import { definitionWritten as definition, jsonWritten, quoted, terminalText } from '../text/asWritten.ts';
@@ -31,7 +24,7 @@ const mark = (p: { unanchored: boolean }) => (p.unanchored ? ` (${UNANCHORED_MAR
 
 /** The policy's fields and what it sets, or that only its name is known. */
 function policyWords(p: PolicyView | UnknownPolicyView): string {
-  if (!isKnownPolicy(p)) return `${p.name} (${ONLY_NAME_KNOWN})`;
+  if (!isKnownPolicy(p)) return `${p.name} (${WHICH_WORDS.onlyNameKnown})`;
   return `${p.name} — pattern ${quoted(p.pattern)}${mark(p)}, apply-to ${p.applyTo}, priority ${p.priority}`;
 }
 
@@ -41,14 +34,17 @@ function argumentsLines(r: WhichResult): string[] {
 }
 
 function notReported(r: WhichResult, what: string): string[] {
-  const cause = r.detail ?? NOT_REPORTED_WORDS[r.why ?? 'missing'] ?? 'it does not exist';
+  const cause = r.detail ?? WHICH_WORDS.notReported[r.why ?? 'missing'] ?? 'it does not exist';
   const lines = [
     `The broker did not report which policy is in force on the ${what} (${cause}).`,
     'What follows is every policy whose pattern matches it, not a statement about which one applies.',
   ];
   const first = r.inForce;
   if (first) {
-    lines.push('  Matches, by priority:', `    1. ${policyWords(first)} — first by priority`);
+    lines.push(
+      `  ${WHICH_WORDS.matchesByPriority}:`,
+      `    1. ${policyWords(first)} — ${WHICH_WORDS.firstByPriority}`,
+    );
     if (isKnownPolicy(first)) lines.push(`         sets ${definition(first.definition)}`);
     if (r.ambiguous)
       lines.push(
@@ -56,31 +52,28 @@ function notReported(r: WhichResult, what: string): string[] {
       );
     const kind = kindWords(r.object.kind);
     r.alsoMatched.forEach((m, i) => {
-      const why =
-        m.reason === 'refused-key'
-          ? ` — ${NOT_APPLIED_WORDS['refused-key'](kind)}${m.keys ? ` (${m.keys.join(', ')})` : ''}`
-          : m.reason === 'same-priority'
-            ? ' — same priority as the first'
-            : '';
+      const later = WHICH_WORDS.laterMatch(m.reason, kind);
+      const keys = m.reason === 'refused-key' && m.keys ? ` (${m.keys.join(', ')})` : '';
+      const why = later ? ` — ${later}${keys}` : '';
       lines.push(`    ${i + 2}. ${m.name} (priority ${m.priority})${mark(m)}${why}`);
     });
   } else if (r.alsoMatched.length) {
-    lines.push('  Matches, none of which can apply:');
+    lines.push(`  ${WHICH_WORDS.noneCanApply}:`);
     for (const m of r.alsoMatched)
       lines.push(
-        `    - ${m.name} (priority ${m.priority})${mark(m)}: ${NOT_APPLIED_WORDS[m.reason](kindWords(r.object.kind))}${m.keys ? ` (${m.keys.join(', ')})` : ''}`,
+        `    - ${m.name} (priority ${m.priority})${mark(m)}: ${WHICH_WORDS.notApplied[m.reason](kindWords(r.object.kind))}${m.keys ? ` (${m.keys.join(', ')})` : ''}`,
       );
   } else {
-    lines.push('  No user policy matches it.');
+    lines.push(`  ${WHICH_WORDS.noUserPolicyMatches}`);
   }
   if (r.operatorPolicy) {
     lines.push(
       `  Operator policy matching it: ${policyWords(r.operatorPolicy)}${isKnownPolicy(r.operatorPolicy) ? ` sets ${definition(r.operatorPolicy.definition)}` : ''}`,
-      '    An operator policy applies on top of whichever user policy governs: for limits both set, the stricter value holds.',
+      `    ${WHICH_WORDS.operatorOnTop}`,
     );
   }
   if (r.nothingGoverns)
-    lines.push('  Nothing would govern this object: no user policy and no operator policy matches it.');
+    lines.push(`  ${WHICH_WORDS.nothingWouldGovern.heading}: ${WHICH_WORDS.nothingWouldGovern.why}`);
   lines.push(...argumentsLines(r));
   return lines;
 }
@@ -98,16 +91,16 @@ function reported(r: WhichResult, what: string): string[] {
     lines.push('  In force: no user policy.');
   }
   if (r.alsoMatched.length) {
-    lines.push('  Also matched, and does not apply:');
+    lines.push(`  ${WHICH_WORDS.alsoMatched}:`);
     for (const m of r.alsoMatched) {
       lines.push(
-        `    - ${m.name} (priority ${m.priority})${mark(m)}: ${NOT_APPLIED_WORDS[m.reason](kindWords(r.object.kind))}${m.keys ? ` (${m.keys.join(', ')})` : ''}`,
+        `    - ${m.name} (priority ${m.priority})${mark(m)}: ${WHICH_WORDS.notApplied[m.reason](kindWords(r.object.kind))}${m.keys ? ` (${m.keys.join(', ')})` : ''}`,
       );
     }
   }
   if (r.operatorPolicy) {
     lines.push(
-      `  Operator policy${r.operatorPolicySource === 'engine' ? " (this bot's reading; the broker does not report it here)" : ''}: ${r.operatorPolicy.name}${isKnownPolicy(r.operatorPolicy) ? ` sets ${definition(r.operatorPolicy.definition)}` : ` (${ONLY_NAME_KNOWN})`}`,
+      `  Operator policy${r.operatorPolicySource === 'engine' ? " (this bot's reading; the broker does not report it here)" : ''}: ${r.operatorPolicy.name}${isKnownPolicy(r.operatorPolicy) ? ` sets ${definition(r.operatorPolicy.definition)}` : ` (${WHICH_WORDS.onlyNameKnown})`}`,
       '    It applies as well; for limits both set, the more restrictive value holds.',
     );
   }
@@ -116,7 +109,7 @@ function reported(r: WhichResult, what: string): string[] {
   const eff = Object.entries(r.effective);
   if (eff.length) {
     lines.push(
-      `  Effective: ${eff.map(([k, e]) => `${k}=${jsonWritten(e.value)} (${FROM_WORDS[e.from]}${e.noEffect ? `; ${noEffectWords(r.object.kind, r.brokerVersion)}` : ''})`).join(', ')}`,
+      `  Effective: ${eff.map(([k, e]) => `${k}=${jsonWritten(e.value)} (${WHICH_WORDS.from[e.from]}${e.noEffect ? `; ${WHICH_WORDS.noEffect(r.object.kind, r.brokerVersion)}` : ''})`).join(', ')}`,
     );
   }
   lines.push(...argumentsLines(r));
@@ -148,12 +141,12 @@ export function whichText(r: WhichResult): string {
     const why = NOT_ASKED_WORDS[r.why ?? 'unreachable'] ?? 'the broker could not be asked';
     return terminalText([
       `Could not ask the broker about ${what}: ${why}${r.detail ? ` (${r.detail})` : ''}.`,
-      'Nothing is claimed about this object.',
+      WHICH_WORDS.nothingClaimed,
     ]);
   }
   const lines: string[] = [];
   if (r.didYouMean) {
-    const missing = missingObjectWords(o.kind, o.kindAssumed);
+    const missing = WHICH_WORDS.missingObject(o.kind, o.kindAssumed);
     lines.push(didYouMeanWords(missing, o.name, r.didYouMean, quoted), '');
   }
   if (o.kindAssumed)
@@ -161,9 +154,9 @@ export function whichText(r: WhichResult): string {
   lines.push(...(r.answer === 'not-reported' ? notReported(r, what) : reported(r, what)));
   lines.push(...liveLines(r));
   if (r.operatorPoliciesNotRead !== undefined)
-    lines.push(`  Not read: ${OPERATOR_POLICIES_NOT_READ} (${r.operatorPoliciesNotRead})`);
+    lines.push(`  Not read: ${WHICH_WORDS.operatorPoliciesNotRead} (${r.operatorPoliciesNotRead})`);
   for (const u of r.unreadable) lines.push(`  Not read: ${u.name} (pattern ${quoted(u.pattern)}): ${u.why}.`);
-  if (o.keyRulesKnown === false) lines.push(`  Note: ${keyRulesUnknownWords(kindWords(o.kind))}`);
+  if (o.keyRulesKnown === false) lines.push(`  Note: ${WHICH_WORDS.keyRulesUnknown(kindWords(o.kind))}`);
   for (const d of r.disagreements) lines.push(`  Note: ${d}`);
   return terminalText(lines);
 }

@@ -14,8 +14,8 @@ export type WorkflowRefusal =
   | { readonly code: 'no-approvals-channel'; readonly env: string }
   /** The environment is `read-only`: no writes at all. */
   | { readonly code: 'read-only-env'; readonly env: string }
-  /** A change (a delete, or any write in a `guarded` environment) or a decision without a reason. */
-  | { readonly code: 'reason-required'; readonly for: 'change' | 'decision' }
+  /** A change (a delete, or any write in a `guarded` environment), a decision or a break-glass without a reason. */
+  | { readonly code: 'reason-required'; readonly for: 'change' | 'decision' | 'break-glass' }
   /** A reason longer than MAX_REASON (rules.ts). */
   | { readonly code: 'reason-too-long'; readonly length: number; readonly max: number }
   /** The bot's broker identity cannot write policies in this vhost (`reason`: the broker's words). */
@@ -47,6 +47,16 @@ export type WorkflowRefusal =
       readonly requesters: readonly string[];
       readonly approvers: readonly string[];
     }
+  /** The environment does not allow break-glass (`breakGlass.allowed`, RMQ_BREAK_GLASS). */
+  | { readonly code: 'break-glass-not-allowed'; readonly env: string }
+  /** Only a request's requester may break the glass on it. */
+  | { readonly code: 'break-glass-not-requester' }
+  /** Not a break-glass change that was applied (`state`: what it is): nothing to review. */
+  | { readonly code: 'nothing-to-review'; readonly state: string }
+  /** Who broke the glass cannot review their own change. */
+  | { readonly code: 'self-review' }
+  /** Another approver reviewed the change first. */
+  | { readonly code: 'already-reviewed'; readonly by: string; readonly at: string }
   /** The broker already has exactly this change. */
   | { readonly code: 'nothing-to-do' };
 
@@ -62,7 +72,9 @@ const SENTENCES: { readonly [C in WorkflowErrorCode]: (facts: RefusalOf<C>) => s
   'reason-required': (f) =>
     f.for === 'decision'
       ? 'A reason is required: say why, for the audit trail.'
-      : 'A reason is required: for every delete, and for every change in a guarded environment.',
+      : f.for === 'break-glass'
+        ? 'A break-glass reason is required: it is posted to the approvals channel, and an approver reviews it.'
+        : 'A reason is required: for every delete, and for every change in a guarded environment.',
   'reason-too-long': (f) =>
     `The reason is ${f.length} characters; at most ${f.max}. Nothing was filed or decided.`,
   'identity-cannot-write': () =>
@@ -82,6 +94,15 @@ const SENTENCES: { readonly [C in WorkflowErrorCode]: (facts: RefusalOf<C>) => s
   'loss-not-acknowledged': (f) =>
     `This change removes data (${f.loss}): tick the acknowledgement to approve it. Nothing was approved.`,
   'not-requester': () => 'You may not file change requests in this environment: nothing was filed or posted.',
+  'break-glass-not-allowed': () =>
+    'This environment does not allow break-glass: the change needs an approval. Nothing was applied.',
+  'break-glass-not-requester': () =>
+    'Only the requester may break the glass on a request: approve or reject it instead. Nothing was applied.',
+  'nothing-to-review': (f) =>
+    `There is nothing to review: this is not a break-glass change that was applied (it is ${f.state}).`,
+  'self-review': () => 'You broke the glass on this change: another approver must review it.',
+  'already-reviewed': (f) =>
+    `This change was already reviewed (by ${f.by} at ${f.at}): nothing was recorded.`,
   'nothing-to-do': () =>
     'The broker already has exactly this: there is nothing to change. Nothing was filed.',
 };

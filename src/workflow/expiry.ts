@@ -28,3 +28,18 @@ export async function remindDue(store: RequestStore, notify: Notifier): Promise<
   }
   return sent;
 }
+
+/**
+ * Reminds the approvals channel of every break-glass change applied and still unreviewed past its
+ * review deadline, once (one HSETNX decides which replica posts). Returns how many were sent.
+ */
+export async function remindReviewsDue(store: RequestStore, notify: Notifier): Promise<number> {
+  let sent = 0;
+  for (const r of await store.unreviewed({ due: true })) {
+    if (r.state === 'applied' && !r.reviewRemindedAt && (await store.claimReviewReminder(r.id))) {
+      sent++;
+      await notify.reviewReminder(r);
+    }
+  }
+  return sent;
+}

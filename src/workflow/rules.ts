@@ -3,7 +3,8 @@ import type { ChangeRequest, WorkflowEnvironment } from './types.ts';
 
 /**
  * The workflow's rules, pure: who may file, approve, reject and withdraw a change request, how
- * many approvals it needs, what needs a reason, which environment refuses. Each check returns the refusal (its code and the
+ * many approvals it needs, what needs a reason, which environment refuses, who may break the glass
+ * (apply without approval) and who reviews it. Each check returns the refusal (its code and the
  * facts its sentence needs, errors.ts) or null. workflow.ts asks them on every path that files
  * or decides (the Slack forms, the commands, a Revert, a time box's approved revert); nothing
  * else decides these.
@@ -24,6 +25,11 @@ export type RuleRefusal = RefusalOf<
   | 'freeze-not-approver'
   | 'freeze-too-long'
   | 'loss-not-acknowledged'
+  | 'break-glass-not-allowed'
+  | 'break-glass-not-requester'
+  | 'nothing-to-review'
+  | 'self-review'
+  | 'already-reviewed'
 >;
 
 /** The longest freeze: a week. */
@@ -148,9 +154,66 @@ export function decideRefusal(f: DecideFacts): RuleRefusal | null {
   return f.loss && !f.acknowledgedLoss ? { code: 'loss-not-acknowledged', loss: f.loss } : null;
 }
 
+/** What breaking the glass depends on: on a pending request (its Break glass button) or at filing (`--break-glass`). */
+export interface BreakGlassFacts {
+  readonly env: string;
+  /** Whether the environment allows break-glass now (its config, never the request's message). */
+  readonly allowed: boolean;
+  /** Who the user is to the request (at filing: its requester). */
+  readonly role: DeciderRole;
+  /** The break-glass reason, trimmed. */
+  readonly reason: string;
+}
+
+/**
+ * Whether the user may apply a change without an approval: only where the environment allows
+ * break-glass, only the request's requester (anyone else decides through the approval), and
+ * always with a reason (at most MAX_REASON), since an approver reviews it afterwards.
+ */
+export function breakGlassRefusal(f: BreakGlassFacts): RuleRefusal | null {
+  if (!f.allowed) return { code: 'break-glass-not-allowed', env: f.env };
+  if (f.role !== 'requester') return { code: 'break-glass-not-requester' };
+  if (!f.reason) return REASON_REQUIRED.breakGlass;
+  return reasonTooLong(f.reason);
+}
+
+/** What reviewing a break-glass change depends on. */
+export interface ReviewFacts {
+  readonly env: string;
+  /** Who the reviewer is to the change: who broke the glass counts as its requester. */
+  readonly role: DeciderRole;
+  readonly reason: string;
+  /** The request's break-glass and review, and its state. */
+  readonly request: Pick<ChangeRequest, 'breakGlass' | 'review' | 'state'>;
+}
+
+/**
+ * Whether the user may review a break-glass change: one applied without approval, not yet
+ * reviewed, by an approver of its environment other than who broke the glass, with a reason.
+ */
+export function reviewRefusal(f: ReviewFacts): RuleRefusal | null {
+  const r = f.request;
+  if (!r.breakGlass || r.state !== 'applied') return { code: 'nothing-to-review', state: r.state };
+  if (r.review) return { code: 'already-reviewed', by: r.review.by, at: r.review.at };
+  if (f.role === 'requester') return { code: 'self-review' };
+  if (f.role !== 'approver') return { code: 'not-approver', env: f.env };
+  if (!f.reason) return REASON_REQUIRED.decision;
+  return reasonTooLong(f.reason);
+}
+
+/** Whether a break-glass change still waits for its review (listed by `requests` as unreviewed). */
+export function awaitsReview(r: Pick<ChangeRequest, 'breakGlass' | 'review' | 'state'>): boolean {
+  return (
+    r.breakGlass !== undefined &&
+    r.review === undefined &&
+    ['approved', 'applying', 'applied'].includes(r.state)
+  );
+}
+
 const REASON_REQUIRED = {
   change: { code: 'reason-required', for: 'change' },
   decision: { code: 'reason-required', for: 'decision' },
+  breakGlass: { code: 'reason-required', for: 'break-glass' },
 } as const satisfies Record<string, RuleRefusal>;
 
 function reasonTooLong(reason: string): RuleRefusal | null {

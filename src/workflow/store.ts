@@ -2,14 +2,19 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { replicated } from '../replication.ts';
 import type { Freeze } from './freeze.ts';
+import { awaitsReview } from './rules.ts';
 import {
   type Approval,
   ApprovalSchema,
+  type BreakGlass,
+  BreakGlassSchema,
   type ChangeRequest,
   ChangeRequestSchema,
   type Decision,
   OPEN_STATES,
   type RequestState,
+  type Review,
+  ReviewSchema,
 } from './types.ts';
 
 /**
@@ -20,6 +25,7 @@ import {
  *                                   state: decision, message, applyingAt,
  *                                   appliedAt, failure, auditId, verification (JSON where structured)
  *   <prefix>:requests:open    ZSET  id -> createdAt (ms), while the state is open
+ *   <prefix>:requests:unreviewed ZSET id -> its review deadline (ms), from break-glass until reviewed
  *
  * Every state change is one Lua script: it checks the state the caller expects (and, out of
  * `pending`, the deadline) and moves it, or reports what holds instead. Two replicas, two clicks
@@ -28,7 +34,7 @@ import {
  * A request filed, an approval counted, a state moved or a hold marked returns only once a Redis
  * replica has it, where the primary has replicas (`WAIT`, src/replication.ts, as the audit trail):
  * else it throws NotReplicatedError, and the caller says it was not done (a failover right after
- * cannot lose what was acknowledged). Where the message was posted and a reminder's claim do not
+ * cannot lose what was acknowledged); a break-glass move and a review alike. Where the message was posted and a reminder's claim do not
  * wait: losing them costs a message update or a second reminder, not a decision.
  */
 
@@ -92,6 +98,29 @@ end
 return {'counted'}
 `;
 
+// Break-glass. KEYS: request, open set, unreviewed set. ARGV: now ms, now ISO, the break-glass
+// (JSON), its review deadline (ms). The same move out of pending as the last approval: one caller wins.
+const BREAK_GLASS = `
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return {'missing'} end
+if state == 'pending' then${expireIfDue('ARGV[1]', 'ARGV[2]')}end
+if state ~= 'pending' then return {'moved', state} end
+redis.call('HSET', KEYS[1], 'state', 'approved', 'breakGlass', ARGV[3], 'updatedAt', ARGV[2])
+redis.call('ZADD', KEYS[3], ARGV[4], KEYS[1])
+return {'approved'}
+`;
+
+// A review, once. KEYS: request, unreviewed set. ARGV: the review (JSON). Only an applied
+// break-glass change takes one; the first review holds.
+const REVIEW = `
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return 'missing' end
+if state ~= 'applied' or not redis.call('HGET', KEYS[1], 'breakGlass') then return 'not-reviewable' end
+if redis.call('HSETNX', KEYS[1], 'review', ARGV[1]) == 0 then return 'already-reviewed' end
+redis.call('ZREM', KEYS[2], KEYS[1])
+return 'reviewed'
+`;
+
 export type ApproveOutcome =
   /** The last approval needed: the request is now `approved`. */
   | { readonly kind: 'approved'; readonly request: ChangeRequest }
@@ -124,7 +153,16 @@ export interface TransitionInput {
 }
 
 /** Fields kept beside `doc`, parsed as JSON. */
-const JSON_FIELDS = ['decision', 'approvals', 'held', 'message', 'failure', 'verification'] as const;
+const JSON_FIELDS = [
+  'decision',
+  'approvals',
+  'held',
+  'message',
+  'failure',
+  'verification',
+  'breakGlass',
+  'review',
+] as const;
 const TEXT_FIELDS = [
   'applyingAt',
   'appliedAt',
@@ -132,6 +170,7 @@ const TEXT_FIELDS = [
   'updatedAt',
   'remindedAt',
   'staleBecause',
+  'reviewRemindedAt',
 ] as const;
 
 /** Filed once, never changed afterwards. */
@@ -182,6 +221,10 @@ export class RequestStore {
     return `${this.#prefix}:requests:open`;
   }
 
+  get #unreviewed(): string {
+    return `${this.#prefix}:requests:unreviewed`;
+  }
+
   /** Stores a new request in one transaction: all of it or nothing. */
   async create(request: ChangeRequest): Promise<void> {
     const r = ChangeRequestSchema.parse(request);
@@ -198,6 +241,9 @@ export class RequestStore {
       auditId: _i,
       remindedAt: _r,
       held: _h,
+      breakGlass: _b,
+      review: _rv,
+      reviewRemindedAt: _rr,
       ...doc
     } = r;
     const key = this.#key(r.id);
@@ -267,6 +313,86 @@ export class RequestStore {
     );
     if (done === 1) await this.#replicated(`request ${id} held`);
     return done === 1;
+  }
+
+  /**
+   * Moves a pending request to `approved` without an approval (break-glass), in one script:
+   * refused past the deadline (expired) and out of `pending` (moved), so of two clicks on two
+   * replicas one moves it. From then it is unreviewed until `review`.
+   */
+  async breakGlass(id: string, breakGlass: BreakGlass): Promise<ApproveOutcome> {
+    const now = this.#now();
+    const [kind] = (await this.#redis.eval(
+      BREAK_GLASS,
+      3,
+      this.#key(id),
+      this.#open,
+      this.#unreviewed,
+      String(now.getTime()),
+      now.toISOString(),
+      JSON.stringify(BreakGlassSchema.parse(breakGlass)),
+      String(Date.parse(breakGlass.reviewBy)),
+    )) as [string];
+    if (kind === 'missing') return { kind };
+    // Written: the request moved out of pending (or expired), as an approval's move waits.
+    if (kind === 'approved' || kind === 'expired') await this.#replicated(`request ${id} break glass`);
+    const request = await this.get(id);
+    if (!request) return { kind: 'missing' };
+    if (kind === 'approved' || kind === 'moved' || kind === 'expired') return { kind, request };
+    throw new Error(`request store: unexpected reply ${JSON.stringify(kind)}`);
+  }
+
+  /** Records the review of an applied break-glass change: `reviewed` for exactly one caller, on any replica. */
+  async review(
+    id: string,
+    review: Review,
+  ): Promise<
+    | { readonly kind: 'reviewed' | 'already-reviewed' | 'not-reviewable'; readonly request: ChangeRequest }
+    | { readonly kind: 'missing' }
+  > {
+    const kind = (await this.#redis.eval(
+      REVIEW,
+      2,
+      this.#key(id),
+      this.#unreviewed,
+      JSON.stringify(ReviewSchema.parse(review)),
+    )) as string;
+    if (kind === 'reviewed') await this.#replicated(`request ${id} reviewed`);
+    const request = kind === 'missing' ? undefined : await this.get(id);
+    if (!request) return { kind: 'missing' };
+    if (kind === 'reviewed' || kind === 'already-reviewed' || kind === 'not-reviewable')
+      return { kind, request };
+    throw new Error(`request store: unexpected reply ${JSON.stringify(kind)}`);
+  }
+
+  /**
+   * Break-glass changes still waiting for their review, oldest first (`due`: only those past their
+   * review deadline). One that did not apply (failed, stale) has nothing to review and leaves the set.
+   */
+  async unreviewed(options: { env?: string; due?: boolean } = {}): Promise<ChangeRequest[]> {
+    const max = options.due ? String(this.#now().getTime()) : '+inf';
+    const keys = await this.#redis.zrangebyscore(this.#unreviewed, '-inf', max);
+    const out: ChangeRequest[] = [];
+    for (const key of keys) {
+      const r = this.#read(await this.#redis.hgetall(key));
+      if (!r || !awaitsReview(r)) {
+        // Only the sweep tidies: a reader (the terminal's `requests`) writes nothing.
+        if (options.due) await this.#redis.zrem(this.#unreviewed, key);
+        continue;
+      }
+      if (options.env === undefined || r.env === options.env) out.push(r);
+    }
+    return out.sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt));
+  }
+
+  /** Break-glass changes still waiting for their review, oldest first (`requests` lists them). */
+  listUnreviewed(env?: string): Promise<ChangeRequest[]> {
+    return this.unreviewed(env === undefined ? {} : { env });
+  }
+
+  /** Claims the reminder of a break-glass change's review: true for exactly one caller, on any replica. */
+  async claimReviewReminder(id: string): Promise<boolean> {
+    return (await this.#redis.hsetnx(this.#key(id), 'reviewRemindedAt', this.#now().toISOString())) === 1;
   }
 
   /** Claims the reminder of a request: true for exactly one caller, on any replica. */

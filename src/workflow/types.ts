@@ -21,7 +21,8 @@ import type { ObserveOptions } from './observe.ts';
  *      |                                       |-----> failed   (4xx, or retries exhausted)
  *      |                                       '-----> stale    (the broker is not what was approved)
  *      |--reject--> rejected
- *      '--deadline--> expired
+ *      |--deadline--> expired
+ *      '--break glass (its requester, where allowed)--> approved (no approval: `breakGlass`; reviewed afterwards)
  */
 
 // --- vocabulary ----------------------------------------------------------------------------
@@ -99,6 +100,30 @@ export const FailureSchema = z.object({
 });
 export type Failure = z.infer<typeof FailureSchema>;
 
+/** Applied without an approval by its requester (break-glass): who, why, and by when an approver must review it. */
+export const BreakGlassSchema = z.object({
+  by: z.string().min(1),
+  reason: z.string().min(1),
+  at: IsoTime,
+  /** The environment's `reviewWithin` after `at`: unreviewed past it, the approvals channel is reminded. */
+  reviewBy: IsoTime,
+});
+export type BreakGlass = z.infer<typeof BreakGlassSchema>;
+
+export const REVIEW_OUTCOMES = ['reviewed', 'reverted'] as const;
+export type ReviewOutcome = (typeof REVIEW_OUTCOMES)[number];
+
+/** An approver's review of a break-glass change: kept (`reviewed`) or a revert filed (`reverted`). */
+export const ReviewSchema = z.object({
+  outcome: z.enum(REVIEW_OUTCOMES),
+  by: z.string().min(1),
+  reason: z.string().min(1),
+  at: IsoTime,
+  /** For `reverted`: the revert request filed (it needs its own approval). */
+  revertRequestId: z.string().optional(),
+});
+export type Review = z.infer<typeof ReviewSchema>;
+
 /**
  * What the requester's preview showed, kept to render the request (the approvals message, the
  * terminal's `requests`) long after it was filed. The full object list is not stored: it is in
@@ -158,10 +183,19 @@ export const ChangeRequestSchema = z.object({
   staleBecause: z.enum(['policy-changed', 'loss-grew']).optional(),
   /** When its approvers were reminded (half its time to live passed without a decision). */
   remindedAt: IsoTime.optional(),
+  /** Its environment allowed break-glass when it was filed: its message offers the requester the button. */
+  breakGlassOffered: z.boolean().optional(),
+  /** Applied without approval by its requester; `review`: an approver's review of it afterwards. */
+  breakGlass: BreakGlassSchema.optional(),
+  review: ReviewSchema.optional(),
+  /** When the approvals channel was reminded of its review (unreviewed past `breakGlass.reviewBy`). */
+  reviewRemindedAt: IsoTime.optional(),
   /** The audit record of the applied change. */
   auditId: z.string().optional(),
   /** For a revert: the audit record whose before state it restores. */
   revertOf: z.string().optional(),
+  /** Filed again by the bot from this request, gone stale because the change would remove more than approved. */
+  againOf: z.string().optional(),
   /**
    * `--for`: the change is reverted this long after it is applied (approved together with its
    * revert; src/workflow/timebox.ts). Only create and edit.
@@ -207,7 +241,29 @@ export interface FileInput {
   readonly origin: Origin;
   /** `--for`: revert this long after applying (parseTimeBox in src/workflow/timebox.ts). */
   readonly timeBoxMs?: number;
+  /** `--break-glass`: applied at once without approval (where allowed), the requester's reason its reason. */
+  readonly breakGlass?: boolean;
 }
+
+/** What breaking the glass on a pending request takes: the signed request's user and their reason. */
+export interface BreakGlassInput {
+  readonly user: string;
+  readonly reason: string;
+}
+
+/** An approver's review of a break-glass change. */
+export interface ReviewInput {
+  readonly user: string;
+  readonly reason: string;
+  readonly outcome: ReviewOutcome;
+  /** For a revert: where it is asked from (its result is posted there); default the approvals channel. */
+  readonly origin?: Origin;
+}
+
+export type ReviewResult =
+  | { readonly outcome: 'reviewed'; readonly request: ChangeRequest; readonly revert?: Filed }
+  /** Another approver reviewed it first: `request.review` says who and when. */
+  | { readonly outcome: 'already-reviewed'; readonly request: ChangeRequest; readonly revert?: Filed };
 
 export interface FreezeInput {
   /** Environment name; undefined: the only (or first) one. */
@@ -303,8 +359,31 @@ export interface Workflow {
    * revert's id derives from the change's, so a retried job files and queues it once.
    */
   approveTimeBoxRevert(change: ChangeRequest): Promise<ChangeRequest>;
+  /**
+   * A request gone stale because the change would now remove more than its approval accepted
+   * (`loss-grew`): the same change filed again for its requester, with a fresh preview (the
+   * fresh numbers), so its approvers decide on them. Refuses as `file` does; `not-found` for an
+   * unknown request. Once per stale request: its id derives from the stale one's, and a second
+   * call (or one for a request not stale that way) throws.
+   */
+  fileAgain(staleId: string): Promise<Filed>;
   /** Moves every pending request past its deadline to `expired` (notified); returns how many. */
   expireDue(): Promise<number>;
+  /**
+   * Applies a pending request without an approval, if rules.ts lets this user (its requester,
+   * where the environment allows break-glass, with a reason): the same atomic move out of
+   * `pending` as an approval (once across replicas; `already-decided` for the one that lost),
+   * then the same apply job (stale guard, loss check; a freeze does not hold it).
+   */
+  breakGlass(id: string, input: BreakGlassInput): Promise<DecideResult>;
+  /**
+   * An approver's review of an applied break-glass change, once (rules.ts: an approver, not the
+   * one who broke the glass, with a reason): recorded in the audit trail; `reverted` also files the
+   * revert (its own request, approved like every revert).
+   */
+  review(id: string, input: ReviewInput): Promise<ReviewResult>;
+  /** Break-glass changes not reviewed yet (applied, or on their way), oldest first. */
+  listUnreviewed(env?: string): Promise<ChangeRequest[]>;
 }
 
 // --- what the workflow asks of the Slack side ------------------------------------------------
@@ -324,6 +403,10 @@ export interface Notifier {
   stale(request: ChangeRequest, fresh: PreviewResult): Promise<void>;
   /** Half its time to live passed without a decision (once per request): remind its approvers in its thread. */
   reminder(request: ChangeRequest): Promise<void>;
+  /** A break-glass change was reviewed (`request.review`): say so in the approvals channel and the origin. */
+  reviewed(request: ChangeRequest): Promise<void>;
+  /** A break-glass change unreviewed past `breakGlass.reviewBy` (once per request): remind the approvals channel. */
+  reviewReminder(request: ChangeRequest): Promise<void>;
 }
 
 // --- construction (built once in src/bot.ts) ------------------------------------------------
@@ -338,6 +421,8 @@ export interface WorkflowEnvironment {
   readonly requestTtlMs: number;
   /** Distinct approvers a change needs (RMQ_APPROVALS_REQUIRED, or the environment's `approvalsRequired`). Default 1. */
   readonly approvalsRequired?: number;
+  /** Break-glass allowed, each to be reviewed within `reviewWithinMs` (RMQ_BREAK_GLASS, or `breakGlass`); absent: off. */
+  readonly breakGlass?: { readonly reviewWithinMs: number } | undefined;
 }
 
 /**

@@ -5,10 +5,12 @@ import type { Policy } from '../policy/types.ts';
 import { lossToAcknowledge } from '../preview/impactWords.ts';
 import { type PreviewAnswer, type PreviewInput, preview } from '../preview/preview.ts';
 import { isRabbitError } from '../rabbit/index.ts';
+import { assertMayBreakGlassAtFiling, createBreakGlass } from './breakGlass.ts';
 import { orStoreUnavailable, WorkflowError } from './errors.ts';
 import { expireDue } from './expiry.ts';
 import type { Freeze, FreezeStore } from './freeze.ts';
 import { whyIdentityCannotWrite } from './identity.ts';
+import { notifierLogging } from './notifierLogging.ts';
 import {
   approvalsOf,
   type DeciderRole,
@@ -22,14 +24,13 @@ import {
 } from './rules.ts';
 import { type ApproveOutcome, newRequestId, type RequestStore, type TransitionOutcome } from './store.ts';
 import { freezeEntry, releaseHeld } from './thaw.ts';
-import { revertOf, revertRequestId } from './timebox.ts';
+import { derivedRequestId, revertOf, revertRequestId } from './timebox.ts';
 import type {
   ChangeRequest,
   DecideInput,
   DecideResult,
   Filed,
   FileInput,
-  Notifier,
   Origin,
   PreviewSnapshot,
   RequestAction,
@@ -115,7 +116,9 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
   interface Filing {
     readonly action: RequestAction;
     readonly revertOf?: string;
-    /** The time box's approved revert has an id derived from its change's. */
+    /** The stale request it files again (`fileAgain`). */
+    readonly againOf?: string;
+    /** The time box's approved revert, and a request filed again, have an id derived from another's. */
     readonly id?: string;
     readonly approvalsChannel?: string | undefined;
   }
@@ -189,7 +192,9 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
       expiresAt: new Date(created.getTime() + env.requestTtlMs).toISOString(),
       updatedAt: created.toISOString(),
       ...(filing.revertOf ? { revertOf: filing.revertOf } : {}),
+      ...(filing.againOf ? { againOf: filing.againOf } : {}),
       ...(input.timeBoxMs !== undefined ? { timeBoxMs: input.timeBoxMs } : {}),
+      ...(env.breakGlass ? { breakGlassOffered: true } : {}),
     };
     await storeCall('create', () => store.create(request));
     options.log.info(
@@ -199,8 +204,57 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     return { request, preview: result };
   }
 
+  async function revertRequestFor(auditId: string, user: string, origin?: Origin, reason?: string) {
+    const record = await audit.get(auditId);
+    if (!record) throw new WorkflowError({ code: 'not-found', what: 'audit record', id: auditId });
+    const env = environment(record.env);
+    const target = record.before;
+    const action = target === null ? 'delete' : record.after === null ? 'create' : 'edit';
+    const where = origin ?? (env.approvalsChannel ? { channel: env.approvalsChannel } : undefined);
+    if (!where) throw new WorkflowError({ code: 'no-approvals-channel', env: env.name });
+    return fileRequest(
+      {
+        env: record.env,
+        vhost: record.vhost,
+        layer: record.operator ? 'operator' : 'user',
+        action,
+        policy: record.policy,
+        fields: target ?? {},
+        requester: { user, ...(reason ? { reason } : {}) },
+        origin: where,
+      },
+      { action: 'revert', revertOf: auditId },
+    );
+  }
+
+  const glass = createBreakGlass({
+    store,
+    audit,
+    queue: options.queue,
+    notify,
+    log: options.log,
+    now,
+    environment,
+    isApprover: (env, user) => options.approvers.isApprover(env, user),
+    storeCall,
+    fileRevert: revertRequestFor,
+  });
+
   return {
-    file: (input) => fileRequest(input, { action: input.action }),
+    async file(input) {
+      if (!input.breakGlass) return fileRequest(input, { action: input.action });
+      // --break-glass: refused before anything is filed; then filed and applied at once, one move.
+      assertMayBreakGlassAtFiling(environment(input.env), input.requester.reason);
+      const filed = await fileRequest(input, { action: input.action });
+      const broken = await glass.breakGlass(filed.request.id, {
+        user: input.requester.user,
+        reason: input.requester.reason ?? '',
+      });
+      return { ...filed, request: broken.request };
+    },
+    breakGlass: glass.breakGlass,
+    review: glass.review,
+    listUnreviewed: glass.listUnreviewed,
     mayRequest: (env, user) => assertMayRequest(environment(env), user),
 
     async decide(id, input: DecideInput): Promise<DecideResult> {
@@ -317,28 +371,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
       return r;
     },
 
-    async revertRequestFor(auditId, user, origin?: Origin, reason?: string) {
-      const record = await audit.get(auditId);
-      if (!record) throw new WorkflowError({ code: 'not-found', what: 'audit record', id: auditId });
-      const env = environment(record.env);
-      const target = record.before;
-      const action = target === null ? 'delete' : record.after === null ? 'create' : 'edit';
-      const where = origin ?? (env.approvalsChannel ? { channel: env.approvalsChannel } : undefined);
-      if (!where) throw new WorkflowError({ code: 'no-approvals-channel', env: env.name });
-      return fileRequest(
-        {
-          env: record.env,
-          vhost: record.vhost,
-          layer: record.operator ? 'operator' : 'user',
-          action,
-          policy: record.policy,
-          fields: target ?? {},
-          requester: { user, ...(reason ? { reason } : {}) },
-          origin: where,
-        },
-        { action: 'revert', revertOf: auditId },
-      );
-    },
+    revertRequestFor,
 
     async approveTimeBoxRevert(change) {
       const id = revertRequestId(change.id);
@@ -399,6 +432,37 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
       return moved.request;
     },
 
+    async fileAgain(staleId) {
+      const stale = await storeCall('get', () => store.get(staleId));
+      if (!stale) throw new WorkflowError({ code: 'not-found', what: 'change request', id: staleId });
+      if (stale.state !== 'stale' || stale.staleBecause !== 'loss-grew')
+        throw new Error(`${staleId} did not go stale on a bigger loss: not filed again`);
+      const id = derivedRequestId('again', staleId);
+      if (await storeCall('get', () => store.get(id)))
+        throw new Error(`${staleId} was filed again already, as ${id}`);
+      return fileRequest(
+        {
+          env: stale.env,
+          vhost: stale.vhost,
+          layer: stale.layer,
+          // The same change: the policy it writes (or its deletion), on what is there now.
+          action: stale.after === null ? 'delete' : stale.before === null ? 'create' : 'edit',
+          policy: stale.policy,
+          fields: stale.after ?? {},
+          requester: stale.requester,
+          origin: stale.origin,
+          ...(stale.timeBoxMs === undefined ? {} : { timeBoxMs: stale.timeBoxMs }),
+        },
+        {
+          action: stale.action,
+          id,
+          againOf: staleId,
+          approvalsChannel: stale.approvalsChannel,
+          ...(stale.revertOf ? { revertOf: stale.revertOf } : {}),
+        },
+      );
+    },
+
     expireDue: () => expireDue(store, notify),
   };
 }
@@ -416,25 +480,5 @@ export function snapshotOf(p: PreviewAnswer): PreviewSnapshot {
     diff: p.diff,
     objects: p.objects.length,
     unpredictable: p.unpredictable.length,
-  };
-}
-
-/** The Notifier, with each failure logged instead of thrown: a post that fails never undoes a transition. */
-export function notifierLogging(n: Notifier, log: WorkflowOptions['log']): Notifier {
-  const guard =
-    <A extends unknown[]>(what: string, f: (...a: A) => Promise<void>) =>
-    async (...a: A) => {
-      try {
-        await f(...a);
-      } catch (err) {
-        log.error({ err, requestId: (a[0] as ChangeRequest).id }, `notifier.${what} failed`);
-      }
-    };
-  return {
-    stateChanged: guard('stateChanged', (r) => n.stateChanged(r)),
-    applied: guard('applied', (r, rec) => n.applied(r, rec)),
-    failed: guard('failed', (r) => n.failed(r)),
-    stale: guard('stale', (r, p) => n.stale(r, p)),
-    reminder: guard('reminder', (r) => n.reminder(r)),
   };
 }

@@ -10,7 +10,7 @@ import {
   renderedText,
   startHarness,
 } from '../support/harness.ts';
-import { isPost, requestFlow } from '../support/requestFlow.ts';
+import { buttonsOf, isPost, requestFlow } from '../support/requestFlow.ts';
 
 /**
  * The approval rules end to end (signed Slack requests to the running app, the fake Web API,
@@ -268,5 +268,36 @@ describe('who may ask', () => {
 
     const policies = await h.command(`policies --vhost ${h.vhost}`, { userId: STRANGER });
     expect(renderedText((await h.answerTo(policies.responseUrl)).args)).toMatch(/two-cap/);
+  });
+});
+
+describe('break-glass where the environment does not allow it', () => {
+  it('--break-glass is refused ephemerally; nothing filed, posted or applied; the request message offers no Break glass', async () => {
+    const mark = h.slack.calls.length;
+    const { responseUrl } = await h.command(
+      `create nobg-cap --pattern ^nobg --definition {"max-length":5} --vhost ${h.vhost} --reason INC-9 --break-glass`,
+      { userId: REQUESTER },
+    );
+    const answer = await h.answerTo(responseUrl);
+    expect(answer.args.response_type).toBe('ephemeral');
+    expect(renderedText(answer.args)).toMatch(
+      /This environment does not allow break-glass: the change needs an approval\. Nothing was applied\./,
+    );
+    expect(flow.since(mark).some((c) => isPost(APPROVALS_CHANNEL)(c))).toBe(false);
+    const open = await new RequestStore(h.redis as never, h.keyPrefix).listOpen();
+    expect(open.filter((r) => r.policy === 'nobg-cap')).toEqual([]);
+    expect(await admin.getPolicy('user', h.vhost, 'nobg-cap')).toBeNull();
+
+    // Filed without it: Approve and Reject only.
+    const filed = await h.command(
+      `create nobg-cap --pattern ^nobg --definition {"max-length":5} --vhost ${h.vhost} --reason INC-9`,
+      { userId: REQUESTER },
+    );
+    await h.answerTo(filed.responseUrl);
+    const request = await flow.approvalMessage(mark);
+    expect(buttonsOf(request.call).map((b) => b.action_id)).toEqual([
+      'rmq_request_approve',
+      'rmq_request_reject',
+    ]);
   });
 });

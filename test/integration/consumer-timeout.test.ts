@@ -13,7 +13,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type WhichResult, which } from '../../commands/which.ts';
-import { noEffectWords } from '../../commands/words.ts';
+import { WHICH_WORDS } from '../../commands/words.ts';
 import { formatVersion } from '../../src/policy/types.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { brokerCredentials, waitFor } from '../support/broker.ts';
@@ -128,7 +128,7 @@ describe.skipIf(!fourThree)('consumer-timeout on 4.3: quorum queues only', () =>
         } else {
           expect(effective).toEqual({ value: TIMEOUT_MS, from: 'policy', noEffect: true });
           expect(line).toContain(
-            `consumer-timeout=${TIMEOUT_MS} (policy; ${noEffectWords(kind, formatVersion(version))})`,
+            `consumer-timeout=${TIMEOUT_MS} (policy; ${WHICH_WORDS.noEffect(kind, formatVersion(version))})`,
           );
         }
       }

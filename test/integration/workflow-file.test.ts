@@ -53,7 +53,8 @@ async function refused(p: Promise<unknown>): Promise<WorkflowErrorCode> {
   throw new Error('not refused');
 }
 
-const storedKeys = async () => fx.redis.keys(`${fx.keyPrefix}:request*`);
+// Sorted: KEYS answers in hash-table order, which a rehash (the shared Redis grows) changes.
+const storedKeys = async () => (await fx.redis.keys(`${fx.keyPrefix}:request*`)).sort();
 
 describe('filing', () => {
   it('files a pending request with the preview, expiring after the environment ttl', async () => {

@@ -23,6 +23,7 @@ export function testEnvironment(broker: TestBroker, amqpUrl = broker.amqpUrl): E
     approvers: [],
     approvalsRequired: 1,
     requesters: [],
+    breakGlass: undefined,
     approvalsChannel: undefined,
     amqp: amqpEndpoint(amqpUrl, broker.url, user, password),
     requestTtlMs: 24 * 3_600_000,

@@ -39,10 +39,20 @@ export interface Told {
   readonly failed: ChangeRequest[];
   readonly stale: { request: ChangeRequest; fresh: unknown }[];
   readonly reminders: ChangeRequest[];
+  readonly reviewed: ChangeRequest[];
+  readonly reviewReminders: ChangeRequest[];
 }
 
 export function recordingNotifier(): Notifier & { told: Told } {
-  const told: Told = { states: [], applied: [], failed: [], stale: [], reminders: [] };
+  const told: Told = {
+    states: [],
+    applied: [],
+    failed: [],
+    stale: [],
+    reminders: [],
+    reviewed: [],
+    reviewReminders: [],
+  };
   return {
     told,
     async stateChanged(r) {
@@ -59,6 +69,12 @@ export function recordingNotifier(): Notifier & { told: Told } {
     },
     async reminder(r) {
       told.reminders.push(r);
+    },
+    async reviewed(r) {
+      told.reviewed.push(r);
+    },
+    async reviewReminder(r) {
+      told.reviewReminders.push(r);
     },
   };
 }

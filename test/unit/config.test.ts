@@ -19,6 +19,7 @@ describe('loadConfig', () => {
         requestTtlMs: 24 * 3_600_000,
         approvalsRequired: 1,
         requesters: [],
+        breakGlass: undefined,
       },
     ]);
     expect(c.redisUrl).toBe('redis://127.0.0.1:6379');
@@ -194,6 +195,58 @@ environments:
     expect(c.environments.map((e) => [e.name, e.approvalsRequired, e.requesters])).toEqual([
       ['a', 1, ['U9ZZ']],
       ['b', 2, ['S0ONCALL']],
+    ]);
+  });
+
+  it.each([
+    [
+      {},
+      'breakGlass: { allowed: true, reviewWithin: soon }',
+      /e\.yml.*environments\.0\.breakGlass\.reviewWithin: a duration such as 4h/,
+    ],
+    [
+      {},
+      'breakGlass: { allowed: true }',
+      /e\.yml.*environments\.0\.breakGlass\.reviewWithin: required when allowed is true/,
+    ],
+    [
+      {},
+      'breakGlass: { allowed: yes please }',
+      /e\.yml.*environments\.0\.breakGlass\.allowed: true or false/,
+    ],
+    [
+      {},
+      'breakGlass: { allowed: true, reviewWithin: 4h, within: 4h }',
+      /e\.yml.*environments\.0\.breakGlass/,
+    ],
+    [{ RMQ_BREAK_GLASS: 'yes' }, undefined, /RMQ_BREAK_GLASS: a duration such as 4h/],
+    [{ RMQ_BREAK_GLASS: '90d' }, undefined, /RMQ_BREAK_GLASS: between 1s and 30d/],
+  ])(
+    'a break-glass setting that cannot be read is refused at start, naming the key (%j %j)',
+    (vars, extra, message) => {
+      const yaml = extra
+        ? `environments:\n  - name: a\n    url: http://a\n    userEnv: U\n    passwordEnv: P\n    ${extra}`
+        : undefined;
+      const env = { ...vars, ...(yaml ? { RMQ_ENVIRONMENTS: 'e.yml', U: 'u', P: 'p' } : {}) };
+      expect(() => loadConfig(env, () => yaml ?? '')).toThrow(message);
+    },
+  );
+
+  it('break-glass: off by default, RMQ_BREAK_GLASS for every environment, the file per environment', () => {
+    expect(loadConfig({}).environments[0]?.breakGlass).toBeUndefined();
+    expect(loadConfig({ RMQ_BREAK_GLASS: '4h' }).environments[0]?.breakGlass).toEqual({
+      reviewWithinMs: 4 * 3_600_000,
+    });
+    const yaml = `environments:
+  - { name: a, url: http://a, userEnv: U, passwordEnv: P }
+  - { name: b, url: http://b, userEnv: U, passwordEnv: P, breakGlass: { allowed: false } }
+  - { name: c, url: http://c, userEnv: U, passwordEnv: P, breakGlass: { allowed: true, reviewWithin: 30m } }
+`;
+    const c = loadConfig({ RMQ_ENVIRONMENTS: 'e.yml', U: 'u', P: 'p', RMQ_BREAK_GLASS: '2h' }, () => yaml);
+    expect(c.environments.map((e) => [e.name, e.breakGlass?.reviewWithinMs])).toEqual([
+      ['a', 2 * 3_600_000],
+      ['b', undefined],
+      ['c', 30 * 60_000],
     ]);
   });
 

@@ -3,6 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { refusalSentence, type WorkflowErrorCode } from '../../src/workflow/errors.ts';
 import {
   approvalsNeeded,
+  awaitsReview,
+  type BreakGlassFacts,
+  breakGlassRefusal,
   type DecideFacts,
   decideRefusal,
   environmentRefusal,
@@ -11,7 +14,9 @@ import {
   hasApproved,
   MAX_REASON,
   type RequesterFacts,
+  type ReviewFacts,
   requesterRefusal,
+  reviewRefusal,
 } from '../../src/workflow/rules.ts';
 
 /** The workflow's rules (src/workflow/rules.ts), table by table; the integration suites run them against Redis and the broker. */
@@ -226,6 +231,86 @@ describe('approvals counted', () => {
   });
 });
 
+describe('breakGlassRefusal', () => {
+  const facts = (over: Partial<BreakGlassFacts>): BreakGlassFacts => ({
+    env: 'prod',
+    allowed: true,
+    role: 'requester',
+    reason: 'INC-7: orders are piling up',
+    ...over,
+  });
+  const cases: [string, Partial<BreakGlassFacts>, WorkflowErrorCode | null][] = [
+    ['the requester, allowed, with a reason', {}, null],
+    ['the environment does not allow it', { allowed: false }, 'break-glass-not-allowed'],
+    [
+      'not allowed, even for someone else, says not allowed first',
+      { allowed: false, role: 'other' },
+      'break-glass-not-allowed',
+    ],
+    ['an approver who is not the requester', { role: 'approver' }, 'break-glass-not-requester'],
+    ['anyone else', { role: 'other' }, 'break-glass-not-requester'],
+    ['no reason', { reason: '' }, 'reason-required'],
+    ['the longest reason', { reason: LONGEST }, null],
+    ['a reason over the limit', { reason: LONG }, 'reason-too-long'],
+  ];
+  it.each(cases)('%s', (_what, over, code) => {
+    expect(breakGlassRefusal(facts(over))?.code ?? null).toBe(code);
+  });
+
+  it('a missing reason is asked for as a break-glass reason', () => {
+    expect(breakGlassRefusal(facts({ reason: '' }))).toEqual({ code: 'reason-required', for: 'break-glass' });
+  });
+});
+
+describe('reviewRefusal', () => {
+  const glass = {
+    by: 'U0REQ',
+    reason: 'INC-7',
+    at: '2026-12-01T08:00:00.000Z',
+    reviewBy: '2026-12-01T12:00:00.000Z',
+  };
+  const review = { outcome: 'reviewed' as const, by: 'U0B', reason: 'fine', at: '2026-12-01T09:00:00.000Z' };
+  const facts = (over: Partial<ReviewFacts>): ReviewFacts => ({
+    env: 'prod',
+    role: 'approver',
+    reason: 'it had to be done',
+    request: { breakGlass: glass, state: 'applied' },
+    ...over,
+  });
+  const cases: [string, Partial<ReviewFacts>, WorkflowErrorCode | null][] = [
+    ['an approver, an applied break-glass change, a reason', {}, null],
+    ['a change approved as usual', { request: { state: 'applied' } }, 'nothing-to-review'],
+    [
+      'a break-glass change still applying',
+      { request: { breakGlass: glass, state: 'applying' } },
+      'nothing-to-review',
+    ],
+    [
+      'a break-glass change that went stale',
+      { request: { breakGlass: glass, state: 'stale' } },
+      'nothing-to-review',
+    ],
+    ['reviewed already', { request: { breakGlass: glass, state: 'applied', review } }, 'already-reviewed'],
+    ['who broke the glass', { role: 'requester' }, 'self-review'],
+    ['someone not among the approvers', { role: 'other' }, 'not-approver'],
+    ['no reason', { reason: '' }, 'reason-required'],
+    ['a reason over the limit', { reason: LONG }, 'reason-too-long'],
+  ];
+  it.each(cases)('%s', (_what, over, code) => {
+    expect(reviewRefusal(facts(over))?.code ?? null).toBe(code);
+  });
+
+  it.each([
+    [{ breakGlass: glass, state: 'approved' as const }, true],
+    [{ breakGlass: glass, state: 'applied' as const }, true],
+    [{ breakGlass: glass, state: 'applied' as const, review }, false],
+    [{ breakGlass: glass, state: 'failed' as const }, false],
+    [{ state: 'applied' as const }, false],
+  ])('awaitsReview(%j) = %s', (r, want) => {
+    expect(awaitsReview(r)).toBe(want);
+  });
+});
+
 describe('refusal sentences (src/workflow/errors.ts)', () => {
   it.each([
     [{ code: 'read-only-env', env: 'prod' } as const, /read-only.*Nothing was filed\./],
@@ -233,6 +318,12 @@ describe('refusal sentences (src/workflow/errors.ts)', () => {
     [{ code: 'unknown-env', env: 'qa', known: ['prod', 'staging'] } as const, /knows prod, staging/],
     [{ code: 'store-unavailable', notDone: 'nothing was decided' } as const, /: nothing was decided\./],
     [{ code: 'not-found', what: 'audit record', id: 'a-r-1' } as const, /^There is no audit record a-r-1\.$/],
+    [
+      { code: 'break-glass-not-allowed', env: 'prod' } as const,
+      /does not allow break-glass.*Nothing was applied\./,
+    ],
+    [{ code: 'reason-required', for: 'break-glass' } as const, /break-glass reason is required/],
+    [{ code: 'self-review' } as const, /another approver must review it/],
   ])('%j reads %s', (refusal, sentence) => {
     expect(refusalSentence(refusal)).toMatch(sentence);
   });

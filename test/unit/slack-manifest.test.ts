@@ -72,6 +72,7 @@ describe('.env.example', () => {
       'SLACK_APPROVERS',
       'SLACK_REQUESTERS',
       'RMQ_APPROVALS_REQUIRED',
+      'RMQ_BREAK_GLASS',
       'PORT',
       'LOG_LEVEL',
     ];

@@ -18,7 +18,8 @@ import { requestRefusedView, slackRefusal } from '../views/requestRefusals.ts';
 /**
  * `/rmq delete|create|edit POLICY …` and the same as a mention: the preview's words plus
  * `--reason TEXT`, `--for DURATION` (create and edit: reverted at the deadline) and
- * `--thread LINK` (the incident thread the result is posted to; by default
+ * `--break-glass` (applied at once without approval where the environment allows it, the reason
+ * its break-glass reason), and `--thread LINK` (the incident thread the result is posted to; by default
  * the thread the mention was made in, or the channel of the command). `create`/`edit` without
  * any field flag open the policy form; a missing required reason opens the reason form. A
  * slash command opens forms at once (it carries a trigger); a mention has none, so its asker
@@ -68,7 +69,7 @@ async function run(
   const channel = await channelFlags(ctx);
   const input = parsePreview(
     [action, ...words],
-    { reason: 'string', thread: 'string', for: 'string' },
+    { reason: 'string', thread: 'string', for: 'string', 'break-glass': 'boolean' },
     { fieldsOptional: true, defaults: channel.defaults, usage },
   );
   const reason = typeof input.extra?.reason === 'string' ? input.extra?.reason.trim() : undefined;
@@ -87,6 +88,7 @@ async function run(
     origin,
     fields: input.fields,
     ...(timeBoxMs === undefined ? {} : { timeBoxMs }),
+    ...(input.extra?.['break-glass'] === true ? { breakGlass: true } : {}),
   };
   const log = ctx.logger.child({ env, vhost: draft.vhost, policy: draft.policy, action });
 

@@ -35,6 +35,7 @@ import type { SlackMessage } from '../views/message.ts';
 import { alreadyDecidedView, filedView, REQUEST_BUTTONS } from '../views/request.ts';
 import { OPEN_FORM } from '../views/requestPrompts.ts';
 import { refusalText, requestRefusedView, slackRefusal } from '../views/requestRefusals.ts';
+import { registerBreakGlassInteractions } from './breakGlass.ts';
 import type { ChangeRequests, FileOutcome } from './service.ts';
 
 /**
@@ -349,6 +350,7 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
     );
   });
 
+  const breakGlass = registerBreakGlassInteractions(app, { changes, delivery, logger, tell });
   return {
     actions: new Set([
       REQUEST_BUTTONS.approve,
@@ -356,8 +358,9 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
       REQUEST_BUTTONS.revert,
       OPEN_FORM,
       PATTERN_TYPED,
+      ...breakGlass.actions,
     ]),
-    callbacks: new Set([FORMS.decision, FORMS.policy, FORMS.reason]),
+    callbacks: new Set([FORMS.decision, FORMS.policy, FORMS.reason, ...breakGlass.callbacks]),
   };
 }
 

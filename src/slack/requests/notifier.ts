@@ -4,6 +4,7 @@ import type { PreviewResult } from '../../preview/preview.ts';
 import type { TimeBoxNotifier } from '../../workflow/timeboxDeadline.ts';
 import type { ChangeRequest, Notifier } from '../../workflow/types.ts';
 import type { Delivery, Sent } from '../delivery.ts';
+import { breakGlassAppliedView, reviewedView, reviewReminderView } from '../views/breakGlass.ts';
 import { finish, type SlackMessage } from '../views/message.ts';
 import { previewView } from '../views/preview.ts';
 import {
@@ -14,6 +15,7 @@ import {
   requestMessage,
 } from '../views/request.ts';
 import { timeBoxAskView, timeBoxNothingView, timeBoxWarningView } from '../views/timebox.ts';
+import type { FileOutcome } from './service.ts';
 
 /**
  * The workflow's Notifier, in Slack: the request message in the approvals channel is updated in
@@ -22,7 +24,9 @@ import { timeBoxAskView, timeBoxNothingView, timeBoxWarningView } from '../views
  * (with a fresh preview) are posted in both places too. Every call goes through the delivery
  * helper (retries within a budget). The requester is told by DM at every decision (approved,
  * rejected, expired, applied, failed, stale), and where they asked of the first three; half a
- * request's time to live without a decision, its approvers are reminded in its thread. A call that did not reach Slack throws, so the workflow
+ * request's time to live without a decision, its approvers are reminded in its thread. A change
+ * applied by break-glass is announced loudly in both places with Review and Revert, its review is
+ * posted there too, and unreviewed past its deadline the approvals channel is reminded. A call that did not reach Slack throws, so the workflow
  * logs it; it never undoes a transition.
  */
 
@@ -50,6 +54,11 @@ export function createSlackNotifier(options: {
   logger: Logger;
   /** The configured approvers (user and group ids) of an environment, named in reminders. */
   approversOf: (env: string) => readonly string[];
+  /**
+   * Files again (and posts for its approvers) a request gone stale on a bigger loss
+   * (`ChangeRequests.fileAgain`); absent: the stale notice only.
+   */
+  fileAgain?: (stale: ChangeRequest) => Promise<FileOutcome>;
 }): Notifier & TimeBoxNotifier {
   const { delivery, logger } = options;
 
@@ -74,6 +83,18 @@ export function createSlackNotifier(options: {
       .send(decisionNoticeView(r), 'channel');
     if (!sent.ok)
       logger.warn({ requestId: r.id, error: sent.error }, 'the decision was not posted where asked');
+  }
+
+  /** The approvers asked again, on the fresh numbers: the change filed again and posted. */
+  async function askAgain(r: ChangeRequest) {
+    if (!options.fileAgain) return undefined;
+    try {
+      const filed = await options.fileAgain(r);
+      return filed.ok ? { id: filed.request.id } : { refused: filed.error.message };
+    } catch (err) {
+      logger.error({ err, requestId: r.id }, 'a request gone stale on a bigger loss was not filed again');
+      return { refused: 'the bot could not file it again.' };
+    }
   }
 
   async function postAll(r: ChangeRequest, message: SlackMessage, what: string): Promise<void> {
@@ -112,7 +133,18 @@ export function createSlackNotifier(options: {
         throw new Error(`request message not updated: ${sent.error}`);
       }
     },
-    applied: (r: ChangeRequest, record: AuditRecord) => postAll(r, auditView(record, r), 'audit diff'),
+    applied: (r: ChangeRequest, record: AuditRecord) =>
+      r.breakGlass
+        ? postAll(r, breakGlassAppliedView(record, r), 'break-glass notice')
+        : postAll(r, auditView(record, r), 'audit diff'),
+    reviewed: (r) => postAll(r, reviewedView(r), 'break-glass review'),
+    async reviewReminder(r) {
+      const channel = r.message?.channel ?? r.approvalsChannel ?? r.origin.channel;
+      const sent = await delivery
+        .toChannel({ channel })
+        .send(reviewReminderView(r, options.approversOf(r.env)), 'channel');
+      if (!sent.ok) throw new Error(`review reminder not posted: ${sent.error}`);
+    },
     timeBoxWarning: (r, deadline, willRevert) =>
       postAll(r, timeBoxWarningView(r, deadline, willRevert), 'time-box warning'),
     timeBoxAsk: (r, revert, why) => postAll(r, timeBoxAskView(r, revert, why), 'time-box revert asked'),
@@ -127,7 +159,7 @@ export function createSlackNotifier(options: {
       if (!sent.ok) throw new Error(`reminder not posted: ${sent.error}`);
     },
     async stale(r, fresh: PreviewResult) {
-      const note = notAppliedView(r);
+      const note = notAppliedView(r, r.staleBecause === 'loss-grew' ? await askAgain(r) : undefined);
       const { file: _file, ...preview } = previewView(fresh);
       await postAll(r, finish([...note.blocks, ...preview.blocks], note.text), 'stale notice');
     },

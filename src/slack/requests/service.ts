@@ -2,7 +2,14 @@ import type { Logger } from '../../log.ts';
 import { acceptedApplyTo } from '../../policy/keys.ts';
 import type { Policy } from '../../policy/types.ts';
 import { isWorkflowError, refusalSentence, type WorkflowError } from '../../workflow/errors.ts';
-import type { ChangeRequest, Filed, Origin, Workflow } from '../../workflow/types.ts';
+import type {
+  ChangeRequest,
+  Filed,
+  Origin,
+  ReviewInput,
+  ReviewResult,
+  Workflow,
+} from '../../workflow/types.ts';
 import type { Delivery, Sent } from '../delivery.ts';
 import type { SlackBroker } from '../environments.ts';
 import { SLACK_LIMITS } from '../limits.ts';
@@ -35,6 +42,16 @@ export interface ChangeRequests {
   readonly workflow: Workflow;
   /** Files `draft` for `user`; posts the request to its approvals channel. */
   file(draft: Draft, user: string, reason: string | undefined): Promise<FileOutcome>;
+  /** Files again a request gone stale on a bigger loss, and posts it for its approvers (`Workflow.fileAgain`). */
+  fileAgain(stale: ChangeRequest): Promise<FileOutcome>;
+  /** An approver's review of a break-glass change; a revert it files is posted like any request. */
+  review(
+    id: string,
+    input: ReviewInput,
+  ): Promise<
+    | { readonly ok: true; readonly result: ReviewResult }
+    | { readonly ok: false; readonly error: WorkflowError }
+  >;
   /** Files a request restoring the before state of audit record `auditId`. */
   revert(auditId: string, user: string, origin: Origin, reason: string): Promise<FileOutcome>;
   /** Opens the policy form of a create or an edit (prefilled with the policy as it is). */
@@ -132,8 +149,23 @@ export function createChangeRequests(options: ChangeRequestsOptions): ChangeRequ
           requester: { user, ...(reason ? { reason } : {}) },
           origin: draft.origin,
           ...(draft.timeBoxMs === undefined ? {} : { timeBoxMs: draft.timeBoxMs }),
+          ...(draft.breakGlass ? { breakGlass: true } : {}),
         }),
       ),
+    fileAgain: (stale) => filing(() => workflow.fileAgain(stale.id)),
+    async review(id, input) {
+      try {
+        const result = await workflow.review(id, input);
+        if (result.revert) await post(result.revert);
+        return { ok: true, result };
+      } catch (err) {
+        if (isWorkflowError(err)) {
+          logger.info({ code: err.code, refused: err.message }, 'review refused');
+          return { ok: false, error: err };
+        }
+        throw err;
+      }
+    },
     revert: (auditId, user, origin, reason) =>
       filing(() => workflow.revertRequestFor(auditId, user, origin, reason)),
 

@@ -71,6 +71,8 @@ export const DraftSchema = z.object({
     .default({}),
   /** `--for`: reverted this long after it is applied (src/workflow/timebox.ts). */
   timeBoxMs: z.number().int().positive().optional(),
+  /** `--break-glass`: applied at once without approval, where allowed (the workflow checks it again). */
+  breakGlass: z.boolean().optional(),
 });
 export type Draft = z.infer<typeof DraftSchema>;
 
@@ -87,7 +89,7 @@ export function encodeMeta(meta: unknown): string {
   return JSON.stringify(meta);
 }
 
-function parseMeta<T>(schema: z.ZodType<T>, text: string): T | undefined {
+export function parseMeta<T>(schema: z.ZodType<T>, text: string): T | undefined {
   try {
     const r = schema.safeParse(JSON.parse(text));
     return r.success ? r.data : undefined;
@@ -106,7 +108,7 @@ type View = types.ModalView;
 
 const plain = (text: string) => ({ type: 'plain_text' as const, text });
 
-function textInput(
+export function textInput(
   block: BlockId,
   label: string,
   options: {
@@ -140,7 +142,13 @@ function textInput(
   };
 }
 
-function modal(callbackId: string, title: string, submit: string, meta: string, blocks: Block[]): View {
+export function modal(
+  callbackId: string,
+  title: string,
+  submit: string,
+  meta: string,
+  blocks: Block[],
+): View {
   return {
     type: 'modal',
     callback_id: callbackId,
@@ -227,7 +235,7 @@ export function policyForm(input: PolicyFormInput): View {
   );
 }
 
-type StateValues = Record<
+export type StateValues = Record<
   string,
   Record<
     string,

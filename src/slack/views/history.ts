@@ -1,6 +1,7 @@
 import { type HistoryResult, unreadableSentence, verifySentence } from '../../../commands/history.ts';
+import { acceptedWords, inShowingOrder, observationWords, observedQueueWords } from '../../audit/observed.ts';
 import type { AuditRecord } from '../../audit/types.ts';
-import { code, prose } from '../escape.ts';
+import { code, prose, truncate } from '../escape.ts';
 import { type Block, context, finish, type SlackMessage, section } from './message.ts';
 
 /** `history`: the audit trail, newest first, one section per change (read-only). */
@@ -27,6 +28,14 @@ function entry(e: AuditRecord): string {
       (a) => `approved by ${user(a.user)}${a.reason ? `: ${prose(a.reason)}` : ''}`,
     ),
     e.action === 'outside' && `made outside the bot${e.actor ? ` by ${code(e.actor)}` : ''}`,
+    e.breakGlass &&
+      `:rotating_light: *break glass:* applied without approval by ${user(e.breakGlass.user)}: ${prose(e.breakGlass.reason)}`,
+    e.breakGlass &&
+      (e.breakGlass.reviewedBy
+        ? `${e.breakGlass.reviewOutcome === 'reverted' ? 'reverted on review' : 'reviewed'} by ${user(e.breakGlass.reviewedBy)}: ${prose(e.breakGlass.reviewReason ?? '')}`
+        : '*unreviewed*: no approver has reviewed it yet'),
+    e.review &&
+      `${e.review.outcome === 'reverted' ? 'reverted on review' : 'reviewed'} by ${user(e.actor ?? '')} (break-glass change ${code(e.reviewOf ?? '')}): ${prose(e.review.reason)}`,
   ].filter(Boolean);
   const lost = e.objects.filter((o) => Object.keys(o.lost).length > 0);
   const objects = lost.length
@@ -40,7 +49,23 @@ function entry(e: AuditRecord): string {
         )
         .join(', ')}${lost.length > 5 ? ', …' : ''}`
     : `${e.objects.length} object${e.objects.length === 1 ? '' : 's'} moved, none lost a value`;
-  return [head, ...who, objects].join('\n');
+  return [head, ...who, objects, ...predictedObserved(e)].join('\n');
+}
+
+const SHOWN_QUEUES = 3;
+
+/** Predicted (as accepted) and observed, the differences first, a few queues. */
+function predictedObserved(e: AuditRecord): string[] {
+  const o = e.observed;
+  const out = e.impact ? [prose(acceptedWords(e.impact))] : [];
+  if (!o) return out;
+  const queues = inShowingOrder(o);
+  out.push(prose(observationWords(o)));
+  for (const q of queues.slice(0, SHOWN_QUEUES))
+    out.push(`• ${observedQueueWords(q, o, (n) => code(truncate(n, 100)))}`);
+  if (queues.length > SHOWN_QUEUES)
+    out.push(`_…and ${queues.length - SHOWN_QUEUES} more queues (\`history --json\` lists them)_`);
+  return out;
 }
 
 export function historyView(r: HistoryResult): SlackMessage {

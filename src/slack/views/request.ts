@@ -25,6 +25,8 @@ export const REQUEST_BUTTONS = {
   approve: 'rmq_request_approve',
   reject: 'rmq_request_reject',
   revert: 'rmq_audit_revert',
+  /** Its requester applies it without an approval (where the environment allows it), reviewed afterwards. */
+  breakGlass: 'rmq_request_break_glass',
 } as const;
 
 /** A user id as a mention (ids come from Slack's payloads; anything else is shown as code). */
@@ -90,7 +92,27 @@ function changeBlocks(r: ChangeRequest): Block[] {
   return [fieldsBlock('Now', r.before), fieldsBlock('Will be written as', r.after)];
 }
 
+/** A break-glass change, as every message about it says it: applied without approval, by whom, why; its review. */
+export function breakGlassLine(r: ChangeRequest): string {
+  const g = r.breakGlass;
+  if (!g) return '';
+  const done =
+    r.state === 'applied'
+      ? 'applied'
+      : r.state === 'approved' || r.state === 'applying'
+        ? 'being applied'
+        : 'broken';
+  const head = `:rotating_light: *Break glass:* ${done} without approval by ${who(g.by)} at ${when(g.at)}, because ${prose(truncate(g.reason, 500))}.`;
+  const v = r.review;
+  if (v)
+    return `${head}\n${v.outcome === 'reverted' ? ':leftwards_arrow_with_hook: *Reverted on review*' : ':white_check_mark: *Reviewed*'} by ${who(v.by)} at ${when(v.at)}: ${prose(truncate(v.reason, 500))}${v.revertRequestId ? ` (revert request ${code(v.revertRequestId)}, with its own approval)` : ''}`;
+  if (!['approved', 'applying', 'applied'].includes(r.state)) return head;
+  return `${head}\n*Unreviewed:* an approver reviews it (Review, or Revert), due by ${when(g.reviewBy)}.`;
+}
+
 function stateLine(r: ChangeRequest): string {
+  if (r.breakGlass && r.state !== 'rejected' && r.state !== 'expired')
+    return `${r.state === 'approved' ? ':gear: *Applying without approval*' : STATE_WORDS[r.state]}${r.state === 'applied' && r.appliedAt ? ` at ${when(r.appliedAt)}` : ''}\n${breakGlassLine(r)}`;
   const d = r.decision;
   switch (r.state) {
     case 'pending': {
@@ -124,12 +146,31 @@ function stateLine(r: ChangeRequest): string {
       return `${STATE_WORDS.expired}: nobody decided before ${when(r.expiresAt)}. File it again if it is still wanted.`;
     case 'stale':
       return r.staleBecause === 'loss-grew'
-        ? `${STATE_WORDS.stale}: the change would now remove more than the approval accepted (more messages, or another queue). The fresh numbers were posted; file the request again for the approvers to decide on them.`
+        ? `${STATE_WORDS.stale}: the change would now remove more than the approval accepted (more messages, or another queue). Nothing was applied; the fresh numbers were posted.`
         : `${STATE_WORDS.stale}: the policy on the broker is no longer what the approver saw. A fresh preview was posted; file the request again to go ahead.`;
   }
 }
 
 function buttons(r: ChangeRequest): types.ActionsBlock {
+  const breakGlass: types.Button[] = r.breakGlassOffered
+    ? [
+        {
+          type: 'button',
+          action_id: REQUEST_BUTTONS.breakGlass,
+          text: { type: 'plain_text', text: 'Break glass' },
+          value: r.id,
+          confirm: {
+            title: { type: 'plain_text', text: 'Apply without approval?' },
+            text: {
+              type: 'plain_text',
+              text: 'Only its requester may. It is applied at once, announced here and where it was asked, and an approver reviews it afterwards.',
+            },
+            confirm: { type: 'plain_text', text: 'Give the reason' },
+            deny: { type: 'plain_text', text: 'Cancel' },
+          },
+        },
+      ]
+    : [];
   return {
     type: 'actions',
     block_id: 'rmq_request_decision',
@@ -148,6 +189,7 @@ function buttons(r: ChangeRequest): types.ActionsBlock {
         style: 'danger',
         value: r.id,
       },
+      ...breakGlass,
     ],
   };
 }
@@ -161,6 +203,11 @@ export function timeBoxLine(r: Pick<ChangeRequest, 'appliedAt'>, forMs: number):
   return at === undefined
     ? `:hourglass: *Time-boxed:* reverted ${formatDuration(forMs)} after it is applied. Approving it approves the revert too; if the policy is changed again meanwhile, the revert asks for a new approval instead.`
     : `:hourglass: *Time-boxed:* reverted at ${when(new Date(at).toISOString())} (${formatDuration(forMs)} after it was applied), unless the policy is changed again meanwhile: then the revert asks for a new approval.`;
+}
+
+/** A request the bot filed again: the one that went stale, and why the approvers are asked again. */
+export function againLine(staleId: string): string {
+  return `:repeat: *Filed again* by the bot: request ${code(staleId)} went stale because the change would now remove more than its approval accepted. Approvers, decide on the fresh numbers below.`;
 }
 
 /** The title line of a request, for messages and modals. */
@@ -179,6 +226,7 @@ export function requestMessage(r: ChangeRequest, options: { fileAttached?: boole
         `*Environment* ${code(r.env)} · *vhost* ${code(r.vhost)}`,
         `*Reason* ${r.requester.reason ? prose(truncate(r.requester.reason, 1000)) : '_(none given)_'}`,
         ...(r.revertOf ? [`*Reverts* audit record ${code(r.revertOf)}`] : []),
+        ...(r.againOf ? [againLine(r.againOf)] : []),
       ].join('\n'),
     ),
     ...changeBlocks(r),
@@ -213,10 +261,16 @@ export function filedView(
   const lines = [
     `:inbox_tray: ${requestTitle(r)} in ${code(r.env)}/${code(truncate(r.vhost, 200))} is filed by ${who(r.requester.user)}.`,
   ];
+  if (r.breakGlass)
+    lines.push(
+      `:rotating_light: *Break glass:* it is applied now without approval, because ${prose(truncate(r.breakGlass.reason, 500))}; announced in ${channel} and here, and an approver reviews it by ${when(r.breakGlass.reviewBy)}.`,
+    );
   lines.push(
-    posted.ok
-      ? `It waits for an approver in ${channel}; the result is posted here.`
-      : `:warning: Its approval message could not be posted in ${channel} (Slack answered ${code(posted.error ?? 'unknown')}): invite the bot there, or give an approver the request id.`,
+    r.breakGlass && posted.ok
+      ? 'The result is posted here.'
+      : posted.ok
+        ? `It waits for an approver in ${channel}; the result is posted here.`
+        : `:warning: Its approval message could not be posted in ${channel} (Slack answered ${code(posted.error ?? 'unknown')}): invite the bot there, or give an approver the request id.`,
   );
   return finish([section(lines.join('\n'))], `Change request ${r.id} filed; waiting for an approver.`);
 }
@@ -381,12 +435,24 @@ function predictedObservedBlocks(rec: AuditRecord): Block[] {
     : [section(heading)];
 }
 
-/** Where the request came from, when it was not applied: failed (the broker's reason) or stale. */
-export function notAppliedView(r: ChangeRequest): SlackMessage {
-  return finish(
-    [section(requestTitle(r)), section(stateLine(r))],
-    `Change request ${r.id} was not applied (${r.state}).`,
-  );
+/**
+ * Where the request came from, when it was not applied: failed (the broker's reason) or stale;
+ * `again`, for a stale one: what became of filing it again (its new id, or why it was refused).
+ */
+export function notAppliedView(
+  r: ChangeRequest,
+  again?: { readonly id: string } | { readonly refused: string },
+): SlackMessage {
+  const blocks = [section(requestTitle(r)), section(stateLine(r))];
+  if (again)
+    blocks.push(
+      section(
+        'id' in again
+          ? `:repeat: Filed again as ${code(again.id)} with the fresh numbers: its approvers are asked to decide on them.`
+          : `:warning: It could not be filed again: ${prose(truncate(again.refused, 800))} File the request again to go ahead.`,
+      ),
+    );
+  return finish(blocks, `Change request ${r.id} was not applied (${r.state}).`);
 }
 
 /** To the requester (by DM) and where they asked, at every decision: the request and its state line. */

@@ -9,6 +9,7 @@ const STATE_WORDS: Readonly<Record<string, string>> = {
   pending: 'waiting for approval',
   approved: 'approved, about to be applied',
   applying: 'being applied',
+  applied: 'applied',
 };
 
 const user = (id: string) => (/^[UW][A-Z0-9]+$/.test(id) ? `<@${id}>` : code(id));
@@ -25,9 +26,11 @@ export function requestsView(r: RequestsResult): SlackMessage {
     const lines = [
       `${what}: ${STATE_WORDS[q.state] ?? q.state}`,
       `requested by ${user(q.requester.user)}${q.requester.reason ? `: ${prose(q.requester.reason)}` : ''}`,
-      q.decision
-        ? `${q.decision.kind === 'approve' ? 'approved' : 'rejected'} by ${user(q.decision.by)}: ${prose(q.decision.reason)}`
-        : `expires <!date^${Math.floor(Date.parse(q.expiresAt) / 1000)}^{date_short_pretty} {time}|${q.expiresAt}>`,
+      q.breakGlass
+        ? `:rotating_light: break glass by ${user(q.breakGlass.by)}: ${prose(q.breakGlass.reason)}${q.unreviewed ? ` · *unreviewed* (due by <!date^${Math.floor(Date.parse(q.breakGlass.reviewBy) / 1000)}^{date_short_pretty} {time}|${q.breakGlass.reviewBy}>)` : ''}`
+        : q.decision
+          ? `${q.decision.kind === 'approve' ? 'approved' : 'rejected'} by ${user(q.decision.by)}: ${prose(q.decision.reason)}`
+          : `expires <!date^${Math.floor(Date.parse(q.expiresAt) / 1000)}^{date_short_pretty} {time}|${q.expiresAt}>`,
     ];
     return section(lines.join('\n'));
   });

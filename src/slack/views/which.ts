@@ -6,16 +6,10 @@ import {
 } from '../../../commands/which.ts';
 import {
   didYouMeanWords,
-  FROM_WORDS,
-  keyRulesUnknownWords,
   kindWords,
-  missingObjectWords,
-  NOT_APPLIED_WORDS,
   NOT_ASKED_WORDS,
-  NOT_REPORTED_WORDS,
-  noEffectWords,
-  OPERATOR_POLICIES_NOT_READ,
   UNANCHORED_MARK,
+  WHICH_WORDS,
 } from '../../../commands/words.ts';
 import { hazardWords, NO_STATISTICS, nowWords, statisticsSaid } from '../../preview/impactWords.ts';
 import { code, prose, truncate, valueCode } from '../escape.ts';
@@ -75,7 +69,7 @@ function alsoMatchedItems(r: WhichResult): string[] {
   const kind = kindWords(r.object.kind);
   return r.alsoMatched.map((m) => {
     const keys = m.keys?.length ? ` (${m.keys.map((k) => code(truncate(k, MAX_SHOWN.key))).join(', ')})` : '';
-    return `• ${name(m.name)} · priority ${m.priority}${unanchoredMark(m)} — ${NOT_APPLIED_WORDS[m.reason](kind)}${keys}`;
+    return `• ${name(m.name)} · priority ${m.priority}${unanchoredMark(m)} — ${WHICH_WORDS.notApplied[m.reason](kind)}${keys}`;
   });
 }
 
@@ -93,7 +87,7 @@ function operatorSection(r: WhichResult): Block | undefined {
   if (!op) return undefined;
   if (r.answer === 'not-reported') {
     return section(
-      `*Operator policy matching it:* ${policyLine(op)}${setsLine(op)}\nAn operator policy applies on top of whichever user policy governs: for limits both set, the stricter value holds.`,
+      `*Operator policy matching it:* ${policyLine(op)}${setsLine(op)}\n${WHICH_WORDS.operatorOnTop}`,
     );
   }
   const source =
@@ -110,7 +104,7 @@ function effectiveSection(r: WhichResult): Block | undefined {
   if (entries.length === 0) return undefined;
   const items = entries.map(
     ([k, e]) =>
-      `• ${code(truncate(k, MAX_SHOWN.key))} = ${value(e.value)} _(${FROM_WORDS[e.from]}${e.noEffect ? `; ${noEffectWords(r.object.kind, r.brokerVersion)}` : ''})_`,
+      `• ${code(truncate(k, MAX_SHOWN.key))} = ${value(e.value)} _(${WHICH_WORDS.from[e.from]}${e.noEffect ? `; ${WHICH_WORDS.noEffect(r.object.kind, r.brokerVersion)}` : ''})_`,
   );
   return listSection('*What the object gets:*', items, { maxItems: MAX_SHOWN.keys + 2 });
 }
@@ -148,7 +142,9 @@ function notesBlocks(r: WhichResult): Block[] {
   const blocks: Block[] = [...liveBlocks(r)];
   if (r.operatorPoliciesNotRead !== undefined) {
     blocks.push(
-      section(`:lock: ${OPERATOR_POLICIES_NOT_READ} (${code(truncate(r.operatorPoliciesNotRead, 300))})`),
+      section(
+        `:lock: ${WHICH_WORDS.operatorPoliciesNotRead} (${code(truncate(r.operatorPoliciesNotRead, 300))})`,
+      ),
     );
   }
   if (r.unreadable.length > 0) {
@@ -159,7 +155,7 @@ function notesBlocks(r: WhichResult): Block[] {
     blocks.push(listSection('*Not read by this bot* (left out rather than guessed):', items));
   }
   if (r.object.keyRulesKnown === false)
-    blocks.push(section(prose(keyRulesUnknownWords(kindWords(r.object.kind)))));
+    blocks.push(section(prose(WHICH_WORDS.keyRulesUnknown(kindWords(r.object.kind)))));
   if (r.disagreements.length > 0) {
     const items = r.disagreements.map((d) => `• ${prose(truncate(d, 600))}`);
     blocks.push(listSection('*Note:*', items, { maxItems: 5 }));
@@ -201,14 +197,14 @@ function notAsked(r: WhichResult): SlackMessage {
   const detail = r.detail ? ` (${code(truncate(r.detail, 300))})` : '';
   const blocks = [
     section(
-      `:x: *Could not ask the broker* about ${objectWords(r)}: ${why}${detail}.\nNothing is claimed about this object.`,
+      `:x: *Could not ask the broker* about ${objectWords(r)}: ${why}${detail}.\n${WHICH_WORDS.nothingClaimed}`,
     ),
   ];
   return finish(blocks, `Could not ask the broker about ${prose(truncate(r.object.name, 200))}: ${why}.`);
 }
 
 function notReported(r: WhichResult): SlackMessage {
-  const cause = NOT_REPORTED_WORDS[r.why ?? 'missing'] ?? 'it did not say why';
+  const cause = WHICH_WORDS.notReported[r.why ?? 'missing'] ?? 'it did not say why';
   const blocks: Block[] = [
     title(r),
     section(
@@ -219,26 +215,22 @@ function notReported(r: WhichResult): SlackMessage {
   if (first) {
     const mark = r.ambiguous ? `\n${tieWords(r)}` : '';
     const matches = [
-      `1. ${policyLine(first)} — first by priority${isKnownPolicy(first) ? `\n      ${sets(first.definition)}` : ''}${mark}`,
+      `1. ${policyLine(first)} — ${WHICH_WORDS.firstByPriority}${isKnownPolicy(first) ? `\n      ${sets(first.definition)}` : ''}${mark}`,
     ];
     const kind = kindWords(r.object.kind);
     r.alsoMatched.forEach((m, i) => {
-      const why =
-        m.reason === 'refused-key'
-          ? ` — ${NOT_APPLIED_WORDS['refused-key'](kind)}`
-          : m.reason === 'same-priority'
-            ? ' — same priority as the first'
-            : '';
+      const later = WHICH_WORDS.laterMatch(m.reason, kind);
+      const why = later ? ` — ${later}` : '';
       matches.push(`${i + 2}. ${name(m.name)} · priority ${m.priority}${unanchoredMark(m)}${why}`);
     });
-    blocks.push(listSection('*Matches, by priority:*', matches));
+    blocks.push(listSection(`*${WHICH_WORDS.matchesByPriority}:*`, matches));
   } else if (r.alsoMatched.length > 0) {
-    blocks.push(listSection('*Matches, none of which can apply:*', alsoMatchedItems(r)));
+    blocks.push(listSection(`*${WHICH_WORDS.noneCanApply}:*`, alsoMatchedItems(r)));
   } else {
-    blocks.push(section('*No user policy matches it.*'));
+    blocks.push(section(`*${WHICH_WORDS.noUserPolicyMatches}*`));
   }
   blocks.push(
-    ...closing(r, '*Nothing would govern this object:* no user policy and no operator policy matches it.'),
+    ...closing(r, `*${WHICH_WORDS.nothingWouldGovern.heading}:* ${WHICH_WORDS.nothingWouldGovern.why}`),
   );
   const lead = first
     ? `first match by priority: ${prose(truncate(first.name, 200))}${r.ambiguous ? ' (ambiguous)' : ''}`
@@ -259,7 +251,7 @@ function reported(r: WhichResult): SlackMessage {
     blocks.push(section('*In force:* no user policy.'));
   }
   if (r.alsoMatched.length > 0) {
-    blocks.push(listSection('*Also matched, and does not apply:*', alsoMatchedItems(r)));
+    blocks.push(listSection(`*${WHICH_WORDS.alsoMatched}:*`, alsoMatchedItems(r)));
   }
   blocks.push(
     ...closing(
@@ -289,6 +281,6 @@ export function whichView(r: WhichResult): SlackMessage {
 
 /** Above the answer: the asker more likely meant one of these than an object nobody declared. */
 function didYouMean(r: WhichResult): Block {
-  const what = missingObjectWords(r.object.kind, r.object.kindAssumed);
+  const what = WHICH_WORDS.missingObject(r.object.kind, r.object.kindAssumed);
   return section(`:mag: ${didYouMeanWords(what, r.object.name, r.didYouMean ?? [], name)}`);
 }

@@ -1,0 +1,193 @@
+import type { AuditTrail } from '../audit/trail.ts';
+import { type AuditEntry, reviewRecordId } from '../audit/types.ts';
+import type { Logger } from '../log.ts';
+import { WorkflowError } from './errors.ts';
+import { breakGlassRefusal, type DeciderRole, reviewRefusal } from './rules.ts';
+import type { RequestStore } from './store.ts';
+import type {
+  ApplyQueue,
+  BreakGlassInput,
+  ChangeRequest,
+  DecideResult,
+  Filed,
+  Notifier,
+  Origin,
+  ReviewInput,
+  ReviewResult,
+  WorkflowEnvironment,
+} from './types.ts';
+
+/**
+ * Break-glass: a pending request applied by its requester without an approval (where the
+ * environment allows it), through the same atomic move out of `pending` and the same apply job as
+ * an approved one; and its review afterwards by an approver, recorded in the audit trail (a record
+ * of its own: the change's record is sealed and never changed). Who may do either is rules.ts's;
+ * createWorkflow (workflow.ts) hands in what it shares.
+ */
+
+export interface BreakGlassDeps {
+  readonly store: RequestStore;
+  readonly audit: AuditTrail;
+  readonly queue: ApplyQueue;
+  readonly notify: Notifier;
+  readonly log: Logger;
+  readonly now: () => Date;
+  readonly environment: (name: string) => WorkflowEnvironment;
+  readonly isApprover: (env: string, user: string) => Promise<boolean>;
+  /** A store call whose Redis failure becomes `store-unavailable` (workflow.ts's `storeCall`). */
+  readonly storeCall: <T>(what: string, call: () => Promise<T>, notDone?: string) => Promise<T>;
+  /** Files the revert of an audit record (workflow.ts's `revertRequestFor`). */
+  readonly fileRevert: (
+    auditId: string,
+    user: string,
+    origin: Origin | undefined,
+    reason: string,
+  ) => Promise<Filed>;
+}
+
+/** Refuses, before anything is filed, a `--break-glass` rules.ts does not let the requester make. */
+export function assertMayBreakGlassAtFiling(env: WorkflowEnvironment, reason: string | undefined): void {
+  const refused = breakGlassRefusal({
+    env: env.name,
+    allowed: env.breakGlass !== undefined,
+    role: 'requester',
+    reason: reason?.trim() ?? '',
+  });
+  if (refused) throw new WorkflowError(refused);
+}
+
+export function createBreakGlass(deps: BreakGlassDeps) {
+  const { store, storeCall } = deps;
+  const notFound = (id: string) => new WorkflowError({ code: 'not-found', what: 'change request', id });
+
+  async function breakGlass(id: string, input: BreakGlassInput): Promise<DecideResult> {
+    const reason = input.reason.trim();
+    const undecided = 'nothing was applied';
+    const request = await storeCall('get', () => store.get(id), undecided);
+    if (!request) throw notFound(id);
+    const env = deps.environment(request.env);
+    const refused = breakGlassRefusal({
+      env: env.name,
+      allowed: env.breakGlass !== undefined,
+      role: input.user === request.requester.user ? 'requester' : 'other',
+      reason,
+    });
+    if (refused) throw new WorkflowError(refused, { request });
+    const at = deps.now();
+    const reviewWithinMs = env.breakGlass?.reviewWithinMs ?? 0;
+    const outcome = await storeCall(
+      'break glass',
+      () =>
+        store.breakGlass(id, {
+          by: input.user,
+          reason,
+          at: at.toISOString(),
+          reviewBy: new Date(at.getTime() + reviewWithinMs).toISOString(),
+        }),
+      undecided,
+    );
+    if (outcome.kind === 'missing') throw notFound(id);
+    if (outcome.kind === 'expired') {
+      await deps.notify.stateChanged(outcome.request);
+      return { outcome: 'expired', request: outcome.request };
+    }
+    if (outcome.kind !== 'approved') {
+      const state = outcome.request.state;
+      return { outcome: state === 'expired' ? 'expired' : 'already-decided', request: outcome.request };
+    }
+    deps.log.warn({ requestId: id, by: input.user, env: env.name }, 'break glass: applying without approval');
+    try {
+      await deps.queue.enqueue(id);
+    } catch (err) {
+      // The request stays `approved`: the worker's sweep queues every approved request it finds.
+      deps.log.error({ err, requestId: id }, 'apply job not queued; the worker sweep will queue it');
+    }
+    await deps.notify.stateChanged(outcome.request);
+    return { outcome: 'decided', request: outcome.request };
+  }
+
+  /** Who the reviewer is to the change: who broke the glass is its requester here. */
+  async function roleOf(r: ChangeRequest, user: string): Promise<DeciderRole> {
+    if (user === r.breakGlass?.by) return 'requester';
+    return (await deps.isApprover(r.env, user)) ? 'approver' : 'other';
+  }
+
+  async function review(id: string, input: ReviewInput): Promise<ReviewResult> {
+    const reason = input.reason.trim();
+    const notDone = 'nothing was reviewed';
+    const request = await storeCall('get', () => store.get(id), notDone);
+    if (!request) throw notFound(id);
+    const refused = reviewRefusal({
+      env: request.env,
+      role: await roleOf(request, input.user),
+      reason,
+      request,
+    });
+    if (refused) throw new WorkflowError(refused, { request });
+    const auditId = request.auditId;
+    if (!auditId) throw new WorkflowError({ code: 'nothing-to-review', state: request.state }, { request });
+    // A revert is filed first: refused (nothing to revert, not a requester), nothing is reviewed.
+    const revert =
+      input.outcome === 'reverted'
+        ? await deps.fileRevert(auditId, input.user, input.origin, reason)
+        : undefined;
+    const at = deps.now().toISOString();
+    const given = {
+      outcome: input.outcome,
+      by: input.user,
+      reason,
+      at,
+      ...(revert ? { revertRequestId: revert.request.id } : {}),
+    };
+    const moved = await storeCall('review', () => store.review(id, given), notDone);
+    if (moved.kind === 'missing') throw notFound(id);
+    const withRevert = revert ? { revert } : {};
+    if (moved.kind === 'not-reviewable')
+      throw new WorkflowError(
+        { code: 'nothing-to-review', state: moved.request.state },
+        { request: moved.request },
+      );
+    // Recorded from the review the store holds, idempotently: the loser of a race (or a retry after
+    // a failed append) seals the same record once.
+    await recordReview(moved.request, auditId);
+    if (moved.kind === 'already-reviewed')
+      return { outcome: 'already-reviewed', request: moved.request, ...withRevert };
+    deps.log.info({ requestId: id, by: input.user, outcome: input.outcome }, 'break glass: reviewed');
+    await deps.notify.reviewed(moved.request);
+    return { outcome: 'reviewed', request: moved.request, ...withRevert };
+  }
+
+  async function recordReview(r: ChangeRequest, auditId: string): Promise<void> {
+    const given = r.review;
+    if (!given) return;
+    const entry: AuditEntry = {
+      id: reviewRecordId(r.id),
+      at: given.at,
+      env: r.env,
+      vhost: r.vhost,
+      policy: r.policy,
+      operator: r.layer === 'operator',
+      action: 'review',
+      requestId: r.id,
+      reviewOf: auditId,
+      actor: given.by,
+      review: {
+        outcome: given.outcome,
+        reason: given.reason,
+        ...(given.revertRequestId ? { revertRequestId: given.revertRequestId } : {}),
+      },
+      before: null,
+      after: null,
+      objects: [],
+      unpredictable: 0,
+    };
+    await storeCall('review record', () => deps.audit.append(entry), 'the review was not recorded');
+  }
+
+  return {
+    breakGlass,
+    review,
+    listUnreviewed: (env?: string) =>
+      storeCall('unreviewed', () => store.listUnreviewed(env), 'nothing was read'),
+  };
+}

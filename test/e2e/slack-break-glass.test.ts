@@ -1,0 +1,221 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditTrail } from '../../src/audit/trail.ts';
+import { RequestStore } from '../../src/workflow/store.ts';
+import { adminClient } from '../support/broker.ts';
+import type { RecordedCall } from '../support/fakeSlack.ts';
+import { APPROVALS_CHANNEL, APPROVER, type Harness, renderedText, startHarness } from '../support/harness.ts';
+import { submission } from '../support/interactions.ts';
+import { buttonsOf, isPost, requestFlow, viewOf } from '../support/requestFlow.ts';
+
+/**
+ * Break-glass end to end (signed Slack requests to the running app, the fake Web API, the real
+ * broker and Redis): environment `lab` allows it, each to be reviewed within an hour. The
+ * requester's Break glass button and `--break-glass` apply without approval, announced in the
+ * approvals channel and where it was asked; an approver reviews it (Review, or Revert: a revert
+ * request of its own). The refusal where it is not allowed is in slack-approval-rules.test.ts.
+ */
+
+let h: Harness;
+let flow: ReturnType<typeof requestFlow>;
+const admin = adminClient();
+const REQUESTER = 'U0REQUESTER';
+const BECAUSE = 'INC-7: orders piling up, nobody awake';
+
+beforeAll(async () => {
+  h = await startHarness({
+    changes: true,
+    labRules: 'breakGlass: { allowed: true, reviewWithin: 1h }',
+    logLevel: process.env.TEST_LOG_LEVEL ?? 'warn',
+  });
+  flow = requestFlow(h);
+}, 120_000);
+
+afterAll(async () => {
+  await h?.stop();
+  await admin.close();
+});
+
+const ephemeralTo = (user: string) => (c: RecordedCall) =>
+  c.ok && c.method === 'chat.postEphemeral' && c.args.user === user;
+
+/** Clicks a button as `user` on the message at `ts` in the approvals channel; the form it opened, if any. */
+async function clickButton(user: string, actionId: string, value: string, ts: string) {
+  const res = await h.interact(
+    flow.click(user, { action_id: actionId, value }, { channel: APPROVALS_CHANNEL, ts }),
+  );
+  expect(res.status).toBe(200);
+}
+
+async function submitForm(user: string, mark: number, callbackId: string, reason: string) {
+  const opened = await flow.next(mark, (c) => c.method === 'views.open' && c.ok, `the form ${callbackId}`);
+  const view = viewOf(opened);
+  expect(view.callback_id).toBe(callbackId);
+  const answer = await h.interact(submission(user, view, { reason }));
+  return { status: answer.status, body: await answer.text() };
+}
+
+const loud = (channel: string) => (c: RecordedCall) =>
+  isPost(channel)(c) && /Applied without approval/.test(String(c.args.text));
+
+describe('break-glass on a pending request, and its review', () => {
+  it('only its requester breaks the glass; applied at once, announced loudly in both places; an approver reviews it, recorded', async () => {
+    const mark = h.slack.calls.length;
+    const { responseUrl } = await h.command(
+      `create bg-cap --pattern ^bg\\. --definition {"max-length":50} --vhost ${h.vhost} --reason INC-7`,
+      { userId: REQUESTER },
+    );
+    expect(renderedText((await h.answerTo(responseUrl)).args)).toMatch(/is filed by <@U0REQUESTER>/);
+    const request = await flow.approvalMessage(mark);
+    expect(buttonsOf(request.call).map((b) => b.action_id)).toEqual([
+      'rmq_request_approve',
+      'rmq_request_reject',
+      'rmq_request_break_glass',
+    ]);
+
+    // An approver is not its requester: told at once, no form.
+    const other = h.slack.calls.length;
+    await clickButton(APPROVER, 'rmq_request_break_glass', request.id, request.ts);
+    const told = await flow.next(other, ephemeralTo(APPROVER), 'the ephemeral refusal');
+    expect(renderedText(told.args)).toMatch(/Only the requester may break the glass/);
+    expect(flow.since(other).some((c) => c.method === 'views.open')).toBe(false);
+
+    const own = h.slack.calls.length;
+    await clickButton(REQUESTER, 'rmq_request_break_glass', request.id, request.ts);
+    // An empty reason is refused inline.
+    const empty = await submitForm(REQUESTER, own, 'rmq_break_glass_form', '  ');
+    expect(empty.body).toMatch(/break-glass reason is required/);
+    expect(await admin.getPolicy('user', h.vhost, 'bg-cap')).toBeNull();
+    const given = await h.interact(
+      submission(
+        REQUESTER,
+        viewOf(await flow.next(own, (c) => c.method === 'views.open' && c.ok, 'the form')),
+        {
+          reason: BECAUSE,
+        },
+      ),
+    );
+    expect({ status: given.status, body: await given.text() }).toEqual({ status: 200, body: '' });
+
+    const announced = await flow.next(
+      mark,
+      loud(APPROVALS_CHANNEL),
+      'the break-glass notice in the approvals channel',
+    );
+    const text = renderedText(announced.args);
+    expect(text).toMatch(
+      /Applied without approval\* by <@U0REQUESTER>, because INC-7: orders piling up, nobody awake/,
+    );
+    expect(buttonsOf(announced).map((b) => [b.action_id, b.value])).toEqual([
+      ['rmq_break_glass_review', request.id],
+      ['rmq_break_glass_revert', request.id],
+    ]);
+    await flow.next(mark, loud('C0INCIDENT'), 'the break-glass notice where it was asked');
+    expect((await admin.getPolicy('user', h.vhost, 'bg-cap'))?.definition).toEqual({ 'max-length': 50 });
+    // The request message no longer offers buttons, and says who broke the glass.
+    const updated = await flow.next(
+      mark,
+      (c) =>
+        c.method === 'chat.update' &&
+        c.ok &&
+        c.args.ts === request.ts &&
+        /\*Applied\*/.test(renderedText(c.args)),
+      'the request message, applied',
+    );
+    expect(renderedText(updated.args)).toMatch(/Break glass:\* applied without approval by <@U0REQUESTER>/);
+    expect(renderedText(updated.args)).toMatch(/Unreviewed:\*/);
+    expect(buttonsOf(updated)).toEqual([]);
+
+    // Who broke the glass cannot review it.
+    const self = h.slack.calls.length;
+    await clickButton(REQUESTER, 'rmq_break_glass_review', request.id, String(announced.response?.ts));
+    expect(renderedText((await flow.next(self, ephemeralTo(REQUESTER), 'the refusal')).args)).toMatch(
+      /another approver must review it/,
+    );
+
+    const review = h.slack.calls.length;
+    await clickButton(APPROVER, 'rmq_break_glass_review', request.id, String(announced.response?.ts));
+    expect(await submitForm(APPROVER, review, 'rmq_review_form', 'it had to be done')).toEqual({
+      status: 200,
+      body: '',
+    });
+    const reviewed = await flow.next(
+      review,
+      (c) => isPost(APPROVALS_CHANNEL)(c) && /Reviewed\*/.test(renderedText(c.args)),
+      'the review in the approvals channel',
+    );
+    expect(renderedText(reviewed.args)).toMatch(/Reviewed\* by <@U0APPROVER> at .*: it had to be done/);
+    await flow.next(
+      review,
+      (c) => isPost('C0INCIDENT')(c) && /Reviewed\*/.test(renderedText(c.args)),
+      'the review where it was asked',
+    );
+
+    const records = (await new AuditTrail(h.redis as never, h.keyPrefix).list({ vhost: h.vhost })).filter(
+      (r) => r.policy === 'bg-cap',
+    );
+    expect(records.map((r) => r.action)).toEqual(['review', 'create']);
+    expect(records[1]?.breakGlass).toEqual({ user: REQUESTER, reason: BECAUSE });
+    expect(records[1]?.approvers).toBeUndefined();
+    expect(records[0]).toMatchObject({
+      actor: APPROVER,
+      reviewOf: records[1]?.id,
+      review: { outcome: 'reviewed' },
+    });
+
+    // history says it, review included.
+    const shown = await h.command(`history bg-cap --vhost ${h.vhost}`, { userId: REQUESTER });
+    expect(renderedText((await h.answerTo(shown.responseUrl)).args)).toMatch(
+      /break glass:\* applied without approval by <@U0REQUESTER>: INC-7.*\nreviewed by <@U0APPROVER>: it had to be done/,
+    );
+    expect(h.proxy.requests.filter((r) => r.method === 'PUT' && r.url.includes('bg-cap'))).toHaveLength(1);
+    expect(h.slack.rejections()).toEqual([]);
+  });
+});
+
+describe('--break-glass, and Revert on review', () => {
+  it('files and applies at once; requests lists it unreviewed; Revert files a revert request with its own approval', async () => {
+    const mark = h.slack.calls.length;
+    await admin.putPolicy('user', {
+      vhost: h.vhost,
+      name: 'bg-del',
+      pattern: '^bgdel\\.',
+      applyTo: 'queues',
+      priority: 3,
+      definition: { 'message-ttl': 60_000 },
+    });
+    const { responseUrl } = await h.command(
+      `delete bg-del --vhost ${h.vhost} --reason "INC-8: drop it now" --break-glass`,
+      { userId: REQUESTER },
+    );
+    expect(renderedText((await h.answerTo(responseUrl)).args)).toMatch(
+      /Break glass:\* it is applied now without approval, because INC-8: drop it now/,
+    );
+    const announced = await flow.next(mark, loud(APPROVALS_CHANNEL), 'the break-glass notice');
+    const [, revert] = buttonsOf(announced);
+    const id = String(revert?.value);
+    expect(await admin.getPolicy('user', h.vhost, 'bg-del')).toBeNull();
+
+    const listed = await h.command('requests', { userId: REQUESTER });
+    expect(renderedText((await h.answerTo(listed.responseUrl)).args)).toMatch(
+      /break glass by <@U0REQUESTER>: INC-8: drop it now · \*unreviewed\*/,
+    );
+
+    const click = h.slack.calls.length;
+    await clickButton(APPROVER, 'rmq_break_glass_revert', id, String(announced.response?.ts));
+    expect(await submitForm(APPROVER, click, 'rmq_review_form', 'too much at once')).toEqual({
+      status: 200,
+      body: '',
+    });
+    const revertRequest = await flow.approvalMessage(click);
+    expect(renderedText(revertRequest.call.args)).toMatch(/revert \(re-create\)/);
+    const store = new RequestStore(h.redis as never, h.keyPrefix);
+    expect((await store.get(revertRequest.id))?.requester.user).toBe(APPROVER);
+    expect((await store.get(id))?.review).toMatchObject({
+      outcome: 'reverted',
+      revertRequestId: revertRequest.id,
+    });
+    expect(await store.listUnreviewed()).toEqual([]);
+    // The revert waits for its approval: nothing re-created yet.
+    expect(await admin.getPolicy('user', h.vhost, 'bg-del')).toBeNull();
+  });
+});

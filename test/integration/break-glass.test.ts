@@ -1,0 +1,294 @@
+/**
+ * Break-glass on the real Redis and broker: a pending request applied by its requester without an
+ * approval, once across two replicas and through a freeze, by the same apply job; refused where it
+ * is not allowed or by anyone else; reviewed once by an approver (recorded in the audit trail, whose
+ * chain still verifies); reverted on review through the revert's own approval; and reminded of,
+ * once, when it is still unreviewed past its review deadline.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { history, parseHistory } from '../../commands/history.ts';
+import { requests } from '../../commands/requests.ts';
+import { AuditTrail } from '../../src/audit/trail.ts';
+import { ManagementClient } from '../../src/rabbit/index.ts';
+import type { LabClient } from '../../src/rabbit/lab.ts';
+import { type FileInput, isWorkflowError, type WorkflowEnvironment } from '../../src/workflow/index.ts';
+import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
+import { brokersUp, clientFor } from '../support/brokers.ts';
+import {
+  APPROVER,
+  APPROVER_2,
+  REQUESTER,
+  settled,
+  type WorkflowFixture,
+  workflowFixture,
+} from '../support/workflow.ts';
+
+const { up } = await brokersUp();
+const broker = up[0];
+if (!broker) throw new Error('no broker up');
+
+let admin: LabClient;
+let fx: WorkflowFixture;
+
+beforeAll(() => {
+  admin = clientFor(broker);
+});
+beforeEach(() => {
+  fx = workflowFixture(admin);
+});
+afterEach(async () => {
+  await fx.close();
+});
+afterAll(async () => {
+  await admin.close();
+});
+
+const ALLOWED: Partial<WorkflowEnvironment> = { breakGlass: { reviewWithinMs: 3_600_000 } };
+const BECAUSE = 'INC-7: orders piling up, nobody awake to approve';
+
+const input = (vhost: string, over: Partial<FileInput> = {}): FileInput => ({
+  vhost,
+  layer: 'user',
+  action: 'create',
+  policy: 'cap',
+  fields: { pattern: '^x', definition: { 'max-length': 3 } },
+  requester: { user: REQUESTER, reason: 'incident 7' },
+  origin: { channel: 'C0INCIDENT' },
+  ...over,
+});
+
+const codeOf = async (p: Promise<unknown>) => {
+  try {
+    await p;
+    return 'no refusal';
+  } catch (err) {
+    return isWorkflowError(err) ? err.code : String(err);
+  }
+};
+
+describe(`break-glass (${broker.label})`, () => {
+  it('the requester on two replicas at once, in a frozen environment: applied once, by the same job, recorded as break-glass', async () => {
+    await withVhost(
+      async (vhost) => {
+        const puts: string[] = [];
+        const counting = () =>
+          new ManagementClient({
+            url: broker.url,
+            ...brokerCredentials(),
+            onCall: (c) => {
+              if (c.method === 'PUT' && c.path.includes('/policies/')) puts.push(c.path);
+            },
+          });
+        const clientA = counting();
+        const clientB = counting();
+        try {
+          await fx.worker(clientA);
+          await fx.worker(clientB);
+          const a = fx.workflow({ env: ALLOWED });
+          const b = fx.workflow({ env: ALLOWED });
+          await a.freeze({ user: APPROVER, forMs: 3_600_000, reason: 'INC-7 freeze' });
+          const { request } = await a.file(input(vhost));
+          expect(request.breakGlassOffered).toBe(true);
+          // Anyone but the requester is refused, an approver too.
+          expect(await codeOf(b.breakGlass(request.id, { user: APPROVER, reason: 'I can' }))).toBe(
+            'break-glass-not-requester',
+          );
+          expect(await codeOf(b.breakGlass(request.id, { user: REQUESTER, reason: '  ' }))).toBe(
+            'reason-required',
+          );
+          const results = await Promise.all([
+            a.breakGlass(request.id, { user: REQUESTER, reason: BECAUSE }),
+            b.breakGlass(request.id, { user: REQUESTER, reason: BECAUSE }),
+          ]);
+          expect(results.map((x) => x.outcome).sort()).toEqual(['already-decided', 'decided']);
+
+          const done = await settled(a, request.id);
+          expect(done.state).toBe('applied');
+          expect(done.breakGlass).toMatchObject({ by: REQUESTER, reason: BECAUSE });
+          expect(done.decision).toBeUndefined();
+          expect(puts).toHaveLength(1);
+          expect((await admin.getPolicy('user', vhost, 'cap'))?.definition).toEqual({ 'max-length': 3 });
+          const trail = new AuditTrail(fx.redis, fx.keyPrefix);
+          const records = await trail.list({ vhost });
+          expect(records).toHaveLength(1);
+          expect(records[0]?.breakGlass).toEqual({ user: REQUESTER, reason: BECAUSE });
+          expect(records[0]?.approvers).toBeUndefined();
+          expect((await trail.verify()).ok).toBe(true);
+          expect(fx.notifier.told.applied.filter((x) => x.request.id === request.id)).toHaveLength(1);
+          // Unreviewed: `requests` keeps it, marked.
+          const listed = await requests(
+            {},
+            {
+              listOpen: (e) => a.listOpen(e),
+              listUnreviewed: (e) => a.listUnreviewed(e),
+            },
+          );
+          expect(listed.requests.find((q) => q.id === request.id)).toMatchObject({
+            state: 'applied',
+            unreviewed: true,
+            breakGlass: { by: REQUESTER, reason: BECAUSE },
+          });
+        } finally {
+          await clientA.close();
+          await clientB.close();
+        }
+      },
+      { client: admin },
+    );
+  });
+
+  it('not allowed: --break-glass is refused before anything is filed, and a pending request cannot break it', async () => {
+    await withVhost(
+      async (vhost) => {
+        const wf = fx.workflow();
+        expect(
+          await codeOf(
+            wf.file(input(vhost, { breakGlass: true, requester: { user: REQUESTER, reason: BECAUSE } })),
+          ),
+        ).toBe('break-glass-not-allowed');
+        expect(await wf.listOpen()).toEqual([]);
+        const { request } = await wf.file(input(vhost));
+        expect(request.breakGlassOffered).toBeUndefined();
+        expect(await codeOf(wf.breakGlass(request.id, { user: REQUESTER, reason: BECAUSE }))).toBe(
+          'break-glass-not-allowed',
+        );
+        expect((await wf.get(request.id))?.state).toBe('pending');
+        // Allowed, --break-glass without a reason: refused, nothing filed.
+        const allowed = fx.workflow({ env: ALLOWED });
+        expect(
+          await codeOf(allowed.file(input(vhost, { breakGlass: true, requester: { user: REQUESTER } }))),
+        ).toBe('reason-required');
+        expect((await allowed.listOpen()).map((r) => r.id)).toEqual([request.id]);
+      },
+      { client: admin },
+    );
+  });
+
+  it('--break-glass files and applies at once; reviewed once by an approver, recorded, and history shows the review', async () => {
+    await withVhost(
+      async (vhost) => {
+        await fx.worker(admin);
+        const a = fx.workflow({ env: ALLOWED });
+        const b = fx.workflow({ env: ALLOWED });
+        const { request } = await a.file(
+          input(vhost, { breakGlass: true, requester: { user: REQUESTER, reason: BECAUSE } }),
+        );
+        expect(request.state).toBe('approved');
+        const done = await settled(a, request.id);
+        expect(done.state).toBe('applied');
+        expect(
+          await codeOf(a.review(request.id, { user: REQUESTER, reason: 'mine', outcome: 'reviewed' })),
+        ).toBe('self-review');
+        expect(
+          await codeOf(a.review(request.id, { user: 'U0STRANGER', reason: 'hm', outcome: 'reviewed' })),
+        ).toBe('not-approver');
+        const reviewed = await b.review(request.id, {
+          user: APPROVER,
+          reason: 'had to be done',
+          outcome: 'reviewed',
+        });
+        expect(reviewed.outcome).toBe('reviewed');
+        expect(reviewed.request.review).toMatchObject({
+          outcome: 'reviewed',
+          by: APPROVER,
+          reason: 'had to be done',
+        });
+        expect(
+          await codeOf(a.review(request.id, { user: APPROVER_2, reason: 'also', outcome: 'reverted' })),
+        ).toBe('already-reviewed');
+        expect(fx.notifier.told.reviewed.map((r) => r.id)).toEqual([request.id]);
+        expect(await a.listUnreviewed()).toEqual([]);
+
+        const trail = new AuditTrail(fx.redis, fx.keyPrefix);
+        const shown = await history(parseHistory(['cap', '--vhost', vhost, '--verify']), trail);
+        expect(shown.verify?.ok).toBe(true);
+        const change = shown.entries.find((e) => e.action === 'create');
+        expect(change?.breakGlass).toEqual({
+          user: REQUESTER,
+          reason: BECAUSE,
+          reviewedBy: APPROVER,
+          reviewReason: 'had to be done',
+          reviewOutcome: 'reviewed',
+        });
+        const review = shown.entries.find((e) => e.action === 'review');
+        expect(review).toMatchObject({
+          actor: APPROVER,
+          reviewOf: change?.id,
+          review: { outcome: 'reviewed' },
+        });
+        // The change's own record is as sealed: the review is folded in for reading only.
+        expect((await trail.get(change?.id ?? ''))?.breakGlass).toEqual({ user: REQUESTER, reason: BECAUSE });
+      },
+      { client: admin },
+    );
+  });
+
+  it('reverted on review: the revert is a request of its own, approved like every revert', async () => {
+    await withVhost(
+      async (vhost) => {
+        await fx.worker(admin);
+        const wf = fx.workflow({ env: ALLOWED });
+        const { request } = await wf.file(
+          input(vhost, { breakGlass: true, requester: { user: REQUESTER, reason: BECAUSE } }),
+        );
+        const done = await settled(wf, request.id);
+        expect(done.state).toBe('applied');
+        const result = await wf.review(request.id, {
+          user: APPROVER,
+          reason: 'too broad',
+          outcome: 'reverted',
+        });
+        const revert = result.revert?.request;
+        expect(revert).toMatchObject({ action: 'revert', revertOf: done.auditId, state: 'pending' });
+        expect(revert?.requester.user).toBe(APPROVER);
+        expect(result.request.review).toMatchObject({ outcome: 'reverted', revertRequestId: revert?.id });
+        // The reviewer filed it: another approver decides it.
+        expect(
+          await codeOf(wf.decide(revert?.id ?? '', { kind: 'approve', user: APPROVER, reason: 'mine' })),
+        ).toBe('self-approval');
+        await wf.decide(revert?.id ?? '', { kind: 'approve', user: APPROVER_2, reason: 'agreed' });
+        expect((await settled(wf, revert?.id ?? '')).state).toBe('applied');
+        expect(await admin.getPolicy('user', vhost, 'cap')).toBeNull();
+      },
+      { client: admin },
+    );
+  });
+
+  it('unreviewed past its review deadline: the approvals channel is reminded once across replicas, and it stays unreviewed', async () => {
+    await withVhost(
+      async (vhost) => {
+        const soon: Partial<WorkflowEnvironment> = { breakGlass: { reviewWithinMs: 1_500 } };
+        await fx.worker(admin, { sweepIntervalMs: 250 });
+        await fx.worker(admin, { sweepIntervalMs: 250 });
+        const wf = fx.workflow({ env: soon });
+        const { request } = await wf.file(
+          input(vhost, { breakGlass: true, requester: { user: REQUESTER, reason: BECAUSE } }),
+        );
+        await settled(wf, request.id);
+        const reminded = await waitFor(
+          () => fx.notifier.told.reviewReminders.find((r) => r.id === request.id),
+          { what: 'the review reminder', deadlineMs: 30_000 },
+        );
+        expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(reminded.breakGlass?.reviewBy ?? ''));
+        // Sweeps run on after it (a second change's reminder comes later): the first is reminded once.
+        const second = await wf.file(
+          input(vhost, {
+            policy: 'cap2',
+            fields: { pattern: '^y', definition: { 'max-length': 4 } },
+            breakGlass: true,
+            requester: { user: REQUESTER, reason: BECAUSE },
+          }),
+        );
+        await settled(wf, second.request.id);
+        await waitFor(() => fx.notifier.told.reviewReminders.find((r) => r.id === second.request.id), {
+          what: 'the second review reminder',
+          deadlineMs: 30_000,
+        });
+        expect(fx.notifier.told.reviewReminders.map((r) => r.id)).toEqual([request.id, second.request.id]);
+        expect((await wf.get(request.id))?.reviewRemindedAt).toBeDefined();
+        expect((await wf.listUnreviewed()).map((r) => r.id)).toEqual([request.id, second.request.id]);
+      },
+      { client: admin },
+    );
+  });
+});
