@@ -87,7 +87,9 @@ class PrefixIndex {
         if (list) found = found.length === 0 ? list : found.concat(list);
       }
       merged =
-        this.#general.length === 0 && found.length === 1 ? found : [...this.#general, ...found].sort(byPriority);
+        this.#general.length === 0 && found.length === 1
+          ? found
+          : [...this.#general, ...found].sort(byPriority);
       this.#merged.set(longest, merged);
     }
     return merged;

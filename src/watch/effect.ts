@@ -61,14 +61,17 @@ export async function effectsOfChanges(
   await inventory.each((o) => {
     const reach = touched(o);
     if (reach.length === 0) return;
+    // Copied only for the layers the object's changes are in.
     let withoutUser: InventoryObject | undefined;
     let withoutOperator: InventoryObject | undefined;
     for (const i of reach) {
-      simulations[i]?.add(
-        layers[i] === 'user'
-          ? (withoutUser ??= { ...o, policy: undefined })
-          : (withoutOperator ??= { ...o, operatorPolicy: undefined }),
-      );
+      if (layers[i] === 'user') {
+        withoutUser ??= { ...o, policy: undefined };
+        simulations[i]?.add(withoutUser);
+      } else {
+        withoutOperator ??= { ...o, operatorPolicy: undefined };
+        simulations[i]?.add(withoutOperator);
+      }
     }
   });
   await Promise.all(simulations.map((s) => settleSimulation(s)));
