@@ -114,15 +114,12 @@ function startNow<T>(source: AsyncIterable<T>): Started<T> {
   };
 }
 
+/**
+ * A listed queue is an inventory object already (its `vhost`, and with statistics its
+ * `effectiveDefinition`, go unread): handed on as it is, not copied once per queue of the vhost.
+ */
 export function queueObject(q: QueueListing): InventoryObject {
-  return {
-    name: q.name,
-    kind: q.kind,
-    type: q.type,
-    arguments: q.arguments,
-    policy: q.policy,
-    ...(q.operatorPolicy === undefined ? {} : { operatorPolicy: q.operatorPolicy }),
-  };
+  return q;
 }
 
 export function exchangeObject(e: ExchangeListing): InventoryObject {
@@ -241,7 +238,12 @@ function readFederation(
 }
 
 /** Why a reading failed, in a few words: the client's error code and message. */
-const whyFailed = (e: unknown) => `${codeOf(e) ?? 'error'}: ${e instanceof Error ? e.message : String(e)}`;
+const whyFailed = (e: unknown) => {
+  const code = codeOf(e) ?? 'error';
+  const message = e instanceof Error ? e.message : String(e);
+  // A RabbitError's message starts with its code already.
+  return message.startsWith(`${code}: `) ? message : `${code}: ${message}`;
+};
 
 /** Folds the stats listing into a map as it arrives (beside the inventory), and reads the federation. */
 function readLive(

@@ -31,11 +31,11 @@ const HOW: Readonly<Record<NonNullable<AuditRecord['detectedBy']>, string>> = {
 function messagesBlocks(r: AuditRecord): Block[] {
   const d = r.impactDetail;
   if (!d) return [];
-  const blocks = impactBlocks(d, {
-    loss: 'What it did to the messages — loss',
-    noLoss: 'What it did to the messages',
-  });
-  if (blocks.length) return blocks;
+  if (d.count > 0)
+    return impactBlocks(d, {
+      loss: 'What it did to the messages — loss',
+      noLoss: 'What it did to the messages',
+    });
   return [
     context(
       [

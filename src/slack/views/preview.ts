@@ -183,7 +183,8 @@ export function impactBlocks(
   s: Omit<ImpactSummary, 'queues'> | undefined,
   heads: ImpactHeads = PREVIEW_HEADS,
 ): Block[] {
-  if (!s || (s.count === 0 && s.unknown === 0)) return [];
+  // What could not be read is said even when nothing read shows a loss: unknown is not none.
+  if (!s || (s.count === 0 && s.unknown === 0 && s.notes.length === 0)) return [];
   const totals = totalsWords(s.totals);
   const items = s.objects.flatMap((o) => o.impact.map((x) => `• ${name(o.name)}: ${impactWords(x, name)}`));
   if (s.count > s.objects.length) items.push(`• _and ${s.count - s.objects.length} more object(s)_`);
