@@ -4,7 +4,9 @@
  * 100,000 queues, served by the management API double (bench/fakeManagement.ts, a child
  * process). Printed: the burst's effects computed from one listing (src/watch/effect.ts
  * `effectsOfChanges`, what the recorder does) over fetching and parsing that listing alone (goal
- * <= 1.5), and, for scale, one listing per change (what it did before).
+ * <= 1.5); the same over the listing with the live columns it also reads (records and numbers in
+ * one, since issue 18), the bare listing of the same columns (goal <= 1.5); and, for scale, one
+ * listing per change (what it did before).
  *
  *   npm run bench:outside [-- --queues 100000 --changes 30 --runs 5]
  */
@@ -55,16 +57,26 @@ try {
     after: { ...p, definition: { ...p.definition, 'max-length': 10 } },
   }));
   let listed = 0;
-  const samples = { listing: [] as number[], burst: [] as number[], perChange: [] as number[] };
+  const samples = {
+    listing: [] as number[],
+    listingLive: [] as number[],
+    burst: [] as number[],
+    perChange: [] as number[],
+  };
   const listing = async () => {
     listed = 0;
     for await (const _q of client.streamQueues(info.vhost, { stats: false })) listed++;
+  };
+  // The same listing with the live columns the burst reads since issue 18 (records and numbers in one).
+  const listingLive = async () => {
+    for await (const _q of client.streamQueuesLive(info.vhost)) void _q;
   };
   const burst = () => effectsOfChanges(client, changes);
   await listing(); // warm-up
   await burst();
   for (let r = 0; r < RUNS; r++) {
     samples.listing.push(await time(listing));
+    samples.listingLive.push(await time(listingLive));
     samples.burst.push(await time(burst));
   }
   // Before: one listing per change (measured once: it is CHANGES listings long).
@@ -85,6 +97,13 @@ try {
     `the burst's ${CHANGES} effects, from one listing (median of ${RUNS})`,
     median(samples.burst),
     '   goal <= 1.5',
+  );
+  const live = median(samples.listingLive);
+  console.log(
+    `  ${'the same listing with the live columns alone'.padEnd(58)} ${live.toFixed(0).padStart(7)} ms   ratio ${(live / base).toFixed(2)}`,
+  );
+  console.log(
+    `  ${'the burst over the live listing alone (the same columns)'.padEnd(58)} ${''.padStart(7)}      ratio ${(median(samples.burst) / live).toFixed(2)}   goal <= 1.5`,
   );
   row(`one listing per change (before; once)`, samples.perChange[0] as number, '   (for scale)');
 } finally {
