@@ -5,14 +5,15 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
-import { ManagementClient } from '../../src/rabbit/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { type FileInput, isWorkflowError } from '../../src/workflow/index.ts';
-import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
+import { waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';
 import {
   APPROVER,
   APPROVER_2,
+  refusalCode as codeOf,
+  policyWritesCounted,
   REQUESTER,
   settled,
   type WorkflowFixture,
@@ -49,30 +50,13 @@ const input = (vhost: string, policy = 'cap'): FileInput => ({
   origin: { channel: 'C0INCIDENT' },
 });
 
-const codeOf = async (p: Promise<unknown>) => {
-  try {
-    await p;
-    return 'no refusal';
-  } catch (err) {
-    return isWorkflowError(err) ? err.code : String(err);
-  }
-};
-
 describe(`two approvals required (${broker.label})`, () => {
   it('two approvers on two replicas at once: one apply, one record, both approvals listed', async () => {
     await withVhost(
       async (vhost) => {
         const puts: string[] = [];
-        const counting = () =>
-          new ManagementClient({
-            url: broker.url,
-            ...brokerCredentials(),
-            onCall: (c) => {
-              if (c.method === 'PUT' && c.path.includes('/policies/')) puts.push(c.path);
-            },
-          });
-        const clientA = counting();
-        const clientB = counting();
+        const clientA = policyWritesCounted(broker, puts);
+        const clientB = policyWritesCounted(broker, puts);
         try {
           await fx.worker(clientA);
           await fx.worker(clientB);
