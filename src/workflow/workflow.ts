@@ -119,13 +119,18 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     /** The time box's approved revert has an id derived from its change's. */
     readonly id?: string;
     readonly approvalsChannel?: string | undefined;
+    /**
+     * A time box's revert, asked for with its change: who may ask was checked when the change was
+     * filed, so a requester removed from `requesters` since does not leave the change in place.
+     */
+    readonly askedWithChange?: true;
   }
 
   async function fileRequest(input: FileInput, filing: Filing): Promise<Filed> {
     const env = environment(input.env);
     const closed = environmentRefusal(env);
     if (closed) throw new WorkflowError(closed);
-    await assertMayRequest(env, input.requester.user);
+    if (!filing.askedWithChange) await assertMayRequest(env, input.requester.user);
     // Before the broker is asked: a request that cannot be stored is refused at once.
     await storeCall('ping', () => options.redis.ping());
     const broker = options.brokerFor(env.name);
@@ -403,7 +408,13 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
             },
             origin: change.origin,
           },
-          { action: 'revert', revertOf: auditId, id, approvalsChannel: change.approvalsChannel },
+          {
+            action: 'revert',
+            revertOf: auditId,
+            id,
+            approvalsChannel: change.approvalsChannel,
+            askedWithChange: true,
+          },
         );
       }
       // Idempotent: a retry after the move finds it approved already ('moved').
