@@ -1,3 +1,8 @@
+/**
+ * A little over the size aim on purpose: filing, deciding, reverts and the time box's revert share
+ * one closure (the environment lookup, the store calls, fileRequest); what stands apart is apart
+ * (break-glass in breakGlass.ts, the Notifier's logging in notifierLogging.ts).
+ */
 import type { Redis } from 'ioredis';
 import type { AuditTrail } from '../audit/trail.ts';
 import { formatDuration } from '../duration.ts';
