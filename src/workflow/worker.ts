@@ -23,7 +23,7 @@ import { type ObserveOptions, observeAfterWrite } from './observe.ts';
 import { APPLY_DEFAULTS, APPLY_QUEUE, ApplyJobData, bullPrefix, createApplyQueue } from './queue.ts';
 import { approvalsOf } from './rules.ts';
 import type { RequestStore } from './store.ts';
-import { freezeEntry, releaseHeld } from './thaw.ts';
+import { freezeEntry, heldBehind, releaseHeld } from './thaw.ts';
 import {
   type ApplyWorker,
   type ApplyWorkerOptions,
@@ -63,6 +63,8 @@ export const APPLY_CLIENT_SETTINGS: Pick<ManagementClientOptions, 'timeouts' | '
   };
 
 const VERIFY_INTERVAL_MS = 500;
+/** How soon a held request behind another held one looks again whether it is its turn. */
+const HELD_TURN_MS = 250;
 
 /**
  * The bot's own write, announced just before it is made, so the watcher of `env` does not report
@@ -229,6 +231,11 @@ class ApplyJob {
           if (held) await notify.stateChanged(held);
         }
         await job.moveToDelayed(Date.parse(freeze.until), token);
+        throw new DelayedError();
+      }
+      //    Released, a held request waits its turn: those approved before it go first.
+      if (await heldBehind(store, r)) {
+        await job.moveToDelayed(Date.now() + HELD_TURN_MS, token);
         throw new DelayedError();
       }
       const moved = await store.transition(r.id, {
