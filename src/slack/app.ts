@@ -227,6 +227,11 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
     delivery,
     logger,
     approversOf: (env) => config.environments.find((e) => e.name === env)?.approvers ?? [],
+    // Late-bound: the change requests are built on the workflow, which is built on this notifier.
+    fileAgain: async (stale) => {
+      if (!changes) throw new Error('change requests are not set up');
+      return changes.fileAgain(stale);
+    },
   });
   // Members of an approvers' user group, as Slack has them (the directory caches them).
   const listGroupMembers: ListGroupMembers = async (usergroup) =>

@@ -89,5 +89,10 @@ export function scheduleOf(appliedAt: Date, forMs: number): TimeBoxSchedule {
 
 /** The id of the approved revert of request `id`: the same on every replica and every retry. */
 export function revertRequestId(id: string): string {
-  return `r-${createHash('sha256').update(`timebox-revert:${id}`).digest('hex').slice(0, 20)}`;
+  return derivedRequestId('timebox-revert', id);
+}
+
+/** A request id derived from another's, for what is filed once per request (a revert, a refiling). */
+export function derivedRequestId(why: string, id: string): string {
+  return `r-${createHash('sha256').update(`${why}:${id}`).digest('hex').slice(0, 20)}`;
 }

@@ -1,8 +1,9 @@
 import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Logger } from '../log.ts';
-import { redisConnection } from '../redis.ts';
+import { openRedis, redisConnection } from '../redis.ts';
 import { bullPrefix } from './queue.ts';
 import { scheduleOf } from './timebox.ts';
+import { boundedClose } from './workerClose.ts';
 
 /**
  * The deadlines of time-boxed changes, as delayed BullMQ jobs: they live in Redis, so a bot
@@ -90,6 +91,9 @@ export interface TimeBoxWorker {
 export function startTimeBoxWorker(
   o: TimeBoxQueueOptions & { readonly handlers: TimeBoxHandlers; readonly log: Logger },
 ): TimeBoxWorker {
+  // Its own connection (BullMQ's settings), so that its close can see whether Redis answers.
+  const own = openRedis(o.redisUrl, { maxRetriesPerRequest: null });
+  own.on('error', () => undefined); // reported by the worker's 'error' below
   const worker = new Worker<TimeBoxJobData, void, TimeBoxJobName>(
     TIMEBOX_QUEUE,
     async (job) => {
@@ -100,11 +104,17 @@ export function startTimeBoxWorker(
       if (job.name === 'warn') await o.handlers.warn(id);
       else await o.handlers.revert(id);
     },
-    { connection: connection(o.redisUrl), prefix: bullPrefix(o.keyPrefix), concurrency: 1 },
+    { connection: own, prefix: bullPrefix(o.keyPrefix), concurrency: 1 },
   );
   worker.on('failed', (job, err) => {
     o.log.warn({ job: job?.id, attempts: job?.attemptsMade, err: err.message }, 'time-box job failed');
   });
   worker.on('error', (err) => o.log.warn({ err: err.message }, 'time-box worker error'));
-  return { close: () => worker.close() };
+  const closeWorker = boundedClose(worker, own);
+  return {
+    async close() {
+      await closeWorker();
+      own.disconnect();
+    },
+  };
 }

@@ -194,6 +194,8 @@ export const ChangeRequestSchema = z.object({
   auditId: z.string().optional(),
   /** For a revert: the audit record whose before state it restores. */
   revertOf: z.string().optional(),
+  /** Filed again by the bot from this request, gone stale because the change would remove more than approved. */
+  againOf: z.string().optional(),
   /**
    * `--for`: the change is reverted this long after it is applied (approved together with its
    * revert; src/workflow/timebox.ts). Only create and edit.
@@ -357,6 +359,14 @@ export interface Workflow {
    * revert's id derives from the change's, so a retried job files and queues it once.
    */
   approveTimeBoxRevert(change: ChangeRequest): Promise<ChangeRequest>;
+  /**
+   * A request gone stale because the change would now remove more than its approval accepted
+   * (`loss-grew`): the same change filed again for its requester, with a fresh preview (the
+   * fresh numbers), so its approvers decide on them. Refuses as `file` does; `not-found` for an
+   * unknown request. Once per stale request: its id derives from the stale one's, and a second
+   * call (or one for a request not stale that way) throws.
+   */
+  fileAgain(staleId: string): Promise<Filed>;
   /** Moves every pending request past its deadline to `expired` (notified); returns how many. */
   expireDue(): Promise<number>;
   /**

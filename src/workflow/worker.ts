@@ -32,13 +32,15 @@ import {
   type Failure,
   type Notifier,
 } from './types.ts';
+import { boundedClose } from './workerClose.ts';
 
 /**
  * The apply job: approved -> applying -> applied | failed | stale.
  *
  * 1. Re-read the policy. The broker has no compare-and-set, so if it is not what the approver
  *    saw (or, for a create, the name is now taken) nothing is written: stale, with a fresh preview.
- * 2. Re-run the preview on the broker as it is now (policies and every object): the audit records
+ * 2. Re-run the preview on the broker as it is now (policies and every object; begun beside step 1,
+ *    since it only reads, and used when step 1 finds the policy as approved): the audit records
  *    what each object loses from the broker as it was, not as it was when the request was filed.
  *    If the change would now remove more messages than the approval accepted (or touch another
  *    queue), nothing is written: stale, with the fresh numbers, for the approvers to decide again.
@@ -133,6 +135,7 @@ export async function startApplyWorker(options: ApplyWorkerOptions & ApplyWorker
     ...(options.lockDurationMs ? { stalledInterval: options.lockDurationMs } : {}),
   });
   worker.on('error', (err) => log.error({ err }, 'apply worker error'));
+  const closeWorker = boundedClose(worker, connection);
 
   // Approved requests whose job is missing (an enqueue lost to a Redis blip) are queued again;
   // requests past their deadline expire; those past half of it remind their approvers; break-glass
@@ -175,7 +178,7 @@ export async function startApplyWorker(options: ApplyWorkerOptions & ApplyWorker
     close() {
       closing ??= (async () => {
         clearInterval(timer);
-        await worker.close();
+        await closeWorker();
         await queue.close();
         connection.disconnect();
       })();
@@ -219,6 +222,10 @@ class ApplyJob {
       return;
     }
     const log = parentLog.child({ requestId: r.id, env: r.env, vhost: r.vhost, policy: r.policy });
+    const before = policyOf(r, r.before);
+    const after = policyOf(r, r.after);
+    /** Step 2's preview when begun before step 1 (see below); otherwise it starts after it. */
+    let early: Promise<PreviewResult> | undefined;
     if (r.state === 'approved') {
       // 0. While its environment is frozen, the job waits (delayed) until the freeze ends; lifting
       //    it runs the job at once (releaseHeld). The request's message says it is held, once.
@@ -238,6 +245,12 @@ class ApplyJob {
         await job.moveToDelayed(Date.now() + HELD_TURN_MS, token);
         throw new DelayedError();
       }
+      // Step 2 reads only, and its input is the same whenever step 1 finds the policy as approved
+      // (the only case it is used in): begun now, it overlaps the move to applying, the message's
+      // update and the re-read of the policy instead of following them (bench/apply).
+      // Awaited (and its failure thrown, a missing broker's too) only where it is used.
+      early = (async () => preview(previewInputOf(r, before), this.deps.brokerFor(r.env)))();
+      early.catch(() => undefined);
       const moved = await store.transition(r.id, {
         from: ['approved'],
         to: 'applying',
@@ -258,8 +271,6 @@ class ApplyJob {
     }
 
     const broker = this.deps.brokerFor(r.env);
-    const before = policyOf(r, r.before);
-    const after = policyOf(r, r.after);
     try {
       const current = await broker.getPolicy(r.layer, r.vhost, r.policy);
       let saved = data;
@@ -270,7 +281,8 @@ class ApplyJob {
         }
         log.info('the policy already is as approved (an earlier try wrote it); verifying');
       } else {
-        const fresh = await preview(previewInputOf(r, current), broker);
+        // previewInputOf(r, current) is previewInputOf(r, before) here: the same policy or none.
+        const fresh = await (early ?? preview(previewInputOf(r, current), broker));
         if (fresh.status !== 'answered') throw notAnswered(fresh);
         if (!samePolicy(policyOf(r, fresh.change.before), before)) {
           await this.stale(r, policyOf(r, fresh.change.before), broker, log);
@@ -290,8 +302,11 @@ class ApplyJob {
           watch: { ...queuesToWatch(fresh.objects), sampledBefore: fresh.summary.impact.sampledAt },
           writtenAt: this.deps.now().toISOString(),
         };
-        await job.updateData(saved);
-        await this.deps.announceWrite(r.env, { layer: r.layer, vhost: r.vhost, name: r.policy }, after, r.id);
+        // Both before the write, neither needs the other: one wait for Redis, not two.
+        await Promise.all([
+          job.updateData(saved),
+          this.deps.announceWrite(r.env, { layer: r.layer, vhost: r.vhost, name: r.policy }, after, r.id),
+        ]);
         if (after) await broker.putPolicy(r.layer, after);
         else await broker.deletePolicy(r.layer, r.vhost, r.policy);
         log.info({ action: brokerAction(r) }, 'policy written');

@@ -29,7 +29,7 @@ import {
 } from './rules.ts';
 import { type ApproveOutcome, newRequestId, type RequestStore, type TransitionOutcome } from './store.ts';
 import { freezeEntry, releaseHeld } from './thaw.ts';
-import { revertOf, revertRequestId } from './timebox.ts';
+import { derivedRequestId, revertOf, revertRequestId } from './timebox.ts';
 import type {
   ChangeRequest,
   DecideInput,
@@ -121,7 +121,9 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
   interface Filing {
     readonly action: RequestAction;
     readonly revertOf?: string;
-    /** The time box's approved revert has an id derived from its change's. */
+    /** The stale request it files again (`fileAgain`). */
+    readonly againOf?: string;
+    /** The time box's approved revert, and a request filed again, have an id derived from another's. */
     readonly id?: string;
     readonly approvalsChannel?: string | undefined;
     /**
@@ -200,6 +202,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
       expiresAt: new Date(created.getTime() + env.requestTtlMs).toISOString(),
       updatedAt: created.toISOString(),
       ...(filing.revertOf ? { revertOf: filing.revertOf } : {}),
+      ...(filing.againOf ? { againOf: filing.againOf } : {}),
       ...(input.timeBoxMs !== undefined ? { timeBoxMs: input.timeBoxMs } : {}),
       ...(env.breakGlass ? { breakGlassOffered: true } : {}),
     };
@@ -443,6 +446,37 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
         'time box: revert approved with its change, queued',
       );
       return moved.request;
+    },
+
+    async fileAgain(staleId) {
+      const stale = await storeCall('get', () => store.get(staleId));
+      if (!stale) throw new WorkflowError({ code: 'not-found', what: 'change request', id: staleId });
+      if (stale.state !== 'stale' || stale.staleBecause !== 'loss-grew')
+        throw new Error(`${staleId} did not go stale on a bigger loss: not filed again`);
+      const id = derivedRequestId('again', staleId);
+      if (await storeCall('get', () => store.get(id)))
+        throw new Error(`${staleId} was filed again already, as ${id}`);
+      return fileRequest(
+        {
+          env: stale.env,
+          vhost: stale.vhost,
+          layer: stale.layer,
+          // The same change: the policy it writes (or its deletion), on what is there now.
+          action: stale.after === null ? 'delete' : stale.before === null ? 'create' : 'edit',
+          policy: stale.policy,
+          fields: stale.after ?? {},
+          requester: stale.requester,
+          origin: stale.origin,
+          ...(stale.timeBoxMs === undefined ? {} : { timeBoxMs: stale.timeBoxMs }),
+        },
+        {
+          action: stale.action,
+          id,
+          againOf: staleId,
+          approvalsChannel: stale.approvalsChannel,
+          ...(stale.revertOf ? { revertOf: stale.revertOf } : {}),
+        },
+      );
     },
 
     expireDue: () => expireDue(store, notify),

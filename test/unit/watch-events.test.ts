@@ -1,7 +1,4 @@
-import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonical, differences, fromCanonical, stateOf } from '../../src/policy/compare.ts';
-import type { Policy } from '../../src/policy/types.ts';
 import { EchoFilter, parseEvent } from '../../src/watch/events.ts';
 
 // Headers as 3.10.8 and 4.0.5 publish them (recorded from both brokers).
@@ -121,51 +118,5 @@ describe('EchoFilter', () => {
       f.isEcho('policy.set', event('policy.set', { ...operatorEcho, timestamp_in_ms: 1796061636151 })),
     ).toBe(false);
     expect(f.isEcho('policy.set', event('policy.set', userSet))).toBe(false);
-  });
-});
-
-describe('recorded state', () => {
-  const policy = fc.record({
-    vhost: fc.constantFrom('/', 'a', 'b/c'),
-    name: fc.string({ minLength: 1, maxLength: 6 }),
-    pattern: fc.string({ maxLength: 8 }),
-    applyTo: fc.constantFrom('all', 'queues', 'exchanges'),
-    priority: fc.integer({ min: -5, max: 20 }),
-    definition: fc.dictionary(
-      fc.constantFrom('max-length', 'message-ttl', 'expires', 'dead-letter-exchange'),
-      fc.oneof(fc.integer(), fc.string()),
-    ),
-  });
-
-  it('canonical content ignores key order and round-trips', () => {
-    fc.assert(
-      fc.property(policy, (p) => {
-        const reversed = { ...p, definition: Object.fromEntries(Object.entries(p.definition).reverse()) };
-        expect(canonical(reversed)).toBe(canonical(p));
-        expect(canonical(fromCanonical(p, canonical(p)))).toBe(canonical(p));
-      }),
-    );
-  });
-
-  it('differences lead from one state to the other, and are empty between equal states', () => {
-    const layers = fc.record({
-      user: fc.array(policy, { maxLength: 6 }),
-      operator: fc.array(policy, { maxLength: 3 }),
-    });
-    fc.assert(
-      fc.property(layers, layers, (a, b) => {
-        const sa = stateOf(a);
-        const sb = stateOf(b);
-        expect(differences(sa, sa)).toEqual([]);
-        const applied = new Map(sa);
-        for (const t of differences(sa, sb)) {
-          const key = JSON.stringify([t.layer, t.vhost, t.name]);
-          expect(canonical(t.before)).toBe(sa.get(key) ?? '');
-          if (t.after) applied.set(key, canonical(t.after as Policy));
-          else applied.delete(key);
-        }
-        expect(applied).toEqual(sb);
-      }),
-    );
   });
 });

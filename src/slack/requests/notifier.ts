@@ -15,6 +15,7 @@ import {
   requestMessage,
 } from '../views/request.ts';
 import { timeBoxAskView, timeBoxNothingView, timeBoxWarningView } from '../views/timebox.ts';
+import type { FileOutcome } from './service.ts';
 
 /**
  * The workflow's Notifier, in Slack: the request message in the approvals channel is updated in
@@ -53,6 +54,11 @@ export function createSlackNotifier(options: {
   logger: Logger;
   /** The configured approvers (user and group ids) of an environment, named in reminders. */
   approversOf: (env: string) => readonly string[];
+  /**
+   * Files again (and posts for its approvers) a request gone stale on a bigger loss
+   * (`ChangeRequests.fileAgain`); absent: the stale notice only.
+   */
+  fileAgain?: (stale: ChangeRequest) => Promise<FileOutcome>;
 }): Notifier & TimeBoxNotifier {
   const { delivery, logger } = options;
 
@@ -77,6 +83,18 @@ export function createSlackNotifier(options: {
       .send(decisionNoticeView(r), 'channel');
     if (!sent.ok)
       logger.warn({ requestId: r.id, error: sent.error }, 'the decision was not posted where asked');
+  }
+
+  /** The approvers asked again, on the fresh numbers: the change filed again and posted. */
+  async function askAgain(r: ChangeRequest) {
+    if (!options.fileAgain) return undefined;
+    try {
+      const filed = await options.fileAgain(r);
+      return filed.ok ? { id: filed.request.id } : { refused: filed.error.message };
+    } catch (err) {
+      logger.error({ err, requestId: r.id }, 'a request gone stale on a bigger loss was not filed again');
+      return { refused: 'the bot could not file it again.' };
+    }
   }
 
   async function postAll(r: ChangeRequest, message: SlackMessage, what: string): Promise<void> {
@@ -141,7 +159,7 @@ export function createSlackNotifier(options: {
       if (!sent.ok) throw new Error(`reminder not posted: ${sent.error}`);
     },
     async stale(r, fresh: PreviewResult) {
-      const note = notAppliedView(r);
+      const note = notAppliedView(r, r.staleBecause === 'loss-grew' ? await askAgain(r) : undefined);
       const { file: _file, ...preview } = previewView(fresh);
       await postAll(r, finish([...note.blocks, ...preview.blocks], note.text), 'stale notice');
     },

@@ -42,6 +42,8 @@ export interface ChangeRequests {
   readonly workflow: Workflow;
   /** Files `draft` for `user`; posts the request to its approvals channel. */
   file(draft: Draft, user: string, reason: string | undefined): Promise<FileOutcome>;
+  /** Files again a request gone stale on a bigger loss, and posts it for its approvers (`Workflow.fileAgain`). */
+  fileAgain(stale: ChangeRequest): Promise<FileOutcome>;
   /** An approver's review of a break-glass change; a revert it files is posted like any request. */
   review(
     id: string,
@@ -150,6 +152,7 @@ export function createChangeRequests(options: ChangeRequestsOptions): ChangeRequ
           ...(draft.breakGlass ? { breakGlass: true } : {}),
         }),
       ),
+    fileAgain: (stale) => filing(() => workflow.fileAgain(stale.id)),
     async review(id, input) {
       try {
         const result = await workflow.review(id, input);

@@ -1,6 +1,7 @@
 import { type HistoryResult, unreadableSentence, verifySentence } from '../../../commands/history.ts';
+import { acceptedWords, inShowingOrder, observationWords, observedQueueWords } from '../../audit/observed.ts';
 import type { AuditRecord } from '../../audit/types.ts';
-import { code, prose } from '../escape.ts';
+import { code, prose, truncate } from '../escape.ts';
 import { type Block, context, finish, type SlackMessage, section } from './message.ts';
 
 /** `history`: the audit trail, newest first, one section per change (read-only). */
@@ -48,7 +49,23 @@ function entry(e: AuditRecord): string {
         )
         .join(', ')}${lost.length > 5 ? ', …' : ''}`
     : `${e.objects.length} object${e.objects.length === 1 ? '' : 's'} moved, none lost a value`;
-  return [head, ...who, objects].join('\n');
+  return [head, ...who, objects, ...predictedObserved(e)].join('\n');
+}
+
+const SHOWN_QUEUES = 3;
+
+/** Predicted (as accepted) and observed, the differences first, a few queues. */
+function predictedObserved(e: AuditRecord): string[] {
+  const o = e.observed;
+  const out = e.impact ? [prose(acceptedWords(e.impact))] : [];
+  if (!o) return out;
+  const queues = inShowingOrder(o);
+  out.push(prose(observationWords(o)));
+  for (const q of queues.slice(0, SHOWN_QUEUES))
+    out.push(`• ${observedQueueWords(q, o, (n) => code(truncate(n, 100)))}`);
+  if (queues.length > SHOWN_QUEUES)
+    out.push(`_…and ${queues.length - SHOWN_QUEUES} more queues (\`history --json\` lists them)_`);
+  return out;
 }
 
 export function historyView(r: HistoryResult): SlackMessage {

@@ -146,7 +146,7 @@ function stateLine(r: ChangeRequest): string {
       return `${STATE_WORDS.expired}: nobody decided before ${when(r.expiresAt)}. File it again if it is still wanted.`;
     case 'stale':
       return r.staleBecause === 'loss-grew'
-        ? `${STATE_WORDS.stale}: the change would now remove more than the approval accepted (more messages, or another queue). The fresh numbers were posted; file the request again for the approvers to decide on them.`
+        ? `${STATE_WORDS.stale}: the change would now remove more than the approval accepted (more messages, or another queue). Nothing was applied; the fresh numbers were posted.`
         : `${STATE_WORDS.stale}: the policy on the broker is no longer what the approver saw. A fresh preview was posted; file the request again to go ahead.`;
   }
 }
@@ -205,6 +205,11 @@ export function timeBoxLine(r: Pick<ChangeRequest, 'appliedAt'>, forMs: number):
     : `:hourglass: *Time-boxed:* reverted at ${when(new Date(at).toISOString())} (${formatDuration(forMs)} after it was applied), unless the policy is changed again meanwhile: then the revert asks for a new approval.`;
 }
 
+/** A request the bot filed again: the one that went stale, and why the approvers are asked again. */
+export function againLine(staleId: string): string {
+  return `:repeat: *Filed again* by the bot: request ${code(staleId)} went stale because the change would now remove more than its approval accepted. Approvers, decide on the fresh numbers below.`;
+}
+
 /** The title line of a request, for messages and modals. */
 export function requestTitle(r: ChangeRequest): string {
   return `*Change request* ${code(r.id)}: ${prose(actionWords(r))} ${layerWords(r)} ${code(truncate(r.policy, 200))}`;
@@ -221,6 +226,7 @@ export function requestMessage(r: ChangeRequest, options: { fileAttached?: boole
         `*Environment* ${code(r.env)} · *vhost* ${code(r.vhost)}`,
         `*Reason* ${r.requester.reason ? prose(truncate(r.requester.reason, 1000)) : '_(none given)_'}`,
         ...(r.revertOf ? [`*Reverts* audit record ${code(r.revertOf)}`] : []),
+        ...(r.againOf ? [againLine(r.againOf)] : []),
       ].join('\n'),
     ),
     ...changeBlocks(r),
@@ -429,12 +435,24 @@ function predictedObservedBlocks(rec: AuditRecord): Block[] {
     : [section(heading)];
 }
 
-/** Where the request came from, when it was not applied: failed (the broker's reason) or stale. */
-export function notAppliedView(r: ChangeRequest): SlackMessage {
-  return finish(
-    [section(requestTitle(r)), section(stateLine(r))],
-    `Change request ${r.id} was not applied (${r.state}).`,
-  );
+/**
+ * Where the request came from, when it was not applied: failed (the broker's reason) or stale;
+ * `again`, for a stale one: what became of filing it again (its new id, or why it was refused).
+ */
+export function notAppliedView(
+  r: ChangeRequest,
+  again?: { readonly id: string } | { readonly refused: string },
+): SlackMessage {
+  const blocks = [section(requestTitle(r)), section(stateLine(r))];
+  if (again)
+    blocks.push(
+      section(
+        'id' in again
+          ? `:repeat: Filed again as ${code(again.id)} with the fresh numbers: its approvers are asked to decide on them.`
+          : `:warning: It could not be filed again: ${prose(truncate(again.refused, 800))} File the request again to go ahead.`,
+      ),
+    );
+  return finish(blocks, `Change request ${r.id} was not applied (${r.state}).`);
 }
 
 /** To the requester (by DM) and where they asked, at every decision: the request and its state line. */

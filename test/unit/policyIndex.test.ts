@@ -1,0 +1,105 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { nameView } from '../../src/policy/pattern.ts';
+import { PolicyIndex, scan } from '../../src/policy/policyIndex.ts';
+import type { ObjectKind, Policy } from '../../src/policy/types.ts';
+import { V310 } from '../support/policies.ts';
+
+/**
+ * src/policy/policyIndex.ts: one layer's policies read once. The prefix filing is a shortcut:
+ * what it hands a name is what a plain walk over every policy would find, in the broker's order.
+ */
+
+const pol = (name: string, pattern: string, priority: number, over: Partial<Policy> = {}): Policy => ({
+  vhost: '/',
+  name,
+  pattern,
+  applyTo: 'all',
+  priority,
+  definition: {},
+  ...over,
+});
+
+describe('PolicyIndex', () => {
+  it('hands a name every applicable policy that can match it, highest priority first', () => {
+    const patterns = fc.constantFrom(
+      '^orders',
+      '^orders\\.audit',
+      '^ord',
+      '^billing',
+      'audit',
+      '.*',
+      '^(?i)ORD',
+      '^o',
+    );
+    const policies = fc.uniqueArray(
+      fc.record({
+        name: fc.string({ minLength: 1, maxLength: 4 }),
+        pattern: patterns,
+        priority: fc.integer({ min: 0, max: 3 }),
+      }),
+      { selector: (p) => p.name, maxLength: 8 },
+    );
+    const names = fc.constantFrom('orders.audit', 'orders', 'ord', 'billing.x', 'x.audit', 'o', '');
+    fc.assert(
+      fc.property(policies, names, (list, name) => {
+        const index = new PolicyIndex(
+          list.map((p) => pol(p.name, p.pattern, p.priority)),
+          V310,
+        );
+        const found = index
+          .candidatesFor('classic', name)
+          .filter((e) => e.pattern.match(nameView(name)) === true);
+        const walked = [...index.byName.values()]
+          .filter((e) => e.pattern.match(nameView(name)) === true)
+          .sort((a, b) => b.priority - a.priority || (a.name < b.name ? -1 : 1));
+        expect(found.map((e) => e.name)).toEqual(walked.map((e) => e.name));
+      }),
+    );
+  });
+
+  it.each<[string, ObjectKind, boolean, boolean]>([
+    ['a classic queue takes max-priority', 'classic', true, true],
+    ['a quorum queue refuses max-priority: reached, never applicable', 'quorum', true, false],
+    ['an exchange is not reached by apply-to queues', 'exchange', false, false],
+  ])('%s', (_, kind, reached, applicable) => {
+    const index = new PolicyIndex(
+      [pol('prio', '^q', 1, { applyTo: 'queues', definition: { 'max-priority': 5 } })],
+      V310,
+    );
+    expect(index.reachingFor(kind, 'q1').map((e) => e.name)).toEqual(reached ? ['prio'] : []);
+    expect(index.candidatesFor(kind, 'q1').map((e) => e.name)).toEqual(applicable ? ['prio'] : []);
+    expect(index.applicable('prio', kind)?.name).toBe(applicable ? 'prio' : undefined);
+    const e = index.byName.get('prio');
+    expect(e && index.refused(e, kind)).toEqual(kind === 'quorum' ? ['max-priority'] : []);
+  });
+
+  it('knows no vetoes for a queue type it does not know', () => {
+    const index = new PolicyIndex([pol('prio', '^q', 1, { definition: { 'max-priority': 5 } })], V310);
+    expect(index.candidatesFor(null, 'q1').map((e) => e.name)).toEqual(['prio']);
+  });
+});
+
+describe('scan', () => {
+  const index = new PolicyIndex(
+    [pol('low', '^orders', 0), pol('a', '^orders', 5), pol('b', '^ord', 5), pol('other', '^billing', 9)],
+    V310,
+  );
+
+  it('stops below the first match: one winner, or a tie at its priority', () => {
+    const list = index.candidatesFor('classic', 'orders.audit');
+    expect(scan(list, nameView('orders.audit')).candidates.map((e) => e.name)).toEqual(['a', 'b']);
+    expect(
+      scan(list, nameView('orders.audit'), (e) => (e.name === 'b' ? false : undefined)).candidates.map(
+        (e) => e.name,
+      ),
+    ).toEqual(['a']);
+  });
+
+  it('keeps what it cannot decide apart, and walks on past it', () => {
+    const list = index.candidatesFor('classic', 'orders.audit');
+    const s = scan(list, nameView('orders.audit'), (e) => (e.priority === 5 ? 'undecidable' : undefined));
+    expect(s.undecided.map((e) => e.name)).toEqual(['a', 'b']);
+    expect(s.candidates.map((e) => e.name)).toEqual(['low']);
+  });
+});
