@@ -195,10 +195,17 @@ cluster_formation.peer_discovery_backend = classic_config" && changed=0
 }
 
 # Plugins are kept apart from configure(): a running node enables them online, without the
-# restart a config change costs. rabbitmq-plugins writes the file with exactly this content.
-PLUGINS=(rabbitmq_event_exchange rabbitmq_management)
-PLUGINS_FILE="[rabbitmq_event_exchange,rabbitmq_management]."
-plugins_as_wanted() { [[ "$(cat "$DIR/etc/rabbitmq/enabled_plugins" 2>/dev/null)" == "$PLUGINS_FILE" ]]; }
+# restart a config change costs. Federation with its management plugin: the links endpoint,
+# whose tags test/integration/federation-links.test.ts proves.
+PLUGINS=(rabbitmq_event_exchange rabbitmq_federation rabbitmq_federation_management rabbitmq_management)
+PLUGINS_FILE="[$(IFS=,; printf '%s' "${PLUGINS[*]}")]."
+# Every wanted plugin in the file (rabbitmq-plugins writes it in its own order; one enabled by
+# hand beside them is left alone).
+plugins_as_wanted() {
+  local listed p
+  listed=$(tr -d '[]. \t\r\n' <"$DIR/etc/rabbitmq/enabled_plugins" 2>/dev/null | tr ',' '\n') || return 1
+  for p in "${PLUGINS[@]}"; do grep -qxF "$p" <<<"$listed" || return 1; done
+}
 enable_plugins_online() {
   plugins_as_wanted && return 0
   say "enabling ${PLUGINS[*]} on $NODE"

@@ -154,7 +154,12 @@ export async function openInventory(
 }
 
 /** Why a reading failed, in a few words: the client's error code and message. */
-const whyFailed = (e: unknown) => `${codeOf(e) ?? 'error'}: ${e instanceof Error ? e.message : String(e)}`;
+const whyFailed = (e: unknown) => {
+  const code = codeOf(e) ?? 'error';
+  const message = e instanceof Error ? e.message : String(e);
+  // A RabbitError's message starts with its code already.
+  return message.startsWith(`${code}: `) ? message : `${code}: ${message}`;
+};
 
 /** Folds the stats listing into a map as it arrives (beside the inventory), and reads the federation. */
 function readLive(

@@ -191,7 +191,9 @@ function impactLines(s: ImpactSummary | undefined): string[] {
     for (const x of o.impact) lines.push(`  ! ${show(o.name)}: ${impactWords(x, quoted)}`);
   if (s.count > s.objects.length)
     lines.push(`  … and ${s.count - s.objects.length} more object(s) (see --json)`);
-  if (lines.length > 0 || s.unknown > 0) for (const w of readingWords(s)) lines.push(`    ${w}`);
+  // What could not be read is said even when nothing read shows a loss: unknown is not none.
+  if (lines.length > 0 || s.unknown > 0 || s.notes.length > 0)
+    for (const w of readingWords(s)) lines.push(`    ${w}`);
   return lines;
 }
 

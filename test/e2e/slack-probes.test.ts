@@ -5,14 +5,14 @@
  * error code and age, Redis's persistence said; a broker, then Redis, going away is reflected
  * within one check interval; on SIGTERM the probes stop saying 200.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Readiness } from '../../src/health.ts';
 import { HEALTH_INTERVAL_MS, HEALTH_TIMEOUT_MS } from '../../src/health.ts';
-import { type BotProcess, spawnBot } from '../support/botProcess.ts';
-import { brokerCredentials, brokerUrl, waitFor } from '../support/broker.ts';
+import { type BotProcess, labBotEnv, spawnBot } from '../support/botProcess.ts';
+import { brokerUrl, waitFor } from '../support/broker.ts';
 import { built } from '../support/built.ts';
 import { type FakeBroker, startBlackHole, startFakeBroker } from '../support/fakeBroker.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
@@ -56,32 +56,20 @@ beforeAll(async () => {
   lab = await startFakeBroker({ fallback: { kind: 'proxy', target: brokerUrl() } });
   drip = await startFakeBroker({ fallback: { kind: 'drip', body: '{"name":"guest"}', intervalMs: 1000 } });
   const amqp = 'amqp://127.0.0.1:5672';
-  writeFileSync(
-    join(cwd, 'environments.yml'),
-    [
-      'environments:',
-      `  - { name: lab, url: "${lab.url}", amqpUrl: "${amqp}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD }`,
-      `  - { name: drip, url: "${drip.url}", amqpUrl: "${amqp}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD }`,
-      `  - { name: hole, url: "${hole.url}", amqpUrl: "${amqp}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD }`,
-    ].join('\n'),
-  );
-  const { user, password } = brokerCredentials();
-  bot = spawnBot(
-    mainJs,
-    {
-      HOME: cwd,
-      RMQ_ENVIRONMENTS: join(cwd, 'environments.yml'),
-      LAB_USER: user,
-      LAB_PASSWORD: password,
-      SLACK_BOT_TOKEN: slack.botToken,
-      SLACK_SIGNING_SECRET: 'probes-test-signing-secret',
-      SLACK_API_URL: slack.apiUrl,
-      REDIS_URL: redis.url,
-      PORT: '0',
-      LOG_LEVEL: 'info',
-    },
+  const environmentsYaml = [
+    'environments:',
+    `  - { name: lab, url: "${lab.url}", amqpUrl: "${amqp}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD }`,
+    `  - { name: drip, url: "${drip.url}", amqpUrl: "${amqp}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD }`,
+    `  - { name: hole, url: "${hole.url}", amqpUrl: "${amqp}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD }`,
+  ].join('\n');
+  const env = labBotEnv({
     cwd,
-  );
+    environmentsYaml,
+    slack,
+    redisUrl: redis.url,
+    signingSecret: 'probes-test-signing-secret',
+  });
+  bot = spawnBot(mainJs, env, cwd);
   url = `http://127.0.0.1:${await bot.listening()}`;
 });
 

@@ -6,13 +6,13 @@
  * deadline, then disconnects, and exits 0 (stopped by a signal, INTERFACE.md / main.ts) within
  * its drain, not after the 90 s hard limit with 1.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BotProcess, spawnBot } from '../support/botProcess.ts';
-import { brokerCredentials, brokerUrl, waitFor } from '../support/broker.ts';
+import { type BotProcess, labBotEnv, spawnBot } from '../support/botProcess.ts';
+import { brokerUrl, waitFor } from '../support/broker.ts';
 import { built } from '../support/built.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
 import { type RedisServer, startRedisServer } from '../support/redisServer.ts';
@@ -32,27 +32,14 @@ let bot: BotProcess;
 beforeAll(async () => {
   const mainJs = join((await built()).outdir, 'main.js');
   [slack, redis] = await Promise.all([startFakeSlack(), startRedisServer()]);
-  writeFileSync(
-    join(cwd, 'environments.yml'),
-    `environments:\n  - { name: lab, url: "${brokerUrl()}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD, approvers: [U0APPROVER], approvalsChannel: C0APPROVALS }\n`,
-  );
-  const { user, password } = brokerCredentials();
-  bot = spawnBot(
-    mainJs,
-    {
-      HOME: cwd,
-      RMQ_ENVIRONMENTS: join(cwd, 'environments.yml'),
-      LAB_USER: user,
-      LAB_PASSWORD: password,
-      SLACK_BOT_TOKEN: slack.botToken,
-      SLACK_SIGNING_SECRET: 'shutdown-test-signing-secret',
-      SLACK_API_URL: slack.apiUrl,
-      REDIS_URL: redis.url,
-      PORT: '0',
-      LOG_LEVEL: 'info',
-    },
+  const env = labBotEnv({
     cwd,
-  );
+    environmentsYaml: `environments:\n  - { name: lab, url: "${brokerUrl()}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD, approvers: [U0APPROVER], approvalsChannel: C0APPROVALS }\n`,
+    slack,
+    redisUrl: redis.url,
+    signingSecret: 'shutdown-test-signing-secret',
+  });
+  bot = spawnBot(mainJs, env, cwd);
   await bot.listening();
 });
 

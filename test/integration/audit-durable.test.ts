@@ -5,14 +5,13 @@
  * replica has the record (WAIT), failing (not acknowledged) while the replica cannot take it.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import type { AuditEntry } from '../../src/audit/types.ts';
 import { createLogger } from '../../src/log.ts';
 import { NotReplicatedError } from '../../src/replication.ts';
-import { waitFor } from '../support/broker.ts';
-import { type RedisServer, startRedisServer } from '../support/redisServer.ts';
+import { type RedisServer, type ReplicatedRedis, startReplicatedRedis } from '../support/redisServer.ts';
 
 const entry = (n: number): AuditEntry => ({
   id: `a-r-${randomBytes(4).toString('hex')}-${n}`,
@@ -30,26 +29,18 @@ const entry = (n: number): AuditEntry => ({
   unpredictable: 0,
 });
 
-let primary: RedisServer;
-let replica: RedisServer;
+let servers: ReplicatedRedis;
 let redis: Redis;
 let onReplica: Redis;
+let replica: RedisServer;
 
 beforeAll(async () => {
-  primary = await startRedisServer();
-  replica = await startRedisServer(['--replicaof', '127.0.0.1', String(primary.port)]);
-  redis = new Redis(primary.url, { maxRetriesPerRequest: 1 });
-  onReplica = new Redis(replica.url, { maxRetriesPerRequest: 1 });
-  await waitFor(async () => /master_link_status:up/.test(await onReplica.info('replication')), {
-    what: 'the replica to sync',
-  });
+  servers = await startReplicatedRedis();
+  ({ redis, onReplica, replica } = servers);
 });
 
 afterAll(async () => {
-  redis?.disconnect();
-  onReplica?.disconnect();
-  if (replica) process.kill(replica.pid, 'SIGCONT');
-  await Promise.allSettled([replica?.stop(), primary?.stop()]);
+  await servers?.stop();
 });
 
 describe('the audit trail beyond one Redis', () => {

@@ -6,70 +6,41 @@
  * acknowledged, and a failover right after could not lose what the bot said was done.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NotReplicatedError } from '../../src/replication.ts';
 import { newRequestId, RequestStore } from '../../src/workflow/store.ts';
 import type { ChangeRequest } from '../../src/workflow/types.ts';
-import { waitFor } from '../support/broker.ts';
-import { type RedisServer, startRedisServer } from '../support/redisServer.ts';
+import { changeRequest } from '../support/changeRequest.ts';
+import { type RedisServer, type ReplicatedRedis, startReplicatedRedis } from '../support/redisServer.ts';
 
 const prefix = `rmq:t-req-${randomBytes(4).toString('hex')}`;
 
+/** A pending request, filed now, expiring in an hour. */
 const filed = (): ChangeRequest => {
   const now = Date.now();
-  return {
+  return changeRequest({
     id: newRequestId(),
-    env: 'prod',
-    vhost: '/',
-    layer: 'user',
-    action: 'delete',
-    policy: 'audit-retention',
-    before: { pattern: '^orders\\.', applyTo: 'queues', priority: 10, definition: { 'message-ttl': 60000 } },
-    after: null,
-    preview: {
-      brokerVersion: '3.10.8',
-      summary: {} as ChangeRequest['preview']['summary'],
-      warnings: [],
-      diff: {} as ChangeRequest['preview']['diff'],
-      objects: 3,
-      unpredictable: 0,
-    },
-    requester: { user: 'U0ALICE', reason: 'retention moves to the archive' },
-    origin: { channel: 'C0INC' },
-    state: 'pending',
     createdAt: new Date(now).toISOString(),
     expiresAt: new Date(now + 3_600_000).toISOString(),
     updatedAt: new Date(now).toISOString(),
-  };
+  });
 };
 const approval = (by: string) => ({ by, reason: 'ok', at: new Date().toISOString() });
 
-let primary: RedisServer;
-let replica: RedisServer;
-let redis: Redis;
+let servers: ReplicatedRedis;
 let onReplica: Redis;
+let replica: RedisServer;
 let store: RequestStore;
 
 beforeAll(async () => {
-  primary = await startRedisServer();
-  replica = await startRedisServer(['--replicaof', '127.0.0.1', String(primary.port)]);
-  redis = new Redis(primary.url, { maxRetriesPerRequest: 1 });
-  onReplica = new Redis(replica.url, { maxRetriesPerRequest: 1 });
-  await waitFor(async () => /master_link_status:up/.test(await onReplica.info('replication')), {
-    what: 'the replica to sync',
-  });
-  await waitFor(async () => /connected_slaves:1/.test(await redis.info('replication')), {
-    what: 'the primary to see its replica',
-  });
-  store = new RequestStore(redis, prefix, undefined, { replicationWaitMs: 500 });
+  servers = await startReplicatedRedis();
+  ({ onReplica, replica } = servers);
+  store = new RequestStore(servers.redis, prefix, undefined, { replicationWaitMs: 500 });
 });
 
 afterAll(async () => {
-  redis?.disconnect();
-  onReplica?.disconnect();
-  if (replica) process.kill(replica.pid, 'SIGCONT');
-  await Promise.allSettled([replica?.stop(), primary?.stop()]);
+  await servers?.stop();
 });
 
 /** The request's state as the replica has it, read once (no polling: WAIT promised it). */

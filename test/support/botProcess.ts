@@ -4,10 +4,11 @@
  * is given (a developer's own .env must not change what is measured), its output kept.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitFor } from './broker.ts';
+import { brokerCredentials, waitFor } from './broker.ts';
+import type { FakeSlack } from './fakeSlack.ts';
 
 export interface BotProcess {
   readonly child: ChildProcess;
@@ -54,5 +55,34 @@ export function spawnBot(mainJs: string, env: Record<string, string>, cwd?: stri
         },
         { deadlineMs, intervalMs: 50, what: 'the bot to listen' },
       ),
+  };
+}
+
+/**
+ * The environment of a bot process on the fake Slack (HTTP mode, a free port, LOG_LEVEL info):
+ * the environments file written into `cwd` (its environments reach the broker as LAB_USER /
+ * LAB_PASSWORD, the test broker's admin) and `redisUrl`, a Redis of the test's own.
+ */
+export function labBotEnv(o: {
+  readonly cwd: string;
+  readonly environmentsYaml: string;
+  readonly slack: Pick<FakeSlack, 'botToken' | 'apiUrl'>;
+  readonly redisUrl: string;
+  readonly signingSecret: string;
+}): Record<string, string> {
+  const environments = join(o.cwd, 'environments.yml');
+  writeFileSync(environments, o.environmentsYaml);
+  const { user, password } = brokerCredentials();
+  return {
+    HOME: o.cwd,
+    RMQ_ENVIRONMENTS: environments,
+    LAB_USER: user,
+    LAB_PASSWORD: password,
+    SLACK_BOT_TOKEN: o.slack.botToken,
+    SLACK_SIGNING_SECRET: o.signingSecret,
+    SLACK_API_URL: o.slack.apiUrl,
+    REDIS_URL: o.redisUrl,
+    PORT: '0',
+    LOG_LEVEL: 'info',
   };
 }

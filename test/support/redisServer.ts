@@ -128,3 +128,38 @@ export async function startSentinel(primaryPort: number, name: string, quorum = 
     dir,
   );
 }
+
+/** A primary and its replica (two servers of the test's own), synced, with a client on each. */
+export interface ReplicatedRedis {
+  readonly primary: RedisServer;
+  readonly replica: RedisServer;
+  readonly redis: Redis;
+  readonly onReplica: Redis;
+  /** Disconnects the clients, resumes the replica (a test may have SIGSTOPped it), stops both. */
+  stop(): Promise<void>;
+}
+
+export async function startReplicatedRedis(): Promise<ReplicatedRedis> {
+  const primary = await startRedisServer();
+  const replica = await startRedisServer(['--replicaof', '127.0.0.1', String(primary.port)]);
+  const redis = new Redis(primary.url, { maxRetriesPerRequest: 1 });
+  const onReplica = new Redis(replica.url, { maxRetriesPerRequest: 1 });
+  const stop = async () => {
+    redis.disconnect();
+    onReplica.disconnect();
+    process.kill(replica.pid, 'SIGCONT');
+    await Promise.allSettled([replica.stop(), primary.stop()]);
+  };
+  try {
+    await waitFor(async () => /master_link_status:up/.test(await onReplica.info('replication')), {
+      what: 'the replica to sync',
+    });
+    await waitFor(async () => /connected_slaves:1/.test(await redis.info('replication')), {
+      what: 'the primary to see its replica',
+    });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { primary, replica, redis, onReplica, stop };
+}

@@ -9,38 +9,14 @@ import { historyView } from '../../src/slack/views/history.ts';
 import { requestsView } from '../../src/slack/views/requests.ts';
 import { historyText } from '../../src/terminal/history.ts';
 import { requestsText } from '../../src/terminal/requests.ts';
-import type { ChangeRequest } from '../../src/workflow/types.ts';
+import { changeRequest } from '../support/changeRequest.ts';
 import { checkMessage } from '../support/fakeSlack.ts';
 
 /** `requests` and `history`: parsing, the terminal text, the Slack views, and the record hash. */
 
 const HOSTILE = '<!channel> *bold* `tick` <https://evil|click> &amp;';
 
-const request = (over: Partial<ChangeRequest> = {}): ChangeRequest => ({
-  id: 'r-0123456789abcdef0123',
-  env: 'prod',
-  vhost: '/',
-  layer: 'user',
-  action: 'delete',
-  policy: 'audit-retention',
-  before: { pattern: '^orders\\.', applyTo: 'queues', priority: 10, definition: { 'message-ttl': 60000 } },
-  after: null,
-  preview: {
-    brokerVersion: '3.10.8',
-    summary: {} as ChangeRequest['preview']['summary'],
-    warnings: [],
-    diff: {} as ChangeRequest['preview']['diff'],
-    objects: 3,
-    unpredictable: 0,
-  },
-  requester: { user: 'U0ALICE', reason: 'retention moves to the archive' },
-  origin: { channel: 'C0INC' },
-  state: 'pending',
-  createdAt: '2026-11-30T12:00:00.000Z',
-  expiresAt: '2026-12-01T12:00:00.000Z',
-  updatedAt: '2026-11-30T12:00:00.000Z',
-  ...over,
-});
+const request = changeRequest;
 
 const record = (over: Partial<AuditRecord> = {}): AuditRecord => ({
   id: 'a-r-0123456789abcdef0123',

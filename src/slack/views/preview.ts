@@ -169,7 +169,8 @@ export function summaryBlocks(s: PreviewSummary, options: { operator: boolean; n
 
 /** The loss first: the totals in numbers, each object's effects, and how old the numbers are. */
 export function impactBlocks(s: ImpactSummary | undefined): Block[] {
-  if (!s || (s.count === 0 && s.unknown === 0)) return [];
+  // What could not be read is said even when nothing read shows a loss: unknown is not none.
+  if (!s || (s.count === 0 && s.unknown === 0 && s.notes.length === 0)) return [];
   const totals = totalsWords(s.totals);
   const items = s.objects.flatMap((o) => o.impact.map((x) => `• ${name(o.name)}: ${impactWords(x, name)}`));
   if (s.count > s.objects.length) items.push(`• _and ${s.count - s.objects.length} more object(s)_`);
