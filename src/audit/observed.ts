@@ -1,15 +1,14 @@
 import { z } from 'zod';
-import type { Impact, ImpactTotals } from '../policy/impact.ts';
+import type { Impact } from '../policy/impact.ts';
 import type { PreviewObject } from '../preview/impact.ts';
-import { clock, durationWords, type NameWords, totalsWords } from '../preview/impactWords.ts';
 
 /**
  * Predicted and observed, for the audit record of an applied change: per touched queue what the
  * preview said the write would do to its messages (from the broker as it was just before the
  * write), and what the broker's statistics then said, read by polling after the write (the apply
  * job, src/workflow/observe.ts). Pure: the rows' shape, which queues are watched, where predicted
- * and observed differ, and the words for both (one home for the terminal's `history` and Slack's
- * "Applied" post).
+ * and observed differ; their words are observedWords.ts (apart: the schemas are loaded by every
+ * reader of the audit trail, the terminal's start included, the words only where they are said).
  */
 
 /** A touched queue before the write: its numbers and what the preview predicted for it. */
@@ -141,53 +140,4 @@ export function worthListing(q: ObservedQueue): boolean {
     q.messagesAfter === undefined ||
     q.messagesAfter !== q.messagesBefore
   );
-}
-
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-const count = (n: number | null) => (n === null ? 'unknown' : plural(n, 'message'));
-
-/** One queue, predicted and observed, in one line (no bullet). */
-export function observedQueueWords(q: ObservedQueue, o: Observation, name: NameWords): string {
-  const e = expectedAfter(q, Date.parse(o.writtenAt), Date.parse(o.at));
-  const after =
-    q.messagesAfter === null ? 'deleted' : q.messagesAfter === undefined ? 'unknown' : count(q.messagesAfter);
-  const observed = `${name(q.name)}: ${count(q.messagesBefore)} before, ${after} after`;
-  const predicted =
-    e === null
-      ? q.predictedRemoved === undefined
-        ? 'nothing predicted (statistics unknown)'
-        : 'nothing predicted'
-      : e.kind === 'deleted'
-        ? `predicted deleted ${durationWords(q.predictedDeletedInMs ?? 0)} after the write`
-        : e.kind === 'deletion-due'
-          ? `predicted deleted at ${clock(new Date(e.atMs).toISOString())}, after the observation ended`
-          : `predicted ${plural(e.messages, 'message')}`;
-  return `${observed} (${predicted})${agrees(q, o) ? '' : ' — DIFFERS from the prediction'}`;
-}
-
-/** The observation's header: how it was read, and whether it settled. */
-export function observationWords(o: Observation): string {
-  const diff = differences(o).length;
-  const read = `read after the write until ${clock(o.at)} (the statistics lag the broker by a few seconds)`;
-  const settled = o.unreadable
-    ? `the statistics could not be read (${o.unreadable}): the numbers after are the last seen`
-    : o.cutShort
-      ? 'cut short at the deadline: some numbers may not have settled'
-      : null;
-  const verdict =
-    o.queues.length === 0
-      ? 'no touched queue held messages or was predicted to lose any'
-      : diff === 0
-        ? 'predicted and observed agree'
-        : `predicted and observed DIFFER for ${plural(diff, 'queue')}`;
-  const rest = [
-    o.unchanged ? `${plural(o.unchanged, 'other queue')} unchanged` : '',
-    o.unwatched ? `${plural(o.unwatched, 'touched queue')} not watched` : '',
-  ].filter(Boolean);
-  return `Observed, ${read}${settled ? `, ${settled}` : ''}: ${verdict}${rest.length ? ` (${rest.join(', ')})` : ''}.`;
-}
-
-/** The prediction the approvers accepted, in one sentence. */
-export function acceptedWords(t: ImpactTotals): string {
-  return `Predicted, as the approvers accepted it: ${totalsWords(t) ?? 'no message removed, no queue deleted'}.`;
 }

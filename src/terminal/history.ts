@@ -1,5 +1,6 @@
 import { type HistoryResult, unreadableSentence, verifySentence } from '../../commands/history.ts';
-import { acceptedWords, inShowingOrder, observationWords, observedQueueWords } from '../audit/observed.ts';
+import { inShowingOrder } from '../audit/observed.ts';
+import { acceptedWords, observationWords, observedQueueWords } from '../audit/observedWords.ts';
 import type { AuditRecord } from '../audit/types.ts';
 import { jsonWritten, quoted, terminalText } from '../text/asWritten.ts';
 import { policyWords } from './preview.ts';

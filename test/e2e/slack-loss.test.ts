@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RequestStore } from '../../src/workflow/store.ts';
-import { adminClient, waitFor } from '../support/broker.ts';
+import { adminClient } from '../support/broker.ts';
 import { BROKERS } from '../support/brokers.ts';
 import type { RecordedCall } from '../support/fakeSlack.ts';
 import { APPROVALS_CHANNEL, APPROVER, type Harness, renderedText, startHarness } from '../support/harness.ts';
 import { type OpenedView, submission } from '../support/interactions.ts';
-import { management, messages } from '../support/messages.ts';
+import { liveColumnsShow, management, messages } from '../support/messages.ts';
 import { buttonsOf, isPost, requestFlow, viewOf } from '../support/requestFlow.ts';
 
 /**
@@ -40,20 +40,8 @@ async function queueOf(name: string, n: number) {
   await api.queue(name, 'classic');
   const amqp = await messages(machine, h.vhost);
   await amqp.publish(name, n);
-  await statisticsShow(name, n);
+  await liveColumnsShow(admin, h.vhost, name, n);
   return { api, amqp };
-}
-
-/** Until every live column the preview reads is out for the queue (the byte count comes last). */
-async function statisticsShow(name: string, n: number): Promise<void> {
-  await waitFor(
-    async () => {
-      for await (const q of admin.streamQueueStats(h.vhost))
-        if (q.name === name) return q.live?.messages === n && q.live.ready + q.live.unacked === n;
-      return false;
-    },
-    { what: `the statistics of ${name} to show ${n} messages`, deadlineMs: 30_000 },
-  );
 }
 
 /** The decision form opened by `user`'s click on Approve. */
@@ -152,7 +140,7 @@ describe('the approval of a loss', () => {
 
       // 20 more arrive before the approval: the same change would now remove 40.
       await amqp.publish('loss.grow', 20);
-      await statisticsShow('loss.grow', 50);
+      await liveColumnsShow(admin, h.vhost, 'loss.grow', 50);
       const form = await approveForm(APPROVER, request);
       expect(checkboxText(form)).toEqual(['I accept: 20 messages lost']);
       const afterApproval = h.slack.calls.length;

@@ -13,7 +13,7 @@ import { historyText } from '../../src/terminal/history.ts';
 import type { FileInput } from '../../src/workflow/index.ts';
 import { withVhost } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';
-import { management, messages } from '../support/messages.ts';
+import { liveColumnsShow, management, messages } from '../support/messages.ts';
 import { APPROVER, REQUESTER, settled, type WorkflowFixture, workflowFixture } from '../support/workflow.ts';
 
 const { up } = await brokersUp();
@@ -60,8 +60,8 @@ describe.each(up)('the loss an approval accepted, on $label', (broker) => {
           // subject keeps a consumer (one message unacked): it is trimmed, not deleted.
           const detach = await amqp.attach('subject');
           try {
-            await api.settled('subject', 30);
-            await api.settled('idle', 5);
+            await liveColumnsShow(admin, vhost, 'subject', 30);
+            await liveColumnsShow(admin, vhost, 'idle', 5);
             await fx.worker(admin);
             const wf = fx.workflow();
             const { request } = await wf.file(
@@ -137,14 +137,14 @@ describe.each(up)('the loss an approval accepted, on $label', (broker) => {
         try {
           await api.queue('subject', 'classic');
           await amqp.publish('subject', 30);
-          await api.settled('subject', 30);
+          await liveColumnsShow(admin, vhost, 'subject', 30);
           await fx.worker(admin);
           const wf = fx.workflow();
           const { request } = await wf.file(create(vhost, '^subject$', { 'max-length': 10 }));
           expect(request.preview.summary.impact?.totals.messagesLost).toBe(20);
           // More messages arrive before the approval: the same change would now remove 40.
           await amqp.publish('subject', 20);
-          await api.settled('subject', 50);
+          await liveColumnsShow(admin, vhost, 'subject', 50);
           await wf.decide(request.id, {
             kind: 'approve',
             user: APPROVER,

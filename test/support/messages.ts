@@ -277,3 +277,23 @@ export function lengthHistoryHolds(
     { what: `a sample of ${n} in the length history of ${queue}`, deadlineMs: 30_000 },
   );
 }
+
+/**
+ * Waits until every live column a preview reads is out for the queue, showing `n` messages (the
+ * byte count comes last, later still under load): a preview read then counts them.
+ */
+export function liveColumnsShow(
+  client: Pick<ManagementClient, 'streamQueueStats'>,
+  vhost: string,
+  queue: string,
+  n: number,
+): Promise<true> {
+  return waitFor(
+    async () => {
+      for await (const q of client.streamQueueStats(vhost))
+        if (q.name === queue) return q.live?.messages === n && q.live.ready + q.live.unacked === n;
+      return false;
+    },
+    { what: `the statistics of ${queue} to show ${n} messages`, deadlineMs: 30_000 },
+  );
+}

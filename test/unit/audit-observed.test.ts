@@ -11,11 +11,10 @@ import {
   inShowingOrder,
   type Observation,
   type ObservedQueue,
-  observationWords,
-  observedQueueWords,
   queuesToWatch,
   type WatchedQueue,
 } from '../../src/audit/observed.ts';
+import { observationWords, observedQueueWords } from '../../src/audit/observedWords.ts';
 import { type AuditRecord, AuditRecordSchema } from '../../src/audit/types.ts';
 import type { LiveQueue } from '../../src/policy/impact.ts';
 import type { PreviewObject } from '../../src/preview/impact.ts';

@@ -1,5 +1,6 @@
 import { type HistoryResult, unreadableSentence, verifySentence } from '../../../commands/history.ts';
-import { acceptedWords, inShowingOrder, observationWords, observedQueueWords } from '../../audit/observed.ts';
+import { inShowingOrder } from '../../audit/observed.ts';
+import { acceptedWords, observationWords, observedQueueWords } from '../../audit/observedWords.ts';
 import type { AuditRecord } from '../../audit/types.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { type Block, context, finish, type SlackMessage, section } from './message.ts';

@@ -1,5 +1,6 @@
 import type { types } from '@slack/bolt';
-import { acceptedWords, inShowingOrder, observationWords, observedQueueWords } from '../../audit/observed.ts';
+import { inShowingOrder } from '../../audit/observed.ts';
+import { acceptedWords, observationWords, observedQueueWords } from '../../audit/observedWords.ts';
 import type { AuditRecord } from '../../audit/types.ts';
 import { formatDuration } from '../../duration.ts';
 import type { PolicyFields } from '../../preview/preview.ts';
