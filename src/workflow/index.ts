@@ -1,4 +1,6 @@
 /** Change requests: states and transitions, the Redis store, who may approve, the apply job (the audit trail is src/audit/). */
+
+export type { AnnounceWrite } from './applyJob.ts';
 export * from './approvers.ts';
 export * from './broker.ts';
 export * from './errors.ts';
@@ -7,7 +9,6 @@ export { APPLY_QUEUE, type ApplyQueueOptions, createApplyQueue } from './queue.t
 export { RequestStore } from './store.ts';
 export * from './types.ts';
 export {
-  type AnnounceWrite,
   APPLY_CLIENT_SETTINGS,
   type ApplyWorkerDeps,
   jobConnection,

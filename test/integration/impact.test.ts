@@ -302,6 +302,38 @@ const ROWS: Row[] = [
       expect(await w.api.peek('dlq')).toBe(0);
     },
   },
+  {
+    what: 'delivery-limit lowered from 10 to 2: nothing at once; a message already returned 3 times goes at its next return, a new one stays',
+    kinds: ['quorum'],
+    setUp: async (w) => {
+      await w.api.policy('p', '^subject$', { 'delivery-limit': 10 });
+      await w.api.queue('subject', w.kind);
+      await waitFor(async () => (await w.api.policyOf('subject')) === 'p', { what: 'the policy in force' });
+      await w.amqp.publish('subject', 5);
+      await w.api.settled('subject', 5);
+      // Each fetch rejected with requeue is a return: every message has been returned 3 times.
+      for (let i = 0; i < 3; i++) expect(await w.api.returnAll('subject')).toBe(5);
+      return 5;
+    },
+    change: { action: 'edit', name: 'p', fields: { definition: { 'delivery-limit': 2 } } },
+    predicted: () => ({
+      impact: [{ effect: 'delivery-limit-lowered', limit: 2, was: 10 }],
+      totals: { messagesLost: 0, messagesDeadLettered: 0, queuesDeleted: 0 },
+    }),
+    apply: put({ 'delivery-limit': 2 }),
+    observe: async (w) => {
+      await waitFor(async () => (await w.api.effective('subject'))?.['delivery-limit'] === 2, {
+        what: 'the lowered delivery limit in force',
+      });
+      // Nothing at once: all 5 still there with the new limit in force (fetched: no statistics lag).
+      await w.amqp.publish('subject', 1);
+      await w.api.settled('subject', 6);
+      // The next return: the 5 returned 3 times before are over the limit and go; the new one stays.
+      expect(await w.api.returnAll('subject')).toBe(6);
+      await w.api.settled('subject', 1);
+      expect(await w.api.count('subject')).toBe(1);
+    },
+  },
 ];
 
 const detached = new WeakMap<World, () => Promise<void>>();

@@ -204,6 +204,20 @@ export function management(broker: TestBroker, vhost: string) {
       });
       return (json as unknown[]).length;
     },
+    /**
+     * Fetches every message and rejects it with requeue: a return that counts against a quorum
+     * queue's delivery limit on every version (a requeued fetch, `peek`, did not on 4.3.6: after
+     * three and the limit lowered below them, the messages stayed).
+     * How many it fetched.
+     */
+    returnAll: async (queue: string): Promise<number> => {
+      const { json } = await call('POST', `queues/{v}/${e(queue)}/get`, {
+        count: 1000,
+        ackmode: 'reject_requeue_true',
+        encoding: 'auto',
+      });
+      return (json as unknown[]).length;
+    },
     /** Takes one message and rejects it without requeue: dead-lettered, or dropped. */
     reject: async (queue: string) => {
       await call('POST', `queues/{v}/${e(queue)}/get`, {
@@ -216,6 +230,12 @@ export function management(broker: TestBroker, vhost: string) {
     policyOf: async (queue: string): Promise<string | null | undefined> => {
       const { json } = await call('GET', `queues/{v}/${e(queue)}`);
       return (json as { policy?: string | null } | null)?.policy;
+    },
+    /** The policies' merged definition the queue's statistics report (lags like `policyOf`). */
+    effective: async (queue: string): Promise<Record<string, unknown> | null | undefined> => {
+      const { json } = await call('GET', `queues/{v}/${e(queue)}`);
+      return (json as { effective_policy_definition?: Record<string, unknown> | null } | null)
+        ?.effective_policy_definition;
     },
     exists: async (queue: string) => (await call('GET', `queues/{v}/${e(queue)}`)).status === 200,
     /** Waits until the statistics say the queue holds `n` messages (they lag, quorum queues most). */

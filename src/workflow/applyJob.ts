@@ -1,0 +1,375 @@
+import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
+import type { Logger } from 'pino';
+import { type Observation, queuesToWatch } from '../audit/observed.ts';
+import type { AuditTrail } from '../audit/trail.ts';
+import type { AuditObject, AuditRecord } from '../audit/types.ts';
+import { type PolicyAddress, samePolicy } from '../policy/compare.ts';
+import { auditObjects } from '../policy/diff.ts';
+import { lossGrew } from '../policy/impact.ts';
+import type { Policy } from '../policy/types.ts';
+import { type PreviewInput, type PreviewResult, preview } from '../preview/preview.ts';
+import { isRabbitError, RabbitError } from '../rabbit/index.ts';
+import type { WorkflowBroker } from './broker.ts';
+import type { FreezeStore } from './freeze.ts';
+import { type ObserveOptions, observeAfterWrite } from './observe.ts';
+import { ApplyJobData } from './queue.ts';
+import { approvalsOf } from './rules.ts';
+import type { RequestStore } from './store.ts';
+import { brokerAction, type ChangeRequest, type Failure, type Notifier } from './types.ts';
+
+/**
+ * The apply job: approved -> applying -> applied | failed | stale.
+ *
+ * 1. Re-read the policy. The broker has no compare-and-set, so if it is not what the approver
+ *    saw (or, for a create, the name is now taken) nothing is written: stale, with a fresh preview.
+ * 2. Re-run the preview on the broker as it is now (policies and every object; begun beside step 1,
+ *    since it only reads, and used when step 1 finds the policy as approved): the audit records
+ *    what each object loses from the broker as it was, not as it was when the request was filed.
+ *    If the change would now remove more messages than the approval accepted (or touch another
+ *    queue), nothing is written: stale, with the fresh numbers, for the approvers to decide again.
+ * 3. Write the whole policy, or delete it. Network trouble, timeouts and 5xx are retried by the
+ *    queue with backoff; a 4xx is final (UnrecoverableError) with the broker's reason.
+ * 4. Poll until the affected objects report the expected policy (the statistics lag), up to a
+ *    deadline, and record whether they match the preview; then poll the touched queues' messages
+ *    (observe.ts) until they show what the preview predicted, or the deadline.
+ * 5. Append the audit record (once per request): predicted (the loss totals the approvers
+ *    accepted) and observed (each touched queue's messages before and after); mark it applied.
+ *
+ * A retry that finds the policy already as approved (its write went through before a failure or a
+ * restart) goes on from step 4 with what step 2 saved in the job.
+ */
+
+const VERIFY_INTERVAL_MS = 500;
+
+/**
+ * The bot's own write, announced just before it is made, so the watcher of `env` does not report
+ * it as a change made outside the bot (src/watch/store.ts `ownWriteAnnouncer`, wired in src/botChangeRequests.ts).
+ */
+export type AnnounceWrite = (
+  env: string,
+  policy: PolicyAddress,
+  after: Policy | null,
+  requestId: string,
+) => Promise<void>;
+
+/** What one run of the job works with: the worker's stores and clients (worker.ts). */
+export interface ApplyJobDeps {
+  readonly store: RequestStore;
+  readonly audit: AuditTrail;
+  readonly notify: Notifier;
+  readonly log: Logger;
+  readonly now: () => Date;
+  readonly brokerFor: (env: string) => WorkflowBroker;
+  readonly announceWrite: AnnounceWrite;
+  readonly freezes: FreezeStore;
+  readonly verifyDeadlineMs: number;
+  readonly observe: ObserveOptions;
+  readonly onRecorded?: (request: ChangeRequest, record: AuditRecord) => Promise<void>;
+}
+
+const policyOf = (r: ChangeRequest, fields: ChangeRequest['before']): Policy | null =>
+  fields && { vhost: r.vhost, name: r.policy, ...fields };
+
+function previewInputOf(r: ChangeRequest, current: Policy | null): PreviewInput {
+  // What the same change would be now: an edit of what is there, or a create where nothing is.
+  const action = r.after === null ? 'delete' : current === null ? 'create' : 'edit';
+  return { action, name: r.policy, layer: r.layer, vhost: r.vhost, env: r.env, fields: r.after ?? {} };
+}
+
+export class ApplyJob {
+  constructor(private readonly deps: ApplyJobDeps) {}
+
+  async run(job: Job<ApplyJobData>, token?: string): Promise<void> {
+    const data = ApplyJobData.parse(job.data);
+    const { store, log: parentLog, notify } = this.deps;
+    let r = await store.get(data.requestId);
+    if (!r) {
+      parentLog.warn({ requestId: data.requestId }, 'apply job for an unknown request; nothing done');
+      return;
+    }
+    const log = parentLog.child({ requestId: r.id, env: r.env, vhost: r.vhost, policy: r.policy });
+    const before = policyOf(r, r.before);
+    const after = policyOf(r, r.after);
+    /** Step 2's preview when begun before step 1 (see below); otherwise it starts after it. */
+    let early: Promise<PreviewResult> | undefined;
+    if (r.state === 'approved') {
+      // 0. While its environment is frozen, the job waits (delayed) until the freeze ends; lifting
+      //    it runs the job at once (releaseHeld). The request's message says it is held, once.
+      //    Break-glass is the one exception the freeze makes (it is reviewed afterwards).
+      const freeze = r.breakGlass ? undefined : await this.deps.freezes.current(r.env, this.deps.now());
+      if (freeze) {
+        if (await store.hold(r.id, freeze)) {
+          log.info({ until: freeze.until }, 'approved while frozen: held until the freeze ends');
+          const held = await store.get(r.id);
+          if (held) await notify.stateChanged(held);
+        }
+        await job.moveToDelayed(Date.parse(freeze.until), token);
+        throw new DelayedError();
+      }
+      // Step 2 reads only, and its input is the same whenever step 1 finds the policy as approved
+      // (the only case it is used in): begun now, it overlaps the move to applying, the message's
+      // update and the re-read of the policy instead of following them (bench/apply).
+      // Awaited (and its failure thrown, a missing broker's too) only where it is used.
+      early = (async () => preview(previewInputOf(r, before), this.deps.brokerFor(r.env)))();
+      early.catch(() => undefined);
+      const moved = await store.transition(r.id, {
+        from: ['approved'],
+        to: 'applying',
+        set: { applyingAt: this.deps.now().toISOString() },
+      });
+      if (moved.kind !== 'ok') {
+        log.info(
+          { state: moved.kind === 'missing' ? 'missing' : moved.request.state },
+          'not applying: moved',
+        );
+        return;
+      }
+      r = moved.request;
+      await notify.stateChanged(r);
+    } else if (r.state !== 'applying') {
+      log.info({ state: r.state }, 'apply job: request already finished; nothing done');
+      return;
+    }
+
+    const broker = this.deps.brokerFor(r.env);
+    try {
+      const current = await broker.getPolicy(r.layer, r.vhost, r.policy);
+      let saved = data;
+      if (!samePolicy(current, before)) {
+        if (!(data.objects && samePolicy(current, after))) {
+          await this.stale(r, current, broker, log);
+          return;
+        }
+        log.info('the policy already is as approved (an earlier try wrote it); verifying');
+      } else {
+        // previewInputOf(r, current) is previewInputOf(r, before) here: the same policy or none.
+        const fresh = await (early ?? preview(previewInputOf(r, current), broker));
+        if (fresh.status !== 'answered') throw notAnswered(fresh);
+        if (!samePolicy(policyOf(r, fresh.change.before), before)) {
+          await this.stale(r, policyOf(r, fresh.change.before), broker, log);
+          return;
+        }
+        // The approval accepted a loss: if the change would now remove more (more messages,
+        // another queue), it is not what was approved.
+        const accepted = r.preview.summary.impact;
+        if (accepted && lossGrew(accepted, fresh.summary.impact)) {
+          await this.stale(r, current, broker, log, 'loss-grew');
+          return;
+        }
+        saved = {
+          requestId: r.id,
+          objects: auditObjects(fresh.objects),
+          unpredictable: fresh.unpredictable.length,
+          watch: { ...queuesToWatch(fresh.objects), sampledBefore: fresh.summary.impact.sampledAt },
+          writtenAt: this.deps.now().toISOString(),
+        };
+        // Both before the write, neither needs the other: one wait for Redis, not two.
+        await Promise.all([
+          job.updateData(saved),
+          this.deps.announceWrite(r.env, { layer: r.layer, vhost: r.vhost, name: r.policy }, after, r.id),
+        ]);
+        if (after) await broker.putPolicy(r.layer, after);
+        else await broker.deletePolicy(r.layer, r.vhost, r.policy);
+        log.info({ action: brokerAction(r) }, 'policy written');
+      }
+      const verification = await this.verify(r, saved.objects ?? [], broker);
+      // A job saved before the bot watched the messages has no plan: its record has no `observed`.
+      const observed =
+        saved.watch &&
+        (await observeAfterWrite(
+          broker,
+          r.vhost,
+          saved.watch,
+          new Date(saved.writtenAt ?? this.deps.now().toISOString()),
+          this.deps.observe,
+        ));
+      await this.record(r, saved, verification, observed, log);
+    } catch (err) {
+      const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      // Final: a 4xx, a change the broker now refuses, or the last try. Anything else (network,
+      // timeout, 5xx, a Redis blip) may pass: the queue tries again after its backoff.
+      const final = last || err instanceof UnrecoverableError || (isRabbitError(err) && !err.isRetryable);
+      if (!final) {
+        log.warn(
+          { err: err instanceof Error ? err.message : String(err), attempt: job.attemptsMade + 1 },
+          'apply failed; retried with backoff',
+        );
+        throw err;
+      }
+      await this.fail(r, err, job.attemptsMade + 1, log);
+      throw new UnrecoverableError(err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  private async stale(
+    r: ChangeRequest,
+    current: Policy | null,
+    broker: WorkflowBroker,
+    log: Logger,
+    why: NonNullable<ChangeRequest['staleBecause']> = 'policy-changed',
+  ) {
+    log.warn({ current, why }, 'not applied: stale');
+    const moved = await this.deps.store.transition(r.id, {
+      from: ['applying'],
+      to: 'stale',
+      set: { staleBecause: why },
+    });
+    if (moved.kind !== 'ok') return;
+    let fresh: PreviewResult;
+    try {
+      fresh = await preview(previewInputOf(r, current), broker);
+    } catch (err) {
+      log.error({ err }, 'fresh preview failed');
+      fresh = {
+        status: 'not-asked',
+        why: 'broker-error',
+        detail: err instanceof Error ? err.message : String(err),
+        warnings: [],
+        change: {
+          action: brokerAction(r),
+          policy: r.policy,
+          vhost: r.vhost,
+          operator: r.layer === 'operator',
+          before: null,
+          after: r.after,
+        },
+      };
+    }
+    await this.deps.notify.stateChanged(moved.request);
+    await this.deps.notify.stale(moved.request, fresh);
+  }
+
+  private async fail(r: ChangeRequest, err: unknown, attempts: number, log: Logger) {
+    const failure: Failure = {
+      code: isRabbitError(err) ? err.code : 'internal',
+      message: isRabbitError(err)
+        ? (err.reason ?? err.message)
+        : err instanceof Error
+          ? err.message
+          : String(err),
+      ...(isRabbitError(err) && err.status !== undefined ? { status: err.status } : {}),
+      attempts,
+      at: this.deps.now().toISOString(),
+    };
+    log.error({ failure }, 'apply failed for good');
+    const moved = await this.deps.store.transition(r.id, {
+      from: ['applying'],
+      to: 'failed',
+      set: { failure },
+    });
+    if (moved.kind !== 'ok') return;
+    await this.deps.notify.stateChanged(moved.request);
+    await this.deps.notify.failed(moved.request);
+  }
+
+  /**
+   * Polls the listings until every affected object reports the policy the preview predicted, or
+   * the deadline passes. User policies are on the queue record (current at once); operator
+   * policies only in the statistics (seconds behind), and never on exchanges.
+   */
+  private async verify(r: ChangeRequest, objects: readonly AuditObject[], broker: WorkflowBroker) {
+    const operator = r.layer === 'operator';
+    const expect = new Map<string, { kind: string; expected: string | null }>();
+    let unchecked = 0;
+    for (const o of objects) {
+      if (o.candidates || (operator && o.kind === 'exchange')) unchecked++;
+      else expect.set(`${o.kind === 'exchange' ? 'e' : 'q'}:${o.name}`, { kind: o.kind, expected: o.after });
+    }
+    const deadline = Date.now() + this.deps.verifyDeadlineMs;
+    let mismatches: { name: string; kind: string; expected: string | null }[] = [];
+    for (;;) {
+      const reported = new Map<string, string | null | undefined>();
+      for await (const q of broker.streamQueues(r.vhost, { stats: operator }))
+        reported.set(`q:${q.name}`, operator ? q.operatorPolicy : q.policy);
+      if (!operator)
+        for await (const e of broker.streamExchanges(r.vhost)) reported.set(`e:${e.name}`, e.policy);
+      mismatches = [];
+      for (const [key, { kind, expected }] of expect) {
+        // An object deleted meanwhile reports nothing and holds nothing: not a mismatch.
+        if (!reported.has(key)) continue;
+        const got = reported.get(key);
+        if ((got ?? null) !== expected || got === undefined)
+          mismatches.push({ name: key.slice(2), kind, expected });
+      }
+      if (mismatches.length === 0 || Date.now() >= deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, VERIFY_INTERVAL_MS));
+    }
+    return { matched: mismatches.length === 0, mismatches, unchecked };
+  }
+
+  private async record(
+    r: ChangeRequest,
+    saved: ApplyJobData,
+    verification: NonNullable<ChangeRequest['verification']>,
+    observed: Observation | undefined,
+    log: Logger,
+  ) {
+    const at = this.deps.now().toISOString();
+    const record = await this.deps.audit.append({
+      id: `a-${r.id}`,
+      at,
+      env: r.env,
+      vhost: r.vhost,
+      policy: r.policy,
+      operator: r.layer === 'operator',
+      action: r.action,
+      requestId: r.id,
+      requester: r.requester,
+      ...approversOf(r),
+      ...breakGlassOf(r),
+      requestedAt: r.createdAt,
+      ...(r.decision ? { approvedAt: r.decision.at } : {}),
+      appliedAt: at,
+      before: r.before,
+      after: r.after,
+      objects: saved.objects ?? [],
+      unpredictable: saved.unpredictable ?? 0,
+      matchedPreview: verification.matched,
+      ...(r.preview.summary.impact ? { impact: r.preview.summary.impact.totals } : {}),
+      ...(observed ? { observed } : {}),
+      ...(r.revertOf ? { revertOf: r.revertOf } : {}),
+    });
+    // Before the move to applied: a retry after a crash here calls it again (idempotent callers).
+    await this.deps.onRecorded?.(r, record);
+    const moved = await this.deps.store.transition(r.id, {
+      from: ['applying'],
+      to: 'applied',
+      set: { appliedAt: record.at, auditId: record.id, verification },
+    });
+    if (moved.kind !== 'ok') return;
+    log.info({ auditId: record.id, matched: verification.matched }, 'applied and recorded');
+    await this.deps.notify.stateChanged(moved.request);
+    await this.deps.notify.applied(moved.request, record);
+  }
+}
+
+/** The audit record's approvers: every approval in order (`approver` the first); a request decided before approvals were counted has its decision. */
+function approversOf(r: ChangeRequest): Pick<AuditRecord, 'approver' | 'approvers'> {
+  const given = approvalsOf(r);
+  const people = (given.length ? given : r.decision ? [r.decision] : []).map((a) => ({
+    user: a.by,
+    reason: a.reason,
+  }));
+  const [first] = people;
+  return first ? { approver: first, approvers: people } : {};
+}
+
+/** A break-glass change's record says so: who applied it without approval, and why. */
+function breakGlassOf(r: ChangeRequest): Pick<AuditRecord, 'breakGlass'> {
+  return r.breakGlass ? { breakGlass: { user: r.breakGlass.by, reason: r.breakGlass.reason } } : {};
+}
+
+function notAnswered(p: Exclude<PreviewResult, { status: 'answered' }>): Error {
+  if (p.status === 'not-asked') {
+    // Broker trouble: the queue retries it like any other failure that may pass.
+    return new RabbitError({
+      code: p.why === 'missing-vhost' ? 'not-found' : p.why,
+      method: 'GET',
+      path: `(preview of ${p.change.vhost})`,
+      ...(p.detail ? { reason: p.detail } : {}),
+    });
+  }
+  return new UnrecoverableError(
+    `The broker now refuses the change: ${p.refusals.map((x) => x.message).join(' ')}`,
+  );
+}
