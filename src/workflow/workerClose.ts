@@ -5,8 +5,9 @@ import type { Redis } from 'ioredis';
  * Stopping a BullMQ worker without hanging on a Redis that is gone. BullMQ's own graceful close
  * waits for Redis however long it stays away (its main loop's next command; ioredis holds QUIT
  * until it reconnects), and once begun it cannot be forced. So a worker is closed in two steps:
- * it stops taking jobs (paused, not waiting), and the jobs under way (started, not yet recorded
- * completed or failed in Redis) are waited for while Redis answers, or until Redis has been
+ * it stops taking jobs (paused, not waiting), and the jobs under way (each `processJob`: the
+ * processor and the write of its outcome, completed, failed or delayed) are waited for while Redis
+ * answers, or until Redis has been
  * unreachable for REDIS_AWAY_CLOSE_MS; then BullMQ's forced close (connections disconnected, no
  * QUIT). A job cut short there is taken up again once its lock expires, by another replica or the
  * next start, as after a crash: what it could still do without Redis could not be recorded.
@@ -44,15 +45,19 @@ export function boundedClose<D, R, N extends string>(
   connection: Redis,
   awayMs = REDIS_AWAY_CLOSE_MS,
 ): () => Promise<void> {
-  const underWay = new Set<string | undefined>();
-  let drained: (() => void) | undefined;
-  const ended = (job: { id?: string | undefined } | undefined) => {
-    underWay.delete(job?.id);
-    if (underWay.size === 0) drained?.();
+  // BullMQ's events miss some ends (a job moved back to delayed, a lost lock): the work itself is
+  // followed instead, each call of processJob (BullMQ's main loop calls it per job).
+  const underWay = new Set<Promise<unknown>>();
+  const processJob = worker.processJob.bind(worker);
+  worker.processJob = (...args) => {
+    const run = processJob(...args);
+    underWay.add(run);
+    run.then(
+      () => underWay.delete(run),
+      () => underWay.delete(run),
+    );
+    return run;
   };
-  worker.on('active', (job) => underWay.add(job.id));
-  worker.on('completed', ended);
-  worker.on('failed', ended);
   let closing: Promise<void> | undefined;
   return () => {
     closing ??= (async () => {
@@ -60,7 +65,7 @@ export function boundedClose<D, R, N extends string>(
       if (underWay.size > 0) {
         const away = unreachableFor(connection, awayMs);
         try {
-          await Promise.race([new Promise<void>((resolve) => (drained = resolve)), away.reached]);
+          await Promise.race([Promise.allSettled([...underWay]), away.reached]);
         } finally {
           away.cancel();
         }

@@ -4,7 +4,7 @@
  * resolves); with Redis killed while a job is under way the close still resolves, by force, after
  * the away deadline, instead of waiting for a Redis that never comes back.
  */
-import { Queue, Worker } from 'bullmq';
+import { DelayedError, type Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { boundedClose } from '../../src/workflow/workerClose.ts';
@@ -21,8 +21,11 @@ afterEach(async () => {
   redis = undefined;
 });
 
-/** A queue and a worker whose job runs until `release` is called; the job started once `started`. */
-async function workerWithJob(awayMs: number) {
+/**
+ * A queue and a worker whose job runs until `release` is called (then returns, or with `delay`
+ * moves itself back to delayed, as the apply job does for a frozen environment).
+ */
+async function workerWithJob(awayMs: number, delay = false) {
   redis = await startRedisServer();
   const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
   const producer = new Redis(redis.url, { maxRetriesPerRequest: 1 });
@@ -35,9 +38,13 @@ async function workerWithJob(awayMs: number) {
   let started = false;
   const worker = new Worker(
     QUEUE,
-    async () => {
+    async (job: Job, token?: string) => {
       started = true;
       await held;
+      if (delay) {
+        await job.moveToDelayed(Date.now() + 3_600_000, token);
+        throw new DelayedError();
+      }
       return 'done';
     },
     { connection, prefix: 't' },
@@ -63,6 +70,15 @@ describe('closing a worker', () => {
     release();
     await closing;
     expect(await (await queue.getJob(job.id ?? ''))?.getState()).toBe('completed');
+    await queue.close();
+  });
+
+  it('waits for a job that moves itself back to delayed (no completed or failed event), then closes', async () => {
+    const { close, queue, job, release } = await workerWithJob(2_000, true);
+    const closing = close();
+    release();
+    await closing;
+    expect(await (await queue.getJob(job.id ?? ''))?.getState()).toBe('delayed');
     await queue.close();
   });
 
