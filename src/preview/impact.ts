@@ -101,7 +101,11 @@ export function withImpact(
   const notes: string[] = [];
   if (reading?.queuesWhy) notes.push(`The queues' statistics could not be read (${reading.queuesWhy}).`);
   if (reading?.federationWhy) notes.push(`The federation could not be read (${reading.federationWhy}).`);
-  else if (fed?.links === null && objects.some(usesFederation)) {
+  else if (fed?.linksNotRead) {
+    notes.push(
+      `The federation links could not be read (${fed.linksNotRead}): which links would stop is not known.`,
+    );
+  } else if (fed?.links === null && objects.some(usesFederation)) {
     notes.push('The federation plugin is not enabled: no links run.');
   }
   return {

@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
  * waits for Redis however long it stays away (its main loop's next command; ioredis holds QUIT
  * until it reconnects), and once begun it cannot be forced. So a worker is closed in two steps:
  * it stops taking jobs (paused, not waiting), and the jobs under way (started, not yet recorded
- * completed or failed in Redis) are waited for while Redis answers, or until Redis has been
+ * completed or failed in Redis, and still in the active list: a job moved to delayed is not) are waited for while Redis answers, or until Redis has been
  * unreachable for REDIS_AWAY_CLOSE_MS; then BullMQ's forced close (connections disconnected, no
  * QUIT). A job cut short there is taken up again once its lock expires, by another replica or the
  * next start, as after a crash: what it could still do without Redis could not be recorded.
@@ -53,16 +53,26 @@ export function boundedClose<D, R, N extends string>(
   worker.on('active', (job) => underWay.add(job.id));
   worker.on('completed', ended);
   worker.on('failed', ended);
+  // A job moved to delayed (DelayedError: held by a freeze, waiting its turn) ends with no event:
+  // while Redis answers, a job no longer in the queue's active list is not under way either.
+  const leftActive = async () => {
+    const active = new Set(await connection.lrange(worker.keys.active ?? '', 0, -1));
+    for (const id of [...underWay]) if (id === undefined || !active.has(id)) ended({ id });
+  };
   let closing: Promise<void> | undefined;
   return () => {
     closing ??= (async () => {
       await worker.pause(true);
       if (underWay.size > 0) {
         const away = unreachableFor(connection, awayMs);
+        const look = setInterval(() => {
+          if (connection.status === 'ready') leftActive().catch(() => undefined);
+        }, LOOK_MS);
         try {
           await Promise.race([new Promise<void>((resolve) => (drained = resolve)), away.reached]);
         } finally {
           away.cancel();
+          clearInterval(look);
         }
       }
       await worker.close(true);

@@ -2,9 +2,10 @@
  * A BullMQ worker's close (src/workflow/workerClose.ts) on a Redis of this test's own: a job under
  * way is waited for while Redis answers (it completes, recorded in Redis, before the close
  * resolves); with Redis killed while a job is under way the close still resolves, by force, after
- * the away deadline, instead of waiting for a Redis that never comes back.
+ * the away deadline, instead of waiting for a Redis that never comes back; a job moved to delayed
+ * (a held request) is not under way, so the close does not wait for it.
  */
-import { Queue, Worker } from 'bullmq';
+import { DelayedError, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { boundedClose } from '../../src/workflow/workerClose.ts';
@@ -71,5 +72,33 @@ describe('closing a worker', () => {
     await server.stop();
     // Resolves (BullMQ's own close would wait for Redis for ever): the test's own timeout is the bound.
     await expect(close()).resolves.toBeUndefined();
+  });
+
+  it('a job moved to delayed (DelayedError: no event says so) is not waited for', async () => {
+    redis = await startRedisServer();
+    const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const producer = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    for (const c of [connection, producer]) {
+      c.on('error', () => undefined);
+      opened.push(c);
+    }
+    const worker = new Worker(
+      QUEUE,
+      async (job, token) => {
+        await job.moveToDelayed(Date.now() + 3_600_000, token);
+        throw new DelayedError();
+      },
+      { connection, prefix: 't' },
+    );
+    worker.on('error', () => undefined);
+    const close = boundedClose(worker, connection, 2_000);
+    const queue = new Queue(QUEUE, { connection: producer, prefix: 't' });
+    queue.on('error', () => undefined);
+    const job = await queue.add('j', {});
+    await waitFor(async () => (await job.getState()) === 'delayed', { what: 'the job delayed' });
+    // Resolves while Redis answers (it waited for ever before): the test's own timeout is the bound.
+    await expect(close()).resolves.toBeUndefined();
+    expect(await job.getState()).toBe('delayed');
+    await queue.close();
   });
 });
