@@ -16,8 +16,12 @@ import type { ObjectKind } from './types.ts';
  *   reject-publish, and falls back to at-most-once otherwise); else they are lost;
  * - `expires` on a queue without consumers: deleted with its messages `expires` after the change;
  * - a lower `message-ttl`: the messages already queued keep their expiry;
- * - streams: a lower `max-age` or `max-length-bytes` removed nothing at once (retention drops whole
- *   segments, when one fills); a quorum `delivery-limit` lowered removes nothing at once.
+ * - streams: a lower `max-age` or `max-length-bytes` is applied as soon as the policy is (74 offsets
+ *   to 6, and to 1, within seconds, on 3.10.8, 4.0.5 and 4.3.6 with segments of 1000 bytes): the
+ *   whole segments beyond it are deleted, all but the one being written. How many messages that is
+ *   depends on the segments, which the statistics do not show: "may remove data, at once";
+ * - a quorum `delivery-limit` lowered removes nothing at once; a message already returned that
+ *   often goes at its next return (returns: rejected or nacked with requeue).
  *
  * `which`'s live hazards (hazardsOf, at the end) are here too, over 450 lines: they are the same
  * rules (what trims, what refuses, which targets exist) asked of an object as it stands, and a
@@ -108,7 +112,10 @@ export type Impact =
       readonly key: 'federation-upstream' | 'federation-upstream-set';
       readonly upstream: string;
     }
-  /** A stream's retention lowered: whole segments beyond it are removed when a segment fills, not at once. */
+  /**
+   * A stream's retention lowered: the whole segments beyond it are deleted as soon as the policy
+   * applies (all but the one being written); how many messages, the statistics cannot say.
+   */
   | {
       readonly effect: 'may-remove';
       readonly because: 'max-age' | 'max-length-bytes';

@@ -153,6 +153,8 @@ type State =
 export class CompiledPattern {
   readonly source: string;
   readonly anchored: boolean;
+  /** `literalPrefix(source)`, read once: the policy index files the pattern by it, per kind and layer. */
+  readonly literalPrefix: LiteralPrefix | undefined;
   readonly #view: 'latin1' | 'shifted';
   readonly #caseless: boolean;
   readonly #usesSpace: boolean;
@@ -165,6 +167,7 @@ export class CompiledPattern {
   constructor(pattern: string) {
     this.source = pattern;
     this.anchored = isAnchored(pattern);
+    this.literalPrefix = literalPrefix(pattern);
     const esc = escapes(pattern);
     this.#view = HIGH_ESCAPE.test(pattern) ? 'latin1' : 'shifted';
     let caseless = false;
@@ -190,12 +193,12 @@ export class CompiledPattern {
       };
       this.#state = { readable: true, re: null };
     }
-    this.#prefix = this.#literal ? undefined : this.#prefixOf(pattern, toView);
+    this.#prefix = this.#literal ? undefined : this.#prefixOf(toView);
   }
 
   /** The literal every match starts with, in the view (lower-cased when the pattern is caseless). */
-  #prefixOf(pattern: string, toView: (s: string) => string): string | undefined {
-    const prefix = literalPrefix(pattern);
+  #prefixOf(toView: (s: string) => string): string | undefined {
+    const prefix = this.literalPrefix;
     // A caseless flag further on would need its own reading of where it starts to apply.
     if (!prefix || prefix.caseless !== this.#caseless) return undefined;
     const view = toView(prefix.text);

@@ -1,5 +1,5 @@
 import { refusedKeys, scopeFits, vetoedKeys } from './keys.ts';
-import { type CompiledPattern, literalPrefix, type NameView, PatternCache } from './pattern.ts';
+import { type CompiledPattern, type NameView, PatternCache } from './pattern.ts';
 import { type BrokerVersion, OBJECT_KINDS, type ObjectKind, type Policy } from './types.ts';
 
 /**
@@ -43,35 +43,56 @@ const byPriority = (a: IndexedPolicy, b: IndexedPolicy) =>
 class PrefixIndex {
   readonly #byPrefix = new Map<string, IndexedPolicy[]>();
   readonly #general: IndexedPolicy[] = [];
-  #longest = 0;
+  /** The lengths of the filed prefixes, longest first: a name is sliced only at those. */
+  readonly #lengths: number[];
+  /**
+   * `for`'s answer by the longest filed prefix a name starts with: the shorter ones it starts
+   * with are that prefix's own prefixes, so the answer depends on it alone. Merged and sorted
+   * once per prefix, not once per name (a burst of outside changes asks for every object).
+   */
+  readonly #merged = new Map<string, readonly IndexedPolicy[]>();
 
   constructor(sorted: readonly IndexedPolicy[]) {
     for (const e of sorted) {
-      const prefix = literalPrefix(e.policy.pattern);
+      const prefix = e.pattern.literalPrefix;
       if (prefix === undefined || prefix.caseless) {
         this.#general.push(e);
         continue;
       }
-      this.#longest = Math.max(this.#longest, prefix.text.length);
       const list = this.#byPrefix.get(prefix.text);
       if (list) list.push(e);
       else this.#byPrefix.set(prefix.text, [e]);
     }
+    this.#lengths = [...new Set([...this.#byPrefix.keys()].map((p) => p.length))].sort((a, b) => b - a);
   }
 
   /** Highest priority first: those without a literal prefix, and those whose prefix `name` starts with. */
-  for(name: string): IndexedPolicy[] {
+  for(name: string): readonly IndexedPolicy[] {
     if (this.#byPrefix.size === 0) return this.#general;
-    let found: IndexedPolicy[] | undefined;
-    const upTo = Math.min(this.#longest, name.length);
-    for (let n = 1; n <= upTo; n++) {
-      const list = this.#byPrefix.get(name.slice(0, n));
-      if (list) found = found ? found.concat(list) : list;
+    let longest: string | undefined;
+    for (const n of this.#lengths) {
+      if (n > name.length) continue;
+      const prefix = name.slice(0, n);
+      if (this.#byPrefix.has(prefix)) {
+        longest = prefix;
+        break;
+      }
     }
-    if (!found) return this.#general;
-    return this.#general.length === 0 && found.length === 1
-      ? found
-      : [...this.#general, ...found].sort(byPriority);
+    if (longest === undefined) return this.#general;
+    let merged = this.#merged.get(longest);
+    if (!merged) {
+      let found: IndexedPolicy[] = [];
+      for (let n = 1; n <= longest.length; n++) {
+        const list = this.#byPrefix.get(longest.slice(0, n));
+        if (list) found = found.length === 0 ? list : found.concat(list);
+      }
+      merged =
+        this.#general.length === 0 && found.length === 1
+          ? found
+          : [...this.#general, ...found].sort(byPriority);
+      this.#merged.set(longest, merged);
+    }
+    return merged;
   }
 }
 

@@ -200,7 +200,9 @@ export class Simulation {
     const current = change.layer === 'user' ? input.user : input.operator;
     const proposed = current.filter((p) => p.name !== change.before?.name && p.name !== change.after?.name);
     if (change.after) proposed.push(change.after);
-    const index = (list: readonly Policy[]) => new PolicyIndex(list, version, cache).prepare();
+    // Each kind's lists built on the first object of that kind: a burst of outside changes runs
+    // one simulation per change, each fed only the objects its policy reaches (bench/outside).
+    const index = (list: readonly Policy[]) => new PolicyIndex(list, version, cache);
     this.#changed = { before: index(current), after: index(proposed) };
     this.#other = index(change.layer === 'user' ? input.operator : input.user);
     const after = change.after;

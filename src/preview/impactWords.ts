@@ -71,7 +71,7 @@ export function impactWords(x: Impact, name: NameWords): string {
     case 'link-stops':
       return `loses ${x.key} ${name(x.upstream)} while its federation link runs: the link stops`;
     case 'may-remove':
-      return `stream retention ${x.because} ${typeof x.value === 'string' ? name(x.value) : x.value}: may remove data, whole segments beyond it when a segment fills, not at once`;
+      return `stream retention ${x.because} ${typeof x.value === 'string' ? name(x.value) : x.value}: may remove data at once: the whole segments beyond it are deleted as soon as the policy applies (all but the segment being written); how many messages, the broker's statistics cannot say`;
     case 'delivery-limit-lowered':
       return `delivery-limit ${x.was ?? 'none'} -> ${x.limit}: a message already delivered ${x.limit} times or more is dropped or dead-lettered at its next return; none at once`;
   }

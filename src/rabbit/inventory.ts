@@ -103,15 +103,12 @@ function startNow<T>(source: AsyncIterable<T>): Started<T> {
   };
 }
 
+/**
+ * A listed queue is an inventory object already (its `vhost`, and with statistics its
+ * `effectiveDefinition`, go unread): handed on as it is, not copied once per queue of the vhost.
+ */
 export function queueObject(q: QueueListing): InventoryObject {
-  return {
-    name: q.name,
-    kind: q.kind,
-    type: q.type,
-    arguments: q.arguments,
-    policy: q.policy,
-    ...(q.operatorPolicy === undefined ? {} : { operatorPolicy: q.operatorPolicy }),
-  };
+  return q;
 }
 
 export function exchangeObject(e: ExchangeListing): InventoryObject {

@@ -1,6 +1,6 @@
 import { settleSimulation } from '../patterns/resolveRead.ts';
 import type { Transition } from '../policy/compare.ts';
-import { nameView } from '../policy/pattern.ts';
+import { nameView, PatternCache } from '../policy/pattern.ts';
 import { PolicyIndex } from '../policy/policyIndex.ts';
 import type { ChangeAction, InventoryObject, SimulationResult } from '../policy/simulate.ts';
 import { Simulation } from '../policy/simulate.ts';
@@ -41,6 +41,9 @@ export async function effectsOfChanges(
   if (vhost === undefined) return [];
   if (changes.some((t) => t.vhost !== vhost)) throw new Error('effectsOfChanges: one vhost at a time');
   const inventory = await openInventory(broker, vhost);
+  // Every simulation reads the same vhost's patterns: each compiled once for the burst, not once
+  // per change and layer (30 changes over 1,000 policies compiled 90,000; bench/outside).
+  const cache = new PatternCache();
   const simulations = changes.map((t) => {
     const user = t.layer === 'user' ? listBefore(inventory.user, t) : inventory.user;
     const operator = t.layer === 'operator' ? listBefore(inventory.operator, t) : inventory.operator;
@@ -49,17 +52,27 @@ export async function effectsOfChanges(
       user,
       operator,
       change: { action: actionOf(t), layer: t.layer, before: t.before, after: t.after },
+      cache,
     });
   });
   // The changed layer's reported policy is already the after: the engine reads both sides.
   const layers = changes.map((t) => t.layer);
-  const touched = touchIndex(changes, inventory.version);
+  const touched = touchIndex(changes, inventory.version, cache);
   await inventory.each((o) => {
     const reach = touched(o);
     if (reach.length === 0) return;
-    const withoutUser = { ...o, policy: undefined };
-    const withoutOperator = { ...o, operatorPolicy: undefined };
-    for (const i of reach) simulations[i]?.add(layers[i] === 'user' ? withoutUser : withoutOperator);
+    // Copied only for the layers the object's changes are in.
+    let withoutUser: InventoryObject | undefined;
+    let withoutOperator: InventoryObject | undefined;
+    for (const i of reach) {
+      if (layers[i] === 'user') {
+        withoutUser ??= { ...o, policy: undefined };
+        simulations[i]?.add(withoutUser);
+      } else {
+        withoutOperator ??= { ...o, operatorPolicy: undefined };
+        simulations[i]?.add(withoutOperator);
+      }
+    }
   });
   await Promise.all(simulations.map((s) => settleSimulation(s)));
   return simulations.map((s) => s.result());
@@ -75,12 +88,13 @@ export async function effectsOfChanges(
 function touchIndex(
   changes: readonly Transition[],
   version: BrokerVersion,
+  cache: PatternCache,
 ): (o: InventoryObject) => number[] {
   const tagged: Policy[] = [];
   changes.forEach((t, i) => {
     for (const p of [t.before, t.after]) if (p) tagged.push({ ...p, name: String(i), priority: 0 });
   });
-  const index = new PolicyIndex(tagged, version).prepare();
+  const index = new PolicyIndex(tagged, version, cache).prepare();
   const all = changes.map((_, i) => i);
   return (o) => {
     if (o.kind === null) return all;

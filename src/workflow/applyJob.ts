@@ -15,6 +15,7 @@ import { type ObserveOptions, observeAfterWrite } from './observe.ts';
 import { ApplyJobData } from './queue.ts';
 import { approvalsOf } from './rules.ts';
 import type { RequestStore } from './store.ts';
+import { heldBehind } from './thaw.ts';
 import { brokerAction, type ChangeRequest, type Failure, type Notifier } from './types.ts';
 
 /**
@@ -40,6 +41,8 @@ import { brokerAction, type ChangeRequest, type Failure, type Notifier } from '.
  */
 
 const VERIFY_INTERVAL_MS = 500;
+/** How soon a held request behind another held one looks again whether it is its turn. */
+const HELD_TURN_MS = 250;
 
 /**
  * The bot's own write, announced just before it is made, so the watcher of `env` does not report
@@ -104,6 +107,11 @@ export class ApplyJob {
           if (held) await notify.stateChanged(held);
         }
         await job.moveToDelayed(Date.parse(freeze.until), token);
+        throw new DelayedError();
+      }
+      //    Released, a held request waits its turn: those approved before it go first.
+      if (await heldBehind(store, r)) {
+        await job.moveToDelayed(Date.now() + HELD_TURN_MS, token);
         throw new DelayedError();
       }
       // Step 2 reads only, and its input is the same whenever step 1 finds the policy as approved

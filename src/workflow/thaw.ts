@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { AuditEntry } from '../audit/types.ts';
 import type { Freeze } from './freeze.ts';
 import type { RequestStore } from './store.ts';
-import type { ApplyQueue } from './types.ts';
+import type { ApplyQueue, ChangeRequest } from './types.ts';
 
 /**
  * What a freeze (freeze.ts) leaves behind: its records in the audit trail, and the requests it
@@ -47,7 +47,31 @@ export async function releaseHeld(
 ): Promise<number> {
   const held = (await store.unfinished())
     .filter((r) => r.env === env && r.state === 'approved' && r.held)
-    .sort((a, b) => Date.parse(a.decision?.at ?? a.updatedAt) - Date.parse(b.decision?.at ?? b.updatedAt));
+    .sort(approvalOrder);
   for (const r of held) await queue.promote(r.id);
   return held.length;
+}
+
+/** Approval order: when the request was approved (its decision), then its id for a tie. */
+export function approvalOrder(
+  a: Pick<ChangeRequest, 'decision' | 'updatedAt' | 'id'>,
+  b: Pick<ChangeRequest, 'decision' | 'updatedAt' | 'id'>,
+): number {
+  const at = (r: typeof a) => Date.parse(r.decision?.at ?? r.updatedAt);
+  return at(a) - at(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/**
+ * Whether a request the freeze held must wait its turn: another request of its environment, held
+ * too and approved before it, is not finished (approved or applying). The apply job asks it, so
+ * held requests are applied one at a time in approval order, whatever the worker's concurrency.
+ */
+export async function heldBehind(
+  store: Pick<RequestStore, 'unfinished'>,
+  r: ChangeRequest,
+): Promise<boolean> {
+  if (!r.held) return false;
+  return (await store.unfinished()).some(
+    (o) => o.id !== r.id && o.env === r.env && o.held !== undefined && approvalOrder(o, r) < 0,
+  );
 }

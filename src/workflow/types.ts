@@ -69,22 +69,15 @@ export type Origin = z.infer<typeof OriginSchema>;
 export const MessageRefSchema = z.object({ channel: z.string().min(1), ts: z.string().min(1) });
 export type MessageRef = z.infer<typeof MessageRefSchema>;
 
-export const DecisionSchema = z.object({
-  kind: z.enum(DECISION_KINDS),
-  /** Slack user id of the approver (or rejecter). */
-  by: z.string().min(1),
-  reason: z.string().min(1),
-  at: IsoTime,
-});
+/** Who (a Slack user id), why and when: what every decision, approval and break-glass records. */
+const WHO_WHY_WHEN = { by: z.string().min(1), reason: z.string().min(1), at: IsoTime };
+
+/** `by`: the approver (or rejecter). */
+export const DecisionSchema = z.object({ kind: z.enum(DECISION_KINDS), ...WHO_WHY_WHEN });
 export type Decision = z.infer<typeof DecisionSchema>;
 
 /** One approver's approval: a request needs `approvalsRequired` of them, from distinct approvers. */
-export const ApprovalSchema = z.object({
-  /** Slack user id of the approver. */
-  by: z.string().min(1),
-  reason: z.string().min(1),
-  at: IsoTime,
-});
+export const ApprovalSchema = z.object(WHO_WHY_WHEN);
 export type Approval = z.infer<typeof ApprovalSchema>;
 
 export const FailureSchema = z.object({
@@ -102,9 +95,7 @@ export type Failure = z.infer<typeof FailureSchema>;
 
 /** Applied without an approval by its requester (break-glass): who, why, and by when an approver must review it. */
 export const BreakGlassSchema = z.object({
-  by: z.string().min(1),
-  reason: z.string().min(1),
-  at: IsoTime,
+  ...WHO_WHY_WHEN,
   /** The environment's `reviewWithin` after `at`: unreviewed past it, the approvals channel is reminded. */
   reviewBy: IsoTime,
 });

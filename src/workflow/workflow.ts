@@ -1,3 +1,8 @@
+/**
+ * A little over the size aim on purpose: filing, deciding, reverts and the time box's revert share
+ * one closure (the environment lookup, the store calls, fileRequest); what stands apart is apart
+ * (break-glass in breakGlass.ts, the Notifier's logging in notifierLogging.ts).
+ */
 import type { Redis } from 'ioredis';
 import type { AuditTrail } from '../audit/trail.ts';
 import { formatDuration } from '../duration.ts';
@@ -121,13 +126,18 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     /** The time box's approved revert, and a request filed again, have an id derived from another's. */
     readonly id?: string;
     readonly approvalsChannel?: string | undefined;
+    /**
+     * A time box's revert, asked for with its change: who may ask was checked when the change was
+     * filed, so a requester removed from `requesters` since does not leave the change in place.
+     */
+    readonly askedWithChange?: true;
   }
 
   async function fileRequest(input: FileInput, filing: Filing): Promise<Filed> {
     const env = environment(input.env);
     const closed = environmentRefusal(env);
     if (closed) throw new WorkflowError(closed);
-    await assertMayRequest(env, input.requester.user);
+    if (!filing.askedWithChange) await assertMayRequest(env, input.requester.user);
     // Before the broker is asked: a request that cannot be stored is refused at once.
     await storeCall('ping', () => options.redis.ping());
     const broker = options.brokerFor(env.name);
@@ -406,7 +416,13 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
             },
             origin: change.origin,
           },
-          { action: 'revert', revertOf: auditId, id, approvalsChannel: change.approvalsChannel },
+          {
+            action: 'revert',
+            revertOf: auditId,
+            id,
+            approvalsChannel: change.approvalsChannel,
+            askedWithChange: true,
+          },
         );
       }
       // Idempotent: a retry after the move finds it approved already ('moved').

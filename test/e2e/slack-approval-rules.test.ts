@@ -10,7 +10,7 @@ import {
   renderedText,
   startHarness,
 } from '../support/harness.ts';
-import { buttonsOf, isPost, requestFlow } from '../support/requestFlow.ts';
+import { buttonsOf, ephemeralTo, isPost, requestFlow } from '../support/requestFlow.ts';
 
 /**
  * The approval rules end to end (signed Slack requests to the running app, the fake Web API,
@@ -40,9 +40,6 @@ afterAll(async () => {
   await h?.stop();
   await admin.close();
 });
-
-const ephemeralTo = (user: string) => (c: { ok: boolean; method: string; args: Record<string, unknown> }) =>
-  c.ok && c.method === 'chat.postEphemeral' && c.args.user === user;
 
 describe('two approvals required', () => {
   it('the first approval counts (1 of 2, and who), the same approver again is refused, the second applies once', async () => {

@@ -5,7 +5,7 @@ import { adminClient } from '../support/broker.ts';
 import type { RecordedCall } from '../support/fakeSlack.ts';
 import { APPROVALS_CHANNEL, APPROVER, type Harness, renderedText, startHarness } from '../support/harness.ts';
 import { submission } from '../support/interactions.ts';
-import { buttonsOf, isPost, requestFlow, viewOf } from '../support/requestFlow.ts';
+import { buttonsOf, ephemeralTo, isPost, requestFlow, viewOf } from '../support/requestFlow.ts';
 
 /**
  * Break-glass end to end (signed Slack requests to the running app, the fake Web API, the real
@@ -34,9 +34,6 @@ afterAll(async () => {
   await h?.stop();
   await admin.close();
 });
-
-const ephemeralTo = (user: string) => (c: RecordedCall) =>
-  c.ok && c.method === 'chat.postEphemeral' && c.args.user === user;
 
 /** Clicks a button as `user` on the message at `ts` in the approvals channel; the form it opened, if any. */
 async function clickButton(user: string, actionId: string, value: string, ts: string) {

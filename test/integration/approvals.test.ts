@@ -3,16 +3,19 @@
  * across replicas (the N-th queues the apply once), one approver counted once, a rejection ending
  * a partly approved request, and who may file.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { type FileInput, isWorkflowError } from '../../src/workflow/index.ts';
 import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';
+import { startFakeBroker } from '../support/fakeBroker.ts';
 import {
   APPROVER,
   APPROVER_2,
+  refusalCode as codeOf,
+  policyWritesCounted,
   REQUESTER,
   settled,
   type WorkflowFixture,
@@ -49,30 +52,13 @@ const input = (vhost: string, policy = 'cap'): FileInput => ({
   origin: { channel: 'C0INCIDENT' },
 });
 
-const codeOf = async (p: Promise<unknown>) => {
-  try {
-    await p;
-    return 'no refusal';
-  } catch (err) {
-    return isWorkflowError(err) ? err.code : String(err);
-  }
-};
-
 describe(`two approvals required (${broker.label})`, () => {
   it('two approvers on two replicas at once: one apply, one record, both approvals listed', async () => {
     await withVhost(
       async (vhost) => {
         const puts: string[] = [];
-        const counting = () =>
-          new ManagementClient({
-            url: broker.url,
-            ...brokerCredentials(),
-            onCall: (c) => {
-              if (c.method === 'PUT' && c.path.includes('/policies/')) puts.push(c.path);
-            },
-          });
-        const clientA = counting();
-        const clientB = counting();
+        const clientA = policyWritesCounted(broker, puts);
+        const clientB = policyWritesCounted(broker, puts);
         try {
           await fx.worker(clientA);
           await fx.worker(clientB);
@@ -239,6 +225,50 @@ describe(`change freeze (${broker.label})`, () => {
           endedBecause: 'INC-9 resolved',
         });
         expect(await new AuditTrail(fx.redis, fx.keyPrefix).verify()).toMatchObject({ ok: true });
+      },
+      { client: admin },
+    );
+  }, 90_000);
+
+  it('held requests are applied in approval order when the freeze is lifted, on two workers at once', async () => {
+    await withVhost(
+      async (vhost) => {
+        // The workers ask the broker through a fake that can answer late: the first call after the
+        // unfreeze (the first job's) waits 2 s, and the jobs beside it must still wait their turn.
+        const fake = await startFakeBroker({ fallback: { kind: 'proxy', target: broker.url } });
+        const client = new ManagementClient({ url: fake.url, ...brokerCredentials() });
+        onTestFinished(async () => {
+          await client.close();
+          await fake.close();
+        });
+        const wf = fx.workflow();
+        await fx.worker(client);
+        await fx.worker(client);
+        await wf.freeze({ user: APPROVER, forMs: 3_600_000, reason: 'deploy window' });
+        const names = ['held-1', 'held-2', 'held-3', 'held-4'];
+        const ids: string[] = [];
+        for (const [i, name] of names.entries()) {
+          const { request } = await wf.file({
+            ...input(vhost, name),
+            fields: { pattern: `^held${i}`, definition: { 'max-length': i + 1 } },
+          });
+          await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: `ok ${i}` });
+          ids.push(request.id);
+        }
+        await waitFor(
+          async () => {
+            const all = await Promise.all(ids.map((id) => wf.get(id)));
+            return all.every((r) => r?.held) || undefined;
+          },
+          { what: 'every request held' },
+        );
+        fake.enqueue({ kind: 'proxy', target: broker.url, delayMs: 2_000 });
+        await wf.unfreeze({ user: APPROVER, reason: 'window over' });
+        for (const id of ids) expect((await settled(wf, id)).state).toBe('applied');
+        const order = (await new AuditTrail(fx.redis, fx.keyPrefix).list({ vhost }))
+          .reverse()
+          .map((r) => r.policy);
+        expect(order).toEqual(names);
       },
       { client: admin },
     );

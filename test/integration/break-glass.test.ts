@@ -9,14 +9,15 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { history, parseHistory } from '../../commands/history.ts';
 import { requests } from '../../commands/requests.ts';
 import { AuditTrail } from '../../src/audit/trail.ts';
-import { ManagementClient } from '../../src/rabbit/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import { type FileInput, isWorkflowError, type WorkflowEnvironment } from '../../src/workflow/index.ts';
-import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
+import type { FileInput, WorkflowEnvironment } from '../../src/workflow/index.ts';
+import { waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';
 import {
   APPROVER,
   APPROVER_2,
+  refusalCode as codeOf,
+  policyWritesCounted,
   REQUESTER,
   settled,
   type WorkflowFixture,
@@ -57,30 +58,13 @@ const input = (vhost: string, over: Partial<FileInput> = {}): FileInput => ({
   ...over,
 });
 
-const codeOf = async (p: Promise<unknown>) => {
-  try {
-    await p;
-    return 'no refusal';
-  } catch (err) {
-    return isWorkflowError(err) ? err.code : String(err);
-  }
-};
-
 describe(`break-glass (${broker.label})`, () => {
   it('the requester on two replicas at once, in a frozen environment: applied once, by the same job, recorded as break-glass', async () => {
     await withVhost(
       async (vhost) => {
         const puts: string[] = [];
-        const counting = () =>
-          new ManagementClient({
-            url: broker.url,
-            ...brokerCredentials(),
-            onCall: (c) => {
-              if (c.method === 'PUT' && c.path.includes('/policies/')) puts.push(c.path);
-            },
-          });
-        const clientA = counting();
-        const clientB = counting();
+        const clientA = policyWritesCounted(broker, puts);
+        const clientB = policyWritesCounted(broker, puts);
         try {
           await fx.worker(clientA);
           await fx.worker(clientB);

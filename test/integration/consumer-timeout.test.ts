@@ -12,11 +12,11 @@
  * cancelled: the policy is in force there and the timeout is live.
  */
 import { describe, expect, it } from 'vitest';
-import { type WhichResult, which } from '../../commands/which.ts';
+import type { WhichResult } from '../../commands/which.ts';
 import { WHICH_WORDS } from '../../commands/words.ts';
 import { formatVersion } from '../../src/policy/types.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import { brokerCredentials, waitFor } from '../support/broker.ts';
+import { brokerCredentials, reportedWhich } from '../support/broker.ts';
 import { brokersUp, inVhostOn, type TestBroker } from '../support/brokers.ts';
 import { built, repoRoot } from '../support/built.ts';
 import { runBuiltRmq } from '../support/cli.ts';
@@ -59,17 +59,6 @@ function holdAll(broker: TestBroker, vhost: string, watchMs: (name: string) => n
       await holdOneDelivery(broker, vhost, name, kind, watchMs(name)),
     ]),
   ).then(Object.fromEntries);
-}
-
-/** `which` once the broker reports the queue's policy (statistics lag behind a new queue). */
-function reportedWhich(client: LabClient, vhost: string, name: string) {
-  return waitFor(
-    async () => {
-      const r = await which({ name, vhost }, client);
-      return r.answer === 'reported' ? r : undefined;
-    },
-    { deadlineMs: 30_000, intervalMs: 500, what: `the broker to report ${name}` },
-  );
 }
 
 /** What the built `rmq which` prints about the queue's consumer-timeout, as text and as JSON. */

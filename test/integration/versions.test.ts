@@ -10,7 +10,7 @@ import { which } from '../../commands/which.ts';
 import { acceptedApplyTo } from '../../src/policy/keys.ts';
 import { RabbitError } from '../../src/rabbit/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import { brokerCredentials, uniqueName, waitFor } from '../support/broker.ts';
+import { brokerCredentials, reportedWhich, uniqueName } from '../support/broker.ts';
 import { BROKERS, brokersUp, clientFor, inVhostOn, type TestBroker } from '../support/brokers.ts';
 import { built, repoRoot } from '../support/built.ts';
 import { runBuiltRmq } from '../support/cli.ts';
@@ -20,17 +20,6 @@ const { up } = await brokersUp();
 const three = up.find((b) => b.label === 'machine');
 const four = up.find((b) => b.label === 'rabbitmq-4');
 const fourThree = up.find((b) => b.label === 'rabbitmq-4.3');
-
-/** `which` once the broker reports the object's policy (statistics lag behind a new queue). */
-function reportedWhich(client: LabClient, vhost: string, name: string) {
-  return waitFor(
-    async () => {
-      const r = await which({ name, vhost }, client);
-      return r.answer === 'reported' ? r : undefined;
-    },
-    { deadlineMs: 30_000, intervalMs: 500, what: `the broker to report ${name}` },
-  );
-}
 
 async function explainOn(broker: (typeof BROKERS)[number]) {
   const client = clientFor(broker);

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
+import { which } from '../../commands/which.ts';
 import type { ManagementClientOptions } from '../../src/rabbit/index.ts';
 import { LabClient } from '../../src/rabbit/lab.ts';
 
@@ -73,6 +74,17 @@ export async function waitFor<T>(
     }
     await new Promise((resolve) => setTimeout(resolve, interval));
   }
+}
+
+/** `which` once the broker reports the object's policy (statistics lag behind a new queue). */
+export function reportedWhich(client: LabClient, vhost: string, name: string) {
+  return waitFor(
+    async () => {
+      const r = await which({ name, vhost }, client);
+      return r.answer === 'reported' ? r : undefined;
+    },
+    { deadlineMs: 30_000, intervalMs: 500, what: `the broker to report ${name}` },
+  );
 }
 
 export async function admin(

@@ -231,6 +231,14 @@ export function management(broker: TestBroker, vhost: string) {
       const { json } = await call('GET', `queues/{v}/${e(queue)}`);
       return (json as { policy?: string | null } | null)?.policy;
     },
+    /** A runtime parameter of the vhost (a federation upstream: component `federation-upstream`). */
+    parameter: (component: string, name: string, value: Record<string, unknown>) =>
+      call('PUT', `parameters/${component}/{v}/${e(name)}`, { value }),
+    /** The federation links of the vhost; null when the federation plugin is not enabled (404). */
+    federationLinks: async (): Promise<{ exchange?: string; queue?: string; status?: string }[] | null> => {
+      const { status, json } = await call('GET', 'federation-links/{v}');
+      return status === 404 ? null : (json as { exchange?: string; queue?: string; status?: string }[]);
+    },
     /** The policies' merged definition the queue's statistics report (lags like `policyOf`). */
     effective: async (queue: string): Promise<Record<string, unknown> | null | undefined> => {
       const { json } = await call('GET', `queues/{v}/${e(queue)}`);

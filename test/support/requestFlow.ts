@@ -14,6 +14,10 @@ export const isPost = (channel: string, threadTs?: string) => (c: RecordedCall) 
   c.args.channel === channel &&
   (threadTs === undefined ? c.args.thread_ts === undefined : c.args.thread_ts === threadTs);
 
+/** An ephemeral message to `user` (a refusal told at once). */
+export const ephemeralTo = (user: string) => (c: RecordedCall) =>
+  c.ok && c.method === 'chat.postEphemeral' && c.args.user === user;
+
 export const buttonsOf = (c: RecordedCall) =>
   ((c.args.blocks as { type: string; elements?: { action_id?: string; value?: string }[] }[]) ?? []).flatMap(
     (b) => (b.type === 'actions' ? (b.elements ?? []) : []),

@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import type { AuditRecord } from '../../src/audit/types.ts';
 import { applyWorkerDeps, workflowDeps } from '../../src/botChangeRequests.ts';
 import { createLogger } from '../../src/log.ts';
-import type { ManagementClient } from '../../src/rabbit/index.ts';
+import { ManagementClient } from '../../src/rabbit/index.ts';
 import { openRedis } from '../../src/redis.ts';
 import {
   type ApplyQueue,
@@ -18,12 +18,14 @@ import {
   createApplyQueue,
   createApproverDirectory,
   createWorkflow,
+  isWorkflowError,
   type Notifier,
   startApplyWorker,
   type Workflow,
   type WorkflowEnvironment,
 } from '../../src/workflow/index.ts';
-import { waitFor } from './broker.ts';
+import { brokerCredentials, waitFor } from './broker.ts';
+import type { TestBroker } from './brokers.ts';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -169,6 +171,27 @@ export function workflowFixture(
       redis.disconnect();
     },
   };
+}
+
+/** A client of `broker` that pushes the path of every policy it writes (PUT) to `puts`: one write, or two. */
+export function policyWritesCounted(broker: TestBroker, puts: string[]): ManagementClient {
+  return new ManagementClient({
+    url: broker.url,
+    ...brokerCredentials(),
+    onCall: (c) => {
+      if (c.method === 'PUT' && c.path.includes('/policies/')) puts.push(c.path);
+    },
+  });
+}
+
+/** The code a workflow call was refused with (`no refusal` when it was not; another error as text). */
+export async function refusalCode(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+    return 'no refusal';
+  } catch (err) {
+    return isWorkflowError(err) ? err.code : String(err);
+  }
 }
 
 /** The request once the apply job is done with it (applied, failed or stale), polled with a deadline. */

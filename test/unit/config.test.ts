@@ -3,6 +3,18 @@ import { loadConfig, pickEnvironment } from '../../src/config.ts';
 import { ConfigError } from '../../src/errors.ts';
 import { redisConnection } from '../../src/redis.ts';
 
+/**
+ * `loadConfig` with `vars`, and with `extra` (YAML of one environment's keys, `a`): an
+ * environments file e.yml holding it.
+ */
+function loadWith(vars: Record<string, string>, extra: string | undefined) {
+  const yaml = extra
+    ? `environments:\n  - name: a\n    url: http://a\n    userEnv: U\n    passwordEnv: P\n    ${extra}`
+    : undefined;
+  const env = { ...vars, ...(yaml ? { RMQ_ENVIRONMENTS: 'e.yml', U: 'u', P: 'p' } : {}) };
+  return loadConfig(env, () => yaml ?? '');
+}
+
 describe('loadConfig', () => {
   it('defaults to one environment on the local broker', () => {
     const c = loadConfig({});
@@ -165,11 +177,7 @@ environments:
   ])(
     'approval rules that cannot hold are refused at start, naming the key (%j %j)',
     (vars, extra, message) => {
-      const yaml = extra
-        ? `environments:\n  - name: a\n    url: http://a\n    userEnv: U\n    passwordEnv: P\n    ${extra}`
-        : undefined;
-      const env = { ...vars, ...(yaml ? { RMQ_ENVIRONMENTS: 'e.yml', U: 'u', P: 'p' } : {}) };
-      expect(() => loadConfig(env, () => yaml ?? '')).toThrow(message);
+      expect(() => loadWith(vars, extra)).toThrow(message);
     },
   );
 
@@ -224,11 +232,7 @@ environments:
   ])(
     'a break-glass setting that cannot be read is refused at start, naming the key (%j %j)',
     (vars, extra, message) => {
-      const yaml = extra
-        ? `environments:\n  - name: a\n    url: http://a\n    userEnv: U\n    passwordEnv: P\n    ${extra}`
-        : undefined;
-      const env = { ...vars, ...(yaml ? { RMQ_ENVIRONMENTS: 'e.yml', U: 'u', P: 'p' } : {}) };
-      expect(() => loadConfig(env, () => yaml ?? '')).toThrow(message);
+      expect(() => loadWith(vars, extra)).toThrow(message);
     },
   );
 

@@ -5,7 +5,7 @@ import { MAX_REASON } from '../../workflow/rules.ts';
 import { type ChangeRequest, REVIEW_OUTCOMES, type ReviewOutcome } from '../../workflow/types.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { BLOCK, encodeMeta, modal, parseMeta, textInput } from './forms.ts';
-import { type Block, finish, type SlackMessage, section } from './message.ts';
+import { actions, type Block, button, finish, type SlackMessage, section } from './message.ts';
 import { auditView, breakGlassLine, requestTitle, when, who, whoList } from './request.ts';
 
 /**
@@ -68,26 +68,11 @@ export function reviewForm(r: ChangeRequest, outcome: ReviewOutcome): types.Moda
 }
 
 function reviewButtons(r: ChangeRequest): types.ActionsBlock {
-  return {
-    type: 'actions',
-    block_id: 'rmq_break_glass_review',
-    elements: [
-      {
-        type: 'button',
-        action_id: BREAK_GLASS_BUTTONS.review,
-        text: { type: 'plain_text', text: 'Review' },
-        style: 'primary',
-        value: r.id,
-      },
-      {
-        type: 'button',
-        action_id: BREAK_GLASS_BUTTONS.revert,
-        text: { type: 'plain_text', text: 'Revert' },
-        style: 'danger',
-        value: r.id,
-      },
-    ],
-  };
+  return actions(
+    'rmq_break_glass_review',
+    button(BREAK_GLASS_BUTTONS.review, 'Review', r.id, { style: 'primary' }),
+    button(BREAK_GLASS_BUTTONS.revert, 'Revert', r.id, { style: 'danger' }),
+  );
 }
 
 /**

@@ -40,6 +40,47 @@ export function setsWords(definition: Readonly<Record<string, unknown>>, shown: 
   return `sets ${pairs.join(', ')}${more}`;
 }
 
+/** What a button asks before it acts: a title, the question, the words of its two answers. */
+export interface ButtonConfirm {
+  readonly title: string;
+  readonly text: string;
+  readonly confirm: string;
+  readonly deny: string;
+}
+
+/** A button: its action id, label and value, and its style and confirmation when it has them. */
+export function button(
+  actionId: string,
+  text: string,
+  value: string,
+  options: { readonly style?: 'primary' | 'danger'; readonly confirm?: ButtonConfirm } = {},
+): types.Button {
+  const plain = (t: string) => ({ type: 'plain_text' as const, text: t });
+  const { style, confirm } = options;
+  return {
+    type: 'button',
+    action_id: actionId,
+    text: plain(text),
+    ...(style ? { style } : {}),
+    value,
+    ...(confirm
+      ? {
+          confirm: {
+            title: plain(confirm.title),
+            text: plain(confirm.text),
+            confirm: plain(confirm.confirm),
+            deny: plain(confirm.deny),
+          },
+        }
+      : {}),
+  };
+}
+
+/** A row of buttons, its block id naming it. */
+export function actions(blockId: string, ...elements: types.Button[]): types.ActionsBlock {
+  return { type: 'actions', block_id: blockId, elements };
+}
+
 /**
  * Cuts rendered mrkdwn to `max` characters without leaving half an entity (`&am`) or an open
  * code span behind: at a line break when one is near, and marked with `…`.

@@ -9,7 +9,17 @@ import { approvalsNeeded, approvalsOf } from '../../workflow/rules.ts';
 import type { ChangeRequest, RequestState } from '../../workflow/types.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { asWrittenSection } from './asWritten.ts';
-import { type Block, context, divider, finish, listSection, type SlackMessage, section } from './message.ts';
+import {
+  actions,
+  type Block,
+  button,
+  context,
+  divider,
+  finish,
+  listSection,
+  type SlackMessage,
+  section,
+} from './message.ts';
 import { changeWarningBlocks, summaryBlocks, warningsBlock } from './preview.ts';
 
 /**
@@ -152,46 +162,24 @@ function stateLine(r: ChangeRequest): string {
 }
 
 function buttons(r: ChangeRequest): types.ActionsBlock {
-  const breakGlass: types.Button[] = r.breakGlassOffered
+  const breakGlass = r.breakGlassOffered
     ? [
-        {
-          type: 'button',
-          action_id: REQUEST_BUTTONS.breakGlass,
-          text: { type: 'plain_text', text: 'Break glass' },
-          value: r.id,
+        button(REQUEST_BUTTONS.breakGlass, 'Break glass', r.id, {
           confirm: {
-            title: { type: 'plain_text', text: 'Apply without approval?' },
-            text: {
-              type: 'plain_text',
-              text: 'Only its requester may. It is applied at once, announced here and where it was asked, and an approver reviews it afterwards.',
-            },
-            confirm: { type: 'plain_text', text: 'Give the reason' },
-            deny: { type: 'plain_text', text: 'Cancel' },
+            title: 'Apply without approval?',
+            text: 'Only its requester may. It is applied at once, announced here and where it was asked, and an approver reviews it afterwards.',
+            confirm: 'Give the reason',
+            deny: 'Cancel',
           },
-        },
+        }),
       ]
     : [];
-  return {
-    type: 'actions',
-    block_id: 'rmq_request_decision',
-    elements: [
-      {
-        type: 'button',
-        action_id: REQUEST_BUTTONS.approve,
-        text: { type: 'plain_text', text: 'Approve' },
-        style: 'primary',
-        value: r.id,
-      },
-      {
-        type: 'button',
-        action_id: REQUEST_BUTTONS.reject,
-        text: { type: 'plain_text', text: 'Reject' },
-        style: 'danger',
-        value: r.id,
-      },
-      ...breakGlass,
-    ],
-  };
+  return actions(
+    'rmq_request_decision',
+    button(REQUEST_BUTTONS.approve, 'Approve', r.id, { style: 'primary' }),
+    button(REQUEST_BUTTONS.reject, 'Reject', r.id, { style: 'danger' }),
+    ...breakGlass,
+  );
 }
 
 /**
@@ -390,27 +378,19 @@ export function auditView(rec: AuditRecord, request?: Pick<ChangeRequest, 'timeB
       ),
     );
   }
-  blocks.push({
-    type: 'actions',
-    block_id: 'rmq_audit_actions',
-    elements: [
-      {
-        type: 'button',
-        action_id: REQUEST_BUTTONS.revert,
-        text: { type: 'plain_text', text: 'Revert' },
-        value: rec.id,
+  blocks.push(
+    actions(
+      'rmq_audit_actions',
+      button(REQUEST_BUTTONS.revert, 'Revert', rec.id, {
         confirm: {
-          title: { type: 'plain_text', text: 'File a revert?' },
-          text: {
-            type: 'plain_text',
-            text: 'This files a new change request restoring the state before this change. It needs its own approval.',
-          },
-          confirm: { type: 'plain_text', text: 'File it' },
-          deny: { type: 'plain_text', text: 'Cancel' },
+          title: 'File a revert?',
+          text: 'This files a new change request restoring the state before this change. It needs its own approval.',
+          confirm: 'File it',
+          deny: 'Cancel',
         },
-      },
-    ],
-  });
+      }),
+    ),
+  );
   return finish(
     blocks,
     `Applied: ${what} ${layer} ${prose(truncate(rec.policy, 200))} in ${prose(rec.env)}/${prose(truncate(rec.vhost, 100))} (audit ${rec.id}).`,

@@ -1,6 +1,6 @@
 import { code, truncate } from '../escape.ts';
 import { type Draft, encodeMeta } from './forms.ts';
-import { finish, type SlackMessage, section } from './message.ts';
+import { actions, button, finish, type SlackMessage, section } from './message.ts';
 
 /**
  * To the requester, when a form is needed: it is open (a slash command opened it), or a button
@@ -28,19 +28,17 @@ export function openFormPrompt(
   return finish(
     [
       section(`:memo: ${need}`),
-      {
-        type: 'actions',
-        block_id: 'rmq_open_form',
-        elements: [
+      actions(
+        'rmq_open_form',
+        button(
+          OPEN_FORM,
+          kind === 'policy' ? 'Open the form' : 'Give your reason',
+          encodeMeta({ form: kind, draft }),
           {
-            type: 'button',
-            action_id: OPEN_FORM,
-            text: { type: 'plain_text', text: kind === 'policy' ? 'Open the form' : 'Give your reason' },
             style: 'primary',
-            value: encodeMeta({ form: kind, draft }),
           },
-        ],
-      },
+        ),
+      ),
     ],
     'A form is needed: use the button.',
   );
