@@ -6,10 +6,9 @@ import type { Redis } from 'ioredis';
  * waits for Redis however long it stays away (its main loop's next command; ioredis holds QUIT
  * until it reconnects), and once begun it cannot be forced. So a worker is closed in two steps:
  * it stops taking jobs (paused, not waiting), and the jobs under way (each `processJob`: the
- * processor and the write of its outcome, completed, failed or delayed) are waited for while Redis
- * answers, or until Redis has been
- * unreachable for REDIS_AWAY_CLOSE_MS; then BullMQ's forced close (connections disconnected, no
- * QUIT). A job cut short there is taken up again once its lock expires, by another replica or the
+ * processor and the write of its outcome, completed, failed or delayed) are waited for while
+ * Redis answers, or until Redis has been unreachable for REDIS_AWAY_CLOSE_MS; then BullMQ's forced
+ * close (connections disconnected, no QUIT). A job cut short there is taken up again once its lock expires, by another replica or the
  * next start, as after a crash: what it could still do without Redis could not be recorded.
  */
 
