@@ -232,8 +232,8 @@ export class ManagementClient {
 
   /**
    * The vhost's federation upstreams and upstream sets, and the objects whose links run.
-   * `links: null` when the federation plugin is not enabled (see NO_SUCH_ENDPOINT); a user who
-   * may not list the links gets a `forbidden` error that names the tags it takes.
+   * `links: null` when the federation plugin is not enabled (see NO_SUCH_ENDPOINT), or, with
+   * `linksNotRead` naming the tags it takes, when this user may not list the links.
    */
   async federation(vhost: string): Promise<FederationState> {
     // Every path first: a vhost the API cannot address refuses before any request starts.
@@ -249,10 +249,12 @@ export class ManagementClient {
       names(paths.sets),
       this.federationLinks(paths.links),
     ]);
+    if (typeof links === 'string') return { upstreams, upstreamSets, links: null, linksNotRead: links };
     const running = links?.filter((l) => l.status === 'running').map((l) => l.exchange ?? l.queue ?? '');
     return { upstreams, upstreamSets, links: running ? new Set(running) : null };
   }
 
+  /** The links; null without the plugin; why not, when this user may not list them. */
   private async federationLinks(path: string) {
     try {
       return await this.http.getJson(path, federationLinksSchema);
@@ -260,15 +262,7 @@ export class ManagementClient {
       if (!(e instanceof RabbitError)) throw e;
       if (e.status !== undefined && NO_SUCH_ENDPOINT.has(e.status)) return null;
       if (e.code !== 'forbidden') throw e;
-      throw new RabbitError({
-        code: 'forbidden',
-        method: e.method,
-        path: e.path,
-        ...(e.status === undefined ? {} : { status: e.status }),
-        ...(e.reason === undefined ? {} : { reason: e.reason }),
-        message: `listing federation links takes the ${FEDERATION_LINKS_TAGS.join(' or ')} tag${e.reason ? ` (the broker: ${e.reason})` : ''}`,
-        cause: e,
-      });
+      return `forbidden: listing federation links takes the ${FEDERATION_LINKS_TAGS.join(' or ')} tag${e.reason ? ` (the broker: ${e.reason})` : ''}`;
     }
   }
 

@@ -154,6 +154,8 @@ export interface FederationState {
   readonly upstreams: ReadonlySet<string>;
   readonly upstreamSets: ReadonlySet<string>;
   readonly links: ReadonlySet<string> | null;
+  /** Why the links could not be read (this identity may not list them): `links` is then null, not known. */
+  readonly linksNotRead?: string;
 }
 
 /** `GET /api/parameters/federation-upstream{,-set}/{vhost}`: only the names matter here. */

@@ -131,19 +131,30 @@ describe.skipIf(chrootBrokers.length === 0).each(chrootBrokers)('federation link
         );
 
         // The bot's identity with policymaker alone (what it needs to write user policies): its
-        // preview says the links could not be read, and which tag lists them.
+        // preview says the links could not be read, and which tag lists them; the upstreams are
+        // still read (`which` checks the one the exchange names without a word of doubt).
         await withUser({ tags: ['policymaker'], vhost: downstream, url: broker.url }, async (who) => {
           const { bin } = await built();
+          const env = { RMQ_URL: broker.url, RMQ_USER: who.user, RMQ_PASSWORD: who.password };
           const run = await runBuiltRmq(
             bin,
             ['preview', 'delete', 'fed', '--vhost', downstream],
-            { RMQ_URL: broker.url, RMQ_USER: who.user, RMQ_PASSWORD: who.password },
+            env,
             repoRoot,
           );
           expect(run.code).toBe(0);
-          expect(run.out).toMatch(
-            /The federation could not be read \(forbidden: GET \/api\/federation-links\/[^:]+: listing federation links takes the monitoring or administrator tag \(the broker: Not monitor user\)\)\./,
+          expect(run.out).toContain(
+            'The federation links could not be read (forbidden: listing federation links takes the monitoring or administrator tag (the broker: Not monitor user)): which links would stop is not known.',
           );
+          const asked = await runBuiltRmq(
+            bin,
+            ['which', 'fed.x', '--vhost', downstream, '--json'],
+            env,
+            repoRoot,
+          );
+          expect(asked.code).toBe(0);
+          expect(JSON.parse(asked.out)).toMatchObject({ inForce: { name: 'fed' }, hazards: [] });
+          expect(JSON.parse(asked.out)).not.toHaveProperty('hazardsNotRead');
         });
         // With a monitor's tag the same preview reads the running link: the policy's delete stops it.
         const { bin } = await built();

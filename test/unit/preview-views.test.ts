@@ -498,17 +498,20 @@ describe('what every change preview says first', () => {
 describe('what could not be read, with nothing read to fear', () => {
   it('is said in the terminal and in Slack: unknown is not none', () => {
     const fed = pol('fed', '^fed\\.x$', 0, { 'federation-upstream': 'up' }, 'exchanges');
-    const why =
-      'forbidden: GET /api/federation-links/%2F: listing federation links takes the monitoring or administrator tag';
+    const why = 'forbidden: listing federation links takes the monitoring or administrator tag';
     const r = answer(
       [fed],
       { action: 'delete', layer: 'user', before: fed, after: null },
       [{ name: 'fed.x', kind: 'exchange', arguments: {}, policy: 'fed' }],
       [],
-      { sampledAt: '2026-12-01T09:00:00.000Z', queues: new Map(), federation: null, federationWhy: why },
+      {
+        sampledAt: '2026-12-01T09:00:00.000Z',
+        queues: new Map(),
+        federation: { upstreams: new Set(['up']), upstreamSets: new Set(), links: null, linksNotRead: why },
+      },
     );
     expect(r.summary.impact?.count).toBe(0);
-    const note = `The federation could not be read (${why}).`;
+    const note = `The federation links could not be read (${why}): which links would stop is not known.`;
     expect(previewText(r)).toContain(note);
     expect(JSON.stringify(previewView(r).blocks)).toContain(
       'listing federation links takes the monitoring or administrator tag',
