@@ -1,5 +1,5 @@
 import type { ImpactTotals } from '../policy/impact.ts';
-import { clock, durationWords, type NameWords, totalsWords } from '../preview/impactWords.ts';
+import { clock, durationWords, type NameWords, totalsWords } from '../policy/impactWords.ts';
 import { agrees, differences, expectedAfter, type Observation, type ObservedQueue } from './observed.ts';
 
 /**

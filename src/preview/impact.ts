@@ -94,8 +94,12 @@ export function withImpact(
     );
     return { ...o, now, impact };
   });
-  const fearing = objects.filter((o) => o.impact.length > 0);
-  fearing.sort((a, b) => weight(b.impact) - weight(a.impact) || (a.name < b.name ? -1 : 1));
+  // Each object's weight read once, not at every comparison (a broad change: 19,000 objects).
+  const fearing = objects
+    .filter((o) => o.impact.length > 0)
+    .map((o) => ({ o, w: weight(o.impact) }))
+    .sort((a, b) => b.w - a.w || (a.o.name < b.o.name ? -1 : 1))
+    .map(({ o }) => o);
   const notes: string[] = [];
   if (reading?.queuesWhy) notes.push(`The queues' statistics could not be read (${reading.queuesWhy}).`);
   if (reading?.federationWhy) notes.push(`The federation could not be read (${reading.federationWhy}).`);
