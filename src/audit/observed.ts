@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Impact, ImpactTotals } from '../policy/impact.ts';
+import { durationWords, type NameWords, totalsWords } from '../policy/impactWords.ts';
 import type { PreviewObject } from '../preview/impact.ts';
-import { durationWords, type NameWords, totalsWords } from '../preview/impactWords.ts';
 
 /**
  * Predicted and observed, for the audit record of an applied change: per touched queue what the

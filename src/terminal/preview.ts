@@ -1,7 +1,7 @@
 import { deleteWarning, didYouMeanWords, KIND_WORDS, reachWords } from '../../commands/words.ts';
+import { impactWords, nowWords, readingWords, totalsWords } from '../policy/impactWords.ts';
 import { isAnchored } from '../policy/pattern.ts';
 import type { ImpactSummary, PreviewObject } from '../preview/impact.ts';
-import { impactWords, nowWords, readingWords, totalsWords } from '../preview/impactWords.ts';
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../preview/preview.ts';
 import { nothingAfterWords, RISK_WORDS } from '../preview/summary.ts';
 import {

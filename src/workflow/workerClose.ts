@@ -5,10 +5,10 @@ import type { Redis } from 'ioredis';
  * Stopping a BullMQ worker without hanging on a Redis that is gone. BullMQ's own graceful close
  * waits for Redis however long it stays away (its main loop's next command; ioredis holds QUIT
  * until it reconnects), and once begun it cannot be forced. So a worker is closed in two steps:
- * it stops taking jobs (paused, not waiting), and the jobs under way (started, not yet recorded
- * completed or failed in Redis, and still in the active list: a job moved to delayed is not) are waited for while Redis answers, or until Redis has been
- * unreachable for REDIS_AWAY_CLOSE_MS; then BullMQ's forced close (connections disconnected, no
- * QUIT). A job cut short there is taken up again once its lock expires, by another replica or the
+ * it stops taking jobs (paused, not waiting), and the jobs under way (each `processJob`: the
+ * processor and the write of its outcome, completed, failed or delayed) are waited for while
+ * Redis answers, or until Redis has been unreachable for REDIS_AWAY_CLOSE_MS; then BullMQ's forced
+ * close (connections disconnected, no QUIT). A job cut short there is taken up again once its lock expires, by another replica or the
  * next start, as after a crash: what it could still do without Redis could not be recorded.
  */
 
@@ -44,20 +44,18 @@ export function boundedClose<D, R, N extends string>(
   connection: Redis,
   awayMs = REDIS_AWAY_CLOSE_MS,
 ): () => Promise<void> {
-  const underWay = new Set<string | undefined>();
-  let drained: (() => void) | undefined;
-  const ended = (job: { id?: string | undefined } | undefined) => {
-    underWay.delete(job?.id);
-    if (underWay.size === 0) drained?.();
-  };
-  worker.on('active', (job) => underWay.add(job.id));
-  worker.on('completed', ended);
-  worker.on('failed', ended);
-  // A job moved to delayed (DelayedError: held by a freeze, waiting its turn) ends with no event:
-  // while Redis answers, a job no longer in the queue's active list is not under way either.
-  const leftActive = async () => {
-    const active = new Set(await connection.lrange(worker.keys.active ?? '', 0, -1));
-    for (const id of [...underWay]) if (id === undefined || !active.has(id)) ended({ id });
+  // BullMQ's events miss some ends (a job moved back to delayed, a lost lock): the work itself is
+  // followed instead, each call of processJob (BullMQ's main loop calls it per job).
+  const underWay = new Set<Promise<unknown>>();
+  const processJob = worker.processJob.bind(worker);
+  worker.processJob = (...args) => {
+    const run = processJob(...args);
+    underWay.add(run);
+    run.then(
+      () => underWay.delete(run),
+      () => underWay.delete(run),
+    );
+    return run;
   };
   let closing: Promise<void> | undefined;
   return () => {
@@ -65,14 +63,10 @@ export function boundedClose<D, R, N extends string>(
       await worker.pause(true);
       if (underWay.size > 0) {
         const away = unreachableFor(connection, awayMs);
-        const look = setInterval(() => {
-          if (connection.status === 'ready') leftActive().catch(() => undefined);
-        }, LOOK_MS);
         try {
-          await Promise.race([new Promise<void>((resolve) => (drained = resolve)), away.reached]);
+          await Promise.race([Promise.allSettled([...underWay]), away.reached]);
         } finally {
           away.cancel();
-          clearInterval(look);
         }
       }
       await worker.close(true);

@@ -6,8 +6,8 @@
 import type { Redis } from 'ioredis';
 import type { AuditTrail } from '../audit/trail.ts';
 import { formatDuration } from '../duration.ts';
+import { lossToAcknowledge } from '../policy/impactWords.ts';
 import type { Policy } from '../policy/types.ts';
-import { lossToAcknowledge } from '../preview/impactWords.ts';
 import { type PreviewAnswer, type PreviewInput, preview } from '../preview/preview.ts';
 import { isRabbitError } from '../rabbit/index.ts';
 import { assertMayBreakGlassAtFiling, createBreakGlass } from './breakGlass.ts';

@@ -13,8 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brokerCredentials, brokerUrl, waitFor } from '../support/broker.ts';
 import { BROKERS } from '../support/brokers.ts';
 import { type Built, built } from '../support/built.ts';
-import { runBuiltRmq } from '../support/cli.ts';
+import { type CliRun, runBuiltRmq } from '../support/cli.ts';
 import { type Harness, renderedText, startHarness } from '../support/harness.ts';
+import { fullWithMissingDeadLetter } from '../support/hazards.ts';
 import { type Messages, management, messages } from '../support/messages.ts';
 
 const MACHINE = BROKERS[0];
@@ -232,15 +233,18 @@ interface PreviewJson {
   impact: Record<string, number>;
 }
 
-async function terminal(argv: readonly string[]): Promise<{ out: string; code: number; err: string }> {
+/** `rmq …argv --vhost <the harness's>` as users run it: the built bin/rmq.js. */
+function rmq(argv: readonly string[]): Promise<CliRun> {
   const { user, password } = brokerCredentials();
   return runBuiltRmq(
     pkg.bin,
-    ['preview', ...argv, '--vhost', h.vhost],
+    [...argv, '--vhost', h.vhost],
     { RMQ_URL: brokerUrl(), RMQ_USER: user, RMQ_PASSWORD: password },
     cwd,
   );
 }
+
+const terminal = (argv: readonly string[]) => rmq(['preview', ...argv]);
 
 describe("issue 18's table: the terminal, --json and Slack say what the broker does at once", () => {
   it.each(ROWS)(
@@ -284,4 +288,42 @@ describe("issue 18's table: the terminal, --json and Slack say what the broker d
     },
     120_000,
   );
+});
+
+describe("which, once such a change is made: the object's live hazards on every surface", () => {
+  it('a queue at max-length whose dead-letter exchange does not exist: the oldest pushed out and lost, the target missing', async () => {
+    await api.policy('t6-cap', '^t6\\.', { 'max-length': 5, 'dead-letter-exchange': 'no-such-dlx' });
+    await api.queue('t6.q', 'classic');
+    await amqp.publish('t6.q', 30);
+    const which = (...flags: string[]) => rmq(['which', 't6.q', ...flags]);
+    const json = await waitFor(
+      async () => {
+        const run = await which('--json');
+        expect(run.code, run.err).toBe(0);
+        const doc = JSON.parse(run.out) as { now: { messages: number } | null; hazards: unknown[] };
+        return doc.now?.messages === 5 && doc.hazards.length === 2 ? doc : undefined;
+      },
+      { deadlineMs: 45_000, intervalMs: 1000, what: 'which to show the queue at its limit' },
+    );
+    expect(json.hazards).toEqual(fullWithMissingDeadLetter(5, 'no-such-dlx'));
+    const text = await which();
+    const { responseUrl } = await h.command(`which t6.q --vhost ${h.vhost}`);
+    const slack = renderedText((await h.answerTo(responseUrl)).args);
+    for (const [surface, said] of [
+      ['terminal', text.out],
+      ['slack', slack],
+    ] as const) {
+      expect(said, surface).toMatch(
+        /Now:\*? 5 messages ready, 0 unacked, 0 consumers — as the broker's statistics said at \d\d:\d\d:\d\d UTC/,
+      );
+      expect(said, surface).toMatch(
+        new RegExp(
+          `each message published pushes out the oldest, lost — dead-letter exchange ${n('no-such-dlx')} does not exist`,
+        ),
+      );
+      expect(said, surface).toMatch(
+        new RegExp(`dead-letter-exchange names ${n('no-such-dlx')}, which does not exist`),
+      );
+    }
+  }, 120_000);
 });

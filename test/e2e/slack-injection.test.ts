@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { adminClient, waitFor } from '../support/broker.ts';
-import { type Harness, mentionEnvelope, renderedText, startHarness } from '../support/harness.ts';
+import { mentionEnvelope, renderedText } from '../support/harness.ts';
+import { type ProcessHarness, startProcessHarness } from '../support/processHarness.ts';
 
 /**
  * Names from users and the broker reach Slack as characters: a queue named `<!channel>` pings
@@ -8,7 +9,7 @@ import { type Harness, mentionEnvelope, renderedText, startHarness } from '../su
  * matching policies, still make an answer Slack takes.
  */
 
-let h: Harness;
+let h: ProcessHarness;
 const admin = adminClient();
 
 /** 253 bytes of characters Slack would otherwise parse, then two more: exactly 255 bytes. */
@@ -35,7 +36,7 @@ function expectInert(shown: string): void {
 }
 
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startProcessHarness();
   expect(Buffer.byteLength(LONGEST)).toBe(255);
   for (const name of HOSTILE) await admin.putQueue(h.vhost, name, { kind: 'classic' });
   await admin.putPolicy('user', {

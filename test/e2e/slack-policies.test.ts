@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminClient, uniqueName } from '../support/broker.ts';
 import type { FakeUpload } from '../support/fakeSlack.ts';
-import { type Harness, renderedText, startHarness } from '../support/harness.ts';
+import { renderedText } from '../support/harness.ts';
+import { type ProcessHarness, startProcessHarness } from '../support/processHarness.ts';
 
 /**
  * `/rmq policies` as Slack calls it, against the real broker: the lab's list in the channel, and
@@ -9,13 +10,13 @@ import { type Harness, renderedText, startHarness } from '../support/harness.ts'
  * them) with the whole list uploaded beside the message through the delivery helper.
  */
 
-let h: Harness;
+let h: ProcessHarness;
 const admin = adminClient();
 const big = uniqueName('many');
 const MANY = 300;
 
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startProcessHarness();
   await admin.putVhost(big);
   for (let i = 0; i < MANY; i += 25) {
     await Promise.all(

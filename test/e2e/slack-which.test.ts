@@ -1,15 +1,16 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, mentionEnvelope, renderedText, startHarness } from '../support/harness.ts';
+import { mentionEnvelope, renderedText } from '../support/harness.ts';
+import { type ProcessHarness, startProcessHarness } from '../support/processHarness.ts';
 
 /**
  * `/rmq which` against the real broker holding the policies lab, as Slack calls it: a signed
  * command, an immediate ack, the answer at the response URL, accepted by the fake Slack.
  */
 
-let h: Harness;
+let h: ProcessHarness;
 
 beforeAll(async () => {
-  h = await startHarness({ withDownEnvironment: true });
+  h = await startProcessHarness({ withDownEnvironment: true });
 });
 afterAll(async () => {
   await h?.stop();

@@ -15,6 +15,7 @@ import type { ObjectKind } from '../../src/policy/types.ts';
 import { brokerCredentials, uniqueName, waitFor } from '../support/broker.ts';
 import { brokersUp, clientFor, type TestBroker } from '../support/brokers.ts';
 import { runRmq } from '../support/cli.ts';
+import { fullWithMissingDeadLetter } from '../support/hazards.ts';
 import { type Messages, management, messages } from '../support/messages.ts';
 
 const { up } = await brokersUp();
@@ -79,23 +80,7 @@ const CASES: Case[] = [
       await w.api.policy('p', '^subject$', { 'max-length': 5, 'dead-letter-exchange': 'no-such-dlx' });
       await w.api.queue('subject', w.kind);
       await w.amqp.publish('subject', 30);
-      const r = await settled(
-        w,
-        'subject',
-        [
-          {
-            effect: 'full',
-            because: 'max-length',
-            limit: 5,
-            overflow: 'drop-head',
-            refused: false,
-            dropped: 'lost',
-            exchange: 'no-such-dlx',
-          },
-          { effect: 'missing-target', key: 'dead-letter-exchange', target: 'no-such-dlx' },
-        ],
-        5,
-      );
+      const r = await settled(w, 'subject', fullWithMissingDeadLetter(5, 'no-such-dlx'), 5);
       expect(Date.parse(r.now?.sampledAt ?? '')).not.toBeNaN();
       const text = await whichText(w, 'subject');
       expect(text).toMatch(

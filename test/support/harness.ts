@@ -3,18 +3,19 @@
  * workflow and its workers, the watchers) on a free port, with a test signing secret; the harness
  * makes the broker clients and Redis (to count and clean up). Every part of the bot comes from the
  * built bundle, `dist/main.js` (built.ts), the file `npm start` runs, never from src/: what the
- * suites prove is what ships. In-process (not a process of its own, botProcess.ts) because the
- * suites shorten what no env var reaches (the worker's backoff, the watchers' grace, the probes'
- * interval, delivery budgets, the key prefix) and read the bot's metrics and log lines. Its Web
+ * suites prove is what ships. In-process because these suites shorten what no env var reaches
+ * (the worker's backoff, the watchers' grace, the probes' interval, delivery budgets, the key
+ * prefix) or read the bot's metrics and log lines; a suite that needs none of that runs the bot as
+ * `npm start` does, a process (processHarness.ts, on the same lab, prepareLab). Its Web
  * API goes to a fake Slack; its broker calls go through a local proxy in front of the real broker
  * (so a test can count them, or slow them down), into a fresh vhost holding the policies lab.
  *
- * Requests are sent as Slack sends them: signed, form-encoded commands with a response URL on the
- * fake Slack, JSON event callbacks. With `socketMode`, the app gets the fake's app-level token (and
+ * Requests are sent as Slack sends them (slackRequests.ts): signed, form-encoded commands with a
+ * response URL on the fake Slack, JSON event callbacks. With `socketMode`, the app gets the fake's app-level token (and
  * no signing secret) and Slack's requests go over the fake's WebSocket instead (`slack.socket`):
  * `url` then serves only /healthz and /metrics, and `command`/`mention` have nothing to post to.
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Redis } from 'ioredis';
@@ -32,9 +33,19 @@ import {
 } from './broker.ts';
 import { built } from './built.ts';
 import { type FakeBroker, startFakeBroker } from './fakeBroker.ts';
-import { type FakeSlack, type RecordedCall, startFakeSlack } from './fakeSlack.ts';
+import { type FakeSlack, startFakeSlack } from './fakeSlack.ts';
+import { type SignedRequests, signedRequests } from './slackRequests.ts';
 
 export { renderedText } from './fakeSlack.ts';
+export {
+  commandForm,
+  mentionEnvelope,
+  type SignedRequest,
+  type SignedRequests,
+  signature,
+  signed,
+  signedRequests,
+} from './slackRequests.ts';
 
 /** What `dist/main.js` exports: the bot's parts, as the built bundle has them. */
 export type Shipped = typeof import('../../src/main.ts');
@@ -53,93 +64,7 @@ export const LAB_QUEUES = [
   ['billing.invoices', 'classic'],
 ] as const;
 
-export interface SignedRequest {
-  readonly body: string;
-  readonly headers: Record<string, string>;
-}
-
-/** Slack's signature: `v0=` + hex HMAC-SHA256 of `v0:<timestamp>:<raw body>` under the signing secret. */
-export function signature(secret: string, timestamp: number, body: string): string {
-  return `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:${body}`).digest('hex')}`;
-}
-
-export function signed(
-  secret: string,
-  body: string,
-  contentType: string,
-  options: { timestamp?: number } = {},
-): SignedRequest {
-  const timestamp = options.timestamp ?? Math.floor(Date.now() / 1000);
-  return {
-    body,
-    headers: {
-      'content-type': contentType,
-      'x-slack-request-timestamp': String(timestamp),
-      'x-slack-signature': signature(secret, timestamp, body),
-    },
-  };
-}
-
-export function commandForm(fields: {
-  text: string;
-  responseUrl: string;
-  userId?: string;
-  channelId?: string;
-}): string {
-  return new URLSearchParams({
-    token: 'deprecated-verification-token',
-    team_id: 'T0TEST',
-    team_domain: 'test',
-    channel_id: fields.channelId ?? 'C0INCIDENT',
-    channel_name: 'incident-42',
-    user_id: fields.userId ?? 'U0ONCALL',
-    user_name: 'oncall',
-    command: '/rmq',
-    text: fields.text,
-    api_app_id: 'A0RMQ',
-    is_enterprise_install: 'false',
-    response_url: fields.responseUrl,
-    trigger_id: `${Date.now()}.${randomBytes(4).toString('hex')}`,
-  }).toString();
-}
-
-export function mentionEnvelope(event: {
-  text: string;
-  eventId?: string;
-  channel?: string;
-  ts?: string;
-  threadTs?: string;
-  user?: string;
-  botId?: string;
-  botUserId: string;
-}): Record<string, unknown> {
-  const ts =
-    event.ts ??
-    `${Math.floor(Date.now() / 1000)}.${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`;
-  return {
-    token: 'deprecated-verification-token',
-    team_id: 'T0TEST',
-    api_app_id: 'A0RMQ',
-    type: 'event_callback',
-    event_id: event.eventId ?? `Ev${randomBytes(6).toString('hex').toUpperCase()}`,
-    event_time: Math.floor(Date.now() / 1000),
-    authorizations: [
-      { team_id: 'T0TEST', user_id: event.botUserId, is_bot: true, is_enterprise_install: false },
-    ],
-    event: {
-      type: 'app_mention',
-      user: event.user ?? 'U0ONCALL',
-      text: event.text,
-      ts,
-      channel: event.channel ?? 'C0INCIDENT',
-      event_ts: ts,
-      ...(event.threadTs ? { thread_ts: event.threadTs } : {}),
-      ...(event.botId ? { bot_id: event.botId } : {}),
-    },
-  };
-}
-
-export interface Harness {
+export interface Harness extends SignedRequests {
   /** Where the app listens: `POST /slack/events` (HTTP mode), `GET /healthz`, `GET /metrics`. */
   readonly url: string;
   readonly slack: FakeSlack;
@@ -155,30 +80,11 @@ export interface Harness {
   /** Every log line the app wrote (pino JSON). */
   readonly logs: string[];
   readonly redis: Redis;
-  post(
-    path: string,
-    request: SignedRequest | { body: string; headers: Record<string, string> },
-  ): Promise<Response>;
-  /** A signed `/rmq` command, from channel C0INCIDENT and user U0ONCALL unless told; returns the ack and its response URL. */
-  command(
-    text: string,
-    from?: { channelId?: string; userId?: string },
-  ): Promise<{ response: Response; responseUrl: string }>;
-  /** Waits for the first answer posted to that response URL (faults injected with `faultNext` skipped). */
-  answerTo(responseUrl: string): Promise<RecordedCall>;
-  /** A signed app_mention event callback (to `baseUrl`, another instance, when given). */
-  mention(
-    envelope: Record<string, unknown>,
-    headers?: Record<string, string>,
-    baseUrl?: string,
-  ): Promise<Response>;
   /**
    * A second instance of the app: same config, brokers, Redis and key prefix; its own port and
    * metrics (and, with `changes`, its own workflow, apply queue and apply worker: a replica).
    */
   twin(): Promise<{ url: string; metrics: Metrics; stop(): Promise<void> }>;
-  /** A signed interaction (block_actions, view_submission): `payload=` + its JSON, as Slack posts it. */
-  interact(payload: Record<string, unknown>, baseUrl?: string): Promise<Response>;
   stop(): Promise<void>;
 }
 
@@ -231,8 +137,25 @@ export const APPROVALS_CHANNEL = 'C0APPROVALS';
  */
 const E2E_WORKER = { backoffMs: 300, verifyDeadlineMs: 30_000, sweepIntervalMs: 1000 } as const;
 
-export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const { createBot, createBrokers, createRedis, createLogger, createMetrics, loadConfig } = await shipped();
+/**
+ * What the bot needs around it, however it is started (in-process here, or as a process,
+ * processHarness.ts): the fake Slack, the proxy in front of the broker (and `down`), a fresh
+ * vhost (with the lab), the environments file's text and the environment variables the bot reads
+ * (REDIS_URL and RMQ_ENVIRONMENTS left to the caller). `close` undoes it.
+ */
+export interface PreparedLab {
+  readonly admin: LabClient;
+  readonly vhost: string;
+  readonly slack: FakeSlack;
+  readonly proxy: FakeBroker;
+  readonly signingSecret: string;
+  readonly brokerPassword: string;
+  readonly environmentsYaml: string;
+  readonly env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+export async function prepareLab(options: HarnessOptions = {}): Promise<PreparedLab> {
   const admin: LabClient = adminClient();
   const vhost = uniqueName('slack');
   const slack = await startFakeSlack(
@@ -243,7 +166,6 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ? await startFakeBroker({ fallback: { kind: 'drop' } })
     : undefined;
   const signingSecret = `test-signing-secret-${randomBytes(12).toString('hex')}`;
-  const keyPrefix = options.keyPrefix ?? `rmq:test-${randomBytes(6).toString('hex')}`;
 
   if (options.lab ?? true) {
     await setUpLab(admin, vhost);
@@ -288,22 +210,48 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         ]
       : []),
   ].join('\n');
+  const env: Record<string, string> = {
+    LAB_USER: credentials.user,
+    LAB_PASSWORD: credentials.password,
+    ...(weak ? { WEAK_USER: weak.user, WEAK_PASSWORD: weak.password } : {}),
+    SLACK_BOT_TOKEN: slack.botToken,
+    ...(options.socketMode ? { SLACK_APP_TOKEN: slack.appToken } : { SLACK_SIGNING_SECRET: signingSecret }),
+    SLACK_API_URL: slack.apiUrl,
+    LOG_LEVEL: options.logLevel ?? 'debug',
+    ...(options.questionBudget ? { RMQ_TIMEOUT: options.questionBudget } : {}),
+    ...(options.auditKey ? { RMQ_AUDIT_KEY: options.auditKey } : {}),
+    PORT: '0',
+  };
+  return {
+    admin,
+    vhost,
+    slack,
+    proxy,
+    signingSecret,
+    brokerPassword: credentials.password,
+    environmentsYaml,
+    env,
+    async close() {
+      if (weak) await management('DELETE', `/api/users/${encodeURIComponent(weak.user)}`).catch(() => {});
+      await Promise.allSettled([slack.close(), proxy.close(), down?.close()]);
+      await admin.deleteVhost(vhost);
+      await admin.close();
+    },
+  };
+}
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const { createBot, createBrokers, createRedis, createLogger, createMetrics, loadConfig } = await shipped();
+  const lab = await prepareLab(options);
+  const { slack, proxy, vhost, signingSecret } = lab;
+  const keyPrefix = options.keyPrefix ?? `rmq:test-${randomBytes(6).toString('hex')}`;
   const config = loadConfig(
     {
+      ...lab.env,
       RMQ_ENVIRONMENTS: '/virtual/environments.yml',
-      LAB_USER: credentials.user,
-      LAB_PASSWORD: credentials.password,
-      ...(weak ? { WEAK_USER: weak.user, WEAK_PASSWORD: weak.password } : {}),
       REDIS_URL: options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-      SLACK_BOT_TOKEN: slack.botToken,
-      ...(options.socketMode ? { SLACK_APP_TOKEN: slack.appToken } : { SLACK_SIGNING_SECRET: signingSecret }),
-      SLACK_API_URL: slack.apiUrl,
-      LOG_LEVEL: options.logLevel ?? 'debug',
-      ...(options.questionBudget ? { RMQ_TIMEOUT: options.questionBudget } : {}),
-      ...(options.auditKey ? { RMQ_AUDIT_KEY: options.auditKey } : {}),
-      PORT: '0',
     },
-    () => environmentsYaml,
+    () => lab.environmentsYaml,
   );
   const logs: string[] = [];
   const logger = createLogger(config.logLevel, { write: (line: string) => void logs.push(line) });
@@ -351,16 +299,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     await bot.stop(1000).catch(() => {});
     await Promise.allSettled([...brokers.values()].map((b) => b.close()));
     redis.disconnect();
-    await Promise.allSettled([slack.close(), proxy.close(), down?.close()]);
-    await admin.deleteVhost(vhost);
-    await admin.close();
+    await lab.close();
     throw err;
   }
   await bot.checkHealth();
   const url = `http://127.0.0.1:${port}`;
-
-  const post = (path: string, request: { body: string; headers: Record<string, string> }, baseUrl = url) =>
-    fetch(`${baseUrl}${path}`, { method: 'POST', headers: request.headers, body: request.body });
   const twins: Bot[] = [];
 
   return {
@@ -369,41 +312,13 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     proxy,
     vhost,
     signingSecret,
-    brokerPassword: credentials.password,
+    brokerPassword: lab.brokerPassword,
     metrics,
     keyPrefix,
     bot,
     logs,
     redis,
-    post,
-    async command(text, from = {}) {
-      const responseUrl = slack.responseUrl();
-      const request = signed(
-        signingSecret,
-        commandForm({ text, responseUrl, ...from }),
-        'application/x-www-form-urlencoded',
-      );
-      const response = await post('/slack/events', request);
-      return { response, responseUrl };
-    },
-    interact(payload, baseUrl = url) {
-      const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
-      return post('/slack/events', signed(signingSecret, body, 'application/x-www-form-urlencoded'), baseUrl);
-    },
-    answerTo(responseUrl) {
-      const path = new URL(responseUrl).pathname;
-      return slack.waitForCall((c) => c.kind === 'response' && c.path === path && !c.injected, {
-        what: `an answer at ${path}`,
-      });
-    },
-    mention(envelope, headers = {}, baseUrl = url) {
-      const request = signed(signingSecret, JSON.stringify(envelope), 'application/json');
-      return post(
-        '/slack/events',
-        { body: request.body, headers: { ...request.headers, ...headers } },
-        baseUrl,
-      );
-    },
+    ...signedRequests(url, signingSecret, slack),
     async twin() {
       const twinMetrics = createMetrics({ defaultMetrics: false });
       const twin = botOf(twinMetrics, { watch: false });
@@ -415,15 +330,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       await Promise.allSettled(twins.map((t) => t.stop(5000)));
       await bot.stop(5000);
       await Promise.allSettled([...brokers.values()].map((b) => b.close()));
-      if (weak) await management('DELETE', `/api/users/${encodeURIComponent(weak.user)}`).catch(() => {});
       if (redis.status === 'ready') {
         const keys = await redis.keys(`${keyPrefix}:*`);
         if (keys.length > 0) await redis.del(...keys);
       }
       redis.disconnect();
-      await Promise.allSettled([slack.close(), proxy.close(), down?.close()]);
-      await admin.deleteVhost(vhost);
-      await admin.close();
+      await lab.close();
     },
   };
 }

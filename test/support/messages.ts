@@ -165,6 +165,15 @@ export function management(broker: TestBroker, vhost: string) {
     if (!res.ok && res.status !== 404) throw new Error(`${method} ${path}: ${res.status} ${text}`);
     return { status: res.status, json: text ? JSON.parse(text) : null };
   };
+  /** Fetches up to 1000 messages, requeued as `ackmode` says; how many came. */
+  const fetchAll = async (queue: string, ackmode: 'ack_requeue_true' | 'reject_requeue_true') => {
+    const { json } = await call('POST', `queues/{v}/${e(queue)}/get`, {
+      count: 1000,
+      ackmode,
+      encoding: 'auto',
+    });
+    return (json as unknown[]).length;
+  };
   const api = {
     queue: (name: string, kind: ObjectKind, args: Record<string, unknown> = {}) =>
       call('PUT', `queues/{v}/${e(name)}`, { durable: true, arguments: { 'x-queue-type': kind, ...args } }),
@@ -196,28 +205,14 @@ export function management(broker: TestBroker, vhost: string) {
      * How many messages the queue really holds: fetched and requeued (no statistics). Each fetch
      * counts as a delivery: a quorum queue's delivery limit (20 by default from 4.0) allows few.
      */
-    peek: async (queue: string): Promise<number> => {
-      const { json } = await call('POST', `queues/{v}/${e(queue)}/get`, {
-        count: 1000,
-        ackmode: 'ack_requeue_true',
-        encoding: 'auto',
-      });
-      return (json as unknown[]).length;
-    },
+    peek: (queue: string): Promise<number> => fetchAll(queue, 'ack_requeue_true'),
     /**
      * Fetches every message and rejects it with requeue: a return that counts against a quorum
      * queue's delivery limit on every version (a requeued fetch, `peek`, did not on 4.3.6: after
      * three and the limit lowered below them, the messages stayed).
      * How many it fetched.
      */
-    returnAll: async (queue: string): Promise<number> => {
-      const { json } = await call('POST', `queues/{v}/${e(queue)}/get`, {
-        count: 1000,
-        ackmode: 'reject_requeue_true',
-        encoding: 'auto',
-      });
-      return (json as unknown[]).length;
-    },
+    returnAll: (queue: string): Promise<number> => fetchAll(queue, 'reject_requeue_true'),
     /** Takes one message and rejects it without requeue: dead-lettered, or dropped. */
     reject: async (queue: string) => {
       await call('POST', `queues/{v}/${e(queue)}/get`, {

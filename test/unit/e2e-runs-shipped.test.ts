@@ -25,7 +25,10 @@ const filesIn = (dir: string) =>
     .map((f) => `${dir}/${f}`);
 
 describe('what the e2e suites run', () => {
-  const files = [...filesIn('test/e2e'), 'test/support/harness.ts', 'test/support/botProcess.ts'];
+  const files = [
+    ...filesIn('test/e2e'),
+    ...['harness', 'processHarness', 'botProcess', 'slackRequests'].map((f) => `test/support/${f}.ts`),
+  ];
 
   it('is the built bundle: no e2e suite, nor the harness, imports the bot from src/', () => {
     const offenders = files.filter((f) => VALUE_IMPORT.test(readFileSync(join(ROOT, f), 'utf8')));

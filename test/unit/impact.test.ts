@@ -20,6 +20,7 @@ import {
   removesData,
   type World,
 } from '../../src/policy/impact.ts';
+import { fullWithMissingDeadLetter } from '../support/hazards.ts';
 
 const WORLD: World = {
   exchanges: new Set(['dlx', 'ae', 'amq.direct']),
@@ -401,18 +402,7 @@ describe('hazardsOf: what threatens an object as it stands (which)', () => {
     [
       'at max-length with drop-head and a missing dead-letter exchange: the oldest pushed out, lost',
       { values: { 'max-length': 5, 'dead-letter-exchange': 'no-such-dlx' }, now: live(5) },
-      [
-        {
-          effect: 'full',
-          because: 'max-length',
-          limit: 5,
-          overflow: 'drop-head',
-          refused: false,
-          dropped: 'lost',
-          exchange: 'no-such-dlx',
-        },
-        { effect: 'missing-target', key: 'dead-letter-exchange', target: 'no-such-dlx' },
-      ],
+      fullWithMissingDeadLetter(5, 'no-such-dlx'),
     ],
     [
       'below its limit: nothing',

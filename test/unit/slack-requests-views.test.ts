@@ -6,6 +6,16 @@ import { InputError } from '../../src/errors.ts';
 import type { ImpactSummary } from '../../src/preview/impact.ts';
 import { parseThreadLink } from '../../src/slack/requests/command.ts';
 import {
+  BREAK_GLASS_BUTTONS,
+  breakGlassAppliedView,
+  breakGlassForm,
+  parseBreakGlassMeta,
+  parseReviewMeta,
+  reviewedView,
+  reviewForm,
+  reviewReminderView,
+} from '../../src/slack/views/breakGlass.ts';
+import {
   ANCHORED_HINT,
   BLOCK,
   type Draft,
@@ -441,5 +451,116 @@ describe('--thread LINK', () => {
     ]) {
       expect(() => parseThreadLink(bad, 'u')).toThrow(InputError);
     }
+  });
+});
+
+describe('break-glass', () => {
+  const glass = {
+    by: 'U0ASKER',
+    reason: 'INC-7 <!channel> *now*',
+    at: T0,
+    reviewBy: '2026-11-30T22:00:00.000Z',
+  };
+  const applied = request({
+    state: 'applied',
+    appliedAt: T0,
+    auditId: 'a-r-0123456789abcdef0123',
+    breakGlass: glass,
+  });
+  const record: AuditRecord = {
+    id: 'a-r-0123456789abcdef0123',
+    at: T0,
+    env: 'prod',
+    vhost: '/',
+    policy: 'audit-retention',
+    operator: false,
+    action: 'delete',
+    requestId: applied.id,
+    requester: { user: 'U0ASKER', reason: 'INC-7' },
+    breakGlass: { user: 'U0ASKER', reason: glass.reason },
+    appliedAt: T0,
+    before: request().before,
+    after: null,
+    objects: [],
+    unpredictable: 0,
+    prev: '',
+    hash: 'h',
+  };
+
+  it.each([
+    [
+      'offered: Approve, Reject, Break glass',
+      request({ breakGlassOffered: true }),
+      ['rmq_request_approve', 'rmq_request_reject', 'rmq_request_break_glass'],
+    ],
+    ['not offered: Approve and Reject', request(), ['rmq_request_approve', 'rmq_request_reject']],
+    ['broken, being applied: no buttons', request({ state: 'approved', breakGlass: glass }), []],
+  ])('the request message, %s', (_what, r, want) => {
+    const m = requestMessage(r);
+    expect(buttons(m)).toEqual(want);
+    expect(checkMessage({ ...m })).toBeNull();
+  });
+
+  it('the request message says who broke the glass and why, escaped, and that it is unreviewed', () => {
+    const text = renderedText(requestMessage(applied) as never);
+    expect(text).toMatch(
+      /Break glass:\* applied without approval by <@U0ASKER> at .*, because INC-7 &lt;!channel&gt;/,
+    );
+    expect(text).not.toMatch(/<!channel>/);
+    expect(text).toMatch(/\*Unreviewed:\* an approver reviews it \(Review, or Revert\), due by/);
+    const reviewed = renderedText(
+      requestMessage({
+        ...applied,
+        review: {
+          outcome: 'reverted',
+          by: 'U0APPROVER',
+          reason: 'too broad',
+          at: T0,
+          revertRequestId: 'r-11111111111111111111',
+        },
+      }) as never,
+    );
+    expect(reviewed).toMatch(
+      /Reverted on review\* by <@U0APPROVER> at .*: too broad \(revert request `r-11111111111111111111`/,
+    );
+    expect(reviewed).not.toMatch(/Unreviewed/);
+  });
+
+  it('applied: loud, the audit diff, Review and Revert carrying the request id (no audit Revert)', () => {
+    const m = breakGlassAppliedView(record, applied);
+    expect(checkMessage({ ...m })).toBeNull();
+    expect(renderedText(m as never)).toMatch(
+      /:rotating_light: \*Applied without approval\* by <@U0ASKER>, because INC-7 &lt;!channel&gt;/,
+    );
+    expect(buttons(m)).toEqual([BREAK_GLASS_BUTTONS.review, BREAK_GLASS_BUTTONS.revert]);
+    expect(
+      m.blocks.flatMap((b) =>
+        b.type === 'actions' ? b.elements.map((e) => ('value' in e ? e.value : '')) : [],
+      ),
+    ).toEqual([applied.id, applied.id]);
+  });
+
+  it('the reminder names the approvers and offers Review and Revert; the review notice says who', () => {
+    const reminder = reviewReminderView(applied, ['U0APPROVER', 'S0APPROVERS']);
+    expect(checkMessage({ ...reminder })).toBeNull();
+    expect(renderedText(reminder as never)).toMatch(
+      /still \*unreviewed\*[\s\S]*\n<@U0APPROVER>, <!subteam\^S0APPROVERS>: please review it, or revert it\./,
+    );
+    expect(buttons(reminder)).toEqual([BREAK_GLASS_BUTTONS.review, BREAK_GLASS_BUTTONS.revert]);
+    const done = reviewedView({
+      ...applied,
+      review: { outcome: 'reviewed', by: 'U0APPROVER', reason: 'fine', at: T0 },
+    });
+    expect(renderedText(done as never)).toMatch(/Reviewed\* by <@U0APPROVER> at .*: fine/);
+  });
+
+  it('the forms carry only the request id (and the outcome), and check against Slack', () => {
+    const form = breakGlassForm(request({ breakGlassOffered: true }));
+    expect(checkView(form)).toBeNull();
+    expect(parseBreakGlassMeta(form.private_metadata ?? '')).toEqual({ id: 'r-0123456789abcdef0123' });
+    const review = reviewForm(applied, 'reverted');
+    expect(checkView(review)).toBeNull();
+    expect(parseReviewMeta(review.private_metadata ?? '')).toEqual({ id: applied.id, outcome: 'reverted' });
+    expect(parseReviewMeta('{"id":"r-1","outcome":"approve"}')).toBeUndefined();
   });
 });

@@ -1,8 +1,8 @@
 import type { types } from '@slack/bolt';
 import { z } from 'zod';
 import { parseDefinitionText } from '../../../commands/definition.ts';
+import { lossToAcknowledge } from '../../policy/impactWords.ts';
 import type { ApplyTo } from '../../policy/types.ts';
-import { lossToAcknowledge } from '../../preview/impactWords.ts';
 import type { PolicyFields } from '../../preview/preview.ts';
 import { MAX_REASON } from '../../workflow/rules.ts';
 import type { ChangeRequest, DecisionKind } from '../../workflow/types.ts';

@@ -5,11 +5,11 @@ import {
   NOT_ASKED_WORDS,
   reachWords,
 } from '../../../commands/words.ts';
+import { impactWords, readingWords, totalsWords } from '../../policy/impactWords.ts';
 import { isAnchored } from '../../policy/pattern.ts';
 import type { Problem } from '../../policy/problem.ts';
 import type { ObjectOutcome } from '../../policy/simulate.ts';
 import type { ImpactSummary } from '../../preview/impact.ts';
-import { impactWords, readingWords, totalsWords } from '../../preview/impactWords.ts';
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../preview/preview.ts';
 import {
   nothingAfterWords,

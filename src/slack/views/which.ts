@@ -11,7 +11,7 @@ import {
   UNANCHORED_MARK,
   WHICH_WORDS,
 } from '../../../commands/words.ts';
-import { hazardWords, NO_STATISTICS, nowWords, statisticsSaid } from '../../preview/impactWords.ts';
+import { hazardWords, NO_STATISTICS, nowWords, statisticsSaid } from '../../policy/impactWords.ts';
 import { code, prose, truncate, valueCode } from '../escape.ts';
 import {
   type Block,

@@ -1,9 +1,10 @@
-import { type Hazard, type Impact, type ImpactTotals, removesData } from '../policy/impact.ts';
-import type { ImpactSummary, LiveNow } from './impact.ts';
+import { type Hazard, type Impact, type ImpactTotals, type LiveQueue, removesData } from './impact.ts';
 
 /**
- * The live impact in words, once for the terminal and Slack: each effect, the totals an approver
- * accepts, the statistics' age. `name` renders a user- or broker-supplied string the way the
+ * The live impact in words, once for the terminal and Slack: each effect, `which`'s hazards, the
+ * totals an approver accepts, the statistics' age. Beside the rules, not in src/preview/: `which`
+ * says the hazards too, and the terminal loads src/preview/ only for `preview` (a chunk of its own,
+ * test/integration/build.test.ts). `name` renders a user- or broker-supplied string the way the
  * surface shows such strings (quoted in the terminal, code in Slack); every other word is ours.
  */
 
@@ -125,12 +126,16 @@ export function totalsWords(t: ImpactTotals): string | null {
  * The loss an approver must acknowledge, in numbers: null when the change removes no message and
  * deletes no queue (or was previewed before the impact was read).
  */
-export function lossToAcknowledge(s: ImpactSummary | undefined): string | null {
+export function lossToAcknowledge(s: { readonly totals: ImpactTotals } | undefined): string | null {
   return s && removesData(s.totals) ? totalsWords(s.totals) : null;
 }
 
 /** How old the numbers are, and what is not known. */
-export function readingWords(s: ImpactSummary): string[] {
+export function readingWords(s: {
+  readonly sampledAt: string | null;
+  readonly unknown: number;
+  readonly notes: readonly string[];
+}): string[] {
   const out: string[] = [];
   if (s.sampledAt) {
     out.push(`Messages as ${statisticsSaid(s.sampledAt)}.`);
@@ -143,7 +148,7 @@ export function readingWords(s: ImpactSummary): string[] {
 }
 
 /** A queue's numbers now, for the object-by-object lines. */
-export function nowWords(now: LiveNow | null): string {
+export function nowWords(now: LiveQueue | null): string {
   if (now === null) return 'statistics unknown';
   return `${plural(now.ready, 'message')} ready, ${now.unacked} unacked, ${plural(now.consumers, 'consumer')}`;
 }
