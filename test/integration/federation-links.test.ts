@@ -71,6 +71,11 @@ async function federate(broker: TestBroker, client: LabClient, downstream: strin
     definition: { 'federation-upstream': 'up' },
   });
   await client.putExchange(downstream, 'fed.x', 'fanout');
+  return linkRunning(broker, downstream);
+}
+
+/** Waits until the downstream's link for fed.x runs (after its start, or a restart), and returns it. */
+function linkRunning(broker: TestBroker, downstream: string) {
   return waitFor(
     async () => {
       const { status, body } = await as(broker, guest(), 'GET', `/federation-links/${enc(downstream)}`);
@@ -157,6 +162,8 @@ describe.skipIf(chrootBrokers.length === 0).each(chrootBrokers)('federation link
           expect(JSON.parse(asked.out)).not.toHaveProperty('hazardsNotRead');
         });
         // With a monitor's tag the same preview reads the running link: the policy's delete stops it.
+        // The link was restarted above: a preview read while it starts again sees no running link.
+        await linkRunning(broker, downstream);
         const { bin } = await built();
         const run = await runBuiltRmq(
           bin,
