@@ -1,7 +1,6 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { Logger } from 'pino';
 import { type Observation, queuesToWatch } from '../audit/observed.ts';
-import type { AuditTrail } from '../audit/trail.ts';
 import type { AuditObject, AuditRecord } from '../audit/types.ts';
 import { type PolicyAddress, samePolicy } from '../policy/compare.ts';
 import { auditObjects } from '../policy/diff.ts';
@@ -14,9 +13,9 @@ import type { FreezeStore } from './freeze.ts';
 import { type ObserveOptions, observeAfterWrite } from './observe.ts';
 import { ApplyJobData } from './queue.ts';
 import { approvalsOf } from './rules.ts';
-import type { RequestStore } from './store.ts';
+import type { RecordingServices } from './services.ts';
 import { heldBehind } from './thaw.ts';
-import { brokerAction, type ChangeRequest, type Failure, type Notifier } from './types.ts';
+import { brokerAction, type ChangeRequest, type Failure } from './types.ts';
 
 /**
  * The apply job: approved -> applying -> applied | failed | stale.
@@ -56,12 +55,7 @@ export type AnnounceWrite = (
 ) => Promise<void>;
 
 /** What one run of the job works with: the worker's stores and clients (worker.ts). */
-export interface ApplyJobDeps {
-  readonly store: RequestStore;
-  readonly audit: AuditTrail;
-  readonly notify: Notifier;
-  readonly log: Logger;
-  readonly now: () => Date;
+export interface ApplyJobDeps extends RecordingServices {
   readonly brokerFor: (env: string) => WorkflowBroker;
   readonly announceWrite: AnnounceWrite;
   readonly freezes: FreezeStore;

@@ -1,16 +1,13 @@
-import type { AuditTrail } from '../audit/trail.ts';
 import { type AuditEntry, reviewRecordId } from '../audit/types.ts';
-import type { Logger } from '../log.ts';
 import { WorkflowError } from './errors.ts';
 import { breakGlassRefusal, type DeciderRole, reviewRefusal } from './rules.ts';
-import type { RequestStore } from './store.ts';
+import type { RecordingServices } from './services.ts';
 import type {
   ApplyQueue,
   BreakGlassInput,
   ChangeRequest,
   DecideResult,
   Filed,
-  Notifier,
   Origin,
   ReviewInput,
   ReviewResult,
@@ -25,13 +22,8 @@ import type {
  * createWorkflow (workflow.ts) hands in what it shares.
  */
 
-export interface BreakGlassDeps {
-  readonly store: RequestStore;
-  readonly audit: AuditTrail;
+export interface BreakGlassDeps extends RecordingServices {
   readonly queue: ApplyQueue;
-  readonly notify: Notifier;
-  readonly log: Logger;
-  readonly now: () => Date;
   readonly environment: (name: string) => WorkflowEnvironment;
   readonly isApprover: (env: string, user: string) => Promise<boolean>;
   /** A store call whose Redis failure becomes `store-unavailable` (workflow.ts's `storeCall`). */

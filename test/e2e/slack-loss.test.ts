@@ -5,7 +5,7 @@ import { BROKERS } from '../support/brokers.ts';
 import type { RecordedCall } from '../support/fakeSlack.ts';
 import { APPROVALS_CHANNEL, APPROVER, type Harness, renderedText, startHarness } from '../support/harness.ts';
 import { type OpenedView, submission } from '../support/interactions.ts';
-import { liveColumnsShow, management, messages } from '../support/messages.ts';
+import { liveShows, management, messages } from '../support/messages.ts';
 import { buttonsOf, isPost, requestFlow, viewOf } from '../support/requestFlow.ts';
 
 /**
@@ -40,7 +40,7 @@ async function queueOf(name: string, n: number) {
   await api.queue(name, 'classic');
   const amqp = await messages(machine, h.vhost);
   await amqp.publish(name, n);
-  await liveColumnsShow(admin, h.vhost, name, n);
+  await liveShows(admin, h.vhost, { [name]: { ready: n } });
   return { api, amqp };
 }
 
@@ -140,7 +140,7 @@ describe('the approval of a loss', () => {
 
       // 20 more arrive before the approval: the same change would now remove 40.
       await amqp.publish('loss.grow', 20);
-      await liveColumnsShow(admin, h.vhost, 'loss.grow', 50);
+      await liveShows(admin, h.vhost, { 'loss.grow': { ready: 50 } });
       const form = await approveForm(APPROVER, request);
       expect(checkboxText(form)).toEqual(['I accept: 20 messages lost']);
       const afterApproval = h.slack.calls.length;

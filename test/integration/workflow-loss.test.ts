@@ -7,14 +7,13 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { differences } from '../../src/audit/observed.ts';
 import { AuditTrail } from '../../src/audit/trail.ts';
-import type { LiveQueue } from '../../src/policy/impact.ts';
 import type { PreviewResult } from '../../src/preview/preview.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { historyText } from '../../src/terminal/history.ts';
 import type { FileInput } from '../../src/workflow/index.ts';
-import { waitFor, withVhost } from '../support/broker.ts';
+import { withVhost } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';
-import { management, messages } from '../support/messages.ts';
+import { liveShows, management, messages } from '../support/messages.ts';
 import { APPROVER, REQUESTER, settled, type WorkflowFixture, workflowFixture } from '../support/workflow.ts';
 
 const { up } = await brokersUp();
@@ -37,32 +36,6 @@ describe.each(up)('the loss an approval accepted, on $label', (broker) => {
   afterAll(async () => {
     await admin.close();
   });
-
-  /**
-   * Waits until the live listing the preview reads (not only the message count: ready, their
-   * bytes, unacknowledged, consumers come in later emissions) shows what the test set up; a
-   * preview read before then rightly says "unknown" or less, and the test would fail by lag.
-   */
-  const live = (
-    vhost: string,
-    want: Record<string, { ready: number; unacked?: number; consumers?: number }>,
-  ) =>
-    waitFor(
-      async () => {
-        const seen = new Map<string, LiveQueue | null>();
-        for await (const q of admin.streamQueueStats(vhost)) seen.set(q.name, q.live);
-        return Object.entries(want).every(([name, w]) => {
-          const now = seen.get(name);
-          return (
-            now?.ready === w.ready &&
-            now.unacked === (w.unacked ?? 0) &&
-            now.consumers === (w.consumers ?? 0) &&
-            (now.ready === 0 || now.bytes > 0)
-          );
-        });
-      },
-      { deadlineMs: 30_000, intervalMs: 250, what: `the live listing to show ${JSON.stringify(want)}` },
-    );
 
   const create = (vhost: string, pattern: string, definition: Record<string, unknown>): FileInput => ({
     vhost,
@@ -87,7 +60,10 @@ describe.each(up)('the loss an approval accepted, on $label', (broker) => {
           // subject keeps a consumer (one message unacked): it is trimmed, not deleted.
           const detach = await amqp.attach('subject');
           try {
-            await live(vhost, { subject: { ready: 29, unacked: 1, consumers: 1 }, idle: { ready: 5 } });
+            await liveShows(admin, vhost, {
+              subject: { ready: 29, unacked: 1, consumers: 1 },
+              idle: { ready: 5 },
+            });
             await fx.worker(admin);
             const wf = fx.workflow();
             const { request } = await wf.file(
@@ -163,14 +139,14 @@ describe.each(up)('the loss an approval accepted, on $label', (broker) => {
         try {
           await api.queue('subject', 'classic');
           await amqp.publish('subject', 30);
-          await live(vhost, { subject: { ready: 30 } });
+          await liveShows(admin, vhost, { subject: { ready: 30 } });
           await fx.worker(admin);
           const wf = fx.workflow();
           const { request } = await wf.file(create(vhost, '^subject$', { 'max-length': 10 }));
           expect(request.preview.summary.impact?.totals.messagesLost).toBe(20);
           // More messages arrive before the approval: the same change would now remove 40.
           await amqp.publish('subject', 20);
-          await live(vhost, { subject: { ready: 50 } });
+          await liveShows(admin, vhost, { subject: { ready: 50 } });
           await wf.decide(request.id, {
             kind: 'approve',
             user: APPROVER,

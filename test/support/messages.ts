@@ -4,6 +4,7 @@
  * over the management API. Counts come from statistics, which lag: read them with `settled`.
  */
 import { Connection, ConsumerStatus } from 'rabbitmq-client';
+import type { LiveQueue } from '../../src/policy/impact.ts';
 import type { ObjectKind } from '../../src/policy/types.ts';
 import type { ManagementClient } from '../../src/rabbit/index.ts';
 import { brokerCredentials, waitFor } from './broker.ts';
@@ -273,22 +274,38 @@ export function lengthHistoryHolds(
   );
 }
 
+/** What a test set up on one queue, as the live listing should show it (absent counts: none). */
+export interface LiveWant {
+  readonly ready: number;
+  readonly unacked?: number;
+  readonly consumers?: number;
+}
+
 /**
- * Waits until every live column a preview reads is out for the queue, showing `n` messages (the
- * byte count comes last, later still under load): a preview read then counts them.
+ * Waits until the live listing a preview reads (the bot's own `streamQueueStats`) shows every
+ * queue as `want` says: ready, unacknowledged, consumers, and bytes for the ready messages. The
+ * message count comes first and the other columns an emission or more later (the byte count
+ * last, later still under load); a preview read before then rightly says "unknown" or less.
  */
-export function liveColumnsShow(
+export function liveShows(
   client: Pick<ManagementClient, 'streamQueueStats'>,
   vhost: string,
-  queue: string,
-  n: number,
+  want: Readonly<Record<string, LiveWant>>,
 ): Promise<true> {
   return waitFor(
     async () => {
-      for await (const q of client.streamQueueStats(vhost))
-        if (q.name === queue) return q.live?.messages === n && q.live.ready + q.live.unacked === n;
-      return false;
+      const seen = new Map<string, LiveQueue | null>();
+      for await (const q of client.streamQueueStats(vhost)) seen.set(q.name, q.live);
+      return Object.entries(want).every(([name, w]) => {
+        const now = seen.get(name);
+        return (
+          now?.ready === w.ready &&
+          now.unacked === (w.unacked ?? 0) &&
+          now.consumers === (w.consumers ?? 0) &&
+          (now.ready === 0 || now.bytes > 0)
+        );
+      });
     },
-    { what: `the statistics of ${queue} to show ${n} messages`, deadlineMs: 30_000 },
+    { what: `the live listing to show ${JSON.stringify(want)}`, deadlineMs: 30_000, intervalMs: 250 },
   );
 }

@@ -8,7 +8,7 @@ import type {
   ViewSubmitAction,
 } from '@slack/bolt';
 import type { Logger } from '../../log.ts';
-import { isWorkflowError, refusalSentence, WorkflowError } from '../../workflow/errors.ts';
+import { isWorkflowError, WorkflowError } from '../../workflow/errors.ts';
 import type { ChangeRequest, ReviewOutcome } from '../../workflow/types.ts';
 import type { Delivery } from '../delivery.ts';
 import type { HandledInteractions } from '../interactions.ts';
@@ -20,7 +20,7 @@ import {
   parseReviewMeta,
   reviewForm,
 } from '../views/breakGlass.ts';
-import { BLOCK, readReason } from '../views/forms.ts';
+import { BLOCK, readReasonForm } from '../views/forms.ts';
 import type { SlackMessage } from '../views/message.ts';
 import { alreadyDecidedView, REQUEST_BUTTONS } from '../views/request.ts';
 import { refusalText, requestRefusedView, slackRefusal } from '../views/requestRefusals.ts';
@@ -48,8 +48,11 @@ export interface BreakGlassInteractionsDeps {
 }
 
 type Ack = AckFn<ViewResponseAction>;
-const errorsAck = (ack: Ack, message: string) =>
-  ack({ response_action: 'errors', errors: { [BLOCK.reason]: message } });
+const errorsAck = (ack: Ack, message: string | Record<string, string>) =>
+  ack({
+    response_action: 'errors',
+    errors: typeof message === 'string' ? { [BLOCK.reason]: message } : message,
+  });
 const refused = (refusal: ConstructorParameters<typeof WorkflowError>[0]) =>
   requestRefusedView(new WorkflowError(refusal));
 
@@ -94,11 +97,10 @@ export function registerBreakGlassInteractions(
   });
 
   app.view<ViewSubmitAction>(BREAK_GLASS_FORMS.breakGlass, async ({ ack, body, view }) => {
-    const meta = parseBreakGlassMeta(view.private_metadata);
+    const form = readReasonForm(view, parseBreakGlassMeta, 'button', 'break-glass');
+    if ('errors' in form) return errorsAck(ack, form.errors);
+    const { meta, reason } = form;
     const user = body.user.id;
-    if (!meta) return errorsAck(ack, 'This form cannot be read: close it and click the button again.');
-    const reason = readReason(view.state.values as never);
-    if (!reason) return errorsAck(ack, refusalSentence({ code: 'reason-required', for: 'break-glass' }));
     const log = logger.child({ requestId: meta.id, user, kind: 'break-glass' });
     let result: Awaited<ReturnType<typeof workflow.breakGlass>>;
     try {
@@ -144,11 +146,10 @@ export function registerBreakGlassInteractions(
   app.action<BlockAction<ButtonAction>>(BREAK_GLASS_BUTTONS.revert, reviewButton('reverted'));
 
   app.view<ViewSubmitAction>(BREAK_GLASS_FORMS.review, async ({ ack, body, view }) => {
-    const meta = parseReviewMeta(view.private_metadata);
+    const form = readReasonForm(view, parseReviewMeta, 'button', 'decision');
+    if ('errors' in form) return errorsAck(ack, form.errors);
+    const { meta, reason } = form;
     const user = body.user.id;
-    if (!meta) return errorsAck(ack, 'This form cannot be read: close it and click the button again.');
-    const reason = readReason(view.state.values as never);
-    if (!reason) return errorsAck(ack, refusalSentence({ code: 'reason-required', for: 'decision' }));
     const log = logger.child({ requestId: meta.id, user, kind: `review-${meta.outcome}` });
     let outcome: Awaited<ReturnType<typeof changes.review>>;
     try {

@@ -28,7 +28,8 @@ import {
   parseReasonMeta,
   readLossAcknowledged,
   readPolicyForm,
-  readReason,
+  readReasonForm,
+  UNREADABLE_FORM,
   withPatternHint,
 } from '../views/forms.ts';
 import type { SlackMessage } from '../views/message.ts';
@@ -223,14 +224,10 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
   app.action<BlockAction<ButtonAction>>(REQUEST_BUTTONS.reject, decisionButton('reject'));
 
   app.view<ViewSubmitAction>(FORMS.decision, async ({ ack, body, view }) => {
-    const meta = parseDecisionMeta(view.private_metadata);
+    const form = readReasonForm(view, parseDecisionMeta, 'button', 'decision');
+    if ('errors' in form) return errorsAck(ack, form.errors);
+    const { meta, reason } = form;
     const user = body.user.id;
-    if (!meta)
-      return errorsAck(ack, {
-        [BLOCK.reason]: 'This form cannot be read: close it and click the button again.',
-      });
-    const reason = readReason(view.state.values as never);
-    if (!reason) return errorsAck(ack, { [BLOCK.reason]: refusalSentence(DECISION_REASON_REQUIRED) });
     const log = logger.child({ requestId: meta.id, user, kind: meta.kind });
     let result: Awaited<ReturnType<typeof workflow.decide>>;
     try {
@@ -314,8 +311,7 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
   app.view<ViewSubmitAction>(FORMS.policy, async ({ ack, body, view }) => {
     const draft = parseDraft(view.private_metadata);
     const user = body.user.id;
-    if (!draft)
-      return errorsAck(ack, { [BLOCK.pattern]: 'This form cannot be read: close it and ask again.' });
+    if (!draft) return errorsAck(ack, { [BLOCK.pattern]: UNREADABLE_FORM.command });
     const read = readPolicyForm(view.state.values as never);
     if ('errors' in read) return errorsAck(ack, read.errors);
     const filled = { ...draft, fields: read.fields };
@@ -329,11 +325,10 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
   });
 
   app.view<ViewSubmitAction>(FORMS.reason, async ({ ack, body, view }) => {
-    const meta = parseReasonMeta(view.private_metadata);
+    const form = readReasonForm(view, parseReasonMeta, 'command', 'change');
+    if ('errors' in form) return errorsAck(ack, form.errors);
+    const { meta, reason } = form;
     const user = body.user.id;
-    if (!meta) return errorsAck(ack, { [BLOCK.reason]: 'This form cannot be read: close it and ask again.' });
-    const reason = readReason(view.state.values as never);
-    if (!reason) return errorsAck(ack, { [BLOCK.reason]: refusalSentence(REASON_REQUIRED) });
     const channel = meta.for === 'file' ? meta.draft.origin.channel : meta.origin.channel;
     await submitFiling(
       ack,
@@ -365,6 +360,5 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
 }
 
 const REASON_REQUIRED = { code: 'reason-required', for: 'change' } as const;
-const DECISION_REASON_REQUIRED = { code: 'reason-required', for: 'decision' } as const;
 const storeDown = () => storeUnavailable('nothing was decided');
 const notFound = (id: string) => new WorkflowError({ code: 'not-found', what: 'change request', id });

@@ -4,6 +4,7 @@ import { parseDefinitionText } from '../../../commands/definition.ts';
 import { lossToAcknowledge } from '../../policy/impactWords.ts';
 import type { ApplyTo } from '../../policy/types.ts';
 import type { PolicyFields } from '../../preview/preview.ts';
+import { type RefusalOf, refusalSentence } from '../../workflow/errors.ts';
 import { MAX_REASON } from '../../workflow/rules.ts';
 import type { ChangeRequest, DecisionKind } from '../../workflow/types.ts';
 import { code, prose, truncate } from '../escape.ts';
@@ -317,6 +318,33 @@ export function reasonForm(meta: ReasonMeta, why: string): View {
 
 export function readReason(values: StateValues): string {
   return textOf(values, BLOCK.reason).trim();
+}
+
+type ReasonFor = RefusalOf<'reason-required'>['for'];
+
+/** What a form whose hidden metadata cannot be read says: opened by a button, or by a command. */
+export const UNREADABLE_FORM = {
+  button: 'This form cannot be read: close it and click the button again.',
+  command: 'This form cannot be read: close it and ask again.',
+} as const;
+
+/**
+ * A reason form's submission, read: its hidden metadata (`parse`) and its reason; or the inline
+ * errors to answer with, the form unreadable or the reason missing (for a change, a decision or
+ * a break-glass: each has its sentence).
+ */
+export function readReasonForm<M>(
+  view: { readonly private_metadata: string; readonly state: { readonly values: unknown } },
+  parse: (text: string) => M | undefined,
+  openedBy: keyof typeof UNREADABLE_FORM,
+  reasonFor: ReasonFor,
+): { readonly meta: M; readonly reason: string } | { readonly errors: Record<string, string> } {
+  const meta = parse(view.private_metadata);
+  if (!meta) return { errors: { [BLOCK.reason]: UNREADABLE_FORM[openedBy] } };
+  const reason = readReason(view.state.values as StateValues);
+  if (!reason)
+    return { errors: { [BLOCK.reason]: refusalSentence({ code: 'reason-required', for: reasonFor }) } };
+  return { meta, reason };
 }
 
 /** The acknowledgement's one option: ticked, the approval accepts the loss it names. */
