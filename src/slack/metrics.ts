@@ -28,67 +28,46 @@ export interface Metrics {
   onBrokerCall(env: string): (info: CallInfo) => void;
 }
 
+/** Each metric's help text, as `/metrics` shows it. */
+const HELP = {
+  rmq_slack_requests_total: 'Slack requests answered, by command and outcome',
+  rmq_slack_request_duration_seconds: 'From a Slack request received to its answer delivered',
+  rmq_broker_calls_total: 'HTTP calls to the management API, each attempt counted',
+  rmq_broker_call_errors_total: 'Failed calls to the management API, by error code',
+  rmq_broker_call_duration_seconds: 'Duration of management API calls, body included',
+  rmq_slack_duplicate_events_total: 'Events Slack delivered again, recognised and not answered twice',
+  rmq_slack_replayed_requests_total:
+    'Signed slash commands and form submissions posted again within their signature lifetime, not handled',
+  rmq_slack_delivery_errors_total:
+    'Answers and files Slack did not take in the end (response URL or Web API), retries spent',
+  rmq_slack_delivery_retries_total: 'Slack calls tried again after a 429, a 5xx or a timeout',
+} as const;
+type MetricName = keyof typeof HELP;
+
+/** Seconds from a Slack request to its answer; seconds of one management API call. */
+const ANSWER_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30];
+const CALL_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10];
+
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   const registers = [registry];
 
-  // Every metric in this registry; label names as given (bounded values, see above).
-  const counter = <L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) =>
-    new Counter<L>({ name, help, labelNames, registers });
-  const histogram = <L extends string>(
-    name: string,
-    help: string,
-    labelNames: readonly L[],
-    buckets: number[],
-  ) => new Histogram<L>({ name, help, labelNames, buckets, registers });
+  // Every metric in this registry, its help text from HELP; label names as given (bounded values, see above).
+  const counter = <L extends string = never>(name: MetricName, labelNames: readonly L[] = []) =>
+    new Counter<L>({ name, help: HELP[name], labelNames, registers });
+  const histogram = <L extends string>(name: MetricName, labelNames: readonly L[], buckets: number[]) =>
+    new Histogram<L>({ name, help: HELP[name], labelNames, buckets, registers });
 
-  const requests = counter('rmq_slack_requests_total', 'Slack requests answered, by command and outcome', [
-    'command',
-    'outcome',
-    'via',
-  ]);
-  const requestSeconds = histogram(
-    'rmq_slack_request_duration_seconds',
-    'From a Slack request received to its answer delivered',
-    ['command', 'via'],
-    [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30],
-  );
-  const brokerCalls = counter(
-    'rmq_broker_calls_total',
-    'HTTP calls to the management API, each attempt counted',
-    ['env', 'method'],
-  );
-  const brokerCallErrors = counter(
-    'rmq_broker_call_errors_total',
-    'Failed calls to the management API, by error code',
-    ['env', 'method', 'code'],
-  );
-  const brokerCallSeconds = histogram(
-    'rmq_broker_call_duration_seconds',
-    'Duration of management API calls, body included',
-    ['env', 'method'],
-    [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
-  );
-  const duplicateEvents = counter(
-    'rmq_slack_duplicate_events_total',
-    'Events Slack delivered again, recognised and not answered twice',
-  );
-  const replayedRequests = counter(
-    'rmq_slack_replayed_requests_total',
-    'Signed slash commands and form submissions posted again within their signature lifetime, not handled',
-    ['kind'],
-  );
-  const deliveryErrors = counter(
-    'rmq_slack_delivery_errors_total',
-    'Answers and files Slack did not take in the end (response URL or Web API), retries spent',
-    ['via'],
-  );
-  const deliveryRetries = counter(
-    'rmq_slack_delivery_retries_total',
-    'Slack calls tried again after a 429, a 5xx or a timeout',
-    ['error'],
-  );
+  const requests = counter('rmq_slack_requests_total', ['command', 'outcome', 'via']);
+  const requestSeconds = histogram('rmq_slack_request_duration_seconds', ['command', 'via'], ANSWER_BUCKETS);
+  const brokerCalls = counter('rmq_broker_calls_total', ['env', 'method']);
+  const brokerCallErrors = counter('rmq_broker_call_errors_total', ['env', 'method', 'code']);
+  const brokerCallSeconds = histogram('rmq_broker_call_duration_seconds', ['env', 'method'], CALL_BUCKETS);
+  const duplicateEvents = counter('rmq_slack_duplicate_events_total');
+  const replayedRequests = counter('rmq_slack_replayed_requests_total', ['kind']);
+  const deliveryErrors = counter('rmq_slack_delivery_errors_total', ['via']);
+  const deliveryRetries = counter('rmq_slack_delivery_retries_total', ['error']);
 
   return {
     registry,
