@@ -3,13 +3,13 @@
  * across replicas (the N-th queues the apply once), one approver counted once, a rejection ending
  * a partly approved request, and who may file.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { type FileInput, isWorkflowError } from '../../src/workflow/index.ts';
 import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
-import { brokersUp, clientFor } from '../support/brokers.ts';
+import { brokersUp } from '../support/brokers.ts';
 import { startFakeBroker } from '../support/fakeBroker.ts';
 import {
   APPROVER,
@@ -19,7 +19,7 @@ import {
   REQUESTER,
   settled,
   type WorkflowFixture,
-  workflowFixture,
+  workflowHooks,
 } from '../support/workflow.ts';
 
 const { up } = await brokersUp();
@@ -29,17 +29,9 @@ if (!broker) throw new Error('no broker up');
 let admin: LabClient;
 let fx: WorkflowFixture;
 
-beforeAll(() => {
-  admin = clientFor(broker);
-});
-beforeEach(() => {
-  fx = workflowFixture(admin);
-});
-afterEach(async () => {
-  await fx.close();
-});
-afterAll(async () => {
-  await admin.close();
+workflowHooks(broker, (a, f) => {
+  admin = a;
+  fx = f;
 });
 
 const input = (vhost: string, policy = 'cap'): FileInput => ({

@@ -5,14 +5,14 @@
  * chain still verifies); reverted on review through the revert's own approval; and reminded of,
  * once, when it is still unreviewed past its review deadline.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { history, parseHistory } from '../../commands/history.ts';
 import { requests } from '../../commands/requests.ts';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import type { FileInput, WorkflowEnvironment } from '../../src/workflow/index.ts';
 import { waitFor, withVhost } from '../support/broker.ts';
-import { brokersUp, clientFor } from '../support/brokers.ts';
+import { brokersUp } from '../support/brokers.ts';
 import {
   APPROVER,
   APPROVER_2,
@@ -21,7 +21,7 @@ import {
   REQUESTER,
   settled,
   type WorkflowFixture,
-  workflowFixture,
+  workflowHooks,
 } from '../support/workflow.ts';
 
 const { up } = await brokersUp();
@@ -31,17 +31,9 @@ if (!broker) throw new Error('no broker up');
 let admin: LabClient;
 let fx: WorkflowFixture;
 
-beforeAll(() => {
-  admin = clientFor(broker);
-});
-beforeEach(() => {
-  fx = workflowFixture(admin);
-});
-afterEach(async () => {
-  await fx.close();
-});
-afterAll(async () => {
-  await admin.close();
+workflowHooks(broker, (a, f) => {
+  admin = a;
+  fx = f;
 });
 
 const ALLOWED: Partial<WorkflowEnvironment> = { breakGlass: { reviewWithinMs: 3_600_000 } };

@@ -3,13 +3,13 @@
  * recorded once; two replicas, one apply; stale; the broker down during the job; a bot stopped
  * between approval and apply.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import type { FileInput } from '../../src/workflow/index.ts';
 import { brokerCredentials, waitFor, withUser, withVhost } from '../support/broker.ts';
-import { brokersUp, clientFor } from '../support/brokers.ts';
+import { brokersUp } from '../support/brokers.ts';
 import { startFakeBroker } from '../support/fakeBroker.ts';
 import {
   APPROVER,
@@ -17,7 +17,7 @@ import {
   REQUESTER,
   settled,
   type WorkflowFixture,
-  workflowFixture,
+  workflowHooks,
 } from '../support/workflow.ts';
 
 let admin: LabClient;
@@ -28,18 +28,10 @@ let trail: AuditTrail;
 const { up } = await brokersUp();
 
 describe.each(up)('apply on $label', (broker) => {
-  beforeAll(() => {
-    admin = clientFor(broker);
-  });
-  beforeEach(() => {
-    fx = workflowFixture(admin);
-    trail = new AuditTrail(fx.redis, fx.keyPrefix);
-  });
-  afterEach(async () => {
-    await fx.close();
-  });
-  afterAll(async () => {
-    await admin.close();
+  workflowHooks(broker, (a, f) => {
+    admin = a;
+    fx = f;
+    trail = new AuditTrail(f.redis, f.keyPrefix);
   });
 
   const input = (vhost: string, over: Partial<FileInput>): FileInput => ({

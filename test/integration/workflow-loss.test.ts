@@ -4,7 +4,7 @@
  * after the write (read by polling the statistics); and a change that would now remove more than
  * was approved is not applied: the request goes stale with the fresh numbers.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { differences } from '../../src/audit/observed.ts';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import type { PreviewResult } from '../../src/preview/preview.ts';
@@ -12,9 +12,9 @@ import type { LabClient } from '../../src/rabbit/lab.ts';
 import { historyText } from '../../src/terminal/history.ts';
 import type { FileInput } from '../../src/workflow/index.ts';
 import { withVhost } from '../support/broker.ts';
-import { brokersUp, clientFor } from '../support/brokers.ts';
+import { brokersUp } from '../support/brokers.ts';
 import { liveShows, management, messages } from '../support/messages.ts';
-import { APPROVER, REQUESTER, settled, type WorkflowFixture, workflowFixture } from '../support/workflow.ts';
+import { APPROVER, REQUESTER, settled, type WorkflowFixture, workflowHooks } from '../support/workflow.ts';
 
 const { up } = await brokersUp();
 
@@ -23,18 +23,10 @@ let fx: WorkflowFixture;
 let trail: AuditTrail;
 
 describe.each(up)('the loss an approval accepted, on $label', (broker) => {
-  beforeAll(() => {
-    admin = clientFor(broker);
-  });
-  beforeEach(() => {
-    fx = workflowFixture(admin);
-    trail = new AuditTrail(fx.redis, fx.keyPrefix);
-  });
-  afterEach(async () => {
-    await fx.close();
-  });
-  afterAll(async () => {
-    await admin.close();
+  workflowHooks(broker, (a, f) => {
+    admin = a;
+    fx = f;
+    trail = new AuditTrail(f.redis, f.keyPrefix);
   });
 
   const create = (vhost: string, pattern: string, definition: Record<string, unknown>): FileInput => ({

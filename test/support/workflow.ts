@@ -5,10 +5,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import type { AuditRecord } from '../../src/audit/types.ts';
 import { applyWorkerDeps, workflowDeps } from '../../src/botChangeRequests.ts';
 import { createLogger } from '../../src/log.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
+import type { LabClient } from '../../src/rabbit/lab.ts';
 import { openRedis } from '../../src/redis.ts';
 import {
   type ApplyQueue,
@@ -25,7 +27,7 @@ import {
   type WorkflowEnvironment,
 } from '../../src/workflow/index.ts';
 import { brokerCredentials, waitFor } from './broker.ts';
-import type { TestBroker } from './brokers.ts';
+import { clientFor, type TestBroker } from './brokers.ts';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -102,6 +104,32 @@ export interface WorkflowFixture {
 }
 
 export const TEST_ENV = 'test';
+
+/**
+ * A suite's hooks, registered where it is called (a file or a describe): the broker's client once
+ * for the suite, a fresh fixture (its own Redis key prefix, its workers) for each test, both
+ * closed after; `set` hands them to the suite's variables before each test.
+ */
+export function workflowHooks(
+  broker: TestBroker,
+  set: (admin: LabClient, fx: WorkflowFixture) => void,
+): void {
+  let admin: LabClient | undefined;
+  let fx: WorkflowFixture | undefined;
+  beforeAll(() => {
+    admin = clientFor(broker);
+  });
+  beforeEach(() => {
+    fx = workflowFixture(admin as LabClient);
+    set(admin as LabClient, fx);
+  });
+  afterEach(async () => {
+    await fx?.close();
+  });
+  afterAll(async () => {
+    await admin?.close();
+  });
+}
 
 /**
  * `where`: another Redis and key prefix than the shared one and a fresh prefix (the compiled CLI
