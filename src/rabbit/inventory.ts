@@ -140,7 +140,7 @@ export async function openInventory(
     return openOneListing(source, vhost, options.asOf);
   const queues = startNow(source.streamQueues(vhost, { stats: false }));
   const exchanges = startNow(source.streamExchanges(vhost));
-  const reading = options.live ? readLive(source, vhost, options.asOf) : null;
+  const reading = options.live ? readLive(source, vhost, options.asOf, options.keepLive) : null;
   const cancel = async () => {
     await Promise.all([queues.cancel(), exchanges.cancel(), reading?.cancel()]);
   };
@@ -163,6 +163,11 @@ export interface InventoryOptions {
    * (`streamQueuesLive`), their `policy` undefined. A failure of it fails the inventory.
    */
   readonly withoutReportedPolicies?: boolean;
+  /**
+   * With `live`: which queues' numbers to keep, once the caller knows (asked as each arrives;
+   * undefined: not known yet, kept). Spares holding every queue's numbers when few can matter.
+   */
+  readonly keepLive?: () => ((name: string) => boolean) | undefined;
 }
 
 /** The inventory and its live reading from one queue listing (InventoryOptions.withoutReportedPolicies). */
@@ -250,6 +255,7 @@ function readLive(
   source: InventorySource,
   vhost: string,
   asOf: Date | undefined,
+  keepLive: InventoryOptions['keepLive'],
 ): { done: Promise<LiveReading>; cancel(): Promise<void> } {
   const sampledAt = new Date().toISOString();
   const listing = startNow(source.streamQueueStats(vhost, asOf ? { asOf } : {}));
@@ -258,7 +264,10 @@ function readLive(
   const done = (async (): Promise<LiveReading> => {
     let queuesWhy: string | undefined;
     try {
-      await listing.each((q) => queues.set(q.name, q.live));
+      await listing.each((q) => {
+        const keep = keepLive?.();
+        if (!keep || keep(q.name)) queues.set(q.name, q.live);
+      });
     } catch (e) {
       queues.clear();
       queuesWhy = whyFailed(e);
