@@ -18,7 +18,11 @@ import {
 } from './types.ts';
 
 /**
- * Change requests in Redis, shared by every bot replica:
+ * Change requests in Redis, shared by every bot replica. Over the size aim as one idea: the
+ * keys, the Lua scripts that move a request's state and the reads that parse it back change
+ * together, and each script's check of the expected state is meaningful only beside the others.
+ *
+ * The keys:
  *
  *   <prefix>:request:<id>     HASH  doc (what was filed, JSON, never changed), state, expiresAt (ms),
  *                                   updatedAt, approvals (JSON array, while pending), and per

@@ -13,7 +13,8 @@ import type { ObserveOptions } from './observe.ts';
 /**
  * Change requests: what is stored, what the workflow promises its callers (the Slack handlers,
  * the terminal commands), and what it asks of them (a Notifier). Every value read back from
- * Redis or a job is parsed with these schemas.
+ * Redis or a job is parsed with these schemas. Over the size aim on purpose: the stored shapes
+ * and the promises made over them are read together; split, every caller would import both halves.
  *
  * A request's life:
  *
