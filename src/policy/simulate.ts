@@ -161,6 +161,32 @@ function sameNames(a: readonly IndexedPolicy[], b: readonly IndexedPolicy[]): bo
   return b.every((e) => set.has(e.name));
 }
 
+/**
+ * From one set of effective values to another: what every object making that step shares (its
+ * lists frozen, since many outcomes hold them).
+ */
+interface Transition {
+  readonly after: Effective;
+  readonly diff: KeyDiff;
+  readonly heldBy: Readonly<Record<string, EffectiveValue['from']>>;
+  readonly keptByOperator: readonly string[];
+  /** The keys lost, for the risks. */
+  readonly lost: readonly string[];
+  /** The risks by kind, for objects without arguments. */
+  readonly risks: Map<ObjectKind, readonly Risk[]>;
+}
+
+/** No definition (no policy in a layer), as a key of the caches. */
+const NONE: Definition = Object.freeze({});
+const NO_RISKS: readonly Risk[] = Object.freeze([]);
+
+function hasKeys(o: object): boolean {
+  for (const _ in o) return true;
+  return false;
+}
+
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
 /** Before is read only when needed (to tell a new tie from an old one). */
 interface Step {
   readonly before: () => Scan;
@@ -190,6 +216,11 @@ export class Simulation {
   #catchCount = 0;
   #queues = 0;
   #exchanges = 0;
+  readonly #changedNames: ReadonlySet<string | undefined>;
+  /** Read once per pair of definitions, per pair of effective values, per effective values (see #effective). */
+  readonly #effectives = new Map<Definition, Map<Definition, Effective>>();
+  readonly #transitions = new Map<Effective, Map<Effective, Transition>>();
+  readonly #values = new Map<Effective, Readonly<Record<string, unknown>>>();
 
   constructor(input: SimulationInput) {
     const cache = input.cache ?? new PatternCache();
@@ -197,6 +228,7 @@ export class Simulation {
     this.#version = version;
     this.#change = change;
     this.#cache = cache;
+    this.#changedNames = new Set([change.before?.name, change.after?.name]);
     const current = change.layer === 'user' ? input.user : input.operator;
     const proposed = current.filter((p) => p.name !== change.before?.name && p.name !== change.after?.name);
     if (change.after) proposed.push(change.after);
@@ -443,7 +475,7 @@ export class Simulation {
         : before?.candidates[0];
     const beforeTie = reported === undefined && (before?.candidates.length ?? 0) > 1;
     const afterTie = after.candidates.length > 1;
-    const changedNames = new Set([this.#change.before?.name, this.#change.after?.name]);
+    const changedNames = this.#changedNames;
     // Nothing moved: the same winner as before, and not the policy being changed.
     if (!afterTie && !beforeTie && after.candidates[0]?.name === beforeEntry?.name) {
       if (beforeEntry === undefined || !changedNames.has(beforeEntry.name)) return null;
@@ -475,99 +507,174 @@ export class Simulation {
         `Before the change the ${layer === 'user' ? 'policy' : 'operator policy'} is undefined between ${names(before.candidates).join(' and ')}; values assume ${beforeEntry?.name}.`,
       );
     }
-    const v = this.#version;
-    const effective = (changedDef: Definition | undefined) =>
-      layer === 'user'
-        ? effectiveDefinition(changedDef, other.policy?.definition, v)
-        : effectiveDefinition(other.policy?.definition, changedDef, v);
-    const effBefore = effective(beforeEntry?.policy.definition);
-    const choices = after.candidates.length > 0 ? after.candidates : [undefined];
-    const perCandidate = choices.map((e) => {
-      const eff = effective(e?.policy.definition);
-      return {
-        entry: e,
-        eff,
-        diff: diffEffective(effBefore, eff),
-        risks: this.#risks(kind, effBefore, eff, o.arguments),
-      };
-    });
-    const primary = perCandidate[0] as (typeof perCandidate)[number];
-    const diff = afterTie ? commonDiff(perCandidate.map((c) => c.diff)) : primary.diff;
-    const winnerSame = !afterTie && !beforeTie && after.candidates[0]?.name === beforeEntry?.name;
-    if (winnerSame && isEmptyDiff(primary.diff)) return null;
+    const otherDefinition = other.policy?.definition;
+    const effBefore = this.#effective(beforeEntry?.policy.definition, otherDefinition);
+    const args = o.arguments;
+    const hasArgs = hasKeys(args);
+    let primary: Transition;
+    let diff: KeyDiff;
+    let risks: readonly Risk[];
+    let possibleRisks: readonly Risk[] = NO_RISKS;
+    let ifCandidate: Record<string, KeyDiff> | undefined;
+    if (!afterTie) {
+      const winner = after.candidates[0];
+      primary = this.#transition(effBefore, this.#effective(winner?.policy.definition, otherDefinition));
+      diff = primary.diff;
+      if (!beforeTie && winner?.name === beforeEntry?.name && isEmptyDiff(diff)) return null;
+      risks = this.#risks(kind, primary, args, hasArgs);
+    } else {
+      const perCandidate = after.candidates.map((e) => {
+        const t = this.#transition(effBefore, this.#effective(e.policy.definition, otherDefinition));
+        return { entry: e, t, risks: this.#risks(kind, t, args, hasArgs) };
+      });
+      primary = (perCandidate[0] as (typeof perCandidate)[number]).t;
+      diff = commonDiff(perCandidate.map((c) => c.t.diff));
+      const sure = RISKS.filter((r) => perCandidate.every((c) => c.risks.includes(r)));
+      risks = sure;
+      possibleRisks = RISKS.filter((r) => !sure.includes(r) && perCandidate.some((c) => c.risks.includes(r)));
+      ifCandidate = Object.fromEntries(perCandidate.map((c) => [c.entry.name, c.t.diff]));
+    }
 
     const newTie =
       afterTie && !(before && before.candidates.length > 1 && sameNames(before.candidates, after.candidates));
-    const risks = RISKS.filter((r) => perCandidate.every((c) => c.risks.includes(r)));
-    const possibleRisks = RISKS.filter(
-      (r) => !risks.includes(r) && perCandidate.some((c) => c.risks.includes(r)),
-    );
-    const heldBy: Record<string, EffectiveValue['from']> = {};
-    for (const [k, e] of Object.entries(primary.eff)) heldBy[k] = e.from;
-    // The operator policy keeps a value the user policy no longer gives (or gave the stricter value already).
-    const keptByOperator =
-      layer === 'user'
-        ? Object.keys(effBefore).filter(
-            (k) => effBefore[k]?.from !== 'operator-policy' && primary.eff[k]?.from === 'operator-policy',
-          )
-        : [];
-    const argNotes = this.#argumentNotes(o, kind, effBefore, primary.eff, diff);
-    const inUse = (eff: Effective) => {
-      const out: Record<string, unknown> = {};
-      for (const [k, s] of Object.entries(withArguments(eff, o.arguments, kind, v))) out[k] = s.value;
-      return out;
-    };
-    return {
+    // Built key by key rather than with conditional spreads: the order of the keys is the --json's,
+    // and a broad change builds 19,000 of these (bench/preview).
+    const outcome: Writable<ObjectOutcome> = {
       name: o.name,
       kind,
-      before: {
-        policy: beforeTie ? null : (beforeEntry?.name ?? null),
-        ...(beforeTie && before ? { candidates: names(before.candidates) } : {}),
-      },
-      after: {
-        policy: afterTie ? null : (after.candidates[0]?.name ?? null),
-        ...(afterTie ? { candidates: names(after.candidates) } : {}),
-      },
+      before:
+        beforeTie && before
+          ? { policy: null, candidates: names(before.candidates) }
+          : { policy: beforeTie ? null : (beforeEntry?.name ?? null) },
+      after: afterTie
+        ? { policy: null, candidates: names(after.candidates) }
+        : { policy: after.candidates[0]?.name ?? null },
       lost: diff.lost,
       gained: diff.gained,
       changed: diff.changed,
-      unchangedLayer: {
-        layer: layer === 'user' ? 'operator' : 'user',
-        policy: other.candidates ? null : (other.policy?.name ?? null),
-        ...(other.candidates ? { candidates: other.candidates.map((p) => p.name) } : {}),
-        source: other.source,
-      },
-      ...(afterTie
-        ? { ifCandidate: Object.fromEntries(perCandidate.map((c) => [c.entry?.name ?? '', c.diff])) }
-        : {}),
-      heldBy,
-      ...(keptByOperator.length ? { keptByOperator } : {}),
-      ...(argNotes ? { arguments: argNotes } : {}),
-      inUse: { before: inUse(effBefore), after: inUse(primary.eff) },
-      risks,
-      ...(possibleRisks.length ? { possibleRisks } : {}),
-      ...(newTie ? { newTie: true as const } : {}),
-      ...(caught ? { unanchoredCatch: true as const } : {}),
-      ...(notes.length ? { notes } : {}),
+      unchangedLayer: other.candidates
+        ? {
+            layer: layer === 'user' ? 'operator' : 'user',
+            policy: null,
+            candidates: other.candidates.map((p) => p.name),
+            source: other.source,
+          }
+        : {
+            layer: layer === 'user' ? 'operator' : 'user',
+            policy: other.policy?.name ?? null,
+            source: other.source,
+          },
+    } as Writable<ObjectOutcome>;
+    if (ifCandidate) outcome.ifCandidate = ifCandidate;
+    outcome.heldBy = primary.heldBy;
+    if (layer === 'user' && primary.keptByOperator.length)
+      outcome.keptByOperator = primary.keptByOperator as string[];
+    const argNotes = hasArgs ? this.#argumentNotes(o, kind, effBefore, primary.after, diff) : undefined;
+    if (argNotes) outcome.arguments = argNotes;
+    outcome.inUse = {
+      before: this.#inUse(effBefore, args, hasArgs, kind),
+      after: this.#inUse(primary.after, args, hasArgs, kind),
     };
+    outcome.risks = risks as Risk[];
+    if (possibleRisks.length) outcome.possibleRisks = possibleRisks as Risk[];
+    if (newTie) outcome.newTie = true;
+    if (caught) outcome.unanchoredCatch = true;
+    if (notes.length) outcome.notes = notes;
+    return outcome;
+  }
+
+  /**
+   * The effective values of a pair of definitions (the changed layer's, the other's), read once
+   * per pair: the objects a change moves share a handful of pairs (bench/preview: 19,000 objects).
+   */
+  #effective(changed: Definition | undefined, other: Definition | undefined): Effective {
+    const byOther = this.#effectives.get(changed ?? NONE) ?? new Map<Definition, Effective>();
+    this.#effectives.set(changed ?? NONE, byOther);
+    let eff = byOther.get(other ?? NONE);
+    if (!eff) {
+      eff = Object.freeze(
+        this.#change.layer === 'user'
+          ? effectiveDefinition(changed, other, this.#version)
+          : effectiveDefinition(other, changed, this.#version),
+      );
+      byOther.set(other ?? NONE, eff);
+    }
+    return eff;
+  }
+
+  /** What going from one set of effective values to another means, read once per pair (shared, frozen). */
+  #transition(before: Effective, after: Effective): Transition {
+    const byAfter = this.#transitions.get(before) ?? new Map<Effective, Transition>();
+    this.#transitions.set(before, byAfter);
+    let t = byAfter.get(after);
+    if (!t) {
+      const d = diffEffective(before, after);
+      const heldBy: Record<string, EffectiveValue['from']> = {};
+      for (const [k, e] of Object.entries(after)) heldBy[k] = e.from;
+      // The operator policy keeps a value the user policy no longer gives (or gave the stricter value already).
+      const keptByOperator = Object.keys(before).filter(
+        (k) => before[k]?.from !== 'operator-policy' && after[k]?.from === 'operator-policy',
+      );
+      t = {
+        after,
+        diff: Object.freeze({
+          lost: Object.freeze(d.lost),
+          gained: Object.freeze(d.gained),
+          changed: Object.freeze(d.changed),
+        }),
+        heldBy: Object.freeze(heldBy),
+        keptByOperator: Object.freeze(keptByOperator),
+        lost: Object.keys(d.lost),
+        risks: new Map(),
+      };
+      byAfter.set(after, t);
+    }
+    return t;
+  }
+
+  /** The values an object uses (both layers, then its own arguments on top). */
+  #inUse(eff: Effective, args: Readonly<Record<string, unknown>>, hasArgs: boolean, kind: ObjectKind) {
+    const values = () => {
+      const out: Record<string, unknown> = {};
+      for (const [k, s] of Object.entries(withArguments(eff, args, kind, this.#version))) out[k] = s.value;
+      return out;
+    };
+    if (hasArgs) return values();
+    // Without arguments they are the effective values alone, whatever the kind: shared.
+    let v = this.#values.get(eff);
+    if (!v) {
+      v = Object.freeze(values());
+      this.#values.set(eff, v);
+    }
+    return v;
   }
 
   /** Risky keys the object really stops using: its own arguments may keep them. */
   #risks(
     kind: ObjectKind,
-    before: Effective,
-    after: Effective,
+    t: Transition,
     args: Readonly<Record<string, unknown>>,
-  ): Risk[] {
-    const found = new Set<Risk>();
-    for (const key of Object.keys(before)) {
-      if (key in after) continue;
-      const risk = riskOf(key, kind, this.#version);
-      if (!risk) continue;
-      if (argumentRule(key, kind, this.#version) && args[argumentName(key, kind)] !== undefined) continue;
-      found.add(risk);
+    hasArgs: boolean,
+  ): readonly Risk[] {
+    if (t.lost.length === 0) return NO_RISKS;
+    const v = this.#version;
+    const read = (keptByArgument: (key: string) => boolean) => {
+      const found = new Set<Risk>();
+      for (const key of t.lost) {
+        const risk = riskOf(key, kind, v);
+        if (risk && !keptByArgument(key)) found.add(risk);
+      }
+      return RISKS.filter((r) => found.has(r));
+    };
+    if (hasArgs)
+      return read((key) => !!argumentRule(key, kind, v) && args[argumentName(key, kind)] !== undefined);
+    // Without arguments nothing keeps a key: the same for every object of the kind.
+    let risks = t.risks.get(kind);
+    if (!risks) {
+      risks = Object.freeze(read(() => false));
+      t.risks.set(kind, risks);
     }
-    return RISKS.filter((r) => found.has(r));
+    return risks;
   }
 
   #argumentNotes(
@@ -577,22 +684,23 @@ export class Simulation {
     after: Effective,
     diff: KeyDiff,
   ): Record<string, ArgumentNote> | undefined {
-    const out: Record<string, ArgumentNote> = {};
-    const keys = new Set([
+    let out: Record<string, ArgumentNote> | undefined;
+    // lost, gained and changed hold distinct keys.
+    for (const key of [
       ...Object.keys(diff.lost),
       ...Object.keys(diff.gained),
       ...Object.keys(diff.changed),
-    ]);
-    for (const key of keys) {
+    ]) {
       const rule = argumentRule(key, kind, this.#version);
       const argument = argumentName(key, kind);
       const argumentValue = o.arguments[argument];
       if (!rule || argumentValue === undefined) continue;
       const b = valueInUse(rule, key, argumentValue, before[key]?.value, this.#version);
       const a = valueInUse(rule, key, argumentValue, after[key]?.value, this.#version);
+      out ??= {};
       out[key] = { argument, argumentValue, rule, before: b.value, after: a.value, holds: a.from };
     }
-    return Object.keys(out).length ? out : undefined;
+    return out;
   }
 
   result(): SimulationResult {
