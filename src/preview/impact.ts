@@ -18,6 +18,8 @@ import type { LiveReading } from '../rabbit/inventory.ts';
  * (src/policy/impact.ts); and the totals an approver accepts.
  */
 
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
 /** A queue's numbers as the preview shows them (INTERFACE.md `objects[].now`). */
 export interface LiveNow extends LiveQueue {
   readonly sampledAt: string;
@@ -61,6 +63,11 @@ function weight(impact: readonly Impact[]): number {
   return w;
 }
 
+/**
+ * The outcomes become the preview's objects: each is given its `now` and `impact` in place, not
+ * copied (a broad change moves 19,000 objects, and copying each was ~45 ms of its preview), so
+ * they are the caller's to hand over, once.
+ */
 export function withImpact(
   outcomes: readonly ObjectOutcome[],
   reading: LiveReading | null,
@@ -92,7 +99,10 @@ export function withImpact(
       },
       world,
     );
-    return { ...o, now, impact };
+    const object = o as Writable<PreviewObject>;
+    object.now = now;
+    object.impact = impact;
+    return object;
   });
   // Each object's weight read once, not at every comparison (a broad change: 19,000 objects).
   const fearing = objects

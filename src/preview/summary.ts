@@ -90,38 +90,54 @@ export function summarize(
   version: BrokerVersion,
 ): PreviewSummary {
   const { objects, unpredictable } = result;
-  const risks: PreviewSummary['risks'] = [];
-  for (const risk of RISKS) {
-    const sure = objects.filter((o) => o.risks.includes(risk));
-    const maybe = objects.filter((o) => o.possibleRisks?.includes(risk));
-    if (sure.length === 0 && maybe.length === 0) continue;
-    const keys = new Set<string>();
-    for (const o of [...sure, ...maybe]) {
-      for (const k of Object.keys(o.lost)) if (riskOf(k, o.kind, version) === risk) keys.add(k);
-      for (const d of Object.values(o.ifCandidate ?? {})) {
-        for (const k of Object.keys(d.lost)) if (riskOf(k, o.kind, version) === risk) keys.add(k);
-      }
+  // One pass over the objects (a broad change: 19,000) for the risks, the ties and the groups.
+  const byRisk = new Map<
+    Risk,
+    { sure: string[]; maybe: string[]; count: number; possible: number; keys: Set<string> }
+  >();
+  const riskOf_ = (risk: Risk) => {
+    let r = byRisk.get(risk);
+    if (!r) {
+      r = { sure: [], maybe: [], count: 0, possible: 0, keys: new Set() };
+      byRisk.set(risk, r);
     }
-    risks.push({
-      risk,
-      words: RISK_WORDS[risk],
-      count: sure.length,
-      possible: maybe.length,
-      keys: [...keys].sort(),
-      names: [...sure, ...maybe].slice(0, SUMMARY_NAMES).map((o) => o.name),
-    });
-  }
-  const ties = objects.filter((o) => o.newTie);
+    return r;
+  };
+  const ties: ObjectOutcome[] = [];
   const groups = new Map<
     string,
     { g: Omit<OutcomeGroup, 'count' | 'names'>; names: string[]; count: number }
   >();
+  const diffKeys = new DiffKeys();
+  const heldByOperator = new Map<object, boolean>();
+  let held = 0;
   for (const o of objects) {
-    const lost = Object.keys(o.lost).sort();
-    const gained = Object.keys(o.gained).sort();
-    const changed = Object.keys(o.changed).sort();
+    const possible = o.possibleRisks ?? [];
+    if (o.risks.length > 0 || possible.length > 0) {
+      for (const risk of o.risks) {
+        const r = riskOf_(risk);
+        r.count++;
+        if (r.sure.length < SUMMARY_NAMES) r.sure.push(o.name);
+      }
+      for (const risk of possible) {
+        const r = riskOf_(risk);
+        r.possible++;
+        if (r.maybe.length < SUMMARY_NAMES) r.maybe.push(o.name);
+      }
+      const lostKeys = (lost: Record<string, unknown>) => {
+        for (const k of Object.keys(lost)) {
+          const risk = riskOf(k, o.kind, version);
+          if (risk !== undefined && (o.risks.includes(risk) || possible.includes(risk)))
+            riskOf_(risk).keys.add(k);
+        }
+      };
+      lostKeys(o.lost);
+      for (const d of Object.values(o.ifCandidate ?? {})) lostKeys(d.lost);
+    }
+    if (o.newTie) ties.push(o);
+    const { lost, gained, changed, json } = diffKeys.of(o);
     const outcome = outcomeWords(o, change);
-    const key = JSON.stringify([outcome, lost, gained, changed]);
+    const key = JSON.stringify(outcome) + json;
     let g = groups.get(key);
     if (!g) {
       g = {
@@ -129,9 +145,9 @@ export function summarize(
           outcome,
           after: o.after.policy,
           ...(o.after.candidates ? { candidates: o.after.candidates } : {}),
-          lost,
-          gained,
-          changed,
+          lost: [...lost],
+          gained: [...gained],
+          changed: [...changed],
         },
         names: [],
         count: 0,
@@ -140,6 +156,25 @@ export function summarize(
     }
     g.count++;
     if (g.names.length < SUMMARY_NAMES) g.names.push(o.name);
+    let h = heldByOperator.get(o.heldBy);
+    if (h === undefined) {
+      h = Object.values(o.heldBy).includes('operator-policy');
+      heldByOperator.set(o.heldBy, h);
+    }
+    if (h) held++;
+  }
+  const risks: PreviewSummary['risks'] = [];
+  for (const risk of RISKS) {
+    const r = byRisk.get(risk);
+    if (!r) continue;
+    risks.push({
+      risk,
+      words: RISK_WORDS[risk],
+      count: r.count,
+      possible: r.possible,
+      keys: [...r.keys].sort(),
+      names: [...r.sure, ...r.maybe].slice(0, SUMMARY_NAMES),
+    });
   }
   const caught = result.unanchoredCatch;
   return {
@@ -156,7 +191,40 @@ export function summarize(
     groups: [...groups.values()]
       .sort((a, b) => b.count - a.count)
       .map(({ g, names, count }) => ({ ...g, count, names })),
-    heldByOperator: objects.filter((o) => Object.values(o.heldBy).includes('operator-policy')).length,
+    heldByOperator: held,
     scanned: { ...result.scanned },
   };
+}
+
+/**
+ * An object's lost, gained and changed keys, sorted, and their JSON (for the group's key): read
+ * once per diff, since the objects a change moves alike share theirs (simulate.ts).
+ */
+class DiffKeys {
+  readonly #read = new Map<
+    object,
+    Map<object, Map<object, { lost: string[]; gained: string[]; changed: string[]; json: string }>>
+  >();
+
+  of(o: ObjectOutcome) {
+    let byGained = this.#read.get(o.lost);
+    if (!byGained) {
+      byGained = new Map();
+      this.#read.set(o.lost, byGained);
+    }
+    let byChanged = byGained.get(o.gained);
+    if (!byChanged) {
+      byChanged = new Map();
+      byGained.set(o.gained, byChanged);
+    }
+    let keys = byChanged.get(o.changed);
+    if (!keys) {
+      const lost = Object.keys(o.lost).sort();
+      const gained = Object.keys(o.gained).sort();
+      const changed = Object.keys(o.changed).sort();
+      keys = { lost, gained, changed, json: JSON.stringify([lost, gained, changed]) };
+      byChanged.set(o.changed, keys);
+    }
+    return keys;
+  }
 }
