@@ -179,17 +179,20 @@ interface Transition {
 /** No definition (no policy in a layer), as a key of the caches. */
 const NONE: Definition = Object.freeze({});
 const NO_RISKS: readonly Risk[] = Object.freeze([]);
+const COLLECT_PENDING = { collectPending: true } as const;
 
-function hasKeys(o: object): boolean {
-  for (const _ in o) return true;
-  return false;
+function valuesOf(sourced: Readonly<Record<string, { readonly value: unknown }>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k in sourced) out[k] = sourced[k]?.value;
+  return out;
 }
 
 type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** Before is read only when needed (to tell a new tie from an old one). */
 interface Step {
-  readonly before: () => Scan;
+  /** The engine's reading, or the policy the broker reports (its tie, if any, read from it). */
+  readonly before: Scan | { readonly inForce: IndexedPolicy | undefined };
   readonly after: Scan;
 }
 
@@ -208,8 +211,16 @@ export class Simulation {
   readonly #catch: { pattern: CompiledPattern; anchored: CompiledPattern; applyTo: string } | undefined;
   readonly #objects: ObjectOutcome[] = [];
   readonly #unpredictable: Unpredictable[] = [];
-  /** What the object being read found unpredictable, kept only if it is not parked. */
-  #staged: Unpredictable[] = [];
+  /**
+   * The object being read (one at a time): its name, its view (made on first use), whether its
+   * views are to collect what waits for the backtracking engine, what it found unpredictable
+   * (kept only if it is not parked), and whether the unanchored proposed pattern caught it.
+   */
+  #name = '';
+  #view: NameView | undefined;
+  #collect = false;
+  readonly #staged: Unpredictable[] = [];
+  #caught = false;
   /** Objects waiting for the backtracking engine's verdicts (see pending, settle). */
   #parked: { object: InventoryObject; view: NameView }[] = [];
   readonly #catchNames: string[] = [];
@@ -221,6 +232,7 @@ export class Simulation {
   readonly #effectives = new Map<Definition, Map<Definition, Effective>>();
   readonly #transitions = new Map<Effective, Map<Effective, Transition>>();
   readonly #values = new Map<Effective, Readonly<Record<string, unknown>>>();
+  readonly #argumentsRead = new Map<ObjectKind, Map<string, boolean>>();
 
   constructor(input: SimulationInput) {
     const cache = input.cache ?? new PatternCache();
@@ -278,52 +290,56 @@ export class Simulation {
    * engine (`collect`), else the object's view is returned, to be parked and read again.
    */
   #add(o: InventoryObject, collect: boolean): NameView | undefined {
-    let view: NameView | undefined;
-    const viewOf = () => {
-      view ??= nameView(o.name, { collectPending: collect });
-      return view;
-    };
-    const staged: Unpredictable[] = [];
-    this.#staged = staged;
-    const { outcome, caught } = this.#read(o, viewOf);
+    this.#name = o.name;
+    this.#view = undefined;
+    this.#collect = collect;
+    this.#staged.length = 0;
+    this.#caught = false;
+    const outcome = this.#read(o);
+    const view = this.#view as NameView | undefined;
     if (view?.pending && view.pending.size > 0) return view;
-    if (caught) {
+    if (this.#caught) {
       this.#catchCount++;
       if (this.#catchNames.length < CATCH_NAMES) this.#catchNames.push(o.name);
     }
-    this.#unpredictable.push(...staged);
+    for (const u of this.#staged) this.#unpredictable.push(u);
     if (outcome) this.#objects.push(outcome);
     return undefined;
   }
 
-  #read(o: InventoryObject, viewOf: () => NameView): { outcome: ObjectOutcome | null; caught: boolean } {
+  /** The name of the object being read, seen both ways: made on first use, once per object. */
+  #viewOf(): NameView {
+    this.#view ??= nameView(this.#name, this.#collect ? COLLECT_PENDING : {});
+    return this.#view;
+  }
+
+  #read(o: InventoryObject): ObjectOutcome | null {
     if (o.kind === null) {
-      this.#unknownKind(o, viewOf);
-      return { outcome: null, caught: false };
+      this.#unknownKind(o);
+      return null;
     }
     const kind = o.kind;
-    let caught = false;
     if (this.#catch && scopeFits(this.#catch.applyTo, kind)) {
-      caught = this.#catch.pattern.match(viewOf()) === true && this.#catch.anchored.match(viewOf()) === false;
+      this.#caught =
+        this.#catch.pattern.match(this.#viewOf()) === true &&
+        this.#catch.anchored.match(this.#viewOf()) === false;
     }
     const reported = this.#change.layer === 'user' ? o.policy : o.operatorPolicy;
     const step =
-      reported === undefined
-        ? this.#byEngine(kind, o.name, viewOf)
-        : this.#byReport(kind, o.name, reported, viewOf);
-    if (step === null) return { outcome: null, caught };
+      reported === undefined ? this.#byEngine(kind, o.name) : this.#byReport(kind, o.name, reported);
+    if (step === null) return null;
     if ('why' in step) {
       this.#staged.push({ name: o.name, kind, why: step.why });
-      return { outcome: null, caught };
+      return null;
     }
-    return { outcome: this.#outcome(o, kind, step, viewOf, caught), caught };
+    return this.#outcome(o, kind, step, this.#caught);
   }
 
   /** A queue type this bot does not know: reached by the change means unpredictable. */
-  #unknownKind(o: InventoryObject, viewOf: () => NameView): void {
+  #unknownKind(o: InventoryObject): void {
     const { before, after, layer } = this.#change;
     const reaches = (p: Policy | null) =>
-      p !== null && scopeFits(p.applyTo, null) && this.#cache.get(p.pattern).match(viewOf()) !== false;
+      p !== null && scopeFits(p.applyTo, null) && this.#cache.get(p.pattern).match(this.#viewOf()) !== false;
     const governed = layer === 'user' && before !== null && o.policy === before.name;
     if (governed || reaches(before) || reaches(after)) {
       this.#staged.push({
@@ -338,13 +354,13 @@ export class Simulation {
    * The user layer with the broker's report: `reported` is the policy in force now.
    * Returns null when the change does not touch the object.
    */
-  #byReport(kind: ObjectKind, name: string, reported: string | null, viewOf: () => NameView): StepResult {
+  #byReport(kind: ObjectKind, name: string, reported: string | null): StepResult {
     const { before: B, after: A } = this.#changed;
     const oldName = this.#change.before?.name;
     const oldGoverns = oldName !== undefined && reported === oldName;
     const next = this.#change.after ? A.applicable(this.#change.after.name, kind) : undefined;
     if (!oldGoverns && !next) return null;
-    const nextHit = next ? next.pattern.match(viewOf()) : false;
+    const nextHit = next ? next.pattern.match(this.#viewOf()) : false;
     if (!oldGoverns && nextHit === false) return null;
 
     const inForce = reported === null ? undefined : B.byName.get(reported);
@@ -361,29 +377,23 @@ export class Simulation {
     if (
       old &&
       (inForce === undefined || old.priority > inForce.priority) &&
-      old.pattern.match(viewOf()) === true
+      old.pattern.match(this.#viewOf()) === true
     ) {
       return {
         why: `the broker reports ${reported ?? 'no policy'}, though this bot reads ${old.name} as matching it first: preview again, and tell the bot's maintainers if it persists`,
       };
     }
-    if (inForce && (inForce.pattern.match(viewOf()) === false || !B.applicable(inForce.name, kind))) {
+    if (inForce && (inForce.pattern.match(this.#viewOf()) === false || !B.applicable(inForce.name, kind))) {
       return {
         why: `the broker reports ${inForce.name}, which this bot reads as not governing this ${kind}: preview again, and tell the bot's maintainers if it persists`,
       };
     }
-    // Before: the one in force, and whatever else matches at its priority (lost the tie).
-    const before = (): Scan =>
-      inForce
-        ? scan(B.candidatesFor(kind, name), viewOf(), (e) =>
-            e.priority !== inForce.priority ? false : e === inForce ? true : undefined,
-          )
-        : { candidates: [], undecided: [] };
+    const before = { inForce };
 
     if (oldGoverns && inForce) {
       // The winner goes or changes: read the rest from its priority down; above it nothing matches,
       // or the broker would have chosen it.
-      const after = scan(A.candidatesFor(kind, name), viewOf(), (e) => {
+      const after = scan(A.candidatesFor(kind, name), this.#viewOf(), (e) => {
         if (e === next) return nextHit;
         return e.priority > inForce.priority ? false : undefined;
       });
@@ -396,7 +406,7 @@ export class Simulation {
     }
     if (next.priority < inForce.priority) return null;
     // The same priority as the one in force: a tie with it and whatever else matches at that level.
-    const after = scan(A.candidatesFor(kind, name), viewOf(), (e) => {
+    const after = scan(A.candidatesFor(kind, name), this.#viewOf(), (e) => {
       if (e.priority !== inForce.priority) return false;
       if (e === next) return nextHit;
       return e.name === inForce.name ? true : undefined;
@@ -405,30 +415,41 @@ export class Simulation {
   }
 
   /** A layer without a report (the operator layer): the engine reads before and after. */
-  #byEngine(kind: ObjectKind, name: string, viewOf: () => NameView): StepResult {
+  #byEngine(kind: ObjectKind, name: string): StepResult {
     const { before: B, after: A } = this.#changed;
     const old = this.#change.before ? B.applicable(this.#change.before.name, kind) : undefined;
     const next = this.#change.after ? A.applicable(this.#change.after.name, kind) : undefined;
-    const oldHit = old ? old.pattern.match(viewOf()) : false;
-    const nextHit = next ? next.pattern.match(viewOf()) : false;
+    const oldHit = old ? old.pattern.match(this.#viewOf()) : false;
+    const nextHit = next ? next.pattern.match(this.#viewOf()) : false;
     if (oldHit === false && nextHit === false) return null;
-    const read = scan(B.candidatesFor(kind, name), viewOf());
+    const read = scan(B.candidatesFor(kind, name), this.#viewOf());
     // A policy this bot cannot read for this name may have been the one in force: then the
     // before is one of several, like a tie, and the object is listed rather than skipped.
     const before = read.undecided.length
       ? { candidates: [...read.candidates, ...read.undecided], undecided: read.undecided }
       : read;
-    return { before: () => before, after: scan(A.candidatesFor(kind, name), viewOf()) };
+    return { before, after: scan(A.candidatesFor(kind, name), this.#viewOf()) };
+  }
+
+  /** Before the change: the engine's reading, or the one in force and whatever else matches at its priority (lost the tie). */
+  #before(step: Step, kind: ObjectKind, name: string): Scan {
+    if ('candidates' in step.before) return step.before;
+    const { inForce } = step.before;
+    return inForce
+      ? scan(this.#changed.before.candidatesFor(kind, name), this.#viewOf(), (e) =>
+          e.priority !== inForce.priority ? false : e === inForce ? true : undefined,
+        )
+      : { candidates: [], undecided: [] };
   }
 
   /** The object's choice in the layer the change leaves alone. */
-  #otherChoice(o: InventoryObject, kind: ObjectKind, viewOf: () => NameView): LayerChoice {
+  #otherChoice(o: InventoryObject, kind: ObjectKind): LayerChoice {
     const reported = this.#change.layer === 'user' ? o.operatorPolicy : o.policy;
     if (reported !== undefined) {
       const p = reported === null ? null : (this.#other.byName.get(reported)?.policy ?? null);
       return { policy: p, source: 'broker' };
     }
-    const s = scan(this.#other.candidatesFor(kind, o.name), viewOf());
+    const s = scan(this.#other.candidatesFor(kind, o.name), this.#viewOf());
     const [first] = s.candidates;
     return {
       policy: first?.policy ?? null,
@@ -440,13 +461,7 @@ export class Simulation {
     };
   }
 
-  #outcome(
-    o: InventoryObject,
-    kind: ObjectKind,
-    step: Step,
-    viewOf: () => NameView,
-    caught: boolean,
-  ): ObjectOutcome | null {
+  #outcome(o: InventoryObject, kind: ObjectKind, step: Step, caught: boolean): ObjectOutcome | null {
     const { after } = step;
     const layer = this.#change.layer;
     if (after.undecided.length > 0) {
@@ -459,7 +474,8 @@ export class Simulation {
       return null;
     }
     const reported = layer === 'user' ? o.policy : o.operatorPolicy;
-    const before = reported === undefined || after.candidates.length > 1 ? step.before() : undefined;
+    const before =
+      reported === undefined || after.candidates.length > 1 ? this.#before(step, kind, o.name) : undefined;
     const notes: string[] = [];
     if (reported === undefined && before && before.undecided.length > 0) {
       notes.push(
@@ -490,7 +506,7 @@ export class Simulation {
       return null;
     }
 
-    const other = this.#otherChoice(o, kind, viewOf);
+    const other = this.#otherChoice(o, kind);
     const otherWords = layer === 'user' ? 'operator policy' : 'user policy';
     if (other.undecided) {
       notes.push(
@@ -510,7 +526,8 @@ export class Simulation {
     const otherDefinition = other.policy?.definition;
     const effBefore = this.#effective(beforeEntry?.policy.definition, otherDefinition);
     const args = o.arguments;
-    const hasArgs = hasKeys(args);
+    // The arguments, when the rules read one of them (see #readsArguments).
+    const readArgs = this.#readsArguments(args, kind) ? args : undefined;
     let primary: Transition;
     let diff: KeyDiff;
     let risks: readonly Risk[];
@@ -521,11 +538,11 @@ export class Simulation {
       primary = this.#transition(effBefore, this.#effective(winner?.policy.definition, otherDefinition));
       diff = primary.diff;
       if (!beforeTie && winner?.name === beforeEntry?.name && isEmptyDiff(diff)) return null;
-      risks = this.#risks(kind, primary, args, hasArgs);
+      risks = this.#risks(kind, primary, readArgs);
     } else {
       const perCandidate = after.candidates.map((e) => {
         const t = this.#transition(effBefore, this.#effective(e.policy.definition, otherDefinition));
-        return { entry: e, t, risks: this.#risks(kind, t, args, hasArgs) };
+        return { entry: e, t, risks: this.#risks(kind, t, readArgs) };
       });
       primary = (perCandidate[0] as (typeof perCandidate)[number]).t;
       diff = commonDiff(perCandidate.map((c) => c.t.diff));
@@ -569,11 +586,11 @@ export class Simulation {
     outcome.heldBy = primary.heldBy;
     if (layer === 'user' && primary.keptByOperator.length)
       outcome.keptByOperator = primary.keptByOperator as string[];
-    const argNotes = hasArgs ? this.#argumentNotes(o, kind, effBefore, primary.after, diff) : undefined;
+    const argNotes = readArgs ? this.#argumentNotes(o, kind, effBefore, primary.after, diff) : undefined;
     if (argNotes) outcome.arguments = argNotes;
     outcome.inUse = {
-      before: this.#inUse(effBefore, args, hasArgs, kind),
-      after: this.#inUse(primary.after, args, hasArgs, kind),
+      before: this.#inUse(effBefore, readArgs, kind),
+      after: this.#inUse(primary.after, readArgs, kind),
     };
     outcome.risks = risks as Risk[];
     if (possibleRisks.length) outcome.possibleRisks = possibleRisks as Risk[];
@@ -632,49 +649,69 @@ export class Simulation {
     return t;
   }
 
+  /**
+   * Whether the object has an argument the broker combines with a policy's value (arguments.ts):
+   * if not (none, or only `x-queue-type`), its values, risks and argument notes are its policies'
+   * alone, and shared with every object making the same step. Read once per argument name and kind.
+   */
+  #readsArguments(args: Readonly<Record<string, unknown>>, kind: ObjectKind): boolean {
+    let known = this.#argumentsRead.get(kind);
+    if (!known) {
+      known = new Map();
+      this.#argumentsRead.set(kind, known);
+    }
+    for (const arg in args) {
+      if (args[arg] === undefined) continue;
+      let read = known.get(arg);
+      if (read === undefined) {
+        // The key an argument sets: `x-message-ttl` -> message-ttl (exchanges: bare names), as withArguments reads it.
+        const key = kind === 'exchange' ? arg : arg.startsWith('x-') ? arg.slice(2) : undefined;
+        read =
+          key !== undefined && argumentName(key, kind) === arg && !!argumentRule(key, kind, this.#version);
+        known.set(arg, read);
+      }
+      if (read) return true;
+    }
+    return false;
+  }
+
   /** The values an object uses (both layers, then its own arguments on top). */
-  #inUse(eff: Effective, args: Readonly<Record<string, unknown>>, hasArgs: boolean, kind: ObjectKind) {
-    const values = () => {
-      const out: Record<string, unknown> = {};
-      for (const [k, s] of Object.entries(withArguments(eff, args, kind, this.#version))) out[k] = s.value;
-      return out;
-    };
-    if (hasArgs) return values();
-    // Without arguments they are the effective values alone, whatever the kind: shared.
+  #inUse(eff: Effective, args: Readonly<Record<string, unknown>> | undefined, kind: ObjectKind) {
+    if (args) return valuesOf(withArguments(eff, args, kind, this.#version));
     let v = this.#values.get(eff);
     if (!v) {
-      v = Object.freeze(values());
+      v = Object.freeze(valuesOf(eff));
       this.#values.set(eff, v);
     }
     return v;
   }
 
-  /** Risky keys the object really stops using: its own arguments may keep them. */
+  /** Risky keys the object really stops using: its own arguments (when it has some the rules read) may keep them. */
   #risks(
     kind: ObjectKind,
     t: Transition,
-    args: Readonly<Record<string, unknown>>,
-    hasArgs: boolean,
+    args: Readonly<Record<string, unknown>> | undefined,
   ): readonly Risk[] {
     if (t.lost.length === 0) return NO_RISKS;
-    const v = this.#version;
-    const read = (keptByArgument: (key: string) => boolean) => {
-      const found = new Set<Risk>();
-      for (const key of t.lost) {
-        const risk = riskOf(key, kind, v);
-        if (risk && !keptByArgument(key)) found.add(risk);
-      }
-      return RISKS.filter((r) => found.has(r));
-    };
-    if (hasArgs)
-      return read((key) => !!argumentRule(key, kind, v) && args[argumentName(key, kind)] !== undefined);
-    // Without arguments nothing keeps a key: the same for every object of the kind.
+    if (args) return this.#lostRisks(kind, t, args);
     let risks = t.risks.get(kind);
     if (!risks) {
-      risks = Object.freeze(read(() => false));
+      risks = Object.freeze(this.#lostRisks(kind, t, undefined));
       t.risks.set(kind, risks);
     }
     return risks;
+  }
+
+  #lostRisks(kind: ObjectKind, t: Transition, args: Readonly<Record<string, unknown>> | undefined): Risk[] {
+    const v = this.#version;
+    const found = new Set<Risk>();
+    for (const key of t.lost) {
+      const risk = riskOf(key, kind, v);
+      if (!risk) continue;
+      if (args && argumentRule(key, kind, v) && args[argumentName(key, kind)] !== undefined) continue;
+      found.add(risk);
+    }
+    return RISKS.filter((r) => found.has(r));
   }
 
   #argumentNotes(
