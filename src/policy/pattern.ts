@@ -58,8 +58,13 @@ export interface NameView {
 }
 
 export function nameView(name: string, options: { collectPending?: boolean } = {}): NameView {
-  const view = { latin1: latin1View(name), shifted: shiftedView(name) };
-  return options.collectPending ? { ...view, pending: new Set<CompiledPattern>() } : view;
+  // Most names are ASCII: both views are the name itself (made for every object a preview reads).
+  const ascii = ASCII.test(name);
+  const latin1 = ascii ? name : latin1View(name);
+  const shifted = ascii ? name : shiftedView(name);
+  return options.collectPending
+    ? { latin1, shifted, pending: new Set<CompiledPattern>() }
+    : { latin1, shifted };
 }
 
 /** What the backtracking engine is asked for one pattern, and what it answered so far. */
