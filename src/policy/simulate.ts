@@ -245,7 +245,6 @@ export class Simulation {
     this.#version = version;
     this.#change = change;
     this.#cache = cache;
-    this.#changedNames = new Set([change.before?.name, change.after?.name]);
     const current = change.layer === 'user' ? input.user : input.operator;
     const proposed = current.filter((p) => p.name !== change.before?.name && p.name !== change.after?.name);
     if (change.after) proposed.push(change.after);
@@ -261,6 +260,7 @@ export class Simulation {
         this.#catch = { pattern, anchored: cache.get(`^(?:${after.pattern})`), applyTo: after.applyTo };
       }
     }
+    this.#changedNames = new Set([change.before?.name, change.after?.name]);
   }
 
   add(o: InventoryObject): void {
