@@ -1,6 +1,6 @@
 import { RISKS, type Risk, riskOf } from '../policy/risks.ts';
 import type { ObjectOutcome, PolicyChange, SimulationResult } from '../policy/simulate.ts';
-import type { BrokerVersion } from '../policy/types.ts';
+import type { BrokerVersion, ObjectKind } from '../policy/types.ts';
 import type { ImpactSummary } from './impact.ts';
 
 /**
@@ -104,15 +104,16 @@ export function summarize(
     return r;
   };
   const ties: ObjectOutcome[] = [];
-  const groups = new Map<
-    string,
-    { g: Omit<OutcomeGroup, 'count' | 'names'>; names: string[]; count: number }
-  >();
+  type Group = { g: Omit<OutcomeGroup, 'count' | 'names'>; names: string[]; count: number };
+  // By outcome words, then by the object's diff keys (DiffKeys hands one entry per set of keys).
+  const groups = new Map<string, Map<DiffKeysEntry, Group>>();
+  const inOrder: Group[] = [];
   const diffKeys = new DiffKeys();
+  const risky = new RiskyKeys(version);
   const heldByOperator = new Map<object, boolean>();
   let held = 0;
   for (const o of objects) {
-    const possible = o.possibleRisks ?? [];
+    const possible = o.possibleRisks ?? NONE;
     if (o.risks.length > 0 || possible.length > 0) {
       for (const risk of o.risks) {
         const r = riskOf_(risk);
@@ -124,21 +125,23 @@ export function summarize(
         r.possible++;
         if (r.maybe.length < SUMMARY_NAMES) r.maybe.push(o.name);
       }
-      const lostKeys = (lost: Record<string, unknown>) => {
-        for (const k of Object.keys(lost)) {
-          const risk = riskOf(k, o.kind, version);
-          if (risk !== undefined && (o.risks.includes(risk) || possible.includes(risk)))
-            riskOf_(risk).keys.add(k);
+      const losts = o.ifCandidate ? [o.lost, ...Object.values(o.ifCandidate).map((d) => d.lost)] : [o.lost];
+      for (const lost of losts) {
+        for (const [risk, k] of risky.of(lost, o.kind)) {
+          if (o.risks.includes(risk) || possible.includes(risk)) riskOf_(risk).keys.add(k);
         }
-      };
-      lostKeys(o.lost);
-      for (const d of Object.values(o.ifCandidate ?? {})) lostKeys(d.lost);
+      }
     }
     if (o.newTie) ties.push(o);
-    const { lost, gained, changed, json } = diffKeys.of(o);
+    const keys = diffKeys.of(o);
+    const { lost, gained, changed } = keys;
     const outcome = outcomeWords(o, change);
-    const key = JSON.stringify(outcome) + json;
-    let g = groups.get(key);
+    let byKeys = groups.get(outcome);
+    if (!byKeys) {
+      byKeys = new Map();
+      groups.set(outcome, byKeys);
+    }
+    let g = byKeys.get(keys);
     if (!g) {
       g = {
         g: {
@@ -152,7 +155,8 @@ export function summarize(
         names: [],
         count: 0,
       };
-      groups.set(key, g);
+      byKeys.set(keys, g);
+      inOrder.push(g);
     }
     g.count++;
     if (g.names.length < SUMMARY_NAMES) g.names.push(o.name);
@@ -188,25 +192,30 @@ export function summarize(
         .map((o) => ({ name: o.name, candidates: o.after.candidates ?? [] })),
     },
     unanchoredCatch: caught ? { ...caught, names: caught.names.slice(0, SUMMARY_NAMES) } : null,
-    groups: [...groups.values()]
-      .sort((a, b) => b.count - a.count)
-      .map(({ g, names, count }) => ({ ...g, count, names })),
+    groups: inOrder.sort((a, b) => b.count - a.count).map(({ g, names, count }) => ({ ...g, count, names })),
     heldByOperator: held,
     scanned: { ...result.scanned },
   };
 }
 
+const NONE: readonly Risk[] = [];
+
+interface DiffKeysEntry {
+  readonly lost: string[];
+  readonly gained: string[];
+  readonly changed: string[];
+}
+
 /**
- * An object's lost, gained and changed keys, sorted, and their JSON (for the group's key): read
- * once per diff, since the objects a change moves alike share theirs (simulate.ts).
+ * An object's lost, gained and changed keys, sorted: one entry per set of keys (what a group is
+ * told apart by), read once per diff, since the objects a change moves alike share theirs
+ * (simulate.ts).
  */
 class DiffKeys {
-  readonly #read = new Map<
-    object,
-    Map<object, Map<object, { lost: string[]; gained: string[]; changed: string[]; json: string }>>
-  >();
+  readonly #read = new Map<object, Map<object, Map<object, DiffKeysEntry>>>();
+  readonly #byJson = new Map<string, DiffKeysEntry>();
 
-  of(o: ObjectOutcome) {
+  of(o: ObjectOutcome): DiffKeysEntry {
     let byGained = this.#read.get(o.lost);
     if (!byGained) {
       byGained = new Map();
@@ -222,9 +231,35 @@ class DiffKeys {
       const lost = Object.keys(o.lost).sort();
       const gained = Object.keys(o.gained).sort();
       const changed = Object.keys(o.changed).sort();
-      keys = { lost, gained, changed, json: JSON.stringify([lost, gained, changed]) };
+      const json = JSON.stringify([lost, gained, changed]);
+      keys = this.#byJson.get(json) ?? { lost, gained, changed };
+      this.#byJson.set(json, keys);
       byChanged.set(o.changed, keys);
     }
     return keys;
+  }
+}
+
+/** The lost keys that carry a risk for a kind, with it: read once per lost set (shared, see DiffKeys). */
+class RiskyKeys {
+  readonly #read = new Map<object, Map<ObjectKind, [Risk, string][]>>();
+  constructor(readonly version: BrokerVersion) {}
+
+  of(lost: Record<string, unknown>, kind: ObjectKind): [Risk, string][] {
+    let byKind = this.#read.get(lost);
+    if (!byKind) {
+      byKind = new Map();
+      this.#read.set(lost, byKind);
+    }
+    let pairs = byKind.get(kind);
+    if (!pairs) {
+      pairs = [];
+      for (const k of Object.keys(lost)) {
+        const risk = riskOf(k, kind, this.version);
+        if (risk !== undefined) pairs.push([risk, k]);
+      }
+      byKind.set(kind, pairs);
+    }
+    return pairs;
   }
 }
