@@ -215,6 +215,12 @@ function refusesNow(
   return key === 'max-length' ? now.ready - removed > limit : now.bytes > limit;
 }
 
+// The keys the rules read, as constants: the rules run for every object a change moves.
+const LENGTH_KEYS = ['max-length', 'max-length-bytes'] as const;
+const FEDERATION_KEYS = ['federation-upstream', 'federation-upstream-set'] as const;
+const EXCHANGE_TARGETS = ['alternate-exchange', ...FEDERATION_KEYS] as const;
+const QUEUE_TARGETS = ['dead-letter-exchange', ...FEDERATION_KEYS] as const;
+
 function lengthLimits(i: ImpactInput, world: World, out: Impact[]): number {
   const { kind, before, after, now } = i;
   if (kind !== 'classic' && kind !== 'quorum') return 0;
@@ -222,7 +228,7 @@ function lengthLimits(i: ImpactInput, world: World, out: Impact[]): number {
   const overflowBefore = before.overflow ?? 'drop-head';
   let removed = 0;
   let worst: Impact | undefined;
-  for (const key of ['max-length', 'max-length-bytes'] as const) {
+  for (const key of LENGTH_KEYS) {
     const limit = num(after[key]);
     if (limit === undefined) continue;
     const stricter = lowered(num(before[key]), limit);
@@ -272,11 +278,11 @@ function expiry(i: ImpactInput, removed: number, out: Impact[]): void {
   }
 }
 
-/** The keys naming a target an object of this kind takes. */
-function targetKeys(kind: ObjectKind): TargetKey[] {
-  if (kind === 'exchange') return ['alternate-exchange', 'federation-upstream', 'federation-upstream-set'];
-  if (kind === 'stream') return ['federation-upstream', 'federation-upstream-set'];
-  return ['dead-letter-exchange', 'federation-upstream', 'federation-upstream-set'];
+/** The keys naming a target an object of this kind takes (read for every object a change moves: built once). */
+function targetKeys(kind: ObjectKind): readonly TargetKey[] {
+  if (kind === 'exchange') return EXCHANGE_TARGETS;
+  if (kind === 'stream') return FEDERATION_KEYS;
+  return QUEUE_TARGETS;
 }
 
 /**
@@ -324,7 +330,7 @@ function losses(i: ImpactInput, world: World, out: Impact[]): void {
       out.push({ effect: 'dead-letter-lost', messages: now?.messages ?? null, exchange: dlx });
     }
   }
-  for (const key of ['federation-upstream', 'federation-upstream-set'] as const) {
+  for (const key of FEDERATION_KEYS) {
     const upstream = str(before[key]);
     if (upstream !== undefined && after[key] === undefined && world.links?.has(name)) {
       out.push({ effect: 'link-stops', key, upstream });
@@ -482,7 +488,7 @@ export function hazardsOf(i: HazardInput, world: World): Hazard[] {
   if (kind !== 'classic' && kind !== 'quorum') return missing;
   const full: Hazard[] = [];
   const overflow = str(values.overflow) ?? 'drop-head';
-  for (const key of ['max-length', 'max-length-bytes'] as const) {
+  for (const key of LENGTH_KEYS) {
     const limit = num(values[key]);
     if (limit === undefined || now === null || !isFull(key, limit, now)) continue;
     const refused = refusesNow(kind, overflow, key, limit, now);

@@ -159,8 +159,9 @@ export function withImpact(
   };
 }
 
-const usesFederation = (o: ObjectOutcome) =>
-  [o.inUse.before, o.inUse.after].some((v) => 'federation-upstream' in v || 'federation-upstream-set' in v);
+const federated = (v: Readonly<Record<string, unknown>>) =>
+  'federation-upstream' in v || 'federation-upstream-set' in v;
+const usesFederation = (o: ObjectOutcome) => federated(o.inUse.before) || federated(o.inUse.after);
 
 /** An object as the `--json` document shows it: without the values in use it was computed from. */
 export function objectJson({ inUse: _, ...rest }: PreviewObject): Omit<PreviewObject, 'inUse'> {
