@@ -287,16 +287,16 @@ function targetKeys(kind: ObjectKind): readonly TargetKey[] {
 
 /**
  * The targets `values` name that the vhost does not have (a set not read is taken to hold them;
- * "" is the default exchange; the set `all` is every upstream). `unchanged`: the values before a
- * change, whose targets are not the change's doing.
+ * "" is the default exchange; the set `all` is every upstream), put in `out`. `unchanged`: the
+ * values before a change, whose targets are not the change's doing.
  */
 function missingTargets(
   kind: ObjectKind,
   values: Readonly<Record<string, unknown>>,
   world: World,
-  unchanged: Readonly<Record<string, unknown>> = {},
-): MissingTarget[] {
-  const out: MissingTarget[] = [];
+  unchanged: Readonly<Record<string, unknown>>,
+  out: Pick<MissingTarget[], 'push'>,
+): void {
   for (const key of targetKeys(kind)) {
     const target = str(values[key]);
     if (target === undefined || target === str(unchanged[key])) continue;
@@ -311,11 +311,10 @@ function missingTargets(
           : world.exchanges;
     if (known !== null && !known.has(target)) out.push({ effect: 'missing-target', key, target });
   }
-  return out;
 }
 
 function targets(i: ImpactInput, world: World, out: Impact[]): void {
-  out.push(...missingTargets(i.kind, i.after, world, i.before));
+  missingTargets(i.kind, i.after, world, i.before, out);
 }
 
 function losses(i: ImpactInput, world: World, out: Impact[]): void {
@@ -484,7 +483,8 @@ export interface HazardInput {
 /** The object's live hazards, worst first: deletion, a limit reached, missing targets, expiry later. */
 export function hazardsOf(i: HazardInput, world: World): Hazard[] {
   const { kind, values, now } = i;
-  const missing = missingTargets(kind, values, world);
+  const missing: MissingTarget[] = [];
+  missingTargets(kind, values, world, {}, missing);
   if (kind !== 'classic' && kind !== 'quorum') return missing;
   const full: Hazard[] = [];
   const overflow = str(values.overflow) ?? 'drop-head';
