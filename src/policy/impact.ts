@@ -374,7 +374,8 @@ export function impactOf(i: ImpactInput, world: World): Impact[] {
   targets(i, world, out);
   losses(i, world, out);
   slowRules(i, out);
-  return out;
+  // At its size: the list is kept with the object, and its first push reserved 16.
+  return out.length === 0 ? [] : out.slice();
 }
 
 export const NO_IMPACT: ImpactTotals = {

@@ -172,8 +172,9 @@ interface Transition {
   readonly keptByOperator: readonly string[];
   /** The keys lost, for the risks. */
   readonly lost: readonly string[];
-  /** The risks by kind, for objects without arguments. */
+  /** The risks by kind, and the values in use, for objects without arguments the rules read. */
   readonly risks: Map<ObjectKind, readonly Risk[]>;
+  inUse?: ObjectOutcome['inUse'];
 }
 
 /** No definition (no policy in a layer), as a key of the caches. */
@@ -562,39 +563,65 @@ export class Simulation {
       afterTie && !(before && before.candidates.length > 1 && sameNames(before.candidates, after.candidates));
     // Built key by key rather than with conditional spreads: the order of the keys is the --json's,
     // and a broad change builds 19,000 of these (bench/preview).
-    const outcome: Writable<ObjectOutcome> = {
-      name: o.name,
-      kind,
-      before:
-        beforeTie && before
-          ? { policy: null, candidates: names(before.candidates) }
-          : this.#chosen(beforeTie ? null : (beforeEntry?.name ?? null)),
-      after: afterTie
-        ? { policy: null, candidates: names(after.candidates) }
-        : this.#chosen(after.candidates[0]?.name ?? null),
-      lost: diff.lost,
-      gained: diff.gained,
-      changed: diff.changed,
-      unchangedLayer: other.candidates
-        ? {
-            layer: layer === 'user' ? 'operator' : 'user',
-            policy: null,
-            candidates: other.candidates.map((p) => p.name),
-            source: other.source,
-          }
-        : this.#otherLayer(other.policy?.name ?? null, other.source),
-    } as Writable<ObjectOutcome>;
-    if (ifCandidate) outcome.ifCandidate = ifCandidate;
-    outcome.heldBy = primary.heldBy;
-    if (layer === 'user' && primary.keptByOperator.length)
-      outcome.keptByOperator = primary.keptByOperator as string[];
+    const beforeChoice =
+      beforeTie && before
+        ? { policy: null, candidates: names(before.candidates) }
+        : this.#chosen(beforeTie ? null : (beforeEntry?.name ?? null));
+    const afterChoice = afterTie
+      ? { policy: null, candidates: names(after.candidates) }
+      : this.#chosen(after.candidates[0]?.name ?? null);
+    const unchangedLayer = other.candidates
+      ? {
+          layer: layer === 'user' ? ('operator' as const) : ('user' as const),
+          policy: null,
+          candidates: other.candidates.map((p) => p.name),
+          source: other.source,
+        }
+      : this.#otherLayer(other.policy?.name ?? null, other.source);
+    const keptByOperator =
+      layer === 'user' && primary.keptByOperator.length ? (primary.keptByOperator as string[]) : undefined;
     const argNotes = readArgs ? this.#argumentNotes(o, kind, effBefore, primary.after, diff) : undefined;
-    if (argNotes) outcome.arguments = argNotes;
-    outcome.inUse = {
-      before: this.#inUse(effBefore, readArgs, kind),
-      after: this.#inUse(primary.after, readArgs, kind),
-    };
-    outcome.risks = risks as Risk[];
+    const inUse = readArgs
+      ? { before: this.#inUse(effBefore, readArgs, kind), after: this.#inUse(primary.after, readArgs, kind) }
+      : (primary.inUse ??= Object.freeze({
+          before: this.#inUse(effBefore, undefined, kind),
+          after: this.#inUse(primary.after, undefined, kind),
+        }));
+    // The order of the keys is the --json's: one literal when no optional key falls in the middle
+    // (most objects), else key by key (a broad change builds 19,000 of these: bench/preview).
+    let outcome: Writable<ObjectOutcome>;
+    if (!ifCandidate && !keptByOperator && !argNotes) {
+      outcome = {
+        name: o.name,
+        kind,
+        before: beforeChoice,
+        after: afterChoice,
+        lost: diff.lost,
+        gained: diff.gained,
+        changed: diff.changed,
+        unchangedLayer,
+        heldBy: primary.heldBy,
+        inUse,
+        risks: risks as Risk[],
+      };
+    } else {
+      outcome = {
+        name: o.name,
+        kind,
+        before: beforeChoice,
+        after: afterChoice,
+        lost: diff.lost,
+        gained: diff.gained,
+        changed: diff.changed,
+        unchangedLayer,
+      } as Writable<ObjectOutcome>;
+      if (ifCandidate) outcome.ifCandidate = ifCandidate;
+      outcome.heldBy = primary.heldBy;
+      if (keptByOperator) outcome.keptByOperator = keptByOperator;
+      if (argNotes) outcome.arguments = argNotes;
+      outcome.inUse = inUse;
+      outcome.risks = risks as Risk[];
+    }
     if (possibleRisks.length) outcome.possibleRisks = possibleRisks as Risk[];
     if (newTie) outcome.newTie = true;
     if (caught) outcome.unanchoredCatch = true;
