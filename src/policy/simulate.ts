@@ -583,10 +583,7 @@ export class Simulation {
     const argNotes = readArgs ? this.#argumentNotes(o, kind, effBefore, primary.after, diff) : undefined;
     const inUse = readArgs
       ? { before: this.#inUse(effBefore, readArgs, kind), after: this.#inUse(primary.after, readArgs, kind) }
-      : (primary.inUse ??= Object.freeze({
-          before: this.#inUse(effBefore, undefined, kind),
-          after: this.#inUse(primary.after, undefined, kind),
-        }));
+      : this.#sharedInUse(primary, effBefore, kind);
     // The order of the keys is the --json's: one literal when no optional key falls in the middle
     // (most objects), else key by key (a broad change builds 19,000 of these: bench/preview).
     let outcome: Writable<ObjectOutcome>;
@@ -627,6 +624,15 @@ export class Simulation {
     if (caught) outcome.unanchoredCatch = true;
     if (notes.length) outcome.notes = notes;
     return outcome;
+  }
+
+  /** The values in use of every object making this step without arguments the rules read: one (frozen). */
+  #sharedInUse(t: Transition, before: Effective, kind: ObjectKind): ObjectOutcome['inUse'] {
+    t.inUse ??= Object.freeze({
+      before: this.#inUse(before, undefined, kind),
+      after: this.#inUse(t.after, undefined, kind),
+    });
+    return t.inUse;
   }
 
   /** `{ policy }`, one (frozen) per policy name: most outcomes of a change share a few. */
