@@ -133,6 +133,13 @@ const LITERAL_FORM = new RegExp(`^(\\^?)((?:${LITERAL_CHAR})*)(\\$?)$`);
 
 const unescapePattern = (text: string) => text.replace(/\\(.)/g, '$1');
 
+/**
+ * The catch-alls: a search for them succeeds at the name's start, whatever the name (`.*` may
+ * match nothing), so they read like the empty literal, without the regex engine. The usual
+ * operator and fallback pattern, read for most objects a broad change moves.
+ */
+const MATCHES_EVERY_NAME = new Set(['.*', '^.*']);
+
 interface Literal {
   readonly start: boolean;
   readonly end: boolean;
@@ -189,7 +196,7 @@ export class CompiledPattern {
         why: '\\v means vertical whitespace to the broker and a single character to this bot',
       };
     }
-    const lit = LITERAL_FORM.exec(pattern);
+    const lit = MATCHES_EVERY_NAME.has(pattern) ? ['', '', '', ''] : LITERAL_FORM.exec(pattern);
     if (lit && !this.#state) {
       this.#literal = {
         start: lit[1] === '^',
