@@ -27,6 +27,7 @@ import { codeOf } from '../errors.ts';
 import type { LiveQueue } from '../policy/impact.ts';
 import type { InventoryObject } from '../policy/simulate.ts';
 import type { BrokerVersion, Policy } from '../policy/types.ts';
+import { type FindingSource, queueStatsFound } from './narrowed.ts';
 import type {
   ExchangeListing,
   FederationState,
@@ -36,7 +37,7 @@ import type {
 } from './responses.ts';
 
 /** What the inventory needs of the management API. ManagementClient satisfies it. */
-export interface InventorySource {
+export interface InventorySource extends FindingSource {
   overview(): Promise<{ version: BrokerVersion }>;
   listPolicies(vhost: string): Promise<Policy[]>;
   listOperatorPolicies(vhost: string): Promise<Policy[]>;
@@ -140,11 +141,19 @@ export async function openInventory(
     return openOneListing(source, vhost, options.asOf);
   const queues = startNow(source.streamQueues(vhost, { stats: false }));
   const exchanges = startNow(source.streamExchanges(vhost));
-  const reading = options.live ? readLive(source, vhost, options.asOf, options.keepLive) : null;
+  const { livePatterns } = options;
+  const live = (stats: AsyncIterable<QueueStats>) =>
+    readLive(source, vhost, stats, options.asOf, options.keepLive);
+  let reading =
+    options.live && !livePatterns
+      ? live(source.streamQueueStats(vhost, options.asOf ? { asOf: options.asOf } : {}))
+      : null;
   const cancel = async () => {
     await Promise.all([queues.cancel(), exchanges.cancel(), reading?.cancel()]);
   };
   const [{ version }, user, operator] = await readSmall(source, vhost, cancel);
+  if (options.live && livePatterns)
+    reading = live(queueStatsFound(source, vhost, livePatterns(user, operator)));
   const each = async (take: (o: InventoryObject) => void) => {
     await queues.each((q) => take(queueObject(q)));
     await exchanges.each((e) => take(exchangeObject(e)));
@@ -168,6 +177,13 @@ export interface InventoryOptions {
    * undefined: not known yet, kept). Spares holding every queue's numbers when few can matter.
    */
   readonly keepLive?: () => ((name: string) => boolean) | undefined;
+  /**
+   * With `live` (now, not `asOf`): the patterns whose queues' numbers are wanted, known once the
+   * policy lists are read (a changed policy's pattern, as it is and as proposed). The live
+   * listing then starts after them, narrowed to those queues where the broker can be asked so
+   * (narrowed.ts): the broker computes statistics for those alone, not for every queue.
+   */
+  readonly livePatterns?: (user: readonly Policy[], operator: readonly Policy[]) => readonly string[];
 }
 
 /** The inventory and its live reading from one queue listing (InventoryOptions.withoutReportedPolicies). */
@@ -254,11 +270,12 @@ const whyFailed = (e: unknown) => {
 function readLive(
   source: InventorySource,
   vhost: string,
+  stats: AsyncIterable<QueueStats>,
   asOf: Date | undefined,
   keepLive: InventoryOptions['keepLive'],
 ): { done: Promise<LiveReading>; cancel(): Promise<void> } {
   const sampledAt = new Date().toISOString();
-  const listing = startNow(source.streamQueueStats(vhost, asOf ? { asOf } : {}));
+  const listing = startNow(stats);
   const federation = readFederation(source, vhost);
   const queues = new Map<string, LiveQueue | null>();
   const done = (async (): Promise<LiveReading> => {
