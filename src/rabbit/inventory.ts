@@ -153,7 +153,7 @@ export async function openInventory(
   };
   const [{ version }, user, operator] = await readSmall(source, vhost, cancel);
   if (options.live && livePatterns)
-    reading = live(queueStatsFound(source, vhost, livePatterns(user, operator)));
+    reading = live(queueStatsFound(source, vhost, livePatterns({ version, user, operator })));
   const each = async (take: (o: InventoryObject) => void) => {
     await queues.each((q) => take(queueObject(q)));
     await exchanges.each((e) => take(exchangeObject(e)));
@@ -183,7 +183,7 @@ export interface InventoryOptions {
    * listing then starts after them, narrowed to those queues where the broker can be asked so
    * (narrowed.ts): the broker computes statistics for those alone, not for every queue.
    */
-  readonly livePatterns?: (user: readonly Policy[], operator: readonly Policy[]) => readonly string[];
+  readonly livePatterns?: (small: Pick<Inventory, 'version' | 'user' | 'operator'>) => readonly string[];
 }
 
 /** The inventory and its live reading from one queue listing (InventoryOptions.withoutReportedPolicies). */

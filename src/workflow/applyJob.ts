@@ -6,8 +6,9 @@ import { type PolicyAddress, samePolicy } from '../policy/compare.ts';
 import { auditObjects } from '../policy/diff.ts';
 import { lossGrew } from '../policy/impact.ts';
 import type { Policy } from '../policy/types.ts';
-import { type PreviewInput, type PreviewResult, preview } from '../preview/preview.ts';
+import { type PreviewBroker, type PreviewInput, type PreviewResult, preview } from '../preview/preview.ts';
 import { isRabbitError, RabbitError } from '../rabbit/index.ts';
+import { PAGE_MAX } from '../rabbit/listings.ts';
 import { narrowedTo } from '../rabbit/narrowed.ts';
 import type { WorkflowBroker } from './broker.ts';
 import type { FreezeStore } from './freeze.ts';
@@ -65,8 +66,17 @@ export interface ApplyJobDeps extends RecordingServices {
   readonly onRecorded?: (request: ChangeRequest, record: AuditRecord) => Promise<void>;
 }
 
-/** The patterns of the changed policy, as it was and as approved: what a change moves, they find. */
-const patternsOf = (r: ChangeRequest) => [r.before, r.after].flatMap((p) => (p ? [p.pattern] : []));
+/**
+ * The broker as the job reads it: its queue listings narrowed to the queues the changed policy's
+ * patterns find, as it was and as approved (what a change moves, they find: narrowed.ts), unless
+ * the request's preview moved more objects than the broker's narrowed listing holds in one page
+ * (then asking for them would only add a request before the whole listing).
+ */
+function readingsOf(r: ChangeRequest, broker: WorkflowBroker): PreviewBroker {
+  if (r.preview.summary.objects > PAGE_MAX) return broker;
+  const patterns = [r.before, r.after].flatMap((p) => (p ? [p.pattern] : []));
+  return { ...narrowedTo(broker, patterns), listVhosts: () => broker.listVhosts() };
+}
 
 const policyOf = (r: ChangeRequest, fields: ChangeRequest['before']): Policy | null =>
   fields && { vhost: r.vhost, name: r.policy, ...fields };
@@ -82,10 +92,7 @@ function previewInputOf(r: ChangeRequest, current: Policy | null): PreviewInput 
  * for the queues the policy's patterns find alone (their records and numbers), not every queue.
  */
 function freshPreview(r: ChangeRequest, current: Policy | null, broker: WorkflowBroker) {
-  return preview(previewInputOf(r, current), {
-    ...narrowedTo(broker, patternsOf(r)),
-    listVhosts: () => broker.listVhosts(),
-  });
+  return preview(previewInputOf(r, current), readingsOf(r, broker));
 }
 
 export class ApplyJob {
@@ -300,7 +307,7 @@ export class ApplyJob {
       else expect.set(`${o.kind === 'exchange' ? 'e' : 'q'}:${o.name}`, { kind: o.kind, expected: o.after });
     }
     const checksExchanges = [...expect.values()].some((e) => e.kind === 'exchange');
-    const narrowed = narrowedTo(broker, patternsOf(r));
+    const narrowed = readingsOf(r, broker);
     const deadline = Date.now() + this.deps.verifyDeadlineMs;
     let mismatches: { name: string; kind: string; expected: string | null }[] = [];
     for (;;) {
