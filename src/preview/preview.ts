@@ -3,6 +3,7 @@ import { codeOf } from '../errors.ts';
 import type { BacktrackingReader } from '../patterns/reader.ts';
 import { settleSimulation } from '../patterns/resolveRead.ts';
 import { type PolicyDiff, policyDiff } from '../policy/diff.ts';
+import { readsFederation } from '../policy/impact.ts';
 import { CompiledPattern, nameView } from '../policy/pattern.ts';
 import type { Problem } from '../policy/problem.ts';
 import { type PolicyChange, Simulation, type Unpredictable } from '../policy/simulate.ts';
@@ -168,11 +169,19 @@ export async function preview(
       live: true,
       keepLive: () => keepLive,
       // The live numbers of the queues the changed policy finds, as it is or as proposed: the
-      // only ones a change can move (none when the change is refused).
-      livePatterns: (small) => {
+      // only ones a change can move; the federation where a policy, or the proposed one, names
+      // an upstream. Neither when the change is refused.
+      liveFor: (small) => {
         validation = validated(small);
         const { ok, current, proposed } = validation;
-        return ok ? [current, proposed].flatMap((p) => (p ? [p.pattern] : [])) : [];
+        if (!ok) return { patterns: [], federation: false };
+        const changed = [current, proposed].flatMap((p) => (p ? [p] : []));
+        return {
+          patterns: changed.map((p) => p.pattern),
+          federation: [...small.user, ...small.operator, ...changed].some((p) =>
+            readsFederation(p.definition),
+          ),
+        };
       },
     });
   } catch (err) {

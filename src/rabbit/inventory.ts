@@ -27,7 +27,7 @@ import { codeOf } from '../errors.ts';
 import type { LiveQueue } from '../policy/impact.ts';
 import type { InventoryObject } from '../policy/simulate.ts';
 import type { BrokerVersion, Policy } from '../policy/types.ts';
-import { type FindingSource, queueStatsFound } from './narrowed.ts';
+import { type FindingSource, found, queueStatsFound } from './narrowed.ts';
 import type {
   ExchangeListing,
   FederationState,
@@ -141,19 +141,21 @@ export async function openInventory(
     return openOneListing(source, vhost, options.asOf);
   const queues = startNow(source.streamQueues(vhost, { stats: false }));
   const exchanges = startNow(source.streamExchanges(vhost));
-  const { livePatterns } = options;
-  const live = (stats: AsyncIterable<QueueStats>) =>
-    readLive(source, vhost, stats, options.asOf, options.keepLive);
+  const { liveFor } = options;
+  const asOf = options.asOf ? { asOf: options.asOf } : {};
   let reading =
-    options.live && !livePatterns
-      ? live(source.streamQueueStats(vhost, options.asOf ? { asOf: options.asOf } : {}))
+    options.live && !liveFor
+      ? readLive(source, vhost, source.streamQueueStats(vhost, asOf), true, options.asOf, options.keepLive)
       : null;
   const cancel = async () => {
     await Promise.all([queues.cancel(), exchanges.cancel(), reading?.cancel()]);
   };
   const [{ version }, user, operator] = await readSmall(source, vhost, cancel);
-  if (options.live && livePatterns)
-    reading = live(queueStatsFound(source, vhost, livePatterns({ version, user, operator })));
+  if (options.live && liveFor) {
+    const wanted = liveFor({ version, user, operator });
+    const stats = queueStatsFound(source, vhost, wanted.patterns);
+    reading = readLive(source, vhost, stats, wanted.federation, options.asOf, options.keepLive);
+  }
   const each = async (take: (o: InventoryObject) => void) => {
     await queues.each((q) => take(queueObject(q)));
     await exchanges.each((e) => take(exchangeObject(e)));
@@ -178,12 +180,17 @@ export interface InventoryOptions {
    */
   readonly keepLive?: () => ((name: string) => boolean) | undefined;
   /**
-   * With `live` (now, not `asOf`): the patterns whose queues' numbers are wanted, known once the
-   * policy lists are read (a changed policy's pattern, as it is and as proposed). The live
-   * listing then starts after them, narrowed to those queues where the broker can be asked so
-   * (narrowed.ts): the broker computes statistics for those alone, not for every queue.
+   * With `live` (now, not `asOf`): what of the live state is wanted, known once the policy lists
+   * are read. `patterns`: the queues whose numbers are wanted (a changed policy's pattern, as it
+   * is and as proposed); the live listing then starts after the lists, narrowed to those queues
+   * where the broker can be asked so (narrowed.ts): the broker computes statistics for those
+   * alone. `federation`: whether the federation is read (three requests; only a policy naming
+   * an upstream makes it matter, impact.ts `readsFederation`).
    */
-  readonly livePatterns?: (small: Pick<Inventory, 'version' | 'user' | 'operator'>) => readonly string[];
+  readonly liveFor?: (small: Pick<Inventory, 'version' | 'user' | 'operator'>) => {
+    readonly patterns: readonly string[];
+    readonly federation: boolean;
+  };
 }
 
 /** The inventory and its live reading from one queue listing (InventoryOptions.withoutReportedPolicies). */
@@ -271,12 +278,13 @@ function readLive(
   source: InventorySource,
   vhost: string,
   stats: AsyncIterable<QueueStats>,
+  withFederation: boolean,
   asOf: Date | undefined,
   keepLive: InventoryOptions['keepLive'],
 ): { done: Promise<LiveReading>; cancel(): Promise<void> } {
   const sampledAt = new Date().toISOString();
   const listing = startNow(stats);
-  const federation = readFederation(source, vhost);
+  const federation = withFederation ? readFederation(source, vhost) : Promise.resolve({ federation: null });
   const queues = new Map<string, LiveQueue | null>();
   const done = (async (): Promise<LiveReading> => {
     let queuesWhy: string | undefined;
@@ -303,5 +311,27 @@ function readLive(
       await listing.cancel();
       await done;
     },
+  };
+}
+
+/**
+ * The inventory of what `patterns` find: the same source, its queue listings (records without
+ * statistics, and the live numbers now) narrowed. A preview through it answers for the objects a
+ * change of a policy with those patterns moves exactly as through the whole source; counts over
+ * the whole vhost it does not give.
+ */
+export function narrowedTo(source: InventorySource, patterns: readonly string[]): InventorySource {
+  return {
+    overview: () => source.overview(),
+    listPolicies: (vhost) => source.listPolicies(vhost),
+    listOperatorPolicies: (vhost) => source.listOperatorPolicies(vhost),
+    streamExchanges: (vhost) => source.streamExchanges(vhost),
+    federation: (vhost) => source.federation(vhost),
+    streamQueues: (vhost, opts) =>
+      opts.stats
+        ? source.streamQueues(vhost, opts)
+        : found(patterns, source.findQueues?.bind(source, vhost), () => source.streamQueues(vhost, opts)),
+    streamQueueStats: (vhost, opts) =>
+      opts?.asOf ? source.streamQueueStats(vhost, opts) : queueStatsFound(source, vhost, patterns),
   };
 }

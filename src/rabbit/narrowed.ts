@@ -5,7 +5,6 @@
  * (too many found, a pattern its filter cannot carry, a source without the narrowed listing),
  * the whole listing is read instead: narrowing saves work, never changes the answer.
  */
-import type { InventorySource } from './inventory.ts';
 import type { QueueListing, QueueStats } from './responses.ts';
 
 /** What narrowing needs of the management API beyond the inventory. ManagementClient satisfies it. */
@@ -36,34 +35,9 @@ export async function* found<T extends { readonly name: string }>(
 
 /** The live numbers of the queues `patterns` find (now), narrowed where the broker can be asked so. */
 export function queueStatsFound(
-  source: InventorySource & FindingSource,
+  source: FindingSource & { streamQueueStats(vhost: string): AsyncIterable<QueueStats> },
   vhost: string,
   patterns: readonly string[],
 ): AsyncIterable<QueueStats> {
   return found(patterns, source.findQueueStats?.bind(source, vhost), () => source.streamQueueStats(vhost));
-}
-
-/**
- * The inventory of what `patterns` find: the same source, its queue listings (records without
- * statistics, and the live numbers now) narrowed. A preview through it answers for the objects a
- * change of a policy with those patterns moves exactly as through the whole source; counts over
- * the whole vhost it does not give.
- */
-export function narrowedTo(
-  source: InventorySource & FindingSource,
-  patterns: readonly string[],
-): InventorySource {
-  return {
-    overview: () => source.overview(),
-    listPolicies: (vhost) => source.listPolicies(vhost),
-    listOperatorPolicies: (vhost) => source.listOperatorPolicies(vhost),
-    streamExchanges: (vhost) => source.streamExchanges(vhost),
-    federation: (vhost) => source.federation(vhost),
-    streamQueues: (vhost, opts) =>
-      opts.stats
-        ? source.streamQueues(vhost, opts)
-        : found(patterns, source.findQueues?.bind(source, vhost), () => source.streamQueues(vhost, opts)),
-    streamQueueStats: (vhost, opts) =>
-      opts?.asOf ? source.streamQueueStats(vhost, opts) : queueStatsFound(source, vhost, patterns),
-  };
 }

@@ -10,8 +10,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { narrowedTo } from '../../src/rabbit/inventory.ts';
 import { PAGE_MAX } from '../../src/rabbit/listings.ts';
-import { found, narrowedTo } from '../../src/rabbit/narrowed.ts';
+import { found } from '../../src/rabbit/narrowed.ts';
 import { brokersUp, inVhostOn } from '../support/brokers.ts';
 
 const SEED = Number(process.env.FOUND_SEED ?? Date.now() % 2 ** 31);

@@ -71,7 +71,7 @@ describe('the live reading, keepLive', () => {
   });
 });
 
-describe('the live reading, livePatterns (narrowed.ts)', () => {
+describe('the live reading, liveFor (narrowed.ts)', () => {
   /** The source, with a name filter that records what it was asked and finds by JS regex; `null` past `max` found. */
   function finding(max = 500) {
     const asked: string[] = [];
@@ -91,10 +91,10 @@ describe('the live reading, livePatterns (narrowed.ts)', () => {
     const seen: string[] = [];
     const inventory = await openInventory(s, 'v', {
       live: true,
-      livePatterns: (small) => {
+      liveFor: (small) => {
         expect(small.version.major).toBe(3);
         seen.push(...patterns);
-        return patterns;
+        return { patterns, federation: false };
       },
     });
     await inventory.each(() => undefined);
