@@ -11,7 +11,10 @@
  *   GET /api/parameters/federation-upstream{,-set}/{vhost}, /api/federation-links/{vhost}   (live: true)
  *
  * All start at once; the listings are parsed element by element as they arrive, so a vhost
- * of 100,000 queues is never held whole in memory.
+ * of 100,000 queues is never held whole in memory. With `liveFor` (a preview: it knows what it
+ * wants once the policies are read) the live numbers are those of the queues the changed
+ * policy's patterns find, one page of the broker's name filter per pattern where it holds them
+ * (listings.ts `queuesFound`), and the federation is read only where a policy names an upstream.
  *
  * Why this listing and not the one with statistics (measured on 3.10.8, confirmed on 4.0.5):
  * - `disable_stats=true` costs 7–10x less, and its `policy` is read from the queue record: it is
@@ -21,7 +24,8 @@
  * - So the operator layer is recomputed by the engine from the operator-policy list (a handful
  *   of policies in practice). Where the engine cannot decide it (an unreadable pattern, a tie),
  *   the simulation says so rather than guess. Exchanges never report an operator policy anyway.
- * Never paged: the broker builds and sorts the whole list for every page (quadratic).
+ * Never paged through: the broker builds and sorts the whole list for every page (quadratic); the
+ * one page of a name filter is asked for only where it holds every queue the filter finds.
  */
 import { codeOf } from '../errors.ts';
 import type { LiveQueue } from '../policy/impact.ts';

@@ -1,8 +1,9 @@
 /**
  * The broker's listings, each ONE request read as a stream (`Transport.streamList`): every queue
- * or exchange of a vhost, or only their names. Never paged: the broker builds and sorts the whole
- * list for each page, so paging costs (objects / page size) whole lists. What columns a listing
- * asks for, and what its fields mean in that mode, is decided here.
+ * or exchange of a vhost, or only their names. Never paged through: the broker builds and sorts the
+ * whole list for each page, so paging costs (objects / page size) whole lists. The exception is
+ * one page of the name filter (`queuesFound`), asked for where it holds all the filter finds.
+ * What columns a listing asks for, and what its fields mean in that mode, is decided here.
  */
 
 import type { z } from 'zod';
