@@ -39,12 +39,23 @@ export function whyUnreadable(e: { readonly pattern: CompiledPattern }): string 
 const byPriority = (a: IndexedPolicy, b: IndexedPolicy) =>
   b.priority - a.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
+/** One character more of a hash of a string's start, kept a small integer (a cheap Map key). */
+const hashStep = (h: number, c: number) => (Math.imul(h, 31) + c) & 0x3fffffff;
+
 /** A list of policies filed by literal prefix, and the rest. */
 class PrefixIndex implements ListFor {
   readonly #byPrefix = new Map<string, IndexedPolicy[]>();
+  /**
+   * The filed prefixes by the hash of their characters: a name is read once, character by
+   * character, not sliced and hashed again at each length (a burst of outside changes asks for
+   * every object of the vhost; a slice per length was most of the lookup).
+   */
+  readonly #byHash = new Map<number, string[]>();
   readonly #general: IndexedPolicy[] = [];
-  /** The lengths of the filed prefixes, longest first: a name is sliced only at those. */
+  /** The lengths of the filed prefixes, longest first. */
   readonly #lengths: number[];
+  /** The name's hash at each length up to the longest prefix, reused by every lookup. */
+  readonly #hashes: number[];
   /**
    * `for`'s answer by the longest filed prefix a name starts with: the shorter ones it starts
    * with are that prefix's own prefixes, so the answer depends on it alone. Merged and sorted
@@ -63,20 +74,33 @@ class PrefixIndex implements ListFor {
       if (list) list.push(e);
       else this.#byPrefix.set(prefix.text, [e]);
     }
+    for (const text of this.#byPrefix.keys()) {
+      let h = 0;
+      for (let i = 0; i < text.length; i++) h = hashStep(h, text.charCodeAt(i));
+      const same = this.#byHash.get(h);
+      if (same) same.push(text);
+      else this.#byHash.set(h, [text]);
+    }
     this.#lengths = [...new Set([...this.#byPrefix.keys()].map((p) => p.length))].sort((a, b) => b - a);
+    this.#hashes = new Array<number>((this.#lengths[0] ?? 0) + 1).fill(0);
   }
 
   /** Highest priority first: those without a literal prefix, and those whose prefix `name` starts with. */
   for(name: string): readonly IndexedPolicy[] {
     if (this.#byPrefix.size === 0) return this.#general;
+    const hashes = this.#hashes;
+    const upTo = Math.min(name.length, hashes.length - 1);
+    let h = 0;
+    for (let i = 0; i < upTo; i++) {
+      h = hashStep(h, name.charCodeAt(i));
+      hashes[i + 1] = h;
+    }
     let longest: string | undefined;
     for (const n of this.#lengths) {
-      if (n > name.length) continue;
-      const prefix = name.slice(0, n);
-      if (this.#byPrefix.has(prefix)) {
-        longest = prefix;
-        break;
-      }
+      if (n > upTo) continue;
+      const same = this.#byHash.get(hashes[n] as number);
+      longest = same?.find((text) => text.length === n && name.startsWith(text));
+      if (longest !== undefined) break;
     }
     if (longest === undefined) return this.#general;
     let merged = this.#merged.get(longest);

@@ -51,8 +51,9 @@ export async function effectsOfChanges(
   if (changes.some((t) => t.vhost !== vhost)) throw new Error('effectsOfChanges: one vhost at a time');
   // The numbers of the queues some change reaches, the only ones the impact reads: not every
   // queue's, held until the listing ends (100,000 of them, most of the burst's garbage collection).
-  const reached = new Set<string>();
-  const keep = (name: string) => reached.has(name);
+  // Asked right after the queue is handed over: the name just seen reaching, compared, not hashed.
+  let reachedLast: string | undefined;
+  const keep = (name: string) => name === reachedLast;
   const inventory = await openInventory(broker, vhost, {
     live: true,
     ...(options.asOf ? { asOf: options.asOf } : {}),
@@ -89,8 +90,8 @@ export async function effectsOfChanges(
   await inventory.each((o) => {
     if (o.kind === 'exchange') exchanges.add(o.name);
     const reach = touched(o);
+    reachedLast = reach.length === 0 ? undefined : o.name;
     if (reach.length === 0) return;
-    if (o.kind !== 'exchange') reached.add(o.name);
     // Copied only for the layers the object's changes are in.
     let withoutUser: InventoryObject | undefined;
     let withoutOperator: InventoryObject | undefined;
