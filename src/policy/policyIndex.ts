@@ -192,7 +192,8 @@ export interface ReplacedLayer {
 
 export class PolicyIndex {
   readonly version: BrokerVersion;
-  readonly byName: Map<string, IndexedPolicy>;
+  /** Built only when read, for an index made by `replacing` (`named` reads through its base). */
+  #byName: Map<string, IndexedPolicy> | undefined;
   /** Empty for an index made by `replacing`: its lists are read through its base's. */
   readonly #sorted: readonly IndexedPolicy[];
   readonly #perKind = new Map<KindOrUnknown, PerKind>();
@@ -207,14 +208,32 @@ export class PolicyIndex {
     if ('base' in policies) {
       this.#replaced = policies;
       this.#sorted = [];
-      this.byName = new Map(policies.base.byName);
-      for (const e of policies.removed) this.byName.delete(e.name);
-      if (policies.added) this.byName.set(policies.added.name, policies.added);
       return;
     }
     const entries = policies.map((p) => entryOf(p, cache));
-    this.byName = new Map(entries.map((e) => [e.name, e]));
+    this.#byName = new Map(entries.map((e) => [e.name, e]));
     this.#sorted = entries.sort(byPriority);
+  }
+
+  /** Every policy of the layer, by name. */
+  get byName(): ReadonlyMap<string, IndexedPolicy> {
+    if (!this.#byName) {
+      const { base, removed, added } = this.#replaced as ReplacedLayer;
+      const byName = new Map(base.byName);
+      for (const e of removed) byName.delete(e.name);
+      if (added) byName.set(added.name, added);
+      this.#byName = byName;
+    }
+    return this.#byName;
+  }
+
+  /** The policy of this name, if the layer has it. */
+  named(name: string): IndexedPolicy | undefined {
+    const replaced = this.#replaced;
+    if (this.#byName || !replaced) return this.#byName?.get(name);
+    if (replaced.added?.name === name) return replaced.added;
+    const e = replaced.base.named(name);
+    return e && replaced.removed.has(e) ? undefined : e;
   }
 
   /**
@@ -225,7 +244,7 @@ export class PolicyIndex {
   replacing(names: readonly (string | undefined)[], add: Policy | null, cache: PatternCache): PolicyIndex {
     const removed = new Set<IndexedPolicy>();
     for (const n of names) {
-      const e = n === undefined ? undefined : this.byName.get(n);
+      const e = n === undefined ? undefined : this.named(n);
       if (e) removed.add(e);
     }
     const added = add ? entryOf(add, cache) : undefined;
@@ -284,7 +303,7 @@ export class PolicyIndex {
 
   /** The policy by name, if its apply-to reaches this kind and the kind vetoes none of its keys. */
   applicable(name: string, kind: KindOrUnknown): IndexedPolicy | undefined {
-    const e = this.byName.get(name);
+    const e = this.named(name);
     return e && this.#kind(kind).isApplicable(e) ? e : undefined;
   }
 

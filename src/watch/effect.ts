@@ -92,15 +92,15 @@ export async function effectsOfChanges(
     const reach = touched(o);
     reachedLast = reach.length === 0 ? undefined : o.name;
     if (reach.length === 0) return;
-    // Copied only for the layers the object's changes are in.
+    // Copied only for the layers the object's changes are in, and only when it reports one.
     let withoutUser: InventoryObject | undefined;
     let withoutOperator: InventoryObject | undefined;
     for (const i of reach) {
       if (layers[i] === 'user') {
-        withoutUser ??= { ...o, policy: undefined };
+        withoutUser ??= o.policy === undefined ? o : { ...o, policy: undefined };
         simulations[i]?.add(withoutUser);
       } else {
-        withoutOperator ??= { ...o, operatorPolicy: undefined };
+        withoutOperator ??= o.operatorPolicy === undefined ? o : { ...o, operatorPolicy: undefined };
         simulations[i]?.add(withoutOperator);
       }
     }
@@ -121,11 +121,13 @@ export async function effectsOfChanges(
  * is then one prefix lookup, not one full resolution per change). A pattern the engine cannot
  * decide for the name, and a queue of a type the bot does not know, count as reaching.
  */
+const NONE: readonly number[] = [];
+
 function touchIndex(
   changes: readonly Transition[],
   version: BrokerVersion,
   cache: PatternCache,
-): (o: InventoryObject) => number[] {
+): (o: InventoryObject) => readonly number[] {
   const tagged: Policy[] = [];
   changes.forEach((t, i) => {
     for (const p of [t.before, t.after]) if (p) tagged.push({ ...p, name: String(i), priority: 0 });
@@ -135,11 +137,14 @@ function touchIndex(
   return (o) => {
     if (o.kind === null) return all;
     const candidates = index.reachingFor(o.kind, o.name);
-    if (candidates.length === 0) return [];
+    if (candidates.length === 0) return NONE;
     const view = nameView(o.name);
-    const hit = new Set<number>();
-    for (const e of candidates) if (e.pattern.match(view) !== false) hit.add(Number(e.name));
-    return [...hit];
+    const hit: number[] = [];
+    for (const e of candidates) {
+      const i = Number(e.name);
+      if (!hit.includes(i) && e.pattern.match(view) !== false) hit.push(i);
+    }
+    return hit;
   };
 }
 
