@@ -58,11 +58,8 @@ export interface NameView {
 }
 
 export function nameView(name: string, options: { collectPending?: boolean } = {}): NameView {
-  const latin1 = latin1View(name);
-  const shifted = shiftedView(name);
-  return options.collectPending
-    ? { latin1, shifted, pending: new Set<CompiledPattern>() }
-    : { latin1, shifted };
+  const view = { latin1: latin1View(name), shifted: shiftedView(name) };
+  return options.collectPending ? { ...view, pending: new Set<CompiledPattern>() } : view;
 }
 
 /** What the backtracking engine is asked for one pattern, and what it answered so far. */

@@ -319,7 +319,7 @@ export class Simulation {
     const nextHit = next ? next.pattern.match(viewOf()) : false;
     if (!oldGoverns && nextHit === false) return null;
 
-    const inForce = reported === null ? undefined : B.named(reported);
+    const inForce = reported === null ? undefined : B.byName.get(reported);
     if (reported !== null && !inForce) {
       return {
         why: `the broker reports ${reported}, which is not among the vhost's policies now: it changed a moment ago; preview again`,
@@ -397,7 +397,7 @@ export class Simulation {
   #otherChoice(o: InventoryObject, kind: ObjectKind, viewOf: () => NameView): LayerChoice {
     const reported = this.#change.layer === 'user' ? o.operatorPolicy : o.policy;
     if (reported !== undefined) {
-      const p = reported === null ? null : (this.#other.named(reported)?.policy ?? null);
+      const p = reported === null ? null : (this.#other.byName.get(reported)?.policy ?? null);
       return { policy: p, source: 'broker' };
     }
     const s = scan(this.#other.candidatesFor(kind, o.name), viewOf());
@@ -443,7 +443,7 @@ export class Simulation {
       reported !== undefined
         ? reported === null
           ? undefined
-          : this.#changed.before.named(reported)
+          : this.#changed.before.byName.get(reported)
         : before?.candidates[0];
     const beforeTie = reported === undefined && (before?.candidates.length ?? 0) > 1;
     const afterTie = after.candidates.length > 1;
