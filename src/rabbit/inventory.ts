@@ -142,7 +142,7 @@ export async function openInventory(
   options: InventoryOptions = {},
 ): Promise<Inventory> {
   if (options.live && options.withoutReportedPolicies && source.streamQueuesLive)
-    return openOneListing(source, vhost, options.asOf);
+    return openOneListing(source, vhost, options.asOf, options.keepLive);
   const queues = startNow(source.streamQueues(vhost, { stats: false }));
   const exchanges = startNow(source.streamExchanges(vhost));
   const { liveFor } = options;
@@ -181,6 +181,7 @@ export interface InventoryOptions {
   /**
    * With `live`: which queues' numbers to keep, once the caller knows (asked as each arrives;
    * undefined: not known yet, kept). Spares holding every queue's numbers when few can matter.
+   * With `withoutReportedPolicies`, asked after the queue is handed to `each`'s `take`.
    */
   readonly keepLive?: () => ((name: string) => boolean) | undefined;
   /**
@@ -202,6 +203,7 @@ async function openOneListing(
   source: InventorySource,
   vhost: string,
   asOf: Date | undefined,
+  keepLive: InventoryOptions['keepLive'],
 ): Promise<Inventory> {
   const sampledAt = new Date().toISOString();
   const listing = source.streamQueuesLive?.(vhost, asOf ? { asOf } : {});
@@ -222,8 +224,10 @@ async function openOneListing(
     cancel,
     async each(take) {
       await queues.each((q) => {
-        live.set(q.queue.name, q.live);
+        // Asked once the queue is read: the caller may decide by what it found in it.
         take(queueObject(q.queue));
+        const keep = keepLive?.();
+        if (!keep || keep(q.queue.name)) live.set(q.queue.name, q.live);
       });
       await exchanges.each((e) => take(exchangeObject(e)));
       read = true;
