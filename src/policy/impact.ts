@@ -1,4 +1,4 @@
-import type { ObjectKind } from './types.ts';
+import type { Definition, ObjectKind } from './types.ts';
 
 /**
  * What a change does at once to the messages and queues that are there now: the broker's rules
@@ -217,7 +217,8 @@ function refusesNow(
 
 // The keys the rules read, as constants: the rules run for every object a change moves.
 const LENGTH_KEYS = ['max-length', 'max-length-bytes'] as const;
-const FEDERATION_KEYS = ['federation-upstream', 'federation-upstream-set'] as const;
+/** The keys whose impact reads the vhost's federation (its upstreams, upstream sets and running links). */
+export const FEDERATION_KEYS = ['federation-upstream', 'federation-upstream-set'] as const;
 const EXCHANGE_TARGETS = ['alternate-exchange', ...FEDERATION_KEYS] as const;
 const QUEUE_TARGETS = ['dead-letter-exchange', ...FEDERATION_KEYS] as const;
 
@@ -312,6 +313,9 @@ function missingTargets(
     if (known !== null && !known.has(target)) out.push({ effect: 'missing-target', key, target });
   }
 }
+
+/** Whether a definition sets a key whose impact reads the federation: where none does, nothing reads it. */
+export const readsFederation = (d: Definition) => FEDERATION_KEYS.some((k) => k in d);
 
 function targets(i: ImpactInput, world: World, out: Impact[]): void {
   missingTargets(i.kind, i.after, world, i.before, out);

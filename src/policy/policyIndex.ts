@@ -39,12 +39,23 @@ export function whyUnreadable(e: { readonly pattern: CompiledPattern }): string 
 const byPriority = (a: IndexedPolicy, b: IndexedPolicy) =>
   b.priority - a.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
+/** One character more of a hash of a string's start, kept a small integer (a cheap Map key). */
+const hashStep = (h: number, c: number) => (Math.imul(h, 31) + c) & 0x3fffffff;
+
 /** A list of policies filed by literal prefix, and the rest. */
-class PrefixIndex {
+class PrefixIndex implements ListFor {
   readonly #byPrefix = new Map<string, IndexedPolicy[]>();
+  /**
+   * The filed prefixes by the hash of their characters: a name is read once, character by
+   * character, not sliced and hashed again at each length (a burst of outside changes asks for
+   * every object of the vhost; a slice per length was most of the lookup).
+   */
+  readonly #byHash = new Map<number, string[]>();
   readonly #general: IndexedPolicy[] = [];
-  /** The lengths of the filed prefixes, longest first: a name is sliced only at those. */
+  /** The lengths of the filed prefixes, longest first. */
   readonly #lengths: number[];
+  /** The name's hash at each length up to the longest prefix, reused by every lookup. */
+  readonly #hashes: number[];
   /**
    * `for`'s answer by the longest filed prefix a name starts with: the shorter ones it starts
    * with are that prefix's own prefixes, so the answer depends on it alone. Merged and sorted
@@ -63,20 +74,33 @@ class PrefixIndex {
       if (list) list.push(e);
       else this.#byPrefix.set(prefix.text, [e]);
     }
+    for (const text of this.#byPrefix.keys()) {
+      let h = 0;
+      for (let i = 0; i < text.length; i++) h = hashStep(h, text.charCodeAt(i));
+      const same = this.#byHash.get(h);
+      if (same) same.push(text);
+      else this.#byHash.set(h, [text]);
+    }
     this.#lengths = [...new Set([...this.#byPrefix.keys()].map((p) => p.length))].sort((a, b) => b - a);
+    this.#hashes = new Array<number>((this.#lengths[0] ?? 0) + 1).fill(0);
   }
 
   /** Highest priority first: those without a literal prefix, and those whose prefix `name` starts with. */
   for(name: string): readonly IndexedPolicy[] {
     if (this.#byPrefix.size === 0) return this.#general;
+    const hashes = this.#hashes;
+    const upTo = Math.min(name.length, hashes.length - 1);
+    let h = 0;
+    for (let i = 0; i < upTo; i++) {
+      h = hashStep(h, name.charCodeAt(i));
+      hashes[i + 1] = h;
+    }
     let longest: string | undefined;
     for (const n of this.#lengths) {
-      if (n > name.length) continue;
-      const prefix = name.slice(0, n);
-      if (this.#byPrefix.has(prefix)) {
-        longest = prefix;
-        break;
-      }
+      if (n > upTo) continue;
+      const same = this.#byHash.get(hashes[n] as number);
+      longest = same?.find((text) => text.length === n && name.startsWith(text));
+      if (longest !== undefined) break;
     }
     if (longest === undefined) return this.#general;
     let merged = this.#merged.get(longest);
@@ -96,12 +120,55 @@ class PrefixIndex {
   }
 }
 
+/** A name's list: what `PrefixIndex` and `PrefixOverlay` answer alike. */
+interface ListFor {
+  for(name: string): readonly IndexedPolicy[];
+}
+
+/**
+ * Another index's lists with some of its policies taken out and at most one put in (a change's
+ * other side): read through that index's, each of its lists adjusted once, not filed again.
+ */
+class PrefixOverlay implements ListFor {
+  /** The adjusted lists, by the list the base hands: without `added`, and with it. */
+  readonly #adjusted = [
+    new Map<readonly IndexedPolicy[], IndexedPolicy[]>(),
+    new Map<readonly IndexedPolicy[], IndexedPolicy[]>(),
+  ] as const;
+
+  constructor(
+    readonly base: ListFor,
+    readonly removed: ReadonlySet<IndexedPolicy>,
+    readonly added: IndexedPolicy | undefined,
+  ) {}
+
+  for(name: string): readonly IndexedPolicy[] {
+    const list = this.base.for(name);
+    const added = this.added;
+    const prefix = added?.pattern.literalPrefix;
+    const adds =
+      added !== undefined && (prefix === undefined || prefix.caseless || name.startsWith(prefix.text));
+    if (!adds && this.removed.size === 0) return list;
+    const adjusted = this.#adjusted[adds ? 1 : 0];
+    let out = adjusted.get(list);
+    if (!out) {
+      out = this.removed.size === 0 ? [...list] : list.filter((e) => !this.removed.has(e));
+      if (adds) {
+        const at = out.findIndex((e) => byPriority(added, e) < 0);
+        out.splice(at < 0 ? out.length : at, 0, added);
+      }
+      adjusted.set(list, out);
+    }
+    return out;
+  }
+}
+
 interface PerKind {
   /** Apply-to reaches the kind; highest priority first. */
-  readonly reaching: PrefixIndex;
+  readonly reaching: ListFor;
   /** Reaching, and no key the kind vetoes. */
-  readonly applicable: PrefixIndex;
-  readonly applicableSet: ReadonlySet<IndexedPolicy>;
+  readonly applicable: ListFor;
+  readonly isApplicable: (e: IndexedPolicy) => boolean;
   /** Empty for a queue type this bot does not know: its vetoes are unknown, none is invented. */
   readonly vetoes: ReadonlySet<string>;
 }
@@ -109,22 +176,79 @@ interface PerKind {
 /** An object kind, or `null` for a queue of a type this bot does not know. */
 export type KindOrUnknown = ObjectKind | null;
 
+const entryOf = (p: Policy, cache: PatternCache): IndexedPolicy => ({
+  policy: p,
+  name: p.name,
+  priority: p.priority,
+  pattern: cache.get(p.pattern),
+});
+
+/** What an index made by `PolicyIndex.replacing` reads through (not built by hand). */
+export interface ReplacedLayer {
+  readonly base: PolicyIndex;
+  readonly removed: ReadonlySet<IndexedPolicy>;
+  readonly added: IndexedPolicy | undefined;
+}
+
 export class PolicyIndex {
   readonly version: BrokerVersion;
-  readonly byName = new Map<string, IndexedPolicy>();
+  /** Built only when read, for an index made by `replacing` (`named` reads through its base). */
+  #byName: Map<string, IndexedPolicy> | undefined;
+  /** Empty for an index made by `replacing`: its lists are read through its base's. */
   readonly #sorted: readonly IndexedPolicy[];
   readonly #perKind = new Map<KindOrUnknown, PerKind>();
+  readonly #replaced: ReplacedLayer | undefined;
 
-  constructor(policies: readonly Policy[], version: BrokerVersion, cache: PatternCache = new PatternCache()) {
+  constructor(
+    policies: readonly Policy[] | ReplacedLayer,
+    version: BrokerVersion,
+    cache: PatternCache = new PatternCache(),
+  ) {
     this.version = version;
-    const entries = policies.map((p) => ({
-      policy: p,
-      name: p.name,
-      priority: p.priority,
-      pattern: cache.get(p.pattern),
-    }));
-    for (const e of entries) this.byName.set(e.name, e);
+    if ('base' in policies) {
+      this.#replaced = policies;
+      this.#sorted = [];
+      return;
+    }
+    const entries = policies.map((p) => entryOf(p, cache));
+    this.#byName = new Map(entries.map((e) => [e.name, e]));
     this.#sorted = entries.sort(byPriority);
+  }
+
+  /** Every policy of the layer, by name. */
+  get byName(): ReadonlyMap<string, IndexedPolicy> {
+    if (!this.#byName) {
+      const { base, removed, added } = this.#replaced as ReplacedLayer;
+      const byName = new Map(base.byName);
+      for (const e of removed) byName.delete(e.name);
+      if (added) byName.set(added.name, added);
+      this.#byName = byName;
+    }
+    return this.#byName;
+  }
+
+  /** The policy of this name, if the layer has it. */
+  named(name: string): IndexedPolicy | undefined {
+    const replaced = this.#replaced;
+    if (this.#byName || !replaced) return this.#byName?.get(name);
+    if (replaced.added?.name === name) return replaced.added;
+    const e = replaced.base.named(name);
+    return e && replaced.removed.has(e) ? undefined : e;
+  }
+
+  /**
+   * This layer with the policies named `names` taken out and `add` put in: what a fresh index of
+   * that list would answer, read through this one's lists rather than filing them again (a
+   * burst of outside changes indexes the vhost's policies once, not twice per change).
+   */
+  replacing(names: readonly (string | undefined)[], add: Policy | null, cache: PatternCache): PolicyIndex {
+    const removed = new Set<IndexedPolicy>();
+    for (const n of names) {
+      const e = n === undefined ? undefined : this.named(n);
+      if (e) removed.add(e);
+    }
+    const added = add ? entryOf(add, cache) : undefined;
+    return new PolicyIndex({ base: this, removed, added }, this.version, cache);
   }
 
   /** Every kind's lists, built now rather than on the first name of each kind. */
@@ -136,18 +260,35 @@ export class PolicyIndex {
   #kind(kind: KindOrUnknown): PerKind {
     let k = this.#perKind.get(kind);
     if (!k) {
-      const vetoes = kind === null ? new Set<string>() : vetoedKeys(kind, this.version);
-      const reaching = this.#sorted.filter((e) => scopeFits(e.policy.applyTo, kind));
-      const applicable = reaching.filter((e) => refusedKeys(e.policy.definition, vetoes).length === 0);
-      k = {
-        reaching: new PrefixIndex(reaching),
-        applicable: new PrefixIndex(applicable),
-        applicableSet: new Set(applicable),
-        vetoes,
-      };
+      k = this.#replaced ? PolicyIndex.#kindReplaced(this.#replaced, kind) : this.#kindBuilt(kind);
       this.#perKind.set(kind, k);
     }
     return k;
+  }
+
+  #kindBuilt(kind: KindOrUnknown): PerKind {
+    const vetoes = kind === null ? new Set<string>() : vetoedKeys(kind, this.version);
+    const reaching = this.#sorted.filter((e) => scopeFits(e.policy.applyTo, kind));
+    const applicable = reaching.filter((e) => refusedKeys(e.policy.definition, vetoes).length === 0);
+    const applicableSet = new Set(applicable);
+    return {
+      reaching: new PrefixIndex(reaching),
+      applicable: new PrefixIndex(applicable),
+      isApplicable: (e) => applicableSet.has(e),
+      vetoes,
+    };
+  }
+
+  static #kindReplaced({ base, removed, added }: ReplacedLayer, kind: KindOrUnknown): PerKind {
+    const b = base.#kind(kind);
+    const reaches = added !== undefined && scopeFits(added.policy.applyTo, kind);
+    const applies = reaches && refusedKeys(added.policy.definition, b.vetoes).length === 0;
+    return {
+      reaching: new PrefixOverlay(b.reaching, removed, reaches ? added : undefined),
+      applicable: new PrefixOverlay(b.applicable, removed, applies ? added : undefined),
+      isApplicable: (e) => (e === added ? applies : b.isApplicable(e)),
+      vetoes: b.vetoes,
+    };
   }
 
   /** Every policy whose apply-to reaches this kind and that can match `name`, vetoed or not. */
@@ -162,8 +303,8 @@ export class PolicyIndex {
 
   /** The policy by name, if its apply-to reaches this kind and the kind vetoes none of its keys. */
   applicable(name: string, kind: KindOrUnknown): IndexedPolicy | undefined {
-    const e = this.byName.get(name);
-    return e && this.#kind(kind).applicableSet.has(e) ? e : undefined;
+    const e = this.named(name);
+    return e && this.#kind(kind).isApplicable(e) ? e : undefined;
   }
 
   /** The keys of this policy the kind refuses; any one of them means it can never govern it. */

@@ -137,11 +137,14 @@ const CATCH_NAMES = 1000;
 
 // --- the simulation -------------------------------------------------------------------------
 
+/** One layer's policies, or an index of them that several simulations share (`PolicyIndex.replacing`). */
+export type Layer = readonly Policy[] | PolicyIndex;
+
 export interface SimulationInput {
   readonly version: BrokerVersion;
   /** The vhost's policies and operator policies as they are now. */
-  readonly user: readonly Policy[];
-  readonly operator: readonly Policy[];
+  readonly user: Layer;
+  readonly operator: Layer;
   readonly change: PolicyChange;
   readonly cache?: PatternCache;
 }
@@ -246,13 +249,14 @@ export class Simulation {
     this.#version = version;
     this.#change = change;
     this.#cache = cache;
-    const current = change.layer === 'user' ? input.user : input.operator;
-    const proposed = current.filter((p) => p.name !== change.before?.name && p.name !== change.after?.name);
-    if (change.after) proposed.push(change.after);
     // Each kind's lists built on the first object of that kind: a burst of outside changes runs
     // one simulation per change, each fed only the objects its policy reaches (bench/outside).
-    const index = (list: readonly Policy[]) => new PolicyIndex(list, version, cache);
-    this.#changed = { before: index(current), after: index(proposed) };
+    const index = (layer: Layer) =>
+      layer instanceof PolicyIndex ? layer : new PolicyIndex(layer, version, cache);
+    const current = index(change.layer === 'user' ? input.user : input.operator);
+    // The proposed layer read through the current one's lists: one policy apart.
+    const proposed = current.replacing([change.before?.name, change.after?.name], change.after, cache);
+    this.#changed = { before: current, after: proposed };
     this.#other = index(change.layer === 'user' ? input.operator : input.user);
     const after = change.after;
     if (after && !isAnchored(after.pattern)) {

@@ -6,6 +6,7 @@ import {
   type LiveQueue,
   type Loss,
   losingQueues,
+  readsFederation,
   type World,
 } from '../policy/impact.ts';
 import type { ObjectOutcome } from '../policy/simulate.ts';
@@ -64,11 +65,6 @@ function weight(impact: readonly Impact[]): number {
 }
 
 /**
- * The outcomes become the preview's objects: each is given its `now` and `impact` in place, not
- * copied (a broad change moves 19,000 objects, and copying each was ~45 ms of its preview), so
- * they are the caller's to hand over, once.
- */
-/**
  * The `keep` objects with something to fear, worst first (by weight, then name), and how many
  * there are: only those kept are ordered (a broad change: 19,000 objects, of which 50 are shown).
  */
@@ -96,6 +92,11 @@ function worstFirst(
   return { worst: worst.map(({ o }) => o), count };
 }
 
+/**
+ * The outcomes become the preview's objects: each is given its `now` and `impact` in place, not
+ * copied (a broad change moves 19,000 objects, and copying each was ~45 ms of its preview), so
+ * they are the caller's to hand over, once.
+ */
 export function withImpact(
   outcomes: readonly ObjectOutcome[],
   reading: LiveReading | null,
@@ -159,9 +160,8 @@ export function withImpact(
   };
 }
 
-const federated = (v: Readonly<Record<string, unknown>>) =>
-  'federation-upstream' in v || 'federation-upstream-set' in v;
-const usesFederation = (o: ObjectOutcome) => federated(o.inUse.before) || federated(o.inUse.after);
+const usesFederation = (o: ObjectOutcome) =>
+  readsFederation(o.inUse.before) || readsFederation(o.inUse.after);
 
 /** An object as the `--json` document shows it: without the values in use it was computed from. */
 export function objectJson({ inUse: _, ...rest }: PreviewObject): Omit<PreviewObject, 'inUse'> {

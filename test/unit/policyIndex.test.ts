@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { nameView } from '../../src/policy/pattern.ts';
+import { nameView, PatternCache } from '../../src/policy/pattern.ts';
 import { PolicyIndex, scan } from '../../src/policy/policyIndex.ts';
 import type { ObjectKind, Policy } from '../../src/policy/types.ts';
 import { V310 } from '../support/policies.ts';
@@ -72,6 +72,57 @@ describe('PolicyIndex', () => {
     expect(index.applicable('prio', kind)?.name).toBe(applicable ? 'prio' : undefined);
     const e = index.byName.get('prio');
     expect(e && index.refused(e, kind)).toEqual(kind === 'quorum' ? ['max-priority'] : []);
+  });
+
+  it('replacing: answers what a fresh index of the replaced list answers, one level or two', () => {
+    const policy = fc.record({
+      name: fc.constantFrom('a', 'b', 'c', 'd', 'e'),
+      pattern: fc.constantFrom('^orders', '^orders\\.audit', '^ord', 'audit', '.*', '^(?i)ORD', '^b'),
+      priority: fc.integer({ min: 0, max: 3 }),
+      applyTo: fc.constantFrom('all', 'queues', 'exchanges'),
+      definition: fc.constantFrom({}, { 'max-priority': 5 }, { 'max-length': 1 }),
+    });
+    const list = fc.uniqueArray(policy, { selector: (p) => p.name, maxLength: 5 });
+    const step = fc.record({
+      names: fc.array(fc.constantFrom('a', 'b', 'c', 'x'), { maxLength: 2 }),
+      add: fc.option(policy, { nil: null }),
+    });
+    const names = ['orders.audit', 'orders', 'ord', 'ORDERS', 'billing.audit', 'b', ''];
+    const kinds = ['classic', 'quorum', 'stream', 'exchange', null] as const;
+    const answers = (index: PolicyIndex) =>
+      kinds.map((kind) => ({
+        names: [...index.byName.keys()].sort(),
+        applicable: [...index.byName.keys()].sort().map((n) => index.applicable(n, kind)?.name),
+        lists: names.map((n) => [
+          index.reachingFor(kind, n).map((e) => e.name),
+          index.candidatesFor(kind, n).map((e) => e.name),
+        ]),
+      }));
+    const replaced = (ps: readonly Policy[], s: { names: string[]; add: Policy | null }) => [
+      ...ps.filter((p) => !s.names.includes(p.name)),
+      ...(s.add ? [s.add] : []),
+    ];
+    fc.assert(
+      fc.property(list, step, step, (raw, first, second) => {
+        const ps = raw.map((p) => pol(p.name, p.pattern, p.priority, p));
+        const s1 = {
+          names: [...first.names, ...(first.add ? [first.add.name] : [])],
+          add: first.add && pol(first.add.name, first.add.pattern, first.add.priority, first.add),
+        };
+        const s2 = {
+          names: [...second.names, ...(second.add ? [second.add.name] : [])],
+          add: second.add && pol(second.add.name, second.add.pattern, second.add.priority, second.add),
+        };
+        const cache = new PatternCache();
+        const base = new PolicyIndex(ps, V310, cache);
+        // Read before replacing too: the replaced index must not depend on what its base has filed.
+        answers(base);
+        const one = base.replacing(s1.names, s1.add, cache);
+        const two = one.replacing(s2.names, s2.add, cache);
+        expect(answers(two)).toEqual(answers(new PolicyIndex(replaced(replaced(ps, s1), s2), V310)));
+        expect(answers(one)).toEqual(answers(new PolicyIndex(replaced(ps, s1), V310)));
+      }),
+    );
   });
 
   it('knows no vetoes for a queue type it does not know', () => {
