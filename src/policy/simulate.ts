@@ -665,8 +665,11 @@ export class Simulation {
    * per pair: the objects a change moves share a handful of pairs (bench/preview: 19,000 objects).
    */
   #effective(changed: Definition | undefined, other: Definition | undefined): Effective {
-    const byOther = this.#effectives.get(changed ?? NONE) ?? new Map<Definition, Effective>();
-    this.#effectives.set(changed ?? NONE, byOther);
+    let byOther = this.#effectives.get(changed ?? NONE);
+    if (!byOther) {
+      byOther = new Map();
+      this.#effectives.set(changed ?? NONE, byOther);
+    }
     let eff = byOther.get(other ?? NONE);
     if (!eff) {
       eff = Object.freeze(
@@ -681,8 +684,11 @@ export class Simulation {
 
   /** What going from one set of effective values to another means, read once per pair (shared, frozen). */
   #transition(before: Effective, after: Effective): Transition {
-    const byAfter = this.#transitions.get(before) ?? new Map<Effective, Transition>();
-    this.#transitions.set(before, byAfter);
+    let byAfter = this.#transitions.get(before);
+    if (!byAfter) {
+      byAfter = new Map();
+      this.#transitions.set(before, byAfter);
+    }
     let t = byAfter.get(after);
     if (!t) {
       const d = diffEffective(before, after);
