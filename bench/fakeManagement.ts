@@ -184,11 +184,40 @@ export async function serve(v: FakeVhost, port = 0): Promise<{ url: string; clos
       })),
     ),
   );
+  // The name filter (`name` with `use_regex=true`, with `page`): the broker's caseless search,
+  // switched back to case-sensitive by a leading `(?-i)` (src/rabbit/listings.ts `queuesFound`).
+  const recordRows = JSON.parse(queues.toString()) as { name: string }[];
+  const statsRows = JSON.parse(stats.toString()) as { name: string }[];
+  const foundPage = (rows: readonly { name: string }[], params: URLSearchParams): string | null => {
+    const size = Number(params.get('page_size') ?? '100');
+    if (!(size >= 1 && size <= 500)) return null;
+    const filter = params.get('name') ?? '';
+    const exact = filter.startsWith('(?-i)');
+    const regex = new RegExp(exact ? filter.slice('(?-i)'.length) : filter, exact ? '' : 'i');
+    const hits = rows.filter((r) => regex.test(r.name));
+    const page = Number(params.get('page') ?? '1');
+    return JSON.stringify({
+      filtered_count: hits.length,
+      item_count: Math.min(size, Math.max(0, hits.length - (page - 1) * size)),
+      items: hits.slice((page - 1) * size, page * size),
+      page,
+      page_count: Math.ceil(hits.length / size),
+      page_size: size,
+      total_count: rows.length,
+    });
+  };
   const live = new Map<string, Buffer>([[`/api/queues/${enc}`, stats]]);
   const liveRecords = new Map<string, Buffer>([[`/api/queues/${enc}`, combined]]);
   const server = createServer((req, res) => {
     const [path = '', query = ''] = (req.url ?? '').split('?');
-    const columns = new URLSearchParams(query).get('columns') ?? '';
+    const params = new URLSearchParams(query);
+    const columns = params.get('columns') ?? '';
+    if (path === `/api/queues/${enc}` && params.get('use_regex') === 'true' && params.has('page')) {
+      const body = foundPage(columns.includes('messages') ? statsRows : recordRows, params);
+      res.writeHead(body ? 200 : 400, { 'content-type': 'application/json' });
+      res.end(body ?? '{"error":"bad_request","reason":"page_size must be between 1 and 500"}');
+      return;
+    }
     const only =
       columns === 'name'
         ? namesOnly.get(path)

@@ -1,4 +1,4 @@
-import type { ObjectKind } from './types.ts';
+import type { Definition, ObjectKind } from './types.ts';
 
 /**
  * What a change does at once to the messages and queues that are there now: the broker's rules
@@ -308,6 +308,12 @@ function missingTargets(
   return out;
 }
 
+/** The keys whose impact reads the vhost's federation (its upstreams, upstream sets and running links). */
+export const FEDERATION_KEYS = ['federation-upstream', 'federation-upstream-set'] as const;
+
+/** Whether a definition sets a key whose impact reads the federation: where none does, nothing reads it. */
+export const readsFederation = (d: Definition) => FEDERATION_KEYS.some((k) => k in d);
+
 function targets(i: ImpactInput, world: World, out: Impact[]): void {
   out.push(...missingTargets(i.kind, i.after, world, i.before));
 }
@@ -324,7 +330,7 @@ function losses(i: ImpactInput, world: World, out: Impact[]): void {
       out.push({ effect: 'dead-letter-lost', messages: now?.messages ?? null, exchange: dlx });
     }
   }
-  for (const key of ['federation-upstream', 'federation-upstream-set'] as const) {
+  for (const key of FEDERATION_KEYS) {
     const upstream = str(before[key]);
     if (upstream !== undefined && after[key] === undefined && world.links?.has(name)) {
       out.push({ effect: 'link-stops', key, upstream });

@@ -6,6 +6,7 @@ import {
   type LiveQueue,
   type Loss,
   losingQueues,
+  readsFederation,
   type World,
 } from '../policy/impact.ts';
 import type { ObjectOutcome } from '../policy/simulate.ts';
@@ -126,7 +127,7 @@ export function withImpact(
 }
 
 const usesFederation = (o: ObjectOutcome) =>
-  [o.inUse.before, o.inUse.after].some((v) => 'federation-upstream' in v || 'federation-upstream-set' in v);
+  readsFederation(o.inUse.before) || readsFederation(o.inUse.after);
 
 /** An object as the `--json` document shows it: without the values in use it was computed from. */
 export function objectJson({ inUse: _, ...rest }: PreviewObject): Omit<PreviewObject, 'inUse'> {

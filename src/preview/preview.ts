@@ -3,14 +3,15 @@ import { codeOf } from '../errors.ts';
 import type { BacktrackingReader } from '../patterns/reader.ts';
 import { settleSimulation } from '../patterns/resolveRead.ts';
 import { type PolicyDiff, policyDiff } from '../policy/diff.ts';
+import { readsFederation } from '../policy/impact.ts';
 import { CompiledPattern, nameView } from '../policy/pattern.ts';
 import type { Problem } from '../policy/problem.ts';
 import { type PolicyChange, Simulation, type Unpredictable } from '../policy/simulate.ts';
 import type { Definition, Policy, PolicyLayer } from '../policy/types.ts';
 import { formatVersion } from '../policy/types.ts';
-import { type ProposedFields, validate } from '../policy/validate.ts';
+import { type ProposedFields, type Validation, validate } from '../policy/validate.ts';
 import { type NotAskedWhy, notAskedBecause } from '../rabbit/errors.ts';
-import { type InventorySource, openInventory } from '../rabbit/inventory.ts';
+import { type Inventory, type InventorySource, openInventory } from '../rabbit/inventory.ts';
 import { missingVhost, type VhostLister } from '../vhosts.ts';
 import { type ImpactSummary, type PreviewObject, withImpact } from './impact.ts';
 import { type PreviewSummary, SUMMARY_NAMES, summarize } from './summary.ts';
@@ -152,22 +153,43 @@ export async function preview(
 
   let inventory: Awaited<ReturnType<typeof openInventory>>;
   let keepLive: ((name: string) => boolean) | undefined;
+  let validation: Validation | undefined;
+  const validated = (small: Pick<Inventory, 'version' | 'user' | 'operator'>) =>
+    validate({
+      action: input.action,
+      layer: input.layer,
+      vhost: input.vhost,
+      name: input.name,
+      fields: input.fields,
+      existing: { user: small.user, operator: small.operator },
+      version: small.version,
+    });
   try {
-    inventory = await openInventory(broker, input.vhost, { live: true, keepLive: () => keepLive });
+    inventory = await openInventory(broker, input.vhost, {
+      live: true,
+      keepLive: () => keepLive,
+      // The live numbers of the queues the changed policy finds, as it is or as proposed: the
+      // only ones a change can move; the federation where a policy, or the proposed one, names
+      // an upstream. Neither when the change is refused.
+      liveFor: (small) => {
+        validation = validated(small);
+        const { ok, current, proposed } = validation;
+        if (!ok) return { patterns: [], federation: false };
+        const changed = [current, proposed].flatMap((p) => (p ? [p] : []));
+        return {
+          patterns: changed.map((p) => p.pattern),
+          federation: [...small.user, ...small.operator, ...changed].some((p) =>
+            readsFederation(p.definition),
+          ),
+        };
+      },
+    });
   } catch (err) {
     return await notAsked(err);
   }
   const { version, user, operator } = inventory;
   const brokerVersion = formatVersion(version);
-  const validation = validate({
-    action: input.action,
-    layer: input.layer,
-    vhost: input.vhost,
-    name: input.name,
-    fields: input.fields,
-    existing: { user, operator },
-    version,
-  });
+  validation ??= validated(inventory);
   change.before = fieldsOf(validation.current);
   change.after = fieldsOf(validation.proposed);
   if (!validation.ok) {

@@ -12,7 +12,10 @@
 import { type BrokerVersion, type Policy, type PolicyLayer, parseVersion } from '../policy/types.ts';
 import { RabbitError } from './errors.ts';
 import {
+  FOUND_STATS,
+  foundRecords,
   queuePolicyFromRecord,
+  queuesFound,
   streamExchanges,
   streamNames,
   streamQueueStats,
@@ -276,6 +279,16 @@ export class ManagementClient {
 
   streamQueueStats(vhost: string, opts: { asOf?: Date } = {}): AsyncIterable<QueueStats> {
     return streamQueueStats(this.http, vhost, opts);
+  }
+
+  /** The queues `pattern` finds, their records (listings.ts `queuesFound`); null: too many to ask so. */
+  findQueues(vhost: string, pattern: string): Promise<QueueListing[] | null> {
+    return queuesFound(this.http, vhost, pattern, foundRecords(vhost));
+  }
+
+  /** The queues `pattern` finds, their live numbers (listings.ts `queuesFound`); null: too many to ask so. */
+  findQueueStats(vhost: string, pattern: string): Promise<QueueStats[] | null> {
+    return queuesFound(this.http, vhost, pattern, FOUND_STATS);
   }
 
   streamQueues(vhost: string, opts: { stats: boolean }): AsyncIterable<QueueListing> {

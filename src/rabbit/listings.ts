@@ -1,12 +1,16 @@
 /**
  * The broker's listings, each ONE request read as a stream (`Transport.streamList`): every queue
- * or exchange of a vhost, or only their names. Never paged: the broker builds and sorts the whole
- * list for each page, so paging costs (objects / page size) whole lists. What columns a listing
- * asks for, and what its fields mean in that mode, is decided here.
+ * or exchange of a vhost, or only their names. Never paged through: the broker builds and sorts the
+ * whole list for each page, so paging costs (objects / page size) whole lists. The exception is
+ * one page of the name filter (`queuesFound`), asked for where it holds all the filter finds.
+ * What columns a listing asks for, and what its fields mean in that mode, is decided here.
  */
+
+import type { z } from 'zod';
 import {
   type ExchangeListing,
   exchangeSchema,
+  foundPageSchema,
   nameOnlySchema,
   pagedQueuesSchema,
   type QueueListing,
@@ -119,6 +123,70 @@ export async function* streamQueuesLive(
     };
   }
 }
+
+/**
+ * The queues a policy pattern finds, asked of the broker itself: the listing's name filter
+ * (`name` with `use_regex=true`, honoured only with `page`) runs the same regular expression
+ * engine on the same bytes as policy matching (`re:run` on the name, unanchored: a search), so
+ * the broker hands over exactly the queues the pattern matches, and computes statistics for
+ * those alone. Measured on 3.10.8, 2,200 queues of which the pattern finds 200: 40 ms for their
+ * live columns against 222 ms for every queue's (and 46 ms for every record without statistics).
+ *
+ * The filter is case-insensitive (`caseless`); `(?-i)` before the pattern switches that off for
+ * the whole pattern (an inline option at the top level holds for the rest of it, alternatives
+ * included), so a negative lookahead or a negated class finds what the policy finds and no more.
+ * Proven on each broker by test/integration/queues-found.test.ts.
+ *
+ * `null` when the broker cannot answer it in one page, and the caller reads the whole listing:
+ * - more than PAGE_MAX queues found (each further page would rebuild and filter the whole list);
+ * - a pattern the filter cannot carry: one that opens with a `(*VERB)` (it must stay first), or
+ *   longer than the broker's filter limit (4.2+ refuses a filter of over 1,024 characters).
+ */
+export async function queuesFound<S extends z.ZodType, T>(
+  http: Transport,
+  vhost: string,
+  pattern: string,
+  mode: FoundMode<S, T>,
+): Promise<T[] | null> {
+  const filter = nameFilterOf(pattern);
+  if (filter === null) return null;
+  const query = `?${mode.query}&use_regex=true&page=1&page_size=${PAGE_MAX}&name=${encodeURIComponent(filter)}`;
+  const page = await http.getJson(http.path('queues', vhost) + query, foundPageSchema(mode.item));
+  if (page.filtered_count > page.items.length) return null;
+  return page.items.map(mode.take);
+}
+
+/** The management API's largest page. */
+export const PAGE_MAX = 500;
+/** The longest name filter a broker takes (4.2+; older ones take any). */
+const FILTER_MAX = 1024;
+
+/** The name filter that finds exactly what `pattern` matches; null when it cannot be written. */
+export function nameFilterOf(pattern: string): string | null {
+  const filter = `(?-i)${pattern}`;
+  return pattern.startsWith('(*') || filter.length > FILTER_MAX ? null : filter;
+}
+
+/** What a narrowed listing asks for and what it makes of each queue. */
+export interface FoundMode<S extends z.ZodType, T> {
+  readonly query: string;
+  readonly item: S;
+  readonly take: (q: z.output<S>) => T;
+}
+
+/** As `streamQueues({ stats: false })`: records, the policy read from the record. */
+export const foundRecords = (vhost: string): FoundMode<typeof queueListItemSchema, QueueListing> => ({
+  query: `disable_stats=true&columns=${QUEUE_COLUMNS_NO_STATS}`,
+  item: queueListItemSchema,
+  take: (q) => toQueueListing(vhost, q, false),
+});
+
+/** As `streamQueueStats` (now): the live columns. */
+export const FOUND_STATS: FoundMode<typeof queueStatsSchema, QueueStats> = {
+  query: `columns=${QUEUE_COLUMNS_LIVE}`,
+  item: queueStatsSchema,
+  take: (q) => ({ name: q.name, live: toLiveQueue(q) }),
+};
 
 /** Every exchange of a vhost (the default one named ""). */
 export async function* streamExchanges(http: Transport, vhost: string): AsyncIterable<ExchangeListing> {

@@ -328,5 +328,9 @@ export function describeIssues(error: z.ZodError): string {
 /** A paged listing (`page` given): the items wrapped with counts. */
 export const pagedQueuesSchema = z.object({ items: z.array(queueListItemSchema) });
 
+/** A page of a listing narrowed by its name filter: how many the filter found, and those on the page. */
+export const foundPageSchema = <S extends z.ZodType>(item: S) =>
+  z.object({ filtered_count: z.number().int().min(0), items: z.array(item) });
+
 /** A listing asked for `columns=name` only ("did you mean"). */
 export const nameOnlySchema = z.object({ name: z.string() });

@@ -6,8 +6,10 @@ import { type PolicyAddress, samePolicy } from '../policy/compare.ts';
 import { auditObjects } from '../policy/diff.ts';
 import { lossGrew } from '../policy/impact.ts';
 import type { Policy } from '../policy/types.ts';
-import { type PreviewInput, type PreviewResult, preview } from '../preview/preview.ts';
+import { type PreviewBroker, type PreviewInput, type PreviewResult, preview } from '../preview/preview.ts';
 import { isRabbitError, RabbitError } from '../rabbit/index.ts';
+import { narrowedTo } from '../rabbit/inventory.ts';
+import { PAGE_MAX } from '../rabbit/listings.ts';
 import type { WorkflowBroker } from './broker.ts';
 import type { FreezeStore } from './freeze.ts';
 import { type ObserveOptions, observeAfterWrite } from './observe.ts';
@@ -64,6 +66,18 @@ export interface ApplyJobDeps extends RecordingServices {
   readonly onRecorded?: (request: ChangeRequest, record: AuditRecord) => Promise<void>;
 }
 
+/**
+ * The broker as the job reads it: its queue listings narrowed to the queues the changed policy's
+ * patterns find, as it was and as approved (what a change moves, they find: narrowed.ts), unless
+ * the request's preview moved more objects than the broker's narrowed listing holds in one page
+ * (then asking for them would only add a request before the whole listing).
+ */
+function readingsOf(r: ChangeRequest, broker: WorkflowBroker): PreviewBroker {
+  if (r.preview.summary.objects > PAGE_MAX) return broker;
+  const patterns = [r.before, r.after].flatMap((p) => (p ? [p.pattern] : []));
+  return { ...narrowedTo(broker, patterns), listVhosts: () => broker.listVhosts() };
+}
+
 const policyOf = (r: ChangeRequest, fields: ChangeRequest['before']): Policy | null =>
   fields && { vhost: r.vhost, name: r.policy, ...fields };
 
@@ -71,6 +85,14 @@ function previewInputOf(r: ChangeRequest, current: Policy | null): PreviewInput 
   // What the same change would be now: an edit of what is there, or a create where nothing is.
   const action = r.after === null ? 'delete' : current === null ? 'create' : 'edit';
   return { action, name: r.policy, layer: r.layer, vhost: r.vhost, env: r.env, fields: r.after ?? {} };
+}
+
+/**
+ * The change's preview on the broker as it is now, for the objects it moves: the broker is asked
+ * for the queues the policy's patterns find alone (their records and numbers), not every queue.
+ */
+function freshPreview(r: ChangeRequest, current: Policy | null, broker: WorkflowBroker) {
+  return preview(previewInputOf(r, current), readingsOf(r, broker));
 }
 
 export class ApplyJob {
@@ -89,7 +111,20 @@ export class ApplyJob {
     const after = policyOf(r, r.after);
     /** Step 2's preview when begun before step 1 (see below); otherwise it starts after it. */
     let early: Promise<PreviewResult> | undefined;
+    /** Step 1's read, begun with step 2's for the same reason. */
+    let earlyPolicy: Promise<Policy | null> | undefined;
     if (r.state === 'approved') {
+      // Steps 1 and 2 only read, and step 2's input is the same whenever step 1 finds the policy as
+      // approved (the only case it is used in): begun now, they overlap the freeze check, the move
+      // to applying and the message's update instead of following them (bench/apply). A job held
+      // by a freeze drops them; a held one (it may wait its turn again and again) does not begin them.
+      // Awaited (and a failure thrown, a missing broker's too) only where used.
+      if (!r.held) {
+        early = (async () => freshPreview(r, before, this.deps.brokerFor(r.env)))();
+        early.catch(() => undefined);
+        earlyPolicy = (async () => this.deps.brokerFor(r.env).getPolicy(r.layer, r.vhost, r.policy))();
+        earlyPolicy.catch(() => undefined);
+      }
       // 0. While its environment is frozen, the job waits (delayed) until the freeze ends; lifting
       //    it runs the job at once (releaseHeld). The request's message says it is held, once.
       //    Break-glass is the one exception the freeze makes (it is reviewed afterwards).
@@ -108,12 +143,6 @@ export class ApplyJob {
         await job.moveToDelayed(Date.now() + HELD_TURN_MS, token);
         throw new DelayedError();
       }
-      // Step 2 reads only, and its input is the same whenever step 1 finds the policy as approved
-      // (the only case it is used in): begun now, it overlaps the move to applying, the message's
-      // update and the re-read of the policy instead of following them (bench/apply).
-      // Awaited (and its failure thrown, a missing broker's too) only where it is used.
-      early = (async () => preview(previewInputOf(r, before), this.deps.brokerFor(r.env)))();
-      early.catch(() => undefined);
       const moved = await store.transition(r.id, {
         from: ['approved'],
         to: 'applying',
@@ -135,7 +164,7 @@ export class ApplyJob {
 
     const broker = this.deps.brokerFor(r.env);
     try {
-      const current = await broker.getPolicy(r.layer, r.vhost, r.policy);
+      const current = await (earlyPolicy ?? broker.getPolicy(r.layer, r.vhost, r.policy));
       let saved = data;
       if (!samePolicy(current, before)) {
         if (!(data.objects && samePolicy(current, after))) {
@@ -145,7 +174,7 @@ export class ApplyJob {
         log.info('the policy already is as approved (an earlier try wrote it); verifying');
       } else {
         // previewInputOf(r, current) is previewInputOf(r, before) here: the same policy or none.
-        const fresh = await (early ?? preview(previewInputOf(r, current), broker));
+        const fresh = await (early ?? freshPreview(r, current, broker));
         if (fresh.status !== 'answered') throw notAnswered(fresh);
         if (!samePolicy(policyOf(r, fresh.change.before), before)) {
           await this.stale(r, policyOf(r, fresh.change.before), broker, log);
@@ -277,14 +306,21 @@ export class ApplyJob {
       if (o.candidates || (operator && o.kind === 'exchange')) unchecked++;
       else expect.set(`${o.kind === 'exchange' ? 'e' : 'q'}:${o.name}`, { kind: o.kind, expected: o.after });
     }
+    const checksExchanges = [...expect.values()].some((e) => e.kind === 'exchange');
+    const narrowed = readingsOf(r, broker);
     const deadline = Date.now() + this.deps.verifyDeadlineMs;
     let mismatches: { name: string; kind: string; expected: string | null }[] = [];
     for (;;) {
       const reported = new Map<string, string | null | undefined>();
-      for await (const q of broker.streamQueues(r.vhost, { stats: operator }))
-        reported.set(`q:${q.name}`, operator ? q.operatorPolicy : q.policy);
-      if (!operator)
+      const queues = async () => {
+        for await (const q of narrowed.streamQueues(r.vhost, { stats: operator }))
+          reported.set(`q:${q.name}`, operator ? q.operatorPolicy : q.policy);
+      };
+      const exchanges = async () => {
         for await (const e of broker.streamExchanges(r.vhost)) reported.set(`e:${e.name}`, e.policy);
+      };
+      // Both at once; the exchanges only when one is checked.
+      await Promise.all([queues(), checksExchanges ? exchanges() : undefined]);
       mismatches = [];
       for (const [key, { kind, expected }] of expect) {
         // An object deleted meanwhile reports nothing and holds nothing: not a mismatch.

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LiveQueue } from '../../src/policy/impact.ts';
 import { type InventorySource, openInventory } from '../../src/rabbit/inventory.ts';
+import { nameFilterOf } from '../../src/rabbit/listings.ts';
 import type { QueueListing, QueueStats } from '../../src/rabbit/responses.ts';
 
 const live = (messages: number): LiveQueue =>
@@ -67,5 +68,73 @@ describe('the live reading, keepLive', () => {
     let asked = 0;
     const wanted = (name: string) => name.startsWith('a.');
     expect(await kept(() => (++asked <= 2 ? undefined : wanted))).toEqual(['a.1', 'b.1', 'a.2', 'a.3']);
+  });
+});
+
+describe('the live reading, liveFor (narrowed.ts)', () => {
+  /** The source, with a name filter that records what it was asked and finds by JS regex; `null` past `max` found. */
+  function finding(max = 500) {
+    const asked: string[] = [];
+    const base = source(names);
+    const s: InventorySource = {
+      ...base,
+      findQueueStats: async (_vhost, pattern) => {
+        asked.push(pattern);
+        const hits = names.filter((n) => new RegExp(pattern).test(n));
+        return hits.length > max ? null : hits.map((name) => ({ name, live: live(names.indexOf(name)) }));
+      },
+    };
+    return { s, asked };
+  }
+
+  async function read(s: InventorySource, patterns: readonly string[]) {
+    const seen: string[] = [];
+    const inventory = await openInventory(s, 'v', {
+      live: true,
+      liveFor: (small) => {
+        expect(small.version.major).toBe(3);
+        seen.push(...patterns);
+        return { patterns, federation: false };
+      },
+    });
+    await inventory.each(() => undefined);
+    const reading = await inventory.live();
+    return { names: [...(reading?.queues.keys() ?? [])], seen, reading };
+  }
+
+  it('asks the broker for the queues each pattern finds, once each, and keeps their numbers', async () => {
+    const { s, asked } = finding();
+    const { names: got, reading } = await read(s, ['^a\\.[12]$', '^a\\.2$', '^b\\.1$', '^a\\.[12]$']);
+    expect(asked).toEqual(['^a\\.[12]$', '^a\\.2$', '^b\\.1$']);
+    expect(got).toEqual(['a.1', 'a.2', 'b.1']);
+    expect(reading?.queues.get('a.2')?.messages).toBe(2);
+  });
+
+  it('no pattern (a refused change): no queue read, no request', async () => {
+    const { s, asked } = finding();
+    expect((await read(s, [])).names).toEqual([]);
+    expect(asked).toEqual([]);
+  });
+
+  it('a pattern the broker cannot narrow (too many found): the whole listing, every queue once', async () => {
+    const { s, asked } = finding(2);
+    expect((await read(s, ['^b\\.', '^a\\.'])).names).toEqual(names);
+    expect(asked).toEqual(['^b\\.', '^a\\.']);
+  });
+
+  it('a source without the name filter: the whole listing', async () => {
+    expect((await read(source(names), ['^b\\.1$'])).names).toEqual(names);
+  });
+});
+
+describe('nameFilterOf: the filter that finds what a policy pattern matches', () => {
+  it('turns the caseless search back to case-sensitive for the whole pattern', () => {
+    expect(nameFilterOf('^a|B$')).toBe('(?-i)^a|B$');
+  });
+
+  it('cannot carry a pattern that opens with a verb, nor one past the broker’s filter limit', () => {
+    expect(nameFilterOf('(*UCP)^a')).toBeNull();
+    expect(nameFilterOf('a'.repeat(1019))).toBe(`(?-i)${'a'.repeat(1019)}`);
+    expect(nameFilterOf('a'.repeat(1020))).toBeNull();
   });
 });
