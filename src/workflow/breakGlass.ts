@@ -1,7 +1,8 @@
 import { type AuditEntry, reviewRecordId } from '../audit/types.ts';
-import { WorkflowError } from './errors.ts';
+import { orFiledAlready, WorkflowError } from './errors.ts';
 import { breakGlassRefusal, type DeciderRole, reviewRefusal } from './rules.ts';
 import type { RecordingServices } from './services.ts';
+import { derivedRequestId } from './timebox.ts';
 import type {
   ApplyQueue,
   BreakGlassInput,
@@ -34,6 +35,7 @@ export interface BreakGlassDeps extends RecordingServices {
     user: string,
     origin: Origin | undefined,
     reason: string,
+    id: string,
   ) => Promise<Filed>;
 }
 
@@ -119,9 +121,12 @@ export function createBreakGlass(deps: BreakGlassDeps) {
     const auditId = request.auditId;
     if (!auditId) throw new WorkflowError({ code: 'nothing-to-review', state: request.state }, { request });
     // A revert is filed first: refused (nothing to revert, not a requester), nothing is reviewed.
+    // A change is reviewed once, so it has one revert, under an id derived from its own: of two
+    // approvers reverting at once, one files it (and posts it); both reviews name it, one is kept.
+    const revertId = derivedRequestId('break-glass-revert', id);
     const revert =
       input.outcome === 'reverted'
-        ? await deps.fileRevert(auditId, input.user, input.origin, reason)
+        ? await deps.fileRevert(auditId, input.user, input.origin, reason, revertId).catch(orFiledAlready)
         : undefined;
     const at = deps.now().toISOString();
     const given = {
@@ -129,7 +134,7 @@ export function createBreakGlass(deps: BreakGlassDeps) {
       by: input.user,
       reason,
       at,
-      ...(revert ? { revertRequestId: revert.request.id } : {}),
+      ...(input.outcome === 'reverted' ? { revertRequestId: revertId } : {}),
     };
     const moved = await storeCall('review', () => store.review(id, given), notDone);
     if (moved.kind === 'missing') throw notFound(id);

@@ -58,7 +58,9 @@ export type WorkflowRefusal =
   /** Another approver reviewed the change first. */
   | { readonly code: 'already-reviewed'; readonly by: string; readonly at: string }
   /** The broker already has exactly this change. */
-  | { readonly code: 'nothing-to-do' };
+  | { readonly code: 'nothing-to-do' }
+  /** A request filed once per other (a break-glass change's revert, a time box's) was filed already, as `id`. */
+  | { readonly code: 'already-filed'; readonly id: string };
 
 export type WorkflowErrorCode = WorkflowRefusal['code'];
 export type RefusalOf<C extends WorkflowErrorCode> = Extract<WorkflowRefusal, { code: C }>;
@@ -105,6 +107,7 @@ const SENTENCES: { readonly [C in WorkflowErrorCode]: (facts: RefusalOf<C>) => s
     `This change was already reviewed (by ${f.by} at ${f.at}): nothing was recorded.`,
   'nothing-to-do': () =>
     'The broker already has exactly this: there is nothing to change. Nothing was filed.',
+  'already-filed': (f) => `This was filed already, as request ${f.id}: nothing more was filed.`,
 };
 
 /** What a person reads for `refusal`. */
@@ -158,4 +161,10 @@ export function storeUnavailable(notDone: string, cause?: unknown): WorkflowErro
 
 export function isWorkflowError(e: unknown, code?: WorkflowErrorCode): e is WorkflowError {
   return e instanceof WorkflowError && (code === undefined || e.code === code);
+}
+
+/** For what is filed once per other request: one filed already (by another replica, a retry) is what was wanted. */
+export function orFiledAlready(err: unknown): undefined {
+  if (err instanceof WorkflowError && err.code === 'already-filed') return undefined;
+  throw err;
 }

@@ -116,6 +116,13 @@ return {'approved'}
 
 // A review, once. KEYS: request, unreviewed set. ARGV: the review (JSON). Only an applied
 // break-glass change takes one; the first review holds.
+/** A new request's fields, and its place among the open ones, unless a request of its id exists. */
+const CREATE = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'doc', ARGV[1], 'state', ARGV[2], 'updatedAt', ARGV[3], 'expiresAt', ARGV[4])
+if ARGV[5] ~= '' then redis.call('ZADD', KEYS[2], ARGV[5], KEYS[1]) end
+return 1`;
+
 const REVIEW = `
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return 'missing' end
@@ -229,8 +236,11 @@ export class RequestStore {
     return `${this.#prefix}:requests:unreviewed`;
   }
 
-  /** Stores a new request in one transaction: all of it or nothing. */
-  async create(request: ChangeRequest): Promise<void> {
+  /**
+   * Stores a new request in one script: all of it or nothing, and never over a request of the same
+   * id (a derived id filed on two replicas at once: one stores it). False when one was there.
+   */
+  async create(request: ChangeRequest): Promise<boolean> {
     const r = ChangeRequestSchema.parse(request);
     const {
       state,
@@ -251,17 +261,20 @@ export class RequestStore {
       ...doc
     } = r;
     const key = this.#key(r.id);
-    const tx = this.#redis.multi().hset(key, {
-      doc: JSON.stringify(doc satisfies Doc),
+    const created = await this.#redis.eval(
+      CREATE,
+      2,
+      key,
+      this.#open,
+      JSON.stringify(doc satisfies Doc),
       state,
       updatedAt,
-      expiresAt: String(Date.parse(r.expiresAt)),
-    });
-    if (isOpen(state)) tx.zadd(this.#open, Date.parse(r.createdAt), key);
-    const replies = await tx.exec();
-    const failed = replies?.find(([err]) => err);
-    if (!replies || failed) throw failed?.[0] ?? new Error('request store: transaction discarded');
+      String(Date.parse(r.expiresAt)),
+      isOpen(state) ? String(Date.parse(r.createdAt)) : '',
+    );
+    if (created !== 1) return false;
     await this.#replicated(`request ${r.id} filed`);
+    return true;
   }
 
   async get(id: string): Promise<ChangeRequest | undefined> {

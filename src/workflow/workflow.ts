@@ -11,7 +11,7 @@ import type { Policy } from '../policy/types.ts';
 import { type PreviewAnswer, type PreviewInput, preview } from '../preview/preview.ts';
 import { isRabbitError } from '../rabbit/index.ts';
 import { assertMayBreakGlassAtFiling, createBreakGlass } from './breakGlass.ts';
-import { orStoreUnavailable, WorkflowError } from './errors.ts';
+import { orFiledAlready, orStoreUnavailable, WorkflowError } from './errors.ts';
 import { expireDue } from './expiry.ts';
 import type { Freeze, FreezeStore } from './freeze.ts';
 import { whyIdentityCannotWrite } from './identity.ts';
@@ -206,7 +206,8 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
       ...(input.timeBoxMs !== undefined ? { timeBoxMs: input.timeBoxMs } : {}),
       ...(env.breakGlass ? { breakGlassOffered: true } : {}),
     };
-    await storeCall('create', () => store.create(request));
+    if (!(await storeCall('create', () => store.create(request))))
+      throw new WorkflowError({ code: 'already-filed', id: request.id });
     options.log.info(
       { requestId: request.id, env: env.name, vhost: input.vhost, policy: input.policy },
       'request filed',
@@ -214,7 +215,47 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     return { request, preview: result };
   }
 
-  async function revertRequestFor(auditId: string, user: string, origin?: Origin, reason?: string) {
+  /** A time box's revert, filed under the id derived from its change's (`revertRequestId`). */
+  async function fileTimeBoxRevert(
+    change: ChangeRequest,
+    id: string,
+    timeBoxMs: number,
+    auditId: string,
+  ): Promise<void> {
+    const policy = (fields: ChangeRequest['before']): Policy | null =>
+      fields && { vhost: change.vhost, name: change.policy, ...fields };
+    const box = revertOf(policy(change.before), policy(change.after) as Policy);
+    await fileRequest(
+      {
+        env: change.env,
+        vhost: change.vhost,
+        layer: change.layer,
+        action: box.action,
+        policy: change.policy,
+        fields: change.before ?? {},
+        requester: {
+          user: change.requester.user,
+          reason: `time box of ${formatDuration(timeBoxMs)} ended (${change.id})`,
+        },
+        origin: change.origin,
+      },
+      {
+        action: 'revert',
+        revertOf: auditId,
+        id,
+        approvalsChannel: change.approvalsChannel,
+        askedWithChange: true,
+      },
+    );
+  }
+
+  async function revertRequestFor(
+    auditId: string,
+    user: string,
+    origin?: Origin,
+    reason?: string,
+    id?: string,
+  ) {
     const record = await audit.get(auditId);
     if (!record) throw new WorkflowError({ code: 'not-found', what: 'audit record', id: auditId });
     const env = environment(record.env);
@@ -233,7 +274,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
         requester: { user, ...(reason ? { reason } : {}) },
         origin: where,
       },
-      { action: 'revert', revertOf: auditId },
+      { action: 'revert', revertOf: auditId, ...(id ? { id } : {}) },
     );
   }
 
@@ -398,33 +439,8 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
         reason: approval,
       });
       if (refused) throw new WorkflowError(refused, { request: change });
-      if (!(await storeCall('get', () => store.get(id)))) {
-        const policy = (fields: ChangeRequest['before']): Policy | null =>
-          fields && { vhost: change.vhost, name: change.policy, ...fields };
-        const box = revertOf(policy(change.before), policy(change.after) as Policy);
-        await fileRequest(
-          {
-            env: change.env,
-            vhost: change.vhost,
-            layer: change.layer,
-            action: box.action,
-            policy: change.policy,
-            fields: change.before ?? {},
-            requester: {
-              user: change.requester.user,
-              reason: `time box of ${formatDuration(timeBoxMs)} ended (${change.id})`,
-            },
-            origin: change.origin,
-          },
-          {
-            action: 'revert',
-            revertOf: auditId,
-            id,
-            approvalsChannel: change.approvalsChannel,
-            askedWithChange: true,
-          },
-        );
-      }
+      if (!(await storeCall('get', () => store.get(id))))
+        await fileTimeBoxRevert(change, id, timeBoxMs, auditId).catch(orFiledAlready);
       // Idempotent: a retry after the move finds it approved already ('moved').
       const moved = await storeCall(
         'decide',

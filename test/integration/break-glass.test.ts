@@ -230,6 +230,37 @@ describe(`break-glass (${broker.label})`, () => {
     );
   });
 
+  it('reverted by two approvers at once, on two replicas: one revert request, posted once, named by the one review', async () => {
+    await withVhost(
+      async (vhost) => {
+        await fx.worker(admin);
+        const a = fx.workflow({ env: ALLOWED });
+        const b = fx.workflow({ env: ALLOWED });
+        const { request } = await a.file(
+          input(vhost, { breakGlass: true, requester: { user: REQUESTER, reason: BECAUSE } }),
+        );
+        const done = await settled(a, request.id);
+        expect(done.state).toBe('applied');
+        const results = await Promise.all([
+          a.review(request.id, { user: APPROVER, reason: 'too broad', outcome: 'reverted' }),
+          b.review(request.id, { user: APPROVER_2, reason: 'too broad too', outcome: 'reverted' }),
+        ]);
+        const reverts = (await a.listOpen()).filter((r) => r.revertOf === done.auditId);
+        expect(reverts).toHaveLength(1);
+        const [revert] = reverts;
+        // Only the approver who filed it has it to post; both reviews name it, and one review is kept.
+        expect(results.flatMap((r) => (r.revert ? [r.revert.request.id] : []))).toEqual([revert?.id]);
+        expect(results.map((r) => r.outcome).sort()).toEqual(['already-reviewed', 'reviewed']);
+        const kept = (await a.get(request.id))?.review;
+        expect(kept).toMatchObject({ outcome: 'reverted', revertRequestId: revert?.id });
+        // Filed by whichever approver stored it first; the review kept may be the other's.
+        expect([APPROVER, APPROVER_2]).toContain(revert?.requester.user);
+        expect(fx.notifier.told.reviewed.map((r) => r.id)).toEqual([request.id]);
+      },
+      { client: admin },
+    );
+  });
+
   it('unreviewed past its review deadline: the approvals channel is reminded once across replicas, and it stays unreviewed', async () => {
     await withVhost(
       async (vhost) => {

@@ -49,8 +49,11 @@ const onReplicaNow = (id: string) => onReplica.hget(`${prefix}:request:${id}`, '
 describe('the request store on a primary with a replica', () => {
   it('acknowledges a filing, an approval and a move only once the replica has each', async () => {
     const r = filed();
-    await store.create(r);
+    expect(await store.create(r)).toBe(true);
     expect(await onReplicaNow(r.id)).toBe('pending');
+    // Never over a request of the same id: the one stored stays as it was.
+    expect(await store.create({ ...r, requester: { user: 'U0EVE' } })).toBe(false);
+    expect((await store.get(r.id))?.requester.user).toBe(r.requester.user);
     expect((await store.approve(r.id, approval('U0BOB'))).kind).toBe('approved');
     expect(await onReplicaNow(r.id)).toBe('approved');
     const moved = await store.transition(r.id, { from: ['approved'], to: 'applying' });
