@@ -7,24 +7,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Transition } from '../../src/policy/compare.ts';
-import type { LiveQueue } from '../../src/policy/impact.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import type { InventorySource } from '../../src/rabbit/inventory.ts';
 import type { QueueListing } from '../../src/rabbit/responses.ts';
 import { effectsOfChanges } from '../../src/watch/effect.ts';
-
-const live = (messages: number): LiveQueue => ({
-  messages,
-  ready: messages,
-  unacked: 0,
-  bytes: messages * 10,
-  consumers: 0,
-  idleSince: null,
-});
-
-async function* each<T>(xs: readonly T[]): AsyncIterable<T> {
-  for (const x of xs) yield x;
-}
+import { listing, liveQueue } from '../support/live.ts';
 
 const policy = (name: string, definition: Policy['definition']): Policy => ({
   vhost: 'v',
@@ -53,13 +40,13 @@ function source(combined: boolean): InventorySource {
     overview: async () => ({ version: { major: 3, minor: 10, patch: 8 } }),
     listPolicies: async () => [policy('p', { 'max-length': 5 })],
     listOperatorPolicies: async () => [policy('o', { 'max-length-bytes': 50 })],
-    streamQueues: () => each(names.map((n) => queue(n, reported(n)))),
-    streamExchanges: () => each([]),
-    streamQueueStats: () => each(names.map((name) => ({ name, live: live(numbers.get(name) ?? 0) }))),
+    streamQueues: () => listing(names.map((n) => queue(n, reported(n)))),
+    streamExchanges: () => listing([]),
+    streamQueueStats: () => listing(names.map((name) => ({ name, live: liveQueue(numbers.get(name) ?? 0) }))),
     ...(combined
       ? {
           streamQueuesLive: () =>
-            each(names.map((n) => ({ queue: queue(n, undefined), live: live(numbers.get(n) ?? 0) }))),
+            listing(names.map((n) => ({ queue: queue(n, undefined), live: liveQueue(numbers.get(n) ?? 0) }))),
         }
       : {}),
     federation: async () => ({ upstreams: new Set(), upstreamSets: new Set(), links: null }),
