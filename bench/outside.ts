@@ -6,7 +6,9 @@
  * `effectsOfChanges`, what the recorder does) over fetching and parsing that listing alone (goal
  * <= 1.5); the same over the listing with the live columns it also reads (records and numbers in
  * one, since issue 18), the bare listing of the same columns (goal <= 1.5); and, for scale, one
- * listing per change (what it did before).
+ * listing per change (what it did before). The CPU time of this process for the burst and the
+ * live listing is printed too: on a machine shared with other work it wanders less than the
+ * wall clock (the double's CPU, a child process, is not counted).
  *
  *   npm run bench:outside [-- --queues 100000 --changes 30 --runs 5]
  */
@@ -30,10 +32,18 @@ const RUNS = Number(values.runs);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
-async function time(fn: () => Promise<unknown>): Promise<number> {
+/** This process's CPU time in ms (the double is a child: its CPU is not counted). */
+const cpuNow = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+
+/** Wall and CPU time of one run; CPU wanders less on a machine shared with other work. */
+async function time(fn: () => Promise<unknown>): Promise<{ wall: number; cpu: number }> {
   const start = performance.now();
+  const cpu = cpuNow();
   await fn();
-  return performance.now() - start;
+  return { wall: performance.now() - start, cpu: cpuNow() - cpu };
 }
 
 console.log(
@@ -63,6 +73,7 @@ try {
     burst: [] as number[],
     perChange: [] as number[],
   };
+  const cpu = { listingLive: [] as number[], burst: [] as number[] };
   const listing = async () => {
     listed = 0;
     for await (const _q of client.streamQueues(info.vhost, { stats: false })) listed++;
@@ -75,16 +86,19 @@ try {
   await listing(); // warm-up
   await burst();
   for (let r = 0; r < RUNS; r++) {
-    samples.listing.push(await time(listing));
-    samples.listingLive.push(await time(listingLive));
-    samples.burst.push(await time(burst));
+    samples.listing.push((await time(listing)).wall);
+    const l = await time(listingLive);
+    samples.listingLive.push(l.wall);
+    cpu.listingLive.push(l.cpu);
+    const b = await time(burst);
+    samples.burst.push(b.wall);
+    cpu.burst.push(b.cpu);
   }
   // Before: one listing per change (measured once: it is CHANGES listings long).
-  samples.perChange.push(
-    await time(async () => {
-      for (const c of changes) await effectOfChange(client, c);
-    }),
-  );
+  const perChange = await time(async () => {
+    for (const c of changes) await effectOfChange(client, c);
+  });
+  samples.perChange.push(perChange.wall);
   const base = median(samples.listing);
   const row = (label: string, ms: number, extra = '') =>
     console.log(
@@ -104,6 +118,11 @@ try {
   );
   console.log(
     `  ${'the burst over the live listing alone (the same columns)'.padEnd(58)} ${''.padStart(7)}      ratio ${(median(samples.burst) / live).toFixed(2)}   goal <= 1.5`,
+  );
+  const cpuLive = median(cpu.listingLive);
+  const cpuBurst = median(cpu.burst);
+  console.log(
+    `  ${'CPU of this process: the burst, the live listing alone'.padEnd(58)} ${`${cpuBurst.toFixed(0)}, ${cpuLive.toFixed(0)}`.padStart(7)} ms   ratio ${(cpuBurst / cpuLive).toFixed(2)}`,
   );
   row(`one listing per change (before; once)`, samples.perChange[0] as number, '   (for scale)');
 } finally {

@@ -51,6 +51,8 @@ class PrefixIndex implements ListFor {
    * every object of the vhost; a slice per length was most of the lookup).
    */
   readonly #byHash = new Map<number, string[]>();
+  /** Which hashes' low bits some filed prefix has: most lengths of most names are ruled out here. */
+  readonly #maybe: Uint8Array;
   readonly #general: IndexedPolicy[] = [];
   /** The lengths of the filed prefixes, longest first. */
   readonly #lengths: number[];
@@ -74,12 +76,15 @@ class PrefixIndex implements ListFor {
       if (list) list.push(e);
       else this.#byPrefix.set(prefix.text, [e]);
     }
+    // About one in sixteen hashes of names not filed gets past `#maybe`.
+    this.#maybe = new Uint8Array(2 ** Math.ceil(Math.log2(16 * this.#byPrefix.size + 1)));
     for (const text of this.#byPrefix.keys()) {
       let h = 0;
       for (let i = 0; i < text.length; i++) h = hashStep(h, text.charCodeAt(i));
       const same = this.#byHash.get(h);
       if (same) same.push(text);
       else this.#byHash.set(h, [text]);
+      this.#maybe[h & (this.#maybe.length - 1)] = 1;
     }
     this.#lengths = [...new Set([...this.#byPrefix.keys()].map((p) => p.length))].sort((a, b) => b - a);
     this.#hashes = new Array<number>((this.#lengths[0] ?? 0) + 1).fill(0);
@@ -96,9 +101,13 @@ class PrefixIndex implements ListFor {
       hashes[i + 1] = h;
     }
     let longest: string | undefined;
+    const maybe = this.#maybe;
+    const mask = maybe.length - 1;
     for (const n of this.#lengths) {
       if (n > upTo) continue;
-      const same = this.#byHash.get(hashes[n] as number);
+      const hash = hashes[n] as number;
+      if (maybe[hash & mask] === 0) continue;
+      const same = this.#byHash.get(hash);
       longest = same?.find((text) => text.length === n && name.startsWith(text));
       if (longest !== undefined) break;
     }

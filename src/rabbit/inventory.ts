@@ -149,7 +149,15 @@ export async function openInventory(
   const asOf = options.asOf ? { asOf: options.asOf } : {};
   let reading =
     options.live && !liveFor
-      ? readLive(source, vhost, source.streamQueueStats(vhost, asOf), true, options.asOf, options.keepLive)
+      ? readLive(
+          source,
+          vhost,
+          source.streamQueueStats(vhost, asOf),
+          true,
+          options.asOf,
+          // Asked beside the records, a keepLive meant for one listing would come too early.
+          options.withoutReportedPolicies ? undefined : options.keepLive,
+        )
       : null;
   const cancel = async () => {
     await Promise.all([queues.cancel(), exchanges.cancel(), reading?.cancel()]);
@@ -181,7 +189,8 @@ export interface InventoryOptions {
   /**
    * With `live`: which queues' numbers to keep, once the caller knows (asked as each arrives;
    * undefined: not known yet, kept). Spares holding every queue's numbers when few can matter.
-   * With `withoutReportedPolicies`, asked after the queue is handed to `each`'s `take`.
+   * With `withoutReportedPolicies` and one listing, asked right after the queue is handed to
+   * `each`'s `take`; where the source has no combined listing, not asked (every queue's kept).
    */
   readonly keepLive?: () => ((name: string) => boolean) | undefined;
   /**

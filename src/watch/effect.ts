@@ -49,18 +49,20 @@ export async function effectsOfChanges(
   const vhost = changes[0]?.vhost;
   if (vhost === undefined) return [];
   if (changes.some((t) => t.vhost !== vhost)) throw new Error('effectsOfChanges: one vhost at a time');
-  // The numbers of the queues some change reaches, the only ones the impact reads: not every
-  // queue's, held until the listing ends (100,000 of them, most of the burst's garbage collection).
-  // Asked right after the queue is handed over: the name just seen reaching, compared, not hashed.
+  // A burst of user-layer changes reads no reported policy (see below): one listing of the
+  // queues' records and numbers. An operator change needs the user layer's, current.
+  const withoutReportedPolicies = changes.every((t) => t.layer === 'user');
+  // There, only the numbers of the queues some change reaches, the only ones the impact reads,
+  // not every queue's held until the listing ends (100,000 of them, half the burst's garbage
+  // collection). Asked right after each queue is handed over: the name just seen reaching,
+  // compared, not hashed. (Beside a listing of their own the numbers may come first: all kept.)
   let reachedLast: string | undefined;
   const keep = (name: string) => name === reachedLast;
   const inventory = await openInventory(broker, vhost, {
     live: true,
     ...(options.asOf ? { asOf: options.asOf } : {}),
-    // A burst of user-layer changes reads no reported policy (see below): one listing of the
-    // queues' records and numbers. An operator change needs the user layer's, current.
-    withoutReportedPolicies: changes.every((t) => t.layer === 'user'),
-    keepLive: () => keep,
+    withoutReportedPolicies,
+    ...(withoutReportedPolicies ? { keepLive: () => keep } : {}),
   });
   // Every simulation reads the same vhost's patterns: each compiled once for the burst, not once
   // per change and layer (30 changes over 1,000 policies compiled 90,000; bench/outside).
@@ -114,6 +116,8 @@ export async function effectsOfChanges(
   });
 }
 
+const NONE: readonly number[] = [];
+
 /**
  * Which changes of a burst can touch an object: those whose policy, before or after, has a
  * pattern and apply-to that may reach it. An object neither version reaches is governed alike
@@ -121,8 +125,6 @@ export async function effectsOfChanges(
  * is then one prefix lookup, not one full resolution per change). A pattern the engine cannot
  * decide for the name, and a queue of a type the bot does not know, count as reaching.
  */
-const NONE: readonly number[] = [];
-
 function touchIndex(
   changes: readonly Transition[],
   version: BrokerVersion,

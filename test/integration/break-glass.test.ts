@@ -10,7 +10,7 @@ import { history, parseHistory } from '../../commands/history.ts';
 import { requests } from '../../commands/requests.ts';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import type { FileInput, WorkflowEnvironment } from '../../src/workflow/index.ts';
+import type { ChangeRequest, FileInput, Workflow, WorkflowEnvironment } from '../../src/workflow/index.ts';
 import { waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp } from '../support/brokers.ts';
 import {
@@ -49,6 +49,16 @@ const input = (vhost: string, over: Partial<FileInput> = {}): FileInput => ({
   origin: { channel: 'C0INCIDENT' },
   ...over,
 });
+
+/** A change filed with `--break-glass` on `wf` and applied: the request as applied. */
+async function brokenAndApplied(wf: Workflow, vhost: string): Promise<ChangeRequest> {
+  const { request } = await wf.file(
+    input(vhost, { breakGlass: true, requester: { user: REQUESTER, reason: BECAUSE } }),
+  );
+  const done = await settled(wf, request.id);
+  expect(done.state).toBe('applied');
+  return done;
+}
 
 describe(`break-glass (${broker.label})`, () => {
   it('the requester on two replicas at once, in a frozen environment: applied once, by the same job, recorded as break-glass', async () => {
@@ -204,12 +214,8 @@ describe(`break-glass (${broker.label})`, () => {
       async (vhost) => {
         await fx.worker(admin);
         const wf = fx.workflow({ env: ALLOWED });
-        const { request } = await wf.file(
-          input(vhost, { breakGlass: true, requester: { user: REQUESTER, reason: BECAUSE } }),
-        );
-        const done = await settled(wf, request.id);
-        expect(done.state).toBe('applied');
-        const result = await wf.review(request.id, {
+        const done = await brokenAndApplied(wf, vhost);
+        const result = await wf.review(done.id, {
           user: APPROVER,
           reason: 'too broad',
           outcome: 'reverted',
@@ -236,14 +242,10 @@ describe(`break-glass (${broker.label})`, () => {
         await fx.worker(admin);
         const a = fx.workflow({ env: ALLOWED });
         const b = fx.workflow({ env: ALLOWED });
-        const { request } = await a.file(
-          input(vhost, { breakGlass: true, requester: { user: REQUESTER, reason: BECAUSE } }),
-        );
-        const done = await settled(a, request.id);
-        expect(done.state).toBe('applied');
+        const done = await brokenAndApplied(a, vhost);
         const results = await Promise.all([
-          a.review(request.id, { user: APPROVER, reason: 'too broad', outcome: 'reverted' }),
-          b.review(request.id, { user: APPROVER_2, reason: 'too broad too', outcome: 'reverted' }),
+          a.review(done.id, { user: APPROVER, reason: 'too broad', outcome: 'reverted' }),
+          b.review(done.id, { user: APPROVER_2, reason: 'too broad too', outcome: 'reverted' }),
         ]);
         const reverts = (await a.listOpen()).filter((r) => r.revertOf === done.auditId);
         expect(reverts).toHaveLength(1);
@@ -251,11 +253,11 @@ describe(`break-glass (${broker.label})`, () => {
         // Only the approver who filed it has it to post; both reviews name it, and one review is kept.
         expect(results.flatMap((r) => (r.revert ? [r.revert.request.id] : []))).toEqual([revert?.id]);
         expect(results.map((r) => r.outcome).sort()).toEqual(['already-reviewed', 'reviewed']);
-        const kept = (await a.get(request.id))?.review;
+        const kept = (await a.get(done.id))?.review;
         expect(kept).toMatchObject({ outcome: 'reverted', revertRequestId: revert?.id });
         // Filed by whichever approver stored it first; the review kept may be the other's.
         expect([APPROVER, APPROVER_2]).toContain(revert?.requester.user);
-        expect(fx.notifier.told.reviewed.map((r) => r.id)).toEqual([request.id]);
+        expect(fx.notifier.told.reviewed.map((r) => r.id)).toEqual([done.id]);
       },
       { client: admin },
     );

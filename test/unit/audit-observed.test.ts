@@ -23,6 +23,7 @@ import { historyText } from '../../src/terminal/history.ts';
 import { quoted } from '../../src/text/asWritten.ts';
 import { observeAfterWrite } from '../../src/workflow/observe.ts';
 import { renderedText } from '../support/harness.ts';
+import { liveQueue } from '../support/live.ts';
 
 const WRITTEN = '2026-12-01T12:00:00.000Z';
 const at = (s: number) => new Date(Date.parse(WRITTEN) + s * 1000).toISOString();
@@ -35,15 +36,6 @@ const observation = (queues: ObservedQueue[], over: Partial<Observation> = {}): 
   unchanged: 0,
   unwatched: 0,
   ...over,
-});
-
-const live = (messages: number): LiveQueue => ({
-  messages,
-  ready: messages,
-  unacked: 0,
-  bytes: messages * 10,
-  consumers: 0,
-  idleSince: null,
 });
 
 describe('predicted and observed, per queue', () => {
@@ -131,7 +123,7 @@ describe('the queues watched', () => {
     ({
       name,
       kind,
-      now: messages === null ? null : { ...live(messages), sampledAt: WRITTEN },
+      now: messages === null ? null : { ...liveQueue(messages), sampledAt: WRITTEN },
       impact,
     }) as PreviewObject;
 
@@ -178,7 +170,7 @@ describe('the poll after the write', () => {
   const fast = { deadlineMs: 2_000, minMs: 0, intervalMs: 10 };
 
   it('lagging statistics: polled until they show the removal', async () => {
-    const s = scripted([{ q: live(50) }, { q: live(50) }, { q: live(10) }]);
+    const s = scripted([{ q: liveQueue(50) }, { q: liveQueue(50) }, { q: liveQueue(10) }]);
     const o = await observeAfterWrite(s.broker, 'v', plan, new Date(), fast);
     expect(s.polls()).toBe(3);
     expect(o.cutShort).toBeUndefined();
@@ -187,7 +179,7 @@ describe('the poll after the write', () => {
   });
 
   it('never settling: cut short at the deadline, and the difference said', async () => {
-    const s = scripted([{ q: live(50) }]);
+    const s = scripted([{ q: liveQueue(50) }]);
     const o = await observeAfterWrite(s.broker, 'v', plan, new Date(), { ...fast, deadlineMs: 200 });
     expect(o.cutShort).toBe(true);
     expect(differences(o).map((q) => q.name)).toEqual(['q']);
@@ -204,7 +196,7 @@ describe('the poll after the write', () => {
 
   it('a queue whose numbers did not move, nothing predicted: counted, not listed', async () => {
     const still: WatchedQueue = { name: 'still', kind: 'classic', messagesBefore: 3, predictedRemoved: 0 };
-    const s = scripted([{ q: live(10), still: live(3) }]);
+    const s = scripted([{ q: liveQueue(10), still: liveQueue(3) }]);
     const o = await observeAfterWrite(
       s.broker,
       'v',

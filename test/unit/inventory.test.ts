@@ -4,24 +4,10 @@
  * once it has the policies, and the listing may have begun before then.
  */
 import { describe, expect, it } from 'vitest';
-import type { LiveQueue } from '../../src/policy/impact.ts';
 import { type InventorySource, openInventory } from '../../src/rabbit/inventory.ts';
 import { nameFilterOf } from '../../src/rabbit/listings.ts';
 import type { QueueListing, QueueStats } from '../../src/rabbit/responses.ts';
-
-const live = (messages: number): LiveQueue =>
-  ({
-    messages,
-    ready: messages,
-    unacked: 0,
-    bytes: messages * 10,
-    consumers: 0,
-    idleSince: null,
-  }) as LiveQueue;
-
-async function* each<T>(xs: readonly T[]): AsyncIterable<T> {
-  for (const x of xs) yield x;
-}
+import { listing, liveQueue } from '../support/live.ts';
 
 function source(names: readonly string[]): InventorySource {
   const queue = (name: string) =>
@@ -30,9 +16,9 @@ function source(names: readonly string[]): InventorySource {
     overview: async () => ({ version: { major: 3, minor: 10, patch: 8 } }),
     listPolicies: async () => [],
     listOperatorPolicies: async () => [],
-    streamQueues: () => each(names.map(queue)),
-    streamExchanges: () => each([]),
-    streamQueueStats: () => each(names.map((name, i): QueueStats => ({ name, live: live(i) }))),
+    streamQueues: () => listing(names.map(queue)),
+    streamExchanges: () => listing([]),
+    streamQueueStats: () => listing(names.map((name, i): QueueStats => ({ name, live: liveQueue(i) }))),
     federation: async () => ({ upstreams: new Set(), upstreamSets: new Set(), links: null }),
   };
 }
@@ -81,7 +67,9 @@ describe('the live reading, liveFor (narrowed.ts)', () => {
       findQueueStats: async (_vhost, pattern) => {
         asked.push(pattern);
         const hits = names.filter((n) => new RegExp(pattern).test(n));
-        return hits.length > max ? null : hits.map((name) => ({ name, live: live(names.indexOf(name)) }));
+        return hits.length > max
+          ? null
+          : hits.map((name) => ({ name, live: liveQueue(names.indexOf(name)) }));
       },
     };
     return { s, asked };
