@@ -759,7 +759,13 @@ export class Simulation {
     args: Readonly<Record<string, unknown>> | undefined,
   ): readonly Risk[] {
     if (t.lost.length === 0) return NO_RISKS;
-    if (args) return this.#lostRisks(kind, t, args);
+    const v = this.#version;
+    // An argument keeps a lost key only where a rule reads it: else the risks are the shared ones.
+    if (
+      args &&
+      t.lost.some((key) => argumentRule(key, kind, v) && args[argumentName(key, kind)] !== undefined)
+    )
+      return this.#lostRisks(kind, t, args);
     let risks = t.risks.get(kind);
     if (!risks) {
       risks = Object.freeze(this.#lostRisks(kind, t, undefined));
