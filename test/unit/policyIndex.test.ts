@@ -125,6 +125,13 @@ describe('PolicyIndex', () => {
     );
   });
 
+  it('tells apart prefixes whose hashes are alike ("Aa" and "BB" hash alike)', () => {
+    const index = new PolicyIndex([pol('aa', '^Aa', 1), pol('bb', '^BB', 2), pol('all', '.*', 0)], V310);
+    expect(index.candidatesFor('classic', 'Aa.x').map((e) => e.name)).toEqual(['aa', 'all']);
+    expect(index.candidatesFor('classic', 'BB.x').map((e) => e.name)).toEqual(['bb', 'all']);
+    expect(index.candidatesFor('classic', 'Ab.x').map((e) => e.name)).toEqual(['all']);
+  });
+
   it('knows no vetoes for a queue type it does not know', () => {
     const index = new PolicyIndex([pol('prio', '^q', 1, { definition: { 'max-priority': 5 } })], V310);
     expect(index.candidatesFor(null, 'q1').map((e) => e.name)).toEqual(['prio']);
