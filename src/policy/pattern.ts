@@ -174,6 +174,8 @@ export class CompiledPattern {
   readonly #literal: Literal | undefined;
   /** A literal every match starts with (lower-cased when the pattern is caseless). */
   readonly #prefix: string | undefined;
+  /** An ASCII text, with case, every name the pattern can match (or be undecided for) starts with. */
+  readonly #asciiStart: string | undefined;
   #state: State | undefined;
 
   constructor(pattern: string) {
@@ -206,6 +208,22 @@ export class CompiledPattern {
       this.#state = { readable: true, re: null };
     }
     this.#prefix = this.#literal ? undefined : this.#prefixOf(toView);
+    // A literal read with `$` or a space class may be undecidable for a name it does not start:
+    // only the plain ones are told by their start.
+    const plain =
+      this.#literal?.start && !this.#usesDollar && !this.#usesSpace ? this.#literal.text : undefined;
+    const start = plain ?? (this.#caseless ? undefined : this.#prefix);
+    this.#asciiStart = start !== undefined && ASCII.test(start) ? start : undefined;
+  }
+
+  /**
+   * False when `match` would answer false for this name, read from the name itself, without its
+   * views: the name does not start with the pattern's ASCII literal start (the views of a name
+   * start with an ASCII text exactly when the name does). True: ask `match`. For a change's
+   * pattern, which most of a vhost's names do not start with (bench/preview: a create).
+   */
+  mayMatch(name: string): boolean {
+    return this.#asciiStart === undefined || name.startsWith(this.#asciiStart);
   }
 
   /** The literal every match starts with, in the view (lower-cased when the pattern is caseless). */

@@ -370,6 +370,8 @@ export class Simulation {
     const oldGoverns = oldName !== undefined && reported === oldName;
     const next = this.#change.after ? A.applicable(this.#change.after.name, kind) : undefined;
     if (!oldGoverns && !next) return null;
+    // Most names do not start with the proposed pattern's literal: told without their views.
+    if (!oldGoverns && next && !next.pattern.mayMatch(name)) return null;
     const nextHit = next ? next.pattern.match(this.#viewOf()) : false;
     if (!oldGoverns && nextHit === false) return null;
 

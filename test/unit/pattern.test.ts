@@ -107,6 +107,45 @@ describe('pattern reading', () => {
     );
   });
 
+  it('mayMatch says false only where match says false', () => {
+    const token = fc.constantFrom(
+      'a',
+      'B',
+      '\\.',
+      '.',
+      '*',
+      '?',
+      '$',
+      '|',
+      '(x|a)',
+      '\\d',
+      '\\s',
+      'é',
+      '\\é',
+      '-',
+    );
+    const pattern = fc
+      .tuple(fc.constantFrom('', '^', '(?i)^', '\\A'), fc.array(token, { maxLength: 5 }))
+      .map(([head, t]) => head + t.join(''));
+    const name = fc
+      .array(fc.constantFrom('a', 'A', 'b', 'B', '.', '-', 'é', 'x', '\n', '\v', ' ', '1'), { maxLength: 6 })
+      .map((a) => a.join(''));
+    let told = 0;
+    fc.assert(
+      fc.property(pattern, name, (p, n) => {
+        const c = compilePattern(p);
+        if (c.mayMatch(n)) return;
+        told++;
+        expect(matchName(c, n)).toBe(false);
+      }),
+      { numRuns: 3000 },
+    );
+    // The property is about something: some names are told apart without their views.
+    expect(told).toBeGreaterThan(0);
+    expect(compilePattern('^svc7\\.').mayMatch('svc8.orders')).toBe(false);
+    expect(compilePattern('^abc$').mayMatch('x\n')).toBe(true);
+  });
+
   it('never hangs: a catastrophic-backtracking pattern answers at once', () => {
     const c = compilePattern('^(a+)+$');
     const started = performance.now();
