@@ -7,6 +7,7 @@
  */
 
 import type { z } from 'zod';
+import { RabbitError } from './errors.ts';
 import {
   type ExchangeListing,
   exchangeSchema,
@@ -151,7 +152,17 @@ export async function queuesFound<S extends z.ZodType, T>(
   const filter = nameFilterOf(pattern);
   if (filter === null) return null;
   const query = `?${mode.query}&use_regex=true&page=1&page_size=${PAGE_MAX}&name=${encodeURIComponent(filter)}`;
-  const page = await http.getJson(http.path('queues', vhost) + query, foundPageSchema(mode.item));
+  let page: z.output<ReturnType<typeof foundPageSchema<S>>>;
+  try {
+    page = await http.getJson(http.path('queues', vhost) + query, foundPageSchema(mode.item));
+  } catch (e) {
+    // A broker (or a proxy before it) that answers the filtered page otherwise: a plain listing
+    // (paging ignored) or a 400 for the filter. The whole listing answers it; anything else (the
+    // broker down, slow, refusing this user) would fail that too, and is thrown.
+    if (e instanceof RabbitError && (e.code === 'bad-response' || e.code === 'refused-by-broker'))
+      return null;
+    throw e;
+  }
   if (page.filtered_count > page.items.length) return null;
   return page.items.map(mode.take);
 }

@@ -292,6 +292,24 @@ describe('streamed listings', () => {
     ]);
   });
 
+  it('the queues a pattern finds: one filtered page; the whole listing where the broker answers otherwise', async () => {
+    fake.enqueue({ kind: 'respond', status: 200, body: { filtered_count: 1, items: [listing[0]] } });
+    expect((await client.findQueues('v', '^a$'))?.map((q) => q.name)).toEqual(['a']);
+    expect(fake.requests[0]?.url).toBe(
+      `/api/queues/v?disable_stats=true&columns=name,type,arguments,policy&use_regex=true&page=1&page_size=500&name=${encodeURIComponent('(?-i)^a$')}`,
+    );
+    // More found than the page holds; paging ignored (a plain listing); the filter refused.
+    fake.enqueue({ kind: 'respond', status: 200, body: { filtered_count: 501, items: [listing[0]] } });
+    expect(await client.findQueues('v', '.')).toBeNull();
+    fake.enqueue({ kind: 'respond', status: 200, body: listing });
+    expect(await client.findQueues('v', '.')).toBeNull();
+    fake.enqueue({ kind: 'respond', status: 400, body: { error: 'bad_request', reason: 'bad filter' } });
+    expect(await client.findQueueStats('v', '.')).toBeNull();
+    // The broker failing is not a reason to read the whole listing: it is said.
+    fake.enqueue({ kind: 'respond', status: 401, body: { error: 'not_authorised', reason: 'no' } });
+    await expect(client.findQueues('v', '.')).rejects.toMatchObject({ code: 'forbidden' });
+  });
+
   it('with stats: absent stays undefined', async () => {
     fake.enqueue({ kind: 'respond', status: 200, body: listing });
     const got = await collect(client.streamQueues('v', { stats: true }));
