@@ -15,7 +15,7 @@ import { BROKERS } from '../support/brokers.ts';
 import { type Built, built } from '../support/built.ts';
 import { type CliRun, runBuiltRmq } from '../support/cli.ts';
 import { type Harness, renderedText, startHarness } from '../support/harness.ts';
-import { fullWithMissingDeadLetter } from '../support/hazards.ts';
+import { deadLetteredOver, fullWithMissingDeadLetter, lostToMissingDeadLetter } from '../support/hazards.ts';
 import { type Messages, management, messages } from '../support/messages.ts';
 
 const MACHINE = BROKERS[0];
@@ -83,19 +83,7 @@ const ROWS: Row[] = [
       'create t1-cap --pattern ^t1\\. --apply-to queues --definition {"max-length": 10, "dead-letter-exchange": "dlx"}',
     totals: { messagesDeadLettered: 80, messagesLost: 0, queuesDeleted: 0 },
     impact: Object.fromEntries(
-      ['t1.classic', 't1.quorum'].map((q) => [
-        q,
-        [
-          {
-            effect: 'drop',
-            messages: 40,
-            fate: 'dead-lettered',
-            exchange: 'dlx',
-            because: 'max-length',
-            limit: 10,
-          },
-        ],
-      ]),
+      ['t1.classic', 't1.quorum'].map((q) => [q, [deadLetteredOver(10, 40, 'dlx')]]),
     ),
     says: [
       /[Ll]oss: 80 messages dead-lettered/,
@@ -126,17 +114,7 @@ const ROWS: Row[] = [
       'create t2-cap --pattern ^t2\\. --apply-to queues --definition {"max-length": 5, "dead-letter-exchange": "no-such-dlx"}',
     totals: { messagesDeadLettered: 0, messagesLost: 25, queuesDeleted: 0 },
     impact: {
-      't2.q': [
-        {
-          effect: 'drop',
-          messages: 25,
-          fate: 'lost',
-          exchange: 'no-such-dlx',
-          because: 'max-length',
-          limit: 5,
-        },
-        { effect: 'missing-target', key: 'dead-letter-exchange', target: 'no-such-dlx' },
-      ],
+      't2.q': lostToMissingDeadLetter(25, 5, 'no-such-dlx'),
     },
     says: [
       /[Ll]oss: 25 messages lost/,

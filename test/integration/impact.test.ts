@@ -15,6 +15,7 @@ import type { LiveNow, PreviewObject } from '../../src/preview/impact.ts';
 import { type PreviewAnswer, type PreviewInput, preview } from '../../src/preview/preview.ts';
 import { uniqueName, waitFor } from '../support/broker.ts';
 import { brokersUp, clientFor, type TestBroker } from '../support/brokers.ts';
+import { deadLetteredOver, lostToMissingDeadLetter } from '../support/hazards.ts';
 import { amqpUrl, type Messages, management, messages } from '../support/messages.ts';
 
 const { up } = await brokersUp();
@@ -91,16 +92,7 @@ const ROWS: Row[] = [
     },
     change: subjectPolicy({ 'max-length': 10, 'dead-letter-exchange': 'dlx' }),
     predicted: () => ({
-      impact: [
-        {
-          effect: 'drop',
-          messages: 40,
-          fate: 'dead-lettered',
-          exchange: 'dlx',
-          because: 'max-length',
-          limit: 10,
-        },
-      ],
+      impact: [deadLetteredOver(10, 40, 'dlx')],
       totals: { messagesDeadLettered: 40, messagesLost: 0 },
     }),
     apply: put({ 'max-length': 10, 'dead-letter-exchange': 'dlx' }),
@@ -119,17 +111,7 @@ const ROWS: Row[] = [
     },
     change: subjectPolicy({ 'max-length': 5, 'dead-letter-exchange': 'no-such-dlx' }),
     predicted: () => ({
-      impact: [
-        {
-          effect: 'drop',
-          messages: 25,
-          fate: 'lost',
-          exchange: 'no-such-dlx',
-          because: 'max-length',
-          limit: 5,
-        },
-        { effect: 'missing-target', key: 'dead-letter-exchange', target: 'no-such-dlx' },
-      ],
+      impact: lostToMissingDeadLetter(25, 5, 'no-such-dlx'),
       totals: { messagesDeadLettered: 0, messagesLost: 25 },
     }),
     apply: put({ 'max-length': 5, 'dead-letter-exchange': 'no-such-dlx' }),

@@ -20,7 +20,7 @@ import {
   removesData,
   type World,
 } from '../../src/policy/impact.ts';
-import { fullWithMissingDeadLetter } from '../support/hazards.ts';
+import { deadLetteredOver, fullWithMissingDeadLetter, lostToMissingDeadLetter } from '../support/hazards.ts';
 
 const WORLD: World = {
   exchanges: new Set(['dlx', 'ae', 'amq.direct']),
@@ -53,45 +53,17 @@ describe('impactOf: the issue table', () => {
     [
       'max-length 10 + existing dlx on 50 (classic)',
       { after: { 'max-length': 10, 'dead-letter-exchange': 'dlx' }, now: live(50) },
-      [
-        {
-          effect: 'drop',
-          messages: 40,
-          fate: 'dead-lettered',
-          exchange: 'dlx',
-          because: 'max-length',
-          limit: 10,
-        },
-      ],
+      [deadLetteredOver(10, 40, 'dlx')],
     ],
     [
       'max-length 10 + existing dlx on 50 (quorum)',
       { kind: 'quorum', after: { 'max-length': 10, 'dead-letter-exchange': 'dlx' }, now: live(50) },
-      [
-        {
-          effect: 'drop',
-          messages: 40,
-          fate: 'dead-lettered',
-          exchange: 'dlx',
-          because: 'max-length',
-          limit: 10,
-        },
-      ],
+      [deadLetteredOver(10, 40, 'dlx')],
     ],
     [
       'max-length 5 + missing dlx on 30',
       { after: { 'max-length': 5, 'dead-letter-exchange': 'no-such-dlx' }, now: live(30) },
-      [
-        {
-          effect: 'drop',
-          messages: 25,
-          fate: 'lost',
-          exchange: 'no-such-dlx',
-          because: 'max-length',
-          limit: 5,
-        },
-        { effect: 'missing-target', key: 'dead-letter-exchange', target: 'no-such-dlx' },
-      ],
+      lostToMissingDeadLetter(25, 5, 'no-such-dlx'),
     ],
     [
       'expires 4000 on 5 messages, no consumer',
@@ -145,16 +117,7 @@ describe('impactOf: overflow, bytes, targets and the slow rules', () => {
         after: { 'max-length': 10, overflow: 'reject-publish-dlx', 'dead-letter-exchange': 'dlx' },
         now: live(50),
       },
-      [
-        {
-          effect: 'drop',
-          messages: 40,
-          fate: 'dead-lettered',
-          exchange: 'dlx',
-          because: 'max-length',
-          limit: 10,
-        },
-      ],
+      [deadLetteredOver(10, 40, 'dlx')],
     ],
     [
       'max-length-bytes: the count from the mean size',
