@@ -14,6 +14,7 @@ import type { ImpactSummary } from '../preview/impact.ts';
 import { type PreviewAnswer, type PreviewInput, preview } from '../preview/preview.ts';
 import { isRabbitError } from '../rabbit/index.ts';
 import { assertMayBreakGlassAtFiling, createBreakGlass } from './breakGlass.ts';
+import type { WorkflowBroker } from './broker.ts';
 import { actionOfStep, transitionOf } from './changeSet.ts';
 import { orFiledAlready, orStoreUnavailable, WorkflowError } from './errors.ts';
 import { expireDue } from './expiry.ts';
@@ -138,6 +139,22 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     readonly askedWithChange?: true;
   }
 
+  /** The bot's broker identity may write that layer in that vhost, or the filing is refused. */
+  async function assertIdentityCanWrite(broker: WorkflowBroker, vhost: string, layer: 'user' | 'operator') {
+    let cannot: string | null;
+    try {
+      cannot = await whyIdentityCannotWrite(broker, vhost, layer);
+    } catch (err) {
+      if (!isRabbitError(err)) throw err;
+      throw new WorkflowError(
+        { code: 'broker-not-asked', why: err.code, detail: err.reason ?? err.message },
+        {},
+        { cause: err },
+      );
+    }
+    if (cannot) throw new WorkflowError({ code: 'identity-cannot-write', reason: cannot });
+  }
+
   async function fileRequest(input: FileInput, filing: Filing): Promise<Filed> {
     const env = environment(input.env);
     const closed = environmentRefusal(env);
@@ -154,18 +171,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
       env: env.name,
       fields: input.fields,
     };
-    let cannot: string | null;
-    try {
-      cannot = await whyIdentityCannotWrite(broker, input.vhost, input.layer);
-    } catch (err) {
-      if (!isRabbitError(err)) throw err;
-      throw new WorkflowError(
-        { code: 'broker-not-asked', why: err.code, detail: err.reason ?? err.message },
-        {},
-        { cause: err },
-      );
-    }
-    if (cannot) throw new WorkflowError({ code: 'identity-cannot-write', reason: cannot });
+    await assertIdentityCanWrite(broker, input.vhost, input.layer);
 
     const result = await preview(previewInput, broker);
     if (result.status === 'refused') {
@@ -296,20 +302,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     await storeCall('ping', () => options.redis.ping());
     const broker = options.brokerFor(env.name);
     const places = [...new Map(input.steps.map((s) => [`${s.layer} ${s.vhost}`, s])).values()];
-    for (const s of places) {
-      let cannot: string | null;
-      try {
-        cannot = await whyIdentityCannotWrite(broker, s.vhost, s.layer);
-      } catch (err) {
-        if (!isRabbitError(err)) throw err;
-        throw new WorkflowError(
-          { code: 'broker-not-asked', why: err.code, detail: err.reason ?? err.message },
-          {},
-          { cause: err },
-        );
-      }
-      if (cannot) throw new WorkflowError({ code: 'identity-cannot-write', reason: cannot });
-    }
+    for (const s of places) await assertIdentityCanWrite(broker, s.vhost, s.layer);
     const created = now();
     const summary: PreviewSnapshot['summary'] = {
       objects: input.objects ?? 0,

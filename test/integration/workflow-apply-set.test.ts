@@ -61,6 +61,15 @@ async function sampler(broker: TestBroker, vhost: string, queue: string) {
   };
 }
 
+/** A client of the fault proxy that does not retry on its own: the job's retries are the ones seen. */
+const throughFake = (url: string) =>
+  new ManagementClient({
+    url,
+    ...brokerCredentials(),
+    getRetries: 0,
+    timeouts: { connectMs: 500, headersMs: 2000, bodyMs: 2000 },
+  });
+
 describe.each(up)('a change set applied as one on $label', (broker) => {
   workflowHooks(broker, (a, f) => {
     admin = a;
@@ -263,12 +272,7 @@ describe.each(up)('a change set applied as one on $label', (broker) => {
           },
           { kind: 'respond', status: 400, body: { error: 'bad_request', reason: 'injected refusal' } },
         );
-        const client = new ManagementClient({
-          url: fake.url,
-          ...brokerCredentials(),
-          getRetries: 0,
-          timeouts: { connectMs: 500, headersMs: 2000, bodyMs: 2000 },
-        });
+        const client = throughFake(fake.url);
         try {
           await fx.worker(client, { rollbackRetryMs: 200 });
           const wf = fx.workflow();
@@ -318,12 +322,7 @@ describe.each(up)('a change set applied as one on $label', (broker) => {
           },
           { kind: 'proxy-drop', target: broker.url },
         );
-        const client = new ManagementClient({
-          url: fake.url,
-          ...brokerCredentials(),
-          getRetries: 0,
-          timeouts: { connectMs: 500, headersMs: 2000, bodyMs: 2000 },
-        });
+        const client = throughFake(fake.url);
         try {
           // Two replicas' workers on the same queue.
           await fx.worker(client);
