@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { type AuditRecord, IsoTime, PolicyFieldsSchema } from '../audit/types.ts';
 import type { PolicyDiff } from '../policy/diff.ts';
 import type { Problem } from '../policy/problem.ts';
+import type { DefinitionPatch } from '../policy/validate.ts';
 import type { PreviewAnswer, PreviewResult } from '../preview/preview.ts';
 import type { PreviewSummary } from '../preview/summary.ts';
 import type { ApproverDirectory } from './approvers.ts';
@@ -228,6 +229,8 @@ export interface FileInput {
     readonly applyTo?: unknown;
     readonly priority?: unknown;
     readonly definition?: unknown;
+    /** `edit --set/--unset`: applied to the definition the broker has when the request is filed. */
+    readonly definitionPatch?: DefinitionPatch;
   };
   readonly requester: Requester;
   readonly origin: Origin;
@@ -453,6 +456,8 @@ export interface ApplyWorkerOptions {
   readonly keyPrefix: string;
   /** Broker clients for a background job: long timeouts; the job retries, not the client. */
   readonly brokerFor: (env: string) => WorkflowBroker;
+  /** The environments' modes now: the job refuses to write where one is read-only (rules.ts `environmentRefusal`). */
+  readonly environments: readonly Pick<WorkflowEnvironment, 'name' | 'mode'>[];
   readonly notifier: Notifier;
   readonly log: Logger;
   /** Tries of a job whose failure may pass (network, 5xx, timeout). Default 6. */
