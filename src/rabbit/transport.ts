@@ -542,6 +542,16 @@ export class Transport {
       let finished = false;
       let failed = false;
       let wait: number | undefined;
+      const reported = (error?: RabbitErrorCode) =>
+        this.report({
+          method: 'GET',
+          path,
+          status,
+          ms: performance.now() - started,
+          attempt,
+          node: node.url,
+          ...(error ? { error } : {}),
+        });
       try {
         ({ res, release } = await this.send(node, 'GET', path));
         status = res.statusCode;
@@ -560,14 +570,7 @@ export class Transport {
           yield parsed.data;
         }
         finished = true;
-        this.report({
-          method: 'GET',
-          path,
-          status,
-          ms: performance.now() - started,
-          attempt,
-          node: node.url,
-        });
+        reported();
         return;
       } catch (e) {
         failed = true;
@@ -575,15 +578,7 @@ export class Transport {
           e instanceof ElementTooLarge
             ? tooLarge(path, `item ${e.index}`, this.limits.itemBytes)
             : errorFromFailure('GET', path, e);
-        this.report({
-          method: 'GET',
-          path,
-          status,
-          ms: performance.now() - started,
-          attempt,
-          error: error.code,
-          node: node.url,
-        });
+        reported(error.code);
         if (yielded === 0 && this.failover(node, 'GET', error, e, failovers)) {
           failovers++;
           continue;
@@ -598,15 +593,7 @@ export class Transport {
         if (!finished) {
           // the consumer stopped early, or we failed: drop the rest of the body and its connection
           if (res && !res.body.destroyed) res.body.destroy();
-          if (!failed)
-            this.report({
-              method: 'GET',
-              path,
-              status,
-              ms: performance.now() - started,
-              attempt,
-              node: node.url,
-            });
+          if (!failed) reported();
         }
       }
       await sleep(wait);
