@@ -313,7 +313,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
       groups: [],
       heldByOperator: 0,
       scanned: { queues: input.objects ?? 0, exchanges: 0 },
-      ...(input.impact ? { impact: withTransitional(input.impact, input.transitional) } : {}),
+      ...(input.impact ? { impact: setImpact(input.impact, input.losing ?? [], input.transitional) } : {}),
     };
     const request: ChangeRequest = {
       id: newRequestId(),
@@ -592,20 +592,28 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
 }
 
 /**
- * A set's loss to acknowledge: the end state's, and what its way removes besides (the plan's
- * `transitional`), added, so the approver acknowledges both in one number each.
+ * A set's loss to acknowledge, as the request keeps a preview's: the end state's, and what its way
+ * removes besides (the plan's `transitional`), added, so the approver acknowledges both in numbers.
  */
-function withTransitional(impact: ImpactSummary, transitional: ImpactTotals | undefined): ImpactSummary {
-  if (!transitional) return impact;
-  const t = impact.totals;
+function setImpact(
+  end: ImpactTotals,
+  losing: readonly string[],
+  transitional: ImpactTotals | undefined,
+): ImpactSummary {
+  const t = transitional;
   return {
-    ...impact,
     totals: {
-      messagesDeadLettered: t.messagesDeadLettered + transitional.messagesDeadLettered,
-      messagesLost: t.messagesLost + transitional.messagesLost,
-      queuesDeleted: t.queuesDeleted + transitional.queuesDeleted,
-      queuesRefusingPublishes: t.queuesRefusingPublishes + transitional.queuesRefusingPublishes,
+      messagesDeadLettered: end.messagesDeadLettered + (t?.messagesDeadLettered ?? 0),
+      messagesLost: end.messagesLost + (t?.messagesLost ?? 0),
+      queuesDeleted: end.queuesDeleted + (t?.queuesDeleted ?? 0),
+      queuesRefusingPublishes: end.queuesRefusingPublishes + (t?.queuesRefusingPublishes ?? 0),
     },
+    queues: [...losing],
+    sampledAt: null,
+    objects: [],
+    count: losing.length,
+    unknown: 0,
+    notes: [],
   };
 }
 
