@@ -56,3 +56,29 @@ export function readDefinition(text: string): ReadDefinition {
     hint: DEFINITION_EXAMPLE,
   });
 }
+
+export const SETTING_EXAMPLE = `Example: --set max-length=1000 --set 'dead-letter-exchange="dlx"' --unset message-ttl`;
+
+/**
+ * `--set KEY=JSON` -> the key and its value. The value is JSON (a number, `true`, a quoted
+ * string, an object); phones' typographic quotes are read as straight ones, as for --definition.
+ */
+export function readSetting(text: string): { readonly key: string; readonly value: unknown } {
+  const eq = text.indexOf('=');
+  const key = eq < 0 ? '' : text.slice(0, eq).trim();
+  if (eq < 0 || key === '')
+    throw new InputError(`--set takes KEY=JSON, got ${JSON.stringify(text)}.`, { hint: SETTING_EXAMPLE });
+  const raw = text.slice(eq + 1);
+  let parsed = parseJson(raw);
+  if (!parsed.ok) {
+    const folded = foldDoubleQuotes(raw);
+    if (folded !== raw) parsed = parseJson(folded);
+  }
+  if (!parsed.ok) {
+    throw new InputError(
+      `--set ${key}: ${JSON.stringify(raw)} is not JSON (a string needs its double quotes: ${key}=${JSON.stringify(raw)}).`,
+      { hint: SETTING_EXAMPLE },
+    );
+  }
+  return { key, value: parsed.value };
+}

@@ -7,11 +7,14 @@ import { MAX_NAME_BYTES, OBJECT_KINDS, utf8Length } from '../src/policy/types.ts
  * Every refusal is an InputError that says what to type instead; nothing runs on bad input.
  */
 
-type FlagKind = 'string' | 'boolean';
+/** `list`: repeatable, every value kept in order (`--set a=1 --set b=2`). */
+type FlagKind = 'string' | 'boolean' | 'list';
 
 export interface ParsedArgs {
   readonly positionals: string[];
   readonly flags: Record<string, string | boolean>;
+  /** The values of the `list` flags given, in order. */
+  readonly lists: Record<string, string[]>;
 }
 
 export function parseArgs(
@@ -21,6 +24,7 @@ export function parseArgs(
 ): ParsedArgs {
   const positionals: string[] = [];
   const flags: Record<string, string | boolean> = {};
+  const lists: Record<string, string[]> = {};
   for (let i = 0; i < words.length; i++) {
     const w = words[i] as string;
     if (w === '--') {
@@ -36,6 +40,12 @@ export function parseArgs(
     const name = eq > 0 ? w.slice(2, eq) : w.slice(2);
     const kind = spec[name];
     if (!kind) throw new InputError(`Unknown flag --${name}.`, { usage });
+    if (kind === 'list') {
+      const value = eq > 0 ? w.slice(eq + 1) : words[++i];
+      if (value === undefined) throw new InputError(`--${name} needs a value.`, { usage });
+      lists[name] = [...(lists[name] ?? []), value];
+      continue;
+    }
     if (name in flags) throw new InputError(`--${name} is given twice.`, { usage });
     if (kind === 'boolean') {
       if (eq > 0) throw new InputError(`--${name} takes no value.`, { usage });
@@ -46,7 +56,7 @@ export function parseArgs(
       flags[name] = value;
     }
   }
-  return { positionals, flags };
+  return { positionals, flags, lists };
 }
 
 /** A queue or exchange name: at most 255 UTF-8 bytes, checked before any pattern runs. */
@@ -75,7 +85,7 @@ export const WHICH_USAGE = 'which NAME [--kind classic|quorum|stream|exchange] [
 
 /** Here rather than beside the preview's parser: help lists it without loading the simulation. */
 export const PREVIEW_USAGE =
-  'preview delete|create|edit POLICY [--pattern P] [--apply-to A] [--priority N] [--definition JSON] [--operator] [--vhost V] [--env E]';
+  'preview delete|create|edit POLICY [--pattern P] [--apply-to A] [--priority N] [--definition JSON | --set KEY=JSON … --unset KEY …] [--operator] [--vhost V] [--env E]';
 
 export const WhichInput = z.object({
   name: ObjectName,

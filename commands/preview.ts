@@ -9,7 +9,7 @@ import {
   type PreviewInput,
   type PreviewResult,
 } from '../src/preview/preview.ts';
-import { FOLDED_QUOTES_NOTE, readDefinition } from './definition.ts';
+import { FOLDED_QUOTES_NOTE, readDefinition, readSetting, SETTING_EXAMPLE } from './definition.ts';
 import { type FlagDefaults, PREVIEW_USAGE, parseArgs, parseWith, Vhost } from './parse.ts';
 
 /**
@@ -23,6 +23,8 @@ const FLAGS = {
   'apply-to': 'string',
   priority: 'string',
   definition: 'string',
+  set: 'list',
+  unset: 'list',
   operator: 'boolean',
   vhost: 'string',
   env: 'string',
@@ -45,7 +47,7 @@ export function parsePreview(
   const usage = options.usage ?? PREVIEW_USAGE;
   /** The action as the user typed it: `preview delete`, or `delete` for a change request. */
   const typed = (action: string) => (options.usage ? action : `preview ${action}`);
-  const { positionals, flags } = parseArgs(words, { ...FLAGS, ...extra }, usage);
+  const { positionals, flags, lists } = parseArgs(words, { ...FLAGS, ...extra }, usage);
   const [action, name, ...rest] = positionals;
   if (action === undefined || !(PREVIEW_ACTIONS as readonly string[]).includes(action)) {
     throw new InputError(
@@ -85,6 +87,24 @@ export function parsePreview(
     fields.definition = read.definition;
     if (read.foldedQuotes) notes.push(FOLDED_QUOTES_NOTE);
   }
+  const patch = definitionPatchOf(lists.set ?? [], lists.unset ?? [], usage);
+  if (patch) {
+    if (action !== 'edit')
+      throw new InputError(
+        `${typed(action)} takes no --set or --unset: they change one key of a policy an edit keeps.`,
+        {
+          usage,
+        },
+      );
+    if (fields.definition !== undefined)
+      throw new InputError(
+        '--set and --unset change the definition the policy has: give them without --definition.',
+        {
+          usage,
+        },
+      );
+    fields.definitionPatch = patch;
+  }
 
   if (action === 'delete') {
     const given = Object.keys(fields);
@@ -112,6 +132,26 @@ export function parsePreview(
       ? { extra: Object.fromEntries(Object.entries(flags).filter(([k]) => k in extra)) }
       : {}),
   };
+}
+
+/** `--set KEY=JSON` and `--unset KEY` -> the patch; undefined when neither is given. */
+function definitionPatchOf(sets: readonly string[], unsets: readonly string[], usage: string) {
+  if (sets.length === 0 && unsets.length === 0) return undefined;
+  const set: Record<string, unknown> = {};
+  for (const text of sets) {
+    const { key, value } = readSetting(text);
+    if (key in set) throw new InputError(`--set ${key} is given twice.`, { usage });
+    set[key] = value;
+  }
+  const unset: string[] = [];
+  for (const raw of unsets) {
+    const key = raw.trim();
+    if (key === '')
+      throw new InputError('--unset needs the key to remove.', { usage, hint: SETTING_EXAMPLE });
+    if (key in set) throw new InputError(`--set and --unset both name ${key}: keep one.`, { usage });
+    if (!unset.includes(key)) unset.push(key);
+  }
+  return { set, unset };
 }
 
 function parsePriority(text: string, usage: string): number {

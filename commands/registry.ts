@@ -54,7 +54,7 @@ export const COMMAND_TABLE = [
   },
   {
     name: 'edit',
-    usage: `edit POLICY [--pattern P] [--apply-to A] [--priority N] [--definition JSON] [--reason TEXT] [--for DURATION] ${CHANGE_FLAGS}`,
+    usage: `edit POLICY [--pattern P] [--apply-to A] [--priority N] [--definition JSON | --set KEY=JSON … --unset KEY …] [--reason TEXT] [--for DURATION] ${CHANGE_FLAGS}`,
     does: 'request a change to a policy (without field flags: a form, filled in)',
     slackOnly: true,
   },

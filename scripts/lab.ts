@@ -4,11 +4,57 @@ import type { LabClient } from '../src/rabbit/lab.ts';
 /**
  * The policies lab: the scenario the product is explained with, in a vhost of its own.
  *
- *   npm run lab            set it up in vhost "rmq-lab" (replacing an earlier one) and print questions
- *   npm run lab -- --down  remove it
+ *   npm run lab                       set it up in vhost "rmq-lab" (replacing an earlier one) and print questions
+ *   npm run lab -- --vhost NAME       the same in vhost NAME (on a shared broker, one of your own)
+ *   npm run lab -- --down [--vhost NAME]  remove it
+ *   npm run lab -- --help             what it does; touches nothing
  */
 
 export const LAB_VHOST = 'rmq-lab';
+
+export const LAB_HELP = `npm run lab -- [--vhost NAME] [--down] [--help]
+
+Builds the policies lab on the broker of .env (RMQ_URL, RMQ_USER, RMQ_PASSWORD; the first
+environment of RMQ_ENVIRONMENTS when set): a vhost with seven policies, five queues and an
+exchange, then prints the questions worth asking it.
+
+  --vhost NAME  the vhost to use (default ${LAB_VHOST}). It is deleted and created again:
+                on a shared broker, name one of your own.
+  --down        remove the lab's vhost instead.
+  --help        print this and change nothing.
+`;
+
+/** What `npm run lab -- …` was asked: a pure reading of its arguments. */
+export type LabCommand =
+  | { readonly kind: 'help' }
+  | { readonly kind: 'up' | 'down'; readonly vhost: string }
+  | { readonly kind: 'refused'; readonly message: string };
+
+export function parseLabArgs(argv: readonly string[]): LabCommand {
+  let vhost = LAB_VHOST;
+  let down = false;
+  const unknown: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--help' || arg === '-h') return { kind: 'help' };
+    if (arg === '--down') down = true;
+    else if (arg === '--vhost' || arg.startsWith('--vhost=')) {
+      const value = arg === '--vhost' ? argv[++i] : arg.slice('--vhost='.length);
+      if (value === undefined || value === '' || value.startsWith('--')) {
+        return { kind: 'refused', message: 'lab: --vhost needs a name, such as --vhost rmq-lab-alice.' };
+      }
+      vhost = value;
+    } else unknown.push(arg);
+  }
+  if (unknown.length > 0) {
+    const list = unknown.map((a) => JSON.stringify(a)).join(', ');
+    return {
+      kind: 'refused',
+      message: `lab: unknown argument${unknown.length > 1 ? 's' : ''} ${list}: it takes --vhost NAME, --down and --help.`,
+    };
+  }
+  return { kind: down ? 'down' : 'up', vhost };
+}
 
 export async function setUpLab(broker: LabClient, vhost: string): Promise<void> {
   const { version } = await broker.overview();
@@ -95,7 +141,18 @@ export const LAB_QUESTIONS = [
   ['preview delete audit-retention', 'what orders.audit falls back to, and what it loses'],
 ] as const;
 
-async function main(): Promise<void> {
+async function main(argv: readonly string[]): Promise<void> {
+  const command = parseLabArgs(argv);
+  if (command.kind === 'help') {
+    process.stdout.write(LAB_HELP);
+    return;
+  }
+  if (command.kind === 'refused') {
+    console.error(command.message);
+    process.exitCode = 2;
+    return;
+  }
+  const { vhost } = command;
   const { config } = await import('dotenv');
   config({ quiet: true });
   const { loadConfig } = await import('../src/config.ts');
@@ -103,22 +160,23 @@ async function main(): Promise<void> {
   const env = loadConfig().environments[0]!;
   const broker = new LabClient({ url: env.url, user: env.user, password: env.password });
   try {
-    if (process.argv.includes('--down')) {
-      await broker.deleteVhost(LAB_VHOST);
-      console.log(`Removed vhost ${LAB_VHOST}.`);
+    if (command.kind === 'down') {
+      await broker.deleteVhost(vhost);
+      console.log(`Removed vhost ${vhost}.`);
       return;
     }
-    await setUpLab(broker, LAB_VHOST);
-    console.log(`The policies lab is ready in vhost "${LAB_VHOST}" on ${env.url}. Questions worth asking:\n`);
-    for (const [q, why] of LAB_QUESTIONS) console.log(`  npx rmq ${q} --vhost ${LAB_VHOST}\n      ${why}\n`);
-    console.log('Remove it with: npm run lab -- --down');
+    await setUpLab(broker, vhost);
+    console.log(`The policies lab is ready in vhost "${vhost}" on ${env.url}. Questions worth asking:\n`);
+    for (const [q, why] of LAB_QUESTIONS) console.log(`  npx rmq ${q} --vhost ${vhost}\n      ${why}\n`);
+    const again = vhost === LAB_VHOST ? '' : ` --vhost ${vhost}`;
+    console.log(`Remove it with: npm run lab -- --down${again}`);
   } finally {
     await broker.close();
   }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  main().catch((err) => {
+  main(process.argv.slice(2)).catch((err) => {
     console.error(`lab: ${err instanceof Error ? err.message : String(err)}`);
     process.exitCode = 1;
   });

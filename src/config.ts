@@ -176,7 +176,8 @@ const requestTtl = z
   })
   .refine((ms) => ms >= 60_000 && ms <= 30 * 86_400_000, 'between 1m and 30d');
 
-const EnvSchema = z.object({
+/** Every variable the configuration reads; docs/configuration.md has a row for each (test/unit/docs.test.ts). */
+export const EnvSchema = z.object({
   RMQ_URL: httpUrl.default('http://localhost:15672'),
   RMQ_AMQP_URL: amqpUrl.optional(),
   RMQ_WATCH_INTERVAL: interval.default(60_000),
@@ -232,7 +233,8 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
-const EnvironmentsFile = z.object({
+/** The environments file (RMQ_ENVIRONMENTS); docs/configuration.md has a row for each field. */
+export const EnvironmentsFile = z.object({
   environments: z
     .array(
       z.object({

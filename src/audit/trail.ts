@@ -22,7 +22,7 @@ import {
  *   <prefix>:audit:ids     HASH    record id -> stream id (one record per id: an apply recorded twice is recorded once)
  *
  * The bot never trims the stream. The trail survives a Redis restart only with persistence
- * (AOF, see the README). Two copies beyond it: every record appended is logged as one JSON line
+ * (AOF, see the README's backup and restore). Two copies beyond it: every record appended is logged as one JSON line
  * `{"audit": {…}}` (the record as `history --json` shows it), and where the primary has replicas
  * an append returns only once one of them has the record (`WAIT`, src/replication.ts), so a
  * failover right after cannot lose what was acknowledged.

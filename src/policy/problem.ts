@@ -11,6 +11,7 @@ export type ProblemCode =
   | 'no-such-policy'
   | 'wrong-layer'
   | 'nothing-to-change'
+  | 'unset-missing-key'
   | 'definition-not-object'
   | 'definition-empty'
   | 'unknown-key'

@@ -24,6 +24,24 @@ export interface ProposedFields {
   readonly applyTo: unknown;
   readonly priority: unknown;
   readonly definition: unknown;
+  /** `edit --set KEY=JSON --unset KEY`: keys of the definition changed or removed, the others kept. */
+  readonly definitionPatch: DefinitionPatch;
+}
+
+/** Keys set and keys removed, applied to the definition as the broker has it when previewed. */
+export interface DefinitionPatch {
+  readonly set: Readonly<Record<string, unknown>>;
+  readonly unset: readonly string[];
+}
+
+/** The definition with the patch applied: the keys set replaced or added, the keys unset removed. */
+export function patchDefinition(
+  definition: Readonly<Record<string, unknown>>,
+  patch: DefinitionPatch,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...definition, ...patch.set };
+  for (const key of patch.unset) delete out[key];
+  return out;
 }
 
 export interface ValidationInput {
@@ -112,18 +130,33 @@ export function validate(input: ValidationInput): Validation {
     f.pattern === undefined &&
     f.applyTo === undefined &&
     f.priority === undefined &&
-    f.definition === undefined
+    f.definition === undefined &&
+    f.definitionPatch === undefined
   ) {
     refuse({
       code: 'nothing-to-change',
-      message: 'An edit needs at least one of --pattern, --apply-to, --priority or --definition.',
+      message:
+        'An edit needs at least one of --pattern, --apply-to, --priority, --definition, --set or --unset.',
     });
   }
   // An edit keeps what it does not name; a create takes the broker's defaults (apply-to all, priority 0).
   const pattern = f.pattern ?? current?.pattern;
   const applyTo = f.applyTo ?? current?.applyTo ?? 'all';
   const priority = f.priority ?? current?.priority ?? 0;
-  const definition = f.definition ?? current?.definition;
+  let definition = f.definition ?? current?.definition;
+  if (f.definitionPatch && isPlainObject(definition)) {
+    for (const key of f.definitionPatch.unset) {
+      if (!(key in definition)) {
+        refuse({
+          code: 'unset-missing-key',
+          field: 'definition',
+          key,
+          message: `--unset ${key}: the ${words}'s definition has no key ${JSON.stringify(key)} (it has ${Object.keys(definition).join(', ') || 'none'}).`,
+        });
+      }
+    }
+    definition = patchDefinition(definition, f.definitionPatch);
+  }
 
   if (typeof pattern !== 'string') {
     refuse({

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { type AuditRecord, IsoTime, PolicyFieldsSchema } from '../audit/types.ts';
 import type { PolicyDiff } from '../policy/diff.ts';
 import type { Problem } from '../policy/problem.ts';
+import type { DefinitionPatch } from '../policy/validate.ts';
 import type { PreviewAnswer, PreviewResult } from '../preview/preview.ts';
 import type { PreviewSummary } from '../preview/summary.ts';
 import type { ApproverDirectory } from './approvers.ts';
@@ -228,6 +229,8 @@ export interface FileInput {
     readonly applyTo?: unknown;
     readonly priority?: unknown;
     readonly definition?: unknown;
+    /** `edit --set/--unset`: applied to the definition the broker has when the request is filed. */
+    readonly definitionPatch?: DefinitionPatch;
   };
   readonly requester: Requester;
   readonly origin: Origin;

@@ -9,7 +9,7 @@ import {
 } from '../support/importGraph.ts';
 
 /**
- * The shape of the code, as the README's folder table says it: arrows point one way, from the
+ * The shape of the code, as docs/architecture.md's folder table says it: arrows point one way, from the
  * front doors down to the rules, and no modules import each other in a loop.
  *
  *   front doors (src/bot*.ts, src/cli.ts, src/cliRedis.ts, src/main.ts, src/slack/, src/terminal/)

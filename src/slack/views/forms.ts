@@ -68,6 +68,10 @@ export const DraftSchema = z.object({
       applyTo: z.unknown().optional(),
       priority: z.unknown().optional(),
       definition: z.unknown().optional(),
+      /** `edit --set KEY=JSON --unset KEY` (commands/preview.ts). */
+      definitionPatch: z
+        .object({ set: z.record(z.string(), z.unknown()), unset: z.array(z.string()).readonly() })
+        .optional(),
     })
     .default({}),
   /** `--for`: reverted this long after it is applied (src/workflow/timebox.ts). */
