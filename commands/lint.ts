@@ -198,9 +198,9 @@ export function whyOf(f: Finding): string {
     case 'expires-idle':
       return `${policyWord(f)}'s expires (${formatDuration(f.expiresMs)}) will delete ${objectsWord(n, 'queue')} holding ${f.messages} message${f.messages === 1 ? '' : 's'} and no consumer, the first by ${f.by} at the latest, unless a consumer comes.`;
     case 'cannot-govern':
-      return `${policyWord(f)} matches ${objectsWord(n)} whose type refuses its ${f.keys.map((k) => quoted(k)).join(', ')}, so it governs none of them (a policy with a key the type refuses does not apply at all).`;
+      return `${policyWord(f)} matches ${objectsWord(n)} whose type refuses its ${f.keys.map((k) => quoted(k)).join(', ')}, so it governs ${n === 1 ? 'it not' : 'none of them'} (a policy with a key the type refuses does not apply at all).`;
     case 'unanchored':
-      return `${policyWord(f)}'s pattern ${quoted(f.pattern)} has no ^, so it matches ${objectsWord(n, 'name')} that merely contain it without starting with it.`;
+      return `${policyWord(f)}'s pattern ${quoted(f.pattern)} has no ^, so it matches ${objectsWord(n, 'name')} that merely contain${n === 1 ? 's' : ''} it without starting with it.`;
     case 'shadowed':
       return `${policyWord(f)} matches ${objectsWord(n)} and governs none of ${n === 1 ? 'it' : 'them'}: ${f.by.map(quoted).join(', ')} win${f.by.length === 1 ? 's' : ''} at a higher priority.`;
     case 'operator-never-stricter':

@@ -89,10 +89,7 @@ describe('byPriority: a tie only where the apply-tos meet (issue 28, item 12)', 
     ]);
   });
   it('classic_queues and quorum_queues never meet; all meets both', () => {
-    const two = [
-      pol('c', '^x', 3, {}, 'classic_queues'),
-      pol('q', '^x', 3, {}, 'quorum_queues'),
-    ];
+    const two = [pol('c', '^x', 3, {}, 'classic_queues'), pol('q', '^x', 3, {}, 'quorum_queues')];
     expect(byPriority(two).map((p) => p.tie)).toEqual([false, false]);
     const three = byPriority([...two, pol('a', '^x', 3, {}, 'all')]);
     expect(three.map((p) => [p.name, p.tie])).toEqual([
