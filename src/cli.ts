@@ -226,10 +226,22 @@ export async function cliMain(): Promise<never> {
   // answer once gains nothing from it (bench/cli: ~3% of a `which`'s CPU, ~4 MB of memory).
   z.config({ jitless: true });
   loadDotenv({ quiet: true });
+  // A reader that leaves first (`| head`) is not an error of ours: what it did not take is dropped.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
   const code = await runCli(process.argv.slice(2), process.env);
-  // The answer is written (stdout and stderr are synchronous on Linux); without exiting here the
-  // process would wait ~0.1 s for the broker to close the pool's sockets (bench/cli).
+  // Exiting here spares the ~0.1 s the broker takes to close the pool's sockets (bench/cli), but
+  // only once the answer is out: to a pipe, stdout is asynchronous, and `process.exit` drops what
+  // a slow reader (`| jq`) has not taken yet (issue 28: `history --json | wc -c` gave 65,536).
+  await Promise.all([written(process.stdout), written(process.stderr)]);
   process.exit(code);
+}
+
+/** Resolves once everything written to `stream` before it has been handed to the system. */
+function written(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.destroyed || stream.writableEnded) resolve();
+    else stream.write('', () => resolve());
+  });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) void cliMain();

@@ -176,7 +176,9 @@ export type VerifyResult = (
       readonly broken: string;
       /**
        * `unkeyed`: with the key, a record not sealed with it (rewritten by someone without it);
-       * `log-mismatch`: the chain holds, but it differs from the log given (`against`).
+       * `log-mismatch`: the chain holds, but it differs from the log given (`against`);
+       * `needs-key`: nothing found broken, but records sealed with RMQ_AUDIT_KEY were read without
+       * it (`broken` is the first, `unproven` how many): their links hold, their content is unproven.
        */
       readonly why:
         | 'hash-mismatch'
@@ -184,7 +186,10 @@ export type VerifyResult = (
         | 'unreadable'
         | 'head-mismatch'
         | 'unkeyed'
-        | 'log-mismatch';
+        | 'log-mismatch'
+        | 'needs-key';
+      /** With `needs-key`: how many records are sealed with a key this reader does not have. */
+      readonly unproven?: number;
     }
 ) & {
   /**

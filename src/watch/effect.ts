@@ -1,8 +1,8 @@
 import { settleSimulation } from '../patterns/resolveRead.ts';
-import type { Transition } from '../policy/compare.ts';
+import { actionOf, type Transition } from '../policy/compare.ts';
 import { nameView, PatternCache } from '../policy/pattern.ts';
 import { PolicyIndex } from '../policy/policyIndex.ts';
-import type { ChangeAction, InventoryObject, SimulationResult } from '../policy/simulate.ts';
+import type { InventoryObject, SimulationResult } from '../policy/simulate.ts';
 import { Simulation } from '../policy/simulate.ts';
 import type { BrokerVersion, Policy } from '../policy/types.ts';
 import { type ImpactSummary, type PreviewObject, withImpact } from '../preview/impact.ts';
@@ -30,10 +30,6 @@ import { type InventorySource, openInventory } from '../rabbit/inventory.ts';
 export interface ChangeEffect extends SimulationResult {
   readonly objects: PreviewObject[];
   readonly impact: ImpactSummary;
-}
-
-export function actionOf(t: Pick<Transition, 'before' | 'after'>): ChangeAction {
-  return t.before === null ? 'create' : t.after === null ? 'delete' : 'edit';
 }
 
 /**

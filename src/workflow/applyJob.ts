@@ -11,13 +11,14 @@ import { isRabbitError, RabbitError } from '../rabbit/index.ts';
 import { narrowedTo } from '../rabbit/inventory.ts';
 import { PAGE_MAX } from '../rabbit/listings.ts';
 import type { WorkflowBroker } from './broker.ts';
+import { refusalSentence, type WorkflowRefusal } from './errors.ts';
 import type { FreezeStore } from './freeze.ts';
 import { type ObserveOptions, observeAfterWrite } from './observe.ts';
 import { ApplyJobData } from './queue.ts';
-import { approvalsOf } from './rules.ts';
+import { approvalsOf, environmentRefusal } from './rules.ts';
 import type { RecordingServices } from './services.ts';
 import { heldBehind } from './thaw.ts';
-import { brokerAction, type ChangeRequest, type Failure } from './types.ts';
+import { brokerAction, type ChangeRequest, type Failure, type WorkflowEnvironment } from './types.ts';
 
 /**
  * The apply job: approved -> applying -> applied | failed | stale.
@@ -59,6 +60,7 @@ export type AnnounceWrite = (
 /** What one run of the job works with: the worker's stores and clients (worker.ts). */
 export interface ApplyJobDeps extends RecordingServices {
   readonly brokerFor: (env: string) => WorkflowBroker;
+  readonly environments: readonly Pick<WorkflowEnvironment, 'name' | 'mode'>[];
   readonly announceWrite: AnnounceWrite;
   readonly freezes: FreezeStore;
   readonly verifyDeadlineMs: number;
@@ -113,6 +115,12 @@ export class ApplyJob {
     let early: Promise<PreviewResult> | undefined;
     /** Step 1's read, begun with step 2's for the same reason. */
     let earlyPolicy: Promise<Policy | null> | undefined;
+    // A read-only environment writes nothing, whatever was decided before it became read-only.
+    const closed = this.closed(r);
+    if (closed && (r.state === 'approved' || r.state === 'applying')) {
+      await this.refuse(r, closed, job.attemptsMade + 1, log);
+      return;
+    }
     if (r.state === 'approved') {
       // Steps 1 and 2 only read, and step 2's input is the same whenever step 1 finds the policy as
       // approved (the only case it is used in): begun now, they overlap the freeze check, the move
@@ -199,6 +207,12 @@ export class ApplyJob {
           job.updateData(saved),
           this.deps.announceWrite(r.env, { layer: r.layer, vhost: r.vhost, name: r.policy }, after, r.id),
         ]);
+        // Again just before the write: the mode is the configuration's now, not the job's start's.
+        const closedNow = this.closed(r);
+        if (closedNow) {
+          await this.refuse(r, closedNow, job.attemptsMade + 1, log);
+          return;
+        }
         if (after) await broker.putPolicy(r.layer, after);
         else await broker.deletePolicy(r.layer, r.vhost, r.policy);
         log.info({ action: brokerAction(r) }, 'policy written');
@@ -268,6 +282,31 @@ export class ApplyJob {
     }
     await this.deps.notify.stateChanged(moved.request);
     await this.deps.notify.stale(moved.request, fresh);
+  }
+
+  /** The refusal of rules.ts for writing in the request's environment now, or null (an environment no longer configured writes nothing either). */
+  private closed(r: ChangeRequest): WorkflowRefusal | null {
+    const env = this.deps.environments.find((e) => e.name === r.env);
+    return environmentRefusal(env ?? { name: r.env, mode: 'read-only' }, 'applied');
+  }
+
+  /** Not applied, for good, because of `refusal`: the request says so (failed, with the refusal's code and sentence). */
+  private async refuse(r: ChangeRequest, refusal: WorkflowRefusal, attempts: number, log: Logger) {
+    const failure: Failure = {
+      code: refusal.code,
+      message: refusalSentence(refusal),
+      attempts,
+      at: this.deps.now().toISOString(),
+    };
+    log.warn({ failure }, 'not applied: refused');
+    const moved = await this.deps.store.transition(r.id, {
+      from: ['approved', 'applying'],
+      to: 'failed',
+      set: { failure },
+    });
+    if (moved.kind !== 'ok') return;
+    await this.deps.notify.stateChanged(moved.request);
+    await this.deps.notify.failed(moved.request);
   }
 
   private async fail(r: ChangeRequest, err: unknown, attempts: number, log: Logger) {

@@ -456,6 +456,8 @@ export interface ApplyWorkerOptions {
   readonly keyPrefix: string;
   /** Broker clients for a background job: long timeouts; the job retries, not the client. */
   readonly brokerFor: (env: string) => WorkflowBroker;
+  /** The environments' modes now: the job refuses to write where one is read-only (rules.ts `environmentRefusal`). */
+  readonly environments: readonly Pick<WorkflowEnvironment, 'name' | 'mode'>[];
   readonly notifier: Notifier;
   readonly log: Logger;
   /** Tries of a job whose failure may pass (network, 5xx, timeout). Default 6. */

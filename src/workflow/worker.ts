@@ -67,6 +67,7 @@ export async function startApplyWorker(options: ApplyWorkerOptions & ApplyWorker
     log,
     now,
     brokerFor: options.brokerFor,
+    environments: options.environments,
     announceWrite: options.announceWrite,
     freezes: options.freezes,
     verifyDeadlineMs: options.verifyDeadlineMs ?? 60_000,

@@ -317,6 +317,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
         kind: input.kind,
         role: reason ? await roleOf(request, input.user) : 'other',
         env: request.env,
+        mode: environment(request.env).mode,
         reason,
         alreadyApproved: hasApproved(request, input.user),
         loss: lossToAcknowledge(request.preview.summary.impact),
@@ -436,6 +437,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
         kind: 'approve',
         role: await roleOf(change, decision.by),
         env: change.env,
+        mode: environment(change.env).mode,
         reason: approval,
       });
       if (refused) throw new WorkflowError(refused, { request: change });

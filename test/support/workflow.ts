@@ -182,6 +182,7 @@ export function workflowFixture(
         keyPrefix,
         ...applyWorkerDeps(redisUrl, keyPrefix, log, options.now),
         brokerFor: () => client,
+        environments: [{ name: TEST_ENV, mode: 'normal' }],
         notifier,
         log,
         backoffMs: 200,
