@@ -262,10 +262,39 @@ describe('the trail rewritten by someone who can write Redis (issue 20)', () => 
         keyed: true,
       });
       expect(r.err).toContain(`BROKEN at ${entry(3).id}`);
-      // Without the key the keyed seal cannot be checked: the reader is told what was checked.
+      // Without the key the keyed seals cannot be checked: never "intact" (issue 28), exit 1.
       const keyless = await cli(prefix, 'history', '--verify');
-      expect(keyless.out).toMatch(/Checked against accidents only/);
+      expect(keyless.code).toBe(1);
+      expect(keyless.out).toMatch(/NOT PROVEN: \d records of 3 .* sealed with RMQ_AUDIT_KEY/);
     }
+  });
+
+  it('rotating the key as the README says: the old trail moved aside verifies under the old key, the new one under the new key', async () => {
+    const { prefix } = freshTrail();
+    const archive = `${prefix}-2026-12`;
+    prefixes.push(archive);
+    const NEW_KEY = `test-audit-key-${randomBytes(16).toString('hex')}`;
+    const old = new AuditTrail(redis, prefix, { key: KEY });
+    for (const n of [1, 2, 3]) await old.append(entry(n));
+    // Not moved aside, the old records fail under the new key: why the README moves them.
+    const unmoved = await cliWith({ RMQ_AUDIT_KEY: NEW_KEY }, prefix, 'history', '--verify', '--json');
+    expect(unmoved.code).toBe(1);
+    expect(JSON.parse(unmoved.out).verify).toMatchObject({
+      ok: false,
+      broken: entry(1).id,
+      why: 'hash-mismatch',
+    });
+    for (const suffix of ['audit', 'audit:head', 'audit:ids']) {
+      await redis.rename(`${prefix}:${suffix}`, `${archive}:${suffix}`);
+    }
+    const fresh = new AuditTrail(redis, prefix, { key: NEW_KEY });
+    for (const n of [4, 5]) await fresh.append(entry(n));
+    const now = await cliWith({ RMQ_AUDIT_KEY: NEW_KEY }, prefix, 'history', '--verify', '--json');
+    expect(now.code, now.err).toBe(0);
+    expect(JSON.parse(now.out).verify).toEqual({ ok: true, records: 2, keyed: true });
+    const before = await cliWith(WITH_KEY, archive, 'history', '--verify', '--json');
+    expect(before.code, before.err).toBe(0);
+    expect(JSON.parse(before.out).verify).toEqual({ ok: true, records: 3, keyed: true });
   });
 
   it('the key is never in Redis', async () => {

@@ -1,5 +1,5 @@
 /**
- * The least a broker identity needs, proven on the real broker (the README's security review
+ * The least a broker identity needs, proven on the real broker (the README's least privilege
  * quotes these): reading (`which`, `preview`) takes the `management` tag and a permission entry
  * in the vhost that grants nothing (`^$` for configure, write and read); writing user policies
  * takes `policymaker` with the same empty entry; operator policies take `administrator`.

@@ -71,6 +71,7 @@ describe('.env.example', () => {
       'SLACK_APPROVALS_CHANNEL',
       'SLACK_APPROVERS',
       'SLACK_REQUESTERS',
+      'RMQ_REQUEST_TTL',
       'RMQ_APPROVALS_REQUIRED',
       'RMQ_BREAK_GLASS',
       'PORT',

@@ -1,0 +1,132 @@
+/**
+ * docs/: the reference users read, kept true to the code. Every variable `.env.example` lists and
+ * the configuration schema reads, every command of the table and every field of the environments
+ * file has its entry there; each list is read from the code, so a new variable, command or field
+ * without its entry fails here, naming it and where to write it. Links between the documents
+ * (and the README) lead somewhere.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { COMMAND_TABLE } from '../../commands/registry.ts';
+import { EnvironmentsFile, EnvSchema } from '../../src/config.ts';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const docsDir = join(root, 'docs');
+const docs = readdirSync(docsDir)
+  .filter((f) => f.endsWith('.md'))
+  .map((f) => ({ file: `docs/${f}`, text: readFileSync(join(docsDir, f), 'utf8') }));
+const example = readFileSync(join(root, '.env.example'), 'utf8');
+
+/** The names written in backticks in the first cell of a table row, over every document. */
+function rowNames(): Set<string> {
+  const names = new Set<string>();
+  for (const { text } of docs) {
+    for (const m of text.matchAll(/^\|([^|\n]*)\|/gm)) {
+      for (const n of (m[1] ?? '').matchAll(/`([^`]+)`/g)) names.add(n[1] ?? '');
+    }
+  }
+  return names;
+}
+
+/** The names written in backticks in a heading, over every document. */
+function headingNames(): Set<string> {
+  const names = new Set<string>();
+  for (const { text } of docs) {
+    for (const m of text.matchAll(/^#+ (.*)$/gm)) {
+      for (const n of (m[1] ?? '').matchAll(/`([^`\s]+)/g)) names.add(n[1] ?? '');
+    }
+  }
+  return names;
+}
+
+/** The schema under optional, default and pipe wrappers. */
+function unwrap(schema: z.ZodType): z.ZodType {
+  let s: z.ZodType = schema;
+  for (;;) {
+    if (s instanceof z.ZodOptional || s instanceof z.ZodDefault || s instanceof z.ZodNullable)
+      s = s.unwrap() as z.ZodType;
+    else if (s instanceof z.ZodPipe) s = s.in as z.ZodType;
+    else return s;
+  }
+}
+
+/** An object schema's fields, nested objects' fields as `outer.inner`. */
+function fieldsOf(schema: z.ZodType, prefix = ''): string[] {
+  const s = unwrap(schema);
+  if (!(s instanceof z.ZodObject)) return [];
+  return Object.entries(s.shape as Record<string, z.ZodType>).flatMap(([key, value]) => [
+    `${prefix}${key}`,
+    ...fieldsOf(value, `${prefix}${key}.`),
+  ]);
+}
+
+const exampleVariables = [...example.matchAll(/^([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1] ?? '');
+const schemaVariables = Object.keys(EnvSchema.shape);
+const environmentsEntry = unwrap(EnvironmentsFile.shape.environments);
+const environmentFields =
+  environmentsEntry instanceof z.ZodArray ? fieldsOf(environmentsEntry.element as z.ZodType) : [];
+
+describe('docs/ has an entry for', () => {
+  it('every variable of .env.example and of the configuration schema: a table row', () => {
+    expect(exampleVariables.length).toBeGreaterThan(20);
+    const rows = rowNames();
+    const missing = [...new Set([...exampleVariables, ...schemaVariables])].filter((v) => !rows.has(v));
+    expect(missing, 'add a row (| `NAME` | default | what it sets |) to docs/configuration.md').toEqual([]);
+  });
+
+  it('every command of commands/registry.ts: a heading', () => {
+    const headings = headingNames();
+    const missing = COMMAND_TABLE.map((c) => c.name).filter((n) => !headings.has(n));
+    expect(missing, 'add a heading (## `NAME`) to docs/commands.md').toEqual([]);
+  });
+
+  it('every field of the environments file (src/config.ts), nested ones as outer.inner: a table row', () => {
+    expect(environmentFields).toEqual(expect.arrayContaining(['name', 'url', 'breakGlass.reviewWithin']));
+    const rows = rowNames();
+    const missing = environmentFields.filter((f) => !rows.has(f));
+    expect(missing, 'add a row (| `field` | required | what it sets |) to docs/configuration.md').toEqual([]);
+  });
+});
+
+describe('.env.example', () => {
+  it('lists every variable the configuration schema reads', () => {
+    const listed = new Set(exampleVariables);
+    expect(schemaVariables.filter((v) => !listed.has(v))).toEqual([]);
+  });
+});
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as dashes. */
+const anchorOf = (heading: string) =>
+  heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
+
+describe('links in docs/ and the README', () => {
+  const files = [...docs, { file: 'README.md', text: readFileSync(join(root, 'README.md'), 'utf8') }];
+
+  it('lead to a file of the repository, and to a heading of it where they name one', () => {
+    const broken: string[] = [];
+    for (const { file, text } of files) {
+      for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        const target = m[1] ?? '';
+        if (/^[a-z]+:/.test(target)) continue;
+        const [path = '', anchor] = target.split('#');
+        const to = path === '' ? join(root, file) : resolve(dirname(join(root, file)), path);
+        if (!existsSync(to)) {
+          broken.push(`${file}: ${target}`);
+          continue;
+        }
+        if (anchor === undefined || !to.endsWith('.md')) continue;
+        const headings = [...readFileSync(to, 'utf8').matchAll(/^#+ (.*)$/gm)].map((h) =>
+          anchorOf(h[1] ?? ''),
+        );
+        if (!headings.includes(anchor)) broken.push(`${file}: ${target} (no such heading)`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+});
