@@ -362,3 +362,10 @@ export function uploadedBytes(contentType: string, body: Buffer): Buffer | undef
   }
   return undefined;
 }
+
+/** The token of a Web API call: `Authorization: Bearer …`, else a `token` argument; '' when none. */
+export function tokenOf(headers: IncomingHttpHeaders, args: Record<string, unknown>): string {
+  const auth = String(headers.authorization ?? '');
+  if (auth.startsWith('Bearer ')) return auth.slice(7);
+  return typeof args.token === 'string' ? args.token : '';
+}

@@ -19,7 +19,15 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { checkMessage, checkView, isObject, parseBody, SLACK_CHECK_LIMITS, uploadedBytes } from './checks.ts';
+import {
+  checkMessage,
+  checkView,
+  isObject,
+  parseBody,
+  SLACK_CHECK_LIMITS,
+  tokenOf,
+  uploadedBytes,
+} from './checks.ts';
 
 export interface TrialUser {
   readonly id: string;
@@ -698,12 +706,7 @@ export async function startWorkspace(options: { port?: number; pageDir?: string 
       const method = path.slice('/api/'.length);
       const parsed = parseBody(req.headers, raw.toString('utf8'));
       const args = '__invalid' in parsed ? {} : parsed;
-      const auth = String(req.headers.authorization ?? '');
-      const token = auth.startsWith('Bearer ')
-        ? auth.slice(7)
-        : typeof args.token === 'string'
-          ? args.token
-          : '';
+      const token = tokenOf(req.headers, args);
       if (!token) return send(res, 200, { ok: false, error: 'not_authed' });
       if (token !== botToken) return send(res, 200, { ok: false, error: 'invalid_auth' });
       if ('__invalid' in parsed) return send(res, 200, { ok: false, error: String(parsed.__invalid) });

@@ -33,6 +33,7 @@ import {
   SLACK_CHECK_LIMITS as FAKE_SLACK_LIMITS,
   isObject,
   parseBody,
+  tokenOf,
   uploadedBytes,
 } from '../../scripts/try/checks.ts';
 import { waitFor } from './broker.ts';
@@ -286,12 +287,7 @@ export async function startFakeSlack(
         record({ kind: 'api', method, args, ok: false, error, messages });
         json(200, { ok: false, error, ...(messages.length ? { response_metadata: { messages } } : {}) });
       };
-      const auth = String(req.headers.authorization ?? '');
-      const token = auth.startsWith('Bearer ')
-        ? auth.slice(7)
-        : typeof args.token === 'string'
-          ? args.token
-          : '';
+      const token = tokenOf(req.headers, args);
       if (!token) return fail('not_authed');
       // The app-level token opens Socket Mode connections and does nothing else; nothing else opens them.
       if (token !== (method === 'apps.connections.open' ? appToken : botToken)) return fail('invalid_auth');
