@@ -12,8 +12,12 @@ export type WorkflowRefusal =
   | { readonly code: 'unknown-env'; readonly env: string | undefined; readonly known: readonly string[] }
   /** A revert asked for with no place to answer: the environment has no approvals channel. */
   | { readonly code: 'no-approvals-channel'; readonly env: string }
-  /** The environment is `read-only`: no writes at all. */
-  | { readonly code: 'read-only-env'; readonly env: string }
+  /** The environment is `read-only`: no writes at all (`notDone`: what did not happen). */
+  | {
+      readonly code: 'read-only-env';
+      readonly env: string;
+      readonly notDone: 'filed' | 'decided' | 'applied';
+    }
   /** A change (a delete, or any write in a `guarded` environment), a decision or a break-glass without a reason. */
   | { readonly code: 'reason-required'; readonly for: 'change' | 'decision' | 'break-glass' }
   /** A reason longer than MAX_REASON (rules.ts). */
@@ -70,7 +74,8 @@ const SENTENCES: { readonly [C in WorkflowErrorCode]: (facts: RefusalOf<C>) => s
   'unknown-env': (f) =>
     `That environment is not configured on this bot (it knows ${f.known.join(', ')}). Nothing was filed.`,
   'no-approvals-channel': () => 'This environment has no approvals channel to answer in. Nothing was filed.',
-  'read-only-env': () => 'This environment is read-only: the bot changes no policy there. Nothing was filed.',
+  'read-only-env': (f) =>
+    `The environment ${f.env} is read-only: the bot changes no policy there. Nothing was ${f.notDone}.`,
   'reason-required': (f) =>
     f.for === 'decision'
       ? 'A reason is required: say why, for the audit trail.'
