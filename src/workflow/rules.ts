@@ -60,8 +60,8 @@ export function freezeRefusal(f: FreezeFacts): RuleRefusal | null {
 /** What filing depends on. */
 export interface FileFacts {
   readonly env: Pick<WorkflowEnvironment, 'name' | 'mode'>;
-  /** The broker operation (a revert is one of these). */
-  readonly action: 'create' | 'edit' | 'delete';
+  /** The broker operation (a revert is one of these), or a change set (`import`). */
+  readonly action: 'create' | 'edit' | 'delete' | 'import';
   /** The requester's reason, trimmed; undefined or '': none. */
   readonly reason: string | undefined;
 }
@@ -86,7 +86,11 @@ export function environmentRefusal(
 export function fileRefusal(f: FileFacts): RuleRefusal | null {
   const env = environmentRefusal(f.env);
   if (env) return env;
-  if (!f.reason) return f.action === 'delete' || f.env.mode === 'guarded' ? REASON_REQUIRED.change : null;
+  // A delete and a set (which may delete, and is many changes at once) always need a reason.
+  if (!f.reason)
+    return f.action === 'delete' || f.action === 'import' || f.env.mode === 'guarded'
+      ? REASON_REQUIRED.change
+      : null;
   return reasonTooLong(f.reason);
 }
 

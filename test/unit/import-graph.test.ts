@@ -34,7 +34,7 @@ const LAYERS: readonly { readonly name: string; readonly holds: (m: string) => b
   },
   { name: 'rules', holds: (m) => m.startsWith('src/policy/') },
   { name: 'clients and engines', holds: (m) => /^src\/(rabbit|patterns|definitions)\//.test(m) },
-  { name: 'services', holds: (m) => /^src\/(preview|audit|workflow|watch)\//.test(m) },
+  { name: 'services', holds: (m) => /^src\/(preview|audit|workflow|watch|plan)\//.test(m) },
   { name: 'commands', holds: (m) => m.startsWith('commands/') },
   {
     name: 'front doors',
