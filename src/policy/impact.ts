@@ -280,7 +280,7 @@ function expiry(i: ImpactInput, removed: number, out: Impact[]): void {
 }
 
 /** The keys naming a target an object of this kind takes (read for every object a change moves: built once). */
-function targetKeys(kind: ObjectKind): readonly TargetKey[] {
+export function targetKeys(kind: ObjectKind): readonly TargetKey[] {
   if (kind === 'exchange') return EXCHANGE_TARGETS;
   if (kind === 'stream') return FEDERATION_KEYS;
   return QUEUE_TARGETS;
@@ -301,17 +301,25 @@ function missingTargets(
   for (const key of targetKeys(kind)) {
     const target = str(values[key]);
     if (target === undefined || target === str(unchanged[key])) continue;
-    if (target === '' && key === 'dead-letter-exchange') continue;
-    const known =
-      key === 'federation-upstream'
-        ? world.upstreams
-        : key === 'federation-upstream-set'
-          ? target === 'all'
-            ? null
-            : world.upstreamSets
-          : world.exchanges;
-    if (known !== null && !known.has(target)) out.push({ effect: 'missing-target', key, target });
+    if (targetExists(key, target, world) === false) out.push({ effect: 'missing-target', key, target });
   }
+}
+
+/**
+ * Whether the vhost has the target a key names: `null` when not known (a set not read; the
+ * upstream set `all`, which is every upstream). "" as a dead-letter exchange is the default one.
+ */
+export function targetExists(key: TargetKey, target: string, world: World): boolean | null {
+  if (target === '' && key === 'dead-letter-exchange') return true;
+  const known =
+    key === 'federation-upstream'
+      ? world.upstreams
+      : key === 'federation-upstream-set'
+        ? target === 'all'
+          ? null
+          : world.upstreamSets
+        : world.exchanges;
+  return known === null ? null : known.has(target);
 }
 
 /** Whether a definition sets a key whose impact reads the federation: where none does, nothing reads it. */
