@@ -272,8 +272,10 @@ export class Linter {
       for (const m of res.matches) {
         const tally = this.#tally(m.policy);
         if (!tally.unanchored) continue;
-        if (this.#cache.get(anchoredForm(m.policy.pattern)).match(view) === false)
-          (caught ??= []).push(tally);
+        if (this.#cache.get(anchoredForm(m.policy.pattern)).match(view) === false) {
+          caught ??= [];
+          caught.push(tally);
+        }
       }
     }
     if (collect && view.pending && view.pending.size > 0) return false;
@@ -354,14 +356,26 @@ export class Linter {
    */
   #sharedGoverned(o: LintObject, kind: ObjectKind, user: Policy | null, operator: Policy | null): Governed {
     let byUser = this.#shared.get(kind);
-    if (!byUser) this.#shared.set(kind, (byUser = new Map()));
+    if (!byUser) {
+      byUser = new Map();
+      this.#shared.set(kind, byUser);
+    }
     let byOperator = byUser.get(user);
-    if (!byOperator) byUser.set(user, (byOperator = new Map()));
+    if (!byOperator) {
+      byOperator = new Map();
+      byUser.set(user, byOperator);
+    }
     let byArguments = byOperator.get(operator);
-    if (!byArguments) byOperator.set(operator, (byArguments = new Map()));
+    if (!byArguments) {
+      byArguments = new Map();
+      byOperator.set(operator, byArguments);
+    }
     const signature = argumentsSignature(o.arguments);
     let g = byArguments.get(signature);
-    if (!g) byArguments.set(signature, (g = this.#governed(o, kind, user, operator)));
+    if (!g) {
+      g = this.#governed(o, kind, user, operator);
+      byArguments.set(signature, g);
+    }
     return g;
   }
 
@@ -388,8 +402,10 @@ export class Linter {
       if (!policy) continue;
       const id = `${layer}\u0000${policy.name}\u0000${key}\u0000${v.value}`;
       let t = this.#targets.get(id);
-      if (!t)
-        this.#targets.set(id, (t = { layer, policy: policy.name, key, target: v.value, names: new Names() }));
+      if (!t) {
+        t = { layer, policy: policy.name, key, target: v.value, names: new Names() };
+        this.#targets.set(id, t);
+      }
       targets.push(t);
     }
     if (kind !== 'classic' && kind !== 'quorum') return { targets, expires: null, never: [] };

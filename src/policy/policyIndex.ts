@@ -324,7 +324,10 @@ export class PolicyIndex {
   refused(e: IndexedPolicy, kind: KindOrUnknown): readonly string[] {
     const k = this.#kind(kind);
     let keys = k.refused.get(e);
-    if (!keys) k.refused.set(e, (keys = refusedKeys(e.policy.definition, k.vetoes)));
+    if (!keys) {
+      keys = refusedKeys(e.policy.definition, k.vetoes);
+      k.refused.set(e, keys);
+    }
     return keys;
   }
 }
