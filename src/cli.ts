@@ -75,6 +75,22 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
       return code;
     });
   },
+  async lint({ words, json, env, io }) {
+    const [{ lint, lintExitCode, parseLint }, { lintText }] = await Promise.all([
+      import('../commands/lint.ts'),
+      import('./terminal/lint.ts'),
+    ]);
+    const input = parseLint(words, terminalDefaults(env));
+    if (input.file !== undefined)
+      throw new InputError('lint FILE is not available yet: lint the vhost as it is (without a file).', {
+        usage: 'lint [--vhost V] [--env E] [--fail-on error|warning]',
+      });
+    return withBroker(env, input.env, async (broker, envName) => {
+      const result = await lint(input, broker, { env: envName });
+      io.out(json ? asJson(result) : lintText(result));
+      return lintExitCode(result, input.failOn);
+    });
+  },
   async which({ words, json, env, io }) {
     const input = parseWhich(words, {}, terminalDefaults(env));
     return withBroker(env, input.env, async (broker) => {
@@ -193,7 +209,7 @@ function terminalDefaults(env: NodeJS.ProcessEnv): { vhost?: string } {
 async function withBroker(
   env: NodeJS.ProcessEnv,
   name: string | undefined,
-  fn: (broker: ManagementClient) => Promise<number>,
+  fn: (broker: ManagementClient, environment: string) => Promise<number>,
 ): Promise<number> {
   const config = loadConfig(env);
   const environment = pickEnvironment(config, name);
@@ -209,7 +225,10 @@ async function withBroker(
     limits: config.bodyLimits,
   });
   try {
-    return await fn(client.forQuestion(config.questionBudgetMs ?? QUESTION_BUDGET_MS.terminal));
+    return await fn(
+      client.forQuestion(config.questionBudgetMs ?? QUESTION_BUDGET_MS.terminal),
+      environment.name,
+    );
   } finally {
     // The answer is out: a request still hanging is not waited for.
     await client.close(0);

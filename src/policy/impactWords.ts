@@ -119,7 +119,8 @@ export const NO_STATISTICS =
 export const NODE_DOWN = 'its node is down: its messages and consumers are unknown, not zero';
 
 /** Why a queue's numbers now are unknown, after "unknown — ". */
-export const unknownNowWords = (nodeDown: boolean | undefined): string => (nodeDown ? NODE_DOWN : NO_STATISTICS);
+export const unknownNowWords = (nodeDown: boolean | undefined): string =>
+  nodeDown ? NODE_DOWN : NO_STATISTICS;
 
 /** The loss in numbers, one line; null when the change removes and refuses nothing. */
 export function totalsWords(t: ImpactTotals): string | null {
