@@ -21,6 +21,7 @@ import { brokerCredentials, uniqueName, waitFor } from '../support/broker.ts';
 import { CLUSTER, reachable } from '../support/brokers.ts';
 import { runRmq } from '../support/cli.ts';
 import { lockCluster } from '../support/clusterLock.ts';
+import { policyIn } from '../support/policies.ts';
 import { type TestWatcher, watchFixture } from '../support/watch.ts';
 import { APPROVER, REQUESTER, settled, type WorkflowFixture, workflowFixture } from '../support/workflow.ts';
 
@@ -53,6 +54,16 @@ const json = async (argv: string[]) => {
   return { code: r.code, body: JSON.parse(r.out) as Record<string, unknown> };
 };
 
+/** A client of every node that pushes the node of each policy write a node answered to `into`. */
+const writesAnswered = (into: string[]) =>
+  new ManagementClient({
+    url: urls,
+    ...brokerCredentials(),
+    onCall: (c) => {
+      if (c.method === 'PUT' && c.path.includes('/policies/') && c.status !== null) into.push(c.node);
+    },
+  });
+
 const input = (vhost: string, over: Partial<FileInput> = {}): FileInput => ({
   vhost,
   layer: 'user',
@@ -80,14 +91,7 @@ describe.skipIf(!up)('a cluster with nodes stopped under the terminal and the bo
     admin = new LabClient({ url: urls, ...brokerCredentials() });
     await admin.putVhost(vhost);
     await admin.putQueue(vhost, 'orders', { kind: 'quorum' });
-    await admin.putPolicy('user', {
-      vhost,
-      name: 'base',
-      pattern: '.*',
-      applyTo: 'queues',
-      priority: 0,
-      definition: { 'max-length': 5000 },
-    });
+    await admin.putPolicy('user', policyIn(vhost)('base', '.*', 0, { 'max-length': 5000 }, 'queues'));
     fx = workflowFixture(admin);
     // The follower connects to node 1 (the first AMQP URL) before node 1 stops.
     watch = watchFixture(CLUSTER);
@@ -129,13 +133,7 @@ describe.skipIf(!up)('a cluster with nodes stopped under the terminal and the bo
 
   it('node 1 stopped: the bot files, approves and applies a change once, and audits it once', async () => {
     const puts: string[] = [];
-    const client = new ManagementClient({
-      url: urls,
-      ...brokerCredentials(),
-      onCall: (c) => {
-        if (c.method === 'PUT' && c.path.includes('/policies/') && c.status !== null) puts.push(c.node);
-      },
-    });
+    const client = writesAnswered(puts);
     try {
       await fx.worker(client);
       const wf = fx.workflow({ client });
@@ -154,14 +152,7 @@ describe.skipIf(!up)('a cluster with nodes stopped under the terminal and the bo
     const before = watcher.changes.length;
     const node3 = new LabClient({ url: urls[2] as string, ...brokerCredentials() });
     try {
-      await node3.putPolicy('user', {
-        vhost,
-        name: 'outside',
-        pattern: '^nothing',
-        applyTo: 'queues',
-        priority: 3,
-        definition: { 'max-length': 7 },
-      });
+      await node3.putPolicy('user', policyIn(vhost)('outside', '^nothing', 3, { 'max-length': 7 }, 'queues'));
     } finally {
       await node3.close();
     }
@@ -193,13 +184,7 @@ describe.skipIf(!up)('a cluster with nodes stopped under the terminal and the bo
 
   it('a node stopped in the middle of an apply: applied once or not at all, never twice, and the audit says which', async () => {
     const answered: string[] = [];
-    const client = new ManagementClient({
-      url: urls,
-      ...brokerCredentials(),
-      onCall: (c) => {
-        if (c.method === 'PUT' && c.path.includes('/policies/') && c.status !== null) answered.push(c.node);
-      },
-    });
+    const client = writesAnswered(answered);
     try {
       // The node the client is on is the one that stops.
       await client.listPolicies(vhost);
