@@ -9,8 +9,10 @@ import { DEFAULT_KEY_PREFIX, loadConfig, pickEnvironment, QUESTION_BUDGET_MS } f
 import { ConfigError, InputError } from './errors.ts';
 import { ManagementClient } from './rabbit/client.ts';
 import { RabbitError } from './rabbit/errors.ts';
+import { type AnsweredAt, answeredForLine } from './terminal/answeredFor.ts';
 import { policiesText } from './terminal/policies.ts';
 import { whichText } from './terminal/which.ts';
+import { checkScope } from './vhosts.ts';
 
 /**
  * The terminal front door: the read-only commands, with `--json`. It never applies a change.
@@ -45,6 +47,14 @@ type TerminalCommand = (run: TerminalRun) => Promise<number>;
 const asJson = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 
 /**
+ * An answer, written once: `--json` the document with `env` first, the text with the line naming
+ * the environment (and vhost) it answered for (src/terminal/answeredFor.ts).
+ */
+function answer(io: Io, json: boolean, at: AnsweredAt, doc: object, text: () => string): void {
+  io.out(json ? asJson({ env: at.env, ...doc }) : `${text()}${answeredForLine(at)}`);
+}
+
+/**
  * The terminal's handler of every command in the table (`commands/registry.ts`) that is not
  * Slack only, keyed by its name: the compiler refuses a missing one or one the table lacks.
  * What only some commands need is loaded when asked for (bench/cli: `which` stays cheap).
@@ -56,17 +66,17 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
   },
   async policies({ words, json, env, io }) {
     const input = parsePolicies(words, terminalDefaults(env));
-    return withBroker(env, input.env, async (broker) => {
+    return withBroker(env, input, async (broker, at) => {
       const result = await policies(input, broker);
-      io.out(json ? asJson(result) : policiesText(result));
+      answer(io, json, { ...at, vhost: result.vhost }, result, () => policiesText(result));
       return result.answer === 'not-asked' ? 3 : 0;
     });
   },
   async which({ words, json, env, io }) {
     const input = parseWhich(words, {}, terminalDefaults(env));
-    return withBroker(env, input.env, async (broker) => {
+    return withBroker(env, input, async (broker, at) => {
       const result = await which(input, broker);
-      io.out(json ? asJson(result) : whichText(result));
+      answer(io, json, { ...at, vhost: result.object.vhost }, result, () => whichText(result));
       return result.answer === 'not-asked' ? 3 : 0;
     });
   },
@@ -78,9 +88,9 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
       import('./terminal/preview.ts'),
     ]);
     const input = parsePreview(words, {}, { defaults: terminalDefaults(env) });
-    return withBroker(env, input.env, async (broker) => {
+    return withBroker(env, input, async (broker, at) => {
       const result = await preview(input, broker);
-      io.out(json ? asJson(previewJson(result)) : previewText(result));
+      answer(io, json, { ...at, vhost: result.change.vhost }, previewJson(result), () => previewText(result));
       if (!json && result.status === 'refused')
         io.err(`rmq: refused: ${result.refusals.map((p) => p.message).join(' ')}\n`);
       return previewExitCode(result);
@@ -102,7 +112,7 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
         listUnreviewed: (e) => store.listUnreviewed(e),
         frozen: () => freezes.all(new Date()),
       });
-      io.out(json ? asJson(result) : requestsText(result));
+      answer(io, json, { env: input.env ?? null }, result, () => requestsText(result));
       return 0;
     });
   },
@@ -120,7 +130,7 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
         config.auditKey ? { key: config.auditKey } : {},
       );
       const result = await history(input, trail, readAuditLog);
-      io.out(json ? asJson(result) : historyText(result));
+      answer(io, json, { env: input.env ?? null, vhost: input.vhost }, result, () => historyText(result));
       if (result.verify && !result.verify.ok) io.err(`rmq: ${verifySentence(result.verify)}\n`);
       return historyExitCode(result);
     });
@@ -174,11 +184,14 @@ function terminalDefaults(env: NodeJS.ProcessEnv): { vhost?: string } {
   return env.RMQ_VHOST ? { vhost: env.RMQ_VHOST } : {};
 }
 
-/** The chosen environment's management API, closed after `fn`. An unknown `--env` is refused. */
+/**
+ * The chosen environment's management API, closed after `fn`. An unknown `--env` is refused, and
+ * so is a vhost outside the environment's `vhosts` (RMQ_VHOSTS), before the broker is asked.
+ */
 async function withBroker(
   env: NodeJS.ProcessEnv,
-  name: string | undefined,
-  fn: (broker: ManagementClient) => Promise<number>,
+  { env: name, vhost }: { readonly env?: string | undefined; readonly vhost: string },
+  fn: (broker: ManagementClient, at: { readonly env: string }) => Promise<number>,
 ): Promise<number> {
   const config = loadConfig(env);
   const environment = pickEnvironment(config, name);
@@ -187,6 +200,7 @@ async function withBroker(
       hint: `Known: ${config.environments.map((e) => e.name).join(', ')}`,
     });
   }
+  checkScope(environment, vhost);
   const client = new ManagementClient({
     url: environment.url,
     user: environment.user,
@@ -194,7 +208,9 @@ async function withBroker(
     limits: config.bodyLimits,
   });
   try {
-    return await fn(client.forQuestion(config.questionBudgetMs ?? QUESTION_BUDGET_MS.terminal));
+    return await fn(client.forQuestion(config.questionBudgetMs ?? QUESTION_BUDGET_MS.terminal), {
+      env: environment.name,
+    });
   } finally {
     // The answer is out: a request still hanging is not waited for.
     await client.close(0);

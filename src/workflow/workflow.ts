@@ -26,6 +26,7 @@ import {
   hasApproved,
   MAX_REASON,
   requesterRefusal,
+  vhostRefusal,
 } from './rules.ts';
 import { type ApproveOutcome, newRequestId, type RequestStore, type TransitionOutcome } from './store.ts';
 import { freezeEntry, releaseHeld } from './thaw.ts';
@@ -135,7 +136,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
 
   async function fileRequest(input: FileInput, filing: Filing): Promise<Filed> {
     const env = environment(input.env);
-    const closed = environmentRefusal(env);
+    const closed = environmentRefusal(env) ?? vhostRefusal(env, input.vhost);
     if (closed) throw new WorkflowError(closed);
     if (!filing.askedWithChange) await assertMayRequest(env, input.requester.user);
     // Before the broker is asked: a request that cannot be stored is refused at once.

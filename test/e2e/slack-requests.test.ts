@@ -478,7 +478,7 @@ describe('refusals: each told, nothing applied', () => {
     const answer = await h.answerTo(responseUrl);
     expect(answer.args.response_type).toBe('ephemeral');
     expect(renderedText(answer.args)).toMatch(
-      /This environment is read-only: the bot changes no policy there\. Nothing was filed\./,
+      /Environment ro is read-only: the bot changes no policy there\. Nothing was filed\./,
     );
     expect(since(mark).filter((c) => isPost(APPROVALS_CHANNEL)(c))).toEqual([]);
     expect(writesOf(writes)).toEqual([]);
@@ -505,7 +505,7 @@ describe('refusals: each told, nothing applied', () => {
     const stranger = await decide(STRANGER, 'approve', theirs, 'lgtm');
     expect(JSON.parse(stranger.body)).toEqual({
       response_action: 'errors',
-      errors: { reason: 'You are not among the approvers of this environment: nothing was decided.' },
+      errors: { reason: 'You are not among the approvers of environment lab: nothing was decided.' },
     });
     const empty = await decide(APPROVER, 'approve', theirs, '  \n ');
     expect(JSON.parse(empty.body)).toEqual({
