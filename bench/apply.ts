@@ -100,6 +100,7 @@ async function main() {
     keyPrefix,
     ...applyWorkerDeps(REDIS_URL, keyPrefix, log),
     brokerFor: () => client,
+    environments: [{ name: 'bench', mode: 'normal' }],
     notifier,
     log,
   });

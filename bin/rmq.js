@@ -7,6 +7,7 @@ try {
 } catch (err) {
   if (err?.code !== 'ERR_MODULE_NOT_FOUND' || !String(err.message).includes('dist/cli.js')) throw err;
   process.stderr.write('rmq: not built yet: run `npm run build` (npm ci runs it too).\n');
-  process.exit(1);
+  // Not `process.exit`: that would drop what a pipe has not taken yet (src/cli.ts, `written`).
+  process.exitCode = 1;
 }
-await cli.cliMain();
+if (cli) await cli.cliMain();

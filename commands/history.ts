@@ -157,6 +157,7 @@ const WHY: Readonly<Record<Extract<VerifyResult, { ok: false }>['why'], string>>
   'head-mismatch': 'the trail ends before its recorded head (the last record was removed or rewritten)',
   unkeyed: 'it is not sealed with RMQ_AUDIT_KEY (written, or rewritten, by someone without the key)',
   'log-mismatch': "the trail is not what the bot's log says it wrote",
+  'needs-key': 'sealed with RMQ_AUDIT_KEY, which this reader does not have',
 };
 
 /** The chain's state in words (and the log's, with `--against`), for the terminal and Slack. */
@@ -164,6 +165,11 @@ export function verifySentence(v: VerifyResult): string {
   const how = v.keyed
     ? ' Each seal was checked with RMQ_AUDIT_KEY.'
     : ' Checked against accidents only: without RMQ_AUDIT_KEY, anyone who can write to Redis could rewrite records and their hashes.';
+  if (!v.ok && v.why === 'needs-key') {
+    const n = v.unproven ?? 0;
+    const proven = n < v.records ? ', each of the others matches its own hash' : '';
+    return `The audit chain is NOT PROVEN: ${plural(n, 'record')} of ${v.records} (the first: ${v.broken}) ${n === 1 ? 'is' : 'are'} ${WHY[v.why]}. The links between the records hold${proven}, but whether a keyed record was edited can only be checked with the key: set RMQ_AUDIT_KEY and verify again.${v.against ? ` ${againstSentence(v.against)}` : ''}`;
+  }
   const chain = v.ok
     ? `The audit chain is intact (${plural(v.records, 'record')}).`
     : v.why === 'log-mismatch'

@@ -171,6 +171,7 @@ export function changeRequestParts(options: {
         keyPrefix,
         ...applyWorkerDeps(config.redisUrl, keyPrefix, logger, undefined, config.auditKey),
         brokerFor: brokerOf(jobBrokers),
+        environments: config.environments,
         notifier,
         log: logger,
         onRecorded: async (r, record) => {

@@ -47,6 +47,18 @@ type TerminalCommand = (run: TerminalRun) => Promise<number>;
 const asJson = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 
 /**
+ * A `--json` answer of a broker with several nodes carries `node`: the URL of the node that
+ * answered (INTERFACE.md §2). Not when no node answered (exit 3): none did.
+ */
+function answeredBy<T extends object>(
+  value: T,
+  broker: ManagementClient,
+  code: number,
+): T | (T & { node: string }) {
+  return broker.nodeUrls.length > 1 && code !== 3 ? { ...value, node: broker.node } : value;
+}
+
+/**
  * An answer, written once: `--json` the document with `env` first, the text with the line naming
  * the environment (and vhost) it answered for (src/terminal/answeredFor.ts).
  */
@@ -68,16 +80,22 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     const input = parsePolicies(words, terminalDefaults(env));
     return withBroker(env, input, async (broker, at) => {
       const result = await policies(input, broker);
-      answer(io, json, { ...at, vhost: result.vhost }, result, () => policiesText(result));
-      return result.answer === 'not-asked' ? 3 : 0;
+      const code = result.answer === 'not-asked' ? 3 : 0;
+      answer(io, json, { ...at, vhost: result.vhost }, answeredBy(result, broker, code), () =>
+        policiesText(result),
+      );
+      return code;
     });
   },
   async which({ words, json, env, io }) {
     const input = parseWhich(words, {}, terminalDefaults(env));
     return withBroker(env, input, async (broker, at) => {
       const result = await which(input, broker);
-      answer(io, json, { ...at, vhost: result.object.vhost }, result, () => whichText(result));
-      return result.answer === 'not-asked' ? 3 : 0;
+      const code = result.answer === 'not-asked' ? 3 : 0;
+      answer(io, json, { ...at, vhost: result.object.vhost }, answeredBy(result, broker, code), () =>
+        whichText(result),
+      );
+      return code;
     });
   },
   async preview({ words, json, env, io }) {
@@ -90,10 +108,17 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     const input = parsePreview(words, {}, { defaults: terminalDefaults(env) });
     return withBroker(env, input, async (broker, at) => {
       const result = await preview(input, broker);
-      answer(io, json, { ...at, vhost: result.change.vhost }, previewJson(result), () => previewText(result));
+      const code = previewExitCode(result);
+      answer(
+        io,
+        json,
+        { ...at, vhost: result.change.vhost },
+        answeredBy(previewJson(result), broker, code),
+        () => previewText(result),
+      );
       if (!json && result.status === 'refused')
         io.err(`rmq: refused: ${result.refusals.map((p) => p.message).join(' ')}\n`);
-      return previewExitCode(result);
+      return code;
     });
   },
   async requests({ words, json, env, io, options }) {
@@ -202,7 +227,7 @@ async function withBroker(
   }
   checkScope(environment, vhost);
   const client = new ManagementClient({
-    url: environment.url,
+    url: environment.urls,
     user: environment.user,
     password: environment.password,
     limits: config.bodyLimits,
@@ -223,10 +248,22 @@ export async function cliMain(): Promise<never> {
   // answer once gains nothing from it (bench/cli: ~3% of a `which`'s CPU, ~4 MB of memory).
   z.config({ jitless: true });
   loadDotenv({ quiet: true });
+  // A reader that leaves first (`| head`) is not an error of ours: what it did not take is dropped.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
   const code = await runCli(process.argv.slice(2), process.env);
-  // The answer is written (stdout and stderr are synchronous on Linux); without exiting here the
-  // process would wait ~0.1 s for the broker to close the pool's sockets (bench/cli).
+  // Exiting here spares the ~0.1 s the broker takes to close the pool's sockets (bench/cli), but
+  // only once the answer is out: to a pipe, stdout is asynchronous, and `process.exit` drops what
+  // a slow reader (`| jq`) has not taken yet (issue 28: `history --json | wc -c` gave 65,536).
+  await Promise.all([written(process.stdout), written(process.stderr)]);
   process.exit(code);
+}
+
+/** Resolves once everything written to `stream` before it has been handed to the system. */
+function written(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.destroyed || stream.writableEnded) resolve();
+    else stream.write('', () => resolve());
+  });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) void cliMain();

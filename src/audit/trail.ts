@@ -222,6 +222,9 @@ export class AuditTrail {
     let last = '';
     let records = 0;
     let brokenAt = 0;
+    // Without the key, the keyed records: their links are checked, their content cannot be.
+    let unproven = 0;
+    let firstUnproven = '';
     const seen = new Set<string>();
     const altered: string[] = [];
     const extra: string[] = [];
@@ -240,8 +243,10 @@ export class AuditTrail {
         }
         const record = parsed.data;
         const { hash, ...body } = record;
-        // Without the key a keyed seal cannot be recomputed: only its place in the chain is checked.
+        // Without the key a keyed seal cannot be recomputed: only its place in the chain is checked,
+        // and the chain is then not proven (issue 28: an edited keyed record was called intact).
         const checkable = !record.keyed || key !== undefined;
+        if (!checkable && unproven++ === 0) firstUnproven = record.id;
         if (key !== undefined && !record.keyed) breaks(record.id, 'unkeyed');
         else if (checkable && recordHash(body, record.keyed ? key : undefined) !== hash)
           breaks(record.id, 'hash-mismatch');
@@ -281,6 +286,8 @@ export class AuditTrail {
       const first = log.missing[0] ?? log.altered[0] ?? log.extra[0] ?? '';
       return { ok: false, records, broken: first, why: 'log-mismatch', keyed, ...withLog };
     }
+    if (unproven > 0)
+      return { ok: false, records, broken: firstUnproven, why: 'needs-key', unproven, keyed, ...withLog };
     return { ok: true, records, keyed, ...withLog };
   }
 }

@@ -108,6 +108,12 @@ export const AuditRecordSchema = z.object({
     .optional(),
   revertOf: z.string().optional(),
   /**
+   * A change of a set (one request for many policies): the request's id, the change's place in
+   * the order of writing, and how many the set holds. Its rollback, if any, is a `revert` of the
+   * record with the same `set`.
+   */
+  set: z.object({ id: z.string(), index: z.number().int().min(0), size: z.number().int().min(1) }).optional(),
+  /**
    * Applied without approval (break-glass): by whom and why. The apply record holds `user` and
    * `reason`; `history` adds `reviewedBy`, `reviewReason` and `reviewOutcome` from the review's own
    * record (`action: review`), since a record is never changed once sealed.
@@ -176,7 +182,9 @@ export type VerifyResult = (
       readonly broken: string;
       /**
        * `unkeyed`: with the key, a record not sealed with it (rewritten by someone without it);
-       * `log-mismatch`: the chain holds, but it differs from the log given (`against`).
+       * `log-mismatch`: the chain holds, but it differs from the log given (`against`);
+       * `needs-key`: nothing found broken, but records sealed with RMQ_AUDIT_KEY were read without
+       * it (`broken` is the first, `unproven` how many): their links hold, their content is unproven.
        */
       readonly why:
         | 'hash-mismatch'
@@ -184,7 +192,10 @@ export type VerifyResult = (
         | 'unreadable'
         | 'head-mismatch'
         | 'unkeyed'
-        | 'log-mismatch';
+        | 'log-mismatch'
+        | 'needs-key';
+      /** With `needs-key`: how many records are sealed with a key this reader does not have. */
+      readonly unproven?: number;
     }
 ) & {
   /**

@@ -1,3 +1,4 @@
+import type { ChangeAction } from './simulate.ts';
 import type { Policy, PolicyLayer } from './types.ts';
 
 /**
@@ -18,6 +19,16 @@ export interface PolicyAddress {
 export interface Transition extends PolicyAddress {
   readonly before: Policy | null;
   readonly after: Policy | null;
+}
+
+/**
+ * Whether a step creates, edits or deletes its policy: decided here once, from before and after,
+ * for every caller (the watcher, the planner, the workflow). A step with neither is no change.
+ */
+export function actionOf(t: Pick<Transition, 'before' | 'after'>): ChangeAction {
+  if (t.before === null && t.after === null)
+    throw new Error('actionOf: a step with neither before nor after');
+  return t.before === null ? 'create' : t.after === null ? 'delete' : 'edit';
 }
 
 /** The key of a policy in the recorded state. */

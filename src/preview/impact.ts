@@ -50,7 +50,8 @@ export interface ImpactSummary extends Loss {
 }
 
 /** From 4.0 a quorum queue without a delivery limit has one of 20 (reference section 4). */
-const defaultDeliveryLimit = (v: BrokerVersion) => (atLeast(v, 4) ? 20 : undefined);
+export const defaultDeliveryLimit = (v: BrokerVersion): number | undefined =>
+  atLeast(v, 4) ? 20 : undefined;
 
 /** How bad an object's impact is, for the order: removals and deletions, refusals, the rest. */
 function weight(impact: readonly Impact[]): number {
@@ -92,6 +93,17 @@ function worstFirst(
   return { worst: worst.map(({ o }) => o), count };
 }
 
+/** What the vhost holds besides its queues, for the targets a value names (impact.ts `World`). */
+export function worldOf(reading: LiveReading | null, exchanges: ReadonlySet<string>): World {
+  const fed = reading?.federation ?? null;
+  return {
+    exchanges,
+    upstreams: fed?.upstreams ?? null,
+    upstreamSets: fed?.upstreamSets ?? null,
+    links: fed?.links ?? null,
+  };
+}
+
 /**
  * The outcomes become the preview's objects: each is given its `now` and `impact` in place, not
  * copied (a broad change moves 19,000 objects, and copying each was ~45 ms of its preview), so
@@ -105,12 +117,7 @@ export function withImpact(
   keep: number,
 ): { objects: PreviewObject[]; summary: ImpactSummary } {
   const fed = reading?.federation ?? null;
-  const world: World = {
-    exchanges,
-    upstreams: fed?.upstreams ?? null,
-    upstreamSets: fed?.upstreamSets ?? null,
-    links: fed?.links ?? null,
-  };
+  const world = worldOf(reading, exchanges);
   const sampledAt = reading && !reading.queuesWhy ? reading.sampledAt : null;
   let unknown = 0;
   const objects = outcomes.map((o): PreviewObject => {

@@ -1,10 +1,10 @@
 import { settleSimulation } from '../patterns/resolveRead.ts';
-import type { Transition } from '../policy/compare.ts';
-import { nameView, PatternCache } from '../policy/pattern.ts';
+import { actionOf, type Transition } from '../policy/compare.ts';
+import { PatternCache } from '../policy/pattern.ts';
 import { PolicyIndex } from '../policy/policyIndex.ts';
-import type { ChangeAction, InventoryObject, SimulationResult } from '../policy/simulate.ts';
+import type { InventoryObject, SimulationResult } from '../policy/simulate.ts';
 import { Simulation } from '../policy/simulate.ts';
-import type { BrokerVersion, Policy } from '../policy/types.ts';
+import { touchIndex } from '../policy/touch.ts';
 import { type ImpactSummary, type PreviewObject, withImpact } from '../preview/impact.ts';
 import { SUMMARY_NAMES } from '../preview/summary.ts';
 import { type InventorySource, openInventory } from '../rabbit/inventory.ts';
@@ -30,10 +30,6 @@ import { type InventorySource, openInventory } from '../rabbit/inventory.ts';
 export interface ChangeEffect extends SimulationResult {
   readonly objects: PreviewObject[];
   readonly impact: ImpactSummary;
-}
-
-export function actionOf(t: Pick<Transition, 'before' | 'after'>): ChangeAction {
-  return t.before === null ? 'create' : t.after === null ? 'delete' : 'edit';
 }
 
 /**
@@ -114,40 +110,6 @@ export async function effectsOfChanges(
     const live = withImpact(result.objects, reading, exchanges, inventory.version, SUMMARY_NAMES);
     return { ...result, objects: live.objects, impact: live.summary };
   });
-}
-
-const NONE: readonly number[] = [];
-
-/**
- * Which changes of a burst can touch an object: those whose policy, before or after, has a
- * pattern and apply-to that may reach it. An object neither version reaches is governed alike
- * before and after that change, so its simulation is not fed it (the per-object cost of a burst
- * is then one prefix lookup, not one full resolution per change). A pattern the engine cannot
- * decide for the name, and a queue of a type the bot does not know, count as reaching.
- */
-function touchIndex(
-  changes: readonly Transition[],
-  version: BrokerVersion,
-  cache: PatternCache,
-): (o: InventoryObject) => readonly number[] {
-  const tagged: Policy[] = [];
-  changes.forEach((t, i) => {
-    for (const p of [t.before, t.after]) if (p) tagged.push({ ...p, name: String(i), priority: 0 });
-  });
-  const index = new PolicyIndex(tagged, version, cache).prepare();
-  const all = changes.map((_, i) => i);
-  return (o) => {
-    if (o.kind === null) return all;
-    const candidates = index.reachingFor(o.kind, o.name);
-    if (candidates.length === 0) return NONE;
-    const view = nameView(o.name);
-    const hit: number[] = [];
-    for (const e of candidates) {
-      const i = Number(e.name);
-      if (!hit.includes(i) && e.pattern.match(view) !== false) hit.push(i);
-    }
-    return hit;
-  };
 }
 
 export async function effectOfChange(broker: InventorySource, t: Transition): Promise<ChangeEffect> {

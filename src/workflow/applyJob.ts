@@ -2,7 +2,7 @@ import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { Logger } from 'pino';
 import { type Observation, queuesToWatch } from '../audit/observed.ts';
 import type { AuditObject, AuditRecord } from '../audit/types.ts';
-import { type PolicyAddress, samePolicy } from '../policy/compare.ts';
+import { samePolicy } from '../policy/compare.ts';
 import { auditObjects } from '../policy/diff.ts';
 import { lossGrew } from '../policy/impact.ts';
 import type { Policy } from '../policy/types.ts';
@@ -10,14 +10,16 @@ import { type PreviewBroker, type PreviewInput, type PreviewResult, preview } fr
 import { isRabbitError, RabbitError } from '../rabbit/index.ts';
 import { narrowedTo } from '../rabbit/inventory.ts';
 import { PAGE_MAX } from '../rabbit/listings.ts';
+import { type AnnounceWrite, ApplySet, approversOf, breakGlassOf } from './applySet.ts';
 import type { WorkflowBroker } from './broker.ts';
+import { refusalSentence, type WorkflowRefusal } from './errors.ts';
 import type { FreezeStore } from './freeze.ts';
 import { type ObserveOptions, observeAfterWrite } from './observe.ts';
 import { ApplyJobData } from './queue.ts';
-import { approvalsOf } from './rules.ts';
+import { approvalsOf, environmentRefusal } from './rules.ts';
 import type { RecordingServices } from './services.ts';
 import { heldBehind } from './thaw.ts';
-import { brokerAction, type ChangeRequest, type Failure } from './types.ts';
+import { brokerAction, type ChangeRequest, type Failure, type WorkflowEnvironment } from './types.ts';
 
 /**
  * The apply job: approved -> applying -> applied | failed | stale.
@@ -45,23 +47,17 @@ const VERIFY_INTERVAL_MS = 500;
 /** How soon a held request behind another held one looks again whether it is its turn. */
 const HELD_TURN_MS = 250;
 
-/**
- * The bot's own write, announced just before it is made, so the watcher of `env` does not report
- * it as a change made outside the bot (src/watch/store.ts `ownWriteAnnouncer`, wired in src/botChangeRequests.ts).
- */
-export type AnnounceWrite = (
-  env: string,
-  policy: PolicyAddress,
-  after: Policy | null,
-  requestId: string,
-) => Promise<void>;
+export type { AnnounceWrite } from './applySet.ts';
 
 /** What one run of the job works with: the worker's stores and clients (worker.ts). */
 export interface ApplyJobDeps extends RecordingServices {
   readonly brokerFor: (env: string) => WorkflowBroker;
+  readonly environments: readonly Pick<WorkflowEnvironment, 'name' | 'mode'>[];
   readonly announceWrite: AnnounceWrite;
   readonly freezes: FreezeStore;
   readonly verifyDeadlineMs: number;
+  /** How long a set's rollback that could not finish waits before it tries again (applySet.ts). */
+  readonly rollbackRetryMs?: number;
   readonly observe: ObserveOptions;
   readonly onRecorded?: (request: ChangeRequest, record: AuditRecord) => Promise<void>;
 }
@@ -113,6 +109,12 @@ export class ApplyJob {
     let early: Promise<PreviewResult> | undefined;
     /** Step 1's read, begun with step 2's for the same reason. */
     let earlyPolicy: Promise<Policy | null> | undefined;
+    // A read-only environment writes nothing, whatever was decided before it became read-only.
+    const closed = this.closed(r);
+    if (closed && (r.state === 'approved' || r.state === 'applying')) {
+      await this.refuse(r, closed, job.attemptsMade + 1, log);
+      return;
+    }
     if (r.state === 'approved') {
       // Steps 1 and 2 only read, and step 2's input is the same whenever step 1 finds the policy as
       // approved (the only case it is used in): begun now, they overlap the freeze check, the move
@@ -163,6 +165,11 @@ export class ApplyJob {
     }
 
     const broker = this.deps.brokerFor(r.env);
+    if (r.set) {
+      const set = new ApplySet({ ...this.deps, rollbackRetryMs: this.deps.rollbackRetryMs ?? 2_000 }, broker);
+      await set.run(job, r, data.set, token, log);
+      return;
+    }
     try {
       const current = await (earlyPolicy ?? broker.getPolicy(r.layer, r.vhost, r.policy));
       let saved = data;
@@ -199,6 +206,12 @@ export class ApplyJob {
           job.updateData(saved),
           this.deps.announceWrite(r.env, { layer: r.layer, vhost: r.vhost, name: r.policy }, after, r.id),
         ]);
+        // Again just before the write: the mode is the configuration's now, not the job's start's.
+        const closedNow = this.closed(r);
+        if (closedNow) {
+          await this.refuse(r, closedNow, job.attemptsMade + 1, log);
+          return;
+        }
         if (after) await broker.putPolicy(r.layer, after);
         else await broker.deletePolicy(r.layer, r.vhost, r.policy);
         log.info({ action: brokerAction(r) }, 'policy written');
@@ -268,6 +281,31 @@ export class ApplyJob {
     }
     await this.deps.notify.stateChanged(moved.request);
     await this.deps.notify.stale(moved.request, fresh);
+  }
+
+  /** The refusal of rules.ts for writing in the request's environment now, or null (an environment no longer configured writes nothing either). */
+  private closed(r: ChangeRequest): WorkflowRefusal | null {
+    const env = this.deps.environments.find((e) => e.name === r.env);
+    return environmentRefusal(env ?? { name: r.env, mode: 'read-only' }, 'applied');
+  }
+
+  /** Not applied, for good, because of `refusal`: the request says so (failed, with the refusal's code and sentence). */
+  private async refuse(r: ChangeRequest, refusal: WorkflowRefusal, attempts: number, log: Logger) {
+    const failure: Failure = {
+      code: refusal.code,
+      message: refusalSentence(refusal),
+      attempts,
+      at: this.deps.now().toISOString(),
+    };
+    log.warn({ failure }, 'not applied: refused');
+    const moved = await this.deps.store.transition(r.id, {
+      from: ['approved', 'applying'],
+      to: 'failed',
+      set: { failure },
+    });
+    if (moved.kind !== 'ok') return;
+    await this.deps.notify.stateChanged(moved.request);
+    await this.deps.notify.failed(moved.request);
   }
 
   private async fail(r: ChangeRequest, err: unknown, attempts: number, log: Logger) {
@@ -350,7 +388,7 @@ export class ApplyJob {
       vhost: r.vhost,
       policy: r.policy,
       operator: r.layer === 'operator',
-      action: r.action,
+      action: r.action === 'import' ? brokerAction(r) : r.action,
       requestId: r.id,
       requester: r.requester,
       ...approversOf(r),
@@ -379,22 +417,6 @@ export class ApplyJob {
     await this.deps.notify.stateChanged(moved.request);
     await this.deps.notify.applied(moved.request, record);
   }
-}
-
-/** The audit record's approvers: every approval in order (`approver` the first); a request decided before approvals were counted has its decision. */
-function approversOf(r: ChangeRequest): Pick<AuditRecord, 'approver' | 'approvers'> {
-  const given = approvalsOf(r);
-  const people = (given.length ? given : r.decision ? [r.decision] : []).map((a) => ({
-    user: a.by,
-    reason: a.reason,
-  }));
-  const [first] = people;
-  return first ? { approver: first, approvers: people } : {};
-}
-
-/** A break-glass change's record says so: who applied it without approval, and why. */
-function breakGlassOf(r: ChangeRequest): Pick<AuditRecord, 'breakGlass'> {
-  return r.breakGlass ? { breakGlass: { user: r.breakGlass.by, reason: r.breakGlass.reason } } : {};
 }
 
 function notAnswered(p: Exclude<PreviewResult, { status: 'answered' }>): Error {

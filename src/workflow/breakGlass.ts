@@ -46,6 +46,7 @@ export function assertMayBreakGlassAtFiling(env: WorkflowEnvironment, reason: st
     allowed: env.breakGlass !== undefined,
     role: 'requester',
     reason: reason?.trim() ?? '',
+    mode: env.mode,
   });
   if (refused) throw new WorkflowError(refused);
 }
@@ -65,6 +66,7 @@ export function createBreakGlass(deps: BreakGlassDeps) {
       allowed: env.breakGlass !== undefined,
       role: input.user === request.requester.user ? 'requester' : 'other',
       reason,
+      mode: env.mode,
     });
     if (refused) throw new WorkflowError(refused, { request });
     const at = deps.now();

@@ -20,8 +20,12 @@ export type WorkflowRefusal =
       readonly vhosts: readonly string[];
       readonly vhost: string;
     }
-  /** The environment is `read-only`: no writes at all. */
-  | { readonly code: 'read-only-env'; readonly env: string }
+  /** The environment is `read-only`: no writes at all (`notDone`: what did not happen). */
+  | {
+      readonly code: 'read-only-env';
+      readonly env: string;
+      readonly notDone: 'filed' | 'decided' | 'applied';
+    }
   /** A change (a delete, or any write in a `guarded` environment), a decision or a break-glass without a reason. */
   | { readonly code: 'reason-required'; readonly for: 'change' | 'decision' | 'break-glass' }
   /** A reason longer than MAX_REASON (rules.ts). */
@@ -81,7 +85,7 @@ const SENTENCES: { readonly [C in WorkflowErrorCode]: (facts: RefusalOf<C>) => s
     `Environment ${f.env} has no approvals channel to answer in. Nothing was filed.`,
   'vhost-outside': (f) => outsideScope({ name: f.env, vhosts: f.vhosts }, f.vhost) ?? '',
   'read-only-env': (f) =>
-    `Environment ${f.env} is read-only: the bot changes no policy there. Nothing was filed.`,
+    `The environment ${f.env} is read-only: the bot changes no policy there. Nothing was ${f.notDone}.`,
   'reason-required': (f) =>
     f.for === 'decision'
       ? 'A reason is required: say why, for the audit trail.'

@@ -62,8 +62,8 @@ export function freezeRefusal(f: FreezeFacts): RuleRefusal | null {
 /** What filing depends on. */
 export interface FileFacts {
   readonly env: Pick<WorkflowEnvironment, 'name' | 'mode'>;
-  /** The broker operation (a revert is one of these). */
-  readonly action: 'create' | 'edit' | 'delete';
+  /** The broker operation (a revert is one of these), or a change set (`import`). */
+  readonly action: 'create' | 'edit' | 'delete' | 'import';
   /** The requester's reason, trimmed; undefined or '': none. */
   readonly reason: string | undefined;
 }
@@ -78,9 +78,17 @@ export function vhostRefusal(
     : { code: 'vhost-outside', env: env.name, vhosts: env.vhosts ?? [], vhost };
 }
 
-/** Whether the environment takes change requests at all: asked before the broker is. */
-export function environmentRefusal(env: FileFacts['env']): RuleRefusal | null {
-  return env.mode === 'read-only' ? { code: 'read-only-env', env: env.name } : null;
+/**
+ * Whether the environment takes writes at all: a read-only one refuses every path that could write,
+ * each time it is taken (filing, asked before the broker is; an approval, a break-glass, a review's
+ * revert; and the apply job again before it writes), since the mode may have changed since the
+ * step before (a bot restarted with `RMQ_MODE=read-only`). `notDone`: what the refusal says did not happen.
+ */
+export function environmentRefusal(
+  env: FileFacts['env'],
+  notDone: RefusalOf<'read-only-env'>['notDone'] = 'filed',
+): RuleRefusal | null {
+  return env.mode === 'read-only' ? { code: 'read-only-env', env: env.name, notDone } : null;
 }
 
 /**
@@ -90,7 +98,11 @@ export function environmentRefusal(env: FileFacts['env']): RuleRefusal | null {
 export function fileRefusal(f: FileFacts): RuleRefusal | null {
   const env = environmentRefusal(f.env);
   if (env) return env;
-  if (!f.reason) return f.action === 'delete' || f.env.mode === 'guarded' ? REASON_REQUIRED.change : null;
+  // A delete and a set (which may delete, and is many changes at once) always need a reason.
+  if (!f.reason)
+    return f.action === 'delete' || f.action === 'import' || f.env.mode === 'guarded'
+      ? REASON_REQUIRED.change
+      : null;
   return reasonTooLong(f.reason);
 }
 
@@ -145,6 +157,8 @@ export interface DecideFacts {
   readonly loss?: string | null;
   /** Whether the approver ticked the acknowledgement of that loss. */
   readonly acknowledgedLoss?: boolean;
+  /** The environment's mode now (read-only: no approval may be given; a rejection writes nothing). */
+  readonly mode: WorkflowEnvironment['mode'];
 }
 
 /**
@@ -161,6 +175,8 @@ export function decideRefusal(f: DecideFacts): RuleRefusal | null {
   if (f.role === 'requester') return f.kind === 'approve' ? { code: 'self-approval' } : null;
   if (f.role !== 'approver') return { code: 'not-approver', env: f.env };
   if (f.kind !== 'approve') return null;
+  const closed = environmentRefusal({ name: f.env, mode: f.mode }, 'decided');
+  if (closed) return closed;
   if (f.alreadyApproved) return { code: 'already-approved' };
   // An approval of a change that removes messages or deletes queues accepts that loss, explicitly.
   return f.loss && !f.acknowledgedLoss ? { code: 'loss-not-acknowledged', loss: f.loss } : null;
@@ -175,6 +191,8 @@ export interface BreakGlassFacts {
   readonly role: DeciderRole;
   /** The break-glass reason, trimmed. */
   readonly reason: string;
+  /** The environment's mode now: a read-only one refuses break-glass as it refuses an approval. */
+  readonly mode: WorkflowEnvironment['mode'];
 }
 
 /**
@@ -183,6 +201,8 @@ export interface BreakGlassFacts {
  * always with a reason (at most MAX_REASON), since an approver reviews it afterwards.
  */
 export function breakGlassRefusal(f: BreakGlassFacts): RuleRefusal | null {
+  const closed = environmentRefusal({ name: f.env, mode: f.mode }, 'applied');
+  if (closed) return closed;
   if (!f.allowed) return { code: 'break-glass-not-allowed', env: f.env };
   if (f.role !== 'requester') return { code: 'break-glass-not-requester' };
   if (!f.reason) return REASON_REQUIRED.breakGlass;

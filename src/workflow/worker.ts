@@ -67,9 +67,11 @@ export async function startApplyWorker(options: ApplyWorkerOptions & ApplyWorker
     log,
     now,
     brokerFor: options.brokerFor,
+    environments: options.environments,
     announceWrite: options.announceWrite,
     freezes: options.freezes,
     verifyDeadlineMs: options.verifyDeadlineMs ?? 60_000,
+    ...(options.rollbackRetryMs !== undefined ? { rollbackRetryMs: options.rollbackRetryMs } : {}),
     observe: options.observe ?? {},
     ...(options.onRecorded ? { onRecorded: options.onRecorded } : {}),
   });

@@ -10,7 +10,8 @@ import {
   renderedText,
   startHarness,
 } from '../support/harness.ts';
-import { buttonsOf, ephemeralTo, isPost, requestFlow } from '../support/requestFlow.ts';
+import { submission } from '../support/interactions.ts';
+import { buttonsOf, ephemeralTo, isPost, requestFlow, viewOf } from '../support/requestFlow.ts';
 
 /**
  * The approval rules end to end (signed Slack requests to the running app, the fake Web API,
@@ -296,5 +297,41 @@ describe('break-glass where the environment does not allow it', () => {
       'rmq_request_approve',
       'rmq_request_reject',
     ]);
+  });
+});
+
+describe('an environment made read-only while a request waits (issue 28, item 1)', () => {
+  it('the bot restarted read-only refuses the second approval, naming the environment; nothing applied', async () => {
+    const mark = h.slack.calls.length;
+    const { responseUrl } = await h.command(
+      `create ro-cap --pattern ^ro\\. --definition {"max-length":7} --vhost ${h.vhost} --reason INC-28`,
+      { userId: REQUESTER },
+    );
+    await h.answerTo(responseUrl);
+    const request = await flow.approvalMessage(mark);
+    expect(await flow.decide(APPROVER, 'approve', request, 'first look')).toEqual({ status: 200, body: '' });
+    // A replica started since with `lab` read-only (as a restart with RMQ_MODE=read-only would be).
+    const restarted = await h.twin({
+      environmentsYaml: (yaml) => yaml.replace('{ name: lab,', '{ name: lab, mode: read-only,'),
+    });
+    try {
+      const opened = h.slack.calls.length;
+      await flow.clickDecision(GROUPIE, 'approve', request);
+      const form = await flow.next(opened, (c) => c.method === 'views.open' && c.ok, 'the decision form');
+      const answer = await h.interact(
+        submission(GROUPIE, viewOf(form), { reason: 'second look' }),
+        restarted.url,
+      );
+      expect(answer.status).toBe(200);
+      expect(await answer.text()).toMatch(
+        /The environment lab is read-only: the bot changes no policy there\. Nothing was decided\./,
+      );
+      const stored = await new RequestStore(h.redis as never, h.keyPrefix).get(request.id);
+      expect(stored?.state).toBe('pending');
+      expect(stored?.approvals?.map((a) => a.by)).toEqual([APPROVER]);
+      expect(await admin.getPolicy('user', h.vhost, 'ro-cap')).toBeNull();
+    } finally {
+      await restarted.stop();
+    }
   });
 });

@@ -478,7 +478,7 @@ describe('refusals: each told, nothing applied', () => {
     const answer = await h.answerTo(responseUrl);
     expect(answer.args.response_type).toBe('ephemeral');
     expect(renderedText(answer.args)).toMatch(
-      /Environment ro is read-only: the bot changes no policy there\. Nothing was filed\./,
+      /The environment ro is read-only: the bot changes no policy there\. Nothing was filed\./,
     );
     expect(since(mark).filter((c) => isPost(APPROVALS_CHANNEL)(c))).toEqual([]);
     expect(writesOf(writes)).toEqual([]);

@@ -297,3 +297,77 @@ describe(`change freeze (${broker.label})`, () => {
     );
   }, 90_000);
 });
+
+describe(`an environment read-only since the request was filed (${broker.label}; issue 28, item 1)`, () => {
+  const readOnly = (err: unknown) =>
+    isWorkflowError(err, 'read-only-env') ? { code: err.code, message: err.message } : String(err);
+
+  it('the second approval, and a break-glass, are refused, naming the environment; nothing is written', async () => {
+    await withVhost(
+      async (vhost) => {
+        await fx.worker(admin);
+        const before = fx.workflow({ env: { approvalsRequired: 2, breakGlass: { reviewWithinMs: 60_000 } } });
+        const { request } = await before.file(input(vhost));
+        expect(
+          (await before.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' })).outcome,
+        ).toBe('counted');
+        const other = await before.file(input(vhost, 'other'));
+        // The bot restarted with the environment read-only.
+        const after = fx.workflow({
+          env: { approvalsRequired: 2, mode: 'read-only', breakGlass: { reviewWithinMs: 60_000 } },
+        });
+        const second = await after
+          .decide(request.id, { kind: 'approve', user: APPROVER_2, reason: 'ok too' })
+          .catch(readOnly);
+        expect(second).toEqual({
+          code: 'read-only-env',
+          message: 'The environment test is read-only: the bot changes no policy there. Nothing was decided.',
+        });
+        const glass = await after
+          .breakGlass(other.request.id, { user: REQUESTER, reason: 'INC-1 now' })
+          .catch(readOnly);
+        expect(glass).toEqual({
+          code: 'read-only-env',
+          message: 'The environment test is read-only: the bot changes no policy there. Nothing was applied.',
+        });
+        expect((await after.get(request.id))?.state).toBe('pending');
+        expect((await after.get(request.id))?.approvals).toHaveLength(1);
+        expect((await after.get(other.request.id))?.state).toBe('pending');
+        // A rejection writes nothing: still taken.
+        expect(
+          (await after.decide(request.id, { kind: 'reject', user: APPROVER_2, reason: 'not now' })).outcome,
+        ).toBe('decided');
+        expect(await admin.getPolicy('user', vhost, 'cap')).toBeNull();
+        expect(await admin.getPolicy('user', vhost, 'other')).toBeNull();
+      },
+      { client: admin },
+    );
+  });
+
+  it('the apply job refuses a request approved before: failed, saying so, nothing written', async () => {
+    await withVhost(
+      async (vhost) => {
+        const puts: string[] = [];
+        const client = policyWritesCounted(broker, puts);
+        onTestFinished(() => client.close());
+        // The worker's replica restarted read-only; the request was approved on one that was not.
+        await fx.worker(client, { environments: [{ name: 'test', mode: 'read-only' }] });
+        const wf = fx.workflow();
+        const { request } = await wf.file(input(vhost));
+        expect((await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' })).outcome).toBe(
+          'decided',
+        );
+        const done = await settled(wf, request.id);
+        expect(done.state).toBe('failed');
+        expect(done.failure).toMatchObject({
+          code: 'read-only-env',
+          message: 'The environment test is read-only: the bot changes no policy there. Nothing was applied.',
+        });
+        expect(fx.notifier.told.failed.map((r) => r.id)).toContain(request.id);
+        expect(puts).toEqual([]);
+        expect(await admin.getPolicy('user', vhost, 'cap')).toBeNull();
+      },
+      { client: admin },
+    );
+  });
+});

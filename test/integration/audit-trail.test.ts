@@ -262,9 +262,10 @@ describe('the trail rewritten by someone who can write Redis (issue 20)', () => 
         keyed: true,
       });
       expect(r.err).toContain(`BROKEN at ${entry(3).id}`);
-      // Without the key the keyed seal cannot be checked: the reader is told what was checked.
+      // Without the key the keyed seals cannot be checked: never "intact" (issue 28), exit 1.
       const keyless = await cli(prefix, 'history', '--verify');
-      expect(keyless.out).toMatch(/Checked against accidents only/);
+      expect(keyless.code).toBe(1);
+      expect(keyless.out).toMatch(/NOT PROVEN: \d records of 3 .* sealed with RMQ_AUDIT_KEY/);
     }
   });
 

@@ -84,8 +84,14 @@ export interface Harness extends SignedRequests {
    * A second instance of the app: same config, brokers, Redis and key prefix; its own port and
    * metrics (and, with `changes`, its own workflow, apply queue and apply worker: a replica).
    */
-  twin(): Promise<{ url: string; metrics: Metrics; stop(): Promise<void> }>;
+  twin(options?: TwinOptions): Promise<{ url: string; metrics: Metrics; stop(): Promise<void> }>;
   stop(): Promise<void>;
+}
+
+/** A replica started later, as a restart with another configuration would (the same clients and Redis). */
+export interface TwinOptions {
+  /** The environments file the replica reads, from the harness's (e.g. `lab` made read-only). */
+  readonly environmentsYaml?: (yaml: string) => string;
 }
 
 export interface HarnessOptions {
@@ -248,14 +254,16 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const lab = await prepareLab(options);
   const { slack, proxy, vhost, signingSecret } = lab;
   const keyPrefix = options.keyPrefix ?? `rmq:test-${randomBytes(6).toString('hex')}`;
-  const config = loadConfig(
-    {
-      ...lab.env,
-      RMQ_ENVIRONMENTS: '/virtual/environments.yml',
-      REDIS_URL: options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    },
-    () => lab.environmentsYaml,
-  );
+  const configOf = (yaml: string) =>
+    loadConfig(
+      {
+        ...lab.env,
+        RMQ_ENVIRONMENTS: '/virtual/environments.yml',
+        REDIS_URL: options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      },
+      () => yaml,
+    );
+  const config = configOf(lab.environmentsYaml);
   const logs: string[] = [];
   const logger = createLogger(config.logLevel, { write: (line: string) => void logs.push(line) });
   const metrics = createMetrics();
@@ -263,8 +271,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const redis = createRedis(config.redisUrl);
   redis.on('error', () => {}); // a Redis made to be down (redisUrl) errors on every reconnect
   /** One bot instance on the harness's clients: the harness's own, or a replica (twin). */
-  const botOf = (m: Metrics, over: Pick<BotOverrides, 'watch' | 'delivery'>) =>
-    createBot(config, {
+  const botOf = (m: Metrics, over: Pick<BotOverrides, 'watch' | 'delivery'>, with_ = config) =>
+    createBot(with_, {
       logger,
       metrics: m,
       keyPrefix,
@@ -322,9 +330,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     logs,
     redis,
     ...signedRequests(url, signingSecret, slack),
-    async twin() {
+    async twin(twinOptions = {}) {
       const twinMetrics = createMetrics({ defaultMetrics: false });
-      const twin = botOf(twinMetrics, { watch: false });
+      const yaml = twinOptions.environmentsYaml?.(lab.environmentsYaml);
+      const twin = botOf(twinMetrics, { watch: false }, yaml === undefined ? config : configOf(yaml));
       twins.push(twin);
       const twinPort = await twin.start(0);
       return { url: `http://127.0.0.1:${twinPort}`, metrics: twinMetrics, stop: () => twin.stop(5000) };

@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonical, differences, fromCanonical, samePolicy, stateOf } from '../../src/policy/compare.ts';
+import {
+  actionOf,
+  canonical,
+  differences,
+  fromCanonical,
+  samePolicy,
+  stateOf,
+} from '../../src/policy/compare.ts';
 import type { Policy } from '../../src/policy/types.ts';
 
 describe('recorded state', () => {
@@ -71,5 +78,15 @@ describe('samePolicy', () => {
     ['a policy and none', p, null, false],
   ])('%s', (_, a, b, same) => {
     expect(samePolicy(a, b)).toBe(same);
+  });
+});
+
+describe('actionOf', () => {
+  const p: Policy = { vhost: '/', name: 'p', pattern: '^a', applyTo: 'all', priority: 0, definition: {} };
+  it('decides create, edit and delete from before and after, and refuses a step with neither', () => {
+    expect(actionOf({ before: null, after: p })).toBe('create');
+    expect(actionOf({ before: p, after: { ...p, priority: 1 } })).toBe('edit');
+    expect(actionOf({ before: p, after: null })).toBe('delete');
+    expect(() => actionOf({ before: null, after: null })).toThrow(/neither/);
   });
 });

@@ -15,7 +15,7 @@ import {
  *   front doors (src/bot*.ts, src/cli.ts, src/cliRedis.ts, src/main.ts, src/slack/, src/terminal/)
  *     -> commands (commands/)
  *       -> services (src/preview/, src/audit/, src/workflow/, src/watch/)
- *         -> clients and engines (src/rabbit/, src/patterns/)
+ *         -> clients and engines (src/rabbit/, src/patterns/, src/definitions/)
  *           -> rules (src/policy/)
  *             -> the process's own pieces (the other modules of src/ itself, src/text/)
  *
@@ -33,8 +33,8 @@ const LAYERS: readonly { readonly name: string; readonly holds: (m: string) => b
     holds: (m) => /^src\/[^/]+\.ts$/.test(m) || m.startsWith('src/text/'),
   },
   { name: 'rules', holds: (m) => m.startsWith('src/policy/') },
-  { name: 'clients and engines', holds: (m) => /^src\/(rabbit|patterns)\//.test(m) },
-  { name: 'services', holds: (m) => /^src\/(preview|audit|workflow|watch)\//.test(m) },
+  { name: 'clients and engines', holds: (m) => /^src\/(rabbit|patterns|definitions)\//.test(m) },
+  { name: 'services', holds: (m) => /^src\/(preview|audit|workflow|watch|plan)\//.test(m) },
   { name: 'commands', holds: (m) => m.startsWith('commands/') },
   {
     name: 'front doors',

@@ -78,6 +78,7 @@ describe('fileRefusal', () => {
     expect(fileRefusal({ env: env('read-only'), action: 'edit', reason: 'x' })).toEqual({
       code: 'read-only-env',
       env: 'prod',
+      notDone: 'filed',
     });
     expect(fileRefusal({ env: env('normal'), action: 'edit', reason: LONG })).toEqual({
       code: 'reason-too-long',
@@ -114,6 +115,7 @@ describe('decideRefusal', () => {
     role,
     env: 'prod',
     reason,
+    mode: 'normal',
   });
   const cases: [string, DecideFacts, WorkflowErrorCode | null][] = [
     ['an approver approves', d('approve', 'approver'), null],
@@ -141,6 +143,16 @@ describe('decideRefusal', () => {
       'someone who approved but is no longer an approver',
       { ...d('approve', 'other'), alreadyApproved: true },
       'not-approver',
+    ],
+    [
+      'an approver approves in an environment read-only now',
+      { ...d('approve', 'approver'), mode: 'read-only' },
+      'read-only-env',
+    ],
+    [
+      'an approver rejects in an environment read-only now (a rejection writes nothing)',
+      { ...d('reject', 'approver'), mode: 'read-only' },
+      null,
     ],
     [
       'an approver approves a change that loses messages without acknowledging it',
@@ -237,11 +249,13 @@ describe('breakGlassRefusal', () => {
     allowed: true,
     role: 'requester',
     reason: 'INC-7: orders are piling up',
+    mode: 'normal',
     ...over,
   });
   const cases: [string, Partial<BreakGlassFacts>, WorkflowErrorCode | null][] = [
     ['the requester, allowed, with a reason', {}, null],
     ['the environment does not allow it', { allowed: false }, 'break-glass-not-allowed'],
+    ['the environment is read-only now', { mode: 'read-only' }, 'read-only-env'],
     [
       'not allowed, even for someone else, says not allowed first',
       { allowed: false, role: 'other' },
@@ -313,7 +327,14 @@ describe('reviewRefusal', () => {
 
 describe('refusal sentences (src/workflow/errors.ts)', () => {
   it.each([
-    [{ code: 'read-only-env', env: 'prod' } as const, /read-only.*Nothing was filed\./],
+    [
+      { code: 'read-only-env', env: 'prod', notDone: 'filed' } as const,
+      /^The environment prod is read-only.*Nothing was filed\.$/,
+    ],
+    [
+      { code: 'read-only-env', env: 'prod', notDone: 'decided' } as const,
+      /prod is read-only.*Nothing was decided\./,
+    ],
     [{ code: 'reason-too-long', length: 1001, max: 1000 } as const, /1001 characters; at most 1000/],
     [{ code: 'unknown-env', env: 'qa', known: ['prod', 'staging'] } as const, /knows prod, staging/],
     [{ code: 'store-unavailable', notDone: 'nothing was decided' } as const, /: nothing was decided\./],

@@ -198,6 +198,10 @@ describe('history', () => {
       /BROKEN at a-2: it is not sealed with RMQ_AUDIT_KEY/,
     ],
     [
+      { ok: false as const, records: 3, broken: 'a-2', why: 'needs-key' as const, unproven: 2, keyed: false },
+      /^The audit chain is NOT PROVEN: 2 records of 3 \(the first: a-2\) are sealed with RMQ_AUDIT_KEY, which this reader does not have\. The links between the records hold, each of the others matches its own hash, but .* set RMQ_AUDIT_KEY and verify again\.$/,
+    ],
+    [
       {
         ok: false as const,
         records: 2,

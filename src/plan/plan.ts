@@ -1,0 +1,389 @@
+/**
+ * The plan of a definitions file against a broker (INTERFACE.md §2a): per vhost of the file, the
+ * changes against the broker's policies (create, edit, unchanged; delete only with `prune`), in
+ * the order of writing (src/policy/order.ts), the end state previewed as one against now, and what
+ * a state on the way would still do that the end state does not (`transitional`). One listing per
+ * vhost for the whole set. Writes nothing.
+ *
+ * For the apply job (and `import`):
+ * - `planFile(file, broker, { prune })` -> `PlanResult`; `planned.plan.vhosts[i].steps` are the
+ *   changes in the order to write them, each a `Transition` (layer, vhost, name, before, after:
+ *   `before` is the policy as the plan read it, the stale guard) with its `action`;
+ * - `step.verify`: the objects whose safety a later step depends on, with the policy of each
+ *   layer they must be reported governed by once this step is written (the broker's `policy` and
+ *   `operator_policy` of the object), before the next write;
+ * - `plan.impact` (the end state against now, as the preview's) and `plan.transitional` are the
+ *   loss an approval acknowledges.
+ */
+
+import type { DefinitionsFile, FilePolicy } from '../definitions/read.ts';
+import { codeOf } from '../errors.ts';
+import type { BacktrackingReader } from '../patterns/reader.ts';
+import { settleSimulation } from '../patterns/resolveRead.ts';
+import { actionOf, samePolicy, type Transition } from '../policy/compare.ts';
+import {
+  type Impact,
+  impactTotals,
+  type LiveQueue,
+  losingQueues,
+  readsFederation,
+} from '../policy/impact.ts';
+import { chooseOrder, impactAt, type LossContext, stateLoss } from '../policy/order.ts';
+import { PatternCache } from '../policy/pattern.ts';
+import type { Risk } from '../policy/risks.ts';
+import { type LayerNames, SequenceDriver, timelines } from '../policy/sequence.ts';
+import type { ChangeAction, InventoryObject, Unpredictable } from '../policy/simulate.ts';
+import { touchIndex } from '../policy/touch.ts';
+import { formatVersion, type ObjectKind, type Policy, type PolicyLayer } from '../policy/types.ts';
+import { validate } from '../policy/validate.ts';
+import { defaultDeliveryLimit, type LiveNow, worldOf } from '../preview/impact.ts';
+import type { PolicyFields, PreviewChange } from '../preview/preview.ts';
+import { type NotAskedWhy, notAskedBecause } from '../rabbit/errors.ts';
+import { type InventorySource, openInventory } from '../rabbit/inventory.ts';
+import { missingVhost, type VhostLister } from '../vhosts.ts';
+
+export type PlanBroker = InventorySource & VhostLister;
+
+/** An object to check after a step is written: the policy of each layer the broker must report on it. */
+export interface VerifyObject {
+  readonly name: string;
+  readonly kind: ObjectKind;
+  readonly policy: string | null;
+  readonly operatorPolicy: string | null;
+}
+
+export interface PlanStep extends Transition {
+  readonly action: ChangeAction;
+  readonly verify: readonly VerifyObject[];
+}
+
+export interface PlanObject {
+  readonly vhost: string;
+  readonly name: string;
+  readonly kind: ObjectKind;
+  readonly before: LayerNames;
+  readonly after: LayerNames;
+  readonly lost: Record<string, unknown>;
+  readonly gained: Record<string, unknown>;
+  readonly changed: Record<string, [unknown, unknown]>;
+  readonly risks: Risk[];
+  readonly now: LiveNow | null;
+  readonly impact: Impact[];
+}
+
+export interface TransitionalLoss {
+  readonly vhost: string;
+  readonly name: string;
+  readonly kind: ObjectKind;
+  /** The index in the plan's `changes` (all vhosts, in order) after which it would happen. */
+  readonly step: number;
+  readonly impact: Impact[];
+}
+
+export interface VhostPlan {
+  readonly vhost: string;
+  readonly brokerVersion: string;
+  readonly steps: readonly PlanStep[];
+  readonly unchanged: number;
+  readonly objects: readonly PlanObject[];
+  readonly transitional: readonly TransitionalLoss[];
+  readonly unpredictable: readonly Unpredictable[];
+  /** When the statistics were read; null when they could not be. */
+  readonly sampledAt: string | null;
+  readonly notes: readonly string[];
+}
+
+export interface Plan {
+  readonly vhosts: readonly VhostPlan[];
+  readonly ignored: Readonly<Record<string, number>>;
+  /** Every vhost's steps, in order (the `changes` of the --json). */
+  readonly changes: readonly PlanStep[];
+  readonly unchanged: number;
+  readonly impact: ReturnType<typeof impactTotals>;
+  /** The queues whose messages the end state removes, or that it deletes. */
+  readonly losing: readonly string[];
+  readonly transitional: readonly TransitionalLoss[];
+}
+
+export type PlanResult =
+  | { readonly status: 'planned'; readonly plan: Plan }
+  | { readonly status: 'refused'; readonly problems: readonly string[] }
+  | { readonly status: 'not-asked'; readonly why: NotAskedWhy; readonly detail?: string };
+
+export interface PlanOptions {
+  readonly prune?: boolean;
+  readonly reader?: BacktrackingReader;
+}
+
+const LAYER_WORDS: Readonly<Record<PolicyLayer, string>> = { user: 'policy', operator: 'operator policy' };
+
+export function fieldsOf(p: Policy | null): PolicyFields | null {
+  return p && { pattern: p.pattern, applyTo: p.applyTo, priority: p.priority, definition: p.definition };
+}
+
+/** A step as the --json's `changes` (the preview's `change`). */
+export function changeJson(s: PlanStep): PreviewChange {
+  return {
+    action: s.action,
+    policy: s.name,
+    vhost: s.vhost,
+    operator: s.layer === 'operator',
+    before: fieldsOf(s.before),
+    after: fieldsOf(s.after),
+  };
+}
+
+/** The file's policies of one vhost against the broker's: the changes, or what the broker would refuse. */
+export function changesOf(
+  mine: readonly FilePolicy[],
+  live: { readonly user: readonly Policy[]; readonly operator: readonly Policy[] },
+  small: Parameters<typeof validate>[0]['version'],
+  vhost: string,
+  prune: boolean,
+): { changes: Transition[]; unchanged: number; problems: string[] } {
+  const changes: Transition[] = [];
+  const problems: string[] = [];
+  let unchanged = 0;
+  const named = new Set<string>();
+  for (const { layer, policy, at } of mine) {
+    named.add(JSON.stringify([layer, policy.name]));
+    const current =
+      (layer === 'user' ? live.user : live.operator).find((p) => p.name === policy.name) ?? null;
+    if (current && samePolicy(current, policy)) {
+      unchanged++;
+      continue;
+    }
+    const v = validate({
+      action: current ? 'edit' : 'create',
+      layer,
+      vhost,
+      name: policy.name,
+      fields: {
+        pattern: policy.pattern,
+        applyTo: policy.applyTo,
+        priority: policy.priority,
+        definition: policy.definition,
+      },
+      existing: live,
+      version: small,
+    });
+    if (!v.ok) {
+      for (const r of v.refusals) {
+        problems.push(
+          `The ${LAYER_WORDS[layer]} ${JSON.stringify(policy.name)} of vhost ${JSON.stringify(vhost)} (${at}): ${r.message}`,
+        );
+      }
+      continue;
+    }
+    changes.push({ layer, vhost, name: policy.name, before: current, after: v.proposed ?? policy });
+  }
+  if (prune) {
+    for (const layer of ['user', 'operator'] as const) {
+      for (const p of layer === 'user' ? live.user : live.operator) {
+        if (!named.has(JSON.stringify([layer, p.name])))
+          changes.push({ layer, vhost, name: p.name, before: p, after: null });
+      }
+    }
+  }
+  return { changes, unchanged, problems };
+}
+
+/** A vhost's plan: its `transitional` steps counted within the vhost until planFile counts them across. */
+type VhostAnswer =
+  | { status: 'planned'; plan: VhostPlan }
+  | { status: 'refused'; problems: string[] }
+  | { status: 'not-asked'; why: NotAskedWhy; detail?: string };
+
+/** Objects checked after a step: at most this many (the apply job reads each). */
+export const MAX_VERIFY = 50;
+
+async function planVhost(
+  file: DefinitionsFile,
+  vhost: string,
+  broker: PlanBroker,
+  options: PlanOptions,
+): Promise<VhostAnswer> {
+  const mine = file.policies.filter((p) => p.policy.vhost === vhost);
+  let found: ReturnType<typeof changesOf> | undefined;
+  let inventory: Awaited<ReturnType<typeof openInventory>>;
+  try {
+    inventory = await openInventory(broker, vhost, {
+      live: true,
+      liveFor: (small) => {
+        found = changesOf(mine, small, small.version, vhost, options.prune ?? false);
+        const changed = found.problems.length ? [] : found.changes.flatMap((t) => [t.before, t.after]);
+        const policies = changed.flatMap((p) => (p ? [p] : []));
+        return {
+          patterns: policies.map((p) => p.pattern),
+          federation: [...small.user, ...small.operator, ...policies].some((p) =>
+            readsFederation(p.definition),
+          ),
+        };
+      },
+    });
+  } catch (err) {
+    if (codeOf(err) === 'not-found') {
+      const { sentence } = await missingVhost(broker, vhost);
+      return {
+        status: 'refused',
+        problems: [`The file names ${sentence}: create it first, or leave it out.`],
+      };
+    }
+    const failed = notAskedBecause(err);
+    if (!failed || !(err instanceof Error)) throw err;
+    const detail = failed.reason ?? err.message;
+    return { status: 'not-asked', why: failed.why, ...(detail ? { detail } : {}) };
+  }
+  const { version, user, operator } = inventory;
+  found ??= changesOf(mine, inventory, version, vhost, options.prune ?? false);
+  if (found.problems.length) {
+    await inventory.cancel();
+    return { status: 'refused', problems: found.problems };
+  }
+  const { changes, unchanged } = found;
+  const cache = new PatternCache();
+  const touched = touchIndex(changes, version, cache);
+  const objects: InventoryObject[] = [];
+  const exchanges = new Set<string>();
+  try {
+    await inventory.each((o) => {
+      if (o.kind === 'exchange') exchanges.add(o.name);
+      if (changes.length && touched(o).length > 0) objects.push(o);
+    });
+  } catch (err) {
+    await inventory.cancel();
+    const failed = notAskedBecause(err);
+    if (!failed || !(err instanceof Error)) throw err;
+    return { status: 'not-asked', why: failed.why, detail: failed.reason ?? err.message };
+  }
+  const reading = await inventory.live();
+  const sampledAt = reading && !reading.queuesWhy ? reading.sampledAt : null;
+  const liveOf = (name: string, kind: ObjectKind): LiveQueue | null =>
+    kind === 'exchange' || !reading ? null : (reading.queues.get(name) ?? null);
+  const loss: LossContext = {
+    world: worldOf(reading, exchanges),
+    live: liveOf,
+    defaultDeliveryLimit: defaultDeliveryLimit(version),
+  };
+  const chosen = chooseOrder({ version, user, operator, changes, objects, loss, cache });
+  const ordered = chosen.order.map((i) => changes[i] as Transition);
+
+  // The order chosen, simulated step by step: what the plan says.
+  const driver = new SequenceDriver({ version, user, operator, steps: ordered, cache });
+  for (const o of objects) driver.add(o);
+  await Promise.all(driver.simulations.map((s) => settleSimulation(s, options.reader)));
+  const results = driver.simulations.map((s) => s.result());
+  const lines = timelines(ordered.length, results, version);
+
+  const planObjects: PlanObject[] = [];
+  const transitional: TransitionalLoss[] = [];
+  const verify: VerifyObject[][] = ordered.map(() => []);
+  const last = ordered.length - 1;
+  for (const line of lines) {
+    const live = liveOf(line.name, line.kind);
+    const end = line.states[last] ?? [line.now];
+    const impact = impactAt(line, end[0] ?? line.now, loss);
+    const { lost, gained, changed } = line.end;
+    const moved =
+      line.policies.now.policy !== line.policies.end.policy ||
+      line.policies.now.operatorPolicy !== line.policies.end.operatorPolicy ||
+      Object.keys(lost).length + Object.keys(gained).length + Object.keys(changed).length > 0;
+    if (moved || impact.length) {
+      planObjects.push({
+        vhost,
+        name: line.name,
+        kind: line.kind,
+        before: line.policies.now,
+        after: line.policies.end,
+        lost,
+        gained,
+        changed,
+        risks: line.end.risks,
+        now: live && sampledAt ? Object.assign({}, live, { sampledAt }) : null,
+        impact,
+      });
+    }
+    for (let k = 0; k < last; k++) {
+      const state = line.states[k];
+      if (!state) continue;
+      const extra = stateLoss(line, state, end, loss);
+      if (extra.weight > 0)
+        transitional.push({ vhost, name: line.name, kind: line.kind, step: k, impact: extra.impact });
+    }
+    // The object is moved by more than one step: each step but the last that moves it is checked
+    // written on it before the next is written.
+    const steps = line.outcomes.map((o) => o.step);
+    for (const s of steps.slice(0, -1)) {
+      const o = line.outcomes.find((x) => x.step === s)?.outcome;
+      const list = verify[s];
+      if (!o || !list || list.length >= MAX_VERIFY || o.after.candidates) continue;
+      const names =
+        o.unchangedLayer.layer === 'operator'
+          ? { policy: o.after.policy, operatorPolicy: o.unchangedLayer.policy }
+          : { policy: o.unchangedLayer.policy, operatorPolicy: o.after.policy };
+      list.push({ name: line.name, kind: line.kind, ...names });
+    }
+  }
+  // Said once per object, by the first step that could not decide it.
+  const unpredictable = new Map<string, Unpredictable>();
+  for (const r of results) {
+    for (const u of r.unpredictable) {
+      const key = `${u.kind}:${u.name}`;
+      if (!unpredictable.has(key)) unpredictable.set(key, u);
+    }
+  }
+  const notes: string[] = [];
+  if (reading?.queuesWhy) notes.push(`The queues' statistics could not be read (${reading.queuesWhy}).`);
+  if (reading?.federationWhy) notes.push(`The federation could not be read (${reading.federationWhy}).`);
+  return {
+    status: 'planned',
+    plan: {
+      vhost,
+      brokerVersion: formatVersion(version),
+      steps: ordered.map((t, i) => ({ ...t, action: actionOf(t), verify: verify[i] ?? [] })),
+      unchanged,
+      objects: planObjects,
+      transitional,
+      unpredictable: [...unpredictable.values()],
+      sampledAt,
+      notes,
+    },
+  };
+}
+
+/** The plan of the file against the broker, every vhost it names; the first vhost refused or not asked answers for all. */
+export async function planFile(
+  file: DefinitionsFile,
+  broker: PlanBroker,
+  options: PlanOptions = {},
+): Promise<PlanResult> {
+  const vhosts: VhostPlan[] = [];
+  const problems: string[] = [];
+  let offset = 0;
+  for (const vhost of file.vhosts) {
+    const answer = await planVhost(file, vhost, broker, options);
+    if (answer.status === 'not-asked') return answer;
+    if (answer.status === 'refused') {
+      problems.push(...answer.problems);
+      continue;
+    }
+    const base = offset;
+    const transitional = answer.plan.transitional.map((t) => ({ ...t, step: base + t.step }));
+    vhosts.push({ ...answer.plan, transitional });
+    offset += answer.plan.steps.length;
+  }
+  if (problems.length) return { status: 'refused', problems };
+  const objects = vhosts.flatMap((v) => v.objects);
+  return {
+    status: 'planned',
+    plan: {
+      vhosts,
+      ignored: file.ignored,
+      changes: vhosts.flatMap((v) => v.steps),
+      unchanged: vhosts.reduce((n, v) => n + v.unchanged, 0),
+      impact: impactTotals(objects.map((o) => o.impact)),
+      losing: losingQueues(objects),
+      transitional: vhosts.flatMap((v) => v.transitional),
+    },
+  };
+}
