@@ -87,6 +87,22 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
       return code;
     });
   },
+  async lint({ words, json, env, io }) {
+    const [{ lint, lintExitCode, parseLint }, { lintText }] = await Promise.all([
+      import('../commands/lint.ts'),
+      import('./terminal/lint.ts'),
+    ]);
+    const input = parseLint(words, terminalDefaults(env));
+    if (input.file !== undefined)
+      throw new InputError('lint FILE is not available yet: lint the vhost as it is (without a file).', {
+        usage: 'lint [--vhost V] [--env E] [--fail-on error|warning]',
+      });
+    return withBroker(env, input, async (broker, at) => {
+      const result = await lint(input, broker, { env: at.env });
+      answer(io, json, { ...at, vhost: input.vhost }, result, () => lintText(result));
+      return lintExitCode(result, input.failOn);
+    });
+  },
   async which({ words, json, env, io }) {
     const input = parseWhich(words, {}, terminalDefaults(env));
     return withBroker(env, input, async (broker, at) => {

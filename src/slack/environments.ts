@@ -6,7 +6,7 @@ import { checkScope } from '../vhosts.ts';
 
 /** The management API as the Slack commands use it. ManagementClient satisfies it. */
 export interface SlackBroker extends WhichBroker, PreviewBroker {
-  whoami(): Promise<unknown>;
+  whoami(): Promise<{ readonly name: string; readonly tags: readonly string[] }>;
   /** The same broker with one budget for every call of one question (ManagementClient.forQuestion). */
   forQuestion?(budgetMs: number): SlackBroker;
 }

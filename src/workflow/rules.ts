@@ -233,6 +233,28 @@ export function reviewRefusal(f: ReviewFacts): RuleRefusal | null {
   return reasonTooLong(f.reason);
 }
 
+/**
+ * Who gave a time box's revert together with its change (`--for`): the change's approver (its
+ * decision), or, for a change applied by break-glass, who broke the glass (the time box was part of
+ * what they applied; break-glass records no decision, even after some of the approvals). Null: the
+ * change was applied through neither. The revert is then taken through the same rule again
+ * (decideRefusal, breakGlassRefusal), as the environment and its approvers are now.
+ */
+export type TimeBoxRevertAuthority = {
+  readonly kind: 'approval' | 'break-glass';
+  readonly by: string;
+  readonly reason: string;
+};
+
+export function timeBoxRevertAuthority(
+  r: Pick<ChangeRequest, 'decision' | 'breakGlass'>,
+): TimeBoxRevertAuthority | null {
+  if (r.breakGlass) return { kind: 'break-glass', by: r.breakGlass.by, reason: r.breakGlass.reason };
+  if (r.decision?.kind === 'approve')
+    return { kind: 'approval', by: r.decision.by, reason: r.decision.reason };
+  return null;
+}
+
 /** Whether a break-glass change still waits for its review (listed by `requests` as unreviewed). */
 export function awaitsReview(r: Pick<ChangeRequest, 'breakGlass' | 'review' | 'state'>): boolean {
   return (

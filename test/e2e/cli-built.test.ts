@@ -161,6 +161,7 @@ describe('bin/rmq.js after the build', () => {
       preview: ['delete', 'audit-retention', '--vhost', vhost],
       requests: [],
       history: ['--vhost', vhost],
+      lint: ['--vhost', vhost],
     };
     for (const [command, args] of Object.entries(asked)) {
       const text = await rmq([command, ...args, '--env', 'staging'], files);
