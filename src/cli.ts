@@ -86,6 +86,31 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
       return previewExitCode(result);
     });
   },
+  async plan({ words, json, env, io }) {
+    const [
+      { parsePlan, planExitCode, planJson },
+      { readDefinitions },
+      { planFile },
+      { planText },
+      { readBounded },
+    ] = await Promise.all([
+      import('../commands/plan.ts'),
+      import('./definitions/read.ts'),
+      import('./plan/plan.ts'),
+      import('./terminal/plan.ts'),
+      import('./terminal/readFile.ts'),
+    ]);
+    const input = parsePlan(words);
+    const read = readDefinitions(await readBounded(input.file), { vhost: input.vhost });
+    return withBroker(env, input.env, async (broker, envName) => {
+      const result = read.ok
+        ? await planFile(read.file, broker, { prune: input.prune })
+        : ({ status: 'refused', problems: [read.problem] } as const);
+      io.out(json ? asJson(planJson(result, envName)) : planText(result, envName));
+      if (!json && result.status === 'refused') io.err(`rmq: refused: ${result.problems.join(' ')}\n`);
+      return planExitCode(result, input.detailedExitcode);
+    });
+  },
   async requests({ words, json, env, io, options }) {
     const { parseRequests, requests } = await import('../commands/requests.ts');
     const { requestsText } = await import('./terminal/requests.ts');
@@ -178,7 +203,7 @@ function terminalDefaults(env: NodeJS.ProcessEnv): { vhost?: string } {
 async function withBroker(
   env: NodeJS.ProcessEnv,
   name: string | undefined,
-  fn: (broker: ManagementClient) => Promise<number>,
+  fn: (broker: ManagementClient, environment: string) => Promise<number>,
 ): Promise<number> {
   const config = loadConfig(env);
   const environment = pickEnvironment(config, name);
@@ -194,7 +219,10 @@ async function withBroker(
     limits: config.bodyLimits,
   });
   try {
-    return await fn(client.forQuestion(config.questionBudgetMs ?? QUESTION_BUDGET_MS.terminal));
+    return await fn(
+      client.forQuestion(config.questionBudgetMs ?? QUESTION_BUDGET_MS.terminal),
+      environment.name,
+    );
   } finally {
     // The answer is out: a request still hanging is not waited for.
     await client.close(0);
