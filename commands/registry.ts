@@ -12,6 +12,7 @@
  * `cliMustNotLoad`), and `commands/` never imports a front door.
  */
 import { HISTORY_USAGE } from './history.ts';
+import { LINT_USAGE } from './lint.ts';
 import { PREVIEW_USAGE, WHICH_USAGE } from './parse.ts';
 import { PLAN_USAGE } from './planUsage.ts';
 import { POLICIES_USAGE } from './policies.ts';
@@ -69,6 +70,12 @@ export const COMMAND_TABLE = [
     usage: `delete POLICY --reason TEXT ${CHANGE_FLAGS}`,
     does: 'request the deletion of a policy',
     slackOnly: true,
+  },
+  {
+    name: 'lint',
+    usage: LINT_USAGE,
+    does: "every surprise the vhost's policies hold for the objects there now: ties, unanchored patterns, policies that govern nothing, missing targets, queues expires will delete",
+    slackOnly: false,
   },
   {
     name: 'requests',

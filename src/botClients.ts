@@ -38,7 +38,7 @@ export function createBrokers(
     config.environments.map((e) => [
       e.name,
       new ManagementClient({
-        url: e.url,
+        url: e.urls,
         user: e.user,
         password: e.password,
         getRetries: 2,

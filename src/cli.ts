@@ -45,6 +45,18 @@ type TerminalCommand = (run: TerminalRun) => Promise<number>;
 const asJson = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 
 /**
+ * A `--json` answer of a broker with several nodes carries `node`: the URL of the node that
+ * answered (INTERFACE.md §2). Not when no node answered (exit 3): none did.
+ */
+function answeredBy<T extends object>(
+  value: T,
+  broker: ManagementClient,
+  code: number,
+): T | (T & { node: string }) {
+  return broker.nodeUrls.length > 1 && code !== 3 ? { ...value, node: broker.node } : value;
+}
+
+/**
  * The terminal's handler of every command in the table (`commands/registry.ts`) that is not
  * Slack only, keyed by its name: the compiler refuses a missing one or one the table lacks.
  * What only some commands need is loaded when asked for (bench/cli: `which` stays cheap).
@@ -58,16 +70,34 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     const input = parsePolicies(words, terminalDefaults(env));
     return withBroker(env, input.env, async (broker) => {
       const result = await policies(input, broker);
-      io.out(json ? asJson(result) : policiesText(result));
-      return result.answer === 'not-asked' ? 3 : 0;
+      const code = result.answer === 'not-asked' ? 3 : 0;
+      io.out(json ? asJson(answeredBy(result, broker, code)) : policiesText(result));
+      return code;
+    });
+  },
+  async lint({ words, json, env, io }) {
+    const [{ lint, lintExitCode, parseLint }, { lintText }] = await Promise.all([
+      import('../commands/lint.ts'),
+      import('./terminal/lint.ts'),
+    ]);
+    const input = parseLint(words, terminalDefaults(env));
+    if (input.file !== undefined)
+      throw new InputError('lint FILE is not available yet: lint the vhost as it is (without a file).', {
+        usage: 'lint [--vhost V] [--env E] [--fail-on error|warning]',
+      });
+    return withBroker(env, input.env, async (broker, envName) => {
+      const result = await lint(input, broker, { env: envName });
+      io.out(json ? asJson(result) : lintText(result));
+      return lintExitCode(result, input.failOn);
     });
   },
   async which({ words, json, env, io }) {
     const input = parseWhich(words, {}, terminalDefaults(env));
     return withBroker(env, input.env, async (broker) => {
       const result = await which(input, broker);
-      io.out(json ? asJson(result) : whichText(result));
-      return result.answer === 'not-asked' ? 3 : 0;
+      const code = result.answer === 'not-asked' ? 3 : 0;
+      io.out(json ? asJson(answeredBy(result, broker, code)) : whichText(result));
+      return code;
     });
   },
   async preview({ words, json, env, io }) {
@@ -80,10 +110,11 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     const input = parsePreview(words, {}, { defaults: terminalDefaults(env) });
     return withBroker(env, input.env, async (broker) => {
       const result = await preview(input, broker);
-      io.out(json ? asJson(previewJson(result)) : previewText(result));
+      const code = previewExitCode(result);
+      io.out(json ? asJson(answeredBy(previewJson(result), broker, code)) : previewText(result));
       if (!json && result.status === 'refused')
         io.err(`rmq: refused: ${result.refusals.map((p) => p.message).join(' ')}\n`);
-      return previewExitCode(result);
+      return code;
     });
   },
   async plan({ words, json, env, io }) {
@@ -213,7 +244,7 @@ async function withBroker(
     });
   }
   const client = new ManagementClient({
-    url: environment.url,
+    url: environment.urls,
     user: environment.user,
     password: environment.password,
     limits: config.bodyLimits,

@@ -18,7 +18,10 @@ export type Mode = (typeof MODES)[number];
 
 export interface Environment {
   readonly name: string;
+  /** The management API: the first node's URL (`urls[0]`). */
   readonly url: string;
+  /** Every node's management URL, in the order asked (a cluster's; one for a single broker). */
+  readonly urls: readonly string[];
   readonly user: string;
   readonly password: string;
   readonly mode: Mode;
@@ -41,8 +44,10 @@ export interface Environment {
 
 /** An AMQP endpoint; the URL never carries the credentials (they are logged nowhere). */
 export interface AmqpEndpoint {
-  /** `amqp://host:port/vhost` or `amqps://…`, without user or password. */
+  /** `amqp://host:port/vhost` or `amqps://…`, without user or password: the first node's. */
   readonly url: string;
+  /** Every node's AMQP URL (a cluster's), `url` first, each without user or password. */
+  readonly urls: readonly string[];
   readonly user: string;
   readonly password: string;
 }
@@ -109,6 +114,26 @@ const httpUrl = z
     const url = URL.canParse(u) ? new URL(u) : undefined;
     return !url?.username && !url?.password;
   }, "must not carry credentials: set them apart (RMQ_USER and RMQ_PASSWORD, or the environment's userEnv and passwordEnv)");
+/** One URL, or a cluster's nodes comma-separated (in the environments file: a list too). */
+function urlList(one: z.ZodString) {
+  const list = z
+    .array(one)
+    .min(1, 'at least one URL')
+    .refine((urls) => new Set(urls).size === urls.length, 'a node is listed twice');
+  return z.union([
+    z
+      .string()
+      .transform((s) =>
+        s
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean),
+      )
+      .pipe(list),
+    list,
+  ]);
+}
+
 const csv = z
   .string()
   .optional()
@@ -178,8 +203,8 @@ const requestTtl = z
 
 /** Every variable the configuration reads; docs/configuration.md has a row for each (test/unit/docs.test.ts). */
 export const EnvSchema = z.object({
-  RMQ_URL: httpUrl.default('http://localhost:15672'),
-  RMQ_AMQP_URL: amqpUrl.optional(),
+  RMQ_URL: urlList(httpUrl).default(['http://localhost:15672']),
+  RMQ_AMQP_URL: urlList(amqpUrl).optional(),
   RMQ_WATCH_INTERVAL: interval.default(60_000),
   RMQ_USER: z.string().min(1).default('guest'),
   RMQ_PASSWORD: z.string().default('guest'),
@@ -239,13 +264,13 @@ export const EnvironmentsFile = z.object({
     .array(
       z.object({
         name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only'),
-        url: httpUrl,
+        url: urlList(httpUrl),
         userEnv: z.string().min(1),
         passwordEnv: z.string().min(1),
         mode: z.enum(MODES).default('normal'),
         approvers: z.array(z.string().min(1)).default([]),
         approvalsChannel: z.string().min(1).optional(),
-        amqpUrl: amqpUrl.optional(),
+        amqpUrl: urlList(amqpUrl).optional(),
         requestTtl: requestTtl.optional(),
         approvalsRequired: approvalsRequired.optional(),
         requesters: slackIds.optional(),
@@ -263,7 +288,15 @@ const blankToUndefined = (env: NodeJS.ProcessEnv): Record<string, string> =>
 function describe(issues: readonly z.core.$ZodIssue[], where: string): string {
   return issues
     .map((i) => {
-      const key = i.path.join('.') || where;
+      // A list of nodes (RMQ_URL, RMQ_AMQP_URL): its first is the variable, the others named.
+      const [name, index, ...rest] = i.path;
+      const key =
+        typeof name === 'string' &&
+        /^RMQ_(AMQP_)?URL$/.test(name) &&
+        typeof index === 'number' &&
+        rest.length === 0
+          ? `${name}${index > 0 ? ` (node ${index + 1})` : ''}`
+          : i.path.join('.') || where;
       return `${key}: ${i.message}`;
     })
     .join('; ');
@@ -323,7 +356,8 @@ export function loadConfig(
       }
       return {
         name: x.name,
-        url: x.url,
+        url: x.url[0] as string,
+        urls: x.url,
         user,
         password,
         mode: x.mode,
@@ -350,7 +384,8 @@ export function loadConfig(
     environments = [
       {
         name: 'default',
-        url: e.RMQ_URL,
+        url: e.RMQ_URL[0] as string,
+        urls: e.RMQ_URL,
         user: e.RMQ_USER,
         password: e.RMQ_PASSWORD,
         mode: e.RMQ_MODE,
@@ -414,26 +449,36 @@ function approvalsProblem(x: Pick<Environment, 'approvalsRequired' | 'approvers'
 }
 
 /**
- * The AMQP endpoint of an environment: the given URL, else the management URL's host on 5672
- * (`amqps` on 5671 when the management API is https). Credentials written in the URL win over
- * the environment's; the URL kept has none.
+ * The AMQP endpoint of an environment: the given URLs (a cluster's nodes), else each management
+ * node's host on 5672 (`amqps` on 5671 when the management API is https). Credentials written in
+ * the first URL win over the environment's; the URLs kept have none.
  */
 export function amqpEndpoint(
-  given: string | undefined,
-  managementUrl: string,
+  given: string | readonly string[] | undefined,
+  managementUrls: string | readonly string[],
   user: string,
   password: string,
 ): AmqpEndpoint {
-  const m = new URL(managementUrl);
-  const url = new URL(given ?? `${m.protocol === 'https:' ? 'amqps' : 'amqp'}://${m.host}`);
-  if (given === undefined) url.port = m.protocol === 'https:' ? '5671' : '5672';
-  const endpoint = {
-    user: url.username ? decodeURIComponent(url.username) : user,
-    password: url.username ? decodeURIComponent(url.password) : password,
+  const derived = (m: URL) => {
+    const url = new URL(`${m.protocol === 'https:' ? 'amqps' : 'amqp'}://${m.host}`);
+    url.port = m.protocol === 'https:' ? '5671' : '5672';
+    return url;
   };
-  url.username = '';
-  url.password = '';
-  return { url: url.toString().replace(/\/$/, ''), ...endpoint };
+  const urls =
+    given === undefined
+      ? [managementUrls].flat().map((u) => derived(new URL(u)))
+      : [given].flat().map((u) => new URL(u));
+  const first = urls[0] as URL;
+  const endpoint = {
+    user: first.username ? decodeURIComponent(first.username) : user,
+    password: first.username ? decodeURIComponent(first.password) : password,
+  };
+  const bare = urls.map((url) => {
+    url.username = '';
+    url.password = '';
+    return url.toString().replace(/\/$/, '');
+  });
+  return { url: bare[0] as string, urls: [...new Set(bare)], ...endpoint };
 }
 
 /** `--env` picks one; without it, the only (or first) environment. */

@@ -35,12 +35,15 @@ export interface Persistence {
   readonly why?: string;
 }
 
+/** A broker's check; a cluster's also each node's, by URL (the broker's is ok while one answers). */
+export type BrokerCheck = PartCheck & { readonly nodes?: Readonly<Record<string, PartCheck>> };
+
 export interface Readiness {
   /** Ready: Redis answered its last check and the process is not draining. */
   readonly ok: boolean;
   readonly draining: boolean;
   readonly redis: PartCheck & { readonly persistence?: Persistence };
-  readonly brokers: Record<string, PartCheck>;
+  readonly brokers: Record<string, BrokerCheck>;
   /** How often each part is checked. */
   readonly intervalMs: number;
   /**
@@ -55,10 +58,7 @@ export interface HealthDeps {
    * By environment name; `whoami` asks the broker something small that needs valid credentials,
    * through `forQuestion` when there is one, so that a check given up is also a request ended.
    */
-  readonly brokers: ReadonlyMap<
-    string,
-    { whoami(): Promise<unknown>; forQuestion?(budgetMs: number): { whoami(): Promise<unknown> } }
-  >;
+  readonly brokers: ReadonlyMap<string, HealthBroker>;
   readonly redis: {
     ping(): Promise<string>;
     /** `CONFIG GET name` (ioredis: `config('GET', name)`); absent: persistence is not told. */
@@ -73,6 +73,18 @@ export interface HealthDeps {
   readonly onChange?: (what: string, now: PartCheck | Persistence) => void;
   readonly now?: () => number;
 }
+
+/** What a check asks of a broker; a cluster's (several `nodeUrls`) is also asked node by node. */
+export interface HealthBroker {
+  whoami(): Promise<unknown>;
+  forQuestion?(budgetMs: number): { whoami(): Promise<unknown> };
+  readonly nodeUrls?: readonly string[];
+  onNode?(url: string): HealthBroker;
+}
+
+/** The nodes of a cluster checked one by one: none for a single node. */
+const nodesOf = (broker: HealthBroker): readonly string[] =>
+  broker.onNode && broker.nodeUrls && broker.nodeUrls.length > 1 ? broker.nodeUrls : [];
 
 export const HEALTH_INTERVAL_MS = 5_000;
 export const HEALTH_TIMEOUT_MS = 2_500;
@@ -207,18 +219,29 @@ export function createHealthMonitor(deps: HealthDeps): HealthMonitor {
         }
       },
     ],
-    ...[...deps.brokers].map(
-      ([env, broker]) =>
-        [
-          `broker ${env}`,
+    ...[...deps.brokers].flatMap(([env, broker]) => [
+      [
+        `broker ${env}`,
+        async () => {
+          record(
+            `broker ${env}`,
+            await timed(() => (broker.forQuestion?.(timeoutMs) ?? broker).whoami(), timeoutMs),
+          );
+        },
+      ] as const,
+      ...nodesOf(broker).map((url) => {
+        const node = broker.onNode?.(url) ?? broker;
+        return [
+          `broker ${env} node ${url}`,
           async () => {
             record(
-              `broker ${env}`,
-              await timed(() => (broker.forQuestion?.(timeoutMs) ?? broker).whoami(), timeoutMs),
+              `broker ${env} node ${url}`,
+              await timed(() => (node.forQuestion?.(timeoutMs) ?? node).whoami(), timeoutMs),
             );
           },
-        ] as const,
-    ),
+        ] as const;
+      }),
+    ]),
   ]);
 
   /** One part's check, unless one is still under way (a part slower than the interval is not piled on). */
@@ -264,7 +287,18 @@ export function createHealthMonitor(deps: HealthDeps): HealthMonitor {
         draining,
         redis: { ...redis, ...(persistence ? { persistence } : {}) },
         brokers: Object.fromEntries(
-          [...deps.brokers.keys()].map((env) => [env, view(last.get(`broker ${env}`))]),
+          [...deps.brokers].map(([env, broker]): [string, BrokerCheck] => {
+            const urls = nodesOf(broker);
+            const check = view(last.get(`broker ${env}`));
+            if (urls.length === 0) return [env, check];
+            return [
+              env,
+              {
+                ...check,
+                nodes: Object.fromEntries(urls.map((u) => [u, view(last.get(`broker ${env} node ${u}`))])),
+              },
+            ];
+          }),
         ),
         intervalMs,
         ...(deps.watch ? { watch: deps.watch() } : {}),

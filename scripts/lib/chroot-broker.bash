@@ -52,10 +52,12 @@ chroot_pids() {
   done
   return 0
 }
+# The broker's own Erlang VM: its home is the rabbitmq user's. scripts/cluster runs three more
+# nodes from the 4.3 chroot's packages, each with a home of its own, which are not this broker.
 node_running() {
   local p
   for p in $(chroot_pids); do
-    tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q 'beam' && return 0
+    tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q -- 'beam.*-home /var/lib/rabbitmq ' && return 0
   done
   return 1
 }

@@ -108,6 +108,12 @@ export const AuditRecordSchema = z.object({
     .optional(),
   revertOf: z.string().optional(),
   /**
+   * A change of a set (one request for many policies): the request's id, the change's place in
+   * the order of writing, and how many the set holds. Its rollback, if any, is a `revert` of the
+   * record with the same `set`.
+   */
+  set: z.object({ id: z.string(), index: z.number().int().min(0), size: z.number().int().min(1) }).optional(),
+  /**
    * Applied without approval (break-glass): by whom and why. The apply record holds `user` and
    * `reason`; `history` adds `reviewedBy`, `reviewReason` and `reviewOutcome` from the review's own
    * record (`action: review`), since a record is never changed once sealed.

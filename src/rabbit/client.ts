@@ -110,6 +110,25 @@ export class ManagementClient {
     return view;
   }
 
+  /** Every node's management URL, as configured (one for a single broker). */
+  get nodeUrls(): readonly string[] {
+    return this.http.nodeUrls;
+  }
+
+  /** The same client on node `url` alone (its pool, its settings): for a check of each node. */
+  onNode(url: string): this {
+    const view = Object.create(this) as this;
+    Object.defineProperty(view, 'http', { value: this.http.onlyNode(url) });
+    // Each node's own overview: the cache of the cluster's view is not this node's answer.
+    Object.defineProperty(view, 'overviewCache', { value: undefined, writable: true });
+    return view;
+  }
+
+  /** The URL of the node that answered last (asked next): the `node` of an answer. */
+  get node(): string {
+    return this.http.node;
+  }
+
   /**
    * Closes the client's own pool: requests in flight may finish for `graceMs`, then they are
    * aborted and the connections destroyed. Shutdown never waits on a broker that does not answer.

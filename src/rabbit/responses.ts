@@ -185,7 +185,9 @@ export function toLiveQueue(
 ): LiveQueue | null {
   const { messages, messages_ready: readyNow, messages_unacknowledged: unackedNow } = q;
   if (messages === undefined || readyNow === undefined || unackedNow === undefined) return null;
-  if (q.message_bytes_ready === undefined || q.consumers === undefined) return null;
+  if (q.consumers === undefined) return null;
+  // Streams report their messages and never their bytes (3.10.8, 4.0.5, 4.3.6): known, bytes null.
+  const bytesNow = q.message_bytes_ready ?? null;
   const idle = q.idle_since ? isoOf(q.idle_since) : null;
   const wasReady = asOfMs === undefined ? undefined : sampleBefore(q.messages_ready_details, asOfMs);
   const wasUnacked =
@@ -193,10 +195,10 @@ export function toLiveQueue(
   const ready = wasReady ?? readyNow;
   const unacked = wasUnacked ?? unackedNow;
   const bytes =
-    wasReady === undefined || wasReady === readyNow
-      ? q.message_bytes_ready
+    bytesNow === null || wasReady === undefined || wasReady === readyNow
+      ? bytesNow
       : readyNow > 0
-        ? Math.round((q.message_bytes_ready / readyNow) * wasReady)
+        ? Math.round((bytesNow / readyNow) * wasReady)
         : 0;
   return {
     messages: wasReady === undefined && wasUnacked === undefined ? messages : ready + unacked,

@@ -5,6 +5,14 @@
  * never: a PUT whose answer was lost may have been applied, and the caller must decide.
  * `forQuestion(ms)` gives a view whose calls share one budget, retries included.
  *
+ * A cluster's nodes (`url` a list): every call goes to the node that answered last (the first at
+ * start), and a node that cannot be reached (refused, timed out, 5xx) is left for the next one,
+ * inside the same budget and without a backoff, so a stopped node costs one failed connect and is
+ * then remembered, by every view of the transport. An HTTP answer of 4xx is an answer. A write
+ * moves to another node only when it was never sent (the connection was refused): after a timeout
+ * or a lost answer it may have been applied, so it fails as before, the next call goes elsewhere,
+ * and the caller reads back before any retry (the apply job does).
+ *
  * What the broker's endpoints mean is not here: `client.ts` (one-answer endpoints) and
  * `listings.ts` (streamed listings) build paths and read answers through this.
  *
@@ -77,11 +85,16 @@ export interface CallInfo {
   /** 0 for the first try. */
   readonly attempt: number;
   readonly error?: RabbitErrorCode;
+  /** The node asked: its management URL as configured. */
+  readonly node: string;
 }
 
 export interface TransportOptions {
-  /** Management root, e.g. `http://127.0.0.1:15672` (a path prefix is kept). No credentials in it. */
-  readonly url: string;
+  /**
+   * Management root, e.g. `http://127.0.0.1:15672` (a path prefix is kept), or a cluster's nodes
+   * (the same path prefix on each), asked in this order. No credentials in it.
+   */
+  readonly url: string | readonly string[];
   readonly user: string;
   readonly password: string;
   readonly timeouts?: Partial<Timeouts>;
@@ -102,6 +115,31 @@ export interface TransportOptions {
 export interface HttpReply {
   readonly status: number;
   readonly text: string;
+}
+
+/** One node of the broker: its URL as configured, its origin, and the pool that talks to it. */
+interface BrokerNode {
+  readonly url: string;
+  readonly origin: string;
+  readonly dispatcher: Dispatcher;
+}
+
+/** Network codes that say the request never reached the node: a write may go to the next one. */
+const NOT_SENT_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+function neverSent(e: unknown): boolean {
+  for (let x: unknown = e, depth = 0; x && depth < 4; x = (x as { cause?: unknown }).cause, depth++) {
+    const code = (x as { code?: unknown }).code;
+    if (typeof code === 'string' && NOT_SENT_CODES.has(code)) return true;
+  }
+  return false;
 }
 
 /** The reason an attempt is aborted with, mapped to `timeout` by errorFromFailure. */
@@ -132,13 +170,14 @@ function notAsExpected(path: string, error: z.ZodError, item = ''): RabbitError 
 }
 
 export class Transport {
-  private readonly origin: string;
+  private readonly nodes: readonly BrokerNode[];
+  /** Which node is asked: the one that answered last. Shared by every view (`forQuestion`). */
+  private readonly cursor: { index: number };
   private readonly prefix: string;
   private readonly authorization: string;
   private readonly timeouts: Timeouts;
   private readonly getRetries: number;
   private readonly retryBaseMs: number;
-  private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
   private readonly onCall: ((info: CallInfo) => void) | undefined;
   private readonly limits: BodyLimits;
@@ -146,21 +185,33 @@ export class Transport {
   private readonly closing: AbortController;
   /** `performance.now()` by which every call of this view must be done (`forQuestion`). */
   private deadlineAt: number | undefined;
+  private readonly options: TransportOptions;
+  /** `onlyNode`'s transports, one per node, on that node's pool. */
+  private readonly single = new Map<string, Transport>();
 
   constructor(options: TransportOptions) {
-    const url = new URL(options.url);
-    if (url.username || url.password) {
-      throw new TypeError('ManagementClient: pass credentials as user/password, not inside the URL');
+    const given = typeof options.url === 'string' ? [options.url] : options.url;
+    if (given.length === 0) throw new TypeError('ManagementClient: url must name at least one node');
+    const urls = given.map((u) => new URL(u));
+    for (const url of urls) {
+      if (url.username || url.password) {
+        throw new TypeError('ManagementClient: pass credentials as user/password, not inside the URL');
+      }
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+        throw new TypeError(`ManagementClient: url must be http(s), got ${url.protocol}`);
+      }
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new TypeError(`ManagementClient: url must be http(s), got ${url.protocol}`);
+    const prefixOf = (url: URL) => url.pathname.replace(/\/+$/, '');
+    if (new Set(urls.map(prefixOf)).size > 1) {
+      throw new TypeError("ManagementClient: a cluster's nodes must share one path prefix");
     }
     const getRetries = options.getRetries ?? 2;
     if (!Number.isInteger(getRetries) || getRetries < 0) {
       throw new TypeError('ManagementClient: getRetries must be a whole number >= 0');
     }
-    this.origin = url.origin;
-    this.prefix = url.pathname.replace(/\/+$/, '');
+    this.options = options;
+    this.prefix = prefixOf(urls[0] as URL);
+    this.cursor = { index: 0 };
     this.authorization = `Basic ${Buffer.from(`${options.user}:${options.password}`, 'utf8').toString('base64')}`;
     this.timeouts = {
       connectMs: options.timeouts?.connectMs ?? DEFAULT_TIMEOUTS.connectMs,
@@ -175,18 +226,54 @@ export class Transport {
     this.getRetries = getRetries;
     this.retryBaseMs = options.retryBaseMs ?? 200;
     this.onCall = options.onCall;
-    if (options.dispatcher) {
-      this.dispatcher = options.dispatcher;
-      this.ownsDispatcher = false;
-    } else {
-      this.dispatcher = new Pool(this.origin, {
-        connections: options.connections ?? 8,
-        connect: { timeout: this.timeouts.connectMs },
-        headersTimeout: this.timeouts.headersMs,
-        bodyTimeout: this.timeouts.bodyMs,
-      });
-      this.ownsDispatcher = true;
+    this.ownsDispatcher = !options.dispatcher;
+    this.nodes = urls.map((url, i) => ({
+      url: given[i] as string,
+      origin: url.origin,
+      dispatcher:
+        options.dispatcher ??
+        new Pool(url.origin, {
+          connections: options.connections ?? 8,
+          connect: { timeout: this.timeouts.connectMs },
+          headersTimeout: this.timeouts.headersMs,
+          bodyTimeout: this.timeouts.bodyMs,
+        }),
+    }));
+  }
+
+  /** Every node's URL, as configured (one for a single broker). */
+  get nodeUrls(): readonly string[] {
+    return this.nodes.map((n) => n.url);
+  }
+
+  /** The URL of the node asked next: the one that answered last. */
+  get node(): string {
+    return this.current().url;
+  }
+
+  /**
+   * The same settings on node `url` alone, through its pool (closed with this transport's): what
+   * a check of each node asks through (/readyz). This transport itself when it has one node.
+   */
+  onlyNode(url: string): Transport {
+    if (this.nodes.length === 1) return this;
+    const node = this.nodes.find((n) => n.url === url);
+    if (!node) throw new TypeError(`ManagementClient: ${url} is not one of its nodes`);
+    let one = this.single.get(url);
+    if (!one) {
+      one = new Transport({ ...this.options, url, dispatcher: node.dispatcher });
+      this.single.set(url, one);
     }
+    return one;
+  }
+
+  private current(): BrokerNode {
+    return this.nodes[this.cursor.index % this.nodes.length] as BrokerNode;
+  }
+
+  /** Leaves `node` for the next one, unless another call has already moved on. */
+  private leave(node: BrokerNode): void {
+    if (this.current() === node) this.cursor.index = (this.cursor.index + 1) % this.nodes.length;
   }
 
   /**
@@ -212,11 +299,11 @@ export class Transport {
     const graceOver = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), graceMs);
     });
-    const closed = this.dispatcher.close().then(() => 'closed' as const);
+    const closed = Promise.all(this.nodes.map((n) => n.dispatcher.close())).then(() => 'closed' as const);
     try {
       if ((await Promise.race([closed, graceOver])) === 'late') {
         this.closing.abort(deadlineError(graceMs, 'the client was closed'));
-        await this.dispatcher.destroy();
+        await Promise.all(this.nodes.map((n) => n.dispatcher.destroy()));
       }
     } finally {
       clearTimeout(timer);
@@ -253,6 +340,7 @@ export class Transport {
    * dropped): until then the attempt's deadline stays armed, so a body that drips is cut too.
    */
   private async send(
+    node: BrokerNode,
     method: HttpMethod,
     path: string,
     json?: unknown,
@@ -294,8 +382,8 @@ export class Transport {
     };
     if (this.closing.signal.aborted) onClosing();
     try {
-      const res = await this.dispatcher.request({
-        origin: this.origin,
+      const res = await node.dispatcher.request({
+        origin: node.origin,
         path,
         method,
         headers,
@@ -336,28 +424,61 @@ export class Transport {
     }
   }
 
+  /**
+   * After an attempt on `node` failed with `error` (`cause`: what was thrown): whether the next
+   * attempt goes to another node at once (true), or waits its backoff (false). The node is left
+   * for the next whenever it failed as a node (unreachable, timed out, 5xx), so the next call goes
+   * elsewhere too; a failover is free of the backoff once per other node of the call.
+   */
+  private failover(
+    node: BrokerNode,
+    method: HttpMethod,
+    error: RabbitError,
+    cause: unknown,
+    failovers: number,
+  ): boolean {
+    if (this.nodes.length < 2 || !error.isRetryable) return false;
+    this.leave(node);
+    if (method !== 'GET' && !neverSent(cause)) return false;
+    return failovers < this.nodes.length - 1 && this.left() > 0;
+  }
+
   /** One request with its whole body; 2xx or a thrown RabbitError. Retries GETs only. */
   async call(method: HttpMethod, path: string, json?: unknown): Promise<HttpReply> {
     const retry = this.retryPolicy(method);
+    let failovers = 0;
     for (let attempt = 0; ; attempt++) {
       const started = performance.now();
+      const node = this.current();
       let status: number | null = null;
       let wait: number | undefined;
       try {
-        const { res, release } = await this.send(method, path, json);
+        const { res, release } = await this.send(node, method, path, json);
         try {
           status = res.statusCode;
           const text = await this.readBody(res, path, this.limits.bodyBytes);
           if (status < 200 || status > 299) throw errorFromResponse(method, path, status, text);
-          this.report({ method, path, status, ms: performance.now() - started, attempt });
+          this.report({ method, path, status, ms: performance.now() - started, attempt, node: node.url });
           return { status, text };
         } finally {
           release();
         }
       } catch (e) {
         const error = errorFromFailure(method, path, e);
-        this.report({ method, path, status, ms: performance.now() - started, attempt, error: error.code });
-        wait = retryDelay(retry, attempt, { retryable: error.isRetryable });
+        this.report({
+          method,
+          path,
+          status,
+          ms: performance.now() - started,
+          attempt,
+          error: error.code,
+          node: node.url,
+        });
+        if (this.failover(node, method, error, e, failovers)) {
+          failovers++;
+          continue;
+        }
+        wait = retryDelay(retry, attempt - failovers, { retryable: error.isRetryable });
         if (wait === undefined) throw error;
       }
       await sleep(wait);
@@ -411,16 +532,28 @@ export class Transport {
    */
   async *streamList<S extends z.ZodType>(path: string, schema: S): AsyncGenerator<z.output<S>, void> {
     let yielded = 0;
+    let failovers = 0;
     for (let attempt = 0; ; attempt++) {
       const started = performance.now();
+      const node = this.current();
       let status: number | null = null;
       let res: Dispatcher.ResponseData | undefined;
       let release = () => {};
       let finished = false;
       let failed = false;
       let wait: number | undefined;
+      const reported = (error?: RabbitErrorCode) =>
+        this.report({
+          method: 'GET',
+          path,
+          status,
+          ms: performance.now() - started,
+          attempt,
+          node: node.url,
+          ...(error ? { error } : {}),
+        });
       try {
-        ({ res, release } = await this.send('GET', path));
+        ({ res, release } = await this.send(node, 'GET', path));
         status = res.statusCode;
         if (status < 200 || status > 299) {
           throw errorFromResponse('GET', path, status, await this.readBody(res, path, this.limits.bodyBytes));
@@ -437,7 +570,7 @@ export class Transport {
           yield parsed.data;
         }
         finished = true;
-        this.report({ method: 'GET', path, status, ms: performance.now() - started, attempt });
+        reported();
         return;
       } catch (e) {
         failed = true;
@@ -445,25 +578,22 @@ export class Transport {
           e instanceof ElementTooLarge
             ? tooLarge(path, `item ${e.index}`, this.limits.itemBytes)
             : errorFromFailure('GET', path, e);
-        this.report({
-          method: 'GET',
-          path,
-          status,
-          ms: performance.now() - started,
-          attempt,
-          error: error.code,
-        });
+        reported(error.code);
+        if (yielded === 0 && this.failover(node, 'GET', error, e, failovers)) {
+          failovers++;
+          continue;
+        }
         wait =
           yielded > 0
             ? undefined
-            : retryDelay(this.retryPolicy('GET'), attempt, { retryable: error.isRetryable });
+            : retryDelay(this.retryPolicy('GET'), attempt - failovers, { retryable: error.isRetryable });
         if (wait === undefined) throw error;
       } finally {
         release();
         if (!finished) {
           // the consumer stopped early, or we failed: drop the rest of the body and its connection
           if (res && !res.body.destroyed) res.body.destroy();
-          if (!failed) this.report({ method: 'GET', path, status, ms: performance.now() - started, attempt });
+          if (!failed) reported();
         }
       }
       await sleep(wait);

@@ -5,7 +5,7 @@ import type { PreviewBroker } from '../preview/preview.ts';
 
 /** The management API as the Slack commands use it. ManagementClient satisfies it. */
 export interface SlackBroker extends WhichBroker, PreviewBroker {
-  whoami(): Promise<unknown>;
+  whoami(): Promise<{ readonly name: string; readonly tags: readonly string[] }>;
   /** The same broker with one budget for every call of one question (ManagementClient.forQuestion). */
   forQuestion?(budgetMs: number): SlackBroker;
 }

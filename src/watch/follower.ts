@@ -8,7 +8,9 @@ import { EVENT_EXCHANGE, POLICY_ROUTING_KEYS } from './events.ts';
  * Follows the broker's event exchange over AMQP (rabbitmq-client, for its reconnect handling):
  * one exclusive, auto-delete, server-named queue per bot process, bound to `amq.rabbitmq.event`
  * for the policy routing keys. Reconnects with exponential backoff (1 s steps up to 30 s) and
- * re-declares the queue and its bindings each time. Messages are handled one at a time, in the
+ * re-declares the queue and its bindings each time; on a cluster (`endpoint.urls`), each reconnect
+ * goes to the next node, so the node that stopped is left for one that answers, and the new
+ * queue (on that node) is checked again. Messages are handled one at a time, in the
  * order the broker published them (the operator-policy echo depends on that order).
  *
  * It says how it is doing (`status`), so the watcher falls back to comparing on an interval and
@@ -94,9 +96,13 @@ export class EventFollower {
     const { endpoint } = this.#options;
     const url = new URL(endpoint.url);
     const tls = url.protocol === 'amqps:';
+    // Each connect takes the next of these, the first node first (rabbitmq-client's `hosts`).
+    const hosts = (endpoint.urls.length ? endpoint.urls : [endpoint.url]).map((u) => {
+      const node = new URL(u);
+      return `${node.hostname.replace(/^\[|\]$/g, '')}:${node.port || (tls ? '5671' : '5672')}`;
+    });
     const connection = new Connection({
-      hostname: url.hostname.replace(/^\[|\]$/g, ''),
-      port: url.port || (tls ? '5671' : '5672'),
+      hosts,
       vhost: this.#vhost,
       username: endpoint.user,
       password: endpoint.password,

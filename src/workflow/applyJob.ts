@@ -2,7 +2,7 @@ import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { Logger } from 'pino';
 import { type Observation, queuesToWatch } from '../audit/observed.ts';
 import type { AuditObject, AuditRecord } from '../audit/types.ts';
-import { type PolicyAddress, samePolicy } from '../policy/compare.ts';
+import { samePolicy } from '../policy/compare.ts';
 import { auditObjects } from '../policy/diff.ts';
 import { lossGrew } from '../policy/impact.ts';
 import type { Policy } from '../policy/types.ts';
@@ -10,6 +10,7 @@ import { type PreviewBroker, type PreviewInput, type PreviewResult, preview } fr
 import { isRabbitError, RabbitError } from '../rabbit/index.ts';
 import { narrowedTo } from '../rabbit/inventory.ts';
 import { PAGE_MAX } from '../rabbit/listings.ts';
+import { type AnnounceWrite, ApplySet, approversOf, breakGlassOf } from './applySet.ts';
 import type { WorkflowBroker } from './broker.ts';
 import { refusalSentence, type WorkflowRefusal } from './errors.ts';
 import type { FreezeStore } from './freeze.ts';
@@ -46,16 +47,7 @@ const VERIFY_INTERVAL_MS = 500;
 /** How soon a held request behind another held one looks again whether it is its turn. */
 const HELD_TURN_MS = 250;
 
-/**
- * The bot's own write, announced just before it is made, so the watcher of `env` does not report
- * it as a change made outside the bot (src/watch/store.ts `ownWriteAnnouncer`, wired in src/botChangeRequests.ts).
- */
-export type AnnounceWrite = (
-  env: string,
-  policy: PolicyAddress,
-  after: Policy | null,
-  requestId: string,
-) => Promise<void>;
+export type { AnnounceWrite } from './applySet.ts';
 
 /** What one run of the job works with: the worker's stores and clients (worker.ts). */
 export interface ApplyJobDeps extends RecordingServices {
@@ -64,6 +56,8 @@ export interface ApplyJobDeps extends RecordingServices {
   readonly announceWrite: AnnounceWrite;
   readonly freezes: FreezeStore;
   readonly verifyDeadlineMs: number;
+  /** How long a set's rollback that could not finish waits before it tries again (applySet.ts). */
+  readonly rollbackRetryMs?: number;
   readonly observe: ObserveOptions;
   readonly onRecorded?: (request: ChangeRequest, record: AuditRecord) => Promise<void>;
 }
@@ -171,6 +165,11 @@ export class ApplyJob {
     }
 
     const broker = this.deps.brokerFor(r.env);
+    if (r.set) {
+      const set = new ApplySet({ ...this.deps, rollbackRetryMs: this.deps.rollbackRetryMs ?? 2_000 }, broker);
+      await set.run(job, r, data.set, token, log);
+      return;
+    }
     try {
       const current = await (earlyPolicy ?? broker.getPolicy(r.layer, r.vhost, r.policy));
       let saved = data;
@@ -389,7 +388,7 @@ export class ApplyJob {
       vhost: r.vhost,
       policy: r.policy,
       operator: r.layer === 'operator',
-      action: r.action,
+      action: r.action === 'import' ? brokerAction(r) : r.action,
       requestId: r.id,
       requester: r.requester,
       ...approversOf(r),
@@ -418,22 +417,6 @@ export class ApplyJob {
     await this.deps.notify.stateChanged(moved.request);
     await this.deps.notify.applied(moved.request, record);
   }
-}
-
-/** The audit record's approvers: every approval in order (`approver` the first); a request decided before approvals were counted has its decision. */
-function approversOf(r: ChangeRequest): Pick<AuditRecord, 'approver' | 'approvers'> {
-  const given = approvalsOf(r);
-  const people = (given.length ? given : r.decision ? [r.decision] : []).map((a) => ({
-    user: a.by,
-    reason: a.reason,
-  }));
-  const [first] = people;
-  return first ? { approver: first, approvers: people } : {};
-}
-
-/** A break-glass change's record says so: who applied it without approval, and why. */
-function breakGlassOf(r: ChangeRequest): Pick<AuditRecord, 'breakGlass'> {
-  return r.breakGlass ? { breakGlass: { user: r.breakGlass.by, reason: r.breakGlass.reason } } : {};
 }
 
 function notAnswered(p: Exclude<PreviewResult, { status: 'answered' }>): Error {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { WatchedQueueSchema } from '../audit/observed.ts';
 import { AuditObjectSchema } from '../audit/types.ts';
 import { openRedis } from '../redis.ts';
+import { SetCursorSchema } from './changeSet.ts';
 import type { ApplyQueue } from './types.ts';
 
 /**
@@ -31,6 +32,8 @@ export const ApplyJobData = z.object({
     .optional(),
   /** When the job wrote (set just before the write). */
   writtenAt: z.iso.datetime().optional(),
+  /** A change set's cursor: its phase and how far it got, saved after every step (applySet.ts). */
+  set: SetCursorSchema.optional(),
 });
 export type ApplyJobData = z.infer<typeof ApplyJobData>;
 

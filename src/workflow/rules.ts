@@ -60,8 +60,8 @@ export function freezeRefusal(f: FreezeFacts): RuleRefusal | null {
 /** What filing depends on. */
 export interface FileFacts {
   readonly env: Pick<WorkflowEnvironment, 'name' | 'mode'>;
-  /** The broker operation (a revert is one of these). */
-  readonly action: 'create' | 'edit' | 'delete';
+  /** The broker operation (a revert is one of these), or a change set (`import`). */
+  readonly action: 'create' | 'edit' | 'delete' | 'import';
   /** The requester's reason, trimmed; undefined or '': none. */
   readonly reason: string | undefined;
 }
@@ -86,7 +86,11 @@ export function environmentRefusal(
 export function fileRefusal(f: FileFacts): RuleRefusal | null {
   const env = environmentRefusal(f.env);
   if (env) return env;
-  if (!f.reason) return f.action === 'delete' || f.env.mode === 'guarded' ? REASON_REQUIRED.change : null;
+  // A delete and a set (which may delete, and is many changes at once) always need a reason.
+  if (!f.reason)
+    return f.action === 'delete' || f.action === 'import' || f.env.mode === 'guarded'
+      ? REASON_REQUIRED.change
+      : null;
   return reasonTooLong(f.reason);
 }
 
@@ -215,6 +219,28 @@ export function reviewRefusal(f: ReviewFacts): RuleRefusal | null {
   if (f.role !== 'approver') return { code: 'not-approver', env: f.env };
   if (!f.reason) return REASON_REQUIRED.decision;
   return reasonTooLong(f.reason);
+}
+
+/**
+ * Who gave a time box's revert together with its change (`--for`): the change's approver (its
+ * decision), or, for a change applied by break-glass, who broke the glass (the time box was part of
+ * what they applied; break-glass records no decision, even after some of the approvals). Null: the
+ * change was applied through neither. The revert is then taken through the same rule again
+ * (decideRefusal, breakGlassRefusal), as the environment and its approvers are now.
+ */
+export type TimeBoxRevertAuthority = {
+  readonly kind: 'approval' | 'break-glass';
+  readonly by: string;
+  readonly reason: string;
+};
+
+export function timeBoxRevertAuthority(
+  r: Pick<ChangeRequest, 'decision' | 'breakGlass'>,
+): TimeBoxRevertAuthority | null {
+  if (r.breakGlass) return { kind: 'break-glass', by: r.breakGlass.by, reason: r.breakGlass.reason };
+  if (r.decision?.kind === 'approve')
+    return { kind: 'approval', by: r.decision.by, reason: r.decision.reason };
+  return null;
 }
 
 /** Whether a break-glass change still waits for its review (listed by `requests` as unreviewed). */

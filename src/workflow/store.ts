@@ -158,7 +158,14 @@ export interface TransitionInput {
   readonly set?: Partial<
     Pick<
       ChangeRequest,
-      'decision' | 'applyingAt' | 'appliedAt' | 'failure' | 'auditId' | 'verification' | 'staleBecause'
+      | 'decision'
+      | 'applyingAt'
+      | 'appliedAt'
+      | 'failure'
+      | 'auditId'
+      | 'verification'
+      | 'staleBecause'
+      | 'setProgress'
     >
   >;
 }
@@ -173,6 +180,7 @@ const JSON_FIELDS = [
   'verification',
   'breakGlass',
   'review',
+  'setProgress',
 ] as const;
 const TEXT_FIELDS = [
   'applyingAt',
@@ -258,6 +266,7 @@ export class RequestStore {
       breakGlass: _b,
       review: _rv,
       reviewRemindedAt: _rr,
+      setProgress: _sp,
       ...doc
     } = r;
     const key = this.#key(r.id);

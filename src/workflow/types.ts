@@ -2,12 +2,15 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { type AuditRecord, IsoTime, PolicyFieldsSchema } from '../audit/types.ts';
 import type { PolicyDiff } from '../policy/diff.ts';
+import type { ImpactTotals } from '../policy/impact.ts';
 import type { Problem } from '../policy/problem.ts';
 import type { DefinitionPatch } from '../policy/validate.ts';
+import type { ImpactSummary } from '../preview/impact.ts';
 import type { PreviewAnswer, PreviewResult } from '../preview/preview.ts';
 import type { PreviewSummary } from '../preview/summary.ts';
 import type { ApproverDirectory } from './approvers.ts';
 import type { WorkflowBroker } from './broker.ts';
+import { ChangeSetSchema, SetProgressSchema, type SetStep } from './changeSet.ts';
 import { type Freeze, FreezeSchema } from './freeze.ts';
 import type { ObserveOptions } from './observe.ts';
 
@@ -44,8 +47,11 @@ export type RequestState = (typeof REQUEST_STATES)[number];
 /** States in which a request still waits for something (listed by `requests`). */
 export const OPEN_STATES: readonly RequestState[] = ['pending', 'approved', 'applying'];
 
-/** `revert` restores the before state of an audit record; it is a create, edit or delete on the broker. */
-export const REQUEST_ACTIONS = ['create', 'edit', 'delete', 'revert'] as const;
+/**
+ * `revert` restores the before state of an audit record; it is a create, edit or delete on the broker.
+ * `import`: a change set (`set`), filed from a definitions file.
+ */
+export const REQUEST_ACTIONS = ['create', 'edit', 'delete', 'revert', 'import'] as const;
 export type RequestAction = (typeof REQUEST_ACTIONS)[number];
 
 export const DECISION_KINDS = ['approve', 'reject'] as const;
@@ -142,7 +148,7 @@ export const ChangeRequestSchema = z.object({
   vhost: z.string().min(1),
   layer: z.enum(['user', 'operator']),
   action: z.enum(REQUEST_ACTIONS),
-  /** The policy's name. */
+  /** The policy's name (for a set: where it came from, its `source`). */
   policy: z.string().min(1),
   /** The policy as the requester's preview read it (null: there was none). */
   before: PolicyFieldsSchema.nullable(),
@@ -194,6 +200,13 @@ export const ChangeRequestSchema = z.object({
    * revert; src/workflow/timebox.ts). Only create and edit.
    */
   timeBoxMs: z.number().int().positive().optional(),
+  /**
+   * A change set (`action: import`): its steps in the order of writing. `layer`, `vhost`,
+   * `before` and `after` are then its first step's; `stepsOf` (changeSet.ts) reads any request as a set.
+   */
+  set: ChangeSetSchema.optional(),
+  /** A set being applied or rolled back: how far it got (applySet.ts), shown in its message. */
+  setProgress: SetProgressSchema.optional(),
   /** After applying: whether every affected object reported the policy the preview predicted. */
   verification: z
     .object({
@@ -237,6 +250,30 @@ export interface FileInput {
   /** `--for`: revert this long after applying (parseTimeBox in src/workflow/timebox.ts). */
   readonly timeBoxMs?: number;
   /** `--break-glass`: applied at once without approval (where allowed), the requester's reason its reason. */
+  readonly breakGlass?: boolean;
+}
+
+/**
+ * What `Workflow.fileSet` takes: a change set planned from a definitions file (src/definitions/),
+ * its steps in the order of writing, and what the plan says the set and its way do to the messages.
+ */
+export interface FileSetInput {
+  readonly env?: string | undefined;
+  /** Where the set came from (the file's name as given). */
+  readonly source: string;
+  readonly steps: readonly SetStep[];
+  /** The end state against now: what the approvers acknowledge (with `transitional`). */
+  readonly impact?: ImpactSummary;
+  /** What the states on the way remove that the end state does not, summed. */
+  readonly transitional?: ImpactTotals;
+  /** Objects the plan compared, and those it could not predict. */
+  readonly objects?: number;
+  readonly unpredictable?: number;
+  readonly unchanged?: number;
+  readonly brokerVersion: string;
+  /** Slack user id, or `api:NAME` for a set filed through the bot's API with a token. */
+  readonly requester: Requester;
+  readonly origin: Origin;
   readonly breakGlass?: boolean;
 }
 
@@ -306,6 +343,12 @@ export interface Workflow {
    * errors); `reason-required`: ask for the reason and call again.
    */
   file(input: FileInput): Promise<Filed>;
+  /**
+   * Files a change set as one request (`action: import`, `set`): the same rules as one change
+   * (who may file, the reason, the environment, the broker identity for every vhost and layer it
+   * touches, break-glass), approved once, applied by one job in the steps' order (applySet.ts).
+   */
+  fileSet(input: FileSetInput): Promise<{ readonly request: ChangeRequest }>;
   /**
    * Refuses (`not-requester`, naming who may ask and approve; `unknown-env`) a user the
    * environment does not let file requests: asked before a form opens. `file` asks it too.
@@ -466,6 +509,8 @@ export interface ApplyWorkerOptions {
   readonly backoffMs?: number;
   /** How long to wait for the objects to report the new policy. Default 60 s. */
   readonly verifyDeadlineMs?: number;
+  /** A change set's rollback the broker interrupted: first wait before it tries again, doubled up to a minute. Default 2 s. */
+  readonly rollbackRetryMs?: number;
   /** How the messages are watched after the write, for the audit's `observed` (observe.ts; its defaults). */
   readonly observe?: ObserveOptions;
   /** How often pending requests past their deadline are expired. Default 30 s. */

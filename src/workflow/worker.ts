@@ -71,6 +71,7 @@ export async function startApplyWorker(options: ApplyWorkerOptions & ApplyWorker
     announceWrite: options.announceWrite,
     freezes: options.freezes,
     verifyDeadlineMs: options.verifyDeadlineMs ?? 60_000,
+    ...(options.rollbackRetryMs !== undefined ? { rollbackRetryMs: options.rollbackRetryMs } : {}),
     observe: options.observe ?? {},
     ...(options.onRecorded ? { onRecorded: options.onRecorded } : {}),
   });

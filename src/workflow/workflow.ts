@@ -6,11 +6,16 @@
 import type { Redis } from 'ioredis';
 import type { AuditTrail } from '../audit/trail.ts';
 import { formatDuration } from '../duration.ts';
+import { policyDiff } from '../policy/diff.ts';
+import type { ImpactTotals } from '../policy/impact.ts';
 import { lossToAcknowledge } from '../policy/impactWords.ts';
 import type { Policy } from '../policy/types.ts';
+import type { ImpactSummary } from '../preview/impact.ts';
 import { type PreviewAnswer, type PreviewInput, preview } from '../preview/preview.ts';
 import { isRabbitError } from '../rabbit/index.ts';
 import { assertMayBreakGlassAtFiling, createBreakGlass } from './breakGlass.ts';
+import type { WorkflowBroker } from './broker.ts';
+import { actionOfStep, transitionOf } from './changeSet.ts';
 import { orFiledAlready, orStoreUnavailable, WorkflowError } from './errors.ts';
 import { expireDue } from './expiry.ts';
 import type { Freeze, FreezeStore } from './freeze.ts';
@@ -18,6 +23,7 @@ import { whyIdentityCannotWrite } from './identity.ts';
 import { notifierLogging } from './notifierLogging.ts';
 import {
   approvalsOf,
+  breakGlassRefusal,
   type DeciderRole,
   decideRefusal,
   environmentRefusal,
@@ -26,6 +32,7 @@ import {
   hasApproved,
   MAX_REASON,
   requesterRefusal,
+  timeBoxRevertAuthority,
 } from './rules.ts';
 import { type ApproveOutcome, newRequestId, type RequestStore, type TransitionOutcome } from './store.ts';
 import { freezeEntry, releaseHeld } from './thaw.ts';
@@ -36,6 +43,7 @@ import type {
   DecideResult,
   Filed,
   FileInput,
+  FileSetInput,
   Origin,
   PreviewSnapshot,
   RequestAction,
@@ -133,6 +141,22 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     readonly askedWithChange?: true;
   }
 
+  /** The bot's broker identity may write that layer in that vhost, or the filing is refused. */
+  async function assertIdentityCanWrite(broker: WorkflowBroker, vhost: string, layer: 'user' | 'operator') {
+    let cannot: string | null;
+    try {
+      cannot = await whyIdentityCannotWrite(broker, vhost, layer);
+    } catch (err) {
+      if (!isRabbitError(err)) throw err;
+      throw new WorkflowError(
+        { code: 'broker-not-asked', why: err.code, detail: err.reason ?? err.message },
+        {},
+        { cause: err },
+      );
+    }
+    if (cannot) throw new WorkflowError({ code: 'identity-cannot-write', reason: cannot });
+  }
+
   async function fileRequest(input: FileInput, filing: Filing): Promise<Filed> {
     const env = environment(input.env);
     const closed = environmentRefusal(env);
@@ -149,18 +173,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
       env: env.name,
       fields: input.fields,
     };
-    let cannot: string | null;
-    try {
-      cannot = await whyIdentityCannotWrite(broker, input.vhost, input.layer);
-    } catch (err) {
-      if (!isRabbitError(err)) throw err;
-      throw new WorkflowError(
-        { code: 'broker-not-asked', why: err.code, detail: err.reason ?? err.message },
-        {},
-        { cause: err },
-      );
-    }
-    if (cannot) throw new WorkflowError({ code: 'identity-cannot-write', reason: cannot });
+    await assertIdentityCanWrite(broker, input.vhost, input.layer);
 
     const result = await preview(previewInput, broker);
     if (result.status === 'refused') {
@@ -278,6 +291,75 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     );
   }
 
+  async function fileSet(input: FileSetInput): Promise<{ request: ChangeRequest }> {
+    const env = environment(input.env);
+    const closed = environmentRefusal(env);
+    if (closed) throw new WorkflowError(closed);
+    await assertMayRequest(env, input.requester.user);
+    const [first] = input.steps;
+    if (!first) throw new WorkflowError({ code: 'nothing-to-do' });
+    const reason = input.requester.reason?.trim();
+    const refused = fileRefusal({ env, action: 'import', reason });
+    if (refused) throw new WorkflowError(refused);
+    await storeCall('ping', () => options.redis.ping());
+    const broker = options.brokerFor(env.name);
+    const places = [...new Map(input.steps.map((s) => [`${s.layer} ${s.vhost}`, s])).values()];
+    for (const s of places) await assertIdentityCanWrite(broker, s.vhost, s.layer);
+    const created = now();
+    const summary: PreviewSnapshot['summary'] = {
+      objects: input.objects ?? 0,
+      unpredictable: input.unpredictable ?? 0,
+      risks: [],
+      newTies: { count: 0, objects: [] },
+      unanchoredCatch: null,
+      groups: [],
+      heldByOperator: 0,
+      scanned: { queues: input.objects ?? 0, exchanges: 0 },
+      ...(input.impact ? { impact: withTransitional(input.impact, input.transitional) } : {}),
+    };
+    const request: ChangeRequest = {
+      id: newRequestId(),
+      env: env.name,
+      vhost: first.vhost,
+      layer: first.layer,
+      action: 'import',
+      policy: input.source,
+      before: first.before,
+      after: first.after,
+      set: {
+        steps: [...input.steps],
+        source: input.source,
+        ...(input.transitional ? { transitional: input.transitional } : {}),
+        ...(input.unchanged !== undefined ? { unchanged: input.unchanged } : {}),
+      },
+      preview: {
+        brokerVersion: input.brokerVersion,
+        summary,
+        warnings: [],
+        // The first step's: the set's steps are in `set`, each its own diff in the audit.
+        diff: policyDiff({ action: actionOfStep(first), ...transitionOf(first) }),
+        objects: input.objects ?? 0,
+        unpredictable: input.unpredictable ?? 0,
+      },
+      requester: { user: input.requester.user, ...(reason ? { reason } : {}) },
+      origin: input.origin,
+      ...(env.approvalsChannel ? { approvalsChannel: env.approvalsChannel } : {}),
+      state: 'pending',
+      approvalsRequired: env.approvalsRequired ?? 1,
+      createdAt: created.toISOString(),
+      expiresAt: new Date(created.getTime() + env.requestTtlMs).toISOString(),
+      updatedAt: created.toISOString(),
+      ...(env.breakGlass ? { breakGlassOffered: true } : {}),
+    };
+    if (!(await storeCall('create', () => store.create(request))))
+      throw new WorkflowError({ code: 'already-filed', id: request.id });
+    options.log.info(
+      { requestId: request.id, env: env.name, steps: input.steps.length, source: input.source },
+      'change set filed',
+    );
+    return { request };
+  }
+
   const glass = createBreakGlass({
     store,
     audit,
@@ -302,6 +384,16 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
         reason: input.requester.reason ?? '',
       });
       return { ...filed, request: broken.request };
+    },
+    async fileSet(input) {
+      if (!input.breakGlass) return fileSet(input);
+      assertMayBreakGlassAtFiling(environment(input.env), input.requester.reason);
+      const filed = await fileSet(input);
+      const broken = await glass.breakGlass(filed.request.id, {
+        user: input.requester.user,
+        reason: input.requester.reason ?? '',
+      });
+      return { request: broken.request };
     },
     breakGlass: glass.breakGlass,
     review: glass.review,
@@ -427,40 +519,57 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
 
     async approveTimeBoxRevert(change) {
       const id = revertRequestId(change.id);
-      const { decision, timeBoxMs, auditId } = change;
-      if (change.state !== 'applied' || timeBoxMs === undefined || auditId === undefined || !decision)
+      const { timeBoxMs, auditId } = change;
+      const given = timeBoxRevertAuthority(change);
+      if (change.state !== 'applied' || timeBoxMs === undefined || auditId === undefined || !given)
         throw new Error(`time box: ${change.id} is not an applied, time-boxed change`);
+      const glass = given.kind === 'break-glass';
       const approval = clip(
-        `approved with ${change.id}, time-boxed to ${formatDuration(timeBoxMs)}: ${decision.reason}`,
+        `${glass ? 'applied by break-glass' : 'approved'} with ${change.id}, time-boxed to ${formatDuration(timeBoxMs)}: ${given.reason}`,
       );
-      const refused = decideRefusal({
-        kind: 'approve',
-        role: await roleOf(change, decision.by),
-        env: change.env,
-        mode: environment(change.env).mode,
-        reason: approval,
-      });
+      const env = environment(change.env);
+      const refused = glass
+        ? breakGlassRefusal({
+            env: env.name,
+            allowed: env.breakGlass !== undefined,
+            role: given.by === change.requester.user ? 'requester' : 'other',
+            reason: approval,
+            mode: env.mode,
+          })
+        : decideRefusal({
+            kind: 'approve',
+            role: await roleOf(change, given.by),
+            env: change.env,
+            mode: env.mode,
+            reason: approval,
+          });
       if (refused) throw new WorkflowError(refused, { request: change });
       if (!(await storeCall('get', () => store.get(id))))
         await fileTimeBoxRevert(change, id, timeBoxMs, auditId).catch(orFiledAlready);
       // Idempotent: a retry after the move finds it approved already ('moved').
+      const at = now();
       const moved = await storeCall(
         'decide',
-        () =>
-          store.transition(id, {
-            from: ['pending'],
-            to: 'approved',
-            set: {
-              decision: { kind: 'approve', by: decision.by, reason: approval, at: now().toISOString() },
-            },
-          }),
+        (): Promise<ApproveOutcome | TransitionOutcome> =>
+          glass
+            ? store.breakGlass(id, {
+                by: given.by,
+                reason: approval,
+                at: at.toISOString(),
+                reviewBy: new Date(at.getTime() + (env.breakGlass?.reviewWithinMs ?? 0)).toISOString(),
+              })
+            : store.transition(id, {
+                from: ['pending'],
+                to: 'approved',
+                set: { decision: { kind: 'approve', by: given.by, reason: approval, at: at.toISOString() } },
+              }),
         'nothing was decided',
       );
       if (moved.kind === 'missing')
         throw new WorkflowError({ code: 'not-found', what: 'change request', id });
       await options.queue.enqueue(id);
       options.log.info(
-        { requestId: id, revertOf: change.id },
+        { requestId: id, revertOf: change.id, by: given.kind },
         'time box: revert approved with its change, queued',
       );
       return moved.request;
@@ -498,6 +607,24 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     },
 
     expireDue: () => expireDue(store, notify),
+  };
+}
+
+/**
+ * A set's loss to acknowledge: the end state's, and what its way removes besides (the plan's
+ * `transitional`), added, so the approver acknowledges both in one number each.
+ */
+function withTransitional(impact: ImpactSummary, transitional: ImpactTotals | undefined): ImpactSummary {
+  if (!transitional) return impact;
+  const t = impact.totals;
+  return {
+    ...impact,
+    totals: {
+      messagesDeadLettered: t.messagesDeadLettered + transitional.messagesDeadLettered,
+      messagesLost: t.messagesLost + transitional.messagesLost,
+      queuesDeleted: t.queuesDeleted + transitional.queuesDeleted,
+      queuesRefusingPublishes: t.queuesRefusingPublishes + transitional.queuesRefusingPublishes,
+    },
   };
 }
 

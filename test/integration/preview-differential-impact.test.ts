@@ -284,7 +284,7 @@ describe.each(up.map((b) => [b.label, b] as [string, TestBroker]))(
                   // bytes 0 over ready messages: not reported yet (4.3 quorum queues), the rule says "may"
                   (o.now?.ready === truth.get(o.name) &&
                     o.now?.unacked === 0 &&
-                    (o.now.ready === 0 || o.now.bytes > 0)),
+                    (o.now.ready === 0 || (o.now.bytes ?? 0) > 0)),
               );
             },
             { deadlineMs: 30_000, intervalMs: 500, what: "the preview's reading to show the settled counts" },

@@ -5,8 +5,12 @@
  * takes `up` from `brokersUp()`; this list is the one place a broker is added.
  *
  * A broker that is down is reported as skipped, loudly — unless its REQUIRED variable is 1 (set
- * by .ci/run once its script succeeded: RMQ4_REQUIRED, RMQ43_REQUIRED), in which case its absence
- * fails the run.
+ * by .ci/run once its script succeeded: RMQ4_REQUIRED, RMQ43_REQUIRED, CLUSTER_REQUIRED), in which
+ * case its absence fails the run.
+ *
+ * The cluster (`scripts/cluster`: three RabbitMQ 4.3 nodes) is asked for by the suites that must
+ * hold on a cluster too (`brokersUp({ cluster: true })`): the client is given every node, the
+ * fixtures' lab client too, so a suite runs whichever node is down.
  */
 import { request } from 'undici';
 import { LabClient } from '../../src/rabbit/lab.ts';
@@ -14,10 +18,14 @@ import { brokerCredentials, brokerUrl, uniqueName } from './broker.ts';
 
 export interface TestBroker {
   readonly label: string;
-  /** Management API. */
+  /** Management API (a cluster's first node). */
   readonly url: string;
-  /** AMQP, for the event exchange the watcher follows. */
+  /** A cluster's nodes' management APIs, `url` first; absent for a single node. */
+  readonly urls?: readonly string[];
+  /** AMQP, for the event exchange the watcher follows (a cluster's first node). */
   readonly amqpUrl: string;
+  /** A cluster's nodes' AMQP endpoints. */
+  readonly amqpUrls?: readonly string[];
   /** Absence fails the suite instead of skipping it. */
   readonly required: boolean;
   /** What brings it up, for the skip message. */
@@ -48,10 +56,29 @@ export const BROKERS: readonly TestBroker[] = [
   },
 ];
 
+const CLUSTER_NODES = [1, 2, 3];
+
+/** scripts/cluster's three nodes; the differentials that ask for it run on it too (fewer seeds). */
+export const CLUSTER: TestBroker = {
+  label: 'cluster-4.3',
+  url: 'http://127.0.0.1:15691',
+  urls: CLUSTER_NODES.map((n) => `http://127.0.0.1:1569${n}`),
+  amqpUrl: 'amqp://127.0.0.1:5691',
+  amqpUrls: CLUSTER_NODES.map((n) => `amqp://127.0.0.1:569${n}`),
+  required: process.env.CLUSTER_REQUIRED === '1',
+  script: 'scripts/cluster',
+};
+
+/** What a client of `broker` is given: every node of a cluster. */
+export function urlsOf(broker: TestBroker): string | readonly string[] {
+  return broker.urls ?? broker.url;
+}
+
 /** Resolves the brokers that answer, in order; logs the ones skipped so the summary shows it. */
 export async function reachable(broker: TestBroker): Promise<boolean> {
   const { user, password } = brokerCredentials();
   try {
+    // A cluster is up when its first node answers (the suites stop and start nodes themselves).
     const res = await request(new URL('/api/overview', broker.url), {
       headers: { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` },
       headersTimeout: 3000,
@@ -65,10 +92,13 @@ export async function reachable(broker: TestBroker): Promise<boolean> {
 }
 
 /** Top-level await in a test file: which brokers to run, and a loud line for the ones skipped. */
-export async function brokersUp(): Promise<{ up: TestBroker[]; skipped: TestBroker[] }> {
+export async function brokersUp(
+  options: { cluster?: boolean } = {},
+): Promise<{ up: TestBroker[]; skipped: TestBroker[] }> {
   const up: TestBroker[] = [];
   const skipped: TestBroker[] = [];
-  for (const b of BROKERS) ((await reachable(b)) || b.required ? up : skipped).push(b);
+  for (const b of options.cluster ? [...BROKERS, CLUSTER] : BROKERS)
+    ((await reachable(b)) || b.required ? up : skipped).push(b);
   for (const b of skipped) {
     console.warn(
       `\n*** SKIPPED: broker ${b.label} at ${b.url} is not running (run ${b.script}). Its differential cases did not run. ***\n`,
@@ -78,7 +108,7 @@ export async function brokersUp(): Promise<{ up: TestBroker[]; skipped: TestBrok
 }
 
 export function clientFor(broker: TestBroker): LabClient {
-  return new LabClient({ url: broker.url, ...brokerCredentials() });
+  return new LabClient({ url: urlsOf(broker), ...brokerCredentials() });
 }
 
 /** Runs `fn` in a new vhost of this broker, removed afterwards (and the client closed), even on failure. */

@@ -17,6 +17,7 @@ export function testEnvironment(broker: TestBroker, amqpUrl = broker.amqpUrl): E
   return {
     name: 'test',
     url: broker.url,
+    urls: broker.urls ?? [broker.url],
     user,
     password,
     mode: 'normal',
@@ -25,7 +26,7 @@ export function testEnvironment(broker: TestBroker, amqpUrl = broker.amqpUrl): E
     requesters: [],
     breakGlass: undefined,
     approvalsChannel: undefined,
-    amqp: amqpEndpoint(amqpUrl, broker.url, user, password),
+    amqp: amqpEndpoint(broker.amqpUrls ?? amqpUrl, broker.url, user, password),
     requestTtlMs: 24 * 3_600_000,
   };
 }

@@ -27,7 +27,7 @@ import {
   type WorkflowEnvironment,
 } from '../../src/workflow/index.ts';
 import { brokerCredentials, waitFor } from './broker.ts';
-import { clientFor, type TestBroker } from './brokers.ts';
+import { clientFor, type TestBroker, urlsOf } from './brokers.ts';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -205,7 +205,7 @@ export function workflowFixture(
 /** A client of `broker` that pushes the path of every policy it writes (PUT) to `puts`: one write, or two. */
 export function policyWritesCounted(broker: TestBroker, puts: string[]): ManagementClient {
   return new ManagementClient({
-    url: broker.url,
+    url: urlsOf(broker),
     ...brokerCredentials(),
     onCall: (c) => {
       if (c.method === 'PUT' && c.path.includes('/policies/')) puts.push(c.path);

@@ -22,12 +22,18 @@ describe('loadConfig', () => {
       {
         name: 'default',
         url: 'http://localhost:15672',
+        urls: ['http://localhost:15672'],
         user: 'guest',
         password: 'guest',
         mode: 'normal',
         approvers: [],
         approvalsChannel: undefined,
-        amqp: { url: 'amqp://localhost:5672', user: 'guest', password: 'guest' },
+        amqp: {
+          url: 'amqp://localhost:5672',
+          urls: ['amqp://localhost:5672'],
+          user: 'guest',
+          password: 'guest',
+        },
         requestTtlMs: 24 * 3_600_000,
         approvalsRequired: 1,
         requesters: [],
@@ -41,21 +47,25 @@ describe('loadConfig', () => {
 
   it.each([
     // [given RMQ_AMQP_URL, RMQ_URL, expected endpoint]
-    [undefined, 'http://rabbit:15672', { url: 'amqp://rabbit:5672', user: 'u', password: 'p' }],
+    [
+      undefined,
+      'http://rabbit:15672',
+      { url: 'amqp://rabbit:5672', urls: ['amqp://rabbit:5672'], user: 'u', password: 'p' },
+    ],
     [
       undefined,
       'https://rabbit.example:443/mgmt',
-      { url: 'amqps://rabbit.example:5671', user: 'u', password: 'p' },
+      { url: 'amqps://rabbit.example:5671', urls: ['amqps://rabbit.example:5671'], user: 'u', password: 'p' },
     ],
     [
       'amqp://127.0.0.1:5673',
       'http://127.0.0.1:15673',
-      { url: 'amqp://127.0.0.1:5673', user: 'u', password: 'p' },
+      { url: 'amqp://127.0.0.1:5673', urls: ['amqp://127.0.0.1:5673'], user: 'u', password: 'p' },
     ],
     [
       'amqp://ev:s%40cret@h:5672/%2F',
       'http://h:15672',
-      { url: 'amqp://h:5672/%2F', user: 'ev', password: 's@cret' },
+      { url: 'amqp://h:5672/%2F', urls: ['amqp://h:5672/%2F'], user: 'ev', password: 's@cret' },
     ],
   ])(
     'the AMQP endpoint from RMQ_AMQP_URL=%j and RMQ_URL=%j; credentials never in the URL kept',
@@ -333,6 +343,52 @@ describe('Redis Sentinel', () => {
     [{ REDIS_SENTINELS: 'h:1', REDIS_SENTINEL_NAME: 'no/slash' }, /REDIS_SENTINEL_NAME: letters/],
   ])('%j is refused, saying what to fix', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+});
+
+describe("a cluster's nodes", () => {
+  it('RMQ_URL and RMQ_AMQP_URL take the nodes comma-separated, in order', () => {
+    const c = loadConfig({
+      RMQ_URL: 'http://n1:15672, http://n2:15672,http://n3:15672',
+      RMQ_AMQP_URL: 'amqp://ev:pw@n1:5672,amqp://n2:5672',
+    });
+    const e = c.environments[0];
+    expect(e?.url).toBe('http://n1:15672');
+    expect(e?.urls).toEqual(['http://n1:15672', 'http://n2:15672', 'http://n3:15672']);
+    expect(e?.amqp).toEqual({
+      url: 'amqp://n1:5672',
+      urls: ['amqp://n1:5672', 'amqp://n2:5672'],
+      user: 'ev',
+      password: 'pw',
+    });
+  });
+
+  it('without RMQ_AMQP_URL, each node is followed on its host at 5672', () => {
+    const c = loadConfig({ RMQ_URL: 'http://n1:15672,http://n2:15672' });
+    expect(c.environments[0]?.amqp.urls).toEqual(['amqp://n1:5672', 'amqp://n2:5672']);
+  });
+
+  it('the environments file takes url and amqpUrl as lists', () => {
+    const yaml = [
+      'environments:',
+      '  - name: prod',
+      '    url: [http://n1:15672, http://n2:15672]',
+      '    amqpUrl: [amqp://n1:5672, amqp://n2:5672]',
+      '    userEnv: U',
+      '    passwordEnv: P',
+    ].join('\n');
+    const c = loadConfig({ RMQ_ENVIRONMENTS: 'e.yml', U: 'u', P: 'p' }, () => yaml);
+    expect(c.environments[0]?.urls).toEqual(['http://n1:15672', 'http://n2:15672']);
+    expect(c.environments[0]?.amqp.urls).toEqual(['amqp://n1:5672', 'amqp://n2:5672']);
+  });
+
+  it.each([
+    [{ RMQ_URL: 'http://a:1,http://a:1' }, /RMQ_URL: a node is listed twice/],
+    [{ RMQ_URL: 'http://a:1,ftp://b:2' }, /RMQ_URL \(node 2\): must start with http/],
+    [{ RMQ_URL: ' , ' }, /RMQ_URL: at least one URL/],
+    [{ RMQ_AMQP_URL: 'amqp://a:1,http://b:2' }, /RMQ_AMQP_URL \(node 2\): must start with amqp/],
+  ])('%j is refused, naming the variable and the node', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });
 });

@@ -52,6 +52,30 @@ describe('health monitor', () => {
     expect(told).toHaveLength(3);
   });
 
+  it("reports a cluster's nodes one by one; the broker answers while one node does", async () => {
+    const nodes = new Map([
+      ['http://n1', refused('ECONNREFUSED')],
+      ['http://n2', async () => ({})],
+    ]);
+    const node = (url: string) => ({ whoami: nodes.get(url) ?? refused('error') });
+    const monitor = createHealthMonitor({
+      brokers: new Map([
+        ['prod', { whoami: async () => ({}), nodeUrls: [...nodes.keys()], onNode: node }],
+        ['single', { whoami: async () => ({}), nodeUrls: ['http://only'], onNode: node }],
+      ]),
+      redis: { ping: async () => 'PONG' },
+      timeoutMs: 30,
+    });
+    await monitor.checkNow();
+    const r = monitor.readiness();
+    expect(r.brokers.prod).toMatchObject({
+      state: 'ok',
+      nodes: { 'http://n1': { state: 'failing', error: 'unreachable' }, 'http://n2': { state: 'ok' } },
+    });
+    expect(r.brokers.single).not.toHaveProperty('nodes');
+    expect(r.ok).toBe(true);
+  });
+
   it('is not ready while Redis does not answer, nor once draining; a broker down leaves it ready', async () => {
     let redisUp = false;
     const monitor = createHealthMonitor({

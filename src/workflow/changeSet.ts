@@ -1,0 +1,117 @@
+import { z } from 'zod';
+import { ImpactTotalsSchema, PolicyFieldsSchema } from '../audit/types.ts';
+import type { Transition } from '../policy/compare.ts';
+import type { ImpactTotals } from '../policy/impact.ts';
+import type { Policy } from '../policy/types.ts';
+
+/**
+ * A change set: the policy changes one request files, in the order they are written (the
+ * planner's, src/definitions/). One step per policy; a step is the `Transition` of
+ * src/policy/compare.ts as stored (its fields without vhost and name, which the step carries).
+ * A single create, edit or delete is a set of one (`stepsOf`).
+ */
+
+export const SetStepSchema = z.object({
+  layer: z.enum(['user', 'operator']),
+  vhost: z.string().min(1),
+  name: z.string().min(1),
+  before: PolicyFieldsSchema.nullable(),
+  after: PolicyFieldsSchema.nullable(),
+});
+export type SetStep = z.infer<typeof SetStepSchema>;
+
+/** Most policies a set may hold (INTERFACE.md §2a: a file of more is refused). */
+export const MAX_SET_STEPS = 5_000;
+
+export const ChangeSetSchema = z.object({
+  /** The steps in the order of writing. */
+  steps: z.array(SetStepSchema).min(1).max(MAX_SET_STEPS),
+  /** Where the set came from (the file's name as given, `-` for standard input). */
+  source: z.string().min(1),
+  /** What a state on the way would remove that the end state does not (the plan's `transitional`, summed). */
+  transitional: ImpactTotalsSchema.optional(),
+  /** How many policies the file held unchanged, and what it held that the bot does not manage. */
+  unchanged: z.number().int().min(0).optional(),
+});
+export type ChangeSet = z.infer<typeof ChangeSetSchema>;
+
+/** What a request changes, as a set: its own steps, or its one change as a set of one. */
+export function stepsOf(r: {
+  readonly set?: ChangeSet | undefined;
+  readonly layer: 'user' | 'operator';
+  readonly vhost: string;
+  readonly policy: string;
+  readonly before: SetStep['before'];
+  readonly after: SetStep['after'];
+}): readonly SetStep[] {
+  return (
+    r.set?.steps ?? [{ layer: r.layer, vhost: r.vhost, name: r.policy, before: r.before, after: r.after }]
+  );
+}
+
+/** The step as a transition of whole policies (null: absent). */
+export function transitionOf(step: SetStep): Transition {
+  const whole = (f: SetStep['before']): Policy | null => f && { vhost: step.vhost, name: step.name, ...f };
+  return {
+    layer: step.layer,
+    vhost: step.vhost,
+    name: step.name,
+    before: whole(step.before),
+    after: whole(step.after),
+  };
+}
+
+/** Whether the step creates, edits or deletes its policy. */
+export function actionOfStep(s: Pick<SetStep, 'before' | 'after'>): 'create' | 'edit' | 'delete' {
+  return s.before === null ? 'create' : s.after === null ? 'delete' : 'edit';
+}
+
+/** The step undone: what a rollback writes (the same write, before and after swapped). */
+export function undoOf(step: SetStep): SetStep {
+  return { ...step, before: step.after, after: step.before };
+}
+
+/** The address of a step, as a key. */
+export const stepKey = (s: Pick<SetStep, 'layer' | 'vhost' | 'name'>) =>
+  JSON.stringify([s.layer, s.vhost, s.name]);
+
+/** A set's apply job's cursor (its data, saved after each step): see applySet.ts. */
+export const SetCursorSchema = z.object({
+  phase: z.enum(['writing', 'rolling-back']),
+  /** Steps written, from the first (0..written-1). */
+  written: z.number().int().min(0),
+  /** Of those, how many are undone, from the last written back. */
+  undone: z.number().int().min(0),
+  /** When each written step was written (ISO), in order: the audit's `appliedAt`. */
+  writtenAt: z.array(z.string()),
+  /** When each undone step was undone, in the order undone. */
+  undoneAt: z.array(z.string()),
+  /** Why the set is rolled back. */
+  because: z
+    .object({
+      kind: z.enum(['failed', 'stale', 'not-taken-up']),
+      /** The step it happened at (its index). */
+      step: z.number().int().min(0),
+      code: z.string(),
+      message: z.string(),
+      status: z.number().int().optional(),
+    })
+    .optional(),
+});
+export type SetCursor = z.infer<typeof SetCursorSchema>;
+
+export const SetProgressSchema = z.object({
+  size: z.number().int().min(1),
+  written: z.number().int().min(0),
+  undone: z.number().int().min(0),
+  /** While a rollback waits for the broker: what stopped it, and when it was last tried. */
+  retrying: z.object({ why: z.string(), at: z.string() }).optional(),
+});
+export type SetProgress = z.infer<typeof SetProgressSchema>;
+
+export const NO_LOSS: ImpactTotals = {
+  messagesDeadLettered: 0,
+  messagesLost: 0,
+  queuesDeleted: 0,
+  queuesRefusingPublishes: 0,
+};

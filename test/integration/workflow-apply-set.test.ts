@@ -1,0 +1,370 @@
+/**
+ * A change set applied as one, on the real Redis and the three brokers, the queues' messages
+ * sampled (AMQP, exact) through the whole apply: the rename and two policies trading priorities
+ * written in the safe order lose nothing (and the same steps in the other order do: the danger is
+ * real); a set that fails half-way is rolled back whole, nothing left half-applied; a rollback the
+ * broker interrupts is retried until it finishes, the request saying meanwhile where each policy
+ * stands; a retry after a lost answer never writes a step twice.
+ */
+import { Connection } from 'rabbitmq-client';
+import { describe, expect, it } from 'vitest';
+import { AuditTrail } from '../../src/audit/trail.ts';
+import type { Policy } from '../../src/policy/types.ts';
+import { ManagementClient } from '../../src/rabbit/index.ts';
+import type { LabClient } from '../../src/rabbit/lab.ts';
+import type { SetStep } from '../../src/workflow/changeSet.ts';
+import type { FileSetInput } from '../../src/workflow/index.ts';
+import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
+import { brokersUp, type TestBroker } from '../support/brokers.ts';
+import { startFakeBroker } from '../support/fakeBroker.ts';
+import { amqpUrl, messages } from '../support/messages.ts';
+import { APPROVER, REQUESTER, settled, type WorkflowFixture, workflowHooks } from '../support/workflow.ts';
+
+let admin: LabClient;
+let fx: WorkflowFixture;
+let trail: AuditTrail;
+
+const { up } = await brokersUp();
+
+type Fields = NonNullable<SetStep['before']>;
+const fields = (p: Omit<Policy, 'vhost' | 'name'>): Fields => ({ ...p });
+const step = (vhost: string, name: string, before: Fields | null, after: Fields | null): SetStep => ({
+  layer: 'user',
+  vhost,
+  name,
+  before,
+  after,
+});
+
+/** The queue's messages sampled (passive declare: exact, not the statistics) until stopped; the fewest seen. */
+async function sampler(broker: TestBroker, vhost: string, queue: string) {
+  const conn = new Connection({ url: amqpUrl(broker, vhost) });
+  conn.on('error', () => undefined);
+  await conn.onConnect(10_000, true);
+  let fewest = Number.POSITIVE_INFINITY;
+  let samples = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const { messageCount } = await conn.queueDeclare({ queue, passive: true });
+      fewest = Math.min(fewest, messageCount);
+      samples++;
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      await conn.close();
+      return { fewest, samples };
+    },
+  };
+}
+
+/** A client of the fault proxy that does not retry on its own: the job's retries are the ones seen. */
+const throughFake = (url: string) =>
+  new ManagementClient({
+    url,
+    ...brokerCredentials(),
+    getRetries: 0,
+    timeouts: { connectMs: 500, headersMs: 2000, bodyMs: 2000 },
+  });
+
+describe.each(up)('a change set applied as one on $label', (broker) => {
+  workflowHooks(broker, (a, f) => {
+    admin = a;
+    fx = f;
+    trail = new AuditTrail(f.redis, f.keyPrefix);
+  });
+
+  const fileSet = (steps: SetStep[], over: Partial<FileSetInput> = {}): FileSetInput => ({
+    source: 'definitions.json',
+    steps,
+    brokerVersion: broker.label,
+    requester: { user: REQUESTER, reason: 'policies as code' },
+    origin: { channel: 'C0CI' },
+    ...over,
+  });
+
+  const KEEP = fields({
+    pattern: '^orders\\.audit$',
+    applyTo: 'queues',
+    priority: 10,
+    definition: { 'max-length': 1000 },
+  });
+  const FALLBACK = fields({
+    pattern: '^orders\\.',
+    applyTo: 'queues',
+    priority: 1,
+    definition: { 'max-length': 5 },
+  });
+
+  /** The issue's world: `keep` over orders.audit (30 messages), `fallback` below it. */
+  async function renameWorld(vhost: string) {
+    await admin.putQueue(vhost, 'orders.audit', { kind: 'classic' });
+    await admin.putPolicy('user', { vhost, name: 'keep', ...KEEP });
+    await admin.putPolicy('user', { vhost, name: 'fallback', ...FALLBACK });
+    const m = await messages(broker, vhost);
+    await m.publish('orders.audit', 30);
+    await m.close();
+  }
+
+  async function applyWatched(vhost: string, steps: SetStep[]) {
+    const wf = fx.workflow();
+    const { request } = await wf.fileSet(fileSet(steps));
+    const watch = await sampler(broker, vhost, 'orders.audit');
+    await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'reviewed in the PR' });
+    const done = await settled(wf, request.id);
+    return { done, seen: await watch.stop() };
+  }
+
+  it('the rename: the new policy written before the old one is deleted; no message lost on the way', async () => {
+    await withVhost(
+      async (vhost) => {
+        await renameWorld(vhost);
+        await fx.worker(admin);
+        const { done, seen } = await applyWatched(vhost, [
+          step(vhost, 'keep-audit', null, KEEP),
+          step(vhost, 'keep', KEEP, null),
+        ]);
+        expect(done.state).toBe('applied');
+        expect(seen.samples).toBeGreaterThan(0);
+        expect(seen.fewest).toBe(30);
+        expect(await admin.getPolicy('user', vhost, 'keep')).toBeNull();
+        expect(await admin.getPolicy('user', vhost, 'keep-audit')).toMatchObject(KEEP);
+        const records = await trail.list({ vhost });
+        expect(records.map((r) => [r.action, r.policy, r.set])).toEqual(
+          expect.arrayContaining([
+            ['create', 'keep-audit', { id: done.id, index: 0, size: 2 }],
+            ['delete', 'keep', { id: done.id, index: 1, size: 2 }],
+          ]),
+        );
+        expect(records).toHaveLength(2);
+        expect(records.every((r) => r.requester?.user === REQUESTER && r.approver?.user === APPROVER)).toBe(
+          true,
+        );
+      },
+      { client: admin },
+    );
+  });
+
+  it('the same rename in the other order cuts the queue to the fallback cap (the danger the order avoids)', async () => {
+    await withVhost(
+      async (vhost) => {
+        await renameWorld(vhost);
+        await fx.worker(admin);
+        const { done, seen } = await applyWatched(vhost, [
+          step(vhost, 'keep', KEEP, null),
+          step(vhost, 'keep-audit', null, KEEP),
+        ]);
+        expect(done.state).toBe('applied');
+        expect(seen.fewest).toBe(5);
+      },
+      { client: admin },
+    );
+  });
+
+  it('two policies trading priorities: the rising one first; the one between never wins', async () => {
+    await withVhost(
+      async (vhost) => {
+        const A = fields({
+          pattern: '^orders\\.',
+          applyTo: 'queues',
+          priority: 10,
+          definition: { 'max-length': 1000 },
+        });
+        const B = fields({
+          pattern: '^orders\\.audit$',
+          applyTo: 'queues',
+          priority: 5,
+          definition: { 'max-length': 500 },
+        });
+        const MIDDLE = fields({
+          pattern: '^orders\\.au',
+          applyTo: 'queues',
+          priority: 7,
+          definition: { 'max-length': 5 },
+        });
+        await admin.putQueue(vhost, 'orders.audit', { kind: 'classic' });
+        await admin.putPolicy('user', { vhost, name: 'a', ...A });
+        await admin.putPolicy('user', { vhost, name: 'b', ...B });
+        await admin.putPolicy('user', { vhost, name: 'middle', ...MIDDLE });
+        const m = await messages(broker, vhost);
+        await m.publish('orders.audit', 30);
+        await m.close();
+        await fx.worker(admin);
+        const { done, seen } = await applyWatched(vhost, [
+          step(vhost, 'b', B, { ...B, priority: 20 }),
+          step(vhost, 'a', A, { ...A, priority: 1 }),
+        ]);
+        expect(done.state).toBe('applied');
+        expect(seen.fewest).toBe(30);
+        await waitFor(async () => (await admin.getQueue(vhost, 'orders.audit'))?.policy === 'b', {
+          what: 'orders.audit governed by b',
+        });
+      },
+      { client: admin },
+    );
+  });
+
+  it('a write refused half-way: the steps written are rolled back in reverse, verified; failed, saying so', async () => {
+    await withVhost(
+      async (vhost) => {
+        await renameWorld(vhost);
+        const fake = await startFakeBroker({ fallback: { kind: 'proxy', target: broker.url } });
+        fake.setRoute((url, method) => method === 'PUT' && url.includes('/second'), {
+          kind: 'respond',
+          status: 400,
+          body: { error: 'bad_request', reason: 'injected refusal' },
+        });
+        const client = new ManagementClient({ url: fake.url, ...brokerCredentials() });
+        try {
+          await fx.worker(client);
+          const { done, seen } = await applyWatched(vhost, [
+            step(vhost, 'first', null, fields({ ...FALLBACK, priority: 2 })),
+            step(vhost, 'keep', KEEP, { ...KEEP, definition: { 'max-length': 2000 } }),
+            step(vhost, 'second', null, fields({ ...FALLBACK, priority: 3 })),
+            step(vhost, 'third', null, fields({ ...FALLBACK, priority: 4 })),
+          ]);
+          expect(done.state).toBe('failed');
+          expect(done.failure?.message).toContain('injected refusal');
+          expect(done.failure?.message).toContain('2 of 4 steps written, 2 rolled back');
+          expect(done.setProgress).toMatchObject({ size: 4, written: 2, undone: 2 });
+          expect(seen.fewest).toBe(30);
+          // Nothing half-applied: every policy as before the set.
+          expect(await admin.getPolicy('user', vhost, 'first')).toBeNull();
+          expect(await admin.getPolicy('user', vhost, 'keep')).toMatchObject(KEEP);
+          expect(await admin.getPolicy('user', vhost, 'second')).toBeNull();
+          expect(await admin.getPolicy('user', vhost, 'third')).toBeNull();
+          const records = await trail.list({ vhost });
+          expect(records.map((r) => [r.action, r.policy, r.set?.index]).sort()).toEqual(
+            [
+              ['create', 'first', 0],
+              ['edit', 'keep', 1],
+              ['revert', 'first', 0],
+              ['revert', 'keep', 1],
+            ].sort(),
+          );
+          expect((await trail.verify()).ok).toBe(true);
+          expect(fx.notifier.told.failed.map((r) => r.id)).toContain(done.id);
+        } finally {
+          await client.close();
+          await fake.close();
+        }
+      },
+      { client: admin },
+    );
+  });
+
+  it('a rollback the broker interrupts is retried until it finishes; meanwhile the request says where each step stands', async () => {
+    await withVhost(
+      async (vhost) => {
+        await renameWorld(vhost);
+        const fake = await startFakeBroker({ fallback: { kind: 'proxy', target: broker.url } });
+        // The second write is refused, and from then on the broker is gone.
+        fake.setRoute(
+          (url, method) => {
+            if (method === 'PUT' && url.includes('/second')) {
+              fake.setFallback({ kind: 'drop' });
+              return true;
+            }
+            return false;
+          },
+          { kind: 'respond', status: 400, body: { error: 'bad_request', reason: 'injected refusal' } },
+        );
+        const client = throughFake(fake.url);
+        try {
+          await fx.worker(client, { rollbackRetryMs: 200 });
+          const wf = fx.workflow();
+          const { request } = await wf.fileSet(
+            fileSet([
+              step(vhost, 'first', null, fields({ ...FALLBACK, priority: 2 })),
+              step(vhost, 'second', null, fields({ ...FALLBACK, priority: 3 })),
+            ]),
+          );
+          await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
+          const waiting = await waitFor(
+            () => fx.notifier.told.states.find((s) => s.id === request.id && s.setProgress?.retrying),
+            { what: 'the request told that the rollback waits' },
+          );
+          expect(waiting.state).toBe('applying');
+          expect(waiting.setProgress).toMatchObject({ size: 2, written: 1, undone: 0 });
+          expect(await admin.getPolicy('user', vhost, 'first')).not.toBeNull();
+          fake.setRoute(null);
+          fake.setFallback({ kind: 'proxy', target: broker.url });
+          const done = await settled(wf, request.id);
+          expect(done.state).toBe('failed');
+          expect(done.setProgress).toMatchObject({ size: 2, written: 1, undone: 1 });
+          expect(await admin.getPolicy('user', vhost, 'first')).toBeNull();
+          expect(await admin.getPolicy('user', vhost, 'second')).toBeNull();
+        } finally {
+          await client.close();
+          await fake.close();
+        }
+      },
+      { client: admin },
+    );
+  });
+
+  it('a write whose answer was lost: the retry finds it written and goes on; no step written twice', async () => {
+    await withVhost(
+      async (vhost) => {
+        await renameWorld(vhost);
+        const fake = await startFakeBroker({ fallback: { kind: 'proxy', target: broker.url } });
+        let dropped = false;
+        fake.setRoute(
+          (url, method) => {
+            if (!dropped && method === 'PUT' && url.includes('/keep-audit')) {
+              dropped = true;
+              return true;
+            }
+            return false;
+          },
+          { kind: 'proxy-drop', target: broker.url },
+        );
+        const client = throughFake(fake.url);
+        try {
+          // Two replicas' workers on the same queue.
+          await fx.worker(client);
+          await fx.worker(client);
+          const { done, seen } = await applyWatched(vhost, [
+            step(vhost, 'keep-audit', null, KEEP),
+            step(vhost, 'keep', KEEP, null),
+          ]);
+          expect(done.state).toBe('applied');
+          expect(seen.fewest).toBe(30);
+          const writes = fake.requests
+            .filter((q) => q.method === 'PUT' || q.method === 'DELETE')
+            .map((q) => q.method);
+          expect(writes).toEqual(['PUT', 'DELETE']);
+          expect(await trail.list({ vhost })).toHaveLength(2);
+        } finally {
+          await client.close();
+          await fake.close();
+        }
+      },
+      { client: admin },
+    );
+  });
+
+  it('a policy changed outside after the approval: stale before the first write: nothing written, the outside change kept', async () => {
+    await withVhost(
+      async (vhost) => {
+        await renameWorld(vhost);
+        await fx.worker(admin);
+        const wf = fx.workflow();
+        const { request } = await wf.fileSet(
+          fileSet([step(vhost, 'keep-audit', null, KEEP), step(vhost, 'keep', KEEP, null)]),
+        );
+        await admin.putPolicy('user', { vhost, name: 'keep', ...KEEP, priority: 11 });
+        await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
+        const done = await settled(wf, request.id);
+        expect(done.state).toBe('stale');
+        expect(done.setProgress).toMatchObject({ written: 0, undone: 0 });
+        expect(await admin.getPolicy('user', vhost, 'keep-audit')).toBeNull();
+        expect(await admin.getPolicy('user', vhost, 'keep')).toMatchObject({ priority: 11 });
+      },
+      { client: admin },
+    );
+  });
+});
