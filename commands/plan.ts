@@ -48,21 +48,19 @@ export function parsePlan(words: readonly string[]): PlanInput {
   };
 }
 
-/** The `--json` document: INTERFACE.md §2a, with the environment it answered for. */
-export function planJson(result: PlanResult, env: string): unknown {
+/** The `--json` document: INTERFACE.md §2a (the front door puts `env` first). */
+export function planJson(result: PlanResult): object {
   if (result.status === 'refused') {
     return {
-      env,
       error: { code: 'bad-input', message: result.problems.join(' ') },
       problems: result.problems,
     };
   }
   if (result.status === 'not-asked') {
-    return { env, error: { code: result.why, message: result.detail ?? result.why } };
+    return { error: { code: result.why, message: result.detail ?? result.why } };
   }
   const { plan } = result;
   return {
-    env,
     vhosts: plan.vhosts.map((v) => v.vhost),
     changes: plan.changes.map(changeJson),
     unchanged: plan.unchanged,

@@ -153,13 +153,22 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     ]);
     const input = parsePlan(words);
     const read = readDefinitions(await readBounded(input.file), { vhost: input.vhost });
-    return withBroker(env, input.env, async (broker, envName) => {
+    // A file of several vhosts names them at its top; the last line names the environment.
+    const vhosts = read.ok ? read.file.vhosts : input.vhost ? [input.vhost] : [];
+    return withBroker(env, { env: input.env, vhost: input.vhost ?? '/' }, async (broker, at) => {
       const result = read.ok
         ? await planFile(read.file, broker, { prune: input.prune })
         : ({ status: 'refused', problems: [read.problem] } as const);
-      io.out(json ? asJson(planJson(result, envName)) : planText(result, envName));
+      const code = planExitCode(result, input.detailedExitcode);
+      answer(
+        io,
+        json,
+        { ...at, ...(vhosts.length === 1 ? { vhost: vhosts[0] } : {}) },
+        answeredBy(planJson(result), broker, code),
+        () => planText(result),
+      );
       if (!json && result.status === 'refused') io.err(`rmq: refused: ${result.problems.join(' ')}\n`);
-      return planExitCode(result, input.detailedExitcode);
+      return code;
     });
   },
   async requests({ words, json, env, io, options }) {

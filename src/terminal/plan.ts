@@ -8,7 +8,8 @@ import { policyWords } from './preview.ts';
 /**
  * The plan as terminal text, for a reviewer reading it in a pull request: what the set loses
  * first (the end state, then the states on the way), then the changes in the order of writing,
- * then object by object, then what the file holds that was left alone. Names the environment.
+ * then object by object, then what the file holds that was left alone. The front door's last line
+ * names the environment (src/terminal/answeredFor.ts).
  */
 
 const DETAIL_LIMIT = 100;
@@ -47,16 +48,16 @@ function objectWords(o: PlanObject): string[] {
   return lines;
 }
 
-export function planText(r: PlanResult, env: string): string {
+export function planText(r: PlanResult): string {
   if (r.status === 'refused') {
-    return `${[`Plan for environment ${quoted(env)}: the file is refused, nothing planned.`, ...r.problems.map((p) => `  ${p}`)].join('\n')}\n`;
+    return `${['Plan: the file is refused, nothing planned.', ...r.problems.map((p) => `  ${p}`)].join('\n')}\n`;
   }
   if (r.status === 'not-asked') {
-    return `Plan for environment ${quoted(env)}: the broker could not be asked (${r.why}${r.detail ? `: ${r.detail}` : ''}).\n`;
+    return `Plan: the broker could not be asked (${r.why}${r.detail ? `: ${r.detail}` : ''}).\n`;
   }
   const { plan } = r;
   const vhosts = plan.vhosts.map((v) => `${quoted(v.vhost)} (RabbitMQ ${v.brokerVersion})`).join(', ');
-  const lines: string[] = [`Plan for environment ${quoted(env)}, vhost ${vhosts || '(none named)'}`];
+  const lines: string[] = [`Plan for vhost ${vhosts || '(none named)'}`];
   lines.push(
     `  ${plan.changes.length} to change, ${plan.unchanged} unchanged${plan.changes.length ? '' : ': nothing to do'}.`,
   );

@@ -86,7 +86,8 @@ describe('rmq plan, built', () => {
     expect(run.code, run.err).toBe(0);
     expect(run.err).toBe('');
     const out = run.out;
-    expect(out).toContain(`Plan for environment "default", vhost "${vhost}"`);
+    expect(out).toContain(`Plan for vhost "${vhost}"`);
+    expect(out.trimEnd().split('\n').at(-1)).toBe(`Answered for vhost "${vhost}" in environment default.`);
     const loss = out.indexOf('What the set loses:');
     const changes = out.indexOf('The changes, in the order they are written:');
     const objects = out.indexOf('What each object gets');
