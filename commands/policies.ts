@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { InputError } from '../src/errors.ts';
+import { scopesMeet } from '../src/policy/keys.ts';
 import { formatVersion, type Policy } from '../src/policy/types.ts';
 import type { VhostLister } from '../src/vhosts.ts';
 import { type FlagDefaults, parseArgs, parseWith, Vhost } from './parse.ts';
@@ -40,7 +41,10 @@ export interface PoliciesBroker extends VhostLister {
 }
 
 export interface ListedPolicy extends PolicyView {
-  /** Another policy of the same layer has this priority: where both match, the broker's pick is not defined. */
+  /**
+   * Another policy of the same layer has this priority and an apply-to that meets this one's:
+   * where both match, the broker's pick is not defined.
+   */
   tie: boolean;
 }
 
@@ -58,14 +62,24 @@ export interface PoliciesResult {
   operatorPoliciesNotRead?: string;
 }
 
-/** Highest priority first, then by name (code-unit order), each marked when its priority is shared. */
+/**
+ * Highest priority first, then by name (code-unit order), each marked when another policy shares
+ * its priority with an apply-to that can reach the same object (`scopesMeet`: `queues` and
+ * `exchanges` at one priority are no tie).
+ */
 export function byPriority(list: readonly Policy[]): ListedPolicy[] {
   const sorted = [...list].sort(
     (a, b) => b.priority - a.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
   );
-  const count = new Map<number, number>();
-  for (const p of sorted) count.set(p.priority, (count.get(p.priority) ?? 0) + 1);
-  return sorted.map((p) => ({ ...policyView(p), tie: (count.get(p.priority) ?? 0) > 1 }));
+  const byLevel = new Map<number, Policy[]>();
+  for (const p of sorted) {
+    const level = byLevel.get(p.priority);
+    if (level) level.push(p);
+    else byLevel.set(p.priority, [p]);
+  }
+  const tied = (p: Policy) =>
+    (byLevel.get(p.priority) ?? []).some((q) => q !== p && scopesMeet(p.applyTo, q.applyTo));
+  return sorted.map((p) => ({ ...policyView(p), tie: tied(p) }));
 }
 
 export async function policies(input: PoliciesInput, broker: PoliciesBroker): Promise<PoliciesResult> {

@@ -13,7 +13,9 @@
  */
 import { HISTORY_USAGE } from './history.ts';
 import { IMPORT_USAGE } from './importUsage.ts';
+import { LINT_USAGE } from './lint.ts';
 import { PREVIEW_USAGE, WHICH_USAGE } from './parse.ts';
+import { PLAN_USAGE } from './planUsage.ts';
 import { POLICIES_USAGE } from './policies.ts';
 import { REQUESTS_USAGE } from './requests.ts';
 
@@ -47,6 +49,12 @@ export const COMMAND_TABLE = [
     slackOnly: false,
   },
   {
+    name: 'plan',
+    usage: PLAN_USAGE,
+    does: 'a definitions file against the broker: the changes in the order of writing, what every object gets, what the end state and every step on the way lose',
+    slackOnly: false,
+  },
+  {
     name: 'create',
     usage: `create NAME [--pattern P --definition JSON [--apply-to A] [--priority N]] [--reason TEXT] [--for DURATION] ${CHANGE_FLAGS}`,
     does: 'request a new policy (without field flags: a form); an approver applies it',
@@ -68,6 +76,12 @@ export const COMMAND_TABLE = [
     name: 'import',
     usage: IMPORT_USAGE,
     does: "one change request for a definitions file's policies, filed through the bot (RMQ_BOT_URL, RMQ_BOT_TOKEN); applied in the plan's order, rolled back whole if a step fails",
+    slackOnly: false,
+  },
+  {
+    name: 'lint',
+    usage: LINT_USAGE,
+    does: "every surprise the vhost's policies hold for the objects there now: ties, unanchored patterns, policies that govern nothing, missing targets, queues expires will delete",
     slackOnly: false,
   },
   {

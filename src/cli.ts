@@ -9,8 +9,10 @@ import { DEFAULT_KEY_PREFIX, loadConfig, pickEnvironment, QUESTION_BUDGET_MS } f
 import { ConfigError, InputError } from './errors.ts';
 import { ManagementClient } from './rabbit/client.ts';
 import { RabbitError } from './rabbit/errors.ts';
+import { type AnsweredAt, answeredForLine } from './terminal/answeredFor.ts';
 import { policiesText } from './terminal/policies.ts';
 import { whichText } from './terminal/which.ts';
+import { checkScope } from './vhosts.ts';
 
 /**
  * The terminal front door: the read-only commands, with `--json`. It never applies a change.
@@ -57,6 +59,14 @@ function answeredBy<T extends object>(
 }
 
 /**
+ * An answer, written once: `--json` the document with `env` first, the text with the line naming
+ * the environment (and vhost) it answered for (src/terminal/answeredFor.ts).
+ */
+function answer(io: Io, json: boolean, at: AnsweredAt, doc: object, text: () => string): void {
+  io.out(json ? asJson({ env: at.env, ...doc }) : `${text()}${answeredForLine(at)}`);
+}
+
+/**
  * The terminal's handler of every command in the table (`commands/registry.ts`) that is not
  * Slack only, keyed by its name: the compiler refuses a missing one or one the table lacks.
  * What only some commands need is loaded when asked for (bench/cli: `which` stays cheap).
@@ -68,19 +78,45 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
   },
   async policies({ words, json, env, io }) {
     const input = parsePolicies(words, terminalDefaults(env));
-    return withBroker(env, input.env, async (broker) => {
+    return withBroker(env, input, async (broker, at) => {
       const result = await policies(input, broker);
       const code = result.answer === 'not-asked' ? 3 : 0;
-      io.out(json ? asJson(answeredBy(result, broker, code)) : policiesText(result));
+      answer(io, json, { ...at, vhost: result.vhost }, answeredBy(result, broker, code), () =>
+        policiesText(result),
+      );
       return code;
+    });
+  },
+  async lint({ words, json, env, io }) {
+    const [{ LINT_USAGE, lint, lintExitCode, parseLint }, { lintText }] = await Promise.all([
+      import('../commands/lint.ts'),
+      import('./terminal/lint.ts'),
+    ]);
+    const input = parseLint(words, terminalDefaults(env));
+    let file: import('./definitions/read.ts').DefinitionsFile | undefined;
+    if (input.file !== undefined) {
+      const [{ readDefinitions }, { readLintFile }] = await Promise.all([
+        import('./definitions/read.ts'),
+        import('./terminal/lint.ts'),
+      ]);
+      const read = readDefinitions(await readLintFile(input.file), { vhost: input.vhost });
+      if (!read.ok) throw new InputError(read.problem, { usage: LINT_USAGE });
+      file = read.file;
+    }
+    return withBroker(env, input, async (broker, at) => {
+      const result = await lint(input, broker, { env: at.env, ...(file ? { file } : {}) });
+      answer(io, json, { ...at, vhost: input.vhost }, result, () => lintText(result));
+      return lintExitCode(result, input.failOn);
     });
   },
   async which({ words, json, env, io }) {
     const input = parseWhich(words, {}, terminalDefaults(env));
-    return withBroker(env, input.env, async (broker) => {
+    return withBroker(env, input, async (broker, at) => {
       const result = await which(input, broker);
       const code = result.answer === 'not-asked' ? 3 : 0;
-      io.out(json ? asJson(answeredBy(result, broker, code)) : whichText(result));
+      answer(io, json, { ...at, vhost: result.object.vhost }, answeredBy(result, broker, code), () =>
+        whichText(result),
+      );
       return code;
     });
   },
@@ -92,10 +128,16 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
       import('./terminal/preview.ts'),
     ]);
     const input = parsePreview(words, {}, { defaults: terminalDefaults(env) });
-    return withBroker(env, input.env, async (broker) => {
+    return withBroker(env, input, async (broker, at) => {
       const result = await preview(input, broker);
       const code = previewExitCode(result);
-      io.out(json ? asJson(answeredBy(previewJson(result), broker, code)) : previewText(result));
+      answer(
+        io,
+        json,
+        { ...at, vhost: result.change.vhost },
+        answeredBy(previewJson(result), broker, code),
+        () => previewText(result),
+      );
       if (!json && result.status === 'refused')
         io.err(`rmq: refused: ${result.refusals.map((p) => p.message).join(' ')}\n`);
       return code;
@@ -111,7 +153,7 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
         'import files the set through the bot: set RMQ_BOT_URL (its base URL) and RMQ_BOT_TOKEN (a token of its RMQ_API_TOKENS).',
       );
     const file = await readImportFile(input.file, readStdin);
-    const answer = await postImport(config.bot.url, config.bot.token, {
+    const reply = await postImport(config.bot.url, config.bot.token, {
       ...input.body,
       source: input.file,
       file,
@@ -121,19 +163,55 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
       io.err(`rmq: ${error.message}\n`);
       return code;
     };
-    if (answer.kind === 'not-asked') return fail(3, { code: 'bot-unreachable', message: answer.why });
-    const body = answer.body as { error?: { code: string; message: string } } & ImportAnswer;
-    if (answer.status === 201) {
-      io.out(json ? asJson(body) : importedText(body, input.file));
+    if (reply.kind === 'not-asked') return fail(3, { code: 'bot-unreachable', message: reply.why });
+    const body = reply.body as { error?: { code: string; message: string } } & ImportAnswer;
+    if (reply.status === 201) {
+      answer(io, json, { env: body.env, vhost: body.request.vhost }, body, () =>
+        importedText(body, input.file),
+      );
       return 0;
     }
-    const error = body.error ?? { code: 'internal', message: `the bot answered HTTP ${answer.status}` };
-    if (answer.status === 401)
+    const error = body.error ?? { code: 'internal', message: `the bot answered HTTP ${reply.status}` };
+    if (reply.status === 401)
       return fail(2, {
         code: 'unauthorized',
         message: `the bot refused RMQ_BOT_TOKEN: nothing was filed (${error.message})`,
       });
-    return fail(answer.status === 503 ? 3 : answer.status >= 500 ? 1 : 2, error);
+    return fail(reply.status === 503 ? 3 : reply.status >= 500 ? 1 : 2, error);
+  },
+  async plan({ words, json, env, io }) {
+    const [
+      { parsePlan, planExitCode, planJson },
+      { readDefinitions },
+      { planFile },
+      { planText },
+      { readBounded },
+    ] = await Promise.all([
+      import('../commands/plan.ts'),
+      import('./definitions/read.ts'),
+      import('./plan/plan.ts'),
+      import('./terminal/plan.ts'),
+      import('./terminal/readFile.ts'),
+    ]);
+    const input = parsePlan(words);
+    const read = readDefinitions(await readBounded(input.file), { vhost: input.vhost });
+    // A file of several vhosts names them at its top; the last line names the environment.
+    const vhosts = read.ok ? read.file.vhosts : input.vhost ? [input.vhost] : [];
+    return withBroker(env, { env: input.env, vhost: input.vhost ?? '/' }, async (broker, at) => {
+      const result = read.ok
+        ? await planFile(read.file, broker, { prune: input.prune })
+        : ({ status: 'refused', problems: [read.problem] } as const);
+      const code = planExitCode(result, input.detailedExitcode);
+      answer(
+        io,
+        json,
+        { ...at, ...(vhosts.length === 1 ? { vhost: vhosts[0] } : {}) },
+        answeredBy(planJson(result), broker, code),
+        () => planText(result),
+      );
+      if (!json && result.status === 'refused') io.err(`rmq: refused: ${result.problems.join(' ')}\n`);
+      return code;
+    });
   },
   async requests({ words, json, env, io, options }) {
     const { parseRequests, requests } = await import('../commands/requests.ts');
@@ -151,7 +229,7 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
         listUnreviewed: (e) => store.listUnreviewed(e),
         frozen: () => freezes.all(new Date()),
       });
-      io.out(json ? asJson(result) : requestsText(result));
+      answer(io, json, { env: input.env ?? null }, result, () => requestsText(result));
       return 0;
     });
   },
@@ -169,7 +247,7 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
         config.auditKey ? { key: config.auditKey } : {},
       );
       const result = await history(input, trail, readAuditLog);
-      io.out(json ? asJson(result) : historyText(result));
+      answer(io, json, { env: input.env ?? null, vhost: input.vhost }, result, () => historyText(result));
       if (result.verify && !result.verify.ok) io.err(`rmq: ${verifySentence(result.verify)}\n`);
       return historyExitCode(result);
     });
@@ -221,7 +299,7 @@ export async function runCli(
 /** What the bot answers a filed set with (commands/import.ts `importJson`). */
 interface ImportAnswer {
   readonly env: string;
-  readonly request: { readonly id: string; readonly state: string };
+  readonly request: { readonly id: string; readonly state: string; readonly vhost: string };
   readonly plan: {
     readonly changes: readonly { action: string; policy: string; vhost: string }[];
     readonly impact: { messagesLost: number; messagesDeadLettered: number; queuesDeleted: number };
@@ -252,11 +330,14 @@ function terminalDefaults(env: NodeJS.ProcessEnv): { vhost?: string } {
   return env.RMQ_VHOST ? { vhost: env.RMQ_VHOST } : {};
 }
 
-/** The chosen environment's management API, closed after `fn`. An unknown `--env` is refused. */
+/**
+ * The chosen environment's management API, closed after `fn`. An unknown `--env` is refused, and
+ * so is a vhost outside the environment's `vhosts` (RMQ_VHOSTS), before the broker is asked.
+ */
 async function withBroker(
   env: NodeJS.ProcessEnv,
-  name: string | undefined,
-  fn: (broker: ManagementClient) => Promise<number>,
+  { env: name, vhost }: { readonly env?: string | undefined; readonly vhost: string },
+  fn: (broker: ManagementClient, at: { readonly env: string }) => Promise<number>,
 ): Promise<number> {
   const config = loadConfig(env);
   const environment = pickEnvironment(config, name);
@@ -265,6 +346,7 @@ async function withBroker(
       hint: `Known: ${config.environments.map((e) => e.name).join(', ')}`,
     });
   }
+  checkScope(environment, vhost);
   const client = new ManagementClient({
     url: environment.urls,
     user: environment.user,
@@ -272,7 +354,9 @@ async function withBroker(
     limits: config.bodyLimits,
   });
   try {
-    return await fn(client.forQuestion(config.questionBudgetMs ?? QUESTION_BUDGET_MS.terminal));
+    return await fn(client.forQuestion(config.questionBudgetMs ?? QUESTION_BUDGET_MS.terminal), {
+      env: environment.name,
+    });
   } finally {
     // The answer is out: a request still hanging is not waited for.
     await client.close(0);

@@ -34,8 +34,11 @@ export interface LiveQueue {
   readonly messages: number;
   readonly ready: number;
   readonly unacked: number;
-  /** Bytes of the ready messages' bodies. */
-  readonly bytes: number;
+  /**
+   * Bytes of the ready messages' bodies; null where the broker reports the messages but not
+   * their bytes (streams, on 3.10.8, 4.0.5 and 4.3.6: no `message_bytes_ready`).
+   */
+  readonly bytes: number | null;
   readonly consumers: number;
   readonly idleSince: string | null;
 }
@@ -109,7 +112,8 @@ export type Impact =
   /** The federation key goes from an object whose link runs: the link stops. */
   | {
       readonly effect: 'link-stops';
-      readonly key: 'federation-upstream' | 'federation-upstream-set';
+      readonly key: (typeof FEDERATION_KEYS)[number];
+      /** The upstream, set or (`federation-upstream-pattern`) pattern the key named. */
       readonly upstream: string;
     }
   /**
@@ -187,14 +191,15 @@ export function maxAgeSeconds(v: unknown): number | undefined {
 /** How many ready messages a limit removes now (bytes: from the mean size, rounded up). */
 function excess(key: LengthKey, limit: number, now: LiveQueue): { messages: number; estimated: boolean } {
   if (key === 'max-length') return { messages: Math.max(0, now.ready - limit), estimated: false };
-  if (now.bytes <= limit || now.ready === 0) return { messages: 0, estimated: false };
+  // Bytes not reported (lengthLimits says "may drop" first): nothing claimed.
+  if (now.bytes === null || now.bytes <= limit || now.ready === 0) return { messages: 0, estimated: false };
   const mean = now.bytes / now.ready;
   return { messages: Math.min(now.ready, Math.ceil((now.bytes - limit) / mean)), estimated: true };
 }
 
 /** Whether the queue is at (or over) a limit once `removed` ready messages are gone. */
 function isFull(key: LengthKey, limit: number, now: LiveQueue, removed = 0): boolean {
-  return key === 'max-length' ? now.ready - removed >= limit : now.bytes >= limit;
+  return key === 'max-length' ? now.ready - removed >= limit : now.bytes !== null && now.bytes >= limit;
 }
 
 /**
@@ -212,15 +217,26 @@ function refusesNow(
 ): boolean {
   if (!refuses(kind, overflow)) return false;
   if (kind !== 'quorum') return isFull(key, limit, now, removed);
-  return key === 'max-length' ? now.ready - removed > limit : now.bytes > limit;
+  return key === 'max-length' ? now.ready - removed > limit : now.bytes !== null && now.bytes > limit;
 }
 
 // The keys the rules read, as constants: the rules run for every object a change moves.
 const LENGTH_KEYS = ['max-length', 'max-length-bytes'] as const;
-/** The keys whose impact reads the vhost's federation (its upstreams, upstream sets and running links). */
-export const FEDERATION_KEYS = ['federation-upstream', 'federation-upstream-set'] as const;
-const EXCHANGE_TARGETS = ['alternate-exchange', ...FEDERATION_KEYS] as const;
-const QUEUE_TARGETS = ['dead-letter-exchange', ...FEDERATION_KEYS] as const;
+/**
+ * The keys that start federation links, so whose impact reads the vhost's federation (its
+ * upstreams, upstream sets and running links): an upstream, a set, or (4.x) a pattern over the
+ * upstreams' names, which starts a link to each match as the others do (measured on 4.0.5 and
+ * 4.3.6: test/integration/federation-links.test.ts).
+ */
+export const FEDERATION_KEYS = [
+  'federation-upstream',
+  'federation-upstream-set',
+  'federation-upstream-pattern',
+] as const;
+/** Of those, the keys that name a target the vhost must have (a pattern names none). */
+export const FEDERATION_TARGETS = ['federation-upstream', 'federation-upstream-set'] as const;
+const EXCHANGE_TARGETS = ['alternate-exchange', ...FEDERATION_TARGETS] as const;
+const QUEUE_TARGETS = ['dead-letter-exchange', ...FEDERATION_TARGETS] as const;
 
 function lengthLimits(i: ImpactInput, world: World, out: Impact[]): number {
   const { kind, before, after, now } = i;
@@ -239,7 +255,10 @@ function lengthLimits(i: ImpactInput, world: World, out: Impact[]): number {
       const fate = dlx?.exists ? 'dead-lettered' : 'lost';
       // Ready messages of no bytes: the byte count is not out yet (seen on 4.3.6 quorum queues,
       // ready 20 and bytes 0 seconds after a publish; the broker then removed 7), not empty bodies.
-      const bytesUnknown = key === 'max-length-bytes' && now !== null && now.ready > 0 && now.bytes === 0;
+      const bytesUnknown =
+        key === 'max-length-bytes' &&
+        now !== null &&
+        (now.bytes === null || (now.ready > 0 && now.bytes === 0));
       if (now === null || bytesUnknown) {
         out.push({ effect: 'may-drop', because: key, limit, fate });
         continue;
@@ -280,9 +299,9 @@ function expiry(i: ImpactInput, removed: number, out: Impact[]): void {
 }
 
 /** The keys naming a target an object of this kind takes (read for every object a change moves: built once). */
-function targetKeys(kind: ObjectKind): readonly TargetKey[] {
+export function targetKeys(kind: ObjectKind): readonly TargetKey[] {
   if (kind === 'exchange') return EXCHANGE_TARGETS;
-  if (kind === 'stream') return FEDERATION_KEYS;
+  if (kind === 'stream') return FEDERATION_TARGETS;
   return QUEUE_TARGETS;
 }
 
@@ -301,17 +320,25 @@ function missingTargets(
   for (const key of targetKeys(kind)) {
     const target = str(values[key]);
     if (target === undefined || target === str(unchanged[key])) continue;
-    if (target === '' && key === 'dead-letter-exchange') continue;
-    const known =
-      key === 'federation-upstream'
-        ? world.upstreams
-        : key === 'federation-upstream-set'
-          ? target === 'all'
-            ? null
-            : world.upstreamSets
-          : world.exchanges;
-    if (known !== null && !known.has(target)) out.push({ effect: 'missing-target', key, target });
+    if (targetExists(key, target, world) === false) out.push({ effect: 'missing-target', key, target });
   }
+}
+
+/**
+ * Whether the vhost has the target a key names: `null` when not known (a set not read; the
+ * upstream set `all`, which is every upstream). "" as a dead-letter exchange is the default one.
+ */
+export function targetExists(key: TargetKey, target: string, world: World): boolean | null {
+  if (target === '' && key === 'dead-letter-exchange') return true;
+  const known =
+    key === 'federation-upstream'
+      ? world.upstreams
+      : key === 'federation-upstream-set'
+        ? target === 'all'
+          ? null
+          : world.upstreamSets
+        : world.exchanges;
+  return known === null ? null : known.has(target);
 }
 
 /** Whether a definition sets a key whose impact reads the federation: where none does, nothing reads it. */

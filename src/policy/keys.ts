@@ -1,4 +1,4 @@
-import { type ApplyTo, atLeast, type BrokerVersion, type ObjectKind } from './types.ts';
+import { type ApplyTo, atLeast, type BrokerVersion, OBJECT_KINDS, type ObjectKind } from './types.ts';
 
 /**
  * Which object type takes which key, by broker version. Sources: rabbit_policies.erl,
@@ -58,6 +58,17 @@ export function scopeFits(applyTo: string, kind: ObjectKind | null): boolean {
   if (applyTo === 'all') return true;
   if (kind === 'exchange') return applyTo === 'exchanges';
   return applyTo === 'queues' || (kind !== null && applyTo === QUEUE_TYPE_SCOPE[kind]);
+}
+
+/**
+ * Can one object be reached by both apply-tos? `queues` and `exchanges` never meet, nor two queue
+ * types (`classic_queues` and `quorum_queues`); `all` meets everything. Two policies of one layer
+ * at one priority are a tie only where their scopes meet (and a name matches both patterns).
+ * A queue of a type this bot does not know is reached by `all` and `queues` alone, which meet
+ * anyway.
+ */
+export function scopesMeet(a: string, b: string): boolean {
+  return OBJECT_KINDS.some((kind) => scopeFits(a, kind) && scopeFits(b, kind));
 }
 
 // --- the key-type veto --------------------------------------------------------------------

@@ -104,6 +104,14 @@ export function isAnchored(pattern: string): boolean {
   return p.startsWith('^') || p.startsWith('\\A');
 }
 
+/**
+ * The pattern read from the start of the name only. An unanchored pattern that matches a name
+ * this does not has caught a name that merely contains it (the preview's and `lint`'s catch).
+ */
+export function anchoredForm(pattern: string): string {
+  return `^(?:${pattern})`;
+}
+
 /** Finds escape sequences outside the pattern's `\Q…\E` quotes. */
 function escapes(pattern: string): Set<string> {
   const found = new Set<string>();

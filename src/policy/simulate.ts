@@ -10,6 +10,7 @@ import {
 } from './effective.ts';
 import { scopeFits } from './keys.ts';
 import {
+  anchoredForm,
   type CompiledPattern,
   isAnchored,
   type NameView,
@@ -262,7 +263,7 @@ export class Simulation {
     if (after && !isAnchored(after.pattern)) {
       const pattern = cache.get(after.pattern);
       if (pattern.readable) {
-        this.#catch = { pattern, anchored: cache.get(`^(?:${after.pattern})`), applyTo: after.applyTo };
+        this.#catch = { pattern, anchored: cache.get(anchoredForm(after.pattern)), applyTo: after.applyTo };
       }
     }
     this.#changedNames = new Set([change.before?.name, change.after?.name]);

@@ -94,6 +94,8 @@ export interface PreviewNotAsked extends Base {
   detail?: string;
   /** With `missing-vhost`: vhosts the identity can see whose names are close to the one typed. */
   closeVhosts?: string[];
+  /** With `missing-vhost`: the identity may not see the vhost (not an administrator), `MissingVhost`. */
+  vhostHiddenFrom?: string;
 }
 
 export type PreviewResult = PreviewAnswer | PreviewRefused | PreviewNotAsked;
@@ -127,7 +129,7 @@ export async function preview(
   const notes = input.notes ?? [];
   const notAsked = async (err: unknown): Promise<PreviewNotAsked> => {
     if (codeOf(err) === 'not-found' && err instanceof Error) {
-      const { sentence, close } = await missingVhost(broker, input.vhost);
+      const { sentence, close, hiddenFrom } = await missingVhost(broker, input.vhost);
       return {
         status: 'not-asked',
         change,
@@ -135,7 +137,8 @@ export async function preview(
         warnings: [],
         why: 'missing-vhost',
         detail: sentence,
-        closeVhosts: close,
+        closeVhosts: [...close],
+        ...(hiddenFrom === undefined ? {} : { vhostHiddenFrom: hiddenFrom }),
       };
     }
     const failed = notAskedBecause(err);

@@ -1,3 +1,4 @@
+import { inScope } from '../vhosts.ts';
 import type { RefusalOf } from './errors.ts';
 import type { ChangeRequest, WorkflowEnvironment } from './types.ts';
 
@@ -16,6 +17,7 @@ export const MAX_REASON = 1000;
 /** A refusal of a rule here. */
 export type RuleRefusal = RefusalOf<
   | 'read-only-env'
+  | 'vhost-outside'
   | 'reason-required'
   | 'reason-too-long'
   | 'self-approval'
@@ -64,6 +66,16 @@ export interface FileFacts {
   readonly action: 'create' | 'edit' | 'delete' | 'import';
   /** The requester's reason, trimmed; undefined or '': none. */
   readonly reason: string | undefined;
+}
+
+/** Whether the environment takes changes in this vhost (its `vhosts`): asked before the broker is. */
+export function vhostRefusal(
+  env: Pick<WorkflowEnvironment, 'name' | 'vhosts'>,
+  vhost: string,
+): RuleRefusal | null {
+  return inScope(env, vhost)
+    ? null
+    : { code: 'vhost-outside', env: env.name, vhosts: env.vhosts ?? [], vhost };
 }
 
 /**
@@ -219,6 +231,28 @@ export function reviewRefusal(f: ReviewFacts): RuleRefusal | null {
   if (f.role !== 'approver') return { code: 'not-approver', env: f.env };
   if (!f.reason) return REASON_REQUIRED.decision;
   return reasonTooLong(f.reason);
+}
+
+/**
+ * Who gave a time box's revert together with its change (`--for`): the change's approver (its
+ * decision), or, for a change applied by break-glass, who broke the glass (the time box was part of
+ * what they applied; break-glass records no decision, even after some of the approvals). Null: the
+ * change was applied through neither. The revert is then taken through the same rule again
+ * (decideRefusal, breakGlassRefusal), as the environment and its approvers are now.
+ */
+export type TimeBoxRevertAuthority = {
+  readonly kind: 'approval' | 'break-glass';
+  readonly by: string;
+  readonly reason: string;
+};
+
+export function timeBoxRevertAuthority(
+  r: Pick<ChangeRequest, 'decision' | 'breakGlass'>,
+): TimeBoxRevertAuthority | null {
+  if (r.breakGlass) return { kind: 'break-glass', by: r.breakGlass.by, reason: r.breakGlass.reason };
+  if (r.decision?.kind === 'approve')
+    return { kind: 'approval', by: r.decision.by, reason: r.decision.reason };
+  return null;
 }
 
 /** Whether a break-glass change still waits for its review (listed by `requests` as unreviewed). */

@@ -12,7 +12,8 @@ import type { ChangeRequest, Origin, Workflow } from './types.ts';
  * (timeboxQueue.ts) on whichever replica takes the job:
  *
  * - the policy is as the change left it: a revert request, approved with the change (the
- *   approver approved both together; Workflow.approveTimeBoxRevert, through the rules), is
+ *   approver approved both together, or who broke the glass applied both together: rules.ts
+ *   `timeBoxRevertAuthority`; Workflow.approveTimeBoxRevert, through the rules), is
  *   queued for the same apply job, which re-checks the policy before writing, records the
  *   revert in the audit trail and posts it where the change was posted; should the rules no
  *   longer let that approver approve, the revert is asked for as below;
@@ -116,6 +117,8 @@ export function timeBoxHandlers(deps: TimeBoxDeadlineDeps): TimeBoxHandlers {
         const revert = await deps.workflow.approveTimeBoxRevert(r);
         log.info({ revert: revert.id }, 'time box: deadline reached; revert queued');
       } catch (err) {
+        if (isWorkflowError(err, 'break-glass-not-allowed'))
+          return ask(r, 'the environment no longer allows break-glass, which applied the change', log);
         if (!isWorkflowError(err, 'not-approver') && !isWorkflowError(err, 'self-approval')) throw err;
         await ask(r, 'whoever approved the change may no longer approve its revert', log);
       }

@@ -23,6 +23,7 @@ import { whyIdentityCannotWrite } from './identity.ts';
 import { notifierLogging } from './notifierLogging.ts';
 import {
   approvalsOf,
+  breakGlassRefusal,
   type DeciderRole,
   decideRefusal,
   environmentRefusal,
@@ -31,6 +32,8 @@ import {
   hasApproved,
   MAX_REASON,
   requesterRefusal,
+  timeBoxRevertAuthority,
+  vhostRefusal,
 } from './rules.ts';
 import { type ApproveOutcome, newRequestId, type RequestStore, type TransitionOutcome } from './store.ts';
 import { freezeEntry, releaseHeld } from './thaw.ts';
@@ -157,7 +160,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
 
   async function fileRequest(input: FileInput, filing: Filing): Promise<Filed> {
     const env = environment(input.env);
-    const closed = environmentRefusal(env);
+    const closed = environmentRefusal(env) ?? vhostRefusal(env, input.vhost);
     if (closed) throw new WorkflowError(closed);
     if (!filing.askedWithChange) await assertMayRequest(env, input.requester.user);
     // Before the broker is asked: a request that cannot be stored is refused at once.
@@ -291,7 +294,8 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
 
   async function fileSet(input: FileSetInput): Promise<{ request: ChangeRequest }> {
     const env = environment(input.env);
-    const closed = environmentRefusal(env);
+    const closed =
+      environmentRefusal(env) ?? input.steps.map((s) => vhostRefusal(env, s.vhost)).find((r) => r !== null);
     if (closed) throw new WorkflowError(closed);
     await assertMayRequest(env, input.requester.user);
     const [first] = input.steps;
@@ -517,40 +521,57 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
 
     async approveTimeBoxRevert(change) {
       const id = revertRequestId(change.id);
-      const { decision, timeBoxMs, auditId } = change;
-      if (change.state !== 'applied' || timeBoxMs === undefined || auditId === undefined || !decision)
+      const { timeBoxMs, auditId } = change;
+      const given = timeBoxRevertAuthority(change);
+      if (change.state !== 'applied' || timeBoxMs === undefined || auditId === undefined || !given)
         throw new Error(`time box: ${change.id} is not an applied, time-boxed change`);
+      const glass = given.kind === 'break-glass';
       const approval = clip(
-        `approved with ${change.id}, time-boxed to ${formatDuration(timeBoxMs)}: ${decision.reason}`,
+        `${glass ? 'applied by break-glass' : 'approved'} with ${change.id}, time-boxed to ${formatDuration(timeBoxMs)}: ${given.reason}`,
       );
-      const refused = decideRefusal({
-        kind: 'approve',
-        role: await roleOf(change, decision.by),
-        env: change.env,
-        mode: environment(change.env).mode,
-        reason: approval,
-      });
+      const env = environment(change.env);
+      const refused = glass
+        ? breakGlassRefusal({
+            env: env.name,
+            allowed: env.breakGlass !== undefined,
+            role: given.by === change.requester.user ? 'requester' : 'other',
+            reason: approval,
+            mode: env.mode,
+          })
+        : decideRefusal({
+            kind: 'approve',
+            role: await roleOf(change, given.by),
+            env: change.env,
+            mode: env.mode,
+            reason: approval,
+          });
       if (refused) throw new WorkflowError(refused, { request: change });
       if (!(await storeCall('get', () => store.get(id))))
         await fileTimeBoxRevert(change, id, timeBoxMs, auditId).catch(orFiledAlready);
       // Idempotent: a retry after the move finds it approved already ('moved').
+      const at = now();
       const moved = await storeCall(
         'decide',
-        () =>
-          store.transition(id, {
-            from: ['pending'],
-            to: 'approved',
-            set: {
-              decision: { kind: 'approve', by: decision.by, reason: approval, at: now().toISOString() },
-            },
-          }),
+        (): Promise<ApproveOutcome | TransitionOutcome> =>
+          glass
+            ? store.breakGlass(id, {
+                by: given.by,
+                reason: approval,
+                at: at.toISOString(),
+                reviewBy: new Date(at.getTime() + (env.breakGlass?.reviewWithinMs ?? 0)).toISOString(),
+              })
+            : store.transition(id, {
+                from: ['pending'],
+                to: 'approved',
+                set: { decision: { kind: 'approve', by: given.by, reason: approval, at: at.toISOString() } },
+              }),
         'nothing was decided',
       );
       if (moved.kind === 'missing')
         throw new WorkflowError({ code: 'not-found', what: 'change request', id });
       await options.queue.enqueue(id);
       options.log.info(
-        { requestId: id, revertOf: change.id },
+        { requestId: id, revertOf: change.id, by: given.kind },
         'time box: revert approved with its change, queued',
       );
       return moved.request;

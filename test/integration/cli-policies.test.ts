@@ -36,8 +36,9 @@ describe('rmq policies on the lab', () => {
       ['audit-retention', 10, false, false],
       ['billing-a', 5, true, false],
       ['billing-b', 5, true, false],
-      ['audit-fallback', 1, true, false],
-      ['orders-ae', 1, true, false],
+      // Priority 1 too, but queues and exchanges never meet: no tie (issue 28, item 12).
+      ['audit-fallback', 1, false, false],
+      ['orders-ae', 1, false, false],
       ['orders-cap', 0, false, true],
     ]);
     expect(j.policies[0]).toMatchObject({

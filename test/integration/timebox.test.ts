@@ -63,9 +63,13 @@ describe.each(up)('time-boxed changes on $label', (broker) => {
     await client.close();
   });
 
-  /** One bot replica's background half: the apply worker (scheduling deadlines) and the time-box worker. */
+  /**
+   * One bot replica's background half: the apply worker (scheduling deadlines) and the time-box
+   * worker. Every replica allows break-glass: the replicas of the file's tests share one queue, so
+   * whichever takes a break-glass change's deadline must be configured as the one that applied it.
+   */
   async function replica() {
-    const wf = fx.workflow();
+    const wf = fx.workflow({ env: { breakGlass: { reviewWithinMs: 3_600_000 } } });
     const timebox = createTimeBoxQueue({ redisUrl: REDIS_URL, keyPrefix: fx.keyPrefix });
     const apply = await fx.worker(client, {
       onRecorded: async (r, record) => {
@@ -239,6 +243,54 @@ describe.each(up)('time-boxed changes on $label', (broker) => {
         }
       },
       { client, prefix: 'tb-rules' },
+    );
+  });
+
+  it.concurrent('a break-glass change --for 10s is reverted at its deadline, under the same break-glass (issue 28, item 2)', async () => {
+    await withVhost(
+      async (vhost) => {
+        await client.putPolicy('user', limits(vhost, 10));
+        const bot = await replica();
+        try {
+          const { request } = await bot.wf.file({
+            vhost,
+            layer: 'user',
+            action: 'edit',
+            policy: 'orders-limit',
+            fields: { definition: { 'max-length': 1000 } },
+            requester: { user: REQUESTER, reason: 'INC-28: orders backing up, no approver awake' },
+            origin: { channel: 'C0INCIDENT' },
+            timeBoxMs: 10_000,
+            breakGlass: true,
+          });
+          const applied = await waitFor(
+            async () => {
+              const r = await bot.wf.get(request.id);
+              return r?.state === 'applied' && r;
+            },
+            { deadlineMs: 30_000, what: 'the break-glass change applied' },
+          );
+          expect(applied.decision).toBeUndefined();
+          await waitFor(
+            async () =>
+              (await client.getPolicy('user', vhost, 'orders-limit'))?.definition['max-length'] === 10,
+            { deadlineMs: 40_000, what: 'the policy back as it was' },
+          );
+          await waitFor(async () => (await revertsOf(applied.auditId ?? '')).length === 1, {
+            what: 'the revert recorded',
+          });
+          const [revert] = await revertsOf(applied.auditId ?? '');
+          expect(revert?.breakGlass).toMatchObject({
+            user: REQUESTER,
+            reason: expect.stringMatching(/^applied by break-glass with r-.*time-boxed to 10s: INC-28/),
+          });
+          expect(revert?.approver).toBeUndefined();
+          expect(told.asked.filter((a) => a.request.id === applied.id)).toEqual([]);
+        } finally {
+          await bot.stop();
+        }
+      },
+      { client, prefix: 'tb-glass' },
     );
   });
 

@@ -302,7 +302,8 @@ export function liveShows(
           now?.ready === w.ready &&
           now.unacked === (w.unacked ?? 0) &&
           now.consumers === (w.consumers ?? 0) &&
-          (now.ready === 0 || now.bytes > 0)
+          // A stream never reports its bytes (null); any other queue's come after its messages.
+          (now.ready === 0 || now.bytes === null || now.bytes > 0)
         );
       });
     },

@@ -16,6 +16,7 @@ import {
   operatorMaySet,
   refusedKeys,
   scopeFits,
+  scopesMeet,
   stricterLimit,
   vetoedKeys,
 } from '../../src/policy/keys.ts';
@@ -50,6 +51,31 @@ describe('scopeFits', () => {
     ['classic_queues', null, false],
   ] as const)('%s reaches %s: %s', (applyTo, kind, fits) => {
     expect(scopeFits(applyTo, kind)).toBe(fits);
+  });
+});
+
+describe('scopesMeet', () => {
+  it.each([
+    ['queues', 'exchanges', false],
+    ['classic_queues', 'quorum_queues', false],
+    ['streams', 'exchanges', false],
+    ['classic_queues', 'streams', false],
+    ['all', 'exchanges', true],
+    ['all', 'streams', true],
+    ['queues', 'quorum_queues', true],
+    ['queues', 'queues', true],
+    ['exchanges', 'exchanges', true],
+  ] as const)('%s and %s meet: %s', (a, b, meet) => {
+    expect(scopesMeet(a, b)).toBe(meet);
+    expect(scopesMeet(b, a)).toBe(meet);
+  });
+  it('is exactly "one kind of object both reach"', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...APPLY_TO_VALUES), fc.constantFrom(...APPLY_TO_VALUES), (a, b) => {
+        const both = OBJECT_KINDS.filter((k) => scopeFits(a, k) && scopeFits(b, k));
+        expect(scopesMeet(a, b)).toBe(both.length > 0);
+      }),
+    );
   });
 });
 

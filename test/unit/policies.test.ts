@@ -77,6 +77,29 @@ describe('byPriority', () => {
   });
 });
 
+describe('byPriority: a tie only where the apply-tos meet (issue 28, item 12)', () => {
+  it("the lab's audit-fallback (queues) and orders-ae (exchanges) at priority 1 are no tie", () => {
+    const list = byPriority([
+      pol('audit-fallback', '^orders\\.', 1, { 'message-ttl': 3600000 }, 'queues'),
+      pol('orders-ae', '^orders\\.', 1, { 'alternate-exchange': 'orders.unrouted' }, 'exchanges'),
+    ]);
+    expect(list.map((p) => [p.name, p.tie])).toEqual([
+      ['audit-fallback', false],
+      ['orders-ae', false],
+    ]);
+  });
+  it('classic_queues and quorum_queues never meet; all meets both', () => {
+    const two = [pol('c', '^x', 3, {}, 'classic_queues'), pol('q', '^x', 3, {}, 'quorum_queues')];
+    expect(byPriority(two).map((p) => p.tie)).toEqual([false, false]);
+    const three = byPriority([...two, pol('a', '^x', 3, {}, 'all')]);
+    expect(three.map((p) => [p.name, p.tie])).toEqual([
+      ['a', true],
+      ['c', true],
+      ['q', true],
+    ]);
+  });
+});
+
 describe('policies, in both front doors', () => {
   const lab = [
     pol('audit-retention', '^orders\\.audit$', 10, { 'dead-letter-exchange': 'audit.dlx' }, 'queues'),

@@ -17,6 +17,7 @@ import {
   type ReviewFacts,
   requesterRefusal,
   reviewRefusal,
+  timeBoxRevertAuthority,
 } from '../../src/workflow/rules.ts';
 
 /** The workflow's rules (src/workflow/rules.ts), table by table; the integration suites run them against Redis and the broker. */
@@ -347,5 +348,21 @@ describe('refusal sentences (src/workflow/errors.ts)', () => {
     [{ code: 'self-review' } as const, /another approver must review it/],
   ])('%j reads %s', (refusal, sentence) => {
     expect(refusalSentence(refusal)).toMatch(sentence);
+  });
+});
+
+describe('timeBoxRevertAuthority (issue 28, item 2)', () => {
+  const at = '2026-12-01T08:00:00.000Z';
+  it.each([
+    ['approved', { decision: { kind: 'approve' as const, by: 'U0A', reason: 'ok', at } }, 'approval'],
+    [
+      'applied by break-glass after one of two approvals (no decision)',
+      { breakGlass: { by: 'U0R', reason: 'INC', at, reviewBy: at } },
+      'break-glass',
+    ],
+    ['rejected', { decision: { kind: 'reject' as const, by: 'U0A', reason: 'no', at } }, null],
+    ['neither', {}, null],
+  ])('%s: %s', (_what, r, kind) => {
+    expect(timeBoxRevertAuthority(r)?.kind ?? null).toBe(kind);
   });
 });

@@ -44,7 +44,7 @@ const broker: SlackBroker = {
   streamExchanges: () => listing([]),
   streamQueueStats: () => listing([]),
   federation: async () => ({ upstreams: new Set(), upstreamSets: new Set(), links: null }),
-  whoami: async () => ({}),
+  whoami: async () => ({ name: 'guest', tags: ['administrator'] }),
 };
 
 describe('Slack credentials', () => {

@@ -30,7 +30,7 @@ function broker(overrides: Partial<SlackBroker> = {}): SlackBroker {
     streamExchanges: () => listing([]),
     streamQueueStats: () => listing([]),
     federation: async () => ({ upstreams: new Set(), upstreamSets: new Set(), links: null }),
-    whoami: async () => ({}),
+    whoami: async () => ({ name: 'guest', tags: ['administrator'] }),
     ...overrides,
   };
 }

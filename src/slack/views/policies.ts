@@ -42,7 +42,7 @@ function line(p: ListedPolicy): string {
  * The heading and as many lines as fit, in as few sections as they fit (each under Slack's
  * section limit), within the block and text budget. Never splits a line; says how many it holds.
  */
-function pages(
+export function pages(
   heading: string,
   lines: readonly string[],
   budget: { blocks: number; text: number },

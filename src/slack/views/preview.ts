@@ -18,6 +18,7 @@ import {
   RISK_WORDS,
 } from '../../preview/summary.ts';
 import { showInvisible } from '../../text/asWritten.ts';
+import { missingVhostSentence } from '../../vhosts.ts';
 import { code, prose, truncate, valueCode } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
 import type { AttachedFile } from '../slackCalls.ts';
@@ -283,7 +284,14 @@ function refused(r: Extract<PreviewResult, { status: 'refused' }>): MessageWithF
 function notAsked(r: Extract<PreviewResult, { status: 'not-asked' }>): MessageWithFile {
   const why =
     r.why === 'missing-vhost'
-      ? `vhost ${name(r.change.vhost)} does not exist${r.closeVhosts?.length ? `; did you mean ${r.closeVhosts.map(name).join(' or ')}?` : ''}`
+      ? missingVhostSentence(
+          {
+            vhost: r.change.vhost,
+            close: r.closeVhosts ?? [],
+            ...(r.vhostHiddenFrom === undefined ? {} : { hiddenFrom: r.vhostHiddenFrom }),
+          },
+          name,
+        )
       : `${NOT_ASKED_WORDS[r.why] ?? 'the broker could not be asked'}${r.detail ? ` (${code(truncate(r.detail, 300))})` : ''}`;
   const blocks = [
     section(

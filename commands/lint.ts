@@ -1,0 +1,229 @@
+import { z } from 'zod';
+import type { DefinitionsFile } from '../src/definitions/read.ts';
+import { formatDuration } from '../src/duration.ts';
+import { InputError } from '../src/errors.ts';
+import { type BacktrackingReader, defaultReader } from '../src/patterns/reader.ts';
+import { atLeastAsSevere, type Finding, Linter, SEVERITIES, type Severity } from '../src/policy/lint.ts';
+import { PatternCache } from '../src/policy/pattern.ts';
+import { buildPolicySet } from '../src/policy/resolve.ts';
+import { formatVersion, type Policy, type PolicyLayer } from '../src/policy/types.ts';
+import type { NotAskedWhy } from '../src/rabbit/errors.ts';
+import { type InventorySource, openInventory } from '../src/rabbit/inventory.ts';
+import { quoted, valueWritten } from '../src/text/asWritten.ts';
+import type { VhostLister } from '../src/vhosts.ts';
+import { type FlagDefaults, parseArgs, parseWith, Vhost } from './parse.ts';
+import { notAskedOf } from './whichLookup.ts';
+
+/**
+ * `lint [FILE] [--vhost V] [--env E] [--fail-on error|warning]`: every surprise the vhost's
+ * policies hold for the objects there now, in one pass over the listings `preview` reads (one
+ * queue listing with the live numbers, one exchange listing, the two policy lists, the
+ * federation): no call per object. The rules are src/policy/lint.ts; the sentences are here, each
+ * name as written. With a file's policies (`policies`), they are linted as if applied. Writes
+ * nothing.
+ */
+
+export const LINT_USAGE = 'lint [FILE] [--vhost V] [--env E] [--fail-on error|warning]';
+
+/** Exit code with `--fail-on` when a finding that severe (or worse) is there (INTERFACE.md §2b). */
+export const LINT_FAIL_EXIT = 4;
+
+const LintInput = z.object({
+  vhost: Vhost,
+  env: z.string().min(1).optional(),
+  failOn: z.enum(['error', 'warning']).optional(),
+  file: z.string().min(1).optional(),
+});
+export type LintInput = z.output<typeof LintInput>;
+
+export function parseLint(words: readonly string[], defaults: FlagDefaults = {}): LintInput {
+  const { positionals, flags } = parseArgs(
+    words,
+    { vhost: 'string', env: 'string', 'fail-on': 'string' },
+    LINT_USAGE,
+  );
+  if (positionals.length > 1) {
+    throw new InputError(
+      `lint takes at most one file, got ${positionals.length} words: ${positionals.map((p) => quoted(p)).join(', ')}.`,
+      {
+        usage: LINT_USAGE,
+      },
+    );
+  }
+  const failOn = flags['fail-on'];
+  if (failOn !== undefined && failOn !== 'error' && failOn !== 'warning') {
+    throw new InputError(`--fail-on takes error or warning, got ${quoted(String(failOn))}.`, {
+      usage: LINT_USAGE,
+    });
+  }
+  return parseWith(
+    LintInput,
+    {
+      vhost: flags.vhost ?? defaults.vhost,
+      env: flags.env ?? defaults.env,
+      failOn,
+      file: positionals[0],
+    },
+    LINT_USAGE,
+  );
+}
+
+/** What `lint` needs of the management API. ManagementClient satisfies it. */
+export interface LintBroker extends InventorySource, VhostLister {}
+
+export type LintedFinding = Finding & { readonly why: string };
+
+export interface LintResult {
+  env: string;
+  vhost: string;
+  answer: 'linted' | 'not-asked';
+  why?: NotAskedWhy;
+  detail?: string;
+  brokerVersion?: string;
+  /** The file whose policies were linted as if applied, when one was given. */
+  file?: string;
+  /** The most severe first. */
+  findings: LintedFinding[];
+  /** Policies linted (both layers). */
+  policies: number;
+  /** Objects read. */
+  objects: number;
+  /** Readings that failed: what they would have found is not claimed either way. */
+  notRead: string[];
+}
+
+export interface LintOptions {
+  readonly env: string;
+  /** A definitions file's policies, linted as if applied (the broker's others kept, as `plan` leaves them). */
+  readonly file?: DefinitionsFile;
+  readonly reader?: BacktrackingReader;
+  readonly now?: () => number;
+}
+
+export async function lint(input: LintInput, broker: LintBroker, options: LintOptions): Promise<LintResult> {
+  const r: LintResult = {
+    env: options.env,
+    vhost: input.vhost,
+    answer: 'not-asked',
+    ...(input.file === undefined ? {} : { file: input.file }),
+    findings: [],
+    policies: 0,
+    objects: 0,
+    notRead: [],
+  };
+  try {
+    let linter: Linter | undefined;
+    const inventory = await openInventory(broker, input.vhost, {
+      live: true,
+      withoutReportedPolicies: true,
+      keepLive: () => (name) => linter?.wantsLive(name) === true,
+    });
+    const user = options.file ? asApplied(inventory.user, options.file, 'user', input.vhost) : inventory.user;
+    const operator = options.file
+      ? asApplied(inventory.operator, options.file, 'operator', input.vhost)
+      : inventory.operator;
+    const cache = new PatternCache();
+    linter = new Linter(buildPolicySet(user, operator, inventory.version, cache), cache);
+    const l = linter;
+    await inventory.each((o) => l.add(o));
+    const pending = l.pending();
+    if (pending.size > 0) await (options.reader ?? defaultReader()).decide(pending);
+    l.settle();
+    const live = await inventory.live();
+    if (live?.queuesWhy) r.notRead.push(`the queues' numbers could not be read (${live.queuesWhy})`);
+    if (live?.federationWhy)
+      r.notRead.push(`the federation upstreams could not be read (${live.federationWhy})`);
+    const at = live ? Date.parse(live.sampledAt) : (options.now ?? Date.now)();
+    const findings = l.findings(
+      live?.queuesWhy ? null : (live?.queues ?? null),
+      {
+        upstreams: live?.federation?.upstreams ?? null,
+        upstreamSets: live?.federation?.upstreamSets ?? null,
+      },
+      at,
+    );
+    return {
+      ...r,
+      answer: 'linted',
+      brokerVersion: formatVersion(inventory.version),
+      findings: findings.map((f) => ({ ...f, why: whyOf(f) })),
+      policies: user.length + operator.length,
+      objects: l.objects,
+    };
+  } catch (err) {
+    return { ...r, ...(await notAskedOf(err, broker, input.vhost, LINT_USAGE)) };
+  }
+}
+
+/**
+ * One layer as it would be once the file is applied: the file's policies of the vhost created or
+ * replaced by name, the broker's others left alone (no `--prune`: `plan`'s default).
+ */
+export function asApplied(
+  broker: readonly Policy[],
+  file: DefinitionsFile,
+  layer: PolicyLayer,
+  vhost: string,
+): Policy[] {
+  const mine = file.policies
+    .filter((p) => p.layer === layer && p.policy.vhost === vhost)
+    .map((p) => p.policy);
+  const named = new Set(mine.map((p) => p.name));
+  return [...broker.filter((p) => !named.has(p.name)), ...mine];
+}
+
+/** 0 answered; 3 not asked; 4 with `--fail-on` when a finding that severe or worse is there. */
+export function lintExitCode(result: LintResult, failOn: Severity | undefined): number {
+  if (result.answer === 'not-asked') return 3;
+  if (failOn && result.findings.some((f) => atLeastAsSevere(f.severity, failOn))) return LINT_FAIL_EXIT;
+  return 0;
+}
+
+/** The findings counted by severity, worst first: "2 errors, 1 warning" ("no findings"). */
+export function lintCounts(findings: readonly { severity: Severity }[]): string {
+  const parts = SEVERITIES.map((s) => {
+    const n = findings.filter((f) => f.severity === s).length;
+    return n === 0 ? '' : `${n} ${s === 'info' ? 'info' : n === 1 ? s : `${s}s`}`;
+  }).filter(Boolean);
+  return parts.length === 0 ? 'no findings' : parts.join(', ');
+}
+
+// --- the sentences: one per kind -------------------------------------------------------------
+
+const objectsWord = (n: number, what = 'object') => `${n} ${what}${n === 1 ? '' : 's'}`;
+const policyWord = (f: Finding) => `${f.operator ? 'Operator policy' : 'Policy'} ${quoted(f.policy)}`;
+
+const TARGET_LOSS: Readonly<Record<string, string>> = {
+  'dead-letter-exchange': 'what they dead-letter (rejected, expired, over a limit) is dropped',
+  'alternate-exchange': 'what they cannot route is dropped',
+  'federation-upstream': 'no federation link can run for them',
+  'federation-upstream-set': 'no federation link can run for them',
+};
+
+const TARGET_WHAT: Readonly<Record<string, string>> = {
+  'dead-letter-exchange': 'no exchange of this vhost',
+  'alternate-exchange': 'no exchange of this vhost',
+  'federation-upstream': 'no federation upstream of this vhost',
+  'federation-upstream-set': 'no federation upstream set of this vhost',
+};
+
+/** One sentence per finding, names as written. */
+export function whyOf(f: Finding): string {
+  const n = f.objectCount;
+  switch (f.kind) {
+    case 'tie':
+      return `${f.operator ? 'Operator policies' : 'Policies'} ${f.policies.map(quoted).join(' and ')} share priority ${f.priority} and both match ${objectsWord(n)} there now: which one the broker applies to ${n === 1 ? 'it' : 'them'} is not defined.`;
+    case 'missing-target':
+      return `${policyWord(f)} sets ${f.key} to ${quoted(f.target)}, ${TARGET_WHAT[f.key]}, on ${objectsWord(n)} it governs: ${TARGET_LOSS[f.key]}.`;
+    case 'expires-idle':
+      return `${policyWord(f)}'s expires (${formatDuration(f.expiresMs)}) will delete ${objectsWord(n, 'queue')} holding ${f.messages} message${f.messages === 1 ? '' : 's'} and no consumer, the first by ${f.by} at the latest, unless a consumer comes.`;
+    case 'cannot-govern':
+      return `${policyWord(f)} matches ${objectsWord(n)} whose type refuses its ${f.keys.map((k) => quoted(k)).join(', ')}, so it governs ${n === 1 ? 'it not' : 'none of them'} (a policy with a key the type refuses does not apply at all).`;
+    case 'unanchored':
+      return `${policyWord(f)}'s pattern ${quoted(f.pattern)} has no ^, so it matches ${objectsWord(n, 'name')} that merely contain${n === 1 ? 's' : ''} it without starting with it.`;
+    case 'shadowed':
+      return `${policyWord(f)} matches ${objectsWord(n)} and governs none of ${n === 1 ? 'it' : 'them'}: ${f.by.map(quoted).join(', ')} win${f.by.length === 1 ? 's' : ''} at a higher priority.`;
+    case 'operator-never-stricter':
+      return `${policyWord(f)}'s ${f.key} ${valueWritten(f.limit)} is above what each of the ${objectsWord(n)} it governs already uses (at most ${valueWritten(f.highestOwn)}), so it never applies.`;
+  }
+}

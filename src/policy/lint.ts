@@ -1,0 +1,594 @@
+import { effectiveDefinition } from './effective.ts';
+import { hazardsOf, type LiveQueue, type TargetKey, targetExists, targetKeys, type World } from './impact.ts';
+import { keySpec, scopesMeet, stricterLimit } from './keys.ts';
+import {
+  anchoredForm,
+  isAnchored,
+  type NameView,
+  nameView,
+  type PatternCache,
+  type PendingVerdicts,
+  pendingVerdicts,
+} from './pattern.ts';
+import type { KindOrUnknown } from './policyIndex.ts';
+import { type SourcedValue, withArguments } from './provenance.ts';
+import { type LayerResolution, type PolicySet, resolve } from './resolve.ts';
+import type { ObjectKind, Policy, PolicyLayer } from './types.ts';
+
+/**
+ * `lint`: every surprise a vhost's policies hold for the objects there now, in one pass over
+ * them. Pure: the policy set, each object (with its live numbers where they matter) and what the
+ * vhost holds come in; findings come out, the most severe first. Each kind is the broker's rule
+ * read the other way round (resolve.ts: the highest applicable match wins alone; keys.ts: a key
+ * the type refuses makes the policy inapplicable; impact.ts: what `expires` deletes, which targets
+ * exist), proven by test/integration/lint.test.ts against 3.10.8, 4.0.5 and 4.3.6, where the
+ * broker is asked what governs each object.
+ *
+ * What it does not claim: an object of a queue type this bot does not know, or whose resolution a
+ * pattern it cannot read leaves undecided, counts for no tie, no shadowing and no hazard (only
+ * for `unanchored`, which reads the pattern alone); a policy whose matches include such an
+ * object is not called shadowed.
+ */
+
+export const LINT_KINDS = [
+  'tie',
+  'missing-target',
+  'expires-idle',
+  'cannot-govern',
+  'unanchored',
+  'shadowed',
+  'operator-never-stricter',
+] as const;
+export type LintKind = (typeof LINT_KINDS)[number];
+
+export const SEVERITIES = ['error', 'warning', 'info'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+export const SEVERITY_OF: { readonly [K in LintKind]: Severity } = {
+  tie: 'error',
+  'missing-target': 'error',
+  'expires-idle': 'error',
+  'cannot-govern': 'warning',
+  unanchored: 'warning',
+  shadowed: 'info',
+  'operator-never-stricter': 'info',
+};
+
+/** `severity` is `floor` or worse (`--fail-on`). */
+export const atLeastAsSevere = (severity: Severity, floor: Severity): boolean =>
+  SEVERITIES.indexOf(severity) <= SEVERITIES.indexOf(floor);
+
+/** Names listed per finding; `objectCount` has them all. */
+export const LISTED_OBJECTS = 20;
+
+/** What each kind says beyond the objects it concerns. */
+export type LintFact =
+  /** `policies`: every policy of the tie, by name; `policy` is the first. */
+  | { readonly kind: 'tie'; readonly policies: readonly string[]; readonly priority: number }
+  | { readonly kind: 'missing-target'; readonly key: TargetKey; readonly target: string }
+  /** `messages`: on the objects listed and counted; `by`: the first deletion, at the latest. */
+  | {
+      readonly kind: 'expires-idle';
+      readonly expiresMs: number;
+      readonly messages: number;
+      readonly by: string;
+    }
+  /** `keys`: the keys of the policy the objects' types refuse. */
+  | { readonly kind: 'cannot-govern'; readonly keys: readonly string[] }
+  | { readonly kind: 'unanchored'; readonly pattern: string }
+  /** `by`: the policies that govern the objects it matches instead (at most LISTED_OBJECTS). */
+  | { readonly kind: 'shadowed'; readonly by: readonly string[] }
+  /** `limit`: the operator policy's; `highestOwn`: the highest value the governed objects use without it. */
+  | {
+      readonly kind: 'operator-never-stricter';
+      readonly key: string;
+      readonly limit: number;
+      readonly highestOwn: number;
+    };
+
+export type Finding = LintFact & {
+  readonly severity: Severity;
+  readonly policy: string;
+  readonly operator: boolean;
+  /** At most LISTED_OBJECTS names, in code-unit order. */
+  readonly objects: readonly string[];
+  readonly objectCount: number;
+};
+
+/** An object of the vhost as the listings give it. */
+export interface LintObject {
+  readonly name: string;
+  /** null: a queue of a type this bot does not know. */
+  readonly kind: KindOrUnknown;
+  readonly arguments: Readonly<Record<string, unknown>>;
+}
+
+/** The first LISTED_OBJECTS names seen, and how many. */
+class Names {
+  readonly list: string[] = [];
+  count = 0;
+  add(name: string): void {
+    this.count++;
+    if (this.list.length < LISTED_OBJECTS) this.list.push(name);
+  }
+  get sorted(): string[] {
+    return [...this.list].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+}
+
+interface PolicyTally {
+  readonly layer: PolicyLayer;
+  readonly policy: Policy;
+  readonly unanchored: boolean;
+  /** Objects it matches and may govern (no refused key). */
+  applicable: number;
+  /** Of those, the ones another policy governs. */
+  readonly lost: Names;
+  readonly winners: Set<string>;
+  /** It matches an object whose resolution is not decided: nothing is claimed about shadowing. */
+  unsure: boolean;
+  readonly refused: Names;
+  readonly refusedKeys: Set<string>;
+  readonly caught: Names;
+}
+
+interface TargetTally {
+  readonly layer: PolicyLayer;
+  readonly policy: string;
+  readonly key: TargetKey;
+  readonly target: string;
+  readonly names: Names;
+}
+
+/** What the policies governing an object do there (`#governed`). */
+interface Governed {
+  readonly targets: readonly TargetTally[];
+  readonly expires: Omit<Expiring, 'name'> | null;
+  readonly never: readonly { readonly entry: NeverStricter; readonly own: number | undefined }[];
+}
+
+interface Expiring {
+  readonly name: string;
+  readonly layer: PolicyLayer;
+  readonly policy: string;
+  readonly expiresMs: number;
+  readonly values: Readonly<Record<string, unknown>>;
+  readonly kind: 'classic' | 'quorum';
+}
+
+interface NeverStricter {
+  readonly policy: string;
+  readonly key: string;
+  readonly limit: number;
+  governed: number;
+  never: number;
+  highestOwn: number;
+  readonly names: Names;
+}
+
+/** The arguments as one string, equal for equal arguments (keys in the broker's order). */
+function argumentsSignature(args: Readonly<Record<string, unknown>>): string {
+  let s = '';
+  for (const k in args) {
+    const v = args[k];
+    s += `${k}\u0000${typeof v === 'object' ? JSON.stringify(v) : String(v)}\u0000`;
+  }
+  return s;
+}
+
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+
+/** The layer whose value the object uses for a key (`both`: the one whose value holds). */
+function sourceLayer(v: SourcedValue, operatorValue: unknown): PolicyLayer {
+  if (v.from === 'policy') return 'user';
+  if (v.from === 'operator-policy') return 'operator';
+  return v.value === operatorValue ? 'operator' : 'user';
+}
+
+/**
+ * The pass: `add` every object (queues and exchanges alike, in any order), `pending`/`settle` for
+ * the patterns the backtracking engine decides, then `findings` once the live numbers and the
+ * vhost's federation are known.
+ */
+export class Linter {
+  readonly #set: PolicySet;
+  readonly #cache: PatternCache;
+  readonly #tallies = new Map<Policy, PolicyTally>();
+  readonly #shared = new Map<ObjectKind, Map<Policy | null, Map<Policy | null, Map<string, Governed>>>>();
+  readonly #ties = new Map<
+    string,
+    { policies: string[]; priority: number; layer: PolicyLayer; names: Names }
+  >();
+  readonly #targets = new Map<string, TargetTally>();
+  readonly #expiring: Expiring[] = [];
+  readonly #expiringNames = new Set<string>();
+  readonly #never = new Map<string, NeverStricter>();
+  readonly #exchanges = new Set<string>();
+  #parked: { object: LintObject; view: NameView }[] = [];
+  #objects = 0;
+
+  constructor(set: PolicySet, cache: PatternCache) {
+    this.#set = set;
+    this.#cache = cache;
+    for (const [layer, index] of [
+      ['user', set.user],
+      ['operator', set.operator],
+    ] as const) {
+      for (const e of index.byName.values()) {
+        this.#tallies.set(e.policy, {
+          layer,
+          policy: e.policy,
+          unanchored: !isAnchored(e.policy.pattern),
+          applicable: 0,
+          lost: new Names(),
+          winners: new Set(),
+          unsure: false,
+          refused: new Names(),
+          refusedKeys: new Set(),
+          caught: new Names(),
+        });
+      }
+    }
+  }
+
+  /** Objects read so far. */
+  get objects(): number {
+    return this.#objects;
+  }
+
+  /** The exchanges of the vhost seen so far (every one, once the pass is over). */
+  get exchanges(): ReadonlySet<string> {
+    return this.#exchanges;
+  }
+
+  /** Whether this queue's live numbers are wanted: governed with `expires` (few, in practice). */
+  wantsLive(name: string): boolean {
+    return this.#expiringNames.has(name);
+  }
+
+  add(o: LintObject): void {
+    if (o.kind === 'exchange') this.#exchanges.add(o.name);
+    const view = nameView(o.name, { collectPending: true });
+    if (!this.#read(o, view, true)) this.#parked.push({ object: o, view });
+  }
+
+  /** The patterns the backtracking engine is to decide, and for which names, before `settle()`. */
+  pending(): PendingVerdicts {
+    return pendingVerdicts(this.#parked.map((p) => p.view));
+  }
+
+  /** The parked objects read again, with the verdicts in. */
+  settle(): void {
+    const parked = this.#parked;
+    this.#parked = [];
+    for (const { object } of parked) this.#read(object, nameView(object.name), false);
+  }
+
+  /** Reads one object; false (nothing kept) when a pattern waits for the backtracking engine. */
+  #read(o: LintObject, view: NameView, collect: boolean): boolean {
+    const r = resolve(this.#set, o.name, o.kind, view);
+    let caught: PolicyTally[] | undefined;
+    for (const res of [r.user, r.operator]) {
+      for (const m of res.matches) {
+        const tally = this.#tally(m.policy);
+        if (!tally.unanchored) continue;
+        if (this.#cache.get(anchoredForm(m.policy.pattern)).match(view) === false) {
+          caught ??= [];
+          caught.push(tally);
+        }
+      }
+    }
+    if (collect && view.pending && view.pending.size > 0) return false;
+    this.#objects++;
+    if (caught) for (const t of caught) t.caught.add(o.name);
+    const kind = o.kind;
+    const user = this.#layer('user', r.user, o.name, kind !== null);
+    const operator = this.#layer('operator', r.operator, o.name, kind !== null);
+    if (kind === null || user === undefined || operator === undefined || (user === null && operator === null))
+      return true;
+    const g = this.#sharedGoverned(o, kind, user, operator);
+    for (const t of g.targets) t.names.add(o.name);
+    if (g.expires) {
+      this.#expiring.push({ name: o.name, ...g.expires });
+      this.#expiringNames.add(o.name);
+    }
+    for (const n of g.never) {
+      n.entry.governed++;
+      if (n.own === undefined) continue;
+      n.entry.never++;
+      n.entry.highestOwn = Math.max(n.entry.highestOwn, n.own);
+      n.entry.names.add(o.name);
+    }
+    return true;
+  }
+
+  #tally(policy: Policy): PolicyTally {
+    const t = this.#tallies.get(policy);
+    // Unreachable: every match is a policy of the set.
+    if (!t) throw new Error(`lint: no policy ${policy.name}`);
+    return t;
+  }
+
+  /**
+   * One layer's matches of one object tallied; the policy that governs it (null: none), or
+   * undefined when that is not decided (a tie, an unreadable pattern, an unknown type).
+   */
+  #layer(layer: PolicyLayer, res: LayerResolution, name: string, known: boolean): Policy | null | undefined {
+    const decided = known && res.decided;
+    const candidates = res.candidates;
+    if (decided && candidates.length > 1) {
+      // The engine's candidates all reach this object; the rule `policies` marks ties by, all the same.
+      const [first] = candidates;
+      const tied = candidates.filter((p) => first !== undefined && scopesMeet(first.applyTo, p.applyTo));
+      if (tied.length > 1) {
+        const names = tied.map((p) => p.name).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+        const key = `${layer}\u0000${names.join('\u0000')}`;
+        let tie = this.#ties.get(key);
+        if (!tie) {
+          tie = { policies: names, priority: tied[0]?.priority ?? 0, layer, names: new Names() };
+          this.#ties.set(key, tie);
+        }
+        tie.names.add(name);
+      }
+    }
+    for (const m of res.matches) {
+      const t = this.#tally(m.policy);
+      if (m.refused.length > 0) {
+        if (!known) continue;
+        t.refused.add(name);
+        for (const k of m.refused) t.refusedKeys.add(k);
+        continue;
+      }
+      t.applicable++;
+      if (!decided) t.unsure = true;
+      else if (!candidates.includes(m.policy)) {
+        t.lost.add(name);
+        for (const c of candidates) if (t.winners.size < LISTED_OBJECTS) t.winners.add(c.name);
+      }
+    }
+    if (!decided || candidates.length > 1) return undefined;
+    return candidates[0] ?? null;
+  }
+
+  /**
+   * `#governed`, made once per kind, pair of policies and arguments (most objects share all three:
+   * every quorum queue has the same `x-queue-type`).
+   */
+  #sharedGoverned(o: LintObject, kind: ObjectKind, user: Policy | null, operator: Policy | null): Governed {
+    let byUser = this.#shared.get(kind);
+    if (!byUser) {
+      byUser = new Map();
+      this.#shared.set(kind, byUser);
+    }
+    let byOperator = byUser.get(user);
+    if (!byOperator) {
+      byOperator = new Map();
+      byUser.set(user, byOperator);
+    }
+    let byArguments = byOperator.get(operator);
+    if (!byArguments) {
+      byArguments = new Map();
+      byOperator.set(operator, byArguments);
+    }
+    const signature = argumentsSignature(o.arguments);
+    let g = byArguments.get(signature);
+    if (!g) {
+      g = this.#governed(o, kind, user, operator);
+      byArguments.set(signature, g);
+    }
+    return g;
+  }
+
+  /**
+   * What the two policies governing an object do there: the targets they name (the values it
+   * uses: both layers merged, its own arguments on top), the `expires` that may delete it, and
+   * each operator limit against what it would use without the operator policy.
+   */
+  #governed(o: LintObject, kind: ObjectKind, user: Policy | null, operator: Policy | null): Governed {
+    const version = this.#set.version;
+    const sourced = withArguments(
+      effectiveDefinition(user?.definition, operator?.definition, version),
+      o.arguments,
+      kind,
+      version,
+    );
+    const of = (layer: PolicyLayer) => (layer === 'user' ? user : operator);
+    const targets: TargetTally[] = [];
+    for (const key of targetKeys(kind)) {
+      const v = sourced[key];
+      if (v === undefined || typeof v.value !== 'string' || v.from === 'arguments') continue;
+      const layer = sourceLayer(v, operator?.definition[key]);
+      const policy = of(layer);
+      if (!policy) continue;
+      const id = `${layer}\u0000${policy.name}\u0000${key}\u0000${v.value}`;
+      let t = this.#targets.get(id);
+      if (!t) {
+        t = { layer, policy: policy.name, key, target: v.value, names: new Names() };
+        this.#targets.set(id, t);
+      }
+      targets.push(t);
+    }
+    if (kind !== 'classic' && kind !== 'quorum') return { targets, expires: null, never: [] };
+    let expires: Governed['expires'] = null;
+    const e = sourced.expires;
+    const expiresMs = num(e?.value);
+    if (e !== undefined && expiresMs !== undefined && e.from !== 'arguments') {
+      const layer = sourceLayer(e, operator?.definition.expires);
+      const policy = of(layer);
+      const values: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(sourced)) values[k] = v.value;
+      if (policy) expires = { layer, policy: policy.name, expiresMs, values, kind };
+    }
+    return { targets, expires, never: operator ? this.#neverStricter(o, kind, user, operator) : [] };
+  }
+
+  /** Each limit of the operator policy against what the object would use without it (`own`: it never bites). */
+  #neverStricter(
+    o: LintObject,
+    kind: 'classic' | 'quorum',
+    user: Policy | null,
+    operator: Policy,
+  ): Governed['never'] {
+    const version = this.#set.version;
+    const out: { entry: NeverStricter; own: number | undefined }[] = [];
+    let own: Record<string, SourcedValue> | undefined;
+    for (const [key, raw] of Object.entries(operator.definition)) {
+      const limit = num(raw);
+      if (limit === undefined || keySpec(key)?.merge !== 'min') continue;
+      own ??= withArguments(
+        effectiveDefinition(user?.definition, undefined, version),
+        o.arguments,
+        kind,
+        version,
+      );
+      const id = `${operator.name}\u0000${key}`;
+      let entry = this.#never.get(id);
+      if (!entry) {
+        entry = {
+          policy: operator.name,
+          key,
+          limit,
+          governed: 0,
+          never: 0,
+          highestOwn: -Infinity,
+          names: new Names(),
+        };
+        this.#never.set(id, entry);
+      }
+      const mine = num(own[key]?.value);
+      const never = mine !== undefined && mine !== limit && stricterLimit(key, mine, limit, version) === mine;
+      out.push({ entry, own: never ? mine : undefined });
+    }
+    return out;
+  }
+
+  /**
+   * Every finding, the most severe first (then by kind, as LINT_KINDS lists them; the most objects
+   * first; by policy). `live`: the queues' numbers by name (`null`: none reported; absent: not
+   * read); `world`: the vhost's federation (`exchanges` as seen by the pass when not given).
+   */
+  findings(live: ReadonlyMap<string, LiveQueue | null> | null, world: Partial<World>, at: number): Finding[] {
+    const out: Finding[] = [];
+    const full: World = {
+      exchanges: world.exchanges === undefined ? this.#exchanges : world.exchanges,
+      upstreams: world.upstreams ?? null,
+      upstreamSets: world.upstreamSets ?? null,
+      links: world.links ?? null,
+    };
+    const base = (layer: PolicyLayer, policy: string, names: Names) => ({
+      policy,
+      operator: layer === 'operator',
+      objects: names.sorted,
+      objectCount: names.count,
+    });
+    for (const t of this.#ties.values()) {
+      out.push({
+        kind: 'tie',
+        severity: SEVERITY_OF.tie,
+        ...base(t.layer, t.policies[0] ?? '', t.names),
+        policies: t.policies,
+        priority: t.priority,
+      });
+    }
+    for (const t of this.#targets.values()) {
+      if (targetExists(t.key, t.target, full) !== false) continue;
+      out.push({
+        kind: 'missing-target',
+        severity: SEVERITY_OF['missing-target'],
+        ...base(t.layer, t.policy, t.names),
+        key: t.key,
+        target: t.target,
+      });
+    }
+    out.push(...this.#expiresIdle(live, full, at));
+    for (const t of this.#tallies.values()) {
+      const b = (names: Names) => base(t.layer, t.policy.name, names);
+      if (t.refused.count > 0)
+        out.push({
+          kind: 'cannot-govern',
+          severity: SEVERITY_OF['cannot-govern'],
+          ...b(t.refused),
+          keys: [...t.refusedKeys].sort(),
+        });
+      if (t.caught.count > 0)
+        out.push({
+          kind: 'unanchored',
+          severity: SEVERITY_OF.unanchored,
+          ...b(t.caught),
+          pattern: t.policy.pattern,
+        });
+      if (t.applicable > 0 && !t.unsure && t.lost.count === t.applicable)
+        out.push({
+          kind: 'shadowed',
+          severity: SEVERITY_OF.shadowed,
+          ...b(t.lost),
+          by: [...t.winners].sort(),
+        });
+    }
+    for (const n of this.#never.values()) {
+      if (n.governed === 0 || n.never !== n.governed) continue;
+      out.push({
+        kind: 'operator-never-stricter',
+        severity: SEVERITY_OF['operator-never-stricter'],
+        ...base('operator', n.policy, n.names),
+        key: n.key,
+        limit: n.limit,
+        highestOwn: n.highestOwn,
+      });
+    }
+    return out.sort(bySeverity);
+  }
+
+  #expiresIdle(live: ReadonlyMap<string, LiveQueue | null> | null, world: World, at: number): Finding[] {
+    if (live === null) return [];
+    const byPolicy = new Map<
+      string,
+      { layer: PolicyLayer; policy: string; expiresMs: number; messages: number; by: string; names: Names }
+    >();
+    for (const e of this.#expiring) {
+      const now = live.get(e.name) ?? null;
+      if (now === null) continue;
+      for (const h of hazardsOf({ kind: e.kind, values: e.values, now, at }, world)) {
+        if (h.effect !== 'expires-idle' || h.messages === 0) continue;
+        const id = `${e.layer}\u0000${e.policy}`;
+        let g = byPolicy.get(id);
+        if (!g) {
+          g = {
+            layer: e.layer,
+            policy: e.policy,
+            expiresMs: e.expiresMs,
+            messages: 0,
+            by: h.by,
+            names: new Names(),
+          };
+          byPolicy.set(id, g);
+        }
+        g.messages += h.messages;
+        if (h.by < g.by) g.by = h.by;
+        g.expiresMs = Math.min(g.expiresMs, e.expiresMs);
+        g.names.add(e.name);
+      }
+    }
+    return [...byPolicy.values()].map((g) => ({
+      kind: 'expires-idle' as const,
+      severity: SEVERITY_OF['expires-idle'],
+      policy: g.policy,
+      operator: g.layer === 'operator',
+      objects: g.names.sorted,
+      objectCount: g.names.count,
+      expiresMs: g.expiresMs,
+      messages: g.messages,
+      by: g.by,
+    }));
+  }
+}
+
+function bySeverity(a: Finding, b: Finding): number {
+  return (
+    SEVERITIES.indexOf(a.severity) - SEVERITIES.indexOf(b.severity) ||
+    LINT_KINDS.indexOf(a.kind) - LINT_KINDS.indexOf(b.kind) ||
+    b.objectCount - a.objectCount ||
+    (a.policy < b.policy ? -1 : a.policy > b.policy ? 1 : 0) ||
+    Number(a.operator) - Number(b.operator)
+  );
+}

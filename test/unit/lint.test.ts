@@ -1,0 +1,296 @@
+/**
+ * src/policy/lint.ts: each kind fires on the smallest world that holds it and not on its clean
+ * twin; a property test over random clean worlds (anchored or harmless patterns, distinct
+ * priorities, keys every type takes, targets that exist, operator limits that bite, queues with
+ * consumers) finds nothing; and the order, the 20 names and the count. The broker itself:
+ * test/integration/lint.test.ts.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { lintCounts, whyOf } from '../../commands/lint.ts';
+import type { LiveQueue } from '../../src/policy/impact.ts';
+import {
+  atLeastAsSevere,
+  type Finding,
+  LISTED_OBJECTS,
+  Linter,
+  type LintObject,
+} from '../../src/policy/lint.ts';
+import { PatternCache } from '../../src/policy/pattern.ts';
+import { buildPolicySet } from '../../src/policy/resolve.ts';
+import type { ObjectKind, Policy } from '../../src/policy/types.ts';
+import { liveQueue } from '../support/live.ts';
+import { policyIn, V40, V310 } from '../support/policies.ts';
+
+const pol = policyIn('v');
+const opPol = policyIn('v');
+
+interface World {
+  user: Policy[];
+  operator?: Policy[];
+  objects: LintObject[];
+  live?: Map<string, LiveQueue | null>;
+  upstreams?: Set<string>;
+}
+
+const obj = (
+  name: string,
+  kind: ObjectKind | null = 'classic',
+  args: Record<string, unknown> = {},
+): LintObject => ({
+  name,
+  kind,
+  arguments: args,
+});
+
+function run(w: World, version = V40): Finding[] {
+  const cache = new PatternCache();
+  const linter = new Linter(buildPolicySet(w.user, w.operator ?? [], version, cache), cache);
+  for (const o of w.objects) linter.add(o);
+  linter.settle();
+  return linter.findings(
+    w.live ?? new Map(),
+    { upstreams: w.upstreams ?? new Set(), upstreamSets: new Set() },
+    0,
+  );
+}
+
+const kinds = (fs: Finding[]) => fs.map((f) => [f.kind, f.policy]);
+
+describe('each kind, and its clean twin', () => {
+  it('tie: two at one priority both match an object; at two priorities, or apart by apply-to, no tie', () => {
+    const a = pol('a', '^t\\.', 5, { 'max-length': 1 }, 'queues');
+    const b = pol('b', '^t\\.', 5, { 'max-length': 2 }, 'queues');
+    const f = run({ user: [a, b], objects: [obj('t.1'), obj('t.2')] });
+    expect(f).toMatchObject([
+      { kind: 'tie', policy: 'a', policies: ['a', 'b'], objects: ['t.1', 't.2'], objectCount: 2 },
+    ]);
+    expect(run({ user: [a, { ...b, priority: 4 }], objects: [obj('t.1')] }).map((x) => x.kind)).toEqual([
+      'shadowed',
+    ]);
+    const x = pol('x', '^t\\.', 5, { 'alternate-exchange': 'ae' }, 'exchanges');
+    expect(
+      run({ user: [a, x], objects: [obj('t.1'), obj('t.x', 'exchange'), obj('ae', 'exchange')] }),
+    ).toEqual([]);
+    const c = pol('c', '^t\\.', 5, { 'max-length': 1 }, 'classic_queues');
+    const q = pol('q', '^t\\.', 5, { 'max-length': 1 }, 'quorum_queues');
+    expect(run({ user: [c, q], objects: [obj('t.c'), obj('t.q', 'quorum')] })).toEqual([]);
+  });
+
+  it('shadowed: matches and governs none; governing one object is enough not to be', () => {
+    const hi = pol('hi', '^s\\.', 9, { 'max-length': 1 });
+    const lo = pol('lo', '^s\\.', 1, { 'max-length': 2 });
+    expect(run({ user: [hi, lo], objects: [obj('s.1')] })).toMatchObject([
+      { kind: 'shadowed', policy: 'lo', by: ['hi'] },
+    ]);
+    const wide = pol('lo', '^(s|w)\\.', 1, { 'max-length': 2 });
+    expect(run({ user: [hi, wide], objects: [obj('s.1'), obj('w.1')] })).toEqual([]);
+  });
+
+  it('cannot-govern: a stream and message-ttl; max-age it takes', () => {
+    const ttl = pol('ttl', '^s\\.', 1, { 'message-ttl': 1 }, 'queues');
+    expect(run({ user: [ttl], objects: [obj('s.1', 'stream')] })).toMatchObject([
+      { kind: 'cannot-govern', keys: ['message-ttl'], objects: ['s.1'] },
+    ]);
+    const age = pol('age', '^s\\.', 1, { 'max-age': '1D' }, 'queues');
+    expect(run({ user: [age], objects: [obj('s.1', 'stream')] })).toEqual([]);
+  });
+
+  it('unanchored: a name that merely contains the pattern; names that start with it are no catch', () => {
+    const cap = pol('cap', 'orders', 0, { 'max-length': 1 }, 'queues');
+    expect(run({ user: [cap], objects: [obj('orders.a'), obj('retry.orders.dlq')] })).toMatchObject([
+      { kind: 'unanchored', policy: 'cap', objects: ['retry.orders.dlq'], objectCount: 1 },
+    ]);
+    expect(run({ user: [cap], objects: [obj('orders.a'), obj('ordersb')] })).toEqual([]);
+  });
+
+  it('missing-target: the exchange or upstream named does not exist; one that exists is fine', () => {
+    const dlx = pol('dlx', '^q\\.', 0, { 'dead-letter-exchange': 'gone' }, 'queues');
+    expect(run({ user: [dlx], objects: [obj('q.1')] })).toMatchObject([
+      { kind: 'missing-target', key: 'dead-letter-exchange', target: 'gone' },
+    ]);
+    expect(run({ user: [dlx], objects: [obj('q.1'), obj('gone', 'exchange')] })).toEqual([]);
+    expect(
+      run({ user: [{ ...dlx, definition: { 'dead-letter-exchange': '' } }], objects: [obj('q.1')] }),
+    ).toEqual([]);
+    const fed = pol('fed', '^q\\.', 0, { 'federation-upstream': 'up' }, 'queues');
+    expect(run({ user: [fed], objects: [obj('q.1')] }).map((f) => f.kind)).toEqual(['missing-target']);
+    expect(run({ user: [fed], objects: [obj('q.1')], upstreams: new Set(['up']) })).toEqual([]);
+    // The queue's own argument names it: not the policy's doing.
+    const own = obj('q.1', 'classic', { 'x-dead-letter-exchange': 'gone' });
+    expect(run({ user: [pol('cap', '^q\\.', 0, { 'max-length': 1 })], objects: [own] })).toEqual([]);
+  });
+
+  it('expires-idle: messages and no consumer; empty, or with a consumer, not', () => {
+    const ex = pol('ex', '^q\\.', 0, { expires: 60_000 }, 'queues');
+    const live = new Map<string, LiveQueue | null>([
+      ['q.full', liveQueue(4)],
+      ['q.empty', liveQueue(0)],
+      ['q.held', { ...liveQueue(3), consumers: 1 }],
+      ['q.unknown', null],
+    ]);
+    const f = run({
+      user: [ex],
+      objects: ['q.full', 'q.empty', 'q.held', 'q.unknown'].map((n) => obj(n)),
+      live,
+    });
+    expect(f).toMatchObject([
+      {
+        kind: 'expires-idle',
+        policy: 'ex',
+        objects: ['q.full'],
+        messages: 4,
+        expiresMs: 60_000,
+        by: new Date(60_000).toISOString(),
+      },
+    ]);
+  });
+
+  it('operator-never-stricter: above every governed object own limit; one it bites is enough not to be', () => {
+    const user = [pol('u', '^o\\.\\d$', 0, { 'max-length': 10 }, 'queues')];
+    const high = opPol('ceil', '^o\\.', 0, { 'max-length': 1000 }, 'queues');
+    expect(run({ user, operator: [high], objects: [obj('o.1'), obj('o.2')] })).toMatchObject([
+      {
+        kind: 'operator-never-stricter',
+        policy: 'ceil',
+        operator: true,
+        key: 'max-length',
+        limit: 1000,
+        highestOwn: 10,
+        objectCount: 2,
+      },
+    ]);
+    expect(run({ user, operator: [high], objects: [obj('o.1'), obj('o.2x')] })).toEqual([]);
+    expect(
+      run({ user, operator: [{ ...high, definition: { 'max-length': 5 } }], objects: [obj('o.1')] }),
+    ).toEqual([]);
+  });
+
+  it('a queue type this bot does not know claims nothing but a catch', () => {
+    const a = pol('a', '^t\\.', 5, { 'max-length': 1 }, 'queues');
+    const b = pol('b', '^t\\.', 5, { 'max-length': 2 }, 'queues');
+    expect(run({ user: [a, b], objects: [obj('t.1', null)] })).toEqual([]);
+  });
+});
+
+describe('the findings as a list', () => {
+  it('most severe first, at most 20 names with the count, one sentence each', () => {
+    const names = Array.from({ length: 25 }, (_, i) => `t.${String(i).padStart(2, '0')}`);
+    const f = run({
+      user: [
+        pol('a', '^t\\.', 5, { 'max-length': 1 }, 'queues'),
+        pol('b', '^t\\.', 5, { 'max-length': 2 }, 'queues'),
+        pol('lo', '^t\\.', 1, { 'max-length': 2 }, 'queues'),
+        pol('cap', 'x', 0, { 'max-length': 1 }, 'queues'),
+      ],
+      objects: [...names.map((n) => obj(n)), obj('ax')],
+    });
+    expect(kinds(f)).toEqual([
+      ['tie', 'a'],
+      ['unanchored', 'cap'],
+      ['shadowed', 'lo'],
+    ]);
+    expect(f[0]?.objects).toHaveLength(LISTED_OBJECTS);
+    expect(f[0]?.objectCount).toBe(25);
+    expect(f.map(whyOf)).toEqual([
+      'Policies "a" and "b" share priority 5 and both match 25 objects there now: which one the broker applies to them is not defined.',
+      'Policy "cap"\'s pattern "x" has no ^, so it matches 1 name that merely contains it without starting with it.',
+      'Policy "lo" matches 25 objects and governs none of them: "a", "b" win at a higher priority.',
+    ]);
+    expect(lintCounts(f)).toBe('1 error, 1 warning, 1 info');
+    expect(lintCounts([])).toBe('no findings');
+  });
+
+  it('--fail-on: the severity given or worse', () => {
+    expect(atLeastAsSevere('error', 'warning')).toBe(true);
+    expect(atLeastAsSevere('warning', 'warning')).toBe(true);
+    expect(atLeastAsSevere('info', 'warning')).toBe(false);
+    expect(atLeastAsSevere('warning', 'error')).toBe(false);
+  });
+
+  it('names go through the as-written rendering', () => {
+    const f = run({
+      user: [pol('a\u202eb', 'x\ny', 0, { 'max-length': 1 }, 'queues')],
+      objects: [obj('zx\ny')],
+    });
+    expect(f.map(whyOf)).toEqual([
+      'Policy "a\\u202eb"\'s pattern "x\\ny" has no ^, so it matches 1 name that merely contains it without starting with it.',
+    ]);
+  });
+});
+
+/** A world with none of the surprises, by construction. */
+const cleanWorld = fc
+  .record({
+    groups: fc.array(
+      fc.record({
+        kinds: fc.uniqueArray(fc.constantFrom<ObjectKind>('classic', 'quorum', 'stream', 'exchange'), {
+          minLength: 1,
+          maxLength: 3,
+        }),
+        objects: fc.integer({ min: 1, max: 3 }),
+        own: fc.boolean(),
+        unanchored: fc.boolean(),
+        bytes: fc.integer({ min: 10, max: 10_000 }),
+        target: fc.boolean(),
+        ceiling: fc.option(fc.integer({ min: 1, max: 9 }), { nil: undefined }),
+        expires: fc.boolean(),
+      }),
+      { minLength: 1, maxLength: 8 },
+    ),
+    overlaps: fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: 4 }),
+    version: fc.constantFrom(V310, V40),
+  })
+  .map(({ groups, overlaps, version }) => {
+    const user: Policy[] = [];
+    const operator: Policy[] = [];
+    const objects: LintObject[] = [{ name: 'ae', kind: 'exchange', arguments: {} }];
+    const live = new Map<string, LiveQueue | null>();
+    // Distinct priorities, each group's own above any overlap that reaches it.
+    let priority = 1000;
+    const definition = (g: (typeof groups)[number]) => ({
+      'max-length-bytes': g.bytes,
+      ...(g.target ? { 'alternate-exchange': 'ae' } : {}),
+      ...(g.expires && !g.kinds.includes('stream') && !g.kinds.includes('exchange')
+        ? { expires: 60_000 }
+        : {}),
+    });
+    groups.forEach((g, i) => {
+      const prefix = g.own ? `g${i}` : `f${i}`;
+      for (let k = 0; k < g.objects; k++) {
+        const kind = g.kinds[k % g.kinds.length] as ObjectKind;
+        const name = `${prefix}.${k}`;
+        objects.push({ name, kind, arguments: {} });
+        // Every queue has a consumer: expires deletes nothing now.
+        if (kind !== 'exchange') live.set(name, { ...liveQueue(3), consumers: 1 });
+      }
+      if (!g.own) return;
+      user.push(
+        pol(`p${i}`, g.unanchored ? `${prefix}\\.` : `^${prefix}\\.`, priority--, definition(g), 'all'),
+      );
+      if (g.ceiling !== undefined && g.kinds.every((k) => k === 'classic' || k === 'quorum'))
+        operator.push(opPol(`o${i}`, `^${prefix}\\.`, 0, { 'max-length-bytes': g.ceiling }, 'queues'));
+    });
+    // A policy across an owned group (where it loses) and a group of no policy (where it governs).
+    const taken = new Set<number>();
+    overlaps.forEach(([a, b], k) => {
+      const owned = groups.findIndex((g, i) => g.own && i >= a % groups.length);
+      const free = groups.findIndex((g, i) => !g.own && i >= b % groups.length);
+      if (owned < 0 || free < 0 || taken.has(free)) return;
+      taken.add(free);
+      const g = groups[free] as (typeof groups)[number];
+      user.push(pol(`x${k}`, `^(g${owned}|f${free})\\.`, -1 - k, { 'max-length-bytes': g.bytes }, 'all'));
+    });
+    return { user, operator, objects, live, version };
+  });
+
+describe('no false findings', () => {
+  it('a random clean world has none', () => {
+    fc.assert(
+      fc.property(cleanWorld, (w) => {
+        expect(run(w, w.version)).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
