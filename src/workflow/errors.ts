@@ -61,6 +61,8 @@ export type WorkflowRefusal =
   | { readonly code: 'self-review' }
   /** Another approver reviewed the change first. */
   | { readonly code: 'already-reviewed'; readonly by: string; readonly at: string }
+  /** The signed payload's user is not a person (a user group's id, `S…`): refused for every act. */
+  | { readonly code: 'not-a-user' }
   /** The broker already has exactly this change. */
   | { readonly code: 'nothing-to-do' }
   /** A request filed once per other (a break-glass change's revert, a time box's) was filed already, as `id`. */
@@ -110,6 +112,8 @@ const SENTENCES: { readonly [C in WorkflowErrorCode]: (facts: RefusalOf<C>) => s
   'self-review': () => 'You broke the glass on this change: another approver must review it.',
   'already-reviewed': (f) =>
     `This change was already reviewed (by ${f.by} at ${f.at}): nothing was recorded.`,
+  'not-a-user': () =>
+    'This did not come from a Slack user (a user group never files, approves or reviews as itself): nothing was done.',
   'nothing-to-do': () =>
     'The broker already has exactly this: there is nothing to change. Nothing was filed.',
   'already-filed': (f) => `This was filed already, as request ${f.id}: nothing more was filed.`,

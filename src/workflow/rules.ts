@@ -1,3 +1,4 @@
+import { isSlackUserId } from './approvers.ts';
 import type { RefusalOf } from './errors.ts';
 import type { ChangeRequest, WorkflowEnvironment } from './types.ts';
 
@@ -30,7 +31,18 @@ export type RuleRefusal = RefusalOf<
   | 'nothing-to-review'
   | 'self-review'
   | 'already-reviewed'
+  | 'not-a-user'
 >;
+
+/**
+ * Whether `user` (the signed payload's `user.id`) may act at all: only a person files, approves,
+ * rejects, breaks the glass, reviews or freezes. Slack never sends a group's id as a user's; a
+ * payload that does is refused anyway, so a group id configured as an approver or a requester never
+ * counts as one.
+ */
+export function actorRefusal(user: string): RuleRefusal | null {
+  return isSlackUserId(user) ? null : { code: 'not-a-user' };
+}
 
 /** The longest freeze: a week. */
 export const MAX_FREEZE_MS = 7 * 86_400_000;
@@ -102,11 +114,20 @@ export interface RequesterFacts {
   readonly isRequester: boolean;
   /** The environment's approvers, named in the refusal as the people to ask. */
   readonly approvers: readonly string[];
+  /**
+   * The user files the revert of a break-glass change they review (reviewRefusal let them: an
+   * approver of the environment, the notice offers them Revert): who may ask does not apply.
+   */
+  readonly reviewing?: boolean;
 }
 
-/** Whether the user may file change requests at all: asked before anything is previewed or a form opens. */
+/**
+ * Whether the user may file change requests at all: asked before anything is previewed or a form
+ * opens. The environment's requesters (none: anyone), and an approver reverting a break-glass change
+ * in its review.
+ */
 export function requesterRefusal(f: RequesterFacts): RuleRefusal | null {
-  if (f.requesters.length === 0 || f.isRequester) return null;
+  if (f.requesters.length === 0 || f.isRequester || f.reviewing) return null;
   return { code: 'not-requester', env: f.env, requesters: f.requesters, approvers: f.approvers };
 }
 
