@@ -1,10 +1,15 @@
 # syntax=docker/dockerfile:1
 # The rmq policy bot: `docker build -t rmq-bot .`, then run with the variables of .env.example
 # (`docker run --init --env-file .env -p 3000:3000 rmq-bot`), or `docker compose up` (compose.yaml).
+# Inside the container `localhost` is the container itself: .env.example's RMQ_URL=http://localhost:15672
+# and REDIS_URL=redis://127.0.0.1:6379 must name hosts it reaches (or run it with --network host).
+
+# Node 24, an LTS line (Maintenance LTS from 2026-10-20 to its end of life on 2028-04-30; Node 20's
+# ended on 2026-04-30). .ci/run runs the unit suite and the terminal's e2e on Node 24 too.
 
 # Stage 1: every dependency, the type check and the build: an image is only made from code that
 # compiles. Scripts are skipped at install: `prepare` would build before the sources are here.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
@@ -15,13 +20,13 @@ COPY commands ./commands
 RUN npm run build
 
 # Stage 2: production dependencies only (no tsx, esbuild, TypeScript or test tools).
-FROM node:20-bookworm-slim AS deps
+FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
 
 # Stage 3: what runs: compiled JavaScript, as the unprivileged `node` user of the base image.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production PORT=3000
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules

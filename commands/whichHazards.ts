@@ -1,4 +1,4 @@
-import { type Hazard, hazardsOf, type LiveQueue, type World } from '../src/policy/impact.ts';
+import { FEDERATION_TARGETS, type Hazard, hazardsOf, type LiveQueue, type World } from '../src/policy/impact.ts';
 import type { ObjectKind } from '../src/policy/types.ts';
 import type { LiveNow } from '../src/preview/impact.ts';
 import type { FederationState } from '../src/rabbit/responses.ts';
@@ -23,7 +23,6 @@ export interface LiveHazards {
 }
 
 const EXCHANGE_KEYS = ['dead-letter-exchange', 'alternate-exchange'] as const;
-const FEDERATION_KEYS = ['federation-upstream', 'federation-upstream-set'] as const;
 
 const why = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
@@ -51,7 +50,7 @@ export async function liveHazards(
     }
   })();
   const federation = (async () => {
-    if (!FEDERATION_KEYS.some((k) => typeof values[k] === 'string')) return null;
+    if (!FEDERATION_TARGETS.some((k) => typeof values[k] === 'string')) return null;
     try {
       return await broker.federation(vhost);
     } catch (e) {

@@ -9,8 +9,10 @@ import { DEFAULT_KEY_PREFIX, loadConfig, pickEnvironment, QUESTION_BUDGET_MS } f
 import { ConfigError, InputError } from './errors.ts';
 import { ManagementClient } from './rabbit/client.ts';
 import { RabbitError } from './rabbit/errors.ts';
+import { type AnsweredAt, answeredForLine } from './terminal/answeredFor.ts';
 import { policiesText } from './terminal/policies.ts';
 import { whichText } from './terminal/which.ts';
+import { checkScope } from './vhosts.ts';
 
 /**
  * The terminal front door: the read-only commands, with `--json`. It never applies a change.
@@ -57,6 +59,14 @@ function answeredBy<T extends object>(
 }
 
 /**
+ * An answer, written once: `--json` the document with `env` first, the text with the line naming
+ * the environment (and vhost) it answered for (src/terminal/answeredFor.ts).
+ */
+function answer(io: Io, json: boolean, at: AnsweredAt, doc: object, text: () => string): void {
+  io.out(json ? asJson({ env: at.env, ...doc }) : `${text()}${answeredForLine(at)}`);
+}
+
+/**
  * The terminal's handler of every command in the table (`commands/registry.ts`) that is not
  * Slack only, keyed by its name: the compiler refuses a missing one or one the table lacks.
  * What only some commands need is loaded when asked for (bench/cli: `which` stays cheap).
@@ -68,10 +78,12 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
   },
   async policies({ words, json, env, io }) {
     const input = parsePolicies(words, terminalDefaults(env));
-    return withBroker(env, input.env, async (broker) => {
+    return withBroker(env, input, async (broker, at) => {
       const result = await policies(input, broker);
       const code = result.answer === 'not-asked' ? 3 : 0;
-      io.out(json ? asJson(answeredBy(result, broker, code)) : policiesText(result));
+      answer(io, json, { ...at, vhost: result.vhost }, answeredBy(result, broker, code), () =>
+        policiesText(result),
+      );
       return code;
     });
   },
@@ -85,18 +97,20 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
       throw new InputError('lint FILE is not available yet: lint the vhost as it is (without a file).', {
         usage: 'lint [--vhost V] [--env E] [--fail-on error|warning]',
       });
-    return withBroker(env, input.env, async (broker, envName) => {
-      const result = await lint(input, broker, { env: envName });
-      io.out(json ? asJson(result) : lintText(result));
+    return withBroker(env, input, async (broker, at) => {
+      const result = await lint(input, broker, { env: at.env });
+      answer(io, json, { ...at, vhost: input.vhost }, result, () => lintText(result));
       return lintExitCode(result, input.failOn);
     });
   },
   async which({ words, json, env, io }) {
     const input = parseWhich(words, {}, terminalDefaults(env));
-    return withBroker(env, input.env, async (broker) => {
+    return withBroker(env, input, async (broker, at) => {
       const result = await which(input, broker);
       const code = result.answer === 'not-asked' ? 3 : 0;
-      io.out(json ? asJson(answeredBy(result, broker, code)) : whichText(result));
+      answer(io, json, { ...at, vhost: result.object.vhost }, answeredBy(result, broker, code), () =>
+        whichText(result),
+      );
       return code;
     });
   },
@@ -108,10 +122,16 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
       import('./terminal/preview.ts'),
     ]);
     const input = parsePreview(words, {}, { defaults: terminalDefaults(env) });
-    return withBroker(env, input.env, async (broker) => {
+    return withBroker(env, input, async (broker, at) => {
       const result = await preview(input, broker);
       const code = previewExitCode(result);
-      io.out(json ? asJson(answeredBy(previewJson(result), broker, code)) : previewText(result));
+      answer(
+        io,
+        json,
+        { ...at, vhost: result.change.vhost },
+        answeredBy(previewJson(result), broker, code),
+        () => previewText(result),
+      );
       if (!json && result.status === 'refused')
         io.err(`rmq: refused: ${result.refusals.map((p) => p.message).join(' ')}\n`);
       return code;
@@ -133,7 +153,7 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
         listUnreviewed: (e) => store.listUnreviewed(e),
         frozen: () => freezes.all(new Date()),
       });
-      io.out(json ? asJson(result) : requestsText(result));
+      answer(io, json, { env: input.env ?? null }, result, () => requestsText(result));
       return 0;
     });
   },
@@ -151,7 +171,7 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
         config.auditKey ? { key: config.auditKey } : {},
       );
       const result = await history(input, trail, readAuditLog);
-      io.out(json ? asJson(result) : historyText(result));
+      answer(io, json, { env: input.env ?? null, vhost: input.vhost }, result, () => historyText(result));
       if (result.verify && !result.verify.ok) io.err(`rmq: ${verifySentence(result.verify)}\n`);
       return historyExitCode(result);
     });
@@ -205,11 +225,14 @@ function terminalDefaults(env: NodeJS.ProcessEnv): { vhost?: string } {
   return env.RMQ_VHOST ? { vhost: env.RMQ_VHOST } : {};
 }
 
-/** The chosen environment's management API, closed after `fn`. An unknown `--env` is refused. */
+/**
+ * The chosen environment's management API, closed after `fn`. An unknown `--env` is refused, and
+ * so is a vhost outside the environment's `vhosts` (RMQ_VHOSTS), before the broker is asked.
+ */
 async function withBroker(
   env: NodeJS.ProcessEnv,
-  name: string | undefined,
-  fn: (broker: ManagementClient, environment: string) => Promise<number>,
+  { env: name, vhost }: { readonly env?: string | undefined; readonly vhost: string },
+  fn: (broker: ManagementClient, at: { readonly env: string }) => Promise<number>,
 ): Promise<number> {
   const config = loadConfig(env);
   const environment = pickEnvironment(config, name);
@@ -218,6 +241,7 @@ async function withBroker(
       hint: `Known: ${config.environments.map((e) => e.name).join(', ')}`,
     });
   }
+  checkScope(environment, vhost);
   const client = new ManagementClient({
     url: environment.urls,
     user: environment.user,
@@ -225,10 +249,9 @@ async function withBroker(
     limits: config.bodyLimits,
   });
   try {
-    return await fn(
-      client.forQuestion(config.questionBudgetMs ?? QUESTION_BUDGET_MS.terminal),
-      environment.name,
-    );
+    return await fn(client.forQuestion(config.questionBudgetMs ?? QUESTION_BUDGET_MS.terminal), {
+      env: environment.name,
+    });
   } finally {
     // The answer is out: a request still hanging is not waited for.
     await client.close(0);

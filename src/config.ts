@@ -40,6 +40,11 @@ export interface Environment {
    * `reviewWithinMs` (RMQ_BREAK_GLASS, or the file's `breakGlass: { allowed, reviewWithin }`); undefined: off.
    */
   readonly breakGlass: { readonly reviewWithinMs: number } | undefined;
+  /**
+   * The vhosts this environment is limited to (RMQ_VHOSTS, or the file's `vhosts`): only they are
+   * watched, answered about and changed (src/vhosts.ts `inScope`); undefined: every vhost.
+   */
+  readonly vhosts?: readonly string[] | undefined;
 }
 
 /** An AMQP endpoint; the URL never carries the credentials (they are logged nowhere). */
@@ -209,6 +214,8 @@ export const EnvSchema = z.object({
   RMQ_USER: z.string().min(1).default('guest'),
   RMQ_PASSWORD: z.string().default('guest'),
   RMQ_MODE: z.enum(MODES).default('normal'),
+  /** The vhosts the environment is limited to, comma-separated; unset: every vhost. */
+  RMQ_VHOSTS: csv,
   RMQ_ENVIRONMENTS: z.string().min(1).optional(),
   /** The budget of one question (src/duration.ts, or a bare number of seconds): 100 ms to 10 minutes. */
   RMQ_TIMEOUT: z
@@ -275,6 +282,10 @@ export const EnvironmentsFile = z.object({
         approvalsRequired: approvalsRequired.optional(),
         requesters: slackIds.optional(),
         breakGlass: breakGlassFile.optional(),
+        vhosts: z
+          .array(z.string().min(1))
+          .min(1, 'at least one vhost, or leave vhosts out for every vhost')
+          .optional(),
       }),
     )
     .min(1),
@@ -372,6 +383,7 @@ export function loadConfig(
             ? { reviewWithinMs: x.breakGlass.reviewWithin as number }
             : undefined
           : breakGlassOf(e.RMQ_BREAK_GLASS),
+        vhosts: x.vhosts,
       };
     });
     const names = new Set<string>();
@@ -396,6 +408,7 @@ export function loadConfig(
         approvalsRequired: e.RMQ_APPROVALS_REQUIRED,
         requesters: e.SLACK_REQUESTERS,
         breakGlass: breakGlassOf(e.RMQ_BREAK_GLASS),
+        vhosts: e.RMQ_VHOSTS.length > 0 ? e.RMQ_VHOSTS : undefined,
       },
     ];
   }

@@ -76,3 +76,31 @@ export async function missingVhostError(
   const capitalised = `${sentence.charAt(0).toUpperCase()}${sentence.slice(1)}`;
   return new InputError(capitalised.endsWith('?') ? capitalised : `${capitalised}.`, { usage });
 }
+
+/**
+ * An environment limited to some vhosts (RMQ_VHOSTS, or `vhosts:` in the environments file: on a
+ * shared broker, one team's): only those are watched, answered about and changed. `undefined`:
+ * every vhost.
+ */
+export interface VhostScope {
+  readonly name: string;
+  readonly vhosts?: readonly string[] | undefined;
+}
+
+/** Whether the environment answers about, watches and changes `vhost`. */
+export function inScope(env: VhostScope, vhost: string): boolean {
+  return env.vhosts === undefined || env.vhosts.includes(vhost);
+}
+
+/** The one sentence for a vhost outside the environment's list, or undefined when it is inside. */
+export function outsideScope(env: VhostScope, vhost: string): string | undefined {
+  if (inScope(env, vhost) || env.vhosts === undefined) return undefined;
+  const list = env.vhosts.map((v) => JSON.stringify(v)).join(', ');
+  return `Environment ${env.name} is limited to the vhost${env.vhosts.length === 1 ? '' : 's'} ${list}: vhost ${JSON.stringify(vhost)} is not one of them, so nothing was asked or changed there.`;
+}
+
+/** The same, as the InputError every front door refuses with (exit 2 in the terminal). */
+export function checkScope(env: VhostScope, vhost: string, usage?: string): void {
+  const sentence = outsideScope(env, vhost);
+  if (sentence) throw new InputError(sentence, usage === undefined ? {} : { usage });
+}

@@ -112,7 +112,8 @@ export type Impact =
   /** The federation key goes from an object whose link runs: the link stops. */
   | {
       readonly effect: 'link-stops';
-      readonly key: 'federation-upstream' | 'federation-upstream-set';
+      readonly key: (typeof FEDERATION_KEYS)[number];
+      /** The upstream, set or (`federation-upstream-pattern`) pattern the key named. */
       readonly upstream: string;
     }
   /**
@@ -221,10 +222,21 @@ function refusesNow(
 
 // The keys the rules read, as constants: the rules run for every object a change moves.
 const LENGTH_KEYS = ['max-length', 'max-length-bytes'] as const;
-/** The keys whose impact reads the vhost's federation (its upstreams, upstream sets and running links). */
-export const FEDERATION_KEYS = ['federation-upstream', 'federation-upstream-set'] as const;
-const EXCHANGE_TARGETS = ['alternate-exchange', ...FEDERATION_KEYS] as const;
-const QUEUE_TARGETS = ['dead-letter-exchange', ...FEDERATION_KEYS] as const;
+/**
+ * The keys that start federation links, so whose impact reads the vhost's federation (its
+ * upstreams, upstream sets and running links): an upstream, a set, or (4.x) a pattern over the
+ * upstreams' names, which starts a link to each match as the others do (measured on 4.0.5 and
+ * 4.3.6: test/integration/federation-links.test.ts).
+ */
+export const FEDERATION_KEYS = [
+  'federation-upstream',
+  'federation-upstream-set',
+  'federation-upstream-pattern',
+] as const;
+/** Of those, the keys that name a target the vhost must have (a pattern names none). */
+export const FEDERATION_TARGETS = ['federation-upstream', 'federation-upstream-set'] as const;
+const EXCHANGE_TARGETS = ['alternate-exchange', ...FEDERATION_TARGETS] as const;
+const QUEUE_TARGETS = ['dead-letter-exchange', ...FEDERATION_TARGETS] as const;
 
 function lengthLimits(i: ImpactInput, world: World, out: Impact[]): number {
   const { kind, before, after, now } = i;
@@ -289,7 +301,7 @@ function expiry(i: ImpactInput, removed: number, out: Impact[]): void {
 /** The keys naming a target an object of this kind takes (read for every object a change moves: built once). */
 export function targetKeys(kind: ObjectKind): readonly TargetKey[] {
   if (kind === 'exchange') return EXCHANGE_TARGETS;
-  if (kind === 'stream') return FEDERATION_KEYS;
+  if (kind === 'stream') return FEDERATION_TARGETS;
   return QUEUE_TARGETS;
 }
 

@@ -2,6 +2,7 @@ import type { WhichBroker } from '../../commands/which.ts';
 import { type Config, pickEnvironment, QUESTION_BUDGET_MS } from '../config.ts';
 import { InputError } from '../errors.ts';
 import type { PreviewBroker } from '../preview/preview.ts';
+import { checkScope } from '../vhosts.ts';
 
 /** The management API as the Slack commands use it. ManagementClient satisfies it. */
 export interface SlackBroker extends WhichBroker, PreviewBroker {
@@ -16,8 +17,11 @@ export interface EnvironmentBroker {
 }
 
 export interface Environments {
-  /** `--env`, or the only (first) environment; an unknown name is an InputError. */
-  pick(name: string | undefined): EnvironmentBroker;
+  /**
+   * `--env`, or the only (first) environment; an unknown name is an InputError, and so is a
+   * `vhost` outside the environment's `vhosts` (RMQ_VHOSTS).
+   */
+  pick(name: string | undefined, vhost?: string): EnvironmentBroker;
 }
 
 /**
@@ -31,13 +35,14 @@ export function environmentDirectory(
 ): Environments {
   const budgetMs = config.questionBudgetMs ?? QUESTION_BUDGET_MS.slack;
   return {
-    pick(name) {
+    pick(name, vhost) {
       const env = pickEnvironment(config, name);
       if (!env) {
         throw new InputError(`Unknown environment ${JSON.stringify(name)}.`, {
           hint: `Known environments: ${config.environments.map((e) => e.name).join(', ')}`,
         });
       }
+      if (vhost !== undefined) checkScope(env, vhost);
       const broker = brokers.get(env.name);
       if (!broker) throw new Error(`no broker client for environment ${env.name}`);
       return { name: env.name, broker: broker.forQuestion?.(budgetMs) ?? broker };

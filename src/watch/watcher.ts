@@ -3,6 +3,7 @@ import { codeOf } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { differences, stateOf, type Transition } from '../policy/compare.ts';
 import type { Policy, PolicyLayer } from '../policy/types.ts';
+import { inScope } from '../vhosts.ts';
 import { EchoFilter, parseEvent } from './events.ts';
 import { EventFollower, type FollowerStatus } from './follower.ts';
 import type { TransitionInput, WatchStore } from './store.ts';
@@ -200,8 +201,9 @@ export class Watcher {
     }
   }
 
+  /** The environment's vhosts (RMQ_VHOSTS: on a shared broker, one team's), and a test's filter on top. */
   #watched(vhost: string): boolean {
-    return this.#o.vhosts?.(vhost) ?? true;
+    return inScope(this.#o.env, vhost) && (this.#o.vhosts?.(vhost) ?? true);
   }
 
   /**
@@ -239,7 +241,8 @@ export class Watcher {
         this.#lastCompare = { at: at.toISOString(), ok: true };
         return;
       }
-      let found = differences(await this.#o.store.state(), now);
+      // A vhost left out of the environment's since the state was recorded is not a change either.
+      let found = differences(await this.#o.store.state(), now).filter((t) => this.#watched(t.vhost));
       if (found.length > 0 && source !== 'start' && this.#follower?.status.state === 'following') {
         // The event, which names who made the change, is usually a moment away: let it win.
         await new Promise((r) => setTimeout(r, this.#o.graceMs ?? 3000));

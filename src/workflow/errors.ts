@@ -1,5 +1,6 @@
 import { CodedError } from '../errors.ts';
 import type { PreviewResult } from '../preview/preview.ts';
+import { outsideScope } from '../vhosts.ts';
 import type { ChangeRequest } from './types.ts';
 
 /**
@@ -12,6 +13,13 @@ export type WorkflowRefusal =
   | { readonly code: 'unknown-env'; readonly env: string | undefined; readonly known: readonly string[] }
   /** A revert asked for with no place to answer: the environment has no approvals channel. */
   | { readonly code: 'no-approvals-channel'; readonly env: string }
+  /** The vhost is not among the environment's `vhosts` (RMQ_VHOSTS). */
+  | {
+      readonly code: 'vhost-outside';
+      readonly env: string;
+      readonly vhosts: readonly string[];
+      readonly vhost: string;
+    }
   /** The environment is `read-only`: no writes at all (`notDone`: what did not happen). */
   | {
       readonly code: 'read-only-env';
@@ -75,7 +83,9 @@ export type RefusalOf<C extends WorkflowErrorCode> = Extract<WorkflowRefusal, { 
 const SENTENCES: { readonly [C in WorkflowErrorCode]: (facts: RefusalOf<C>) => string } = {
   'unknown-env': (f) =>
     `That environment is not configured on this bot (it knows ${f.known.join(', ')}). Nothing was filed.`,
-  'no-approvals-channel': () => 'This environment has no approvals channel to answer in. Nothing was filed.',
+  'no-approvals-channel': (f) =>
+    `Environment ${f.env} has no approvals channel to answer in. Nothing was filed.`,
+  'vhost-outside': (f) => outsideScope({ name: f.env, vhosts: f.vhosts }, f.vhost) ?? '',
   'read-only-env': (f) =>
     `The environment ${f.env} is read-only: the bot changes no policy there. Nothing was ${f.notDone}.`,
   'reason-required': (f) =>
@@ -94,17 +104,18 @@ const SENTENCES: { readonly [C in WorkflowErrorCode]: (facts: RefusalOf<C>) => s
     `The request store (Redis) cannot be reached: ${f.notDone}. Try again in a moment.`,
   'not-found': (f) => `There is no ${f.what} ${f.id}.`,
   'self-approval': () => 'You filed this request: another approver must decide it.',
-  'not-approver': () => 'You are not among the approvers of this environment: nothing was decided.',
-  'freeze-not-approver': () =>
-    'Only the approvers of this environment may freeze or unfreeze it: nothing changed.',
+  'not-approver': (f) => `You are not among the approvers of environment ${f.env}: nothing was decided.`,
+  'freeze-not-approver': (f) =>
+    `Only the approvers of environment ${f.env} may freeze or unfreeze it: nothing changed.`,
   'freeze-too-long': () => 'A freeze lasts at most a week (--for 7d): nothing changed.',
   'already-approved': () =>
     'You already approved this request: another approver must give the next approval.',
   'loss-not-acknowledged': (f) =>
     `This change removes data (${f.loss}): tick the acknowledgement to approve it. Nothing was approved.`,
-  'not-requester': () => 'You may not file change requests in this environment: nothing was filed or posted.',
-  'break-glass-not-allowed': () =>
-    'This environment does not allow break-glass: the change needs an approval. Nothing was applied.',
+  'not-requester': (f) =>
+    `You may not file change requests in environment ${f.env}: nothing was filed or posted.`,
+  'break-glass-not-allowed': (f) =>
+    `Environment ${f.env} does not allow break-glass: the change needs an approval. Nothing was applied.`,
   'break-glass-not-requester': () =>
     'Only the requester may break the glass on a request: approve or reject it instead. Nothing was applied.',
   'nothing-to-review': (f) =>

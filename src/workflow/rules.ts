@@ -1,3 +1,4 @@
+import { inScope } from '../vhosts.ts';
 import { isSlackUserId } from './approvers.ts';
 import type { RefusalOf } from './errors.ts';
 import type { ChangeRequest, WorkflowEnvironment } from './types.ts';
@@ -17,6 +18,7 @@ export const MAX_REASON = 1000;
 /** A refusal of a rule here. */
 export type RuleRefusal = RefusalOf<
   | 'read-only-env'
+  | 'vhost-outside'
   | 'reason-required'
   | 'reason-too-long'
   | 'self-approval'
@@ -76,6 +78,16 @@ export interface FileFacts {
   readonly action: 'create' | 'edit' | 'delete' | 'import';
   /** The requester's reason, trimmed; undefined or '': none. */
   readonly reason: string | undefined;
+}
+
+/** Whether the environment takes changes in this vhost (its `vhosts`): asked before the broker is. */
+export function vhostRefusal(
+  env: Pick<WorkflowEnvironment, 'name' | 'vhosts'>,
+  vhost: string,
+): RuleRefusal | null {
+  return inScope(env, vhost)
+    ? null
+    : { code: 'vhost-outside', env: env.name, vhosts: env.vhosts ?? [], vhost };
 }
 
 /**

@@ -461,6 +461,8 @@ export interface WorkflowEnvironment {
   readonly approvalsRequired?: number;
   /** Break-glass allowed, each to be reviewed within `reviewWithinMs` (RMQ_BREAK_GLASS, or `breakGlass`); absent: off. */
   readonly breakGlass?: { readonly reviewWithinMs: number } | undefined;
+  /** The vhosts it is limited to (RMQ_VHOSTS, or `vhosts`); absent: every vhost. */
+  readonly vhosts?: readonly string[] | undefined;
 }
 
 /**

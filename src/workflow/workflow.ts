@@ -34,6 +34,7 @@ import {
   MAX_REASON,
   requesterRefusal,
   timeBoxRevertAuthority,
+  vhostRefusal,
 } from './rules.ts';
 import { type ApproveOutcome, newRequestId, type RequestStore, type TransitionOutcome } from './store.ts';
 import { freezeEntry, releaseHeld } from './thaw.ts';
@@ -174,7 +175,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
 
   async function fileRequest(input: FileInput, filing: Filing): Promise<Filed> {
     const env = environment(input.env);
-    const closed = environmentRefusal(env);
+    const closed = environmentRefusal(env) ?? vhostRefusal(env, input.vhost);
     if (closed) throw new WorkflowError(closed);
     if (!filing.askedWithChange) await assertMayRequest(env, input.requester.user, filing.reviewing === true);
     // Before the broker is asked: a request that cannot be stored is refused at once.
@@ -309,7 +310,8 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
 
   async function fileSet(input: FileSetInput): Promise<{ request: ChangeRequest }> {
     const env = environment(input.env);
-    const closed = environmentRefusal(env);
+    const closed =
+      environmentRefusal(env) ?? input.steps.map((s) => vhostRefusal(env, s.vhost)).find((r) => r !== null);
     if (closed) throw new WorkflowError(closed);
     await assertMayRequest(env, input.requester.user);
     const [first] = input.steps;

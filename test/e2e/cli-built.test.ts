@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commandsOf } from '../../commands/registry.ts';
+import { commandsOf, type TerminalCommandName } from '../../commands/registry.ts';
 import type { WhichResult } from '../../commands/which.ts';
 import { setUpLab } from '../../scripts/lab.ts';
 import type { ChangeRequest } from '../../src/workflow/index.ts';
@@ -145,6 +145,58 @@ describe('bin/rmq.js after the build', () => {
     const broken = await rmq(['which', 'orders.audit', '--vhost', vhost, '--env', 'lab'], files);
     expectExit(broken, 2);
     expect(broken.err).toContain('cannot read');
+  });
+
+  it('every answer names the environment it answered for (and the vhost): the last line of the text, `env` in --json (issue 30)', async () => {
+    const { user, password } = brokerCredentials();
+    const file = join(cwd, 'two-environments.yaml');
+    const entry = (name: string) =>
+      `  - { name: ${name}, url: "${brokerUrl()}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD }\n`;
+    writeFileSync(file, `environments:\n${entry('prod')}${entry('staging')}`);
+    const files = { RMQ_ENVIRONMENTS: file, LAB_USER: user, LAB_PASSWORD: password };
+    // Typed from the table: a new terminal command must be asked here, and name its environment.
+    const asked: { readonly [N in Exclude<TerminalCommandName, 'help'>]: readonly string[] } = {
+      policies: ['--vhost', vhost],
+      which: ['orders.audit', '--vhost', vhost],
+      preview: ['delete', 'audit-retention', '--vhost', vhost],
+      requests: [],
+      history: ['--vhost', vhost],
+      lint: ['--vhost', vhost],
+    };
+    for (const [command, args] of Object.entries(asked)) {
+      const text = await rmq([command, ...args, '--env', 'staging'], files);
+      expectExit(text, 0);
+      const where = args.includes('--vhost') ? `vhost "${vhost}" in ` : '';
+      expect(text.out.trimEnd().split('\n').at(-1), command).toBe(
+        `Answered for ${where}environment staging.`,
+      );
+      const json = await rmq([command, ...args, '--env', 'staging', '--json'], files);
+      expectExit(json, 0);
+      expect((JSON.parse(json.out) as { env: unknown }).env, command).toBe('staging');
+    }
+    // Without --env, requests and history answer for every environment, and say so.
+    const every = await rmq(['requests', '--json'], files);
+    expect(JSON.parse(every.out)).toMatchObject({ env: null });
+    expect((await rmq(['requests'], files)).out.trimEnd().split('\n').at(-1)).toBe(
+      'Answered for every environment.',
+    );
+  });
+
+  it('RMQ_VHOSTS limits the environment: its vhosts answered, another refused with exit 2 naming the list, the broker not asked (issue 30)', async () => {
+    const limits = { RMQ_VHOSTS: `${vhost}, team-b` };
+    expectExit(await rmq(['which', 'orders.audit', '--vhost', vhost], limits), 0);
+    for (const args of [
+      ['which', 'orders.audit', '--vhost', 'someone-else'],
+      ['policies', '--vhost', 'someone-else'],
+      ['preview', 'delete', 'audit-retention', '--vhost', 'someone-else'],
+    ]) {
+      // An unreachable broker: the refusal comes before anything is asked.
+      const run = await rmq(args, { ...limits, RMQ_URL: 'http://127.0.0.1:1' });
+      expectExit(run, 2);
+      expect(run.err).toBe(
+        `rmq: Environment default is limited to the vhosts "${vhost}", "team-b": vhost "someone-else" is not one of them, so nothing was asked or changed there.\n`,
+      );
+    }
   });
 
   it('preview delete, create and edit: text and --json; a bad definition exits 2', async () => {

@@ -165,7 +165,7 @@ describe('change freeze', () => {
   it('approvers only; an approved request is held, its message says so; unfreeze applies it', async () => {
     const refused = await h.command('freeze --for 1h --reason "not mine"', { userId: STRANGER });
     expect(renderedText((await h.answerTo(refused.responseUrl)).args)).toMatch(
-      /Only the approvers of this environment may freeze or unfreeze it/,
+      /Only the approvers of environment lab may freeze or unfreeze it/,
     );
     for (const [words, says] of [
       ['freeze --for 8d --reason long', /at most a week \(7d\)/],
@@ -241,7 +241,7 @@ describe('who may ask', () => {
     const answer = await h.answerTo(responseUrl);
     expect(answer.args.response_type).toBe('ephemeral');
     const text = renderedText(answer.args);
-    expect(text).toMatch(/You may not file change requests in this environment: nothing was filed or posted/);
+    expect(text).toMatch(/You may not file change requests in environment lab: nothing was filed or posted/);
     expect(text).toMatch(
       /Who may ask: <@U0REQUESTER>, <!subteam\^S0REQUESTERS>\. Who may approve: <@U0APPROVER>, <!subteam\^S0APPROVERS>/,
     );
@@ -279,7 +279,7 @@ describe('break-glass where the environment does not allow it', () => {
     const answer = await h.answerTo(responseUrl);
     expect(answer.args.response_type).toBe('ephemeral');
     expect(renderedText(answer.args)).toMatch(
-      /This environment does not allow break-glass: the change needs an approval\. Nothing was applied\./,
+      /Environment lab does not allow break-glass: the change needs an approval\. Nothing was applied\./,
     );
     expect(flow.since(mark).some((c) => isPost(APPROVALS_CHANNEL)(c))).toBe(false);
     const open = await new RequestStore(h.redis as never, h.keyPrefix).listOpen();

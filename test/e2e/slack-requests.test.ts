@@ -505,7 +505,7 @@ describe('refusals: each told, nothing applied', () => {
     const stranger = await decide(STRANGER, 'approve', theirs, 'lgtm');
     expect(JSON.parse(stranger.body)).toEqual({
       response_action: 'errors',
-      errors: { reason: 'You are not among the approvers of this environment: nothing was decided.' },
+      errors: { reason: 'You are not among the approvers of environment lab: nothing was decided.' },
     });
     const empty = await decide(APPROVER, 'approve', theirs, '  \n ');
     expect(JSON.parse(empty.body)).toEqual({

@@ -176,7 +176,7 @@ describe('audit trail', () => {
     const { prefix } = freshTrail();
     const r = await cli(prefix, 'requests', '--json');
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.out)).toEqual({ requests: [], frozen: [] });
+    expect(JSON.parse(r.out)).toEqual({ env: null, requests: [], frozen: [] });
     const down = await runCli(
       ['requests'],
       { REDIS_URL: 'redis://127.0.0.1:1' },

@@ -180,3 +180,63 @@ describe.skipIf(chrootBrokers.length === 0).each(chrootBrokers)('federation link
     });
   }, 90_000);
 });
+
+describe.skipIf(chrootBrokers.length === 0).each(chrootBrokers)(
+  'federation-upstream-pattern on $label',
+  (broker) => {
+    it('starts a link to each upstream it matches, and the preview of its delete says the link stops (issue 28)', async () => {
+      await inVhostOn(broker, 'fedpup', async (upstream, client) => {
+        await inVhostOn(broker, 'fedpdown', async (downstream) => {
+          const amqp = new URL(broker.amqpUrl);
+          const { user, password } = brokerCredentials();
+          const uri = `amqp://${enc(user)}:${enc(password)}@localhost:${amqp.port}/${enc(upstream)}`;
+          await client.putExchange(upstream, 'fed.x', 'fanout');
+          await admin(
+            'PUT',
+            `/api/parameters/federation-upstream/${enc(downstream)}/up-1`,
+            { value: { uri } },
+            broker.url,
+          );
+          await client.putPolicy('user', {
+            vhost: downstream,
+            name: 'fedp',
+            pattern: '^fed\\.x$',
+            applyTo: 'exchanges',
+            priority: 0,
+            definition: { 'federation-upstream-pattern': '^up-' },
+          });
+          await client.putExchange(downstream, 'fed.x', 'fanout');
+          // The broker's own answer: the pattern starts the link, as federation-upstream does.
+          const link = await linkRunning(broker, downstream);
+          expect(link).toMatchObject({ exchange: 'fed.x', status: 'running' });
+
+          const { bin } = await built();
+          const env = { RMQ_URL: broker.url, RMQ_USER: user, RMQ_PASSWORD: password };
+          const run = await runBuiltRmq(
+            bin,
+            ['preview', 'delete', 'fedp', '--vhost', downstream, '--json'],
+            env,
+            repoRoot,
+          );
+          expect(run.code, run.err).toBe(0);
+          const json = JSON.parse(run.out) as { objects: { name: string; impact?: unknown[] }[] };
+          expect(json.objects.find((o) => o.name === 'fed.x')?.impact).toContainEqual({
+            effect: 'link-stops',
+            key: 'federation-upstream-pattern',
+            upstream: '^up-',
+          });
+          const text = await runBuiltRmq(
+            bin,
+            ['preview', 'delete', 'fedp', '--vhost', downstream],
+            env,
+            repoRoot,
+          );
+          expect(text.code, text.err).toBe(0);
+          expect(text.out).toContain(
+            'loses federation-upstream-pattern "^up-" while its federation link runs: the link stops',
+          );
+        });
+      });
+    }, 90_000);
+  },
+);

@@ -125,6 +125,31 @@ describe.each(up)('changes outside the bot on $label', (broker) => {
     );
   });
 
+  it('an environment limited to some vhosts (RMQ_VHOSTS) watches only those: a change in another vhost is neither recorded nor posted, by the events or the comparison', async () => {
+    await withVhost(
+      (ours) =>
+        withVhost(
+          async (theirs) => {
+            // The test's own filter lets both through: the environment's list alone leaves theirs out.
+            const w = await fixture.start({
+              vhost: ours,
+              client,
+              env: { ...testEnvironment(broker), vhosts: [ours] },
+              vhosts: (v) => v === ours || v === theirs,
+            });
+            await waitFor(() => w.watcher.health().mode === 'events', { deadlineMs: 10_000, what: 'events' });
+            await client.putPolicy('user', policy(theirs, 'their-cap', { 'max-length': 1 }));
+            await client.putPolicy('user', policy(ours, 'our-cap', { 'max-length': 2 }));
+            await waitFor(() => w.changes.length >= 1, { deadlineMs: 5000, what: 'our change' });
+            await w.watcher.compare('interval');
+            expect(w.changes.map((c) => [c.vhost, c.name])).toEqual([[ours, 'our-cap']]);
+          },
+          { client, prefix: 'watch-theirs' },
+        ),
+      { client, prefix: 'watch-ours' },
+    );
+  });
+
   it('two replicas post a change once', async () => {
     await withVhost(
       async (vhost) => {

@@ -124,8 +124,11 @@ export interface HarnessOptions {
    * `management` only (it may read policies, not write them).
    */
   readonly changes?: boolean;
-  /** With `changes`: more keys of environment `lab` in the environments file (e.g. `approvalsRequired: 2`). */
-  readonly labRules?: string;
+  /**
+   * With `changes`: more keys of environment `lab` in the environments file (e.g. `approvalsRequired: 2`),
+   * or a function of the harness's vhost giving them (e.g. `vhosts: [that vhost]`).
+   */
+  readonly labRules?: string | ((vhost: string) => string);
   /**
    * Changes made outside the bot watched, as createBot watches them, for environment `lab` and the
    * harness's vhost only (other tests change other vhosts of the same broker all the time).
@@ -207,7 +210,7 @@ export async function prepareLab(options: HarnessOptions = {}): Promise<Prepared
     : '';
   const environmentsYaml = [
     'environments:',
-    `  - { name: lab, url: "${proxy.url}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD${approvalsYaml}${options.labRules ? `, ${options.labRules}` : ''} }`,
+    `  - { name: lab, url: "${proxy.url}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD${approvalsYaml}${options.labRules ? `, ${typeof options.labRules === 'string' ? options.labRules : options.labRules(vhost)}` : ''} }`,
     ...(down ? [`  - { name: down, url: "${down.url}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD }`] : []),
     ...(weak
       ? [

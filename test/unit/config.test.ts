@@ -264,6 +264,19 @@ environments:
     ]);
   });
 
+  it('vhosts: every one by default; RMQ_VHOSTS, or the file per environment, limits it; an empty list is refused', () => {
+    expect(loadConfig({}).environments[0]?.vhosts).toBeUndefined();
+    expect(loadConfig({ RMQ_VHOSTS: 'orders, billing' }).environments[0]?.vhosts).toEqual([
+      'orders',
+      'billing',
+    ]);
+    expect(loadWith({ RMQ_VHOSTS: 'ignored' }, 'vhosts: [orders]').environments[0]?.vhosts).toEqual([
+      'orders',
+    ]);
+    expect(loadWith({}, 'mode: normal').environments[0]?.vhosts).toBeUndefined();
+    expect(() => loadWith({}, 'vhosts: []')).toThrow(/environments\.0\.vhosts: at least one vhost/);
+  });
+
   it('a credential variable the file names but the environment lacks is named', () => {
     const yaml =
       'environments:\n  - name: a\n    url: http://a\n    userEnv: A_USER\n    passwordEnv: A_PASS';

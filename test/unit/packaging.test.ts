@@ -2,7 +2,9 @@
  * What the image and the laptop trial rely on, read from the files themselves (there is no
  * container engine on the test machine): the Dockerfile copies only what exists, installs
  * production dependencies only, runs compiled JavaScript as a non-root user in exec form and
- * checks /livez; compose.yaml keeps Redis's append-only file; tsx is for development only.
+ * checks /livez, on a Node line that is still supported, the one `engines` and .ci/run's second
+ * run name; compose.yaml keeps Redis's append-only file and enables the event exchange; tsx is
+ * for development only.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -56,10 +58,59 @@ describe('Dockerfile', () => {
   });
 });
 
+/**
+ * Node's LTS lines and their ends of life (nodejs.org's release schedule; Node 20's ended on
+ * 2026-04-30). A line past its end is no base for the image.
+ */
+const NODE_LTS_END_OF_LIFE: Record<number, string> = {
+  22: '2027-04-30',
+  24: '2028-04-30',
+  26: '2029-04-30',
+};
+
+describe('the Node the image runs', () => {
+  const majors = [...dockerfile.matchAll(/^FROM node:(\d+)-/gm)].map((m) => Number(m[1]));
+
+  it('is one supported LTS line in every stage', () => {
+    expect(majors.length).toBe(stages.length);
+    expect(new Set(majors).size).toBe(1);
+    const end = NODE_LTS_END_OF_LIFE[majors[0] as number];
+    expect(end, `node:${majors[0]} is no LTS line of the table`).toBeDefined();
+    expect(Date.parse(end as string), `node:${majors[0]} reached its end of life on ${end}`).toBeGreaterThan(
+      Date.now(),
+    );
+  });
+
+  it('is the oldest that engines allows, and the one .ci/run tests on as well', () => {
+    const pkg = JSON.parse(read('package.json')) as { engines: { node: string } };
+    expect(pkg.engines.node).toBe(`>=${majors[0]}`);
+    const second = /npx -y -p node@(\d+)\.\d+\.\d+ -- sh -c '([^']*)'/.exec(read('.ci/run'));
+    expect(second?.[1], '.ci/run runs the tests on the image line').toBe(String(majors[0]));
+    expect(second?.[2]).toContain('vitest run test/unit test/e2e/cli-built.test.ts');
+  });
+});
+
 describe('compose.yaml', () => {
   const compose = parseYaml(read('compose.yaml')) as {
-    services: Record<string, { image?: string; build?: string; command?: string[]; environment?: object }>;
+    services: Record<
+      string,
+      { image?: string; build?: string; command?: string[]; environment?: object; volumes?: string[] }
+    >;
   };
+
+  it("enables the broker's event exchange beside the management plugin", () => {
+    const mount = compose.services.rabbitmq?.volumes?.find((v) =>
+      v.includes(':/etc/rabbitmq/enabled_plugins'),
+    );
+    expect(mount, 'an enabled_plugins file mounted into the broker').toBeDefined();
+    const file = read((mount as string).split(':')[0] as string);
+    // An Erlang term: one list of plugin names, ended by a full stop.
+    const names = /^\[([a-z_,\s]+)\]\.\s*$/
+      .exec(file)?.[1]
+      ?.split(',')
+      .map((n) => n.trim());
+    expect(names).toEqual(expect.arrayContaining(['rabbitmq_management', 'rabbitmq_event_exchange']));
+  });
 
   it('starts RabbitMQ with the management plugin, Redis with its append-only file, and the bot', () => {
     expect(compose.services.rabbitmq?.image).toMatch(/management/);

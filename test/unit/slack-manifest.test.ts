@@ -53,6 +53,7 @@ describe('.env.example', () => {
       'RMQ_PASSWORD',
       'RMQ_MODE',
       'RMQ_VHOST',
+      'RMQ_VHOSTS',
       'RMQ_AMQP_URL',
       'RMQ_WATCH_INTERVAL',
       'RMQ_TIMEOUT',

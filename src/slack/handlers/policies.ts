@@ -12,7 +12,7 @@ export const policiesCommand: SlackCommand = {
   async run(words, ctx) {
     const channel = await channelFlags(ctx);
     const input = parsePolicies(words, channel.defaults);
-    const { name: env, broker } = ctx.environments.pick(input.env);
+    const { name: env, broker } = ctx.environments.pick(input.env, input.vhost);
     const log = ctx.logger.child({ env, vhost: input.vhost });
     const result = await policies(input, broker);
     const { file, ...message } = policiesView(result);

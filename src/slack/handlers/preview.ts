@@ -18,7 +18,7 @@ export const previewCommand: SlackCommand = {
   async run(words, ctx): Promise<Deliverable> {
     const channel = await channelFlags(ctx);
     const input = parsePreview(words, {}, { defaults: channel.defaults });
-    const { name: env, broker } = ctx.environments.pick(input.env);
+    const { name: env, broker } = ctx.environments.pick(input.env, input.vhost);
     const log = ctx.logger.child({ env, vhost: input.vhost, policy: input.name, action: input.action });
     const result = await preview(input, broker);
     const { file, ...view } = previewView(result);

@@ -114,7 +114,7 @@ export const useCommand: SlackCommand = {
     const vhost = typeof flags.vhost === 'string' ? flags.vhost : current.vhost;
     const note =
       vhost !== undefined
-        ? await checkVhost(ctx.environments.pick(env).broker, env ?? builtIn.env, vhost)
+        ? await checkVhost(ctx.environments.pick(env, vhost).broker, env ?? builtIn.env, vhost)
         : undefined;
     const next = { env, vhost };
     await guarded(() => channel.set(next));

@@ -10,7 +10,7 @@ export const whichCommand: SlackCommand = {
   async run(words, ctx) {
     const channel = await channelFlags(ctx);
     const input = parseWhich(words, {}, channel.defaults);
-    const { name: env, broker } = ctx.environments.pick(input.env);
+    const { name: env, broker } = ctx.environments.pick(input.env, input.vhost);
     const log = ctx.logger.child({ env, vhost: input.vhost, object: input.name, kind: input.kind });
     const result = await which(input, broker, { patterns: ctx.patterns });
     log.info(

@@ -78,7 +78,7 @@ async function run(
       ? parseThreadLink(input.extra?.thread, usage)
       : { channel: asker.channel, ...(asker.threadTs ? { threadTs: asker.threadTs } : {}) };
   const timeBoxMs = typeof input.extra?.for === 'string' ? parseTimeBox(input.extra.for, action) : undefined;
-  const env = ctx.environments.pick(input.env).name;
+  const env = ctx.environments.pick(input.env, input.vhost).name;
   const draft: Draft = {
     action,
     policy: input.name,
