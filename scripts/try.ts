@@ -202,6 +202,8 @@ async function main(argv: readonly string[]): Promise<void> {
       RMQ_PASSWORD: env.password,
       ...(process.env.RMQ_AMQP_URL ? { RMQ_AMQP_URL: process.env.RMQ_AMQP_URL } : {}),
       RMQ_MODE: 'normal',
+      // The lab's vhost only: on a shared broker the trial neither watches nor changes another.
+      RMQ_VHOSTS: command.vhost,
       REDIS_URL: redis,
       RMQ_AUDIT_KEY: `trial-${Buffer.from(workspace.signingSecret).toString('hex').slice(0, 40)}`,
       SLACK_BOT_TOKEN: workspace.botToken,

@@ -40,6 +40,15 @@ const EMOJI = {
   stopwatch: '⏱️',
   link: '🔗',
   zap: '⚡',
+  alarm_clock: '⏰',
+  gear: '⚙️',
+  grey_question: '❔',
+  inbox_tray: '📥',
+  pushpin: '📌',
+  repeat: '🔁',
+  snowflake: '❄️',
+  sunny: '☀️',
+  watch: '⌚',
 };
 
 let state = null;
