@@ -1,4 +1,10 @@
-import { FEDERATION_TARGETS, type Hazard, hazardsOf, type LiveQueue, type World } from '../src/policy/impact.ts';
+import {
+  FEDERATION_TARGETS,
+  type Hazard,
+  hazardsOf,
+  type LiveQueue,
+  type World,
+} from '../src/policy/impact.ts';
 import type { ObjectKind } from '../src/policy/types.ts';
 import type { LiveNow } from '../src/preview/impact.ts';
 import type { FederationState } from '../src/rabbit/responses.ts';
