@@ -112,6 +112,8 @@ export interface WhichResult {
    * seconds); `null` when the broker reports none for it: unknown, never zeros.
    */
   now?: LiveNow | null;
+  /** A queue whose node is down (a cluster's node stopped): why `now` is null. */
+  nodeDown?: true;
   /** What threatens the object as it stands (src/policy/impact.ts, hazardsOf); [] when nothing. */
   hazards: Hazard[];
   /** Reads the hazards needed that failed: what they would have checked is not claimed. */
@@ -216,6 +218,7 @@ export async function which(
     const values = Object.fromEntries(Object.entries(r.effective).map(([k, e]) => [k, e.value]));
     const live = await liveHazards(broker, input.vhost, lookup.kind, values, lookup.live, sampledAt);
     if (lookup.kind !== 'exchange') r.now = live.now;
+    if (lookup.nodeDown && r.now === null) r.nodeDown = true;
     r.hazards = live.hazards;
     if (live.notRead.length) r.hazardsNotRead = live.notRead;
   }

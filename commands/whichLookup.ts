@@ -28,6 +28,8 @@ export interface WhichBroker extends NameLister, VhostLister, HazardBroker {
     effectiveDefinition?: Record<string, unknown> | undefined;
     /** Its statistics; null or absent: the broker reports none for it (unknown). */
     live?: LiveQueue | null;
+    /** Its node is down (a cluster's): nothing live is known of it. */
+    nodeDown?: boolean;
   } | null>;
   getExchange(
     vhost: string,
@@ -54,6 +56,8 @@ export interface Lookup {
   arguments: Readonly<Record<string, unknown>>;
   /** A queue's statistics from the same GET; null for exchanges and when not reported. */
   live: LiveQueue | null;
+  /** A queue whose node is down: its statistics unknown because of that, not because they lag. */
+  nodeDown: boolean;
   forbidden?: string;
 }
 
@@ -72,6 +76,7 @@ export async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lo
       effective: undefined,
       arguments: x.arguments ?? {},
       live: null,
+      nodeDown: false,
     };
   };
   const asQueue = async (): Promise<Lookup | null> => {
@@ -93,6 +98,7 @@ export async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lo
       effective: q.effectiveDefinition,
       arguments: q.arguments ?? {},
       live: q.live ?? null,
+      nodeDown: q.nodeDown === true,
     };
   };
   const missing = (kind: ObjectKind, kindAssumed: boolean): Lookup => ({
@@ -105,6 +111,7 @@ export async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lo
     effective: undefined,
     arguments: {},
     live: null,
+    nodeDown: false,
   });
   try {
     // "" names the default exchange; no queue can have it (declaring "" asks for a generated name).

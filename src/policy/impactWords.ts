@@ -112,6 +112,16 @@ export const statisticsSaid = (sampledAt: string) =>
 export const NO_STATISTICS =
   'the broker reports no statistics for it (yet): its messages and consumers are unknown, not zero';
 
+/**
+ * A queue on a cluster's node that is down: the broker still lists it (its record is
+ * cluster-wide) but reports nothing live of it; nothing is predicted from the nodes that answer.
+ */
+export const NODE_DOWN = 'its node is down: its messages and consumers are unknown, not zero';
+
+/** Why a queue's numbers now are unknown, after "unknown — ". */
+export const unknownNowWords = (nodeDown: boolean | undefined): string =>
+  nodeDown ? NODE_DOWN : NO_STATISTICS;
+
 /** The loss in numbers, one line; null when the change removes and refuses nothing. */
 export function totalsWords(t: ImpactTotals): string | null {
   const parts = [

@@ -13,7 +13,7 @@ import {
 import type { KindOrUnknown } from './policyIndex.ts';
 import { type SourcedValue, withArguments } from './provenance.ts';
 import { type LayerResolution, type PolicySet, resolve } from './resolve.ts';
-import type { Policy, PolicyLayer } from './types.ts';
+import type { ObjectKind, Policy, PolicyLayer } from './types.ts';
 
 /**
  * `lint`: every surprise a vhost's policies hold for the objects there now, in one pass over
@@ -119,6 +119,7 @@ class Names {
 interface PolicyTally {
   readonly layer: PolicyLayer;
   readonly policy: Policy;
+  readonly unanchored: boolean;
   /** Objects it matches and may govern (no refused key). */
   applicable: number;
   /** Of those, the ones another policy governs. */
@@ -129,6 +130,21 @@ interface PolicyTally {
   readonly refused: Names;
   readonly refusedKeys: Set<string>;
   readonly caught: Names;
+}
+
+interface TargetTally {
+  readonly layer: PolicyLayer;
+  readonly policy: string;
+  readonly key: TargetKey;
+  readonly target: string;
+  readonly names: Names;
+}
+
+/** What the policies governing an object do there (`#governed`). */
+interface Governed {
+  readonly targets: readonly TargetTally[];
+  readonly expires: Omit<Expiring, 'name'> | null;
+  readonly never: readonly { readonly entry: NeverStricter; readonly own: number | undefined }[];
 }
 
 interface Expiring {
@@ -150,6 +166,16 @@ interface NeverStricter {
   readonly names: Names;
 }
 
+/** The arguments as one string, equal for equal arguments (keys in the broker's order). */
+function argumentsSignature(args: Readonly<Record<string, unknown>>): string {
+  let s = '';
+  for (const k in args) {
+    const v = args[k];
+    s += `${k}\u0000${typeof v === 'object' ? JSON.stringify(v) : String(v)}\u0000`;
+  }
+  return s;
+}
+
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
 /** The layer whose value the object uses for a key (`both`: the one whose value holds). */
@@ -167,15 +193,13 @@ function sourceLayer(v: SourcedValue, operatorValue: unknown): PolicyLayer {
 export class Linter {
   readonly #set: PolicySet;
   readonly #cache: PatternCache;
-  readonly #tallies = new Map<string, PolicyTally>();
+  readonly #tallies = new Map<Policy, PolicyTally>();
+  readonly #shared = new Map<ObjectKind, Map<Policy | null, Map<Policy | null, Map<string, Governed>>>>();
   readonly #ties = new Map<
     string,
     { policies: string[]; priority: number; layer: PolicyLayer; names: Names }
   >();
-  readonly #targets = new Map<
-    string,
-    { layer: PolicyLayer; policy: string; key: TargetKey; target: string; names: Names }
-  >();
+  readonly #targets = new Map<string, TargetTally>();
   readonly #expiring: Expiring[] = [];
   readonly #expiringNames = new Set<string>();
   readonly #never = new Map<string, NeverStricter>();
@@ -191,9 +215,10 @@ export class Linter {
       ['operator', set.operator],
     ] as const) {
       for (const e of index.byName.values()) {
-        this.#tallies.set(`${layer}\u0000${e.name}`, {
+        this.#tallies.set(e.policy, {
           layer,
           policy: e.policy,
+          unanchored: !isAnchored(e.policy.pattern),
           applicable: 0,
           lost: new Names(),
           winners: new Set(),
@@ -242,38 +267,45 @@ export class Linter {
   /** Reads one object; false (nothing kept) when a pattern waits for the backtracking engine. */
   #read(o: LintObject, view: NameView, collect: boolean): boolean {
     const r = resolve(this.#set, o.name, o.kind, view);
-    const caught: PolicyTally[] = [];
-    for (const [layer, res] of [
-      ['user', r.user],
-      ['operator', r.operator],
-    ] as const) {
+    let caught: PolicyTally[] | undefined;
+    for (const res of [r.user, r.operator]) {
       for (const m of res.matches) {
-        if (isAnchored(m.policy.pattern)) continue;
-        const tally = this.#tally(layer, m.policy.name);
-        const anchored = this.#cache.get(anchoredForm(m.policy.pattern)).match(view);
-        if (anchored === false) caught.push(tally);
+        const tally = this.#tally(m.policy);
+        if (!tally.unanchored) continue;
+        if (this.#cache.get(anchoredForm(m.policy.pattern)).match(view) === false) {
+          caught ??= [];
+          caught.push(tally);
+        }
       }
     }
     if (collect && view.pending && view.pending.size > 0) return false;
     this.#objects++;
-    for (const t of caught) t.caught.add(o.name);
-    const decided = o.kind !== null;
-    const user = this.#layer('user', r.user, o.name, decided);
-    const operator = this.#layer('operator', r.operator, o.name, decided);
-    if (o.kind === null || o.kind === 'exchange' || o.kind === 'stream') {
-      if (o.kind !== null && user !== undefined && operator !== undefined) this.#targetsOf(o, user, operator);
+    if (caught) for (const t of caught) t.caught.add(o.name);
+    const kind = o.kind;
+    const user = this.#layer('user', r.user, o.name, kind !== null);
+    const operator = this.#layer('operator', r.operator, o.name, kind !== null);
+    if (kind === null || user === undefined || operator === undefined || (user === null && operator === null))
       return true;
+    const g = this.#sharedGoverned(o, kind, user, operator);
+    for (const t of g.targets) t.names.add(o.name);
+    if (g.expires) {
+      this.#expiring.push({ name: o.name, ...g.expires });
+      this.#expiringNames.add(o.name);
     }
-    if (user === undefined || operator === undefined) return true;
-    this.#targetsOf(o, user, operator);
-    this.#hazardsOf(o, o.kind, user, operator);
+    for (const n of g.never) {
+      n.entry.governed++;
+      if (n.own === undefined) continue;
+      n.entry.never++;
+      n.entry.highestOwn = Math.max(n.entry.highestOwn, n.own);
+      n.entry.names.add(o.name);
+    }
     return true;
   }
 
-  #tally(layer: PolicyLayer, name: string): PolicyTally {
-    const t = this.#tallies.get(`${layer}\u0000${name}`);
+  #tally(policy: Policy): PolicyTally {
+    const t = this.#tallies.get(policy);
     // Unreachable: every match is a policy of the set.
-    if (!t) throw new Error(`lint: no policy ${name}`);
+    if (!t) throw new Error(`lint: no policy ${policy.name}`);
     return t;
   }
 
@@ -299,9 +331,8 @@ export class Linter {
         tie.names.add(name);
       }
     }
-    const winner = decided && candidates.length === 1 ? (candidates[0] as Policy) : undefined;
     for (const m of res.matches) {
-      const t = this.#tally(layer, m.policy.name);
+      const t = this.#tally(m.policy);
       if (m.refused.length > 0) {
         if (!known) continue;
         t.refused.add(name);
@@ -316,30 +347,58 @@ export class Linter {
       }
     }
     if (!decided || candidates.length > 1) return undefined;
-    return winner ?? null;
+    return candidates[0] ?? null;
   }
 
-  /** The values the object uses: both layers merged, its own arguments on top. */
-  #values(o: LintObject, user: Policy | null, operator: Policy | null) {
-    const kind = o.kind;
-    if (kind === null) return {};
+  /**
+   * `#governed`, made once per kind, pair of policies and arguments (most objects share all three:
+   * every quorum queue has the same `x-queue-type`).
+   */
+  #sharedGoverned(o: LintObject, kind: ObjectKind, user: Policy | null, operator: Policy | null): Governed {
+    let byUser = this.#shared.get(kind);
+    if (!byUser) {
+      byUser = new Map();
+      this.#shared.set(kind, byUser);
+    }
+    let byOperator = byUser.get(user);
+    if (!byOperator) {
+      byOperator = new Map();
+      byUser.set(user, byOperator);
+    }
+    let byArguments = byOperator.get(operator);
+    if (!byArguments) {
+      byArguments = new Map();
+      byOperator.set(operator, byArguments);
+    }
+    const signature = argumentsSignature(o.arguments);
+    let g = byArguments.get(signature);
+    if (!g) {
+      g = this.#governed(o, kind, user, operator);
+      byArguments.set(signature, g);
+    }
+    return g;
+  }
+
+  /**
+   * What the two policies governing an object do there: the targets they name (the values it
+   * uses: both layers merged, its own arguments on top), the `expires` that may delete it, and
+   * each operator limit against what it would use without the operator policy.
+   */
+  #governed(o: LintObject, kind: ObjectKind, user: Policy | null, operator: Policy | null): Governed {
     const version = this.#set.version;
-    return withArguments(
+    const sourced = withArguments(
       effectiveDefinition(user?.definition, operator?.definition, version),
       o.arguments,
       kind,
       version,
     );
-  }
-
-  #targetsOf(o: LintObject, user: Policy | null, operator: Policy | null): void {
-    if (o.kind === null || (user === null && operator === null)) return;
-    const values = this.#values(o, user, operator);
-    for (const key of targetKeys(o.kind)) {
-      const v = values[key];
+    const of = (layer: PolicyLayer) => (layer === 'user' ? user : operator);
+    const targets: TargetTally[] = [];
+    for (const key of targetKeys(kind)) {
+      const v = sourced[key];
       if (v === undefined || typeof v.value !== 'string' || v.from === 'arguments') continue;
       const layer = sourceLayer(v, operator?.definition[key]);
-      const policy = layer === 'user' ? user : operator;
+      const policy = of(layer);
       if (!policy) continue;
       const id = `${layer}\u0000${policy.name}\u0000${key}\u0000${v.value}`;
       let t = this.#targets.get(id);
@@ -347,29 +406,31 @@ export class Linter {
         t = { layer, policy: policy.name, key, target: v.value, names: new Names() };
         this.#targets.set(id, t);
       }
-      t.names.add(o.name);
+      targets.push(t);
     }
+    if (kind !== 'classic' && kind !== 'quorum') return { targets, expires: null, never: [] };
+    let expires: Governed['expires'] = null;
+    const e = sourced.expires;
+    const expiresMs = num(e?.value);
+    if (e !== undefined && expiresMs !== undefined && e.from !== 'arguments') {
+      const layer = sourceLayer(e, operator?.definition.expires);
+      const policy = of(layer);
+      const values: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(sourced)) values[k] = v.value;
+      if (policy) expires = { layer, policy: policy.name, expiresMs, values, kind };
+    }
+    return { targets, expires, never: operator ? this.#neverStricter(o, kind, user, operator) : [] };
   }
 
-  #hazardsOf(o: LintObject, kind: 'classic' | 'quorum', user: Policy | null, operator: Policy | null): void {
-    if (operator !== null) this.#neverStricter(o, kind, user, operator);
-    if (user === null && operator === null) return;
-    const sourced = this.#values(o, user, operator);
-    const expires = sourced.expires;
-    const expiresMs = num(expires?.value);
-    if (expires === undefined || expiresMs === undefined || expires.from === 'arguments') return;
-    const layer = sourceLayer(expires, operator?.definition.expires);
-    const policy = layer === 'user' ? user : operator;
-    if (!policy) return;
-    const values: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(sourced)) values[k] = v.value;
-    this.#expiring.push({ name: o.name, layer, policy: policy.name, expiresMs, values, kind });
-    this.#expiringNames.add(o.name);
-  }
-
-  /** Each limit of the operator policy against what the object would use without it. */
-  #neverStricter(o: LintObject, kind: 'classic' | 'quorum', user: Policy | null, operator: Policy): void {
+  /** Each limit of the operator policy against what the object would use without it (`own`: it never bites). */
+  #neverStricter(
+    o: LintObject,
+    kind: 'classic' | 'quorum',
+    user: Policy | null,
+    operator: Policy,
+  ): Governed['never'] {
     const version = this.#set.version;
+    const out: { entry: NeverStricter; own: number | undefined }[] = [];
     let own: Record<string, SourcedValue> | undefined;
     for (const [key, raw] of Object.entries(operator.definition)) {
       const limit = num(raw);
@@ -381,9 +442,9 @@ export class Linter {
         version,
       );
       const id = `${operator.name}\u0000${key}`;
-      let n = this.#never.get(id);
-      if (!n) {
-        n = {
+      let entry = this.#never.get(id);
+      if (!entry) {
+        entry = {
           policy: operator.name,
           key,
           limit,
@@ -392,16 +453,13 @@ export class Linter {
           highestOwn: -Infinity,
           names: new Names(),
         };
-        this.#never.set(id, n);
+        this.#never.set(id, entry);
       }
-      n.governed++;
       const mine = num(own[key]?.value);
-      if (mine !== undefined && mine !== limit && stricterLimit(key, mine, limit, version) === mine) {
-        n.never++;
-        n.highestOwn = Math.max(n.highestOwn, mine);
-        n.names.add(o.name);
-      }
+      const never = mine !== undefined && mine !== limit && stricterLimit(key, mine, limit, version) === mine;
+      out.push({ entry, own: never ? mine : undefined });
     }
+    return out;
   }
 
   /**

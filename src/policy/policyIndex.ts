@@ -180,6 +180,8 @@ interface PerKind {
   readonly isApplicable: (e: IndexedPolicy) => boolean;
   /** Empty for a queue type this bot does not know: its vetoes are unknown, none is invented. */
   readonly vetoes: ReadonlySet<string>;
+  /** `refused`'s answers, per policy: read for every match of every object of a whole-vhost pass. */
+  readonly refused: Map<IndexedPolicy, readonly string[]>;
 }
 
 /** An object kind, or `null` for a queue of a type this bot does not know. */
@@ -285,6 +287,7 @@ export class PolicyIndex {
       applicable: new PrefixIndex(applicable),
       isApplicable: (e) => applicableSet.has(e),
       vetoes,
+      refused: new Map(),
     };
   }
 
@@ -297,6 +300,7 @@ export class PolicyIndex {
       applicable: new PrefixOverlay(b.applicable, removed, applies ? added : undefined),
       isApplicable: (e) => (e === added ? applies : b.isApplicable(e)),
       vetoes: b.vetoes,
+      refused: b.refused,
     };
   }
 
@@ -318,7 +322,13 @@ export class PolicyIndex {
 
   /** The keys of this policy the kind refuses; any one of them means it can never govern it. */
   refused(e: IndexedPolicy, kind: KindOrUnknown): readonly string[] {
-    return refusedKeys(e.policy.definition, this.#kind(kind).vetoes);
+    const k = this.#kind(kind);
+    let keys = k.refused.get(e);
+    if (!keys) {
+      keys = refusedKeys(e.policy.definition, k.vetoes);
+      k.refused.set(e, keys);
+    }
+    return keys;
   }
 }
 

@@ -36,6 +36,11 @@ export interface QueueDetail extends QueueFields {
   readonly effectiveDefinition: Readonly<Record<string, unknown>> | undefined;
   /** Its statistics (the same GET), `null` when the broker reports none for it yet. */
   readonly live: LiveQueue | null;
+  /**
+   * Its node is down (a cluster's node stopped): the broker says `state` "stopped" on this GET
+   * ("down" in listings) and reports no statistics and no policy fields for it (4.3.6, 3 nodes).
+   */
+  readonly nodeDown: boolean;
 }
 
 export interface QueueListing extends QueueFields {
@@ -124,7 +129,7 @@ export const queueStatsSchema = z.object({
 
 /** One queue's GET: the listing's fields, its vhost and its statistics. */
 export const queueDetailSchema = queueListItemSchema
-  .extend({ vhost: z.string() })
+  .extend({ vhost: z.string(), state: z.string().optional() })
   .merge(queueStatsSchema.omit({ name: true }));
 
 /** Whether this process reads a time without zone as UTC (then the broker's usual form is read by string). */
@@ -268,6 +273,9 @@ export function toWhoAmI(w: z.infer<typeof whoamiSchema>): WhoAmI {
   return { name: w.name, tags: tags.map((t) => t.trim()).filter((t) => t !== '') };
 }
 
+/** The states a queue whose node is down is reported in: `stopped` (its GET), `down` (listings). */
+const QUEUE_NODE_DOWN: ReadonlySet<string> = new Set(['stopped', 'down']);
+
 export function toQueueDetail(q: z.infer<typeof queueDetailSchema>): QueueDetail {
   return {
     name: q.name,
@@ -279,6 +287,7 @@ export function toQueueDetail(q: z.infer<typeof queueDetailSchema>): QueueDetail
     operatorPolicy: toReportedPolicy(q.operator_policy),
     effectiveDefinition: q.effective_policy_definition ?? undefined,
     live: toLiveQueue(q),
+    nodeDown: QUEUE_NODE_DOWN.has(q.state ?? ''),
   };
 }
 

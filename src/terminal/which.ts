@@ -11,7 +11,7 @@ import {
   UNANCHORED_MARK,
   WHICH_WORDS,
 } from '../../commands/words.ts';
-import { hazardWords, NO_STATISTICS, nowWords, statisticsSaid } from '../policy/impactWords.ts';
+import { hazardWords, nowWords, statisticsSaid, unknownNowWords } from '../policy/impactWords.ts';
 import { definitionWritten as definition, jsonWritten, quoted, terminalText } from '../text/asWritten.ts';
 
 /**
@@ -122,7 +122,7 @@ function liveLines(r: WhichResult): string[] {
   if (r.now !== undefined) {
     lines.push(
       r.now === null
-        ? `  Now: unknown — ${NO_STATISTICS}.`
+        ? `  Now: unknown — ${unknownNowWords(r.nodeDown)}.`
         : `  Now: ${nowWords(r.now)} — as ${statisticsSaid(r.now.sampledAt)}.`,
     );
   }

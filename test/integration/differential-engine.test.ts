@@ -22,10 +22,12 @@ import { checkDefinition } from '../../src/policy/validateDefinition.ts';
 import { RabbitError } from '../../src/rabbit/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { uniqueName, waitFor } from '../support/broker.ts';
-import { brokersUp, clientFor } from '../support/brokers.ts';
+import { brokersUp, CLUSTER, clientFor } from '../support/brokers.ts';
+import { onClusterAlone } from '../support/clusterLock.ts';
 
 const SEED = Number(process.env.DIFF_SEED ?? Date.now() % 2 ** 31);
-const { up } = await brokersUp();
+// The cluster too (scripts/cluster): policy resolution on three nodes is the single node's.
+const { up } = await brokersUp({ cluster: true });
 const reader = new BacktrackingReader();
 const summary: string[] = [];
 
@@ -172,206 +174,220 @@ async function put(client: LabClient, layer: 'user' | 'operator', p: Policy): Pr
 }
 
 describe.each(up)('engine against the real broker ($label)', (broker) => {
-  it('explains >= 200 generated objects exactly as the broker resolves them', async () => {
-    const client = clientFor(broker);
-    const vhost = uniqueName('diff');
-    const { version, versionText } = await client.overview();
-    const s = scenario(version, vhost, SEED);
-    await client.putVhost(vhost);
-    try {
-      // Half the policies exist before the objects (resolution at declaration), half after
-      // (re-resolution of every object of the vhost when a policy is set).
-      const half = Math.floor(s.user.length / 2);
-      const refusals: string[] = [];
-      const live: Policy[] = [];
-      const liveOp: Policy[] = [];
-      const putAll = async (layer: 'user' | 'operator', list: Policy[], into: Policy[]) => {
-        for (const p of list) {
-          const refused = await put(client, layer, p);
-          if (refused) refusals.push(`${layer} ${p.name} ${JSON.stringify(p.definition)}: ${refused}`);
-          else into.push(p);
-        }
-      };
-      await putAll('user', s.user.slice(0, half), live);
-      await putAll('operator', s.operator.slice(0, 3), liveOp);
-      await inBatches(s.objects, 8, async (o) => {
-        if (o.kind === 'exchange') await client.putExchange(vhost, o.name, 'topic');
-        else await client.putQueue(vhost, o.name, { kind: o.kind });
-      });
-      await putAll('user', s.user.slice(half), live);
-      await putAll('operator', s.operator.slice(3), liveOp);
-      // Every generated definition is valid for this version, so the broker must take them all.
-      expect(refusals).toEqual([]);
-
-      const set = buildPolicySet(live, liveOp, version);
-      // Lookaround patterns: every verdict decided off the main thread before the comparison.
-      const views = s.objects.map((o) => {
-        const view = nameView(o.name, { collectPending: true });
-        resolve(set, o.name, o.kind, view);
-        return view;
-      });
-      await reader.decide(pendingVerdicts(views));
-      expect(reader.stats.budgetsSpent).toBe(0);
-      const byName = new Map(live.map((p) => [p.name, p]));
-      const opByName = new Map(liveOp.map((p) => [p.name, p]));
-      const kindOf = new Map(s.objects.map((o) => [o.name, o.kind]));
-
-      const check = async (): Promise<string[]> => {
-        const failures: string[] = [];
-        // The record-derived listing: current the instant a policy is set.
-        const current = new Map<string, string | null>();
-        for await (const q of client.streamQueues(vhost, { stats: false }))
-          current.set(q.name, q.policy ?? null);
-        for await (const x of client.streamExchanges(vhost))
-          if (kindOf.has(x.name)) current.set(x.name, x.policy ?? null);
-        // The stats listing: operator policy and effective definition, seconds behind.
-        const stats = new Map<
-          string,
-          { op: string | null | undefined; eff: Record<string, unknown> | undefined }
-        >();
-        for await (const q of client.streamQueues(vhost, { stats: true })) {
-          stats.set(q.name, {
-            op: q.operatorPolicy,
-            eff: q.effectiveDefinition as Record<string, unknown> | undefined,
+  it(
+    'explains >= 200 generated objects exactly as the broker resolves them',
+    () =>
+      onClusterAlone(broker === CLUSTER, async () => {
+        const client = clientFor(broker);
+        const vhost = uniqueName('diff');
+        const { version, versionText } = await client.overview();
+        const s = scenario(version, vhost, SEED);
+        await client.putVhost(vhost);
+        try {
+          // Half the policies exist before the objects (resolution at declaration), half after
+          // (re-resolution of every object of the vhost when a policy is set).
+          const half = Math.floor(s.user.length / 2);
+          const refusals: string[] = [];
+          const live: Policy[] = [];
+          const liveOp: Policy[] = [];
+          const putAll = async (layer: 'user' | 'operator', list: Policy[], into: Policy[]) => {
+            for (const p of list) {
+              const refused = await put(client, layer, p);
+              if (refused) refusals.push(`${layer} ${p.name} ${JSON.stringify(p.definition)}: ${refused}`);
+              else into.push(p);
+            }
+          };
+          await putAll('user', s.user.slice(0, half), live);
+          await putAll('operator', s.operator.slice(0, 3), liveOp);
+          await inBatches(s.objects, 8, async (o) => {
+            if (o.kind === 'exchange') await client.putExchange(vhost, o.name, 'topic');
+            else await client.putQueue(vhost, o.name, { kind: o.kind });
           });
-        }
-        for (const o of s.objects) {
-          const r = resolve(set, o.name, o.kind);
-          const reported = current.get(o.name);
-          const candidates = r.user.candidates.map((p) => p.name);
-          const where = `${o.kind} ${JSON.stringify(o.name)}`;
-          if (!r.user.decided || !r.operator.decided) continue; // never guessed; counted below
-          if (reported === undefined) failures.push(`${where}: missing from the broker's listing`);
-          else if (reported === null ? candidates.length > 0 : !candidates.includes(reported)) {
-            failures.push(`${where}: broker says ${reported}, engine says ${candidates.join('|') || 'none'}`);
-          }
-          if (o.kind === 'exchange') continue; // exchanges report no operator policy
-          const st = stats.get(o.name);
-          if (!st || st.op === undefined || st.eff === undefined) {
-            failures.push(`${where}: statistics not reported yet`);
-            continue;
-          }
-          const opCandidates = r.operator.candidates.map((p) => p.name);
-          if ((st.op ?? null) === null ? opCandidates.length > 0 : !opCandidates.includes(st.op as string)) {
-            failures.push(
-              `${where}: broker operator policy ${st.op}, engine ${opCandidates.join('|') || 'none'}`,
-            );
-            continue;
-          }
-          const userDef = reported ? byName.get(reported)?.definition : undefined;
-          const opDef = st.op ? opByName.get(st.op)?.definition : undefined;
-          const eff = Object.fromEntries(
-            Object.entries(effectiveDefinition(userDef, opDef, version)).map(([k, e]) => [k, e.value]),
-          );
-          if (JSON.stringify(sortKeys(eff)) !== JSON.stringify(sortKeys(st.eff))) {
-            failures.push(
-              `${where}: effective ${JSON.stringify(st.eff)} from broker, ${JSON.stringify(eff)} from engine`,
-            );
-          }
-        }
-        return failures;
-      };
+          await putAll('user', s.user.slice(half), live);
+          await putAll('operator', s.operator.slice(3), liveOp);
+          // Every generated definition is valid for this version, so the broker must take them all.
+          expect(refusals).toEqual([]);
 
-      let failures: string[] = [];
-      await waitFor(
-        async () => {
-          failures = await check();
-          return failures.length === 0;
-        },
-        { deadlineMs: 45_000, intervalMs: 1000, what: 'the broker to report every object' },
-      ).catch(() => undefined);
-      const undecided = s.objects.filter((o) => {
-        const r = resolve(set, o.name, o.kind);
-        return !r.user.decided || !r.operator.decided;
-      }).length;
-      const cases = s.objects.length - undecided;
-      summary.push(
-        `${broker.label} ${versionText}: ${cases} objects compared, ${cases - failures.length} agreed, ${undecided} undecidable (not guessed), ${live.length} policies, ${liveOp.length} operator policies`,
-      );
-      expect(cases).toBeGreaterThanOrEqual(200);
-      // Lookaround is read now: at least 99 % of the objects are compared, none left to a guess.
-      expect(cases / s.objects.length).toBeGreaterThanOrEqual(0.99);
-      expect(
-        failures,
-        `seed ${SEED}, broker ${broker.label} ${formatVersion(version)}\n${failures.join('\n')}\npolicies: ${JSON.stringify(live)}\noperator: ${JSON.stringify(liveOp)}`,
-      ).toEqual([]);
-    } finally {
-      await client.deleteVhost(vhost);
-      await client.close();
-    }
-  }, 240_000);
+          const set = buildPolicySet(live, liveOp, version);
+          // Lookaround patterns: every verdict decided off the main thread before the comparison.
+          const views = s.objects.map((o) => {
+            const view = nameView(o.name, { collectPending: true });
+            resolve(set, o.name, o.kind, view);
+            return view;
+          });
+          await reader.decide(pendingVerdicts(views));
+          expect(reader.stats.budgetsSpent).toBe(0);
+          const byName = new Map(live.map((p) => [p.name, p]));
+          const opByName = new Map(liveOp.map((p) => [p.name, p]));
+          const kindOf = new Map(s.objects.map((o) => [o.name, o.kind]));
 
-  it('accepts or refuses every apply-to value and key exactly as this broker version does', async () => {
-    const client = clientFor(broker);
-    const vhost = uniqueName('keys');
-    const { version, versionText } = await client.overview();
-    await client.putVhost(vhost);
-    const mismatches: string[] = [];
-    let cases = 0;
-    try {
-      for (const applyTo of APPLY_TO_VALUES) {
-        const refused = await put(client, 'user', {
-          vhost,
-          name: `a-${applyTo}`,
-          pattern: '^none$',
-          applyTo,
-          priority: 0,
-          definition: { 'max-length': 1 },
-        });
-        const expected = acceptedApplyTo(version).includes(applyTo);
-        cases++;
-        if ((refused === null) !== expected)
-          mismatches.push(
-            `apply-to ${applyTo}: broker ${refused ?? 'accepted'}, bot expects ${expected ? 'accepted' : 'refused'}`,
+          const check = async (): Promise<string[]> => {
+            const failures: string[] = [];
+            // The record-derived listing: current the instant a policy is set.
+            const current = new Map<string, string | null>();
+            for await (const q of client.streamQueues(vhost, { stats: false }))
+              current.set(q.name, q.policy ?? null);
+            for await (const x of client.streamExchanges(vhost))
+              if (kindOf.has(x.name)) current.set(x.name, x.policy ?? null);
+            // The stats listing: operator policy and effective definition, seconds behind.
+            const stats = new Map<
+              string,
+              { op: string | null | undefined; eff: Record<string, unknown> | undefined }
+            >();
+            for await (const q of client.streamQueues(vhost, { stats: true })) {
+              stats.set(q.name, {
+                op: q.operatorPolicy,
+                eff: q.effectiveDefinition as Record<string, unknown> | undefined,
+              });
+            }
+            for (const o of s.objects) {
+              const r = resolve(set, o.name, o.kind);
+              const reported = current.get(o.name);
+              const candidates = r.user.candidates.map((p) => p.name);
+              const where = `${o.kind} ${JSON.stringify(o.name)}`;
+              if (!r.user.decided || !r.operator.decided) continue; // never guessed; counted below
+              if (reported === undefined) failures.push(`${where}: missing from the broker's listing`);
+              else if (reported === null ? candidates.length > 0 : !candidates.includes(reported)) {
+                failures.push(
+                  `${where}: broker says ${reported}, engine says ${candidates.join('|') || 'none'}`,
+                );
+              }
+              if (o.kind === 'exchange') continue; // exchanges report no operator policy
+              const st = stats.get(o.name);
+              if (!st || st.op === undefined || st.eff === undefined) {
+                failures.push(`${where}: statistics not reported yet`);
+                continue;
+              }
+              const opCandidates = r.operator.candidates.map((p) => p.name);
+              if (
+                (st.op ?? null) === null ? opCandidates.length > 0 : !opCandidates.includes(st.op as string)
+              ) {
+                failures.push(
+                  `${where}: broker operator policy ${st.op}, engine ${opCandidates.join('|') || 'none'}`,
+                );
+                continue;
+              }
+              const userDef = reported ? byName.get(reported)?.definition : undefined;
+              const opDef = st.op ? opByName.get(st.op)?.definition : undefined;
+              const eff = Object.fromEntries(
+                Object.entries(effectiveDefinition(userDef, opDef, version)).map(([k, e]) => [k, e.value]),
+              );
+              if (JSON.stringify(sortKeys(eff)) !== JSON.stringify(sortKeys(st.eff))) {
+                failures.push(
+                  `${where}: effective ${JSON.stringify(st.eff)} from broker, ${JSON.stringify(eff)} from engine`,
+                );
+              }
+            }
+            return failures;
+          };
+
+          let failures: string[] = [];
+          await waitFor(
+            async () => {
+              failures = await check();
+              return failures.length === 0;
+            },
+            { deadlineMs: 45_000, intervalMs: 1000, what: 'the broker to report every object' },
+          ).catch(() => undefined);
+          const undecided = s.objects.filter((o) => {
+            const r = resolve(set, o.name, o.kind);
+            return !r.user.decided || !r.operator.decided;
+          }).length;
+          const cases = s.objects.length - undecided;
+          summary.push(
+            `${broker.label} ${versionText}: ${cases} objects compared, ${cases - failures.length} agreed, ${undecided} undecidable (not guessed), ${live.length} policies, ${liveOp.length} operator policies`,
           );
-      }
-      // The optional plugins this broker runs, found as the bot's client finds them: the
-      // federation links endpoint answers 404 without the federation plugin (scripts/broker-4
-      // and broker-4.3 enable it with its management plugin; the machine's broker does not).
-      const plugins = new Set((await client.federation(vhost)).links === null ? [] : ['federation']);
-      const definitions: Record<string, unknown>[] = [...KEY_COMBINATIONS];
-      for (const spec of KEYS) {
-        const value = SAMPLE_VALUES[spec.key];
-        if (value === undefined) throw new Error(`no sample value for ${spec.key}`);
-        definitions.push({ ...(SAMPLE_COMPANIONS[spec.key] ?? {}), [spec.key]: value });
-      }
-      for (const [i, definition] of definitions.entries()) {
-        for (const layer of ['user', 'operator'] as const) {
-          const refused = await put(client, layer, {
+          expect(cases).toBeGreaterThanOrEqual(200);
+          // Lookaround is read now: at least 99 % of the objects are compared, none left to a guess.
+          expect(cases / s.objects.length).toBeGreaterThanOrEqual(0.99);
+          expect(
+            failures,
+            `seed ${SEED}, broker ${broker.label} ${formatVersion(version)}\n${failures.join('\n')}\npolicies: ${JSON.stringify(live)}\noperator: ${JSON.stringify(liveOp)}`,
+          ).toEqual([]);
+        } finally {
+          await client.deleteVhost(vhost);
+          await client.close();
+        }
+      }),
+    240_000,
+  );
+
+  // Which keys a version takes is the version's, not the cluster's: its 4.3 node proves it.
+  it.skipIf(broker === CLUSTER)(
+    'accepts or refuses every apply-to value and key exactly as this broker version does',
+    async () => {
+      const client = clientFor(broker);
+      const vhost = uniqueName('keys');
+      const { version, versionText } = await client.overview();
+      await client.putVhost(vhost);
+      const mismatches: string[] = [];
+      let cases = 0;
+      try {
+        for (const applyTo of APPLY_TO_VALUES) {
+          const refused = await put(client, 'user', {
             vhost,
-            name: `k-${layer}-${i}`,
+            name: `a-${applyTo}`,
             pattern: '^none$',
-            applyTo: 'queues',
+            applyTo,
             priority: 0,
-            definition,
+            definition: { 'max-length': 1 },
           });
-          // The bot's own validation, as `preview` and `request` run it, says the same.
-          const botRefusals: string[] = [];
-          checkDefinition(
-            definition,
-            layer,
-            version,
-            plugins,
-            (p) => botRefusals.push(p.message),
-            () => {},
-          );
+          const expected = acceptedApplyTo(version).includes(applyTo);
           cases++;
-          if ((refused === null) !== (botRefusals.length === 0)) {
+          if ((refused === null) !== expected)
             mismatches.push(
-              `${layer} ${JSON.stringify(definition)}: broker ${refused ?? 'accepted'}, bot ${botRefusals.join(' ') || 'accepts'}`,
+              `apply-to ${applyTo}: broker ${refused ?? 'accepted'}, bot expects ${expected ? 'accepted' : 'refused'}`,
             );
+        }
+        // The optional plugins this broker runs, found as the bot's client finds them: the
+        // federation links endpoint answers 404 without the federation plugin (scripts/broker-4
+        // and broker-4.3 enable it with its management plugin; the machine's broker does not).
+        const plugins = new Set((await client.federation(vhost)).links === null ? [] : ['federation']);
+        const definitions: Record<string, unknown>[] = [...KEY_COMBINATIONS];
+        for (const spec of KEYS) {
+          const value = SAMPLE_VALUES[spec.key];
+          if (value === undefined) throw new Error(`no sample value for ${spec.key}`);
+          definitions.push({ ...(SAMPLE_COMPANIONS[spec.key] ?? {}), [spec.key]: value });
+        }
+        for (const [i, definition] of definitions.entries()) {
+          for (const layer of ['user', 'operator'] as const) {
+            const refused = await put(client, layer, {
+              vhost,
+              name: `k-${layer}-${i}`,
+              pattern: '^none$',
+              applyTo: 'queues',
+              priority: 0,
+              definition,
+            });
+            // The bot's own validation, as `preview` and `request` run it, says the same.
+            const botRefusals: string[] = [];
+            checkDefinition(
+              definition,
+              layer,
+              version,
+              plugins,
+              (p) => botRefusals.push(p.message),
+              () => {},
+            );
+            cases++;
+            if ((refused === null) !== (botRefusals.length === 0)) {
+              mismatches.push(
+                `${layer} ${JSON.stringify(definition)}: broker ${refused ?? 'accepted'}, bot ${botRefusals.join(' ') || 'accepts'}`,
+              );
+            }
           }
         }
+      } finally {
+        await client.deleteVhost(vhost);
+        await client.close();
       }
-    } finally {
-      await client.deleteVhost(vhost);
-      await client.close();
-    }
-    summary.push(
-      `${broker.label} ${versionText}: ${cases} apply-to/key acceptance cases, ${cases - mismatches.length} agreed`,
-    );
-    expect(mismatches).toEqual([]);
-  }, 120_000);
+      summary.push(
+        `${broker.label} ${versionText}: ${cases} apply-to/key acceptance cases, ${cases - mismatches.length} agreed`,
+      );
+      expect(mismatches).toEqual([]);
+    },
+    120_000,
+  );
 });
 
 function sortKeys(o: Record<string, unknown>): Record<string, unknown> {

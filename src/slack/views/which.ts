@@ -11,7 +11,7 @@ import {
   UNANCHORED_MARK,
   WHICH_WORDS,
 } from '../../../commands/words.ts';
-import { hazardWords, NO_STATISTICS, nowWords, statisticsSaid } from '../../policy/impactWords.ts';
+import { hazardWords, nowWords, statisticsSaid, unknownNowWords } from '../../policy/impactWords.ts';
 import { code, prose, truncate, valueCode } from '../escape.ts';
 import {
   type Block,
@@ -125,7 +125,7 @@ function liveBlocks(r: WhichResult): Block[] {
     blocks.push(
       section(
         r.now === null
-          ? `*Now:* unknown — ${NO_STATISTICS}.`
+          ? `*Now:* unknown — ${unknownNowWords(r.nodeDown)}.`
           : `*Now:* ${nowWords(r.now)} — as ${statisticsSaid(r.now.sampledAt)}.`,
       ),
     );

@@ -1,0 +1,110 @@
+/**
+ * What `lint` costs beyond the listings it reads: one vhost of 100,000 queues and 1,000 policies
+ * served by the management API double (bench/fakeManagement.ts, a child process). Printed: the
+ * lint's wall time (commands/lint.ts: the policy lists, the queues' records and live numbers in
+ * one listing, the exchanges, the federation, every object resolved and every finding made) over
+ * streaming those same listings at once through the client and doing nothing with them (goal
+ * <= 1.5); the CPU time of this process for both; and its peak RSS, sampled every 5 ms (goal
+ * <= 300 MB). Medians of --runs runs, after a warm-up. Prints; asserts nothing.
+ *
+ *   npm run bench:lint [-- --queues 100000 --policies 1000 --runs 5]
+ */
+import { parseArgs } from 'node:util';
+import { lint } from '../commands/lint.ts';
+import { LabClient } from '../src/rabbit/lab.ts';
+import { startFakeManagement } from './fakeManagement.ts';
+
+const { values } = parseArgs({
+  options: {
+    queues: { type: 'string', default: '100000' },
+    policies: { type: 'string', default: '1000' },
+    runs: { type: 'string', default: '5' },
+  },
+});
+const QUEUES = Number(values.queues);
+const RUNS = Number(values.runs);
+
+let peakRss = 0;
+const sampler = setInterval(() => {
+  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+}, 5);
+sampler.unref();
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const cpuNow = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+
+async function time(fn: () => Promise<unknown>): Promise<{ wall: number; cpu: number }> {
+  const start = performance.now();
+  const cpu = cpuNow();
+  await fn();
+  return { wall: performance.now() - start, cpu: cpuNow() - cpu };
+}
+
+console.log(
+  `lint: one vhost of ${QUEUES.toLocaleString()} queues and ${values.policies} policies (starting the double…)`,
+);
+const { child, info } = await startFakeManagement<{ url: string; vhost: string }>([
+  '--queues',
+  String(QUEUES),
+  '--policies',
+  String(values.policies),
+]);
+const client = new LabClient({ url: info.url, user: 'guest', password: 'guest' });
+try {
+  let findings = 0;
+  let objects = 0;
+  const listings = async () => {
+    let n = 0;
+    await Promise.all([
+      client.overview(),
+      client.listPolicies(info.vhost),
+      client.listOperatorPolicies(info.vhost),
+      client.federation(info.vhost),
+      (async () => {
+        for await (const _ of client.streamQueuesLive(info.vhost)) n++;
+      })(),
+      (async () => {
+        for await (const _ of client.streamExchanges(info.vhost)) n++;
+      })(),
+    ]);
+    return n;
+  };
+  const linted = async () => {
+    const r = await lint({ vhost: info.vhost }, client, { env: 'bench' });
+    if (r.answer !== 'linted') throw new Error(`lint did not answer: ${r.why} ${r.detail ?? ''}`);
+    findings = r.findings.length;
+    objects = r.objects;
+  };
+  await listings();
+  await linted();
+  const rssBefore = peakRss;
+  const samples = {
+    listings: [] as { wall: number; cpu: number }[],
+    lint: [] as { wall: number; cpu: number }[],
+  };
+  for (let i = 0; i < RUNS; i++) {
+    samples.listings.push(await time(listings));
+    samples.lint.push(await time(linted));
+  }
+  const wall = (k: keyof typeof samples) => median(samples[k].map((s) => s.wall));
+  const cpu = (k: keyof typeof samples) => median(samples[k].map((s) => s.cpu));
+  console.log(`  ${objects.toLocaleString()} objects, ${findings} findings`);
+  console.log(
+    `  listings alone (queues with live numbers, exchanges, policies, federation) ${wall('listings').toFixed(0)} ms wall, ${cpu('listings').toFixed(0)} ms CPU`,
+  );
+  console.log(
+    `  lint                                                                 ${wall('lint').toFixed(0)} ms wall, ${cpu('lint').toFixed(0)} ms CPU`,
+  );
+  console.log(
+    `  ratio lint / listings: wall ${(wall('lint') / wall('listings')).toFixed(2)}, CPU ${(cpu('lint') / cpu('listings')).toFixed(2)} (goal <= 1.5)`,
+  );
+  console.log(
+    `  peak RSS ${(peakRss / 1024 / 1024).toFixed(0)} MB (after the warm-up ${(rssBefore / 1024 / 1024).toFixed(0)} MB; goal <= 300 MB)`,
+  );
+} finally {
+  await client.close();
+  child.kill('SIGTERM');
+}

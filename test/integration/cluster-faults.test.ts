@@ -1,0 +1,217 @@
+/**
+ * The terminal and the bot on a real three-node cluster (`scripts/cluster`, RabbitMQ 4.3) with
+ * nodes stopped under them: node 1 (the first URL) stopped, the answers come through node 2; the
+ * bot applies once and audits once; a change made through node 3 while the event follower's AMQP
+ * connection was on node 1 is caught; a node stopped in the middle of an apply leaves it applied
+ * once or not at all; a node started again is back in /readyz without a restart. Every node
+ * stopped here is started again in `afterAll`.
+ *
+ * Skipped, loudly, when the cluster is not up, unless CLUSTER_REQUIRED=1 (.ci/run sets it once
+ * `scripts/cluster` succeeded).
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditTrail } from '../../src/audit/trail.ts';
+import { createHealthMonitor } from '../../src/health.ts';
+import { ManagementClient } from '../../src/rabbit/index.ts';
+import { LabClient } from '../../src/rabbit/lab.ts';
+import type { FileInput } from '../../src/workflow/index.ts';
+import { brokerCredentials, uniqueName, waitFor } from '../support/broker.ts';
+import { CLUSTER, reachable } from '../support/brokers.ts';
+import { runRmq } from '../support/cli.ts';
+import { lockCluster } from '../support/clusterLock.ts';
+import { policyIn } from '../support/policies.ts';
+import { type TestWatcher, watchFixture } from '../support/watch.ts';
+import { APPROVER, REQUESTER, settled, type WorkflowFixture, workflowFixture } from '../support/workflow.ts';
+
+const run = promisify(execFile);
+const up = (await reachable(CLUSTER)) || CLUSTER.required;
+if (!up) {
+  console.warn(`\n*** SKIPPED: the cluster at ${CLUSTER.url} is not running (run ${CLUSTER.script}). ***\n`);
+}
+
+const urls = CLUSTER.urls as readonly string[];
+const [node1, node2] = urls as [string, string, string];
+const stopped = new Set<number>();
+
+async function stopNode(n: number): Promise<void> {
+  stopped.add(n);
+  await run('scripts/cluster', ['stop', String(n)], { timeout: 90_000 });
+}
+
+async function startNode(n: number): Promise<void> {
+  await run('scripts/cluster', ['start', String(n)], { timeout: 240_000 });
+  stopped.delete(n);
+}
+
+const cliEnv = { RMQ_URL: urls.join(','), ...brokerCredentials() };
+const json = async (argv: string[]) => {
+  const r = await runRmq({ RMQ_USER: cliEnv.user, RMQ_PASSWORD: cliEnv.password, RMQ_URL: cliEnv.RMQ_URL }, [
+    ...argv,
+    '--json',
+  ]);
+  return { code: r.code, body: JSON.parse(r.out) as Record<string, unknown> };
+};
+
+/** A client of every node that pushes the node of each policy write a node answered to `into`. */
+const writesAnswered = (into: string[]) =>
+  new ManagementClient({
+    url: urls,
+    ...brokerCredentials(),
+    onCall: (c) => {
+      if (c.method === 'PUT' && c.path.includes('/policies/') && c.status !== null) into.push(c.node);
+    },
+  });
+
+const input = (vhost: string, over: Partial<FileInput> = {}): FileInput => ({
+  vhost,
+  layer: 'user',
+  action: 'create',
+  policy: 'limits',
+  fields: { pattern: '^orders', definition: { 'max-length': 1000 } },
+  requester: { user: REQUESTER, reason: 'incident 42' },
+  origin: { channel: 'C0INCIDENT' },
+  ...over,
+});
+
+describe.skipIf(!up)('a cluster with nodes stopped under the terminal and the bot', () => {
+  let admin: LabClient;
+  let fx: WorkflowFixture;
+  let watch: ReturnType<typeof watchFixture>;
+  let watcher: TestWatcher;
+  let watchClient: ManagementClient;
+  const vhost = uniqueName('cluster');
+
+  let release: (() => void) | undefined;
+
+  beforeAll(async () => {
+    // The cluster to this suite alone: the differentials on it wait (test/support/clusterLock.ts).
+    release = await lockCluster();
+    admin = new LabClient({ url: urls, ...brokerCredentials() });
+    await admin.putVhost(vhost);
+    await admin.putQueue(vhost, 'orders', { kind: 'quorum' });
+    await admin.putPolicy('user', policyIn(vhost)('base', '.*', 0, { 'max-length': 5000 }, 'queues'));
+    fx = workflowFixture(admin);
+    // The follower connects to node 1 (the first AMQP URL) before node 1 stops.
+    watch = watchFixture(CLUSTER);
+    watchClient = new ManagementClient({ url: urls, ...brokerCredentials() });
+    watcher = await watch.start({ vhost, client: watchClient });
+    await waitFor(() => watcher.watcher.health().mode === 'events', { deadlineMs: 20_000, what: 'events' });
+    await stopNode(1);
+  }, 480_000);
+
+  afterAll(async () => {
+    for (const n of [...stopped]) await startNode(n);
+    await watch?.close();
+    await fx?.close();
+    await watchClient?.close();
+    await admin?.deleteVhost(vhost);
+    await admin?.close();
+    release?.();
+  }, 600_000);
+
+  it('node 1 stopped: which, policies and preview answer through node 2, and say so', async () => {
+    const which = await json(['which', 'orders', '--vhost', vhost]);
+    expect(which.code).toBe(0);
+    expect(which.body).toMatchObject({ node: node2, inForce: { name: 'base' }, nothingGoverns: false });
+    const policies = await json(['policies', '--vhost', vhost]);
+    expect(policies.code).toBe(0);
+    expect(policies.body.node).toBe(node2);
+    const preview = await json([
+      'preview',
+      'edit',
+      'base',
+      '--vhost',
+      vhost,
+      '--definition',
+      '{"max-length":4000}',
+    ]);
+    expect(preview.code).toBe(0);
+    expect(preview.body.node).toBe(node2);
+  });
+
+  it('node 1 stopped: the bot files, approves and applies a change once, and audits it once', async () => {
+    const puts: string[] = [];
+    const client = writesAnswered(puts);
+    try {
+      await fx.worker(client);
+      const wf = fx.workflow({ client });
+      const { request } = await wf.file(input(vhost));
+      await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
+      const done = await settled(wf, request.id);
+      expect(done.state).toBe('applied');
+      expect(puts).toEqual([node2]);
+      expect(await new AuditTrail(fx.redis, fx.keyPrefix).list({ vhost })).toHaveLength(1);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("a change made through node 3's API while the follower was on node 1 (stopped) is caught", async () => {
+    const before = watcher.changes.length;
+    const node3 = new LabClient({ url: urls[2] as string, ...brokerCredentials() });
+    try {
+      await node3.putPolicy('user', policyIn(vhost)('outside', '^nothing', 3, { 'max-length': 7 }, 'queues'));
+    } finally {
+      await node3.close();
+    }
+    const caught = await waitFor(() => watcher.changes.slice(before).find((c) => c.name === 'outside'), {
+      deadlineMs: 30_000,
+      what: 'the change through node 3',
+    });
+    expect(caught.after?.definition).toEqual({ 'max-length': 7 });
+  });
+
+  it('node 1 started again: /readyz reports it answering, without a restart of anything', async () => {
+    const monitor = createHealthMonitor({
+      brokers: new Map([['cluster', watchClient]]),
+      redis: { ping: async () => 'PONG' },
+      timeoutMs: 2_000,
+    });
+    await monitor.checkNow();
+    expect(monitor.readiness().brokers.cluster).toMatchObject({
+      state: 'ok',
+      nodes: { [node1]: { state: 'failing' }, [node2]: { state: 'ok' } },
+    });
+    await startNode(1);
+    await monitor.checkNow();
+    expect(monitor.readiness().brokers.cluster?.nodes?.[node1]).toMatchObject({ state: 'ok' });
+    monitor.stop();
+    // The follower is still following (on another node) or back on one: events, not the interval.
+    await waitFor(() => watcher.watcher.health().mode === 'events', { deadlineMs: 20_000, what: 'events' });
+  }, 240_000);
+
+  it('a node stopped in the middle of an apply: applied once or not at all, never twice, and the audit says which', async () => {
+    const answered: string[] = [];
+    const client = writesAnswered(answered);
+    try {
+      // The node the client is on is the one that stops.
+      await client.listPolicies(vhost);
+      const on = urls.indexOf(client.node) + 1;
+      await fx.worker(client);
+      const wf = fx.workflow({ client });
+      const { request } = await wf.file(
+        input(vhost, { policy: 'mid', fields: { pattern: '^mid', definition: { 'max-length': 9 } } }),
+      );
+      await Promise.all([
+        wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' }),
+        stopNode(on),
+      ]);
+      const done = await settled(wf, request.id);
+      const records = (await new AuditTrail(fx.redis, fx.keyPrefix).list({ vhost })).filter(
+        (r) => 'requestId' in r && r.requestId === request.id,
+      );
+      expect(answered.length).toBeLessThanOrEqual(1);
+      const policy = await admin.getPolicy('user', vhost, 'mid');
+      if (done.state === 'applied') {
+        expect(policy?.definition).toEqual({ 'max-length': 9 });
+        expect(records).toHaveLength(1);
+      } else {
+        expect(records).toHaveLength(0);
+      }
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
+});

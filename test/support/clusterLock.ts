@@ -1,0 +1,53 @@
+/**
+ * One suite at a time on the cluster (`scripts/cluster`): the fault suite stops nodes, which a
+ * differential running beside it (vitest runs files in parallel) would read as its own failure.
+ * A lock file made with O_EXCL holds the writing process's pid; a lock whose process is gone is
+ * taken over.
+ */
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sleep } from '../../src/retry.ts';
+
+const LOCK = join(tmpdir(), 'rmq-cluster-suites.lock');
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Takes the cluster for this process; waits up to `deadlineMs` for another suite to finish. */
+export async function lockCluster(deadlineMs = 300_000): Promise<() => void> {
+  const until = Date.now() + deadlineMs;
+  for (;;) {
+    try {
+      const fd = openSync(LOCK, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rmSync(LOCK, { force: true });
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'EEXIST') throw e;
+      const holder = Number(readFileSync(LOCK, 'utf8').trim() || 'NaN');
+      // A holder that is gone (or a file being written this instant, empty: retried).
+      if (Number.isInteger(holder) && !alive(holder)) rmSync(LOCK, { force: true });
+      if (Date.now() > until)
+        throw new Error(`the cluster is still taken by process ${holder} after ${deadlineMs} ms`);
+      await sleep(500);
+    }
+  }
+}
+
+/** `fn` with the cluster to itself when `broker` is the cluster; as is otherwise. */
+export async function onClusterAlone<T>(isCluster: boolean, fn: () => Promise<T>): Promise<T> {
+  if (!isCluster) return fn();
+  const release = await lockCluster();
+  try {
+    return await fn();
+  } finally {
+    release();
+  }
+}
