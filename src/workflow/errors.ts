@@ -48,6 +48,8 @@ export type WorkflowRefusal =
   | { readonly code: 'freeze-not-approver'; readonly env: string }
   /** A freeze longer than MAX_FREEZE_MS (rules.ts). */
   | { readonly code: 'freeze-too-long'; readonly forMs: number; readonly maxMs: number }
+  /** A freeze of zero (or less): it would end as it began. */
+  | { readonly code: 'freeze-too-short'; readonly forMs: number }
   /** The approver approved this request already: one approver counts once. */
   | { readonly code: 'already-approved' }
   /** The change removes messages or deletes queues and the approval does not acknowledge it (`loss`: in words). */
@@ -108,6 +110,8 @@ const SENTENCES: { readonly [C in WorkflowErrorCode]: (facts: RefusalOf<C>) => s
   'freeze-not-approver': (f) =>
     `Only the approvers of environment ${f.env} may freeze or unfreeze it: nothing changed.`,
   'freeze-too-long': () => 'A freeze lasts at most a week (--for 7d): nothing changed.',
+  'freeze-too-short': () =>
+    'A freeze must last more than zero (--for 2h; at most --for 7d): nothing changed.',
   'already-approved': () =>
     'You already approved this request: another approver must give the next approval.',
   'loss-not-acknowledged': (f) =>

@@ -27,6 +27,7 @@ export type RuleRefusal = RefusalOf<
   | 'not-requester'
   | 'freeze-not-approver'
   | 'freeze-too-long'
+  | 'freeze-too-short'
   | 'loss-not-acknowledged'
   | 'break-glass-not-allowed'
   | 'break-glass-not-requester'
@@ -60,13 +61,14 @@ export interface FreezeFacts {
   readonly forMs?: number;
 }
 
-/** Whether the user may freeze (or, without `forMs`, unfreeze) the environment: approvers only, with a reason, for at most a week. */
+/** Whether the user may freeze (or, without `forMs`, unfreeze) the environment: approvers only, with a reason, for more than zero and at most a week. */
 export function freezeRefusal(f: FreezeFacts): RuleRefusal | null {
   if (!f.isApprover) return { code: 'freeze-not-approver', env: f.env };
   if (!f.reason) return REASON_REQUIRED.decision;
   const long = reasonTooLong(f.reason);
   if (long) return long;
-  if (f.forMs !== undefined && (f.forMs <= 0 || f.forMs > MAX_FREEZE_MS))
+  if (f.forMs !== undefined && f.forMs <= 0) return { code: 'freeze-too-short', forMs: f.forMs };
+  if (f.forMs !== undefined && f.forMs > MAX_FREEZE_MS)
     return { code: 'freeze-too-long', forMs: f.forMs, maxMs: MAX_FREEZE_MS };
   return null;
 }
