@@ -14,6 +14,7 @@
 import { HISTORY_USAGE } from './history.ts';
 import { LINT_USAGE } from './lint.ts';
 import { PREVIEW_USAGE, WHICH_USAGE } from './parse.ts';
+import { PLAN_USAGE } from './planUsage.ts';
 import { POLICIES_USAGE } from './policies.ts';
 import { REQUESTS_USAGE } from './requests.ts';
 
@@ -44,6 +45,12 @@ export const COMMAND_TABLE = [
     name: 'preview',
     usage: PREVIEW_USAGE,
     does: 'what a change would do to every object it touches',
+    slackOnly: false,
+  },
+  {
+    name: 'plan',
+    usage: PLAN_USAGE,
+    does: 'a definitions file against the broker: the changes in the order of writing, what every object gets, what the end state and every step on the way lose',
     slackOnly: false,
   },
   {

@@ -137,6 +137,40 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
       return code;
     });
   },
+  async plan({ words, json, env, io }) {
+    const [
+      { parsePlan, planExitCode, planJson },
+      { readDefinitions },
+      { planFile },
+      { planText },
+      { readBounded },
+    ] = await Promise.all([
+      import('../commands/plan.ts'),
+      import('./definitions/read.ts'),
+      import('./plan/plan.ts'),
+      import('./terminal/plan.ts'),
+      import('./terminal/readFile.ts'),
+    ]);
+    const input = parsePlan(words);
+    const read = readDefinitions(await readBounded(input.file), { vhost: input.vhost });
+    // A file of several vhosts names them at its top; the last line names the environment.
+    const vhosts = read.ok ? read.file.vhosts : input.vhost ? [input.vhost] : [];
+    return withBroker(env, { env: input.env, vhost: input.vhost ?? '/' }, async (broker, at) => {
+      const result = read.ok
+        ? await planFile(read.file, broker, { prune: input.prune })
+        : ({ status: 'refused', problems: [read.problem] } as const);
+      const code = planExitCode(result, input.detailedExitcode);
+      answer(
+        io,
+        json,
+        { ...at, ...(vhosts.length === 1 ? { vhost: vhosts[0] } : {}) },
+        answeredBy(planJson(result), broker, code),
+        () => planText(result),
+      );
+      if (!json && result.status === 'refused') io.err(`rmq: refused: ${result.problems.join(' ')}\n`);
+      return code;
+    });
+  },
   async requests({ words, json, env, io, options }) {
     const { parseRequests, requests } = await import('../commands/requests.ts');
     const { requestsText } = await import('./terminal/requests.ts');

@@ -154,6 +154,8 @@ describe('bin/rmq.js after the build', () => {
       `  - { name: ${name}, url: "${brokerUrl()}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD }\n`;
     writeFileSync(file, `environments:\n${entry('prod')}${entry('staging')}`);
     const files = { RMQ_ENVIRONMENTS: file, LAB_USER: user, LAB_PASSWORD: password };
+    const planFile = join(cwd, 'plan.json');
+    writeFileSync(planFile, JSON.stringify({ policies: [] }));
     // Typed from the table: a new terminal command must be asked here, and name its environment.
     const asked: { readonly [N in Exclude<TerminalCommandName, 'help'>]: readonly string[] } = {
       policies: ['--vhost', vhost],
@@ -162,6 +164,7 @@ describe('bin/rmq.js after the build', () => {
       requests: [],
       history: ['--vhost', vhost],
       lint: ['--vhost', vhost],
+      plan: [planFile, '--vhost', vhost],
     };
     for (const [command, args] of Object.entries(asked)) {
       const text = await rmq([command, ...args, '--env', 'staging'], files);

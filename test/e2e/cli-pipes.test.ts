@@ -143,6 +143,7 @@ describe('bin/rmq.js into a slow reader (issue 28)', () => {
       policies: ['policies', '--vhost', vhost],
       which: ['which', 'q', '--vhost', vhost],
       preview: ['preview', 'edit', policyName(0), '--priority', '1000', '--vhost', vhost],
+      lint: ['lint', '--vhost', vhost],
       requests: ['requests'],
       history: ['history'],
     };

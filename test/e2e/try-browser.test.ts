@@ -148,6 +148,31 @@ describe.skipIf(!present && !required)('npm run try, in headless Chromium', () =
     await page.close();
   }, 180_000);
 
+  it("posts changes made outside the bot in the lab's vhost only (RMQ_VHOSTS), not in another", async () => {
+    const page = await open();
+    const other = uniqueName('try-other');
+    await admin.putVhost(other);
+    try {
+      const policy = {
+        pattern: '^nothing$',
+        applyTo: 'queues',
+        priority: 0,
+        definition: { 'max-length': 1 },
+      };
+      await admin.putPolicy('user', { vhost: other, name: 'elsewhere', ...policy });
+      await admin.putPolicy('user', { vhost, name: 'made-outside', ...policy });
+      const inLab = approvals(page).locator('.message', { hasText: 'made-outside' });
+      await inLab.first().waitFor({ timeout: 60_000 });
+      expect(await inLab.first().textContent()).toContain('outside the bot');
+      const shown = await approvals(page).textContent();
+      expect(shown).not.toContain(other);
+      expect(shown).not.toContain('elsewhere');
+    } finally {
+      await admin.deleteVhost(other);
+      await page.close();
+    }
+  }, 90_000);
+
   it('shows a name full of markup as written: nothing of it runs or becomes an element', async () => {
     const page = await open();
     const name = '<img/src/onerror=window.__pwned=1><b>x</b>*b*';

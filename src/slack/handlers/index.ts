@@ -6,6 +6,7 @@ import { freezeCommand, unfreezeCommand } from './freeze.ts';
 import { helpCommand } from './help.ts';
 import { historyCommand } from './history.ts';
 import { lintCommand } from './lint.ts';
+import { planCommand } from './plan.ts';
 import { policiesCommand } from './policies.ts';
 import { previewCommand } from './preview.ts';
 import { requestsCommand } from './requests.ts';
@@ -22,6 +23,7 @@ const SLACK_COMMANDS: { readonly [N in CommandName]: SlackCommand } = {
   policies: policiesCommand,
   which: whichCommand,
   preview: previewCommand,
+  plan: planCommand,
   create: createCommand,
   edit: editCommand,
   delete: deleteCommand,

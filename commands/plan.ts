@@ -1,0 +1,99 @@
+import { z } from 'zod';
+import { InputError } from '../src/errors.ts';
+import { changeJson, type PlanResult } from '../src/plan/plan.ts';
+import { parseArgs, parseWith } from './parse.ts';
+import { PLAN_USAGE } from './planUsage.ts';
+
+/**
+ * `plan FILE [--vhost V] [--env E] [--prune] [--detailed-exitcode]`: the words -> what to plan
+ * (refused with exit 2 when malformed); the planner (src/plan/) answers; its result as the
+ * `--json` document (INTERFACE.md §2a) and the exit code. The file itself is read by the front
+ * door (the terminal: a path or `-` for stdin), within the reader's size limit.
+ */
+
+const FLAGS = { vhost: 'string', env: 'string', prune: 'boolean', 'detailed-exitcode': 'boolean' } as const;
+
+const Words = z.object({
+  vhost: z.string().min(1, 'the vhost cannot be empty').optional(),
+  env: z.string().min(1).optional(),
+});
+
+export interface PlanInput {
+  /** A path, or `-` for standard input. */
+  readonly file: string;
+  /** Given with `--vhost`: only that vhost, and the vhost of policies that name none. */
+  readonly vhost?: string | undefined;
+  readonly env?: string | undefined;
+  readonly prune: boolean;
+  readonly detailedExitcode: boolean;
+}
+
+export function parsePlan(words: readonly string[]): PlanInput {
+  const { positionals, flags } = parseArgs(words, FLAGS, PLAN_USAGE);
+  const [file, ...rest] = positionals;
+  if (file === undefined || file === '') {
+    throw new InputError('plan needs a definitions file: a path, or - for standard input.', {
+      usage: PLAN_USAGE,
+    });
+  }
+  if (rest.length > 0)
+    throw new InputError(`plan takes one file, got ${rest.length + 1}.`, { usage: PLAN_USAGE });
+  const { vhost, env } = parseWith(Words, { vhost: flags.vhost, env: flags.env }, PLAN_USAGE);
+  return {
+    file,
+    vhost,
+    env,
+    prune: flags.prune === true,
+    detailedExitcode: flags['detailed-exitcode'] === true,
+  };
+}
+
+/** The `--json` document: INTERFACE.md §2a (the front door puts `env` first). */
+export function planJson(result: PlanResult): object {
+  if (result.status === 'refused') {
+    return {
+      error: { code: 'bad-input', message: result.problems.join(' ') },
+      problems: result.problems,
+    };
+  }
+  if (result.status === 'not-asked') {
+    return { error: { code: result.why, message: result.detail ?? result.why } };
+  }
+  const { plan } = result;
+  return {
+    vhosts: plan.vhosts.map((v) => v.vhost),
+    changes: plan.changes.map(changeJson),
+    unchanged: plan.unchanged,
+    ignored: plan.ignored,
+    objects: plan.vhosts.flatMap((v) =>
+      v.objects.map((o) => ({
+        vhost: o.vhost,
+        name: o.name,
+        kind: o.kind,
+        before: o.before,
+        after: o.after,
+        lost: o.lost,
+        gained: o.gained,
+        changed: o.changed,
+        now: o.now,
+        impact: o.impact,
+      })),
+    ),
+    impact: plan.impact,
+    transitional: plan.transitional.map((t) => ({
+      vhost: t.vhost,
+      name: t.name,
+      kind: t.kind,
+      step: t.step,
+      impact: t.impact,
+    })),
+    unpredictable: plan.vhosts.flatMap((v) => v.unpredictable.map((u) => ({ vhost: v.vhost, ...u }))),
+  };
+}
+
+/** 0 answered (with `--detailed-exitcode`: 4 when something is to change), 2 refused, 3 not asked. */
+export function planExitCode(result: PlanResult, detailed: boolean): number {
+  if (result.status === 'refused') return 2;
+  if (result.status === 'not-asked') return 3;
+  return detailed && result.plan.changes.length > 0 ? 4 : 0;
+}
