@@ -88,17 +88,23 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     });
   },
   async lint({ words, json, env, io }) {
-    const [{ lint, lintExitCode, parseLint }, { lintText }] = await Promise.all([
+    const [{ LINT_USAGE, lint, lintExitCode, parseLint }, { lintText }] = await Promise.all([
       import('../commands/lint.ts'),
       import('./terminal/lint.ts'),
     ]);
     const input = parseLint(words, terminalDefaults(env));
-    if (input.file !== undefined)
-      throw new InputError('lint FILE is not available yet: lint the vhost as it is (without a file).', {
-        usage: 'lint [--vhost V] [--env E] [--fail-on error|warning]',
-      });
+    let file: import('./definitions/read.ts').DefinitionsFile | undefined;
+    if (input.file !== undefined) {
+      const [{ readDefinitions }, { readLintFile }] = await Promise.all([
+        import('./definitions/read.ts'),
+        import('./terminal/lint.ts'),
+      ]);
+      const read = readDefinitions(await readLintFile(input.file), { vhost: input.vhost });
+      if (!read.ok) throw new InputError(read.problem, { usage: LINT_USAGE });
+      file = read.file;
+    }
     return withBroker(env, input, async (broker, at) => {
-      const result = await lint(input, broker, { env: at.env });
+      const result = await lint(input, broker, { env: at.env, ...(file ? { file } : {}) });
       answer(io, json, { ...at, vhost: input.vhost }, result, () => lintText(result));
       return lintExitCode(result, input.failOn);
     });
