@@ -218,9 +218,21 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
   },
 };
 
-/** The handler a first word names; no word, `--help` and `-h` are `help`. */
+/** `--version`: the package's name and version, read from its package.json (beside `dist/` and `src/`). */
+const version: TerminalCommand = async ({ io }) => {
+  const { readFileSync } = await import('node:fs');
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    name: string;
+    version: string;
+  };
+  io.out(`${pkg.name} ${pkg.version}\n`);
+  return 0;
+};
+
+/** The handler a first word names; no word, `--help` and `-h` are `help`; `--version` and `-V` the version. */
 function terminalCommand(word: string | undefined): TerminalCommand | undefined {
   if (word === undefined || word === '--help' || word === '-h') return TERMINAL_COMMANDS.help;
+  if (word === '--version' || word === '-V') return version;
   return Object.hasOwn(TERMINAL_COMMANDS, word) ? TERMINAL_COMMANDS[word as TerminalCommandName] : undefined;
 }
 
