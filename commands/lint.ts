@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import type { DefinitionsFile } from '../src/definitions/read.ts';
 import { formatDuration } from '../src/duration.ts';
 import { InputError } from '../src/errors.ts';
 import { type BacktrackingReader, defaultReader } from '../src/patterns/reader.ts';
 import { atLeastAsSevere, type Finding, Linter, SEVERITIES, type Severity } from '../src/policy/lint.ts';
 import { PatternCache } from '../src/policy/pattern.ts';
 import { buildPolicySet } from '../src/policy/resolve.ts';
-import { formatVersion, type Policy } from '../src/policy/types.ts';
+import { formatVersion, type Policy, type PolicyLayer } from '../src/policy/types.ts';
 import type { NotAskedWhy } from '../src/rabbit/errors.ts';
 import { type InventorySource, openInventory } from '../src/rabbit/inventory.ts';
 import { quoted, valueWritten } from '../src/text/asWritten.ts';
@@ -93,8 +94,8 @@ export interface LintResult {
 
 export interface LintOptions {
   readonly env: string;
-  /** The policies to lint instead of the broker's (a file's, as if applied). */
-  readonly policies?: { readonly user: readonly Policy[]; readonly operator: readonly Policy[] };
+  /** A definitions file's policies, linted as if applied (the broker's others kept, as `plan` leaves them). */
+  readonly file?: DefinitionsFile;
   readonly reader?: BacktrackingReader;
   readonly now?: () => number;
 }
@@ -117,8 +118,10 @@ export async function lint(input: LintInput, broker: LintBroker, options: LintOp
       withoutReportedPolicies: true,
       keepLive: () => (name) => linter?.wantsLive(name) === true,
     });
-    const user = options.policies?.user ?? inventory.user;
-    const operator = options.policies?.operator ?? inventory.operator;
+    const user = options.file ? asApplied(inventory.user, options.file, 'user', input.vhost) : inventory.user;
+    const operator = options.file
+      ? asApplied(inventory.operator, options.file, 'operator', input.vhost)
+      : inventory.operator;
     const cache = new PatternCache();
     linter = new Linter(buildPolicySet(user, operator, inventory.version, cache), cache);
     const l = linter;
@@ -150,6 +153,23 @@ export async function lint(input: LintInput, broker: LintBroker, options: LintOp
   } catch (err) {
     return { ...r, ...(await notAskedOf(err, broker, input.vhost, LINT_USAGE)) };
   }
+}
+
+/**
+ * One layer as it would be once the file is applied: the file's policies of the vhost created or
+ * replaced by name, the broker's others left alone (no `--prune`: `plan`'s default).
+ */
+export function asApplied(
+  broker: readonly Policy[],
+  file: DefinitionsFile,
+  layer: PolicyLayer,
+  vhost: string,
+): Policy[] {
+  const mine = file.policies
+    .filter((p) => p.layer === layer && p.policy.vhost === vhost)
+    .map((p) => p.policy);
+  const named = new Set(mine.map((p) => p.name));
+  return [...broker.filter((p) => !named.has(p.name)), ...mine];
 }
 
 /** 0 answered; 3 not asked; 4 with `--fail-on` when a finding that severe or worse is there. */

@@ -88,17 +88,23 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     });
   },
   async lint({ words, json, env, io }) {
-    const [{ lint, lintExitCode, parseLint }, { lintText }] = await Promise.all([
+    const [{ LINT_USAGE, lint, lintExitCode, parseLint }, { lintText }] = await Promise.all([
       import('../commands/lint.ts'),
       import('./terminal/lint.ts'),
     ]);
     const input = parseLint(words, terminalDefaults(env));
-    if (input.file !== undefined)
-      throw new InputError('lint FILE is not available yet: lint the vhost as it is (without a file).', {
-        usage: 'lint [--vhost V] [--env E] [--fail-on error|warning]',
-      });
+    let file: import('./definitions/read.ts').DefinitionsFile | undefined;
+    if (input.file !== undefined) {
+      const [{ readDefinitions }, { readLintFile }] = await Promise.all([
+        import('./definitions/read.ts'),
+        import('./terminal/lint.ts'),
+      ]);
+      const read = readDefinitions(await readLintFile(input.file), { vhost: input.vhost });
+      if (!read.ok) throw new InputError(read.problem, { usage: LINT_USAGE });
+      file = read.file;
+    }
     return withBroker(env, input, async (broker, at) => {
-      const result = await lint(input, broker, { env: at.env });
+      const result = await lint(input, broker, { env: at.env, ...(file ? { file } : {}) });
       answer(io, json, { ...at, vhost: input.vhost }, result, () => lintText(result));
       return lintExitCode(result, input.failOn);
     });
@@ -212,9 +218,21 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
   },
 };
 
-/** The handler a first word names; no word, `--help` and `-h` are `help`. */
+/** `--version`: the package's name and version, read from its package.json (beside `dist/` and `src/`). */
+const version: TerminalCommand = async ({ io }) => {
+  const { readFileSync } = await import('node:fs');
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    name: string;
+    version: string;
+  };
+  io.out(`${pkg.name} ${pkg.version}\n`);
+  return 0;
+};
+
+/** The handler a first word names; no word, `--help` and `-h` are `help`; `--version` and `-V` the version. */
 function terminalCommand(word: string | undefined): TerminalCommand | undefined {
   if (word === undefined || word === '--help' || word === '-h') return TERMINAL_COMMANDS.help;
+  if (word === '--version' || word === '-V') return version;
   return Object.hasOwn(TERMINAL_COMMANDS, word) ? TERMINAL_COMMANDS[word as TerminalCommandName] : undefined;
 }
 

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { parseDuration } from './duration.ts';
 import { ConfigError } from './errors.ts';
 import { parseSentinels, sentinelUrl } from './redisAddress.ts';
+import { count } from './text/count.ts';
 
 /**
  * Configuration from the environment (and an optional environments file), validated once at
@@ -257,7 +258,12 @@ export const EnvSchema = z.object({
   SLACK_BOT_TOKEN: z.string().min(1).optional(),
   SLACK_SIGNING_SECRET: z.string().min(1).optional(),
   SLACK_APP_TOKEN: z.string().min(1).optional(),
-  SLACK_API_URL: httpUrl.optional(),
+  SLACK_API_URL: httpUrl
+    .refine(
+      (u) => u.endsWith('/api/'),
+      "must end in /api/, as Slack's own https://slack.com/api/ does: the bot appends method names such as chat.postMessage to it",
+    )
+    .optional(),
   SLACK_APPROVALS_CHANNEL: z.string().min(1).optional(),
   SLACK_APPROVERS: csv,
   SLACK_REQUESTERS: csv.pipe(slackIds),
@@ -458,7 +464,7 @@ const breakGlassOf = (reviewWithinMs: number | undefined): Environment['breakGla
 function approvalsProblem(x: Pick<Environment, 'approvalsRequired' | 'approvers'>): string | undefined {
   if (x.approvalsRequired <= 1 || x.approvers.some((id) => id.startsWith('S'))) return undefined;
   if (x.approvalsRequired <= x.approvers.length) return undefined;
-  return `${x.approvalsRequired} approvals required, but only ${x.approvers.length} approver(s) configured (${x.approvers.join(', ') || 'none'}): lower it, or add approvers or a user group`;
+  return `${x.approvalsRequired} approvals required, but only ${count(x.approvers.length, 'approver')} configured (${x.approvers.join(', ') || 'none'}): lower it, or add approvers or a user group`;
 }
 
 /**

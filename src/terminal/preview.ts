@@ -12,6 +12,7 @@ import {
   showInvisible,
   terminalText,
 } from '../text/asWritten.ts';
+import { agree, count } from '../text/count.ts';
 
 /**
  * The preview as terminal text, what hurts first: objects losing a dead-letter target, a TTL, a
@@ -130,8 +131,8 @@ function answered(r: PreviewAnswer): string[] {
     for (const risk of s.risks) {
       const how =
         risk.count === 0
-          ? `${risk.possible} object(s) may ${RISK_WORDS[risk.risk]}, depending on a tie`
-          : `${risk.count} object(s) would ${RISK_WORDS[risk.risk]}${risk.possible ? ` (${risk.possible} more may, depending on a tie)` : ''}`;
+          ? `${count(risk.possible, 'object')} may ${RISK_WORDS[risk.risk]}, depending on a tie`
+          : `${count(risk.count, 'object')} would ${RISK_WORDS[risk.risk]}${risk.possible ? ` (${risk.possible} more may, depending on a tie)` : ''}`;
       lines.push(`  ! ${how} [${risk.keys.join(', ')}]: ${names(risk.names, risk.count + risk.possible)}`);
     }
   } else if (!s.impact?.count) {
@@ -141,14 +142,14 @@ function answered(r: PreviewAnswer): string[] {
   }
   if (s.newTies.count > 0) {
     lines.push(
-      `New ties: ${s.newTies.count} object(s) would be governed by one of several policies of the same priority; the broker's choice between them is not defined:`,
+      `New ties: ${count(s.newTies.count, 'object')} would be governed by one of several policies of the same priority; the broker's choice between them is not defined:`,
     );
     for (const t of s.newTies.objects.slice(0, NAMES_PER_GROUP))
       lines.push(`  ~ ${show(t.name)}: ${t.candidates.join(' or ')}`);
     if (s.newTies.count > NAMES_PER_GROUP) lines.push(`  … and ${s.newTies.count - NAMES_PER_GROUP} more`);
   }
   if (s.unanchoredCatch) lines.push(...catchLines(r));
-  lines.push('', `What happens (${s.objects} object(s) change):`);
+  lines.push('', `What happens (${count(s.objects, 'object')} ${agree(s.objects, 'changes', 'change')}):`);
   for (const g of s.groups) {
     const parts = [
       g.lost.length ? `loses ${keyList(g.lost)}` : '',
@@ -190,7 +191,7 @@ function impactLines(s: ImpactSummary | undefined): string[] {
   for (const o of s.objects)
     for (const x of o.impact) lines.push(`  ! ${show(o.name)}: ${impactWords(x, quoted)}`);
   if (s.count > s.objects.length)
-    lines.push(`  … and ${s.count - s.objects.length} more object(s) (see --json)`);
+    lines.push(`  … and ${count(s.count - s.objects.length, 'more object', 'more objects')} (see --json)`);
   // What could not be read is said even when nothing read shows a loss: unknown is not none.
   if (lines.length > 0 || s.unknown > 0 || s.notes.length > 0)
     for (const w of readingWords(s)) lines.push(`    ${w}`);
@@ -208,7 +209,7 @@ function catchLines(r: PreviewAnswer): string[] {
   const c = r.summary.unanchoredCatch;
   if (!c) return [];
   return [
-    `Unanchored pattern ${quoted(c.pattern)} does not start with ^: it also reaches ${c.count} name(s) that do not start with it: ${names(c.names, c.count)}`,
+    `Unanchored pattern ${quoted(c.pattern)} does not start with ^: it also reaches ${count(c.count, 'name')} that ${agree(c.count, 'does', 'do')} not start with it: ${names(c.names, c.count)}`,
   ];
 }
 

@@ -6,9 +6,9 @@
  * anything else (a broken audit chain). The in-process suites test the sources; this one the
  * artifact (the sources answered `history` while the bundle crashed).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandsOf, type TerminalCommandName } from '../../commands/registry.ts';
 import type { WhichResult } from '../../commands/which.ts';
@@ -69,6 +69,18 @@ describe('bin/rmq.js after the build', () => {
       expectExit(run, 0);
       // every command the terminal answers, from the one table
       for (const { usage } of commandsOf('terminal')) expect(run.out).toContain(`rmq ${usage}\n`);
+    }
+    // help says how to get a document, and the version is the package's (issue 30)
+    const help = await rmq(['help']);
+    expect(help.out).toContain('--json after any command prints its answer as one JSON document');
+    const pkgJson = JSON.parse(readFileSync(join(dirname(pkg.bin), '..', 'package.json'), 'utf8')) as {
+      name: string;
+      version: string;
+    };
+    for (const flag of ['--version', '-V']) {
+      const version = await rmq([flag]);
+      expectExit(version, 0);
+      expect(version.out).toBe(`${pkgJson.name} ${pkgJson.version}\n`);
     }
     const unknown = await rmq(['whcih', 'orders.audit', '--json']);
     expectExit(unknown, 2);

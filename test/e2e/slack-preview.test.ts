@@ -90,7 +90,7 @@ describe('/rmq preview', () => {
       /• `orders.audit` _\(classic queue\)_ → `audit-fallback` — loses `dead-letter-exchange`/,
     );
     expect(String(answer.args.text)).toBe(
-      'Preview of delete audit-retention: 1 object(s) would lose a dead-letter target.',
+      'Preview of delete audit-retention: 1 object would lose a dead-letter target.',
     );
     await settled(before);
     // Short enough for one message: no file.

@@ -26,6 +26,8 @@ export async function buildInto(home: string): Promise<Built> {
   mkdirSync(join(home, 'bin'), { recursive: true });
   const bin = join(home, 'bin', 'rmq.js');
   copyFileSync(join(repoRoot, 'bin', 'rmq.js'), bin);
+  // As the package lays it out: package.json beside bin/ and dist/ (`rmq --version` reads it).
+  copyFileSync(join(repoRoot, 'package.json'), join(home, 'package.json'));
   const done: Built = { ...result, bin };
   writeFileSync(join(home, 'built.json'), JSON.stringify(done));
   return done;

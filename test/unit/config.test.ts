@@ -173,9 +173,9 @@ environments:
     [
       { RMQ_APPROVALS_REQUIRED: '3', SLACK_APPROVERS: 'U1AA,U2BB' },
       undefined,
-      /RMQ_APPROVALS_REQUIRED: 3 approvals required, but only 2 approver\(s\) configured \(U1AA, U2BB\)/,
+      /RMQ_APPROVALS_REQUIRED: 3 approvals required, but only 2 approvers configured \(U1AA, U2BB\)/,
     ],
-    [{ RMQ_APPROVALS_REQUIRED: '2' }, undefined, /only 0 approver\(s\) configured \(none\)/],
+    [{ RMQ_APPROVALS_REQUIRED: '2' }, undefined, /only 0 approvers configured \(none\)/],
     [{ SLACK_REQUESTERS: 'U1AA,alice' }, undefined, /SLACK_REQUESTERS\.1: a Slack user id/],
     [{}, 'approvalsRequired: 0', /e\.yml.*environments\.0\.approvalsRequired: at least 1/],
     [
@@ -275,6 +275,15 @@ environments:
     ]);
     expect(loadWith({}, 'mode: normal').environments[0]?.vhosts).toBeUndefined();
     expect(() => loadWith({}, 'vhosts: []')).toThrow(/environments\.0\.vhosts: at least one vhost/);
+  });
+
+  it("SLACK_API_URL must end in /api/, as Slack's own does; the sentence names the variable (issue 30)", () => {
+    expect(loadConfig({ SLACK_API_URL: 'http://127.0.0.1:9/api/' }).slack.apiUrl).toBe(
+      'http://127.0.0.1:9/api/',
+    );
+    for (const wrong of ['http://127.0.0.1:9', 'http://127.0.0.1:9/api', 'https://slack.com/']) {
+      expect(() => loadConfig({ SLACK_API_URL: wrong })).toThrow(/SLACK_API_URL: must end in \/api\//);
+    }
   });
 
   it('a credential variable the file names but the environment lacks is named', () => {

@@ -98,6 +98,17 @@ describe('.env.example', () => {
   });
 });
 
+describe('the tags reading needs (issue 30)', () => {
+  // test/integration/least-privilege.test.ts proves on the broker that `management` answers
+  // which and preview; the README's table and .env.example must say the same.
+  it('.env.example and the README both say questions need the management tag', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    expect(example).toMatch(/Questions need the "management" tag/);
+    expect(example).not.toMatch(/Reading policies needs the "policymaker"/);
+    expect(readme).toMatch(/^\| questions only \([^|]*\) \| `management` \|/m);
+  });
+});
+
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as dashes. */
 const anchorOf = (heading: string) =>
   heading

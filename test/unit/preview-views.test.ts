@@ -191,7 +191,7 @@ describe('preview in Slack', () => {
       /What hurts, in the messages there now:\*\n• `orders.audit`: loses dead-letter exchange `audit.dlx` with 12 messages queued/,
     );
     expect(texts[4]).toMatch(/What hurts.*\n.*lose a dead-letter target/);
-    expect(m.text).toBe('Preview of delete audit-retention: 1 object(s) would lose a dead-letter target.');
+    expect(m.text).toBe('Preview of delete audit-retention: 1 object would lose a dead-letter target.');
     expect(m.file).toBeUndefined();
   });
 
@@ -239,9 +239,9 @@ describe('preview in the terminal', () => {
         ! orders.audit: loses dead-letter exchange "audit.dlx" with 12 messages queued: what is rejected or expires from now on is dropped
         ! orders.audit: message-ttl 3600000 ms: the messages queued now keep their expiry; those published from now on expire after 1 h
           Messages as the broker's statistics said at 09:00:00 UTC (they lag the broker by a few seconds).
-        ! 1 object(s) would lose a dead-letter target [dead-letter-exchange]: orders.audit
+        ! 1 object would lose a dead-letter target [dead-letter-exchange]: orders.audit
 
-      What happens (1 object(s) change):
+      What happens (1 object changes):
         1 falls back to audit-fallback — loses dead-letter-exchange; gains message-ttl: orders.audit
 
       Object by object:

@@ -146,7 +146,7 @@ describe('the approvals message', () => {
           at: T0,
         },
       },
-      /Failed — not applied\*: precondition_failed: &lt;b&gt;bad&lt;\/b&gt; \(`refused-by-broker`, HTTP 400, after 1 attempt\(s\)\)/,
+      /Failed — not applied\*: precondition_failed: &lt;b&gt;bad&lt;\/b&gt; \(`refused-by-broker`, HTTP 400, after 1 attempt\)/,
     ],
     [
       'rejected',

@@ -1,4 +1,5 @@
 import { formatDuration } from '../../duration.ts';
+import { agree, count } from '../../text/count.ts';
 import type { Freeze } from '../../workflow/freeze.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { finish, type SlackMessage, section } from './message.ts';
@@ -33,7 +34,7 @@ export function unfrozenView(
   return finish(
     [
       section(
-        `:sunny: *${code(env)} is no longer frozen*: lifted by ${who(by)} because ${prose(truncate(reason, 500))} (${who(lifted.by)} had frozen it until ${when(lifted.until)}). ${released === 0 ? 'No approved request was waiting.' : `${released} approved request(s) waiting are applied now, in approval order.`}`,
+        `:sunny: *${code(env)} is no longer frozen*: lifted by ${who(by)} because ${prose(truncate(reason, 500))} (${who(lifted.by)} had frozen it until ${when(lifted.until)}). ${released === 0 ? 'No approved request was waiting.' : `${count(released, 'approved request')} waiting ${agree(released, 'is', 'are')} applied now, in approval order.`}`,
       ),
     ],
     `${env} is no longer frozen.`,

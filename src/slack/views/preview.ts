@@ -18,6 +18,7 @@ import {
   RISK_WORDS,
 } from '../../preview/summary.ts';
 import { showInvisible } from '../../text/asWritten.ts';
+import { agree, count } from '../../text/count.ts';
 import { missingVhostSentence } from '../../vhosts.ts';
 import { code, prose, truncate, valueCode } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
@@ -140,7 +141,7 @@ export function summaryBlocks(s: PreviewSummary, options: { operator: boolean; n
     const items = s.newTies.objects.map((t) => `• ${name(t.name)}: ${t.candidates.map(name).join(' or ')}`);
     blocks.push(
       listSection(
-        `:warning: *New ties:* ${s.newTies.count} object(s) would match several policies of the same priority; which one the broker picks is not defined.`,
+        `:warning: *New ties:* ${count(s.newTies.count, 'object')} would match several policies of the same priority; which one the broker picks is not defined.`,
         items,
         { maxItems: 5, maxChars: 1500 },
       ),
@@ -150,7 +151,7 @@ export function summaryBlocks(s: PreviewSummary, options: { operator: boolean; n
     const c = s.unanchoredCatch;
     blocks.push(
       section(
-        `:mag: *Unanchored pattern* ${code(truncate(c.pattern, MAX_SHOWN.pattern))} does not start with \`^\`: it also reaches *${c.count}* name(s) that do not start with it: ${names(c.names, c.count)}`,
+        `:mag: *Unanchored pattern* ${code(truncate(c.pattern, MAX_SHOWN.pattern))} does not start with \`^\`: it also reaches ${count(c.count, 'name')} that ${agree(c.count, 'does', 'do')} not start with it: ${names(c.names, c.count)}`,
       ),
     );
   }
@@ -163,7 +164,13 @@ export function summaryBlocks(s: PreviewSummary, options: { operator: boolean; n
       ].filter(Boolean);
       return `• *${g.count}* ${outcomeWords(g)}${parts.length ? ` — ${parts.join('; ')}` : ''}: ${names(g.names, g.count)}`;
     });
-    blocks.push(listSection(`*What happens* (${s.objects} object(s) change):`, items, { maxItems: 8 }));
+    blocks.push(
+      listSection(
+        `*What happens* (${count(s.objects, 'object')} ${agree(s.objects, 'changes', 'change')}):`,
+        items,
+        { maxItems: 8 },
+      ),
+    );
   }
   return blocks;
 }
@@ -188,7 +195,8 @@ export function impactBlocks(
   if (!s || (s.count === 0 && s.unknown === 0 && s.notes.length === 0)) return [];
   const totals = totalsWords(s.totals);
   const items = s.objects.flatMap((o) => o.impact.map((x) => `• ${name(o.name)}: ${impactWords(x, name)}`));
-  if (s.count > s.objects.length) items.push(`• _and ${s.count - s.objects.length} more object(s)_`);
+  if (s.count > s.objects.length)
+    items.push(`• _and ${count(s.count - s.objects.length, 'more object', 'more objects')}_`);
   const head = totals ? `:rotating_light: *${heads.loss}: ${totals}*` : `:rotating_light: *${heads.noLoss}:*`;
   const blocks: Block[] = [];
   if (items.length) blocks.push(listSection(head, items, { maxItems: 8 }));
@@ -238,10 +246,10 @@ function answered(r: PreviewAnswer): MessageWithFile {
   const sure = s.risks.find((x) => x.count > 0);
   const maybe = s.risks[0];
   const lead = sure
-    ? `${sure.count} object(s) would ${RISK_WORDS[sure.risk]}`
+    ? `${count(sure.count, 'object')} would ${RISK_WORDS[sure.risk]}`
     : maybe
-      ? `${maybe.possible} object(s) may ${RISK_WORDS[maybe.risk]}, depending on a tie`
-      : `${s.objects} object(s) change, none loses a risky setting`;
+      ? `${count(maybe.possible, 'object')} may ${RISK_WORDS[maybe.risk]}, depending on a tie`
+      : `${count(s.objects, 'object')} ${agree(s.objects, 'changes', 'change')}, none loses a risky setting`;
   const text = `Preview of ${r.change.action} ${prose(truncate(r.change.policy, 200))}: ${lead}.`;
   const message = finish(blocks, text);
   return needsFile ? { ...message, file: previewCsv(r) } : message;

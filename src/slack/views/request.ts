@@ -5,6 +5,7 @@ import type { AuditRecord } from '../../audit/types.ts';
 import { formatDuration } from '../../duration.ts';
 import type { PolicyFields } from '../../preview/preview.ts';
 import { showInvisible, valueWritten } from '../../text/asWritten.ts';
+import { count } from '../../text/count.ts';
 import type { Freeze } from '../../workflow/freeze.ts';
 import { approvalsNeeded, approvalsOf } from '../../workflow/rules.ts';
 import type { ChangeRequest, RequestState } from '../../workflow/types.ts';
@@ -148,7 +149,7 @@ function stateLine(r: ChangeRequest): string {
     }
     case 'failed': {
       const f = r.failure;
-      return `${STATE_WORDS.failed}${f ? `: ${prose(truncate(f.message, 800))} (${code(f.code)}${f.status ? `, HTTP ${f.status}` : ''}, after ${f.attempts} attempt(s))` : ''}`;
+      return `${STATE_WORDS.failed}${f ? `: ${prose(truncate(f.message, 800))} (${code(f.code)}${f.status ? `, HTTP ${f.status}` : ''}, after ${count(f.attempts, 'attempt')})` : ''}`;
     }
     case 'rejected': {
       const had = approvalsOf(r).length;
@@ -232,7 +233,7 @@ export function requestMessage(r: ChangeRequest, options: { fileAttached?: boole
     }),
   );
   const footer = [`preview on broker ${prose(r.preview.brokerVersion)}`];
-  if (r.preview.unpredictable) footer.push(`${r.preview.unpredictable} object(s) unpredictable`);
+  if (r.preview.unpredictable) footer.push(`${count(r.preview.unpredictable, 'object')} unpredictable`);
   if (options.fileAttached) footer.push('every object is in the attached file');
   blocks.push(context(footer.join(' · ')));
   blocks.push(divider(), section(stateLine(r)));
