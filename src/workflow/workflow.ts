@@ -22,6 +22,7 @@ import type { Freeze, FreezeStore } from './freeze.ts';
 import { whyIdentityCannotWrite } from './identity.ts';
 import { notifierLogging } from './notifierLogging.ts';
 import {
+  actorRefusal,
   approvalsOf,
   breakGlassRefusal,
   type DeciderRole,
@@ -86,20 +87,32 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     return env;
   }
 
-  /** Refuses (`not-requester`, naming who may ask or approve) a user the environment does not let file. */
-  async function assertMayRequest(env: WorkflowEnvironment, user: string): Promise<void> {
+  /** Refuses (`not-a-user`) a signed payload whose user is not a person. */
+  function assertActor(user: string): void {
+    const refused = actorRefusal(user);
+    if (refused) throw new WorkflowError(refused);
+  }
+
+  /**
+   * Refuses (`not-requester`, naming who may ask or approve) a user the environment does not let
+   * file; `reviewing`: an approver filing the revert of the break-glass change they review.
+   */
+  async function assertMayRequest(env: WorkflowEnvironment, user: string, reviewing = false): Promise<void> {
+    assertActor(user);
     const requesters = options.approvers.requesters(env.name);
     const refused = requesterRefusal({
       env: env.name,
       requesters,
       isRequester: requesters.length > 0 && (await options.approvers.isRequester(env.name, user)),
       approvers: options.approvers.configured(env.name),
+      reviewing,
     });
     if (refused) throw new WorkflowError(refused);
   }
 
   /** Refuses a freeze or unfreeze rules.ts does not let this user make. */
   async function assertMayFreeze(env: WorkflowEnvironment, user: string, reason: string, forMs?: number) {
+    assertActor(user);
     const refused = freezeRefusal({
       env: env.name,
       isApprover: await options.approvers.isApprover(env.name, user),
@@ -140,6 +153,8 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
      * filed, so a requester removed from `requesters` since does not leave the change in place.
      */
     readonly askedWithChange?: true;
+    /** A break-glass change's revert, filed by the approver reviewing it (rules.ts `requesterRefusal`). */
+    readonly reviewing?: true;
   }
 
   /** The bot's broker identity may write that layer in that vhost, or the filing is refused. */
@@ -162,7 +177,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     const env = environment(input.env);
     const closed = environmentRefusal(env) ?? vhostRefusal(env, input.vhost);
     if (closed) throw new WorkflowError(closed);
-    if (!filing.askedWithChange) await assertMayRequest(env, input.requester.user);
+    if (!filing.askedWithChange) await assertMayRequest(env, input.requester.user, filing.reviewing === true);
     // Before the broker is asked: a request that cannot be stored is refused at once.
     await storeCall('ping', () => options.redis.ping());
     const broker = options.brokerFor(env.name);
@@ -269,6 +284,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     origin?: Origin,
     reason?: string,
     id?: string,
+    reviewing?: true,
   ) {
     const record = await audit.get(auditId);
     if (!record) throw new WorkflowError({ code: 'not-found', what: 'audit record', id: auditId });
@@ -288,7 +304,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
         requester: { user, ...(reason ? { reason } : {}) },
         origin: where,
       },
-      { action: 'revert', revertOf: auditId, ...(id ? { id } : {}) },
+      { action: 'revert', revertOf: auditId, ...(id ? { id } : {}), ...(reviewing ? { reviewing } : {}) },
     );
   }
 
@@ -371,8 +387,10 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     now,
     environment,
     isApprover: (env, user) => options.approvers.isApprover(env, user),
+    assertActor,
     storeCall,
-    fileRevert: revertRequestFor,
+    fileRevert: (auditId, user, origin, reason, id) =>
+      revertRequestFor(auditId, user, origin, reason, id, true),
   });
 
   return {
@@ -403,6 +421,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     mayRequest: (env, user) => assertMayRequest(environment(env), user),
 
     async decide(id, input: DecideInput): Promise<DecideResult> {
+      assertActor(input.user);
       const reason = input.reason.trim();
       const undecided = 'nothing was decided';
       const request = await storeCall('get', () => store.get(id), undecided);
