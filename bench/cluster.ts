@@ -5,7 +5,8 @@
  *
  *   npm run bench:cluster [-- --rounds 40]
  *
- * Each round is one `runCli(['which', 'orders.audit', …])`, as a terminal run: a new client, so
+ * The lab is declared through node 2, so its queues stay up (and the question the same) while
+ * node 1 is stopped. Each round is one `runCli(['which', 'orders.audit', …])`, as a terminal run: a new client, so
  * each pays the failed connect once; the rounds of both sets alternate in blocks around one stop
  * and one start of node 1 (the stop and the rejoin take ~6 s and ~17 s, not timed). Also printed:
  * how many attempts a question made, and, for one client asked twice, that the second question
@@ -28,7 +29,9 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const cluster = (...args: string[]) =>
   execFileSync('scripts/cluster', args, { stdio: ['ignore', 'ignore', 'inherit'] });
 
-const admin = new LabClient({ url: URLS, ...credentials });
+// The lab declared through node 2: its queues live there (a classic queue on the node that
+// declared it, a quorum queue's leader too), so with node 1 stopped the question is the same one.
+const admin = new LabClient({ url: [URLS[1], URLS[2], URLS[0]] as string[], ...credentials });
 const vhost = `rmq-bench-cluster-${process.pid}`;
 const env = { RMQ_URL: URLS.join(','), RMQ_USER: credentials.user, RMQ_PASSWORD: credentials.password };
 const quiet = { out: () => {}, err: () => {} };

@@ -81,6 +81,13 @@ export interface Config {
   readonly questionBudgetMs: number | undefined;
   /** RMQ_AUDIT_KEY: the secret of the audit chain's HMAC, never stored in Redis; undefined: unkeyed. */
   readonly auditKey: string | undefined;
+  /**
+   * RMQ_API_TOKENS: who may file change sets through the bot's API (`POST /api/import`), token by
+   * name (the requester is then `api:NAME`); empty: the API files nothing. Never logged.
+   */
+  readonly apiTokens: ReadonlyMap<string, string>;
+  /** RMQ_BOT_URL, RMQ_BOT_TOKEN: where the terminal's `import` files through the bot, and with which token. */
+  readonly bot: { readonly url: string | undefined; readonly token: string | undefined };
   /** RMQ_MAX_BODY, RMQ_MAX_LISTING: the broker client's body limits, when set (else its defaults). */
   readonly bodyLimits: { readonly bodyBytes?: number; readonly listingBytes?: number };
 }
@@ -235,6 +242,31 @@ export const EnvSchema = z.object({
     .min(32, 'at least 32 characters of a random secret (e.g. openssl rand -hex 32)')
     .optional(),
   RMQ_MAX_LISTING: size.optional(),
+  RMQ_API_TOKENS: z
+    .string()
+    .transform((text, ctx) => {
+      const tokens = new Map<string, string>();
+      for (const pair of text
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean)) {
+        const colon = pair.indexOf(':');
+        const name = colon < 0 ? '' : pair.slice(0, colon);
+        const token = colon < 0 ? '' : pair.slice(colon + 1);
+        if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name) || token.length < 16 || tokens.has(name)) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `each entry is NAME:TOKEN (a name of letters, digits, . _ or -, once each; a token of at least 16 characters, e.g. ci:$(openssl rand -hex 24)); entry ${tokens.size + 1} is not`,
+          });
+          return z.NEVER;
+        }
+        tokens.set(name, token);
+      }
+      return tokens;
+    })
+    .optional(),
+  RMQ_BOT_URL: z.url({ protocol: /^https?$/, error: "the bot's base URL, http:// or https://" }).optional(),
+  RMQ_BOT_TOKEN: z.string().min(16, 'one token of RMQ_API_TOKENS (at least 16 characters)').optional(),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
@@ -446,6 +478,8 @@ export function loadConfig(
     watchIntervalMs: e.RMQ_WATCH_INTERVAL,
     questionBudgetMs: e.RMQ_TIMEOUT,
     auditKey: e.RMQ_AUDIT_KEY,
+    apiTokens: e.RMQ_API_TOKENS ?? new Map(),
+    bot: { url: e.RMQ_BOT_URL, token: e.RMQ_BOT_TOKEN },
     bodyLimits: {
       ...(e.RMQ_MAX_BODY === undefined ? {} : { bodyBytes: e.RMQ_MAX_BODY }),
       ...(e.RMQ_MAX_LISTING === undefined ? {} : { listingBytes: e.RMQ_MAX_LISTING }),
