@@ -65,6 +65,7 @@ describe('.env.example', () => {
       'REDIS_SENTINELS',
       'REDIS_SENTINEL_NAME',
       'RMQ_AUDIT_KEY',
+      'RMQ_LINT_SCHEDULE',
       'SLACK_BOT_TOKEN',
       'SLACK_SIGNING_SECRET',
       'SLACK_APP_TOKEN',
