@@ -12,6 +12,7 @@
  * `cliMustNotLoad`), and `commands/` never imports a front door.
  */
 import { HISTORY_USAGE } from './history.ts';
+import { IMPORT_USAGE } from './importUsage.ts';
 import { LINT_USAGE } from './lint.ts';
 import { PREVIEW_USAGE, WHICH_USAGE } from './parse.ts';
 import { PLAN_USAGE } from './planUsage.ts';
@@ -70,6 +71,12 @@ export const COMMAND_TABLE = [
     usage: `delete POLICY --reason TEXT ${CHANGE_FLAGS}`,
     does: 'request the deletion of a policy',
     slackOnly: true,
+  },
+  {
+    name: 'import',
+    usage: IMPORT_USAGE,
+    does: "one change request for a definitions file's policies, filed through the bot (RMQ_BOT_URL, RMQ_BOT_TOKEN); applied in the plan's order, rolled back whole if a step fails",
+    slackOnly: false,
   },
   {
     name: 'lint',

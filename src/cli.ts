@@ -8,7 +8,7 @@ import { which } from '../commands/which.ts';
 import { DEFAULT_KEY_PREFIX, loadConfig, pickEnvironment, QUESTION_BUDGET_MS } from './config.ts';
 import { ConfigError, InputError } from './errors.ts';
 import { ManagementClient } from './rabbit/client.ts';
-import { RabbitError } from './rabbit/errors.ts';
+import { brokerReason, RabbitError } from './rabbit/errors.ts';
 import { type AnsweredAt, answeredForLine } from './terminal/answeredFor.ts';
 import { policiesText } from './terminal/policies.ts';
 import { whichText } from './terminal/which.ts';
@@ -143,6 +143,42 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
       return code;
     });
   },
+  async import({ words, json, env, io }) {
+    const { parseImport } = await import('../commands/import.ts');
+    const { postImport, readImportFile, readStdin } = await import('./terminal/importClient.ts');
+    const input = parseImport(words, terminalDefaults(env));
+    const config = loadConfig(env);
+    if (!config.bot.url || !config.bot.token)
+      throw new ConfigError(
+        'import files the set through the bot: set RMQ_BOT_URL (its base URL) and RMQ_BOT_TOKEN (a token of its RMQ_API_TOKENS).',
+      );
+    const file = await readImportFile(input.file, readStdin);
+    const reply = await postImport(config.bot.url, config.bot.token, {
+      ...input.body,
+      source: input.file,
+      file,
+    });
+    const fail = (code: number, error: { code: string; message: string }) => {
+      if (json) io.out(asJson({ error }));
+      io.err(`rmq: ${error.message}\n`);
+      return code;
+    };
+    if (reply.kind === 'not-asked') return fail(3, { code: 'bot-unreachable', message: reply.why });
+    const body = reply.body as { error?: { code: string; message: string } } & ImportAnswer;
+    if (reply.status === 201) {
+      answer(io, json, { env: body.env, vhost: body.request.vhost }, body, () =>
+        importedText(body, input.file),
+      );
+      return 0;
+    }
+    const error = body.error ?? { code: 'internal', message: `the bot answered HTTP ${reply.status}` };
+    if (reply.status === 401)
+      return fail(2, {
+        code: 'unauthorized',
+        message: `the bot refused RMQ_BOT_TOKEN: nothing was filed (${error.message})`,
+      });
+    return fail(reply.status === 503 ? 3 : reply.status >= 500 ? 1 : 2, error);
+  },
   async plan({ words, json, env, io }) {
     const [
       { parsePlan, planExitCode, planJson },
@@ -261,7 +297,8 @@ export async function runCli(
     }
     if (err instanceof RabbitError) {
       // Whatever the command did not turn into an answer of its own: the broker was not asked.
-      const message = err.reason ? `the broker refused the request: ${err.reason}` : err.message;
+      const reason = brokerReason(err);
+      const message = reason ? `the broker refused the request: ${reason}` : err.message;
       if (json) io.out(`${JSON.stringify({ error: { code: err.code, message, status: err.status } })}\n`);
       io.err(`rmq: ${message}\n`);
       return 3;
@@ -270,6 +307,35 @@ export async function runCli(
     io.err(`rmq: ${message}\n`);
     return 1;
   }
+}
+
+/** What the bot answers a filed set with (commands/import.ts `importJson`). */
+interface ImportAnswer {
+  readonly env: string;
+  readonly request: { readonly id: string; readonly state: string; readonly vhost: string };
+  readonly plan: {
+    readonly changes: readonly { action: string; policy: string; vhost: string }[];
+    readonly impact: { messagesLost: number; messagesDeadLettered: number; queuesDeleted: number };
+    readonly transitional: readonly unknown[];
+  };
+}
+
+/** The answer in words: the request, where it waits, and what it was filed with. */
+function importedText(a: ImportAnswer, file: string): string {
+  const lines = [
+    `Filed ${a.request.id} in ${a.env} (${a.request.state}): ${a.plan.changes.length} change${a.plan.changes.length === 1 ? '' : 's'} from ${file}, applied in this order once approved in Slack:`,
+    ...a.plan.changes.map(
+      (c, i) => `  ${i + 1}. ${c.action} ${JSON.stringify(c.policy)} in ${JSON.stringify(c.vhost)}`,
+    ),
+  ];
+  const i = a.plan.impact;
+  if (i.messagesLost || i.messagesDeadLettered || i.queuesDeleted)
+    lines.push(
+      `Loss the approval acknowledges: ${i.messagesLost} messages lost, ${i.messagesDeadLettered} dead-lettered, ${i.queuesDeleted} queues deleted.`,
+    );
+  if (a.plan.transitional.length)
+    lines.push(`On the way: ${a.plan.transitional.length} object(s) at risk (see --json).`);
+  return `${lines.join('\n')}\n`;
 }
 
 /** The terminal's own defaults live in the environment (`RMQ_VHOST`), never in Redis. */
@@ -298,6 +364,7 @@ async function withBroker(
     url: environment.urls,
     user: environment.user,
     password: environment.password,
+    ...(environment.credentialsFrom ? { credentialsFrom: environment.credentialsFrom } : {}),
     limits: config.bodyLimits,
   });
   try {

@@ -26,6 +26,8 @@ export interface Environment {
   readonly urls: readonly string[];
   readonly user: string;
   readonly password: string;
+  /** The variables `user` and `password` were read from (`RMQ_USER`/`RMQ_PASSWORD`, or `userEnv`/`passwordEnv`). */
+  readonly credentialsFrom?: { readonly user: string; readonly password: string };
   readonly mode: Mode;
   readonly approvers: readonly string[];
   readonly approvalsChannel: string | undefined;
@@ -84,6 +86,13 @@ export interface Config {
   readonly auditKey: string | undefined;
   /** RMQ_LINT_SCHEDULE: the cron pattern of the lint digest; undefined: no digest. */
   readonly lintSchedule: string | undefined;
+  /**
+   * RMQ_API_TOKENS: who may file change sets through the bot's API (`POST /api/import`), token by
+   * name (the requester is then `api:NAME`); empty: the API files nothing. Never logged.
+   */
+  readonly apiTokens: ReadonlyMap<string, string>;
+  /** RMQ_BOT_URL, RMQ_BOT_TOKEN: where the terminal's `import` files through the bot, and with which token. */
+  readonly bot: { readonly url: string | undefined; readonly token: string | undefined };
   /** RMQ_MAX_BODY, RMQ_MAX_LISTING: the broker client's body limits, when set (else its defaults). */
   readonly bodyLimits: { readonly bodyBytes?: number; readonly listingBytes?: number };
 }
@@ -257,6 +266,31 @@ export const EnvSchema = z.object({
       'a cron expression such as 0 9 * * 1 (minute hour day month weekday; a sixth field first for seconds)',
     )
     .optional(),
+  RMQ_API_TOKENS: z
+    .string()
+    .transform((text, ctx) => {
+      const tokens = new Map<string, string>();
+      for (const pair of text
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean)) {
+        const colon = pair.indexOf(':');
+        const name = colon < 0 ? '' : pair.slice(0, colon);
+        const token = colon < 0 ? '' : pair.slice(colon + 1);
+        if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name) || token.length < 16 || tokens.has(name)) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `each entry is NAME:TOKEN (a name of letters, digits, . _ or -, once each; a token of at least 16 characters, e.g. ci:$(openssl rand -hex 24)); entry ${tokens.size + 1} is not`,
+          });
+          return z.NEVER;
+        }
+        tokens.set(name, token);
+      }
+      return tokens;
+    })
+    .optional(),
+  RMQ_BOT_URL: z.url({ protocol: /^https?$/, error: "the bot's base URL, http:// or https://" }).optional(),
+  RMQ_BOT_TOKEN: z.string().min(16, 'one token of RMQ_API_TOKENS (at least 16 characters)').optional(),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
@@ -399,6 +433,7 @@ export function loadConfig(
         urls: x.url,
         user,
         password,
+        credentialsFrom: { user: x.userEnv, password: x.passwordEnv },
         mode: x.mode,
         approvers: x.approvers.length ? x.approvers : e.SLACK_APPROVERS,
         approvalsChannel: x.approvalsChannel ?? e.SLACK_APPROVALS_CHANNEL,
@@ -428,6 +463,7 @@ export function loadConfig(
         urls: e.RMQ_URL,
         user: e.RMQ_USER,
         password: e.RMQ_PASSWORD,
+        credentialsFrom: { user: 'RMQ_USER', password: 'RMQ_PASSWORD' },
         mode: e.RMQ_MODE,
         approvers: e.SLACK_APPROVERS,
         approvalsChannel: e.SLACK_APPROVALS_CHANNEL,
@@ -469,6 +505,8 @@ export function loadConfig(
     questionBudgetMs: e.RMQ_TIMEOUT,
     auditKey: e.RMQ_AUDIT_KEY,
     lintSchedule: e.RMQ_LINT_SCHEDULE,
+    apiTokens: e.RMQ_API_TOKENS ?? new Map(),
+    bot: { url: e.RMQ_BOT_URL, token: e.RMQ_BOT_TOKEN },
     bodyLimits: {
       ...(e.RMQ_MAX_BODY === undefined ? {} : { bodyBytes: e.RMQ_MAX_BODY }),
       ...(e.RMQ_MAX_LISTING === undefined ? {} : { listingBytes: e.RMQ_MAX_LISTING }),

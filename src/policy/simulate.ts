@@ -204,6 +204,38 @@ interface Step {
 type StepResult = Step | { readonly why: string } | null;
 
 /**
+ * One object being read, passed to what reads it: its name, its view (made on first use: most
+ * names are told apart by their literal prefix alone), whether the view collects what waits for
+ * the backtracking engine, what it found unpredictable (kept only if it is not parked), and
+ * whether the unanchored proposed pattern caught it.
+ */
+class Reading {
+  #view: NameView | undefined;
+  staged: Unpredictable[] | undefined;
+  caught = false;
+  constructor(
+    readonly name: string,
+    readonly collect: boolean,
+  ) {}
+
+  /** The name seen both ways, made on first use, once per object. */
+  get view(): NameView {
+    this.#view ??= nameView(this.name, this.collect ? COLLECT_PENDING : {});
+    return this.#view;
+  }
+
+  /** The view, if one was made. */
+  get made(): NameView | undefined {
+    return this.#view;
+  }
+
+  stage(u: Unpredictable): void {
+    this.staged ??= [];
+    this.staged.push(u);
+  }
+}
+
+/**
  * Fed the inventory one object at a time (as the listing streams in), keeps only what the change
  * touches. `result()` sorts and summarises.
  */
@@ -216,16 +248,6 @@ export class Simulation {
   readonly #catch: { pattern: CompiledPattern; anchored: CompiledPattern; applyTo: string } | undefined;
   readonly #objects: ObjectOutcome[] = [];
   readonly #unpredictable: Unpredictable[] = [];
-  /**
-   * The object being read (one at a time): its name, its view (made on first use), whether its
-   * views are to collect what waits for the backtracking engine, what it found unpredictable
-   * (kept only if it is not parked), and whether the unanchored proposed pattern caught it.
-   */
-  #name = '';
-  #view: NameView | undefined;
-  #collect = false;
-  readonly #staged: Unpredictable[] = [];
-  #caught = false;
   /** Objects waiting for the backtracking engine's verdicts (see pending, settle). */
   #parked: { object: InventoryObject; view: NameView }[] = [];
   readonly #catchNames: string[] = [];
@@ -301,59 +323,46 @@ export class Simulation {
    * engine (`collect`), else the object's view is returned, to be parked and read again.
    */
   #add(o: InventoryObject, collect: boolean): NameView | undefined {
-    this.#name = o.name;
-    this.#view = undefined;
-    this.#collect = collect;
-    this.#staged.length = 0;
-    this.#caught = false;
-    const outcome = this.#read(o);
-    const view = this.#view as NameView | undefined;
+    const r = new Reading(o.name, collect);
+    const outcome = this.#read(o, r);
+    const view = r.made;
     if (view?.pending && view.pending.size > 0) return view;
-    if (this.#caught) {
+    if (r.caught) {
       this.#catchCount++;
       if (this.#catchNames.length < CATCH_NAMES) this.#catchNames.push(o.name);
     }
-    for (const u of this.#staged) this.#unpredictable.push(u);
+    if (r.staged) for (const u of r.staged) this.#unpredictable.push(u);
     if (outcome) this.#objects.push(outcome);
     return undefined;
   }
 
-  /** The name of the object being read, seen both ways: made on first use, once per object. */
-  #viewOf(): NameView {
-    this.#view ??= nameView(this.#name, this.#collect ? COLLECT_PENDING : {});
-    return this.#view;
-  }
-
-  #read(o: InventoryObject): ObjectOutcome | null {
+  #read(o: InventoryObject, r: Reading): ObjectOutcome | null {
     if (o.kind === null) {
-      this.#unknownKind(o);
+      this.#unknownKind(o, r);
       return null;
     }
     const kind = o.kind;
     if (this.#catch && scopeFits(this.#catch.applyTo, kind)) {
-      this.#caught =
-        this.#catch.pattern.match(this.#viewOf()) === true &&
-        this.#catch.anchored.match(this.#viewOf()) === false;
+      r.caught = this.#catch.pattern.match(r.view) === true && this.#catch.anchored.match(r.view) === false;
     }
     const reported = this.#change.layer === 'user' ? o.policy : o.operatorPolicy;
-    const step =
-      reported === undefined ? this.#byEngine(kind, o.name) : this.#byReport(kind, o.name, reported);
+    const step = reported === undefined ? this.#byEngine(kind, r) : this.#byReport(kind, r, reported);
     if (step === null) return null;
     if ('why' in step) {
-      this.#staged.push({ name: o.name, kind, why: step.why });
+      r.stage({ name: o.name, kind, why: step.why });
       return null;
     }
-    return this.#outcome(o, kind, step, this.#caught);
+    return this.#outcome(o, kind, step, r);
   }
 
   /** A queue type this bot does not know: reached by the change means unpredictable. */
-  #unknownKind(o: InventoryObject): void {
+  #unknownKind(o: InventoryObject, r: Reading): void {
     const { before, after, layer } = this.#change;
     const reaches = (p: Policy | null) =>
-      p !== null && scopeFits(p.applyTo, null) && this.#cache.get(p.pattern).match(this.#viewOf()) !== false;
+      p !== null && scopeFits(p.applyTo, null) && this.#cache.get(p.pattern).match(r.view) !== false;
     const governed = layer === 'user' && before !== null && o.policy === before.name;
     if (governed || reaches(before) || reaches(after)) {
-      this.#staged.push({
+      r.stage({
         name: o.name,
         kind: o.type ?? 'unknown',
         why: `a queue of type ${JSON.stringify(o.type ?? 'unknown')}, whose key vetoes this bot does not know`,
@@ -365,7 +374,8 @@ export class Simulation {
    * The user layer with the broker's report: `reported` is the policy in force now.
    * Returns null when the change does not touch the object.
    */
-  #byReport(kind: ObjectKind, name: string, reported: string | null): StepResult {
+  #byReport(kind: ObjectKind, r: Reading, reported: string | null): StepResult {
+    const { name } = r;
     const { before: B, after: A } = this.#changed;
     const oldName = this.#change.before?.name;
     const oldGoverns = oldName !== undefined && reported === oldName;
@@ -373,7 +383,7 @@ export class Simulation {
     if (!oldGoverns && !next) return null;
     // Most names do not start with the proposed pattern's literal: told without their views.
     if (!oldGoverns && next && !next.pattern.mayMatch(name)) return null;
-    const nextHit = next ? next.pattern.match(this.#viewOf()) : false;
+    const nextHit = next ? next.pattern.match(r.view) : false;
     if (!oldGoverns && nextHit === false) return null;
 
     const inForce = reported === null ? undefined : B.byName.get(reported);
@@ -390,13 +400,13 @@ export class Simulation {
     if (
       old &&
       (inForce === undefined || old.priority > inForce.priority) &&
-      old.pattern.match(this.#viewOf()) === true
+      old.pattern.match(r.view) === true
     ) {
       return {
         why: `the broker reports ${reported ?? 'no policy'}, though this bot reads ${old.name} as matching it first: preview again, and tell the bot's maintainers if it persists`,
       };
     }
-    if (inForce && (inForce.pattern.match(this.#viewOf()) === false || !B.applicable(inForce.name, kind))) {
+    if (inForce && (inForce.pattern.match(r.view) === false || !B.applicable(inForce.name, kind))) {
       return {
         why: `the broker reports ${inForce.name}, which this bot reads as not governing this ${kind}: preview again, and tell the bot's maintainers if it persists`,
       };
@@ -406,7 +416,7 @@ export class Simulation {
     if (oldGoverns && inForce) {
       // The winner goes or changes: read the rest from its priority down; above it nothing matches,
       // or the broker would have chosen it.
-      const after = scan(A.candidatesFor(kind, name), this.#viewOf(), (e) => {
+      const after = scan(A.candidatesFor(kind, name), r.view, (e) => {
         if (e === next) return nextHit;
         return e.priority > inForce.priority ? false : undefined;
       });
@@ -419,7 +429,7 @@ export class Simulation {
     }
     if (next.priority < inForce.priority) return null;
     // The same priority as the one in force: a tie with it and whatever else matches at that level.
-    const after = scan(A.candidatesFor(kind, name), this.#viewOf(), (e) => {
+    const after = scan(A.candidatesFor(kind, name), r.view, (e) => {
       if (e.priority !== inForce.priority) return false;
       if (e === next) return nextHit;
       return e.name === inForce.name ? true : undefined;
@@ -428,41 +438,42 @@ export class Simulation {
   }
 
   /** A layer without a report (the operator layer): the engine reads before and after. */
-  #byEngine(kind: ObjectKind, name: string): StepResult {
+  #byEngine(kind: ObjectKind, r: Reading): StepResult {
+    const { name } = r;
     const { before: B, after: A } = this.#changed;
     const old = this.#change.before ? B.applicable(this.#change.before.name, kind) : undefined;
     const next = this.#change.after ? A.applicable(this.#change.after.name, kind) : undefined;
-    const oldHit = old ? old.pattern.match(this.#viewOf()) : false;
-    const nextHit = next ? next.pattern.match(this.#viewOf()) : false;
+    const oldHit = old ? old.pattern.match(r.view) : false;
+    const nextHit = next ? next.pattern.match(r.view) : false;
     if (oldHit === false && nextHit === false) return null;
-    const read = scan(B.candidatesFor(kind, name), this.#viewOf());
+    const read = scan(B.candidatesFor(kind, name), r.view);
     // A policy this bot cannot read for this name may have been the one in force: then the
     // before is one of several, like a tie, and the object is listed rather than skipped.
     const before = read.undecided.length
       ? { candidates: [...read.candidates, ...read.undecided], undecided: read.undecided }
       : read;
-    return { before, after: scan(A.candidatesFor(kind, name), this.#viewOf()) };
+    return { before, after: scan(A.candidatesFor(kind, name), r.view) };
   }
 
   /** Before the change: the engine's reading, or the one in force and whatever else matches at its priority (lost the tie). */
-  #before(step: Step, kind: ObjectKind, name: string): Scan {
+  #before(step: Step, kind: ObjectKind, r: Reading): Scan {
     if ('candidates' in step.before) return step.before;
     const { inForce } = step.before;
     return inForce
-      ? scan(this.#changed.before.candidatesFor(kind, name), this.#viewOf(), (e) =>
+      ? scan(this.#changed.before.candidatesFor(kind, r.name), r.view, (e) =>
           e.priority !== inForce.priority ? false : e === inForce ? true : undefined,
         )
       : { candidates: [], undecided: [] };
   }
 
   /** The object's choice in the layer the change leaves alone. */
-  #otherChoice(o: InventoryObject, kind: ObjectKind): LayerChoice {
+  #otherChoice(o: InventoryObject, kind: ObjectKind, r: Reading): LayerChoice {
     const reported = this.#change.layer === 'user' ? o.operatorPolicy : o.policy;
     if (reported !== undefined) {
       const p = reported === null ? null : (this.#other.byName.get(reported)?.policy ?? null);
       return { policy: p, source: 'broker' };
     }
-    const s = scan(this.#other.candidatesFor(kind, o.name), this.#viewOf());
+    const s = scan(this.#other.candidatesFor(kind, o.name), r.view);
     const [first] = s.candidates;
     return {
       policy: first?.policy ?? null,
@@ -475,12 +486,12 @@ export class Simulation {
     };
   }
 
-  #outcome(o: InventoryObject, kind: ObjectKind, step: Step, caught: boolean): ObjectOutcome | null {
+  #outcome(o: InventoryObject, kind: ObjectKind, step: Step, r: Reading): ObjectOutcome | null {
     const { after } = step;
     const layer = this.#change.layer;
     if (after.undecided.length > 0) {
       const u = after.undecided.map((e) => `${e.name} (${whyUnreadable(e)})`).join(', ');
-      this.#staged.push({
+      r.stage({
         name: o.name,
         kind,
         why: `a policy whose pattern this bot cannot read for this name may govern it after the change: ${u}`,
@@ -489,7 +500,7 @@ export class Simulation {
     }
     const reported = layer === 'user' ? o.policy : o.operatorPolicy;
     const before =
-      reported === undefined || after.candidates.length > 1 ? this.#before(step, kind, o.name) : undefined;
+      reported === undefined || after.candidates.length > 1 ? this.#before(step, kind, r) : undefined;
     const notes: string[] = [];
     if (reported === undefined && before && before.undecided.length > 0) {
       notes.push(
@@ -520,7 +531,7 @@ export class Simulation {
       return null;
     }
 
-    const other = this.#otherChoice(o, kind);
+    const other = this.#otherChoice(o, kind, r);
     const otherWords = layer === 'user' ? 'operator policy' : 'user policy';
     if (other.undecided) {
       notes.push(
@@ -628,7 +639,7 @@ export class Simulation {
     }
     if (possibleRisks.length) outcome.possibleRisks = possibleRisks as Risk[];
     if (newTie) outcome.newTie = true;
-    if (caught) outcome.unanchoredCatch = true;
+    if (r.caught) outcome.unanchoredCatch = true;
     if (notes.length) outcome.notes = notes;
     return outcome;
   }

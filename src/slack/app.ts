@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { App, HTTPReceiver, type Receiver, SocketModeReceiver } from '@slack/bolt';
-import type { Config } from '../config.ts';
+import { type Config, pickEnvironment } from '../config.ts';
 import { ConfigError, codeOf } from '../errors.ts';
 import { createHealthMonitor, type HealthDeps, type HealthMonitor } from '../health.ts';
 import type { Logger } from '../log.ts';
@@ -16,6 +16,7 @@ import type { SlackBroker } from './environments.ts';
 import { environmentDirectory } from './environments.ts';
 import { refuseFutureTimestamps } from './freshness.ts';
 import type { Records } from './handlers/types.ts';
+import { importRoute } from './importRoute.ts';
 import { InFlight } from './inflight.ts';
 import {
   acknowledgeUnhandledInteractions,
@@ -166,6 +167,7 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
     signingSecret,
     appToken,
     config.auditKey,
+    ...config.apiTokens.values(),
     ...config.environments.map((e) => e.password),
   ];
   const mask = secretMasker(secrets);
@@ -178,7 +180,23 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
     ...(deps.watch ? { watch: deps.watch } : {}),
     onChange: healthLog(logger),
   });
-  const routes = [livezRoute(health), ...readinessRoutes(health), metricsRoute(deps.metrics)];
+  const environments = environmentDirectory(config, deps.brokers);
+  const routes = [
+    livezRoute(health),
+    ...readinessRoutes(health),
+    metricsRoute(deps.metrics),
+    importRoute({
+      tokens: config.apiTokens,
+      // Late-bound: the change requests are built on the workflow, after the receiver.
+      importDeps: () => changes && { workflow: changes.workflow, broker: (env) => environments.pick(env) },
+      post: async (request) => changes?.postSet(request),
+      approvalsChannel: (env) => {
+        const e = pickEnvironment(config, env);
+        return e?.approvalsChannel ?? config.slack.approvalsChannel;
+      },
+      logger,
+    }),
+  ];
   const mode = appToken ? 'socket' : 'http';
   const slackApiUrl = deps.clientOptions?.slackApiUrl ?? config.slack.apiUrl;
 
@@ -247,7 +265,7 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
   const listenerDeps: ListenerDeps = {
     logger,
     metrics: deps.metrics,
-    environments: environmentDirectory(config, deps.brokers),
+    environments,
     // Patterns are read once and kept: the same vhosts are asked about again and again.
     patterns: new PatternCache(),
     inFlight,

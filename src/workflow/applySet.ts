@@ -12,6 +12,7 @@ import {
   type SetCursor,
   type SetProgress,
   type SetStep,
+  type StepState,
   stepKey,
   transitionOf,
   undoOf,
@@ -54,9 +55,6 @@ export type AnnounceWrite = (
 ) => Promise<void>;
 
 export const START: SetCursor = { phase: 'writing', written: 0, undone: 0, writtenAt: [], undoneAt: [] };
-
-/** What a request's message shows of a set under way: each policy's state (`SetProgress` in types.ts). */
-export type StepState = 'written' | 'undone' | 'as-planned' | 'unknown';
 
 export interface ApplySetDeps extends RecordingServices {
   readonly announceWrite: AnnounceWrite;
@@ -197,6 +195,7 @@ export class ApplySet {
     step: SetStep,
     before: Awaited<ReturnType<typeof readTouched>>,
   ): Promise<boolean> {
+    if (step.verify) return this.reported(step.vhost, step.verify);
     const layerOf = (layer: 'user' | 'operator') => {
       const list = new Map((before.list(layer, step.vhost) ?? []).map((p) => [p.name, p]));
       for (const s of written) {
@@ -221,6 +220,32 @@ export class ApplySet {
         const want = layer.candidates[0]?.name ?? null;
         if ((want === step.name || got === step.name) && got !== want) pending++;
       }
+      if (pending === 0) return true;
+      if (Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+  }
+
+  /** Polls until each object reports the policies the plan expects of it after the step (deleted ones aside), or the deadline. */
+  private async reported(vhost: string, objects: NonNullable<SetStep['verify']>): Promise<boolean> {
+    if (objects.length === 0) return true;
+    const want = new Map(objects.map((o) => [`${o.kind === 'exchange' ? 'e' : 'q'}:${o.name}`, o]));
+    const stats = objects.some((o) => o.kind !== 'exchange' && o.operatorPolicy !== null);
+    const exchanges = objects.some((o) => o.kind === 'exchange');
+    const deadline = Date.now() + this.deps.verifyDeadlineMs;
+    for (;;) {
+      let pending = 0;
+      for await (const q of this.broker.streamQueues(vhost, { stats })) {
+        const o = want.get(`q:${q.name}`);
+        if (!o) continue;
+        if ((q.policy ?? null) !== o.policy || (stats && (q.operatorPolicy ?? null) !== o.operatorPolicy))
+          pending++;
+      }
+      if (exchanges)
+        for await (const e of this.broker.streamExchanges(vhost)) {
+          const o = want.get(`e:${e.name}`);
+          if (o && (e.policy ?? null) !== o.policy) pending++;
+        }
       if (pending === 0) return true;
       if (Date.now() >= deadline) return false;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
@@ -363,13 +388,6 @@ function progressOf(size: number, c: SetCursor, retrying: string | undefined, no
     undone: c.undone,
     ...(retrying ? { retrying: { why: retrying, at: now.toISOString() } } : {}),
   };
-}
-
-/** What each step's policy is: the first `written - undone` steps written, the rest as planned. */
-export function stepStates(p: SetProgress): StepState[] {
-  return Array.from({ length: p.size }, (_, i) =>
-    i < p.written - p.undone ? 'written' : i < p.written ? 'undone' : 'as-planned',
-  );
 }
 
 function baseEntry(r: ChangeRequest, steps: readonly SetStep[], i: number) {

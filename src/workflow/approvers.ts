@@ -32,7 +32,15 @@ export interface ApproverDirectory {
   isRequester(env: string, user: string): Promise<boolean>;
 }
 
-export const isUserGroupId = (id: string): boolean => id.startsWith('S');
+/** A Slack user's id: a person (`U…`, or `W…` on Enterprise Grid). */
+export function isSlackUserId(id: string): boolean {
+  return /^[UW][A-Z0-9]+$/.test(id);
+}
+
+/** A Slack user group's id (`S…`): a group approves or files through its members, never as itself. */
+export function isSlackGroupId(id: string): boolean {
+  return /^S[A-Z0-9]+$/.test(id);
+}
 
 export function createApproverDirectory(options: ApproverDirectoryOptions): ApproverDirectory {
   const ttl = options.ttlMs ?? 5 * 60_000;
@@ -63,9 +71,11 @@ export function createApproverDirectory(options: ApproverDirectoryOptions): Appr
   }
 
   async function among(ids: readonly string[], user: string): Promise<boolean> {
+    // A group's id as the user (never sent by Slack) is nobody: not the group it names.
+    if (!isSlackUserId(user)) return false;
     if (ids.includes(user)) return true;
     for (const id of ids) {
-      if (isUserGroupId(id) && (await members(id)).has(user)) return true;
+      if (isSlackGroupId(id) && (await members(id)).has(user)) return true;
     }
     return false;
   }

@@ -27,9 +27,11 @@ export interface BreakGlassDeps extends RecordingServices {
   readonly queue: ApplyQueue;
   readonly environment: (name: string) => WorkflowEnvironment;
   readonly isApprover: (env: string, user: string) => Promise<boolean>;
+  /** Refuses a user who is not a person (rules.ts `actorRefusal`; workflow.ts's `assertActor`). */
+  readonly assertActor: (user: string) => void;
   /** A store call whose Redis failure becomes `store-unavailable` (workflow.ts's `storeCall`). */
   readonly storeCall: <T>(what: string, call: () => Promise<T>, notDone?: string) => Promise<T>;
-  /** Files the revert of an audit record (workflow.ts's `revertRequestFor`). */
+  /** Files the revert of an audit record, as the approver reviewing it (workflow.ts's `revertRequestFor`). */
   readonly fileRevert: (
     auditId: string,
     user: string,
@@ -56,6 +58,7 @@ export function createBreakGlass(deps: BreakGlassDeps) {
   const notFound = (id: string) => new WorkflowError({ code: 'not-found', what: 'change request', id });
 
   async function breakGlass(id: string, input: BreakGlassInput): Promise<DecideResult> {
+    deps.assertActor(input.user);
     const reason = input.reason.trim();
     const undecided = 'nothing was applied';
     const request = await storeCall('get', () => store.get(id), undecided);
@@ -109,6 +112,7 @@ export function createBreakGlass(deps: BreakGlassDeps) {
   }
 
   async function review(id: string, input: ReviewInput): Promise<ReviewResult> {
+    deps.assertActor(input.user);
     const reason = input.reason.trim();
     const notDone = 'nothing was reviewed';
     const request = await storeCall('get', () => store.get(id), notDone);

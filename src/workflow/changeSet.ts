@@ -17,6 +17,22 @@ export const SetStepSchema = z.object({
   name: z.string().min(1),
   before: PolicyFieldsSchema.nullable(),
   after: PolicyFieldsSchema.nullable(),
+  /**
+   * The objects whose safety a later step depends on, with the policy of each layer the broker
+   * must report on them once this step is written, before the next write (the planner's
+   * `verify`, src/plan/plan.ts). Absent (a set not planned): the queues the step moves are polled.
+   */
+  verify: z
+    .array(
+      z.object({
+        name: z.string(),
+        kind: z.string(),
+        policy: z.string().nullable(),
+        operatorPolicy: z.string().nullable(),
+      }),
+    )
+    .max(1000)
+    .optional(),
 });
 export type SetStep = z.infer<typeof SetStepSchema>;
 
@@ -108,6 +124,16 @@ export const SetProgressSchema = z.object({
   retrying: z.object({ why: z.string(), at: z.string() }).optional(),
 });
 export type SetProgress = z.infer<typeof SetProgressSchema>;
+
+/** Where a step's policy stands: written, undone by a rollback, as planned (not written), or neither. */
+export type StepState = 'written' | 'undone' | 'as-planned' | 'unknown';
+
+/** What each step's policy is: the first `written - undone` steps written, the rest as planned. */
+export function stepStates(p: SetProgress): StepState[] {
+  return Array.from({ length: p.size }, (_, i) =>
+    i < p.written - p.undone ? 'written' : i < p.written ? 'undone' : 'as-planned',
+  );
+}
 
 export const NO_LOSS: ImpactTotals = {
   messagesDeadLettered: 0,

@@ -48,6 +48,8 @@ export type WorkflowRefusal =
   | { readonly code: 'freeze-not-approver'; readonly env: string }
   /** A freeze longer than MAX_FREEZE_MS (rules.ts). */
   | { readonly code: 'freeze-too-long'; readonly forMs: number; readonly maxMs: number }
+  /** A freeze of zero (or less): it would end as it began. */
+  | { readonly code: 'freeze-too-short'; readonly forMs: number }
   /** The approver approved this request already: one approver counts once. */
   | { readonly code: 'already-approved' }
   /** The change removes messages or deletes queues and the approval does not acknowledge it (`loss`: in words). */
@@ -69,6 +71,8 @@ export type WorkflowRefusal =
   | { readonly code: 'self-review' }
   /** Another approver reviewed the change first. */
   | { readonly code: 'already-reviewed'; readonly by: string; readonly at: string }
+  /** The signed payload's user is not a person (a user group's id, `S…`): refused for every act. */
+  | { readonly code: 'not-a-user' }
   /** The broker already has exactly this change. */
   | { readonly code: 'nothing-to-do' }
   /** A request filed once per other (a break-glass change's revert, a time box's) was filed already, as `id`. */
@@ -106,6 +110,8 @@ const SENTENCES: { readonly [C in WorkflowErrorCode]: (facts: RefusalOf<C>) => s
   'freeze-not-approver': (f) =>
     `Only the approvers of environment ${f.env} may freeze or unfreeze it: nothing changed.`,
   'freeze-too-long': () => 'A freeze lasts at most a week (--for 7d): nothing changed.',
+  'freeze-too-short': () =>
+    'A freeze must last more than zero (--for 2h; at most --for 7d): nothing changed.',
   'already-approved': () =>
     'You already approved this request: another approver must give the next approval.',
   'loss-not-acknowledged': (f) =>
@@ -121,6 +127,8 @@ const SENTENCES: { readonly [C in WorkflowErrorCode]: (facts: RefusalOf<C>) => s
   'self-review': () => 'You broke the glass on this change: another approver must review it.',
   'already-reviewed': (f) =>
     `This change was already reviewed (by ${f.by} at ${f.at}): nothing was recorded.`,
+  'not-a-user': () =>
+    'This did not come from a Slack user (a user group never files, approves or reviews as itself): nothing was done.',
   'nothing-to-do': () =>
     'The broker already has exactly this: there is nothing to change. Nothing was filed.',
   'already-filed': (f) => `This was filed already, as request ${f.id}: nothing more was filed.`,

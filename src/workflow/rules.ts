@@ -1,4 +1,5 @@
 import { inScope } from '../vhosts.ts';
+import { isSlackUserId } from './approvers.ts';
 import type { RefusalOf } from './errors.ts';
 import type { ChangeRequest, WorkflowEnvironment } from './types.ts';
 
@@ -26,13 +27,27 @@ export type RuleRefusal = RefusalOf<
   | 'not-requester'
   | 'freeze-not-approver'
   | 'freeze-too-long'
+  | 'freeze-too-short'
   | 'loss-not-acknowledged'
   | 'break-glass-not-allowed'
   | 'break-glass-not-requester'
   | 'nothing-to-review'
   | 'self-review'
   | 'already-reviewed'
+  | 'not-a-user'
 >;
+
+/**
+ * Whether `user` (the signed payload's `user.id`) may act at all: only a person files, approves,
+ * rejects, breaks the glass, reviews or freezes. Slack never sends a group's id as a user's; a
+ * payload that does is refused anyway, so a group id configured as an approver or a requester never
+ * counts as one.
+ */
+export function actorRefusal(user: string): RuleRefusal | null {
+  // Or a token of RMQ_API_TOKENS filing a set (`api:NAME`): only the bot's API route makes one,
+  // and no Slack id holds a colon.
+  return isSlackUserId(user) || /^api:[A-Za-z0-9_.-]{1,64}$/.test(user) ? null : { code: 'not-a-user' };
+}
 
 /** The longest freeze: a week. */
 export const MAX_FREEZE_MS = 7 * 86_400_000;
@@ -48,13 +63,14 @@ export interface FreezeFacts {
   readonly forMs?: number;
 }
 
-/** Whether the user may freeze (or, without `forMs`, unfreeze) the environment: approvers only, with a reason, for at most a week. */
+/** Whether the user may freeze (or, without `forMs`, unfreeze) the environment: approvers only, with a reason, for more than zero and at most a week. */
 export function freezeRefusal(f: FreezeFacts): RuleRefusal | null {
   if (!f.isApprover) return { code: 'freeze-not-approver', env: f.env };
   if (!f.reason) return REASON_REQUIRED.decision;
   const long = reasonTooLong(f.reason);
   if (long) return long;
-  if (f.forMs !== undefined && (f.forMs <= 0 || f.forMs > MAX_FREEZE_MS))
+  if (f.forMs !== undefined && f.forMs <= 0) return { code: 'freeze-too-short', forMs: f.forMs };
+  if (f.forMs !== undefined && f.forMs > MAX_FREEZE_MS)
     return { code: 'freeze-too-long', forMs: f.forMs, maxMs: MAX_FREEZE_MS };
   return null;
 }
@@ -114,11 +130,20 @@ export interface RequesterFacts {
   readonly isRequester: boolean;
   /** The environment's approvers, named in the refusal as the people to ask. */
   readonly approvers: readonly string[];
+  /**
+   * The user files the revert of a break-glass change they review (reviewRefusal let them: an
+   * approver of the environment, the notice offers them Revert): who may ask does not apply.
+   */
+  readonly reviewing?: boolean;
 }
 
-/** Whether the user may file change requests at all: asked before anything is previewed or a form opens. */
+/**
+ * Whether the user may file change requests at all: asked before anything is previewed or a form
+ * opens. The environment's requesters (none: anyone), and an approver reverting a break-glass change
+ * in its review.
+ */
 export function requesterRefusal(f: RequesterFacts): RuleRefusal | null {
-  if (f.requesters.length === 0 || f.isRequester) return null;
+  if (f.requesters.length === 0 || f.isRequester || f.reviewing) return null;
   return { code: 'not-requester', env: f.env, requesters: f.requesters, approvers: f.approvers };
 }
 

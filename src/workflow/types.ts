@@ -5,7 +5,6 @@ import type { PolicyDiff } from '../policy/diff.ts';
 import type { ImpactTotals } from '../policy/impact.ts';
 import type { Problem } from '../policy/problem.ts';
 import type { DefinitionPatch } from '../policy/validate.ts';
-import type { ImpactSummary } from '../preview/impact.ts';
 import type { PreviewAnswer, PreviewResult } from '../preview/preview.ts';
 import type { PreviewSummary } from '../preview/summary.ts';
 import type { ApproverDirectory } from './approvers.ts';
@@ -263,7 +262,9 @@ export interface FileSetInput {
   readonly source: string;
   readonly steps: readonly SetStep[];
   /** The end state against now: what the approvers acknowledge (with `transitional`). */
-  readonly impact?: ImpactSummary;
+  readonly impact?: ImpactTotals;
+  /** The queues whose messages the end state removes, or that it deletes. */
+  readonly losing?: readonly string[];
   /** What the states on the way remove that the end state does not, summed. */
   readonly transitional?: ImpactTotals;
   /** Objects the plan compared, and those it could not predict. */

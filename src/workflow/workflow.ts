@@ -22,6 +22,7 @@ import type { Freeze, FreezeStore } from './freeze.ts';
 import { whyIdentityCannotWrite } from './identity.ts';
 import { notifierLogging } from './notifierLogging.ts';
 import {
+  actorRefusal,
   approvalsOf,
   breakGlassRefusal,
   type DeciderRole,
@@ -86,20 +87,32 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     return env;
   }
 
-  /** Refuses (`not-requester`, naming who may ask or approve) a user the environment does not let file. */
-  async function assertMayRequest(env: WorkflowEnvironment, user: string): Promise<void> {
+  /** Refuses (`not-a-user`) a signed payload whose user is not a person. */
+  function assertActor(user: string): void {
+    const refused = actorRefusal(user);
+    if (refused) throw new WorkflowError(refused);
+  }
+
+  /**
+   * Refuses (`not-requester`, naming who may ask or approve) a user the environment does not let
+   * file; `reviewing`: an approver filing the revert of the break-glass change they review.
+   */
+  async function assertMayRequest(env: WorkflowEnvironment, user: string, reviewing = false): Promise<void> {
+    assertActor(user);
     const requesters = options.approvers.requesters(env.name);
     const refused = requesterRefusal({
       env: env.name,
       requesters,
       isRequester: requesters.length > 0 && (await options.approvers.isRequester(env.name, user)),
       approvers: options.approvers.configured(env.name),
+      reviewing,
     });
     if (refused) throw new WorkflowError(refused);
   }
 
   /** Refuses a freeze or unfreeze rules.ts does not let this user make. */
   async function assertMayFreeze(env: WorkflowEnvironment, user: string, reason: string, forMs?: number) {
+    assertActor(user);
     const refused = freezeRefusal({
       env: env.name,
       isApprover: await options.approvers.isApprover(env.name, user),
@@ -140,6 +153,8 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
      * filed, so a requester removed from `requesters` since does not leave the change in place.
      */
     readonly askedWithChange?: true;
+    /** A break-glass change's revert, filed by the approver reviewing it (rules.ts `requesterRefusal`). */
+    readonly reviewing?: true;
   }
 
   /** The bot's broker identity may write that layer in that vhost, or the filing is refused. */
@@ -162,7 +177,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     const env = environment(input.env);
     const closed = environmentRefusal(env) ?? vhostRefusal(env, input.vhost);
     if (closed) throw new WorkflowError(closed);
-    if (!filing.askedWithChange) await assertMayRequest(env, input.requester.user);
+    if (!filing.askedWithChange) await assertMayRequest(env, input.requester.user, filing.reviewing === true);
     // Before the broker is asked: a request that cannot be stored is refused at once.
     await storeCall('ping', () => options.redis.ping());
     const broker = options.brokerFor(env.name);
@@ -269,6 +284,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     origin?: Origin,
     reason?: string,
     id?: string,
+    reviewing?: true,
   ) {
     const record = await audit.get(auditId);
     if (!record) throw new WorkflowError({ code: 'not-found', what: 'audit record', id: auditId });
@@ -288,7 +304,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
         requester: { user, ...(reason ? { reason } : {}) },
         origin: where,
       },
-      { action: 'revert', revertOf: auditId, ...(id ? { id } : {}) },
+      { action: 'revert', revertOf: auditId, ...(id ? { id } : {}), ...(reviewing ? { reviewing } : {}) },
     );
   }
 
@@ -317,7 +333,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
       groups: [],
       heldByOperator: 0,
       scanned: { queues: input.objects ?? 0, exchanges: 0 },
-      ...(input.impact ? { impact: withTransitional(input.impact, input.transitional) } : {}),
+      ...(input.impact ? { impact: setImpact(input.impact, input.losing ?? [], input.transitional) } : {}),
     };
     const request: ChangeRequest = {
       id: newRequestId(),
@@ -371,8 +387,10 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     now,
     environment,
     isApprover: (env, user) => options.approvers.isApprover(env, user),
+    assertActor,
     storeCall,
-    fileRevert: revertRequestFor,
+    fileRevert: (auditId, user, origin, reason, id) =>
+      revertRequestFor(auditId, user, origin, reason, id, true),
   });
 
   return {
@@ -403,6 +421,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     mayRequest: (env, user) => assertMayRequest(environment(env), user),
 
     async decide(id, input: DecideInput): Promise<DecideResult> {
+      assertActor(input.user);
       const reason = input.reason.trim();
       const undecided = 'nothing was decided';
       const request = await storeCall('get', () => store.get(id), undecided);
@@ -613,20 +632,28 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
 }
 
 /**
- * A set's loss to acknowledge: the end state's, and what its way removes besides (the plan's
- * `transitional`), added, so the approver acknowledges both in one number each.
+ * A set's loss to acknowledge, as the request keeps a preview's: the end state's, and what its way
+ * removes besides (the plan's `transitional`), added, so the approver acknowledges both in numbers.
  */
-function withTransitional(impact: ImpactSummary, transitional: ImpactTotals | undefined): ImpactSummary {
-  if (!transitional) return impact;
-  const t = impact.totals;
+function setImpact(
+  end: ImpactTotals,
+  losing: readonly string[],
+  transitional: ImpactTotals | undefined,
+): ImpactSummary {
+  const t = transitional;
   return {
-    ...impact,
     totals: {
-      messagesDeadLettered: t.messagesDeadLettered + transitional.messagesDeadLettered,
-      messagesLost: t.messagesLost + transitional.messagesLost,
-      queuesDeleted: t.queuesDeleted + transitional.queuesDeleted,
-      queuesRefusingPublishes: t.queuesRefusingPublishes + transitional.queuesRefusingPublishes,
+      messagesDeadLettered: end.messagesDeadLettered + (t?.messagesDeadLettered ?? 0),
+      messagesLost: end.messagesLost + (t?.messagesLost ?? 0),
+      queuesDeleted: end.queuesDeleted + (t?.queuesDeleted ?? 0),
+      queuesRefusingPublishes: end.queuesRefusingPublishes + (t?.queuesRefusingPublishes ?? 0),
     },
+    queues: [...losing],
+    sampledAt: null,
+    objects: [],
+    count: losing.length,
+    unknown: 0,
+    notes: [],
   };
 }
 

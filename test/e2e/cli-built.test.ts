@@ -169,7 +169,8 @@ describe('bin/rmq.js after the build', () => {
     const planFile = join(cwd, 'plan.json');
     writeFileSync(planFile, JSON.stringify({ policies: [] }));
     // Typed from the table: a new terminal command must be asked here, and name its environment.
-    const asked: { readonly [N in Exclude<TerminalCommandName, 'help'>]: readonly string[] } = {
+    // `import` answers through a bot: test/e2e/import-flow.test.ts asks it (and its `env`).
+    const asked: { readonly [N in Exclude<TerminalCommandName, 'help' | 'import'>]: readonly string[] } = {
       policies: ['--vhost', vhost],
       which: ['orders.audit', '--vhost', vhost],
       preview: ['delete', 'audit-retention', '--vhost', vhost],

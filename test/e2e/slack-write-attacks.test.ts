@@ -10,6 +10,7 @@ import type { RecordedCall } from '../support/fakeSlack.ts';
 import {
   APPROVALS_CHANNEL,
   APPROVER,
+  APPROVER_GROUP,
   commandForm,
   type Harness,
   mentionEnvelope,
@@ -227,6 +228,42 @@ describe('a reason of 100,000 characters', () => {
     const after = await store().get(String(filed?.id));
     expect(after?.state).toBe('pending');
     expect(after?.decision).toBeUndefined();
+  });
+});
+
+describe('a user group id as the user of a signed payload (issue 28, item 9)', () => {
+  const NOT_A_USER =
+    /This did not come from a Slack user \(a user group never files, approves or reviews as itself\): nothing was done\./;
+
+  it('files nothing, and approves nothing, although the group is among the approvers', async () => {
+    const mark = h.slack.calls.length;
+    const create = (policy: string) =>
+      `create ${policy} --pattern ^${policy}\\. --definition {"max-length":5} --reason INC-28 --vhost ${h.vhost}`;
+    const asGroup = await h.command(create('grp-cap'), { userId: APPROVER_GROUP });
+    expect(renderedText((await h.answerTo(asGroup.responseUrl)).args)).toMatch(NOT_A_USER);
+    expect(await pendingFor('grp-cap')).toEqual([]);
+    expect(approvalPosts(mark)).toEqual([]);
+
+    await h.command(create('grp-ok'), { userId: REQUESTER });
+    const posted = await next(mark, (c) => approvalPosts(mark).includes(c), 'the request posted');
+    const [filed] = await pendingFor('grp-ok');
+    const clicked = h.slack.calls.length;
+    await h.interact(
+      clickPayload(
+        APPROVER,
+        { action_id: 'rmq_request_approve', value: String(filed?.id) },
+        { channel: APPROVALS_CHANNEL, ts: String(posted.response?.ts) },
+        h.slack.responseUrl(),
+      ),
+    );
+    const decision = await next(clicked, (c) => c.method === 'views.open' && c.ok, 'the decision form');
+    expect(await submit(APPROVER_GROUP, viewOf(decision), { reason: 'the group says yes' })).toMatchObject({
+      response_action: 'errors',
+      errors: { reason: expect.stringMatching(NOT_A_USER) },
+    });
+    const after = await store().get(String(filed?.id));
+    expect(after?.state).toBe('pending');
+    expect(after?.approvals ?? []).toEqual([]);
   });
 });
 

@@ -15,6 +15,7 @@ import {
   APPROVER,
   APPROVER_2,
   refusalCode as codeOf,
+  GROUP,
   policyWritesCounted,
   REQUESTER,
   settled,
@@ -366,6 +367,39 @@ describe(`an environment read-only since the request was filed (${broker.label};
         expect(fx.notifier.told.failed.map((r) => r.id)).toContain(request.id);
         expect(puts).toEqual([]);
         expect(await admin.getPolicy('user', vhost, 'cap')).toBeNull();
+      },
+      { client: admin },
+    );
+  });
+});
+
+describe('a user group id as the user of a signed payload (issue 28, item 9)', () => {
+  it('is refused for an approval, a filing, a break-glass, a review and a freeze, although the group is configured', async () => {
+    await withVhost(
+      async (vhost) => {
+        // GROUP is among the approvers and the requesters: as itself it is nobody.
+        const wf = fx.workflow({
+          env: { breakGlass: { reviewWithinMs: 60_000 } },
+          requesters: [REQUESTER, GROUP],
+        });
+        const { request } = await wf.file(input(vhost));
+        expect(await codeOf(wf.decide(request.id, { kind: 'approve', user: GROUP, reason: 'ok' }))).toBe(
+          'not-a-user',
+        );
+        expect(await codeOf(wf.decide(request.id, { kind: 'reject', user: GROUP, reason: 'no' }))).toBe(
+          'not-a-user',
+        );
+        expect((await wf.get(request.id))?.approvals ?? []).toEqual([]);
+        const asGroup = { ...input(vhost, 'other'), requester: { user: GROUP, reason: 'INC-1' } };
+        expect(await codeOf(wf.file(asGroup))).toBe('not-a-user');
+        expect(await codeOf(wf.file({ ...asGroup, breakGlass: true }))).toBe('not-a-user');
+        expect(await codeOf(wf.mayRequest(undefined, GROUP))).toBe('not-a-user');
+        expect(await codeOf(wf.breakGlass(request.id, { user: GROUP, reason: 'INC-1' }))).toBe('not-a-user');
+        expect(await codeOf(wf.review(request.id, { user: GROUP, reason: 'x', outcome: 'reviewed' }))).toBe(
+          'not-a-user',
+        );
+        expect(await codeOf(wf.freeze({ user: GROUP, forMs: 60_000, reason: 'x' }))).toBe('not-a-user');
+        expect((await wf.listOpen()).map((r) => r.id)).toEqual([request.id]);
       },
       { client: admin },
     );

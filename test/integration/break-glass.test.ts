@@ -236,6 +236,29 @@ describe(`break-glass (${broker.label})`, () => {
     );
   });
 
+  it('an approver who is not among the requesters reverts it on review (issue 28, item 7)', async () => {
+    await withVhost(
+      async (vhost) => {
+        await fx.worker(admin);
+        const wf = fx.workflow({ env: ALLOWED, requesters: [REQUESTER] });
+        const done = await brokenAndApplied(wf, vhost);
+        // Filing is still the requesters' alone.
+        expect(
+          await codeOf(wf.file(input(vhost, { policy: 'mine', requester: { user: APPROVER, reason: 'x' } }))),
+        ).toBe('not-requester');
+        const result = await wf.review(done.id, { user: APPROVER, reason: 'too broad', outcome: 'reverted' });
+        expect(result.outcome).toBe('reviewed');
+        expect(result.revert?.request).toMatchObject({
+          action: 'revert',
+          revertOf: done.auditId,
+          state: 'pending',
+          requester: { user: APPROVER },
+        });
+      },
+      { client: admin },
+    );
+  });
+
   it('reverted by two approvers at once, on two replicas: one revert request, posted once, named by the one review', async () => {
     await withVhost(
       async (vhost) => {

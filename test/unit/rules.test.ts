@@ -11,6 +11,7 @@ import {
   environmentRefusal,
   type FileFacts,
   fileRefusal,
+  freezeRefusal,
   hasApproved,
   MAX_REASON,
   type RequesterFacts,
@@ -364,5 +365,24 @@ describe('timeBoxRevertAuthority (issue 28, item 2)', () => {
     ['neither', {}, null],
   ])('%s: %s', (_what, r, kind) => {
     expect(timeBoxRevertAuthority(r)?.kind ?? null).toBe(kind);
+  });
+});
+
+describe('freezeRefusal (issue 28, item 11)', () => {
+  const f = (forMs: number) => freezeRefusal({ env: 'prod', isApprover: true, reason: 'INC', forMs });
+  it.each([
+    [0, 'freeze-too-short'],
+    [-1, 'freeze-too-short'],
+    [1, null],
+    [7 * 86_400_000, null],
+    [7 * 86_400_000 + 1, 'freeze-too-long'],
+  ])('--for %d ms: %s', (ms, code) => {
+    expect(f(ms)?.code ?? null).toBe(code);
+  });
+  it('zero is told it must last more than zero, not that it is too long', () => {
+    const refused = f(0);
+    expect(refused && refusalSentence(refused)).toBe(
+      'A freeze must last more than zero (--for 2h; at most --for 7d): nothing changed.',
+    );
   });
 });

@@ -5,6 +5,7 @@ import { editCommand } from './edit.ts';
 import { freezeCommand, unfreezeCommand } from './freeze.ts';
 import { helpCommand } from './help.ts';
 import { historyCommand } from './history.ts';
+import { importCommand } from './import.ts';
 import { lintCommand } from './lint.ts';
 import { planCommand } from './plan.ts';
 import { policiesCommand } from './policies.ts';
@@ -27,6 +28,7 @@ const SLACK_COMMANDS: { readonly [N in CommandName]: SlackCommand } = {
   create: createCommand,
   edit: editCommand,
   delete: deleteCommand,
+  import: importCommand,
   lint: lintCommand,
   requests: requestsCommand,
   history: historyCommand,

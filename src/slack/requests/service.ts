@@ -13,6 +13,8 @@ import type {
 import type { Delivery, Sent } from '../delivery.ts';
 import type { SlackBroker } from '../environments.ts';
 import { SLACK_LIMITS } from '../limits.ts';
+import type { AttachedFile } from '../slackCalls.ts';
+import { setFile } from '../views/changeSet.ts';
 import {
   type Draft,
   encodeMeta,
@@ -40,6 +42,8 @@ export type FileOutcome =
 
 export interface ChangeRequests {
   readonly workflow: Workflow;
+  /** Posts a change set filed through the API (`Workflow.fileSet`) to its approvals channel, its whole list attached. */
+  postSet(request: ChangeRequest): Promise<FileOutcome>;
   /** Files `draft` for `user`; posts the request to its approvals channel. */
   file(draft: Draft, user: string, reason: string | undefined): Promise<FileOutcome>;
   /** Files again a request gone stale on a bigger loss, and posts it for its approvers (`Workflow.fileAgain`). */
@@ -72,9 +76,11 @@ export function createChangeRequests(options: ChangeRequestsOptions): ChangeRequ
   const { workflow, delivery, logger } = options;
 
   async function post(filed: Filed): Promise<FileOutcome> {
-    const { request } = filed;
+    return postRequest(filed.request, previewView(filed.preview).file);
+  }
+
+  async function postRequest(request: ChangeRequest, file: AttachedFile | undefined): Promise<FileOutcome> {
     const approvals = request.approvalsChannel ?? request.origin.channel;
-    const file = previewView(filed.preview).file;
     const message = requestMessage(request, { fileAttached: file !== undefined });
     const posted = await delivery.call('chat.postMessage', {
       channel: approvals,
@@ -137,6 +143,8 @@ export function createChangeRequests(options: ChangeRequestsOptions): ChangeRequ
 
   return {
     workflow,
+    postSet: (request) =>
+      postRequest(request, request.set ? setFile({ ...request, set: request.set }) : undefined),
     file: (draft, user, reason) =>
       filing(() =>
         workflow.file({

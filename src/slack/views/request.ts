@@ -11,6 +11,7 @@ import { approvalsNeeded, approvalsOf } from '../../workflow/rules.ts';
 import type { ChangeRequest, RequestState } from '../../workflow/types.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { asWrittenSection } from './asWritten.ts';
+import { setBlocks } from './changeSet.ts';
 import {
   actions,
   type Block,
@@ -203,6 +204,8 @@ export function againLine(staleId: string): string {
 
 /** The title line of a request, for messages and modals. */
 export function requestTitle(r: ChangeRequest): string {
+  if (r.set)
+    return `*Change request* ${code(r.id)}: import of ${r.set.steps.length} policy changes from ${code(truncate(r.set.source, 200))}`;
   return `*Change request* ${code(r.id)}: ${prose(actionWords(r))} ${layerWords(r)} ${code(truncate(r.policy, 200))}`;
 }
 
@@ -220,9 +223,13 @@ export function requestMessage(r: ChangeRequest, options: { fileAttached?: boole
         ...(r.againOf ? [againLine(r.againOf)] : []),
       ].join('\n'),
     ),
-    ...changeBlocks(r),
-    // What a delete does not restore, or how far a create or edit reaches: the approver reads it too.
-    ...changeWarningBlocks({ action: r.action, operator: r.layer === 'operator', after: r.after }),
+    ...(r.set
+      ? setBlocks({ ...r, set: r.set })
+      : [
+          ...changeBlocks(r),
+          // What a delete does not restore, or how far a create or edit reaches: the approver reads it too.
+          ...changeWarningBlocks({ action: r.action, operator: r.layer === 'operator', after: r.after }),
+        ]),
     ...(r.timeBoxMs === undefined ? [] : [section(timeBoxLine(r, r.timeBoxMs))]),
   ];
   if (r.preview.warnings.length) blocks.push(warningsBlock(r.preview.warnings));

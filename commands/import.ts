@@ -1,0 +1,177 @@
+import { z } from 'zod';
+import { MAX_FILE_BYTES, readDefinitions } from '../src/definitions/read.ts';
+import { InputError } from '../src/errors.ts';
+import { changeJson, type Plan, type PlanBroker, type PlanStep, planFile } from '../src/plan/plan.ts';
+import { impactTotals } from '../src/policy/impact.ts';
+import type { SetStep } from '../src/workflow/changeSet.ts';
+import { isWorkflowError } from '../src/workflow/errors.ts';
+import type { ChangeRequest, Origin, Workflow } from '../src/workflow/types.ts';
+import { IMPORT_USAGE } from './importUsage.ts';
+import { type FlagDefaults, parseArgs, parseWith, Vhost } from './parse.ts';
+import { requestEntry } from './requests.ts';
+
+/**
+ * `import FILE --reason TEXT [--vhost V] [--env E] [--prune] [--thread LINK] [--break-glass]`:
+ * one change request for the whole set of a definitions file, planned against the broker
+ * (src/plan/), filed through the workflow as one set (`Workflow.fileSet`). The terminal sends the
+ * file to the bot (`POST /api/import`, src/slack/importRoute.ts) and never touches Redis or the
+ * broker's write credentials; the bot runs `fileImport` with the requester its token names.
+ */
+
+const FLAGS = {
+  reason: 'string',
+  vhost: 'string',
+  env: 'string',
+  prune: 'boolean',
+  thread: 'string',
+  for: 'string',
+  'break-glass': 'boolean',
+} as const;
+
+/** What the terminal sends and the bot reads: the file's text and the flags (zod at the bot's boundary). */
+export const ImportBody = z.object({
+  /** The file's name as given (`-`: standard input): the set's `source`. */
+  source: z.string().min(1).max(1024),
+  file: z.string().max(MAX_FILE_BYTES),
+  reason: z.string().min(1).max(2000),
+  vhost: z.string().min(1).optional(),
+  env: z.string().min(1).optional(),
+  prune: z.boolean().optional(),
+  /** A Slack message link: the result is posted in that thread. */
+  thread: z.string().optional(),
+  breakGlass: z.boolean().optional(),
+});
+export type ImportBody = z.infer<typeof ImportBody>;
+
+export interface ImportWords {
+  readonly file: string;
+  readonly body: Omit<ImportBody, 'file' | 'source'>;
+}
+
+export function parseImport(words: readonly string[], defaults: FlagDefaults = {}): ImportWords {
+  const { positionals, flags } = parseArgs(words, FLAGS, IMPORT_USAGE);
+  if (positionals.length !== 1)
+    throw new InputError(
+      positionals.length === 0
+        ? 'import needs a definitions file (a path, or - for standard input).'
+        : `import takes one file, got ${positionals.length}.`,
+      { usage: IMPORT_USAGE },
+    );
+  if (typeof flags.for === 'string')
+    throw new InputError(
+      'import --for is not taken yet: a set is not reverted at a deadline. File it without --for.',
+      {
+        usage: IMPORT_USAGE,
+      },
+    );
+  const reason = typeof flags.reason === 'string' ? flags.reason.trim() : '';
+  if (!reason)
+    throw new InputError('import needs --reason: why the set is changed.', { usage: IMPORT_USAGE });
+  const { vhost, env } = parseWith(
+    z.object({ vhost: Vhost.optional(), env: z.string().min(1).optional() }),
+    { vhost: flags.vhost ?? defaults.vhost, env: flags.env ?? defaults.env },
+    IMPORT_USAGE,
+  );
+  return {
+    file: positionals[0] as string,
+    body: {
+      reason,
+      ...(vhost ? { vhost } : {}),
+      ...(env ? { env } : {}),
+      ...(flags.prune === true ? { prune: true } : {}),
+      ...(typeof flags.thread === 'string' ? { thread: flags.thread } : {}),
+      ...(flags['break-glass'] === true ? { breakGlass: true } : {}),
+    },
+  };
+}
+
+/** The set's steps as the workflow stores them: the plan's changes in its order of writing. */
+export function stepsOfPlan(plan: Plan): SetStep[] {
+  const fields = (p: PlanStep['before']) =>
+    p && { pattern: p.pattern, applyTo: p.applyTo, priority: p.priority, definition: p.definition };
+  return plan.changes.map((s) => ({
+    layer: s.layer,
+    vhost: s.vhost,
+    name: s.name,
+    before: fields(s.before),
+    after: fields(s.after),
+    verify: s.verify.map((v) => ({ ...v })),
+  }));
+}
+
+/** `plan` in the `--json` of `import`: the plan's keys (INTERFACE.md §2a) that say what is filed. */
+export function planSummaryJson(plan: Plan) {
+  return {
+    changes: plan.changes.map(changeJson),
+    unchanged: plan.unchanged,
+    ignored: plan.ignored,
+    impact: plan.impact,
+    transitional: plan.transitional,
+  };
+}
+
+export type ImportOutcome =
+  | { readonly status: 'filed'; readonly request: ChangeRequest; readonly plan: Plan }
+  /** The file, the plan or the workflow refused it: nothing filed. `code`: the workflow's refusal code, when it was one. */
+  | { readonly status: 'refused'; readonly problems: readonly string[]; readonly code?: string }
+  | { readonly status: 'not-asked'; readonly why: string; readonly detail?: string };
+
+export interface ImportDeps {
+  readonly workflow: Workflow;
+  /** The environment's broker (the one that answers Slack) and its name. */
+  readonly broker: (env: string | undefined) => { readonly name: string; readonly broker: PlanBroker };
+}
+
+/** Reads, plans and files the set for `requester` (`api:NAME`, or a Slack user): nothing is filed on a refusal. */
+export async function fileImport(
+  deps: ImportDeps,
+  body: ImportBody,
+  requester: string,
+  origin: Origin,
+): Promise<ImportOutcome> {
+  const read = readDefinitions(body.file, { vhost: body.vhost });
+  if (!read.ok) return { status: 'refused', problems: [read.problem] };
+  const { name, broker } = deps.broker(body.env);
+  const planned = await planFile(read.file, broker, { prune: body.prune === true });
+  if (planned.status === 'refused') return { status: 'refused', problems: planned.problems };
+  if (planned.status === 'not-asked')
+    return { status: 'not-asked', why: planned.why, ...(planned.detail ? { detail: planned.detail } : {}) };
+  const { plan } = planned;
+  if (plan.changes.length === 0)
+    return {
+      status: 'refused',
+      code: 'nothing-to-do',
+      problems: [
+        `Nothing to change: the broker already has every policy of ${body.source} (${plan.unchanged} unchanged).`,
+      ],
+    };
+  const transitional = plan.transitional.length
+    ? impactTotals(plan.transitional.map((t) => t.impact))
+    : undefined;
+  try {
+    const { request } = await deps.workflow.fileSet({
+      env: name,
+      source: body.source,
+      steps: stepsOfPlan(plan),
+      impact: plan.impact,
+      losing: plan.losing,
+      ...(transitional ? { transitional } : {}),
+      unchanged: plan.unchanged,
+      objects: plan.vhosts.reduce((n, v) => n + v.objects.length, 0),
+      unpredictable: plan.vhosts.reduce((n, v) => n + v.unpredictable.length, 0),
+      brokerVersion: plan.vhosts[0]?.brokerVersion ?? '',
+      requester: { user: requester, reason: body.reason },
+      origin,
+      ...(body.breakGlass ? { breakGlass: true } : {}),
+    });
+    return { status: 'filed', request, plan };
+  } catch (err) {
+    if (isWorkflowError(err)) return { status: 'refused', problems: [err.message], code: err.code };
+    throw err;
+  }
+}
+
+/** The `--json` of `import` (and the bot's answer): the request as `requests --json` has it, and the plan. */
+export function importJson(env: string, request: ChangeRequest, plan: Plan) {
+  return { env, request: requestEntry(request), plan: planSummaryJson(plan) };
+}

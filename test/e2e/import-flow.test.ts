@@ -1,0 +1,210 @@
+/**
+ * The CI flow as a pipeline runs it, on what users run: the compiled bot (`dist/main.js`) with a
+ * Redis of its own and the local fake of Slack's Web API, and the package's `bin/rmq.js`. A
+ * definitions file (the rename of the issue) imported with a token files one request for the
+ * set, in the plan's order, its requester `api:NAME`, and writes nothing before an approval. A
+ * wrong token files nothing and exits 2. Approved in Slack (signed requests), the set is applied
+ * in the plan's order, the queue keeping its 30 messages, and audited as one (`history --json`:
+ * `set`; `--verify`).
+ */
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type BotProcess, labBotEnv, spawnBot } from '../support/botProcess.ts';
+import { adminClient, brokerCredentials, brokerUrl, uniqueName, waitFor } from '../support/broker.ts';
+import { BROKERS } from '../support/brokers.ts';
+import { type Built, built } from '../support/built.ts';
+import { runBuiltRmq } from '../support/cli.ts';
+import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
+import type { Harness } from '../support/harness.ts';
+import { messages } from '../support/messages.ts';
+import { type RedisServer, startRedisServer } from '../support/redisServer.ts';
+import { buttonsOf, requestFlow } from '../support/requestFlow.ts';
+import { signedRequests } from '../support/slackRequests.ts';
+
+const SECRET = 'import-flow-signing-secret';
+const TOKEN = 'ci-token-0123456789abcdef';
+const vhost = uniqueName('import-flow');
+const admin = adminClient();
+const cwd = mkdtempSync(join(tmpdir(), 'rmq-import-'));
+let pkg: Built;
+let slack: FakeSlack;
+let redis: RedisServer;
+let bot: BotProcess;
+let botUrl: string;
+
+const KEEP = {
+  pattern: '^orders\\.audit$',
+  'apply-to': 'queues',
+  priority: 10,
+  definition: { 'max-length': 1000 },
+};
+
+beforeAll(async () => {
+  pkg = await built();
+  [slack, redis] = await Promise.all([startFakeSlack(), startRedisServer()]);
+  await admin.putVhost(vhost);
+  await admin.putQueue(vhost, 'orders.audit', { kind: 'classic' });
+  const { 'apply-to': applyTo, ...keep } = KEEP;
+  await admin.putPolicy('user', { vhost, name: 'keep', applyTo, ...keep });
+  await admin.putPolicy('user', {
+    vhost,
+    name: 'fallback',
+    pattern: '^orders\\.',
+    applyTo: 'queues',
+    priority: 1,
+    definition: { 'max-length': 5 },
+  });
+  const m = await messages(BROKERS[0] as (typeof BROKERS)[number], vhost);
+  await m.publish('orders.audit', 30);
+  await m.close();
+  const env = labBotEnv({
+    cwd,
+    environmentsYaml: `environments:\n  - { name: lab, url: "${brokerUrl()}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD, approvers: [U0APPROVER], approvalsChannel: C0APPROVALS }\n`,
+    slack,
+    redisUrl: redis.url,
+    signingSecret: SECRET,
+  });
+  // The real path: main.js runs only as its own argv[1] (a symlinked node_modules would hide it).
+  bot = spawnBot(
+    realpathSync(join(pkg.outdir, 'main.js')),
+    { ...env, RMQ_API_TOKENS: `ci:${TOKEN}`, RMQ_VHOSTS: vhost },
+    cwd,
+  );
+  botUrl = `http://127.0.0.1:${await bot.listening()}`;
+}, 180_000);
+
+afterAll(async () => {
+  bot?.child.kill('SIGKILL');
+  await Promise.allSettled([slack?.close(), redis?.stop(), admin.deleteVhost(vhost)]);
+  await admin.close();
+  rmSync(cwd, { recursive: true, force: true });
+});
+
+/** The renamed policy as a one-vhost export (4.x style: no vhost fields; --vhost names it). */
+function exportFile(): string {
+  const path = join(cwd, 'definitions.json');
+  writeFileSync(
+    path,
+    JSON.stringify({
+      policies: [
+        { name: 'keep-audit', ...KEEP },
+        {
+          name: 'fallback',
+          pattern: '^orders\\.',
+          'apply-to': 'queues',
+          priority: 1,
+          definition: { 'max-length': 5 },
+        },
+      ],
+      queues: [{ name: 'orders.audit' }],
+    }),
+  );
+  return path;
+}
+
+const rmq = (args: readonly string[], token = TOKEN) => {
+  const { user, password } = brokerCredentials();
+  return runBuiltRmq(
+    pkg.bin,
+    args,
+    {
+      RMQ_BOT_URL: botUrl,
+      RMQ_BOT_TOKEN: token,
+      RMQ_URL: brokerUrl(),
+      RMQ_USER: user,
+      RMQ_PASSWORD: password,
+      REDIS_URL: redis.url,
+    },
+    cwd,
+  );
+};
+
+describe('import in CI: a file imported with a token through the bot', () => {
+  it('a wrong token files nothing and exits 2', async () => {
+    const run = await rmq(
+      ['import', exportFile(), '--vhost', vhost, '--prune', '--reason', 'rename', '--json'],
+      'not-a-token-of-the-bot',
+    );
+    expect(run.code).toBe(2);
+    expect(JSON.parse(run.out)).toMatchObject({ error: { code: 'unauthorized' } });
+    expect(run.err).toContain('refused RMQ_BOT_TOKEN');
+    expect(run.out + run.err).not.toContain(TOKEN);
+    const open = await rmq(['requests', '--json']);
+    expect(JSON.parse(open.out).requests).toEqual([]);
+  });
+
+  it("a token of RMQ_API_TOKENS files one request for the set, in the plan's order, requester api:NAME; nothing written yet", async () => {
+    const _mark = slack.calls.length;
+    const run = await rmq([
+      'import',
+      exportFile(),
+      '--vhost',
+      vhost,
+      '--prune',
+      '--reason',
+      'rename keep',
+      '--json',
+    ]);
+    expect(run.err).toBe('');
+    expect(run.code).toBe(0);
+    const filed = JSON.parse(run.out);
+    expect(filed).toMatchObject({
+      env: 'lab',
+      request: { state: 'pending', requester: { user: 'api:ci' } },
+      plan: {
+        changes: [
+          { action: 'create', policy: 'keep-audit' },
+          { action: 'delete', policy: 'keep' },
+        ],
+      },
+    });
+    expect(bot.output()).not.toContain(TOKEN);
+
+    const open = JSON.parse((await rmq(['requests', '--json'])).out).requests as { id: string }[];
+    expect(open.map((r) => r.id)).toEqual([filed.request.id]);
+    // Nothing written before an approval.
+    expect(await admin.getPolicy('user', vhost, 'keep-audit')).toBeNull();
+  });
+
+  it("approved in Slack (signed requests): applied in the plan's order, the queue keeping its messages, audited as one set", async () => {
+    const requested = JSON.parse((await rmq(['requests', '--json'])).out).requests as { id: string }[];
+    const id = requested[0]?.id as string;
+    const post = await waitFor(
+      () =>
+        slack.calls.find((c) => c.method === 'chat.postMessage' && buttonsOf(c).some((b) => b.value === id)),
+      { what: 'the set posted in the approvals channel with its buttons' },
+    );
+    const flow = requestFlow({ slack, ...signedRequests(botUrl, SECRET, slack) } as unknown as Harness);
+    const decided = await flow.decide(
+      'U0APPROVER',
+      'approve',
+      { id, ts: String(post.response?.ts) },
+      'reviewed in the PR',
+    );
+    expect(decided.status).toBe(200);
+    await waitFor(async () => (await admin.getPolicy('user', vhost, 'keep')) === null, {
+      what: 'the set applied',
+    });
+    expect(await admin.getPolicy('user', vhost, 'keep-audit')).toMatchObject({ priority: 10 });
+    const entries = await waitFor(
+      async () => {
+        const r = await rmq(['history', '--vhost', vhost, '--json']);
+        const e = JSON.parse(r.out).entries as { policy: string; action: string; set?: unknown }[];
+        return e.length >= 2 && e;
+      },
+      { what: 'both steps in the trail' },
+    );
+    expect(entries.map((e) => [e.action, e.policy, e.set])).toEqual(
+      expect.arrayContaining([
+        ['create', 'keep-audit', { id, index: 0, size: 2 }],
+        ['delete', 'keep', { id, index: 1, size: 2 }],
+      ]),
+    );
+    expect((await rmq(['history', '--verify'])).code).toBe(0);
+    await waitFor(async () => (await admin.getQueue(vhost, 'orders.audit'))?.live?.messages === 30, {
+      what: 'orders.audit still holding its 30 messages',
+    });
+  }, 120_000);
+});
