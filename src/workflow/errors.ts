@@ -48,6 +48,8 @@ export type WorkflowRefusal =
   | { readonly code: 'freeze-not-approver'; readonly env: string }
   /** A freeze longer than MAX_FREEZE_MS (rules.ts). */
   | { readonly code: 'freeze-too-long'; readonly forMs: number; readonly maxMs: number }
+  /** A freeze is in force already: it is never replaced, only lifted or run out. */
+  | { readonly code: 'already-frozen'; readonly env: string; readonly until: string; readonly by: string }
   /** A freeze of zero (or less): it would end as it began. */
   | { readonly code: 'freeze-too-short'; readonly forMs: number }
   /** The approver approved this request already: one approver counts once. */
@@ -109,6 +111,8 @@ const SENTENCES: { readonly [C in WorkflowErrorCode]: (facts: RefusalOf<C>) => s
   'not-approver': (f) => `You are not among the approvers of environment ${f.env}: nothing was decided.`,
   'freeze-not-approver': (f) =>
     `Only the approvers of environment ${f.env} may freeze or unfreeze it: nothing changed.`,
+  'already-frozen': (f) =>
+    `Environment ${f.env} is frozen already (by ${f.by}, until ${f.until}): \`unfreeze\` it first, or freeze again when it ends. Nothing changed.`,
   'freeze-too-long': () => 'A freeze lasts at most a week (--for 7d): nothing changed.',
   'freeze-too-short': () =>
     'A freeze must last more than zero (--for 2h; at most --for 7d): nothing changed.',

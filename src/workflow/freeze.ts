@@ -36,6 +36,26 @@ redis.call('DEL', KEYS[1])
 return raw
 `;
 
+// KEYS: the freeze. ARGV: now ms, the new freeze (JSON). One move, so two freezes at once cannot
+// both win: a freeze in force stays ({'running', it}); one past its end, not yet taken by the
+// sweep, is replaced and returned so that its end is recorded ({'replaced', it}); else {'set'}.
+const FREEZE = `
+local raw = redis.call('GET', KEYS[1])
+if raw then
+  local untilMs = tonumber(cjson.decode(raw).untilMs)
+  if untilMs == nil or tonumber(ARGV[1]) < untilMs then return {'running', raw} end
+end
+redis.call('SET', KEYS[1], ARGV[2])
+if raw then return {'replaced', raw} end
+return {'set'}
+`;
+
+/** What `freeze` did: frozen; or not, a freeze being in force; or frozen in place of one that had run out. */
+export type FreezeOutcome =
+  | { readonly outcome: 'frozen' }
+  | { readonly outcome: 'running'; readonly running: Freeze }
+  | { readonly outcome: 'replaced'; readonly ended: Freeze };
+
 export class FreezeStore {
   readonly #redis: Redis;
   readonly #prefix: string;
@@ -49,10 +69,24 @@ export class FreezeStore {
     return `${this.#prefix}:freeze:${env}`;
   }
 
-  /** Freezes `env` (a later freeze replaces an earlier one: its end and reason are the ones that hold). */
-  async freeze(env: string, freeze: Freeze): Promise<void> {
+  /**
+   * Freezes `env` unless a freeze is in force there at `now` (never replaced: it is lifted first,
+   * or runs out). A freeze past its end that the sweep has not taken yet is replaced, and returned
+   * so that its end is recorded.
+   */
+  async freeze(env: string, freeze: Freeze, now: Date): Promise<FreezeOutcome> {
     const f = FreezeSchema.parse(freeze);
-    await this.#redis.set(this.#key(env), JSON.stringify({ ...f, untilMs: Date.parse(f.until) }));
+    const [outcome, raw] = (await this.#redis.eval(
+      FREEZE,
+      1,
+      this.#key(env),
+      String(now.getTime()),
+      JSON.stringify({ ...f, untilMs: Date.parse(f.until) }),
+    )) as [string, string?];
+    const old = raw ? this.#parse(raw) : undefined;
+    if (outcome === 'running' && old) return { outcome: 'running', running: old };
+    if (outcome === 'replaced' && old) return { outcome: 'replaced', ended: old };
+    return { outcome: 'frozen' };
   }
 
   /** The freeze in force on `env` at `now`, or undefined (one past its end is over, whoever takes its end). */

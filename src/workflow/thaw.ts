@@ -11,6 +11,9 @@ import type { ApplyQueue, ChangeRequest } from './types.ts';
  */
 
 /** The audit entry of a freeze, or of its end (`ended`: why; `by`: who lifted it, absent when it ran out). */
+/** Why a freeze ended that nobody lifted: the one sentence the sweep and a later freeze record. */
+export const RAN_OUT = 'its time ran out';
+
 export function freezeEntry(
   env: string,
   freeze: Freeze,

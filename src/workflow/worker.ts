@@ -10,7 +10,7 @@ import type { FreezeStore } from './freeze.ts';
 import { notifierLogging } from './notifierLogging.ts';
 import { APPLY_DEFAULTS, APPLY_QUEUE, type ApplyJobData, bullPrefix, createApplyQueue } from './queue.ts';
 import type { RequestStore } from './store.ts';
-import { freezeEntry, releaseHeld } from './thaw.ts';
+import { freezeEntry, RAN_OUT, releaseHeld } from './thaw.ts';
 import type { ApplyWorker, ApplyWorkerOptions } from './types.ts';
 import { boundedClose } from './workerClose.ts';
 
@@ -111,7 +111,7 @@ export async function startApplyWorker(options: ApplyWorkerOptions & ApplyWorker
       const at = now();
       const ended = await options.freezes.takeEnded(name, at);
       if (ended) {
-        await audit.append(freezeEntry(name, ended, at, { because: 'its time ran out' }));
+        await audit.append(freezeEntry(name, ended, at, { because: RAN_OUT }));
         log.info({ env: name, until: ended.until }, 'freeze ended');
       }
       if (!(await options.freezes.current(name, at))) await releaseHeld(store, queue, name);

@@ -37,7 +37,7 @@ import {
   vhostRefusal,
 } from './rules.ts';
 import { type ApproveOutcome, newRequestId, type RequestStore, type TransitionOutcome } from './store.ts';
-import { freezeEntry, releaseHeld } from './thaw.ts';
+import { freezeEntry, RAN_OUT, releaseHeld } from './thaw.ts';
 import { derivedRequestId, revertOf, revertRequestId } from './timebox.ts';
 import type {
   ChangeRequest,
@@ -497,7 +497,20 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
         reason: input.reason.trim(),
         at: at.toISOString(),
       };
-      await storeCall('freeze', () => freezes.freeze(env.name, freeze), 'nothing was frozen');
+      const done = await storeCall(
+        'freeze',
+        () => freezes.freeze(env.name, freeze, at),
+        'nothing was frozen',
+      );
+      if (done.outcome === 'running')
+        throw new WorkflowError({
+          code: 'already-frozen',
+          env: env.name,
+          until: done.running.until,
+          by: done.running.by,
+        });
+      if (done.outcome === 'replaced')
+        await audit.append(freezeEntry(env.name, done.ended, at, { because: RAN_OUT }));
       await audit.append(freezeEntry(env.name, freeze, at));
       options.log.info({ env: env.name, until: freeze.until, by: input.user }, 'environment frozen');
       return { env: env.name, freeze };

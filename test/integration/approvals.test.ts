@@ -162,6 +162,48 @@ describe('who may file', () => {
 });
 
 describe(`change freeze (${broker.label})`, () => {
+  it('a second freeze while one runs is refused, at once on many replicas too; one past its end is replaced and its end recorded (issue 28, item 11)', async () => {
+    let clock = Date.parse('2026-03-01T10:00:00.000Z');
+    const now = () => new Date(clock);
+    const replicas = Array.from({ length: 8 }, () => fx.workflow({ now }));
+    const results = await Promise.all(
+      replicas.map((wf, i) =>
+        wf.freeze({ user: APPROVER, forMs: 7 * 86_400_000, reason: `INC-${i}` }).then(
+          (r) => ({ frozen: r.freeze.reason }),
+          (err: unknown) =>
+            isWorkflowError(err, 'already-frozen') ? { refused: err.message } : { other: String(err) },
+        ),
+      ),
+    );
+    const frozen = results.filter((r) => 'frozen' in r);
+    expect(frozen).toHaveLength(1);
+    const refused = results.filter((r) => 'refused' in r);
+    expect(refused).toHaveLength(7);
+    expect(refused[0]).toEqual({
+      refused:
+        'Environment test is frozen already (by U0APPROVER, until 2026-03-08T10:00:00.000Z): `unfreeze` it first, or freeze again when it ends. Nothing changed.',
+    });
+    const first = (await replicas[0]?.frozen())?.freeze;
+    expect(first?.reason).toBe((frozen[0] as { frozen: string }).frozen);
+
+    // A week and a minute later, before any sweep took its end: a new freeze replaces it, and the
+    // first one's end is in the audit trail, before the new freeze.
+    clock += 7 * 86_400_000 + 60_000;
+    const { freeze } = await (replicas[1] as (typeof replicas)[number]).freeze({
+      user: APPROVER,
+      forMs: 3_600_000,
+      reason: 'INC-99',
+    });
+    expect((await replicas[2]?.frozen())?.freeze).toEqual(freeze);
+    const trail = (await new AuditTrail(fx.redis, fx.keyPrefix).list({})).filter((e) => e.freeze);
+    expect(trail.map((e) => [e.action, e.freeze?.reason, e.freeze?.endedBecause])).toEqual([
+      ['freeze', 'INC-99', undefined],
+      ['unfreeze', first?.reason, 'its time ran out'],
+      ['freeze', first?.reason, undefined],
+    ]);
+    await replicas[0]?.unfreeze({ user: APPROVER, reason: 'done' });
+  });
+
   it('filed and approved while frozen, not applied; the freeze survives a restart; lifted: applied, all recorded', async () => {
     await withVhost(
       async (vhost) => {
