@@ -72,9 +72,7 @@ describe.each(up.map((b) => [b.label, b] as [string, TestBroker]))('rmq preview 
     const { code, out } = await cli(broker, ['preview', 'delete', 'audit-retention', '--vhost', vhost]);
     expect(code).toBe(0);
     expect(out.split('\n').find((l) => l.startsWith('What hurts'))).toBe('What hurts:');
-    expect(out).toMatch(
-      /1 object would lose a dead-letter target \[dead-letter-exchange\]: orders\.audit/,
-    );
+    expect(out).toMatch(/1 object would lose a dead-letter target \[dead-letter-exchange\]: orders\.audit/);
   });
 
   it('create: a new tie and the unanchored pattern catch', async () => {
