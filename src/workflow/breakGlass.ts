@@ -1,4 +1,5 @@
 import { type AuditEntry, reviewRecordId } from '../audit/types.ts';
+import { lossToAcknowledge } from '../policy/impactWords.ts';
 import { orFiledAlready, WorkflowError } from './errors.ts';
 import { breakGlassRefusal, type DeciderRole, reviewRefusal } from './rules.ts';
 import type { RecordingServices } from './services.ts';
@@ -57,7 +58,11 @@ export function createBreakGlass(deps: BreakGlassDeps) {
   const { store, storeCall } = deps;
   const notFound = (id: string) => new WorkflowError({ code: 'not-found', what: 'change request', id });
 
-  async function breakGlass(id: string, input: BreakGlassInput): Promise<DecideResult> {
+  /**
+   * `lossShown`: whether the requester was shown the loss to acknowledge (the Break glass form); a
+   * `--break-glass` at filing was not (workflow.ts's file), and is not asked it.
+   */
+  async function breakGlass(id: string, input: BreakGlassInput, lossShown = true): Promise<DecideResult> {
     deps.assertActor(input.user);
     const reason = input.reason.trim();
     const undecided = 'nothing was applied';
@@ -70,6 +75,12 @@ export function createBreakGlass(deps: BreakGlassDeps) {
       role: input.user === request.requester.user ? 'requester' : 'other',
       reason,
       mode: env.mode,
+      ...(lossShown
+        ? {
+            loss: lossToAcknowledge(request.preview.summary.impact),
+            acknowledgedLoss: input.acknowledgedLoss === true,
+          }
+        : {}),
     });
     if (refused) throw new WorkflowError(refused, { request });
     const at = deps.now();
@@ -188,7 +199,9 @@ export function createBreakGlass(deps: BreakGlassDeps) {
   }
 
   return {
-    breakGlass,
+    breakGlass: (id: string, input: BreakGlassInput) => breakGlass(id, input),
+    /** A `--break-glass` at filing (workflow.ts's file): no form showed the loss. */
+    breakGlassAtFiling: (id: string, input: BreakGlassInput) => breakGlass(id, input, false),
     review,
     listUnreviewed: (env?: string) =>
       storeCall('unreviewed', () => store.listUnreviewed(env), 'nothing was read'),

@@ -55,7 +55,7 @@ export type WorkflowRefusal =
   /** The approver approved this request already: one approver counts once. */
   | { readonly code: 'already-approved' }
   /** The change removes messages or deletes queues and the approval does not acknowledge it (`loss`: in words). */
-  | { readonly code: 'loss-not-acknowledged'; readonly loss: string }
+  | { readonly code: 'loss-not-acknowledged'; readonly loss: string; readonly by: 'approve' | 'break-glass' }
   /** The user is not among the environment's requesters: who may ask and who may approve (user and group ids). */
   | {
       readonly code: 'not-requester';
@@ -119,7 +119,9 @@ const SENTENCES: { readonly [C in WorkflowErrorCode]: (facts: RefusalOf<C>) => s
   'already-approved': () =>
     'You already approved this request: another approver must give the next approval.',
   'loss-not-acknowledged': (f) =>
-    `This change removes data (${f.loss}): tick the acknowledgement to approve it. Nothing was approved.`,
+    f.by === 'break-glass'
+      ? `This change removes data (${f.loss}): tick the acknowledgement to apply it. Nothing was applied.`
+      : `This change removes data (${f.loss}): tick the acknowledgement to approve it. Nothing was approved.`,
   'not-requester': (f) =>
     `You may not file change requests in environment ${f.env}: nothing was filed or posted.`,
   'break-glass-not-allowed': (f) =>

@@ -169,7 +169,7 @@ export function hasApproved(r: Pick<ChangeRequest, 'approvals'>, user: string): 
 export type DeciderRole = 'requester' | 'approver' | 'other';
 
 /** What deciding depends on. */
-export interface DecideFacts {
+export interface DecideFacts extends LossFacts {
   readonly kind: 'approve' | 'reject';
   readonly role: DeciderRole;
   /** The request's environment. */
@@ -178,10 +178,6 @@ export interface DecideFacts {
   readonly reason: string;
   /** Whether the decider approved this request already (hasApproved). */
   readonly alreadyApproved?: boolean;
-  /** The loss the change was previewed with, in words (messages removed, queues deleted); null: none. */
-  readonly loss?: string | null;
-  /** Whether the approver ticked the acknowledgement of that loss. */
-  readonly acknowledgedLoss?: boolean;
   /** The environment's mode now (read-only: no approval may be given; a rejection writes nothing). */
   readonly mode: WorkflowEnvironment['mode'];
 }
@@ -203,12 +199,28 @@ export function decideRefusal(f: DecideFacts): RuleRefusal | null {
   const closed = environmentRefusal({ name: f.env, mode: f.mode }, 'decided');
   if (closed) return closed;
   if (f.alreadyApproved) return { code: 'already-approved' };
-  // An approval of a change that removes messages or deletes queues accepts that loss, explicitly.
-  return f.loss && !f.acknowledgedLoss ? { code: 'loss-not-acknowledged', loss: f.loss } : null;
+  return lossRefusal(f, 'approve');
+}
+
+/** The loss a change was previewed with and whether it was acknowledged (an approval, a break-glass). */
+export interface LossFacts {
+  /** The loss in words (messages removed, queues deleted; impactWords.ts `lossToAcknowledge`); null: none. */
+  readonly loss?: string | null;
+  /** Whether the user ticked the acknowledgement of that loss. */
+  readonly acknowledgedLoss?: boolean;
+}
+
+/**
+ * Whoever makes a change that removes messages or deletes queues happen (an approver approving it,
+ * its requester breaking the glass) accepts that loss explicitly, in numbers: break-glass skips the
+ * approver, never the knowledge of what the change destroys.
+ */
+export function lossRefusal(f: LossFacts, by: 'approve' | 'break-glass'): RuleRefusal | null {
+  return f.loss && !f.acknowledgedLoss ? { code: 'loss-not-acknowledged', loss: f.loss, by } : null;
 }
 
 /** What breaking the glass depends on: on a pending request (its Break glass button) or at filing (`--break-glass`). */
-export interface BreakGlassFacts {
+export interface BreakGlassFacts extends LossFacts {
   readonly env: string;
   /** Whether the environment allows break-glass now (its config, never the request's message). */
   readonly allowed: boolean;
@@ -222,8 +234,9 @@ export interface BreakGlassFacts {
 
 /**
  * Whether the user may apply a change without an approval: only where the environment allows
- * break-glass, only the request's requester (anyone else decides through the approval), and
- * always with a reason (at most MAX_REASON), since an approver reviews it afterwards.
+ * break-glass, only the request's requester (anyone else decides through the approval), always
+ * with a reason (at most MAX_REASON), since an approver reviews it afterwards, and with the loss it
+ * was previewed with acknowledged, as an approval would (lossRefusal).
  */
 export function breakGlassRefusal(f: BreakGlassFacts): RuleRefusal | null {
   const closed = environmentRefusal({ name: f.env, mode: f.mode }, 'applied');
@@ -231,7 +244,7 @@ export function breakGlassRefusal(f: BreakGlassFacts): RuleRefusal | null {
   if (!f.allowed) return { code: 'break-glass-not-allowed', env: f.env };
   if (f.role !== 'requester') return { code: 'break-glass-not-requester' };
   if (!f.reason) return REASON_REQUIRED.breakGlass;
-  return reasonTooLong(f.reason);
+  return reasonTooLong(f.reason) ?? lossRefusal(f, 'break-glass');
 }
 
 /** What reviewing a break-glass change depends on. */

@@ -282,6 +282,8 @@ export interface FileSetInput {
 export interface BreakGlassInput {
   readonly user: string;
   readonly reason: string;
+  /** Whether the requester ticked the acknowledgement of the change's loss (the Break glass form). */
+  readonly acknowledgedLoss?: boolean;
 }
 
 /** An approver's review of a break-glass change. */

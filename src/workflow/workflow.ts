@@ -399,7 +399,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
       // --break-glass: refused before anything is filed; then filed and applied at once, one move.
       assertMayBreakGlassAtFiling(environment(input.env), input.requester.reason);
       const filed = await fileRequest(input, { action: input.action });
-      const broken = await glass.breakGlass(filed.request.id, {
+      const broken = await glass.breakGlassAtFiling(filed.request.id, {
         user: input.requester.user,
         reason: input.requester.reason ?? '',
       });
@@ -409,7 +409,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
       if (!input.breakGlass) return fileSet(input);
       assertMayBreakGlassAtFiling(environment(input.env), input.requester.reason);
       const filed = await fileSet(input);
-      const broken = await glass.breakGlass(filed.request.id, {
+      const broken = await glass.breakGlassAtFiling(filed.request.id, {
         user: input.requester.user,
         reason: input.requester.reason ?? '',
       });

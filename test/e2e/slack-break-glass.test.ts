@@ -2,9 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import { RequestStore } from '../../src/workflow/store.ts';
 import { adminClient } from '../support/broker.ts';
+import { BROKERS } from '../support/brokers.ts';
 import type { RecordedCall } from '../support/fakeSlack.ts';
 import { APPROVALS_CHANNEL, APPROVER, type Harness, renderedText, startHarness } from '../support/harness.ts';
-import { submission } from '../support/interactions.ts';
+import { type OpenedView, submission } from '../support/interactions.ts';
+import { liveShows, management, messages } from '../support/messages.ts';
 import { buttonsOf, ephemeralTo, isPost, requestFlow, viewOf } from '../support/requestFlow.ts';
 
 /**
@@ -216,4 +218,76 @@ describe('--break-glass, and Revert on review', () => {
     // The revert waits for its approval: nothing re-created yet.
     expect(await admin.getPolicy('user', h.vhost, 'bg-del')).toBeNull();
   });
+});
+
+// Last: it leaves a break-glass change unreviewed, which the cases above count.
+describe('break-glass of a change that removes messages (issue 28, item 3)', () => {
+  /** Submits the break-glass form with a reason, the loss acknowledged or not; the bot's answer. */
+  async function submitBreakGlass(view: OpenedView, acknowledged: boolean) {
+    const payload = submission(REQUESTER, view, { reason: BECAUSE });
+    const state = (payload.view as { state: { values: Record<string, unknown> } }).state.values;
+    state.acknowledge_loss = {
+      value: {
+        type: 'checkboxes',
+        selected_options: acknowledged
+          ? [{ text: { type: 'plain_text', text: 'I accept' }, value: 'accepted' }]
+          : [],
+      },
+    };
+    const res = await h.interact(payload);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    return text ? (JSON.parse(text) as { response_action?: string; errors?: Record<string, string> }) : {};
+  }
+
+  it('the form shows the loss in numbers, as the approval form does; refused without its acknowledgement, nothing applied', async () => {
+    const [machine] = BROKERS;
+    if (!machine) throw new Error('no test broker');
+    const api = management(machine, h.vhost);
+    await api.queue('bgloss.q', 'classic');
+    const amqp = await messages(machine, h.vhost);
+    try {
+      await amqp.publish('bgloss.q', 30);
+      await liveShows(admin, h.vhost, { 'bgloss.q': { ready: 30 } });
+      const mark = h.slack.calls.length;
+      const { responseUrl } = await h.command(
+        `create bg-loss --pattern ^bgloss\\.q$ --apply-to queues --definition {"max-length":5} --vhost ${h.vhost} --reason INC-7`,
+        { userId: REQUESTER },
+      );
+      expect(renderedText((await h.answerTo(responseUrl)).args)).toMatch(/is filed by <@U0REQUESTER>/);
+      const request = await flow.approvalMessage(mark);
+      expect(renderedText(request.call.args)).toMatch(/25 messages lost/);
+
+      const opened = async () => {
+        const at = h.slack.calls.length;
+        await clickButton(REQUESTER, 'rmq_request_break_glass', request.id, request.ts);
+        const view = viewOf(await flow.next(at, (c) => c.method === 'views.open' && c.ok, 'the form'));
+        expect(view.callback_id).toBe('rmq_break_glass_form');
+        return view;
+      };
+      const form = await opened();
+      const ack = (
+        form.blocks as { block_id?: string; element?: { options?: { text: { text: string } }[] } }[]
+      )
+        .find((b) => b.block_id === 'acknowledge_loss')
+        ?.element?.options?.map((o) => o.text.text);
+      expect(ack).toEqual(['I accept: 25 messages lost']);
+
+      const refused = await submitBreakGlass(form, false);
+      expect(refused.response_action).toBe('errors');
+      expect(refused.errors?.acknowledge_loss).toBe(
+        'This change removes data (25 messages lost): tick the acknowledgement to apply it. Nothing was applied.',
+      );
+      expect(await admin.getPolicy('user', h.vhost, 'bg-loss')).toBeNull();
+      const store = new RequestStore(h.redis as never, h.keyPrefix);
+      expect((await store.get(request.id))?.state).toBe('pending');
+
+      expect(await submitBreakGlass(await opened(), true)).toEqual({});
+      await flow.next(mark, loud(APPROVALS_CHANNEL), 'the break-glass notice');
+      expect((await admin.getPolicy('user', h.vhost, 'bg-loss'))?.definition).toEqual({ 'max-length': 5 });
+      await api.settled('bgloss.q', 5);
+    } finally {
+      await amqp.close();
+    }
+  }, 120_000);
 });

@@ -268,6 +268,13 @@ describe('breakGlassRefusal', () => {
     ['no reason', { reason: '' }, 'reason-required'],
     ['the longest reason', { reason: LONGEST }, null],
     ['a reason over the limit', { reason: LONG }, 'reason-too-long'],
+    ['a change that loses messages, not acknowledged', { loss: '25 messages lost' }, 'loss-not-acknowledged'],
+    [
+      'a change that loses messages, acknowledged',
+      { loss: '25 messages lost', acknowledgedLoss: true },
+      null,
+    ],
+    ['a change that loses nothing', { loss: null }, null],
   ];
   it.each(cases)('%s', (_what, over, code) => {
     expect(breakGlassRefusal(facts(over))?.code ?? null).toBe(code);
@@ -275,6 +282,14 @@ describe('breakGlassRefusal', () => {
 
   it('a missing reason is asked for as a break-glass reason', () => {
     expect(breakGlassRefusal(facts({ reason: '' }))).toEqual({ code: 'reason-required', for: 'break-glass' });
+  });
+
+  it('a loss not acknowledged is refused as a break-glass, with its numbers', () => {
+    expect(breakGlassRefusal(facts({ loss: '25 messages lost' }))).toEqual({
+      code: 'loss-not-acknowledged',
+      loss: '25 messages lost',
+      by: 'break-glass',
+    });
   });
 });
 

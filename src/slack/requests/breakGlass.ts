@@ -20,7 +20,7 @@ import {
   parseReviewMeta,
   reviewForm,
 } from '../views/breakGlass.ts';
-import { BLOCK, readReasonForm } from '../views/forms.ts';
+import { BLOCK, readLossAcknowledged, readReasonForm } from '../views/forms.ts';
 import type { SlackMessage } from '../views/message.ts';
 import { alreadyDecidedView, REQUEST_BUTTONS } from '../views/request.ts';
 import { refusalText, requestRefusedView, slackRefusal } from '../views/requestRefusals.ts';
@@ -104,11 +104,13 @@ export function registerBreakGlassInteractions(
     const log = logger.child({ requestId: meta.id, user, kind: 'break-glass' });
     let result: Awaited<ReturnType<typeof workflow.breakGlass>>;
     try {
-      result = await workflow.breakGlass(meta.id, { user, reason });
+      const acknowledgedLoss = readLossAcknowledged(view.state.values as never);
+      result = await workflow.breakGlass(meta.id, { user, reason, acknowledgedLoss });
     } catch (err) {
       if (isWorkflowError(err)) {
         log.info({ code: err.code }, 'break glass refused');
-        return errorsAck(ack, refusalText(err));
+        const block = err.code === 'loss-not-acknowledged' ? BLOCK.acknowledgeLoss : BLOCK.reason;
+        return errorsAck(ack, { [block]: refusalText(err) });
       }
       log.error({ err }, 'break glass failed');
       return errorsAck(ack, slackRefusal('internal'));

@@ -4,7 +4,7 @@ import type { AuditRecord } from '../../audit/types.ts';
 import { MAX_REASON } from '../../workflow/rules.ts';
 import { type ChangeRequest, REVIEW_OUTCOMES, type ReviewOutcome } from '../../workflow/types.ts';
 import { code, prose, truncate } from '../escape.ts';
-import { BLOCK, encodeMeta, modal, parseMeta, textInput } from './forms.ts';
+import { BLOCK, encodeMeta, lossAcknowledgement, modal, parseMeta, textInput } from './forms.ts';
 import { actions, type Block, button, finish, type SlackMessage, section } from './message.ts';
 import { auditView, breakGlassLine, requestTitle, when, who, whoList } from './request.ts';
 
@@ -32,7 +32,7 @@ export type ReviewMeta = z.infer<typeof ReviewMetaSchema>;
 export const parseBreakGlassMeta = (text: string) => parseMeta(BreakGlassMetaSchema, text);
 export const parseReviewMeta = (text: string) => parseMeta(ReviewMetaSchema, text);
 
-/** The requester's reason for applying without an approval. */
+/** The requester's reason for applying without an approval, and the acknowledgement of its loss (as an approval's). */
 export function breakGlassForm(r: ChangeRequest): types.ModalView {
   return modal(BREAK_GLASS_FORMS.breakGlass, 'Break glass', 'Apply now', encodeMeta({ id: r.id }), [
     section(
@@ -43,6 +43,7 @@ export function breakGlassForm(r: ChangeRequest): types.ModalView {
       maxLength: MAX_REASON,
       hint: 'Required. Everyone in the approvals channel reads it; it goes into the audit trail.',
     }),
+    ...lossAcknowledgement(r),
   ]);
 }
 

@@ -360,8 +360,16 @@ export function readLossAcknowledged(values: StateValues): boolean {
   return (Object.values(b)[0]?.selected_options ?? []).some((o) => o.value === LOSS_ACCEPTED);
 }
 
-/** Asked of an approver when the change removes messages or deletes queues: the loss in numbers. */
-function lossAcknowledgement(loss: string): types.InputBlock {
+/**
+ * Asked of whoever makes a change that removes messages or deletes queues happen (an approver, a
+ * requester breaking the glass): the loss in numbers; none when the change loses nothing.
+ */
+export function lossAcknowledgement(r: ChangeRequest): types.InputBlock[] {
+  const loss = lossToAcknowledge(r.preview.summary.impact);
+  return loss ? [lossBlock(loss)] : [];
+}
+
+function lossBlock(loss: string): types.InputBlock {
   return {
     type: 'input',
     block_id: BLOCK.acknowledgeLoss,
@@ -378,7 +386,6 @@ function lossAcknowledgement(loss: string): types.InputBlock {
 
 export function decisionForm(r: ChangeRequest, kind: DecisionKind): View {
   const verb = kind === 'approve' ? 'Approve' : 'Reject';
-  const loss = kind === 'approve' ? lossToAcknowledge(r.preview.summary.impact) : null;
   return modal(
     FORMS.decision,
     `${verb} change`,
@@ -391,7 +398,7 @@ export function decisionForm(r: ChangeRequest, kind: DecisionKind): View {
         maxLength: MAX_REASON,
         hint: 'Required. It goes into the audit trail.',
       }),
-      ...(loss ? [lossAcknowledgement(loss)] : []),
+      ...(kind === 'approve' ? lossAcknowledgement(r) : []),
     ],
   );
 }
