@@ -156,7 +156,7 @@ export const WHICH_WORDS = {
   },
   /** Beside a value the object's type takes and does nothing with on this broker (`effective.<key>.noEffect`). */
   noEffect: (kind: string, brokerVersion: string | undefined): string =>
-    `no effect on a ${kindWords(kind)}${brokerVersion ? ` on RabbitMQ ${brokerVersion}` : ''}`,
+    `no effect on ${/^[aeiou]/.test(kindWords(kind)) ? 'an' : 'a'} ${kindWords(kind)}${brokerVersion ? ` on RabbitMQ ${brokerVersion}` : ''}`,
   /** What `which` did not find: the kind asked about, or either when none was given. */
   missingObject: (kind: string, kindAssumed: boolean): string =>
     kindAssumed ? 'queue or exchange' : kindWords(kind),

@@ -21,7 +21,7 @@ import {
 } from './pattern.ts';
 import { type IndexedPolicy, PolicyIndex, type Scan, scan, whyUnreadable } from './policyIndex.ts';
 import { withArguments } from './provenance.ts';
-import { RISKS, type Risk, riskOf } from './risks.ts';
+import { keyHasEffect, RISKS, type Risk, riskOf } from './risks.ts';
 import type { BrokerVersion, Definition, ObjectKind, Policy, PolicyLayer } from './types.ts';
 
 /**
@@ -98,6 +98,11 @@ export interface ObjectOutcome extends KeyDiff {
   readonly keptByOperator?: string[];
   /** Keys the object's own arguments also set, and which value holds (reference section 6). */
   readonly arguments?: Record<string, ArgumentNote>;
+  /**
+   * Keys it loses, gains or changes that its type takes and does nothing with on this broker
+   * (keyHasEffect, as `which`'s `effective.<key>.noEffect`): max-length on an exchange.
+   */
+  readonly noEffect?: string[];
   /**
    * Every value the object really uses before and after (both layers and its own arguments, by
    * provenance.ts): what the rules of immediate effect (impact.ts) read. Not part of the --json.
@@ -638,6 +643,12 @@ export class Simulation {
       outcome.risks = risks as Risk[];
     }
     if (possibleRisks.length) outcome.possibleRisks = possibleRisks as Risk[];
+    const noEffect = [
+      ...Object.keys(diff.lost),
+      ...Object.keys(diff.gained),
+      ...Object.keys(diff.changed),
+    ].filter((k) => keyHasEffect(k, kind, this.#version) === false);
+    if (noEffect.length) outcome.noEffect = noEffect;
     if (newTie) outcome.newTie = true;
     if (r.caught) outcome.unanchoredCatch = true;
     if (notes.length) outcome.notes = notes;

@@ -1,4 +1,4 @@
-import { deleteWarning, didYouMeanWords, KIND_WORDS, reachWords } from '../../commands/words.ts';
+import { deleteWarning, didYouMeanWords, KIND_WORDS, reachWords, WHICH_WORDS } from '../../commands/words.ts';
 import { impactWords, nowWords, readingWords, totalsWords } from '../policy/impactWords.ts';
 import { isAnchored } from '../policy/pattern.ts';
 import type { ImpactSummary, PreviewObject } from '../preview/impact.ts';
@@ -55,8 +55,10 @@ function keyList(keys: readonly string[]): string {
   return keys.join(', ');
 }
 
-function objectLines(o: PreviewObject, layerWords: string): string[] {
+function objectLines(o: PreviewObject, layerWords: string, brokerVersion: string | undefined): string[] {
   const lines: string[] = [];
+  const noEffect = (k: string) =>
+    o.noEffect?.includes(k) ? ` (${WHICH_WORDS.noEffect(o.kind, brokerVersion)})` : '';
   const before = o.before.candidates
     ? `undefined between ${o.before.candidates.join(' and ')}`
     : (o.before.policy ?? 'nothing');
@@ -67,10 +69,10 @@ function objectLines(o: PreviewObject, layerWords: string): string[] {
   lines.push(
     `  ${show(o.name)} (${KIND_WORDS[o.kind]}): ${layerWords} ${before} -> ${after}${stays ? ` (${nothingAfterWords(o)})` : ''}`,
   );
-  for (const [k, v] of Object.entries(o.lost)) lines.push(`      loses   ${k}=${value(v)}`);
+  for (const [k, v] of Object.entries(o.lost)) lines.push(`      loses   ${k}=${value(v)}${noEffect(k)}`);
   for (const [k, v] of Object.entries(o.gained)) {
     lines.push(
-      `      gains   ${k}=${value(v)}${o.heldBy[k] === 'operator-policy' ? ' (from the operator policy)' : ''}`,
+      `      gains   ${k}=${value(v)}${o.heldBy[k] === 'operator-policy' ? ' (from the operator policy)' : ''}${noEffect(k)}`,
     );
   }
   for (const [k, [b, a]] of Object.entries(o.changed)) {
@@ -80,7 +82,7 @@ function objectLines(o: PreviewObject, layerWords: string): string[] {
         : o.heldBy[k] === 'both'
           ? ' (the stricter of policy and operator policy)'
           : '';
-    lines.push(`      changes ${k}: ${value(b)} -> ${value(a)}${held}`);
+    lines.push(`      changes ${k}: ${value(b)} -> ${value(a)}${held}${noEffect(k)}`);
   }
   for (const k of o.keptByOperator ?? []) {
     if (!(k in o.changed)) lines.push(`      keeps   ${k}: the operator policy holds it`);
@@ -162,7 +164,7 @@ function answered(r: PreviewAnswer): string[] {
   }
   if (r.objects.length <= DETAIL_LIMIT) {
     lines.push('', 'Object by object:');
-    for (const o of r.objects) lines.push(...objectLines(o, layerWords));
+    for (const o of r.objects) lines.push(...objectLines(o, layerWords, r.brokerVersion));
   } else {
     lines.push('', `(${r.objects.length} objects: --json lists each one with its values.)`);
   }

@@ -4,6 +4,7 @@ import {
   KIND_WORDS,
   NOT_ASKED_WORDS,
   reachWords,
+  WHICH_WORDS,
 } from '../../../commands/words.ts';
 import { impactWords, readingWords, totalsWords } from '../../policy/impactWords.ts';
 import { isAnchored } from '../../policy/pattern.ts';
@@ -82,7 +83,7 @@ function title(r: PreviewResult): Block[] {
   return blocks;
 }
 
-function objectLine(o: ObjectOutcome): string {
+function objectLine(o: ObjectOutcome, brokerVersion: string | undefined): string {
   const after = o.after.candidates
     ? `undefined between ${o.after.candidates.map(name).join(' and ')}`
     : o.after.policy
@@ -98,6 +99,7 @@ function objectLine(o: ObjectOutcome): string {
   if (gained.length) parts.push(`gains ${keys(gained)}`);
   if (changed.length)
     parts.push(`${changed.map(([k, [b, a]]) => `${keyName(k)} ${value(b)} → ${value(a)}`).join(', ')}`);
+  if (o.noEffect?.length) parts.push(`${keys(o.noEffect)}: ${WHICH_WORDS.noEffect(o.kind, brokerVersion)}`);
   if (o.keptByOperator?.length) parts.push(`operator policy keeps ${keys(o.keptByOperator)}`);
   for (const [k, n] of Object.entries(o.arguments ?? {})) {
     parts.push(
@@ -225,7 +227,13 @@ function answered(r: PreviewAnswer): MessageWithFile {
   );
   const needsFile = r.objects.length > OBJECTS_SHOWN || r.unpredictable.length > VIEW_BUDGET.listItems;
   if (r.objects.length && !needsFile) {
-    blocks.push(listSection('*Object by object:*', r.objects.map(objectLine), { maxItems: OBJECTS_SHOWN }));
+    blocks.push(
+      listSection(
+        '*Object by object:*',
+        r.objects.map((o) => objectLine(o, r.brokerVersion)),
+        { maxItems: OBJECTS_SHOWN },
+      ),
+    );
   }
   if (r.unpredictable.length) {
     const items = r.unpredictable.map((u) => `• ${name(u.name)}: ${prose(truncate(u.why, 300))}`);
