@@ -21,6 +21,8 @@ export const WatchedQueueSchema = z.object({
   predictedRemoved: z.number().int().min(0).optional(),
   /** The preview said the queue is deleted (`expires`, no consumer) this long after the write. */
   predictedDeletedInMs: z.number().int().min(0).optional(),
+  /** Its cluster node was down when the preview read it: nothing was predicted from the others. */
+  nodeDown: z.literal(true).optional(),
 });
 export type WatchedQueue = z.infer<typeof WatchedQueueSchema>;
 
@@ -89,6 +91,7 @@ export function queuesToWatch(objects: readonly PreviewObject[]): {
       kind: o.kind,
       messagesBefore: o.now?.messages ?? null,
       ...predictionOf(o.impact),
+      ...(o.nodeDown ? { nodeDown: true as const } : {}),
     };
     if (predictsLoss(w) || w.messagesBefore !== 0) all.push(w);
   }

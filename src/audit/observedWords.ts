@@ -1,5 +1,5 @@
 import type { ImpactTotals } from '../policy/impact.ts';
-import { clock, durationWords, type NameWords, totalsWords } from '../policy/impactWords.ts';
+import { clock, durationWords, type NameWords, NODE_DOWN, totalsWords } from '../policy/impactWords.ts';
 import { agrees, differences, expectedAfter, type Observation, type ObservedQueue } from './observed.ts';
 
 /**
@@ -19,7 +19,7 @@ export function observedQueueWords(q: ObservedQueue, o: Observation, name: NameW
   const predicted =
     e === null
       ? q.predictedRemoved === undefined
-        ? 'nothing predicted (statistics unknown)'
+        ? `nothing predicted (${q.nodeDown && q.messagesBefore === null ? NODE_DOWN : 'statistics unknown'})`
         : 'nothing predicted'
       : e.kind === 'deleted'
         ? `predicted deleted ${durationWords(q.predictedDeletedInMs ?? 0)} after the write`

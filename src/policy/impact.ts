@@ -97,6 +97,8 @@ export type Impact =
       readonly because: LengthKey;
       readonly limit: number;
       readonly fate: 'dead-lettered' | 'lost';
+      /** Unknown because the queue's cluster node is down (not: the broker has no statistics yet). */
+      readonly nodeDown?: true;
     }
   /** Consumers attached (or unknown): deleted `inMs` after the last one leaves, not now. */
   | {
@@ -145,6 +147,8 @@ export interface ImpactInput {
   readonly after: Readonly<Record<string, unknown>>;
   /** null: a queue without statistics (or an exchange). */
   readonly now: LiveQueue | null;
+  /** `now` is null because the queue's cluster node is down. */
+  readonly nodeDown?: boolean;
   /** From 4.0 quorum queues have a delivery limit of 20 when none is set. */
   readonly defaultDeliveryLimit?: number;
 }
@@ -260,7 +264,13 @@ function lengthLimits(i: ImpactInput, world: World, out: Impact[]): number {
         now !== null &&
         (now.bytes === null || (now.ready > 0 && now.bytes === 0));
       if (now === null || bytesUnknown) {
-        out.push({ effect: 'may-drop', because: key, limit, fate });
+        out.push({
+          effect: 'may-drop',
+          because: key,
+          limit,
+          fate,
+          ...(now === null && i.nodeDown ? { nodeDown: true } : {}),
+        });
         continue;
       }
       const x = excess(key, limit, now);

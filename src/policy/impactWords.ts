@@ -63,7 +63,7 @@ export function impactWords(x: Impact, name: NameWords): string {
     case 'missing-target':
       return `${x.key} names ${name(x.target)}, which does not exist: ${CONSEQUENCE[x.key]}`;
     case 'may-drop':
-      return `its statistics are not known: the ready messages above ${x.because} ${x.limit} would be removed at once and ${x.fate}`;
+      return `${x.nodeDown ? `${NODE_DOWN}; the` : 'its statistics are not known: the'} ready messages above ${x.because} ${x.limit} would be removed at once and ${x.fate}`;
     case 'delete-when-idle':
       return `deleted ${durationWords(x.inMs)} after its last consumer leaves (expires ${x.inMs} ms; ${x.consumers === null ? 'its consumers are not known' : `${plural(x.consumers, 'consumer')} now`}), not counted as deleted`;
     case 'ttl-from-now':
@@ -118,6 +118,10 @@ export const NO_STATISTICS =
  */
 export const NODE_DOWN = 'its node is down: its messages and consumers are unknown, not zero';
 
+/** A queue's numbers now, for the object-by-object lines of a preview ("statistics unknown"). */
+export const objectNowWords = (now: LiveQueue | null, nodeDown: boolean | undefined): string =>
+  now === null && nodeDown ? `unknown — ${NODE_DOWN}` : nowWords(now);
+
 /** Why a queue's numbers now are unknown, after "unknown — ". */
 export const unknownNowWords = (nodeDown: boolean | undefined): string =>
   nodeDown ? NODE_DOWN : NO_STATISTICS;
@@ -146,6 +150,7 @@ export function readingWords(s: {
   readonly sampledAt: string | null;
   readonly asOf?: string | undefined;
   readonly unknown: number;
+  readonly nodeDown?: number | undefined;
   readonly notes: readonly string[];
 }): string[] {
   const out: string[] = [];
@@ -158,6 +163,9 @@ export function readingWords(s: {
   }
   if (s.unknown > 0) {
     out.push(`${plural(s.unknown, 'queue')} without statistics: their messages are unknown, not counted.`);
+  }
+  if (s.nodeDown) {
+    out.push(`Of them, ${plural(s.nodeDown, 'queue')} on a cluster node that is down.`);
   }
   out.push(...s.notes);
   return out;

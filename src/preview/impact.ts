@@ -29,6 +29,8 @@ export interface LiveNow extends LiveQueue {
 export interface PreviewObject extends ObjectOutcome {
   /** null for exchanges, and for a queue the broker has no statistics for (unknown, not zero). */
   readonly now: LiveNow | null;
+  /** `now` is null because the queue's cluster node is down (INTERFACE.md `objects[].nodeDown`). */
+  readonly nodeDown?: true;
   readonly impact: Impact[];
 }
 
@@ -45,6 +47,8 @@ export interface ImpactSummary extends Loss {
   readonly count: number;
   /** Queues touched by the change whose statistics the broker did not report. */
   readonly unknown: number;
+  /** Of `unknown`, those whose cluster node is down. */
+  readonly nodeDown?: number;
   /** Why the statistics or the federation could not be read, or that the plugin is off. */
   readonly notes: string[];
 }
@@ -120,9 +124,12 @@ export function withImpact(
   const world = worldOf(reading, exchanges);
   const sampledAt = reading && !reading.queuesWhy ? reading.sampledAt : null;
   let unknown = 0;
+  let nodeDown = 0;
   const objects = outcomes.map((o): PreviewObject => {
     const live = o.kind === 'exchange' || !reading ? null : (reading.queues.get(o.name) ?? null);
     if (o.kind !== 'exchange' && live === null) unknown++;
+    const down = live === null && reading?.nodeDown?.has(o.name) === true;
+    if (down) nodeDown++;
     // Not `{ ...live, sampledAt }`: a spread followed by a key is V8's slow path (~0.5 µs an object).
     const now: LiveNow | null = live && sampledAt ? Object.assign({}, live, { sampledAt }) : null;
     const impact = impactOf(
@@ -132,12 +139,14 @@ export function withImpact(
         before: o.inUse.before,
         after: o.inUse.after,
         now: live,
+        nodeDown: down,
         defaultDeliveryLimit: defaultDeliveryLimit(version),
       },
       world,
     );
     const object = o as Writable<PreviewObject>;
     object.now = now;
+    if (down) object.nodeDown = true;
     object.impact = impact;
     return object;
   });
@@ -162,6 +171,7 @@ export function withImpact(
       objects: fearing.worst.map(({ name, kind, now, impact }) => ({ name, kind, now, impact })),
       count: fearing.count,
       unknown,
+      ...(nodeDown ? { nodeDown } : {}),
       notes,
     },
   };

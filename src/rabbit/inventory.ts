@@ -65,6 +65,8 @@ export interface LiveReading {
   /** Asked as of this time (the numbers sampled just before it), not as they are now. */
   readonly asOf?: string;
   readonly queues: ReadonlyMap<string, LiveQueue | null>;
+  /** The queues (of `queues`, without statistics) whose cluster node is down. */
+  readonly nodeDown?: ReadonlySet<string>;
   /** Why the statistics could not be read (then `queues` is empty). */
   readonly queuesWhy?: string;
   readonly federation: FederationState | null;
@@ -225,6 +227,7 @@ async function openOneListing(
   };
   const [{ version }, user, operator] = await readSmall(source, vhost, cancel);
   const live = new Map<string, LiveQueue | null>();
+  const nodeDown = new Set<string>();
   let read = false;
   return {
     version,
@@ -236,7 +239,10 @@ async function openOneListing(
         // Asked once the queue is read: the caller may decide by what it found in it.
         take(queueObject(q.queue));
         const keep = keepLive?.();
-        if (!keep || keep(q.queue.name)) live.set(q.queue.name, q.live);
+        if (!keep || keep(q.queue.name)) {
+          live.set(q.queue.name, q.live);
+          if (q.nodeDown) nodeDown.add(q.queue.name);
+        }
       });
       await exchanges.each((e) => take(exchangeObject(e)));
       read = true;
@@ -247,6 +253,7 @@ async function openOneListing(
         sampledAt,
         ...(asOf ? { asOf: asOf.toISOString() } : {}),
         queues: live,
+        ...(nodeDown.size ? { nodeDown } : {}),
         ...(await federation),
       };
     },
@@ -303,21 +310,27 @@ function readLive(
   const listing = startNow(stats);
   const federation = withFederation ? readFederation(source, vhost) : Promise.resolve({ federation: null });
   const queues = new Map<string, LiveQueue | null>();
+  const nodeDown = new Set<string>();
   const done = (async (): Promise<LiveReading> => {
     let queuesWhy: string | undefined;
     try {
       await listing.each((q) => {
         const keep = keepLive?.();
-        if (!keep || keep(q.name)) queues.set(q.name, q.live);
+        if (!keep || keep(q.name)) {
+          queues.set(q.name, q.live);
+          if (q.nodeDown) nodeDown.add(q.name);
+        }
       });
     } catch (e) {
       queues.clear();
+      nodeDown.clear();
       queuesWhy = whyFailed(e);
     }
     return {
       sampledAt,
       ...(asOf ? { asOf: asOf.toISOString() } : {}),
       queues,
+      ...(nodeDown.size ? { nodeDown } : {}),
       ...(queuesWhy ? { queuesWhy } : {}),
       ...(await federation),
     };

@@ -13,6 +13,7 @@ import {
   exchangeSchema,
   foundPageSchema,
   nameOnlySchema,
+  nodeDownOf,
   pagedQueuesSchema,
   type QueueListing,
   type QueueRecordLive,
@@ -32,7 +33,7 @@ const QUEUE_COLUMNS_NO_STATS = 'name,type,arguments,policy';
 const QUEUE_COLUMNS_STATS = 'name,type,arguments,policy,operator_policy,effective_policy_definition';
 const EXCHANGE_COLUMNS = 'name,type,arguments,policy';
 const QUEUE_COLUMNS_LIVE =
-  'name,messages,messages_ready,message_bytes_ready,messages_unacknowledged,consumers,idle_since';
+  'name,messages,messages_ready,message_bytes_ready,messages_unacknowledged,consumers,idle_since,state';
 const QUEUE_COLUMNS_HISTORY = 'messages_ready_details,messages_unacknowledged_details';
 
 /**
@@ -85,13 +86,13 @@ export async function* streamQueueStats(
   if (opts.asOf === undefined) {
     const path = `${http.path('queues', vhost)}?columns=${QUEUE_COLUMNS_LIVE}`;
     for await (const q of http.streamList(path, queueStatsSchema))
-      yield { name: q.name, live: toLiveQueue(q) };
+      yield { name: q.name, live: toLiveQueue(q), ...nodeDownOf(q) };
     return;
   }
   const asOfMs = opts.asOf.getTime();
   const path = `${http.path('queues', vhost)}?${lengthsQuery(asOfMs)}&columns=${QUEUE_COLUMNS_LIVE},${QUEUE_COLUMNS_HISTORY}`;
   for await (const q of http.streamList(path, queueStatsHistorySchema))
-    yield { name: q.name, live: toLiveQueue(q, asOfMs) };
+    yield { name: q.name, live: toLiveQueue(q, asOfMs), ...nodeDownOf(q) };
 }
 
 /**
@@ -121,6 +122,7 @@ export async function* streamQueuesLive(
         policy: undefined,
       },
       live: toLiveQueue(q, asOfMs),
+      ...nodeDownOf(q),
     };
   }
 }
@@ -196,7 +198,7 @@ export const foundRecords = (vhost: string): FoundMode<typeof queueListItemSchem
 export const FOUND_STATS: FoundMode<typeof queueStatsSchema, QueueStats> = {
   query: `columns=${QUEUE_COLUMNS_LIVE}`,
   item: queueStatsSchema,
-  take: (q) => ({ name: q.name, live: toLiveQueue(q) }),
+  take: (q) => ({ name: q.name, live: toLiveQueue(q), ...nodeDownOf(q) }),
 };
 
 /** Every exchange of a vhost (the default one named ""). */

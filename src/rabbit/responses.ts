@@ -125,6 +125,8 @@ export const queueStatsSchema = z.object({
   messages_unacknowledged: count,
   consumers: count,
   idle_since: z.string().nullable().optional(),
+  /** `down` (listing) or `stopped` (GET): a classic queue whose cluster node is stopped. */
+  state: z.string().optional(),
 });
 
 /** One queue's GET: the listing's fields, its vhost and its statistics. */
@@ -168,6 +170,8 @@ export const queueRecordLiveSchema = queueStatsHistorySchema.extend({
 export interface QueueRecordLive {
   readonly queue: QueueListing;
   readonly live: LiveQueue | null;
+  /** Its cluster node is down (as `QueueStats`). */
+  readonly nodeDown?: true;
 }
 
 /** The newest sample taken before `asOfMs` (undefined: none, the queue is younger than the history). */
@@ -219,7 +223,20 @@ export function toLiveQueue(
 export interface QueueStats {
   readonly name: string;
   readonly live: LiveQueue | null;
+  /** Its cluster node is down: no statistics, and none predicted from the nodes that answer. */
+  readonly nodeDown?: true;
 }
+
+/** The states a queue whose node is down is reported in: `stopped` (its GET), `down` (listings). */
+const QUEUE_NODE_DOWN: ReadonlySet<string> = new Set(['stopped', 'down']);
+
+/** Whether the broker reports the queue's node as down. */
+export const isNodeDown = (q: { readonly state?: string | undefined }): boolean =>
+  QUEUE_NODE_DOWN.has(q.state ?? '');
+
+/** `{ nodeDown: true }` for a queue whose node is down, `{}` otherwise (spread into a reading). */
+export const nodeDownOf = (q: { readonly state?: string | undefined }): { nodeDown?: true } =>
+  isNodeDown(q) ? { nodeDown: true } : {};
 
 /** A vhost's federation: upstream and set names, the objects whose link runs (null: no plugin). */
 export interface FederationState {
@@ -273,9 +290,6 @@ export function toWhoAmI(w: z.infer<typeof whoamiSchema>): WhoAmI {
   return { name: w.name, tags: tags.map((t) => t.trim()).filter((t) => t !== '') };
 }
 
-/** The states a queue whose node is down is reported in: `stopped` (its GET), `down` (listings). */
-const QUEUE_NODE_DOWN: ReadonlySet<string> = new Set(['stopped', 'down']);
-
 export function toQueueDetail(q: z.infer<typeof queueDetailSchema>): QueueDetail {
   return {
     name: q.name,
@@ -287,7 +301,7 @@ export function toQueueDetail(q: z.infer<typeof queueDetailSchema>): QueueDetail
     operatorPolicy: toReportedPolicy(q.operator_policy),
     effectiveDefinition: q.effective_policy_definition ?? undefined,
     live: toLiveQueue(q),
-    nodeDown: QUEUE_NODE_DOWN.has(q.state ?? ''),
+    nodeDown: isNodeDown(q),
   };
 }
 

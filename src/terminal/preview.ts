@@ -1,5 +1,5 @@
 import { deleteWarning, didYouMeanWords, KIND_WORDS, reachWords, WHICH_WORDS } from '../../commands/words.ts';
-import { impactWords, nowWords, readingWords, totalsWords } from '../policy/impactWords.ts';
+import { impactWords, objectNowWords, readingWords, totalsWords } from '../policy/impactWords.ts';
 import { isAnchored } from '../policy/pattern.ts';
 import type { ImpactSummary, PreviewObject } from '../preview/impact.ts';
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../preview/preview.ts';
@@ -106,7 +106,7 @@ function objectLines(o: PreviewObject, layerWords: string, brokerVersion: string
       `      its own ${n.argument}=${value(n.argumentValue)}: ${rule}, so ${k} in use goes ${value(n.before)} -> ${value(n.after)}`,
     );
   }
-  if (o.kind !== 'exchange') lines.push(`      now     ${nowWords(o.now)}`);
+  if (o.kind !== 'exchange') lines.push(`      now     ${objectNowWords(o.now, o.nodeDown)}`);
   for (const x of o.impact) lines.push(`      ! ${impactWords(x, quoted)}`);
   for (const note of o.notes ?? []) lines.push(`      note: ${note}`);
   return lines;
