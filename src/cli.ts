@@ -12,6 +12,7 @@ import { brokerReason, RabbitError } from './rabbit/errors.ts';
 import { type AnsweredAt, answeredForLine } from './terminal/answeredFor.ts';
 import { policiesText } from './terminal/policies.ts';
 import { whichText } from './terminal/which.ts';
+import { count } from './text/count.ts';
 import { checkScope } from './vhosts.ts';
 
 /**
@@ -334,7 +335,7 @@ function importedText(a: ImportAnswer, file: string): string {
       `Loss the approval acknowledges: ${i.messagesLost} messages lost, ${i.messagesDeadLettered} dead-lettered, ${i.queuesDeleted} queues deleted.`,
     );
   if (a.plan.transitional.length)
-    lines.push(`On the way: ${a.plan.transitional.length} object(s) at risk (see --json).`);
+    lines.push(`On the way: ${count(a.plan.transitional.length, 'object')} at risk (see --json).`);
   return `${lines.join('\n')}\n`;
 }
 
