@@ -41,6 +41,7 @@ export function createBrokers(
         url: e.urls,
         user: e.user,
         password: e.password,
+        ...(e.credentialsFrom ? { credentialsFrom: e.credentialsFrom } : {}),
         getRetries: 2,
         limits: config.bodyLimits,
         ...rest,

@@ -8,7 +8,7 @@ import { which } from '../commands/which.ts';
 import { DEFAULT_KEY_PREFIX, loadConfig, pickEnvironment, QUESTION_BUDGET_MS } from './config.ts';
 import { ConfigError, InputError } from './errors.ts';
 import { ManagementClient } from './rabbit/client.ts';
-import { RabbitError } from './rabbit/errors.ts';
+import { brokerReason, RabbitError } from './rabbit/errors.ts';
 import { type AnsweredAt, answeredForLine } from './terminal/answeredFor.ts';
 import { policiesText } from './terminal/policies.ts';
 import { whichText } from './terminal/which.ts';
@@ -297,7 +297,8 @@ export async function runCli(
     }
     if (err instanceof RabbitError) {
       // Whatever the command did not turn into an answer of its own: the broker was not asked.
-      const message = err.reason ? `the broker refused the request: ${err.reason}` : err.message;
+      const reason = brokerReason(err);
+      const message = reason ? `the broker refused the request: ${reason}` : err.message;
       if (json) io.out(`${JSON.stringify({ error: { code: err.code, message, status: err.status } })}\n`);
       io.err(`rmq: ${message}\n`);
       return 3;
@@ -363,6 +364,7 @@ async function withBroker(
     url: environment.urls,
     user: environment.user,
     password: environment.password,
+    ...(environment.credentialsFrom ? { credentialsFrom: environment.credentialsFrom } : {}),
     limits: config.bodyLimits,
   });
   try {

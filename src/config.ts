@@ -27,6 +27,8 @@ export interface Environment {
   readonly urls: readonly string[];
   readonly user: string;
   readonly password: string;
+  /** The variables `user` and `password` were read from (`RMQ_USER`/`RMQ_PASSWORD`, or `userEnv`/`passwordEnv`). */
+  readonly credentialsFrom?: { readonly user: string; readonly password: string };
   readonly mode: Mode;
   readonly approvers: readonly string[];
   readonly approvalsChannel: string | undefined;
@@ -453,6 +455,7 @@ export function loadConfig(
         urls: x.url,
         user,
         password,
+        credentialsFrom: { user: x.userEnv, password: x.passwordEnv },
         mode: x.mode,
         approvers: x.approvers.length ? x.approvers : e.SLACK_APPROVERS,
         approvalsChannel: x.approvalsChannel ?? e.SLACK_APPROVALS_CHANNEL,
@@ -482,6 +485,7 @@ export function loadConfig(
         urls: e.RMQ_URL,
         user: e.RMQ_USER,
         password: e.RMQ_PASSWORD,
+        credentialsFrom: { user: 'RMQ_USER', password: 'RMQ_PASSWORD' },
         mode: e.RMQ_MODE,
         approvers: e.SLACK_APPROVERS,
         approvalsChannel: e.SLACK_APPROVALS_CHANNEL,

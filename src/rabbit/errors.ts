@@ -32,6 +32,12 @@ export const RABBIT_ERROR_CODES: readonly RabbitErrorCode[] = [
 
 const RETRYABLE: ReadonlySet<RabbitErrorCode> = new Set(['unreachable', 'timeout', 'broker-error']);
 
+/** The names of the variables a client's credentials came from (never the credentials). */
+export interface CredentialsFrom {
+  readonly user: string;
+  readonly password: string;
+}
+
 export interface RabbitErrorInit {
   readonly code: RabbitErrorCode;
   readonly method: string;
@@ -40,6 +46,7 @@ export interface RabbitErrorInit {
   readonly reason?: string;
   readonly message?: string;
   readonly cause?: unknown;
+  readonly credentialsFrom?: CredentialsFrom;
 }
 
 export class RabbitError extends CodedError<RabbitErrorCode> {
@@ -52,6 +59,8 @@ export class RabbitError extends CodedError<RabbitErrorCode> {
   readonly method: string;
   /** Request path and query, e.g. `/api/policies/%2F/ttl`. */
   readonly path: string;
+  /** On `unauthorized`: the variables the refused user and password came from, when the client knew them. */
+  readonly credentialsFrom?: CredentialsFrom;
 
   constructor(init: RabbitErrorInit) {
     const what = `${init.method} ${init.path}`;
@@ -62,6 +71,7 @@ export class RabbitError extends CodedError<RabbitErrorCode> {
     if (init.reason !== undefined) this.reason = init.reason;
     this.method = init.method;
     this.path = init.path;
+    if (init.credentialsFrom !== undefined) this.credentialsFrom = init.credentialsFrom;
   }
 
   /** Network trouble, timeouts and 5xx may succeed on a second try; a 4xx never will. */
@@ -76,7 +86,15 @@ export function isRabbitError(e: unknown, code?: RabbitErrorCode): e is RabbitEr
 
 /** The broker's own explanation of a failure, when the error is the client's and the broker gave one. */
 export function brokerReason(e: unknown): string | undefined {
-  return e instanceof RabbitError ? e.reason : undefined;
+  if (!(e instanceof RabbitError)) return undefined;
+  const from = e.code === 'unauthorized' ? e.credentialsFrom : undefined;
+  if (from === undefined) return e.reason;
+  return `${e.reason ?? `HTTP ${e.status ?? 401}`}: ${credentialsCheck(from)}`;
+}
+
+/** What to fix when the broker refuses the login: the variables the credentials came from, by name. */
+export function credentialsCheck(from: CredentialsFrom): string {
+  return `check ${from.password} and ${from.user}`;
 }
 
 export function isRetryable(e: unknown): boolean {
@@ -168,13 +186,19 @@ export function errorFromResponse(
   path: string,
   status: number,
   bodyText: string,
+  credentialsFrom?: CredentialsFrom,
 ): RabbitError {
   const body = readErrorBody(bodyText);
   const reason = body.reason === undefined ? undefined : cleanReason(body.reason);
   const base = { method, path, status, ...(reason ? { reason } : {}) };
 
   if (status === 401) {
-    return new RabbitError({ ...base, code: body.error === 'not_authorised' ? 'forbidden' : 'unauthorized' });
+    if (body.error === 'not_authorised') return new RabbitError({ ...base, code: 'forbidden' });
+    return new RabbitError({
+      ...base,
+      code: 'unauthorized',
+      ...(credentialsFrom ? { credentialsFrom } : {}),
+    });
   }
   if (status === 403) return new RabbitError({ ...base, code: 'forbidden' });
   // 3.11.9+/3.12+ with management.restrictions.operator_policy_changes.disabled

@@ -24,7 +24,13 @@ import { setMaxListeners } from 'node:events';
 import { type Dispatcher, Pool } from 'undici';
 import type { z } from 'zod';
 import { type RetryPolicy, retryDelay, sleep } from '../retry.ts';
-import { errorFromFailure, errorFromResponse, RabbitError, type RabbitErrorCode } from './errors.ts';
+import {
+  type CredentialsFrom,
+  errorFromFailure,
+  errorFromResponse,
+  RabbitError,
+  type RabbitErrorCode,
+} from './errors.ts';
 import { ElementTooLarge, parseJsonArrayStream } from './jsonArrayStream.ts';
 import { describeIssues } from './responses.ts';
 import { pathSegment } from './segment.ts';
@@ -97,6 +103,11 @@ export interface TransportOptions {
   readonly url: string | readonly string[];
   readonly user: string;
   readonly password: string;
+  /**
+   * The names of the variables the user and password came from (config: `RMQ_USER`/`RMQ_PASSWORD`,
+   * or an environment's `userEnv`/`passwordEnv`): a refused login names them (`unauthorized`).
+   */
+  readonly credentialsFrom?: CredentialsFrom;
   readonly timeouts?: Partial<Timeouts>;
   readonly limits?: Partial<BodyLimits>;
   /** Extra tries for GETs after a retryable failure. Default 2; 0 where time is short (Slack's 3 s). */
@@ -457,7 +468,8 @@ export class Transport {
         try {
           status = res.statusCode;
           const text = await this.readBody(res, path, this.limits.bodyBytes);
-          if (status < 200 || status > 299) throw errorFromResponse(method, path, status, text);
+          if (status < 200 || status > 299)
+            throw errorFromResponse(method, path, status, text, this.options.credentialsFrom);
           this.report({ method, path, status, ms: performance.now() - started, attempt, node: node.url });
           return { status, text };
         } finally {
@@ -556,7 +568,13 @@ export class Transport {
         ({ res, release } = await this.send(node, 'GET', path));
         status = res.statusCode;
         if (status < 200 || status > 299) {
-          throw errorFromResponse('GET', path, status, await this.readBody(res, path, this.limits.bodyBytes));
+          throw errorFromResponse(
+            'GET',
+            path,
+            status,
+            await this.readBody(res, path, this.limits.bodyBytes),
+            this.options.credentialsFrom,
+          );
         }
         let index = 0;
         const elements = parseJsonArrayStream(this.capped(res, path, this.limits.listingBytes), {

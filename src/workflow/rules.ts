@@ -44,7 +44,9 @@ export type RuleRefusal = RefusalOf<
  * counts as one.
  */
 export function actorRefusal(user: string): RuleRefusal | null {
-  return isSlackUserId(user) ? null : { code: 'not-a-user' };
+  // Or a token of RMQ_API_TOKENS filing a set (`api:NAME`): only the bot's API route makes one,
+  // and no Slack id holds a colon.
+  return isSlackUserId(user) || /^api:[A-Za-z0-9_.-]{1,64}$/.test(user) ? null : { code: 'not-a-user' };
 }
 
 /** The longest freeze: a week. */

@@ -25,6 +25,7 @@ describe('loadConfig', () => {
         urls: ['http://localhost:15672'],
         user: 'guest',
         password: 'guest',
+        credentialsFrom: { user: 'RMQ_USER', password: 'RMQ_PASSWORD' },
         mode: 'normal',
         approvers: [],
         approvalsChannel: undefined,

@@ -216,3 +216,31 @@ describe('notAskedBecause', () => {
     expect(notAskedBecause(Object.assign(new Error('x'), { code: 'toString' }))).toBeUndefined();
   });
 });
+
+describe('a refused login names where the credentials came from', () => {
+  const from = { user: 'PROD_USER', password: 'PROD_PASSWORD' };
+  const body = json({ error: 'not_authorized', reason: 'Login failed' });
+
+  it('names the variables the client was given, after the broker’s reason', () => {
+    const err = errorFromResponse('GET', '/api/whoami', 401, body, from);
+    expect(notAskedBecause(err)).toEqual({
+      why: 'unauthorized',
+      reason: 'Login failed: check PROD_PASSWORD and PROD_USER',
+    });
+  });
+
+  it('names nothing when the client was not told, and never on a permission refusal', () => {
+    expect(notAskedBecause(errorFromResponse('GET', '/api/whoami', 401, body))).toEqual({
+      why: 'unauthorized',
+      reason: 'Login failed',
+    });
+    const forbidden = errorFromResponse(
+      'GET',
+      '/api/policies/x',
+      401,
+      json({ error: 'not_authorised', reason: 'Not management user' }),
+      from,
+    );
+    expect(notAskedBecause(forbidden)).toEqual({ why: 'forbidden', reason: 'Not management user' });
+  });
+});

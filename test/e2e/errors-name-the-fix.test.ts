@@ -1,0 +1,104 @@
+/**
+ * Errors that name the fix (issue 30, item 6), where users meet them: the package's `bin/rmq.js`
+ * and the compiled bot (`dist/main.js`) as a process. A refused login names the variables the
+ * credentials came from (`RMQ_PASSWORD`, or an environment's `passwordEnv`), read from config.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type BotProcess, spawnBot } from '../support/botProcess.ts';
+import { brokerCredentials, brokerUrl, waitFor } from '../support/broker.ts';
+import { type Built, built } from '../support/built.ts';
+import { runBuiltRmq } from '../support/cli.ts';
+import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
+import { commandForm, renderedText, signed } from '../support/harness.ts';
+import { clearMainRedis, MAIN_REDIS_URL } from '../support/mainRedis.ts';
+
+const cwd = mkdtempSync(join(tmpdir(), 'rmq-errors-'));
+let pkg: Built;
+let slack: FakeSlack;
+
+beforeAll(async () => {
+  [pkg, slack] = await Promise.all([built(), startFakeSlack()]);
+});
+afterAll(async () => {
+  await clearMainRedis();
+  await slack?.close();
+  rmSync(cwd, { recursive: true, force: true });
+});
+
+function start(env: Record<string, string>): BotProcess {
+  return spawnBot(join(pkg.outdir, 'main.js'), { HOME: cwd, ...env }, cwd);
+}
+
+/** A signed `/rmq <text>` to the bot at `url`; resolves with the answer's text. */
+async function ask(url: string, secret: string, text: string): Promise<string> {
+  const responseUrl = slack.responseUrl();
+  const request = signed(secret, commandForm({ text, responseUrl }), 'application/x-www-form-urlencoded');
+  const ack = await fetch(`${url}/slack/events`, {
+    method: 'POST',
+    headers: request.headers,
+    body: request.body,
+  });
+  expect(ack.status).toBe(200);
+  const answer = await slack.waitForCall((c) => c.path === new URL(responseUrl).pathname && c.ok, {
+    what: 'the answer',
+  });
+  return renderedText(answer.args);
+}
+
+describe('a password the broker refuses', () => {
+  it('the terminal names RMQ_PASSWORD (one broker) or the environment’s passwordEnv (an environments file)', async () => {
+    const { user } = brokerCredentials();
+    const single = await runBuiltRmq(
+      pkg.bin,
+      ['which', 'orders.audit', '--vhost', '/'],
+      { RMQ_URL: brokerUrl(), RMQ_USER: user, RMQ_PASSWORD: 'wrong-password' },
+      cwd,
+    );
+    expect(single.code).toBe(3);
+    expect(single.out).toContain("refused the bot's credentials");
+    expect(single.out).toContain('check RMQ_PASSWORD and RMQ_USER');
+
+    const file = join(cwd, 'environments.yml');
+    writeFileSync(
+      file,
+      `environments:\n  - name: lab\n    url: ${brokerUrl()}\n    userEnv: LAB_USER\n    passwordEnv: LAB_SECRET\n`,
+    );
+    const named = await runBuiltRmq(
+      pkg.bin,
+      ['policies', '--vhost', '/', '--env', 'lab'],
+      { RMQ_ENVIRONMENTS: file, LAB_USER: user, LAB_SECRET: 'wrong-password', RMQ_PASSWORD: 'x' },
+      cwd,
+    );
+    expect(named.code).toBe(3);
+    expect(named.out).toContain('check LAB_SECRET and LAB_USER');
+    expect(named.out).not.toContain('RMQ_PASSWORD');
+  });
+
+  it('the bot names RMQ_PASSWORD in its answer', async () => {
+    const secret = 'errors-test-signing-secret';
+    const { user } = brokerCredentials();
+    const run = start({
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_SIGNING_SECRET: secret,
+      SLACK_API_URL: slack.apiUrl,
+      RMQ_URL: brokerUrl(),
+      RMQ_USER: user,
+      RMQ_PASSWORD: 'wrong-password',
+      REDIS_URL: MAIN_REDIS_URL,
+      PORT: '0',
+      LOG_LEVEL: 'info',
+    });
+    try {
+      const url = `http://127.0.0.1:${await run.listening()}`;
+      const text = await ask(url, secret, 'which orders.audit --vhost /');
+      expect(text).toContain("refused the bot's credentials");
+      expect(text).toContain('RMQ_PASSWORD');
+    } finally {
+      run.child.kill('SIGKILL');
+      await run.exited;
+    }
+  });
+});
