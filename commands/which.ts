@@ -93,6 +93,12 @@ export interface WhichResult {
     unanchored: boolean;
   }[];
   /**
+   * Operator policies whose pattern matches and that do not apply (as `alsoMatched`, for the
+   * operator layer): a stream matched by an operator policy of keys it refuses has one here and
+   * `operatorPolicy` null. Absent when there is none.
+   */
+  operatorAlsoMatched?: WhichResult['alsoMatched'];
+  /**
    * The operator policies could not be listed (an identity that is not an administrator: the
    * broker's reason). The answer is what the broker reports; the operator layer is its report
    * alone, by name.
@@ -214,6 +220,9 @@ export async function which(
     }
   }
   r.nothingGoverns = r.inForce === null && r.operatorPolicy === null && !r.ambiguous;
+  const operatorInForce = operators.find((p) => p.name === r.operatorPolicy?.name) ?? null;
+  const operatorLosers = explainLosers(resolution.operator, operatorInForce).alsoMatched;
+  if (operatorLosers.length > 0) r.operatorAlsoMatched = alsoMatchedView(operatorLosers);
   if (lookup.exists && lookup.kind !== null) {
     const values = Object.fromEntries(Object.entries(r.effective).map(([k, e]) => [k, e.value]));
     const live = await liveHazards(broker, input.vhost, lookup.kind, values, lookup.live, sampledAt);

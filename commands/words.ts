@@ -168,9 +168,23 @@ export const WHICH_WORDS = {
   noUserPolicyMatches: 'No user policy matches it.',
   operatorOnTop:
     'An operator policy applies on top of whichever user policy governs: for limits both set, the stricter value holds.',
-  nothingWouldGovern: {
-    heading: 'Nothing would govern this object',
-    why: 'no user policy and no operator policy matches it.',
+  /** Beside `operatorAlsoMatched`: the operator policies that match and do not apply. */
+  operatorAlsoMatched: 'Operator policies that match it, and do not apply',
+  /**
+   * Nothing governs the object (or would, by the bot's reading, when the broker did not report).
+   * "Matches" only when no policy of either layer matches its name; else none applies.
+   */
+  nothingGoverns(r: {
+    readonly answer: string;
+    readonly alsoMatched: readonly unknown[];
+    readonly operatorAlsoMatched?: readonly unknown[];
+  }): { heading: string; why: string } {
+    const anyMatched = r.alsoMatched.length > 0 || (r.operatorAlsoMatched?.length ?? 0) > 0;
+    return {
+      heading:
+        r.answer === 'not-reported' ? 'Nothing would govern this object' : 'Nothing governs this object',
+      why: `no user policy and no operator policy ${anyMatched ? 'applies to' : 'matches'} it.`,
+    };
   },
   nothingClaimed: 'Nothing is claimed about this object.',
 } as const;

@@ -2,12 +2,14 @@ import { type HistoryResult, unreadableSentence, verifySentence } from '../../co
 import { inShowingOrder } from '../audit/observed.ts';
 import { acceptedWords, observationWords, observedQueueWords } from '../audit/observedWords.ts';
 import type { AuditRecord } from '../audit/types.ts';
+import { approvalWords, breakGlassWords } from '../audit/whoWords.ts';
 import { jsonWritten, quoted, terminalText } from '../text/asWritten.ts';
 import { policyWords } from './preview.ts';
 
 /** The audit trail as terminal text, newest first; the chain's state last when verified. */
 
 const value = jsonWritten;
+const plain = (id: string) => id;
 
 function entryLines(e: AuditRecord): string[] {
   const f = e.freeze;
@@ -28,13 +30,12 @@ function entryLines(e: AuditRecord): string[] {
     lines.push(
       `  requested by ${e.requester.user}${e.requester.reason ? `: ${quoted(e.requester.reason)}` : ''}`,
     );
-  for (const a of e.approvers ?? (e.approver ? [e.approver] : []))
-    lines.push(`  approved by ${a.user}${a.reason ? `: ${quoted(a.reason)}` : ''}`);
+  for (const a of approvalWords(e, plain, quoted)) lines.push(`  ${a}`);
   if (e.action === 'outside')
     lines.push(`  made outside the bot${e.actor ? ` by ${e.actor}` : ' (by whom: not known)'}`);
   const g = e.breakGlass;
   if (g) {
-    lines.push(`  BREAK GLASS: applied without approval by ${g.user}: ${quoted(g.reason)}`);
+    lines.push(`  BREAK GLASS: ${breakGlassWords(e, plain, quoted)}`);
     lines.push(
       g.reviewedBy
         ? `  ${g.reviewOutcome === 'reverted' ? 'reverted on review' : 'reviewed'} by ${g.reviewedBy}: ${quoted(g.reviewReason ?? '')}`

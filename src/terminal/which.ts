@@ -28,6 +28,26 @@ function policyWords(p: PolicyView | UnknownPolicyView): string {
   return `${p.name} — pattern ${quoted(p.pattern)}${mark(p)}, apply-to ${p.applyTo}, priority ${p.priority}`;
 }
 
+/** Matches that do not apply, one a line, with why and the keys refused. */
+function notAppliedLines(r: WhichResult, list: WhichResult['alsoMatched']): string[] {
+  const kind = kindWords(r.object.kind);
+  return list.map(
+    (m) =>
+      `    - ${m.name} (priority ${m.priority})${mark(m)}: ${WHICH_WORDS.notApplied[m.reason](kind)}${m.keys ? ` (${m.keys.join(', ')})` : ''}`,
+  );
+}
+
+function operatorAlsoMatchedLines(r: WhichResult): string[] {
+  const list = r.operatorAlsoMatched ?? [];
+  return list.length ? [`  ${WHICH_WORDS.operatorAlsoMatched}:`, ...notAppliedLines(r, list)] : [];
+}
+
+function nothingGovernsLines(r: WhichResult): string[] {
+  if (!r.nothingGoverns) return [];
+  const { heading, why } = WHICH_WORDS.nothingGoverns(r);
+  return [`  ${heading}: ${why}`];
+}
+
 function argumentsLines(r: WhichResult): string[] {
   const args = r.object.arguments ?? {};
   return Object.keys(args).length ? [`  Its own arguments: ${definition(args)}`] : [];
@@ -58,11 +78,7 @@ function notReported(r: WhichResult, what: string): string[] {
       lines.push(`    ${i + 2}. ${m.name} (priority ${m.priority})${mark(m)}${why}`);
     });
   } else if (r.alsoMatched.length) {
-    lines.push(`  ${WHICH_WORDS.noneCanApply}:`);
-    for (const m of r.alsoMatched)
-      lines.push(
-        `    - ${m.name} (priority ${m.priority})${mark(m)}: ${WHICH_WORDS.notApplied[m.reason](kindWords(r.object.kind))}${m.keys ? ` (${m.keys.join(', ')})` : ''}`,
-      );
+    lines.push(`  ${WHICH_WORDS.noneCanApply}:`, ...notAppliedLines(r, r.alsoMatched));
   } else {
     lines.push(`  ${WHICH_WORDS.noUserPolicyMatches}`);
   }
@@ -72,8 +88,7 @@ function notReported(r: WhichResult, what: string): string[] {
       `    ${WHICH_WORDS.operatorOnTop}`,
     );
   }
-  if (r.nothingGoverns)
-    lines.push(`  ${WHICH_WORDS.nothingWouldGovern.heading}: ${WHICH_WORDS.nothingWouldGovern.why}`);
+  lines.push(...operatorAlsoMatchedLines(r), ...nothingGovernsLines(r));
   lines.push(...argumentsLines(r));
   return lines;
 }
@@ -90,22 +105,14 @@ function reported(r: WhichResult, what: string): string[] {
   } else {
     lines.push('  In force: no user policy.');
   }
-  if (r.alsoMatched.length) {
-    lines.push(`  ${WHICH_WORDS.alsoMatched}:`);
-    for (const m of r.alsoMatched) {
-      lines.push(
-        `    - ${m.name} (priority ${m.priority})${mark(m)}: ${WHICH_WORDS.notApplied[m.reason](kindWords(r.object.kind))}${m.keys ? ` (${m.keys.join(', ')})` : ''}`,
-      );
-    }
-  }
+  if (r.alsoMatched.length) lines.push(`  ${WHICH_WORDS.alsoMatched}:`, ...notAppliedLines(r, r.alsoMatched));
   if (r.operatorPolicy) {
     lines.push(
       `  Operator policy${r.operatorPolicySource === 'engine' ? " (this bot's reading; the broker does not report it here)" : ''}: ${r.operatorPolicy.name}${isKnownPolicy(r.operatorPolicy) ? ` sets ${definition(r.operatorPolicy.definition)}` : ` (${WHICH_WORDS.onlyNameKnown})`}`,
       '    It applies as well; for limits both set, the more restrictive value holds.',
     );
   }
-  if (r.nothingGoverns)
-    lines.push('  Nothing governs this object: no user policy and no operator policy matches it.');
+  lines.push(...operatorAlsoMatchedLines(r), ...nothingGovernsLines(r));
   const eff = Object.entries(r.effective);
   if (eff.length) {
     lines.push(

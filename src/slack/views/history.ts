@@ -2,6 +2,7 @@ import { type HistoryResult, unreadableSentence, verifySentence } from '../../..
 import { inShowingOrder } from '../../audit/observed.ts';
 import { acceptedWords, observationWords, observedQueueWords } from '../../audit/observedWords.ts';
 import type { AuditRecord } from '../../audit/types.ts';
+import { approvalWords, breakGlassWords } from '../../audit/whoWords.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { type Block, context, finish, type SlackMessage, section } from './message.ts';
 
@@ -25,12 +26,9 @@ function entry(e: AuditRecord): string {
   const who = [
     e.requester &&
       `requested by ${user(e.requester.user)}${e.requester.reason ? `: ${prose(e.requester.reason)}` : ''}`,
-    ...(e.approvers ?? (e.approver ? [e.approver] : [])).map(
-      (a) => `approved by ${user(a.user)}${a.reason ? `: ${prose(a.reason)}` : ''}`,
-    ),
+    ...approvalWords(e, user, prose),
     e.action === 'outside' && `made outside the bot${e.actor ? ` by ${code(e.actor)}` : ''}`,
-    e.breakGlass &&
-      `:rotating_light: *break glass:* applied without approval by ${user(e.breakGlass.user)}: ${prose(e.breakGlass.reason)}`,
+    e.breakGlass && `:rotating_light: *break glass:* ${breakGlassWords(e, user, prose)}`,
     e.breakGlass &&
       (e.breakGlass.reviewedBy
         ? `${e.breakGlass.reviewOutcome === 'reverted' ? 'reverted on review' : 'reviewed'} by ${user(e.breakGlass.reviewedBy)}: ${prose(e.breakGlass.reviewReason ?? '')}`

@@ -65,9 +65,9 @@ function objectWords(r: WhichResult): string {
   return `${kind}${name(o.name)} in vhost ${name(o.vhost)}`;
 }
 
-function alsoMatchedItems(r: WhichResult): string[] {
+function alsoMatchedItems(r: WhichResult, list: WhichResult['alsoMatched'] = r.alsoMatched): string[] {
   const kind = kindWords(r.object.kind);
-  return r.alsoMatched.map((m) => {
+  return list.map((m) => {
     const keys = m.keys?.length ? ` (${m.keys.map((k) => code(truncate(k, MAX_SHOWN.key))).join(', ')})` : '';
     return `• ${name(m.name)} · priority ${m.priority}${unanchoredMark(m)} — ${WHICH_WORDS.notApplied[m.reason](kind)}${keys}`;
   });
@@ -182,10 +182,15 @@ function footer(r: WhichResult): Block {
  * operator policy, that nothing governs (`nothingGoverns`, worded for the answer), what the
  * object gets when known, its own arguments, the notes, the footer.
  */
-function closing(r: WhichResult, nothingGoverns: string, effective?: Block): Block[] {
+function closing(r: WhichResult, effective?: Block): Block[] {
+  const operatorLosers = r.operatorAlsoMatched ?? [];
+  const nothing = WHICH_WORDS.nothingGoverns(r);
   const parts = [
     operatorSection(r),
-    r.nothingGoverns ? section(nothingGoverns) : undefined,
+    operatorLosers.length > 0
+      ? listSection(`*${WHICH_WORDS.operatorAlsoMatched}:*`, alsoMatchedItems(r, operatorLosers))
+      : undefined,
+    r.nothingGoverns ? section(`*${nothing.heading}:* ${nothing.why}`) : undefined,
     effective,
     argumentsSection(r),
   ];
@@ -229,9 +234,7 @@ function notReported(r: WhichResult): SlackMessage {
   } else {
     blocks.push(section(`*${WHICH_WORDS.noUserPolicyMatches}*`));
   }
-  blocks.push(
-    ...closing(r, `*${WHICH_WORDS.nothingWouldGovern.heading}:* ${WHICH_WORDS.nothingWouldGovern.why}`),
-  );
+  blocks.push(...closing(r));
   const lead = first
     ? `first match by priority: ${prose(truncate(first.name, 200))}${r.ambiguous ? ' (ambiguous)' : ''}`
     : 'no policy matches it';
@@ -253,13 +256,7 @@ function reported(r: WhichResult): SlackMessage {
   if (r.alsoMatched.length > 0) {
     blocks.push(listSection(`*${WHICH_WORDS.alsoMatched}:*`, alsoMatchedItems(r)));
   }
-  blocks.push(
-    ...closing(
-      r,
-      '*Nothing governs this object:* no user policy and no operator policy applies to it.',
-      effectiveSection(r),
-    ),
-  );
+  blocks.push(...closing(r, effectiveSection(r)));
 
   const obj = `${prose(truncate(r.object.name, 200))} (${kindWords(r.object.kind)}, vhost ${prose(truncate(r.object.vhost, 100))})`;
   const opText = r.operatorPolicy
