@@ -23,7 +23,8 @@ export type FollowerWhy = 'unreachable' | 'refused' | 'plugin-off' | 'other-brok
 
 export type FollowerStatus =
   | { readonly state: 'connecting' }
-  | { readonly state: 'following'; readonly queue: string }
+  /** `checked`: the management API saw the queue (false: it did not answer, the endpoint is trusted). */
+  | { readonly state: 'following'; readonly queue: string; readonly checked: boolean }
   | { readonly state: 'failing'; readonly why: FollowerWhy; readonly detail: string };
 
 export interface FollowerOptions {
@@ -179,7 +180,7 @@ export class EventFollower {
       void this.#consumer?.close();
       return false;
     }
-    if (this.#consumer?.queue === queue) this.#set({ state: 'following', queue });
+    if (this.#consumer?.queue === queue) this.#set({ state: 'following', queue, checked: visible === true });
     return true;
   }
 

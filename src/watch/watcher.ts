@@ -163,7 +163,13 @@ export class Watcher {
   #onStatus(s: FollowerStatus): void {
     const env = this.#o.env.name;
     if (s.state === 'following') {
-      this.#log.info({ env, queue: s.queue }, 'changes outside the bot: following the event exchange');
+      if (s.checked)
+        this.#log.info({ env, queue: s.queue }, 'changes outside the bot: following the event exchange');
+      else
+        this.#log.warn(
+          { env, queue: s.queue },
+          "changes outside the bot: events arrive over AMQP, but the management API did not answer to confirm they are its broker's (check RMQ_URL, or the environment's url)",
+        );
       // What happened while the connection was down reached nobody: compare now.
       void this.compare('reconnect');
     } else if (s.state === 'failing') {

@@ -102,3 +102,50 @@ describe('a password the broker refuses', () => {
     }
   });
 });
+
+/** The bot on the fake Slack, the real Redis, and the broker settings given. */
+function startOn(env: Record<string, string>): BotProcess {
+  const { user, password } = brokerCredentials();
+  return start({
+    SLACK_BOT_TOKEN: slack.botToken,
+    SLACK_SIGNING_SECRET: 'errors-test-signing-secret',
+    SLACK_API_URL: slack.apiUrl,
+    RMQ_USER: user,
+    RMQ_PASSWORD: password,
+    REDIS_URL: MAIN_REDIS_URL,
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    ...env,
+  });
+}
+
+describe('the event feed', () => {
+  it('is not said to be followed while the AMQP endpoint refuses', async () => {
+    const run = startOn({ RMQ_URL: 'http://127.0.0.1:9', RMQ_AMQP_URL: 'amqp://127.0.0.1:9' });
+    try {
+      await run.listening();
+      await waitFor(() => run.stdout().includes('comparing the policy lists every'), {
+        what: 'the follower to report it failed',
+      });
+      expect(run.output()).not.toContain('following the event exchange');
+    } finally {
+      run.child.kill('SIGKILL');
+      await run.exited;
+    }
+  });
+  it('with a wrong RMQ_URL port, is not said to be followed: events arrive unconfirmed, and RMQ_URL is named', async () => {
+    // The AMQP port (5672 on RMQ_URL's host) answers; the management API does not.
+    const run = startOn({ RMQ_URL: 'http://127.0.0.1:9' });
+    try {
+      await run.listening();
+      await waitFor(() => run.stdout().includes('did not answer to confirm'), {
+        what: 'the follower to say its endpoint is unconfirmed',
+      });
+      expect(run.output()).toContain('check RMQ_URL');
+      expect(run.output()).not.toContain('following the event exchange');
+    } finally {
+      run.child.kill('SIGKILL');
+      await run.exited;
+    }
+  });
+});

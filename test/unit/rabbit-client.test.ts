@@ -235,6 +235,8 @@ describe('answers', () => {
       effectiveDefinition: undefined,
       // No statistics in the answer: unknown, not zeros.
       live: null,
+      // No `state: "down"` in the answer: its node is not known to be down.
+      nodeDown: false,
     });
     expect(await client.getQueue('v', 'q')).toMatchObject({
       kind: 'quorum',
