@@ -7,6 +7,7 @@ import { ConfigError } from './errors.ts';
 import { createLogger, type Logger } from './log.ts';
 import type { ManagementClient } from './rabbit/index.ts';
 import { type AppDeps, type BotApp, createApp } from './slack/app.ts';
+import { type LintDigest, startLintDigest } from './slack/lintDigest.ts';
 import { createMetrics, type Metrics } from './slack/metrics.ts';
 import { slackOutsideNotifier } from './slack/outsideNotifier.ts';
 import { type Watchers, watchOutside } from './watch/watchers.ts';
@@ -90,6 +91,7 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
   const watch = overrides.watch === false ? undefined : (overrides.watch ?? {});
   const background = watch ? createBrokers(config, metrics, APPLY_CLIENT_SETTINGS) : new Map();
   let watchers: Watchers | undefined;
+  let digest: Promise<LintDigest | undefined> | undefined;
   let app: BotApp | undefined;
   // RMQ_AUDIT_KEY: every trail the bot builds seals (and checks) its records with it.
   const sealed = config.auditKey ? { key: config.auditKey } : {};
@@ -99,6 +101,7 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
     await Promise.allSettled([
       watchers?.stop(),
       changes?.close(),
+      digest?.then((d) => d?.close()),
       ...[...(owned ? brokers.values() : []), ...background.values()].map((b) =>
         b.close(CLIENT_CLOSE_GRACE_MS),
       ),
@@ -158,6 +161,23 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
         changes
           .startWorker(app.notifier, timeBoxFilingOf(app))
           .catch((err: unknown) => logger.error({ err }, 'the apply worker did not start'));
+      }
+      if (config.lintSchedule) {
+        // RMQ_LINT_SCHEDULE: one job scheduler across replicas (src/slack/lintDigest.ts). Not
+        // awaited: with Redis away the upsert waits for it, and the bot answers meanwhile.
+        digest = startLintDigest({
+          environments: config.environments,
+          brokers,
+          redis,
+          keyPrefix,
+          delivery: app.delivery,
+          log: logger.child({ part: 'lint-digest' }),
+          redisUrl: config.redisUrl,
+          pattern: config.lintSchedule,
+        }).catch((err: unknown) => {
+          logger.error({ err }, 'the lint digest did not start');
+          return undefined;
+        });
       }
       if (watch) {
         // Changes made outside the bot: followed, recorded and posted (src/watch/).

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import cronParser from 'cron-parser';
 import { z } from 'zod';
 import { closeNames } from './didYouMean.ts';
 import { parseDuration } from './duration.ts';
@@ -85,6 +86,8 @@ export interface Config {
   readonly questionBudgetMs: number | undefined;
   /** RMQ_AUDIT_KEY: the secret of the audit chain's HMAC, never stored in Redis; undefined: unkeyed. */
   readonly auditKey: string | undefined;
+  /** RMQ_LINT_SCHEDULE: the cron pattern of the lint digest; undefined: no digest. */
+  readonly lintSchedule: string | undefined;
   /**
    * RMQ_API_TOKENS: who may file change sets through the bot's API (`POST /api/import`), token by
    * name (the requester is then `api:NAME`); empty: the API files nothing. Never logged.
@@ -259,6 +262,17 @@ const requestTtl = z
   })
   .refine((ms) => ms >= 60_000 && ms <= 30 * 86_400_000, 'between 1m and 30d');
 
+/** Whether BullMQ's cron reader (cron-parser, the version BullMQ pins) takes the pattern. */
+function isCron(pattern: string): boolean {
+  if (pattern.trim().split(/\s+/).length < 5) return false;
+  try {
+    cronParser.parseExpression(pattern);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Every variable the configuration reads; docs/configuration.md has a row for each (test/unit/docs.test.ts). */
 export const EnvSchema = z.object({
   RMQ_URL: urlList(httpUrl).default(['http://localhost:15672']),
@@ -287,6 +301,14 @@ export const EnvSchema = z.object({
     .min(32, 'at least 32 characters of a random secret (e.g. openssl rand -hex 32)')
     .optional(),
   RMQ_MAX_LISTING: size.optional(),
+  /** When the lint digest is posted (src/slack/lintDigest.ts): a cron expression, as BullMQ reads it. */
+  RMQ_LINT_SCHEDULE: z
+    .string()
+    .refine(
+      isCron,
+      'a cron expression such as 0 9 * * 1 (minute hour day month weekday; a sixth field first for seconds)',
+    )
+    .optional(),
   RMQ_API_TOKENS: z
     .string()
     .transform((text, ctx) => {
@@ -526,6 +548,7 @@ export function loadConfig(
     watchIntervalMs: e.RMQ_WATCH_INTERVAL,
     questionBudgetMs: e.RMQ_TIMEOUT,
     auditKey: e.RMQ_AUDIT_KEY,
+    lintSchedule: e.RMQ_LINT_SCHEDULE,
     apiTokens: e.RMQ_API_TOKENS ?? new Map(),
     bot: { url: e.RMQ_BOT_URL, token: e.RMQ_BOT_TOKEN },
     bodyLimits: {

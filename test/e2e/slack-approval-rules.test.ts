@@ -210,7 +210,7 @@ describe('change freeze', () => {
 
     const lifted = await h.command('unfreeze --reason "INC-10 resolved"', { userId: GROUPIE });
     expect(renderedText((await h.answerTo(lifted.responseUrl)).args)).toMatch(
-      /`lab` is no longer frozen\*: lifted by <@U0GROUPIE> because INC-10 resolved .* 1 approved request\(s\) waiting are applied now/,
+      /`lab` is no longer frozen\*: lifted by <@U0GROUPIE> because INC-10 resolved .* 1 approved request waiting is applied now/,
     );
     await flow.next(
       mark,

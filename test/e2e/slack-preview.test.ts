@@ -104,7 +104,7 @@ describe('/rmq preview', () => {
     const answer = await h.answerTo(responseUrl);
     expect(answer.args.response_type).toBe('in_channel');
     const shown = renderedText(answer.args);
-    expect(shown).toMatch(/\*What happens\* \(40 object\(s\) change\)/);
+    expect(shown).toMatch(/\*What happens\* \(40 objects change\)/);
     expect(shown).toMatch(/the full list of objects is in the attached file/);
     // The message lists some names, not all: the file carries them.
     expect(FLEET.filter((n) => shown.includes(`\`${n}\``)).length).toBeLessThan(FLEET.length);

@@ -73,7 +73,7 @@ describe.each(up.map((b) => [b.label, b] as [string, TestBroker]))('rmq preview 
     expect(code).toBe(0);
     expect(out.split('\n').find((l) => l.startsWith('What hurts'))).toBe('What hurts:');
     expect(out).toMatch(
-      /1 object\(s\) would lose a dead-letter target \[dead-letter-exchange\]: orders\.audit/,
+      /1 object would lose a dead-letter target \[dead-letter-exchange\]: orders\.audit/,
     );
   });
 

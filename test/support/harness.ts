@@ -134,6 +134,12 @@ export interface HarnessOptions {
    * harness's vhost only (other tests change other vhosts of the same broker all the time).
    */
   readonly watch?: boolean;
+  /**
+   * RMQ_LINT_SCHEDULE: the lint digest on this cron pattern (every replica). Without `changes`,
+   * environment `lab` then has approvals channel APPROVALS_CHANNEL and is limited to the harness's
+   * vhost (the digest lints every vhost an environment may answer about).
+   */
+  readonly lintSchedule?: string;
 }
 
 /** With `changes`: environment `lab`'s approvers, a user and a user group. */
@@ -207,7 +213,9 @@ export async function prepareLab(options: HarnessOptions = {}): Promise<Prepared
   }
   const approvalsYaml = options.changes
     ? `, approvers: [${APPROVER}, ${APPROVER_GROUP}], approvalsChannel: ${APPROVALS_CHANNEL}`
-    : '';
+    : options.lintSchedule
+      ? `, approvalsChannel: ${APPROVALS_CHANNEL}, vhosts: [${JSON.stringify(vhost)}]`
+      : '';
   const environmentsYaml = [
     'environments:',
     `  - { name: lab, url: "${proxy.url}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD${approvalsYaml}${options.labRules ? `, ${typeof options.labRules === 'string' ? options.labRules : options.labRules(vhost)}` : ''} }`,
@@ -229,6 +237,7 @@ export async function prepareLab(options: HarnessOptions = {}): Promise<Prepared
     LOG_LEVEL: options.logLevel ?? 'debug',
     ...(options.questionBudget ? { RMQ_TIMEOUT: options.questionBudget } : {}),
     ...(options.auditKey ? { RMQ_AUDIT_KEY: options.auditKey } : {}),
+    ...(options.lintSchedule ? { RMQ_LINT_SCHEDULE: options.lintSchedule } : {}),
     PORT: '0',
   };
   return {

@@ -251,6 +251,21 @@ environments:
     },
   );
 
+  it.each([
+    ['every monday', /RMQ_LINT_SCHEDULE: a cron expression such as 0 9 \* \* 1/],
+    ['61 * * * *', /RMQ_LINT_SCHEDULE: a cron expression/],
+    ['* * *', /RMQ_LINT_SCHEDULE: a cron expression/],
+  ])('a lint schedule that is not a cron expression is refused at start, naming it (%j)', (text, message) => {
+    expect(() => loadConfig({ RMQ_LINT_SCHEDULE: text })).toThrow(ConfigError);
+    expect(() => loadConfig({ RMQ_LINT_SCHEDULE: text })).toThrow(message);
+  });
+
+  it('the lint schedule: none by default; a cron pattern (five fields, or six with seconds) kept as written', () => {
+    expect(loadConfig({}).lintSchedule).toBeUndefined();
+    expect(loadConfig({ RMQ_LINT_SCHEDULE: '0 9 * * 1' }).lintSchedule).toBe('0 9 * * 1');
+    expect(loadConfig({ RMQ_LINT_SCHEDULE: '*/5 * * * * *' }).lintSchedule).toBe('*/5 * * * * *');
+  });
+
   it('break-glass: off by default, RMQ_BREAK_GLASS for every environment, the file per environment', () => {
     expect(loadConfig({}).environments[0]?.breakGlass).toBeUndefined();
     expect(loadConfig({ RMQ_BREAK_GLASS: '4h' }).environments[0]?.breakGlass).toEqual({

@@ -65,6 +65,11 @@ describe('.env.example', () => {
       'REDIS_SENTINELS',
       'REDIS_SENTINEL_NAME',
       'RMQ_AUDIT_KEY',
+      'RMQ_LINT_SCHEDULE',
+      // the terminal's import through the bot (CHANGELOG.md, issue 26)
+      'RMQ_API_TOKENS',
+      'RMQ_BOT_URL',
+      'RMQ_BOT_TOKEN',
       'SLACK_BOT_TOKEN',
       'SLACK_SIGNING_SECRET',
       'SLACK_APP_TOKEN',

@@ -21,27 +21,34 @@ const RESERVED_TEXT = 1500;
 
 const SEVERITY_MARK = { error: ':red_circle:', warning: ':warning:', info: ':information_source:' } as const;
 
-function line(f: LintedFinding): string {
+/** One finding as a line of a message: its severity, kind, sentence and the objects named. */
+export function findingLine(f: LintedFinding): string {
   const names = f.objects.slice(0, MAX_SHOWN.names).map((n) => code(truncate(n, MAX_SHOWN.name)));
   const more = f.objectCount - names.length;
   const objects = names.length ? `\n      ${names.join(', ')}${more > 0 ? ` and ${more} more` : ''}` : '';
   return `• ${SEVERITY_MARK[f.severity]} *${f.severity}* · ${f.kind} · ${prose(truncate(f.why, MAX_SHOWN.why))}${objects}`;
 }
 
+const notAskedWhy = (r: LintResult) =>
+  NOT_ASKED_WORDS[r.why ?? 'unreachable'] ?? 'the broker could not be asked';
+
+/** Why a vhost could not be linted, with the broker's detail. */
+export function notAskedWords(r: LintResult): string {
+  return `${notAskedWhy(r)}${r.detail ? ` (${code(truncate(r.detail, 300))})` : ''}`;
+}
+
 export function lintView(r: LintResult): MessageWithFile {
   const vhost = code(truncate(r.vhost, 200));
   if (r.answer === 'not-asked') {
-    const why = NOT_ASKED_WORDS[r.why ?? 'unreachable'] ?? 'the broker could not be asked';
-    const detail = r.detail ? ` (${code(truncate(r.detail, 300))})` : '';
     return finish(
-      [section(`:x: *Could not lint* vhost ${vhost}: ${why}${detail}.`)],
-      `Could not lint vhost ${prose(truncate(r.vhost, 200))}: ${why}.`,
+      [section(`:x: *Could not lint* vhost ${vhost}: ${notAskedWords(r)}.`)],
+      `Could not lint vhost ${prose(truncate(r.vhost, 200))}: ${notAskedWhy(r)}.`,
     );
   }
   const counts = lintCounts(r.findings);
   const heading = `*Lint of vhost* ${vhost}: ${r.policies} policies, ${r.objects} objects, ${counts}${r.findings.length ? ', the most severe first:' : '.'}`;
   const budget = { blocks: VIEW_BUDGET.blocks - 6, text: VIEW_BUDGET.totalText - RESERVED_TEXT };
-  const { blocks, shown } = pages(heading, r.findings.map(line), budget);
+  const { blocks, shown } = pages(heading, r.findings.map(findingLine), budget);
   const all: Block[] = [...blocks];
   for (const n of r.notRead.slice(0, 3))
     all.push(context(`:grey_question: Not read: ${prose(truncate(n, 300))}.`));
