@@ -2,9 +2,11 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import cronParser from 'cron-parser';
 import { z } from 'zod';
+import { closeNames } from './didYouMean.ts';
 import { parseDuration } from './duration.ts';
 import { ConfigError } from './errors.ts';
 import { parseSentinels, sentinelUrl } from './redisAddress.ts';
+import { isSlackGroupId, isSlackUserId } from './slackIds.ts';
 import { count } from './text/count.ts';
 
 /**
@@ -162,19 +164,63 @@ const csv = z
       .filter(Boolean),
   );
 
-/** A Slack user id (`U…`, `W…`) or user-group id (`S…`): what a requesters list holds. */
-const SLACK_ID = /^[UWS][A-Z0-9]{2,}$/;
-const slackIds = z.array(
-  z
-    .string()
-    .regex(SLACK_ID, 'a Slack user id (U…, W…) or user-group id (S…), such as U024BE7LH or S0614TZR7'),
-);
+/**
+ * Slack user ids (`U…`, `W…`) and user-group ids (`S…`), each once: what an approvers or a
+ * requesters list holds. A duplicate would count twice towards the approvals a change needs.
+ */
+const slackIds = z.array(z.string()).superRefine((ids, ctx) => {
+  const seen = new Set<string>();
+  for (const [i, id] of ids.entries()) {
+    if (!isSlackUserId(id) && !isSlackGroupId(id)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [i],
+        message: `${JSON.stringify(id)} is not a Slack user id (U…, W…) or user-group id (S…), such as U024BE7LH or S0614TZR7`,
+      });
+    } else if (seen.has(id)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [i],
+        message: `${id} is listed twice: each id counts once, so list it once`,
+      });
+    }
+    seen.add(id);
+  }
+});
 
-/** Distinct approvals a change needs: a whole number from 1. */
-const approvalsRequired = z.coerce
-  .number()
-  .int('a whole number such as 2')
-  .min(1, 'at least 1 (one approver)');
+/** Distinct approvals a change needs: a positive whole number, never a boolean, a list or 1.5. */
+const APPROVALS_REQUIRED = 'a positive whole number such as 2';
+const approvalsRequiredFile = z
+  .number({ error: (iss) => `${APPROVALS_REQUIRED}, not ${JSON.stringify(iss.input)}` })
+  .int(APPROVALS_REQUIRED)
+  .min(1, APPROVALS_REQUIRED);
+const approvalsRequiredEnv = z
+  .string()
+  .regex(/^[1-9][0-9]*$/, APPROVALS_REQUIRED)
+  .transform(Number)
+  .pipe(approvalsRequiredFile);
+
+/**
+ * An object of the environments file whose every key is known: a misspelt one (`approvalsRequied`,
+ * `breakglass`) would otherwise be dropped, leaving the default it meant to change.
+ */
+function closedObject<T extends z.core.$ZodLooseShape>(shape: T) {
+  const known = Object.keys(shape);
+  return z.strictObject(shape, {
+    error: (iss) => (iss.code === 'unrecognized_keys' ? unknownKeys(iss.keys, known) : undefined),
+  });
+}
+
+function unknownKeys(keys: readonly string[], known: readonly string[]): string {
+  return keys
+    .map((key) => {
+      const close = closeNames(key, known);
+      return `${JSON.stringify(key)} is not a key here (${
+        close.length ? `did you mean ${close.join(' or ')}?` : `the keys are ${known.join(', ')}`
+      })`;
+    })
+    .join('; ');
+}
 
 /** How long a break-glass change may wait for its review: `4h`, `30m`, `2d` (src/duration.ts), 1 second to 30 days. */
 const reviewWithin = z
@@ -184,16 +230,13 @@ const reviewWithin = z
   .refine((ms) => ms === undefined || (ms >= 1000 && ms <= 30 * 86_400_000), 'between 1s and 30d')
   .transform((ms) => ms as number);
 
-const breakGlassFile = z
-  .object({
-    allowed: z.boolean({ error: 'true or false' }),
-    reviewWithin: reviewWithin.optional(),
-  })
-  .strict()
-  .refine((b) => !b.allowed || b.reviewWithin !== undefined, {
-    message: 'required when allowed is true: how long a break-glass change may wait for its review (e.g. 4h)',
-    path: ['reviewWithin'],
-  });
+const breakGlassFile = closedObject({
+  allowed: z.boolean({ error: 'true or false' }),
+  reviewWithin: reviewWithin.optional(),
+}).refine((b) => !b.allowed || b.reviewWithin !== undefined, {
+  message: 'required when allowed is true: how long a break-glass change may wait for its review (e.g. 4h)',
+  path: ['reviewWithin'],
+});
 
 const amqpUrl = z
   .string()
@@ -250,7 +293,7 @@ export const EnvSchema = z.object({
     .transform((ms) => ms as number)
     .optional(),
   RMQ_REQUEST_TTL: requestTtl.default(24 * 3_600_000),
-  RMQ_APPROVALS_REQUIRED: approvalsRequired.default(1),
+  RMQ_APPROVALS_REQUIRED: approvalsRequiredEnv.default(1),
   RMQ_BREAK_GLASS: reviewWithin.optional(),
   RMQ_MAX_BODY: size.optional(),
   RMQ_AUDIT_KEY: z
@@ -321,27 +364,27 @@ export const EnvSchema = z.object({
     )
     .optional(),
   SLACK_APPROVALS_CHANNEL: z.string().min(1).optional(),
-  SLACK_APPROVERS: csv,
+  SLACK_APPROVERS: csv.pipe(slackIds),
   SLACK_REQUESTERS: csv.pipe(slackIds),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
 /** The environments file (RMQ_ENVIRONMENTS); docs/configuration.md has a row for each field. */
-export const EnvironmentsFile = z.object({
+export const EnvironmentsFile = closedObject({
   environments: z
     .array(
-      z.object({
+      closedObject({
         name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only'),
         url: urlList(httpUrl),
         userEnv: z.string().min(1),
         passwordEnv: z.string().min(1),
         mode: z.enum(MODES).default('normal'),
-        approvers: z.array(z.string().min(1)).default([]),
+        approvers: slackIds.default([]),
         approvalsChannel: z.string().min(1).optional(),
         amqpUrl: urlList(amqpUrl).optional(),
         requestTtl: requestTtl.optional(),
-        approvalsRequired: approvalsRequired.optional(),
+        approvalsRequired: approvalsRequiredFile.optional(),
         requesters: slackIds.optional(),
         breakGlass: breakGlassFile.optional(),
         vhosts: z
@@ -361,14 +404,15 @@ const blankToUndefined = (env: NodeJS.ProcessEnv): Record<string, string> =>
 function describe(issues: readonly z.core.$ZodIssue[], where: string): string {
   return issues
     .map((i) => {
-      // A list of nodes (RMQ_URL, RMQ_AMQP_URL): its first is the variable, the others named.
+      // A list of a variable: a list of nodes (RMQ_URL, RMQ_AMQP_URL) names the node after the
+      // first; any other (SLACK_APPROVERS) is the variable, its sentence naming the entry.
       const [name, index, ...rest] = i.path;
+      const listed = typeof name === 'string' && typeof index === 'number' && rest.length === 0;
       const key =
-        typeof name === 'string' &&
-        /^RMQ_(AMQP_)?URL$/.test(name) &&
-        typeof index === 'number' &&
-        rest.length === 0
-          ? `${name}${index > 0 ? ` (node ${index + 1})` : ''}`
+        listed && where === 'env'
+          ? /^RMQ_(AMQP_)?URL$/.test(name) && index > 0
+            ? `${name} (node ${index + 1})`
+            : name
           : i.path.join('.') || where;
       return `${key}: ${i.message}`;
     })
@@ -518,14 +562,26 @@ const breakGlassOf = (reviewWithinMs: number | undefined): Environment['breakGla
   reviewWithinMs === undefined ? undefined : { reviewWithinMs };
 
 /**
- * Why an environment's approvalsRequired cannot be met, or undefined. Above one, it needs that
- * many approvers besides the requester: at most the number of approver user ids configured
- * (a user group may hold any number, so a group lifts the bound).
+ * Why an environment's approvalsRequired can provably never be met, or undefined. A change needs
+ * that many approvers besides its requester, so with approver user ids only: no more than there
+ * are, and one fewer when an approver may file requests (anyone may, with no requesters; or the
+ * requesters list their id). A user group among the approvers may hold any number, and one among
+ * the requesters may or may not hold an approver: either leaves the count unknown at start, so
+ * nothing is refused. One approval and no approvers stays allowed (the terminal approves nothing).
  */
-function approvalsProblem(x: Pick<Environment, 'approvalsRequired' | 'approvers'>): string | undefined {
-  if (x.approvalsRequired <= 1 || x.approvers.some((id) => id.startsWith('S'))) return undefined;
-  if (x.approvalsRequired <= x.approvers.length) return undefined;
-  return `${x.approvalsRequired} approvals required, but only ${count(x.approvers.length, 'approver')} configured (${x.approvers.join(', ') || 'none'}): lower it, or add approvers or a user group`;
+function approvalsProblem(
+  x: Pick<Environment, 'approvalsRequired' | 'approvers' | 'requesters'>,
+): string | undefined {
+  const n = x.approvalsRequired;
+  if (n <= 1 || x.approvers.some(isSlackGroupId)) return undefined;
+  const listed = `${count(x.approvers.length, 'approver')} configured (${x.approvers.join(', ') || 'none'})`;
+  if (n > x.approvers.length) {
+    return `${n} approvals required, but only ${listed}: lower it, or add approvers or a user group`;
+  }
+  const filer = x.approvers.find((id) => x.requesters.length === 0 || x.requesters.includes(id));
+  if (filer === undefined || n <= x.approvers.length - 1) return undefined;
+  const may = x.requesters.length === 0 ? 'anyone may file requests' : `${filer} is among the requesters`;
+  return `${n} approvals required and ${listed}, but ${may}: a request of ${filer} could never be approved, as nobody approves their own. Lower it, add an approver or a user group, or leave the approvers out of the requesters`;
 }
 
 /**

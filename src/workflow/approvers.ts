@@ -7,6 +7,10 @@
  * last known members (and is retried on the next ask).
  */
 
+import { isSlackGroupId, isSlackUserId } from '../slackIds.ts';
+
+export { isSlackGroupId, isSlackUserId };
+
 /** `usergroups.users.list` for one group: the user ids in it. */
 export type ListGroupMembers = (groupId: string) => Promise<readonly string[]>;
 
@@ -30,16 +34,6 @@ export interface ApproverDirectory {
   requesters(env: string): readonly string[];
   /** Whether `user` may file change requests in `env` (true when no requesters are configured). */
   isRequester(env: string, user: string): Promise<boolean>;
-}
-
-/** A Slack user's id: a person (`U…`, or `W…` on Enterprise Grid). */
-export function isSlackUserId(id: string): boolean {
-  return /^[UW][A-Z0-9]+$/.test(id);
-}
-
-/** A Slack user group's id (`S…`): a group approves or files through its members, never as itself. */
-export function isSlackGroupId(id: string): boolean {
-  return /^S[A-Z0-9]+$/.test(id);
 }
 
 export function createApproverDirectory(options: ApproverDirectoryOptions): ApproverDirectory {

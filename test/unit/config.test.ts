@@ -168,23 +168,27 @@ environments:
 
   it.each([
     // [environment variables, environments file (or none), what the error names]
-    [{ RMQ_APPROVALS_REQUIRED: '0' }, undefined, /RMQ_APPROVALS_REQUIRED: at least 1/],
+    [{ RMQ_APPROVALS_REQUIRED: '0' }, undefined, /RMQ_APPROVALS_REQUIRED: a positive whole number/],
     [{ RMQ_APPROVALS_REQUIRED: 'two' }, undefined, /RMQ_APPROVALS_REQUIRED/],
-    [{ RMQ_APPROVALS_REQUIRED: '1.5' }, undefined, /RMQ_APPROVALS_REQUIRED: a whole number/],
+    [{ RMQ_APPROVALS_REQUIRED: '1.5' }, undefined, /RMQ_APPROVALS_REQUIRED: a positive whole number/],
     [
       { RMQ_APPROVALS_REQUIRED: '3', SLACK_APPROVERS: 'U1AA,U2BB' },
       undefined,
       /RMQ_APPROVALS_REQUIRED: 3 approvals required, but only 2 approvers configured \(U1AA, U2BB\)/,
     ],
     [{ RMQ_APPROVALS_REQUIRED: '2' }, undefined, /only 0 approvers configured \(none\)/],
-    [{ SLACK_REQUESTERS: 'U1AA,alice' }, undefined, /SLACK_REQUESTERS\.1: a Slack user id/],
-    [{}, 'approvalsRequired: 0', /e\.yml.*environments\.0\.approvalsRequired: at least 1/],
+    [{ SLACK_REQUESTERS: 'U1AA,alice' }, undefined, /SLACK_REQUESTERS: "alice" is not a Slack user id/],
+    [{}, 'approvalsRequired: 0', /e\.yml.*environments\.0\.approvalsRequired: a positive whole number/],
     [
       {},
       'approvers: [U1AA, U2BB]\n    approvalsRequired: 3',
       /RMQ_ENVIRONMENTS \(e\.yml\): environments\.0\.approvalsRequired \(environment "a"\): 3 approvals required, but only 2/,
     ],
-    [{}, 'requesters: [U1AA, "#oncall"]', /e\.yml.*environments\.0\.requesters\.1: a Slack user id/],
+    [
+      {},
+      'requesters: [U1AA, "#oncall"]',
+      /e\.yml.*environments\.0\.requesters\.1: "#oncall" is not a Slack user id/,
+    ],
   ])(
     'approval rules that cannot hold are refused at start, naming the key (%j %j)',
     (vars, extra, message) => {
@@ -193,7 +197,7 @@ environments:
   );
 
   it.each([
-    [{ RMQ_APPROVALS_REQUIRED: '2', SLACK_APPROVERS: 'U1AA,U2BB' }, 2, []],
+    [{ RMQ_APPROVALS_REQUIRED: '2', SLACK_APPROVERS: 'U1AA,U2BB,U3CC' }, 2, []],
     [{ RMQ_APPROVALS_REQUIRED: '5', SLACK_APPROVERS: 'U1AA,S0GROUP' }, 5, []],
     [{ SLACK_REQUESTERS: 'U1AA, S0ONCALL' }, 1, ['U1AA', 'S0ONCALL']],
   ])('approval rules are read (%j)', (vars, required, requesters) => {
@@ -428,5 +432,123 @@ describe("a cluster's nodes", () => {
     [{ RMQ_AMQP_URL: 'amqp://a:1,http://b:2' }, /RMQ_AMQP_URL \(node 2\): must start with amqp/],
   ])('%j is refused, naming the variable and the node', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
+  });
+});
+
+describe('configuration that would weaken an environment without a word is refused at start (issue 28, item 8)', () => {
+  it.each([
+    [
+      'approvalsRequired: true',
+      /e\.yml\): environments\.0\.approvalsRequired: a positive whole number such as 2, not true/,
+    ],
+    [
+      'approvalsRequired: [2]',
+      /environments\.0\.approvalsRequired: a positive whole number such as 2, not \[2\]/,
+    ],
+    [
+      'approvalsRequired: "2"',
+      /environments\.0\.approvalsRequired: a positive whole number such as 2, not "2"/,
+    ],
+    ['approvalsRequired: 1.5', /environments\.0\.approvalsRequired: a positive whole number such as 2/],
+    ['approvalsRequired: 0', /environments\.0\.approvalsRequired: a positive whole number such as 2/],
+  ])('the file: %s', (extra, message) => {
+    expect(() => loadWith({}, extra)).toThrow(message);
+  });
+
+  it.each(['true', '[2]', '0', '0x2', '1e1', '2.0', '-1'])('RMQ_APPROVALS_REQUIRED=%s', (value) => {
+    expect(() => loadConfig({ RMQ_APPROVALS_REQUIRED: value, SLACK_APPROVERS: 'S0GROUP' })).toThrow(
+      /RMQ_APPROVALS_REQUIRED: a positive whole number such as 2\./,
+    );
+    expect(
+      loadConfig({ RMQ_APPROVALS_REQUIRED: '12', SLACK_APPROVERS: 'S0GROUP' }).environments[0]
+        ?.approvalsRequired,
+    ).toBe(12);
+  });
+
+  it.each([
+    [
+      'approvalsRequied: 3',
+      /environments\.0: "approvalsRequied" is not a key here \(did you mean approvalsRequired\?\)/,
+    ],
+    [
+      'breakglass: { allowed: false }',
+      /environments\.0: "breakglass" is not a key here \(did you mean breakGlass\?\)/,
+    ],
+    [
+      'breakGlass: { allowed: false, reviewwithin: 4h }',
+      /environments\.0\.breakGlass: "reviewwithin" is not a key here \(did you mean reviewWithin\?\)/,
+    ],
+    [
+      'zzz: 1',
+      /environments\.0: "zzz" is not a key here \(the keys are name, url, userEnv, passwordEnv, mode,/,
+    ],
+  ])('an unknown key of an environment is named, with the nearest known one: %s', (extra, message) => {
+    expect(() => loadWith({}, extra)).toThrow(message);
+  });
+
+  it('an unknown key at the top of the file is named', () => {
+    const yaml =
+      'environments:\n  - { name: a, url: http://a, userEnv: U, passwordEnv: P }\nenvironment: []\n';
+    expect(() => loadConfig({ RMQ_ENVIRONMENTS: 'e.yml', U: 'u', P: 'p' }, () => yaml)).toThrow(
+      /RMQ_ENVIRONMENTS \(e\.yml\): file: "environment" is not a key here \(did you mean environments\?\)/,
+    );
+  });
+
+  it.each([
+    [
+      'approvers: [uapprover]',
+      /environments\.0\.approvers\.0: "uapprover" is not a Slack user id \(U…, W…\) or user-group id \(S…\)/,
+    ],
+    ['approvers: [U1AA, "@bob"]', /environments\.0\.approvers\.1: "@bob" is not a Slack user id/],
+    ['requesters: ["@bob"]', /environments\.0\.requesters\.0: "@bob" is not a Slack user id/],
+    [
+      'approvers: [UAPPROVER, UAPPROVER]',
+      /environments\.0\.approvers\.1: UAPPROVER is listed twice: each id counts once/,
+    ],
+    ['requesters: [S0ONCALL, S0ONCALL]', /environments\.0\.requesters\.1: S0ONCALL is listed twice/],
+  ])('approver and requester ids of the file: %s', (extra, message) => {
+    expect(() => loadWith({}, extra)).toThrow(message);
+  });
+
+  it.each([
+    [{ SLACK_APPROVERS: 'U1AA,uapprover' }, /SLACK_APPROVERS: "uapprover" is not a Slack user id/],
+    [{ SLACK_APPROVERS: '@bob' }, /SLACK_APPROVERS: "@bob" is not a Slack user id/],
+    [{ SLACK_REQUESTERS: '@bob' }, /SLACK_REQUESTERS: "@bob" is not a Slack user id/],
+    [
+      { SLACK_APPROVERS: 'UAPPROVER,UAPPROVER', RMQ_APPROVALS_REQUIRED: '2' },
+      /SLACK_APPROVERS: UAPPROVER is listed twice: each id counts once/,
+    ],
+    [{ SLACK_REQUESTERS: 'U1AA,U1AA' }, /SLACK_REQUESTERS: U1AA is listed twice/],
+  ])('approver and requester ids of the variables: %j', (vars, message) => {
+    expect(() => loadConfig(vars)).toThrow(message);
+  });
+
+  it.each([
+    // [variables, whether it starts]: only what is provably impossible is refused.
+    [{ SLACK_APPROVERS: 'U1AA,U2BB', RMQ_APPROVALS_REQUIRED: '2' }, false],
+    [{ SLACK_APPROVERS: 'U1AA,U2BB', RMQ_APPROVALS_REQUIRED: '2', SLACK_REQUESTERS: 'U9ZZ,U2BB' }, false],
+    [{ SLACK_APPROVERS: 'U1AA,U2BB', RMQ_APPROVALS_REQUIRED: '2', SLACK_REQUESTERS: 'U9ZZ' }, true],
+    // A requesters group may or may not hold an approver: unknown at start.
+    [{ SLACK_APPROVERS: 'U1AA,U2BB', RMQ_APPROVALS_REQUIRED: '2', SLACK_REQUESTERS: 'S0ONCALL' }, true],
+    // An approvers group may hold any number.
+    [{ SLACK_APPROVERS: 'U1AA,S0SRE', RMQ_APPROVALS_REQUIRED: '2' }, true],
+    [{ SLACK_APPROVERS: 'U1AA,U2BB,U3CC', RMQ_APPROVALS_REQUIRED: '2' }, true],
+  ])('approvers whose own requests could never be approved: %j starts: %s', (vars, starts) => {
+    const load = () => loadConfig(vars);
+    if (starts) expect(load).not.toThrow();
+    else
+      expect(load).toThrow(
+        /RMQ_APPROVALS_REQUIRED: 2 approvals required and 2 approvers configured \(U1AA, U2BB\), but (anyone may file requests|U2BB is among the requesters): a request of U(1AA|2BB) could never be approved, as nobody approves their own/,
+      );
+  });
+
+  it('the same in the file, naming the environment', () => {
+    expect(() => loadWith({}, 'approvers: [U1AA, U2BB]\n    approvalsRequired: 2')).toThrow(
+      /RMQ_ENVIRONMENTS \(e\.yml\): environments\.0\.approvalsRequired \(environment "a"\): 2 approvals required and 2 approvers configured \(U1AA, U2BB\), but anyone may file requests/,
+    );
+    expect(
+      loadWith({}, 'approvers: [U1AA, U2BB]\n    approvalsRequired: 2\n    requesters: [U9ZZ]')
+        .environments[0]?.approvalsRequired,
+    ).toBe(2);
   });
 });
