@@ -152,6 +152,6 @@ describe('Redis behind Sentinel', () => {
     expect(JSON.parse(verify.out)).toMatchObject({ verify: { ok: true, records: 1 } });
     const open = await runBuiltRmq(pkg.bin, ['requests', '--json'], env, cwd);
     expect(open.code, open.err).toBe(0);
-    expect(JSON.parse(open.out)).toEqual({ requests: [], frozen: [] });
+    expect(JSON.parse(open.out)).toEqual({ env: null, requests: [], frozen: [] });
   });
 });
