@@ -12,6 +12,7 @@ import { brokerReason, RabbitError } from './rabbit/errors.ts';
 import { type AnsweredAt, answeredForLine } from './terminal/answeredFor.ts';
 import { policiesText } from './terminal/policies.ts';
 import { whichText } from './terminal/which.ts';
+import { quoted } from './text/asWritten.ts';
 import { count } from './text/count.ts';
 import { checkScope } from './vhosts.ts';
 
@@ -96,11 +97,11 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     const input = parseLint(words, terminalDefaults(env));
     let file: import('./definitions/read.ts').DefinitionsFile | undefined;
     if (input.file !== undefined) {
-      const [{ readDefinitions }, { readLintFile }] = await Promise.all([
+      const [{ readDefinitions }, { readBounded }] = await Promise.all([
         import('./definitions/read.ts'),
-        import('./terminal/lint.ts'),
+        import('./terminal/readFile.ts'),
       ]);
-      const read = readDefinitions(await readLintFile(input.file), { vhost: input.vhost });
+      const read = readDefinitions(await readBounded(input.file), { vhost: input.vhost });
       if (!read.ok) throw new InputError(read.problem, { usage: LINT_USAGE });
       file = read.file;
     }
@@ -146,14 +147,21 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
   },
   async import({ words, json, env, io }) {
     const { parseImport } = await import('../commands/import.ts');
-    const { postImport, readImportFile, readStdin } = await import('./terminal/importClient.ts');
+    const [{ postImport }, { readBounded }, { MAX_FILE_BYTES }] = await Promise.all([
+      import('./terminal/importClient.ts'),
+      import('./terminal/readFile.ts'),
+      import('./definitions/read.ts'),
+    ]);
     const input = parseImport(words, terminalDefaults(env));
     const config = loadConfig(env);
     if (!config.bot.url || !config.bot.token)
       throw new ConfigError(
         'import files the set through the bot: set RMQ_BOT_URL (its base URL) and RMQ_BOT_TOKEN (a token of its RMQ_API_TOKENS).',
       );
-    const file = await readImportFile(input.file, readStdin);
+    const bytes = await readBounded(input.file);
+    if (bytes.length > MAX_FILE_BYTES)
+      throw new InputError(`${quoted(input.file)} is over the 10 MB the bot reads: nothing was filed.`);
+    const file = bytes.toString('utf8');
     const reply = await postImport(config.bot.url, config.bot.token, {
       ...input.body,
       source: input.file,

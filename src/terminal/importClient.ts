@@ -1,7 +1,3 @@
-import { readFile, stat } from 'node:fs/promises';
-import { MAX_FILE_BYTES } from '../definitions/read.ts';
-import { InputError } from '../errors.ts';
-
 /**
  * The terminal's `import`: the file read (a path, or `-` for standard input, at most 10 MB) and
  * sent to the bot (`POST RMQ_BOT_URL/api/import`, `Authorization: Bearer RMQ_BOT_TOKEN`), within
@@ -16,35 +12,6 @@ export const IMPORT_DEADLINE_MS = 60_000;
 export type BotAnswer =
   | { readonly kind: 'answered'; readonly status: number; readonly body: unknown }
   | { readonly kind: 'not-asked'; readonly why: string };
-
-export async function readImportFile(path: string, stdin: () => Promise<Buffer>): Promise<string> {
-  if (path !== '-') {
-    const size = await stat(path).then(
-      (s) => s.size,
-      () => {
-        throw new InputError(`Cannot read ${JSON.stringify(path)}: no such file, or not readable.`);
-      },
-    );
-    if (size > MAX_FILE_BYTES)
-      throw new InputError(`${path} is ${(size / 1024 / 1024).toFixed(1)} MB, over the 10 MB the bot reads.`);
-    return readFile(path, 'utf8');
-  }
-  const data = await stdin();
-  if (data.length > MAX_FILE_BYTES) throw new InputError('Standard input is over the 10 MB the bot reads.');
-  return data.toString('utf8');
-}
-
-/** Standard input, whole, stopped past the limit. */
-export async function readStdin(): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    chunks.push(chunk);
-    if (size > MAX_FILE_BYTES) break;
-  }
-  return Buffer.concat(chunks);
-}
 
 export async function postImport(
   botUrl: string,

@@ -1,8 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import { type LintResult, lintCounts } from '../../commands/lint.ts';
 import { NOT_ASKED_WORDS } from '../../commands/words.ts';
-import { MAX_FILE_BYTES } from '../definitions/read.ts';
-import { InputError } from '../errors.ts';
 import { quoted, terminalText } from '../text/asWritten.ts';
 
 /**
@@ -31,33 +28,4 @@ export function lintText(r: LintResult): string {
   }
   for (const n of r.notRead) lines.push('', `Not read: ${n}.`);
   return terminalText(lines);
-}
-
-/**
- * `lint FILE`'s bytes: a path, or `-` for standard input; one byte over the reader's limit at most
- * is kept, so the reader refuses a file too large by its size.
- */
-export async function readLintFile(file: string): Promise<Buffer> {
-  const limit = MAX_FILE_BYTES + 1;
-  if (file === '-') {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of process.stdin) {
-      const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-      chunks.push(b);
-      size += b.length;
-      if (size >= limit) break;
-    }
-    return Buffer.concat(chunks).subarray(0, limit);
-  }
-  try {
-    return (await readFile(file)).subarray(0, limit);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new InputError(
-      code === 'ENOENT'
-        ? `No file ${quoted(file)}: give the path of a definitions file, or - for standard input.`
-        : `The file ${quoted(file)} cannot be read (${code ?? String(err)}).`,
-    );
-  }
 }

@@ -1,6 +1,7 @@
 import { open } from 'node:fs/promises';
 import { MAX_FILE_BYTES } from '../definitions/read.ts';
 import { InputError } from '../errors.ts';
+import { quoted } from '../text/asWritten.ts';
 
 /**
  * A definitions file as bytes, from a path or `-` (standard input): at most one byte over the
@@ -25,8 +26,8 @@ export async function readBounded(file: string, limit = MAX_FILE_BYTES + 1): Pro
     const code = (err as NodeJS.ErrnoException).code;
     throw new InputError(
       code === 'ENOENT'
-        ? `No file ${JSON.stringify(file)}: give the path of a definitions file, or - for standard input.`
-        : `The file ${JSON.stringify(file)} cannot be read (${code ?? String(err)}).`,
+        ? `No file ${quoted(file)}: give the path of a definitions file, or - for standard input.`
+        : `The file ${quoted(file)} cannot be read (${code ?? String(err)}).`,
     );
   }
   try {
@@ -40,7 +41,7 @@ export async function readBounded(file: string, limit = MAX_FILE_BYTES + 1): Pro
     return buffer.subarray(0, read);
   } catch (err) {
     throw new InputError(
-      `The file ${JSON.stringify(file)} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)}): give a definitions file.`,
+      `The file ${quoted(file)} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)}): give a definitions file.`,
     );
   } finally {
     await handle.close();
