@@ -3,6 +3,7 @@ import { codeOf } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { differences, stateOf, type Transition } from '../policy/compare.ts';
 import type { Policy, PolicyLayer } from '../policy/types.ts';
+import type { RedisTrouble } from '../redisTrouble.ts';
 import { inScope } from '../vhosts.ts';
 import { EchoFilter, parseEvent } from './events.ts';
 import { EventFollower, type FollowerStatus } from './follower.ts';
@@ -68,6 +69,8 @@ export interface WatcherOptions {
   readonly now?: () => Date;
   /** Which vhosts are watched; default every one. */
   readonly vhosts?: (vhost: string) => boolean;
+  /** The bot's: Redis away told once, a comparison that failed on it then quiet. */
+  readonly redisTrouble?: RedisTrouble;
 }
 
 const FOLLOWER_WORDS: Readonly<Record<string, string>> = {
@@ -201,7 +204,8 @@ export class Watcher {
       );
     } catch (err) {
       // Redis or the broker failed: the next comparison finds the change (without the actor).
-      this.#log.error({ env: this.#o.env.name, err: String(err), policy: e.name }, 'event not recorded');
+      if (!this.#o.redisTrouble?.absorbed(err))
+        this.#log.error({ env: this.#o.env.name, err: String(err), policy: e.name }, 'event not recorded');
     } finally {
       this.#eventsHandled++;
     }
@@ -271,7 +275,8 @@ export class Watcher {
         ok: false,
         error: codeOf(err) ?? 'error',
       };
-      this.#log.warn({ env, source, err: String(err) }, 'changes outside the bot: comparison failed');
+      if (!this.#o.redisTrouble?.absorbed(err))
+        this.#log.warn({ env, source, err: String(err) }, 'changes outside the bot: comparison failed');
     }
   }
 

@@ -4,6 +4,7 @@
  * credentials came from (`RMQ_PASSWORD`, or an environment's `passwordEnv`), read from config.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +15,7 @@ import { runBuiltRmq } from '../support/cli.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
 import { commandForm, renderedText, signed } from '../support/harness.ts';
 import { clearMainRedis, MAIN_REDIS_URL } from '../support/mainRedis.ts';
+import { type RedisServer, startRedisServer } from '../support/redisServer.ts';
 
 const cwd = mkdtempSync(join(tmpdir(), 'rmq-errors-'));
 let pkg: Built;
@@ -148,4 +150,58 @@ describe('the event feed', () => {
       await run.exited;
     }
   });
+});
+
+describe('a REDIS_URL where no Redis answers', () => {
+  it('one line names REDIS_URL, every retry after it is quiet, and one line says when Redis answers again', async () => {
+    // A port that takes each connection and resets it at once, counting them: the bot's retries
+    // (the app's, the apply, time-box and digest workers', the queues') are seen, not timed.
+    let attempts = 0;
+    const resets = createServer((socket) => {
+      attempts++;
+      socket.resetAndDestroy();
+    });
+    await new Promise<void>((resolve) => resets.listen(0, '127.0.0.1', resolve));
+    const { port } = resets.address() as AddressInfo;
+    const run = startOn({
+      RMQ_URL: brokerUrl(),
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      RMQ_LINT_SCHEDULE: '0 9 * * 1',
+    });
+    let redis: RedisServer | undefined;
+    try {
+      await run.listening();
+      await waitFor(() => attempts >= 40, { what: 'the bot to try Redis 40 times', deadlineMs: 60_000 });
+      const lines = run
+        .stdout()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { level: number; msg: string });
+      const naming = lines.filter((l) => l.msg.includes('REDIS_URL'));
+      expect(naming.map((l) => l.msg)).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^Redis does not answer at redis://127\\.0\\.0\\.1:${port} \\(.+\\): check REDIS_URL\\.`,
+          ),
+        ),
+      ]);
+      // Beside it, at warn or above, only the probe's change of state; no stack trace anywhere.
+      const loud = lines.filter((l) => l.level >= 40 && !l.msg.includes('REDIS_URL'));
+      expect(loud.map((l) => l.msg).filter((m) => !m.startsWith('health: redis'))).toEqual([]);
+      expect(loud.length).toBeLessThanOrEqual(1);
+      expect(run.output()).not.toMatch(/"stack"|\n {4}at /);
+
+      await new Promise<void>((resolve) => resets.close(() => resolve()));
+      redis = await startRedisServer([], port);
+      await waitFor(() => run.stdout().includes(`Redis answers again at redis://127.0.0.1:${port}`), {
+        what: 'the bot to say Redis answers again',
+        deadlineMs: 60_000,
+      });
+    } finally {
+      run.child.kill('SIGKILL');
+      await run.exited;
+      resets.close();
+      await redis?.stop();
+    }
+  }, 120_000);
 });
