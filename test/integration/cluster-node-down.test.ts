@@ -1,6 +1,7 @@
 /**
- * A classic queue whose cluster node is stopped: the preview (terminal text and `--json`) says
- * its node is down — never a prediction from the nodes that answer. The queue is declared
+ * A classic queue whose cluster node is stopped: `which`, the preview (terminal text and `--json`)
+ * and the audit's observed numbers of an apply say its node is down — never "nothing governs it",
+ * never a prediction from the nodes that answer. The queue is declared
  * through node 3 (a classic queue lives on the node that declared it), node 3 is stopped, and
  * `rmq preview` asks node 1. Inside the cluster lock; node 3 is started again in `afterAll`.
  * Skipped, loudly, when the cluster is not up, unless CLUSTER_REQUIRED=1.
@@ -8,6 +9,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { observedQueueWords } from '../../src/audit/observedWords.ts';
+import { AuditTrail } from '../../src/audit/trail.ts';
 import { NODE_DOWN } from '../../src/policy/impactWords.ts';
 import { LabClient } from '../../src/rabbit/lab.ts';
 import { brokerCredentials, uniqueName, waitFor } from '../support/broker.ts';
@@ -15,6 +18,7 @@ import { CLUSTER, reachable } from '../support/brokers.ts';
 import { runRmq } from '../support/cli.ts';
 import { lockCluster } from '../support/clusterLock.ts';
 import { policyIn } from '../support/policies.ts';
+import { APPROVER, REQUESTER, settled, workflowFixture } from '../support/workflow.ts';
 
 const run = promisify(execFile);
 const up = (await reachable(CLUSTER)) || CLUSTER.required;
@@ -111,4 +115,50 @@ describe.skipIf(!up)('a classic queue on a stopped cluster node, previewed throu
     const q = body.objects.find((o) => o.name === 'orders.eu');
     expect(q).toMatchObject({ now: null, nodeDown: true, impact: [{ effect: 'may-drop', nodeDown: true }] });
   });
+
+  it('which: the policy that governs it (from its record), its numbers unknown because its node is down', async () => {
+    const j = await rmq(['which', 'orders.eu', '--vhost', vhost, '--json']);
+    expect(j.code, j.err).toBe(0);
+    expect(JSON.parse(j.out)).toMatchObject({
+      object: { name: 'orders.eu', exists: true },
+      inForce: { name: 'limits' },
+      nothingGoverns: false,
+      now: null,
+      nodeDown: true,
+    });
+    const t = await rmq(['which', 'orders.eu', '--vhost', vhost]);
+    expect(t.code, t.err).toBe(0);
+    expect(t.out).toContain(`Now: unknown — ${NODE_DOWN}`);
+    expect(t.out).not.toContain('Nothing governs');
+  });
+
+  // Last: it edits the policy the previews above read.
+  it("an apply while the queue's node is down: the audit's observed numbers say its node is down, nothing predicted", async () => {
+    const fx = workflowFixture(admin);
+    try {
+      // Its node down, the queue reports nothing after the write either: short deadlines.
+      await fx.worker(admin, { verifyDeadlineMs: 3_000, observe: { deadlineMs: 8_000 } });
+      const wf = fx.workflow();
+      const { request } = await wf.file({
+        vhost,
+        layer: 'user',
+        action: 'edit',
+        policy: 'limits',
+        fields: { definition: { 'max-length': 10 } },
+        requester: { user: REQUESTER, reason: 'lower the cap' },
+        origin: { channel: 'C0CLUSTER' },
+      });
+      await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
+      expect((await settled(wf, request.id)).state).toBe('applied');
+      const [record] = await new AuditTrail(fx.redis, fx.keyPrefix).list({ vhost });
+      const observed = record && 'observed' in record ? record.observed : undefined;
+      if (!observed) throw new Error(`no observed numbers in ${JSON.stringify(record)}`);
+      const q = observed.queues.find((x) => x.name === 'orders.eu');
+      expect(q).toMatchObject({ messagesBefore: null, nodeDown: true });
+      expect(q?.predictedRemoved).toBeUndefined();
+      expect(observedQueueWords(q as NonNullable<typeof q>, observed, (n) => n)).toContain(NODE_DOWN);
+    } finally {
+      await fx.close();
+    }
+  }, 120_000);
 });

@@ -35,8 +35,11 @@ export type FakeBehavior =
   | { readonly kind: 'drip'; readonly body: string; readonly intervalMs: number }
   /** Forward to `target`, let it act, then drop the connection instead of answering (did it happen?). */
   | { readonly kind: 'proxy-drop'; readonly target: string }
-  /** Forward to `target`, let it act, then never answer (a write that timed out after it was done). */
-  | { readonly kind: 'proxy-hang'; readonly target: string }
+  /**
+   * Forward to `target`, let it act, then never answer (a write that timed out after it was done);
+   * `onAnswered` once `target` has answered (what happens to the node next is the test's).
+   */
+  | { readonly kind: 'proxy-hang'; readonly target: string; readonly onAnswered?: () => void }
   /** Forward to `target` (e.g. the real broker) after `delayMs`. */
   | { readonly kind: 'proxy'; readonly target: string; readonly delayMs?: number };
 
@@ -105,13 +108,15 @@ export async function startFakeBroker(options: { fallback?: FakeBehavior } = {})
       case 'proxy-drop':
       case 'proxy-hang': {
         const url = new URL(req.url ?? '/', behavior.target);
-        const hang = behavior.kind === 'proxy-hang';
         const upstream = httpRequest(
           url,
           { method: req.method, headers: { ...req.headers, host: url.host } },
           (answer) => {
             answer.resume();
-            if (!hang) answer.on('end', () => req.socket.destroy());
+            answer.on('end', () => {
+              if (behavior.kind === 'proxy-hang') behavior.onAnswered?.();
+              else req.socket.destroy();
+            });
           },
         );
         upstream.on('error', () => req.socket.destroy());
