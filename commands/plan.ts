@@ -28,10 +28,14 @@ export interface PlanInput {
   readonly detailedExitcode: boolean;
 }
 
-export function parsePlan(words: readonly string[]): PlanInput {
+/**
+ * `attached`: in Slack the file is attached to the mention; the word, when given, names which of
+ * the attached files (`file` is then `''` when none is named).
+ */
+export function parsePlan(words: readonly string[], options: { attached?: boolean } = {}): PlanInput {
   const { positionals, flags } = parseArgs(words, FLAGS, PLAN_USAGE);
-  const [file, ...rest] = positionals;
-  if (file === undefined || file === '') {
+  const [file = options.attached ? '' : undefined, ...rest] = positionals;
+  if (file === undefined || (file === '' && !options.attached)) {
     throw new InputError('plan needs a definitions file: a path, or - for standard input.', {
       usage: PLAN_USAGE,
     });
