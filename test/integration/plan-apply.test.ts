@@ -11,10 +11,12 @@ import { readDefinitions } from '../../src/definitions/read.ts';
 import { type Plan, type PlanStep, planFile } from '../../src/plan/plan.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import { brokerCredentials, uniqueName, waitFor } from '../support/broker.ts';
-import { brokersUp, clientFor, type TestBroker } from '../support/brokers.ts';
+import { brokersUp, CLUSTER, clientFor, type TestBroker } from '../support/brokers.ts';
+import { aloneOnCluster } from '../support/clusterLock.ts';
 import { management, messages } from '../support/messages.ts';
 
-const { up } = await brokersUp();
+// The cluster too (scripts/cluster): the plan's order holds on three nodes as on one.
+const { up } = await brokersUp({ cluster: true });
 
 type Api = ReturnType<typeof management>;
 type P = Omit<Policy, 'vhost'> & { operator?: boolean };
@@ -228,6 +230,7 @@ async function holds(api: Api, queue: string, n: number): Promise<void> {
 describe.each(up.map((b) => [b.label, b] as [string, TestBroker]))(
   'plan, applied step by step, on %s',
   (_label, broker) => {
+    aloneOnCluster(broker === CLUSTER);
     it.each(ROWS.map((r) => [r.what, r] as [string, Row]))('%s', async (_what, row) => {
       const client = clientFor(broker);
       const vhost = uniqueName('plan');

@@ -7,6 +7,7 @@
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { sleep } from '../../src/retry.ts';
 
 const LOCK = join(tmpdir(), 'rmq-cluster-suites.lock');
@@ -50,4 +51,18 @@ export async function onClusterAlone<T>(isCluster: boolean, fn: () => Promise<T>
   } finally {
     release();
   }
+}
+
+/**
+ * In a `describe` block that runs on each broker: the cluster to this block alone from its first
+ * test to its last, when it runs on the cluster (a fault suite stops nodes, which this block would
+ * read as its own failure). Nothing otherwise.
+ */
+export function aloneOnCluster(isCluster: boolean): void {
+  if (!isCluster) return;
+  let release: (() => void) | undefined;
+  beforeAll(async () => {
+    release = await lockCluster();
+  }, 310_000);
+  afterAll(() => release?.());
 }
