@@ -112,7 +112,7 @@ describe.skipIf(!up)('a cluster with nodes stopped under the terminal and the bo
     release?.();
   }, 600_000);
 
-  it('node 1 stopped: which, policies and preview answer through node 2, and say so', async () => {
+  it('node 1 stopped: which, policies, preview and lint answer through node 2, and say so', async () => {
     const which = await json(['which', 'orders', '--vhost', vhost]);
     expect(which.code).toBe(0);
     expect(which.body).toMatchObject({ node: node2, inForce: { name: 'base' }, nothingGoverns: false });
@@ -130,6 +130,9 @@ describe.skipIf(!up)('a cluster with nodes stopped under the terminal and the bo
     ]);
     expect(preview.code).toBe(0);
     expect(preview.body.node).toBe(node2);
+    const lint = await json(['lint', '--vhost', vhost]);
+    expect(lint.code).toBe(0);
+    expect(lint.body.node).toBe(node2);
   });
 
   it('node 1 stopped: the bot files, approves and applies a change once, and audits it once', async () => {

@@ -12,7 +12,7 @@ import { type Plan, type PlanStep, planFile } from '../../src/plan/plan.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import { brokerCredentials, uniqueName, waitFor } from '../support/broker.ts';
 import { brokersUp, CLUSTER, clientFor, type TestBroker } from '../support/brokers.ts';
-import { aloneOnCluster } from '../support/clusterLock.ts';
+import { aloneOnCluster } from '../support/clusterHooks.ts';
 import { management, messages } from '../support/messages.ts';
 
 // The cluster too (scripts/cluster): the plan's order holds on three nodes as on one.

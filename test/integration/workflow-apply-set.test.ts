@@ -16,7 +16,7 @@ import type { SetStep } from '../../src/workflow/changeSet.ts';
 import type { FileSetInput } from '../../src/workflow/index.ts';
 import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp, CLUSTER, type TestBroker } from '../support/brokers.ts';
-import { aloneOnCluster } from '../support/clusterLock.ts';
+import { aloneOnCluster } from '../support/clusterHooks.ts';
 import { startFakeBroker } from '../support/fakeBroker.ts';
 import { amqpUrl, messages } from '../support/messages.ts';
 import { APPROVER, REQUESTER, settled, type WorkflowFixture, workflowHooks } from '../support/workflow.ts';

@@ -2,12 +2,12 @@
  * One suite at a time on the cluster (`scripts/cluster`): the fault suite stops nodes, which a
  * differential running beside it (vitest runs files in parallel) would read as its own failure.
  * A lock file made with O_EXCL holds the writing process's pid; a lock whose process is gone is
- * taken over.
+ * taken over. No vitest here: a benchmark takes the lock too (bench/cluster.ts); the suites' hook
+ * is clusterHooks.ts.
  */
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
 import { sleep } from '../../src/retry.ts';
 
 const LOCK = join(tmpdir(), 'rmq-cluster-suites.lock');
@@ -51,18 +51,4 @@ export async function onClusterAlone<T>(isCluster: boolean, fn: () => Promise<T>
   } finally {
     release();
   }
-}
-
-/**
- * In a `describe` block that runs on each broker: the cluster to this block alone from its first
- * test to its last, when it runs on the cluster (a fault suite stops nodes, which this block would
- * read as its own failure). Nothing otherwise.
- */
-export function aloneOnCluster(isCluster: boolean): void {
-  if (!isCluster) return;
-  let release: (() => void) | undefined;
-  beforeAll(async () => {
-    release = await lockCluster();
-  }, 310_000);
-  afterAll(() => release?.());
 }
