@@ -1,6 +1,9 @@
+// First: before any module builds its schemas (src/zodJitless.ts).
+import './zodJitless.ts';
+import { readFileSync } from 'node:fs';
 import { config as loadDotenv } from 'dotenv';
-import { z } from 'zod';
 import { helpText } from '../commands/help.ts';
+import { LINT_USAGE } from '../commands/lintUsage.ts';
 import { parseWhich } from '../commands/parse.ts';
 import { parsePolicies, policies } from '../commands/policies.ts';
 import type { TerminalCommandName } from '../commands/registry.ts';
@@ -90,7 +93,7 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     });
   },
   async lint({ words, json, env, io }) {
-    const [{ LINT_USAGE, lint, lintExitCode, parseLint }, { lintText }] = await Promise.all([
+    const [{ lint, lintExitCode, parseLint }, { lintText }] = await Promise.all([
       import('../commands/lint.ts'),
       import('./terminal/lint.ts'),
     ]);
@@ -265,7 +268,6 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
 
 /** `--version`: the package's name and version, read from its package.json (beside `dist/` and `src/`). */
 const version: TerminalCommand = async ({ io }) => {
-  const { readFileSync } = await import('node:fs');
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
     name: string;
     version: string;
@@ -388,9 +390,6 @@ async function withBroker(
 
 /** The process: `.env` read when present, then the command line. `bin/rmq.js` calls this. */
 export async function cliMain(): Promise<never> {
-  // zod compiles a parser for each object schema on its first use; a process that parses each
-  // answer once gains nothing from it (bench/cli: ~3% of a `which`'s CPU, ~4 MB of memory).
-  z.config({ jitless: true });
   loadDotenv({ quiet: true });
   // A reader that leaves first (`| head`) is not an error of ours: what it did not take is dropped.
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
