@@ -1,7 +1,6 @@
 // First: before any module builds its schemas (src/zodJitless.ts).
 import './zodJitless.ts';
-import { readFileSync } from 'node:fs';
-import { config as loadDotenv } from 'dotenv';
+import { existsSync, readFileSync } from 'node:fs';
 import { helpText } from '../commands/help.ts';
 import { LINT_USAGE } from '../commands/lintUsage.ts';
 import { parseWhich } from '../commands/parse.ts';
@@ -390,7 +389,8 @@ async function withBroker(
 
 /** The process: `.env` read when present, then the command line. `bin/rmq.js` calls this. */
 export async function cliMain(): Promise<never> {
-  loadDotenv({ quiet: true });
+  // dotenv (and the crypto it loads for its vaults) only where there is a .env to read (bench/cli).
+  if (existsSync('.env')) (await import('dotenv')).config({ quiet: true });
   // A reader that leaves first (`| head`) is not an error of ours: what it did not take is dropped.
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
   const code = await runCli(process.argv.slice(2), process.env);

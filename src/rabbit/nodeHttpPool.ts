@@ -15,8 +15,12 @@
  * (test/integration/cli-faults.test.ts).
  */
 import http from 'node:http';
-import https from 'node:https';
+import type https from 'node:https';
+import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
+
+/** `node:https` (and TLS, crypto) loaded only for an https: broker: ~3 ms of every start (bench/cli). */
+const httpsModule = (): typeof https => createRequire(import.meta.url)('node:https') as typeof https;
 
 export interface NodeHttpPoolOptions {
   readonly connections?: number;
@@ -54,7 +58,7 @@ export class Pool {
 
   constructor(origin: string, options: NodeHttpPoolOptions = {}) {
     this.url = new URL(origin);
-    this.lib = this.url.protocol === 'https:' ? https : http;
+    this.lib = this.url.protocol === 'https:' ? httpsModule() : http;
     this.agent = new this.lib.Agent({ keepAlive: true, maxSockets: options.connections ?? 8 });
     this.options = options;
   }
