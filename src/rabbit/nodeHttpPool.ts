@@ -1,7 +1,7 @@
 /**
  * The terminal command's HTTP client: what `transport.ts` uses of undici's `Pool` (`request`
  * with a string body and an abort signal, `close`, `destroy`), on Node's own `http`/`https`.
- * `scripts/build.ts` puts it in place of undici in `dist/cli.js` only; the bot keeps undici.
+ * `scripts/build.ts` puts it in place of undici in `dist/cli.cjs` only; the bot keeps undici.
  *
  * Why: a CLI process sends four requests and exits. undici's parser is WebAssembly compiled on
  * the first connection, and its JavaScript is ~290 KB compiled at start: together ~60 ms of CPU
