@@ -3,7 +3,7 @@ import type { Logger } from '../log.ts';
 import { openRedis, redisConnection } from '../redis.ts';
 import { bullPrefix } from './queue.ts';
 import { scheduleOf } from './timebox.ts';
-import { boundedClose } from './workerClose.ts';
+import { boundedClose, connected } from './workerClose.ts';
 
 /**
  * The deadlines of time-boxed changes, as delayed BullMQ jobs: they live in Redis, so a bot
@@ -80,7 +80,10 @@ export function createTimeBoxQueue(o: TimeBoxQueueOptions): TimeBoxQueue {
       );
       return s;
     },
-    close: () => queue.close(),
+    async close() {
+      await connected(queue);
+      await queue.close();
+    },
   };
 }
 
