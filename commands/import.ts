@@ -48,8 +48,17 @@ export interface ImportWords {
   readonly body: Omit<ImportBody, 'file' | 'source'>;
 }
 
-export function parseImport(words: readonly string[], defaults: FlagDefaults = {}): ImportWords {
+/**
+ * `attached`: in Slack the file is attached to the mention; the word, when given, names which of
+ * the attached files (`file` is then `''` when none is named).
+ */
+export function parseImport(
+  words: readonly string[],
+  defaults: FlagDefaults = {},
+  options: { attached?: boolean } = {},
+): ImportWords {
   const { positionals, flags } = parseArgs(words, FLAGS, IMPORT_USAGE);
+  if (options.attached && positionals.length === 0) positionals.push('');
   if (positionals.length !== 1)
     throw new InputError(
       positionals.length === 0
@@ -118,8 +127,14 @@ export type ImportOutcome =
 
 export interface ImportDeps {
   readonly workflow: Workflow;
-  /** The environment's broker (the one that answers Slack) and its name. */
-  readonly broker: (env: string | undefined) => { readonly name: string; readonly broker: PlanBroker };
+  /**
+   * The environment's broker (the one that answers Slack) and its name; throws an InputError for
+   * an unknown environment, or a vhost of the file outside the environment's (RMQ_VHOSTS).
+   */
+  readonly broker: (
+    env: string | undefined,
+    vhosts: readonly string[],
+  ) => { readonly name: string; readonly broker: PlanBroker };
 }
 
 /** Reads, plans and files the set for `requester` (`api:NAME`, or a Slack user): nothing is filed on a refusal. */
@@ -131,7 +146,7 @@ export async function fileImport(
 ): Promise<ImportOutcome> {
   const read = readDefinitions(body.file, { vhost: body.vhost });
   if (!read.ok) return { status: 'refused', problems: [read.problem] };
-  const { name, broker } = deps.broker(body.env);
+  const { name, broker } = deps.broker(body.env, read.file.vhosts);
   const planned = await planFile(read.file, broker, { prune: body.prune === true });
   if (planned.status === 'refused') return { status: 'refused', problems: planned.problems };
   if (planned.status === 'not-asked')

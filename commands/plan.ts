@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { InputError } from '../src/errors.ts';
 import { changeJson, type PlanResult } from '../src/plan/plan.ts';
+import { whyOf } from './lint.ts';
 import { parseArgs, parseWith } from './parse.ts';
 import { PLAN_USAGE } from './planUsage.ts';
 
@@ -28,10 +29,14 @@ export interface PlanInput {
   readonly detailedExitcode: boolean;
 }
 
-export function parsePlan(words: readonly string[]): PlanInput {
+/**
+ * `attached`: in Slack the file is attached to the mention; the word, when given, names which of
+ * the attached files (`file` is then `''` when none is named).
+ */
+export function parsePlan(words: readonly string[], options: { attached?: boolean } = {}): PlanInput {
   const { positionals, flags } = parseArgs(words, FLAGS, PLAN_USAGE);
-  const [file, ...rest] = positionals;
-  if (file === undefined || file === '') {
+  const [file = options.attached ? '' : undefined, ...rest] = positionals;
+  if (file === undefined || (file === '' && !options.attached)) {
     throw new InputError('plan needs a definitions file: a path, or - for standard input.', {
       usage: PLAN_USAGE,
     });
@@ -80,6 +85,8 @@ export function planJson(result: PlanResult): object {
       })),
     ),
     impact: plan.impact,
+    // Beside the impact: what lint would find in the end state and does not find now.
+    findings: plan.findings.map((f) => ({ ...f, why: whyOf(f) })),
     transitional: plan.transitional.map((t) => ({
       vhost: t.vhost,
       name: t.name,

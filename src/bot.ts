@@ -1,11 +1,12 @@
 import type { Redis } from 'ioredis';
 import { AuditTrail } from './audit/trail.ts';
 import { type ChangeRequestTuning, changeRequestParts, timeBoxFilingOf } from './botChangeRequests.ts';
-import { CLIENT_CLOSE_GRACE_MS, createBrokers, loggedRedis } from './botClients.ts';
+import { CLIENT_CLOSE_GRACE_MS, createBrokers, createRedis } from './botClients.ts';
 import { type Config, DEFAULT_KEY_PREFIX } from './config.ts';
 import { ConfigError } from './errors.ts';
 import { createLogger, type Logger } from './log.ts';
 import type { ManagementClient } from './rabbit/index.ts';
+import { RedisTrouble } from './redisTrouble.ts';
 import { type AppDeps, type BotApp, createApp } from './slack/app.ts';
 import { type LintDigest, startLintDigest } from './slack/lintDigest.ts';
 import { createMetrics, type Metrics } from './slack/metrics.ts';
@@ -82,11 +83,22 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
   const keyPrefix = overrides.keyPrefix ?? DEFAULT_KEY_PREFIX;
   const owned = overrides.clients === undefined;
   const brokers = overrides.clients?.brokers ?? createBrokers(config, metrics);
-  const redis = overrides.clients?.redis ?? loggedRedis(config.redisUrl, logger);
+  // Redis away is told once, naming REDIS_URL, for every connection of the process.
+  const redisTrouble = new RedisTrouble(logger, config.redisUrl);
+  const redis = overrides.clients?.redis ?? redisTrouble.watch(createRedis(config.redisUrl));
   const changes =
     overrides.changes === false
       ? undefined
-      : changeRequestParts({ config, redis, brokers, metrics, logger, keyPrefix, worker: overrides.changes });
+      : changeRequestParts({
+          config,
+          redis,
+          brokers,
+          metrics,
+          logger,
+          keyPrefix,
+          worker: overrides.changes,
+          redisTrouble,
+        });
   // The watchers' clients: a background task's timeouts and retries, as the apply job's.
   const watch = overrides.watch === false ? undefined : (overrides.watch ?? {});
   const background = watch ? createBrokers(config, metrics, APPLY_CLIENT_SETTINGS) : new Map();
@@ -174,6 +186,7 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
           log: logger.child({ part: 'lint-digest' }),
           redisUrl: config.redisUrl,
           pattern: config.lintSchedule,
+          redisTrouble,
         }).catch((err: unknown) => {
           logger.error({ err }, 'the lint digest did not start');
           return undefined;
@@ -192,6 +205,7 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
           brokers: background,
           trail: new AuditTrail(redis, keyPrefix, { log: logger.child({ part: 'watch' }), ...sealed }),
           notifier: slackOutsideNotifier(app.delivery, logger),
+          redisTrouble,
           ...(watch.tuning ? { tuning: watch.tuning } : {}),
         });
       }

@@ -4,6 +4,7 @@ import { CLIENT_CLOSE_GRACE_MS, createBrokers } from './botClients.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './log.ts';
 import type { ManagementClient } from './rabbit/index.ts';
+import type { RedisTrouble } from './redisTrouble.ts';
 import type { AppDeps, BotApp } from './slack/app.ts';
 import type { Metrics } from './slack/metrics.ts';
 import { ownWriteAnnouncer } from './watch/store.ts';
@@ -72,9 +73,11 @@ export function applyWorkerDeps(
   now?: () => Date,
   /** RMQ_AUDIT_KEY: the records the job appends are sealed with it. */
   auditKey?: string,
+  /** The bot's: the connection's failures told once with the others'. */
+  redisTrouble?: RedisTrouble,
 ): ApplyWorkerDeps {
   const jobLog = log.child({ component: 'apply' });
-  const connection = jobConnection(redisUrl, jobLog);
+  const connection = jobConnection(redisUrl, jobLog, redisTrouble);
   return {
     connection,
     ...requestStores(connection, keyPrefix, jobLog, now, auditKey),
@@ -118,8 +121,13 @@ export function timeBoxFilingOf(bot: Pick<BotApp, 'changes'>): TimeBoxFiling {
     workflow: changes.workflow,
     async revertRequest(auditId, user, origin, reason) {
       const filed = await changes.revert(auditId, user, origin, reason);
-      if (!filed.ok) throw filed.error;
-      return filed.request;
+      if (filed.ok) return filed.request;
+      // A revert of the change is open already (someone clicked Revert): that one is the ask.
+      const err = filed.error;
+      const open =
+        err.refusal.code === 'already-filed' ? await changes.workflow.get(err.refusal.id) : undefined;
+      if (open) return open;
+      throw err;
     },
   };
 }
@@ -133,6 +141,8 @@ export function changeRequestParts(options: {
   readonly logger: Logger;
   readonly keyPrefix: string;
   readonly worker: ChangeRequestTuning | undefined;
+  /** Redis away, told once for every connection of the bot. */
+  readonly redisTrouble?: RedisTrouble;
 }): ChangeRequestParts {
   const { config, logger, keyPrefix } = options;
   const brokerOf = (brokers: ReadonlyMap<string, ManagementClient>) => (env: string) => {
@@ -169,11 +179,19 @@ export function changeRequestParts(options: {
       const started = await startApplyWorker({
         redisUrl: config.redisUrl,
         keyPrefix,
-        ...applyWorkerDeps(config.redisUrl, keyPrefix, logger, undefined, config.auditKey),
+        ...applyWorkerDeps(
+          config.redisUrl,
+          keyPrefix,
+          logger,
+          undefined,
+          config.auditKey,
+          options.redisTrouble,
+        ),
         brokerFor: brokerOf(jobBrokers),
         environments: config.environments,
         notifier,
         log: logger,
+        ...(options.redisTrouble ? { redisTrouble: options.redisTrouble } : {}),
         onRecorded: async (r, record) => {
           if (r.timeBoxMs !== undefined) await schedule.schedule(r.id, new Date(record.at), r.timeBoxMs);
         },
@@ -189,6 +207,7 @@ export function changeRequestParts(options: {
         redisUrl: config.redisUrl,
         keyPrefix,
         log: logger,
+        ...(options.redisTrouble ? { redisTrouble: options.redisTrouble } : {}),
         handlers: timeBoxHandlers({
           ...timeBox,
           redis: options.redis,

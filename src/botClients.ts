@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
 import type { Config } from './config.ts';
-import type { Logger } from './log.ts';
 import { ManagementClient, type ManagementClientOptions, type Timeouts } from './rabbit/index.ts';
 import { openRedis } from './redis.ts';
 import type { Metrics } from './slack/metrics.ts';
@@ -55,18 +54,4 @@ export function createBrokers(
 export function createRedis(url: string): Redis {
   // Fail a command quickly rather than queue it forever: the only use on this path is dedupe.
   return openRedis(url, { maxRetriesPerRequest: 1, connectTimeout: 3000, commandTimeout: 2000 });
-}
-
-/** createRedis, its connection errors logged once per change (ioredis repeats one on every reconnect). */
-export function loggedRedis(url: string, logger: Logger): Redis {
-  const redis = createRedis(url);
-  let last = '';
-  redis.on('error', (err: Error) => {
-    if (err.message !== last) logger.warn({ message: err.message }, 'Redis connection error');
-    last = err.message;
-  });
-  redis.on('ready', () => {
-    last = '';
-  });
-  return redis;
 }

@@ -9,11 +9,12 @@ import type { Logger } from '../log.ts';
 import { PatternCache } from '../policy/pattern.ts';
 import type { ListGroupMembers, Notifier, Workflow } from '../workflow/index.ts';
 import type { TimeBoxNotifier } from '../workflow/timeboxDeadline.ts';
+import { fileDownloader } from './attachments.ts';
 import { boltLogLevel, createBoltLogger, secretMasker } from './boltLogger.ts';
 import { redisChannelDefaults } from './channelDefaults.ts';
 import { createDelivery, type Delivery, type DeliveryOptions } from './delivery.ts';
 import type { SlackBroker } from './environments.ts';
-import { environmentDirectory } from './environments.ts';
+import { environmentDirectory, pickForVhosts } from './environments.ts';
 import { refuseFutureTimestamps } from './freshness.ts';
 import type { Records } from './handlers/types.ts';
 import { importRoute } from './importRoute.ts';
@@ -188,7 +189,7 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
     importRoute({
       tokens: config.apiTokens,
       // Late-bound: the change requests are built on the workflow, after the receiver.
-      importDeps: () => changes && { workflow: changes.workflow, broker: (env) => environments.pick(env) },
+      importDeps: () => changes && { workflow: changes.workflow, broker: pickForVhosts(environments) },
       post: async (request) => changes?.postSet(request),
       approvalsChannel: (env) => {
         const e = pickEnvironment(config, env);
@@ -274,6 +275,7 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
     ...(deps.records ? { records: deps.records } : {}),
     delivery,
     ...(changes ? { changes } : {}),
+    download: fileDownloader({ token: botToken ?? '', call: delivery.call }),
   };
   app.use(
     refuseReplays({ redis: deps.redis, keyPrefix: deps.keyPrefix ?? 'rmq', logger, metrics: deps.metrics }),

@@ -49,3 +49,13 @@ export function environmentDirectory(
     },
   };
 }
+
+/** The environment of a set of changes: refused (InputError) when one of its vhosts is outside the environment's. */
+export function pickForVhosts(
+  environments: Environments,
+): (name: string | undefined, vhosts: readonly string[]) => EnvironmentBroker {
+  return (name, vhosts) => {
+    for (const vhost of vhosts) environments.pick(name, vhost);
+    return environments.pick(name);
+  };
+}

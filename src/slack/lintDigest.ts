@@ -7,6 +7,7 @@ import type { Logger } from '../log.ts';
 import { SEVERITIES } from '../policy/lint.ts';
 import { type DigestFinding, diffFindings } from '../policy/lintDigest.ts';
 import { openRedis } from '../redis.ts';
+import type { RedisTrouble } from '../redisTrouble.ts';
 import { inScope } from '../vhosts.ts';
 import { bullPrefix } from '../workflow/queue.ts';
 import { boundedClose } from '../workflow/workerClose.ts';
@@ -146,7 +147,12 @@ export interface LintDigest {
 
 /** The scheduler (upserted: one across replicas) and this replica's worker. */
 export async function startLintDigest(
-  o: DigestDeps & { readonly redisUrl: string; readonly pattern: string },
+  o: DigestDeps & {
+    readonly redisUrl: string;
+    readonly pattern: string;
+    /** The bot's: Redis away told once for every connection, the digest's failures then quiet. */
+    readonly redisTrouble?: RedisTrouble;
+  },
 ): Promise<LintDigest> {
   const queueConnection = openRedis(o.redisUrl, { maxRetriesPerRequest: null });
   queueConnection.on('error', () => undefined);
@@ -154,7 +160,9 @@ export async function startLintDigest(
     connection: queueConnection,
     prefix: bullPrefix(o.keyPrefix),
   });
-  queue.on('error', (err) => o.log.warn({ err: err.message }, 'lint digest queue error'));
+  queue.on('error', (err) => {
+    if (!o.redisTrouble?.absorbed(err)) o.log.warn({ err: err.message }, 'lint digest queue error');
+  });
   await queue.upsertJobScheduler(
     SCHEDULER_ID,
     { pattern: o.pattern },
@@ -168,7 +176,9 @@ export async function startLintDigest(
     concurrency: 1,
   });
   worker.on('failed', (job, err) => o.log.warn({ job: job?.id, err: err.message }, 'lint digest failed'));
-  worker.on('error', (err) => o.log.warn({ err: err.message }, 'lint digest worker error'));
+  worker.on('error', (err) => {
+    if (!o.redisTrouble?.absorbed(err)) o.log.warn({ err: err.message }, 'lint digest worker error');
+  });
   const closeWorker = boundedClose(worker, own);
   return {
     async close() {

@@ -3,6 +3,7 @@ import { codeOf } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { differences, stateOf, type Transition } from '../policy/compare.ts';
 import type { Policy, PolicyLayer } from '../policy/types.ts';
+import type { RedisTrouble } from '../redisTrouble.ts';
 import { inScope } from '../vhosts.ts';
 import { EchoFilter, parseEvent } from './events.ts';
 import { EventFollower, type FollowerStatus } from './follower.ts';
@@ -68,11 +69,15 @@ export interface WatcherOptions {
   readonly now?: () => Date;
   /** Which vhosts are watched; default every one. */
   readonly vhosts?: (vhost: string) => boolean;
+  /** The bot's: Redis away told once, a comparison that failed on it then quiet. */
+  readonly redisTrouble?: RedisTrouble;
 }
 
 const FOLLOWER_WORDS: Readonly<Record<string, string>> = {
   unreachable: 'the AMQP port is unreachable',
   refused: 'the broker refused the AMQP credentials',
+  forbidden:
+    "the broker user lacks a permission the event feed needs in the vhost of the AMQP URL (RMQ_AMQP_URL, or the environment's amqpUrl; by default /): grant it as the README's least-privilege section shows",
   'plugin-off': 'the rabbitmq_event_exchange plugin is off (no amq.rabbitmq.event exchange)',
   'other-broker': 'the AMQP endpoint is not the broker of the management API (check RMQ_AMQP_URL)',
   error: 'the event exchange could not be followed',
@@ -175,7 +180,7 @@ export class Watcher {
     } else if (s.state === 'failing') {
       this.#log.warn(
         { env, why: s.why, detail: s.detail, intervalMs: this.#o.intervalMs },
-        `changes outside the bot: comparing the policy lists every ${Math.round(this.#o.intervalMs / 1000)} s, because ${FOLLOWER_WORDS[s.why] ?? s.why}; retrying events with backoff`,
+        `changes outside the bot: comparing the policy lists every ${Math.round(this.#o.intervalMs / 1000)} s, because ${FOLLOWER_WORDS[s.why] ?? s.why} (${s.detail}); retrying events with backoff`,
       );
     }
   }
@@ -201,7 +206,8 @@ export class Watcher {
       );
     } catch (err) {
       // Redis or the broker failed: the next comparison finds the change (without the actor).
-      this.#log.error({ env: this.#o.env.name, err: String(err), policy: e.name }, 'event not recorded');
+      if (!this.#o.redisTrouble?.absorbed(err))
+        this.#log.error({ env: this.#o.env.name, err: String(err), policy: e.name }, 'event not recorded');
     } finally {
       this.#eventsHandled++;
     }
@@ -271,7 +277,8 @@ export class Watcher {
         ok: false,
         error: codeOf(err) ?? 'error',
       };
-      this.#log.warn({ env, source, err: String(err) }, 'changes outside the bot: comparison failed');
+      if (!this.#o.redisTrouble?.absorbed(err))
+        this.#log.warn({ env, source, err: String(err) }, 'changes outside the bot: comparison failed');
     }
   }
 

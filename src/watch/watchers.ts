@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { InventorySource } from '../rabbit/inventory.ts';
+import type { RedisTrouble } from '../redisTrouble.ts';
 import {
   type OutsideNotifier,
   type OutsideRecorderOptions,
@@ -30,6 +31,8 @@ export interface WatchersOptions {
   /** A management client fit for background work (long timeouts, GETs retried). */
   readonly brokerFor: (env: string) => WatchBroker;
   readonly outside: (change: OutsideChange) => Promise<void>;
+  /** The bot's: Redis away told once, the comparisons' failures then quiet. */
+  readonly redisTrouble?: RedisTrouble;
   /** Overrides, for tests. */
   readonly tuning?: Pick<WatcherOptions, 'graceMs' | 'retryLowMs' | 'retryHighMs' | 'vhosts'>;
 }
@@ -60,6 +63,7 @@ export function startWatchers(options: WatchersOptions): Watchers {
         logger: options.logger.child({ part: 'watch', env: env.name }),
         intervalMs: options.config.watchIntervalMs,
         outside: options.outside,
+        ...(options.redisTrouble ? { redisTrouble: options.redisTrouble } : {}),
         ...options.tuning,
       }),
     );
@@ -89,6 +93,7 @@ export function watchOutside(o: {
   /** Where each change is recorded: the audit trail (src/audit/trail.ts). */
   readonly trail: OutsideTrail;
   readonly notifier: OutsideNotifier;
+  readonly redisTrouble?: RedisTrouble;
   readonly tuning?: WatchersOptions['tuning'];
   /** How long a burst of outside changes gathers (tests shorten it). */
   readonly burst?: Pick<OutsideRecorderOptions, 'windowMs' | 'maxHoldMs'>;
@@ -114,6 +119,7 @@ export function watchOutside(o: {
     logger: o.logger,
     brokerFor,
     outside: async (change) => recorder.record(change),
+    ...(o.redisTrouble ? { redisTrouble: o.redisTrouble } : {}),
     ...(o.tuning ? { tuning: o.tuning } : {}),
   });
   return {

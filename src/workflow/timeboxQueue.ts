@@ -1,6 +1,7 @@
 import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Logger } from '../log.ts';
 import { openRedis, redisConnection } from '../redis.ts';
+import type { RedisTrouble } from '../redisTrouble.ts';
 import { bullPrefix } from './queue.ts';
 import { scheduleOf } from './timebox.ts';
 import { boundedClose, connected } from './workerClose.ts';
@@ -92,7 +93,12 @@ export interface TimeBoxWorker {
 }
 
 export function startTimeBoxWorker(
-  o: TimeBoxQueueOptions & { readonly handlers: TimeBoxHandlers; readonly log: Logger },
+  o: TimeBoxQueueOptions & {
+    readonly handlers: TimeBoxHandlers;
+    readonly log: Logger;
+    /** The bot's: Redis away told once for every connection, this worker's failures then quiet. */
+    readonly redisTrouble?: RedisTrouble;
+  },
 ): TimeBoxWorker {
   // Its own connection (BullMQ's settings), so that its close can see whether Redis answers.
   const own = openRedis(o.redisUrl, { maxRetriesPerRequest: null });
@@ -112,7 +118,9 @@ export function startTimeBoxWorker(
   worker.on('failed', (job, err) => {
     o.log.warn({ job: job?.id, attempts: job?.attemptsMade, err: err.message }, 'time-box job failed');
   });
-  worker.on('error', (err) => o.log.warn({ err: err.message }, 'time-box worker error'));
+  worker.on('error', (err) => {
+    if (!o.redisTrouble?.absorbed(err)) o.log.warn({ err: err.message }, 'time-box worker error');
+  });
   const closeWorker = boundedClose(worker, own);
   return {
     async close() {

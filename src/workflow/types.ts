@@ -7,6 +7,7 @@ import type { Problem } from '../policy/problem.ts';
 import type { DefinitionPatch } from '../policy/validate.ts';
 import type { PreviewAnswer, PreviewResult } from '../preview/preview.ts';
 import type { PreviewSummary } from '../preview/summary.ts';
+import type { RedisTrouble } from '../redisTrouble.ts';
 import type { ApproverDirectory } from './approvers.ts';
 import type { WorkflowBroker } from './broker.ts';
 import { ChangeSetSchema, SetProgressSchema, type SetStep } from './changeSet.ts';
@@ -508,6 +509,8 @@ export interface ApplyWorkerOptions {
   readonly environments: readonly Pick<WorkflowEnvironment, 'name' | 'mode'>[];
   readonly notifier: Notifier;
   readonly log: Logger;
+  /** The bot's: Redis away told once for every connection, the worker's failures then quiet. */
+  readonly redisTrouble?: RedisTrouble;
   /** Tries of a job whose failure may pass (network, 5xx, timeout). Default 6. */
   readonly attempts?: number;
   /** First backoff step, doubled per try. Default 2 s. */

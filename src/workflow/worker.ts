@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { AuditTrail } from '../audit/trail.ts';
 import type { ManagementClientOptions } from '../rabbit/index.ts';
 import { openRedis } from '../redis.ts';
+import type { RedisTrouble } from '../redisTrouble.ts';
 import { type AnnounceWrite, ApplyJob } from './applyJob.ts';
 import { expireDue, remindDue, remindReviewsDue } from './expiry.ts';
 import type { FreezeStore } from './freeze.ts';
@@ -41,9 +42,13 @@ export interface ApplyWorkerDeps {
   readonly freezes: FreezeStore;
 }
 
-/** A connection for the apply worker and its stores: `maxRetriesPerRequest: null`, as BullMQ requires. */
-export function jobConnection(redisUrl: string, log: Logger): Redis {
+/**
+ * A connection for the apply worker and its stores: `maxRetriesPerRequest: null`, as BullMQ
+ * requires. Its failures go to `redisTrouble` where the bot has one (told once with the others').
+ */
+export function jobConnection(redisUrl: string, log: Logger, redisTrouble?: RedisTrouble): Redis {
   const connection = openRedis(redisUrl, { maxRetriesPerRequest: null });
+  if (redisTrouble) return redisTrouble.watch(connection);
   connection.on('error', (err: Error) =>
     log.warn({ message: err.message }, 'apply worker: Redis connection error'),
   );
@@ -83,7 +88,9 @@ export async function startApplyWorker(options: ApplyWorkerOptions & ApplyWorker
     ...(options.lockDurationMs ? { lockDuration: options.lockDurationMs } : {}),
     ...(options.lockDurationMs ? { stalledInterval: options.lockDurationMs } : {}),
   });
-  worker.on('error', (err) => log.error({ err }, 'apply worker error'));
+  worker.on('error', (err) => {
+    if (!options.redisTrouble?.absorbed(err)) log.error({ err }, 'apply worker error');
+  });
   const closeWorker = boundedClose(worker, connection);
 
   // Approved requests whose job is missing (an enqueue lost to a Redis blip) are queued again;
@@ -97,7 +104,8 @@ export async function startApplyWorker(options: ApplyWorkerOptions & ApplyWorker
       await remindReviewsDue(store, notify);
       await endFreezes();
     } catch (err) {
-      log.warn({ err }, 'apply worker: sweep failed; next one in a while');
+      if (!options.redisTrouble?.absorbed(err))
+        log.warn({ err }, 'apply worker: sweep failed; next one in a while');
     }
   };
   /**

@@ -69,7 +69,7 @@ describe('npm start, SIGTERM with Redis gone', () => {
       probe.disconnect();
     }
     await redis.stop();
-    await waitFor(() => bot.output().includes('Redis connection error'), {
+    await waitFor(() => bot.output().includes('Redis does not answer at'), {
       deadlineMs: 15_000,
       what: 'the bot to see Redis gone',
     });

@@ -17,6 +17,11 @@
  * `files.completeUploadExternal` shares them into `channel_id` (and `thread_ts`). `uploads()`
  * holds what was received, content included.
  *
+ * A file a user attached to a message (`shareFile`): `files.info` describes it (size, private
+ * download URL on this server), and the download answers its bytes only with the bot token in
+ * `Authorization: Bearer`; without it, Slack's sign-in page (HTML, status 200), as Slack does.
+ * `downloads()` lists every download asked, with the token it carried.
+ *
  * Socket Mode (`fakeSlackSocket.ts`): `apps.connections.open`, called with the app-level token
  * (`appToken`, `xapp-…`; any other token is refused with `invalid_auth`), hands out a
  * `ws://` URL on this server; `socket` pushes envelopes to the app and records its acks.
@@ -49,8 +54,8 @@ export {
 } from '../../scripts/try/checks.ts';
 
 export interface RecordedCall {
-  /** `api`: a Web API method; `response`: a POST to a response URL; `upload`: a file upload URL. */
-  readonly kind: 'api' | 'response' | 'upload';
+  /** `api`: a Web API method; `response`: a POST to a response URL; `upload`: a file upload URL; `download`: a shared file's private URL. */
+  readonly kind: 'api' | 'response' | 'upload' | 'download';
   /** The Web API method (`chat.postMessage`), or `response_url`, or `upload`. */
   readonly method: string;
   readonly path: string;
@@ -84,6 +89,16 @@ export interface FakeUpload {
   initial_comment?: string;
 }
 
+/** A file a user attached to a message, as Slack's `files.info` describes it. */
+export interface SharedFile {
+  readonly id: string;
+  readonly name: string;
+  readonly size: number;
+  readonly url_private: string;
+  readonly url_private_download: string;
+  readonly mimetype: string;
+}
+
 export interface FakeSlack {
   /** `http://127.0.0.1:<port>` */
   readonly url: string;
@@ -109,6 +124,10 @@ export interface FakeSlack {
   rejections(): RecordedCall[];
   /** Every file upload begun, in order; `completed` once shared into a channel. */
   uploads(): FakeUpload[];
+  /** A file a user attached (for an event's `files`); `size` may be declared larger than the bytes. */
+  shareFile(file: { name: string; content: string | Buffer; size?: number }): SharedFile;
+  /** Every download of a shared file asked, with whether the bot token came with it. */
+  downloads(): RecordedCall[];
   /** Waits until a call matching `match` has arrived (default deadline 20 s) and returns it. */
   waitForCall(
     match: (c: RecordedCall) => boolean,
@@ -159,6 +178,7 @@ export async function startFakeSlack(
   const failures = new Map<string, string[]>();
   const usergroups = new Map<string, readonly string[]>();
   const faults = new Map<string, SlackFault[]>();
+  const shared = new Map<string, { file: SharedFile; bytes: Buffer }>();
   let seq = 0;
   let url = '';
   const socket = createFakeSlackSocket({
@@ -271,6 +291,34 @@ export async function startFakeSlack(
         return res.end(`OK - ${bytes.length}`);
       }
 
+      // ---- a shared file's private URL (the bot token as a Bearer header, or the sign-in page) ----
+      if (path.startsWith('/files-pri/')) {
+        const id = path.split('/')[2] ?? '';
+        const file = shared.get(id);
+        const authorized = req.headers.authorization === `Bearer ${botToken}`;
+        const ok = req.method === 'GET' && file !== undefined && authorized;
+        record({
+          kind: 'download',
+          method: 'download',
+          args: { id, authorized },
+          ok,
+          ...(ok ? {} : { error: file ? 'not_authed' : 'file_not_found' }),
+        });
+        if (!file) {
+          res.writeHead(404, { 'content-type': 'text/plain' });
+          return res.end('Not Found');
+        }
+        if (!ok) {
+          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+          return res.end('<!DOCTYPE html><html><body>Sign in to Slack</body></html>');
+        }
+        res.writeHead(200, {
+          'content-type': file.file.mimetype,
+          'content-length': String(file.bytes.length),
+        });
+        return res.end(file.bytes);
+      }
+
       // ---- the Web API ---------------------------------------------------------------------------
       if (!path.startsWith('/api/')) {
         res.writeHead(404);
@@ -353,6 +401,11 @@ export async function startFakeSlack(
           if (!members) return fail('no_such_subteam');
           return reply({ users: [...members] });
         }
+        case 'files.info': {
+          const file = typeof args.file === 'string' ? shared.get(args.file) : undefined;
+          if (!file) return fail('file_not_found');
+          return reply({ file: file.file });
+        }
         case 'files.getUploadURLExternal': {
           // Slack: `invalid_arguments` with "[ERROR] missing required field: …" (seen live).
           const missing: string[] = [];
@@ -434,6 +487,22 @@ export async function startFakeSlack(
     },
     rejections: () => calls.filter((c) => !c.ok && !c.injected),
     uploads: () => [...uploads.values()],
+    shareFile({ name, content, size }) {
+      const id = `F${String(++seq).padStart(8, '0')}`;
+      const bytes = Buffer.isBuffer(content) ? content : Buffer.from(content, 'utf8');
+      const at = `${url}/files-pri/${id}/${encodeURIComponent(name)}`;
+      const file: SharedFile = {
+        id,
+        name,
+        size: size ?? bytes.length,
+        url_private: at,
+        url_private_download: `${at}?download=1`,
+        mimetype: name.endsWith('.json') ? 'application/json' : 'text/plain',
+      };
+      shared.set(id, { file, bytes });
+      return file;
+    },
+    downloads: () => calls.filter((c) => c.kind === 'download'),
     waitForCall: (match, opts = {}) =>
       waitFor(() => calls.find(match), {
         deadlineMs: opts.deadlineMs ?? 20_000,

@@ -36,9 +36,12 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Starts `redis-server` with `args` added (e.g. `['--replicaof', '127.0.0.1', '6380']`). */
-export async function startRedisServer(args: readonly string[] = []): Promise<RedisServer> {
-  const port = await freePort();
+/**
+ * Starts `redis-server` with `args` added (e.g. `['--replicaof', '127.0.0.1', '6380']`), on
+ * `port` when given (one a client already retries on), else on a free one.
+ */
+export async function startRedisServer(args: readonly string[] = [], port?: number): Promise<RedisServer> {
+  port ??= await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'rmq-redis-'));
   const child = spawn(
     'redis-server',

@@ -65,6 +65,8 @@ export function mentionEnvelope(event: {
   user?: string;
   botId?: string;
   botUserId: string;
+  /** Files attached to the message, as the event names them. */
+  files?: readonly { id: string; name: string }[];
 }): Record<string, unknown> {
   const ts =
     event.ts ??
@@ -88,6 +90,7 @@ export function mentionEnvelope(event: {
       event_ts: ts,
       ...(event.threadTs ? { thread_ts: event.threadTs } : {}),
       ...(event.botId ? { bot_id: event.botId } : {}),
+      ...(event.files ? { files: event.files.map((f) => ({ ...f, file_access: 'check_file_info' })) } : {}),
     },
   };
 }

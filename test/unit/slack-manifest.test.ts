@@ -16,11 +16,12 @@ describe('slack/manifest.yml', () => {
     expect(command.should_escape).toBe(false);
   });
 
-  it('asks for the least scopes: the command, mentions, posting, attaching a file, reading approver groups', () => {
+  it('asks for the least scopes: the command, mentions, posting, attaching a file, reading an attached file, reading approver groups', () => {
     expect([...manifest.oauth_config.scopes.bot].sort()).toEqual([
       'app_mentions:read',
       'chat:write',
       'commands',
+      'files:read',
       'files:write',
       'usergroups:read',
     ]);

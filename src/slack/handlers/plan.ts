@@ -1,17 +1,44 @@
+import { parsePlan } from '../../../commands/plan.ts';
 import { PLAN_USAGE } from '../../../commands/planUsage.ts';
+import { readDefinitions } from '../../definitions/read.ts';
 import { InputError } from '../../errors.ts';
+import { planFile } from '../../plan/plan.ts';
+import { planView } from '../views/plan.ts';
+import { attachedDefinitions } from './attached.ts';
+import { channelFlags } from './defaults.ts';
 import type { SlackCommand } from './types.ts';
 
 /**
- * `plan FILE` in Slack reads a definitions file attached to the message that mentions the bot;
- * until the bot downloads attachments (issue 26, the import through Slack), it says where the
- * plan is made today rather than guessing at a file it cannot see.
+ * `@rmq plan [NAME] [--vhost V] [--env E] [--prune]` with a definitions file attached to the
+ * mention: the plan of the set, for everyone in the channel or thread, the loss first; the whole
+ * plan as a file beside it. Writes nothing. The channel's default environment holds; its default
+ * vhost does not (the file names its vhosts; `--vhost` picks one).
  */
 export const planCommand: SlackCommand = {
-  async run() {
-    throw new InputError(
-      'In Slack, plan reads a definitions file attached to the message that mentions the bot, which this bot does not download yet: run `rmq plan FILE` in a terminal or a CI job (docs/plan.md).',
-      { usage: PLAN_USAGE },
+  async run(words, ctx) {
+    const channel = await channelFlags(ctx);
+    const input = parsePlan(words, { attached: true });
+    const file = await attachedDefinitions(ctx, input.file, 'plan', PLAN_USAGE);
+    const read = readDefinitions(file.bytes, { vhost: input.vhost });
+    if (!read.ok) throw new InputError(read.problem, { usage: PLAN_USAGE });
+    const { name: env, broker } = ctx.environments.pick(input.env ?? channel.defaults.env);
+    const result = await planFile(read.file, broker, { prune: input.prune });
+    const { file: whole, ...message } = planView(result, file.name);
+    ctx.logger.info(
+      {
+        env,
+        status: result.status,
+        changes: result.status === 'planned' ? result.plan.changes.length : undefined,
+        bytes: file.bytes.length,
+      },
+      'plan answered',
     );
+    return {
+      message,
+      audience: result.status === 'planned' ? 'channel' : 'asker',
+      outcome:
+        result.status === 'planned' ? 'answered' : result.status === 'refused' ? 'refused' : 'not-asked',
+      ...(whole && result.status === 'planned' ? { file: whole } : {}),
+    };
   },
 };

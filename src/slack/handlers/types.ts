@@ -2,6 +2,7 @@ import type { HistorySource } from '../../../commands/history.ts';
 import type { RequestsSource } from '../../../commands/requests.ts';
 import type { Logger } from '../../log.ts';
 import type { PatternCache } from '../../policy/pattern.ts';
+import type { Attachments } from '../attachments.ts';
 import type { ChannelScope } from '../channelDefaults.ts';
 import type { Deliverable } from '../delivery.ts';
 import type { Environments } from '../environments.ts';
@@ -28,6 +29,8 @@ export interface CommandContext {
   readonly asker?: Asker;
   /** Filing change requests (create, edit, delete); absent where the bot files none. */
   readonly changes?: ChangeRequests;
+  /** The files attached to the message that mentions the bot (`plan`, `import`); a slash command has none. */
+  readonly attachments?: Attachments;
 }
 
 export interface Asker {

@@ -1,4 +1,5 @@
 import type { AllMiddlewareArgs, Middleware, SlackEventMiddlewareArgs } from '@slack/bolt';
+import { attachedRefs } from '../attachments.ts';
 import { decodeSlackText } from '../escape.ts';
 import { answer, arrived, type ListenerDeps } from './context.ts';
 
@@ -55,7 +56,7 @@ export function appMentionListener(deps: ListenerDeps): Middleware<SlackEventMid
       deps,
       request,
       mentionText(event.text, context.botUserId),
-      { prefix: '@rmq', channel: event.channel, asker },
+      { prefix: '@rmq', channel: event.channel, asker, files: attachedRefs(event) },
       reply,
     );
   };

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../log.ts';
 import type { PatternCache } from '../../policy/pattern.ts';
+import type { AttachedRef, Attachments, Downloaded } from '../attachments.ts';
 import { type ChannelDefaultsStore, channelScope } from '../channelDefaults.ts';
 import type { Delivery, Reply } from '../delivery.ts';
 import { dispatch } from '../dispatch.ts';
@@ -27,6 +28,8 @@ export interface ListenerDeps {
   readonly delivery: Delivery;
   /** Filing change requests; absent when the bot files none. */
   readonly changes?: ChangeRequests;
+  /** Downloads a file attached to a mention, with the bot token (`../attachments.ts`). */
+  readonly download?: (file: AttachedRef) => Promise<Downloaded>;
 }
 
 /** Short enough to read out in a thread, long enough to find in the logs. */
@@ -57,6 +60,8 @@ export interface RequestOrigin {
   readonly channel: string;
   /** Absent on an event without a user. */
   readonly asker: Asker | undefined;
+  /** The files attached to the mention, as the event names them. */
+  readonly files?: readonly AttachedRef[];
 }
 
 /** A command's context, the same for every surface: the deps, and where the request came from. */
@@ -76,7 +81,15 @@ export function commandContext(
     ...(o.asker ? { asker: o.asker } : {}),
     ...(deps.records ? { records: deps.records } : {}),
     ...(deps.changes ? { changes: deps.changes } : {}),
+    ...(o.files && deps.download ? { attachments: attachmentsOf(o.files, deps.download) } : {}),
   };
+}
+
+function attachmentsOf(
+  files: readonly AttachedRef[],
+  download: (file: AttachedRef) => Promise<Downloaded>,
+): Attachments {
+  return { files, read: download };
 }
 
 /**

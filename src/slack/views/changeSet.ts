@@ -3,12 +3,13 @@ import { actionOfStep, type ChangeSet, stepStates } from '../../workflow/changeS
 import type { ChangeRequest } from '../../workflow/types.ts';
 import { code, prose, truncate } from '../escape.ts';
 import type { AttachedFile } from '../slackCalls.ts';
-import { type Block, section } from './message.ts';
+import { type Block, context, listSection, section } from './message.ts';
 
 /**
- * A change set's request message, pure: the loss first (the end state's and the way's), then the
- * changes in the order they are written, at most SHOWN of them (a set of 100 stays far within
- * Slack's 50 blocks and 3,000 characters a section); the whole list is the attached file.
+ * A change set's request message, pure: after the loss (the end state's, `requestMessage` puts it
+ * first), the way's, then the changes in the order they are written, at most SHOWN of them and as
+ * many as fit one section (a set of 100 at the name limit stays within Slack's limits:
+ * test/unit/slack-views-set.test.ts); the whole list is the attached file.
  */
 
 export const SHOWN = 15;
@@ -24,21 +25,24 @@ export function setBlocks(r: ChangeRequest & { set: ChangeSet }): Block[] {
   const way = r.set.transitional;
   const wayLine =
     way && (way.messagesLost || way.messagesDeadLettered || way.queuesDeleted)
-      ? `*On the way* (no order avoids it): ${way.messagesLost} messages lost, ${way.messagesDeadLettered} dead-lettered, ${way.queuesDeleted} queues deleted: counted in the loss below.`
+      ? `*On the way* (no order avoids it): ${way.messagesLost} messages lost, ${way.messagesDeadLettered} dead-lettered, ${way.queuesDeleted} queues deleted: counted in the loss above.`
       : '*On the way*: the order of writing removes nothing the end state does not.';
-  const shown = steps.slice(0, SHOWN).map((s, i) => stepLine(s, i, states?.[i]));
-  const more = steps.length - shown.length;
   return [
     section(wayLine),
-    section(
+    listSection(
+      `*${steps.length} change${steps.length === 1 ? '' : 's'} from* ${code(truncate(r.set.source, 200))}, *in the order of writing* (each re-checked before it is written; one that fails rolls back those written):`,
+      steps.map((s, i) => stepLine(s, i, states?.[i])),
+      { maxItems: SHOWN },
+    ),
+    context(
       [
-        `*${steps.length} change${steps.length === 1 ? '' : 's'} from* ${code(truncate(r.set.source, 200))}, *in the order of writing* (each re-checked before it is written; one that fails rolls back those written):`,
-        ...shown,
-        ...(more > 0 ? [`… and ${more} more: every change is in the attached file.`] : []),
-        ...(r.set.unchanged
-          ? [`${r.set.unchanged} polic${r.set.unchanged === 1 ? 'y' : 'ies'} of the file unchanged.`]
-          : []),
-      ].join('\n'),
+        steps.length > 1 ? 'Every change, in order, is in the attached file.' : '',
+        r.set.unchanged
+          ? `${r.set.unchanged} polic${r.set.unchanged === 1 ? 'y' : 'ies'} of the file unchanged.`
+          : '',
+      ]
+        .filter(Boolean)
+        .join(' ') || 'The only change of the file.',
     ),
   ];
 }

@@ -202,7 +202,9 @@ export function impactBlocks(
   const head = totals ? `:rotating_light: *${heads.loss}: ${totals}*` : `:rotating_light: *${heads.noLoss}:*`;
   const blocks: Block[] = [];
   if (items.length) blocks.push(listSection(head, items, { maxItems: 8 }));
-  blocks.push(context(readingWords(s).map(prose).join(' ')));
+  // An empty context block is refused by Slack (invalid_blocks): a set's loss has no reading to tell.
+  const reading = readingWords(s).map(prose).join(' ');
+  if (reading) blocks.push(context(reading));
   return blocks;
 }
 

@@ -212,6 +212,10 @@ export function requestTitle(r: ChangeRequest): string {
 /** The request message in the approvals channel, as it reads in `request.state`. */
 export function requestMessage(r: ChangeRequest, options: { fileAttached?: boolean } = {}): SlackMessage {
   const s = r.preview.summary;
+  const loss = summaryBlocks(s, {
+    operator: r.layer === 'operator',
+    nothing: r.preview.objects === 0 && r.preview.unpredictable === 0,
+  });
   const blocks: Block[] = [
     section(requestTitle(r)),
     section(
@@ -223,8 +227,9 @@ export function requestMessage(r: ChangeRequest, options: { fileAttached?: boole
         ...(r.againOf ? [againLine(r.againOf)] : []),
       ].join('\n'),
     ),
+    // A set's loss comes before its changes (the end state's, then the way's): the approver reads it first.
     ...(r.set
-      ? setBlocks({ ...r, set: r.set })
+      ? [...loss, ...setBlocks({ ...r, set: r.set })]
       : [
           ...changeBlocks(r),
           // What a delete does not restore, or how far a create or edit reaches: the approver reads it too.
@@ -233,12 +238,7 @@ export function requestMessage(r: ChangeRequest, options: { fileAttached?: boole
     ...(r.timeBoxMs === undefined ? [] : [section(timeBoxLine(r, r.timeBoxMs))]),
   ];
   if (r.preview.warnings.length) blocks.push(warningsBlock(r.preview.warnings));
-  blocks.push(
-    ...summaryBlocks(s, {
-      operator: r.layer === 'operator',
-      nothing: r.preview.objects === 0 && r.preview.unpredictable === 0,
-    }),
-  );
+  if (!r.set) blocks.push(...loss);
   const footer = [`preview on broker ${prose(r.preview.brokerVersion)}`];
   if (r.preview.unpredictable) footer.push(`${count(r.preview.unpredictable, 'object')} unpredictable`);
   if (options.fileAttached) footer.push('every object is in the attached file');

@@ -1,0 +1,139 @@
+import { describe, expect, it } from 'vitest';
+import { setFile } from '../../src/slack/views/changeSet.ts';
+import { requestMessage } from '../../src/slack/views/request.ts';
+import type { SetStep } from '../../src/workflow/changeSet.ts';
+import type { ChangeRequest } from '../../src/workflow/types.ts';
+import { checkMessage } from '../support/fakeSlack.ts';
+import { renderedText } from '../support/harness.ts';
+
+/**
+ * A change set's approval message, pure: within Slack's limits for a set of 100 changes at the
+ * name limit (255 bytes each), the loss first (the end state's, then the way's), then the changes
+ * in the order of writing, and the whole plan in the attached file (every change, in order).
+ */
+
+const T0 = '2026-12-02T18:00:00.000Z';
+const NAME = (i: number) => `${String(i).padStart(3, '0')}-${'p'.repeat(251)}`;
+
+function setRequest(size: number, state: ChangeRequest['state'] = 'pending'): ChangeRequest {
+  const fields = (priority: number) => ({
+    pattern: `^orders\\.${'x'.repeat(200)}$`,
+    applyTo: 'queues',
+    priority,
+    definition: { 'max-length': 5, 'dead-letter-exchange': 'd'.repeat(200) },
+  });
+  const steps: SetStep[] = Array.from({ length: size }, (_, i) => ({
+    layer: i % 3 === 0 ? 'operator' : 'user',
+    vhost: 'v'.repeat(255),
+    name: NAME(i),
+    before: i % 2 === 0 ? null : fields(i),
+    after: i % 5 === 0 ? null : fields(i + 1),
+  }));
+  const first = steps[0] as SetStep;
+  return {
+    id: 'r-set0123456789abcdef',
+    env: 'prod',
+    vhost: first.vhost,
+    layer: first.layer,
+    action: 'import',
+    policy: 'definitions.json',
+    before: first.before,
+    after: first.after,
+    set: {
+      steps,
+      source: `definitions-${'f'.repeat(300)}.json`,
+      transitional: {
+        messagesLost: 25,
+        messagesDeadLettered: 0,
+        queuesDeleted: 0,
+        queuesRefusingPublishes: 0,
+      },
+      unchanged: 7,
+    },
+    preview: {
+      brokerVersion: '4.3.6',
+      summary: {
+        objects: 4000,
+        unpredictable: 0,
+        risks: [],
+        newTies: { count: 0, objects: [] },
+        unanchoredCatch: null,
+        groups: [],
+        heldByOperator: 0,
+        scanned: { queues: 4000, exchanges: 0 },
+        impact: {
+          totals: {
+            messagesLost: 145,
+            messagesDeadLettered: 0,
+            queuesDeleted: 1,
+            queuesRefusingPublishes: 0,
+          },
+          queues: Array.from({ length: 300 }, (_, i) => `q.${i}.${'n'.repeat(240)}`),
+          sampledAt: null,
+          objects: [],
+          count: 300,
+          unknown: 0,
+          notes: [],
+        },
+      },
+      warnings: [],
+      diff: {
+        action: 'create',
+        layer: 'user',
+        vhost: '/',
+        name: 'x',
+        fields: {},
+        definition: {},
+        unchanged: false,
+      },
+      objects: 4000,
+      unpredictable: 0,
+    },
+    requester: { user: 'api:ci', reason: 'policies as code' },
+    origin: { channel: 'C0CI' },
+    approvalsChannel: 'C0APPROVALS',
+    state,
+    createdAt: T0,
+    expiresAt: '2026-12-03T18:00:00.000Z',
+    updatedAt: T0,
+  } as ChangeRequest;
+}
+
+describe('a change set in the approvals channel', () => {
+  it.each(['pending', 'applying', 'applied', 'failed'] as const)(
+    'a set of 100 changes at the name limit stays within Slack’s limits (%s)',
+    (state) => {
+      const m = requestMessage(setRequest(100, state), { fileAttached: true });
+      expect(checkMessage({ text: m.text, blocks: m.blocks }, { maxText: 4000 })).toBeNull();
+      expect(m.blocks.length).toBeLessThanOrEqual(50);
+    },
+  );
+
+  it('the loss first (the end state, then the way), then the changes in the order of writing, the rest in the file', () => {
+    const text = renderedText({
+      text: '',
+      blocks: requestMessage(setRequest(100), { fileAttached: true }).blocks,
+    });
+    const at = (s: string) => {
+      const i = text.indexOf(s);
+      expect(i, s).toBeGreaterThanOrEqual(0);
+      return i;
+    };
+    expect(at('145 messages')).toBeLessThan(at('*On the way*'));
+    expect(at('*On the way*')).toBeLessThan(at('in the order of writing'));
+    expect(at('25 messages lost')).toBeLessThan(at('1. '));
+    expect(at('1. ')).toBeLessThan(at('2. '));
+    expect(text).toMatch(/_…and \d+ more_/);
+    expect(text).toContain('Every change, in order, is in the attached file.');
+  });
+
+  it('the attached file holds every change, in the order of writing', () => {
+    const file = setFile(setRequest(100) as ChangeRequest & { set: NonNullable<ChangeRequest['set']> });
+    const numbered = file.content.split('\n').filter((l) => /^\d+\. /.test(l));
+    expect(numbered).toHaveLength(100);
+    numbered.forEach((l, i) => {
+      expect(l.startsWith(`${i + 1}. `)).toBe(true);
+      expect(l).toContain(NAME(i));
+    });
+  });
+});
