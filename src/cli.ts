@@ -109,8 +109,11 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     }
     return withBroker(env, input, async (broker, at) => {
       const result = await lint(input, broker, { env: at.env, ...(file ? { file } : {}) });
-      answer(io, json, { ...at, vhost: input.vhost }, result, () => lintText(result));
-      return lintExitCode(result, input.failOn);
+      const code = lintExitCode(result, input.failOn);
+      answer(io, json, { ...at, vhost: input.vhost }, answeredBy(result, broker, code), () =>
+        lintText(result),
+      );
+      return code;
     });
   },
   async which({ words, json, env, io }) {

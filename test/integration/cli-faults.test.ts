@@ -6,6 +6,7 @@
  * talks HTTP through src/rabbit/nodeHttpPool.ts instead).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +14,15 @@ import { adminClient, brokerUrl, uniqueName } from '../support/broker.ts';
 import { built } from '../support/built.ts';
 import { type CliRun, runBuiltRmq, runRmq } from '../support/cli.ts';
 import { type FakeBroker, startBlackHole, startFakeBroker } from '../support/fakeBroker.ts';
+
+/** A localhost port nothing listens on: a node that is down (connections refused at once). */
+async function closedPortUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}
 
 const cwd = mkdtempSync(join(tmpdir(), 'rmq-cli-faults-'));
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));
@@ -182,6 +192,24 @@ describe.each(runners)('%s', (_, run) => {
         await admin.deleteVhost(vhost);
         await admin.close();
       }
+    });
+  });
+
+  describe("a cluster's nodes in RMQ_URL, the first one down", () => {
+    it('which, policies and lint answer through the next node, and --json names it; one node: no node key', async () => {
+      const env = { ...real, RMQ_URL: `${await closedPortUrl()},${brokerUrl()}` };
+      for (const argv of [
+        ['which', 'orders', '--json'],
+        ['policies', '--json'],
+        ['lint', '--json'],
+      ]) {
+        const r = await rmq(env, ...argv);
+        expect(r.code, `${argv[0]}: ${r.err}`).toBe(0);
+        expect((JSON.parse(r.out) as { node?: string }).node, argv[0]).toBe(brokerUrl());
+      }
+      const one = await rmq(real, 'which', 'orders', '--json');
+      expect(one.code, one.err).toBe(0);
+      expect(JSON.parse(one.out)).not.toHaveProperty('node');
     });
   });
 });

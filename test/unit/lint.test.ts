@@ -239,9 +239,13 @@ const cleanWorld = fc
       { minLength: 1, maxLength: 8 },
     ),
     overlaps: fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: 4 }),
+    // Two policies of one pattern at one priority whose apply-tos never meet: no tie.
+    twins: fc.array(fc.record({ perType: fc.boolean(), bytes: fc.integer({ min: 10, max: 10_000 }) }), {
+      maxLength: 3,
+    }),
     version: fc.constantFrom(V310, V40),
   })
-  .map(({ groups, overlaps, version }) => {
+  .map(({ groups, overlaps, twins, version }) => {
     const user: Policy[] = [];
     const operator: Policy[] = [];
     const objects: LintObject[] = [{ name: 'ae', kind: 'exchange', arguments: {} }];
@@ -280,6 +284,29 @@ const cleanWorld = fc
       taken.add(free);
       const g = groups[free] as (typeof groups)[number];
       user.push(pol(`x${k}`, `^(g${owned}|f${free})\\.`, -1 - k, { 'max-length-bytes': g.bytes }, 'all'));
+    });
+    twins.forEach((t, i) => {
+      const pattern = `^t${i}\\.`;
+      const perType = t.perType && version === V40;
+      const [a, b] = perType
+        ? (['classic_queues', 'quorum_queues'] as const)
+        : (['queues', 'exchanges'] as const);
+      const priority = 2000 + i;
+      user.push(pol(`t${i}-a`, pattern, priority, { 'max-length-bytes': t.bytes }, a));
+      user.push(
+        pol(
+          `t${i}-b`,
+          pattern,
+          priority,
+          perType ? { 'max-length-bytes': t.bytes + 1 } : { 'alternate-exchange': 'ae' },
+          b,
+        ),
+      );
+      const second: ObjectKind = perType ? 'quorum' : 'exchange';
+      objects.push({ name: `t${i}.a`, kind: 'classic', arguments: {} });
+      objects.push({ name: `t${i}.b`, kind: second, arguments: {} });
+      live.set(`t${i}.a`, { ...liveQueue(3), consumers: 1 });
+      if (second === 'quorum') live.set(`t${i}.b`, { ...liveQueue(3), consumers: 1 });
     });
     return { user, operator, objects, live, version };
   });
