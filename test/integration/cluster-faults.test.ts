@@ -20,7 +20,7 @@ import type { FileInput } from '../../src/workflow/index.ts';
 import { brokerCredentials, uniqueName, waitFor } from '../support/broker.ts';
 import { CLUSTER, reachable } from '../support/brokers.ts';
 import { runRmq } from '../support/cli.ts';
-import { lockCluster } from '../support/clusterLock.ts';
+import { CLUSTER_WAIT_MS, lockCluster } from '../support/clusterLock.ts';
 import { startFakeBroker } from '../support/fakeBroker.ts';
 import { policyIn } from '../support/policies.ts';
 import { type TestWatcher, watchFixture } from '../support/watch.ts';
@@ -100,7 +100,7 @@ describe.skipIf(!up)('a cluster with nodes stopped under the terminal and the bo
     watcher = await watch.start({ vhost, client: watchClient });
     await waitFor(() => watcher.watcher.health().mode === 'events', { deadlineMs: 20_000, what: 'events' });
     await stopNode(1);
-  }, 480_000);
+  }, CLUSTER_WAIT_MS + 180_000);
 
   afterAll(async () => {
     for (const n of [...stopped]) await startNode(n);

@@ -24,7 +24,7 @@ import { sleep } from '../../src/retry.ts';
 import { brokerCredentials, uniqueName, waitFor } from '../support/broker.ts';
 import { CLUSTER, reachable } from '../support/brokers.ts';
 import { runRmq } from '../support/cli.ts';
-import { lockCluster } from '../support/clusterLock.ts';
+import { CLUSTER_WAIT_MS, lockCluster } from '../support/clusterLock.ts';
 import { messages } from '../support/messages.ts';
 import { policyIn } from '../support/policies.ts';
 import { APPROVER, REQUESTER, settled, workflowFixture } from '../support/workflow.ts';
@@ -130,7 +130,7 @@ describe.skipIf(!up)('queues on a stopped cluster node, asked about through node
     } finally {
       await http.close();
     }
-  }, 300_000);
+  }, CLUSTER_WAIT_MS + 180_000);
 
   afterAll(async () => {
     try {

@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { brokerCredentials } from '../support/broker.ts';
 import { CLUSTER, reachable } from '../support/brokers.ts';
-import { onClusterAlone } from '../support/clusterLock.ts';
+import { CLUSTER_WAIT_MS, lockCluster } from '../support/clusterLock.ts';
 
 const up = (await reachable(CLUSTER)) || CLUSTER.required;
 if (!up)
@@ -41,7 +41,8 @@ describe('scripts/cluster', () => {
     'run again while the cluster is up: exit 0, every node left running as it was',
     async () => {
       // Alone on the cluster: run while a fault suite has a node stopped, it would start that node.
-      await onClusterAlone(true, async () => {
+      const release = await lockCluster();
+      try {
         const before = await uptimes();
         expect(before.size).toBe(3);
         const r = await script([]);
@@ -50,9 +51,11 @@ describe('scripts/cluster', () => {
         const after = await uptimes();
         for (const [name, ms] of before) expect(after.get(name)).toBeGreaterThanOrEqual(ms);
         expect((await script(['status'])).code).toBe(0);
-      });
+      } finally {
+        release();
+      }
     },
-    300_000,
+    CLUSTER_WAIT_MS + 60_000,
   );
 
   it('a node number outside 1-3 is refused with exit 2', async () => {

@@ -222,6 +222,8 @@ function capNow(policies: readonly P[], queue: string): number {
   return Math.min(cap(winner(false)), cap(winner(true)));
 }
 
+const ON_CLUSTER = ['a rename', 'two policies trading', 'a loss on the way'];
+
 async function holds(api: Api, queue: string, n: number): Promise<void> {
   await api.settled(queue, n);
   expect(await api.peek(queue)).toBe(n);
@@ -231,7 +233,10 @@ describe.each(up.map((b) => [b.label, b] as [string, TestBroker]))(
   'plan, applied step by step, on %s',
   (_label, broker) => {
     aloneOnCluster(broker === CLUSTER);
-    it.each(ROWS.map((r) => [r.what, r] as [string, Row]))('%s', async (_what, row) => {
+    // On the cluster, three rows (each waits out the statistics' lag, ~10 s: CI's time): a state on
+    // the way that the order avoids, two policies trading priorities, a loss no order avoids.
+    const rows = broker === CLUSTER ? ROWS.filter((r) => ON_CLUSTER.some((w) => r.what.startsWith(w))) : ROWS;
+    it.each(rows.map((r) => [r.what, r] as [string, Row]))('%s', async (_what, row) => {
       const client = clientFor(broker);
       const vhost = uniqueName('plan');
       await client.putVhost(vhost);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
-import { lockCluster } from './clusterLock.ts';
+import { CLUSTER_WAIT_MS, lockCluster } from './clusterLock.ts';
 
 /**
  * In a `describe` block that runs on each broker: the cluster to this block alone from its first
@@ -11,6 +11,6 @@ export function aloneOnCluster(isCluster: boolean): void {
   let release: (() => void) | undefined;
   beforeAll(async () => {
     release = await lockCluster();
-  }, 310_000);
+  }, CLUSTER_WAIT_MS + 10_000);
   afterAll(() => release?.());
 }
