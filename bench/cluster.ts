@@ -10,13 +10,15 @@
  * each pays the failed connect once; the rounds of both sets alternate in blocks around one stop
  * and one start of node 1 (the stop and the rejoin take ~6 s and ~17 s, not timed). Also printed:
  * how many attempts a question made, and, for one client asked twice, that the second question
- * goes straight to node 2. Node 1 is started again at the end, whatever happens.
+ * goes straight to node 2. Node 1 is started again at the end, whatever happens. It holds the
+ * cluster's lock (test/support/clusterLock.ts) throughout: no cluster suite runs beside it.
  */
 import { execFileSync } from 'node:child_process';
 import { setUpLab } from '../scripts/lab.ts';
 import { runCli } from '../src/cli.ts';
 import { type CallInfo, ManagementClient } from '../src/rabbit/index.ts';
 import { LabClient } from '../src/rabbit/lab.ts';
+import { lockCluster } from '../test/support/clusterLock.ts';
 
 const URLS = ['http://127.0.0.1:15691', 'http://127.0.0.1:15692', 'http://127.0.0.1:15693'];
 const credentials = { user: process.env.RMQ_USER ?? 'guest', password: process.env.RMQ_PASSWORD ?? 'guest' };
@@ -66,6 +68,8 @@ async function remembered(): Promise<string[][]> {
 
 const up: number[] = [];
 const down: number[] = [];
+// It stops node 1: the cluster's suites (test/support/clusterLock.ts) must not run meanwhile.
+const release = await lockCluster(900_000);
 try {
   await setUpLab(admin, vhost);
   await rounds(5); // warm: the modules, the first connections
@@ -94,4 +98,5 @@ try {
   }
   await admin.deleteVhost(vhost);
   await admin.close();
+  release();
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { InputError } from '../src/errors.ts';
 import { changeJson, type PlanResult } from '../src/plan/plan.ts';
+import { whyOf } from './lint.ts';
 import { parseArgs, parseWith } from './parse.ts';
 import { PLAN_USAGE } from './planUsage.ts';
 
@@ -84,6 +85,8 @@ export function planJson(result: PlanResult): object {
       })),
     ),
     impact: plan.impact,
+    // Beside the impact: what lint would find in the end state and does not find now.
+    findings: plan.findings.map((f) => ({ ...f, why: whyOf(f) })),
     transitional: plan.transitional.map((t) => ({
       vhost: t.vhost,
       name: t.name,

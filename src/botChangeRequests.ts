@@ -121,8 +121,13 @@ export function timeBoxFilingOf(bot: Pick<BotApp, 'changes'>): TimeBoxFiling {
     workflow: changes.workflow,
     async revertRequest(auditId, user, origin, reason) {
       const filed = await changes.revert(auditId, user, origin, reason);
-      if (!filed.ok) throw filed.error;
-      return filed.request;
+      if (filed.ok) return filed.request;
+      // A revert of the change is open already (someone clicked Revert): that one is the ask.
+      const err = filed.error;
+      const open =
+        err.refusal.code === 'already-filed' ? await changes.workflow.get(err.refusal.id) : undefined;
+      if (open) return open;
+      throw err;
     },
   };
 }

@@ -14,11 +14,15 @@
  *   `operator_policy` of the object), before the next write;
  * - `plan.impact` (the end state against now, as the preview's) and `plan.transitional` are the
  *   loss an approval acknowledges.
+ *
+ * Beside the impact, `findings`: what `lint` would find in the end state that it does not find
+ * now (src/policy/lint.ts over every object of the vhost, once with the broker's policies and once
+ * with the changes made; the same finding is the same kind, policy and objects).
  */
 
 import type { DefinitionsFile, FilePolicy } from '../definitions/read.ts';
 import { codeOf } from '../errors.ts';
-import type { BacktrackingReader } from '../patterns/reader.ts';
+import { type BacktrackingReader, defaultReader } from '../patterns/reader.ts';
 import { settleSimulation } from '../patterns/resolveRead.ts';
 import { actionOf, samePolicy, type Transition } from '../policy/compare.ts';
 import {
@@ -28,8 +32,11 @@ import {
   losingQueues,
   readsFederation,
 } from '../policy/impact.ts';
+import { type Finding, Linter } from '../policy/lint.ts';
+import { findingId } from '../policy/lintDigest.ts';
 import { chooseOrder, impactAt, type LossContext, stateLoss } from '../policy/order.ts';
 import { PatternCache } from '../policy/pattern.ts';
+import { buildPolicySet } from '../policy/resolve.ts';
 import type { Risk } from '../policy/risks.ts';
 import { type LayerNames, SequenceDriver, timelines } from '../policy/sequence.ts';
 import type { ChangeAction, InventoryObject, Unpredictable } from '../policy/simulate.ts';
@@ -91,6 +98,8 @@ export interface VhostPlan {
   /** When the statistics were read; null when they could not be. */
   readonly sampledAt: string | null;
   readonly notes: readonly string[];
+  /** What `lint` finds in the end state and not now, the most severe first. */
+  readonly findings: readonly Finding[];
 }
 
 export interface Plan {
@@ -103,6 +112,8 @@ export interface Plan {
   /** The queues whose messages the end state removes, or that it deletes. */
   readonly losing: readonly string[];
   readonly transitional: readonly TransitionalLoss[];
+  /** Every vhost's new findings (`VhostPlan.findings`), with the vhost. */
+  readonly findings: readonly (Finding & { readonly vhost: string })[];
 }
 
 export type PlanResult =
@@ -194,6 +205,31 @@ type VhostAnswer =
   | { status: 'refused'; problems: string[] }
   | { status: 'not-asked'; why: NotAskedWhy; detail?: string };
 
+/** A layer's policies once every change is written. */
+function afterChanges(now: readonly Policy[], changes: readonly Transition[], layer: PolicyLayer): Policy[] {
+  const mine = changes.filter((t) => t.layer === layer);
+  const replaced = new Set(mine.map((t) => t.name));
+  return [...now.filter((p) => !replaced.has(p.name)), ...mine.flatMap((t) => (t.after ? [t.after] : []))];
+}
+
+/** The findings of the end state that are not there now (linted from the same objects and numbers). */
+async function newFindings(
+  linters: { readonly now: Linter; readonly end: Linter },
+  reading: Awaited<ReturnType<Awaited<ReturnType<typeof openInventory>>['live']>>,
+  world: LossContext['world'],
+  reader: BacktrackingReader | undefined,
+): Promise<Finding[]> {
+  for (const l of [linters.now, linters.end]) {
+    const pending = l.pending();
+    if (pending.size > 0) await (reader ?? defaultReader()).decide(pending);
+    l.settle();
+  }
+  const live = reading && !reading.queuesWhy ? reading.queues : null;
+  const at = reading ? Date.parse(reading.sampledAt) : Date.now();
+  const now = new Set(linters.now.findings(live, world, at).map(findingId));
+  return linters.end.findings(live, world, at).filter((f) => !now.has(findingId(f)));
+}
+
 /** Objects checked after a step: at most this many (the apply job reads each). */
 export const MAX_VERIFY = 50;
 
@@ -245,10 +281,17 @@ async function planVhost(
   const touched = touchIndex(changes, version, cache);
   const objects: InventoryObject[] = [];
   const exchanges = new Set<string>();
+  // Lint, now and in the end state (only when something changes): every object no change reaches
+  // is read once, by the linter of now, which the end state's then copies; those a change reaches,
+  // by both.
+  const linter = changes.length
+    ? new Linter(buildPolicySet(user, operator, version, cache), cache)
+    : undefined;
   try {
     await inventory.each((o) => {
       if (o.kind === 'exchange') exchanges.add(o.name);
       if (changes.length && touched(o).length > 0) objects.push(o);
+      else linter?.add(o);
     });
   } catch (err) {
     await inventory.cancel();
@@ -265,6 +308,22 @@ async function planVhost(
     live: liveOf,
     defaultDeliveryLimit: defaultDeliveryLimit(version),
   };
+  let findings: Finding[] = [];
+  if (linter) {
+    const end = linter.fork(
+      buildPolicySet(
+        afterChanges(user, changes, 'user'),
+        afterChanges(operator, changes, 'operator'),
+        version,
+        cache,
+      ),
+    );
+    for (const o of objects) {
+      linter.add(o);
+      end.add(o);
+    }
+    findings = await newFindings({ now: linter, end }, reading, loss.world, options.reader);
+  }
   const chosen = chooseOrder({ version, user, operator, changes, objects, loss, cache });
   const ordered = chosen.order.map((i) => changes[i] as Transition);
 
@@ -347,6 +406,7 @@ async function planVhost(
       unpredictable: [...unpredictable.values()],
       sampledAt,
       notes,
+      findings,
     },
   };
 }
@@ -384,6 +444,7 @@ export async function planFile(
       impact: impactTotals(objects.map((o) => o.impact)),
       losing: losingQueues(objects),
       transitional: vhosts.flatMap((v) => v.transitional),
+      findings: vhosts.flatMap((v) => v.findings.map((f) => ({ ...f, vhost: v.vhost }))),
     },
   };
 }

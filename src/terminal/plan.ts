@@ -1,3 +1,4 @@
+import { whyOf } from '../../commands/lint.ts';
 import type { PlanObject, PlanResult, PlanStep } from '../plan/plan.ts';
 import { fieldsOf } from '../plan/plan.ts';
 import { impactWords, totalsWords } from '../policy/impactWords.ts';
@@ -78,6 +79,21 @@ export function planText(r: PlanResult): string {
         lines.push(
           `    after step ${t.step + 1}, ${t.kind} ${show(t.name)} (vhost ${show(t.vhost)}): ${impactWords(x, show)}`,
         );
+    }
+  }
+  // Beside the loss: the surprises the end state would hold that the broker does not hold now.
+  if (plan.changes.length) {
+    lines.push(
+      '',
+      plan.findings.length
+        ? `What lint would find in the end state and does not find now (${plan.findings.length}):`
+        : 'What lint would find in the end state and does not find now: nothing.',
+    );
+    for (const f of plan.findings) {
+      lines.push(`  ${f.severity.toUpperCase()}  ${f.kind}  (vhost ${show(f.vhost)})  ${whyOf(f)}`);
+      const more = f.objectCount - f.objects.length;
+      if (f.objects.length)
+        lines.push(`      ${f.objects.map(quoted).join(', ')}${more > 0 ? `, and ${more} more` : ''}`);
     }
   }
   if (plan.changes.length) {

@@ -14,12 +14,13 @@ import { EVENT_EXCHANGE, POLICY_ROUTING_KEYS } from './events.ts';
  * order the broker published them (the operator-policy echo depends on that order).
  *
  * It says how it is doing (`status`), so the watcher falls back to comparing on an interval and
- * /healthz can say why: AMQP unreachable, credentials refused, the plugin off (no exchange), or
+ * /healthz can say why: AMQP unreachable, credentials refused, a permission missing (the vhost, the
+ * server-named queue or the event exchange, each named by the broker), the plugin off (no exchange), or
  * an AMQP endpoint that is not the broker whose management API the bot asks (checked once per
  * connection: the management API must see this process's queue).
  */
 
-export type FollowerWhy = 'unreachable' | 'refused' | 'plugin-off' | 'other-broker' | 'error';
+export type FollowerWhy = 'unreachable' | 'refused' | 'forbidden' | 'plugin-off' | 'other-broker' | 'error';
 
 export type FollowerStatus =
   | { readonly state: 'connecting' }
@@ -49,13 +50,20 @@ export interface FollowerOptions {
 /** The broker keeps at most this many events for a bot that lags; the interval compare catches up. */
 const QUEUE_MAX_LENGTH = 10_000;
 
-function classify(err: unknown): { why: FollowerWhy; detail: string } {
+export function classify(err: unknown): { why: FollowerWhy; detail: string } {
   const code = codeOf(err) ?? '';
   const message = err instanceof Error ? err.message : String(err);
   if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN'].includes(code))
     return { why: 'unreachable', detail: code };
   if (code === 'CONNECTION_TIMEOUT' || /timed? ?out/i.test(message))
     return { why: 'unreachable', detail: 'timeout' };
+  // A permission the user lacks: the broker names what (measured on 3.10.8: "NOT_ALLOWED - access
+  // to vhost '/' refused for user 'u'", "ACCESS_REFUSED - access to exchange 'amq.rabbitmq.event'
+  // in vhost '/' refused for user 'u'"); a login refused says "Login was refused".
+  const access =
+    /access to (?:vhost|queue|exchange) '[^']*'(?: in vhost '[^']*')? refused for user '[^']*'/.exec(message);
+  if (access && (code === 'ACCESS_REFUSED' || code === 'NOT_ALLOWED'))
+    return { why: 'forbidden', detail: access[0] };
   if (code === 'ACCESS_REFUSED' || code === 'NOT_ALLOWED' || /ACCESS_REFUSED|auth/i.test(message))
     return { why: 'refused', detail: code || 'ACCESS_REFUSED' };
   if (code === 'NOT_FOUND' && message.includes(EVENT_EXCHANGE))

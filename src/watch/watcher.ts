@@ -76,6 +76,8 @@ export interface WatcherOptions {
 const FOLLOWER_WORDS: Readonly<Record<string, string>> = {
   unreachable: 'the AMQP port is unreachable',
   refused: 'the broker refused the AMQP credentials',
+  forbidden:
+    "the broker user lacks a permission the event feed needs in the vhost of the AMQP URL (RMQ_AMQP_URL, or the environment's amqpUrl; by default /): grant it as the README's least-privilege section shows",
   'plugin-off': 'the rabbitmq_event_exchange plugin is off (no amq.rabbitmq.event exchange)',
   'other-broker': 'the AMQP endpoint is not the broker of the management API (check RMQ_AMQP_URL)',
   error: 'the event exchange could not be followed',
@@ -178,7 +180,7 @@ export class Watcher {
     } else if (s.state === 'failing') {
       this.#log.warn(
         { env, why: s.why, detail: s.detail, intervalMs: this.#o.intervalMs },
-        `changes outside the bot: comparing the policy lists every ${Math.round(this.#o.intervalMs / 1000)} s, because ${FOLLOWER_WORDS[s.why] ?? s.why}; retrying events with backoff`,
+        `changes outside the bot: comparing the policy lists every ${Math.round(this.#o.intervalMs / 1000)} s, because ${FOLLOWER_WORDS[s.why] ?? s.why} (${s.detail}); retrying events with backoff`,
       );
     }
   }

@@ -1,6 +1,6 @@
 import { type AuditEntry, reviewRecordId } from '../audit/types.ts';
 import { lossToAcknowledge } from '../policy/impactWords.ts';
-import { orFiledAlready, WorkflowError } from './errors.ts';
+import { WorkflowError } from './errors.ts';
 import { breakGlassRefusal, type DeciderRole, reviewRefusal } from './rules.ts';
 import type { RecordingServices } from './services.ts';
 import { derivedRequestId } from './timebox.ts';
@@ -32,8 +32,11 @@ export interface BreakGlassDeps extends RecordingServices {
   readonly assertActor: (user: string) => void;
   /** A store call whose Redis failure becomes `store-unavailable` (workflow.ts's `storeCall`). */
   readonly storeCall: <T>(what: string, call: () => Promise<T>, notDone?: string) => Promise<T>;
-  /** Files the revert of an audit record, as the approver reviewing it (workflow.ts's `revertRequestFor`). */
-  readonly fileRevert: (
+  /**
+   * The revert of an audit record, as the approver reviewing it would file it, checked and
+   * previewed but not stored: the review's move stores it, and only for the review that holds.
+   */
+  readonly revertFor: (
     auditId: string,
     user: string,
     origin: Origin | undefined,
@@ -137,13 +140,14 @@ export function createBreakGlass(deps: BreakGlassDeps) {
     if (refused) throw new WorkflowError(refused, { request });
     const auditId = request.auditId;
     if (!auditId) throw new WorkflowError({ code: 'nothing-to-review', state: request.state }, { request });
-    // A revert is filed first: refused (nothing to revert, not a requester), nothing is reviewed.
-    // A change is reviewed once, so it has one revert, under an id derived from its own: of two
-    // approvers reverting at once, one files it (and posts it); both reviews name it, one is kept.
+    // The revert is checked and previewed first: refused (nothing to revert, broker not asked),
+    // nothing is reviewed. Then one move decides the review and stores the revert with it, only if
+    // this review holds: of a Review and a Revert at once, or two Reverts, one review is kept, and
+    // a revert exists only where the kept review says so, filed and posted by its reviewer alone.
     const revertId = derivedRequestId('break-glass-revert', id);
     const revert =
       input.outcome === 'reverted'
-        ? await deps.fileRevert(auditId, input.user, input.origin, reason, revertId).catch(orFiledAlready)
+        ? await deps.revertFor(auditId, input.user, input.origin, reason, revertId)
         : undefined;
     const at = deps.now().toISOString();
     const given = {
@@ -153,9 +157,9 @@ export function createBreakGlass(deps: BreakGlassDeps) {
       at,
       ...(input.outcome === 'reverted' ? { revertRequestId: revertId } : {}),
     };
-    const moved = await storeCall('review', () => store.review(id, given), notDone);
+    const moved = await storeCall('review', () => store.review(id, given, revert?.request), notDone);
     if (moved.kind === 'missing') throw notFound(id);
-    const withRevert = revert ? { revert } : {};
+    const withRevert = revert && moved.kind === 'reviewed' ? { revert } : {};
     if (moved.kind === 'not-reviewable')
       throw new WorkflowError(
         { code: 'nothing-to-review', state: moved.request.state },

@@ -5,6 +5,7 @@ import { AuditObjectSchema } from '../audit/types.ts';
 import { openRedis } from '../redis.ts';
 import { SetCursorSchema } from './changeSet.ts';
 import type { ApplyQueue } from './types.ts';
+import { connected } from './workerClose.ts';
 
 /**
  * The apply queue (BullMQ). One job per approved request, its id the request's id: a second
@@ -78,6 +79,7 @@ export function createApplyQueue(options: ApplyQueueOptions): ApplyQueue {
       if (job && (await job.isDelayed())) await job.promote();
     },
     async close() {
+      await connected(queue);
       await queue.close();
       connection.disconnect();
     },

@@ -30,6 +30,8 @@ import {
  *                                   appliedAt, failure, auditId, verification (JSON where structured)
  *   <prefix>:requests:open    ZSET  id -> createdAt (ms), while the state is open
  *   <prefix>:requests:unreviewed ZSET id -> its review deadline (ms), from break-glass until reviewed
+ *   <prefix>:revert-of:<audit id> STRING the key of the last revert of that record a user filed
+ *                                   (the Revert button): a second one waits until it is closed
  *
  * Every state change is one Lua script: it checks the state the caller expects (and, out of
  * `pending`, the deadline) and moves it, or reports what holds instead. Two replicas, two clicks
@@ -114,21 +116,44 @@ redis.call('ZADD', KEYS[3], ARGV[4], KEYS[1])
 return {'approved'}
 `;
 
-// A review, once. KEYS: request, unreviewed set. ARGV: the review (JSON). Only an applied
-// break-glass change takes one; the first review holds.
+/**
+ * Lua: a new request stored from ARGV[a] (doc), ARGV[a+1] (state), ARGV[a+2] (updatedAt), ARGV[a+3]
+ * (expiresAt, ms), ARGV[a+4] (its score in the open set, '' when not open), at KEYS[k] (its key),
+ * with KEYS[o] the open set. The caller has checked that no request of its key exists.
+ */
+const storeNew = (k: number, o: number, a: number) => `
+redis.call('HSET', KEYS[${k}], 'doc', ARGV[${a}], 'state', ARGV[${a + 1}], 'updatedAt', ARGV[${a + 2}], 'expiresAt', ARGV[${a + 3}])
+if ARGV[${a + 4}] ~= '' then redis.call('ZADD', KEYS[${o}], ARGV[${a + 4}], KEYS[${k}]) end
+`;
+
 /** A new request's fields, and its place among the open ones, unless a request of its id exists. */
 const CREATE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'doc', ARGV[1], 'state', ARGV[2], 'updatedAt', ARGV[3], 'expiresAt', ARGV[4])
-if ARGV[5] ~= '' then redis.call('ZADD', KEYS[2], ARGV[5], KEYS[1]) end
+${storeNew(1, 2, 1)}
 return 1`;
 
+// A revert of an audit record, filed by a user (the Revert button): KEYS: request, open set, the
+// record's revert claim. ARGV: as CREATE. Refused while an earlier revert of the same record is
+// open (two clicks at once file one): answers the claim's holder then, else stores and claims.
+const CREATE_REVERT = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return KEYS[1] end
+local held = redis.call('GET', KEYS[3])
+if held and redis.call('ZSCORE', KEYS[2], held) then return held end
+${storeNew(1, 2, 1)}
+redis.call('SET', KEYS[3], KEYS[1])
+return ''`;
+
+// A review, once. KEYS: request, unreviewed set; with a revert: its key, the open set. ARGV: the
+// review (JSON); with a revert, its fields as CREATE's. Only an applied break-glass change takes
+// one; the first review holds, and only that review's revert is stored (issue 28, item 6: a review
+// that keeps the change racing one that reverts it leaves no revert behind).
 const REVIEW = `
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return 'missing' end
 if state ~= 'applied' or not redis.call('HGET', KEYS[1], 'breakGlass') then return 'not-reviewable' end
 if redis.call('HSETNX', KEYS[1], 'review', ARGV[1]) == 0 then return 'already-reviewed' end
 redis.call('ZREM', KEYS[2], KEYS[1])
+if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 0 then${storeNew(3, 4, 2)}end
 return 'reviewed'
 `;
 
@@ -249,6 +274,30 @@ export class RequestStore {
    * id (a derived id filed on two replicas at once: one stores it). False when one was there.
    */
   async create(request: ChangeRequest): Promise<boolean> {
+    const { key, args } = this.#newRequest(request);
+    const created = await this.#redis.eval(CREATE, 2, key, this.#open, ...args);
+    if (created !== 1) return false;
+    await this.#replicated(`request ${request.id} filed`);
+    return true;
+  }
+
+  /**
+   * Stores a user's revert of audit record `request.revertOf`, unless a revert of it is open
+   * already (two Revert clicks at once, on one replica or two: one is filed): then that one's id.
+   */
+  async createRevert(
+    request: ChangeRequest & { revertOf: string },
+  ): Promise<{ readonly openAlready?: string }> {
+    const { key, args } = this.#newRequest(request);
+    const claim = `${this.#prefix}:revert-of:${request.revertOf}`;
+    const held = (await this.#redis.eval(CREATE_REVERT, 3, key, this.#open, claim, ...args)) as string;
+    if (held !== '') return { openAlready: held.slice(this.#key('').length) };
+    await this.#replicated(`request ${request.id} filed`);
+    return {};
+  }
+
+  /** A new request's key and the fields CREATE stores (see storeNew). */
+  #newRequest(request: ChangeRequest): { key: string; args: string[] } {
     const r = ChangeRequestSchema.parse(request);
     const {
       state,
@@ -269,21 +318,16 @@ export class RequestStore {
       setProgress: _sp,
       ...doc
     } = r;
-    const key = this.#key(r.id);
-    const created = await this.#redis.eval(
-      CREATE,
-      2,
-      key,
-      this.#open,
-      JSON.stringify(doc satisfies Doc),
-      state,
-      updatedAt,
-      String(Date.parse(r.expiresAt)),
-      isOpen(state) ? String(Date.parse(r.createdAt)) : '',
-    );
-    if (created !== 1) return false;
-    await this.#replicated(`request ${r.id} filed`);
-    return true;
+    return {
+      key: this.#key(r.id),
+      args: [
+        JSON.stringify(doc satisfies Doc),
+        state,
+        updatedAt,
+        String(Date.parse(r.expiresAt)),
+        isOpen(state) ? String(Date.parse(r.createdAt)) : '',
+      ],
+    };
   }
 
   async get(id: string): Promise<ChangeRequest | undefined> {
@@ -368,21 +412,33 @@ export class RequestStore {
     throw new Error(`request store: unexpected reply ${JSON.stringify(kind)}`);
   }
 
-  /** Records the review of an applied break-glass change: `reviewed` for exactly one caller, on any replica. */
+  /**
+   * Records the review of an applied break-glass change: `reviewed` for exactly one caller, on any
+   * replica. `revert`, a review's revert request, is stored in the same move, and only when this
+   * review is the one that holds.
+   */
   async review(
     id: string,
     review: Review,
+    revert?: ChangeRequest,
   ): Promise<
     | { readonly kind: 'reviewed' | 'already-reviewed' | 'not-reviewable'; readonly request: ChangeRequest }
     | { readonly kind: 'missing' }
   > {
-    const kind = (await this.#redis.eval(
-      REVIEW,
-      2,
-      this.#key(id),
-      this.#unreviewed,
-      JSON.stringify(ReviewSchema.parse(review)),
-    )) as string;
+    const given = JSON.stringify(ReviewSchema.parse(review));
+    const withRevert = revert ? this.#newRequest(revert) : undefined;
+    const kind = (await (withRevert
+      ? this.#redis.eval(
+          REVIEW,
+          4,
+          this.#key(id),
+          this.#unreviewed,
+          withRevert.key,
+          this.#open,
+          given,
+          ...withRevert.args,
+        )
+      : this.#redis.eval(REVIEW, 2, this.#key(id), this.#unreviewed, given))) as string;
     if (kind === 'reviewed') await this.#replicated(`request ${id} reviewed`);
     const request = kind === 'missing' ? undefined : await this.get(id);
     if (!request) return { kind: 'missing' };

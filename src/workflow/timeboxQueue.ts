@@ -4,7 +4,7 @@ import { openRedis, redisConnection } from '../redis.ts';
 import type { RedisTrouble } from '../redisTrouble.ts';
 import { bullPrefix } from './queue.ts';
 import { scheduleOf } from './timebox.ts';
-import { boundedClose } from './workerClose.ts';
+import { boundedClose, connected } from './workerClose.ts';
 
 /**
  * The deadlines of time-boxed changes, as delayed BullMQ jobs: they live in Redis, so a bot
@@ -81,7 +81,10 @@ export function createTimeBoxQueue(o: TimeBoxQueueOptions): TimeBoxQueue {
       );
       return s;
     },
-    close: () => queue.close(),
+    async close() {
+      await connected(queue);
+      await queue.close();
+    },
   };
 }
 

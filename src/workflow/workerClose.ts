@@ -18,6 +18,28 @@ export const REDIS_AWAY_CLOSE_MS = 2_000;
 /** How often a stopping worker looks at its connection. */
 const LOOK_MS = 100;
 
+/**
+ * Waits, at most `ms`, for a BullMQ queue or worker to finish connecting (its INFO at start).
+ * Closed before that, BullMQ's own start fails after its error listeners are gone: an unhandled
+ * rejection ("Connection is closed") in the process that closed it, seen in CI on a loaded machine.
+ */
+export async function connected(
+  part: { waitUntilReady(): Promise<unknown> },
+  ms = REDIS_AWAY_CLOSE_MS,
+): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      part.waitUntilReady().catch(() => undefined),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Resolves once `connection` has not been ready for `ms` in a row; `cancel` stops looking. */
 function unreachableFor(connection: Redis, ms: number): { reached: Promise<void>; cancel(): void } {
   let timer: NodeJS.Timeout | undefined;
@@ -60,6 +82,7 @@ export function boundedClose<D, R, N extends string>(
   let closing: Promise<void> | undefined;
   return () => {
     closing ??= (async () => {
+      await connected(worker, awayMs);
       await worker.pause(true);
       if (underWay.size > 0) {
         const away = unreachableFor(connection, awayMs);

@@ -174,6 +174,19 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
   }
 
   async function fileRequest(input: FileInput, filing: Filing): Promise<Filed> {
+    const filed = await requestFor(input, filing);
+    const { request } = filed;
+    if (!(await storeCall('create', () => store.create(request))))
+      throw new WorkflowError({ code: 'already-filed', id: request.id });
+    options.log.info(
+      { requestId: request.id, env: request.env, vhost: request.vhost, policy: request.policy },
+      'request filed',
+    );
+    return filed;
+  }
+
+  /** The request `input` files, checked and previewed as filing does, not stored yet. */
+  async function requestFor(input: FileInput, filing: Filing): Promise<Filed> {
     const env = environment(input.env);
     const closed = environmentRefusal(env) ?? vhostRefusal(env, input.vhost);
     if (closed) throw new WorkflowError(closed);
@@ -235,12 +248,6 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
       ...(input.timeBoxMs !== undefined ? { timeBoxMs: input.timeBoxMs } : {}),
       ...(env.breakGlass ? { breakGlassOffered: true } : {}),
     };
-    if (!(await storeCall('create', () => store.create(request))))
-      throw new WorkflowError({ code: 'already-filed', id: request.id });
-    options.log.info(
-      { requestId: request.id, env: env.name, vhost: input.vhost, policy: input.policy },
-      'request filed',
-    );
     return { request, preview: result };
   }
 
@@ -278,14 +285,13 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     );
   }
 
-  async function revertRequestFor(
+  /** What restores the before state of audit record `auditId`, as a request filed by `user`. */
+  async function revertInput(
     auditId: string,
     user: string,
     origin?: Origin,
     reason?: string,
-    id?: string,
-    reviewing?: true,
-  ) {
+  ): Promise<FileInput> {
     const record = await audit.get(auditId);
     if (!record) throw new WorkflowError({ code: 'not-found', what: 'audit record', id: auditId });
     const env = environment(record.env);
@@ -293,19 +299,33 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     const action = target === null ? 'delete' : record.after === null ? 'create' : 'edit';
     const where = origin ?? (env.approvalsChannel ? { channel: env.approvalsChannel } : undefined);
     if (!where) throw new WorkflowError({ code: 'no-approvals-channel', env: env.name });
-    return fileRequest(
-      {
-        env: record.env,
-        vhost: record.vhost,
-        layer: record.operator ? 'operator' : 'user',
-        action,
-        policy: record.policy,
-        fields: target ?? {},
-        requester: { user, ...(reason ? { reason } : {}) },
-        origin: where,
-      },
-      { action: 'revert', revertOf: auditId, ...(id ? { id } : {}), ...(reviewing ? { reviewing } : {}) },
-    );
+    return {
+      env: record.env,
+      vhost: record.vhost,
+      layer: record.operator ? 'operator' : 'user',
+      action,
+      policy: record.policy,
+      fields: target ?? {},
+      requester: { user, ...(reason ? { reason } : {}) },
+      origin: where,
+    };
+  }
+
+  /**
+   * A user's revert of audit record `auditId` (the Revert button, a time box's ask): one open at a
+   * time per record, so two clicks at once, on one replica or two, file one (issue 28, item 15);
+   * the other is told `already-filed`, naming it.
+   */
+  async function revertRequestFor(auditId: string, user: string, origin?: Origin, reason?: string) {
+    const filed = await requestFor(await revertInput(auditId, user, origin, reason), {
+      action: 'revert',
+      revertOf: auditId,
+    });
+    const request = { ...filed.request, revertOf: auditId };
+    const { openAlready } = await storeCall('create', () => store.createRevert(request));
+    if (openAlready) throw new WorkflowError({ code: 'already-filed', id: openAlready });
+    options.log.info({ requestId: request.id, env: request.env, revertOf: auditId }, 'revert filed');
+    return filed;
   }
 
   async function fileSet(input: FileSetInput): Promise<{ request: ChangeRequest }> {
@@ -389,8 +409,13 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     isApprover: (env, user) => options.approvers.isApprover(env, user),
     assertActor,
     storeCall,
-    fileRevert: (auditId, user, origin, reason, id) =>
-      revertRequestFor(auditId, user, origin, reason, id, true),
+    revertFor: async (auditId, user, origin, reason, id) =>
+      requestFor(await revertInput(auditId, user, origin, reason), {
+        action: 'revert',
+        revertOf: auditId,
+        id,
+        reviewing: true,
+      }),
   });
 
   return {

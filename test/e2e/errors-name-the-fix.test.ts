@@ -3,13 +3,14 @@
  * and the compiled bot (`dist/main.js`) as a process. A refused login names the variables the
  * credentials came from (`RMQ_PASSWORD`, or an environment's `passwordEnv`), read from config.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BotProcess, spawnBot } from '../support/botProcess.ts';
-import { brokerCredentials, brokerUrl, waitFor } from '../support/broker.ts';
+import { brokerCredentials, brokerUrl, waitFor, withUser } from '../support/broker.ts';
 import { type Built, built } from '../support/built.ts';
 import { runBuiltRmq } from '../support/cli.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
@@ -17,6 +18,7 @@ import { commandForm, renderedText, signed } from '../support/harness.ts';
 import { clearMainRedis, MAIN_REDIS_URL } from '../support/mainRedis.ts';
 import { type RedisServer, startRedisServer } from '../support/redisServer.ts';
 
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const cwd = mkdtempSync(join(tmpdir(), 'rmq-errors-'));
 let pkg: Built;
 let slack: FakeSlack;
@@ -149,6 +151,56 @@ describe('the event feed', () => {
       run.child.kill('SIGKILL');
       await run.exited;
     }
+  });
+});
+
+describe('the event feed refused on a permission (the README least-privilege grant, or less)', () => {
+  /** The bot as `user`, until its watcher says how it follows the events; its output. */
+  async function feedAs(user: { user: string; password: string }, until: string): Promise<string> {
+    const run = startOn({ RMQ_URL: brokerUrl(), RMQ_USER: user.user, RMQ_PASSWORD: user.password });
+    try {
+      await run.listening();
+      await waitFor(() => run.stdout().includes(until), { what: `the watcher to say "${until}"` });
+      return run.output();
+    } finally {
+      run.child.kill('SIGKILL');
+      await run.exited;
+    }
+  }
+  const failing = 'changes outside the bot: comparing the policy lists every';
+  const needs = 'lacks a permission the event feed needs in the vhost of the AMQP URL';
+
+  it('no entry for the vhost: the permission and the vhost named, not the credentials', async () => {
+    await withUser({ tags: ['management'] }, async (user) => {
+      const out = await feedAs(user, failing);
+      expect(out).toContain(needs);
+      expect(out).toContain(`access to vhost '/' refused for user '${user.user}'`);
+      expect(out).not.toContain('refused the AMQP credentials');
+    });
+  });
+
+  it("an entry without the grant on the event exchange: the broker's words name what is missing", async () => {
+    const nothing = { configure: '^$', write: '^$', read: '^$' };
+    await withUser({ tags: ['management'], vhost: '/', permissions: nothing }, async (user) => {
+      const out = await feedAs(user, failing);
+      expect(out).toContain(needs);
+      expect(out).toMatch(/access to (queue|exchange) '[^']+' in vhost '\/' refused for user/);
+      expect(out).not.toContain('refused the AMQP credentials');
+    });
+  });
+
+  it("the README's grant is enough: the event exchange followed", async () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const grant = /rabbitmqctl set_permissions -p \/ rmq-bot '([^']+)' '([^']+)' '([^']+)'/.exec(readme);
+    expect(grant, 'the README shows the grant on / for the event exchange').not.toBeNull();
+    const [, configure = '', write = '', read = ''] = grant ?? [];
+    await withUser(
+      { tags: ['management'], vhost: '/', permissions: { configure, write, read } },
+      async (user) => {
+        const out = await feedAs(user, 'changes outside the bot: following the event exchange');
+        expect(out).not.toContain(needs);
+      },
+    );
   });
 });
 

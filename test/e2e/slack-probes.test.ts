@@ -3,7 +3,8 @@
  * process alone, quick while one broker drips a byte every second and another is a black hole;
  * `/readyz` (and `/healthz`) at once from the last background check, each part with its state,
  * error code and age, Redis's persistence said; a broker, then Redis, going away is reflected
- * within one check interval; on SIGTERM the probes stop saying 200.
+ * within one check interval; an environment of two nodes, the first down, is ready through the
+ * second, each node's state said; on SIGTERM the probes stop saying 200.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +15,7 @@ import { HEALTH_INTERVAL_MS, HEALTH_TIMEOUT_MS } from '../../src/health.ts';
 import { type BotProcess, labBotEnv, spawnBot } from '../support/botProcess.ts';
 import { brokerUrl, waitFor } from '../support/broker.ts';
 import { built } from '../support/built.ts';
-import { type FakeBroker, startBlackHole, startFakeBroker } from '../support/fakeBroker.ts';
+import { closedPortUrl, type FakeBroker, startBlackHole, startFakeBroker } from '../support/fakeBroker.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
 import { type RedisServer, startRedisServer } from '../support/redisServer.ts';
 
@@ -26,6 +27,9 @@ const LIVEZ_BOUND_MS = 50;
 const cwd = mkdtempSync(join(tmpdir(), 'rmq-probes-'));
 let slack: FakeSlack;
 let lab: FakeBroker;
+/** The second node of environment `pair`, whose first node is down (nothing listens there). */
+let node2: FakeBroker;
+let node1Down: string;
 let drip: FakeBroker;
 let hole: Awaited<ReturnType<typeof startBlackHole>>;
 let redis: RedisServer;
@@ -54,6 +58,8 @@ beforeAll(async () => {
   const mainJs = join((await built()).outdir, 'main.js');
   [slack, redis, hole] = await Promise.all([startFakeSlack(), startRedisServer(), startBlackHole()]);
   lab = await startFakeBroker({ fallback: { kind: 'proxy', target: brokerUrl() } });
+  node2 = await startFakeBroker({ fallback: { kind: 'proxy', target: brokerUrl() } });
+  node1Down = await closedPortUrl();
   drip = await startFakeBroker({ fallback: { kind: 'drip', body: '{"name":"guest"}', intervalMs: 1000 } });
   const amqp = 'amqp://127.0.0.1:5672';
   const environmentsYaml = [
@@ -61,6 +67,7 @@ beforeAll(async () => {
     `  - { name: lab, url: "${lab.url}", amqpUrl: "${amqp}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD }`,
     `  - { name: drip, url: "${drip.url}", amqpUrl: "${amqp}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD }`,
     `  - { name: hole, url: "${hole.url}", amqpUrl: "${amqp}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD }`,
+    `  - { name: pair, url: ["${node1Down}", "${node2.url}"], amqpUrl: ["amqp://127.0.0.1:1", "${amqp}"], userEnv: LAB_USER, passwordEnv: LAB_PASSWORD }`,
   ].join('\n');
   const env = labBotEnv({
     cwd,
@@ -75,7 +82,14 @@ beforeAll(async () => {
 
 afterAll(async () => {
   bot?.child.kill('SIGKILL');
-  await Promise.allSettled([slack?.close(), lab?.close(), drip?.close(), hole?.close(), redis?.stop()]);
+  await Promise.allSettled([
+    slack?.close(),
+    lab?.close(),
+    node2?.close(),
+    drip?.close(),
+    hole?.close(),
+    redis?.stop(),
+  ]);
   rmSync(cwd, { recursive: true, force: true });
 });
 
@@ -110,6 +124,23 @@ describe('the probes of npm start', () => {
     expect(healthz.body.brokers).toMatchObject({ drip: { error: 'timeout' } });
     // Said at start, in the log, too.
     expect(bot.stdout()).toContain('Redis keeps nothing on disk');
+  });
+
+  it("an environment of two nodes, the first down: ready through the second, and each node's state said", async () => {
+    const { body } = await waitFor(
+      async () => {
+        const r = await readiness();
+        const nodes = Object.values(r.body.brokers.pair?.nodes ?? {});
+        return nodes.length === 2 && nodes.every((n) => n.state !== 'unknown') && r;
+      },
+      { deadlineMs: ONE_CHECK_MS, what: 'the first check of both nodes of pair' },
+    );
+    expect(body.brokers.pair).toMatchObject({
+      state: 'ok',
+      ok: true,
+      nodes: { [node1Down]: { state: 'failing', error: 'unreachable' }, [node2.url]: { state: 'ok' } },
+    });
+    expect(node2.requests.length).toBeGreaterThan(0);
   });
 
   it(`/livez and /readyz answer in < ${LIVEZ_BOUND_MS} ms while one broker drips and another is a black hole`, async () => {

@@ -301,6 +301,48 @@ describe('create, from a mention in a thread', () => {
     expect(await admin.getPolicy('user', h.vhost, 'retry-cap')).toBeNull();
     expect(await recordsOf('retry-cap')).toHaveLength(2);
   });
+
+  it('two Revert clicks at once on an applied change file one revert request; the other is told it was filed already (issue 28, item 15)', async () => {
+    // The revert just applied is an applied change too: reverting it would create retry-cap again.
+    const record = (await recordsOf('retry-cap')).find((r) => r.action === 'revert');
+    expect(record).toBeDefined();
+    const where = { channel: 'C0INCIDENT', ts: '1700000000.000999', threadTs: THREAD };
+    const mark = h.slack.calls.length;
+    for (const user of [REQUESTER, GROUPIE]) {
+      await h.interact(click(user, { action_id: 'rmq_audit_revert', value: String(record?.id) }, where));
+    }
+    const forms = await waitFor(
+      () => {
+        const opened = since(mark).filter((c) => c.method === 'views.open' && c.ok);
+        return opened.length === 2 ? opened.map(viewOf) : undefined;
+      },
+      { what: 'both revert forms', deadlineMs: 30_000 },
+    );
+    const answers = await Promise.all(
+      [REQUESTER, GROUPIE].map((user, i) =>
+        submit(user, forms[i] as OpenedView, { reason: `two clicks at once, ${user}` }),
+      ),
+    );
+    const toldFiled = (c: RecordedCall) =>
+      c.ok && c.method === 'chat.postEphemeral' && /filed already/.test(renderedText(c.args));
+    await waitFor(
+      () => answers.some((a) => /filed already/.test(JSON.stringify(a))) || since(mark).some(toldFiled),
+      { what: 'the second submitter told the revert was filed already', deadlineMs: 60_000 },
+    );
+    const revert = await approvalMessage(mark);
+    const open = (await store().listOpen()).filter((r) => r.revertOf === record?.id);
+    expect(open.map((r) => r.id)).toEqual([revert.id]);
+    const posted = since(mark).filter(
+      (c) =>
+        isPost(APPROVALS_CHANNEL)(c) && buttonsOf(c).length === 2 && /Reverts/.test(renderedText(c.args)),
+    );
+    expect(posted).toHaveLength(1);
+    // Once it is closed, the record may be reverted again.
+    expect((await decide(APPROVER, 'reject', revert, 'not now')).status).toBe(200);
+    await waitFor(async () => (await store().get(revert.id))?.state === 'rejected', {
+      what: 'the revert rejected',
+    });
+  });
 });
 
 describe('edit, from a mention in a thread, without flags', () => {

@@ -51,9 +51,13 @@ const input = (vhost: string, over: Partial<FileInput> = {}): FileInput => ({
 });
 
 /** A change filed with `--break-glass` on `wf` and applied: the request as applied. */
-async function brokenAndApplied(wf: Workflow, vhost: string): Promise<ChangeRequest> {
+async function brokenAndApplied(
+  wf: Workflow,
+  vhost: string,
+  over: Partial<FileInput> = {},
+): Promise<ChangeRequest> {
   const { request } = await wf.file(
-    input(vhost, { breakGlass: true, requester: { user: REQUESTER, reason: BECAUSE } }),
+    input(vhost, { breakGlass: true, requester: { user: REQUESTER, reason: BECAUSE }, ...over }),
   );
   const done = await settled(wf, request.id);
   expect(done.state).toBe('applied');
@@ -278,9 +282,58 @@ describe(`break-glass (${broker.label})`, () => {
         expect(results.map((r) => r.outcome).sort()).toEqual(['already-reviewed', 'reviewed']);
         const kept = (await a.get(done.id))?.review;
         expect(kept).toMatchObject({ outcome: 'reverted', revertRequestId: revert?.id });
-        // Filed by whichever approver stored it first; the review kept may be the other's.
-        expect([APPROVER, APPROVER_2]).toContain(revert?.requester.user);
+        // Filed by the approver whose review holds, and by no one else.
+        expect(revert?.requester.user).toBe(kept?.by);
         expect(fx.notifier.told.reviewed.map((r) => r.id)).toEqual([done.id]);
+      },
+      { client: admin },
+    );
+  });
+
+  it('Review and Revert at once, on two replicas: one review holds, and a revert exists only where it reverts (issue 28, item 6)', async () => {
+    await withVhost(
+      async (vhost) => {
+        await fx.worker(admin);
+        const a = fx.workflow({ env: ALLOWED });
+        const b = fx.workflow({ env: ALLOWED });
+        const seen: string[] = [];
+        // Rounds, each with the two clicks in the other order: a race, so which one wins varies;
+        // the invariant holds whichever does.
+        for (let round = 0; round < 4; round++) {
+          const policy = `cap${round}`;
+          const done = await brokenAndApplied(a, vhost, {
+            policy,
+            fields: { pattern: `^x${round}`, definition: { 'max-length': 3 } },
+          });
+          const keep = () =>
+            a.review(done.id, { user: APPROVER, reason: 'looks right', outcome: 'reviewed' });
+          const back = () =>
+            b.review(done.id, { user: APPROVER_2, reason: 'too broad', outcome: 'reverted' });
+          const results = await Promise.all(round % 2 === 0 ? [keep(), back()] : [back(), keep()]);
+          const kept = (await a.get(done.id))?.review;
+          if (!kept) throw new Error('no review held');
+          seen.push(kept.outcome);
+          expect(results.map((r) => r.outcome).sort()).toEqual(['already-reviewed', 'reviewed']);
+          const reverts = (await a.listOpen()).filter((r) => r.revertOf === done.auditId);
+          const handed = results.flatMap((r) => (r.revert ? [r.revert.request.id] : []));
+          if (kept.outcome === 'reviewed') {
+            // Kept: no revert request, none handed to be posted.
+            expect(reverts).toEqual([]);
+            expect(handed).toEqual([]);
+            expect(kept.revertRequestId).toBeUndefined();
+          } else {
+            expect(reverts.map((r) => r.id)).toEqual([kept.revertRequestId]);
+            expect(handed).toEqual([kept.revertRequestId]);
+            expect(reverts[0]?.requester.user).toBe(APPROVER_2);
+          }
+          // The one review the change holds is the one the trail recorded.
+          const records = await new AuditTrail(fx.redis, fx.keyPrefix).list({ name: policy, vhost });
+          const reviews = records.filter((r) => r.action === 'review' && r.reviewOf === done.auditId);
+          expect(reviews.map((r) => r.review?.outcome)).toEqual([kept.outcome]);
+          for (const r of reverts)
+            await a.decide(r.id, { user: APPROVER, kind: 'reject', reason: 'round over' });
+        }
+        expect(seen).toHaveLength(4);
       },
       { client: admin },
     );

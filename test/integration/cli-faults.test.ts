@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminClient, brokerUrl, uniqueName } from '../support/broker.ts';
 import { built } from '../support/built.ts';
 import { type CliRun, runBuiltRmq, runRmq } from '../support/cli.ts';
-import { type FakeBroker, startBlackHole, startFakeBroker } from '../support/fakeBroker.ts';
+import { closedPortUrl, type FakeBroker, startBlackHole, startFakeBroker } from '../support/fakeBroker.ts';
 
 const cwd = mkdtempSync(join(tmpdir(), 'rmq-cli-faults-'));
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));
@@ -182,6 +182,24 @@ describe.each(runners)('%s', (_, run) => {
         await admin.deleteVhost(vhost);
         await admin.close();
       }
+    });
+  });
+
+  describe("a cluster's nodes in RMQ_URL, the first one down", () => {
+    it('which, policies and lint answer through the next node, and --json names it; one node: no node key', async () => {
+      const env = { ...real, RMQ_URL: `${await closedPortUrl()},${brokerUrl()}` };
+      for (const argv of [
+        ['which', 'orders', '--json'],
+        ['policies', '--json'],
+        ['lint', '--json'],
+      ]) {
+        const r = await rmq(env, ...argv);
+        expect(r.code, `${argv[0]}: ${r.err}`).toBe(0);
+        expect((JSON.parse(r.out) as { node?: string }).node, argv[0]).toBe(brokerUrl());
+      }
+      const one = await rmq(real, 'which', 'orders', '--json');
+      expect(one.code, one.err).toBe(0);
+      expect(JSON.parse(one.out)).not.toHaveProperty('node');
     });
   });
 });

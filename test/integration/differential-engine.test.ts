@@ -23,7 +23,7 @@ import { RabbitError } from '../../src/rabbit/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { uniqueName, waitFor } from '../support/broker.ts';
 import { brokersUp, CLUSTER, clientFor } from '../support/brokers.ts';
-import { onClusterAlone } from '../support/clusterLock.ts';
+import { aloneOnCluster } from '../support/clusterHooks.ts';
 
 const SEED = Number(process.env.DIFF_SEED ?? Date.now() % 2 ** 31);
 // The cluster too (scripts/cluster): policy resolution on three nodes is the single node's.
@@ -174,143 +174,135 @@ async function put(client: LabClient, layer: 'user' | 'operator', p: Policy): Pr
 }
 
 describe.each(up)('engine against the real broker ($label)', (broker) => {
-  it(
-    'explains >= 200 generated objects exactly as the broker resolves them',
-    () =>
-      onClusterAlone(broker === CLUSTER, async () => {
-        const client = clientFor(broker);
-        const vhost = uniqueName('diff');
-        const { version, versionText } = await client.overview();
-        const s = scenario(version, vhost, SEED);
-        await client.putVhost(vhost);
-        try {
-          // Half the policies exist before the objects (resolution at declaration), half after
-          // (re-resolution of every object of the vhost when a policy is set).
-          const half = Math.floor(s.user.length / 2);
-          const refusals: string[] = [];
-          const live: Policy[] = [];
-          const liveOp: Policy[] = [];
-          const putAll = async (layer: 'user' | 'operator', list: Policy[], into: Policy[]) => {
-            for (const p of list) {
-              const refused = await put(client, layer, p);
-              if (refused) refusals.push(`${layer} ${p.name} ${JSON.stringify(p.definition)}: ${refused}`);
-              else into.push(p);
-            }
-          };
-          await putAll('user', s.user.slice(0, half), live);
-          await putAll('operator', s.operator.slice(0, 3), liveOp);
-          await inBatches(s.objects, 8, async (o) => {
-            if (o.kind === 'exchange') await client.putExchange(vhost, o.name, 'topic');
-            else await client.putQueue(vhost, o.name, { kind: o.kind });
-          });
-          await putAll('user', s.user.slice(half), live);
-          await putAll('operator', s.operator.slice(3), liveOp);
-          // Every generated definition is valid for this version, so the broker must take them all.
-          expect(refusals).toEqual([]);
-
-          const set = buildPolicySet(live, liveOp, version);
-          // Lookaround patterns: every verdict decided off the main thread before the comparison.
-          const views = s.objects.map((o) => {
-            const view = nameView(o.name, { collectPending: true });
-            resolve(set, o.name, o.kind, view);
-            return view;
-          });
-          await reader.decide(pendingVerdicts(views));
-          expect(reader.stats.budgetsSpent).toBe(0);
-          const byName = new Map(live.map((p) => [p.name, p]));
-          const opByName = new Map(liveOp.map((p) => [p.name, p]));
-          const kindOf = new Map(s.objects.map((o) => [o.name, o.kind]));
-
-          const check = async (): Promise<string[]> => {
-            const failures: string[] = [];
-            // The record-derived listing: current the instant a policy is set.
-            const current = new Map<string, string | null>();
-            for await (const q of client.streamQueues(vhost, { stats: false }))
-              current.set(q.name, q.policy ?? null);
-            for await (const x of client.streamExchanges(vhost))
-              if (kindOf.has(x.name)) current.set(x.name, x.policy ?? null);
-            // The stats listing: operator policy and effective definition, seconds behind.
-            const stats = new Map<
-              string,
-              { op: string | null | undefined; eff: Record<string, unknown> | undefined }
-            >();
-            for await (const q of client.streamQueues(vhost, { stats: true })) {
-              stats.set(q.name, {
-                op: q.operatorPolicy,
-                eff: q.effectiveDefinition as Record<string, unknown> | undefined,
-              });
-            }
-            for (const o of s.objects) {
-              const r = resolve(set, o.name, o.kind);
-              const reported = current.get(o.name);
-              const candidates = r.user.candidates.map((p) => p.name);
-              const where = `${o.kind} ${JSON.stringify(o.name)}`;
-              if (!r.user.decided || !r.operator.decided) continue; // never guessed; counted below
-              if (reported === undefined) failures.push(`${where}: missing from the broker's listing`);
-              else if (reported === null ? candidates.length > 0 : !candidates.includes(reported)) {
-                failures.push(
-                  `${where}: broker says ${reported}, engine says ${candidates.join('|') || 'none'}`,
-                );
-              }
-              if (o.kind === 'exchange') continue; // exchanges report no operator policy
-              const st = stats.get(o.name);
-              if (!st || st.op === undefined || st.eff === undefined) {
-                failures.push(`${where}: statistics not reported yet`);
-                continue;
-              }
-              const opCandidates = r.operator.candidates.map((p) => p.name);
-              if (
-                (st.op ?? null) === null ? opCandidates.length > 0 : !opCandidates.includes(st.op as string)
-              ) {
-                failures.push(
-                  `${where}: broker operator policy ${st.op}, engine ${opCandidates.join('|') || 'none'}`,
-                );
-                continue;
-              }
-              const userDef = reported ? byName.get(reported)?.definition : undefined;
-              const opDef = st.op ? opByName.get(st.op)?.definition : undefined;
-              const eff = Object.fromEntries(
-                Object.entries(effectiveDefinition(userDef, opDef, version)).map(([k, e]) => [k, e.value]),
-              );
-              if (JSON.stringify(sortKeys(eff)) !== JSON.stringify(sortKeys(st.eff))) {
-                failures.push(
-                  `${where}: effective ${JSON.stringify(st.eff)} from broker, ${JSON.stringify(eff)} from engine`,
-                );
-              }
-            }
-            return failures;
-          };
-
-          let failures: string[] = [];
-          await waitFor(
-            async () => {
-              failures = await check();
-              return failures.length === 0;
-            },
-            { deadlineMs: 45_000, intervalMs: 1000, what: 'the broker to report every object' },
-          ).catch(() => undefined);
-          const undecided = s.objects.filter((o) => {
-            const r = resolve(set, o.name, o.kind);
-            return !r.user.decided || !r.operator.decided;
-          }).length;
-          const cases = s.objects.length - undecided;
-          summary.push(
-            `${broker.label} ${versionText}: ${cases} objects compared, ${cases - failures.length} agreed, ${undecided} undecidable (not guessed), ${live.length} policies, ${liveOp.length} operator policies`,
-          );
-          expect(cases).toBeGreaterThanOrEqual(200);
-          // Lookaround is read now: at least 99 % of the objects are compared, none left to a guess.
-          expect(cases / s.objects.length).toBeGreaterThanOrEqual(0.99);
-          expect(
-            failures,
-            `seed ${SEED}, broker ${broker.label} ${formatVersion(version)}\n${failures.join('\n')}\npolicies: ${JSON.stringify(live)}\noperator: ${JSON.stringify(liveOp)}`,
-          ).toEqual([]);
-        } finally {
-          await client.deleteVhost(vhost);
-          await client.close();
+  aloneOnCluster(broker === CLUSTER);
+  it('explains >= 200 generated objects exactly as the broker resolves them', async () => {
+    const client = clientFor(broker);
+    const vhost = uniqueName('diff');
+    const { version, versionText } = await client.overview();
+    const s = scenario(version, vhost, SEED);
+    await client.putVhost(vhost);
+    try {
+      // Half the policies exist before the objects (resolution at declaration), half after
+      // (re-resolution of every object of the vhost when a policy is set).
+      const half = Math.floor(s.user.length / 2);
+      const refusals: string[] = [];
+      const live: Policy[] = [];
+      const liveOp: Policy[] = [];
+      const putAll = async (layer: 'user' | 'operator', list: Policy[], into: Policy[]) => {
+        for (const p of list) {
+          const refused = await put(client, layer, p);
+          if (refused) refusals.push(`${layer} ${p.name} ${JSON.stringify(p.definition)}: ${refused}`);
+          else into.push(p);
         }
-      }),
-    240_000,
-  );
+      };
+      await putAll('user', s.user.slice(0, half), live);
+      await putAll('operator', s.operator.slice(0, 3), liveOp);
+      await inBatches(s.objects, 8, async (o) => {
+        if (o.kind === 'exchange') await client.putExchange(vhost, o.name, 'topic');
+        else await client.putQueue(vhost, o.name, { kind: o.kind });
+      });
+      await putAll('user', s.user.slice(half), live);
+      await putAll('operator', s.operator.slice(3), liveOp);
+      // Every generated definition is valid for this version, so the broker must take them all.
+      expect(refusals).toEqual([]);
+
+      const set = buildPolicySet(live, liveOp, version);
+      // Lookaround patterns: every verdict decided off the main thread before the comparison.
+      const views = s.objects.map((o) => {
+        const view = nameView(o.name, { collectPending: true });
+        resolve(set, o.name, o.kind, view);
+        return view;
+      });
+      await reader.decide(pendingVerdicts(views));
+      expect(reader.stats.budgetsSpent).toBe(0);
+      const byName = new Map(live.map((p) => [p.name, p]));
+      const opByName = new Map(liveOp.map((p) => [p.name, p]));
+      const kindOf = new Map(s.objects.map((o) => [o.name, o.kind]));
+
+      const check = async (): Promise<string[]> => {
+        const failures: string[] = [];
+        // The record-derived listing: current the instant a policy is set.
+        const current = new Map<string, string | null>();
+        for await (const q of client.streamQueues(vhost, { stats: false }))
+          current.set(q.name, q.policy ?? null);
+        for await (const x of client.streamExchanges(vhost))
+          if (kindOf.has(x.name)) current.set(x.name, x.policy ?? null);
+        // The stats listing: operator policy and effective definition, seconds behind.
+        const stats = new Map<
+          string,
+          { op: string | null | undefined; eff: Record<string, unknown> | undefined }
+        >();
+        for await (const q of client.streamQueues(vhost, { stats: true })) {
+          stats.set(q.name, {
+            op: q.operatorPolicy,
+            eff: q.effectiveDefinition as Record<string, unknown> | undefined,
+          });
+        }
+        for (const o of s.objects) {
+          const r = resolve(set, o.name, o.kind);
+          const reported = current.get(o.name);
+          const candidates = r.user.candidates.map((p) => p.name);
+          const where = `${o.kind} ${JSON.stringify(o.name)}`;
+          if (!r.user.decided || !r.operator.decided) continue; // never guessed; counted below
+          if (reported === undefined) failures.push(`${where}: missing from the broker's listing`);
+          else if (reported === null ? candidates.length > 0 : !candidates.includes(reported)) {
+            failures.push(`${where}: broker says ${reported}, engine says ${candidates.join('|') || 'none'}`);
+          }
+          if (o.kind === 'exchange') continue; // exchanges report no operator policy
+          const st = stats.get(o.name);
+          if (!st || st.op === undefined || st.eff === undefined) {
+            failures.push(`${where}: statistics not reported yet`);
+            continue;
+          }
+          const opCandidates = r.operator.candidates.map((p) => p.name);
+          if ((st.op ?? null) === null ? opCandidates.length > 0 : !opCandidates.includes(st.op as string)) {
+            failures.push(
+              `${where}: broker operator policy ${st.op}, engine ${opCandidates.join('|') || 'none'}`,
+            );
+            continue;
+          }
+          const userDef = reported ? byName.get(reported)?.definition : undefined;
+          const opDef = st.op ? opByName.get(st.op)?.definition : undefined;
+          const eff = Object.fromEntries(
+            Object.entries(effectiveDefinition(userDef, opDef, version)).map(([k, e]) => [k, e.value]),
+          );
+          if (JSON.stringify(sortKeys(eff)) !== JSON.stringify(sortKeys(st.eff))) {
+            failures.push(
+              `${where}: effective ${JSON.stringify(st.eff)} from broker, ${JSON.stringify(eff)} from engine`,
+            );
+          }
+        }
+        return failures;
+      };
+
+      let failures: string[] = [];
+      await waitFor(
+        async () => {
+          failures = await check();
+          return failures.length === 0;
+        },
+        { deadlineMs: 45_000, intervalMs: 1000, what: 'the broker to report every object' },
+      ).catch(() => undefined);
+      const undecided = s.objects.filter((o) => {
+        const r = resolve(set, o.name, o.kind);
+        return !r.user.decided || !r.operator.decided;
+      }).length;
+      const cases = s.objects.length - undecided;
+      summary.push(
+        `${broker.label} ${versionText}: ${cases} objects compared, ${cases - failures.length} agreed, ${undecided} undecidable (not guessed), ${live.length} policies, ${liveOp.length} operator policies`,
+      );
+      expect(cases).toBeGreaterThanOrEqual(200);
+      // Lookaround is read now: at least 99 % of the objects are compared, none left to a guess.
+      expect(cases / s.objects.length).toBeGreaterThanOrEqual(0.99);
+      expect(
+        failures,
+        `seed ${SEED}, broker ${broker.label} ${formatVersion(version)}\n${failures.join('\n')}\npolicies: ${JSON.stringify(live)}\noperator: ${JSON.stringify(liveOp)}`,
+      ).toEqual([]);
+    } finally {
+      await client.deleteVhost(vhost);
+      await client.close();
+    }
+  }, 240_000);
 
   // Which keys a version takes is the version's, not the cluster's: its 4.3 node proves it.
   it.skipIf(broker === CLUSTER)(

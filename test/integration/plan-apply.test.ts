@@ -11,10 +11,12 @@ import { readDefinitions } from '../../src/definitions/read.ts';
 import { type Plan, type PlanStep, planFile } from '../../src/plan/plan.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import { brokerCredentials, uniqueName, waitFor } from '../support/broker.ts';
-import { brokersUp, clientFor, type TestBroker } from '../support/brokers.ts';
+import { brokersUp, CLUSTER, clientFor, type TestBroker } from '../support/brokers.ts';
+import { aloneOnCluster } from '../support/clusterHooks.ts';
 import { management, messages } from '../support/messages.ts';
 
-const { up } = await brokersUp();
+// The cluster too (scripts/cluster): the plan's order holds on three nodes as on one.
+const { up } = await brokersUp({ cluster: true });
 
 type Api = ReturnType<typeof management>;
 type P = Omit<Policy, 'vhost'> & { operator?: boolean };
@@ -220,6 +222,8 @@ function capNow(policies: readonly P[], queue: string): number {
   return Math.min(cap(winner(false)), cap(winner(true)));
 }
 
+const ON_CLUSTER = ['a rename', 'two policies trading', 'a loss on the way'];
+
 async function holds(api: Api, queue: string, n: number): Promise<void> {
   await api.settled(queue, n);
   expect(await api.peek(queue)).toBe(n);
@@ -228,7 +232,11 @@ async function holds(api: Api, queue: string, n: number): Promise<void> {
 describe.each(up.map((b) => [b.label, b] as [string, TestBroker]))(
   'plan, applied step by step, on %s',
   (_label, broker) => {
-    it.each(ROWS.map((r) => [r.what, r] as [string, Row]))('%s', async (_what, row) => {
+    aloneOnCluster(broker === CLUSTER);
+    // On the cluster, three rows (each waits out the statistics' lag, ~10 s: CI's time): a state on
+    // the way that the order avoids, two policies trading priorities, a loss no order avoids.
+    const rows = broker === CLUSTER ? ROWS.filter((r) => ON_CLUSTER.some((w) => r.what.startsWith(w))) : ROWS;
+    it.each(rows.map((r) => [r.what, r] as [string, Row]))('%s', async (_what, row) => {
       const client = clientFor(broker);
       const vhost = uniqueName('plan');
       await client.putVhost(vhost);

@@ -30,7 +30,7 @@ import { type PreviewAnswer, type PreviewInput, preview } from '../../src/previe
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { uniqueName, waitFor } from '../support/broker.ts';
 import { BROKERS, brokersUp, CLUSTER, clientFor, type TestBroker } from '../support/brokers.ts';
-import { onClusterAlone } from '../support/clusterLock.ts';
+import { aloneOnCluster } from '../support/clusterHooks.ts';
 import { management, messages } from '../support/messages.ts';
 import { type Rng, rng } from '../support/rng.ts';
 
@@ -206,217 +206,209 @@ afterAll(() => {
 describe.each(up.map((b) => [b.label, b] as [string, TestBroker]))(
   'preview impact differential on %s',
   (_label, broker) => {
-    it(
-      'predicts what a change removes, dead-letters and deletes, against what the broker does',
-      () =>
-        onClusterAlone(broker === CLUSTER, async () => {
-          const client = clientFor(broker);
-          const version = formatVersion((await client.overview()).version);
-          const r = rng(SEED + 7919 * BROKERS.indexOf(broker));
-          const worlds = broker === CLUSTER ? 1 : WORLDS;
-          const seen = {
-            worlds: 0,
-            queues: 0,
-            removed: 0,
-            deadLettered: 0,
-            deleted: 0,
-            later: 0,
-            streams: 0,
-          };
-          try {
-            for (let w = 0; w < worlds; w++) await oneWorld(w);
-          } finally {
-            await client.close();
+    aloneOnCluster(broker === CLUSTER);
+    it('predicts what a change removes, dead-letters and deletes, against what the broker does', async () => {
+      const client = clientFor(broker);
+      const version = formatVersion((await client.overview()).version);
+      const r = rng(SEED + 7919 * BROKERS.indexOf(broker));
+      const worlds = broker === CLUSTER ? 1 : WORLDS;
+      const seen = {
+        worlds: 0,
+        queues: 0,
+        removed: 0,
+        deadLettered: 0,
+        deleted: 0,
+        later: 0,
+        streams: 0,
+      };
+      try {
+        for (let w = 0; w < worlds; w++) await oneWorld(w);
+      } finally {
+        await client.close();
+      }
+      expect(seen.worlds).toBe(worlds);
+      tallies.push(
+        `${broker.label} ${version}: ${seen.worlds} worlds, ${seen.queues} queues watched; predicted and seen: ` +
+          `${seen.removed} messages removed (${seen.deadLettered} dead-lettered), ${seen.deleted} queues deleted (${seen.later} more due later, not waited for); ${seen.streams} streams within bounds`,
+      );
+
+      async function oneWorld(w: number): Promise<void> {
+        const vhost = uniqueName('impact-diff');
+        await client.putVhost(vhost);
+        const api = management(broker, vhost);
+        const amqp = await messages(broker, vhost);
+        const queues = makeQueues(r);
+        const policies = initialPolicies(r, queues);
+        const change = changeFor(r, queues, policies);
+        let said = `seed ${SEED}, ${broker.label} ${version}, world ${w}\nqueues ${JSON.stringify(queues)}\npolicies ${JSON.stringify(policies)}\nchange ${JSON.stringify(change.input)}`;
+        const fail = (what: string): never => {
+          throw new Error(`${what}\n${said}`);
+        };
+        try {
+          for (const [x, q] of Object.entries(DLQ_OF)) {
+            await api.exchange(x);
+            await api.queue(q, 'classic');
+            await api.bind(x, q);
           }
-          expect(seen.worlds).toBe(worlds);
-          tallies.push(
-            `${broker.label} ${version}: ${seen.worlds} worlds, ${seen.queues} queues watched; predicted and seen: ` +
-              `${seen.removed} messages removed (${seen.deadLettered} dead-lettered), ${seen.deleted} queues deleted (${seen.later} more due later, not waited for); ${seen.streams} streams within bounds`,
+          for (const q of queues) {
+            await api.queue(q.name, q.kind, q.args);
+            await amqp.publish(q.name, q.depth, BODY);
+          }
+          for (const p of policies)
+            await api.policy(p.name, p.pattern, p.definition, { priority: p.priority });
+
+          // --- the world settled: real counts, and statistics that agree with them ---
+          await policiesReported(client, vhost);
+          const fetched = [
+            ...queues.filter((q) => q.kind !== 'stream').map((q) => q.name),
+            ...Object.values(DLQ_OF),
+          ];
+          const truth = new Map<string, number>();
+          for (const name of fetched) truth.set(name, await api.peek(name));
+          await waitFor(
+            async () => {
+              const stats = await statistics(client, vhost);
+              let agree = true;
+              for (const [name, n] of truth) {
+                const s = stats.get(name);
+                if (s?.ready === n && s.unacked === 0) continue;
+                agree = false;
+                // Dead-lettering at setup may still be arriving; quorum queues are fetched once
+                // (each fetch spends one of a quorum queue's deliveries).
+                if (name.startsWith('dlq.') || name.startsWith('w.c')) truth.set(name, await api.peek(name));
+              }
+              return agree;
+            },
+            {
+              deadlineMs: 40_000,
+              intervalMs: 500,
+              what: 'the statistics to agree with the fetched counts',
+            },
           );
 
-          async function oneWorld(w: number): Promise<void> {
-            const vhost = uniqueName('impact-diff');
-            await client.putVhost(vhost);
-            const api = management(broker, vhost);
-            const amqp = await messages(broker, vhost);
-            const queues = makeQueues(r);
-            const policies = initialPolicies(r, queues);
-            const change = changeFor(r, queues, policies);
-            let said = `seed ${SEED}, ${broker.label} ${version}, world ${w}\nqueues ${JSON.stringify(queues)}\npolicies ${JSON.stringify(policies)}\nchange ${JSON.stringify(change.input)}`;
-            const fail = (what: string): never => {
-              throw new Error(`${what}\n${said}`);
-            };
-            try {
-              for (const [x, q] of Object.entries(DLQ_OF)) {
-                await api.exchange(x);
-                await api.queue(q, 'classic');
-                await api.bind(x, q);
-              }
-              for (const q of queues) {
-                await api.queue(q.name, q.kind, q.args);
-                await amqp.publish(q.name, q.depth, BODY);
-              }
-              for (const p of policies)
-                await api.policy(p.name, p.pattern, p.definition, { priority: p.priority });
-
-              // --- the world settled: real counts, and statistics that agree with them ---
-              await policiesReported(client, vhost);
-              const fetched = [
-                ...queues.filter((q) => q.kind !== 'stream').map((q) => q.name),
-                ...Object.values(DLQ_OF),
-              ];
-              const truth = new Map<string, number>();
-              for (const name of fetched) truth.set(name, await api.peek(name));
-              await waitFor(
-                async () => {
-                  const stats = await statistics(client, vhost);
-                  let agree = true;
-                  for (const [name, n] of truth) {
-                    const s = stats.get(name);
-                    if (s?.ready === n && s.unacked === 0) continue;
-                    agree = false;
-                    // Dead-lettering at setup may still be arriving; quorum queues are fetched once
-                    // (each fetch spends one of a quorum queue's deliveries).
-                    if (name.startsWith('dlq.') || name.startsWith('w.c'))
-                      truth.set(name, await api.peek(name));
-                  }
-                  return agree;
-                },
-                {
-                  deadlineMs: 40_000,
-                  intervalMs: 500,
-                  what: 'the statistics to agree with the fetched counts',
-                },
+          // --- the prediction, once its reading shows those counts ---
+          const input: PreviewInput = { ...change.input, vhost };
+          let result: PreviewAnswer | undefined;
+          await waitFor(
+            async () => {
+              const x = await preview(input, client);
+              if (x.status !== 'answered') fail(`preview ${x.status}: ${JSON.stringify(x).slice(0, 1500)}`);
+              result = x as PreviewAnswer;
+              return result.objects.every(
+                (o) =>
+                  o.kind === 'stream' ||
+                  // bytes 0 over ready messages: not reported yet (4.3 quorum queues), the rule says "may"
+                  (o.now?.ready === truth.get(o.name) &&
+                    o.now?.unacked === 0 &&
+                    (o.now.ready === 0 || (o.now.bytes ?? 0) > 0)),
               );
+            },
+            {
+              deadlineMs: 30_000,
+              intervalMs: 500,
+              what: "the preview's reading to show the settled counts",
+            },
+          );
+          const answer = result as PreviewAnswer;
+          const impactOf = (name: string): readonly Impact[] =>
+            answer.objects.find((o) => o.name === name)?.impact ?? [];
+          said += `\ncounts before ${JSON.stringify(Object.fromEntries(truth))}\npredicted ${JSON.stringify(answer.objects.filter((o) => o.impact.length).map((o) => [o.name, o.impact]))}`;
 
-              // --- the prediction, once its reading shows those counts ---
-              const input: PreviewInput = { ...change.input, vhost };
-              let result: PreviewAnswer | undefined;
-              await waitFor(
-                async () => {
-                  const x = await preview(input, client);
-                  if (x.status !== 'answered')
-                    fail(`preview ${x.status}: ${JSON.stringify(x).slice(0, 1500)}`);
-                  result = x as PreviewAnswer;
-                  return result.objects.every(
-                    (o) =>
-                      o.kind === 'stream' ||
-                      // bytes 0 over ready messages: not reported yet (4.3 quorum queues), the rule says "may"
-                      (o.now?.ready === truth.get(o.name) &&
-                        o.now?.unacked === 0 &&
-                        (o.now.ready === 0 || (o.now.bytes ?? 0) > 0)),
-                  );
-                },
-                {
-                  deadlineMs: 30_000,
-                  intervalMs: 500,
-                  what: "the preview's reading to show the settled counts",
-                },
-              );
-              const answer = result as PreviewAnswer;
-              const impactOf = (name: string): readonly Impact[] =>
-                answer.objects.find((o) => o.name === name)?.impact ?? [];
-              said += `\ncounts before ${JSON.stringify(Object.fromEntries(truth))}\npredicted ${JSON.stringify(answer.objects.filter((o) => o.impact.length).map((o) => [o.name, o.impact]))}`;
-
-              // --- what the broker should then show ---
-              const expected = new Map(truth);
-              const deleted = new Set<string>();
-              let deletedLater = 0;
-              for (const q of queues) {
-                const impact = impactOf(q.name);
-                for (const x of impact) {
-                  if (x.effect === 'may-drop' || x.effect === 'delete-when-idle')
-                    fail(`${q.name}: "${x.effect}" although its statistics and consumers were read`);
-                  if (x.effect === 'delete' && x.inMs <= DUE_MS) deleted.add(q.name);
-                  else if (x.effect === 'delete') deletedLater++;
-                  if (x.effect !== 'drop') continue;
-                  expected.set(q.name, (truth.get(q.name) as number) - x.messages);
-                  seen.removed += x.messages;
-                  if (x.fate === 'lost') continue;
-                  const dlq = DLQ_OF[x.exchange ?? ''];
-                  if (!dlq)
-                    fail(`${q.name}: dead-lettered to ${x.exchange}, which the world has no queue bound to`);
-                  expected.set(dlq as string, (expected.get(dlq as string) as number) + x.messages);
-                  seen.deadLettered += x.messages;
-                }
-              }
-              const streamsBefore = await statistics(client, vhost);
-              const appliedAt = Date.now();
-              await change.apply(api);
-
-              const wrong = (stats: Map<string, Count>, names: Iterable<string>): string[] => {
-                const out: string[] = [];
-                for (const name of names) {
-                  if (deleted.has(name)) {
-                    if (stats.has(name)) out.push(`${name}: predicted deleted, still there`);
-                  } else if (stats.get(name)?.messages !== expected.get(name)) {
-                    out.push(
-                      `${name}: predicted ${expected.get(name)}, statistics say ${stats.get(name)?.messages ?? 'gone / none'}`,
-                    );
-                  }
-                }
-                return out;
-              };
-              let last: string[] = [];
-              const longest = Math.max(
-                0,
-                ...queues.flatMap((q) =>
-                  impactOf(q.name).map((x) => (x.effect === 'delete' && x.inMs <= DUE_MS ? x.inMs : 0)),
-                ),
-              );
-              try {
-                await waitFor(
-                  async () => {
-                    last = wrong(await statistics(client, vhost), expected.keys());
-                    return last.length === 0;
-                  },
-                  {
-                    deadlineMs: longest + 40_000,
-                    intervalMs: 500,
-                    what: 'the broker to show the predicted counts',
-                  },
-                );
-              } catch {
-                fail(`the broker did not do what the preview said:\n${last.join('\n')}`);
-              }
-              // Nothing predicted deleted goes later either: wait out the change's expires, then look.
-              const expires = (change.input.fields.definition as Record<string, unknown> | undefined)
-                ?.expires;
-              if (typeof expires === 'number' && expires < 60_000) {
-                await waitFor(() => Date.now() > appliedAt + expires + 3000, {
-                  deadlineMs: expires + 10_000,
-                });
-              }
-              const after = await statistics(client, vhost);
-              for (const q of queues) {
-                if (!deleted.has(q.name) && !(await api.exists(q.name)))
-                  fail(`${q.name}: deleted, not predicted`);
-              }
-              // The statistics agreed; the real counts must too.
-              for (const name of expected.keys()) {
-                if (deleted.has(name)) continue;
-                const n = await api.peek(name);
-                if (n !== expected.get(name))
-                  fail(`${name}: predicted ${expected.get(name)}, holds ${n} (fetched)`);
-              }
-              for (const q of queues.filter((x) => x.kind === 'stream')) {
-                const was = streamsBefore.get(q.name)?.messages ?? q.depth;
-                const is = after.get(q.name)?.messages;
-                if (is !== undefined && is > was)
-                  fail(`${q.name}: a stream gained messages (${was} -> ${is})`);
-                seen.streams++;
-              }
-              seen.worlds++;
-              seen.queues += queues.length;
-              seen.deleted += deleted.size;
-              seen.later += deletedLater;
-            } finally {
-              await amqp.close();
-              await client.deleteVhost(vhost);
+          // --- what the broker should then show ---
+          const expected = new Map(truth);
+          const deleted = new Set<string>();
+          let deletedLater = 0;
+          for (const q of queues) {
+            const impact = impactOf(q.name);
+            for (const x of impact) {
+              if (x.effect === 'may-drop' || x.effect === 'delete-when-idle')
+                fail(`${q.name}: "${x.effect}" although its statistics and consumers were read`);
+              if (x.effect === 'delete' && x.inMs <= DUE_MS) deleted.add(q.name);
+              else if (x.effect === 'delete') deletedLater++;
+              if (x.effect !== 'drop') continue;
+              expected.set(q.name, (truth.get(q.name) as number) - x.messages);
+              seen.removed += x.messages;
+              if (x.fate === 'lost') continue;
+              const dlq = DLQ_OF[x.exchange ?? ''];
+              if (!dlq)
+                fail(`${q.name}: dead-lettered to ${x.exchange}, which the world has no queue bound to`);
+              expected.set(dlq as string, (expected.get(dlq as string) as number) + x.messages);
+              seen.deadLettered += x.messages;
             }
           }
-        }),
-      480_000,
-    ); // 30–45 s a broker when the machine is quiet; the bound is for a loaded one
+          const streamsBefore = await statistics(client, vhost);
+          const appliedAt = Date.now();
+          await change.apply(api);
+
+          const wrong = (stats: Map<string, Count>, names: Iterable<string>): string[] => {
+            const out: string[] = [];
+            for (const name of names) {
+              if (deleted.has(name)) {
+                if (stats.has(name)) out.push(`${name}: predicted deleted, still there`);
+              } else if (stats.get(name)?.messages !== expected.get(name)) {
+                out.push(
+                  `${name}: predicted ${expected.get(name)}, statistics say ${stats.get(name)?.messages ?? 'gone / none'}`,
+                );
+              }
+            }
+            return out;
+          };
+          let last: string[] = [];
+          const longest = Math.max(
+            0,
+            ...queues.flatMap((q) =>
+              impactOf(q.name).map((x) => (x.effect === 'delete' && x.inMs <= DUE_MS ? x.inMs : 0)),
+            ),
+          );
+          try {
+            await waitFor(
+              async () => {
+                last = wrong(await statistics(client, vhost), expected.keys());
+                return last.length === 0;
+              },
+              {
+                deadlineMs: longest + 40_000,
+                intervalMs: 500,
+                what: 'the broker to show the predicted counts',
+              },
+            );
+          } catch {
+            fail(`the broker did not do what the preview said:\n${last.join('\n')}`);
+          }
+          // Nothing predicted deleted goes later either: wait out the change's expires, then look.
+          const expires = (change.input.fields.definition as Record<string, unknown> | undefined)?.expires;
+          if (typeof expires === 'number' && expires < 60_000) {
+            await waitFor(() => Date.now() > appliedAt + expires + 3000, {
+              deadlineMs: expires + 10_000,
+            });
+          }
+          const after = await statistics(client, vhost);
+          for (const q of queues) {
+            if (!deleted.has(q.name) && !(await api.exists(q.name)))
+              fail(`${q.name}: deleted, not predicted`);
+          }
+          // The statistics agreed; the real counts must too.
+          for (const name of expected.keys()) {
+            if (deleted.has(name)) continue;
+            const n = await api.peek(name);
+            if (n !== expected.get(name))
+              fail(`${name}: predicted ${expected.get(name)}, holds ${n} (fetched)`);
+          }
+          for (const q of queues.filter((x) => x.kind === 'stream')) {
+            const was = streamsBefore.get(q.name)?.messages ?? q.depth;
+            const is = after.get(q.name)?.messages;
+            if (is !== undefined && is > was) fail(`${q.name}: a stream gained messages (${was} -> ${is})`);
+            seen.streams++;
+          }
+          seen.worlds++;
+          seen.queues += queues.length;
+          seen.deleted += deleted.size;
+          seen.later += deletedLater;
+        } finally {
+          await amqp.close();
+          await client.deleteVhost(vhost);
+        }
+      }
+    }, 480_000); // 30–45 s a broker when the machine is quiet; the bound is for a loaded one
   },
 );

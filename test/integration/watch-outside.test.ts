@@ -5,11 +5,14 @@
  * was down; never for the bot's own applies; once across two replicas.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { amqpEndpoint } from '../../src/config.ts';
+import { createLogger } from '../../src/log.ts';
 import { preview } from '../../src/preview/preview.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { effectOfChange } from '../../src/watch/effect.ts';
-import { waitFor, withUser, withVhost } from '../support/broker.ts';
+import { brokerCredentials, waitFor, withUser, withVhost } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';
+import { startTcpProxy } from '../support/fakeBroker.ts';
 import { testEnvironment, type WatchFixture, watchFixture } from '../support/watch.ts';
 
 const { up } = await brokersUp();
@@ -214,6 +217,55 @@ describe.each(up)('changes outside the bot on $label', (broker) => {
         expect(w.changes[0]).toMatchObject({ name: 'quiet', actor: null, source: 'interval' });
       },
       { client, prefix: 'watch-down' },
+    );
+  });
+
+  it('two AMQP nodes, the first stops: the follower moves to the second, and the next change comes as an event', async () => {
+    await withVhost(
+      async (vhost) => {
+        // Node 1 a proxy to the broker's AMQP port, node 2 the port itself: one broker, two ways in.
+        const amqp = new URL(broker.amqpUrl);
+        const node1 = await startTcpProxy({ host: amqp.hostname, port: Number(amqp.port || 5672) });
+        const { user, password } = brokerCredentials();
+        const env = {
+          ...testEnvironment(broker),
+          amqp: amqpEndpoint([`amqp://127.0.0.1:${node1.port}`, broker.amqpUrl], broker.url, user, password),
+        };
+        // Each connection's queue is confirmed once, in the log: the count of connections followed.
+        const followed: string[] = [];
+        const logger = createLogger('info', {
+          write: (line: string) => {
+            const { msg, queue } = JSON.parse(line) as { msg: string; queue?: string };
+            if (msg.includes('following the event exchange') && queue) followed.push(queue);
+          },
+        });
+        try {
+          const w = await fixture.start({ vhost, client, env, logger });
+          await waitFor(() => followed.length === 1, {
+            deadlineMs: 10_000,
+            what: 'following through node 1',
+          });
+          expect(node1.connections()).toBe(1);
+          await node1.close();
+          await waitFor(() => followed.length === 2, {
+            deadlineMs: 20_000,
+            what: 'following through node 2',
+          });
+          expect(followed[1]).not.toBe(followed[0]);
+          expect(w.watcher.health().mode).toBe('events');
+          await client.putPolicy('user', policy(vhost, 'after-failover', { 'max-length': 4 }));
+          await waitFor(() => w.changes.length >= 1, {
+            deadlineMs: 5000,
+            what: 'the change after the failover',
+          });
+          expect(w.changes.map((c) => [c.name, c.source])).toEqual([['after-failover', 'events']]);
+          // Node 1 still refuses: nothing went back to it.
+          expect(node1.connections()).toBe(1);
+        } finally {
+          await node1.close();
+        }
+      },
+      { client, prefix: 'watch-failover' },
     );
   });
 

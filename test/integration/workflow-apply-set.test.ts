@@ -15,7 +15,8 @@ import type { LabClient } from '../../src/rabbit/lab.ts';
 import type { SetStep } from '../../src/workflow/changeSet.ts';
 import type { FileSetInput } from '../../src/workflow/index.ts';
 import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
-import { brokersUp, type TestBroker } from '../support/brokers.ts';
+import { brokersUp, CLUSTER, type TestBroker } from '../support/brokers.ts';
+import { aloneOnCluster } from '../support/clusterHooks.ts';
 import { startFakeBroker } from '../support/fakeBroker.ts';
 import { amqpUrl, messages } from '../support/messages.ts';
 import { APPROVER, REQUESTER, settled, type WorkflowFixture, workflowHooks } from '../support/workflow.ts';
@@ -24,7 +25,8 @@ let admin: LabClient;
 let fx: WorkflowFixture;
 let trail: AuditTrail;
 
-const { up } = await brokersUp();
+// The cluster too (scripts/cluster): a set written through one node of three, watched on it.
+const { up } = await brokersUp({ cluster: true });
 
 type Fields = NonNullable<SetStep['before']>;
 const fields = (p: Omit<Policy, 'vhost' | 'name'>): Fields => ({ ...p });
@@ -71,6 +73,7 @@ const throughFake = (url: string) =>
   });
 
 describe.each(up)('a change set applied as one on $label', (broker) => {
+  aloneOnCluster(broker === CLUSTER);
   workflowHooks(broker, (a, f) => {
     admin = a;
     fx = f;

@@ -402,6 +402,52 @@ describe.each(up)('apply on $label', (broker) => {
     );
   });
 
+  it('two nodes, a write that timed out on the first after it was done: read back through the second, never sent again, recorded once', async () => {
+    await withVhost(
+      async (vhost) => {
+        await admin.putQueue(vhost, 'a.1', { kind: 'classic' });
+        // Two "nodes" of one broker: the first does the write and never answers it.
+        const first = await startFakeBroker({ fallback: { kind: 'proxy', target: broker.url } });
+        const second = await startFakeBroker({ fallback: { kind: 'proxy', target: broker.url } });
+        first.setRoute((url, method) => method === 'PUT' && url.includes('/api/policies/'), {
+          kind: 'proxy-hang',
+          target: broker.url,
+        });
+        const client = new ManagementClient({
+          url: [first.url, second.url],
+          ...brokerCredentials(),
+          timeouts: { headersMs: 1_500 },
+        });
+        const puts = () =>
+          [...first.requests, ...second.requests].filter((q) => q.method === 'PUT').map((q) => q.url);
+        try {
+          await fx.worker(client);
+          const wf = fx.workflow();
+          const { request } = await wf.file(
+            input(vhost, { fields: { pattern: '^a', definition: { 'max-length': 6 } } }),
+          );
+          await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
+          const r = await settled(wf, request.id);
+          expect(r.state).toBe('applied');
+          // One PUT in all, to the first node; the retry read the policy back through the second.
+          expect(puts()).toHaveLength(1);
+          expect(first.requests.filter((q) => q.method === 'PUT')).toHaveLength(1);
+          expect(second.requests.some((q) => q.method === 'GET' && q.url.includes('/api/policies/'))).toBe(
+            true,
+          );
+          expect(client.node).toBe(second.url);
+          expect(await recordsOf(vhost)).toHaveLength(1);
+          expect((await admin.getPolicy('user', vhost, 'ttl'))?.definition).toEqual({ 'max-length': 6 });
+        } finally {
+          await client.close(0);
+          await first.close();
+          await second.close();
+        }
+      },
+      { client: admin },
+    );
+  });
+
   it('a bot stopped between the approval and the apply applies it once after restart', async () => {
     await withVhost(
       async (vhost) => {

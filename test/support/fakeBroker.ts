@@ -2,7 +2,7 @@
  * A local HTTP server that stands in for the management API when a test needs the network to
  * misbehave: answer late, never, with a 5xx, or drop the connection; send a body that never ends
  * (`endless`, as fast as the client reads) or one byte at a time (`drip`); or pass requests through
- * to the real broker, optionally late. Behaviours are taken from a queue, then the default.
+ * to the real broker, optionally late, or without passing its answer back (`proxy-drop`, `proxy-hang`). Behaviours are taken from a queue, then the default.
  * `startBlackHole()` (below) is a port that accepts connections and never reads nor answers.
  *
  *   const fake = await startFakeBroker({ fallback: { kind: 'proxy', target: brokerUrl() } });
@@ -11,7 +11,7 @@
  *   await fake.close();
  */
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
+import { type AddressInfo, connect, createServer as createNetServer, type Socket } from 'node:net';
 
 export type FakeBehavior =
   /** Answer with this status; `body` objects are sent as JSON. */
@@ -35,6 +35,11 @@ export type FakeBehavior =
   | { readonly kind: 'drip'; readonly body: string; readonly intervalMs: number }
   /** Forward to `target`, let it act, then drop the connection instead of answering (did it happen?). */
   | { readonly kind: 'proxy-drop'; readonly target: string }
+  /**
+   * Forward to `target`, let it act, then never answer (a write that timed out after it was done);
+   * `onAnswered` once `target` has answered (what happens to the node next is the test's).
+   */
+  | { readonly kind: 'proxy-hang'; readonly target: string; readonly onAnswered?: () => void }
   /** Forward to `target` (e.g. the real broker) after `delayMs`. */
   | { readonly kind: 'proxy'; readonly target: string; readonly delayMs?: number };
 
@@ -100,14 +105,18 @@ export async function startFakeBroker(options: { fallback?: FakeBehavior } = {})
       case 'proxy':
         later(behavior.delayMs, () => proxy(behavior.target, req, body, res));
         break;
-      case 'proxy-drop': {
+      case 'proxy-drop':
+      case 'proxy-hang': {
         const url = new URL(req.url ?? '/', behavior.target);
         const upstream = httpRequest(
           url,
           { method: req.method, headers: { ...req.headers, host: url.host } },
           (answer) => {
             answer.resume();
-            answer.on('end', () => req.socket.destroy());
+            answer.on('end', () => {
+              if (behavior.kind === 'proxy-hang') behavior.onAnswered?.();
+              else req.socket.destroy();
+            });
           },
         );
         upstream.on('error', () => req.socket.destroy());
@@ -228,4 +237,52 @@ function proxy(target: string, req: IncomingMessage, body: Buffer, res: ServerRe
   );
   upstream.on('error', () => req.socket.destroy());
   upstream.end(body);
+}
+
+/**
+ * A TCP proxy to `target`: a stand-in for one node of a cluster (AMQP or HTTP) that can be
+ * stopped as a node would be: its connections cut and its port closed (connects then refused).
+ */
+export async function startTcpProxy(target: { host: string; port: number }): Promise<{
+  port: number;
+  /** Connections accepted so far. */
+  connections: () => number;
+  close(): Promise<void>;
+}> {
+  const sockets = new Set<Socket>();
+  let accepted = 0;
+  const server = createNetServer((client) => {
+    accepted++;
+    const upstream = connect(target.port, target.host);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => {});
+      s.on('close', () => {
+        sockets.delete(s);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    port,
+    connections: () => accepted,
+    close: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const s of sockets) s.destroy();
+      await closed;
+    },
+  };
+}
+
+/** A localhost port nothing listens on: a node that is down (connections refused at once). */
+export async function closedPortUrl(): Promise<string> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
 }

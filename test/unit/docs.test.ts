@@ -109,6 +109,40 @@ describe('the tags reading needs (issue 30)', () => {
   });
 });
 
+describe('the README, operator-first (issue 30, item 2)', () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+
+  it("what it is, then an operator's sections in order; the rest in docs/", () => {
+    const intro = readme.slice(0, readme.indexOf('\n## '));
+    expect(intro).toMatch(/RabbitMQ/);
+    const sections = [...readme.matchAll(/^## (.*)$/gm)].map((m) => m[1] ?? '');
+    const wanted = [
+      /two commands/i,
+      /trial/i,
+      /^Running it/,
+      /^Least privilege/,
+      /^Backup and restore/,
+      /^Upgrading/,
+      /^Rotating the audit key/,
+    ];
+    const at = wanted.map((w) => sections.findIndex((h) => w.test(h)));
+    expect(
+      at.every((i) => i >= 0),
+      `sections: ${sections.join(' | ')}`,
+    ).toBe(true);
+    expect(at).toEqual([...at].sort((a, b) => a - b));
+    for (const doc of ['architecture.md', 'benchmarks.md', 'broker-facts.md']) {
+      expect(existsSync(join(docsDir, doc))).toBe(true);
+      expect(readme).toContain(`docs/${doc}`);
+    }
+  });
+
+  it('short, and no diary of how it was built', () => {
+    expect(readme.split('\n').length).toBeLessThanOrEqual(300);
+    expect(readme).not.toMatch(/load average|engineers used it|while .* other .* used/i);
+  });
+});
+
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as dashes. */
 const anchorOf = (heading: string) =>
   heading

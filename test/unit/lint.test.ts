@@ -239,9 +239,13 @@ const cleanWorld = fc
       { minLength: 1, maxLength: 8 },
     ),
     overlaps: fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: 4 }),
+    // Two policies of one pattern at one priority whose apply-tos never meet: no tie.
+    twins: fc.array(fc.record({ perType: fc.boolean(), bytes: fc.integer({ min: 10, max: 10_000 }) }), {
+      maxLength: 3,
+    }),
     version: fc.constantFrom(V310, V40),
   })
-  .map(({ groups, overlaps, version }) => {
+  .map(({ groups, overlaps, twins, version }) => {
     const user: Policy[] = [];
     const operator: Policy[] = [];
     const objects: LintObject[] = [{ name: 'ae', kind: 'exchange', arguments: {} }];
@@ -281,8 +285,70 @@ const cleanWorld = fc
       const g = groups[free] as (typeof groups)[number];
       user.push(pol(`x${k}`, `^(g${owned}|f${free})\\.`, -1 - k, { 'max-length-bytes': g.bytes }, 'all'));
     });
+    twins.forEach((t, i) => {
+      const pattern = `^t${i}\\.`;
+      const perType = t.perType && version === V40;
+      const [a, b] = perType
+        ? (['classic_queues', 'quorum_queues'] as const)
+        : (['queues', 'exchanges'] as const);
+      const priority = 2000 + i;
+      user.push(pol(`t${i}-a`, pattern, priority, { 'max-length-bytes': t.bytes }, a));
+      user.push(
+        pol(
+          `t${i}-b`,
+          pattern,
+          priority,
+          perType ? { 'max-length-bytes': t.bytes + 1 } : { 'alternate-exchange': 'ae' },
+          b,
+        ),
+      );
+      const second: ObjectKind = perType ? 'quorum' : 'exchange';
+      objects.push({ name: `t${i}.a`, kind: 'classic', arguments: {} });
+      objects.push({ name: `t${i}.b`, kind: second, arguments: {} });
+      live.set(`t${i}.a`, { ...liveQueue(3), consumers: 1 });
+      if (second === 'quorum') live.set(`t${i}.b`, { ...liveQueue(3), consumers: 1 });
+    });
     return { user, operator, objects, live, version };
   });
+
+describe('fork: the end state of a plan from what now has read', () => {
+  it('forked after the objects no change reaches, then fed the rest, finds what a linter of the end state fed all finds', () => {
+    const hi = pol('hi', '^s\\.', 9, { 'max-length': 1 });
+    const lo = pol('lo', '^s\\.', 1, { 'max-length': 2 });
+    const cap = pol('cap', 'x', 0, { 'max-length': 1 });
+    const gone = pol('gone', '^g\\.', 3, { 'dead-letter-exchange': 'nope' });
+    const now = [hi, lo, cap, gone];
+    // The set: lo raised above hi (a tie at 9), gone deleted, a new unanchored one.
+    const end = [hi, { ...lo, priority: 9 }, cap, pol('new', 'y', 0, { 'max-length': 3 })];
+    const reached = (o: LintObject) => /^(s|g)\./.test(o.name) || o.name.includes('y');
+    const objects = ['s.1', 's.2', 'ax', 'bx', 'g.1', 'zy', 'q.1'].map((n) => obj(n));
+    const full = (policies: Policy[]) => {
+      const cache = new PatternCache();
+      const l = new Linter(buildPolicySet(policies, [], V40, cache), cache);
+      for (const o of objects) l.add(o);
+      l.settle();
+      return l.findings(new Map(), {}, 0);
+    };
+    const cache = new PatternCache();
+    const base = new Linter(buildPolicySet(now, [], V40, cache), cache);
+    for (const o of objects.filter((o) => !reached(o))) base.add(o);
+    const forked = base.fork(buildPolicySet(end, [], V40, cache));
+    for (const o of objects.filter(reached)) {
+      base.add(o);
+      forked.add(o);
+    }
+    base.settle();
+    forked.settle();
+    const ids = (fs: Finding[]) => fs.map((f) => [f.kind, f.policy, f.objects, f.objectCount]);
+    expect(ids(forked.findings(new Map(), {}, 0))).toEqual(ids(full(end)));
+    expect(ids(base.findings(new Map(), {}, 0))).toEqual(ids(full(now)));
+    expect(ids(forked.findings(new Map(), {}, 0))).toEqual([
+      ['tie', 'hi', ['s.1', 's.2'], 2],
+      ['unanchored', 'cap', ['ax', 'bx'], 2],
+      ['unanchored', 'new', ['zy'], 1],
+    ]);
+  });
+});
 
 describe('no false findings', () => {
   it('a random clean world has none', () => {

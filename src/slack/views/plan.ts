@@ -1,3 +1,4 @@
+import { whyOf } from '../../../commands/lint.ts';
 import type { PlanResult, PlanStep } from '../../plan/plan.ts';
 import { totalsWords } from '../../policy/impactWords.ts';
 import { planText } from '../../terminal/plan.ts';
@@ -38,6 +39,14 @@ export function planView(result: PlanResult, source: string): MessageWithFile {
           .map((t) => `${code(truncate(t.name, 80))} after step ${t.step + 1}`)
           .join(', ')}${plan.transitional.length > 5 ? ' …' : ''}.`
       : 'On the way: nothing; every state between the steps is as safe as the end state.',
+    ...(plan.findings.length
+      ? [
+          `*New lint findings in the end state* (${plan.findings.length}): ${plan.findings
+            .slice(0, 3)
+            .map((f) => `${prose(f.severity)} · ${prose(f.kind)} · ${prose(truncate(whyOf(f), 300))}`)
+            .join(' ')}${plan.findings.length > 3 ? ' …' : ''}`,
+        ]
+      : []),
   ].join('\n');
   const ignored = Object.entries(plan.ignored);
   const blocks = [
