@@ -7,7 +7,6 @@
  * second, each node's state said; on SIGTERM the probes stop saying 200.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +15,7 @@ import { HEALTH_INTERVAL_MS, HEALTH_TIMEOUT_MS } from '../../src/health.ts';
 import { type BotProcess, labBotEnv, spawnBot } from '../support/botProcess.ts';
 import { brokerUrl, waitFor } from '../support/broker.ts';
 import { built } from '../support/built.ts';
-import { type FakeBroker, startBlackHole, startFakeBroker } from '../support/fakeBroker.ts';
+import { closedPortUrl, type FakeBroker, startBlackHole, startFakeBroker } from '../support/fakeBroker.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
 import { type RedisServer, startRedisServer } from '../support/redisServer.ts';
 
@@ -40,15 +39,6 @@ let url: string;
 async function readiness(path = '/readyz'): Promise<{ status: number; body: Readiness }> {
   const res = await fetch(`${url}${path}`);
   return { status: res.status, body: (await res.json()) as Readiness };
-}
-
-/** A localhost port nothing listens on: a node that is down (connections refused at once). */
-async function closedPortUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
 }
 
 /** Median time of `n` GETs of `path`, one after another. */
@@ -140,7 +130,8 @@ describe('the probes of npm start', () => {
     const { body } = await waitFor(
       async () => {
         const r = await readiness();
-        return r.body.brokers.pair?.nodes?.[node2.url]?.state === 'ok' && r;
+        const nodes = Object.values(r.body.brokers.pair?.nodes ?? {});
+        return nodes.length === 2 && nodes.every((n) => n.state !== 'unknown') && r;
       },
       { deadlineMs: ONE_CHECK_MS, what: 'the first check of both nodes of pair' },
     );

@@ -6,23 +6,13 @@
  * talks HTTP through src/rabbit/nodeHttpPool.ts instead).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminClient, brokerUrl, uniqueName } from '../support/broker.ts';
 import { built } from '../support/built.ts';
 import { type CliRun, runBuiltRmq, runRmq } from '../support/cli.ts';
-import { type FakeBroker, startBlackHole, startFakeBroker } from '../support/fakeBroker.ts';
-
-/** A localhost port nothing listens on: a node that is down (connections refused at once). */
-async function closedPortUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
-}
+import { closedPortUrl, type FakeBroker, startBlackHole, startFakeBroker } from '../support/fakeBroker.ts';
 
 const cwd = mkdtempSync(join(tmpdir(), 'rmq-cli-faults-'));
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));

@@ -3,19 +3,9 @@
  * refuses, hangs or fails is left for the next inside the question's budget and remembered; a 4xx
  * is an answer; a write goes to a second node only when the first never received it.
  */
-import { createServer } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type CallInfo, ManagementClient } from '../../src/rabbit/index.ts';
-import { type FakeBroker, startFakeBroker } from '../support/fakeBroker.ts';
-
-/** A localhost port nothing listens on: connections to it are refused at once. */
-async function closedPortUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
-}
+import { closedPortUrl, type FakeBroker, startFakeBroker } from '../support/fakeBroker.ts';
 
 const POLICY = { vhost: 'v', name: 'p', pattern: '.*', applyTo: 'queues', priority: 0, definition: {} };
 const POLICIES = [
