@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { LoggedRecords } from '../src/audit/trail.ts';
 import type { AgainstLog, AuditRecord, HistoryQuery, VerifyResult } from '../src/audit/types.ts';
 import { InputError } from '../src/errors.ts';
+import { HISTORY_USAGE } from './historyUsage.ts';
 import { type FlagDefaults, parseArgs, parseWith } from './parse.ts';
 
 /**
@@ -11,8 +12,6 @@ import { type FlagDefaults, parseArgs, parseWith } from './parse.ts';
  * the first broken record; a break-glass change shows its review (or that it has none); `--against FILE` (terminal only) also compares the trail with the
  * bot's log and names every record missing, altered or extra. Read-only.
  */
-
-export const HISTORY_USAGE = 'history [POLICY or NAME] [--vhost V] [--env E] [--verify [--against FILE]]';
 
 export interface HistoryInput extends HistoryQuery {
   readonly verify: boolean;

@@ -11,6 +11,7 @@ import type { NotAskedWhy } from '../src/rabbit/errors.ts';
 import { type InventorySource, openInventory } from '../src/rabbit/inventory.ts';
 import { quoted, valueWritten } from '../src/text/asWritten.ts';
 import type { VhostLister } from '../src/vhosts.ts';
+import { LINT_USAGE } from './lintUsage.ts';
 import { type FlagDefaults, parseArgs, parseWith, Vhost } from './parse.ts';
 import { notAskedOf } from './whichLookup.ts';
 
@@ -22,8 +23,6 @@ import { notAskedOf } from './whichLookup.ts';
  * name as written. With a file's policies (`policies`), they are linted as if applied. Writes
  * nothing.
  */
-
-export const LINT_USAGE = 'lint [FILE] [--vhost V] [--env E] [--fail-on error|warning]';
 
 /** Exit code with `--fail-on` when a finding that severe (or worse) is there (INTERFACE.md §2b). */
 export const LINT_FAIL_EXIT = 4;

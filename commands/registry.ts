@@ -11,13 +11,13 @@
  * not two columns: the terminal's bundle must never load a Slack module (scripts/build.ts
  * `cliMustNotLoad`), and `commands/` never imports a front door.
  */
-import { HISTORY_USAGE } from './history.ts';
+import { HISTORY_USAGE } from './historyUsage.ts';
 import { IMPORT_USAGE } from './importUsage.ts';
-import { LINT_USAGE } from './lint.ts';
+import { LINT_USAGE } from './lintUsage.ts';
 import { PREVIEW_USAGE, WHICH_USAGE } from './parse.ts';
 import { PLAN_USAGE } from './planUsage.ts';
 import { POLICIES_USAGE } from './policies.ts';
-import { REQUESTS_USAGE } from './requests.ts';
+import { REQUESTS_USAGE } from './requestsUsage.ts';
 
 export interface CommandEntry {
   /** The first word after `rmq` or `/rmq`. */

@@ -2,14 +2,13 @@ import { z } from 'zod';
 import { InputError } from '../src/errors.ts';
 import type { ChangeRequest } from '../src/workflow/types.ts';
 import { type FlagDefaults, parseArgs, parseWith } from './parse.ts';
+import { REQUESTS_USAGE } from './requestsUsage.ts';
 
 /**
  * `requests [--env E]`: the change requests still open (pending, approved, applying), oldest
  * first, and the break-glass changes applied without approval and not reviewed yet (marked
  * `unreviewed`). Read-only; the same list in Slack and the terminal.
  */
-
-export const REQUESTS_USAGE = 'requests [--env E]';
 
 export interface RequestsInput {
   readonly env?: string | undefined;

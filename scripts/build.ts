@@ -5,26 +5,34 @@
  * - `dist/main.js`: the Slack bot (`npm start`, the image). Our modules in one file; packages stay
  *   in node_modules (the image installs the production ones), so Bolt, BullMQ and pino load as
  *   their authors ship them.
- * - `dist/cli.js`: the terminal command (`bin/rmq.js`). Everything in it, packages included, so a
- *   question costs one file read and no module resolution; what only some commands need (preview,
- *   Redis) is split into chunks loaded when asked for, and the environments file's YAML parser is
- *   required from node_modules only when there is one (src/config.ts). It talks HTTP through
- *   Node's own client (`undiciForCli`). It must never reach Bolt, BullMQ, undici, Redis at start
- *   or the Slack views: `cliMustNotLoad` and `cliMustNotLoadAtStart` are checked against each build.
- *
+ * - `dist/cli.cjs`: the terminal command (`bin/rmq.js`, through `dist/cli.js`). Everything in one
+ *   CommonJS script, packages included, so a question costs one file read and no module
+ *   resolution; what only some commands need (preview, Redis) is in it as modules initialised when
+ *   asked for (esbuild's lazy wrappers for what is only `import()`ed), and the environments file's
+ *   YAML parser is required from node_modules only when there is one (src/config.ts). It talks
+ *   HTTP through Node's own client (`undiciForCli`). It must never reach Bolt, BullMQ, undici,
+ *   Redis at start or the Slack views: `cliMustNotLoad` and `cliMustNotLoadAtStart` are checked
+ *   against each build.
+ * - `dist/cli.js` (src/cliLoader.ts): runs `cli.cjs` with V8's code cache, `dist/cli.cjs.cache`,
+ *   written here after a `help`, a `which` and a `preview` have run in a fresh Node process (which
+ *   fails the build if the bundle cannot serve them). One script and not ES modules: Node 20
+ *   caches no ES module's compilation (bench/cli, issue 28).
+
  * Why esbuild and not tsc's emit: the CLI's start-up time is a goal (bench/cli), and bundling is
  * the largest lever; esbuild is already here (tsx is built on it) and takes about a second.
  *
- * After bundling, every built file is imported once in a fresh Node process (`smokeImport`), and
- * an `import()` that reaches a package instead of a module of ours is refused
- * (`lazyPackageImports`): either fails the build rather than a user's first command.
+ * After bundling, `dist/main.js` is imported once in a fresh Node process and the CLI runs there
+ * (`smokeImport`, `codeCache`); an `import()` left in the CLI bundle (which `vm.Script` could not
+ * serve) is refused: either fails the build rather than a user's first command.
  */
 import { execFile } from 'node:child_process';
-import { readdir, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { type BuildOptions, build as esbuild, type Metafile, type Plugin } from 'esbuild';
+import { BUILD_ID_MARK } from '../src/cliLoader.ts';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 
@@ -42,7 +50,8 @@ export const cliMustNotLoad: readonly RegExp[] = [
 
 /**
  * What the CLI loads only for the commands that need it (`requests`, `history`: Redis), never at
- * start: a chunk imported with `import()`, not by the entry's static imports.
+ * start: reached from src/cli.ts only through an `import()`, which the bundle initialises when
+ * that line runs.
  */
 export const cliMustNotLoadAtStart: readonly RegExp[] = [
   /node_modules\/ioredis\//,
@@ -50,9 +59,9 @@ export const cliMustNotLoadAtStart: readonly RegExp[] = [
   /^src\/audit\//,
 ];
 
-// Bundled CommonJS packages call require() for Node's own modules; an ES module has none.
-const requireShim =
-  "import { createRequire as __rmqCreateRequire } from 'node:module';\nconst require = __rmqCreateRequire(import.meta.url);";
+// The sources' `import.meta.url` in the CommonJS bundle: its own file's URL (`--version` reads
+// ../package.json from it, src/config.ts requires the YAML parser beside it).
+const importMetaUrl = 'var __rmqImportMetaUrl = require("node:url").pathToFileURL(__filename).href;';
 
 /**
  * The CLI sends a handful of requests and exits: undici (~290 KB compiled at start, and its
@@ -92,72 +101,85 @@ const zodEnglishOnly: Plugin = {
 
 export interface BuildResult {
   readonly outdir: string;
-  /** The CLI bundle's inputs, every chunk, relative to the repository root. */
+  /** The CLI bundle's inputs, relative to the repository root. */
   readonly cliInputs: readonly string[];
-  /** The inputs `dist/cli.js` loads at start: its own and those of the chunks it imports statically. */
+  /** The inputs the CLI runs at start: reached from src/cli.ts by static imports and requires alone. */
   readonly cliStartInputs: readonly string[];
 }
 
-/** Inputs of the entry output and of every output reached from it by static imports. */
-function startInputs(metafile: Metafile): string[] {
-  // Each `import()` target is an entry point of its own too: the CLI's is src/cli.ts.
-  const entry = Object.keys(metafile.outputs).find((o) => metafile.outputs[o]?.entryPoint === 'src/cli.ts');
+/** Inputs reached from `entry` by static imports and requires (what an `import()` reaches is not). */
+export function startInputs(metafile: Metafile, entry = 'src/cli.ts'): string[] {
   const seen = new Set<string>();
-  const visit = (output: string) => {
-    if (seen.has(output)) return;
-    seen.add(output);
-    for (const i of metafile.outputs[output]?.imports ?? []) {
-      if (i.kind === 'import-statement' && !i.external) visit(i.path);
+  const visit = (input: string) => {
+    if (seen.has(input)) return;
+    seen.add(input);
+    for (const i of metafile.inputs[input]?.imports ?? []) {
+      if ((i.kind === 'import-statement' || i.kind === 'require-call') && !i.external) visit(i.path);
     }
   };
-  if (entry) visit(entry);
-  return [...seen].flatMap((o) => Object.keys(metafile.outputs[o]?.inputs ?? {}));
+  visit(entry);
+  return [...seen];
 }
 
 /**
- * The `import()`s of the CLI that reach a package instead of a module of ours. Bundled, such an
- * `import()` of a CommonJS package yields only its `default`: `const { Redis } = await
- * import('ioredis')` gave undefined ("r is not a constructor") while the sources worked. A
- * module of ours imports the package statically and is itself imported lazily (src/cliRedis.ts).
+ * The `import()`s left in a built CLI file (not bundled): `vm.Script` (src/cliLoader.ts) has no
+ * loader for them, so each would fail when its line runs.
  */
-export function lazyPackageImports(metafile: Metafile): string[] {
-  const found: string[] = [];
-  for (const [output, meta] of Object.entries(metafile.outputs)) {
-    for (const i of meta.imports) {
-      if (i.kind !== 'dynamic-import' || i.external) continue;
-      const target = metafile.outputs[i.path]?.entryPoint;
-      if (target && /(^|\/)node_modules\//.test(target)) found.push(`${target} (from ${output})`);
-    }
-  }
-  return found;
+export function dynamicImportsLeft(metafile: Metafile): string[] {
+  return Object.entries(metafile.outputs).flatMap(([output, meta]) =>
+    meta.imports.filter((i) => i.kind === 'dynamic-import').map((i) => `${i.path} (in ${output})`),
+  );
 }
 
-/**
- * Every file of the build imported once in a fresh Node process: a chunk that cannot load (a
- * package that is not there, a require the shim cannot serve) fails the build, not a user's
- * first `rmq history`. The entries run nothing on import (they start only as a process's main).
- */
-async function smokeImport(outdir: string): Promise<void> {
-  const chunks = (await readdir(join(outdir, 'cli-chunks'))).filter((f) => f.endsWith('.js'));
-  const files = [
-    join(outdir, 'main.js'),
-    join(outdir, 'cli.js'),
-    ...chunks.map((f) => join(outdir, 'cli-chunks', f)),
-  ];
-  const script = `for (const f of ${JSON.stringify(files.map((f) => pathToFileURL(f).href))}) {
-    try { await import(f); } catch (e) { console.error(f + ': ' + (e?.stack ?? e)); process.exit(1); }
-  }`;
+/** Ends the bundle with its build id, the hash of what comes before it (src/cliLoader.ts). */
+async function stampBuildId(bundle: string): Promise<void> {
+  const text = await readFile(bundle, 'utf8');
+  const id = createHash('sha256').update(text).digest('hex');
+  await writeFile(bundle, `${text}${text.endsWith('\n') ? '' : '\n'}${BUILD_ID_MARK}${id}\n`);
+}
+
+/** `script` (an ES module's text) run by the Node of the build in a fresh process, in `cwd`. */
+async function runNode(cwd: string, script: string, what: string): Promise<void> {
   try {
     await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
-      cwd: outdir,
+      cwd,
       env: { PATH: process.env.PATH ?? '' },
       timeout: 60_000,
       maxBuffer: 1 << 20,
     });
   } catch (err) {
     const said = (err as { stderr?: string }).stderr || (err instanceof Error ? err.message : String(err));
-    throw new Error(`build: a built file cannot be loaded: ${said}`);
+    throw new Error(`build: ${what}: ${said}`);
   }
+}
+
+/** The bot's bundle imported once in a fresh Node process: one that cannot load fails the build. */
+function smokeImport(outdir: string): Promise<void> {
+  const main = JSON.stringify(pathToFileURL(join(outdir, 'main.js')).href);
+  return runNode(outdir, `await import(${main});`, 'dist/main.js cannot be loaded');
+}
+
+/**
+ * The CLI's code cache (src/cliLoader.ts `writeCodeCache`), made in a fresh Node process after
+ * `help`, `--version`, and a `which` and a `preview` sent to a port nobody listens on (exit 3),
+ * so their parsing, the client and the transport are compiled; what else a question runs is
+ * compiled then, as without a cache. The run doubles as the CLI's smoke test.
+ */
+function codeCache(outdir: string): Promise<void> {
+  const loader = JSON.stringify(pathToFileURL(join(outdir, 'cli.js')).href);
+  const env = JSON.stringify({ RMQ_URL: 'http://127.0.0.1:9', RMQ_TIMEOUT: '2s' });
+  const runs = JSON.stringify([
+    ['help'],
+    ['--version'],
+    ['which', 'orders.audit'],
+    ['which', 'orders.audit', '--json'],
+    ['preview', 'delete', 'p'],
+  ]);
+  return runNode(
+    outdir,
+    `const { writeCodeCache } = await import(${loader}); await writeCodeCache(${runs}, ${env});`,
+    'the CLI bundle cannot run',
+  );
 }
 
 export async function build(outdir = join(root, 'dist')): Promise<BuildResult> {
@@ -166,7 +188,6 @@ export async function build(outdir = join(root, 'dist')): Promise<BuildResult> {
     absWorkingDir: root,
     bundle: true,
     platform: 'node',
-    format: 'esm',
     target: 'node20',
     sourcemap: 'linked',
     logLevel: 'warning',
@@ -177,18 +198,26 @@ export async function build(outdir = join(root, 'dist')): Promise<BuildResult> {
       ...common,
       entryPoints: { main: 'src/main.ts' },
       outdir,
+      format: 'esm',
       packages: 'external',
     }),
     esbuild({
       ...common,
       entryPoints: { cli: 'src/cli.ts' },
-      outdir,
-      splitting: true,
-      chunkNames: 'cli-chunks/[name]-[hash]',
+      outfile: join(outdir, 'cli.cjs'),
+      format: 'cjs',
       minify: true,
-      banner: { js: requireShim },
+      define: { 'import.meta.url': '__rmqImportMetaUrl' },
+      banner: { js: importMetaUrl },
       plugins: [undiciForCli, zodEnglishOnly],
       metafile: true,
+    }),
+    esbuild({
+      ...common,
+      entryPoints: { cli: 'src/cliLoader.ts' },
+      outdir,
+      format: 'esm',
+      sourcemap: false,
     }),
   ]);
   const metafile = cli.metafile as Metafile;
@@ -204,13 +233,14 @@ export async function build(outdir = join(root, 'dist')): Promise<BuildResult> {
       `build: the CLI loads at start what only some commands need (import() it): ${eager.join(', ')}`,
     );
   }
-  const lazyPackages = lazyPackageImports(metafile);
-  if (lazyPackages.length > 0) {
+  const left = dynamicImportsLeft(metafile);
+  if (left.length > 0) {
     throw new Error(
-      `build: import() of a package gives only its default in the bundle; import it statically from a module of ours that is imported lazily: ${lazyPackages.join(', ')}`,
+      `build: an import() left in the CLI bundle cannot run under vm.Script (import it statically, or bundle it): ${left.join(', ')}`,
     );
   }
-  await smokeImport(outdir);
+  await stampBuildId(join(outdir, 'cli.cjs'));
+  await Promise.all([smokeImport(outdir), codeCache(outdir)]);
   return { outdir, cliInputs, cliStartInputs };
 }
 

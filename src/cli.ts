@@ -1,6 +1,8 @@
-import { config as loadDotenv } from 'dotenv';
-import { z } from 'zod';
+// First: before any module builds its schemas (src/zodJitless.ts).
+import './zodJitless.ts';
+import { existsSync, readFileSync } from 'node:fs';
 import { helpText } from '../commands/help.ts';
+import { LINT_USAGE } from '../commands/lintUsage.ts';
 import { parseWhich } from '../commands/parse.ts';
 import { parsePolicies, policies } from '../commands/policies.ts';
 import type { TerminalCommandName } from '../commands/registry.ts';
@@ -90,7 +92,7 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     });
   },
   async lint({ words, json, env, io }) {
-    const [{ LINT_USAGE, lint, lintExitCode, parseLint }, { lintText }] = await Promise.all([
+    const [{ lint, lintExitCode, parseLint }, { lintText }] = await Promise.all([
       import('../commands/lint.ts'),
       import('./terminal/lint.ts'),
     ]);
@@ -268,7 +270,6 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
 
 /** `--version`: the package's name and version, read from its package.json (beside `dist/` and `src/`). */
 const version: TerminalCommand = async ({ io }) => {
-  const { readFileSync } = await import('node:fs');
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
     name: string;
     version: string;
@@ -391,10 +392,8 @@ async function withBroker(
 
 /** The process: `.env` read when present, then the command line. `bin/rmq.js` calls this. */
 export async function cliMain(): Promise<never> {
-  // zod compiles a parser for each object schema on its first use; a process that parses each
-  // answer once gains nothing from it (bench/cli: ~3% of a `which`'s CPU, ~4 MB of memory).
-  z.config({ jitless: true });
-  loadDotenv({ quiet: true });
+  // dotenv (and the crypto it loads for its vaults) only where there is a .env to read (bench/cli).
+  if (existsSync('.env')) (await import('dotenv')).config({ quiet: true });
   // A reader that leaves first (`| head`) is not an error of ours: what it did not take is dropped.
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
   const code = await runCli(process.argv.slice(2), process.env);

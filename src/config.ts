@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import cronParser from 'cron-parser';
 import { z } from 'zod';
 import { closeNames } from './didYouMean.ts';
 import { parseDuration } from './duration.ts';
@@ -262,9 +261,14 @@ const requestTtl = z
   })
   .refine((ms) => ms >= 60_000 && ms <= 30 * 86_400_000, 'between 1m and 30d');
 
-/** Whether BullMQ's cron reader (cron-parser, the version BullMQ pins) takes the pattern. */
+/**
+ * Whether BullMQ's cron reader (cron-parser, the version BullMQ pins) takes the pattern. Required
+ * only when there is a pattern to read, as the YAML parser is (`parseYaml`): cron-parser and luxon
+ * were ~10 ms of every terminal start (bench/cli).
+ */
 function isCron(pattern: string): boolean {
   if (pattern.trim().split(/\s+/).length < 5) return false;
+  const cronParser = createRequire(import.meta.url)('cron-parser') as typeof import('cron-parser');
   try {
     cronParser.parseExpression(pattern);
     return true;

@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import { createRequire } from 'node:module';
+import type { Worker } from 'node:worker_threads';
 import type { CompiledPattern, PendingVerdicts } from '../policy/pattern.ts';
 
 /**
@@ -122,7 +123,11 @@ export class BacktrackingReader {
 
   #workerNow(): Promise<Worker> {
     if (!this.#worker) {
-      const worker = new Worker(WORKER_SOURCE, { eval: true });
+      // Required when the first pattern needs it: most questions never start a worker (bench/cli).
+      const threads = createRequire(import.meta.url)(
+        'node:worker_threads',
+      ) as typeof import('node:worker_threads');
+      const worker = new threads.Worker(WORKER_SOURCE, { eval: true });
       this.#worker = worker;
       this.#online = new Promise((resolve, reject) => {
         worker.once('online', () => resolve(worker));

@@ -281,27 +281,17 @@ async function planVhost(
   const touched = touchIndex(changes, version, cache);
   const objects: InventoryObject[] = [];
   const exchanges = new Set<string>();
-  // Every object linted twice, now and in the end state (only when something changes).
-  const linters = changes.length
-    ? {
-        now: new Linter(buildPolicySet(user, operator, version, cache), cache),
-        end: new Linter(
-          buildPolicySet(
-            afterChanges(user, changes, 'user'),
-            afterChanges(operator, changes, 'operator'),
-            version,
-            cache,
-          ),
-          cache,
-        ),
-      }
+  // Lint, now and in the end state (only when something changes): every object no change reaches
+  // is read once, by the linter of now, which the end state's then copies; those a change reaches,
+  // by both.
+  const linter = changes.length
+    ? new Linter(buildPolicySet(user, operator, version, cache), cache)
     : undefined;
   try {
     await inventory.each((o) => {
       if (o.kind === 'exchange') exchanges.add(o.name);
       if (changes.length && touched(o).length > 0) objects.push(o);
-      linters?.now.add(o);
-      linters?.end.add(o);
+      else linter?.add(o);
     });
   } catch (err) {
     await inventory.cancel();
@@ -318,7 +308,22 @@ async function planVhost(
     live: liveOf,
     defaultDeliveryLimit: defaultDeliveryLimit(version),
   };
-  const findings = linters ? await newFindings(linters, reading, loss.world, options.reader) : [];
+  let findings: Finding[] = [];
+  if (linter) {
+    const end = linter.fork(
+      buildPolicySet(
+        afterChanges(user, changes, 'user'),
+        afterChanges(operator, changes, 'operator'),
+        version,
+        cache,
+      ),
+    );
+    for (const o of objects) {
+      linter.add(o);
+      end.add(o);
+    }
+    findings = await newFindings({ now: linter, end }, reading, loss.world, options.reader);
+  }
   const chosen = chooseOrder({ version, user, operator, changes, objects, loss, cache });
   const ordered = chosen.order.map((i) => changes[i] as Transition);
 

@@ -111,6 +111,12 @@ class Names {
     this.count++;
     if (this.list.length < LISTED_OBJECTS) this.list.push(name);
   }
+  copy(): Names {
+    const n = new Names();
+    n.list.push(...this.list);
+    n.count = this.count;
+    return n;
+  }
   get sorted(): string[] {
     return [...this.list].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   }
@@ -229,6 +235,38 @@ export class Linter {
         });
       }
     }
+  }
+
+  /**
+   * A linter of another policy set that has read what this one has: for objects none of the
+   * policies that differ between the two sets can reach (a plan's end state beside now), whose
+   * reading is then the same in both. Tallies of policies the other set does not hold are left
+   * out; policies it holds anew start from nothing.
+   */
+  fork(set: PolicySet): Linter {
+    const l = new Linter(set, this.#cache);
+    for (const [policy, t] of this.#tallies) {
+      if (!l.#tallies.has(policy)) continue;
+      l.#tallies.set(policy, {
+        ...t,
+        lost: t.lost.copy(),
+        winners: new Set(t.winners),
+        refused: t.refused.copy(),
+        refusedKeys: new Set(t.refusedKeys),
+        caught: t.caught.copy(),
+      });
+    }
+    // #shared is a cache of what the policies do to an object: left empty, it is made again, and
+    // finds the copied target and limit entries by their ids.
+    for (const [id, t] of this.#ties) l.#ties.set(id, { ...t, names: t.names.copy() });
+    for (const [id, t] of this.#targets) l.#targets.set(id, { ...t, names: t.names.copy() });
+    l.#expiring.push(...this.#expiring);
+    for (const n of this.#expiringNames) l.#expiringNames.add(n);
+    for (const [id, n] of this.#never) l.#never.set(id, { ...n, names: n.names.copy() });
+    for (const e of this.#exchanges) l.#exchanges.add(e);
+    l.#parked = [...this.#parked];
+    l.#objects = this.#objects;
+    return l;
   }
 
   /** Objects read so far. */

@@ -1,7 +1,7 @@
 /**
  * The terminal command's HTTP client: what `transport.ts` uses of undici's `Pool` (`request`
  * with a string body and an abort signal, `close`, `destroy`), on Node's own `http`/`https`.
- * `scripts/build.ts` puts it in place of undici in `dist/cli.js` only; the bot keeps undici.
+ * `scripts/build.ts` puts it in place of undici in `dist/cli.cjs` only; the bot keeps undici.
  *
  * Why: a CLI process sends four requests and exits. undici's parser is WebAssembly compiled on
  * the first connection, and its JavaScript is ~290 KB compiled at start: together ~60 ms of CPU
@@ -15,8 +15,12 @@
  * (test/integration/cli-faults.test.ts).
  */
 import http from 'node:http';
-import https from 'node:https';
+import type https from 'node:https';
+import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
+
+/** `node:https` (and TLS, crypto) loaded only for an https: broker: ~3 ms of every start (bench/cli). */
+const httpsModule = (): typeof https => createRequire(import.meta.url)('node:https') as typeof https;
 
 export interface NodeHttpPoolOptions {
   readonly connections?: number;
@@ -54,7 +58,7 @@ export class Pool {
 
   constructor(origin: string, options: NodeHttpPoolOptions = {}) {
     this.url = new URL(origin);
-    this.lib = this.url.protocol === 'https:' ? https : http;
+    this.lib = this.url.protocol === 'https:' ? httpsModule() : http;
     this.agent = new this.lib.Agent({ keepAlive: true, maxSockets: options.connections ?? 8 });
     this.options = options;
   }

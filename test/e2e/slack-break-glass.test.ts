@@ -4,7 +4,14 @@ import { RequestStore } from '../../src/workflow/store.ts';
 import { adminClient } from '../support/broker.ts';
 import { BROKERS } from '../support/brokers.ts';
 import type { RecordedCall } from '../support/fakeSlack.ts';
-import { APPROVALS_CHANNEL, APPROVER, type Harness, renderedText, startHarness } from '../support/harness.ts';
+import {
+  APPROVALS_CHANNEL,
+  APPROVER,
+  APPROVER_GROUP,
+  type Harness,
+  renderedText,
+  startHarness,
+} from '../support/harness.ts';
 import { type OpenedView, submission } from '../support/interactions.ts';
 import { liveShows, management, messages } from '../support/messages.ts';
 import { buttonsOf, ephemeralTo, isPost, requestFlow, viewOf } from '../support/requestFlow.ts';
@@ -21,6 +28,7 @@ let h: Harness;
 let flow: ReturnType<typeof requestFlow>;
 const admin = adminClient();
 const REQUESTER = 'U0REQUESTER';
+const GROUPIE = 'U0GROUPIE';
 const BECAUSE = 'INC-7: orders piling up, nobody awake';
 
 beforeAll(async () => {
@@ -217,6 +225,66 @@ describe('--break-glass, and Revert on review', () => {
     expect(await store.listUnreviewed()).toEqual([]);
     // The revert waits for its approval: nothing re-created yet.
     expect(await admin.getPolicy('user', h.vhost, 'bg-del')).toBeNull();
+  });
+
+  it('Review and Revert submitted at once: one review holds, and a revert request is filed and posted only where it reverts (issue 28, item 6)', async () => {
+    h.slack.setUsergroup(APPROVER_GROUP, [GROUPIE]);
+    const store = new RequestStore(h.redis as never, h.keyPrefix);
+    // Two rounds, the submissions sent in the other order: a race, so either may win; the rule
+    // holds whichever does (the keeping review, faster, wins most often: where main filed anyway).
+    for (let round = 0; round < 2; round++) {
+      const name = `bg-race${round}`;
+      await admin.putPolicy('user', {
+        vhost: h.vhost,
+        name,
+        pattern: `^bgrace${round}\\.`,
+        applyTo: 'queues',
+        priority: 3,
+        definition: { 'message-ttl': 60_000 },
+      });
+      const mark = h.slack.calls.length;
+      const { responseUrl } = await h.command(
+        `delete ${name} --vhost ${h.vhost} --reason "INC-9: drop it now" --break-glass`,
+        { userId: REQUESTER },
+      );
+      await h.answerTo(responseUrl);
+      const announced = await flow.next(mark, loud(APPROVALS_CHANNEL), 'the break-glass notice');
+      const id = String(buttonsOf(announced)[1]?.value);
+      const ts = String(announced.response?.ts);
+      const forms: OpenedView[] = [];
+      for (const [user, action] of [
+        [APPROVER, 'rmq_break_glass_review'],
+        [GROUPIE, 'rmq_break_glass_revert'],
+      ] as const) {
+        const click = h.slack.calls.length;
+        await clickButton(user, action, id, ts);
+        const opened = await flow.next(click, (c) => c.method === 'views.open' && c.ok, 'the review form');
+        forms.push(viewOf(opened));
+      }
+      const [keepForm, revertForm] = forms as [OpenedView, OpenedView];
+      const keep = () => h.interact(submission(APPROVER, keepForm, { reason: 'looks right' }));
+      const back = () => h.interact(submission(GROUPIE, revertForm, { reason: 'too broad' }));
+      const submitted = h.slack.calls.length;
+      // Each submission is answered once its review (and the revert's posting) is done.
+      const answers = await Promise.all(round === 0 ? [keep(), back()] : [back(), keep()]);
+      for (const a of answers) expect(a.status).toBe(200);
+      const change = await store.get(id);
+      const held = change?.review;
+      if (!held) throw new Error('no review held');
+      const reverts = (await store.listOpen()).filter((r) => r.revertOf === change.auditId);
+      const posted = flow
+        .since(submitted)
+        .filter((c) => isPost(APPROVALS_CHANNEL)(c) && /revert \(re-create\)/.test(renderedText(c.args)));
+      if (held.outcome === 'reviewed') {
+        expect(held.by).toBe(APPROVER);
+        expect(reverts).toEqual([]);
+        expect(posted).toEqual([]);
+      } else {
+        expect(held.by).toBe(GROUPIE);
+        expect(reverts.map((r) => [r.id, r.requester.user])).toEqual([[held.revertRequestId, GROUPIE]]);
+        expect(posted).toHaveLength(1);
+      }
+    }
   });
 });
 

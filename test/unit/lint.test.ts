@@ -311,6 +311,45 @@ const cleanWorld = fc
     return { user, operator, objects, live, version };
   });
 
+describe('fork: the end state of a plan from what now has read', () => {
+  it('forked after the objects no change reaches, then fed the rest, finds what a linter of the end state fed all finds', () => {
+    const hi = pol('hi', '^s\\.', 9, { 'max-length': 1 });
+    const lo = pol('lo', '^s\\.', 1, { 'max-length': 2 });
+    const cap = pol('cap', 'x', 0, { 'max-length': 1 });
+    const gone = pol('gone', '^g\\.', 3, { 'dead-letter-exchange': 'nope' });
+    const now = [hi, lo, cap, gone];
+    // The set: lo raised above hi (a tie at 9), gone deleted, a new unanchored one.
+    const end = [hi, { ...lo, priority: 9 }, cap, pol('new', 'y', 0, { 'max-length': 3 })];
+    const reached = (o: LintObject) => /^(s|g)\./.test(o.name) || o.name.includes('y');
+    const objects = ['s.1', 's.2', 'ax', 'bx', 'g.1', 'zy', 'q.1'].map((n) => obj(n));
+    const full = (policies: Policy[]) => {
+      const cache = new PatternCache();
+      const l = new Linter(buildPolicySet(policies, [], V40, cache), cache);
+      for (const o of objects) l.add(o);
+      l.settle();
+      return l.findings(new Map(), {}, 0);
+    };
+    const cache = new PatternCache();
+    const base = new Linter(buildPolicySet(now, [], V40, cache), cache);
+    for (const o of objects.filter((o) => !reached(o))) base.add(o);
+    const forked = base.fork(buildPolicySet(end, [], V40, cache));
+    for (const o of objects.filter(reached)) {
+      base.add(o);
+      forked.add(o);
+    }
+    base.settle();
+    forked.settle();
+    const ids = (fs: Finding[]) => fs.map((f) => [f.kind, f.policy, f.objects, f.objectCount]);
+    expect(ids(forked.findings(new Map(), {}, 0))).toEqual(ids(full(end)));
+    expect(ids(base.findings(new Map(), {}, 0))).toEqual(ids(full(now)));
+    expect(ids(forked.findings(new Map(), {}, 0))).toEqual([
+      ['tie', 'hi', ['s.1', 's.2'], 2],
+      ['unanchored', 'cap', ['ax', 'bx'], 2],
+      ['unanchored', 'new', ['zy'], 1],
+    ]);
+  });
+});
+
 describe('no false findings', () => {
   it('a random clean world has none', () => {
     fc.assert(

@@ -1,6 +1,6 @@
 /**
  * The same client suite (rabbit-client.test.ts) with the terminal command's HTTP client in place
- * of undici, as `scripts/build.ts` puts it in `dist/cli.js`: every request, failure, bound and
+ * of undici, as `scripts/build.ts` puts it in `dist/cli.cjs`: every request, failure, bound and
  * shutdown of the transport ends the same way on `src/rabbit/nodeHttpPool.ts`.
  */
 import { vi } from 'vitest';
