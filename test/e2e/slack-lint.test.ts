@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminClient, uniqueName } from '../support/broker.ts';
-import type { FakeUpload } from '../support/fakeSlack.ts';
+import { sharedFileSince } from '../support/fakeSlack.ts';
 import { renderedText } from '../support/harness.ts';
 import { type ProcessHarness, startProcessHarness } from '../support/processHarness.ts';
 
@@ -77,12 +77,7 @@ describe('/rmq lint', () => {
     const counted = /(\d+) of 150 findings shown: every one is in the attached file/.exec(shown);
     expect(counted, shown.slice(-500)).not.toBeNull();
     expect(Number(counted?.[1])).toBeLessThan(MANY);
-    const complete = await h.slack.waitForCall(
-      (c) => h.slack.calls.indexOf(c) >= mark && c.method === 'files.completeUploadExternal' && c.ok,
-      { what: 'the file to be shared' },
-    );
-    const [file] = complete.args.files as { id: string }[];
-    const upload = h.slack.uploads().find((u) => u.id === file?.id) as FakeUpload;
+    const upload = await sharedFileSince(h.slack, mark);
     expect(upload.completed).toBe(true);
     expect(upload.filename).toBe(`lint-${many}.csv`);
     const rows = (upload.content ?? '').trim().split('\n');
