@@ -83,6 +83,8 @@ async function main(): Promise<void> {
     await setUpLab(admin, vhost);
     const adminScript = await downloadRabbitmqadmin(cwd);
     const url = new URL(brokerUrl);
+    // Nothing else of this shell's: NODE_EXTRA_CA_CERTS alone adds ~35 ms of CPU to every Node
+    // start (the CA file read and parsed), NODE_OPTIONS whatever it loads (bench/HISTORY.md).
     const env = {
       PATH: process.env.PATH ?? '',
       HOME: cwd,

@@ -160,24 +160,89 @@ function smokeImport(outdir: string): Promise<void> {
 }
 
 /**
+ * What the cache step's stand-in broker answers (`codeCache`): a queue governed by a policy, an
+ * operator policy and one that loses, as the policies lab has them, so the question's whole path
+ * (the answers parsed, the policies read and resolved, the hazards, the text) is compiled into the
+ * cache; any other path is the broker's 404.
+ */
+const CACHE_BROKER: Record<string, unknown> = {
+  '/api/overview': { rabbitmq_version: '3.13.7', management_version: '3.13.7' },
+  '/api/policies/%2F': [
+    {
+      vhost: '/',
+      name: 'orders-cap',
+      pattern: 'orders',
+      'apply-to': 'queues',
+      definition: { 'max-length': 100 },
+      priority: 0,
+    },
+    {
+      vhost: '/',
+      name: 'audit-retention',
+      pattern: '^orders\\.audit$',
+      'apply-to': 'queues',
+      definition: { 'dead-letter-exchange': 'audit.dlx' },
+      priority: 10,
+    },
+  ],
+  '/api/operator-policies/%2F': [
+    {
+      vhost: '/',
+      name: 'orders-ceiling',
+      pattern: '^orders\\.',
+      'apply-to': 'queues',
+      definition: { 'max-length': 50000 },
+      priority: 0,
+    },
+  ],
+  '/api/queues/%2F/orders.audit': {
+    name: 'orders.audit',
+    vhost: '/',
+    type: 'classic',
+    arguments: {},
+    policy: 'audit-retention',
+    operator_policy: 'orders-ceiling',
+    effective_policy_definition: { 'dead-letter-exchange': 'audit.dlx', 'max-length': 50000 },
+    messages: 3,
+    messages_ready: 3,
+    message_bytes_ready: 30,
+    messages_unacknowledged: 0,
+    consumers: 0,
+    idle_since: '2026-12-01 09:00:00',
+    state: 'running',
+  },
+};
+
+/**
  * The CLI's code cache (src/cliLoader.ts `writeCodeCache`), made in a fresh Node process after
- * `help`, `--version`, and a `which` and a `preview` sent to a port nobody listens on (exit 3),
- * so their parsing, the client and the transport are compiled; what else a question runs is
- * compiled then, as without a cache. The run doubles as the CLI's smoke test.
+ * `help`, `--version`, `which orders.audit` (text and `--json`) answered by a stand-in broker in
+ * that process (`CACHE_BROKER`), and a `preview` sent to a port nobody listens on (exit 3), so
+ * what a question runs is compiled before it is asked; what else a command runs is compiled then,
+ * as without a cache. The run doubles as the CLI's smoke test.
  */
 function codeCache(outdir: string): Promise<void> {
   const loader = JSON.stringify(pathToFileURL(join(outdir, 'cli.js')).href);
-  const env = JSON.stringify({ RMQ_URL: 'http://127.0.0.1:9', RMQ_TIMEOUT: '2s' });
+  const answers = JSON.stringify(CACHE_BROKER);
   const runs = JSON.stringify([
     ['help'],
     ['--version'],
     ['which', 'orders.audit'],
     ['which', 'orders.audit', '--json'],
-    ['preview', 'delete', 'p'],
+    ['preview', 'delete', 'orders-cap'],
   ]);
   return runNode(
     outdir,
-    `const { writeCodeCache } = await import(${loader}); await writeCodeCache(${runs}, ${env});`,
+    `import { createServer } from 'node:http';
+const answers = ${answers};
+const server = createServer((req, res) => {
+  const body = answers[req.url ?? ''];
+  res.writeHead(body ? 200 : 404, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body ?? { error: 'Object Not Found', reason: 'Not Found' }));
+});
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const env = { RMQ_URL: 'http://127.0.0.1:' + server.address().port, RMQ_TIMEOUT: '5s' };
+const { writeCodeCache } = await import(${loader});
+try { await writeCodeCache(${runs}, env); } finally { server.close(); server.closeAllConnections(); }`,
     'the CLI bundle cannot run',
   );
 }

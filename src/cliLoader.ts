@@ -78,6 +78,14 @@ function saveCache(loaded: Loaded): void {
   renameSync(temporary, cachePath);
 }
 
+/**
+ * Whether V8 takes this build's code cache, the bundle run once to ask (test/integration/build.test.ts:
+ * a cache V8 refuses fails nothing but the start's speed, so it is checked where it is made).
+ */
+export function codeCacheTaken(): boolean {
+  return !load().cold;
+}
+
 /** The terminal command: `bin/rmq.js`. */
 export function cliMain(): Promise<never> {
   const loaded = load();

@@ -8,10 +8,14 @@ import type { Definition, ObjectKind } from './types.ts';
  * happens, in numbers where the broker's behaviour is deterministic, else said as "may".
  *
  * Measured on 3.10.8 and 4.0.5 (test/integration/impact.test.ts proves each rule by behaviour):
- * - a length limit below the ready messages: a classic queue removes the excess at once whatever
- *   its overflow (reject-publish too: the existing excess is trimmed, then publishers refused); a
- *   quorum queue removes it with drop-head and with reject-publish-dlx (which quorum queues do not
- *   implement), keeps it with reject-publish. The removed messages go to the dead-letter exchange
+ * - a length limit below the ready messages: a classic queue applies the new limit under the
+ *   overflow it had, then the new overflow, and removes the excess only under drop-head: a limit
+ *   lowered on a drop-head queue trims whatever the new overflow (reject-publish too: trimmed, then
+ *   publishers refused); lowered on a queue already under reject-publish(-dlx) that keeps it, it
+ *   trims nothing (the excess stays, publishers refused); a move back to drop-head trims the
+ *   excess held (3.10.8 and 4.3.6, test/integration/impact.test.ts). A quorum queue removes it
+ *   with drop-head and with reject-publish-dlx (which quorum queues do not implement), keeps it
+ *   with reject-publish. The removed messages go to the dead-letter exchange
  *   when it exists, for quorum queues with either dead-letter strategy (at-least-once needs
  *   reject-publish, and falls back to at-most-once otherwise); else they are lost;
  * - `expires` on a queue without consumers: deleted with its messages `expires` after the change;
@@ -160,10 +164,24 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
 const lowered = (before: number | undefined, after: number | undefined): after is number =>
   after !== undefined && (before === undefined || after < before);
 
-/** Whether the queue removes the ready messages above a length limit at once (measured). */
-function trims(kind: ObjectKind, overflow: unknown): boolean {
-  if (kind === 'classic') return true;
-  return kind === 'quorum' && overflow !== 'reject-publish';
+/** Whether a quorum queue removes the ready messages above a length limit at once (measured). */
+function quorumTrims(overflow: unknown): boolean {
+  return overflow !== 'reject-publish';
+}
+
+/**
+ * Whether the change removes the ready messages above a limit at once. A classic queue sets the
+ * limit under its old overflow, then the new overflow, and trims only under drop-head at either
+ * moment (rabbit_amqqueue_process: max-length before overflow in its policy table); a limit
+ * unchanged under drop-head has nothing left to trim.
+ */
+function trimsAtChange(kind: ObjectKind, before: unknown, after: unknown, stricter: boolean): boolean {
+  if (kind === 'classic') {
+    const dropsBefore = before === 'drop-head';
+    const dropsAfter = after === 'drop-head';
+    return (stricter && (dropsBefore || dropsAfter)) || (!dropsBefore && dropsAfter);
+  }
+  return kind === 'quorum' && quorumTrims(after) && (stricter || !quorumTrims(before));
 }
 
 /** Whether publishers are refused once the queue is full. reject-publish-dlx: classic queues only. */
@@ -253,7 +271,7 @@ function lengthLimits(i: ImpactInput, world: World, out: Impact[]): number {
     const limit = num(after[key]);
     if (limit === undefined) continue;
     const stricter = lowered(num(before[key]), limit);
-    const nowTrims = trims(kind, overflow) && (stricter || !trims(kind, overflowBefore));
+    const nowTrims = trimsAtChange(kind, overflowBefore, overflow, stricter);
     if (nowTrims) {
       const dlx = deadLetterTo(after, world);
       const fate = dlx?.exists ? 'dead-lettered' : 'lost';

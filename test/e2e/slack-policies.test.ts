@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminClient, uniqueName } from '../support/broker.ts';
-import type { FakeUpload } from '../support/fakeSlack.ts';
+import { sharedFileSince } from '../support/fakeSlack.ts';
 import { renderedText } from '../support/harness.ts';
 import { type ProcessHarness, startProcessHarness } from '../support/processHarness.ts';
 
@@ -61,12 +61,7 @@ describe('/rmq policies', () => {
     expect(shown).toMatch(/by priority, highest first \(300\)/);
     expect(shown).toMatch(/\d+ of 300 shown: the whole list is in the attached file/);
     expect(shown).toContain('`p-059`');
-    const complete = await h.slack.waitForCall(
-      (c) => h.slack.calls.indexOf(c) >= mark && c.method === 'files.completeUploadExternal' && c.ok,
-      { what: 'the file to be shared' },
-    );
-    const [file] = complete.args.files as { id: string }[];
-    const upload = h.slack.uploads().find((u) => u.id === file?.id) as FakeUpload;
+    const upload = await sharedFileSince(h.slack, mark);
     expect(upload.completed).toBe(true);
     expect(upload.filename).toBe(`policies-${big}.csv`);
     const rows = (upload.content ?? '').trim().split('\n');

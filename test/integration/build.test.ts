@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WhichResult } from '../../commands/which.ts';
 import { cliMustNotLoad, cliMustNotLoadAtStart } from '../../scripts/build.ts';
@@ -41,7 +42,7 @@ afterAll(async () => {
   rmSync(cwd, { recursive: true, force: true });
 });
 
-describe('the compiled CLI (bin/rmq.js -> dist/cli.js)', () => {
+describe('the compiled CLI (bin/rmq.js -> dist/cli.js -> dist/cli.cjs)', () => {
   it('answers which orders.audit from the broker, in JSON and in text', async () => {
     const r = await waitFor(
       async () => {
@@ -76,6 +77,13 @@ describe('the compiled CLI (bin/rmq.js -> dist/cli.js)', () => {
     expect(unreachable.code).toBe(3);
     expect(JSON.parse(unreachable.out)).toMatchObject({ answer: 'not-asked' });
     expect(unreachable.err).not.toMatch(/\n\s+at /);
+  });
+
+  it('runs from the V8 code cache the build made beside it (bench/cli: the compilation of every start)', async () => {
+    const loader = (await import(pathToFileURL(join(pkg.outdir, 'cli.js')).href)) as {
+      codeCacheTaken(): boolean;
+    };
+    expect(loader.codeCacheTaken()).toBe(true);
   });
 
   it('contains none of what only the Slack bot needs, and loads Redis only for the commands that use it', () => {

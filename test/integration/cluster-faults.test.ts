@@ -170,7 +170,7 @@ describe.skipIf(!up)('a cluster with nodes stopped under the terminal and the bo
     expect(caught.source).toBe('events');
   });
 
-  it('node 1 started again: /readyz reports it answering, without a restart of anything', async () => {
+  it('node 1 started again: /readyz reports it answering, a change through it is caught as an event, without a restart of anything', async () => {
     const monitor = createHealthMonitor({
       brokers: new Map([['cluster', watchClient]]),
       redis: { ping: async () => 'PONG' },
@@ -187,6 +187,31 @@ describe.skipIf(!up)('a cluster with nodes stopped under the terminal and the bo
     monitor.stop();
     // The follower is still following (on another node) or back on one: events, not the interval.
     await waitFor(() => watcher.watcher.health().mode === 'events', { deadlineMs: 20_000, what: 'events' });
+    // A change made through node 1, back: caught as an event, by the same watcher.
+    const before = watcher.changes.length;
+    const on1 = new LabClient({ url: node1, ...brokerCredentials() });
+    try {
+      await on1.putPolicy(
+        'user',
+        policyIn(vhost)('after-restart', '^none', 4, { 'max-length': 8 }, 'queues'),
+      );
+    } finally {
+      await on1.close();
+    }
+    const caught = await waitFor(
+      () => watcher.changes.slice(before).find((c) => c.name === 'after-restart'),
+      { deadlineMs: 30_000, what: 'the change through node 1' },
+    );
+    expect(caught.source).toBe('events');
+    // And the terminal asks it again like any node.
+    const which = await runRmq({ RMQ_USER: cliEnv.user, RMQ_PASSWORD: cliEnv.password, RMQ_URL: node1 }, [
+      'which',
+      'orders',
+      '--vhost',
+      vhost,
+      '--json',
+    ]);
+    expect(which.code, which.err).toBe(0);
   }, 240_000);
 
   it('a node stopped in the middle of an apply, its write done and unanswered: read back through another node, applied once, never twice, audited once', async () => {

@@ -5,6 +5,9 @@
  * exits 3, the code on which `.ci/run` skips the cluster's suites, loudly.
  */
 import { execFile } from 'node:child_process';
+import { chmodSync, cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { brokerCredentials } from '../support/broker.ts';
 import { CLUSTER, reachable } from '../support/brokers.ts';
@@ -14,17 +17,31 @@ const up = (await reachable(CLUSTER)) || CLUSTER.required;
 if (!up)
   console.warn(`\n*** SKIPPED: the cluster at ${CLUSTER.url} is not running (run ${CLUSTER.script}). ***\n`);
 
-/** The script's exit code and output; never throws on a non-zero exit. */
-function script(args: string[], options: { env?: NodeJS.ProcessEnv; asNobody?: boolean } = {}) {
-  const [file, argv] = options.asNobody
-    ? ['setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'scripts/cluster', ...args]]
-    : ['scripts/cluster', args];
-  return new Promise<{ code: number; out: string; err: string }>((resolve) => {
-    execFile(file, argv, { timeout: 240_000, env: { ...process.env, ...options.env } }, (e, out, err) => {
-      const code = e ? (typeof e.code === 'number' ? e.code : 1) : 0;
-      resolve({ code, out, err });
+/**
+ * The script's exit code and output; never throws on a non-zero exit. `asNobody`: a copy of the
+ * script and its library, in a directory anyone may read (the checkout may not be), run as nobody.
+ */
+async function script(args: string[], options: { env?: NodeJS.ProcessEnv; asNobody?: boolean } = {}) {
+  const dir = options.asNobody ? mkdtempSync(join(tmpdir(), 'rmq-cluster-script-')) : undefined;
+  let file = 'scripts/cluster';
+  let argv = args;
+  if (dir) {
+    cpSync('scripts/cluster', join(dir, 'cluster'));
+    cpSync('scripts/lib/chroot-broker.bash', join(dir, 'lib', 'chroot-broker.bash'));
+    for (const d of [dir, join(dir, 'lib')]) chmodSync(d, 0o755);
+    file = 'setpriv';
+    argv = ['--reuid=65534', '--regid=65534', '--clear-groups', join(dir, 'cluster'), ...args];
+  }
+  try {
+    return await new Promise<{ code: number; out: string; err: string }>((resolve) => {
+      execFile(file, argv, { timeout: 240_000, env: { ...process.env, ...options.env } }, (e, out, err) => {
+        const code = e ? (typeof e.code === 'number' ? e.code : 1) : 0;
+        resolve({ code, out, err });
+      });
     });
-  });
+  } finally {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 async function uptimes(): Promise<Map<string, number>> {

@@ -80,6 +80,13 @@ const put =
   (w: World) =>
     w.api.policy('p', pattern, definition).then(() => undefined);
 
+/** A classic queue's limit that refuses publishes and dead-letters them, the existing excess kept. */
+const REFUSING = (limit: number) => ({
+  'max-length': limit,
+  overflow: 'reject-publish-dlx',
+  'dead-letter-exchange': 'dlx',
+});
+
 const ROWS: Row[] = [
   {
     what: 'max-length 10 and an existing dead-letter exchange on 50: 40 dead-lettered at once',
@@ -142,6 +149,66 @@ const ROWS: Row[] = [
         what: 'a publish to be refused',
       });
       await holds(w, 'subject', w.kind === 'classic' ? 10 : 50);
+    },
+  },
+  {
+    // Found by the preview differential on 4.3.6 (seed 9259): the limit is set under the overflow the
+    // queue had, and a queue already under reject-publish-dlx trims nothing.
+    what: 'max-length 30 to 12 on 19, reject-publish-dlx before and after: nothing removed, publishes refused',
+    kinds: ['classic'],
+    setUp: async (w) => {
+      await deadLetterQueue(w);
+      await w.api.policy('p', '^subject$', REFUSING(30));
+      await w.api.queue('subject', w.kind);
+      await waitFor(async () => (await w.api.policyOf('subject')) === 'p', { what: 'the policy in force' });
+      await w.amqp.publish('subject', 19);
+      return 19;
+    },
+    change: { action: 'edit', name: 'p', fields: { definition: REFUSING(12) } },
+    predicted: () => ({
+      impact: [{ effect: 'reject-publish', because: 'max-length', limit: 12 }],
+      totals: { messagesLost: 0, messagesDeadLettered: 0, queuesRefusingPublishes: 1 },
+    }),
+    apply: put(REFUSING(12)),
+    observe: async (w) => {
+      await waitFor(async () => (await w.api.effective('subject'))?.['max-length'] === 12, {
+        what: 'the lower limit in force',
+      });
+      // Refused, so dead-lettered (reject-publish-dlx): the one message in the dead-letter queue.
+      expect(await w.amqp.tryPublish('', 'subject')).toBe(false);
+      await holds(w, 'subject', 19);
+      await holds(w, 'dlq', 1);
+    },
+  },
+  {
+    what: 'overflow back to drop-head at the same limit 12, on 19 kept by reject-publish-dlx: 7 dead-lettered at once',
+    kinds: ['classic'],
+    setUp: async (w) => {
+      await deadLetterQueue(w);
+      await w.api.policy('p', '^subject$', REFUSING(30));
+      await w.api.queue('subject', w.kind);
+      await waitFor(async () => (await w.api.policyOf('subject')) === 'p', { what: 'the policy in force' });
+      await w.amqp.publish('subject', 19);
+      await w.api.policy('p', '^subject$', REFUSING(12));
+      await waitFor(async () => (await w.api.effective('subject'))?.['max-length'] === 12, {
+        what: 'the lower limit in force',
+      });
+      await holds(w, 'subject', 19);
+      return 19;
+    },
+    change: {
+      action: 'edit',
+      name: 'p',
+      fields: { definition: { 'max-length': 12, 'dead-letter-exchange': 'dlx' } },
+    },
+    predicted: () => ({
+      impact: [deadLetteredOver(12, 7, 'dlx')],
+      totals: { messagesDeadLettered: 7, messagesLost: 0 },
+    }),
+    apply: put({ 'max-length': 12, 'dead-letter-exchange': 'dlx' }),
+    observe: async (w) => {
+      await holds(w, 'subject', 12);
+      await holds(w, 'dlq', 7);
     },
   },
   {

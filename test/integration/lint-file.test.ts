@@ -70,6 +70,26 @@ describe('rmq lint FILE', () => {
     const text = await runRmq(env, ['lint', file, '--vhost', vhost, '--fail-on', 'error']);
     expect(text.code).toBe(4);
     expect(text.out).toContain(`as if applied to vhost "${vhost}"`);
+
+    // Applied for real: lint of the vhost then finds what lint FILE found.
+    for (const p of [
+      policy('billing-b', '^billing\\.', 5, { 'max-length': 1000 }),
+      policy('orders-cap', 'orders', 0, { 'max-length': 100000 }),
+    ]) {
+      const { 'apply-to': applyTo, ...rest } = p;
+      await client.putPolicy('user', { ...rest, applyTo });
+    }
+    try {
+      const applied = await runRmq(env, ['lint', '--vhost', vhost, '--json']);
+      expect(applied.code, applied.err).toBe(0);
+      const after = JSON.parse(applied.out) as LintResult;
+      expect(after.findings.map((f) => [f.kind, f.policy, f.objects, f.why])).toEqual(
+        r.findings.map((f) => [f.kind, f.policy, f.objects, f.why]),
+      );
+    } finally {
+      await client.deletePolicy('user', vhost, 'billing-b');
+      await client.deletePolicy('user', vhost, 'orders-cap');
+    }
   });
 
   it('a file the reader refuses, or none there: exit 2 with the sentence, nothing asked', async () => {

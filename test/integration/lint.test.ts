@@ -64,6 +64,9 @@ async function world(client: LabClient, vhost: string, perQueueType: boolean): P
   await client.putExchange(vhost, 'mt.dlx', 'fanout');
   await q('mt.q');
   await q('mtok.q');
+  // missing-target on an exchange: an alternate exchange that does not exist
+  await user('ae-gone', '^aex\\.', 1, { 'alternate-exchange': 'ae.nope' }, 'exchanges');
+  await client.putExchange(vhost, 'aex.x', 'topic');
   // expires-idle: messages and no consumer; empty; a consumer attached
   await user('ex', '^ex\\.', 1, { expires: 3_600_000 });
   await user('ex-c', '^exc\\.', 1, { expires: 3_600_000 });
@@ -123,6 +126,7 @@ describe.each(up.map((b) => [b.label, b] as const))('lint on %s', (_label, broke
     expect(result.env).toBe('test');
     expect(result.findings.map((f) => [f.severity, f.kind, f.policy, f.objects])).toEqual([
       ['error', 'tie', 'tie-a', ['tie.q']],
+      ['error', 'missing-target', 'ae-gone', ['aex.x']],
       ['error', 'missing-target', 'mt', ['mt.q']],
       ['error', 'expires-idle', 'ex', ['ex.full']],
       ['warning', 'cannot-govern', 'cg-ttl', ['cg.s']],
@@ -195,6 +199,9 @@ describe.each(up.map((b) => [b.label, b] as const))('lint on %s', (_label, broke
     expect(await client.getExchange(vhost, 'mt.nope')).toBeNull();
     expect(await userPolicyOf('mtok.q')).toBe('mt-ok');
     expect(await client.getExchange(vhost, 'mt.dlx')).not.toBeNull();
+    expect(find('missing-target', 'ae-gone')).toMatchObject({ key: 'alternate-exchange', target: 'ae.nope' });
+    expect((await client.getExchange(vhost, 'aex.x'))?.policy).toBe('ae-gone');
+    expect(await client.getExchange(vhost, 'ae.nope')).toBeNull();
   });
 
   it('expires-idle: the governed queue holds messages and no consumer; with a consumer it is not', async () => {

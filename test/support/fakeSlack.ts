@@ -542,3 +542,15 @@ export function renderedText(args: Record<string, unknown>): string {
   visit(args.blocks);
   return parts.join('\n');
 }
+
+/** The first file shared (`files.completeUploadExternal`) among the calls after the first `mark`, as uploaded. */
+export async function sharedFileSince(slack: FakeSlack, mark: number): Promise<FakeUpload> {
+  const complete = await slack.waitForCall(
+    (c) => slack.calls.indexOf(c) >= mark && c.method === 'files.completeUploadExternal' && c.ok,
+    { what: 'the file to be shared' },
+  );
+  const [file] = complete.args.files as { id: string }[];
+  const upload = slack.uploads().find((u) => u.id === file?.id);
+  if (!upload) throw new Error(`no upload ${file?.id}`);
+  return upload;
+}

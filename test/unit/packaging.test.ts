@@ -139,3 +139,14 @@ describe('package.json', () => {
     expect(pkg.scripts.test).toMatch(/npm run build/);
   });
 });
+
+describe('the README where it shows the image (issue 30, item 8)', () => {
+  it('says beside docker run --env-file that localhost inside the container is the container', () => {
+    const readme = read('README.md');
+    const line = readme.split('\n').find((l) => /docker run[^\n]*--env-file/.test(l));
+    expect(line, 'the README shows docker run --env-file').toBeDefined();
+    expect(line).toMatch(/inside the container `localhost` is the container/);
+    expect(line).toMatch(/RMQ_URL/);
+    expect(line).toMatch(/REDIS_URL/);
+  });
+});
