@@ -375,7 +375,11 @@ async function planVhost(
     for (const s of steps.slice(0, -1)) {
       const o = line.outcomes.find((x) => x.step === s)?.outcome;
       const list = verify[s];
-      if (!o || !list || list.length >= MAX_VERIFY || o.after.candidates) continue;
+      // A tie in either layer (a rename's two policies on the way) has no one name the broker must
+      // report: the object is not checked (a verify naming `null` there never passed: the
+      // differential, PLAN_SEED=629827, an operator policy edited during a rename).
+      if (!o || !list || list.length >= MAX_VERIFY || o.after.candidates || o.unchangedLayer.candidates)
+        continue;
       const names =
         o.unchangedLayer.layer === 'operator'
           ? { policy: o.after.policy, operatorPolicy: o.unchangedLayer.policy }

@@ -6,7 +6,6 @@
  * broker interrupts is retried until it finishes, the request saying meanwhile where each policy
  * stands; a retry after a lost answer never writes a step twice.
  */
-import { Connection } from 'rabbitmq-client';
 import { describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import type { Policy } from '../../src/policy/types.ts';
@@ -18,7 +17,7 @@ import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp, CLUSTER, type TestBroker } from '../support/brokers.ts';
 import { aloneOnCluster } from '../support/clusterHooks.ts';
 import { startFakeBroker } from '../support/fakeBroker.ts';
-import { amqpUrl, messages } from '../support/messages.ts';
+import { fewestMessages, messages } from '../support/messages.ts';
 import { APPROVER, REQUESTER, settled, type WorkflowFixture, workflowHooks } from '../support/workflow.ts';
 
 let admin: LabClient;
@@ -38,27 +37,13 @@ const step = (vhost: string, name: string, before: Fields | null, after: Fields 
   after,
 });
 
-/** The queue's messages sampled (passive declare: exact, not the statistics) until stopped; the fewest seen. */
+/** The queue's messages sampled through the apply (exact, not the statistics); the fewest seen. */
 async function sampler(broker: TestBroker, vhost: string, queue: string) {
-  const conn = new Connection({ url: amqpUrl(broker, vhost) });
-  conn.on('error', () => undefined);
-  await conn.onConnect(10_000, true);
-  let fewest = Number.POSITIVE_INFINITY;
-  let samples = 0;
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const { messageCount } = await conn.queueDeclare({ queue, passive: true });
-      fewest = Math.min(fewest, messageCount);
-      samples++;
-    }
-  })();
+  const sampling = await fewestMessages(broker, vhost, [queue]);
   return {
     async stop() {
-      running = false;
-      await loop;
-      await conn.close();
-      return { fewest, samples };
+      const { fewest, rounds } = await sampling.stop();
+      return { fewest: fewest.get(queue) ?? Number.POSITIVE_INFINITY, samples: rounds };
     },
   };
 }

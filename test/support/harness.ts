@@ -32,7 +32,7 @@ import {
   waitFor,
 } from './broker.ts';
 import { built } from './built.ts';
-import { type FakeBroker, startFakeBroker } from './fakeBroker.ts';
+import { closedPortUrl, type FakeBroker, startFakeBroker } from './fakeBroker.ts';
 import { type FakeSlack, startFakeSlack } from './fakeSlack.ts';
 import { type SignedRequests, signedRequests } from './slackRequests.ts';
 
@@ -99,6 +99,8 @@ export interface HarnessOptions {
   readonly lab?: boolean;
   /** Environments besides `lab`: `down` is a broker that drops every connection. */
   readonly withDownEnvironment?: boolean;
+  /** Environment `lab` as a cluster's nodes whose first is down (nothing listens): `url: [down, proxy]`. */
+  readonly labFirstNodeDown?: boolean;
   /** Broker credentials for the app, made for the vhost (default: the test broker's admin). */
   readonly credentials?: (vhost: string) => Promise<{ user: string; password: string }>;
   readonly keyPrefix?: string;
@@ -216,9 +218,10 @@ export async function prepareLab(options: HarnessOptions = {}): Promise<Prepared
     : options.lintSchedule
       ? `, approvalsChannel: ${APPROVALS_CHANNEL}, vhosts: [${JSON.stringify(vhost)}]`
       : '';
+  const labUrl = options.labFirstNodeDown ? `["${await closedPortUrl()}", "${proxy.url}"]` : `"${proxy.url}"`;
   const environmentsYaml = [
     'environments:',
-    `  - { name: lab, url: "${proxy.url}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD${approvalsYaml}${options.labRules ? `, ${typeof options.labRules === 'string' ? options.labRules : options.labRules(vhost)}` : ''} }`,
+    `  - { name: lab, url: ${labUrl}, userEnv: LAB_USER, passwordEnv: LAB_PASSWORD${approvalsYaml}${options.labRules ? `, ${typeof options.labRules === 'string' ? options.labRules : options.labRules(vhost)}` : ''} }`,
     ...(down ? [`  - { name: down, url: "${down.url}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD }`] : []),
     ...(weak
       ? [

@@ -310,3 +310,33 @@ export function liveShows(
     { what: `the live listing to show ${JSON.stringify(want)}`, deadlineMs: 30_000, intervalMs: 250 },
   );
 }
+
+/**
+ * The queues' messages sampled over AMQP (a passive declare: the queue's own count, not the
+ * statistics) in a loop until stopped: the fewest each one held while it ran, and how many rounds.
+ */
+export async function fewestMessages(broker: TestBroker, vhost: string, queues: readonly string[]) {
+  const conn = new Connection({ url: amqpUrl(broker, vhost) });
+  conn.on('error', () => undefined);
+  await conn.onConnect(10_000, true);
+  const fewest = new Map(queues.map((q) => [q, Number.POSITIVE_INFINITY]));
+  let rounds = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      for (const queue of queues) {
+        const { messageCount } = await conn.queueDeclare({ queue, passive: true });
+        fewest.set(queue, Math.min(fewest.get(queue) ?? Number.POSITIVE_INFINITY, messageCount));
+      }
+      rounds++;
+    }
+  })();
+  return {
+    async stop(): Promise<{ fewest: ReadonlyMap<string, number>; rounds: number }> {
+      running = false;
+      await loop;
+      await conn.close();
+      return { fewest, rounds };
+    },
+  };
+}
