@@ -11,10 +11,10 @@ import {
   type PendingVerdicts,
   pendingVerdicts,
 } from './pattern.ts';
-import type { KindOrUnknown } from './policyIndex.ts';
+import type { IndexedPolicy, KindOrUnknown, PolicyIndex } from './policyIndex.ts';
 import { type SourcedValue, withArguments } from './provenance.ts';
-import { type LayerResolution, type PolicySet, resolve } from './resolve.ts';
-import type { ObjectKind, Policy, PolicyLayer } from './types.ts';
+import { NameTooLongError, type PolicySet } from './resolve.ts';
+import { MAX_NAME_BYTES, type ObjectKind, type Policy, type PolicyLayer, utf8Length } from './types.ts';
 
 /**
  * `lint`: every surprise a vhost's policies hold for the objects there now, in one pass over
@@ -175,6 +175,39 @@ interface NeverStricter {
   readonly names: Names;
 }
 
+/**
+ * What a pass reads of one of the index's lists (the policies a name's prefix can reach, per kind
+ * and layer), worked out once per list rather than once per object: each entry's tally, the keys
+ * the kind refuses of it, and whether an unreadable pattern of it could decide anything.
+ */
+interface ListInfo {
+  readonly tallies: readonly PolicyTally[];
+  readonly refused: readonly (readonly string[])[];
+  readonly applicable: readonly boolean[];
+}
+
+/** One layer of the object being read: resolve.ts's LayerResolution, its lists not made anew. */
+interface LayerScratch {
+  list: readonly IndexedPolicy[];
+  info: ListInfo;
+  /** The positions in `list` of the policies whose pattern finds the name (highest priority first). */
+  readonly hits: number[];
+  count: number;
+  /** The first applicable match's priority: the candidates'. */
+  top: number | undefined;
+  decided: boolean;
+}
+
+const NO_INFO: ListInfo = { tallies: [], refused: [], applicable: [] };
+const scratch = (): LayerScratch => ({
+  list: [],
+  info: NO_INFO,
+  hits: [],
+  count: 0,
+  top: undefined,
+  decided: true,
+});
+
 /** The arguments as one string, equal for equal arguments (keys in the broker's order). */
 function argumentsSignature(args: Readonly<Record<string, unknown>>): string {
   let s = '';
@@ -215,6 +248,12 @@ export class Linter {
   readonly #exchanges = new Set<string>();
   #parked: { object: LintObject; view: NameView }[] = [];
   #objects = 0;
+  /** Reused by every object (`#read` is not re-entered): nothing of them is kept past it. */
+  readonly #user = scratch();
+  readonly #operator = scratch();
+  readonly #lists = new Map<readonly IndexedPolicy[], ListInfo>();
+  readonly #caughtScratch: PolicyTally[] = [];
+  readonly #pendingScratch = new Set<CompiledPattern>();
 
   constructor(set: PolicySet, cache: PatternCache) {
     this.#set = set;
@@ -289,8 +328,14 @@ export class Linter {
 
   add(o: LintObject): void {
     if (o.kind === 'exchange') this.#exchanges.add(o.name);
-    const view = nameView(o.name, { collectPending: true });
-    if (!this.#read(o, view, true)) this.#parked.push({ object: o, view });
+    // One pending set for every object, copied only for an object parked (few): a set per object
+    // was a good part of what the pass allocated.
+    const pending = this.#pendingScratch;
+    pending.clear();
+    const plain = nameView(o.name);
+    const view: NameView = { latin1: plain.latin1, shifted: plain.shifted, pending };
+    if (!this.#read(o, view, true))
+      this.#parked.push({ object: o, view: { ...view, pending: new Set(pending) } });
   }
 
   /** The patterns the backtracking engine is to decide, and for which names, before `settle()`. */
@@ -305,45 +350,104 @@ export class Linter {
     for (const { object } of parked) this.#read(object, nameView(object.name), false);
   }
 
+  /** `#lists`' entry for one of the index's lists. */
+  #info(index: PolicyIndex, kind: KindOrUnknown, list: readonly IndexedPolicy[]): ListInfo {
+    let info = this.#lists.get(list);
+    if (!info) {
+      info = {
+        tallies: list.map((e) => this.#tally(e.policy)),
+        refused: list.map((e) => index.refused(e, kind)),
+        // It decides nothing when the kind refuses one of its keys (resolve.ts: `decided`).
+        applicable: list.map((e) => index.applicable(e.name, kind) !== undefined),
+      };
+      this.#lists.set(list, info);
+    }
+    return info;
+  }
+
+  /**
+   * One layer of one object resolved into `into` (resolve.ts's rule, written out for the pass: no
+   * list made per object): its matches, the candidates' priority (`top`, undefined: none
+   * applicable) and whether it is decided.
+   */
+  #resolveLayer(
+    index: PolicyIndex,
+    kind: KindOrUnknown,
+    name: string,
+    view: NameView,
+    into: LayerScratch,
+  ): void {
+    const list = index.reachingFor(kind, name);
+    const info = list === into.list ? into.info : this.#info(index, kind, list);
+    into.list = list;
+    into.info = info;
+    const hits = into.hits;
+    let count = 0;
+    let top: number | undefined;
+    let unreadableTop: number | undefined;
+    for (let i = 0; i < list.length; i++) {
+      const e = list[i] as IndexedPolicy;
+      const hit = e.pattern.match(view);
+      if (hit === 'undecidable') {
+        if (info.applicable[i] && (unreadableTop === undefined || e.priority > unreadableTop))
+          unreadableTop = e.priority;
+      } else if (hit) {
+        hits[count++] = i;
+        if (top === undefined && (info.refused[i] as readonly string[]).length === 0) top = e.priority;
+      }
+    }
+    into.count = count;
+    into.top = top;
+    into.decided = unreadableTop === undefined || (top !== undefined && unreadableTop < top);
+  }
+
   /** Reads one object; false (nothing kept) when a pattern waits for the backtracking engine. */
   #read(o: LintObject, view: NameView, collect: boolean): boolean {
-    const r = resolve(this.#set, o.name, o.kind, view);
-    let caught: PolicyTally[] | undefined;
-    for (const m of r.user.matches) caught = this.#caught(m.policy, view, caught);
-    for (const m of r.operator.matches) caught = this.#caught(m.policy, view, caught);
+    const name = o.name;
+    if (name.length > MAX_NAME_BYTES / 3) {
+      const bytes = utf8Length(name);
+      if (bytes > MAX_NAME_BYTES) throw new NameTooLongError(bytes);
+    }
+    const kind = o.kind;
+    const u = this.#user;
+    const op = this.#operator;
+    this.#resolveLayer(this.#set.user, kind, name, view, u);
+    this.#resolveLayer(this.#set.operator, kind, name, view, op);
+    const caught = this.#caughtScratch;
+    caught.length = 0;
+    this.#caught(u, view, caught);
+    this.#caught(op, view, caught);
     if (collect && view.pending && view.pending.size > 0) return false;
     this.#objects++;
-    if (caught) for (const t of caught) t.caught.add(o.name);
-    const kind = o.kind;
-    const user = this.#layer('user', r.user, o.name, kind !== null);
-    const operator = this.#layer('operator', r.operator, o.name, kind !== null);
+    for (const t of caught) t.caught.add(name);
+    const user = this.#layer('user', u, name, kind !== null);
+    const operator = this.#layer('operator', op, name, kind !== null);
     if (kind === null || user === undefined || operator === undefined || (user === null && operator === null))
       return true;
     const g = this.#sharedGoverned(o, kind, user, operator);
-    for (const t of g.targets) t.names.add(o.name);
+    for (const t of g.targets) t.names.add(name);
     if (g.expires) {
-      this.#expiring.push({ name: o.name, ...g.expires });
-      this.#expiringNames.add(o.name);
+      this.#expiring.push({ name, ...g.expires });
+      this.#expiringNames.add(name);
     }
     for (const n of g.never) {
       n.entry.governed++;
       if (n.own === undefined) continue;
       n.entry.never++;
       n.entry.highestOwn = Math.max(n.entry.highestOwn, n.own);
-      n.entry.names.add(o.name);
+      n.entry.names.add(name);
     }
     return true;
   }
 
-  /** `caught` with the policy's tally added when its unanchored pattern catches the name. */
-  #caught(policy: Policy, view: NameView, caught: PolicyTally[] | undefined): PolicyTally[] | undefined {
-    const tally = this.#tally(policy);
-    if (!tally.unanchored) return caught;
-    tally.anchored ??= this.#cache.get(anchoredForm(policy.pattern));
-    if (tally.anchored.match(view) !== false) return caught;
-    const out = caught ?? [];
-    out.push(tally);
-    return out;
+  /** The tallies of the layer's matches whose unanchored pattern catches the name, added to `caught`. */
+  #caught(res: LayerScratch, view: NameView, caught: PolicyTally[]): void {
+    for (let h = 0; h < res.count; h++) {
+      const tally = res.info.tallies[res.hits[h] as number] as PolicyTally;
+      if (!tally.unanchored) continue;
+      tally.anchored ??= this.#cache.get(anchoredForm(tally.policy.pattern));
+      if (tally.anchored.match(view) === false) caught.push(tally);
+    }
   }
 
   #tally(policy: Policy): PolicyTally {
@@ -357,13 +461,32 @@ export class Linter {
    * One layer's matches of one object tallied; the policy that governs it (null: none), or
    * undefined when that is not decided (a tie, an unreadable pattern, an unknown type).
    */
-  #layer(layer: PolicyLayer, res: LayerResolution, name: string, known: boolean): Policy | null | undefined {
+  #layer(layer: PolicyLayer, res: LayerScratch, name: string, known: boolean): Policy | null | undefined {
     const decided = known && res.decided;
-    const candidates = res.candidates;
-    if (decided && candidates.length > 1) {
+    const { list, info, hits, count, top } = res;
+    // The candidates: the applicable matches of the top priority (matches come highest first).
+    let first = -1;
+    let candidates = 0;
+    if (top !== undefined) {
+      for (let h = 0; h < count; h++) {
+        const i = hits[h] as number;
+        if ((list[i] as IndexedPolicy).priority < top) break;
+        if ((info.refused[i] as readonly string[]).length > 0) continue;
+        if (first < 0) first = h;
+        candidates++;
+      }
+    }
+    if (decided && candidates > 1) {
       // The engine's candidates all reach this object; the rule `policies` marks ties by, all the same.
-      const [first] = candidates;
-      const tied = candidates.filter((p) => first !== undefined && scopesMeet(first.applyTo, p.applyTo));
+      const head = (list[hits[first] as number] as IndexedPolicy).policy;
+      const tied: Policy[] = [];
+      for (let h = first; h < count; h++) {
+        const i = hits[h] as number;
+        const p = (list[i] as IndexedPolicy).policy;
+        if (p.priority < (top as number)) break;
+        if ((info.refused[i] as readonly string[]).length === 0 && scopesMeet(head.applyTo, p.applyTo))
+          tied.push(p);
+      }
       if (tied.length > 1) {
         const names = tied.map((p) => p.name).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
         const key = `${layer}\u0000${names.join('\u0000')}`;
@@ -375,23 +498,31 @@ export class Linter {
         tie.names.add(name);
       }
     }
-    for (const m of res.matches) {
-      const t = this.#tally(m.policy);
-      if (m.refused.length > 0) {
+    for (let h = 0; h < count; h++) {
+      const i = hits[h] as number;
+      const t = info.tallies[i] as PolicyTally;
+      const keys = info.refused[i] as readonly string[];
+      if (keys.length > 0) {
         if (!known) continue;
         t.refused.add(name);
-        for (const k of m.refused) t.refusedKeys.add(k);
+        for (const k of keys) t.refusedKeys.add(k);
         continue;
       }
       t.applicable++;
       if (!decided) t.unsure = true;
-      else if (!candidates.includes(m.policy)) {
+      else if ((list[i] as IndexedPolicy).priority !== top) {
+        // Below the top priority: not a candidate (every applicable match of the top priority is).
         t.lost.add(name);
-        for (const c of candidates) if (t.winners.size < LISTED_OBJECTS) t.winners.add(c.name);
+        for (let c = first; c < count && t.winners.size < LISTED_OBJECTS; c++) {
+          const j = hits[c] as number;
+          const w = list[j] as IndexedPolicy;
+          if (w.priority < (top as number)) break;
+          if ((info.refused[j] as readonly string[]).length === 0) t.winners.add(w.name);
+        }
       }
     }
-    if (!decided || candidates.length > 1) return undefined;
-    return candidates[0] ?? null;
+    if (!decided || candidates !== 1) return decided && candidates === 0 ? null : undefined;
+    return (list[hits[first] as number] as IndexedPolicy).policy;
   }
 
   /**
