@@ -208,9 +208,9 @@ const scratch = (): LayerScratch => ({
   decided: true,
 });
 
-/** The arguments as one string, equal for equal arguments (keys in the broker's order). */
-function argumentsSignature(args: Readonly<Record<string, unknown>>): string {
-  let s = '';
+/** The kind and arguments as one string, equal for equal ones (keys in the broker's order; no kind starts another). */
+function argumentsSignature(kind: ObjectKind, args: Readonly<Record<string, unknown>>): string {
+  let s: string = kind;
   for (const k in args) {
     const v = args[k];
     s += `${k}\u0000${typeof v === 'object' ? JSON.stringify(v) : String(v)}\u0000`;
@@ -236,7 +236,8 @@ export class Linter {
   readonly #set: PolicySet;
   readonly #cache: PatternCache;
   readonly #tallies = new Map<Policy, PolicyTally>();
-  readonly #shared = new Map<ObjectKind, Map<Policy | null, Map<Policy | null, Map<string, Governed>>>>();
+  /** By the user policy, the operator policy, then the kind and arguments (`argumentsSignature`). */
+  readonly #shared = new Map<Policy | null, Map<Policy | null, Map<string, Governed>>>();
   readonly #ties = new Map<
     string,
     { policies: string[]; priority: number; layer: PolicyLayer; names: Names }
@@ -253,7 +254,7 @@ export class Linter {
   readonly #operator = scratch();
   readonly #lists = new Map<readonly IndexedPolicy[], ListInfo>();
   readonly #caughtScratch: PolicyTally[] = [];
-  readonly #pendingScratch = new Set<CompiledPattern>();
+  readonly #viewOptions = { pending: new Set<CompiledPattern>() };
 
   constructor(set: PolicySet, cache: PatternCache) {
     this.#set = set;
@@ -330,10 +331,9 @@ export class Linter {
     if (o.kind === 'exchange') this.#exchanges.add(o.name);
     // One pending set for every object, copied only for an object parked (few): a set per object
     // was a good part of what the pass allocated.
-    const pending = this.#pendingScratch;
-    pending.clear();
-    const plain = nameView(o.name);
-    const view: NameView = { latin1: plain.latin1, shifted: plain.shifted, pending };
+    const pending = this.#viewOptions.pending;
+    if (pending.size > 0) pending.clear();
+    const view = nameView(o.name, this.#viewOptions);
     if (!this.#read(o, view, true))
       this.#parked.push({ object: o, view: { ...view, pending: new Set(pending) } });
   }
@@ -414,7 +414,7 @@ export class Linter {
     this.#resolveLayer(this.#set.user, kind, name, view, u);
     this.#resolveLayer(this.#set.operator, kind, name, view, op);
     const caught = this.#caughtScratch;
-    caught.length = 0;
+    if (caught.length > 0) caught.length = 0;
     this.#caught(u, view, caught);
     this.#caught(op, view, caught);
     if (collect && view.pending && view.pending.size > 0) return false;
@@ -530,22 +530,17 @@ export class Linter {
    * every quorum queue has the same `x-queue-type`).
    */
   #sharedGoverned(o: LintObject, kind: ObjectKind, user: Policy | null, operator: Policy | null): Governed {
-    let byUser = this.#shared.get(kind);
-    if (!byUser) {
-      byUser = new Map();
-      this.#shared.set(kind, byUser);
-    }
-    let byOperator = byUser.get(user);
+    let byOperator = this.#shared.get(user);
     if (!byOperator) {
       byOperator = new Map();
-      byUser.set(user, byOperator);
+      this.#shared.set(user, byOperator);
     }
     let byArguments = byOperator.get(operator);
     if (!byArguments) {
       byArguments = new Map();
       byOperator.set(operator, byArguments);
     }
-    const signature = argumentsSignature(o.arguments);
+    const signature = argumentsSignature(kind, o.arguments);
     let g = byArguments.get(signature);
     if (!g) {
       g = this.#governed(o, kind, user, operator);

@@ -57,14 +57,20 @@ export interface NameView {
   readonly pending?: Set<CompiledPattern>;
 }
 
-export function nameView(name: string, options: { collectPending?: boolean } = {}): NameView {
+/**
+ * `pending`: a set to collect into, the caller's (a whole-vhost pass reuses one, emptied per
+ * name, rather than make one per object); `collectPending`: a new one.
+ */
+export function nameView(
+  name: string,
+  options: { collectPending?: boolean; pending?: Set<CompiledPattern> } = {},
+): NameView {
   // Most names are ASCII: both views are the name itself (made for every object a preview reads).
   const ascii = ASCII.test(name);
   const latin1 = ascii ? name : latin1View(name);
   const shifted = ascii ? name : shiftedView(name);
-  return options.collectPending
-    ? { latin1, shifted, pending: new Set<CompiledPattern>() }
-    : { latin1, shifted };
+  const pending = options.pending ?? (options.collectPending ? new Set<CompiledPattern>() : undefined);
+  return pending ? { latin1, shifted, pending } : { latin1, shifted };
 }
 
 /** What the backtracking engine is asked for one pattern, and what it answered so far. */

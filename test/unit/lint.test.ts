@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { lintCounts, whyOf } from '../../commands/lint.ts';
 import type { LiveQueue } from '../../src/policy/impact.ts';
+import { scopesMeet } from '../../src/policy/keys.ts';
 import {
   atLeastAsSevere,
   type Finding,
@@ -16,8 +17,14 @@ import {
   Linter,
   type LintObject,
 } from '../../src/policy/lint.ts';
-import { PatternCache } from '../../src/policy/pattern.ts';
-import { buildPolicySet } from '../../src/policy/resolve.ts';
+import {
+  anchoredForm,
+  compilePattern,
+  isAnchored,
+  matchName,
+  PatternCache,
+} from '../../src/policy/pattern.ts';
+import { buildPolicySet, resolve } from '../../src/policy/resolve.ts';
 import type { ObjectKind, Policy } from '../../src/policy/types.ts';
 import { liveQueue } from '../support/live.ts';
 import { policyIn, V40, V310 } from '../support/policies.ts';
@@ -356,6 +363,137 @@ describe('no false findings', () => {
       fc.property(cleanWorld, (w) => {
         expect(run(w, w.version)).toEqual([]);
       }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe("the pass's resolution: resolve.ts's rule, read per object", () => {
+  // The pass resolves each object in reused scratch, per index list; resolve() is the rule as
+  // `which` reads it. For random worlds (shared prefixes, unanchored and unreadable patterns,
+  // refused keys, ties, apply-to, unknown types), what each policy is found to do from resolve()
+  // object by object equals the pass's findings of the kinds that read the resolution.
+  const word = fc.constantFrom('a', 'ab', 'a.b', 'b', 'x.y', 'a.', '');
+  const patternOf = fc.oneof(
+    word.map((w) => `^${w.replace(/\./g, '\\.')}`),
+    word.map((w) => w.replace(/\./g, '\\.')),
+    word.map((w) => `^${w}.*$`),
+    fc.constantFrom('.*', '^a|^b', '(?i)^A', '^(?=a)', '\\v', '^a\\d'),
+  );
+  const definition = fc.constantFrom<Record<string, unknown>>(
+    { 'max-length': 5 },
+    { 'message-ttl': 1000 },
+    { 'max-age': '1D' },
+    { 'dead-letter-exchange': 'nowhere' },
+    { 'max-length': 9, 'queue-mode': 'lazy' },
+  );
+  const policyArb = fc.record({
+    pattern: patternOf,
+    priority: fc.integer({ min: 0, max: 3 }),
+    applyTo: fc.constantFrom('all', 'queues', 'exchanges', 'classic_queues', 'quorum_queues', 'streams'),
+    definition,
+  });
+  const nameArb = fc.tuple(word, fc.constantFrom('', '1', '.z', 'b', 'a')).map(([w, t]) => `${w}${t}` || 'q');
+
+  it('shadowed, tie, cannot-govern and unanchored as resolve() tells them', () => {
+    fc.assert(
+      fc.property(
+        fc.array(policyArb, { maxLength: 8 }),
+        fc.array(policyArb, { maxLength: 3 }),
+        fc.uniqueArray(
+          fc.tuple(
+            nameArb,
+            fc.constantFrom<ObjectKind | null>('classic', 'quorum', 'stream', 'exchange', null),
+          ),
+          { maxLength: 14, selector: ([n, k]) => `${n}:${k}` },
+        ),
+        fc.constantFrom(V310, V40),
+        (users, operators, named, version) => {
+          const user = users.map((p, i) => pol(`u${i}`, p.pattern, p.priority, p.definition, p.applyTo));
+          const operator = operators
+            .filter((p) => p.applyTo === 'queues' || p.applyTo === 'all')
+            .map((p, i) => opPol(`o${i}`, p.pattern, p.priority, p.definition, 'queues'));
+          const objects = named.map(([n, k]) => obj(n, k));
+          const cache = new PatternCache();
+          const set = buildPolicySet(user, operator, version, cache);
+          const linter = new Linter(set, cache);
+          for (const o of objects) linter.add(o);
+          linter.settle();
+          const found = linter.findings(new Map(), {}, 0);
+
+          // The oracle: resolve() per object, tallied as the lint rules say.
+          type T = {
+            applicable: number;
+            lost: string[];
+            unsure: boolean;
+            refused: string[];
+            caught: string[];
+          };
+          const tallies = new Map<string, T>();
+          const tally = (layer: string, name: string) => {
+            const id = `${layer}:${name}`;
+            let t = tallies.get(id);
+            if (!t) {
+              t = { applicable: 0, lost: [], unsure: false, refused: [], caught: [] };
+              tallies.set(id, t);
+            }
+            return t;
+          };
+          const ties = new Map<string, string[]>();
+          for (const o of objects) {
+            const r = resolve(set, o.name, o.kind);
+            for (const [layer, res] of [
+              ['user', r.user],
+              ['operator', r.operator],
+            ] as const) {
+              const known = o.kind !== null;
+              const decided = known && res.decided;
+              const [first] = res.candidates;
+              const tied = res.candidates.filter(
+                (p) => first !== undefined && scopesMeet(first.applyTo, p.applyTo),
+              );
+              if (decided && tied.length > 1) {
+                const key = `${layer}:${tied
+                  .map((p) => p.name)
+                  .sort()
+                  .join(',')}`;
+                ties.set(key, [...(ties.get(key) ?? []), o.name]);
+              }
+              for (const m of res.matches) {
+                const t = tally(layer, m.policy.name);
+                if (!isAnchored(m.policy.pattern)) {
+                  const anchored = matchName(compilePattern(anchoredForm(m.policy.pattern)), o.name);
+                  if (anchored === false) t.caught.push(o.name);
+                }
+                if (m.refused.length > 0) {
+                  if (known) t.refused.push(o.name);
+                  continue;
+                }
+                t.applicable++;
+                if (!decided) t.unsure = true;
+                else if (!res.candidates.includes(m.policy)) t.lost.push(o.name);
+              }
+            }
+          }
+          const expected: string[] = [];
+          for (const [id, t] of tallies) {
+            const [layer, name] = id.split(':') as [string, string];
+            const op = layer === 'operator';
+            if (t.refused.length) expected.push(`cannot-govern ${op} ${name} ${[...t.refused].sort()}`);
+            if (t.caught.length) expected.push(`unanchored ${op} ${name} ${[...t.caught].sort()}`);
+            if (t.applicable > 0 && !t.unsure && t.lost.length === t.applicable)
+              expected.push(`shadowed ${op} ${name} ${[...t.lost].sort()}`);
+          }
+          for (const [key, names] of ties) {
+            const [layer, policies] = key.split(':') as [string, string];
+            expected.push(`tie ${layer === 'operator'} ${policies.split(',')[0]} ${[...names].sort()}`);
+          }
+          const actual = found
+            .filter((f) => ['cannot-govern', 'unanchored', 'shadowed', 'tie'].includes(f.kind))
+            .map((f) => `${f.kind} ${f.operator} ${f.policy} ${f.objects}`);
+          expect(actual.sort()).toEqual(expected.sort());
+        },
+      ),
       { numRuns: 300 },
     );
   });
