@@ -20,7 +20,8 @@ import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
 import type { Harness } from '../support/harness.ts';
 import { messages } from '../support/messages.ts';
 import { type RedisServer, startRedisServer } from '../support/redisServer.ts';
-import { buttonsOf, requestFlow } from '../support/requestFlow.ts';
+import { buttonsOf } from '../support/requestFlow.ts';
+import { approveRename } from '../support/setFlow.ts';
 import { signedRequests } from '../support/slackRequests.ts';
 
 const SECRET = 'import-flow-signing-secret';
@@ -176,26 +177,14 @@ describe('import in CI: a file imported with a token through the bot', () => {
         slack.calls.find((c) => c.method === 'chat.postMessage' && buttonsOf(c).some((b) => b.value === id)),
       { what: 'the set posted in the approvals channel with its buttons' },
     );
-    const flow = requestFlow({ slack, ...signedRequests(botUrl, SECRET, slack) } as unknown as Harness);
-    const decided = await flow.decide(
-      'U0APPROVER',
-      'approve',
-      { id, ts: String(post.response?.ts) },
-      'reviewed in the PR',
-    );
-    expect(decided.status).toBe(200);
-    await waitFor(async () => (await admin.getPolicy('user', vhost, 'keep')) === null, {
-      what: 'the set applied',
+    const entries = await approveRename({
+      h: { slack, ...signedRequests(botUrl, SECRET, slack) } as unknown as Harness,
+      admin,
+      vhost,
+      request: { id, ts: String(post.response?.ts) },
+      reason: 'reviewed in the PR',
+      history: async () => (await rmq(['history', '--vhost', vhost, '--json'])).out,
     });
-    expect(await admin.getPolicy('user', vhost, 'keep-audit')).toMatchObject({ priority: 10 });
-    const entries = await waitFor(
-      async () => {
-        const r = await rmq(['history', '--vhost', vhost, '--json']);
-        const e = JSON.parse(r.out).entries as { policy: string; action: string; set?: unknown }[];
-        return e.length >= 2 && e;
-      },
-      { what: 'both steps in the trail' },
-    );
     expect(entries.map((e) => [e.action, e.policy, e.set])).toEqual(
       expect.arrayContaining([
         ['create', 'keep-audit', { id, index: 0, size: 2 }],
