@@ -3,6 +3,7 @@ import { hazardsOf, type LiveQueue, type TargetKey, targetExists, targetKeys, ty
 import { keySpec, scopesMeet, stricterLimit } from './keys.ts';
 import {
   anchoredForm,
+  type CompiledPattern,
   isAnchored,
   type NameView,
   nameView,
@@ -126,6 +127,8 @@ interface PolicyTally {
   readonly layer: PolicyLayer;
   readonly policy: Policy;
   readonly unanchored: boolean;
+  /** Its pattern anchored at the start (for `unanchored`), compiled once it is needed. */
+  anchored?: CompiledPattern;
   /** Objects it matches and may govern (no refused key). */
   applicable: number;
   /** Of those, the ones another policy governs. */
@@ -306,16 +309,8 @@ export class Linter {
   #read(o: LintObject, view: NameView, collect: boolean): boolean {
     const r = resolve(this.#set, o.name, o.kind, view);
     let caught: PolicyTally[] | undefined;
-    for (const res of [r.user, r.operator]) {
-      for (const m of res.matches) {
-        const tally = this.#tally(m.policy);
-        if (!tally.unanchored) continue;
-        if (this.#cache.get(anchoredForm(m.policy.pattern)).match(view) === false) {
-          caught ??= [];
-          caught.push(tally);
-        }
-      }
-    }
+    for (const m of r.user.matches) caught = this.#caught(m.policy, view, caught);
+    for (const m of r.operator.matches) caught = this.#caught(m.policy, view, caught);
     if (collect && view.pending && view.pending.size > 0) return false;
     this.#objects++;
     if (caught) for (const t of caught) t.caught.add(o.name);
@@ -338,6 +333,17 @@ export class Linter {
       n.entry.names.add(o.name);
     }
     return true;
+  }
+
+  /** `caught` with the policy's tally added when its unanchored pattern catches the name. */
+  #caught(policy: Policy, view: NameView, caught: PolicyTally[] | undefined): PolicyTally[] | undefined {
+    const tally = this.#tally(policy);
+    if (!tally.unanchored) return caught;
+    tally.anchored ??= this.#cache.get(anchoredForm(policy.pattern));
+    if (tally.anchored.match(view) !== false) return caught;
+    const out = caught ?? [];
+    out.push(tally);
+    return out;
   }
 
   #tally(policy: Policy): PolicyTally {

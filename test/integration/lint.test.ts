@@ -99,12 +99,30 @@ describe.each(up.map((b) => [b.label, b] as const))('lint on %s', (_label, broke
     await amqp.publish('ex.full', 3);
     await amqp.publish('exc.q', 2);
     detach = await amqp.attach('exc.q');
-    // The statistics lag: lint until they show ex.full's messages and exc.q's consumer.
+    // The statistics lag: first until the broker reports ex.full's messages and exc.q's consumer
+    // (exc.q's messages seen before its consumer made a second, passing expires-idle), then lint
+    // until it reads them too.
+    await waitFor(
+      async () => {
+        const [full, held] = await Promise.all([
+          client.getQueue(vhost, 'ex.full'),
+          client.getQueue(vhost, 'exc.q'),
+        ]);
+        return full?.live?.messages === 3 && held?.live?.consumers === 1;
+      },
+      {
+        what: "the statistics to show ex.full's messages and exc.q's consumer",
+        deadlineMs: 45_000,
+        intervalMs: 500,
+      },
+    );
     result = await waitFor(
       async () => {
         const r = await lint({ vhost }, client, { env: 'test' });
-        const idle = r.findings.find((f) => f.kind === 'expires-idle');
-        return idle?.kind === 'expires-idle' && idle.messages === 3 ? r : undefined;
+        const idle = r.findings.filter((f) => f.kind === 'expires-idle');
+        return idle.length === 1 && idle[0]?.kind === 'expires-idle' && idle[0].messages === 3
+          ? r
+          : undefined;
       },
       { what: 'lint to see the queued messages', deadlineMs: 45_000, intervalMs: 1000 },
     );

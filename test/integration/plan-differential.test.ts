@@ -166,7 +166,10 @@ async function throughTheBot(broker: TestBroker, w: World, what: string): Promis
       // Stopped on a failure too: its loop would keep the run from ending.
       fewest = (await sampling.stop()).fewest;
     }
-    expect(done.state, `${what}: ${JSON.stringify({ progress: done.setProgress, failure: done.failure })}`).toBe('applied');
+    expect(
+      done.state,
+      `${what}: ${JSON.stringify({ progress: done.setProgress, failure: done.failure })}`,
+    ).toBe('applied');
 
     // The broker's policies are the planned end state's.
     const end = endState(w);
