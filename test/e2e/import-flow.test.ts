@@ -1,7 +1,7 @@
 /**
  * The CI flow as a pipeline runs it, on what users run: the compiled bot (`dist/main.js`) with a
  * Redis of its own and the local fake of Slack's Web API, and the package's `bin/rmq.js`. A
- * definitions file (the rename of the issue) imported with a token files one request for the
+ * definitions file (the rename of the issue) planned (exit 4: something to change), then imported with a token files one request for the
  * set, in the plan's order, its requester `api:NAME`, and writes nothing before an approval. A
  * wrong token files nothing and exits 2. Approved in Slack (signed requests), the set is applied
  * in the plan's order, the queue keeping its 30 messages, and audited as one (`history --json`:
@@ -123,6 +123,18 @@ const rmq = (args: readonly string[], token = TOKEN) => {
 };
 
 describe('import in CI: a file imported with a token through the bot', () => {
+  it('the pipeline plans the file first (no token, no write): the loss first, the changes in order, exit 4 with --detailed-exitcode', async () => {
+    const run = await rmq(['plan', exportFile(), '--vhost', vhost, '--prune', '--detailed-exitcode']);
+    expect(run.err).toBe('');
+    expect(run.code).toBe(4);
+    const at = (s: string) => run.out.indexOf(s);
+    expect(at('What the set loses:')).toBeGreaterThanOrEqual(0);
+    expect(at('What the set loses:')).toBeLessThan(at('The changes, in the order they are written:'));
+    expect(at('1. create policy "keep-audit"')).toBeGreaterThan(0);
+    expect(at('1. create policy "keep-audit"')).toBeLessThan(at('2. delete policy "keep"'));
+    expect(await admin.getPolicy('user', vhost, 'keep-audit')).toBeNull();
+  });
+
   it('a wrong token files nothing and exits 2', async () => {
     const run = await rmq(
       ['import', exportFile(), '--vhost', vhost, '--prune', '--reason', 'rename', '--json'],
