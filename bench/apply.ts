@@ -16,17 +16,9 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { AuditRecord } from '../src/audit/types.ts';
-import { applyWorkerDeps, workflowDeps } from '../src/botChangeRequests.ts';
-import { createLogger } from '../src/log.ts';
 import { LabClient } from '../src/rabbit/lab.ts';
-import {
-  createApplyQueue,
-  createApproverDirectory,
-  createWorkflow,
-  type FileInput,
-  type Notifier,
-  startApplyWorker,
-} from '../src/workflow/index.ts';
+import type { FileInput, Notifier } from '../src/workflow/index.ts';
+import { benchWorkflow } from './benchWorkflow.ts';
 
 const argv = process.argv.slice(2);
 const option = (name: string, dflt: string) => {
@@ -80,7 +72,6 @@ async function bare(kind: 'create' | 'delete'): Promise<number> {
 
 async function main() {
   await client.putVhost(vhost);
-  const log = createLogger('silent');
   let appliedWaiter: ((r: AuditRecord) => void) | undefined;
   // Tells nobody, but the bench waits for each record.
   const notifier: Notifier = {
@@ -94,27 +85,12 @@ async function main() {
     async reviewed() {},
     async reviewReminder() {},
   };
-  const queue = createApplyQueue({ redisUrl: REDIS_URL, keyPrefix });
-  const worker = await startApplyWorker({
+  const { workflow, close } = await benchWorkflow({
+    client,
+    redis,
     redisUrl: REDIS_URL,
     keyPrefix,
-    ...applyWorkerDeps(REDIS_URL, keyPrefix, log),
-    brokerFor: () => client,
-    environments: [{ name: 'bench', mode: 'normal' }],
     notifier,
-    log,
-  });
-  const workflow = createWorkflow({
-    ...workflowDeps(redis, keyPrefix, log),
-    environments: [{ name: 'bench', mode: 'normal', approvalsChannel: 'C0', requestTtlMs: 3_600_000 }],
-    brokerFor: () => client,
-    approvers: createApproverDirectory({
-      approvers: new Map([['bench', ['U0B']]]),
-      listMembers: async () => [],
-    }),
-    queue,
-    notifier,
-    log,
   });
   try {
     await Promise.all(
@@ -182,8 +158,7 @@ async function main() {
       );
     }
   } finally {
-    await worker.close();
-    await queue.close();
+    await close();
     await client.deleteVhost(vhost).catch(() => undefined);
     const keys = await redis.keys(`${keyPrefix}:*`);
     if (keys.length) await redis.del(...keys);

@@ -22,20 +22,12 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { fileImport, stepsOfPlan } from '../commands/import.ts';
-import { applyWorkerDeps, workflowDeps } from '../src/botChangeRequests.ts';
 import { readDefinitions } from '../src/definitions/read.ts';
-import { createLogger } from '../src/log.ts';
 import { planFile } from '../src/plan/plan.ts';
 import { LabClient } from '../src/rabbit/lab.ts';
 import type { SetStep } from '../src/workflow/changeSet.ts';
-import {
-  type ChangeRequest,
-  createApplyQueue,
-  createApproverDirectory,
-  createWorkflow,
-  type Notifier,
-  startApplyWorker,
-} from '../src/workflow/index.ts';
+import type { ChangeRequest, Notifier } from '../src/workflow/index.ts';
+import { benchWorkflow } from './benchWorkflow.ts';
 
 const argv = process.argv.slice(2);
 const option = (name: string, dflt: string) => {
@@ -104,7 +96,6 @@ async function bare(steps: readonly SetStep[]): Promise<{ ms: number; polls: num
 
 async function main() {
   await client.putVhost(vhost);
-  const log = createLogger('silent');
   const waiters = new Map<string, (r: ChangeRequest) => void>();
   const notifier: Notifier = {
     async stateChanged(r) {
@@ -117,27 +108,12 @@ async function main() {
     async reviewed() {},
     async reviewReminder() {},
   };
-  const queue = createApplyQueue({ redisUrl: REDIS_URL, keyPrefix });
-  const worker = await startApplyWorker({
+  const { workflow, close } = await benchWorkflow({
+    client,
+    redis,
     redisUrl: REDIS_URL,
     keyPrefix,
-    ...applyWorkerDeps(REDIS_URL, keyPrefix, log),
-    brokerFor: () => client,
-    environments: [{ name: 'bench', mode: 'normal' }],
     notifier,
-    log,
-  });
-  const workflow = createWorkflow({
-    ...workflowDeps(redis, keyPrefix, log),
-    environments: [{ name: 'bench', mode: 'normal', approvalsChannel: 'C0', requestTtlMs: 3_600_000 }],
-    brokerFor: () => client,
-    approvers: createApproverDirectory({
-      approvers: new Map([['bench', ['U0B']]]),
-      listMembers: async () => [],
-    }),
-    queue,
-    notifier,
-    log,
   });
   const deps = { workflow, broker: () => ({ name: 'bench', broker: client }) };
   const file = async (swapped: boolean) => {
@@ -206,8 +182,7 @@ async function main() {
       `  set: approval -> applied ${ms(ms1)}; bare PUT/DELETE + polls ${ms(ms2)}; ratio ${(ms1 / ms2).toFixed(2)} (goal <= 1.5)`,
     );
   } finally {
-    await worker.close();
-    await queue.close();
+    await close();
     await client.deleteVhost(vhost).catch(() => undefined);
     const keys = await redis.keys(`${keyPrefix}:*`);
     if (keys.length) await redis.del(...keys);

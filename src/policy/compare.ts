@@ -23,9 +23,10 @@ export interface Transition extends PolicyAddress {
 
 /**
  * Whether a step creates, edits or deletes its policy: decided here once, from before and after,
- * for every caller (the watcher, the planner, the workflow). A step with neither is no change.
+ * for every caller (the watcher, the planner, the workflow's steps and requests: whole policies or
+ * their fields alike). A step with neither is no change.
  */
-export function actionOf(t: Pick<Transition, 'before' | 'after'>): ChangeAction {
+export function actionOf(t: { readonly before: object | null; readonly after: object | null }): ChangeAction {
   if (t.before === null && t.after === null)
     throw new Error('actionOf: a step with neither before nor after');
   return t.before === null ? 'create' : t.after === null ? 'delete' : 'edit';

@@ -220,7 +220,11 @@ export const ChangeRequestSchema = z.object({
 });
 export type ChangeRequest = z.infer<typeof ChangeRequestSchema>;
 
-/** The broker operation a request performs (a revert is one of these). */
+/**
+ * The broker operation a request performs (a revert is one of these): decided here for requests,
+ * as `actionOf` (src/policy/compare.ts) decides it for steps, but total: a request with neither
+ * before nor after (none is filed so) reads as a delete rather than failing a job that already wrote.
+ */
 export function brokerAction(r: Pick<ChangeRequest, 'before' | 'after'>): 'create' | 'edit' | 'delete' {
   if (r.after === null) return 'delete';
   return r.before === null ? 'create' : 'edit';

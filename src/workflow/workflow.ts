@@ -39,19 +39,20 @@ import {
 import { type ApproveOutcome, newRequestId, type RequestStore, type TransitionOutcome } from './store.ts';
 import { freezeEntry, RAN_OUT, releaseHeld } from './thaw.ts';
 import { derivedRequestId, revertOf, revertRequestId } from './timebox.ts';
-import type {
-  ChangeRequest,
-  DecideInput,
-  DecideResult,
-  Filed,
-  FileInput,
-  FileSetInput,
-  Origin,
-  PreviewSnapshot,
-  RequestAction,
-  Workflow,
-  WorkflowEnvironment,
-  WorkflowOptions,
+import {
+  brokerAction,
+  type ChangeRequest,
+  type DecideInput,
+  type DecideResult,
+  type Filed,
+  type FileInput,
+  type FileSetInput,
+  type Origin,
+  type PreviewSnapshot,
+  type RequestAction,
+  type Workflow,
+  type WorkflowEnvironment,
+  type WorkflowOptions,
 } from './types.ts';
 
 /** What the workflow works with, built by the composition root (src/botChangeRequests.ts `workflowDeps`) and handed in. */
@@ -648,7 +649,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
           vhost: stale.vhost,
           layer: stale.layer,
           // The same change: the policy it writes (or its deletion), on what is there now.
-          action: stale.after === null ? 'delete' : stale.before === null ? 'create' : 'edit',
+          action: brokerAction(stale),
           policy: stale.policy,
           fields: stale.after ?? {},
           requester: stale.requester,

@@ -1,7 +1,7 @@
 /**
  * The CI flow as a pipeline runs it, on what users run: the compiled bot (`dist/main.js`) with a
  * Redis of its own and the local fake of Slack's Web API, and the package's `bin/rmq.js`. A
- * definitions file (the rename of the issue) imported with a token files one request for the
+ * definitions file (the rename of the issue) planned (exit 4: something to change), then imported with a token files one request for the
  * set, in the plan's order, its requester `api:NAME`, and writes nothing before an approval. A
  * wrong token files nothing and exits 2. Approved in Slack (signed requests), the set is applied
  * in the plan's order, the queue keeping its 30 messages, and audited as one (`history --json`:
@@ -20,7 +20,8 @@ import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
 import type { Harness } from '../support/harness.ts';
 import { messages } from '../support/messages.ts';
 import { type RedisServer, startRedisServer } from '../support/redisServer.ts';
-import { buttonsOf, requestFlow } from '../support/requestFlow.ts';
+import { buttonsOf } from '../support/requestFlow.ts';
+import { approveRename } from '../support/setFlow.ts';
 import { signedRequests } from '../support/slackRequests.ts';
 
 const SECRET = 'import-flow-signing-secret';
@@ -122,6 +123,18 @@ const rmq = (args: readonly string[], token = TOKEN) => {
 };
 
 describe('import in CI: a file imported with a token through the bot', () => {
+  it('the pipeline plans the file first (no token, no write): the loss first, the changes in order, exit 4 with --detailed-exitcode', async () => {
+    const run = await rmq(['plan', exportFile(), '--vhost', vhost, '--prune', '--detailed-exitcode']);
+    expect(run.err).toBe('');
+    expect(run.code).toBe(4);
+    const at = (s: string) => run.out.indexOf(s);
+    expect(at('What the set loses:')).toBeGreaterThanOrEqual(0);
+    expect(at('What the set loses:')).toBeLessThan(at('The changes, in the order they are written:'));
+    expect(at('1. create policy "keep-audit"')).toBeGreaterThan(0);
+    expect(at('1. create policy "keep-audit"')).toBeLessThan(at('2. delete policy "keep"'));
+    expect(await admin.getPolicy('user', vhost, 'keep-audit')).toBeNull();
+  });
+
   it('a wrong token files nothing and exits 2', async () => {
     const run = await rmq(
       ['import', exportFile(), '--vhost', vhost, '--prune', '--reason', 'rename', '--json'],
@@ -176,26 +189,14 @@ describe('import in CI: a file imported with a token through the bot', () => {
         slack.calls.find((c) => c.method === 'chat.postMessage' && buttonsOf(c).some((b) => b.value === id)),
       { what: 'the set posted in the approvals channel with its buttons' },
     );
-    const flow = requestFlow({ slack, ...signedRequests(botUrl, SECRET, slack) } as unknown as Harness);
-    const decided = await flow.decide(
-      'U0APPROVER',
-      'approve',
-      { id, ts: String(post.response?.ts) },
-      'reviewed in the PR',
-    );
-    expect(decided.status).toBe(200);
-    await waitFor(async () => (await admin.getPolicy('user', vhost, 'keep')) === null, {
-      what: 'the set applied',
+    const entries = await approveRename({
+      h: { slack, ...signedRequests(botUrl, SECRET, slack) } as unknown as Harness,
+      admin,
+      vhost,
+      request: { id, ts: String(post.response?.ts) },
+      reason: 'reviewed in the PR',
+      history: async () => (await rmq(['history', '--vhost', vhost, '--json'])).out,
     });
-    expect(await admin.getPolicy('user', vhost, 'keep-audit')).toMatchObject({ priority: 10 });
-    const entries = await waitFor(
-      async () => {
-        const r = await rmq(['history', '--vhost', vhost, '--json']);
-        const e = JSON.parse(r.out).entries as { policy: string; action: string; set?: unknown }[];
-        return e.length >= 2 && e;
-      },
-      { what: 'both steps in the trail' },
-    );
     expect(entries.map((e) => [e.action, e.policy, e.set])).toEqual(
       expect.arrayContaining([
         ['create', 'keep-audit', { id, index: 0, size: 2 }],

@@ -21,7 +21,8 @@ import { type FakeSlack, renderedText, startFakeSlack } from '../support/fakeSla
 import type { Harness } from '../support/harness.ts';
 import { messages } from '../support/messages.ts';
 import { type RedisServer, startRedisServer } from '../support/redisServer.ts';
-import { buttonsOf, ephemeralTo, isPost, requestFlow } from '../support/requestFlow.ts';
+import { buttonsOf, ephemeralTo, isPost } from '../support/requestFlow.ts';
+import { approveRename } from '../support/setFlow.ts';
 import { mentionEnvelope, type SignedRequests, signedRequests } from '../support/slackRequests.ts';
 
 const SECRET = 'slack-import-signing-secret';
@@ -201,31 +202,14 @@ describe('a definitions file attached to a mention', () => {
     // Nothing written before an approval.
     expect(await admin.getPolicy('user', vhost, 'keep-audit')).toBeNull();
 
-    const flow = requestFlow({ slack, ...signedTo } as unknown as Harness);
-    const decided = await flow.decide(
-      'U0APPROVER',
-      'approve',
-      { id, ts: String(approval.response?.ts) },
-      'read the plan',
-    );
-    expect(decided.status).toBe(200);
-    await waitFor(async () => (await admin.getPolicy('user', vhost, 'keep')) === null, {
-      what: 'the set applied',
+    const entries = await approveRename({
+      h: { slack, ...signedTo } as unknown as Harness,
+      admin,
+      vhost,
+      request: { id, ts: String(approval.response?.ts) },
+      reason: 'read the plan',
+      history: async () => (await rmq(['history', '--vhost', vhost, '--json'])).out,
     });
-    expect(await admin.getPolicy('user', vhost, 'keep-audit')).toMatchObject({ priority: 10 });
-    const entries = await waitFor(
-      async () => {
-        const r = await rmq(['history', '--vhost', vhost, '--json']);
-        const e = JSON.parse(r.out).entries as {
-          policy: string;
-          action: string;
-          set?: unknown;
-          requester: { user: string };
-        }[];
-        return e.length >= 2 && e;
-      },
-      { what: 'both steps in the trail' },
-    );
     expect(entries.map((e) => [e.action, e.policy, e.set, e.requester.user])).toEqual(
       expect.arrayContaining([
         ['create', 'keep-audit', { id, index: 0, size: 2 }, ASKER],
