@@ -1,9 +1,18 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { ImportBody, parseImport } from '../../commands/import.ts';
 import { formatDuration, parseDuration } from '../../src/duration.ts';
 import { InputError } from '../../src/errors.ts';
 import type { Policy } from '../../src/policy/types.ts';
-import { parseTimeBox, revertDecision, revertOf, scheduleOf } from '../../src/workflow/timebox.ts';
+import type { SetStep } from '../../src/workflow/changeSet.ts';
+import {
+  parseTimeBox,
+  revertDecision,
+  revertOf,
+  revertSteps,
+  scheduleOf,
+  setRevertDecision,
+} from '../../src/workflow/timebox.ts';
 
 const p = (definition: Record<string, unknown>, priority = 1): Policy => ({
   vhost: '/',
@@ -92,5 +101,74 @@ describe('the revert at the deadline', () => {
     });
     expect(scheduleOf(at, 20_000).warnAt).toBeNull();
     expect(scheduleOf(at, 10 * 60_000).warnAt).toBeNull();
+  });
+});
+
+describe('a time-boxed set (import --for)', () => {
+  const f = (max: number) => ({
+    pattern: '^orders\\.',
+    applyTo: 'queues',
+    priority: 1,
+    definition: { 'max-length': max },
+  });
+  const steps: SetStep[] = [
+    { layer: 'user', vhost: 'v', name: 'new', before: null, after: f(1), verify: [] },
+    { layer: 'user', vhost: 'v', name: 'old', before: f(2), after: null },
+    { layer: 'user', vhost: 'v', name: 'edited', before: f(3), after: f(4) },
+  ];
+  const whole = (s: SetStep, fields: SetStep['after']): Policy | null =>
+    fields && { vhost: s.vhost, name: s.name, ...fields };
+
+  it('import takes --for as create and edit do; delete still does not', () => {
+    expect(parseTimeBox('2h', 'import')).toBe(7_200_000);
+    expect(() => parseTimeBox('2h', 'delete')).toThrow(InputError);
+    expect(parseImport(['f.json', '--reason', 'r', '--for', '30m']).body.timeBoxMs).toBe(1_800_000);
+    expect(() => parseImport(['f.json', '--reason', 'r', '--for', 'soon'])).toThrow(/--for takes a duration/);
+    expect(parseImport(['f.json', '--reason', 'r']).body).not.toHaveProperty('timeBoxMs');
+  });
+
+  it("the bot's API takes timeBoxMs within the same bounds", () => {
+    const body = { source: 'f.json', file: '{}', reason: 'r' };
+    expect(ImportBody.safeParse({ ...body, timeBoxMs: 60_000 }).success).toBe(true);
+    expect(ImportBody.safeParse({ ...body, timeBoxMs: 1_000 }).success).toBe(false);
+    expect(ImportBody.safeParse({ ...body, timeBoxMs: 8 * 86_400_000 }).success).toBe(false);
+  });
+
+  it("the revert undoes every step, in reverse, each naming the step's record; the forward verify dropped", () => {
+    const back = revertSteps({ id: 'r-1', steps });
+    expect(back.map((s) => [s.name, s.before, s.after, s.revertOf])).toEqual([
+      ['edited', f(4), f(3), 'a-r-1-2'],
+      ['old', null, f(2), 'a-r-1-1'],
+      ['new', f(1), null, 'a-r-1-0'],
+    ]);
+    expect(back.every((s) => s.verify === undefined)).toBe(true);
+  });
+
+  it('at the deadline: all as the set left them, revert; all as before, nothing; else ask, naming the policy', () => {
+    const at = (pick: (s: SetStep) => SetStep['after']) => (s: SetStep) => whole(s, pick(s));
+    expect(
+      setRevertDecision(
+        steps,
+        at((s) => s.after),
+      ),
+    ).toEqual({ kind: 'revert' });
+    expect(
+      setRevertDecision(
+        steps,
+        at((s) => s.before),
+      ),
+    ).toEqual({ kind: 'done' });
+    expect(
+      setRevertDecision(
+        steps,
+        at((s) => (s.name === 'edited' ? f(9) : s.after)),
+      ),
+    ).toEqual({ kind: 'ask', why: 'policy edited of the set (vhost v) was changed again since the change' });
+    expect(
+      setRevertDecision(
+        steps,
+        at((s) => (s.name === 'new' ? null : s.after)),
+      ),
+    ).toEqual({ kind: 'ask', why: 'policy new of the set (vhost v) was deleted since the change' });
   });
 });
