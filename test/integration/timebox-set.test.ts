@@ -17,18 +17,11 @@ import type { Policy } from '../../src/policy/types.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import type { ChangeRequest } from '../../src/workflow/index.ts';
 import { derivedRequestId, revertRequestId } from '../../src/workflow/timebox.ts';
-import { type TimeBoxNotifier, timeBoxHandlers } from '../../src/workflow/timeboxDeadline.ts';
-import { createTimeBoxQueue, startTimeBoxWorker } from '../../src/workflow/timeboxQueue.ts';
+import type { TimeBoxNotifier } from '../../src/workflow/timeboxDeadline.ts';
 import { waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';
-import {
-  APPROVER,
-  REDIS_URL,
-  REQUESTER,
-  TEST_ENV,
-  type WorkflowFixture,
-  workflowFixture,
-} from '../support/workflow.ts';
+import { timeBoxReplica } from '../support/timeBoxReplica.ts';
+import { APPROVER, REQUESTER, TEST_ENV, type WorkflowFixture, workflowFixture } from '../support/workflow.ts';
 
 const { up } = await brokersUp();
 const BOX_MS = 3_000;
@@ -65,37 +58,7 @@ describe.each(up)('a time-boxed change set on $label', (broker) => {
   };
   const FALLBACK = { pattern: '^orders\\.', applyTo: 'queues', priority: 1, definition: { 'max-length': 5 } };
 
-  /** One bot replica's background half: the apply worker (scheduling deadlines) and the time-box worker. */
-  async function replica() {
-    const wf = fx.workflow();
-    const timebox = createTimeBoxQueue({ redisUrl: REDIS_URL, keyPrefix: fx.keyPrefix });
-    const apply = await fx.worker(client, {
-      onRecorded: async (r, record) => {
-        if (r.timeBoxMs !== undefined) await timebox.schedule(r.id, new Date(record.at), r.timeBoxMs);
-      },
-    });
-    const worker = startTimeBoxWorker({
-      redisUrl: REDIS_URL,
-      keyPrefix: fx.keyPrefix,
-      log,
-      handlers: timeBoxHandlers({
-        workflow: wf,
-        redis: fx.redis,
-        keyPrefix: fx.keyPrefix,
-        revertRequest: async (auditId, user, origin, reason) =>
-          (await wf.revertRequestFor(auditId, user, origin, reason)).request,
-        brokerFor: () => client,
-        notifier,
-        log,
-      }),
-    });
-    return {
-      wf,
-      async stop() {
-        await Promise.all([apply.close(), worker.close(), timebox.close()]);
-      },
-    };
-  }
+  const replica = () => timeBoxReplica(fx, client, notifier, log);
 
   /** The file: `keep` renamed `keep-audit`, `fallback` edited to max-length 7 (three changes). */
   function file(vhost: string): string {
