@@ -58,7 +58,10 @@ describe.each(up)('a time-boxed change set on $label', (broker) => {
   };
   const FALLBACK = { pattern: '^orders\\.', applyTo: 'queues', priority: 1, definition: { 'max-length': 5 } };
 
-  const replica = () => timeBoxReplica(fx, client, notifier, log);
+  // Every replica allows break-glass: the file's tests share one queue, so whichever takes a
+  // break-glass set's deadline must be configured as the one that applied it.
+  const replica = () =>
+    timeBoxReplica(fx, client, notifier, log, { env: { breakGlass: { reviewWithinMs: 3_600_000 } } });
 
   /** The file: `keep` renamed `keep-audit`, `fallback` edited to max-length 7 (three changes). */
   function file(vhost: string): string {
@@ -93,6 +96,7 @@ describe.each(up)('a time-boxed change set on $label', (broker) => {
       wf: Awaited<ReturnType<typeof replica>>['wf'],
       before: Awaited<ReturnType<typeof policiesOf>>,
     ) => Promise<void>,
+    options: { breakGlass?: true } = {},
   ) {
     await withVhost(
       async (vhost) => {
@@ -110,6 +114,7 @@ describe.each(up)('a time-boxed change set on $label', (broker) => {
               reason: 'try the rename for a while',
               prune: true,
               timeBoxMs: BOX_MS,
+              ...options,
             },
             REQUESTER,
             { channel: 'C0CI', threadTs: '1700000000.000200' },
@@ -117,7 +122,12 @@ describe.each(up)('a time-boxed change set on $label', (broker) => {
           if (outcome.status !== 'filed') throw new Error(JSON.stringify(outcome));
           expect(outcome.request.timeBoxMs).toBe(BOX_MS);
           expect(outcome.request.set?.steps).toHaveLength(3);
-          await bot.wf.decide(outcome.request.id, { kind: 'approve', user: APPROVER, reason: 'for a while' });
+          if (!options.breakGlass)
+            await bot.wf.decide(outcome.request.id, {
+              kind: 'approve',
+              user: APPROVER,
+              reason: 'for a while',
+            });
           const applied = await waitFor(
             async () => {
               const r = await bot.wf.get(outcome.request.id);
@@ -180,6 +190,36 @@ describe.each(up)('a time-boxed change set on $label', (broker) => {
         expect(r.approver).toMatchObject({ user: APPROVER });
       }
     });
+  });
+
+  it.concurrent('a break-glass set --for 3s is reverted whole at its deadline, under the same break-glass', async () => {
+    await boxedSet(
+      'tbs-glass',
+      async (vhost, applied, wf, before) => {
+        expect(applied.decision).toBeUndefined();
+        const revert = await waitFor(
+          async () => {
+            const r = await wf.get(revertRequestId(applied.id));
+            return r?.state === 'applied' && r;
+          },
+          { deadlineMs: BOX_MS + 30_000, what: 'the set reverted' },
+        );
+        expect(revert.breakGlass).toMatchObject({
+          by: REQUESTER,
+          reason: expect.stringMatching(/^applied by break-glass with r-.*time-boxed to 3s: try the rename/),
+        });
+        expect(await policiesOf(vhost)).toEqual(before);
+        const records = (await new AuditTrail(fx.redis, fx.keyPrefix).list()).filter(
+          (r) => r.requestId === revert.id,
+        );
+        expect(records).toHaveLength(3);
+        for (const r of records) {
+          expect(r.breakGlass).toMatchObject({ user: REQUESTER });
+          expect(r.approver).toBeUndefined();
+        }
+      },
+      { breakGlass: true },
+    );
   });
 
   it.concurrent('a policy of the set changed outside the bot in between: nothing reverted; the set’s revert asks for a new approval', async () => {

@@ -3,8 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { ImportBody, parseImport } from '../../commands/import.ts';
 import { formatDuration, parseDuration } from '../../src/duration.ts';
 import { InputError } from '../../src/errors.ts';
+import { createLogger } from '../../src/log.ts';
 import type { Policy } from '../../src/policy/types.ts';
+import type { WorkflowBroker } from '../../src/workflow/broker.ts';
 import type { SetStep } from '../../src/workflow/changeSet.ts';
+import type { ChangeRequest } from '../../src/workflow/index.ts';
 import {
   parseTimeBox,
   revertDecision,
@@ -13,6 +16,7 @@ import {
   scheduleOf,
   setRevertDecision,
 } from '../../src/workflow/timebox.ts';
+import { timeBoxHandlers } from '../../src/workflow/timeboxDeadline.ts';
 
 const p = (definition: Record<string, unknown>, priority = 1): Policy => ({
   vhost: '/',
@@ -170,5 +174,80 @@ describe('a time-boxed set (import --for)', () => {
         at((s) => (s.name === 'new' ? null : s.after)),
       ),
     ).toEqual({ kind: 'ask', why: 'policy new of the set (vhost v) was deleted since the change' });
+  });
+});
+
+describe('the warning before a time-boxed set’s deadline', () => {
+  const f = (max: number) => ({
+    pattern: '^o\\.',
+    applyTo: 'queues',
+    priority: 1,
+    definition: { 'max-length': max },
+  });
+  const steps: SetStep[] = [
+    { layer: 'user', vhost: 'v', name: 'a', before: null, after: f(1) },
+    { layer: 'user', vhost: 'v', name: 'b', before: f(2), after: f(3) },
+  ];
+  const applied = {
+    id: 'r-set',
+    state: 'applied',
+    env: 'lab',
+    vhost: 'v',
+    layer: 'user',
+    policy: 'definitions.json',
+    before: null,
+    after: f(1),
+    set: { steps, source: 'definitions.json' },
+    timeBoxMs: 3_600_000,
+    auditId: 'a-r-set-1',
+    appliedAt: '2026-12-02T10:00:00.000Z',
+    updatedAt: '2026-12-02T10:00:00.000Z',
+  } as unknown as ChangeRequest;
+
+  async function warned(onBroker: Record<string, SetStep['after']>) {
+    const told: { deadline: Date; willRevert: boolean }[] = [];
+    const handlers = timeBoxHandlers({
+      workflow: {
+        get: async () => applied,
+        approveTimeBoxRevert: async () => {
+          throw new Error('not at a warning');
+        },
+        revertSetFor: async () => {
+          throw new Error('not at a warning');
+        },
+      },
+      redis: { set: async () => 'OK', get: async () => null },
+      keyPrefix: 'k',
+      revertRequest: async () => {
+        throw new Error('not at a warning');
+      },
+      brokerFor: () =>
+        ({
+          getPolicy: async (_layer: string, vhost: string, name: string) => {
+            const fields = onBroker[name];
+            return fields ? { vhost, name, ...fields } : null;
+          },
+        }) as unknown as WorkflowBroker,
+      notifier: {
+        timeBoxWarning: async (_r, deadline, willRevert) => {
+          told.push({ deadline, willRevert });
+        },
+        timeBoxAsk: async () => {},
+        timeBoxNothing: async () => {},
+      },
+      log: createLogger('silent'),
+    });
+    await handlers.warn('r-set');
+    return told;
+  }
+
+  it('every policy of the set as it left them: told the whole set will be reverted at the deadline', async () => {
+    expect(await warned({ a: f(1), b: f(3) })).toEqual([
+      { deadline: new Date('2026-12-02T11:00:00.000Z'), willRevert: true },
+    ]);
+  });
+
+  it('one policy of the set changed since: told it will not be reverted without a new approval', async () => {
+    expect((await warned({ a: f(1), b: f(9) }))[0]?.willRevert).toBe(false);
   });
 });
