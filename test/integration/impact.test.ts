@@ -87,6 +87,20 @@ const REFUSING = (limit: number) => ({
   'dead-letter-exchange': 'dlx',
 });
 
+/** `subject` (classic) under p = REFUSING(30), then 19 messages published, the dead-letter queue beside it. */
+async function refusingAt30(w: World): Promise<void> {
+  await deadLetterQueue(w);
+  await w.api.policy('p', '^subject$', REFUSING(30));
+  await w.api.queue('subject', w.kind);
+  await waitFor(async () => (await w.api.policyOf('subject')) === 'p', { what: 'the policy in force' });
+  await w.amqp.publish('subject', 19);
+}
+
+const lowerLimitInForce = (w: World) =>
+  waitFor(async () => (await w.api.effective('subject'))?.['max-length'] === 12, {
+    what: 'the lower limit in force',
+  });
+
 const ROWS: Row[] = [
   {
     what: 'max-length 10 and an existing dead-letter exchange on 50: 40 dead-lettered at once',
@@ -157,11 +171,7 @@ const ROWS: Row[] = [
     what: 'max-length 30 to 12 on 19, reject-publish-dlx before and after: nothing removed, publishes refused',
     kinds: ['classic'],
     setUp: async (w) => {
-      await deadLetterQueue(w);
-      await w.api.policy('p', '^subject$', REFUSING(30));
-      await w.api.queue('subject', w.kind);
-      await waitFor(async () => (await w.api.policyOf('subject')) === 'p', { what: 'the policy in force' });
-      await w.amqp.publish('subject', 19);
+      await refusingAt30(w);
       return 19;
     },
     change: { action: 'edit', name: 'p', fields: { definition: REFUSING(12) } },
@@ -171,9 +181,7 @@ const ROWS: Row[] = [
     }),
     apply: put(REFUSING(12)),
     observe: async (w) => {
-      await waitFor(async () => (await w.api.effective('subject'))?.['max-length'] === 12, {
-        what: 'the lower limit in force',
-      });
+      await lowerLimitInForce(w);
       // Refused, so dead-lettered (reject-publish-dlx): the one message in the dead-letter queue.
       expect(await w.amqp.tryPublish('', 'subject')).toBe(false);
       await holds(w, 'subject', 19);
@@ -184,15 +192,9 @@ const ROWS: Row[] = [
     what: 'overflow back to drop-head at the same limit 12, on 19 kept by reject-publish-dlx: 7 dead-lettered at once',
     kinds: ['classic'],
     setUp: async (w) => {
-      await deadLetterQueue(w);
-      await w.api.policy('p', '^subject$', REFUSING(30));
-      await w.api.queue('subject', w.kind);
-      await waitFor(async () => (await w.api.policyOf('subject')) === 'p', { what: 'the policy in force' });
-      await w.amqp.publish('subject', 19);
+      await refusingAt30(w);
       await w.api.policy('p', '^subject$', REFUSING(12));
-      await waitFor(async () => (await w.api.effective('subject'))?.['max-length'] === 12, {
-        what: 'the lower limit in force',
-      });
+      await lowerLimitInForce(w);
       await holds(w, 'subject', 19);
       return 19;
     },
