@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
+import { isChange } from '../../src/audit/types.ts';
 import { RequestStore } from '../../src/workflow/store.ts';
 import { adminClient } from '../support/broker.ts';
 import { BROKERS } from '../support/brokers.ts';
@@ -158,9 +159,9 @@ describe('break-glass on a pending request, and its review', () => {
       'the review where it was asked',
     );
 
-    const records = (await new AuditTrail(h.redis as never, h.keyPrefix).list({ vhost: h.vhost })).filter(
-      (r) => r.policy === 'bg-cap',
-    );
+    const records = (await new AuditTrail(h.redis as never, h.keyPrefix).list({ vhost: h.vhost }))
+      .filter(isChange)
+      .filter((r) => r.policy === 'bg-cap');
     expect(records.map((r) => r.action)).toEqual(['review', 'create']);
     expect(records[1]?.breakGlass).toEqual({ user: REQUESTER, reason: BECAUSE });
     expect(records[1]?.approvers).toBeUndefined();
