@@ -123,7 +123,9 @@ export class AuditTrail {
       const prev = (await this.#redis.get(this.#head)) ?? '';
       const key = this.#options.key;
       const body = key === undefined ? { ...entry, prev } : { ...entry, prev, keyed: true as const };
-      const record = AuditRecordSchema.parse({ ...body, hash: recordHash(body, key) });
+      // Sealed as it will be stored: what the schema of its action keeps (verify seals the stored JSON).
+      const { hash: _, ...stored } = AuditRecordSchema.parse({ ...body, hash: '' });
+      const record = { ...stored, hash: recordHash(stored, key) } as AuditRecord;
       const [kind] = (await this.#redis.eval(
         APPEND,
         3,
