@@ -5,13 +5,14 @@ import { changeJson, type Plan, type PlanBroker, type PlanStep, planFile } from 
 import { impactTotals } from '../src/policy/impact.ts';
 import type { SetStep } from '../src/workflow/changeSet.ts';
 import { isWorkflowError } from '../src/workflow/errors.ts';
+import { MAX_TIMEBOX_MS, MIN_TIMEBOX_MS, parseTimeBox } from '../src/workflow/timebox.ts';
 import type { ChangeRequest, Origin, Workflow } from '../src/workflow/types.ts';
 import { IMPORT_USAGE } from './importUsage.ts';
 import { type FlagDefaults, parseArgs, parseWith, Vhost } from './parse.ts';
 import { requestEntry } from './requests.ts';
 
 /**
- * `import FILE --reason TEXT [--vhost V] [--env E] [--prune] [--thread LINK] [--break-glass]`:
+ * `import FILE --reason TEXT [--vhost V] [--env E] [--prune] [--thread LINK] [--for DURATION] [--break-glass]`:
  * one change request for the whole set of a definitions file, planned against the broker
  * (src/plan/), filed through the workflow as one set (`Workflow.fileSet`). The terminal sends the
  * file to the bot (`POST /api/import`, src/slack/importRoute.ts) and never touches Redis or the
@@ -40,6 +41,8 @@ export const ImportBody = z.object({
   /** A Slack message link: the result is posted in that thread. */
   thread: z.string().optional(),
   breakGlass: z.boolean().optional(),
+  /** `--for`: the whole set reverted this long after it is applied. */
+  timeBoxMs: z.number().int().min(MIN_TIMEBOX_MS).max(MAX_TIMEBOX_MS).optional(),
 });
 export type ImportBody = z.infer<typeof ImportBody>;
 
@@ -66,13 +69,7 @@ export function parseImport(
         : `import takes one file, got ${positionals.length}.`,
       { usage: IMPORT_USAGE },
     );
-  if (typeof flags.for === 'string')
-    throw new InputError(
-      'import --for is not taken yet: a set is not reverted at a deadline. File it without --for.',
-      {
-        usage: IMPORT_USAGE,
-      },
-    );
+  const timeBoxMs = typeof flags.for === 'string' ? parseTimeBox(flags.for, 'import') : undefined;
   const reason = typeof flags.reason === 'string' ? flags.reason.trim() : '';
   if (!reason)
     throw new InputError('import needs --reason: why the set is changed.', { usage: IMPORT_USAGE });
@@ -90,6 +87,7 @@ export function parseImport(
       ...(flags.prune === true ? { prune: true } : {}),
       ...(typeof flags.thread === 'string' ? { thread: flags.thread } : {}),
       ...(flags['break-glass'] === true ? { breakGlass: true } : {}),
+      ...(timeBoxMs !== undefined ? { timeBoxMs } : {}),
     },
   };
 }
@@ -178,6 +176,7 @@ export async function fileImport(
       requester: { user: requester, reason: body.reason },
       origin,
       ...(body.breakGlass ? { breakGlass: true } : {}),
+      ...(body.timeBoxMs !== undefined ? { timeBoxMs: body.timeBoxMs } : {}),
     });
     return { status: 'filed', request, plan };
   } catch (err) {

@@ -111,7 +111,7 @@ interface ChangeRequestParts {
  * How a time box's revert is filed: approved with its change through the workflow, or, when
  * that is not possible, for approval and posted (the Slack side's ChangeRequests).
  */
-type TimeBoxFiling = Pick<TimeBoxDeadlineDeps, 'workflow' | 'revertRequest'>;
+type TimeBoxFiling = Pick<TimeBoxDeadlineDeps, 'workflow' | 'revertRequest' | 'postRevertSet'>;
 
 /** A time box's revert: the app's workflow, and for approval filed and posted as the Revert button files one. */
 export function timeBoxFilingOf(bot: Pick<BotApp, 'changes'>): TimeBoxFiling {
@@ -119,6 +119,10 @@ export function timeBoxFilingOf(bot: Pick<BotApp, 'changes'>): TimeBoxFiling {
   if (!changes) throw new Error('change requests are not set up');
   return {
     workflow: changes.workflow,
+    async postRevertSet(revert) {
+      const posted = await changes.postSet(revert);
+      if (!posted.ok) throw posted.error;
+    },
     async revertRequest(auditId, user, origin, reason) {
       const filed = await changes.revert(auditId, user, origin, reason);
       if (filed.ok) return filed.request;

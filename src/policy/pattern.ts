@@ -190,6 +190,8 @@ export class CompiledPattern {
   readonly #prefix: string | undefined;
   /** An ASCII text, with case, every name the pattern can match (or be undecided for) starts with. */
   readonly #asciiStart: string | undefined;
+  /** `requiredLiterals(source)`: texts every name the regex engine finds contains. */
+  readonly #required: readonly string[] | undefined;
   #state: State | undefined;
 
   constructor(pattern: string) {
@@ -228,6 +230,7 @@ export class CompiledPattern {
       this.#literal?.start && !this.#usesDollar && !this.#usesSpace ? this.#literal.text : undefined;
     const start = plain ?? (this.#caseless ? undefined : this.#prefix);
     this.#asciiStart = start !== undefined && ASCII.test(start) ? start : undefined;
+    this.#required = requiredLiterals(pattern);
   }
 
   /**
@@ -328,6 +331,10 @@ export class CompiledPattern {
       if (lit.end) return bytes.endsWith(lit.text);
       return bytes.includes(lit.text);
     }
+    // A name without one of the texts every match holds is not found: the engine is not asked
+    // (a whole-vhost pass reads `^svc\d+\.events\.` against every name starting `svc`).
+    const required = this.#required;
+    if (required !== undefined) for (const text of required) if (!bytes.includes(text)) return false;
     return state.re ? state.re.test(bytes) : false;
   }
 }
@@ -367,6 +374,51 @@ export function literalPrefix(pattern: string): LiteralPrefix | undefined {
   if (i < pattern.length && '*?{+'.includes(pattern[i] as string)) units.pop();
   const text = units.join('');
   return text === '' ? undefined : { text, caseless };
+}
+
+/**
+ * Texts (ASCII, two characters or more) every string the pattern finds contains, when that is
+ * plain to see: a pattern of literal characters, `\d`, `\w` and `.`, each optionally quantified
+ * (`*`, `+`, `?`), an optional leading `^` and trailing `$`, and nothing else (no group, class,
+ * alternation, brace or flag). A run of unquantified literal characters must appear as it is in
+ * whatever the pattern finds. Undefined when there is none, or the pattern is anything more.
+ */
+export function requiredLiterals(pattern: string): string[] | undefined {
+  const runs: string[] = [];
+  let run = '';
+  const flush = () => {
+    if (run.length >= 2) runs.push(run);
+    run = '';
+  };
+  let i = pattern.startsWith('^') ? 1 : 0;
+  while (i < pattern.length) {
+    const c = pattern[i] as string;
+    let literal: string | undefined;
+    if (c === '\\') {
+      const n = pattern[i + 1];
+      if (n === undefined) return undefined;
+      if (ESCAPED_PUNCTUATION.test(n)) literal = n;
+      else if (n !== 'd' && n !== 'w') return undefined;
+      i += 2;
+    } else if (c === '.') {
+      i += 1;
+    } else if (c === '$' && i === pattern.length - 1) {
+      i += 1;
+    } else if (PREFIX_CHAR.test(c)) {
+      literal = c;
+      i += 1;
+    } else return undefined;
+    const q = pattern[i];
+    if (q === '*' || q === '+' || q === '?') {
+      i += 1;
+      // Lazy or possessive: the same texts.
+      if (pattern[i] === '?' || pattern[i] === '+') i += 1;
+      flush();
+    } else if (literal === undefined) flush();
+    else run += literal;
+  }
+  flush();
+  return runs.length > 0 ? runs : undefined;
 }
 
 /** `a|b` outside any group or class: the prefix of one branch says nothing about the other. */

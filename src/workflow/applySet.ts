@@ -62,6 +62,8 @@ export interface ApplySetDeps extends RecordingServices {
   readonly verifyDeadlineMs: number;
   /** How long a rollback that could not finish waits before it tries again (doubled, at most a minute). */
   readonly rollbackRetryMs: number;
+  /** Told once the set's records are appended, before it is marked applied (a time box scheduled: applyJob.ts). */
+  readonly onRecorded?: (request: ChangeRequest, record: AuditRecord) => Promise<void>;
 }
 
 const POLL_MS = 250;
@@ -333,6 +335,7 @@ export class ApplySet {
     const setProgress = progressOf(steps.length, c, undefined, this.deps.now());
     if (c.phase === 'writing') {
       const last = records.at(-1);
+      if (last) await this.deps.onRecorded?.(r, last);
       const moved = await this.deps.store.transition(r.id, {
         from: ['applying'],
         to: 'applied',
@@ -416,7 +419,9 @@ function stepEntry(r: ChangeRequest, steps: readonly SetStep[], i: number, at: s
     id: `a-${r.id}-${i}`,
     at,
     appliedAt: at,
-    action: actionOfStep(step),
+    ...(step.revertOf
+      ? { action: 'revert' as const, revertOf: step.revertOf }
+      : { action: actionOfStep(step) }),
     before: step.before,
     after: step.after,
     ...(i === 0 && r.preview.summary.impact ? { impact: r.preview.summary.impact.totals } : {}),

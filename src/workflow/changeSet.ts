@@ -33,6 +33,8 @@ export const SetStepSchema = z.object({
     )
     .max(1000)
     .optional(),
+  /** The audit record of the step this one undoes (a time-boxed set's revert, timebox.ts `revertSteps`). */
+  revertOf: z.string().optional(),
 });
 export type SetStep = z.infer<typeof SetStepSchema>;
 

@@ -3,6 +3,7 @@ import { formatDuration, parseDuration } from '../duration.ts';
 import { InputError } from '../errors.ts';
 import { samePolicy } from '../policy/compare.ts';
 import type { Policy } from '../policy/types.ts';
+import { type SetStep, transitionOf, undoOf } from './changeSet.ts';
 
 /**
  * Time-boxed changes (`--for 2h` on create and edit): the rules, pure. The approver approves the
@@ -19,9 +20,9 @@ export const WARNING_BEFORE_MS = 10 * 60_000;
 
 export const FOR_HINT = 'Example: --for 30m, --for 2h (at most a week: --for 7d).';
 
-/** `--for TEXT` -> milliseconds; refused with what to type. Only create and edit take it. */
+/** `--for TEXT` -> milliseconds; refused with what to type. Create, edit and import (a set) take it. */
 export function parseTimeBox(text: string, action: string): number {
-  if (action !== 'create' && action !== 'edit') {
+  if (action !== 'create' && action !== 'edit' && action !== 'import') {
     throw new InputError(`--for is for create and edit: a ${action} is not undone at a deadline.`, {
       hint: 'File the delete without --for.',
     });
@@ -53,6 +54,47 @@ export function revertOf(before: Policy | null, after: Policy): Revert {
   return before === null
     ? { action: 'delete', applied: after, restore: null }
     : { action: 'edit', applied: after, restore: before };
+}
+
+/**
+ * The revert of a time-boxed set: one step per policy the set touched, each undone (its before
+ * written back, or the created policy deleted), in the reverse of the set's order, each naming the
+ * audit record of the step it undoes. The reverse of the planner's order: the planner chose the
+ * set's order so that no state on the way loses more than the end state; walked backwards, the
+ * states on the way are the same states, so the revert's way passes through nothing the set's did not.
+ */
+export function revertSteps(set: { readonly id: string; readonly steps: readonly SetStep[] }): SetStep[] {
+  return set.steps
+    .map((s, i) => {
+      // The planner's `verify` is for the way forward: backwards, the queues each step moves are polled.
+      const { verify: _forward, ...undone } = undoOf(s);
+      return { ...undone, revertOf: `a-${set.id}-${i}` };
+    })
+    .reverse();
+}
+
+/**
+ * Where a time-boxed set stands at its deadline, from the policies the broker has now: every step
+ * as the set left it (revert, approved with the set), every one back as before (nothing to do), or
+ * anything else (one was changed since: ask).
+ */
+export function setRevertDecision(
+  steps: readonly SetStep[],
+  current: (s: SetStep) => Policy | null,
+): RevertDecision {
+  const states = steps.map((s) => {
+    const t = transitionOf(s);
+    const now = current(s);
+    return samePolicy(now, t.before) ? 'before' : samePolicy(now, t.after) ? 'after' : 'other';
+  });
+  if (states.every((s) => s === 'before')) return { kind: 'done' };
+  if (states.every((s) => s === 'after')) return { kind: 'revert' };
+  const i = states.findIndex((s) => s !== 'after');
+  const s = steps[i] as SetStep;
+  return {
+    kind: 'ask',
+    why: `policy ${s.name} of the set (vhost ${s.vhost}) was ${current(s) === null ? 'deleted' : 'changed again'} since the change`,
+  };
 }
 
 export type RevertDecision =

@@ -3,7 +3,7 @@ import { formatDuration } from '../duration.ts';
 import type { Policy } from '../policy/types.ts';
 import type { WorkflowBroker } from './broker.ts';
 import { isWorkflowError } from './errors.ts';
-import { revertDecision, revertOf } from './timebox.ts';
+import { type RevertDecision, revertDecision, revertOf, setRevertDecision } from './timebox.ts';
 import type { TimeBoxHandlers } from './timeboxQueue.ts';
 import type { ChangeRequest, Origin, Workflow } from './types.ts';
 
@@ -21,6 +21,10 @@ import type { ChangeRequest, Origin, Workflow } from './types.ts';
  *   that needs a new approval is filed and posted;
  * - it is already back as it was: said, nothing written.
  *
+ * A time-boxed set (`import --for`) is the same, over every policy it touched: all as the set
+ * left them, the revert is one set of the steps undone in reverse (timebox.ts `revertSteps`),
+ * approved with the set; any changed since, that set is filed for a new approval.
+ *
  * Each outcome is idempotent: the approved revert has an id derived from the request's, and an
  * asked revert is remembered, so a retried job does not file twice.
  */
@@ -36,7 +40,7 @@ export interface TimeBoxNotifier {
 
 export interface TimeBoxDeadlineDeps {
   /** Reads the change; files and queues its approved revert. */
-  readonly workflow: Pick<Workflow, 'get' | 'approveTimeBoxRevert'>;
+  readonly workflow: Pick<Workflow, 'get' | 'approveTimeBoxRevert' | 'revertSetFor'>;
   readonly redis: {
     set(key: string, value: string, ex: 'EX', s: number, nx: 'NX'): Promise<'OK' | null>;
     get(key: string): Promise<string | null>;
@@ -52,6 +56,11 @@ export interface TimeBoxDeadlineDeps {
     origin: Origin,
     reason: string,
   ) => Promise<ChangeRequest>;
+  /**
+   * Posts for approval a set's revert that `Workflow.revertSetFor` filed (the Slack side's
+   * ChangeRequests.postSet); absent: filed, not posted (tests).
+   */
+  readonly postRevertSet?: (revert: ChangeRequest) => Promise<void>;
   readonly brokerFor: (env: string) => WorkflowBroker;
   readonly notifier: TimeBoxNotifier;
   readonly log: Logger;
@@ -80,19 +89,32 @@ export function timeBoxHandlers(deps: TimeBoxDeadlineDeps): TimeBoxHandlers {
     const asked = `${deps.keyPrefix}:timebox:${r.id}:asked`;
     if (await deps.redis.get(asked)) return;
     const reason = `The time box of ${formatDuration(r.timeBoxMs)} of ${r.id} ended, but ${why}: restoring the state before it needs a new approval.`;
-    const filed = await deps.revertRequest(r.auditId, r.requester.user, r.origin, reason);
+    const filed = r.set
+      ? await deps.workflow.revertSetFor(r, reason)
+      : await deps.revertRequest(r.auditId, r.requester.user, r.origin, reason);
+    if (r.set) await deps.postRevertSet?.(filed);
     await deps.redis.set(asked, filed.id, 'EX', 8 * 86_400, 'NX');
     log.info({ revert: filed.id, why }, 'time box: revert asked');
     await deps.notifier.timeBoxAsk(r, filed, why);
+  }
+
+  /** Where the change stands on the broker now: one policy, or every policy of a set. */
+  async function decisionOf(r: Boxed): Promise<RevertDecision> {
+    const broker = deps.brokerFor(r.env);
+    if (r.set) {
+      const steps = r.set.steps;
+      const now = await Promise.all(steps.map((s) => broker.getPolicy(s.layer, s.vhost, s.name)));
+      return setRevertDecision(steps, (s) => now[steps.indexOf(s)] ?? null);
+    }
+    const current = await broker.getPolicy(r.layer, r.vhost, r.policy);
+    return revertDecision(revertOf(policyOf(r, r.before), policyOf(r, r.after) as Policy), current);
   }
 
   return {
     async warn(id) {
       const r = await boxed(id);
       if (!r) return;
-      const current = await deps.brokerFor(r.env).getPolicy(r.layer, r.vhost, r.policy);
-      const applied = policyOf(r, r.after) as Policy;
-      const decision = revertDecision(revertOf(policyOf(r, r.before), applied), current);
+      const decision = await decisionOf(r);
       const deadline = new Date(Date.parse(r.appliedAt ?? r.updatedAt) + r.timeBoxMs);
       await deps.notifier.timeBoxWarning(r, deadline, decision.kind === 'revert');
     },
@@ -101,11 +123,7 @@ export function timeBoxHandlers(deps: TimeBoxDeadlineDeps): TimeBoxHandlers {
       const r = await boxed(id);
       if (!r) return;
       const log = deps.log.child({ requestId: r.id, env: r.env, vhost: r.vhost, policy: r.policy });
-      const current = await deps.brokerFor(r.env).getPolicy(r.layer, r.vhost, r.policy);
-      const decision = revertDecision(
-        revertOf(policyOf(r, r.before), policyOf(r, r.after) as Policy),
-        current,
-      );
+      const decision = await decisionOf(r);
       if (decision.kind === 'done') {
         log.info('time box: the policy is already as it was; nothing to revert');
         await deps.notifier.timeBoxNothing(r);

@@ -281,6 +281,8 @@ export interface FileSetInput {
   readonly requester: Requester;
   readonly origin: Origin;
   readonly breakGlass?: boolean;
+  /** `--for`: the whole set reverted this long after it is applied (timebox.ts `revertSteps`). */
+  readonly timeBoxMs?: number;
 }
 
 /** What breaking the glass on a pending request takes: the signed request's user and their reason. */
@@ -405,6 +407,12 @@ export interface Workflow {
    * revert's id derives from the change's, so a retried job files and queues it once.
    */
   approveTimeBoxRevert(change: ChangeRequest): Promise<ChangeRequest>;
+  /**
+   * A time-boxed set whose policies changed since (or whose approver may no longer approve): its
+   * revert as a set, filed for a new approval under an id derived from the set's (once; a second
+   * call returns the first).
+   */
+  revertSetFor(change: ChangeRequest, reason: string): Promise<ChangeRequest>;
   /**
    * A request gone stale because the change would now remove more than its approval accepted
    * (`loss-grew`): the same change filed again for its requester, with a fresh preview (the

@@ -39,7 +39,7 @@ import {
 } from './rules.ts';
 import { type ApproveOutcome, newRequestId, type RequestStore, type TransitionOutcome } from './store.ts';
 import { freezeEntry, RAN_OUT, releaseHeld } from './thaw.ts';
-import { derivedRequestId, revertOf, revertRequestId } from './timebox.ts';
+import { derivedRequestId, revertOf, revertRequestId, revertSteps } from './timebox.ts';
 import {
   brokerAction,
   type ChangeRequest,
@@ -260,6 +260,16 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     timeBoxMs: number,
     auditId: string,
   ): Promise<void> {
+    if (change.set) {
+      await fileSet(revertSetInput(change, `time box of ${formatDuration(timeBoxMs)} ended (${change.id})`), {
+        action: 'revert',
+        revertOf: auditId,
+        id,
+        approvalsChannel: change.approvalsChannel,
+        askedWithChange: true,
+      });
+      return;
+    }
     const policy = (fields: ChangeRequest['before']): Policy | null =>
       fields && { vhost: change.vhost, name: change.policy, ...fields };
     const box = revertOf(policy(change.before), policy(change.after) as Policy);
@@ -285,6 +295,19 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
         askedWithChange: true,
       },
     );
+  }
+
+  /** A time-boxed set's revert as a set: every policy it touched back as before, in reverse (`revertSteps`). */
+  function revertSetInput(change: ChangeRequest, reason: string): FileSetInput {
+    const set = change.set as NonNullable<ChangeRequest['set']>;
+    return {
+      env: change.env,
+      source: set.source,
+      steps: revertSteps({ id: change.id, steps: set.steps }),
+      brokerVersion: change.preview.brokerVersion,
+      requester: { user: change.requester.user, reason },
+      origin: change.origin,
+    };
   }
 
   /** What restores the before state of audit record `auditId`, as a request filed by `user`. */
@@ -332,12 +355,15 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     return filed;
   }
 
-  async function fileSet(input: FileSetInput): Promise<{ request: ChangeRequest }> {
+  async function fileSet(
+    input: FileSetInput,
+    filing: Omit<Filing, 'action'> & { readonly action?: 'revert' } = {},
+  ): Promise<{ request: ChangeRequest }> {
     const env = environment(input.env);
     const closed =
       environmentRefusal(env) ?? input.steps.map((s) => vhostRefusal(env, s.vhost)).find((r) => r !== null);
     if (closed) throw new WorkflowError(closed);
-    await assertMayRequest(env, input.requester.user);
+    if (!filing.askedWithChange) await assertMayRequest(env, input.requester.user);
     const [first] = input.steps;
     if (!first) throw new WorkflowError({ code: 'nothing-to-do' });
     const reason = input.requester.reason?.trim();
@@ -359,12 +385,13 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
       scanned: { queues: input.objects ?? 0, exchanges: 0 },
       ...(input.impact ? { impact: setImpact(input.impact, input.losing ?? [], input.transitional) } : {}),
     };
+    const approvalsChannel = 'approvalsChannel' in filing ? filing.approvalsChannel : env.approvalsChannel;
     const request: ChangeRequest = {
-      id: newRequestId(),
+      id: filing.id ?? newRequestId(),
       env: env.name,
       vhost: first.vhost,
       layer: first.layer,
-      action: 'import',
+      action: filing.action ?? 'import',
       policy: input.source,
       before: first.before,
       after: first.after,
@@ -385,18 +412,26 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
       },
       requester: { user: input.requester.user, ...(reason ? { reason } : {}) },
       origin: input.origin,
-      ...(env.approvalsChannel ? { approvalsChannel: env.approvalsChannel } : {}),
+      ...(approvalsChannel ? { approvalsChannel } : {}),
       state: 'pending',
       approvalsRequired: env.approvalsRequired ?? 1,
       createdAt: created.toISOString(),
       expiresAt: new Date(created.getTime() + env.requestTtlMs).toISOString(),
       updatedAt: created.toISOString(),
+      ...(filing.revertOf ? { revertOf: filing.revertOf } : {}),
+      ...(input.timeBoxMs !== undefined ? { timeBoxMs: input.timeBoxMs } : {}),
       ...(env.breakGlass ? { breakGlassOffered: true } : {}),
     };
     if (!(await storeCall('create', () => store.create(request))))
       throw new WorkflowError({ code: 'already-filed', id: request.id });
     options.log.info(
-      { requestId: request.id, env: env.name, steps: input.steps.length, source: input.source },
+      {
+        requestId: request.id,
+        env: env.name,
+        steps: input.steps.length,
+        source: input.source,
+        action: request.action,
+      },
       'change set filed',
     );
     return { request };
@@ -579,6 +614,22 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     },
 
     revertRequestFor,
+
+    async revertSetFor(change, reason) {
+      if (!change.set || change.auditId === undefined)
+        throw new Error(`time box: ${change.id} is not an applied set`);
+      const id = derivedRequestId('timebox-ask', change.id);
+      const filed = await storeCall('get', () => store.get(id), 'nothing was read');
+      if (filed) return filed;
+      const { request } = await fileSet(revertSetInput(change, reason), {
+        action: 'revert',
+        revertOf: change.auditId,
+        id,
+        approvalsChannel: change.approvalsChannel,
+        askedWithChange: true,
+      });
+      return request;
+    },
 
     async approveTimeBoxRevert(change) {
       const id = revertRequestId(change.id);

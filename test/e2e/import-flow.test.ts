@@ -208,4 +208,38 @@ describe('import in CI: a file imported with a token through the bot', () => {
       what: 'orders.audit still holding its 30 messages',
     });
   }, 120_000);
+
+  it('--for through the terminal and the API: the set filed time-boxed (the approval post says so); too short, refused before the bot', async () => {
+    const path = join(cwd, 'fallback.json');
+    writeFileSync(
+      path,
+      JSON.stringify({
+        policies: [
+          {
+            name: 'fallback',
+            pattern: '^orders\\.',
+            'apply-to': 'queues',
+            priority: 1,
+            definition: { 'max-length': 6 },
+          },
+        ],
+      }),
+    );
+    const short = await rmq(['import', path, '--vhost', vhost, '--reason', 'try 6', '--for', '5s']);
+    expect(short.code).toBe(2);
+    expect(short.err).toContain('--for 5s is too short');
+    const mark = slack.calls.length;
+    const run = await rmq(['import', path, '--vhost', vhost, '--reason', 'try 6', '--for', '1h', '--json']);
+    expect(run.err).toBe('');
+    expect(run.code).toBe(0);
+    const id = JSON.parse(run.out).request.id as string;
+    const post = await waitFor(
+      () =>
+        slack.calls
+          .slice(mark)
+          .find((c) => c.method === 'chat.postMessage' && buttonsOf(c).some((b) => b.value === id)),
+      { what: 'the time-boxed set posted for approval' },
+    );
+    expect(JSON.stringify(post.args)).toContain('Time-boxed:* reverted 1h after it is applied');
+  }, 60_000);
 });

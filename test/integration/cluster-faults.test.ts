@@ -138,16 +138,18 @@ describe.skipIf(!up)('a cluster with nodes stopped under the terminal and the bo
   it('node 1 stopped: the bot files, approves and applies a change once, and audits it once', async () => {
     const puts: string[] = [];
     const client = writesAnswered(puts);
+    // Its own worker, closed with its client: a worker left running would take the next test's jobs.
+    const worker = await fx.worker(client);
     try {
-      await fx.worker(client);
       const wf = fx.workflow({ client });
       const { request } = await wf.file(input(vhost));
       await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
       const done = await settled(wf, request.id);
-      expect(done.state).toBe('applied');
+      expect(done.state, JSON.stringify(done)).toBe('applied');
       expect(puts).toEqual([node2]);
       expect(await new AuditTrail(fx.redis, fx.keyPrefix).list({ vhost })).toHaveLength(1);
     } finally {
+      await worker.close();
       await client.close();
     }
   });
@@ -244,8 +246,8 @@ describe.skipIf(!up)('a cluster with nodes stopped under the terminal and the bo
       timeouts: { headersMs: 3_000 },
     });
     const writes = () => proxies.flatMap((p) => p.requests.filter((q) => q.method === 'PUT'));
+    const worker = await fx.worker(client);
     try {
-      await fx.worker(client);
       const wf = fx.workflow({ client });
       const { request } = await wf.file(
         input(vhost, { policy: 'mid', fields: { pattern: '^mid', definition: { 'max-length': 9 } } }),
@@ -253,8 +255,12 @@ describe.skipIf(!up)('a cluster with nodes stopped under the terminal and the bo
       await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
       const done = await settled(wf, request.id);
       await stopping;
-      expect(stopping).toBeDefined();
-      expect(done.state).toBe('applied');
+      const seen = JSON.stringify({
+        done,
+        requests: proxies.map((p) => p.requests.map((q) => `${q.method} ${q.url}`)),
+      });
+      expect(stopping, seen).toBeDefined();
+      expect(done.state, seen).toBe('applied');
       expect(writes()).toHaveLength(1);
       // The node that took the write is down; the policy is there, through the others.
       expect((await admin.getPolicy('user', vhost, 'mid'))?.definition).toEqual({ 'max-length': 9 });
@@ -264,6 +270,7 @@ describe.skipIf(!up)('a cluster with nodes stopped under the terminal and the bo
       expect(records).toHaveLength(1);
       expect(records[0]).toMatchObject({ action: 'create', policy: 'mid' });
     } finally {
+      await worker.close();
       await client.close(0);
       await Promise.all(proxies.map((p) => p.close()));
     }

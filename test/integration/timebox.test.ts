@@ -12,21 +12,12 @@ import { createLogger } from '../../src/log.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import type { ChangeRequest } from '../../src/workflow/index.ts';
 import { revertRequestId } from '../../src/workflow/timebox.ts';
-import { type TimeBoxNotifier, timeBoxHandlers } from '../../src/workflow/timeboxDeadline.ts';
-import {
-  createTimeBoxQueue,
-  startTimeBoxWorker,
-  type TimeBoxWorker,
-} from '../../src/workflow/timeboxQueue.ts';
+import type { TimeBoxNotifier } from '../../src/workflow/timeboxDeadline.ts';
+import type { TimeBoxWorker } from '../../src/workflow/timeboxQueue.ts';
 import { waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';
-import {
-  APPROVER,
-  REDIS_URL,
-  REQUESTER,
-  type WorkflowFixture,
-  workflowFixture,
-} from '../support/workflow.ts';
+import { timeBoxReplica } from '../support/timeBoxReplica.ts';
+import { APPROVER, REQUESTER, type WorkflowFixture, workflowFixture } from '../support/workflow.ts';
 
 const { up } = await brokersUp();
 const BOX_MS = 20_000;
@@ -71,35 +62,11 @@ describe.each(up)('time-boxed changes on $label', (broker) => {
    * whichever takes a break-glass change's deadline must be configured as the one that applied it.
    */
   async function replica() {
-    const wf = fx.workflow({ env: { breakGlass: { reviewWithinMs: 3_600_000 } } });
-    const timebox = createTimeBoxQueue({ redisUrl: REDIS_URL, keyPrefix: fx.keyPrefix });
-    const apply = await fx.worker(client, {
-      onRecorded: async (r, record) => {
-        if (r.timeBoxMs !== undefined) await timebox.schedule(r.id, new Date(record.at), r.timeBoxMs);
-      },
+    const bot = await timeBoxReplica(fx, client, notifier, log, {
+      env: { breakGlass: { reviewWithinMs: 3_600_000 } },
     });
-    const worker = startTimeBoxWorker({
-      redisUrl: REDIS_URL,
-      keyPrefix: fx.keyPrefix,
-      log,
-      handlers: timeBoxHandlers({
-        workflow: wf,
-        redis: fx.redis,
-        keyPrefix: fx.keyPrefix,
-        revertRequest: async (auditId, user, origin, reason) =>
-          (await wf.revertRequestFor(auditId, user, origin, reason)).request,
-        brokerFor: () => client,
-        notifier,
-        log,
-      }),
-    });
-    timeBoxWorkers.push(worker);
-    return {
-      wf,
-      async stop() {
-        await Promise.all([apply.close(), worker.close(), timebox.close()]);
-      },
-    };
+    timeBoxWorkers.push(bot.worker);
+    return bot;
   }
 
   const limits = (vhost: string, maxLength: number) => ({

@@ -1,7 +1,15 @@
 import fc from 'fast-check';
 import { RE2JS } from 're2js';
 import { describe, expect, it } from 'vitest';
-import { compilePattern, isAnchored, latin1View, matchName, shiftedView } from '../../src/policy/pattern.ts';
+import {
+  compilePattern,
+  isAnchored,
+  latin1View,
+  matchName,
+  nameView,
+  requiredLiterals,
+  shiftedView,
+} from '../../src/policy/pattern.ts';
 
 describe('pattern reading', () => {
   it.each([
@@ -152,5 +160,36 @@ describe('pattern reading', () => {
     expect(matchName(c, `${'a'.repeat(250)}!`)).toBe(false);
     // Not a timing assertion on the product: a guard that the engine is the linear one.
     expect(performance.now() - started).toBeLessThan(2000);
+  });
+});
+
+describe('requiredLiterals: the texts every match holds, checked before the engine', () => {
+  it('examples', () => {
+    expect(requiredLiterals('^svc\\d+\\.events\\.')).toEqual(['svc', '.events.']);
+    expect(requiredLiterals('ab?cd')).toEqual(['cd']);
+    expect(requiredLiterals('x+?yz')).toEqual(['yz']);
+    for (const p of ['.*', '(?i)^ab', 'a{2}b', '\\vab', 'a|bc', '[ab]cd', '^a$b'])
+      expect(requiredLiterals(p)).toBeUndefined();
+  });
+
+  it('a random pattern of that shape finds what the engine alone finds, for random names', () => {
+    const atom = fc.constantFrom('a', 'b', 'c', '.', '\\.', '\\d', '\\w', '1', '-', 'ab', 'bc');
+    const quantifier = fc.constantFrom('', '', '', '*', '+', '?', '+?');
+    const patternArb = fc
+      .tuple(fc.boolean(), fc.array(fc.tuple(atom, quantifier), { minLength: 1, maxLength: 6 }), fc.boolean())
+      .map(
+        ([start, atoms, end]) =>
+          `${start ? '^' : ''}${atoms.map(([a, q]) => a + q).join('')}${end ? '$' : ''}`,
+      );
+    const nameArb = fc.stringMatching(/^[abc1.\-x]{0,10}$/);
+    fc.assert(
+      fc.property(patternArb, fc.array(nameArb, { maxLength: 10 }), (pattern, names) => {
+        const compiled = compilePattern(pattern);
+        const engine = RE2JS.compile(pattern);
+        for (const n of names)
+          expect([pattern, n, compiled.match(nameView(n))]).toEqual([pattern, n, engine.test(n)]);
+      }),
+      { numRuns: 500 },
+    );
   });
 });

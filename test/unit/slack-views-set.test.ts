@@ -26,8 +26,9 @@ function setRequest(size: number, state: ChangeRequest['state'] = 'pending'): Ch
     layer: i % 3 === 0 ? 'operator' : 'user',
     vhost: 'v'.repeat(255),
     name: NAME(i),
+    // Creates (even), edits and deletes (odd, every fifth): a step always has a before or an after.
     before: i % 2 === 0 ? null : fields(i),
-    after: i % 5 === 0 ? null : fields(i + 1),
+    after: i % 2 === 1 && i % 5 === 0 ? null : fields(i + 1),
   }));
   const first = steps[0] as SetStep;
   return {

@@ -1,9 +1,22 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { ImportBody, parseImport } from '../../commands/import.ts';
 import { formatDuration, parseDuration } from '../../src/duration.ts';
 import { InputError } from '../../src/errors.ts';
+import { createLogger } from '../../src/log.ts';
 import type { Policy } from '../../src/policy/types.ts';
-import { parseTimeBox, revertDecision, revertOf, scheduleOf } from '../../src/workflow/timebox.ts';
+import type { WorkflowBroker } from '../../src/workflow/broker.ts';
+import type { SetStep } from '../../src/workflow/changeSet.ts';
+import type { ChangeRequest } from '../../src/workflow/index.ts';
+import {
+  parseTimeBox,
+  revertDecision,
+  revertOf,
+  revertSteps,
+  scheduleOf,
+  setRevertDecision,
+} from '../../src/workflow/timebox.ts';
+import { timeBoxHandlers } from '../../src/workflow/timeboxDeadline.ts';
 
 const p = (definition: Record<string, unknown>, priority = 1): Policy => ({
   vhost: '/',
@@ -92,5 +105,149 @@ describe('the revert at the deadline', () => {
     });
     expect(scheduleOf(at, 20_000).warnAt).toBeNull();
     expect(scheduleOf(at, 10 * 60_000).warnAt).toBeNull();
+  });
+});
+
+describe('a time-boxed set (import --for)', () => {
+  const f = (max: number) => ({
+    pattern: '^orders\\.',
+    applyTo: 'queues',
+    priority: 1,
+    definition: { 'max-length': max },
+  });
+  const steps: SetStep[] = [
+    { layer: 'user', vhost: 'v', name: 'new', before: null, after: f(1), verify: [] },
+    { layer: 'user', vhost: 'v', name: 'old', before: f(2), after: null },
+    { layer: 'user', vhost: 'v', name: 'edited', before: f(3), after: f(4) },
+  ];
+  const whole = (s: SetStep, fields: SetStep['after']): Policy | null =>
+    fields && { vhost: s.vhost, name: s.name, ...fields };
+
+  it('import takes --for as create and edit do; delete still does not', () => {
+    expect(parseTimeBox('2h', 'import')).toBe(7_200_000);
+    expect(() => parseTimeBox('2h', 'delete')).toThrow(InputError);
+    expect(parseImport(['f.json', '--reason', 'r', '--for', '30m']).body.timeBoxMs).toBe(1_800_000);
+    expect(() => parseImport(['f.json', '--reason', 'r', '--for', 'soon'])).toThrow(/--for takes a duration/);
+    expect(parseImport(['f.json', '--reason', 'r']).body).not.toHaveProperty('timeBoxMs');
+  });
+
+  it("the bot's API takes timeBoxMs within the same bounds", () => {
+    const body = { source: 'f.json', file: '{}', reason: 'r' };
+    expect(ImportBody.safeParse({ ...body, timeBoxMs: 60_000 }).success).toBe(true);
+    expect(ImportBody.safeParse({ ...body, timeBoxMs: 1_000 }).success).toBe(false);
+    expect(ImportBody.safeParse({ ...body, timeBoxMs: 8 * 86_400_000 }).success).toBe(false);
+  });
+
+  it("the revert undoes every step, in reverse, each naming the step's record; the forward verify dropped", () => {
+    const back = revertSteps({ id: 'r-1', steps });
+    expect(back.map((s) => [s.name, s.before, s.after, s.revertOf])).toEqual([
+      ['edited', f(4), f(3), 'a-r-1-2'],
+      ['old', null, f(2), 'a-r-1-1'],
+      ['new', f(1), null, 'a-r-1-0'],
+    ]);
+    expect(back.every((s) => s.verify === undefined)).toBe(true);
+  });
+
+  it('at the deadline: all as the set left them, revert; all as before, nothing; else ask, naming the policy', () => {
+    const at = (pick: (s: SetStep) => SetStep['after']) => (s: SetStep) => whole(s, pick(s));
+    expect(
+      setRevertDecision(
+        steps,
+        at((s) => s.after),
+      ),
+    ).toEqual({ kind: 'revert' });
+    expect(
+      setRevertDecision(
+        steps,
+        at((s) => s.before),
+      ),
+    ).toEqual({ kind: 'done' });
+    expect(
+      setRevertDecision(
+        steps,
+        at((s) => (s.name === 'edited' ? f(9) : s.after)),
+      ),
+    ).toEqual({ kind: 'ask', why: 'policy edited of the set (vhost v) was changed again since the change' });
+    expect(
+      setRevertDecision(
+        steps,
+        at((s) => (s.name === 'new' ? null : s.after)),
+      ),
+    ).toEqual({ kind: 'ask', why: 'policy new of the set (vhost v) was deleted since the change' });
+  });
+});
+
+describe('the warning before a time-boxed set’s deadline', () => {
+  const f = (max: number) => ({
+    pattern: '^o\\.',
+    applyTo: 'queues',
+    priority: 1,
+    definition: { 'max-length': max },
+  });
+  const steps: SetStep[] = [
+    { layer: 'user', vhost: 'v', name: 'a', before: null, after: f(1) },
+    { layer: 'user', vhost: 'v', name: 'b', before: f(2), after: f(3) },
+  ];
+  const applied = {
+    id: 'r-set',
+    state: 'applied',
+    env: 'lab',
+    vhost: 'v',
+    layer: 'user',
+    policy: 'definitions.json',
+    before: null,
+    after: f(1),
+    set: { steps, source: 'definitions.json' },
+    timeBoxMs: 3_600_000,
+    auditId: 'a-r-set-1',
+    appliedAt: '2026-12-02T10:00:00.000Z',
+    updatedAt: '2026-12-02T10:00:00.000Z',
+  } as unknown as ChangeRequest;
+
+  async function warned(onBroker: Record<string, SetStep['after']>) {
+    const told: { deadline: Date; willRevert: boolean }[] = [];
+    const handlers = timeBoxHandlers({
+      workflow: {
+        get: async () => applied,
+        approveTimeBoxRevert: async () => {
+          throw new Error('not at a warning');
+        },
+        revertSetFor: async () => {
+          throw new Error('not at a warning');
+        },
+      },
+      redis: { set: async () => 'OK', get: async () => null },
+      keyPrefix: 'k',
+      revertRequest: async () => {
+        throw new Error('not at a warning');
+      },
+      brokerFor: () =>
+        ({
+          getPolicy: async (_layer: string, vhost: string, name: string) => {
+            const fields = onBroker[name];
+            return fields ? { vhost, name, ...fields } : null;
+          },
+        }) as unknown as WorkflowBroker,
+      notifier: {
+        timeBoxWarning: async (_r, deadline, willRevert) => {
+          told.push({ deadline, willRevert });
+        },
+        timeBoxAsk: async () => {},
+        timeBoxNothing: async () => {},
+      },
+      log: createLogger('silent'),
+    });
+    await handlers.warn('r-set');
+    return told;
+  }
+
+  it('every policy of the set as it left them: told the whole set will be reverted at the deadline', async () => {
+    expect(await warned({ a: f(1), b: f(3) })).toEqual([
+      { deadline: new Date('2026-12-02T11:00:00.000Z'), willRevert: true },
+    ]);
+  });
+
+  it('one policy of the set changed since: told it will not be reverted without a new approval', async () => {
+    expect((await warned({ a: f(1), b: f(9) }))[0]?.willRevert).toBe(false);
   });
 });

@@ -10,7 +10,7 @@ import { channelFlags } from './defaults.ts';
 import type { SlackCommand } from './types.ts';
 
 /**
- * `@rmq import [NAME] --reason TEXT [--vhost V] [--env E] [--prune] [--thread LINK] [--break-glass]`
+ * `@rmq import [NAME] --reason TEXT [--vhost V] [--env E] [--prune] [--thread LINK] [--for DURATION] [--break-glass]`
  * with a definitions file attached to the mention: one change request for the whole set, planned
  * and filed as the terminal's `import` files it through the bot (`fileImport`), the requester the
  * Slack user who mentioned the bot, posted to the approvals channel with its whole plan attached;

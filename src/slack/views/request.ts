@@ -190,11 +190,16 @@ function buttons(r: ChangeRequest): types.ActionsBlock {
  * A time-boxed request: approving it approves its revert at the deadline too. Before the apply
  * the deadline is a duration from then; after, a time.
  */
-export function timeBoxLine(r: Pick<ChangeRequest, 'appliedAt'>, forMs: number): string {
+export function timeBoxLine(
+  r: Pick<ChangeRequest, 'appliedAt'> & Partial<Pick<ChangeRequest, 'set'>>,
+  forMs: number,
+): string {
   const at = r.appliedAt ? Date.parse(r.appliedAt) + forMs : undefined;
+  // A set is reverted whole: every policy it touched, in reverse.
+  const what = r.set ? 'a policy of the set is' : 'the policy is';
   return at === undefined
-    ? `:hourglass: *Time-boxed:* reverted ${formatDuration(forMs)} after it is applied. Approving it approves the revert too; if the policy is changed again meanwhile, the revert asks for a new approval instead.`
-    : `:hourglass: *Time-boxed:* reverted at ${when(new Date(at).toISOString())} (${formatDuration(forMs)} after it was applied), unless the policy is changed again meanwhile: then the revert asks for a new approval.`;
+    ? `:hourglass: *Time-boxed:* reverted ${formatDuration(forMs)} after it is applied${r.set ? ', the whole set' : ''}. Approving it approves the revert too; if ${what} changed again meanwhile, the revert asks for a new approval instead.`
+    : `:hourglass: *Time-boxed:* reverted at ${when(new Date(at).toISOString())} (${formatDuration(forMs)} after it was applied), unless ${what} changed again meanwhile: then the revert asks for a new approval.`;
 }
 
 /** A request the bot filed again: the one that went stale, and why the approvers are asked again. */
