@@ -63,7 +63,7 @@ export interface ApplySetDeps extends RecordingServices {
   /** How long a rollback that could not finish waits before it tries again (doubled, at most a minute). */
   readonly rollbackRetryMs: number;
   /** Told once the set's records are appended, before it is marked applied (a time box scheduled: applyJob.ts). */
-  readonly onRecorded?: (request: ChangeRequest, record: AuditRecord) => Promise<void>;
+  readonly onRecorded?: (request: ChangeRequest, record: ChangeRecord) => Promise<void>;
 }
 
 const POLL_MS = 250;
