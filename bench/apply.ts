@@ -15,7 +15,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { AuditRecord } from '../src/audit/types.ts';
+import type { ChangeRecord } from '../src/audit/types.ts';
 import { LabClient } from '../src/rabbit/lab.ts';
 import type { FileInput, Notifier } from '../src/workflow/index.ts';
 import { benchWorkflow } from './benchWorkflow.ts';
@@ -72,7 +72,7 @@ async function bare(kind: 'create' | 'delete'): Promise<number> {
 
 async function main() {
   await client.putVhost(vhost);
-  let appliedWaiter: ((r: AuditRecord) => void) | undefined;
+  let appliedWaiter: ((r: ChangeRecord) => void) | undefined;
   // Tells nobody, but the bench waits for each record.
   const notifier: Notifier = {
     async stateChanged() {},
@@ -123,7 +123,7 @@ async function main() {
         origin: { channel: 'C0' },
       };
       const { request } = await workflow.file(input);
-      const recorded = new Promise<AuditRecord>((resolve) => {
+      const recorded = new Promise<ChangeRecord>((resolve) => {
         appliedWaiter = resolve;
       });
       const t0 = performance.now();

@@ -13,7 +13,9 @@
  * audit records per policy, duplicate decisions refused, and p50/p95/max from the decision
  * submitted to the request applied.
  */
+
 import { AuditTrail } from '../src/audit/trail.ts';
+import { isChange } from '../src/audit/types.ts';
 import { RequestStore } from '../src/workflow/store.ts';
 import { waitFor } from '../test/support/broker.ts';
 import type { RecordedCall } from '../test/support/fakeSlack.ts';
@@ -116,7 +118,7 @@ async function main(): Promise<number> {
       );
       if (post) appliedAt.set(r.id, post.at);
     }
-    const records = await trail.list({ vhost: h.vhost });
+    const records = (await trail.list({ vhost: h.vhost })).filter(isChange);
     const puts = (name: string) =>
       h.proxy.requests.filter(
         (q) => q.method === 'PUT' && q.url.includes(`/api/policies/`) && q.url.endsWith(`/${name}`),

@@ -16,6 +16,7 @@
  * runs (the broker slowed to 1 s a call); restarted, the request must end applied, its policy
  * written once and audited once. Two replicas deciding at once: bench/approvals.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -26,6 +27,7 @@ import { Redis } from 'ioredis';
 import { build } from '../scripts/build.ts';
 import { setUpLab } from '../scripts/lab.ts';
 import { AuditTrail } from '../src/audit/trail.ts';
+import { isChange } from '../src/audit/types.ts';
 import { DEFAULT_KEY_PREFIX } from '../src/config.ts';
 import { LabClient } from '../src/rabbit/lab.ts';
 import { RequestStore } from '../src/workflow/store.ts';
@@ -397,7 +399,7 @@ async function main(): Promise<number> {
         { deadlineMs: 90_000, intervalMs: 200, what: 'the request in a final state' },
       ).catch(async () => (await store.get(String(id)))?.state ?? 'missing');
       const trail = new AuditTrail(direct as never, DEFAULT_KEY_PREFIX);
-      const audited = (await trail.list({ vhost })).filter((r) => r.policy === name).length;
+      const audited = (await trail.list({ vhost })).filter(isChange).filter((r) => r.policy === name).length;
       const puts = proxy.requests.filter((q) => q.method === 'PUT' && q.url.endsWith(`/${name}`)).length;
       direct.disconnect();
       outcomes.push({

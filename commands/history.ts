@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import type { LoggedRecords } from '../src/audit/trail.ts';
-import type { AgainstLog, AuditRecord, HistoryQuery, VerifyResult } from '../src/audit/types.ts';
+import {
+  type AgainstLog,
+  type AuditRecord,
+  type ChangeRecord,
+  type HistoryQuery,
+  isChange,
+  type VerifyResult,
+} from '../src/audit/types.ts';
 import { InputError } from '../src/errors.ts';
 import { HISTORY_USAGE } from './historyUsage.ts';
 import { type FlagDefaults, parseArgs, parseWith } from './parse.ts';
@@ -61,7 +68,7 @@ export interface HistorySource {
   scan(query: HistoryQuery): Promise<{ entries: AuditRecord[]; unreadable: number }>;
   verify(against?: LoggedRecords): Promise<VerifyResult>;
   /** The review record of a break-glass change's record (undefined: not reviewed). */
-  reviewOf(record: AuditRecord): Promise<AuditRecord | undefined>;
+  reviewOf(record: ChangeRecord): Promise<AuditRecord | undefined>;
 }
 
 /** Reads the log named by `--against` (the terminal's `readAuditLog`). */
@@ -93,7 +100,7 @@ export async function history(
     verify ? source.verify(logged) : undefined,
   ]);
   const reviewed = await Promise.all(
-    entries.map(async (e) => (e.breakGlass ? withReview(e, await source.reviewOf(e)) : e)),
+    entries.map(async (e) => (isChange(e) && e.breakGlass ? withReview(e, await source.reviewOf(e)) : e)),
   );
   return { entries: reviewed, unreadable, ...(chain ? { verify: chain } : {}) };
 }
@@ -102,13 +109,13 @@ export async function history(
  * A break-glass change's entry with its review folded in (`breakGlass.reviewedBy`, …), from the
  * review's own record: the change's record is sealed, so the review is a record of its own.
  */
-export function withReview(entry: AuditRecord, review: AuditRecord | undefined): AuditRecord {
-  if (!entry.breakGlass || !review?.review || review.reviewOf !== entry.id) return entry;
+export function withReview(entry: ChangeRecord, review: AuditRecord | undefined): ChangeRecord {
+  if (!entry.breakGlass || review?.action !== 'review' || review.reviewOf !== entry.id) return entry;
   return {
     ...entry,
     breakGlass: {
       ...entry.breakGlass,
-      ...(review.actor ? { reviewedBy: review.actor } : {}),
+      reviewedBy: review.actor,
       reviewReason: review.review.reason,
       reviewOutcome: review.review.outcome,
     },

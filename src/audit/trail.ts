@@ -8,7 +8,10 @@ import {
   type AuditEntry,
   type AuditRecord,
   AuditRecordSchema,
+  type ChangeEntry,
+  type ChangeRecord,
   type HistoryQuery,
+  isChange,
   reviewRecordId,
   type VerifyResult,
 } from './types.ts';
@@ -55,9 +58,10 @@ export function canonicalJson(value: unknown): string {
 
 /**
  * The seal of a record (without its own hash, with `prev`): HMAC-SHA256 under `key` (a record
- * with `keyed: true`), else sha256, over its canonical JSON.
+ * with `keyed: true`), else sha256, over its canonical JSON. `verify` seals the JSON as stored,
+ * not as parsed: records stored before the union on `action` keep the padding they were sealed with.
  */
-export function recordHash(record: Omit<AuditRecord, 'hash'>, key?: string): string {
+export function recordHash(record: object, key?: string): string {
   const text = canonicalJson(record);
   return key === undefined
     ? createHash('sha256').update(text).digest('hex')
@@ -112,12 +116,16 @@ export class AuditTrail {
    * (else throws NotReplicatedError: the record is in the primary, and appending it again waits
    * again).
    */
+  append(entry: ChangeEntry): Promise<ChangeRecord>;
+  append(entry: AuditEntry): Promise<AuditRecord>;
   async append(entry: AuditEntry): Promise<AuditRecord> {
     for (let attempt = 0; attempt < 20; attempt++) {
       const prev = (await this.#redis.get(this.#head)) ?? '';
       const key = this.#options.key;
       const body = key === undefined ? { ...entry, prev } : { ...entry, prev, keyed: true as const };
-      const record = AuditRecordSchema.parse({ ...body, hash: recordHash(body, key) });
+      // Sealed as it will be stored: what the schema of its action keeps (verify seals the stored JSON).
+      const { hash: _, ...stored } = AuditRecordSchema.parse({ ...body, hash: '' });
+      const record = { ...stored, hash: recordHash(stored, key) } as AuditRecord;
       const [kind] = (await this.#redis.eval(
         APPEND,
         3,
@@ -152,7 +160,7 @@ export class AuditTrail {
   }
 
   /** The review record (`action: review`) of a break-glass change's record; undefined: not reviewed. */
-  reviewOf(record: AuditRecord): Promise<AuditRecord | undefined> {
+  reviewOf(record: ChangeRecord): Promise<AuditRecord | undefined> {
     return record.requestId ? this.get(reviewRecordId(record.requestId)) : Promise.resolve(undefined);
   }
 
@@ -194,11 +202,12 @@ export class AuditTrail {
         }
         const r = parsed.data;
         if (query.env !== undefined && r.env !== query.env) continue;
-        if (query.vhost !== undefined && r.vhost !== query.vhost) continue;
+        // A freeze names no vhost and no policy: only a query by environment alone finds it.
+        if (query.vhost !== undefined && (!('vhost' in r) || r.vhost !== query.vhost)) continue;
         if (
           query.name !== undefined &&
-          r.policy !== query.name &&
-          !r.objects.some((o) => o.name === query.name)
+          !('policy' in r && r.policy === query.name) &&
+          !(isChange(r) && r.objects.some((o) => o.name === query.name))
         )
           continue;
         entries.push(r);
@@ -234,7 +243,8 @@ export class AuditTrail {
       for (const [sid, fields] of rows) {
         start = `(${sid}`;
         records++;
-        const parsed = AuditRecordSchema.safeParse(safeJson(fieldOf(fields)));
+        const stored = safeJson(fieldOf(fields));
+        const parsed = AuditRecordSchema.safeParse(stored);
         if (!parsed.success) {
           breaks(sid, 'unreadable');
           brokenAt ||= records;
@@ -242,7 +252,9 @@ export class AuditTrail {
           continue;
         }
         const record = parsed.data;
-        const { hash, ...body } = record;
+        const { hash } = record;
+        // The seal covers the record as stored (with any padding the union reads past).
+        const { hash: _, ...body } = stored as { hash: string; prev: string };
         // Without the key a keyed seal cannot be recomputed: only its place in the chain is checked,
         // and the chain is then not proven (issue 28: an edited keyed record was called intact).
         const checkable = !record.keyed || key !== undefined;

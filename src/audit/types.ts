@@ -47,24 +47,31 @@ export const ImpactTotalsSchema = z.object({
 const Person = z.object({ user: z.string(), reason: z.string().optional() });
 
 /**
- * One applied change. `hash`: over the canonical JSON of the record without `hash` (with `prev`,
- * so each record seals the one before), HMAC-SHA256 under RMQ_AUDIT_KEY when `keyed`, else sha256.
+ * What every record has. `hash`: over the canonical JSON of the record as stored, without `hash`
+ * (with `prev`, so each record seals the one before), HMAC-SHA256 under RMQ_AUDIT_KEY when
+ * `keyed`, else sha256.
  */
-export const AuditRecordSchema = z.object({
+const Sealed = {
   /** `a-` + the request id for bot changes; unique in the trail. */
   id: z.string().min(1),
   /** When it was recorded (= applied). */
   at: IsoTime,
   env: z.string(),
+  /** Hash of the previous record ('' for the first). */
+  prev: z.string(),
+  /** `hash` is an HMAC under RMQ_AUDIT_KEY: it cannot be recomputed without the key. */
+  keyed: z.literal(true).optional(),
+  hash: z.string(),
+};
+
+/** One change of a policy: applied by the bot, or caught outside it. */
+export const ChangeRecordSchema = z.object({
+  ...Sealed,
   vhost: z.string(),
   policy: z.string(),
   /** true: an operator policy. */
   operator: z.boolean(),
-  /**
-   * `freeze`/`unfreeze`: an environment frozen or its freeze ended (no policy: `vhost` and `policy` are empty).
-   * `review`: an approver's review of a break-glass change (`reviewOf`, `actor`, `review`).
-   */
-  action: z.enum(['create', 'edit', 'delete', 'revert', 'outside', 'freeze', 'unfreeze', 'review']),
+  action: z.enum(['create', 'edit', 'delete', 'revert', 'outside']),
   requestId: z.string().optional(),
   requester: Person.optional(),
   /** The first approver (kept for readers of one approver); `approvers` lists them all. */
@@ -127,43 +134,70 @@ export const AuditRecordSchema = z.object({
       reviewOutcome: z.enum(['reviewed', 'reverted']).optional(),
     })
     .optional(),
-  /** For `review`: the audit record of the break-glass change reviewed. */
-  reviewOf: z.string().optional(),
-  /** For `review`: kept as it is (`reviewed`), or a revert filed (`reverted`, `revertRequestId`), and why. */
-  review: z
-    .object({
-      outcome: z.enum(['reviewed', 'reverted']),
-      reason: z.string(),
-      revertRequestId: z.string().optional(),
-    })
-    .optional(),
-  /**
-   * For `freeze`: until when and why (`actor` froze it); for `unfreeze`: the freeze that ended and
-   * why it ended (`actor` lifted it; absent: it ran out).
-   */
-  freeze: z
-    .object({
-      until: IsoTime,
-      by: z.string(),
-      reason: z.string(),
-      at: IsoTime,
-      endedBecause: z.string().optional(),
-    })
-    .optional(),
-  /** Hash of the previous record ('' for the first). */
-  prev: z.string(),
-  /** `hash` is an HMAC under RMQ_AUDIT_KEY: it cannot be recomputed without the key. */
-  keyed: z.literal(true).optional(),
-  hash: z.string(),
 });
+export type ChangeRecord = z.infer<typeof ChangeRecordSchema>;
+
+/**
+ * An environment frozen (`actor` froze it), or its freeze ended (`actor` lifted it; absent: it ran
+ * out). No policy.
+ */
+export const FreezeRecordSchema = z.object({
+  ...Sealed,
+  action: z.enum(['freeze', 'unfreeze']),
+  actor: z.string().optional(),
+  /** Until when and why; for `unfreeze`, the freeze that ended and why it ended. */
+  freeze: z.object({
+    until: IsoTime,
+    by: z.string(),
+    reason: z.string(),
+    at: IsoTime,
+    endedBecause: z.string().optional(),
+  }),
+});
+export type FreezeRecord = z.infer<typeof FreezeRecordSchema>;
+
+/** An approver's review of a break-glass change (`reviewOf`: that change's record), by `actor`. */
+export const ReviewRecordSchema = z.object({
+  ...Sealed,
+  vhost: z.string(),
+  policy: z.string(),
+  operator: z.boolean(),
+  action: z.literal('review'),
+  requestId: z.string(),
+  reviewOf: z.string(),
+  actor: z.string(),
+  /** Kept as it is (`reviewed`), or a revert filed (`reverted`, `revertRequestId`), and why. */
+  review: z.object({
+    outcome: z.enum(['reviewed', 'reverted']),
+    reason: z.string(),
+    revertRequestId: z.string().optional(),
+  }),
+});
+export type ReviewRecord = z.infer<typeof ReviewRecordSchema>;
+
+/**
+ * A record of the trail, by `action`. Freeze and review records stored before this union carry a
+ * change's fields as padding (`vhost: ''`, `policy: ''`, `before: null`, `objects: []`, …): the
+ * schemas do not declare them, so reading drops them, and their seal is checked over the JSON as
+ * stored (trail.ts `verify`), so it still holds.
+ */
+export const AuditRecordSchema = z.discriminatedUnion('action', [
+  ChangeRecordSchema,
+  FreezeRecordSchema,
+  ReviewRecordSchema,
+]);
 export type AuditRecord = z.infer<typeof AuditRecordSchema>;
+export const isChange = (r: AuditRecord): r is ChangeRecord =>
+  r.action !== 'freeze' && r.action !== 'unfreeze' && r.action !== 'review';
 /** The preview's impact summary as a record keeps it: without the list of every losing queue. */
 export type OutsideImpact = Omit<ImpactSummary, 'queues'>;
 /** The id of a request's review record (`action: review`): one per request, so two reviews record one. */
 export const reviewRecordId = (requestId: string) => `v-${requestId}`;
 
+type Unsealed<R> = R extends AuditRecord ? Omit<R, 'prev' | 'hash' | 'keyed'> : never;
 /** What a caller gives to append: the trail fills in `prev` and `hash`. */
-export type AuditEntry = Omit<AuditRecord, 'prev' | 'hash' | 'keyed'>;
+export type AuditEntry = Unsealed<AuditRecord>;
+export type ChangeEntry = Unsealed<ChangeRecord>;
 
 export interface HistoryQuery {
   /** A policy name, or an object name (every policy that governed it). */

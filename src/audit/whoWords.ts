@@ -1,4 +1,4 @@
-import type { AuditRecord } from './types.ts';
+import type { ChangeRecord } from './types.ts';
 
 /**
  * Who approved a recorded change, and who applied it by break-glass, in words: one home for the
@@ -12,12 +12,12 @@ type Words = (s: string) => string;
 const withReason = (said: Words, reason: string | undefined) => (reason ? `: ${said(reason)}` : '');
 
 /** The approvals a record holds (older records hold only `approver`). */
-export function approvalsOfRecord(e: AuditRecord): NonNullable<AuditRecord['approvers']> {
+export function approvalsOfRecord(e: ChangeRecord): NonNullable<ChangeRecord['approvers']> {
   return e.approvers ?? (e.approver ? [e.approver] : []);
 }
 
 /** One line per approval the change had. */
-export function approvalWords(e: AuditRecord, user: Words, said: Words): string[] {
+export function approvalWords(e: ChangeRecord, user: Words, said: Words): string[] {
   return approvalsOfRecord(e).map((a) =>
     e.breakGlass
       ? `approval given before break-glass (not enough to apply) by ${user(a.user)}${withReason(said, a.reason)}`
@@ -26,7 +26,7 @@ export function approvalWords(e: AuditRecord, user: Words, said: Words): string[
 }
 
 /** Who applied it by break-glass and why, and how many of the approvals it had (without a prefix). */
-export function breakGlassWords(e: AuditRecord, user: Words, said: Words): string | undefined {
+export function breakGlassWords(e: ChangeRecord, user: Words, said: Words): string | undefined {
   const g = e.breakGlass;
   if (!g) return undefined;
   const had = approvalsOfRecord(e).length;

@@ -1,7 +1,7 @@
 import { type HistoryResult, unreadableSentence, verifySentence } from '../../commands/history.ts';
 import { inShowingOrder } from '../audit/observed.ts';
 import { acceptedWords, observationWords, observedQueueWords } from '../audit/observedWords.ts';
-import type { AuditRecord } from '../audit/types.ts';
+import type { AuditRecord, ChangeRecord, FreezeRecord, ReviewRecord } from '../audit/types.ts';
 import { approvalWords, breakGlassWords } from '../audit/whoWords.ts';
 import { jsonWritten, quoted, terminalText } from '../text/asWritten.ts';
 import { policyWords } from './preview.ts';
@@ -12,20 +12,41 @@ const value = jsonWritten;
 const plain = (id: string) => id;
 
 function entryLines(e: AuditRecord): string[] {
-  const f = e.freeze;
-  if (f) {
-    return e.action === 'freeze'
-      ? [
-          `${e.at}  freeze of ${e.env}  (${e.id})`,
-          `  frozen by ${f.by} until ${f.until}: ${quoted(f.reason)}`,
-        ]
-      : [
-          `${e.at}  unfreeze of ${e.env}  (${e.id})`,
-          `  ${e.actor ? `lifted by ${e.actor}` : 'ran out'}: ${quoted(f.endedBecause ?? '')} (frozen by ${f.by}: ${quoted(f.reason)})`,
-        ];
+  switch (e.action) {
+    case 'freeze':
+    case 'unfreeze':
+      return freezeLines(e);
+    case 'review':
+      return reviewLines(e);
+    default:
+      return changeLines(e);
   }
-  const what = `${e.action} ${e.operator ? 'operator policy' : 'policy'} ${quoted(e.policy)} in ${e.env}/${quoted(e.vhost)}`;
-  const lines = [`${e.at}  ${what}  (${e.id})`];
+}
+
+function freezeLines(e: FreezeRecord): string[] {
+  const f = e.freeze;
+  return e.action === 'freeze'
+    ? [`${e.at}  freeze of ${e.env}  (${e.id})`, `  frozen by ${f.by} until ${f.until}: ${quoted(f.reason)}`]
+    : [
+        `${e.at}  unfreeze of ${e.env}  (${e.id})`,
+        `  ${e.actor ? `lifted by ${e.actor}` : 'ran out'}: ${quoted(f.endedBecause ?? '')} (frozen by ${f.by}: ${quoted(f.reason)})`,
+      ];
+}
+
+/** The break-glass change reviewed, by whom, and why: a review changes no policy. */
+function reviewLines(e: ReviewRecord): string[] {
+  return [
+    `${e.at}  ${headWords(e)}  (${e.id})`,
+    `  ${e.review.outcome === 'reverted' ? 'reverted on review' : 'reviewed'} by ${e.actor} (break-glass change ${e.reviewOf}): ${quoted(e.review.reason)}${e.review.revertRequestId ? `; revert request ${e.review.revertRequestId}` : ''}`,
+  ];
+}
+
+function headWords(e: ChangeRecord | ReviewRecord): string {
+  return `${e.action} ${e.operator ? 'operator policy' : 'policy'} ${quoted(e.policy)} in ${e.env}/${quoted(e.vhost)}`;
+}
+
+function changeLines(e: ChangeRecord): string[] {
+  const lines = [`${e.at}  ${headWords(e)}  (${e.id})`];
   if (e.requester)
     lines.push(
       `  requested by ${e.requester.user}${e.requester.reason ? `: ${quoted(e.requester.reason)}` : ''}`,
@@ -42,10 +63,6 @@ function entryLines(e: AuditRecord): string[] {
         : '  UNREVIEWED: no approver has reviewed it yet',
     );
   }
-  if (e.review)
-    lines.push(
-      `  ${e.review.outcome === 'reverted' ? 'reverted on review' : 'reviewed'} by ${e.actor ?? '?'} (break-glass change ${e.reviewOf ?? '?'}): ${quoted(e.review.reason)}${e.review.revertRequestId ? `; revert request ${e.review.revertRequestId}` : ''}`,
-    );
   lines.push(`  before: ${e.before ? policyWords(e.before) : '(none)'}`);
   lines.push(`  after:  ${e.after ? policyWords(e.after) : '(none)'}`);
   for (const o of e.objects) {

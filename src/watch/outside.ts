@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { AuditEntry, AuditRecord, OutsideImpact } from '../audit/types.ts';
+import type { ChangeEntry, ChangeRecord, OutsideImpact } from '../audit/types.ts';
 import type { Logger } from '../log.ts';
 import { auditObject } from '../policy/diff.ts';
 import type { Policy } from '../policy/types.ts';
@@ -20,7 +20,7 @@ import type { OutsideChange } from './watcher.ts';
 
 /** What the recorder needs of the audit trail. */
 export interface OutsideTrail {
-  append(entry: AuditEntry): Promise<AuditRecord>;
+  append(entry: ChangeEntry): Promise<ChangeRecord>;
 }
 
 /** What the recorder needs of the Slack side. */
@@ -29,7 +29,7 @@ export interface OutsideNotifier {
    * Posts one message for the records of one burst (one environment and vhost, oldest first) to
    * the approvals channel (none configured: tells nobody).
    */
-  outside(records: readonly AuditRecord[], approvalsChannel: string | undefined): Promise<void>;
+  outside(records: readonly ChangeRecord[], approvalsChannel: string | undefined): Promise<void>;
 }
 
 export interface OutsideRecorderOptions {
@@ -65,7 +65,7 @@ function kept({ queues: _, ...rest }: ImpactSummary): OutsideImpact {
 }
 
 /** The out-of-band record of a change, before the trail chains it. */
-export function outsideEntry(change: OutsideChange, effect: ChangeEffect | undefined, at: Date): AuditEntry {
+export function outsideEntry(change: OutsideChange, effect: ChangeEffect | undefined, at: Date): ChangeEntry {
   return {
     id: `o-${randomBytes(10).toString('hex')}`,
     at: at.toISOString(),
@@ -127,7 +127,7 @@ export function outsideRecorder(o: OutsideRecorderOptions): OutsideRecorder {
       // Recorded without it rather than not at all: the vhost may be gone, the broker down.
       log.warn({ err: String(err) }, 'what the objects gained and lost could not be read');
     }
-    const records: AuditRecord[] = [];
+    const records: ChangeRecord[] = [];
     for (const [i, change] of changes.entries()) {
       try {
         records.push(

@@ -1,7 +1,7 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { Logger } from 'pino';
 import { type Observation, queuesToWatch } from '../audit/observed.ts';
-import type { AuditObject, AuditRecord } from '../audit/types.ts';
+import type { AuditObject, ChangeRecord } from '../audit/types.ts';
 import { samePolicy } from '../policy/compare.ts';
 import { auditObjects } from '../policy/diff.ts';
 import { lossGrew } from '../policy/impact.ts';
@@ -59,7 +59,7 @@ export interface ApplyJobDeps extends RecordingServices {
   /** How long a set's rollback that could not finish waits before it tries again (applySet.ts). */
   readonly rollbackRetryMs?: number;
   readonly observe: ObserveOptions;
-  readonly onRecorded?: (request: ChangeRequest, record: AuditRecord) => Promise<void>;
+  readonly onRecorded?: (request: ChangeRequest, record: ChangeRecord) => Promise<void>;
 }
 
 /**

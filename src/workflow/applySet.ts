@@ -1,5 +1,5 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
-import type { AuditEntry, AuditRecord } from '../audit/types.ts';
+import type { ChangeEntry, ChangeRecord } from '../audit/types.ts';
 import type { Logger } from '../log.ts';
 import type { PolicyAddress } from '../policy/compare.ts';
 import { canonical, samePolicy } from '../policy/compare.ts';
@@ -63,7 +63,7 @@ export interface ApplySetDeps extends RecordingServices {
   /** How long a rollback that could not finish waits before it tries again (doubled, at most a minute). */
   readonly rollbackRetryMs: number;
   /** Told once the set's records are appended, before it is marked applied (a time box scheduled: applyJob.ts). */
-  readonly onRecorded?: (request: ChangeRequest, record: AuditRecord) => Promise<void>;
+  readonly onRecorded?: (request: ChangeRequest, record: ChangeRecord) => Promise<void>;
 }
 
 const POLL_MS = 250;
@@ -322,7 +322,7 @@ export class ApplySet {
 
   /** Finished in one place: the records, then the request's last state. */
   private async finish(r: ChangeRequest, steps: readonly SetStep[], c: SetCursor, log: Logger) {
-    const records: AuditRecord[] = [];
+    const records: ChangeRecord[] = [];
     for (let i = 0; i < c.written; i++) {
       records.push(
         await this.deps.audit.append(stepEntry(r, steps, i, c.writtenAt[i] ?? c.writtenAt.at(-1) ?? '')),
@@ -412,7 +412,7 @@ function baseEntry(r: ChangeRequest, steps: readonly SetStep[], i: number) {
   };
 }
 
-function stepEntry(r: ChangeRequest, steps: readonly SetStep[], i: number, at: string): AuditEntry {
+function stepEntry(r: ChangeRequest, steps: readonly SetStep[], i: number, at: string): ChangeEntry {
   const step = steps[i] as SetStep;
   return {
     ...baseEntry(r, steps, i),
@@ -428,7 +428,7 @@ function stepEntry(r: ChangeRequest, steps: readonly SetStep[], i: number, at: s
   };
 }
 
-function undoEntry(r: ChangeRequest, steps: readonly SetStep[], i: number, at: string): AuditEntry {
+function undoEntry(r: ChangeRequest, steps: readonly SetStep[], i: number, at: string): ChangeEntry {
   const step = steps[i] as SetStep;
   return {
     ...baseEntry(r, steps, i),
@@ -443,7 +443,7 @@ function undoEntry(r: ChangeRequest, steps: readonly SetStep[], i: number, at: s
 }
 
 /** The audit record's approvers: every approval in order (`approver` the first); a request decided before approvals were counted has its decision. */
-export function approversOf(r: ChangeRequest): Pick<AuditRecord, 'approver' | 'approvers'> {
+export function approversOf(r: ChangeRequest): Pick<ChangeRecord, 'approver' | 'approvers'> {
   const given = approvalsOf(r);
   const people = (given.length ? given : r.decision ? [r.decision] : []).map((a) => ({
     user: a.by,
@@ -454,6 +454,6 @@ export function approversOf(r: ChangeRequest): Pick<AuditRecord, 'approver' | 'a
 }
 
 /** A break-glass change's record says so: who applied it without approval, and why. */
-export function breakGlassOf(r: ChangeRequest): Pick<AuditRecord, 'breakGlass'> {
+export function breakGlassOf(r: ChangeRequest): Pick<ChangeRecord, 'breakGlass'> {
   return r.breakGlass ? { breakGlass: { user: r.breakGlass.by, reason: r.breakGlass.reason } } : {};
 }

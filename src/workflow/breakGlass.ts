@@ -194,10 +194,6 @@ export function createBreakGlass(deps: BreakGlassDeps) {
         reason: given.reason,
         ...(given.revertRequestId ? { revertRequestId: given.revertRequestId } : {}),
       },
-      before: null,
-      after: null,
-      objects: [],
-      unpredictable: 0,
     };
     await storeCall('review record', () => deps.audit.append(entry), 'the review was not recorded');
   }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { AuditEntry } from '../audit/types.ts';
+import type { FreezeRecord } from '../audit/types.ts';
 import type { Freeze } from './freeze.ts';
 import type { RequestStore } from './store.ts';
 import type { ApplyQueue, ChangeRequest } from './types.ts';
@@ -19,22 +19,15 @@ export function freezeEntry(
   freeze: Freeze,
   at: Date,
   end?: { readonly because: string; readonly by?: string },
-): AuditEntry {
+): Omit<FreezeRecord, 'prev' | 'hash' | 'keyed'> {
   const actor = end ? end.by : freeze.by;
   return {
     id: `${end ? 'u' : 'f'}-${env}-${at.getTime()}-${randomBytes(3).toString('hex')}`,
     at: at.toISOString(),
     env,
-    vhost: '',
-    policy: '',
-    operator: false,
     action: end ? 'unfreeze' : 'freeze',
     ...(actor ? { actor } : {}),
     freeze: { ...freeze, ...(end ? { endedBecause: end.because } : {}) },
-    before: null,
-    after: null,
-    objects: [],
-    unpredictable: 0,
   };
 }
 

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { type AuditRecord, IsoTime, PolicyFieldsSchema } from '../audit/types.ts';
+import { type ChangeRecord, IsoTime, PolicyFieldsSchema } from '../audit/types.ts';
 import type { PolicyDiff } from '../policy/diff.ts';
 import type { ImpactTotals } from '../policy/impact.ts';
 import type { Problem } from '../policy/problem.ts';
@@ -450,7 +450,7 @@ export interface Notifier {
   /** After every state change (decided, applying, applied, failed, stale, expired): update `request.message` in place. */
   stateChanged(request: ChangeRequest): Promise<void>;
   /** The change is on the broker and recorded: post the audit diff in the approvals channel and in `request.origin`. */
-  applied(request: ChangeRequest, record: AuditRecord): Promise<void>;
+  applied(request: ChangeRequest, record: ChangeRecord): Promise<void>;
   /** Not applied: `request.failure` has the broker's reason. Post it where the request came from. */
   failed(request: ChangeRequest): Promise<void>;
   /** Not applied, the broker is not what was approved: `fresh` is a new preview of the same change, for a new request. */
@@ -544,7 +544,7 @@ export interface ApplyWorkerOptions {
    * Called once a change is recorded, before the request is marked applied (so again if the job
    * is retried after it: must be idempotent). src/bot.ts schedules a time box's deadline here.
    */
-  readonly onRecorded?: (request: ChangeRequest, record: AuditRecord) => Promise<void>;
+  readonly onRecorded?: (request: ChangeRequest, record: ChangeRecord) => Promise<void>;
   readonly now?: () => Date;
 }
 

@@ -5,6 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { AuditTrail } from '../audit/trail.ts';
+import { isChange } from '../audit/types.ts';
 import { formatDuration } from '../duration.ts';
 import { policyDiff } from '../policy/diff.ts';
 import type { ImpactTotals } from '../policy/impact.ts';
@@ -317,7 +318,9 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     reason?: string,
   ): Promise<FileInput> {
     const record = await audit.get(auditId);
-    if (!record) throw new WorkflowError({ code: 'not-found', what: 'audit record', id: auditId });
+    // A freeze or a review changed no policy: there is no state before it to restore.
+    if (!record || !isChange(record))
+      throw new WorkflowError({ code: 'not-found', what: 'audit record', id: auditId });
     const env = environment(record.env);
     const target = record.before;
     const action = target === null ? 'delete' : record.after === null ? 'create' : 'edit';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
+import { isChange } from '../../src/audit/types.ts';
 import { RequestStore } from '../../src/workflow/store.ts';
 import { adminClient, waitFor } from '../support/broker.ts';
 import {
@@ -88,9 +89,9 @@ describe('two approvals required', () => {
       /\*Approved by\* <@U0APPROVER>: first look\n\*Approved by\* <@U0GROUPIE>: second look/,
     );
     expect((await admin.getPolicy('user', h.vhost, 'two-cap'))?.definition).toEqual({ 'max-length': 50 });
-    const records = (await new AuditTrail(h.redis as never, h.keyPrefix).list({ vhost: h.vhost })).filter(
-      (r) => r.policy === 'two-cap',
-    );
+    const records = (await new AuditTrail(h.redis as never, h.keyPrefix).list({ vhost: h.vhost }))
+      .filter(isChange)
+      .filter((r) => r.policy === 'two-cap');
     expect(records).toHaveLength(1);
     expect(records[0]?.approvers).toEqual([
       { user: APPROVER, reason: 'first look' },

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
+import { isChange } from '../../src/audit/types.ts';
 import { RequestStore } from '../../src/workflow/store.ts';
 import { adminClient } from '../support/broker.ts';
 import { BROKERS } from '../support/brokers.ts';
@@ -159,14 +160,17 @@ describe('break-glass on a pending request, and its review', () => {
     );
 
     const records = (await new AuditTrail(h.redis as never, h.keyPrefix).list({ vhost: h.vhost })).filter(
-      (r) => r.policy === 'bg-cap',
+      (r) => 'policy' in r && r.policy === 'bg-cap',
     );
     expect(records.map((r) => r.action)).toEqual(['review', 'create']);
-    expect(records[1]?.breakGlass).toEqual({ user: REQUESTER, reason: BECAUSE });
-    expect(records[1]?.approvers).toBeUndefined();
-    expect(records[0]).toMatchObject({
+    const [reviewRecord, changeRecord] = records;
+    if (reviewRecord?.action !== 'review' || !changeRecord || !isChange(changeRecord))
+      throw new Error('not a review and its change');
+    expect(changeRecord.breakGlass).toEqual({ user: REQUESTER, reason: BECAUSE });
+    expect(changeRecord.approvers).toBeUndefined();
+    expect(reviewRecord).toMatchObject({
       actor: APPROVER,
-      reviewOf: records[1]?.id,
+      reviewOf: changeRecord.id,
       review: { outcome: 'reviewed' },
     });
 

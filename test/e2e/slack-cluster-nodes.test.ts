@@ -4,8 +4,10 @@
  * there): `which` answers through the second node; a change is filed, approved and applied once
  * through it, and audited once.
  */
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
+import { isChange } from '../../src/audit/types.ts';
 import { adminClient, waitFor } from '../support/broker.ts';
 import { APPROVER, type Harness, renderedText, startHarness } from '../support/harness.ts';
 import { requestFlow } from '../support/requestFlow.ts';
@@ -50,7 +52,7 @@ describe("environment lab's first node down", () => {
     const trail = new AuditTrail(h.redis as never, h.keyPrefix);
     const records = await waitFor(
       async () => {
-        const r = await trail.list({ vhost: h.vhost });
+        const r = (await trail.list({ vhost: h.vhost })).filter(isChange);
         return r.length > 0 && r;
       },
       { deadlineMs: 60_000, what: 'the audit record of the apply' },

@@ -4,8 +4,10 @@
  * another broker user is posted to the approvals channel and recorded in the audit trail within
  * 5 s, with that user; /healthz says the events are followed.
  */
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
+import { isChange } from '../../src/audit/types.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
 import { adminClient, brokerUrl, waitFor, withUser } from '../support/broker.ts';
 import { BROKERS } from '../support/brokers.ts';
@@ -84,9 +86,9 @@ describe('a policy changed through the management API', () => {
       } finally {
         await c.close();
       }
-      const records = (await new AuditTrail(h.redis as never, h.keyPrefix).list({ vhost: h.vhost })).filter(
-        (r) => r.policy === 'night-cap',
-      );
+      const records = (await new AuditTrail(h.redis as never, h.keyPrefix).list({ vhost: h.vhost }))
+        .filter(isChange)
+        .filter((r) => r.policy === 'night-cap');
       expect(
         records.map((r) => [r.action, r.actor, r.detectedBy, r.before === null, r.after === null]),
       ).toEqual([
@@ -125,7 +127,9 @@ describe('a burst of changes through the management API (a definitions import)',
       const trail = new AuditTrail(h.redis as never, h.keyPrefix);
       const records = await waitFor(
         async () => {
-          const r = (await trail.list({ vhost: h.vhost })).filter((x) => names.includes(x.policy));
+          const r = (await trail.list({ vhost: h.vhost }))
+            .filter(isChange)
+            .filter((x) => names.includes(x.policy));
           return r.length === names.length && r;
         },
         { deadlineMs: 20_000, what: 'the 30 outside changes recorded' },

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
-import type { AuditRecord } from '../../src/audit/types.ts';
+import { type ChangeRecord, isChange } from '../../src/audit/types.ts';
 import { RequestStore } from '../../src/workflow/store.ts';
 import { adminClient, waitFor } from '../support/broker.ts';
 import type { RecordedCall } from '../support/fakeSlack.ts';
@@ -116,8 +116,10 @@ function trail(): AuditTrail {
   return new AuditTrail(h.redis as never, h.keyPrefix);
 }
 
-async function recordsOf(policy: string): Promise<AuditRecord[]> {
-  return (await trail().list({ name: policy, vhost: h.vhost })).filter((r) => r.policy === policy);
+async function recordsOf(policy: string): Promise<ChangeRecord[]> {
+  return (await trail().list({ name: policy, vhost: h.vhost }))
+    .filter(isChange)
+    .filter((r) => r.policy === policy);
 }
 
 async function appliedPosts(

@@ -3,6 +3,10 @@
  * across replicas (the N-th queues the apply once), one approver counted once, a rejection ending
  * a partly approved request, and who may file.
  */
+import { type AuditRecord, type FreezeRecord, isChange } from '../../src/audit/types.ts';
+
+const isFreeze = (r: AuditRecord): r is FreezeRecord => r.action === 'freeze' || r.action === 'unfreeze';
+
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
@@ -76,7 +80,7 @@ describe(`two approvals required (${broker.label})`, () => {
           expect(done.state).toBe('applied');
           expect(done.approvals?.map((x) => x.by).sort()).toEqual([APPROVER, APPROVER_2].sort());
           expect(puts).toHaveLength(1);
-          const records = await new AuditTrail(fx.redis, fx.keyPrefix).list({ vhost });
+          const records = (await new AuditTrail(fx.redis, fx.keyPrefix).list({ vhost })).filter(isChange);
           expect(records).toHaveLength(1);
           const [record] = records;
           expect(record?.approvers?.map((x) => [x.user, x.reason]).sort()).toEqual(
@@ -195,8 +199,8 @@ describe(`change freeze (${broker.label})`, () => {
       reason: 'INC-99',
     });
     expect((await replicas[2]?.frozen())?.freeze).toEqual(freeze);
-    const trail = (await new AuditTrail(fx.redis, fx.keyPrefix).list({})).filter((e) => e.freeze);
-    expect(trail.map((e) => [e.action, e.freeze?.reason, e.freeze?.endedBecause])).toEqual([
+    const trail = (await new AuditTrail(fx.redis, fx.keyPrefix).list({})).filter(isFreeze);
+    expect(trail.map((e) => [e.action, e.freeze.reason, e.freeze.endedBecause])).toEqual([
       ['freeze', 'INC-99', undefined],
       ['unfreeze', first?.reason, 'its time ran out'],
       ['freeze', first?.reason, undefined],
@@ -255,7 +259,7 @@ describe(`change freeze (${broker.label})`, () => {
             ['create', null],
           ]),
         );
-        expect(trail.find((r) => r.action === 'unfreeze')?.freeze).toMatchObject({
+        expect(trail.filter(isFreeze).find((r) => r.action === 'unfreeze')?.freeze).toMatchObject({
           reason: 'INC-9 in progress',
           endedBecause: 'INC-9 resolved',
         });
@@ -301,6 +305,7 @@ describe(`change freeze (${broker.label})`, () => {
         await wf.unfreeze({ user: APPROVER, reason: 'window over' });
         for (const id of ids) expect((await settled(wf, id)).state).toBe('applied');
         const order = (await new AuditTrail(fx.redis, fx.keyPrefix).list({ vhost }))
+          .filter(isChange)
           .reverse()
           .map((r) => r.policy);
         expect(order).toEqual(names);
@@ -325,15 +330,15 @@ describe(`change freeze (${broker.label})`, () => {
         );
         const ends = await waitFor(
           async () => {
-            const e = (await new AuditTrail(fx.redis, fx.keyPrefix).list({})).filter(
-              (r) => r.action === 'unfreeze',
-            );
+            const e = (await new AuditTrail(fx.redis, fx.keyPrefix).list({}))
+              .filter(isFreeze)
+              .filter((r) => r.action === 'unfreeze');
             return e.length > 0 && e;
           },
           { what: 'the end of the freeze recorded' },
         );
         expect(ends).toHaveLength(1);
-        expect(ends[0]?.freeze?.endedBecause).toBe('its time ran out');
+        expect(ends[0]?.freeze.endedBecause).toBe('its time ran out');
         expect(ends[0]?.actor).toBeUndefined();
       },
       { client: admin },

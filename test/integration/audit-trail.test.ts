@@ -9,9 +9,11 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuditTrail, canonicalJson, recordHash } from '../../src/audit/trail.ts';
-import type { AuditEntry } from '../../src/audit/types.ts';
+import type { ChangeEntry } from '../../src/audit/types.ts';
 import { runCli } from '../../src/cli.ts';
 import { createLogger } from '../../src/log.ts';
+import { freezeEntry } from '../../src/workflow/thaw.ts';
+import { PADDED_FREEZE, PADDED_REVIEW } from '../fixtures/audit-padded-records.ts';
 import { REDIS_URL } from '../support/workflow.ts';
 
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
@@ -30,7 +32,7 @@ afterEach(async () => {
   }
 });
 
-const entry = (n: number, over: Partial<AuditEntry> = {}): AuditEntry => ({
+const entry = (n: number, over: Partial<ChangeEntry> = {}): ChangeEntry => ({
   id: `a-r-${String(n).padStart(20, '0')}`,
   at: new Date(Date.UTC(2026, 10, 30, 12, n)).toISOString(),
   env: 'prod',
@@ -397,5 +399,70 @@ describe('history with a record it cannot read (issue 20)', () => {
     const text = await cli(prefix, 'history');
     expect(text.code).toBe(1);
     expect(text.out).toContain('1 record of the trail could not be read');
+  });
+});
+
+describe('freeze and review records stored padded, before the union on action (issue 26)', () => {
+  it('read, verify, and chain on to a new freeze record without padding; --json keeps the changes keys', async () => {
+    const { prefix, trail } = freshTrail();
+    for (const line of [PADDED_FREEZE, PADDED_REVIEW]) {
+      const { id } = JSON.parse(line) as { id: string };
+      const sid = await redis.xadd(`${prefix}:audit`, '*', 'record', line);
+      await redis.hset(`${prefix}:audit:ids`, id, sid as string);
+    }
+    await redis.set(`${prefix}:audit:head`, (JSON.parse(PADDED_REVIEW) as { hash: string }).hash);
+    expect(await trail.verify()).toMatchObject({ ok: true, records: 2 });
+
+    const at = new Date('2026-12-01T09:00:00.000Z');
+    const frozen = await trail.append(
+      freezeEntry(
+        'prod',
+        { until: '2026-12-01T10:00:00.000Z', by: 'U0ALICE', reason: 'INC-8', at: at.toISOString() },
+        at,
+      ),
+    );
+    await trail.append(entry(1));
+    const stored = await redis.xrange(`${prefix}:audit`, '-', '+');
+    expect(JSON.parse(stored[2]?.[1][1] as string)).not.toHaveProperty('policy');
+
+    const shown = await cli(prefix, 'history', '--verify', '--json');
+    expect(shown.code).toBe(0);
+    const doc = JSON.parse(shown.out) as { entries: Record<string, unknown>[]; verify: { ok: boolean } };
+    expect(doc.verify.ok).toBe(true);
+    expect(doc.entries.map((e) => e.action)).toEqual(['edit', 'freeze', 'review', 'freeze']);
+    expect(doc.entries[1]?.id).toBe(frozen.id);
+    for (const e of doc.entries.filter((x) => x.action === 'freeze')) expect(e).not.toHaveProperty('policy');
+    // A change keeps every key of INTERFACE.md §2.
+    for (const k of [
+      'id',
+      'at',
+      'env',
+      'vhost',
+      'policy',
+      'operator',
+      'action',
+      'requester',
+      'approver',
+      'before',
+      'after',
+      'objects',
+      'hash',
+      'prev',
+    ])
+      expect(doc.entries[0]).toHaveProperty(k);
+    // A query by policy or vhost finds the review of that policy, never a freeze.
+    expect((await trail.list({ name: 'cap' })).map((r) => r.action)).toEqual(['review']);
+    expect((await trail.list({ vhost: '/' })).map((r) => r.action)).toEqual(['edit', 'review']);
+
+    // The padding is sealed: changed in Redis, the record no longer verifies.
+    const other = freshTrail();
+    await redis.xadd(
+      `${other.prefix}:audit`,
+      '*',
+      'record',
+      PADDED_FREEZE.replace('"policy":""', '"policy":"x"'),
+    );
+    await redis.set(`${other.prefix}:audit:head`, (JSON.parse(PADDED_FREEZE) as { hash: string }).hash);
+    expect(await other.trail.verify()).toMatchObject({ ok: false, why: 'hash-mismatch' });
   });
 });

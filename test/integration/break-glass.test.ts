@@ -5,10 +5,12 @@
  * chain still verifies); reverted on review through the revert's own approval; and reminded of,
  * once, when it is still unreviewed past its review deadline.
  */
+
 import { describe, expect, it } from 'vitest';
 import { history, parseHistory } from '../../commands/history.ts';
 import { requests } from '../../commands/requests.ts';
 import { AuditTrail } from '../../src/audit/trail.ts';
+import { isChange, type ReviewRecord } from '../../src/audit/types.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import type { ChangeRequest, FileInput, Workflow, WorkflowEnvironment } from '../../src/workflow/index.ts';
 import { waitFor, withVhost } from '../support/broker.ts';
@@ -99,7 +101,7 @@ describe(`break-glass (${broker.label})`, () => {
           expect(puts).toHaveLength(1);
           expect((await admin.getPolicy('user', vhost, 'cap'))?.definition).toEqual({ 'max-length': 3 });
           const trail = new AuditTrail(fx.redis, fx.keyPrefix);
-          const records = await trail.list({ vhost });
+          const records = (await trail.list({ vhost })).filter(isChange);
           expect(records).toHaveLength(1);
           expect(records[0]?.breakGlass).toEqual({ user: REQUESTER, reason: BECAUSE });
           expect(records[0]?.approvers).toBeUndefined();
@@ -192,7 +194,7 @@ describe(`break-glass (${broker.label})`, () => {
         const trail = new AuditTrail(fx.redis, fx.keyPrefix);
         const shown = await history(parseHistory(['cap', '--vhost', vhost, '--verify']), trail);
         expect(shown.verify?.ok).toBe(true);
-        const change = shown.entries.find((e) => e.action === 'create');
+        const change = shown.entries.filter(isChange).find((e) => e.action === 'create');
         expect(change?.breakGlass).toEqual({
           user: REQUESTER,
           reason: BECAUSE,
@@ -207,7 +209,8 @@ describe(`break-glass (${broker.label})`, () => {
           review: { outcome: 'reviewed' },
         });
         // The change's own record is as sealed: the review is folded in for reading only.
-        expect((await trail.get(change?.id ?? ''))?.breakGlass).toEqual({ user: REQUESTER, reason: BECAUSE });
+        const sealed = await trail.get(change?.id ?? '');
+        expect(sealed && isChange(sealed) && sealed.breakGlass).toEqual({ user: REQUESTER, reason: BECAUSE });
       },
       { client: admin },
     );
@@ -327,9 +330,11 @@ describe(`break-glass (${broker.label})`, () => {
             expect(reverts[0]?.requester.user).toBe(APPROVER_2);
           }
           // The one review the change holds is the one the trail recorded.
-          const records = await new AuditTrail(fx.redis, fx.keyPrefix).list({ name: policy, vhost });
-          const reviews = records.filter((r) => r.action === 'review' && r.reviewOf === done.auditId);
-          expect(reviews.map((r) => r.review?.outcome)).toEqual([kept.outcome]);
+          const records = (await new AuditTrail(fx.redis, fx.keyPrefix).list({ name: policy, vhost })).filter(
+            (r): r is ReviewRecord => r.action === 'review',
+          );
+          const reviews = records.filter((r) => r.reviewOf === done.auditId);
+          expect(reviews.map((r) => r.review.outcome)).toEqual([kept.outcome]);
           for (const r of reverts)
             await a.decide(r.id, { user: APPROVER, kind: 'reject', reason: 'round over' });
         }

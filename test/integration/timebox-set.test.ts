@@ -6,12 +6,14 @@
  * reverse of the set's order, each record a revert of its step naming the set it undoes. Changed
  * outside the bot in between, nothing is written and the set's revert waits for a new approval.
  */
+
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileImport } from '../../commands/import.ts';
 import { AuditTrail } from '../../src/audit/trail.ts';
+import { isChange } from '../../src/audit/types.ts';
 import { createLogger } from '../../src/log.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
@@ -172,9 +174,9 @@ describe.each(up)('a time-boxed change set on $label', (broker) => {
       expect((await client.getPolicy('user', vhost, 'fallback'))?.definition).toEqual(FALLBACK.definition);
 
       const steps = applied.set?.steps ?? [];
-      const records = (await new AuditTrail(fx.redis, fx.keyPrefix).list()).filter(
-        (r) => r.requestId === revertId,
-      );
+      const records = (await new AuditTrail(fx.redis, fx.keyPrefix).list())
+        .filter(isChange)
+        .filter((r) => r.requestId === revertId);
       expect(records).toHaveLength(steps.length);
       const inOrder = [...records].sort((a, b) => (a.set?.index ?? 0) - (b.set?.index ?? 0));
       // Written in the reverse of the set's order, each the revert of its step, with the set.
@@ -209,9 +211,9 @@ describe.each(up)('a time-boxed change set on $label', (broker) => {
           reason: expect.stringMatching(/^applied by break-glass with r-.*time-boxed to 3s: try the rename/),
         });
         expect(await policiesOf(vhost)).toEqual(before);
-        const records = (await new AuditTrail(fx.redis, fx.keyPrefix).list()).filter(
-          (r) => r.requestId === revert.id,
-        );
+        const records = (await new AuditTrail(fx.redis, fx.keyPrefix).list())
+          .filter(isChange)
+          .filter((r) => r.requestId === revert.id);
         expect(records).toHaveLength(3);
         for (const r of records) {
           expect(r.breakGlass).toMatchObject({ user: REQUESTER });

@@ -4,8 +4,10 @@
  * where the change was); edited outside the bot in between, it asks for a new approval instead;
  * the bot restarted in between still reverts, once, with two replicas waiting.
  */
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
+import { isChange } from '../../src/audit/types.ts';
 import { createLogger } from '../../src/log.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import type { ChangeRequest } from '../../src/workflow/index.ts';
@@ -123,9 +125,9 @@ describe.each(up)('time-boxed changes on $label', (broker) => {
   }
 
   const revertsOf = async (auditId: string) =>
-    (await new AuditTrail(fx.redis, fx.keyPrefix).list()).filter(
-      (r) => r.action === 'revert' && r.revertOf === auditId,
-    );
+    (await new AuditTrail(fx.redis, fx.keyPrefix).list())
+      .filter(isChange)
+      .filter((r) => r.action === 'revert' && r.revertOf === auditId);
 
   it.concurrent('a --for 20s edit reverts at the deadline, audited as its revert and posted where the change was', async () => {
     await boxedEdit('tb-revert', async (vhost, applied) => {

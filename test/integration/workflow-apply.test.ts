@@ -3,8 +3,10 @@
  * recorded once; two replicas, one apply; stale; the broker down during the job; a bot stopped
  * between approval and apply.
  */
+
 import { describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
+import { isChange } from '../../src/audit/types.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import type { FileInput } from '../../src/workflow/index.ts';
@@ -45,7 +47,7 @@ describe.each(up)('apply on $label', (broker) => {
     ...over,
   });
 
-  const recordsOf = async (vhost: string) => trail.list({ vhost });
+  const recordsOf = async (vhost: string) => (await trail.list({ vhost })).filter(isChange);
 
   it('create, edit, delete: the broker changed as previewed, one audit record each, objects report it', async () => {
     await withVhost(

@@ -4,9 +4,11 @@
  * after the write (read by polling the statistics); and a change that would now remove more than
  * was approved is not applied: the request goes stale with the fresh numbers.
  */
+
 import { describe, expect, it } from 'vitest';
 import { differences } from '../../src/audit/observed.ts';
 import { AuditTrail } from '../../src/audit/trail.ts';
+import { isChange } from '../../src/audit/types.ts';
 import type { PreviewResult } from '../../src/preview/preview.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { historyText } from '../../src/terminal/history.ts';
@@ -77,7 +79,8 @@ describe.each(up)('the loss an approval accepted, on $label', (broker) => {
             });
             const done = await settled(wf, request.id);
             expect(done.state).toBe('applied');
-            const record = await trail.get(done.auditId as string);
+            const stored = await trail.get(done.auditId as string);
+            const record = stored && isChange(stored) ? stored : undefined;
             expect(record?.impact).toEqual(accepted);
             const observed = record?.observed;
             expect(observed?.cutShort).toBeUndefined();

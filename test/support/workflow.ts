@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
-import type { AuditRecord } from '../../src/audit/types.ts';
+import type { ChangeRecord } from '../../src/audit/types.ts';
 import { applyWorkerDeps, workflowDeps } from '../../src/botChangeRequests.ts';
 import { createLogger } from '../../src/log.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
@@ -39,7 +39,7 @@ export const GROUP = 'S0APPROVERS';
 
 export interface Told {
   readonly states: ChangeRequest[];
-  readonly applied: { request: ChangeRequest; record: AuditRecord }[];
+  readonly applied: { request: ChangeRequest; record: ChangeRecord }[];
   readonly failed: ChangeRequest[];
   readonly stale: { request: ChangeRequest; fresh: unknown }[];
   readonly reminders: ChangeRequest[];

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { type PoliciesBroker, policies } from '../../commands/policies.ts';
 import { requestEntry } from '../../commands/requests.ts';
 import { type WhichBroker, which } from '../../commands/which.ts';
-import type { AuditRecord } from '../../src/audit/types.ts';
+import type { ChangeRecord } from '../../src/audit/types.ts';
 import { InputError } from '../../src/errors.ts';
 import { policyDiff } from '../../src/policy/diff.ts';
 import { type InventoryObject, simulate } from '../../src/policy/simulate.ts';
@@ -147,7 +147,7 @@ const T0 = '2026-11-30T18:00:00.000Z';
 const before = { pattern: '^inj3', applyTo: 'queues', priority: 3, definition: { 'max-length': 10 } };
 const after = { pattern: PATTERN, applyTo: 'queues', priority: 3, definition: DEFINITION };
 
-const record: AuditRecord = {
+const record: ChangeRecord = {
   id: 'a-r-0123456789abcdef0123',
   at: T0,
   env: 'prod',
@@ -175,7 +175,7 @@ const record: AuditRecord = {
   prev: '',
   hash: 'h',
 };
-const outside: AuditRecord = {
+const outside: ChangeRecord = {
   ...record,
   id: 'o-0123456789abcdef0123',
   action: 'outside',
@@ -183,7 +183,7 @@ const outside: AuditRecord = {
   detectedBy: 'events',
   requester: undefined,
   approver: undefined,
-} as AuditRecord;
+} as ChangeRecord;
 
 function hostileRequest(): ChangeRequest {
   const preview = hostilePreview();

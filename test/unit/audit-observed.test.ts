@@ -15,7 +15,7 @@ import {
   type WatchedQueue,
 } from '../../src/audit/observed.ts';
 import { observationWords, observedQueueWords } from '../../src/audit/observedWords.ts';
-import { type AuditRecord, AuditRecordSchema } from '../../src/audit/types.ts';
+import { type ChangeRecord, ChangeRecordSchema } from '../../src/audit/types.ts';
 import type { LiveQueue } from '../../src/policy/impact.ts';
 import type { PreviewObject } from '../../src/preview/impact.ts';
 import { auditView } from '../../src/slack/views/request.ts';
@@ -210,7 +210,7 @@ describe('the poll after the write', () => {
 });
 
 describe('in the record, history and the Applied post', () => {
-  const record: AuditRecord = AuditRecordSchema.parse({
+  const record: ChangeRecord = ChangeRecordSchema.parse({
     id: 'a-r-1',
     at: at(9),
     env: 'prod',

@@ -5,7 +5,7 @@
  * a post that fails is retried and then said in the log, never dropped silently.
  */
 import { describe, expect, it } from 'vitest';
-import type { AuditEntry, AuditRecord } from '../../src/audit/types.ts';
+import type { ChangeEntry, ChangeRecord } from '../../src/audit/types.ts';
 import { createLogger } from '../../src/log.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import { outsideRecorder } from '../../src/watch/outside.ts';
@@ -33,8 +33,8 @@ const change = (vhost: string, n: number, actor: string | null = null): OutsideC
 });
 
 function harness(failPosts = 0) {
-  const appended: AuditEntry[] = [];
-  const posts: AuditRecord[][] = [];
+  const appended: ChangeEntry[] = [];
+  const posts: ChangeRecord[][] = [];
   const lines: string[] = [];
   let failing = failPosts;
   const recorder = outsideRecorder({
@@ -46,7 +46,7 @@ function harness(failPosts = 0) {
     trail: {
       append: async (e) => {
         appended.push(e);
-        return { ...e, prev: '', hash: String(appended.length) } as AuditRecord;
+        return { ...e, prev: '', hash: String(appended.length) } as ChangeRecord;
       },
     },
     notifier: {

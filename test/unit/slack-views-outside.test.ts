@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { AuditRecord } from '../../src/audit/types.ts';
+import type { ChangeRecord } from '../../src/audit/types.ts';
 import { outsideView } from '../../src/slack/views/outside.ts';
 import { renderedText } from '../support/fakeSlack.ts';
 
-const base: AuditRecord = {
+const base: ChangeRecord = {
   id: 'o-0123456789abcdef0123',
   at: '2026-11-30T18:00:01.000Z',
   env: 'prod',
@@ -36,7 +36,7 @@ const base: AuditRecord = {
   prev: '',
   hash: 'h',
 };
-const text = (r: AuditRecord) => renderedText({ ...outsideView(r) });
+const text = (r: ChangeRecord) => renderedText({ ...outsideView(r) });
 
 describe('outsideView', () => {
   it.each([
@@ -76,7 +76,7 @@ describe('outsideView', () => {
       ['edited policy', 'not known', 'followed again', 'does not say who'],
     ],
   ])('%s', (_, record, parts) => {
-    const t = text(record as AuditRecord);
+    const t = text(record as ChangeRecord);
     for (const p of parts) expect(t).toContain(p);
   });
 
@@ -88,7 +88,7 @@ describe('outsideView', () => {
       actor: evil,
       vhost: evil,
       objects: [{ ...base.objects[0], name: evil }],
-    } as AuditRecord;
+    } as ChangeRecord;
     const view = outsideView(r);
     const all = JSON.stringify(view);
     expect(all).not.toContain('<!channel>');

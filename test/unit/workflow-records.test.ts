@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { history, parseHistory, verifySentence } from '../../commands/history.ts';
 import { parseRequests, requestEntry } from '../../commands/requests.ts';
 import { canonicalJson, recordHash } from '../../src/audit/trail.ts';
-import type { AuditRecord } from '../../src/audit/types.ts';
+import type { ChangeRecord } from '../../src/audit/types.ts';
 import { InputError } from '../../src/errors.ts';
 import { historyView } from '../../src/slack/views/history.ts';
 import { requestsView } from '../../src/slack/views/requests.ts';
@@ -18,7 +18,7 @@ const HOSTILE = '<!channel> *bold* `tick` <https://evil|click> &amp;';
 
 const request = changeRequest;
 
-const record = (over: Partial<AuditRecord> = {}): AuditRecord => ({
+const record = (over: Partial<ChangeRecord> = {}): ChangeRecord => ({
   id: 'a-r-0123456789abcdef0123',
   at: '2026-11-30T12:05:00.000Z',
   env: 'prod',

@@ -1,4 +1,4 @@
-import type { AuditRecord } from '../../audit/types.ts';
+import type { ChangeRecord } from '../../audit/types.ts';
 import type { Logger } from '../../log.ts';
 import type { PreviewResult } from '../../preview/preview.ts';
 import type { TimeBoxNotifier } from '../../workflow/timeboxDeadline.ts';
@@ -133,7 +133,7 @@ export function createSlackNotifier(options: {
         throw new Error(`request message not updated: ${sent.error}`);
       }
     },
-    applied: (r: ChangeRequest, record: AuditRecord) =>
+    applied: (r: ChangeRequest, record: ChangeRecord) =>
       r.breakGlass
         ? postAll(r, breakGlassAppliedView(record, r), 'break-glass notice')
         : postAll(r, auditView(record, r), 'audit diff'),

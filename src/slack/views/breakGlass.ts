@@ -1,6 +1,6 @@
 import type { types } from '@slack/bolt';
 import { z } from 'zod';
-import type { AuditRecord } from '../../audit/types.ts';
+import type { ChangeRecord } from '../../audit/types.ts';
 import { MAX_REASON } from '../../workflow/rules.ts';
 import { type ChangeRequest, REVIEW_OUTCOMES, type ReviewOutcome } from '../../workflow/types.ts';
 import { code, prose, truncate } from '../escape.ts';
@@ -80,7 +80,7 @@ function reviewButtons(r: ChangeRequest): types.ActionsBlock {
  * Once applied, loudly: applied without approval by whom and why, the audit diff, and Review /
  * Revert for an approver (in place of the audit diff's own Revert: a revert from here is the review).
  */
-export function breakGlassAppliedView(rec: AuditRecord, r: ChangeRequest): SlackMessage {
+export function breakGlassAppliedView(rec: ChangeRecord, r: ChangeRequest): SlackMessage {
   const diff = auditView(rec, r);
   const by = rec.breakGlass?.user ?? r.breakGlass?.by ?? r.requester.user;
   const because = rec.breakGlass?.reason ?? r.breakGlass?.reason ?? '';

@@ -1,7 +1,7 @@
 import { type HistoryResult, unreadableSentence, verifySentence } from '../../../commands/history.ts';
 import { inShowingOrder } from '../../audit/observed.ts';
 import { acceptedWords, observationWords, observedQueueWords } from '../../audit/observedWords.ts';
-import type { AuditRecord } from '../../audit/types.ts';
+import type { AuditRecord, ChangeRecord, FreezeRecord, ReviewRecord } from '../../audit/types.ts';
 import { approvalWords, breakGlassWords } from '../../audit/whoWords.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { type Block, context, finish, type SlackMessage, section } from './message.ts';
@@ -12,17 +12,38 @@ const user = (id: string) => (/^[UW][A-Z0-9]+$/.test(id) ? `<@${id}>` : code(id)
 const value = (v: unknown) => code(JSON.stringify(v) ?? String(v));
 
 /** A freeze (or its end) of an environment: no policy, who and why. */
-function freezeEntry(e: AuditRecord & { freeze: NonNullable<AuditRecord['freeze']> }): string {
-  const at = `<!date^${Math.floor(Date.parse(e.at) / 1000)}^{date_short_pretty} {time}|${e.at}>`;
+const when = (e: AuditRecord) =>
+  `<!date^${Math.floor(Date.parse(e.at) / 1000)}^{date_short_pretty} {time}|${e.at}>`;
+
+function freezeEntry(e: FreezeRecord): string {
   const f = e.freeze;
   return e.action === 'freeze'
-    ? `*freeze* of ${code(e.env)} · ${at}\nfrozen by ${user(f.by)} until ${code(f.until)}: ${prose(f.reason)}`
-    : `*unfreeze* of ${code(e.env)} · ${at}\n${e.actor ? `lifted by ${user(e.actor)}` : 'ran out'}: ${prose(f.endedBecause ?? '')} (frozen by ${user(f.by)}: ${prose(f.reason)})`;
+    ? `*freeze* of ${code(e.env)} · ${when(e)}\nfrozen by ${user(f.by)} until ${code(f.until)}: ${prose(f.reason)}`
+    : `*unfreeze* of ${code(e.env)} · ${when(e)}\n${e.actor ? `lifted by ${user(e.actor)}` : 'ran out'}: ${prose(f.endedBecause ?? '')} (frozen by ${user(f.by)}: ${prose(f.reason)})`;
+}
+
+const headOf = (e: ChangeRecord | ReviewRecord) =>
+  `*${e.action}* ${e.operator ? 'operator policy' : 'policy'} ${code(e.policy)} in ${code(e.env)} / ${code(e.vhost)} · ${when(e)}`;
+
+/** The break-glass change reviewed, by whom, and why: a review changes no policy. */
+function reviewEntry(e: ReviewRecord): string {
+  return `${headOf(e)}\n${e.review.outcome === 'reverted' ? 'reverted on review' : 'reviewed'} by ${user(e.actor)} (break-glass change ${code(e.reviewOf)}): ${prose(e.review.reason)}`;
 }
 
 function entry(e: AuditRecord): string {
-  if (e.freeze) return freezeEntry({ ...e, freeze: e.freeze });
-  const head = `*${e.action}* ${e.operator ? 'operator policy' : 'policy'} ${code(e.policy)} in ${code(e.env)} / ${code(e.vhost)} · <!date^${Math.floor(Date.parse(e.at) / 1000)}^{date_short_pretty} {time}|${e.at}>`;
+  switch (e.action) {
+    case 'freeze':
+    case 'unfreeze':
+      return freezeEntry(e);
+    case 'review':
+      return reviewEntry(e);
+    default:
+      return changeEntry(e);
+  }
+}
+
+function changeEntry(e: ChangeRecord): string {
+  const head = headOf(e);
   const who = [
     e.requester &&
       `requested by ${user(e.requester.user)}${e.requester.reason ? `: ${prose(e.requester.reason)}` : ''}`,
@@ -33,8 +54,6 @@ function entry(e: AuditRecord): string {
       (e.breakGlass.reviewedBy
         ? `${e.breakGlass.reviewOutcome === 'reverted' ? 'reverted on review' : 'reviewed'} by ${user(e.breakGlass.reviewedBy)}: ${prose(e.breakGlass.reviewReason ?? '')}`
         : '*unreviewed*: no approver has reviewed it yet'),
-    e.review &&
-      `${e.review.outcome === 'reverted' ? 'reverted on review' : 'reviewed'} by ${user(e.actor ?? '')} (break-glass change ${code(e.reviewOf ?? '')}): ${prose(e.review.reason)}`,
   ].filter(Boolean);
   const lost = e.objects.filter((o) => Object.keys(o.lost).length > 0);
   const objects = lost.length
@@ -54,7 +73,7 @@ function entry(e: AuditRecord): string {
 const SHOWN_QUEUES = 3;
 
 /** Predicted (as accepted) and observed, the differences first, a few queues. */
-function predictedObserved(e: AuditRecord): string[] {
+function predictedObserved(e: ChangeRecord): string[] {
   const o = e.observed;
   const out = e.impact ? [prose(acceptedWords(e.impact))] : [];
   if (!o) return out;

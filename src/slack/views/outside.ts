@@ -1,4 +1,4 @@
-import type { AuditRecord } from '../../audit/types.ts';
+import type { ChangeRecord } from '../../audit/types.ts';
 import { readingWords, totalsWords } from '../../policy/impactWords.ts';
 import { jsonWritten, showInvisible } from '../../text/asWritten.ts';
 import type { AttachedFile } from '../delivery.ts';
@@ -16,7 +16,7 @@ import { auditDiffLines, objectLoss } from './request.ts';
 const MAX = { name: 200 } as const;
 const name = (s: string) => code(truncate(s, MAX.name));
 
-const HOW: Readonly<Record<NonNullable<AuditRecord['detectedBy']>, string>> = {
+const HOW: Readonly<Record<NonNullable<ChangeRecord['detectedBy']>, string>> = {
   events: "the broker's event exchange",
   interval: 'comparing the policy lists on the interval',
   start: 'comparing the policy lists when the bot started (changed while it was down)',
@@ -28,7 +28,7 @@ const HOW: Readonly<Record<NonNullable<AuditRecord['detectedBy']>, string>> = {
  * What the change did to the messages: the preview's rules on the state before it (and the
  * numbers as of just before it, when the events dated it), said even when it did nothing.
  */
-function messagesBlocks(r: AuditRecord): Block[] {
+function messagesBlocks(r: ChangeRecord): Block[] {
   const d = r.impactDetail;
   if (!d) return [];
   if (d.count > 0)
@@ -49,18 +49,18 @@ function messagesBlocks(r: AuditRecord): Block[] {
 }
 
 /** The loss of a burst's changes together, one line; null when none removed or refused anything. */
-function burstLoss(records: readonly AuditRecord[]): string | null {
+function burstLoss(records: readonly ChangeRecord[]): string | null {
   const sum = { messagesDeadLettered: 0, messagesLost: 0, queuesDeleted: 0, queuesRefusingPublishes: 0 };
   for (const r of records)
     for (const k of Object.keys(sum) as (keyof typeof sum)[]) sum[k] += r.impact?.[k] ?? 0;
   return totalsWords(sum);
 }
 
-function verb(r: AuditRecord): string {
+function verb(r: ChangeRecord): string {
   return r.before === null ? 'created' : r.after === null ? 'deleted' : 'edited';
 }
 
-export function outsideView(r: AuditRecord): SlackMessage {
+export function outsideView(r: ChangeRecord): SlackMessage {
   const what = `${r.operator ? 'operator policy' : 'policy'} ${name(r.policy)} in vhost ${name(r.vhost)} (${prose(r.env)})`;
   const who = r.actor
     ? `*By* ${code(r.actor)}, seen through ${HOW[r.detectedBy ?? 'events']}.`
@@ -106,7 +106,7 @@ export const BURST_SHOWN = { changes: 5, objects: 3 } as const;
  * pointer to the attached file holding every change (outsideBurstFile). A burst of one is
  * outsideView.
  */
-export function outsideBurstView(records: readonly AuditRecord[]): SlackMessage {
+export function outsideBurstView(records: readonly ChangeRecord[]): SlackMessage {
   const [first] = records;
   if (!first || records.length === 1) return first ? outsideView(first) : finish([], '');
   const where = `vhost ${name(first.vhost)} (${prose(first.env)})`;
@@ -141,7 +141,7 @@ export function outsideBurstView(records: readonly AuditRecord[]): SlackMessage 
 }
 
 /** Every change of a burst, as a plain-text file beside its post. */
-export function outsideBurstFile(records: readonly AuditRecord[]): AttachedFile {
+export function outsideBurstFile(records: readonly ChangeRecord[]): AttachedFile {
   const first = records[0];
   const parts = records.map((r) =>
     [
@@ -162,7 +162,7 @@ export function outsideBurstFile(records: readonly AuditRecord[]): AttachedFile 
 }
 
 /** What an object lost, gained and changed, as plain text (no mrkdwn). */
-function plainLoss(o: AuditRecord['objects'][number]): string {
+function plainLoss(o: ChangeRecord['objects'][number]): string {
   const kv = (m: Record<string, unknown>) =>
     Object.entries(m)
       .map(([k, v]) => `${showInvisible(k)} ${jsonWritten(v)}`)

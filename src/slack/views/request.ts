@@ -1,7 +1,7 @@
 import type { types } from '@slack/bolt';
 import { inShowingOrder } from '../../audit/observed.ts';
 import { acceptedWords, observationWords, observedQueueWords } from '../../audit/observedWords.ts';
-import type { AuditRecord } from '../../audit/types.ts';
+import type { ChangeRecord } from '../../audit/types.ts';
 import { formatDuration } from '../../duration.ts';
 import type { PolicyFields } from '../../preview/preview.ts';
 import { showInvisible, valueWritten } from '../../text/asWritten.ts';
@@ -300,7 +300,7 @@ function valueText(v: unknown): string {
  * Field by field, before -> after, as the audit record has it; every value and key as written
  * (one line each: a line break or a bidi override in a pattern cannot add a line to the diff).
  */
-export function auditDiffLines(rec: Pick<AuditRecord, 'before' | 'after'>): string[] {
+export function auditDiffLines(rec: Pick<ChangeRecord, 'before' | 'after'>): string[] {
   const b = rec.before;
   const a = rec.after;
   const lines: string[] = [];
@@ -329,7 +329,7 @@ export function auditDiffLines(rec: Pick<AuditRecord, 'before' | 'after'>): stri
 }
 
 /** One object of an audit record: its policy after, what it lost, gained and saw change. */
-export function objectLoss(o: AuditRecord['objects'][number]): string {
+export function objectLoss(o: ChangeRecord['objects'][number]): string {
   const parts: string[] = [];
   const lost = Object.entries(o.lost);
   const gained = Object.entries(o.gained);
@@ -348,7 +348,7 @@ export function objectLoss(o: AuditRecord['objects'][number]): string {
 }
 
 /** The audit diff posted after the apply, in the approvals channel and where the request came from. */
-export function auditView(rec: AuditRecord, request?: Pick<ChangeRequest, 'timeBoxMs'>): SlackMessage {
+export function auditView(rec: ChangeRecord, request?: Pick<ChangeRequest, 'timeBoxMs'>): SlackMessage {
   const what = rec.action === 'revert' ? 'revert' : rec.action;
   const layer = rec.operator ? 'operator policy' : 'policy';
   const blocks: Block[] = [
@@ -413,7 +413,7 @@ export function auditView(rec: AuditRecord, request?: Pick<ChangeRequest, 'timeB
 }
 
 /** What the change was predicted to do to the messages (as accepted) and what the broker then showed. */
-function predictedObservedBlocks(rec: AuditRecord): Block[] {
+function predictedObservedBlocks(rec: ChangeRecord): Block[] {
   const o = rec.observed;
   const accepted = rec.impact ? `*${prose(acceptedWords(rec.impact))}*` : '';
   if (!o) return accepted ? [section(accepted)] : [];
