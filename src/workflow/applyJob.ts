@@ -16,7 +16,7 @@ import { refusalSentence, type WorkflowRefusal } from './errors.ts';
 import type { FreezeStore } from './freeze.ts';
 import { type ObserveOptions, observeAfterWrite } from './observe.ts';
 import { ApplyJobData } from './queue.ts';
-import { approvalsOf, environmentRefusal } from './rules.ts';
+import { environmentRefusal } from './rules.ts';
 import type { RecordingServices } from './services.ts';
 import { heldBehind } from './thaw.ts';
 import { brokerAction, type ChangeRequest, type Failure, type WorkflowEnvironment } from './types.ts';
