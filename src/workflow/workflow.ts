@@ -7,6 +7,7 @@ import type { Redis } from 'ioredis';
 import type { AuditTrail } from '../audit/trail.ts';
 import { isChange } from '../audit/types.ts';
 import { formatDuration } from '../duration.ts';
+import { actionOf } from '../policy/compare.ts';
 import { policyDiff } from '../policy/diff.ts';
 import type { ImpactTotals } from '../policy/impact.ts';
 import { lossToAcknowledge } from '../policy/impactWords.ts';
@@ -323,7 +324,8 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
       throw new WorkflowError({ code: 'not-found', what: 'audit record', id: auditId });
     const env = environment(record.env);
     const target = record.before;
-    const action = target === null ? 'delete' : record.after === null ? 'create' : 'edit';
+    // The revert's step runs from the record's after back to its before.
+    const action = actionOf({ before: record.after, after: target });
     const where = origin ?? (env.approvalsChannel ? { channel: env.approvalsChannel } : undefined);
     if (!where) throw new WorkflowError({ code: 'no-approvals-channel', env: env.name });
     return {
