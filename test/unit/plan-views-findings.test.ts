@@ -80,3 +80,14 @@ describe('the plan with new lint findings', () => {
     expect(renderedText({ ...planView(planned([]), 'defs.json') })).not.toContain('New lint findings');
   });
 });
+
+describe('the plan in Slack: the file name as written', () => {
+  it('no mention, link or bidi control of the name reaches the message or its fallback text', () => {
+    const evil = '<!channel> *defs* <http://x|y>\u202e.json';
+    const view = planView(planned([]), evil);
+    const all = `${view.text}\n${renderedText({ ...view })}`;
+    expect(all).not.toContain('<!channel>');
+    expect(all).not.toContain('<http://x|y>');
+    expect(all).not.toContain('\u202e');
+  });
+});

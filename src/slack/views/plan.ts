@@ -59,7 +59,7 @@ export function planView(result: PlanResult, source: string): MessageWithFile {
       `Left alone (not managed by the bot): ${ignored.length ? ignored.map(([k, n]) => `${n} ${prose(k)}`).join(', ') : 'nothing'}. The whole plan is in the attached file; nothing was written.`,
     ),
   ];
-  const text = `Plan of ${truncate(source, 200)}: ${plural(plan.changes.length, 'change')}; end state: ${end ?? 'removes nothing'}.`;
+  const text = `Plan of ${prose(truncate(source, 200))}: ${plural(plan.changes.length, 'change')}; end state: ${end ?? 'removes nothing'}.`;
   const name = source.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 80) || 'definitions';
   return {
     ...finish(blocks, text),
