@@ -2,7 +2,7 @@ import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { Logger } from 'pino';
 import { type Observation, queuesToWatch } from '../audit/observed.ts';
 import type { AuditObject, ChangeRecord } from '../audit/types.ts';
-import { samePolicy } from '../policy/compare.ts';
+import { samePolicy, writeActionOf } from '../policy/compare.ts';
 import { auditObjects } from '../policy/diff.ts';
 import { lossGrew } from '../policy/impact.ts';
 import type { Policy } from '../policy/types.ts';
@@ -19,7 +19,7 @@ import { ApplyJobData } from './queue.ts';
 import { environmentRefusal } from './rules.ts';
 import type { RecordingServices } from './services.ts';
 import { heldBehind } from './thaw.ts';
-import { brokerAction, type ChangeRequest, type Failure, type WorkflowEnvironment } from './types.ts';
+import type { ChangeRequest, Failure, WorkflowEnvironment } from './types.ts';
 
 /**
  * The apply job: approved -> applying -> applied | failed | stale.
@@ -79,8 +79,14 @@ const policyOf = (r: ChangeRequest, fields: ChangeRequest['before']): Policy | n
 
 function previewInputOf(r: ChangeRequest, current: Policy | null): PreviewInput {
   // What the same change would be now: an edit of what is there, or a create where nothing is.
-  const action = r.after === null ? 'delete' : current === null ? 'create' : 'edit';
-  return { action, name: r.policy, layer: r.layer, vhost: r.vhost, env: r.env, fields: r.after ?? {} };
+  return {
+    action: writeActionOf({ before: current, after: r.after }),
+    name: r.policy,
+    layer: r.layer,
+    vhost: r.vhost,
+    env: r.env,
+    fields: r.after ?? {},
+  };
 }
 
 /**
@@ -213,7 +219,7 @@ export class ApplyJob {
         }
         if (after) await broker.putPolicy(r.layer, after);
         else await broker.deletePolicy(r.layer, r.vhost, r.policy);
-        log.info({ action: brokerAction(r) }, 'policy written');
+        log.info({ action: writeActionOf(r) }, 'policy written');
       }
       const verification = await this.verify(r, saved.objects ?? [], broker);
       // A job saved before the bot watched the messages has no plan: its record has no `observed`.
@@ -268,7 +274,7 @@ export class ApplyJob {
         detail: err instanceof Error ? err.message : String(err),
         warnings: [],
         change: {
-          action: brokerAction(r),
+          action: writeActionOf(r),
           policy: r.policy,
           vhost: r.vhost,
           operator: r.layer === 'operator',
@@ -384,7 +390,7 @@ export class ApplyJob {
       vhost: r.vhost,
       policy: r.policy,
       operator: r.layer === 'operator',
-      action: r.action === 'import' ? brokerAction(r) : r.action,
+      action: r.action === 'import' ? writeActionOf(r) : r.action,
       requestId: r.id,
       requester: r.requester,
       ...approversOf(r),

@@ -2,13 +2,12 @@ import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { ChangeEntry, ChangeRecord } from '../audit/types.ts';
 import type { Logger } from '../log.ts';
 import type { PolicyAddress } from '../policy/compare.ts';
-import { canonical, samePolicy } from '../policy/compare.ts';
+import { actionOf, canonical, samePolicy } from '../policy/compare.ts';
 import { buildPolicySet, resolve } from '../policy/resolve.ts';
 import type { Policy } from '../policy/types.ts';
 import { isRabbitError } from '../rabbit/index.ts';
 import type { WorkflowBroker } from './broker.ts';
 import {
-  actionOfStep,
   type SetCursor,
   type SetProgress,
   type SetStep,
@@ -416,9 +415,7 @@ function stepEntry(r: ChangeRequest, steps: readonly SetStep[], i: number, at: s
     id: `a-${r.id}-${i}`,
     at,
     appliedAt: at,
-    ...(step.revertOf
-      ? { action: 'revert' as const, revertOf: step.revertOf }
-      : { action: actionOfStep(step) }),
+    ...(step.revertOf ? { action: 'revert' as const, revertOf: step.revertOf } : { action: actionOf(step) }),
     before: step.before,
     after: step.after,
     ...(i === 0 && r.preview.summary.impact ? { impact: r.preview.summary.impact.totals } : {}),

@@ -214,16 +214,6 @@ export const ChangeRequestSchema = z.object({
 });
 export type ChangeRequest = z.infer<typeof ChangeRequestSchema>;
 
-/**
- * The broker operation a request performs (a revert is one of these): decided here for requests,
- * as `actionOf` (src/policy/compare.ts) decides it for steps, but total: a request with neither
- * before nor after (none is filed so) reads as a delete rather than failing a job that already wrote.
- */
-export function brokerAction(r: Pick<ChangeRequest, 'before' | 'after'>): 'create' | 'edit' | 'delete' {
-  if (r.after === null) return 'delete';
-  return r.before === null ? 'create' : 'edit';
-}
-
 // --- the facade ----------------------------------------------------------------------------
 
 /** What `Workflow.file` takes: the preview's input plus who asks, why, and from where. */
