@@ -152,8 +152,7 @@ export class ApplyJob {
         throw new DelayedError();
       }
       const moved = await store.transition(r.id, {
-        from: ['approved'],
-        to: 'applying',
+        move: 'start',
         set: { applyingAt: this.deps.now().toISOString() },
       });
       if (moved.kind !== 'ok') {
@@ -260,8 +259,7 @@ export class ApplyJob {
   ) {
     log.warn({ current, why }, 'not applied: stale');
     const moved = await this.deps.store.transition(r.id, {
-      from: ['applying'],
-      to: 'stale',
+      move: 'markStale',
       set: { staleBecause: why },
     });
     if (moved.kind !== 'ok') return;
@@ -305,8 +303,7 @@ export class ApplyJob {
     };
     log.warn({ failure }, 'not applied: refused');
     const moved = await this.deps.store.transition(r.id, {
-      from: ['approved', 'applying'],
-      to: 'failed',
+      move: 'refuse',
       set: { failure },
     });
     if (moved.kind !== 'ok') return;
@@ -328,8 +325,7 @@ export class ApplyJob {
     };
     log.error({ failure }, 'apply failed for good');
     const moved = await this.deps.store.transition(r.id, {
-      from: ['applying'],
-      to: 'failed',
+      move: 'fail',
       set: { failure },
     });
     if (moved.kind !== 'ok') return;
@@ -414,8 +410,7 @@ export class ApplyJob {
     // Before the move to applied: a retry after a crash here calls it again (idempotent callers).
     await this.deps.onRecorded?.(r, record);
     const moved = await this.deps.store.transition(r.id, {
-      from: ['applying'],
-      to: 'applied',
+      move: 'finish',
       set: { appliedAt: record.at, auditId: record.id, verification },
     });
     if (moved.kind !== 'ok') return;

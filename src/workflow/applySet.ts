@@ -312,8 +312,7 @@ export class ApplySet {
   /** The request's `setProgress` and its message: each policy's state while the rollback waits. */
   private async progress(r: ChangeRequest, steps: readonly SetStep[], c: SetCursor, retrying?: string) {
     const moved = await this.deps.store.transition(r.id, {
-      from: ['applying'],
-      to: 'applying',
+      move: 'progress',
       set: { setProgress: progressOf(steps.length, c, retrying, this.deps.now()) },
     });
     if (moved.kind === 'ok') await this.deps.notify.stateChanged(moved.request);
@@ -336,8 +335,7 @@ export class ApplySet {
       const last = records.at(-1);
       if (last) await this.deps.onRecorded?.(r, last);
       const moved = await this.deps.store.transition(r.id, {
-        from: ['applying'],
-        to: 'applied',
+        move: 'finish',
         set: {
           appliedAt: this.deps.now().toISOString(),
           ...(last ? { auditId: last.id } : {}),
@@ -361,8 +359,7 @@ export class ApplySet {
       at: this.deps.now().toISOString(),
     };
     const moved = await this.deps.store.transition(r.id, {
-      from: ['applying'],
-      to: stale ? 'stale' : 'failed',
+      move: stale ? 'markStale' : 'fail',
       set: stale ? { staleBecause: 'policy-changed', setProgress } : { failure, setProgress },
     });
     if (moved.kind !== 'ok') return;

@@ -5,7 +5,7 @@ import type { Notifier } from './types.ts';
 export async function expireDue(store: RequestStore, notify: Notifier): Promise<number> {
   let expired = 0;
   for (const id of await store.duePending()) {
-    const outcome = await store.transition(id, { from: [], to: 'expired', checkDeadline: true });
+    const outcome = await store.transition(id, { move: 'expire' });
     if (outcome.kind === 'expired') {
       expired++;
       await notify.stateChanged(outcome.request);
