@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { replicated } from '../replication.ts';
 import type { Freeze } from './freeze.ts';
 import { MOVES, type Move, type MoveName, moveNamed } from './moves.ts';
-import { approvalsNeeded, awaitsReview } from './rules.ts';
+import { approvalsNeeded, awaitsReview, REVIEWED_IN } from './rules.ts';
 import {
   type Approval,
   ApprovalSchema,
@@ -162,13 +162,14 @@ redis.call('SET', KEYS[3], KEYS[1])
 return ''`;
 
 // A review, once. KEYS: request, unreviewed set; with a revert: its key, the open set. ARGV: the
-// review (JSON); with a revert, its fields as CREATE's. Only an applied break-glass change takes
-// one; the first review holds, and only that review's revert is stored (issue 28, item 6: a review
-// that keeps the change racing one that reverts it leaves no revert behind).
+// review (JSON); with a revert, its fields as CREATE's. Only a break-glass change in REVIEWED_IN
+// takes one (rules.ts's takesReview, asked first for its refusal); the first review holds, and
+// only that review's revert is stored (issue 28, item 6: a review that keeps the change racing
+// one that reverts it leaves no revert behind).
 const REVIEW = `
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return 'missing' end
-if state ~= 'applied' or not redis.call('HGET', KEYS[1], 'breakGlass') then return 'not-reviewable' end
+if state ~= ${lua(REVIEWED_IN)} or not redis.call('HGET', KEYS[1], 'breakGlass') then return 'not-reviewable' end
 if redis.call('HSETNX', KEYS[1], 'review', ARGV[1]) == 0 then return 'already-reviewed' end
 redis.call('ZREM', KEYS[2], KEYS[1])
 if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 0 then${storeNew(3, 4, 2)}end
