@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { replicated } from '../replication.ts';
 import type { Freeze } from './freeze.ts';
 import { MOVES, type Move, type MoveName, moveNamed } from './moves.ts';
-import { approvalsNeeded, awaitsReview } from './rules.ts';
+import { approvalsNeeded, awaitsReview, REVIEWED_IN } from './rules.ts';
 import {
   type Approval,
   ApprovalSchema,
@@ -50,6 +50,9 @@ import {
 /** Lua: a string literal of `s` (the states are plain words, checked by the schema). */
 const lua = (s: string) => `'${s}'`;
 
+/** Lua: whether the script's `state` is one of `states`. */
+const stateIn = (states: readonly string[]) => states.map((s) => `state == ${lua(s)}`).join(' or ');
+
 /**
  * Lua, inside a script on KEYS[1] (the request) and KEYS[2] (the open set) that holds the
  * request's `state`: where the `expire` move may leave from it and the deadline has passed at
@@ -57,7 +60,7 @@ const lua = (s: string) => `'${s}'`;
  * `expired`.
  */
 const expireIfDue = (nowMs: string, nowIso: string) => `
-  if ${MOVES.expire.from.map((s) => `state == ${lua(s)}`).join(' or ')} then
+  if ${stateIn(MOVES.expire.from)} then
     local deadline = tonumber(redis.call('HGET', KEYS[1], 'expiresAt'))
     if deadline and tonumber(${nowMs}) >= deadline then
       redis.call('HSET', KEYS[1], 'state', ${lua(MOVES.expire.to)}, 'updatedAt', ${nowIso})
@@ -73,7 +76,7 @@ const expireIfDue = (nowMs: string, nowIso: string) => `
  */
 const checksOf = (move: Move, nowMs: string, nowIso: string) => `
 ${move.deadline === 'refuse' ? expireIfDue(nowMs, nowIso) : ''}
-if not (${move.from.map((s) => `state == ${lua(s)}`).join(' or ')}) then return {'moved', state} end
+if not (${stateIn(move.from)}) then return {'moved', state} end
 `;
 
 // Any move of MOVES. KEYS: request, open set. ARGV: the move's from-states (comma list), its
@@ -134,6 +137,16 @@ redis.call('ZADD', KEYS[3], ARGV[4], KEYS[1])
 return {'approved'}
 `;
 
+// A freeze's hold. KEYS: request. ARGV: the freeze (JSON). Only a request waiting for its `start`
+// move is held, and marked once per freeze.
+const HOLD = `
+local state = redis.call('HGET', KEYS[1], 'state')
+if not (${stateIn(MOVES.start.from)}) then return 0 end
+if redis.call('HGET', KEYS[1], 'held') == ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'held', ARGV[1])
+return 1
+`;
+
 /**
  * Lua: a new request stored from ARGV[a] (doc), ARGV[a+1] (state), ARGV[a+2] (updatedAt), ARGV[a+3]
  * (expiresAt, ms), ARGV[a+4] (its score in the open set, '' when not open), at KEYS[k] (its key),
@@ -162,13 +175,14 @@ redis.call('SET', KEYS[3], KEYS[1])
 return ''`;
 
 // A review, once. KEYS: request, unreviewed set; with a revert: its key, the open set. ARGV: the
-// review (JSON); with a revert, its fields as CREATE's. Only an applied break-glass change takes
-// one; the first review holds, and only that review's revert is stored (issue 28, item 6: a review
-// that keeps the change racing one that reverts it leaves no revert behind).
+// review (JSON); with a revert, its fields as CREATE's. Only a break-glass change in REVIEWED_IN
+// takes one (rules.ts's takesReview, asked first for its refusal); the first review holds, and
+// only that review's revert is stored (issue 28, item 6: a review that keeps the change racing
+// one that reverts it leaves no revert behind).
 const REVIEW = `
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return 'missing' end
-if state ~= 'applied' or not redis.call('HGET', KEYS[1], 'breakGlass') then return 'not-reviewable' end
+if state ~= ${lua(REVIEWED_IN)} or not redis.call('HGET', KEYS[1], 'breakGlass') then return 'not-reviewable' end
 if redis.call('HSETNX', KEYS[1], 'review', ARGV[1]) == 0 then return 'already-reviewed' end
 redis.call('ZREM', KEYS[2], KEYS[1])
 if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 0 then${storeNew(3, 4, 2)}end
@@ -394,12 +408,7 @@ export class RequestStore {
    */
   async hold(id: string, freeze: Freeze): Promise<boolean> {
     const held = JSON.stringify(freeze);
-    const done = await this.#redis.eval(
-      "if redis.call('HGET', KEYS[1], 'state') ~= 'approved' or redis.call('HGET', KEYS[1], 'held') == ARGV[1] then return 0 end redis.call('HSET', KEYS[1], 'held', ARGV[1]) return 1",
-      1,
-      this.#key(id),
-      held,
-    );
+    const done = await this.#redis.eval(HOLD, 1, this.#key(id), held);
     if (done === 1) await this.#replicated(`request ${id} held`);
     return done === 1;
   }
