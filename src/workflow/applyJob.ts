@@ -14,6 +14,7 @@ import { type AnnounceWrite, ApplySet, approversOf, breakGlassOf } from './apply
 import type { WorkflowBroker } from './broker.ts';
 import { refusalSentence, type WorkflowRefusal } from './errors.ts';
 import type { FreezeStore } from './freeze.ts';
+import { leavesFrom } from './moves.ts';
 import { type ObserveOptions, observeAfterWrite } from './observe.ts';
 import { ApplyJobData } from './queue.ts';
 import { environmentRefusal, freezeHolds } from './rules.ts';
@@ -117,11 +118,11 @@ export class ApplyJob {
     let earlyPolicy: Promise<Policy | null> | undefined;
     // A read-only environment writes nothing, whatever was decided before it became read-only.
     const closed = this.closed(r);
-    if (closed && (r.state === 'approved' || r.state === 'applying')) {
+    if (closed && leavesFrom('refuse', r.state)) {
       await this.refuse(r, closed, job.attemptsMade + 1, log);
       return;
     }
-    if (r.state === 'approved') {
+    if (leavesFrom('start', r.state)) {
       // Steps 1 and 2 only read, and step 2's input is the same whenever step 1 finds the policy as
       // approved (the only case it is used in): begun now, they overlap the freeze check, the move
       // to applying and the message's update instead of following them (bench/apply). A job held
@@ -164,7 +165,7 @@ export class ApplyJob {
       }
       r = moved.request;
       await notify.stateChanged(r);
-    } else if (r.state !== 'applying') {
+    } else if (!leavesFrom('finish', r.state)) {
       log.info({ state: r.state }, 'apply job: request already finished; nothing done');
       return;
     }
