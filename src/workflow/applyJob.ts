@@ -8,7 +8,7 @@ import { refusalSentence, type WorkflowRefusal } from './errors.ts';
 import type { FreezeStore } from './freeze.ts';
 import type { ObserveOptions } from './observe.ts';
 import { ApplyJobData } from './queue.ts';
-import { environmentRefusal } from './rules.ts';
+import { environmentRefusal, freezeHolds } from './rules.ts';
 import type { RecordingServices } from './services.ts';
 import { heldBehind } from './thaw.ts';
 import type { ChangeRequest, Failure, WorkflowEnvironment } from './types.ts';
@@ -82,8 +82,8 @@ export class ApplyJob {
       }
       // 0. While its environment is frozen, the job waits (delayed) until the freeze ends; lifting
       //    it runs the job at once (releaseHeld). The request's message says it is held, once.
-      //    Break-glass is the one exception the freeze makes (it is reviewed afterwards).
-      const freeze = r.breakGlass ? undefined : await this.deps.freezes.current(r.env, this.deps.now());
+      //    Whom a freeze holds is rules.ts's (freezeHolds: not a break-glass change).
+      const freeze = freezeHolds(r) ? await this.deps.freezes.current(r.env, this.deps.now()) : undefined;
       if (freeze) {
         if (await store.hold(r.id, freeze)) {
           log.info({ until: freeze.until }, 'approved while frozen: held until the freeze ends');
@@ -99,8 +99,7 @@ export class ApplyJob {
         throw new DelayedError();
       }
       const moved = await store.transition(r.id, {
-        from: ['approved'],
-        to: 'applying',
+        move: 'start',
         set: { applyingAt: this.deps.now().toISOString() },
       });
       if (moved.kind !== 'ok') {
@@ -161,8 +160,7 @@ export class ApplyJob {
     };
     log.warn({ failure }, 'not applied: refused');
     const moved = await this.deps.store.transition(r.id, {
-      from: ['approved', 'applying'],
-      to: 'failed',
+      move: 'refuse',
       set: { failure },
     });
     if (moved.kind !== 'ok') return;
@@ -174,8 +172,7 @@ export class ApplyJob {
     const failure: Failure = { ...failureOf(err), attempts, at: this.deps.now().toISOString() };
     log.error({ failure }, 'apply failed for good');
     const moved = await this.deps.store.transition(r.id, {
-      from: ['applying'],
-      to: 'failed',
+      move: 'fail',
       set: { failure },
     });
     if (moved.kind !== 'ok') return;

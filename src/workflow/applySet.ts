@@ -364,8 +364,7 @@ export class ApplySet {
   /** The request's `setProgress` and its message: each policy's state while the rollback waits. */
   private async progress(r: ChangeRequest, steps: readonly SetStep[], c: SetCursor, retrying?: string) {
     const moved = await this.deps.store.transition(r.id, {
-      from: ['applying'],
-      to: 'applying',
+      move: 'progress',
       set: { setProgress: progressOf(steps.length, c, retrying, this.deps.now()) },
     });
     if (moved.kind === 'ok') await this.deps.notify.stateChanged(moved.request);
@@ -422,8 +421,7 @@ export class ApplySet {
       // Before the move to applied: a retry after a crash here calls it again (idempotent callers).
       if (last) await this.deps.onRecorded?.(r, last);
       const moved = await this.deps.store.transition(r.id, {
-        from: ['applying'],
-        to: 'applied',
+        move: 'finish',
         set: { appliedAt: last?.at ?? at, ...(last ? { auditId: last.id } : {}), ...progress, verification },
       });
       if (moved.kind !== 'ok') return;
@@ -438,8 +436,7 @@ export class ApplySet {
     const because = c.because;
     if (because?.kind === 'stale') {
       const moved = await this.deps.store.transition(r.id, {
-        from: ['applying'],
-        to: 'stale',
+        move: 'markStale',
         set: { staleBecause: because.code === 'loss-grew' ? 'loss-grew' : 'policy-changed', ...progress },
       });
       if (moved.kind !== 'ok') return;
@@ -460,8 +457,8 @@ export class ApplySet {
       at,
     };
     const moved = await this.deps.store.transition(r.id, {
-      from: ['applying'],
-      to: 'failed',
+      // Refused: the environment took no writes before the first one (rules.ts); else the write failed.
+      move: because?.kind === 'refused' ? 'refuse' : 'fail',
       set: { failure, ...progress },
     });
     if (moved.kind !== 'ok') return;

@@ -507,11 +507,9 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
         'decide',
         (): Promise<ApproveOutcome | TransitionOutcome> =>
           input.kind === 'approve'
-            ? store.approve(id, { by: input.user, reason, at })
+            ? store.approve(request, { by: input.user, reason, at })
             : store.transition(id, {
-                from: ['pending'],
-                to: 'rejected',
-                checkDeadline: true,
+                move: 'reject',
                 set: { decision: { kind: input.kind, by: input.user, reason, at } },
               }),
         undecided,
@@ -674,8 +672,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
                 reviewBy: new Date(at.getTime() + (env.breakGlass?.reviewWithinMs ?? 0)).toISOString(),
               })
             : store.transition(id, {
-                from: ['pending'],
-                to: 'approved',
+                move: 'approveWithChange',
                 set: { decision: { kind: 'approve', by: given.by, reason: approval, at: at.toISOString() } },
               }),
         'nothing was decided',
