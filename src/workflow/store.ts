@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { replicated } from '../replication.ts';
 import type { Freeze } from './freeze.ts';
-import { MOVES, type Move, type MoveName, moveNamed } from './moves.ts';
+import { leavesFrom, MOVES, type Move, type MoveName, moveNamed } from './moves.ts';
 import { approvalsNeeded, awaitsReview, REVIEWED_IN } from './rules.ts';
 import {
   type Approval,
@@ -405,7 +405,7 @@ export class RequestStore {
   async duePending(): Promise<string[]> {
     const now = this.#now().getTime();
     return (await this.listOpen())
-      .filter((r) => r.state === 'pending' && Date.parse(r.expiresAt) <= now)
+      .filter((r) => leavesFrom('expire', r.state) && Date.parse(r.expiresAt) <= now)
       .map((r) => r.id);
   }
 
@@ -415,7 +415,7 @@ export class RequestStore {
     return (await this.listOpen()).filter((r) => {
       const created = Date.parse(r.createdAt);
       const half = created + (Date.parse(r.expiresAt) - created) / 2;
-      return r.state === 'pending' && r.remindedAt === undefined && now >= half;
+      return leavesFrom('approve', r.state) && r.remindedAt === undefined && now >= half;
     });
   }
 
@@ -529,7 +529,9 @@ export class RequestStore {
 
   /** Requests approved but not finished: the apply job must exist for each (restart, lost enqueue). */
   async unfinished(): Promise<ChangeRequest[]> {
-    return (await this.listOpen()).filter((r) => r.state === 'approved' || r.state === 'applying');
+    return (await this.listOpen()).filter(
+      (r) => leavesFrom('start', r.state) || leavesFrom('finish', r.state),
+    );
   }
 
   /** Where the request message was posted. Not a state change: any state may take it. */
