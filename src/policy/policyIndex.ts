@@ -42,6 +42,12 @@ const byPriority = (a: IndexedPolicy, b: IndexedPolicy) =>
 /** One character more of a hash of a string's start, kept a small integer (a cheap Map key). */
 const hashStep = (h: number, c: number) => (Math.imul(h, 31) + c) & 0x3fffffff;
 
+/** A filed prefix, and `for`'s answer for the names it is the longest filed prefix of (made once asked). */
+interface Filed {
+  readonly text: string;
+  merged: readonly IndexedPolicy[] | undefined;
+}
+
 /** A list of policies filed by literal prefix, and the rest. */
 class PrefixIndex implements ListFor {
   readonly #byPrefix = new Map<string, IndexedPolicy[]>();
@@ -50,7 +56,7 @@ class PrefixIndex implements ListFor {
    * character, not sliced and hashed again at each length (a burst of outside changes asks for
    * every object of the vhost; a slice per length was most of the lookup).
    */
-  readonly #byHash = new Map<number, string[]>();
+  readonly #byHash = new Map<number, Filed[]>();
   /** Which hashes' low bits some filed prefix has: most lengths of most names are ruled out here. */
   readonly #maybe: Uint8Array;
   readonly #general: IndexedPolicy[] = [];
@@ -58,12 +64,6 @@ class PrefixIndex implements ListFor {
   readonly #lengths: number[];
   /** The name's hash at each length up to the longest prefix, reused by every lookup. */
   readonly #hashes: number[];
-  /**
-   * `for`'s answer by the longest filed prefix a name starts with: the shorter ones it starts
-   * with are that prefix's own prefixes, so the answer depends on it alone. Merged and sorted
-   * once per prefix, not once per name (a burst of outside changes asks for every object).
-   */
-  readonly #merged = new Map<string, readonly IndexedPolicy[]>();
 
   constructor(sorted: readonly IndexedPolicy[]) {
     for (const e of sorted) {
@@ -81,9 +81,10 @@ class PrefixIndex implements ListFor {
     for (const text of this.#byPrefix.keys()) {
       let h = 0;
       for (let i = 0; i < text.length; i++) h = hashStep(h, text.charCodeAt(i));
+      const filed: Filed = { text, merged: undefined };
       const same = this.#byHash.get(h);
-      if (same) same.push(text);
-      else this.#byHash.set(h, [text]);
+      if (same) same.push(filed);
+      else this.#byHash.set(h, [filed]);
       this.#maybe[h & (this.#maybe.length - 1)] = 1;
     }
     this.#lengths = [...new Set([...this.#byPrefix.keys()].map((p) => p.length))].sort((a, b) => b - a);
@@ -100,32 +101,41 @@ class PrefixIndex implements ListFor {
       h = hashStep(h, name.charCodeAt(i));
       hashes[i + 1] = h;
     }
-    let longest: string | undefined;
     const maybe = this.#maybe;
     const mask = maybe.length - 1;
-    for (const n of this.#lengths) {
+    const lengths = this.#lengths;
+    for (let l = 0; l < lengths.length; l++) {
+      const n = lengths[l] as number;
       if (n > upTo) continue;
       const hash = hashes[n] as number;
       if (maybe[hash & mask] === 0) continue;
       const same = this.#byHash.get(hash);
-      longest = same?.find((text) => text.length === n && name.startsWith(text));
-      if (longest !== undefined) break;
-    }
-    if (longest === undefined) return this.#general;
-    let merged = this.#merged.get(longest);
-    if (!merged) {
-      let found: IndexedPolicy[] = [];
-      for (let n = 1; n <= longest.length; n++) {
-        const list = this.#byPrefix.get(longest.slice(0, n));
-        if (list) found = found.length === 0 ? list : found.concat(list);
+      if (same === undefined) continue;
+      for (let f = 0; f < same.length; f++) {
+        const filed = same[f] as Filed;
+        if (filed.text.length === n && name.startsWith(filed.text)) {
+          filed.merged ??= this.#merge(filed.text);
+          return filed.merged;
+        }
       }
-      merged =
-        this.#general.length === 0 && found.length === 1
-          ? found
-          : [...this.#general, ...found].sort(byPriority);
-      this.#merged.set(longest, merged);
     }
-    return merged;
+    return this.#general;
+  }
+
+  /**
+   * `for`'s answer by the longest filed prefix a name starts with: the shorter ones it starts
+   * with are that prefix's own prefixes, so the answer depends on it alone. Merged and sorted
+   * once per prefix, not once per name (a burst of outside changes asks for every object).
+   */
+  #merge(longest: string): readonly IndexedPolicy[] {
+    let found: IndexedPolicy[] = [];
+    for (let n = 1; n <= longest.length; n++) {
+      const list = this.#byPrefix.get(longest.slice(0, n));
+      if (list) found = found.length === 0 ? list : found.concat(list);
+    }
+    return this.#general.length === 0 && found.length === 1
+      ? found
+      : [...this.#general, ...found].sort(byPriority);
   }
 }
 
