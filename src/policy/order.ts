@@ -216,6 +216,9 @@ export function chooseOrder(input: OrderInput): ChosenOrder {
 }
 
 /** The state after the changes of `applied` (a set: the order does not matter). */
+/** The one step of a driver that simulates one change. */
+const ONLY_STEP: readonly number[] = [0];
+
 function layersAfter(input: OrderInput, applied: readonly number[]): { user: Policy[]; operator: Policy[] } {
   const user = new Map(input.user.map((p) => [p.name, p]));
   const operator = new Map(input.operator.map((p) => [p.name, p]));
@@ -257,17 +260,12 @@ function searchGroup(
       operator: layers.operator,
       steps: [t],
       cache,
+      unreported: {
+        user: earlier.some((e) => e.layer === 'user'),
+        operator: earlier.some((e) => e.layer === 'operator'),
+      },
     });
-    const stripUser = earlier.some((e) => e.layer === 'user');
-    const stripOperator = earlier.some((e) => e.layer === 'operator');
-    for (const o of objects) {
-      if (!o.reach.includes(c)) continue;
-      driver.add({
-        ...o.object,
-        ...(stripUser ? { policy: undefined } : {}),
-        ...(stripOperator ? { operatorPolicy: undefined } : {}),
-      });
-    }
+    for (const o of objects) if (o.reach.includes(c)) driver.addTo(o.object, ONLY_STEP);
     const result = driver.simulations[0]?.result();
     const out = new Map<string, StateValues>();
     for (const line of timelines(1, result ? [result] : [], input.version)) {

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { ImpactTotalsSchema, PolicyFieldsSchema } from '../audit/types.ts';
-import { actionOf, type Transition } from '../policy/compare.ts';
-import type { ImpactTotals } from '../policy/impact.ts';
+import { fieldsOf, type Plan } from '../plan/plan.ts';
+import type { Transition } from '../policy/compare.ts';
+import { type ImpactTotals, impactTotals } from '../policy/impact.ts';
 import type { Policy } from '../policy/types.ts';
 
 /**
@@ -67,6 +68,36 @@ export function stepsOf(r: {
   );
 }
 
+/**
+ * What a plan (src/plan/plan.ts) gives the filing of its set (`FileSetInput`): the steps in the
+ * plan's order of writing, each with what it verifies, and the figures the approval acknowledges:
+ * the end state's loss and what the states on the way remove besides (`transitional`, summed).
+ */
+export function plannedSet(plan: Plan) {
+  const transitional = plan.transitional.length
+    ? impactTotals(plan.transitional.map((t) => t.impact))
+    : undefined;
+  return {
+    steps: plan.changes.map(
+      (s): SetStep => ({
+        layer: s.layer,
+        vhost: s.vhost,
+        name: s.name,
+        before: fieldsOf(s.before),
+        after: fieldsOf(s.after),
+        verify: s.verify.map((v) => ({ ...v })),
+      }),
+    ),
+    impact: plan.impact,
+    losing: plan.losing,
+    ...(transitional ? { transitional } : {}),
+    unchanged: plan.unchanged,
+    objects: plan.vhosts.reduce((n, v) => n + v.objects.length, 0),
+    unpredictable: plan.vhosts.reduce((n, v) => n + v.unpredictable.length, 0),
+    brokerVersion: plan.vhosts[0]?.brokerVersion ?? '',
+  };
+}
+
 /** The step as a transition of whole policies (null: absent). */
 export function transitionOf(step: SetStep): Transition {
   const whole = (f: SetStep['before']): Policy | null => f && { vhost: step.vhost, name: step.name, ...f };
@@ -79,11 +110,6 @@ export function transitionOf(step: SetStep): Transition {
   };
 }
 
-/** Whether the step creates, edits or deletes its policy. */
-export function actionOfStep(s: Pick<SetStep, 'before' | 'after'>): 'create' | 'edit' | 'delete' {
-  return actionOf(s);
-}
-
 /** The step undone: what a rollback writes (the same write, before and after swapped). */
 export function undoOf(step: SetStep): SetStep {
   return { ...step, before: step.after, after: step.before };
@@ -93,7 +119,7 @@ export function undoOf(step: SetStep): SetStep {
 export const stepKey = (s: Pick<SetStep, 'layer' | 'vhost' | 'name'>) =>
   JSON.stringify([s.layer, s.vhost, s.name]);
 
-/** A set's apply job's cursor (its data, saved after each step): see applySet.ts. */
+/** The apply job's cursor (its data, saved after each step; a single change's too): see applySet.ts. */
 export const SetCursorSchema = z.object({
   phase: z.enum(['writing', 'rolling-back']),
   /** Steps written, from the first (0..written-1). */
@@ -107,7 +133,8 @@ export const SetCursorSchema = z.object({
   /** Why the set is rolled back. */
   because: z
     .object({
-      kind: z.enum(['failed', 'stale', 'not-taken-up']),
+      /** `refused`: the environment became read-only before the first write (rules.ts `environmentRefusal`). */
+      kind: z.enum(['failed', 'stale', 'not-taken-up', 'refused']),
       /** The step it happened at (its index). */
       step: z.number().int().min(0),
       code: z.string(),

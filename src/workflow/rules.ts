@@ -1,7 +1,11 @@
+import type { ImpactTotals } from '../policy/impact.ts';
+import { totalsWords } from '../policy/impactWords.ts';
+import { count } from '../text/count.ts';
 import { inScope } from '../vhosts.ts';
 import { isSlackUserId } from './approvers.ts';
 import type { RefusalOf } from './errors.ts';
-import type { ChangeRequest, WorkflowEnvironment } from './types.ts';
+import { MOVES } from './moves.ts';
+import type { ChangeRequest, RequestState, WorkflowEnvironment } from './types.ts';
 
 /**
  * The workflow's rules, pure: who may file, approve, reject and withdraw a change request, how
@@ -35,6 +39,7 @@ export type RuleRefusal = RefusalOf<
   | 'self-review'
   | 'already-reviewed'
   | 'not-a-user'
+  | 'revert-loss-on-the-way'
 >;
 
 /**
@@ -263,7 +268,7 @@ export interface ReviewFacts {
  */
 export function reviewRefusal(f: ReviewFacts): RuleRefusal | null {
   const r = f.request;
-  if (!r.breakGlass || r.state !== 'applied') return { code: 'nothing-to-review', state: r.state };
+  if (!takesReview(r)) return { code: 'nothing-to-review', state: r.state };
   if (r.review) return { code: 'already-reviewed', by: r.review.by, at: r.review.at };
   if (f.role === 'requester') return { code: 'self-review' };
   if (f.role !== 'approver') return { code: 'not-approver', env: f.env };
@@ -293,13 +298,86 @@ export function timeBoxRevertAuthority(
   return null;
 }
 
-/** Whether a break-glass change still waits for its review (listed by `requests` as unreviewed). */
-export function awaitsReview(r: Pick<ChangeRequest, 'breakGlass' | 'review' | 'state'>): boolean {
-  return (
-    r.breakGlass !== undefined &&
-    r.review === undefined &&
-    ['approved', 'applying', 'applied'].includes(r.state)
+/** What the plan of a time-boxed set's revert says its way does that its end state does not (the plan's `transitional`). */
+export interface RevertWayFacts {
+  /** Objects a state on the revert's way harms (messages removed, a queue deleted, a target missing). */
+  readonly objects: number;
+  /** What those states remove, summed. */
+  readonly totals: ImpactTotals;
+}
+
+/**
+ * Whether a time-boxed set's revert may be written as approved with the set. The approver of a
+ * `--for` approved going back to the state before the change: the revert's end state, and what it
+ * costs, is that approval's, as a single change's revert is (applied at the deadline whatever its
+ * end state removes: it restores the state the approver saw as it was). A loss on the revert's
+ * way is not: a set is written one policy at a time, and where the planner finds no order that
+ * spares every object on the way, that loss must be acknowledged in numbers like any other (issue
+ * 26, item 2). Its numbers depend on the messages at the deadline, so nobody saw them when the
+ * change was approved: such a revert is filed for a new approval (as one whose policies changed
+ * since), showing its figures, never written on an approval that did not cover them. Any harm on
+ * the way counts, a missing dead-letter target too: nobody watches an automatic write.
+ */
+export function revertWayRefusal(f: RevertWayFacts): RuleRefusal | null {
+  if (f.objects === 0) return null;
+  const loss =
+    totalsWords(f.totals) ?? `a dead-letter or alternate target missing for ${count(f.objects, 'object')}`;
+  return { code: 'revert-loss-on-the-way', loss };
+}
+
+/**
+ * Whether a freeze of its environment holds the request's apply: every request's but a break-glass
+ * change's, the one exception the freeze makes (its requester applies it now, and an approver
+ * reviews it afterwards).
+ */
+export function freezeHolds(r: Pick<ChangeRequest, 'breakGlass'>): boolean {
+  return r.breakGlass === undefined;
+}
+
+/** What the held order compares: when a request was approved (its decision, else its last move) and its id. */
+type Approved = Pick<ChangeRequest, 'decision' | 'updatedAt' | 'id'>;
+
+/** Approval order, who goes first after a freeze: when the request was approved, then its id for a tie. */
+export function approvalOrder(a: Approved, b: Approved): number {
+  const at = (r: Approved) => Date.parse(r.decision?.at ?? r.updatedAt);
+  return at(a) - at(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/**
+ * Whether a request a freeze held must wait its turn now that the freeze is over: another request
+ * of its environment, held too and approved before it, is among `unfinished` (approved or
+ * applying). So held requests are applied one at a time in approval order, whatever the workers'
+ * concurrency.
+ */
+export function waitsItsTurn(
+  r: Pick<ChangeRequest, 'held' | 'env'> & Approved,
+  unfinished: readonly (Pick<ChangeRequest, 'held' | 'env'> & Approved)[],
+): boolean {
+  if (!r.held) return false;
+  return unfinished.some(
+    (o) => o.id !== r.id && o.env === r.env && o.held !== undefined && approvalOrder(o, r) < 0,
   );
+}
+
+/** The state in which a break-glass change takes its review: applied (the move `finish`). */
+export const REVIEWED_IN: RequestState = MOVES.finish.to;
+
+/** A break-glass change on its way (moved by `breakGlass`, then `start`) or applied: it is reviewed. */
+const UNREVIEWED_IN: readonly RequestState[] = [MOVES.breakGlass.to, MOVES.start.to, REVIEWED_IN];
+
+/**
+ * Whether a change is unreviewed: applied without approval (or on its way to it), and no approver
+ * has reviewed it yet. The one definition: the store keeps such a change in its unreviewed set,
+ * `requests` lists it as unreviewed, its message says so. Failed or stale, nothing was changed,
+ * and nothing is left to review.
+ */
+export function awaitsReview(r: Pick<ChangeRequest, 'breakGlass' | 'review' | 'state'>): boolean {
+  return r.breakGlass !== undefined && r.review === undefined && UNREVIEWED_IN.includes(r.state);
+}
+
+/** Whether a break-glass change is where a review is taken (REVIEWED_IN), reviewed already or not. */
+export function takesReview(r: Pick<ChangeRequest, 'breakGlass' | 'state'>): boolean {
+  return r.breakGlass !== undefined && r.state === REVIEWED_IN;
 }
 
 const REASON_REQUIRED = {

@@ -7,7 +7,8 @@ import type { Redis } from 'ioredis';
 import type { AuditTrail } from '../audit/trail.ts';
 import { isChange } from '../audit/types.ts';
 import { formatDuration } from '../duration.ts';
-import { actionOf } from '../policy/compare.ts';
+import { planChanges } from '../plan/plan.ts';
+import { actionOf, writeActionOf } from '../policy/compare.ts';
 import { policyDiff } from '../policy/diff.ts';
 import type { ImpactTotals } from '../policy/impact.ts';
 import { lossToAcknowledge } from '../policy/impactWords.ts';
@@ -17,7 +18,7 @@ import { type PreviewAnswer, type PreviewInput, preview } from '../preview/previ
 import { isRabbitError } from '../rabbit/index.ts';
 import { assertMayBreakGlassAtFiling, createBreakGlass } from './breakGlass.ts';
 import type { WorkflowBroker } from './broker.ts';
-import { actionOfStep, transitionOf } from './changeSet.ts';
+import { NO_LOSS, plannedSet, transitionOf } from './changeSet.ts';
 import { orFiledAlready, orStoreUnavailable, WorkflowError } from './errors.ts';
 import { expireDue } from './expiry.ts';
 import type { Freeze, FreezeStore } from './freeze.ts';
@@ -34,27 +35,28 @@ import {
   freezeRefusal,
   hasApproved,
   MAX_REASON,
+  type RevertWayFacts,
   requesterRefusal,
+  revertWayRefusal,
   timeBoxRevertAuthority,
   vhostRefusal,
 } from './rules.ts';
 import { type ApproveOutcome, newRequestId, type RequestStore, type TransitionOutcome } from './store.ts';
 import { freezeEntry, RAN_OUT, releaseHeld } from './thaw.ts';
-import { derivedRequestId, revertOf, revertRequestId, revertSteps } from './timebox.ts';
-import {
-  brokerAction,
-  type ChangeRequest,
-  type DecideInput,
-  type DecideResult,
-  type Filed,
-  type FileInput,
-  type FileSetInput,
-  type Origin,
-  type PreviewSnapshot,
-  type RequestAction,
-  type Workflow,
-  type WorkflowEnvironment,
-  type WorkflowOptions,
+import { derivedRequestId, revertChanges, revertOf, revertRequestId, revertSteps } from './timebox.ts';
+import type {
+  ChangeRequest,
+  DecideInput,
+  DecideResult,
+  Filed,
+  FileInput,
+  FileSetInput,
+  Origin,
+  PreviewSnapshot,
+  RequestAction,
+  Workflow,
+  WorkflowEnvironment,
+  WorkflowOptions,
 } from './types.ts';
 
 /** What the workflow works with, built by the composition root (src/botChangeRequests.ts `workflowDeps`) and handed in. */
@@ -261,14 +263,19 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     timeBoxMs: number,
     auditId: string,
   ): Promise<void> {
+    const filing = {
+      action: 'revert',
+      revertOf: auditId,
+      id,
+      approvalsChannel: change.approvalsChannel,
+      askedWithChange: true,
+    } as const;
+    const reason = `time box of ${formatDuration(timeBoxMs)} ended (${change.id})`;
     if (change.set) {
-      await fileSet(revertSetInput(change, `time box of ${formatDuration(timeBoxMs)} ended (${change.id})`), {
-        action: 'revert',
-        revertOf: auditId,
-        id,
-        approvalsChannel: change.approvalsChannel,
-        askedWithChange: true,
-      });
+      const planned = await plannedRevert(change, reason, 'as-left');
+      const refused = revertWayRefusal(planned.way);
+      if (refused) throw new WorkflowError(refused, { request: change });
+      await fileSet(planned.input, filing);
       return;
     }
     const policy = (fields: ChangeRequest['before']): Policy | null =>
@@ -282,32 +289,59 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
         action: box.action,
         policy: change.policy,
         fields: change.before ?? {},
-        requester: {
-          user: change.requester.user,
-          reason: `time box of ${formatDuration(timeBoxMs)} ended (${change.id})`,
-        },
+        requester: { user: change.requester.user, reason },
         origin: change.origin,
       },
-      {
-        action: 'revert',
-        revertOf: auditId,
-        id,
-        approvalsChannel: change.approvalsChannel,
-        askedWithChange: true,
-      },
+      filing,
     );
   }
 
-  /** A time-boxed set's revert as a set: every policy it touched back as before, in reverse (`revertSteps`). */
-  function revertSetInput(change: ChangeRequest, reason: string): FileSetInput {
+  /**
+   * A time-boxed set's revert as a set, planned like any set against the broker now (src/plan/
+   * `planChanges`): every policy it touched back as before, in the order the planner chooses, with
+   * the revert's own figures (its end state's loss, and its way's: `way`). `from`: each policy
+   * from where the set left it (the revert approved with the set: anything else there when it is
+   * written makes it stale), or from what it is now (a revert asked for: one changed since).
+   */
+  async function plannedRevert(
+    change: ChangeRequest,
+    reason: string,
+    from: 'as-left' | 'now',
+  ): Promise<{ input: FileSetInput; way: RevertWayFacts }> {
     const set = change.set as NonNullable<ChangeRequest['set']>;
+    const broker = options.brokerFor(environment(change.env).name);
+    const vhosts = [...new Set(set.steps.map((s) => s.vhost))];
+    const result = await planChanges(
+      vhosts,
+      (vhost, live) =>
+        revertChanges(
+          set.steps.filter((s) => s.vhost === vhost),
+          (s) =>
+            from === 'as-left'
+              ? transitionOf(s).after
+              : ((s.layer === 'user' ? live.user : live.operator).find((p) => p.name === s.name) ?? null),
+        ),
+      broker,
+    );
+    if (result.status === 'not-asked')
+      throw new WorkflowError({ code: 'broker-not-asked', why: result.why, detail: result.detail });
+    if (result.status === 'refused')
+      throw new WorkflowError({ code: 'preview-refused', refusals: result.problems });
+    const { plan } = result;
+    const planned = plannedSet(plan);
     return {
-      env: change.env,
-      source: set.source,
-      steps: revertSteps({ id: change.id, steps: set.steps }),
-      brokerVersion: change.preview.brokerVersion,
-      requester: { user: change.requester.user, reason },
-      origin: change.origin,
+      input: {
+        env: change.env,
+        source: set.source,
+        ...planned,
+        steps: revertSteps({ id: change.id, steps: set.steps }, planned.steps),
+        requester: { user: change.requester.user, reason },
+        origin: change.origin,
+      },
+      way: {
+        objects: new Set(plan.transitional.map((t) => `${t.vhost}\u0000${t.kind}\u0000${t.name}`)).size,
+        totals: planned.transitional ?? NO_LOSS,
+      },
     };
   }
 
@@ -408,7 +442,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
         summary,
         warnings: [],
         // The first step's: the set's steps are in `set`, each its own diff in the audit.
-        diff: policyDiff({ action: actionOfStep(first), ...transitionOf(first) }),
+        diff: policyDiff({ action: actionOf(first), ...transitionOf(first) }),
         objects: input.objects ?? 0,
         unpredictable: input.unpredictable ?? 0,
       },
@@ -508,11 +542,9 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
         'decide',
         (): Promise<ApproveOutcome | TransitionOutcome> =>
           input.kind === 'approve'
-            ? store.approve(id, { by: input.user, reason, at })
+            ? store.approve(request, { by: input.user, reason, at })
             : store.transition(id, {
-                from: ['pending'],
-                to: 'rejected',
-                checkDeadline: true,
+                move: 'reject',
                 set: { decision: { kind: input.kind, by: input.user, reason, at } },
               }),
         undecided,
@@ -623,7 +655,8 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
       const id = derivedRequestId('timebox-ask', change.id);
       const filed = await storeCall('get', () => store.get(id), 'nothing was read');
       if (filed) return filed;
-      const { request } = await fileSet(revertSetInput(change, reason), {
+      const { input } = await plannedRevert(change, reason, 'now');
+      const { request } = await fileSet(input, {
         action: 'revert',
         revertOf: change.auditId,
         id,
@@ -675,8 +708,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
                 reviewBy: new Date(at.getTime() + (env.breakGlass?.reviewWithinMs ?? 0)).toISOString(),
               })
             : store.transition(id, {
-                from: ['pending'],
-                to: 'approved',
+                move: 'approveWithChange',
                 set: { decision: { kind: 'approve', by: given.by, reason: approval, at: at.toISOString() } },
               }),
         'nothing was decided',
@@ -705,7 +737,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
           vhost: stale.vhost,
           layer: stale.layer,
           // The same change: the policy it writes (or its deletion), on what is there now.
-          action: brokerAction(stale),
+          action: writeActionOf(stale),
           policy: stale.policy,
           fields: stale.after ?? {},
           requester: stale.requester,
