@@ -6,6 +6,7 @@ import { type AnnounceWrite, ApplySet, failureOf, isFinal } from './applySet.ts'
 import type { WorkflowBroker } from './broker.ts';
 import { refusalSentence, type WorkflowRefusal } from './errors.ts';
 import type { FreezeStore } from './freeze.ts';
+import { leavesFrom } from './moves.ts';
 import type { ObserveOptions } from './observe.ts';
 import { ApplyJobData } from './queue.ts';
 import { environmentRefusal, freezeHolds } from './rules.ts';
@@ -59,11 +60,11 @@ export class ApplyJob {
     let early: EarlyReads | undefined;
     // A read-only environment writes nothing, whatever was decided before it became read-only.
     const closed = this.closed(r);
-    if (closed && (r.state === 'approved' || r.state === 'applying')) {
+    if (closed && leavesFrom('refuse', r.state)) {
       await this.refuse(r, closed, job.attemptsMade + 1, log);
       return;
     }
-    if (r.state === 'approved') {
+    if (leavesFrom('start', r.state)) {
       // A single change's guard before its write only reads, and its input is the same whenever
       // it finds the policy as approved (the only case its preview is used in): begun now, its reads
       // overlap the freeze check, the move to applying and the message's update instead of
@@ -111,7 +112,7 @@ export class ApplyJob {
       }
       r = moved.request;
       await notify.stateChanged(r);
-    } else if (r.state !== 'applying') {
+    } else if (!leavesFrom('finish', r.state)) {
       log.info({ state: r.state }, 'apply job: request already finished; nothing done');
       return;
     }

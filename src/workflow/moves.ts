@@ -65,3 +65,8 @@ export type MoveName = keyof typeof MOVES;
 export function moveNamed(name: string): Move | undefined {
   return Object.hasOwn(MOVES, name) ? MOVES[name as MoveName] : undefined;
 }
+
+/** Whether the move `name` may leave from `state` (a caller asking before it tries; the store decides). */
+export function leavesFrom(name: MoveName, state: RequestState): boolean {
+  return (MOVES[name].from as readonly RequestState[]).includes(state);
+}
