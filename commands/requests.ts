@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { InputError } from '../src/errors.ts';
+// The terminal imports this module only for `requests` and `import` (src/cli.ts), so not at start.
+import { approvalsNeeded, approvalsOf, awaitsReview } from '../src/workflow/rules.ts';
 import type { ChangeRequest } from '../src/workflow/types.ts';
 import { type FlagDefaults, parseArgs, parseWith } from './parse.ts';
 import { REQUESTS_USAGE } from './requestsUsage.ts';
@@ -95,13 +97,12 @@ export function requestEntry(r: ChangeRequest): RequestEntry {
     createdAt: r.createdAt,
     expiresAt: r.expiresAt,
     ...(r.decision ? { decision: r.decision } : {}),
-    // As rules.ts's approvalsNeeded/approvalsOf read them: the terminal loads no src/workflow/ at start.
-    approvalsRequired: r.approvalsRequired ?? 1,
-    approvals: r.approvals ?? [],
+    approvalsRequired: approvalsNeeded(r),
+    approvals: approvalsOf(r),
     ...(r.revertOf ? { revertOf: r.revertOf } : {}),
     ...(r.breakGlass ? { breakGlass: r.breakGlass } : {}),
     ...(r.review ? { review: r.review } : {}),
-    ...(r.breakGlass && !r.review ? { unreviewed: true as const } : {}),
+    ...(awaitsReview(r) ? { unreviewed: true as const } : {}),
   };
 }
 

@@ -165,7 +165,7 @@ export function changesOf(
       continue;
     }
     const v = validate({
-      action: current ? 'edit' : 'create',
+      action: actionOf({ before: current, after: policy }),
       layer,
       vhost,
       name: policy.name,

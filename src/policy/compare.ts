@@ -32,6 +32,18 @@ export function actionOf(t: { readonly before: object | null; readonly after: ob
   return t.before === null ? 'create' : t.after === null ? 'delete' : 'edit';
 }
 
+/**
+ * `actionOf` for a caller that must not throw (a job that already wrote, a notice sent from a
+ * catch, the same change asked for again on what is there now): a step with neither before nor
+ * after reads as the delete it writes.
+ */
+export function writeActionOf(t: {
+  readonly before: object | null;
+  readonly after: object | null;
+}): ChangeAction {
+  return t.before === null && t.after === null ? 'delete' : actionOf(t);
+}
+
 /** The key of a policy in the recorded state. */
 export function addressKey(a: PolicyAddress): string {
   return JSON.stringify([a.layer, a.vhost, a.name]);

@@ -2,7 +2,7 @@ import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { Logger } from 'pino';
 import { type Observation, queuesToWatch } from '../audit/observed.ts';
 import type { AuditObject, ChangeRecord } from '../audit/types.ts';
-import { samePolicy } from '../policy/compare.ts';
+import { samePolicy, writeActionOf } from '../policy/compare.ts';
 import { auditObjects } from '../policy/diff.ts';
 import { lossGrew } from '../policy/impact.ts';
 import type { Policy } from '../policy/types.ts';
@@ -16,10 +16,10 @@ import { refusalSentence, type WorkflowRefusal } from './errors.ts';
 import type { FreezeStore } from './freeze.ts';
 import { type ObserveOptions, observeAfterWrite } from './observe.ts';
 import { ApplyJobData } from './queue.ts';
-import { environmentRefusal } from './rules.ts';
+import { environmentRefusal, freezeHolds } from './rules.ts';
 import type { RecordingServices } from './services.ts';
 import { heldBehind } from './thaw.ts';
-import { brokerAction, type ChangeRequest, type Failure, type WorkflowEnvironment } from './types.ts';
+import type { ChangeRequest, Failure, WorkflowEnvironment } from './types.ts';
 
 /**
  * The apply job: approved -> applying -> applied | failed | stale.
@@ -79,8 +79,14 @@ const policyOf = (r: ChangeRequest, fields: ChangeRequest['before']): Policy | n
 
 function previewInputOf(r: ChangeRequest, current: Policy | null): PreviewInput {
   // What the same change would be now: an edit of what is there, or a create where nothing is.
-  const action = r.after === null ? 'delete' : current === null ? 'create' : 'edit';
-  return { action, name: r.policy, layer: r.layer, vhost: r.vhost, env: r.env, fields: r.after ?? {} };
+  return {
+    action: writeActionOf({ before: current, after: r.after }),
+    name: r.policy,
+    layer: r.layer,
+    vhost: r.vhost,
+    env: r.env,
+    fields: r.after ?? {},
+  };
 }
 
 /**
@@ -129,8 +135,8 @@ export class ApplyJob {
       }
       // 0. While its environment is frozen, the job waits (delayed) until the freeze ends; lifting
       //    it runs the job at once (releaseHeld). The request's message says it is held, once.
-      //    Break-glass is the one exception the freeze makes (it is reviewed afterwards).
-      const freeze = r.breakGlass ? undefined : await this.deps.freezes.current(r.env, this.deps.now());
+      //    Whom a freeze holds is rules.ts's (freezeHolds: not a break-glass change).
+      const freeze = freezeHolds(r) ? await this.deps.freezes.current(r.env, this.deps.now()) : undefined;
       if (freeze) {
         if (await store.hold(r.id, freeze)) {
           log.info({ until: freeze.until }, 'approved while frozen: held until the freeze ends');
@@ -146,8 +152,7 @@ export class ApplyJob {
         throw new DelayedError();
       }
       const moved = await store.transition(r.id, {
-        from: ['approved'],
-        to: 'applying',
+        move: 'start',
         set: { applyingAt: this.deps.now().toISOString() },
       });
       if (moved.kind !== 'ok') {
@@ -214,7 +219,7 @@ export class ApplyJob {
         }
         if (after) await broker.putPolicy(r.layer, after);
         else await broker.deletePolicy(r.layer, r.vhost, r.policy);
-        log.info({ action: brokerAction(r) }, 'policy written');
+        log.info({ action: writeActionOf(r) }, 'policy written');
       }
       const verification = await this.verify(r, saved.objects ?? [], broker);
       // A job saved before the bot watched the messages has no plan: its record has no `observed`.
@@ -254,8 +259,7 @@ export class ApplyJob {
   ) {
     log.warn({ current, why }, 'not applied: stale');
     const moved = await this.deps.store.transition(r.id, {
-      from: ['applying'],
-      to: 'stale',
+      move: 'markStale',
       set: { staleBecause: why },
     });
     if (moved.kind !== 'ok') return;
@@ -270,7 +274,7 @@ export class ApplyJob {
         detail: err instanceof Error ? err.message : String(err),
         warnings: [],
         change: {
-          action: brokerAction(r),
+          action: writeActionOf(r),
           policy: r.policy,
           vhost: r.vhost,
           operator: r.layer === 'operator',
@@ -299,8 +303,7 @@ export class ApplyJob {
     };
     log.warn({ failure }, 'not applied: refused');
     const moved = await this.deps.store.transition(r.id, {
-      from: ['approved', 'applying'],
-      to: 'failed',
+      move: 'refuse',
       set: { failure },
     });
     if (moved.kind !== 'ok') return;
@@ -322,8 +325,7 @@ export class ApplyJob {
     };
     log.error({ failure }, 'apply failed for good');
     const moved = await this.deps.store.transition(r.id, {
-      from: ['applying'],
-      to: 'failed',
+      move: 'fail',
       set: { failure },
     });
     if (moved.kind !== 'ok') return;
@@ -388,7 +390,7 @@ export class ApplyJob {
       vhost: r.vhost,
       policy: r.policy,
       operator: r.layer === 'operator',
-      action: r.action === 'import' ? brokerAction(r) : r.action,
+      action: r.action === 'import' ? writeActionOf(r) : r.action,
       requestId: r.id,
       requester: r.requester,
       ...approversOf(r),
@@ -408,8 +410,7 @@ export class ApplyJob {
     // Before the move to applied: a retry after a crash here calls it again (idempotent callers).
     await this.deps.onRecorded?.(r, record);
     const moved = await this.deps.store.transition(r.id, {
-      from: ['applying'],
-      to: 'applied',
+      move: 'finish',
       set: { appliedAt: record.at, auditId: record.id, verification },
     });
     if (moved.kind !== 'ok') return;

@@ -2,13 +2,12 @@ import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { ChangeEntry, ChangeRecord } from '../audit/types.ts';
 import type { Logger } from '../log.ts';
 import type { PolicyAddress } from '../policy/compare.ts';
-import { canonical, samePolicy } from '../policy/compare.ts';
+import { actionOf, canonical, samePolicy } from '../policy/compare.ts';
 import { buildPolicySet, resolve } from '../policy/resolve.ts';
 import type { Policy } from '../policy/types.ts';
 import { isRabbitError } from '../rabbit/index.ts';
 import type { WorkflowBroker } from './broker.ts';
 import {
-  actionOfStep,
   type SetCursor,
   type SetProgress,
   type SetStep,
@@ -313,8 +312,7 @@ export class ApplySet {
   /** The request's `setProgress` and its message: each policy's state while the rollback waits. */
   private async progress(r: ChangeRequest, steps: readonly SetStep[], c: SetCursor, retrying?: string) {
     const moved = await this.deps.store.transition(r.id, {
-      from: ['applying'],
-      to: 'applying',
+      move: 'progress',
       set: { setProgress: progressOf(steps.length, c, retrying, this.deps.now()) },
     });
     if (moved.kind === 'ok') await this.deps.notify.stateChanged(moved.request);
@@ -337,8 +335,7 @@ export class ApplySet {
       const last = records.at(-1);
       if (last) await this.deps.onRecorded?.(r, last);
       const moved = await this.deps.store.transition(r.id, {
-        from: ['applying'],
-        to: 'applied',
+        move: 'finish',
         set: {
           appliedAt: this.deps.now().toISOString(),
           ...(last ? { auditId: last.id } : {}),
@@ -362,8 +359,7 @@ export class ApplySet {
       at: this.deps.now().toISOString(),
     };
     const moved = await this.deps.store.transition(r.id, {
-      from: ['applying'],
-      to: stale ? 'stale' : 'failed',
+      move: stale ? 'markStale' : 'fail',
       set: stale ? { staleBecause: 'policy-changed', setProgress } : { failure, setProgress },
     });
     if (moved.kind !== 'ok') return;
@@ -419,9 +415,7 @@ function stepEntry(r: ChangeRequest, steps: readonly SetStep[], i: number, at: s
     id: `a-${r.id}-${i}`,
     at,
     appliedAt: at,
-    ...(step.revertOf
-      ? { action: 'revert' as const, revertOf: step.revertOf }
-      : { action: actionOfStep(step) }),
+    ...(step.revertOf ? { action: 'revert' as const, revertOf: step.revertOf } : { action: actionOf(step) }),
     before: step.before,
     after: step.after,
     ...(i === 0 && r.preview.summary.impact ? { impact: r.preview.summary.impact.totals } : {}),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ImpactTotalsSchema, PolicyFieldsSchema } from '../audit/types.ts';
-import { actionOf, type Transition } from '../policy/compare.ts';
+import type { Transition } from '../policy/compare.ts';
 import type { ImpactTotals } from '../policy/impact.ts';
 import type { Policy } from '../policy/types.ts';
 
@@ -77,11 +77,6 @@ export function transitionOf(step: SetStep): Transition {
     before: whole(step.before),
     after: whole(step.after),
   };
-}
-
-/** Whether the step creates, edits or deletes its policy. */
-export function actionOfStep(s: Pick<SetStep, 'before' | 'after'>): 'create' | 'edit' | 'delete' {
-  return actionOf(s);
 }
 
 /** The step undone: what a rollback writes (the same write, before and after swapped). */

@@ -1,3 +1,4 @@
+import { takesReview } from './rules.ts';
 import type { RequestStore } from './store.ts';
 import type { Notifier } from './types.ts';
 
@@ -5,7 +6,7 @@ import type { Notifier } from './types.ts';
 export async function expireDue(store: RequestStore, notify: Notifier): Promise<number> {
   let expired = 0;
   for (const id of await store.duePending()) {
-    const outcome = await store.transition(id, { from: [], to: 'expired', checkDeadline: true });
+    const outcome = await store.transition(id, { move: 'expire' });
     if (outcome.kind === 'expired') {
       expired++;
       await notify.stateChanged(outcome.request);
@@ -36,7 +37,7 @@ export async function remindDue(store: RequestStore, notify: Notifier): Promise<
 export async function remindReviewsDue(store: RequestStore, notify: Notifier): Promise<number> {
   let sent = 0;
   for (const r of await store.unreviewed({ due: true })) {
-    if (r.state === 'applied' && !r.reviewRemindedAt && (await store.claimReviewReminder(r.id))) {
+    if (takesReview(r) && !r.reviewRemindedAt && (await store.claimReviewReminder(r.id))) {
       sent++;
       await notify.reviewReminder(r);
     }

@@ -1,7 +1,8 @@
 import { inScope } from '../vhosts.ts';
 import { isSlackUserId } from './approvers.ts';
 import type { RefusalOf } from './errors.ts';
-import type { ChangeRequest, WorkflowEnvironment } from './types.ts';
+import { MOVES } from './moves.ts';
+import type { ChangeRequest, RequestState, WorkflowEnvironment } from './types.ts';
 
 /**
  * The workflow's rules, pure: who may file, approve, reject and withdraw a change request, how
@@ -263,7 +264,7 @@ export interface ReviewFacts {
  */
 export function reviewRefusal(f: ReviewFacts): RuleRefusal | null {
   const r = f.request;
-  if (!r.breakGlass || r.state !== 'applied') return { code: 'nothing-to-review', state: r.state };
+  if (!takesReview(r)) return { code: 'nothing-to-review', state: r.state };
   if (r.review) return { code: 'already-reviewed', by: r.review.by, at: r.review.at };
   if (f.role === 'requester') return { code: 'self-review' };
   if (f.role !== 'approver') return { code: 'not-approver', env: f.env };
@@ -293,13 +294,59 @@ export function timeBoxRevertAuthority(
   return null;
 }
 
-/** Whether a break-glass change still waits for its review (listed by `requests` as unreviewed). */
-export function awaitsReview(r: Pick<ChangeRequest, 'breakGlass' | 'review' | 'state'>): boolean {
-  return (
-    r.breakGlass !== undefined &&
-    r.review === undefined &&
-    ['approved', 'applying', 'applied'].includes(r.state)
+/**
+ * Whether a freeze of its environment holds the request's apply: every request's but a break-glass
+ * change's, the one exception the freeze makes (its requester applies it now, and an approver
+ * reviews it afterwards).
+ */
+export function freezeHolds(r: Pick<ChangeRequest, 'breakGlass'>): boolean {
+  return r.breakGlass === undefined;
+}
+
+/** What the held order compares: when a request was approved (its decision, else its last move) and its id. */
+type Approved = Pick<ChangeRequest, 'decision' | 'updatedAt' | 'id'>;
+
+/** Approval order, who goes first after a freeze: when the request was approved, then its id for a tie. */
+export function approvalOrder(a: Approved, b: Approved): number {
+  const at = (r: Approved) => Date.parse(r.decision?.at ?? r.updatedAt);
+  return at(a) - at(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/**
+ * Whether a request a freeze held must wait its turn now that the freeze is over: another request
+ * of its environment, held too and approved before it, is among `unfinished` (approved or
+ * applying). So held requests are applied one at a time in approval order, whatever the workers'
+ * concurrency.
+ */
+export function waitsItsTurn(
+  r: Pick<ChangeRequest, 'held' | 'env'> & Approved,
+  unfinished: readonly (Pick<ChangeRequest, 'held' | 'env'> & Approved)[],
+): boolean {
+  if (!r.held) return false;
+  return unfinished.some(
+    (o) => o.id !== r.id && o.env === r.env && o.held !== undefined && approvalOrder(o, r) < 0,
   );
+}
+
+/** The state in which a break-glass change takes its review: applied (the move `finish`). */
+export const REVIEWED_IN: RequestState = MOVES.finish.to;
+
+/** A break-glass change on its way (moved by `breakGlass`, then `start`) or applied: it is reviewed. */
+const UNREVIEWED_IN: readonly RequestState[] = [MOVES.breakGlass.to, MOVES.start.to, REVIEWED_IN];
+
+/**
+ * Whether a change is unreviewed: applied without approval (or on its way to it), and no approver
+ * has reviewed it yet. The one definition: the store keeps such a change in its unreviewed set,
+ * `requests` lists it as unreviewed, its message says so. Failed or stale, nothing was changed,
+ * and nothing is left to review.
+ */
+export function awaitsReview(r: Pick<ChangeRequest, 'breakGlass' | 'review' | 'state'>): boolean {
+  return r.breakGlass !== undefined && r.review === undefined && UNREVIEWED_IN.includes(r.state);
+}
+
+/** Whether a break-glass change is where a review is taken (REVIEWED_IN), reviewed already or not. */
+export function takesReview(r: Pick<ChangeRequest, 'breakGlass' | 'state'>): boolean {
+  return r.breakGlass !== undefined && r.state === REVIEWED_IN;
 }
 
 const REASON_REQUIRED = {

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { replicated } from '../replication.ts';
 import type { Freeze } from './freeze.ts';
-import { awaitsReview } from './rules.ts';
+import { MOVES, type Move, type MoveName, moveNamed } from './moves.ts';
+import { approvalsNeeded, awaitsReview, REVIEWED_IN } from './rules.ts';
 import {
   type Approval,
   ApprovalSchema,
@@ -33,9 +34,11 @@ import {
  *   <prefix>:revert-of:<audit id> STRING the key of the last revert of that record a user filed
  *                                   (the Revert button): a second one waits until it is closed
  *
- * Every state change is one Lua script: it checks the state the caller expects (and, out of
- * `pending`, the deadline) and moves it, or reports what holds instead. Two replicas, two clicks
- * or an approve racing a reject: exactly one moves it.
+ * Every state change is one Lua script making one of the named moves of moves.ts (MOVES): it
+ * checks that the state is one the move leaves from (and the deadline, as the move says) and
+ * moves it to the move's state, or reports what holds instead. Two replicas, two clicks or an
+ * approve racing a reject: exactly one moves it. The scripts take the states from the table
+ * (generated into them, or given as ARGV), never a list of their own.
  *
  * A request filed, an approval counted, a state moved or a hold marked returns only once a Redis
  * replica has it, where the primary has replicas (`WAIT`, src/replication.ts, as the audit trail):
@@ -44,26 +47,43 @@ import {
  * wait: losing them costs a message update or a second reminder, not a decision.
  */
 
+/** Lua: a string literal of `s` (the states are plain words, checked by the schema). */
+const lua = (s: string) => `'${s}'`;
+
 /**
- * Lua, inside a script on KEYS[1] (the request) and KEYS[2] (the open set) that found it pending:
- * past its deadline at `nowMs` it becomes expired (at `nowIso`), leaves the open set, and the
- * script answers `expired`.
+ * Lua, inside a script on KEYS[1] (the request) and KEYS[2] (the open set) that holds the
+ * request's `state`: where the `expire` move may leave from it and the deadline has passed at
+ * `nowMs`, the request makes that move (at `nowIso`), leaves the open set, and the script answers
+ * `expired`.
  */
 const expireIfDue = (nowMs: string, nowIso: string) => `
-  local deadline = tonumber(redis.call('HGET', KEYS[1], 'expiresAt'))
-  if deadline and tonumber(${nowMs}) >= deadline then
-    redis.call('HSET', KEYS[1], 'state', 'expired', 'updatedAt', ${nowIso})
-    redis.call('ZREM', KEYS[2], KEYS[1])
-    return {'expired'}
+  if ${MOVES.expire.from.map((s) => `state == ${lua(s)}`).join(' or ')} then
+    local deadline = tonumber(redis.call('HGET', KEYS[1], 'expiresAt'))
+    if deadline and tonumber(${nowMs}) >= deadline then
+      redis.call('HSET', KEYS[1], 'state', ${lua(MOVES.expire.to)}, 'updatedAt', ${nowIso})
+      redis.call('ZREM', KEYS[2], KEYS[1])
+      return {'expired'}
+    end
   end
 `;
 
-// KEYS: request, open set. ARGV: allowed from-states (comma list), to-state, now ms, check the
-// deadline ('1'), now ISO, leaves the open set ('1'), then field/value pairs to set.
+/**
+ * Lua, after `state` is read: the checks of `move` (a move of MOVES with one script of its own):
+ * its deadline (expireIfDue), then its from-states (else the script answers `moved`).
+ */
+const checksOf = (move: Move, nowMs: string, nowIso: string) => `
+${move.deadline === 'refuse' ? expireIfDue(nowMs, nowIso) : ''}
+if not (${move.from.map((s) => `state == ${lua(s)}`).join(' or ')}) then return {'moved', state} end
+`;
+
+// Any move of MOVES. KEYS: request, open set. ARGV: the move's from-states (comma list), its
+// to-state, now ms, its deadline rule, now ISO, leaves the open set ('1'), then field/value pairs
+// to set.
 const TRANSITION = `
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'missing'} end
-if ARGV[4] == '1' and state == 'pending' then${expireIfDue('ARGV[3]', 'ARGV[5]')}end
+if ARGV[4] ~= 'none' then${expireIfDue('ARGV[3]', 'ARGV[5]')}end
+if ARGV[4] == 'only-past' then return {'moved', state} end
 local allowed = false
 for s in string.gmatch(ARGV[1], '[^,]+') do
   if s == state then allowed = true end
@@ -75,14 +95,13 @@ if ARGV[6] == '1' then redis.call('ZREM', KEYS[2], KEYS[1]) end
 return {'ok', state}
 `;
 
-// One approval. KEYS: request, open set. ARGV: user, now ms, now ISO, the approval (JSON), the
-// decision (JSON) set when it is the last one needed. The approvals field is a JSON array, appended
-// to as text; the number needed is the filed doc's approvalsRequired (absent: 1).
+// One approval; the last one needed makes the `approve` move. KEYS: request, open set. ARGV: user,
+// now ms, now ISO, the approval (JSON), the decision (JSON) set with the move, the number of
+// approvals needed. The approvals field is a JSON array, appended to as text.
 const APPROVE = `
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'missing'} end
-if state == 'pending' then${expireIfDue('ARGV[2]', 'ARGV[3]')}end
-if state ~= 'pending' then return {'moved', state} end
+${checksOf(MOVES.approve, 'ARGV[2]', 'ARGV[3]')}
 local raw = redis.call('HGET', KEYS[1], 'approvals')
 local count = 0
 if raw then
@@ -95,23 +114,22 @@ else
   raw = '[' .. ARGV[4] .. ']'
 end
 count = count + 1
-local required = tonumber(cjson.decode(redis.call('HGET', KEYS[1], 'doc')).approvalsRequired) or 1
 redis.call('HSET', KEYS[1], 'approvals', raw, 'updatedAt', ARGV[3])
-if count >= required then
-  redis.call('HSET', KEYS[1], 'state', 'approved', 'decision', ARGV[5])
+if count >= tonumber(ARGV[6]) then
+  redis.call('HSET', KEYS[1], 'state', ${lua(MOVES.approve.to)}, 'decision', ARGV[5])
   return {'approved'}
 end
 return {'counted'}
 `;
 
-// Break-glass. KEYS: request, open set, unreviewed set. ARGV: now ms, now ISO, the break-glass
-// (JSON), its review deadline (ms). The same move out of pending as the last approval: one caller wins.
+// The `breakGlass` move. KEYS: request, open set, unreviewed set. ARGV: now ms, now ISO, the
+// break-glass (JSON), its review deadline (ms). The same move out of pending as the last approval:
+// one caller wins.
 const BREAK_GLASS = `
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'missing'} end
-if state == 'pending' then${expireIfDue('ARGV[1]', 'ARGV[2]')}end
-if state ~= 'pending' then return {'moved', state} end
-redis.call('HSET', KEYS[1], 'state', 'approved', 'breakGlass', ARGV[3], 'updatedAt', ARGV[2])
+${checksOf(MOVES.breakGlass, 'ARGV[1]', 'ARGV[2]')}
+redis.call('HSET', KEYS[1], 'state', ${lua(MOVES.breakGlass.to)}, 'breakGlass', ARGV[3], 'updatedAt', ARGV[2])
 redis.call('ZADD', KEYS[3], ARGV[4], KEYS[1])
 return {'approved'}
 `;
@@ -144,13 +162,14 @@ redis.call('SET', KEYS[3], KEYS[1])
 return ''`;
 
 // A review, once. KEYS: request, unreviewed set; with a revert: its key, the open set. ARGV: the
-// review (JSON); with a revert, its fields as CREATE's. Only an applied break-glass change takes
-// one; the first review holds, and only that review's revert is stored (issue 28, item 6: a review
-// that keeps the change racing one that reverts it leaves no revert behind).
+// review (JSON); with a revert, its fields as CREATE's. Only a break-glass change in REVIEWED_IN
+// takes one (rules.ts's takesReview, asked first for its refusal); the first review holds, and
+// only that review's revert is stored (issue 28, item 6: a review that keeps the change racing
+// one that reverts it leaves no revert behind).
 const REVIEW = `
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return 'missing' end
-if state ~= 'applied' or not redis.call('HGET', KEYS[1], 'breakGlass') then return 'not-reviewable' end
+if state ~= ${lua(REVIEWED_IN)} or not redis.call('HGET', KEYS[1], 'breakGlass') then return 'not-reviewable' end
 if redis.call('HSETNX', KEYS[1], 'review', ARGV[1]) == 0 then return 'already-reviewed' end
 redis.call('ZREM', KEYS[2], KEYS[1])
 if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 0 then${storeNew(3, 4, 2)}end
@@ -174,11 +193,12 @@ export type TransitionOutcome =
   | { readonly kind: 'expired'; readonly request: ChangeRequest }
   | { readonly kind: 'missing' };
 
+/** The moves made by a script of their own (`approve`, `breakGlass`: they count or record more than a state). */
+const OWN_SCRIPT = ['approve', 'breakGlass'] as const satisfies readonly MoveName[];
+
 export interface TransitionInput {
-  readonly from: readonly RequestState[];
-  readonly to: RequestState;
-  /** Out of `pending`, refuse (and expire) past the deadline. */
-  readonly checkDeadline?: boolean;
+  /** Which move of MOVES (moves.ts): its from-states, to-state and deadline rule are the table's. */
+  readonly move: Exclude<MoveName, (typeof OWN_SCRIPT)[number]>;
   /** Fields to set with the move (structured values are stored as JSON). */
   readonly set?: Partial<
     Pick<
@@ -386,7 +406,7 @@ export class RequestStore {
   }
 
   /**
-   * Moves a pending request to `approved` without an approval (break-glass), in one script:
+   * Makes the `breakGlass` move: to `approved` without an approval, in one script:
    * refused past the deadline (expired) and out of `pending` (moved), so of two clicks on two
    * replicas one moves it. From then it is unreviewed until `review`.
    */
@@ -503,9 +523,16 @@ export class RequestStore {
   /**
    * Counts `approval` on a pending request, in one script: refused past the deadline (expired),
    * out of `pending` (moved) and for a user who approved it already (duplicate); the approval that
-   * makes the number needed moves it to `approved`, so only one caller, on any replica, sees that.
+   * makes the number needed makes the `approve` move, so only one caller, on any replica, sees that.
+   * The rules are rules.ts's: approvalsNeeded (how many) and hasApproved (an approver counts once,
+   * by their user id), asked by the workflow first for its refusal; the script holds the second
+   * again atomically only because two clicks on two replicas both pass that first ask.
    */
-  async approve(id: string, approval: Approval): Promise<ApproveOutcome> {
+  async approve(
+    filed: Pick<ChangeRequest, 'id' | 'approvalsRequired'>,
+    approval: Approval,
+  ): Promise<ApproveOutcome> {
+    const { id } = filed;
     const now = this.#now();
     const decision: Decision = { kind: 'approve', ...approval };
     const [kind] = (await this.#redis.eval(
@@ -518,6 +545,9 @@ export class RequestStore {
       now.toISOString(),
       JSON.stringify(ApprovalSchema.parse(approval)),
       JSON.stringify(decision),
+      // How many: rules.ts's approvalsNeeded is the rule, the script only enforces the number
+      // (approvalsRequired is filed once and never changed, so the caller's copy is the stored one).
+      String(approvalsNeeded(filed)),
     )) as [string];
     if (kind === 'missing') return { kind };
     // Written: the approval counted (the request approved with it), or the request expired.
@@ -536,7 +566,14 @@ export class RequestStore {
     throw new Error(`request store: unexpected reply ${JSON.stringify(kind)}`);
   }
 
+  /**
+   * Makes the move `t.move` names (MOVES), or says why not; a name not in the table (or one of
+   * OWN_SCRIPT, made by approve and breakGlass) throws.
+   */
   async transition(id: string, t: TransitionInput): Promise<TransitionOutcome> {
+    const move = moveNamed(t.move);
+    if (!move || (OWN_SCRIPT as readonly string[]).includes(t.move))
+      throw new Error(`request store: no move named ${JSON.stringify(t.move)} made here (moves.ts)`);
     const now = this.#now();
     const pairs: string[] = [];
     for (const [field, value] of Object.entries(t.set ?? {})) {
@@ -548,18 +585,18 @@ export class RequestStore {
       2,
       this.#key(id),
       this.#open,
-      t.from.join(','),
-      t.to,
+      move.from.join(','),
+      move.to,
       String(now.getTime()),
-      t.checkDeadline ? '1' : '0',
+      move.deadline,
       now.toISOString(),
-      isOpen(t.to) ? '0' : '1',
+      isOpen(move.to) ? '0' : '1',
       ...pairs,
     )) as [string, string?];
     const [kind, from] = reply;
     if (kind === 'missing') return { kind };
     if (kind === 'ok' || kind === 'expired')
-      await this.#replicated(`request ${id} ${kind === 'ok' ? t.to : kind}`);
+      await this.#replicated(`request ${id} ${kind === 'ok' ? move.to : kind}`);
     const request = await this.get(id);
     if (!request) return { kind: 'missing' };
     if (kind === 'ok') return { kind, from: from as RequestState, request };

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FreezeRecord } from '../audit/types.ts';
 import type { Freeze } from './freeze.ts';
+import { approvalOrder, waitsItsTurn } from './rules.ts';
 import type { RequestStore } from './store.ts';
 import type { ApplyQueue, ChangeRequest } from './types.ts';
 
@@ -33,7 +34,7 @@ export function freezeEntry(
 
 /**
  * Runs the requests a freeze held, now that `env` is not frozen: its approved requests with a
- * `held` mark, in approval order, each through its own (delayed) apply job, which re-checks the
+ * `held` mark, in approval order (rules.ts), each through its own (delayed) apply job, which re-checks the
  * policy first (the stale guard). Returns how many were released.
  */
 export async function releaseHeld(
@@ -48,26 +49,14 @@ export async function releaseHeld(
   return held.length;
 }
 
-/** Approval order: when the request was approved (its decision), then its id for a tie. */
-export function approvalOrder(
-  a: Pick<ChangeRequest, 'decision' | 'updatedAt' | 'id'>,
-  b: Pick<ChangeRequest, 'decision' | 'updatedAt' | 'id'>,
-): number {
-  const at = (r: typeof a) => Date.parse(r.decision?.at ?? r.updatedAt);
-  return at(a) - at(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-}
-
 /**
- * Whether a request the freeze held must wait its turn: another request of its environment, held
- * too and approved before it, is not finished (approved or applying). The apply job asks it, so
- * held requests are applied one at a time in approval order, whatever the worker's concurrency.
+ * Whether a request the freeze held must wait its turn (rules.ts's waitsItsTurn, over the
+ * requests unfinished now). The apply job asks it.
  */
 export async function heldBehind(
   store: Pick<RequestStore, 'unfinished'>,
   r: ChangeRequest,
 ): Promise<boolean> {
-  if (!r.held) return false;
-  return (await store.unfinished()).some(
-    (o) => o.id !== r.id && o.env === r.env && o.held !== undefined && approvalOrder(o, r) < 0,
-  );
+  // Not held: nothing to read.
+  return r.held !== undefined && waitsItsTurn(r, await store.unfinished());
 }

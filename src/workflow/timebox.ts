@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { formatDuration, parseDuration } from '../duration.ts';
 import { InputError } from '../errors.ts';
-import { samePolicy } from '../policy/compare.ts';
+import { actionOf, samePolicy } from '../policy/compare.ts';
+import type { ChangeAction } from '../policy/simulate.ts';
 import type { Policy } from '../policy/types.ts';
 import { type SetStep, transitionOf, undoOf } from './changeSet.ts';
 
@@ -43,7 +44,7 @@ export function parseTimeBox(text: string, action: string): number {
 
 /** What restores the before state of an applied create or edit. */
 export interface Revert {
-  readonly action: 'delete' | 'edit';
+  readonly action: ChangeAction;
   /** The policy as the change left it (what must still be there to revert without asking). */
   readonly applied: Policy;
   /** The policy to write back; null: delete the created one. */
@@ -51,9 +52,7 @@ export interface Revert {
 }
 
 export function revertOf(before: Policy | null, after: Policy): Revert {
-  return before === null
-    ? { action: 'delete', applied: after, restore: null }
-    : { action: 'edit', applied: after, restore: before };
+  return { action: actionOf({ before: after, after: before }), applied: after, restore: before };
 }
 
 /**

@@ -20,14 +20,8 @@ import type { ObserveOptions } from './observe.ts';
  * Redis or a job is parsed with these schemas. Over the size aim on purpose: the stored shapes
  * and the promises made over them are read together; split, every caller would import both halves.
  *
- * A request's life:
- *
- *   pending --approve--> approved --job--> applying --> applied
- *      |                                       |-----> failed   (4xx, or retries exhausted)
- *      |                                       '-----> stale    (the broker is not what was approved)
- *      |--reject--> rejected
- *      |--deadline--> expired
- *      '--break glass (its requester, where allowed)--> approved (no approval: `breakGlass`; reviewed afterwards)
+ * A request's life: the named moves of moves.ts (MOVES), which the store's scripts and every
+ * caller use; docs/change-requests.md draws the same table.
  */
 
 // --- vocabulary ----------------------------------------------------------------------------
@@ -219,16 +213,6 @@ export const ChangeRequestSchema = z.object({
     .optional(),
 });
 export type ChangeRequest = z.infer<typeof ChangeRequestSchema>;
-
-/**
- * The broker operation a request performs (a revert is one of these): decided here for requests,
- * as `actionOf` (src/policy/compare.ts) decides it for steps, but total: a request with neither
- * before nor after (none is filed so) reads as a delete rather than failing a job that already wrote.
- */
-export function brokerAction(r: Pick<ChangeRequest, 'before' | 'after'>): 'create' | 'edit' | 'delete' {
-  if (r.after === null) return 'delete';
-  return r.before === null ? 'create' : 'edit';
-}
 
 // --- the facade ----------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import type { AuditTrail } from '../audit/trail.ts';
 import { isChange } from '../audit/types.ts';
 import { formatDuration } from '../duration.ts';
-import { actionOf } from '../policy/compare.ts';
+import { actionOf, writeActionOf } from '../policy/compare.ts';
 import { policyDiff } from '../policy/diff.ts';
 import type { ImpactTotals } from '../policy/impact.ts';
 import { lossToAcknowledge } from '../policy/impactWords.ts';
@@ -17,7 +17,7 @@ import { type PreviewAnswer, type PreviewInput, preview } from '../preview/previ
 import { isRabbitError } from '../rabbit/index.ts';
 import { assertMayBreakGlassAtFiling, createBreakGlass } from './breakGlass.ts';
 import type { WorkflowBroker } from './broker.ts';
-import { actionOfStep, transitionOf } from './changeSet.ts';
+import { transitionOf } from './changeSet.ts';
 import { orFiledAlready, orStoreUnavailable, WorkflowError } from './errors.ts';
 import { expireDue } from './expiry.ts';
 import type { Freeze, FreezeStore } from './freeze.ts';
@@ -41,20 +41,19 @@ import {
 import { type ApproveOutcome, newRequestId, type RequestStore, type TransitionOutcome } from './store.ts';
 import { freezeEntry, RAN_OUT, releaseHeld } from './thaw.ts';
 import { derivedRequestId, revertOf, revertRequestId, revertSteps } from './timebox.ts';
-import {
-  brokerAction,
-  type ChangeRequest,
-  type DecideInput,
-  type DecideResult,
-  type Filed,
-  type FileInput,
-  type FileSetInput,
-  type Origin,
-  type PreviewSnapshot,
-  type RequestAction,
-  type Workflow,
-  type WorkflowEnvironment,
-  type WorkflowOptions,
+import type {
+  ChangeRequest,
+  DecideInput,
+  DecideResult,
+  Filed,
+  FileInput,
+  FileSetInput,
+  Origin,
+  PreviewSnapshot,
+  RequestAction,
+  Workflow,
+  WorkflowEnvironment,
+  WorkflowOptions,
 } from './types.ts';
 
 /** What the workflow works with, built by the composition root (src/botChangeRequests.ts `workflowDeps`) and handed in. */
@@ -408,7 +407,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
         summary,
         warnings: [],
         // The first step's: the set's steps are in `set`, each its own diff in the audit.
-        diff: policyDiff({ action: actionOfStep(first), ...transitionOf(first) }),
+        diff: policyDiff({ action: actionOf(first), ...transitionOf(first) }),
         objects: input.objects ?? 0,
         unpredictable: input.unpredictable ?? 0,
       },
@@ -508,11 +507,9 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
         'decide',
         (): Promise<ApproveOutcome | TransitionOutcome> =>
           input.kind === 'approve'
-            ? store.approve(id, { by: input.user, reason, at })
+            ? store.approve(request, { by: input.user, reason, at })
             : store.transition(id, {
-                from: ['pending'],
-                to: 'rejected',
-                checkDeadline: true,
+                move: 'reject',
                 set: { decision: { kind: input.kind, by: input.user, reason, at } },
               }),
         undecided,
@@ -675,8 +672,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
                 reviewBy: new Date(at.getTime() + (env.breakGlass?.reviewWithinMs ?? 0)).toISOString(),
               })
             : store.transition(id, {
-                from: ['pending'],
-                to: 'approved',
+                move: 'approveWithChange',
                 set: { decision: { kind: 'approve', by: given.by, reason: approval, at: at.toISOString() } },
               }),
         'nothing was decided',
@@ -705,7 +701,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
           vhost: stale.vhost,
           layer: stale.layer,
           // The same change: the policy it writes (or its deletion), on what is there now.
-          action: brokerAction(stale),
+          action: writeActionOf(stale),
           policy: stale.policy,
           fields: stale.after ?? {},
           requester: stale.requester,

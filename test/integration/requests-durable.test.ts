@@ -54,9 +54,9 @@ describe('the request store on a primary with a replica', () => {
     // Never over a request of the same id: the one stored stays as it was.
     expect(await store.create({ ...r, requester: { user: 'U0EVE' } })).toBe(false);
     expect((await store.get(r.id))?.requester.user).toBe(r.requester.user);
-    expect((await store.approve(r.id, approval('U0BOB'))).kind).toBe('approved');
+    expect((await store.approve(r, approval('U0BOB'))).kind).toBe('approved');
     expect(await onReplicaNow(r.id)).toBe('approved');
-    const moved = await store.transition(r.id, { from: ['approved'], to: 'applying' });
+    const moved = await store.transition(r.id, { move: 'start' });
     expect(moved.kind).toBe('ok');
     expect(await onReplicaNow(r.id)).toBe('applying');
   });
@@ -66,16 +66,14 @@ describe('the request store on a primary with a replica', () => {
     await store.create(pending);
     const moving = filed();
     await store.create(moving);
-    await store.approve(moving.id, approval('U0BOB'));
+    await store.approve(moving, approval('U0BOB'));
 
     process.kill(replica.pid, 'SIGSTOP');
     const refused = filed();
     try {
       await expect(store.create(refused)).rejects.toBeInstanceOf(NotReplicatedError);
-      await expect(store.approve(pending.id, approval('U0BOB'))).rejects.toBeInstanceOf(NotReplicatedError);
-      await expect(
-        store.transition(moving.id, { from: ['approved'], to: 'applying' }),
-      ).rejects.toBeInstanceOf(NotReplicatedError);
+      await expect(store.approve(pending, approval('U0BOB'))).rejects.toBeInstanceOf(NotReplicatedError);
+      await expect(store.transition(moving.id, { move: 'start' })).rejects.toBeInstanceOf(NotReplicatedError);
     } finally {
       process.kill(replica.pid, 'SIGCONT');
     }

@@ -7,6 +7,7 @@ import {
   fromCanonical,
   samePolicy,
   stateOf,
+  writeActionOf,
 } from '../../src/policy/compare.ts';
 import type { Policy } from '../../src/policy/types.ts';
 
@@ -88,5 +89,14 @@ describe('actionOf', () => {
     expect(actionOf({ before: p, after: { ...p, priority: 1 } })).toBe('edit');
     expect(actionOf({ before: p, after: null })).toBe('delete');
     expect(() => actionOf({ before: null, after: null })).toThrow(/neither/);
+  });
+  it('writeActionOf: the same decision, and a step with neither reads as the delete it writes', () => {
+    for (const t of [
+      { before: null, after: p },
+      { before: p, after: { ...p, priority: 1 } },
+      { before: p, after: null },
+    ])
+      expect(writeActionOf(t)).toBe(actionOf(t));
+    expect(writeActionOf({ before: null, after: null })).toBe('delete');
   });
 });

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { refusalSentence, type WorkflowErrorCode } from '../../src/workflow/errors.ts';
 import {
+  approvalOrder,
   approvalsNeeded,
   awaitsReview,
   type BreakGlassFacts,
@@ -11,6 +12,7 @@ import {
   environmentRefusal,
   type FileFacts,
   fileRefusal,
+  freezeHolds,
   freezeRefusal,
   hasApproved,
   MAX_REASON,
@@ -18,8 +20,11 @@ import {
   type ReviewFacts,
   requesterRefusal,
   reviewRefusal,
+  takesReview,
   timeBoxRevertAuthority,
+  waitsItsTurn,
 } from '../../src/workflow/rules.ts';
+import { REQUEST_STATES } from '../../src/workflow/types.ts';
 
 /** The workflow's rules (src/workflow/rules.ts), table by table; the integration suites run them against Redis and the broker. */
 
@@ -293,14 +298,16 @@ describe('breakGlassRefusal', () => {
   });
 });
 
+/** A break-glass, and a review of it, for the rules about both. */
+const glass = {
+  by: 'U0REQ',
+  reason: 'INC-7',
+  at: '2026-12-01T08:00:00.000Z',
+  reviewBy: '2026-12-01T12:00:00.000Z',
+};
+const review = { outcome: 'reviewed' as const, by: 'U0B', reason: 'fine', at: '2026-12-01T09:00:00.000Z' };
+
 describe('reviewRefusal', () => {
-  const glass = {
-    by: 'U0REQ',
-    reason: 'INC-7',
-    at: '2026-12-01T08:00:00.000Z',
-    reviewBy: '2026-12-01T12:00:00.000Z',
-  };
-  const review = { outcome: 'reviewed' as const, by: 'U0B', reason: 'fine', at: '2026-12-01T09:00:00.000Z' };
   const facts = (over: Partial<ReviewFacts>): ReviewFacts => ({
     env: 'prod',
     role: 'approver',
@@ -340,6 +347,83 @@ describe('reviewRefusal', () => {
   ])('awaitsReview(%j) = %s', (r, want) => {
     expect(awaitsReview(r)).toBe(want);
   });
+});
+
+describe('whom a freeze holds, and in which order they go after it (issue 26, item 7)', () => {
+  it('freezeHolds: every request but a break-glass change', () => {
+    expect(freezeHolds({})).toBe(true);
+    expect(freezeHolds({ breakGlass: glass })).toBe(false);
+  });
+
+  const freeze = {
+    by: 'U0B',
+    reason: 'release',
+    at: '2026-12-01T07:00:00.000Z',
+    until: '2026-12-01T09:00:00.000Z',
+  };
+  const decided = (at: string) => ({ kind: 'approve' as const, by: 'U0B', reason: 'ok', at });
+  /** A request approved at `at` (its decision; none: its last move, `updatedAt`), held by the freeze unless `held: false`. */
+  const approved = (id: string, at: string, over: { env?: string; held?: false; decision?: false } = {}) => ({
+    id,
+    env: over.env ?? 'prod',
+    updatedAt: at,
+    ...(over.decision === false ? {} : { decision: decided(at) }),
+    ...(over.held === false ? {} : { held: freeze }),
+  });
+
+  it('approvalOrder: by when each was approved (its decision, else its last move), then by id', () => {
+    const a = approved('r-b', '2026-12-01T08:00:00.000Z');
+    const b = approved('r-a', '2026-12-01T08:00:01.000Z', { decision: false });
+    const c = approved('r-a', '2026-12-01T08:00:00.000Z');
+    expect([b, a, c].sort(approvalOrder).map((r) => `${r.id}@${r.updatedAt}`)).toEqual([
+      'r-a@2026-12-01T08:00:00.000Z',
+      'r-b@2026-12-01T08:00:00.000Z',
+      'r-a@2026-12-01T08:00:01.000Z',
+    ]);
+  });
+
+  it('waitsItsTurn: a held request waits for every held request of its environment approved before it', () => {
+    const first = approved('r-1', '2026-12-01T08:00:00.000Z');
+    const second = approved('r-2', '2026-12-01T08:05:00.000Z');
+    expect(waitsItsTurn(second, [first, second])).toBe(true);
+    expect(waitsItsTurn(first, [first, second])).toBe(false);
+    // The first finished (no longer unfinished): the second goes.
+    expect(waitsItsTurn(second, [second])).toBe(false);
+    // Another environment's, or one the freeze did not hold, is no one to wait for.
+    expect(waitsItsTurn(second, [{ ...first, env: 'staging' }, second])).toBe(false);
+    expect(waitsItsTurn(second, [approved('r-1', first.updatedAt, { held: false }), second])).toBe(false);
+    // Not held itself: it never waits its turn.
+    expect(waitsItsTurn(approved('r-2', second.updatedAt, { held: false }), [first])).toBe(false);
+  });
+
+  it('waitsItsTurn: of any held requests, exactly the earliest-approved goes first (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.integer({ min: 0, max: 1_000_000 }), { minLength: 1, maxLength: 8 }),
+        (offsets) => {
+          const held = offsets.map((ms, i) =>
+            approved(`r-${i}`, new Date(Date.parse('2026-12-01T08:00:00.000Z') + ms).toISOString()),
+          );
+          const going = held.filter((r) => !waitsItsTurn(r, held));
+          expect(going).toEqual([[...held].sort(approvalOrder)[0]]);
+        },
+      ),
+    );
+  });
+});
+
+describe('unreviewed, defined once (issue 26, item 7)', () => {
+  it.each(REQUEST_STATES.flatMap((state) => [[state, true] as const, [state, false] as const]))(
+    'a break-glass change %s (reviewed: %s): unreviewed only on its way or applied, review taken only applied',
+    (state, reviewed) => {
+      const r = { breakGlass: glass, state, ...(reviewed ? { review } : {}) };
+      const onItsWay = state === 'approved' || state === 'applying' || state === 'applied';
+      expect(awaitsReview(r)).toBe(onItsWay && !reviewed);
+      expect(takesReview(r)).toBe(state === 'applied');
+      expect(awaitsReview({ state })).toBe(false);
+      expect(takesReview({ state })).toBe(false);
+    },
+  );
 });
 
 describe('refusal sentences (src/workflow/errors.ts)', () => {

@@ -1,5 +1,6 @@
+import { actionOf } from '../../policy/compare.ts';
 import { showInvisible } from '../../text/asWritten.ts';
-import { actionOfStep, type ChangeSet, stepStates } from '../../workflow/changeSet.ts';
+import { type ChangeSet, stepStates } from '../../workflow/changeSet.ts';
 import type { ChangeRequest } from '../../workflow/types.ts';
 import { code, prose, truncate } from '../escape.ts';
 import type { AttachedFile } from '../slackCalls.ts';
@@ -16,7 +17,7 @@ export const SHOWN = 15;
 
 function stepLine(s: ChangeSet['steps'][number], i: number, state?: string): string {
   const layer = s.layer === 'operator' ? 'operator policy' : 'policy';
-  return `${i + 1}. ${prose(actionOfStep(s))} ${layer} ${code(truncate(s.name, 100))} in ${code(truncate(s.vhost, 60))}${state ? ` · _${state}_` : ''}`;
+  return `${i + 1}. ${prose(actionOf(s))} ${layer} ${code(truncate(s.name, 100))} in ${code(truncate(s.vhost, 60))}${state ? ` · _${state}_` : ''}`;
 }
 
 export function setBlocks(r: ChangeRequest & { set: ChangeSet }): Block[] {
@@ -51,7 +52,7 @@ export function setBlocks(r: ChangeRequest & { set: ChangeSet }): Block[] {
 export function setFile(r: ChangeRequest & { set: ChangeSet }): AttachedFile {
   const lines = r.set.steps.map(
     (s, i) =>
-      `${i + 1}. ${actionOfStep(s)} ${s.layer === 'operator' ? 'operator policy' : 'policy'} ${showInvisible(s.name)} in ${showInvisible(s.vhost)}\n` +
+      `${i + 1}. ${actionOf(s)} ${s.layer === 'operator' ? 'operator policy' : 'policy'} ${showInvisible(s.name)} in ${showInvisible(s.vhost)}\n` +
       `   before: ${s.before ? JSON.stringify(s.before) : '(none)'}\n   after:  ${s.after ? JSON.stringify(s.after) : '(none)'}`,
   );
   return {

@@ -7,7 +7,7 @@ import type { PolicyFields } from '../../preview/preview.ts';
 import { showInvisible, valueWritten } from '../../text/asWritten.ts';
 import { count } from '../../text/count.ts';
 import type { Freeze } from '../../workflow/freeze.ts';
-import { approvalsNeeded, approvalsOf } from '../../workflow/rules.ts';
+import { approvalsNeeded, approvalsOf, awaitsReview } from '../../workflow/rules.ts';
 import type { ChangeRequest, RequestState } from '../../workflow/types.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { asWrittenSection } from './asWritten.ts';
@@ -120,7 +120,7 @@ export function breakGlassLine(r: ChangeRequest): string {
   const v = r.review;
   if (v)
     return `${head}\n${v.outcome === 'reverted' ? ':leftwards_arrow_with_hook: *Reverted on review*' : ':white_check_mark: *Reviewed*'} by ${who(v.by)} at ${when(v.at)}: ${prose(truncate(v.reason, 500))}${v.revertRequestId ? ` (revert request ${code(v.revertRequestId)}, with its own approval)` : ''}`;
-  if (!['approved', 'applying', 'applied'].includes(r.state)) return head;
+  if (!awaitsReview(r)) return head;
   return `${head}\n*Unreviewed:* an approver reviews it (Review, or Revert), due by ${when(g.reviewBy)}.`;
 }
 
