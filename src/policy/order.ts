@@ -1,9 +1,9 @@
-import { actionOf, type Transition } from './compare.ts';
+import type { Transition } from './compare.ts';
 import { type Impact, impactOf, type LiveQueue, type World } from './impact.ts';
 import { PatternCache as Cache, type PatternCache } from './pattern.ts';
 import { PolicyIndex } from './policyIndex.ts';
-import { objectKey, type StateValues, timelines } from './sequence.ts';
-import { type InventoryObject, Simulation } from './simulate.ts';
+import { objectKey, SequenceDriver, type StateValues, timelines } from './sequence.ts';
+import type { InventoryObject } from './simulate.ts';
 import { touchIndex } from './touch.ts';
 import type { BrokerVersion, ObjectKind, Policy } from './types.ts';
 
@@ -27,7 +27,6 @@ import type { BrokerVersion, ObjectKind, Policy } from './types.ts';
  * it (the state is the set of changes applied), so it is simulated once.
  */
 
-/** What a state on the way does that the end state does not, and how bad that is (0: nothing). */
 const removedBy = (list: readonly Impact[]): number => {
   let n = 0;
   for (const x of list) if (x.effect === 'drop') n += x.messages;
@@ -43,6 +42,7 @@ function missingTarget(x: Impact): string | undefined {
     : undefined;
 }
 
+/** What a state on the way does that the end state does not, and how bad that is (0: nothing). */
 export function extraImpact(
   state: readonly Impact[],
   end: readonly Impact[],
@@ -241,6 +241,9 @@ export function chooseOrder(input: OrderInput): ChosenOrder {
   return { order, cost, simulated };
 }
 
+/** The one step of a driver that simulates one change. */
+const ONLY_STEP: readonly number[] = [0];
+
 /** The vhost's two layers, indexed once; a state on the way reads through them (`layersAfter`). */
 interface Layers {
   readonly user: PolicyIndex;
@@ -290,31 +293,23 @@ function searchGroup(
     simulated++;
     const layers = layersAfter(input, base, applied, cache);
     const t = input.changes[c] as Transition;
-    // One step of the sequence driver (sequence.ts): its objects are those `c` reaches, and the
-    // layers some applied change touched are read by the engine.
-    const simulation = new Simulation({
+    // The layers some applied change touched are read by the engine, as in the sequence driver.
+    const earlier = applied.map((i) => input.changes[i] as Transition);
+    const driver = new SequenceDriver({
       version: input.version,
       user: layers.user,
       operator: layers.operator,
-      change: { action: actionOf(t), layer: t.layer, before: t.before, after: t.after },
+      steps: [t],
       cache,
+      unreported: {
+        user: earlier.some((e) => e.layer === 'user'),
+        operator: earlier.some((e) => e.layer === 'operator'),
+      },
     });
-    const stripUser = applied.some((i) => input.changes[i]?.layer === 'user');
-    const stripOperator = applied.some((i) => input.changes[i]?.layer === 'operator');
-    for (const o of objects) {
-      if (!o.reach.includes(c)) continue;
-      simulation.add(
-        stripUser || stripOperator
-          ? {
-              ...o.object,
-              ...(stripUser ? { policy: undefined } : {}),
-              ...(stripOperator ? { operatorPolicy: undefined } : {}),
-            }
-          : o.object,
-      );
-    }
+    for (const o of objects) if (o.reach.includes(c)) driver.addTo(o.object, ONLY_STEP);
+    const result = driver.simulations[0]?.result();
     const out = new Map<string, StateValues>();
-    for (const line of timelines(1, [simulation.result()], input.version)) {
+    for (const line of timelines(1, result ? [result] : [], input.version)) {
       const k = objectKey(line);
       if (!nowValues.has(k)) nowValues.set(k, line.now);
       out.set(k, line.states[0] as StateValues);

@@ -3,16 +3,18 @@ import type { KeyDiff } from './effective.ts';
 import { PatternCache } from './pattern.ts';
 import { PolicyIndex } from './policyIndex.ts';
 import { RISKS, type Risk, riskOf } from './risks.ts';
-import { type InventoryObject, type ObjectOutcome, Simulation } from './simulate.ts';
+import { type InventoryObject, type Layer, type ObjectOutcome, Simulation } from './simulate.ts';
 import { touchIndex } from './touch.ts';
-import type { BrokerVersion, ObjectKind, Policy, PolicyLayer } from './types.ts';
+import type { BrokerVersion, ObjectKind, PolicyLayer } from './types.ts';
 
 /**
  * A sequence of policy changes to one vhost, simulated step by step: step k's "before" is the
  * state after step k-1 (its winners), step 1's the broker's report, as the bot writes a set one
  * policy at a time and every state on the way is real for a moment. Pure: one simulation per
  * step (simulate.ts), all fed by one pass over the objects, each only the objects its policy
- * reaches (touch.ts), as the watcher's burst of outside changes is (src/watch/effect.ts).
+ * reaches (touch.ts). The one way to run many simulations off one listing: the plan's order and
+ * its search (order.ts, src/plan/plan.ts) and the watcher's burst of outside changes
+ * (src/watch/effect.ts, `made`) all drive it.
  *
  * From step 2 on, a layer some earlier step changed is read by the engine on both sides: the
  * broker's report of it is the state before the whole set, not before the step.
@@ -23,53 +25,94 @@ import type { BrokerVersion, ObjectKind, Policy, PolicyLayer } from './types.ts'
 
 export interface SequenceInput {
   readonly version: BrokerVersion;
-  /** The vhost's policies and operator policies as they are now. */
-  readonly user: readonly Policy[];
-  readonly operator: readonly Policy[];
+  /** The vhost's policies and operator policies as the listing has them (or an index of them). */
+  readonly user: Layer;
+  readonly operator: Layer;
   /** In the order of writing; each policy at most once. */
   readonly steps: readonly Transition[];
   readonly cache?: PatternCache;
+  /**
+   * The layers whose report, as the objects fed carry it, is not the state before step 1 (changes
+   * written since the listing): read by the engine on both sides from step 1 on.
+   */
+  readonly unreported?: Readonly<Record<PolicyLayer, boolean>>;
+  /**
+   * The steps are changes already made (the watcher's), and the listing is after all of them:
+   * each step's before is the listed layers with its own policy put back as it was, and its layer,
+   * whose report is already the after, is read by the engine on both sides.
+   */
+  readonly made?: boolean;
 }
 
 /** A queue and an exchange may share a name: an object is its kind and name. */
 export const objectKey = (o: { readonly kind: ObjectKind | null; readonly name: string }): string =>
   `${o.kind === 'exchange' ? 'e' : 'q'}:${o.name}`;
 
+type Layers = Readonly<Record<PolicyLayer, PolicyIndex>>;
+type Unreported = Readonly<Record<PolicyLayer, boolean>>;
+
+/** The state before each step, and which layers' reports do not describe it. */
+interface StepState {
+  readonly layers: Layers;
+  readonly unreported: Unreported;
+}
+
+/** Written one after another: step k's before is step k-1's after. */
+function chained(
+  now: Layers,
+  steps: readonly Transition[],
+  first: Unreported,
+  cache: PatternCache,
+): StepState[] {
+  let layers = now;
+  const unreported = { ...first };
+  return steps.map((t) => {
+    const state = { layers, unreported: { ...unreported } };
+    layers = {
+      ...layers,
+      [t.layer]: layers[t.layer].replacing([t.before?.name, t.after?.name], t.after, cache),
+    };
+    unreported[t.layer] = true;
+    return state;
+  });
+}
+
+/** Already made, the listing after all: each step's before is now with its own policy put back. */
+function undone(now: Layers, steps: readonly Transition[], cache: PatternCache): StepState[] {
+  return steps.map((t) => ({
+    layers: { ...now, [t.layer]: now[t.layer].replacing([t.name], t.before, cache) },
+    unreported: { user: t.layer === 'user', operator: t.layer === 'operator' },
+  }));
+}
+
 export class SequenceDriver {
   /** One per step, in order. */
   readonly simulations: readonly Simulation[];
   readonly #touched: (o: InventoryObject) => readonly number[];
   /** Per step: whether its objects are fed without the broker's report of each layer. */
-  readonly #unreported: readonly Readonly<Record<PolicyLayer, boolean>>[];
+  readonly #unreported: readonly Unreported[];
 
   constructor(input: SequenceInput) {
     const cache = input.cache ?? new PatternCache();
-    const { version } = input;
-    let layers = {
-      user: new PolicyIndex(input.user, version, cache),
-      operator: new PolicyIndex(input.operator, version, cache),
-    };
-    const changed = { user: false, operator: false };
-    const simulations: Simulation[] = [];
-    const unreported: Record<PolicyLayer, boolean>[] = [];
-    for (const t of input.steps) {
-      simulations.push(
-        new Simulation({
-          version,
-          user: layers.user,
-          operator: layers.operator,
-          change: { action: actionOf(t), layer: t.layer, before: t.before, after: t.after },
-          cache,
-        }),
-      );
-      unreported.push({ ...changed });
-      const next = layers[t.layer].replacing([t.before?.name, t.after?.name], t.after, cache);
-      layers = { ...layers, [t.layer]: next };
-      changed[t.layer] = true;
-    }
-    this.simulations = simulations;
-    this.#unreported = unreported;
-    this.#touched = touchIndex(input.steps, version, cache);
+    const { version, steps } = input;
+    const index = (layer: Layer) =>
+      layer instanceof PolicyIndex ? layer : new PolicyIndex(layer, version, cache);
+    const now = { user: index(input.user), operator: index(input.operator) };
+    const states = input.made
+      ? undone(now, steps, cache)
+      : chained(now, steps, input.unreported ?? { user: false, operator: false }, cache);
+    this.simulations = steps.map((t, i) => {
+      const { layers } = states[i] as StepState;
+      return new Simulation({
+        version,
+        user: layers.user,
+        operator: layers.operator,
+        change: { action: actionOf(t), layer: t.layer, before: t.before, after: t.after },
+        cache,
+      });
+    });
+    this.#unreported = states.map((s) => s.unreported);
+    this.#touched = touchIndex(steps, version, cache);
   }
 
   /** The steps that may reach this object. */
@@ -81,23 +124,37 @@ export class SequenceDriver {
   add(o: InventoryObject): boolean {
     const reach = this.#touched(o);
     if (reach.length === 0) return false;
-    const variants = new Map<string, InventoryObject>();
-    for (const i of reach) {
+    this.addTo(o, reach);
+    return true;
+  }
+
+  /**
+   * Feeds the object to these steps (those that may reach it, known already), each without the
+   * reports of the layers it reads by the engine: one copy per combination of those layers.
+   */
+  addTo(o: InventoryObject, steps: readonly number[]): void {
+    // Indexed by the layers read by the engine (1: user, 2: operator); most objects need one.
+    const variants: (InventoryObject | undefined)[] = [];
+    for (const i of steps) {
       const u = this.#unreported[i];
       if (!u) continue;
-      const key = `${u.user}${u.operator}`;
-      let v = variants.get(key);
+      const slot = (u.user ? 1 : 0) + (u.operator ? 2 : 0);
+      let v = variants[slot];
       if (!v) {
-        v = {
-          ...o,
-          ...(u.user ? { policy: undefined } : {}),
-          ...(u.operator ? { operatorPolicy: undefined } : {}),
-        };
-        variants.set(key, v);
+        const user = u.user && o.policy !== undefined;
+        const operator = u.operator && o.operatorPolicy !== undefined;
+        v =
+          user || operator
+            ? {
+                ...o,
+                ...(user ? { policy: undefined } : {}),
+                ...(operator ? { operatorPolicy: undefined } : {}),
+              }
+            : o;
+        variants[slot] = v;
       }
       this.simulations[i]?.add(v);
     }
-    return true;
   }
 }
 

@@ -1,10 +1,7 @@
 import { settleSimulation } from '../patterns/resolveRead.ts';
-import { actionOf, type Transition } from '../policy/compare.ts';
-import { PatternCache } from '../policy/pattern.ts';
-import { PolicyIndex } from '../policy/policyIndex.ts';
-import type { InventoryObject, SimulationResult } from '../policy/simulate.ts';
-import { Simulation } from '../policy/simulate.ts';
-import { touchIndex } from '../policy/touch.ts';
+import type { Transition } from '../policy/compare.ts';
+import { SequenceDriver } from '../policy/sequence.ts';
+import type { SimulationResult } from '../policy/simulate.ts';
 import { type ImpactSummary, type PreviewObject, withImpact } from '../preview/impact.ts';
 import { SUMMARY_NAMES } from '../preview/summary.ts';
 import { type InventorySource, openInventory } from '../rabbit/inventory.ts';
@@ -34,7 +31,8 @@ export interface ChangeEffect extends SimulationResult {
 
 /**
  * What each change of one vhost did, from ONE listing of its objects: a simulation per change
- * (each on the state before it, as effectOfChange), all fed by the same pass over the listing.
+ * (each on the state before it, as effectOfChange), all fed by the same pass over the listing
+ * (the sequence driver's, src/policy/sequence.ts, for changes already made).
  * A burst of 300 changes over 100,000 queues reads the queues once, not 300 times.
  */
 export async function effectsOfChanges(
@@ -61,48 +59,23 @@ export async function effectsOfChanges(
     ...(withoutReportedPolicies ? { keepLive: () => keep } : {}),
   });
   // Every simulation reads the same vhost's patterns: each compiled once for the burst, not once
-  // per change and layer (30 changes over 1,000 policies compiled 90,000; bench/outside).
-  const cache = new PatternCache();
-  // And each layer indexed once: a change's before is the listed layer with its policy put back
-  // as it was (its after taken out), read through that index, not 1,000 policies filed per change.
-  const now = {
-    user: new PolicyIndex(inventory.user, inventory.version, cache),
-    operator: new PolicyIndex(inventory.operator, inventory.version, cache),
-  };
-  const before = (t: Transition) => now[t.layer].replacing([t.name], t.before, cache);
-  const simulations = changes.map((t) => {
-    const user = t.layer === 'user' ? before(t) : now.user;
-    const operator = t.layer === 'operator' ? before(t) : now.operator;
-    return new Simulation({
-      version: inventory.version,
-      user,
-      operator,
-      change: { action: actionOf(t), layer: t.layer, before: t.before, after: t.after },
-      cache,
-    });
+  // per change and layer (30 changes over 1,000 policies compiled 90,000; bench/outside). And each
+  // layer indexed once: a change's before is the listed layer with its policy put back as it was
+  // (its after taken out), read through that index, not 1,000 policies filed per change. The
+  // changed layer's reported policy is already the after: the engine reads both sides.
+  const driver = new SequenceDriver({
+    version: inventory.version,
+    user: inventory.user,
+    operator: inventory.operator,
+    steps: changes,
+    made: true,
   });
-  // The changed layer's reported policy is already the after: the engine reads both sides.
-  const layers = changes.map((t) => t.layer);
-  const touched = touchIndex(changes, inventory.version, cache);
   const exchanges = new Set<string>();
   await inventory.each((o) => {
     if (o.kind === 'exchange') exchanges.add(o.name);
-    const reach = touched(o);
-    reachedLast = reach.length === 0 ? undefined : o.name;
-    if (reach.length === 0) return;
-    // Copied only for the layers the object's changes are in, and only when it reports one.
-    let withoutUser: InventoryObject | undefined;
-    let withoutOperator: InventoryObject | undefined;
-    for (const i of reach) {
-      if (layers[i] === 'user') {
-        withoutUser ??= o.policy === undefined ? o : { ...o, policy: undefined };
-        simulations[i]?.add(withoutUser);
-      } else {
-        withoutOperator ??= o.operatorPolicy === undefined ? o : { ...o, operatorPolicy: undefined };
-        simulations[i]?.add(withoutOperator);
-      }
-    }
+    reachedLast = driver.add(o) ? o.name : undefined;
   });
+  const simulations = driver.simulations;
   await Promise.all(simulations.map((s) => settleSimulation(s)));
   const reading = await inventory.live();
   return simulations.map((s) => {

@@ -1,4 +1,5 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
+import type { Observation } from '../audit/observed.ts';
 import type { ChangeEntry, ChangeRecord } from '../audit/types.ts';
 import type { Logger } from '../log.ts';
 import type { PolicyAddress } from '../policy/compare.ts';
@@ -6,6 +7,14 @@ import { actionOf, canonical, samePolicy } from '../policy/compare.ts';
 import { buildPolicySet, resolve } from '../policy/resolve.ts';
 import type { Policy } from '../policy/types.ts';
 import { isRabbitError } from '../rabbit/index.ts';
+import {
+  type EarlyReads,
+  type Prepared,
+  preparedOf,
+  prepareOne,
+  stalePreview,
+  verifyObjects,
+} from './applyOne.ts';
 import type { WorkflowBroker } from './broker.ts';
 import {
   type SetCursor,
@@ -13,23 +22,31 @@ import {
   type SetStep,
   type StepState,
   stepKey,
+  stepsOf,
   transitionOf,
   undoOf,
 } from './changeSet.ts';
+import { refusalSentence, type WorkflowRefusal } from './errors.ts';
+import { type ObserveOptions, observeAfterWrite } from './observe.ts';
+import type { ApplyJobData } from './queue.ts';
 import { approvalsOf } from './rules.ts';
 import type { RecordingServices } from './services.ts';
 import type { ChangeRequest, Failure } from './types.ts';
 
 /**
- * The apply of a change set, as BullMQ's "process step jobs": the job's data holds the cursor
- * (`SetCursor`: the phase, how many steps are written, how many of them undone), saved with
- * `job.updateData` after every write, so a retry, a restart or another replica goes on from the
- * step after the last one written and never writes a step twice.
+ * The apply of every approved request's writes, as BullMQ's "process step jobs": its steps
+ * (`stepsOf`: a change set's, or a single create, edit or delete as a set of one), the job's data
+ * holding the cursor (`SetCursor`: the phase, how many steps are written, how many of them undone),
+ * saved with `job.updateData` after every write, so a retry, a restart or another replica goes on
+ * from the step after the last one written and never writes a step twice.
  *
- *   writing      before step k: every policy the set touches is read; the steps before k must be
+ *   writing      a single change first passes its guard (applyOne.ts: re-read, fresh preview,
+ *                `loss-grew`; what it found saved in the job's data before the write). Before
+ *                step k: every policy the set touches is read; the steps before k must be
  *                as written, the others as planned (step k as planned, or as written by a try that
  *                stopped before it saved the cursor: then it is not written again). Anything else:
- *                stale. Step k written; the cursor saved; then, before step k+1, the queues the
+ *                stale. Just before the first write, an environment become read-only refuses it.
+ *                Step k written; the cursor saved; then, before step k+1, the queues the
  *                step's patterns find polled until each reports the policy the broker's rule gives
  *                it now (a deadline; never a sleep on hope).
  *   rolling-back a write that failed for good (a 4xx, the last try), a set gone stale, or a step
@@ -38,8 +55,10 @@ import type { ChangeRequest, Failure } from './types.ts';
  *                cannot finish (the broker gone) waits and tries again, for as long as it takes,
  *                without spending the job's tries; the request's `setProgress` (and so its
  *                message) says meanwhile which policies are written, undone, as planned.
- *   finished     in one place (`finish`): the audit records (each step, each undo, with `set`),
- *                then the request applied, or failed / stale saying what was written and undone.
+ *   finished     in one place (`finish`): the audit records (a single change's one record, with
+ *                its verification and observed messages; a set's, each step and each undo, with
+ *                `set`), then the request applied, or failed / stale saying what was written and
+ *                undone (a single change gone stale: with a fresh preview for the Notifier).
  */
 
 /**
@@ -61,8 +80,12 @@ export interface ApplySetDeps extends RecordingServices {
   readonly verifyDeadlineMs: number;
   /** How long a rollback that could not finish waits before it tries again (doubled, at most a minute). */
   readonly rollbackRetryMs: number;
-  /** Told once the set's records are appended, before it is marked applied (a time box scheduled: applyJob.ts). */
+  /** Told once the records are appended, before the request is marked applied (a time box scheduled: src/bot.ts). */
   readonly onRecorded?: (request: ChangeRequest, record: ChangeRecord) => Promise<void>;
+  /** How a single change's queues are watched after its write, for the audit's `observed` (observe.ts). */
+  readonly observe: ObserveOptions;
+  /** The refusal of rules.ts for writing in `env` now, or null: asked again just before the first write. */
+  readonly closed: (env: string) => WorkflowRefusal | null;
 }
 
 const POLL_MS = 250;
@@ -115,75 +138,104 @@ export class ApplySet {
     private readonly broker: WorkflowBroker,
   ) {}
 
+  /**
+   * Applies the request's steps (`stepsOf`: a single change is a set of one) from the cursor in
+   * the job's data. `early`: the single change's reads the job began before it moved the request
+   * to applying (applyJob.ts).
+   */
   async run(
     job: Job,
     r: ChangeRequest,
-    cursorIn: SetCursor | undefined,
+    data: ApplyJobData,
     token: string | undefined,
     log: Logger,
+    early?: EarlyReads,
   ) {
-    const steps = r.set?.steps ?? [];
-    let c: SetCursor = cursorIn ?? START;
+    const steps = stepsOf(r);
+    const one = !r.set;
+    let c: SetCursor = data.set ?? START;
+    let prepared = preparedOf(data);
     const save = async (next: SetCursor) => {
       c = next;
-      await job.updateData({ requestId: r.id, set: c });
+      await job.updateData({ ...prepared, requestId: r.id, set: c });
     };
+    const stop = (because: NonNullable<SetCursor['because']>) =>
+      save({ ...c, phase: 'rolling-back', because });
     while (c.phase === 'writing' && c.written < steps.length) {
       const k = c.written;
       const step = steps[k] as SetStep;
-      const read = await readTouched(this.broker, steps);
-      const states = standing(steps, read.policy);
+      let read: Awaited<ReturnType<typeof readTouched>> | undefined;
+      let states: StepState[];
+      try {
+        if (one) {
+          // A single change's guard before its write (its approvers saw a preview of it): its
+          // re-read is the step's, so its one policy is not listed again (applyOne.ts).
+          const ready = await prepareOne(r, this.broker, prepared, this.deps.now(), early);
+          early = undefined; // a try's reads, once
+          if (ready.kind === 'stale') {
+            log.warn({ why: ready.code }, 'not applied: stale');
+            await stop({ kind: 'stale', step: 0, code: ready.code, message: STALE_WHY[ready.code] });
+            break;
+          }
+          if (ready.kind === 'prepared') {
+            prepared = ready.prepared;
+            await save(c);
+          }
+          states = [ready.kind === 'written' ? 'written' : 'as-planned'];
+        } else {
+          read = await readTouched(this.broker, steps);
+          states = standing(steps, read.policy);
+        }
+      } catch (err) {
+        if (!isFinal(job, err)) throw err; // the queue tries again
+        await stop({ kind: 'failed', step: k, ...failureOf(err) });
+        break;
+      }
       const off = states.findIndex((s, i) =>
         i < k ? s !== 'written' : i > k ? s !== 'as-planned' : s === 'unknown',
       );
       if (off >= 0) {
         const s = steps[off] as SetStep;
         log.warn({ step: off, policy: s.name }, 'set stale: a policy it touches is not as planned');
-        await save({
-          ...c,
-          phase: 'rolling-back',
-          because: {
-            kind: 'stale',
-            step: off,
-            code: 'policy-changed',
-            message: `${s.name} in ${s.vhost} is not as planned (changed outside this request)`,
-          },
+        await stop({
+          kind: 'stale',
+          step: off,
+          code: 'policy-changed',
+          message: `${s.name} in ${s.vhost} is not as planned (changed outside this request)`,
         });
         break;
       }
       if (states[k] !== 'written') {
-        await this.deps.announceWrite(r.env, step, transitionOf(step).after, r.id);
+        // Again just before the first write: the mode is the configuration's now, not the job's start's.
+        const closed = k === 0 ? this.deps.closed(r.env) : null;
+        if (closed) {
+          await stop({ kind: 'refused', step: 0, code: closed.code, message: refusalSentence(closed) });
+          break;
+        }
         try {
+          await this.deps.announceWrite(r.env, step, transitionOf(step).after, r.id);
           await writeStep(this.broker, step);
         } catch (err) {
-          const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-          if (!last && !(isRabbitError(err) && !err.isRetryable)) throw err; // the queue tries again
-          await save({
-            ...c,
-            phase: 'rolling-back',
-            because: { kind: 'failed', step: k, ...failureOf(err) },
-          });
+          if (!isFinal(job, err)) throw err; // the queue tries again
+          await stop({ kind: 'failed', step: k, ...failureOf(err) });
           break;
         }
       }
       await save({ ...c, written: k + 1, writtenAt: [...c.writtenAt, this.deps.now().toISOString()] });
-      log.info({ step: k, of: steps.length, policy: step.name }, 'set: step written');
+      log.info({ step: k, of: steps.length, policy: step.name, action: actionOf(step) }, 'step written');
       // The next write waits until the broker runs this one: its safety was planned on it.
-      if (k + 1 < steps.length && !(await this.takenUp(steps.slice(0, k + 1), step, read))) {
-        await save({
-          ...c,
-          phase: 'rolling-back',
-          because: {
-            kind: 'not-taken-up',
-            step: k,
-            code: 'not-taken-up',
-            message: `the broker did not report ${step.name} on its queues within ${this.deps.verifyDeadlineMs} ms`,
-          },
+      // (A set of one has no next write, and so no listing `read`.)
+      if (read && k + 1 < steps.length && !(await this.takenUp(steps.slice(0, k + 1), step, read))) {
+        await stop({
+          kind: 'not-taken-up',
+          step: k,
+          code: 'not-taken-up',
+          message: `the broker did not report ${step.name} on its queues within ${this.deps.verifyDeadlineMs} ms`,
         });
       }
     }
     if (c.phase === 'rolling-back') await this.rollBack(job, r, steps, c, save, token, log);
-    await this.finish(r, steps, c, log);
+    await this.finish(r, steps, c, prepared, job.attemptsMade + 1, log);
   }
 
   /**
@@ -318,58 +370,117 @@ export class ApplySet {
     if (moved.kind === 'ok') await this.deps.notify.stateChanged(moved.request);
   }
 
-  /** Finished in one place: the records, then the request's last state. */
-  private async finish(r: ChangeRequest, steps: readonly SetStep[], c: SetCursor, log: Logger) {
+  /**
+   * Finished in one place: the records, then the request's last state. A single change's record
+   * is the one users know (`a-` + its id, the objects its fresh preview found, whether they report
+   * it, what its queues' messages did); a set's, one per step and one per undo, each with `set`.
+   */
+  private async finish(
+    r: ChangeRequest,
+    steps: readonly SetStep[],
+    c: SetCursor,
+    prepared: Prepared,
+    attempts: number,
+    log: Logger,
+  ) {
+    const one = !r.set;
+    const at = this.deps.now().toISOString();
     const records: ChangeRecord[] = [];
-    for (let i = 0; i < c.written; i++) {
-      records.push(
-        await this.deps.audit.append(stepEntry(r, steps, i, c.writtenAt[i] ?? c.writtenAt.at(-1) ?? '')),
-      );
+    let verification: NonNullable<ChangeRequest['verification']> = {
+      matched: true,
+      mismatches: [],
+      unchecked: 0,
+    };
+    if (one && c.phase === 'writing') {
+      verification = await verifyObjects(r, prepared.objects ?? [], this.broker, this.deps.verifyDeadlineMs);
+      // A job saved before the bot watched the messages has no plan: its record has no `observed`.
+      const observed =
+        prepared.watch &&
+        (await observeAfterWrite(
+          this.broker,
+          r.vhost,
+          prepared.watch,
+          new Date(prepared.writtenAt ?? at),
+          this.deps.observe,
+        ));
+      records.push(await this.deps.audit.append(oneEntry(r, prepared, verification.matched, observed, at)));
+    } else {
+      for (let i = 0; i < c.written; i++)
+        records.push(
+          await this.deps.audit.append(stepEntry(r, steps, i, c.writtenAt[i] ?? c.writtenAt.at(-1) ?? at)),
+        );
+      for (let n = 0; n < c.undone; n++) {
+        const i = c.written - 1 - n;
+        records.push(await this.deps.audit.append(undoEntry(r, steps, i, c.undoneAt[n] ?? at)));
+      }
     }
-    for (let n = 0; n < c.undone; n++) {
-      const i = c.written - 1 - n;
-      records.push(await this.deps.audit.append(undoEntry(r, steps, i, c.undoneAt[n] ?? '')));
-    }
-    const setProgress = progressOf(steps.length, c, undefined, this.deps.now());
+    // A single change's message has no steps to show.
+    const progress = one ? {} : { setProgress: progressOf(steps.length, c, undefined, this.deps.now()) };
     if (c.phase === 'writing') {
       const last = records.at(-1);
+      // Before the move to applied: a retry after a crash here calls it again (idempotent callers).
       if (last) await this.deps.onRecorded?.(r, last);
       const moved = await this.deps.store.transition(r.id, {
         move: 'finish',
-        set: {
-          appliedAt: this.deps.now().toISOString(),
-          ...(last ? { auditId: last.id } : {}),
-          setProgress,
-          verification: { matched: true, mismatches: [], unchecked: 0 },
-        },
+        set: { appliedAt: last?.at ?? at, ...(last ? { auditId: last.id } : {}), ...progress, verification },
       });
       if (moved.kind !== 'ok') return;
-      log.info({ steps: steps.length }, 'set applied and recorded');
+      log.info(
+        { steps: steps.length, auditId: last?.id, matched: verification.matched },
+        'applied and recorded',
+      );
       await this.deps.notify.stateChanged(moved.request);
       if (last) await this.deps.notify.applied(moved.request, last);
       return;
     }
     const because = c.because;
-    const stale = because?.kind === 'stale';
+    if (because?.kind === 'stale') {
+      const moved = await this.deps.store.transition(r.id, {
+        move: 'markStale',
+        set: { staleBecause: because.code === 'loss-grew' ? 'loss-grew' : 'policy-changed', ...progress },
+      });
+      if (moved.kind !== 'ok') return;
+      log.warn({ written: c.written, undone: c.undone, because }, 'stale; what was written rolled back');
+      await this.deps.notify.stateChanged(moved.request);
+      if (one) await this.deps.notify.stale(moved.request, await stalePreview(r, this.broker, log));
+      return;
+    }
+    // A single change says the broker's reason alone; a set, how far it got too.
     const failure: Failure = {
       code: because?.code ?? 'internal',
-      message: `${because?.message ?? 'the set was rolled back'}: ${c.written} of ${steps.length} steps written, ${c.undone} rolled back`,
+      message:
+        one && because
+          ? because.message
+          : `${because?.message ?? 'the set was rolled back'}: ${c.written} of ${steps.length} steps written, ${c.undone} rolled back`,
       ...(because?.status !== undefined ? { status: because.status } : {}),
-      attempts: 1,
-      at: this.deps.now().toISOString(),
+      attempts: one ? attempts : 1,
+      at,
     };
     const moved = await this.deps.store.transition(r.id, {
-      move: stale ? 'markStale' : 'fail',
-      set: stale ? { staleBecause: 'policy-changed', setProgress } : { failure, setProgress },
+      // Refused: the environment took no writes before the first one (rules.ts); else the write failed.
+      move: because?.kind === 'refused' ? 'refuse' : 'fail',
+      set: { failure, ...progress },
     });
     if (moved.kind !== 'ok') return;
-    log.warn({ written: c.written, undone: c.undone, because }, 'set rolled back');
+    log.warn({ written: c.written, undone: c.undone, because }, 'not applied; what was written rolled back');
     await this.deps.notify.stateChanged(moved.request);
-    if (!stale) await this.deps.notify.failed(moved.request);
+    await this.deps.notify.failed(moved.request);
   }
 }
 
-function failureOf(err: unknown): { code: string; message: string; status?: number } {
+const STALE_WHY = {
+  'policy-changed': 'the policy is not as approved (changed outside this request)',
+  'loss-grew': 'the change would now remove more than its approval accepted',
+} as const;
+
+/** Final: a 4xx, a change the broker now refuses, or the last try; anything else may pass. */
+export function isFinal(job: Job, err: unknown): boolean {
+  const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+  return last || err instanceof UnrecoverableError || (isRabbitError(err) && !err.isRetryable);
+}
+
+/** What a failure says: the broker's code and reason, `refused` for a change it now refuses, else `internal`. */
+export function failureOf(err: unknown): { code: string; message: string; status?: number } {
   if (isRabbitError(err))
     return {
       code: err.code,
@@ -389,6 +500,9 @@ function progressOf(size: number, c: SetCursor, retrying: string | undefined, no
   };
 }
 
+/** A step's record id: a single change's is the request's (`a-` + its id), a set's adds the step's place. */
+const entryId = (r: ChangeRequest, i: number) => (r.set ? `a-${r.id}-${i}` : `a-${r.id}`);
+
 function baseEntry(r: ChangeRequest, steps: readonly SetStep[], i: number) {
   const step = steps[i] as SetStep;
   return {
@@ -402,9 +516,19 @@ function baseEntry(r: ChangeRequest, steps: readonly SetStep[], i: number) {
     requestedAt: r.createdAt,
     ...(r.decision ? { approvedAt: r.decision.at } : {}),
     ...breakGlassOf(r),
-    set: { id: r.id, index: i, size: steps.length },
+    ...(r.set ? { set: { id: r.id, index: i, size: steps.length } } : {}),
     objects: [],
     unpredictable: 0,
+  };
+}
+
+/** What a step's record says it did: a set's step its own action; a single change as it was asked for (a revert, or the create, edit or delete filed). */
+function actionEntry(r: ChangeRequest, step: SetStep): Pick<ChangeEntry, 'action' | 'revertOf'> {
+  if (r.set)
+    return step.revertOf ? { action: 'revert', revertOf: step.revertOf } : { action: actionOf(step) };
+  return {
+    action: r.action === 'import' ? actionOf(step) : r.action,
+    ...(r.revertOf ? { revertOf: r.revertOf } : {}),
   };
 }
 
@@ -412,13 +536,30 @@ function stepEntry(r: ChangeRequest, steps: readonly SetStep[], i: number, at: s
   const step = steps[i] as SetStep;
   return {
     ...baseEntry(r, steps, i),
-    id: `a-${r.id}-${i}`,
+    id: entryId(r, i),
     at,
     appliedAt: at,
-    ...(step.revertOf ? { action: 'revert' as const, revertOf: step.revertOf } : { action: actionOf(step) }),
+    ...actionEntry(r, step),
     before: step.before,
     after: step.after,
     ...(i === 0 && r.preview.summary.impact ? { impact: r.preview.summary.impact.totals } : {}),
+  };
+}
+
+/** A single change's record: its step's, with what its fresh preview found and the broker then showed. */
+function oneEntry(
+  r: ChangeRequest,
+  prepared: Prepared,
+  matchedPreview: boolean,
+  observed: Observation | undefined,
+  at: string,
+): ChangeEntry {
+  return {
+    ...stepEntry(r, stepsOf(r), 0, at),
+    objects: prepared.objects ?? [],
+    unpredictable: prepared.unpredictable ?? 0,
+    matchedPreview,
+    ...(observed ? { observed } : {}),
   };
 }
 
@@ -426,11 +567,11 @@ function undoEntry(r: ChangeRequest, steps: readonly SetStep[], i: number, at: s
   const step = steps[i] as SetStep;
   return {
     ...baseEntry(r, steps, i),
-    id: `a-${r.id}-${i}-undo`,
+    id: `${entryId(r, i)}-undo`,
     at,
     appliedAt: at,
     action: 'revert',
-    revertOf: `a-${r.id}-${i}`,
+    revertOf: entryId(r, i),
     before: step.after,
     after: step.before,
   };

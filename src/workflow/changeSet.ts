@@ -88,7 +88,7 @@ export function undoOf(step: SetStep): SetStep {
 export const stepKey = (s: Pick<SetStep, 'layer' | 'vhost' | 'name'>) =>
   JSON.stringify([s.layer, s.vhost, s.name]);
 
-/** A set's apply job's cursor (its data, saved after each step): see applySet.ts. */
+/** The apply job's cursor (its data, saved after each step; a single change's too): see applySet.ts. */
 export const SetCursorSchema = z.object({
   phase: z.enum(['writing', 'rolling-back']),
   /** Steps written, from the first (0..written-1). */
@@ -102,7 +102,8 @@ export const SetCursorSchema = z.object({
   /** Why the set is rolled back. */
   because: z
     .object({
-      kind: z.enum(['failed', 'stale', 'not-taken-up']),
+      /** `refused`: the environment became read-only before the first write (rules.ts `environmentRefusal`). */
+      kind: z.enum(['failed', 'stale', 'not-taken-up', 'refused']),
       /** The step it happened at (its index). */
       step: z.number().int().min(0),
       code: z.string(),

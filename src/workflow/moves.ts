@@ -7,15 +7,13 @@ import type { RequestState } from './types.ts';
  * ("A request's life") lists the same table, and test/unit/workflow-moves.test.ts holds the two
  * together.
  *
- * Filed, a request is `pending`. Then:
+ * Filed, a request is `pending`. Then (each arrow a move of MOVES, by its name; the unit test
+ * holds this drawing to the table):
  *
- *   pending --approve (the last approval needed) / breakGlass / approveWithChange--> approved
- *   pending --reject--> rejected          pending --expire (its deadline)--> expired
- *   approved --start--> applying --finish--> applied
- *                                |--fail--> failed       (a 4xx, or retries exhausted)
- *                                |--markStale--> stale   (the broker is not what was approved)
- *                                '--progress--> applying (a set's progress, the state kept)
- *   approved or applying --refuse--> failed              (the environment takes no writes now)
+ *   pending --approve, breakGlass, approveWithChange--> approved --start--> applying --finish--> applied
+ *   pending --reject--> rejected             applying --fail--> failed
+ *   pending --expire--> expired              applying --markStale--> stale
+ *   applying --progress--> applying          approved, applying --refuse--> failed
  */
 
 /** How a move out of `pending` treats the request's deadline (`expiresAt`). */
@@ -66,4 +64,9 @@ export type MoveName = keyof typeof MOVES;
 /** The move of that name; undefined for any other string (a caller cannot make up a move). */
 export function moveNamed(name: string): Move | undefined {
   return Object.hasOwn(MOVES, name) ? MOVES[name as MoveName] : undefined;
+}
+
+/** Whether the move `name` may leave from `state` (a caller asking before it tries; the store decides). */
+export function leavesFrom(name: MoveName, state: RequestState): boolean {
+  return (MOVES[name].from as readonly RequestState[]).includes(state);
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { replicated } from '../replication.ts';
 import type { Freeze } from './freeze.ts';
-import { MOVES, type Move, type MoveName, moveNamed } from './moves.ts';
+import { leavesFrom, MOVES, type Move, type MoveName, moveNamed } from './moves.ts';
 import { approvalsNeeded, awaitsReview, REVIEWED_IN } from './rules.ts';
 import {
   type Approval,
@@ -50,6 +50,9 @@ import {
 /** Lua: a string literal of `s` (the states are plain words, checked by the schema). */
 const lua = (s: string) => `'${s}'`;
 
+/** Lua: whether the script's `state` is one of `states`. */
+const stateIn = (states: readonly string[]) => states.map((s) => `state == ${lua(s)}`).join(' or ');
+
 /**
  * Lua, inside a script on KEYS[1] (the request) and KEYS[2] (the open set) that holds the
  * request's `state`: where the `expire` move may leave from it and the deadline has passed at
@@ -57,7 +60,7 @@ const lua = (s: string) => `'${s}'`;
  * `expired`.
  */
 const expireIfDue = (nowMs: string, nowIso: string) => `
-  if ${MOVES.expire.from.map((s) => `state == ${lua(s)}`).join(' or ')} then
+  if ${stateIn(MOVES.expire.from)} then
     local deadline = tonumber(redis.call('HGET', KEYS[1], 'expiresAt'))
     if deadline and tonumber(${nowMs}) >= deadline then
       redis.call('HSET', KEYS[1], 'state', ${lua(MOVES.expire.to)}, 'updatedAt', ${nowIso})
@@ -73,7 +76,7 @@ const expireIfDue = (nowMs: string, nowIso: string) => `
  */
 const checksOf = (move: Move, nowMs: string, nowIso: string) => `
 ${move.deadline === 'refuse' ? expireIfDue(nowMs, nowIso) : ''}
-if not (${move.from.map((s) => `state == ${lua(s)}`).join(' or ')}) then return {'moved', state} end
+if not (${stateIn(move.from)}) then return {'moved', state} end
 `;
 
 // Any move of MOVES. KEYS: request, open set. ARGV: the move's from-states (comma list), its
@@ -132,6 +135,16 @@ ${checksOf(MOVES.breakGlass, 'ARGV[1]', 'ARGV[2]')}
 redis.call('HSET', KEYS[1], 'state', ${lua(MOVES.breakGlass.to)}, 'breakGlass', ARGV[3], 'updatedAt', ARGV[2])
 redis.call('ZADD', KEYS[3], ARGV[4], KEYS[1])
 return {'approved'}
+`;
+
+// A freeze's hold. KEYS: request. ARGV: the freeze (JSON). Only a request waiting for its `start`
+// move is held, and marked once per freeze.
+const HOLD = `
+local state = redis.call('HGET', KEYS[1], 'state')
+if not (${stateIn(MOVES.start.from)}) then return 0 end
+if redis.call('HGET', KEYS[1], 'held') == ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'held', ARGV[1])
+return 1
 `;
 
 /**
@@ -375,7 +388,7 @@ export class RequestStore {
   async duePending(): Promise<string[]> {
     const now = this.#now().getTime();
     return (await this.listOpen())
-      .filter((r) => r.state === 'pending' && Date.parse(r.expiresAt) <= now)
+      .filter((r) => leavesFrom('expire', r.state) && Date.parse(r.expiresAt) <= now)
       .map((r) => r.id);
   }
 
@@ -385,7 +398,7 @@ export class RequestStore {
     return (await this.listOpen()).filter((r) => {
       const created = Date.parse(r.createdAt);
       const half = created + (Date.parse(r.expiresAt) - created) / 2;
-      return r.state === 'pending' && r.remindedAt === undefined && now >= half;
+      return leavesFrom('approve', r.state) && r.remindedAt === undefined && now >= half;
     });
   }
 
@@ -395,12 +408,7 @@ export class RequestStore {
    */
   async hold(id: string, freeze: Freeze): Promise<boolean> {
     const held = JSON.stringify(freeze);
-    const done = await this.#redis.eval(
-      "if redis.call('HGET', KEYS[1], 'state') ~= 'approved' or redis.call('HGET', KEYS[1], 'held') == ARGV[1] then return 0 end redis.call('HSET', KEYS[1], 'held', ARGV[1]) return 1",
-      1,
-      this.#key(id),
-      held,
-    );
+    const done = await this.#redis.eval(HOLD, 1, this.#key(id), held);
     if (done === 1) await this.#replicated(`request ${id} held`);
     return done === 1;
   }
@@ -504,7 +512,9 @@ export class RequestStore {
 
   /** Requests approved but not finished: the apply job must exist for each (restart, lost enqueue). */
   async unfinished(): Promise<ChangeRequest[]> {
-    return (await this.listOpen()).filter((r) => r.state === 'approved' || r.state === 'applying');
+    return (await this.listOpen()).filter(
+      (r) => leavesFrom('start', r.state) || leavesFrom('finish', r.state),
+    );
   }
 
   /** Where the request message was posted. Not a state change: any state may take it. */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FreezeRecord } from '../audit/types.ts';
 import type { Freeze } from './freeze.ts';
+import { leavesFrom } from './moves.ts';
 import { approvalOrder, waitsItsTurn } from './rules.ts';
 import type { RequestStore } from './store.ts';
 import type { ApplyQueue, ChangeRequest } from './types.ts';
@@ -43,7 +44,7 @@ export async function releaseHeld(
   env: string,
 ): Promise<number> {
   const held = (await store.unfinished())
-    .filter((r) => r.env === env && r.state === 'approved' && r.held)
+    .filter((r) => r.env === env && leavesFrom('start', r.state) && r.held)
     .sort(approvalOrder);
   for (const r of held) await queue.promote(r.id);
   return held.length;

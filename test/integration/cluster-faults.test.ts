@@ -17,7 +17,7 @@ import { createHealthMonitor } from '../../src/health.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
 import { LabClient } from '../../src/rabbit/lab.ts';
 import type { FileInput } from '../../src/workflow/index.ts';
-import { brokerCredentials, uniqueName, waitFor } from '../support/broker.ts';
+import { brokerCredentials, uniqueName, vhostOnEveryNode, waitFor } from '../support/broker.ts';
 import { CLUSTER, reachable } from '../support/brokers.ts';
 import { runRmq } from '../support/cli.ts';
 import { CLUSTER_WAIT_MS, lockCluster } from '../support/clusterLock.ts';
@@ -91,6 +91,7 @@ describe.skipIf(!up)('a cluster with nodes stopped under the terminal and the bo
     release = await lockCluster();
     admin = new LabClient({ url: urls, ...brokerCredentials() });
     await admin.putVhost(vhost);
+    await vhostOnEveryNode(urls, vhost);
     await admin.putQueue(vhost, 'orders', { kind: 'quorum' });
     await admin.putPolicy('user', policyIn(vhost)('base', '.*', 0, { 'max-length': 5000 }, 'queues'));
     fx = workflowFixture(admin);

@@ -21,7 +21,7 @@ import { preview } from '../../src/preview/preview.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
 import { LabClient } from '../../src/rabbit/lab.ts';
 import { sleep } from '../../src/retry.ts';
-import { brokerCredentials, uniqueName, waitFor } from '../support/broker.ts';
+import { brokerCredentials, uniqueName, vhostOnEveryNode, waitFor } from '../support/broker.ts';
 import { CLUSTER, reachable } from '../support/brokers.ts';
 import { runRmq } from '../support/cli.ts';
 import { CLUSTER_WAIT_MS, lockCluster } from '../support/clusterLock.ts';
@@ -53,6 +53,7 @@ describe.skipIf(!up)('queues on a stopped cluster node, asked about through node
     release = await lockCluster();
     admin = new LabClient({ url: urls, ...brokerCredentials() });
     await admin.putVhost(vhost);
+    await vhostOnEveryNode(urls, vhost);
     const on3 = new LabClient({ url: node3, ...brokerCredentials() });
     try {
       await on3.putQueue(vhost, 'orders.eu', { kind: 'classic' });

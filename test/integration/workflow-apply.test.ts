@@ -16,6 +16,7 @@ import { startFakeBroker } from '../support/fakeBroker.ts';
 import {
   APPROVER,
   APPROVER_2,
+  policyWritesCounted,
   REQUESTER,
   settled,
   type WorkflowFixture,
@@ -466,6 +467,64 @@ describe.each(up)('apply on $label', (broker) => {
         await fx.worker(admin);
         expect((await settled(wf, request.id)).state).toBe('applied');
         expect(await recordsOf(vhost)).toHaveLength(1);
+      },
+      { client: admin },
+    );
+  });
+
+  it('one apply path: a single change is a set of one, its cursor in the job data; a job saved in the shape before it (no cursor) still applies, never writing twice', async () => {
+    await withVhost(
+      async (vhost) => {
+        await admin.putQueue(vhost, 'a.1', { kind: 'classic' });
+        const wf = fx.workflow();
+        const fields = { pattern: '^a', applyTo: 'all', priority: 0, definition: { 'max-length': 3 } };
+        const { request } = await wf.file(input(vhost, { fields }));
+        // No worker yet: the approval waits in the queue.
+        await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
+        // As a try of the job before this change left it: what it prepared saved in today's
+        // ApplyJobData shape (no `set` cursor), the policy written, then the worker gone.
+        const jobKey = `${fx.keyPrefix}:bull:apply:${request.id}`;
+        const saved = {
+          name: 'a.1',
+          kind: 'classic',
+          before: null,
+          after: 'ttl',
+          lost: {},
+          gained: { 'max-length': 3 },
+          changed: {},
+        };
+        await fx.redis.hset(
+          jobKey,
+          'data',
+          JSON.stringify({
+            requestId: request.id,
+            objects: [saved],
+            unpredictable: 0,
+            watch: { watched: [], unwatched: 0, sampledBefore: null },
+            writtenAt: new Date().toISOString(),
+          }),
+        );
+        await admin.putPolicy('user', { vhost, name: 'ttl', ...fields });
+        const puts: string[] = [];
+        const client = policyWritesCounted(broker, puts);
+        try {
+          await fx.worker(client);
+          const r = await settled(wf, request.id);
+          expect(r.state).toBe('applied');
+          expect(puts).toEqual([]);
+          const records = await recordsOf(vhost);
+          expect(records).toHaveLength(1);
+          // The record as a single change's always was: its id, no `set`, what the try prepared.
+          expect(records[0]).toMatchObject({ id: `a-${request.id}`, action: 'create', objects: [saved] });
+          expect(records[0]?.set).toBeUndefined();
+          expect(r.auditId).toBe(`a-${request.id}`);
+          // The step machinery's cursor, in the job's data beside what was prepared.
+          const data = JSON.parse((await fx.redis.hget(jobKey, 'data')) ?? '{}');
+          expect(data.set).toMatchObject({ phase: 'writing', written: 1, undone: 0 });
+          expect(data.objects).toEqual([saved]);
+        } finally {
+          await client.close();
+        }
       },
       { client: admin },
     );

@@ -76,6 +76,30 @@ export async function waitFor<T>(
   }
 }
 
+/**
+ * Waits until every node of `urls` grants the test user `vhost` (GET /api/permissions 200). A
+ * vhost made through one node of a 4.x cluster (Khepri) is read on another from its own copy,
+ * which may be a moment behind: a queue declared through node 3 right after was refused there
+ * with "Access refused" (seen under load in cluster-node-down).
+ */
+export async function vhostOnEveryNode(urls: readonly string[], vhost: string): Promise<void> {
+  const { user, password } = brokerCredentials();
+  const authorization = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+  for (const url of urls) {
+    await waitFor(
+      async () => {
+        const res = await request(
+          `${url.replace(/\/+$/, '')}/api/permissions/${encodeURIComponent(vhost)}/${encodeURIComponent(user)}`,
+          { headers: { authorization }, headersTimeout: 5_000, bodyTimeout: 5_000 },
+        );
+        await res.body.dump();
+        return res.statusCode === 200;
+      },
+      { what: `${url} to grant ${user} the vhost ${vhost}` },
+    );
+  }
+}
+
 /** `which` once the broker reports the object's policy (statistics lag behind a new queue). */
 export function reportedWhich(client: LabClient, vhost: string, name: string) {
   return waitFor(

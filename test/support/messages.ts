@@ -27,6 +27,11 @@ export interface Messages {
   tryPublish(exchange: string, routingKey: string): Promise<boolean>;
   /** A consumer that takes nothing (prefetch 1, never acks): the queue has a consumer. */
   attach(queue: string): Promise<() => Promise<void>>;
+  /**
+   * The ready messages the queue holds now, from the queue itself (a passive declare): no
+   * statistics, so no lag. For a count that must be read once, after the fact.
+   */
+  count(queue: string): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -47,6 +52,9 @@ export async function messages(broker: TestBroker, vhost: string): Promise<Messa
       } catch {
         return false;
       }
+    },
+    async count(queue) {
+      return (await conn.queueDeclare({ queue, passive: true })).messageCount;
     },
     async attach(queue) {
       let release = () => {};

@@ -91,7 +91,7 @@ describe('the import graph of src/ and commands/', () => {
 
   it('is read whole: every module, with the imports it has', () => {
     expect(graph.size).toBeGreaterThan(100);
-    expect(graph.get('src/workflow/applyJob.ts')).toContain('src/preview/preview.ts');
+    expect(graph.get('src/workflow/applyOne.ts')).toContain('src/preview/preview.ts');
     expect(graph.get('src/cli.ts')).toContain('commands/preview.ts'); // an import()
     expect(graph.get('src/preview/preview.ts')).toContain('src/policy/problem.ts'); // a type import
   });

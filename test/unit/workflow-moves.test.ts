@@ -7,7 +7,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { MOVES, type Move, moveNamed } from '../../src/workflow/moves.ts';
+import { leavesFrom, MOVES, type Move, type MoveName, moveNamed } from '../../src/workflow/moves.ts';
 import { REQUEST_STATES } from '../../src/workflow/types.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -45,9 +45,34 @@ async function sourceFiles(dir: string): Promise<string[]> {
   return out;
 }
 
+/** The arrows of the drawing in moves.ts's header: "from --name--> to" edges, one per from-state and name. */
+async function drawn(): Promise<string[]> {
+  const text = await readFile(join(ROOT, 'src/workflow/moves.ts'), 'utf8');
+  const edges: string[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.includes('-->')) continue;
+    for (const segment of line.replace(/^ \*\s+/, '').split(/ {2,}/)) {
+      const parts = segment.split(/\s*--([\w, ]+?)-->\s*/);
+      for (let i = 0; i + 2 < parts.length; i += 2) {
+        for (const from of (parts[i] ?? '').split(', '))
+          for (const name of (parts[i + 1] ?? '').split(', '))
+            edges.push(`${from} --${name}--> ${parts[i + 2]}`);
+      }
+    }
+  }
+  return edges.sort();
+}
+
 describe('the moves of a change request', () => {
   it('are the table docs/change-requests.md shows, row for row', async () => {
     expect(await documented()).toEqual(MOVES);
+  });
+
+  it('are what the drawing in moves.ts shows, arrow for arrow', async () => {
+    const table = Object.entries(MOVES).flatMap(([name, m]) =>
+      m.from.map((f) => `${f} --${name}--> ${m.to}`),
+    );
+    expect(await drawn()).toEqual(table.sort());
   });
 
   it('leave from and go to request states only, and every state but pending is reached by one', () => {
@@ -57,6 +82,13 @@ describe('the moves of a change request', () => {
     }
     const reached = new Set<string>(Object.values(MOVES).map((m) => m.to));
     expect(REQUEST_STATES.filter((s) => !reached.has(s))).toEqual(['pending']);
+  });
+
+  it('leavesFrom answers from the table, for every move and state', () => {
+    for (const [name, m] of Object.entries(MOVES) as [MoveName, Move][])
+      for (const state of REQUEST_STATES) expect(leavesFrom(name, state)).toBe(m.from.includes(state));
+    expect(leavesFrom('refuse', 'approved') && leavesFrom('refuse', 'applying')).toBe(true);
+    expect(leavesFrom('start', 'applying')).toBe(false);
   });
 
   it('are named: a name not in the table is no move', () => {
