@@ -21,11 +21,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { fileImport, stepsOfPlan } from '../commands/import.ts';
+import { fileImport } from '../commands/import.ts';
 import { readDefinitions } from '../src/definitions/read.ts';
 import { planFile } from '../src/plan/plan.ts';
 import { LabClient } from '../src/rabbit/lab.ts';
-import type { SetStep } from '../src/workflow/changeSet.ts';
+import { plannedSet, type SetStep } from '../src/workflow/changeSet.ts';
 import type { ChangeRequest, Notifier } from '../src/workflow/index.ts';
 import { benchWorkflow } from './benchWorkflow.ts';
 
@@ -156,7 +156,7 @@ async function main() {
       if (!read.ok) throw new Error(read.problem);
       const planned = await planFile(read.file, client, { prune: true });
       if (planned.status !== 'planned') throw new Error(JSON.stringify(planned));
-      return bare(stepsOfPlan(planned.plan));
+      return bare(plannedSet(planned.plan).steps);
     };
 
     // warm-up

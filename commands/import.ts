@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { MAX_FILE_BYTES, readDefinitions } from '../src/definitions/read.ts';
 import { InputError } from '../src/errors.ts';
-import { changeJson, type Plan, type PlanBroker, type PlanStep, planFile } from '../src/plan/plan.ts';
-import { impactTotals } from '../src/policy/impact.ts';
-import type { SetStep } from '../src/workflow/changeSet.ts';
+import { changeJson, type Plan, type PlanBroker, planFile } from '../src/plan/plan.ts';
+import { plannedSet } from '../src/workflow/changeSet.ts';
 import { isWorkflowError } from '../src/workflow/errors.ts';
 import { MAX_TIMEBOX_MS, MIN_TIMEBOX_MS, parseTimeBox } from '../src/workflow/timebox.ts';
 import type { ChangeRequest, Origin, Workflow } from '../src/workflow/types.ts';
@@ -92,20 +91,6 @@ export function parseImport(
   };
 }
 
-/** The set's steps as the workflow stores them: the plan's changes in its order of writing. */
-export function stepsOfPlan(plan: Plan): SetStep[] {
-  const fields = (p: PlanStep['before']) =>
-    p && { pattern: p.pattern, applyTo: p.applyTo, priority: p.priority, definition: p.definition };
-  return plan.changes.map((s) => ({
-    layer: s.layer,
-    vhost: s.vhost,
-    name: s.name,
-    before: fields(s.before),
-    after: fields(s.after),
-    verify: s.verify.map((v) => ({ ...v })),
-  }));
-}
-
 /** `plan` in the `--json` of `import`: the plan's keys (INTERFACE.md §2a) that say what is filed. */
 export function planSummaryJson(plan: Plan) {
   return {
@@ -158,21 +143,11 @@ export async function fileImport(
         `Nothing to change: the broker already has every policy of ${body.source} (${plan.unchanged} unchanged).`,
       ],
     };
-  const transitional = plan.transitional.length
-    ? impactTotals(plan.transitional.map((t) => t.impact))
-    : undefined;
   try {
     const { request } = await deps.workflow.fileSet({
       env: name,
       source: body.source,
-      steps: stepsOfPlan(plan),
-      impact: plan.impact,
-      losing: plan.losing,
-      ...(transitional ? { transitional } : {}),
-      unchanged: plan.unchanged,
-      objects: plan.vhosts.reduce((n, v) => n + v.objects.length, 0),
-      unpredictable: plan.vhosts.reduce((n, v) => n + v.unpredictable.length, 0),
-      brokerVersion: plan.vhosts[0]?.brokerVersion ?? '',
+      ...plannedSet(plan),
       requester: { user: requester, reason: body.reason },
       origin,
       ...(body.breakGlass ? { breakGlass: true } : {}),

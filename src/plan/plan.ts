@@ -223,20 +223,23 @@ function argumentsKept(args: Readonly<Record<string, unknown>>): Readonly<Record
 /** Objects checked after a step: at most this many (the apply job reads each). */
 export const MAX_VERIFY = 50;
 
+/** A vhost's changes against its policies as the plan reads them (a file's: `changesOf`). */
+type ChangesFor = (vhost: string, live: LivePolicies) => ReturnType<typeof changesOf>;
+type LivePolicies = Parameters<typeof changesOf>[1] & { readonly version: Parameters<typeof changesOf>[2] };
+
 async function planVhost(
-  file: DefinitionsFile,
+  changesFor: ChangesFor,
   vhost: string,
   broker: PlanBroker,
   options: PlanOptions,
 ): Promise<VhostAnswer> {
-  const mine = file.policies.filter((p) => p.policy.vhost === vhost);
   let found: ReturnType<typeof changesOf> | undefined;
   let inventory: Awaited<ReturnType<typeof openInventory>>;
   try {
     inventory = await openInventory(broker, vhost, {
       live: true,
       liveFor: (small) => {
-        found = changesOf(mine, small, small.version, vhost, options.prune ?? false);
+        found = changesFor(vhost, small);
         const changed = found.problems.length ? [] : found.changes.flatMap((t) => [t.before, t.after]);
         const policies = changed.flatMap((p) => (p ? [p] : []));
         return {
@@ -261,7 +264,7 @@ async function planVhost(
     return { status: 'not-asked', why: failed.why, ...(detail ? { detail } : {}) };
   }
   const { version, user, operator } = inventory;
-  found ??= changesOf(mine, inventory, version, vhost, options.prune ?? false);
+  found ??= changesFor(vhost, inventory);
   if (found.problems.length) {
     await inventory.cancel();
     return { status: 'refused', problems: found.problems };
@@ -414,16 +417,53 @@ async function planVhost(
 }
 
 /** The plan of the file against the broker, every vhost it names; the first vhost refused or not asked answers for all. */
-export async function planFile(
+export function planFile(
   file: DefinitionsFile,
   broker: PlanBroker,
   options: PlanOptions = {},
 ): Promise<PlanResult> {
+  const changesFor: ChangesFor = (vhost, live) =>
+    changesOf(
+      file.policies.filter((p) => p.policy.vhost === vhost),
+      live,
+      live.version,
+      vhost,
+      options.prune ?? false,
+    );
+  return planVhosts(file.vhosts, changesFor, file.ignored, broker, options);
+}
+
+/**
+ * The plan of changes given whole rather than read from a file (a time-boxed set's revert,
+ * src/workflow/timebox.ts): `changesFor` makes each vhost's from its policies as the plan reads
+ * them; ordered, previewed and their way weighed as a file's are.
+ */
+export function planChanges(
+  vhosts: readonly string[],
+  changesFor: (vhost: string, live: LivePolicies) => Transition[],
+  broker: PlanBroker,
+  options: PlanOptions = {},
+): Promise<PlanResult> {
+  const given: ChangesFor = (vhost, live) => ({
+    changes: changesFor(vhost, live),
+    unchanged: 0,
+    problems: [],
+  });
+  return planVhosts(vhosts, given, {}, broker, options);
+}
+
+async function planVhosts(
+  names: readonly string[],
+  changesFor: ChangesFor,
+  ignored: Plan['ignored'],
+  broker: PlanBroker,
+  options: PlanOptions,
+): Promise<PlanResult> {
   const vhosts: VhostPlan[] = [];
   const problems: string[] = [];
   let offset = 0;
-  for (const vhost of file.vhosts) {
-    const answer = await planVhost(file, vhost, broker, options);
+  for (const vhost of names) {
+    const answer = await planVhost(changesFor, vhost, broker, options);
     if (answer.status === 'not-asked') return answer;
     if (answer.status === 'refused') {
       problems.push(...answer.problems);
@@ -440,7 +480,7 @@ export async function planFile(
     status: 'planned',
     plan: {
       vhosts,
-      ignored: file.ignored,
+      ignored,
       changes: vhosts.flatMap((v) => v.steps),
       unchanged: vhosts.reduce((n, v) => n + v.unchanged, 0),
       impact: impactTotals(objects.map((o) => o.impact)),

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { ImpactTotalsSchema, PolicyFieldsSchema } from '../audit/types.ts';
+import { fieldsOf, type Plan } from '../plan/plan.ts';
 import type { Transition } from '../policy/compare.ts';
-import type { ImpactTotals } from '../policy/impact.ts';
+import { type ImpactTotals, impactTotals } from '../policy/impact.ts';
 import type { Policy } from '../policy/types.ts';
 
 /**
@@ -65,6 +66,36 @@ export function stepsOf(r: {
   return (
     r.set?.steps ?? [{ layer: r.layer, vhost: r.vhost, name: r.policy, before: r.before, after: r.after }]
   );
+}
+
+/**
+ * What a plan (src/plan/plan.ts) gives the filing of its set (`FileSetInput`): the steps in the
+ * plan's order of writing, each with what it verifies, and the figures the approval acknowledges:
+ * the end state's loss and what the states on the way remove besides (`transitional`, summed).
+ */
+export function plannedSet(plan: Plan) {
+  const transitional = plan.transitional.length
+    ? impactTotals(plan.transitional.map((t) => t.impact))
+    : undefined;
+  return {
+    steps: plan.changes.map(
+      (s): SetStep => ({
+        layer: s.layer,
+        vhost: s.vhost,
+        name: s.name,
+        before: fieldsOf(s.before),
+        after: fieldsOf(s.after),
+        verify: s.verify.map((v) => ({ ...v })),
+      }),
+    ),
+    impact: plan.impact,
+    losing: plan.losing,
+    ...(transitional ? { transitional } : {}),
+    unchanged: plan.unchanged,
+    objects: plan.vhosts.reduce((n, v) => n + v.objects.length, 0),
+    unpredictable: plan.vhosts.reduce((n, v) => n + v.unpredictable.length, 0),
+    brokerVersion: plan.vhosts[0]?.brokerVersion ?? '',
+  };
 }
 
 /** The step as a transition of whole policies (null: absent). */

@@ -75,6 +75,11 @@ export type WorkflowRefusal =
   | { readonly code: 'already-reviewed'; readonly by: string; readonly at: string }
   /** The signed payload's user is not a person (a user group's id, `S…`): refused for every act. */
   | { readonly code: 'not-a-user' }
+  /**
+   * A time-boxed set's revert would harm an object on its way in every order of writing (`loss`: in
+   * words), which the approval of the change did not acknowledge (rules.ts `revertWayRefusal`).
+   */
+  | { readonly code: 'revert-loss-on-the-way'; readonly loss: string }
   /** The broker already has exactly this change. */
   | { readonly code: 'nothing-to-do' }
   /** A request filed once per other (a break-glass change's revert, a time box's) was filed already, as `id`. */
@@ -135,6 +140,8 @@ const SENTENCES: { readonly [C in WorkflowErrorCode]: (facts: RefusalOf<C>) => s
     `This change was already reviewed (by ${f.by} at ${f.at}): nothing was recorded.`,
   'not-a-user': () =>
     'This did not come from a Slack user (a user group never files, approves or reviews as itself): nothing was done.',
+  'revert-loss-on-the-way': (f) =>
+    `Restoring the set would cost ${f.loss} on the way, in every order of writing; the approval of the time-boxed change did not acknowledge that, so the revert needs a new approval. Nothing was written.`,
   'nothing-to-do': () =>
     'The broker already has exactly this: there is nothing to change. Nothing was filed.',
   'already-filed': (f) => `This was filed already, as request ${f.id}: nothing more was filed.`,

@@ -1,3 +1,6 @@
+import type { ImpactTotals } from '../policy/impact.ts';
+import { totalsWords } from '../policy/impactWords.ts';
+import { count } from '../text/count.ts';
 import { inScope } from '../vhosts.ts';
 import { isSlackUserId } from './approvers.ts';
 import type { RefusalOf } from './errors.ts';
@@ -36,6 +39,7 @@ export type RuleRefusal = RefusalOf<
   | 'self-review'
   | 'already-reviewed'
   | 'not-a-user'
+  | 'revert-loss-on-the-way'
 >;
 
 /**
@@ -292,6 +296,33 @@ export function timeBoxRevertAuthority(
   if (r.decision?.kind === 'approve')
     return { kind: 'approval', by: r.decision.by, reason: r.decision.reason };
   return null;
+}
+
+/** What the plan of a time-boxed set's revert says its way does that its end state does not (the plan's `transitional`). */
+export interface RevertWayFacts {
+  /** Objects a state on the revert's way harms (messages removed, a queue deleted, a target missing). */
+  readonly objects: number;
+  /** What those states remove, summed. */
+  readonly totals: ImpactTotals;
+}
+
+/**
+ * Whether a time-boxed set's revert may be written as approved with the set. The approver of a
+ * `--for` approved going back to the state before the change: the revert's end state, and what it
+ * costs, is that approval's, as a single change's revert is (applied at the deadline whatever its
+ * end state removes: it restores the state the approver saw as it was). A loss on the revert's
+ * way is not: a set is written one policy at a time, and where the planner finds no order that
+ * spares every object on the way, that loss must be acknowledged in numbers like any other (issue
+ * 26, item 2). Its numbers depend on the messages at the deadline, so nobody saw them when the
+ * change was approved: such a revert is filed for a new approval (as one whose policies changed
+ * since), showing its figures, never written on an approval that did not cover them. Any harm on
+ * the way counts, a missing dead-letter target too: nobody watches an automatic write.
+ */
+export function revertWayRefusal(f: RevertWayFacts): RuleRefusal | null {
+  if (f.objects === 0) return null;
+  const loss =
+    totalsWords(f.totals) ?? `a dead-letter or alternate target missing for ${count(f.objects, 'object')}`;
+  return { code: 'revert-loss-on-the-way', loss };
 }
 
 /**

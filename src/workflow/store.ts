@@ -32,7 +32,8 @@ import {
  *   <prefix>:requests:open    ZSET  id -> createdAt (ms), while the state is open
  *   <prefix>:requests:unreviewed ZSET id -> its review deadline (ms), from break-glass until reviewed
  *   <prefix>:revert-of:<audit id> STRING the key of the last revert of that record a user filed
- *                                   (the Revert button): a second one waits until it is closed
+ *                                   (the Revert button): a second one waits until it is closed;
+ *                                   expires REVERT_CLAIM_AFTER_DEADLINE_MS after that revert's deadline
  *
  * Every state change is one Lua script making one of the named moves of moves.ts (MOVES): it
  * checks that the state is one the move leaves from (and the deadline, as the move says) and
@@ -164,15 +165,30 @@ ${storeNew(1, 2, 1)}
 return 1`;
 
 // A revert of an audit record, filed by a user (the Revert button): KEYS: request, open set, the
-// record's revert claim. ARGV: as CREATE. Refused while an earlier revert of the same record is
-// open (two clicks at once file one): answers the claim's holder then, else stores and claims.
+// record's revert claim. ARGV: as CREATE, then when the claim expires (ms). Refused while an
+// earlier revert of the same record is open (two clicks at once file one): answers the claim's
+// holder then, else stores and claims.
 const CREATE_REVERT = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return KEYS[1] end
 local held = redis.call('GET', KEYS[3])
 if held and redis.call('ZSCORE', KEYS[2], held) then return held end
 ${storeNew(1, 2, 1)}
 redis.call('SET', KEYS[3], KEYS[1])
+redis.call('PEXPIREAT', KEYS[3], ARGV[6])
 return ''`;
+
+/**
+ * How long a revert claim outlives its revert's deadline. The claim is read by one thing only,
+ * the filing of another revert of the same record (CREATE_REVERT), and means something only while
+ * the revert it names is open. That revert is pending until its deadline at the latest (set when it
+ * is filed, at most RMQ_REQUEST_TTL's 30 days), then approved or applying until its apply job ends
+ * it: within the job's tries, or once a freeze (a week at most) lets it go, or once a set's
+ * rollback gets the broker back. Thirty days more is the time a failed apply job is kept
+ * (queue.ts); a revert still open past that (freezes renewed for a month) no longer holds off a
+ * second one, whose apply then finds the policy no longer as it planned it and goes stale rather
+ * than write twice. Without an expiry, every record ever reverted left its claim behind for good.
+ */
+export const REVERT_CLAIM_AFTER_DEADLINE_MS = 30 * 86_400_000;
 
 // A review, once. KEYS: request, unreviewed set; with a revert: its key, the open set. ARGV: the
 // review (JSON); with a revert, its fields as CREATE's. Only a break-glass change in REVIEWED_IN
@@ -323,7 +339,8 @@ export class RequestStore {
   ): Promise<{ readonly openAlready?: string }> {
     const { key, args } = this.#newRequest(request);
     const claim = `${this.#prefix}:revert-of:${request.revertOf}`;
-    const held = (await this.#redis.eval(CREATE_REVERT, 3, key, this.#open, claim, ...args)) as string;
+    const until = String(Date.parse(request.expiresAt) + REVERT_CLAIM_AFTER_DEADLINE_MS);
+    const held = (await this.#redis.eval(CREATE_REVERT, 3, key, this.#open, claim, ...args, until)) as string;
     if (held !== '') return { openAlready: held.slice(this.#key('').length) };
     await this.#replicated(`request ${request.id} filed`);
     return {};

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { formatDuration, parseDuration } from '../duration.ts';
 import { InputError } from '../errors.ts';
-import { actionOf, samePolicy } from '../policy/compare.ts';
+import { actionOf, samePolicy, type Transition } from '../policy/compare.ts';
 import type { ChangeAction } from '../policy/simulate.ts';
 import type { Policy } from '../policy/types.ts';
-import { type SetStep, transitionOf, undoOf } from './changeSet.ts';
+import { type SetStep, stepKey, transitionOf } from './changeSet.ts';
 
 /**
  * Time-boxed changes (`--for 2h` on create and edit): the rules, pure. The approver approves the
@@ -56,20 +56,31 @@ export function revertOf(before: Policy | null, after: Policy): Revert {
 }
 
 /**
- * The revert of a time-boxed set: one step per policy the set touched, each undone (its before
- * written back, or the created policy deleted), in the reverse of the set's order, each naming the
- * audit record of the step it undoes. The reverse of the planner's order: the planner chose the
- * set's order so that no state on the way loses more than the end state; walked backwards, the
- * states on the way are the same states, so the revert's way passes through nothing the set's did not.
+ * The revert of a time-boxed set, as changes for the planner (src/plan/plan.ts `planChanges`):
+ * every policy the set touched from `from(step)` back to its before state (created ones deleted),
+ * those already back left out. In no order yet: the revert is planned like any set, against the
+ * broker at the deadline. The reverse of the set's order is not enough: it passes through the same
+ * states as the set did, but weighed against another end state and other messages (a queue empty
+ * when the set was planned holds thousands at the deadline), so a state the set passed safely can
+ * cut a queue on the way back.
  */
-export function revertSteps(set: { readonly id: string; readonly steps: readonly SetStep[] }): SetStep[] {
-  return set.steps
-    .map((s, i) => {
-      // The planner's `verify` is for the way forward: backwards, the queues each step moves are polled.
-      const { verify: _forward, ...undone } = undoOf(s);
-      return { ...undone, revertOf: `a-${set.id}-${i}` };
-    })
-    .reverse();
+export function revertChanges(steps: readonly SetStep[], from: (s: SetStep) => Policy | null): Transition[] {
+  return steps.flatMap((s) => {
+    const back = transitionOf(s).before;
+    const now = from(s);
+    return samePolicy(now, back)
+      ? []
+      : [{ layer: s.layer, vhost: s.vhost, name: s.name, before: now, after: back }];
+  });
+}
+
+/** The revert's steps as planned, each naming the audit record of the set's step it undoes (`a-<set id>-<index>`). */
+export function revertSteps(
+  set: { readonly id: string; readonly steps: readonly SetStep[] },
+  planned: readonly SetStep[],
+): SetStep[] {
+  const index = new Map(set.steps.map((s, i) => [stepKey(s), i]));
+  return planned.map((s) => ({ ...s, revertOf: `a-${set.id}-${index.get(stepKey(s))}` }));
 }
 
 /**

@@ -22,8 +22,10 @@ import type { ChangeRequest, Origin, Workflow } from './types.ts';
  * - it is already back as it was: said, nothing written.
  *
  * A time-boxed set (`import --for`) is the same, over every policy it touched: all as the set
- * left them, the revert is one set of the steps undone in reverse (timebox.ts `revertSteps`),
- * approved with the set; any changed since, that set is filed for a new approval.
+ * left them, the revert is one set, planned like any set against the broker as it is now (its order
+ * of writing the planner's, its figures on the request), approved with the set; any changed since,
+ * or a loss on the revert's way that no order avoids (rules.ts `revertWayRefusal`), that set is
+ * filed for a new approval, showing its figures.
  *
  * Each outcome is idempotent: the approved revert has an id derived from the request's, and an
  * asked revert is remembered, so a retried job does not file twice.
@@ -137,6 +139,12 @@ export function timeBoxHandlers(deps: TimeBoxDeadlineDeps): TimeBoxHandlers {
       } catch (err) {
         if (isWorkflowError(err, 'break-glass-not-allowed'))
           return ask(r, 'the environment no longer allows break-glass, which applied the change', log);
+        if (isWorkflowError(err) && err.refusal.code === 'revert-loss-on-the-way')
+          return ask(
+            r,
+            `restoring it would cost ${err.refusal.loss} on the way in every order of writing, which its approval did not acknowledge`,
+            log,
+          );
         if (!isWorkflowError(err, 'not-approver') && !isWorkflowError(err, 'self-approval')) throw err;
         await ask(r, 'whoever approved the change may no longer approve its revert', log);
       }

@@ -38,7 +38,7 @@ export const REQUEST_STATES = [
 ] as const;
 export type RequestState = (typeof REQUEST_STATES)[number];
 
-/** States in which a request still waits for something (listed by `requests`). */
+/** States in which a request still waits for something (listed by `requests`): those a move of moves.ts may still leave from. */
 export const OPEN_STATES: readonly RequestState[] = ['pending', 'approved', 'applying'];
 
 /**

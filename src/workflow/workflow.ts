@@ -7,6 +7,7 @@ import type { Redis } from 'ioredis';
 import type { AuditTrail } from '../audit/trail.ts';
 import { isChange } from '../audit/types.ts';
 import { formatDuration } from '../duration.ts';
+import { planChanges } from '../plan/plan.ts';
 import { actionOf, writeActionOf } from '../policy/compare.ts';
 import { policyDiff } from '../policy/diff.ts';
 import type { ImpactTotals } from '../policy/impact.ts';
@@ -17,7 +18,7 @@ import { type PreviewAnswer, type PreviewInput, preview } from '../preview/previ
 import { isRabbitError } from '../rabbit/index.ts';
 import { assertMayBreakGlassAtFiling, createBreakGlass } from './breakGlass.ts';
 import type { WorkflowBroker } from './broker.ts';
-import { transitionOf } from './changeSet.ts';
+import { NO_LOSS, plannedSet, transitionOf } from './changeSet.ts';
 import { orFiledAlready, orStoreUnavailable, WorkflowError } from './errors.ts';
 import { expireDue } from './expiry.ts';
 import type { Freeze, FreezeStore } from './freeze.ts';
@@ -34,13 +35,15 @@ import {
   freezeRefusal,
   hasApproved,
   MAX_REASON,
+  type RevertWayFacts,
   requesterRefusal,
+  revertWayRefusal,
   timeBoxRevertAuthority,
   vhostRefusal,
 } from './rules.ts';
 import { type ApproveOutcome, newRequestId, type RequestStore, type TransitionOutcome } from './store.ts';
 import { freezeEntry, RAN_OUT, releaseHeld } from './thaw.ts';
-import { derivedRequestId, revertOf, revertRequestId, revertSteps } from './timebox.ts';
+import { derivedRequestId, revertChanges, revertOf, revertRequestId, revertSteps } from './timebox.ts';
 import type {
   ChangeRequest,
   DecideInput,
@@ -260,14 +263,19 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     timeBoxMs: number,
     auditId: string,
   ): Promise<void> {
+    const filing = {
+      action: 'revert',
+      revertOf: auditId,
+      id,
+      approvalsChannel: change.approvalsChannel,
+      askedWithChange: true,
+    } as const;
+    const reason = `time box of ${formatDuration(timeBoxMs)} ended (${change.id})`;
     if (change.set) {
-      await fileSet(revertSetInput(change, `time box of ${formatDuration(timeBoxMs)} ended (${change.id})`), {
-        action: 'revert',
-        revertOf: auditId,
-        id,
-        approvalsChannel: change.approvalsChannel,
-        askedWithChange: true,
-      });
+      const planned = await plannedRevert(change, reason, 'as-left');
+      const refused = revertWayRefusal(planned.way);
+      if (refused) throw new WorkflowError(refused, { request: change });
+      await fileSet(planned.input, filing);
       return;
     }
     const policy = (fields: ChangeRequest['before']): Policy | null =>
@@ -281,32 +289,59 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
         action: box.action,
         policy: change.policy,
         fields: change.before ?? {},
-        requester: {
-          user: change.requester.user,
-          reason: `time box of ${formatDuration(timeBoxMs)} ended (${change.id})`,
-        },
+        requester: { user: change.requester.user, reason },
         origin: change.origin,
       },
-      {
-        action: 'revert',
-        revertOf: auditId,
-        id,
-        approvalsChannel: change.approvalsChannel,
-        askedWithChange: true,
-      },
+      filing,
     );
   }
 
-  /** A time-boxed set's revert as a set: every policy it touched back as before, in reverse (`revertSteps`). */
-  function revertSetInput(change: ChangeRequest, reason: string): FileSetInput {
+  /**
+   * A time-boxed set's revert as a set, planned like any set against the broker now (src/plan/
+   * `planChanges`): every policy it touched back as before, in the order the planner chooses, with
+   * the revert's own figures (its end state's loss, and its way's: `way`). `from`: each policy
+   * from where the set left it (the revert approved with the set: anything else there when it is
+   * written makes it stale), or from what it is now (a revert asked for: one changed since).
+   */
+  async function plannedRevert(
+    change: ChangeRequest,
+    reason: string,
+    from: 'as-left' | 'now',
+  ): Promise<{ input: FileSetInput; way: RevertWayFacts }> {
     const set = change.set as NonNullable<ChangeRequest['set']>;
+    const broker = options.brokerFor(environment(change.env).name);
+    const vhosts = [...new Set(set.steps.map((s) => s.vhost))];
+    const result = await planChanges(
+      vhosts,
+      (vhost, live) =>
+        revertChanges(
+          set.steps.filter((s) => s.vhost === vhost),
+          (s) =>
+            from === 'as-left'
+              ? transitionOf(s).after
+              : ((s.layer === 'user' ? live.user : live.operator).find((p) => p.name === s.name) ?? null),
+        ),
+      broker,
+    );
+    if (result.status === 'not-asked')
+      throw new WorkflowError({ code: 'broker-not-asked', why: result.why, detail: result.detail });
+    if (result.status === 'refused')
+      throw new WorkflowError({ code: 'preview-refused', refusals: result.problems });
+    const { plan } = result;
+    const planned = plannedSet(plan);
     return {
-      env: change.env,
-      source: set.source,
-      steps: revertSteps({ id: change.id, steps: set.steps }),
-      brokerVersion: change.preview.brokerVersion,
-      requester: { user: change.requester.user, reason },
-      origin: change.origin,
+      input: {
+        env: change.env,
+        source: set.source,
+        ...planned,
+        steps: revertSteps({ id: change.id, steps: set.steps }, planned.steps),
+        requester: { user: change.requester.user, reason },
+        origin: change.origin,
+      },
+      way: {
+        objects: new Set(plan.transitional.map((t) => `${t.vhost}\u0000${t.kind}\u0000${t.name}`)).size,
+        totals: planned.transitional ?? NO_LOSS,
+      },
     };
   }
 
@@ -620,7 +655,8 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
       const id = derivedRequestId('timebox-ask', change.id);
       const filed = await storeCall('get', () => store.get(id), 'nothing was read');
       if (filed) return filed;
-      const { request } = await fileSet(revertSetInput(change, reason), {
+      const { input } = await plannedRevert(change, reason, 'now');
+      const { request } = await fileSet(input, {
         action: 'revert',
         revertOf: change.auditId,
         id,

@@ -3,8 +3,10 @@
  * apply job as any set: a file of three changes (the rename of `keep`, an edit of `fallback`)
  * planned, filed with `fileImport` as the bot files it, approved and applied; at the deadline the
  * whole set is reverted as one approved request: every policy back as it was, written in the
- * reverse of the set's order, each record a revert of its step naming the set it undoes. Changed
- * outside the bot in between, nothing is written and the set's revert waits for a new approval.
+ * order planned at the deadline (here, no queue holding messages, the reverse of the set's; where
+ * that order would cut a queue: timebox-set-revert.test.ts), each record a revert of its step
+ * naming the set it undoes. Changed outside the bot in between, nothing is written and the set's
+ * revert waits for a new approval, restoring each policy from what it is now.
  */
 
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,11 +21,17 @@ import type { Policy } from '../../src/policy/types.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import type { ChangeRequest } from '../../src/workflow/index.ts';
 import { derivedRequestId, revertRequestId } from '../../src/workflow/timebox.ts';
-import type { TimeBoxNotifier } from '../../src/workflow/timeboxDeadline.ts';
 import { waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';
-import { timeBoxReplica } from '../support/timeBoxReplica.ts';
-import { APPROVER, REQUESTER, TEST_ENV, type WorkflowFixture, workflowFixture } from '../support/workflow.ts';
+import { askingNotifier, timeBoxReplica } from '../support/timeBoxReplica.ts';
+import {
+  APPROVER,
+  REQUESTER,
+  settled,
+  TEST_ENV,
+  type WorkflowFixture,
+  workflowFixture,
+} from '../support/workflow.ts';
 
 const { up } = await brokersUp();
 const BOX_MS = 3_000;
@@ -31,14 +39,8 @@ const BOX_MS = 3_000;
 describe.each(up)('a time-boxed change set on $label', (broker) => {
   let client: LabClient;
   let fx: WorkflowFixture;
-  const asked: { request: ChangeRequest; revert: ChangeRequest; why: string }[] = [];
-  const notifier: TimeBoxNotifier = {
-    async timeBoxWarning() {},
-    async timeBoxAsk(request, revert, why) {
-      asked.push({ request, revert, why });
-    },
-    async timeBoxNothing() {},
-  };
+  const notifier = askingNotifier();
+  const { asked } = notifier;
   const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const dir = mkdtempSync(join(tmpdir(), 'rmq-tbset-'));
 
@@ -147,7 +149,7 @@ describe.each(up)('a time-boxed change set on $label', (broker) => {
     );
   }
 
-  it.concurrent('at the deadline the whole set is reverted as one approved request, in reverse, audited with the set', async () => {
+  it.concurrent('at the deadline the whole set is reverted as one approved request, in the planned order, audited with the set', async () => {
     await boxedSet('tbs-revert', async (vhost, applied, wf, before) => {
       const revertId = revertRequestId(applied.id);
       const revert = await waitFor(
@@ -179,7 +181,7 @@ describe.each(up)('a time-boxed change set on $label', (broker) => {
         .filter((r) => r.requestId === revertId);
       expect(records).toHaveLength(steps.length);
       const inOrder = [...records].sort((a, b) => (a.set?.index ?? 0) - (b.set?.index ?? 0));
-      // Written in the reverse of the set's order, each the revert of its step, with the set.
+      // Written in the planned order (the reverse of the set's here), each the revert of its step, with the set.
       expect(inOrder.map((r) => [r.policy, r.action, r.revertOf, r.set])).toEqual(
         steps
           .map((s, i) => [s.name, 'revert', `a-${applied.id}-${i}`])
@@ -224,8 +226,8 @@ describe.each(up)('a time-boxed change set on $label', (broker) => {
     );
   });
 
-  it.concurrent('a policy of the set changed outside the bot in between: nothing reverted; the set’s revert asks for a new approval', async () => {
-    await boxedSet('tbs-ask', async (vhost, applied, wf) => {
+  it.concurrent('a policy of the set changed outside the bot in between: nothing reverted; the set’s revert asks for a new approval, and restores it from what it is now', async () => {
+    await boxedSet('tbs-ask', async (vhost, applied, wf, before) => {
       await client.putPolicy('user', {
         vhost,
         name: 'fallback',
@@ -251,6 +253,15 @@ describe.each(up)('a time-boxed change set on $label', (broker) => {
       expect(await wf.get(revertRequestId(applied.id))).toBeUndefined();
       expect(await client.getPolicy('user', vhost, 'keep-audit')).not.toBeNull();
       expect((await client.getPolicy('user', vhost, 'fallback'))?.definition).toEqual({ 'max-length': 500 });
+      // Planned from the broker now: `fallback` from the 500 it holds, so that, approved, it applies
+      // (from the 7 the set left, its apply would find the policy changed and go stale).
+      expect(ask.revert.set?.steps.find((s) => s.name === 'fallback')?.before?.definition).toEqual({
+        'max-length': 500,
+      });
+      await wf.decide(ask.revert.id, { kind: 'approve', user: APPROVER, reason: 'back as before' });
+      expect((await settled(wf, ask.revert.id)).state).toBe('applied');
+      expect(await policiesOf(vhost)).toEqual(before);
     });
-  });
+    // The box, the ask, then an approval and a whole apply: more than one test's minute on a loaded machine.
+  }, 120_000);
 });

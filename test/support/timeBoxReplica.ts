@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { LabClient } from '../../src/rabbit/lab.ts';
+import type { ChangeRequest } from '../../src/workflow/index.ts';
 import { type TimeBoxNotifier, timeBoxHandlers } from '../../src/workflow/timeboxDeadline.ts';
 import {
   createTimeBoxQueue,
@@ -35,16 +36,7 @@ export async function timeBoxReplica(
     redisUrl: REDIS_URL,
     keyPrefix: fx.keyPrefix,
     log,
-    handlers: timeBoxHandlers({
-      workflow: wf,
-      redis: fx.redis,
-      keyPrefix: fx.keyPrefix,
-      revertRequest: async (auditId, user, origin, reason) =>
-        (await wf.revertRequestFor(auditId, user, origin, reason)).request,
-      brokerFor: () => client,
-      notifier,
-      log,
-    }),
+    handlers: timeBoxDeadline(fx, wf, client, notifier, log),
   });
   return {
     wf,
@@ -52,5 +44,40 @@ export async function timeBoxReplica(
     async stop() {
       await Promise.all([apply.close(), worker.close(), timebox.close()]);
     },
+  };
+}
+
+/** What the time-box worker runs at a deadline (and before it), for `wf` on `client`, as src/botChangeRequests.ts wires it. */
+export function timeBoxDeadline(
+  fx: WorkflowFixture,
+  wf: ReturnType<WorkflowFixture['workflow']>,
+  client: LabClient,
+  notifier: TimeBoxNotifier,
+  log: Logger,
+) {
+  return timeBoxHandlers({
+    workflow: wf,
+    redis: fx.redis,
+    keyPrefix: fx.keyPrefix,
+    revertRequest: async (auditId, user, origin, reason) =>
+      (await wf.revertRequestFor(auditId, user, origin, reason)).request,
+    brokerFor: () => client,
+    notifier,
+    log,
+  });
+}
+
+/** A time-box notifier that keeps each revert asked for (and says nothing else). */
+export function askingNotifier(): TimeBoxNotifier & {
+  readonly asked: { request: ChangeRequest; revert: ChangeRequest; why: string }[];
+} {
+  const asked: { request: ChangeRequest; revert: ChangeRequest; why: string }[] = [];
+  return {
+    asked,
+    async timeBoxWarning() {},
+    async timeBoxAsk(request, revert, why) {
+      asked.push({ request, revert, why });
+    },
+    async timeBoxNothing() {},
   };
 }

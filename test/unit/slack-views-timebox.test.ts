@@ -33,6 +33,16 @@ describe('time-box messages', () => {
     );
   });
 
+  it("a set's: its revert's way is not covered by the approval, before the apply and after", () => {
+    const set = { set: { steps: [], source: 'definitions.json' } } as unknown as Pick<ChangeRequest, 'set'>;
+    expect(timeBoxLine(set, 3_600_000)).toMatch(
+      /reverted 1h after it is applied, the whole set\. Approving it approves the revert too; if a policy of the set is changed again meanwhile, or no order of writing the revert spares every queue on its way, the revert asks for a new approval instead\./,
+    );
+    expect(timeBoxLine({ ...set, appliedAt: '2026-11-30T12:00:05.000Z' }, 3_600_000)).toMatch(
+      /unless a policy of the set is changed again meanwhile, or no order of writing the revert spares every queue on its way: then the revert asks for a new approval\./,
+    );
+  });
+
   it.each([
     [
       true,
@@ -44,6 +54,16 @@ describe('time-box messages', () => {
     ],
   ])('the warning, will revert: %s', (willRevert, said) => {
     expect(text(timeBoxWarningView(request, new Date('2026-11-30T14:00:05.000Z'), willRevert))).toMatch(said);
+  });
+
+  it("a set's warning: the revert is planned at the deadline, and asks where no order spares every queue", () => {
+    const set = { ...request, set: { steps: [], source: 'definitions.json' } } as unknown as ChangeRequest;
+    expect(text(timeBoxWarningView(set, new Date('2026-11-30T14:00:05.000Z'), true))).toMatch(
+      /as approved with it by <@U0APPROVER>, in the order it plans then: should no order spare every queue on the way, it asks for a new approval instead\./,
+    );
+    expect(text(timeBoxWarningView(request, new Date('2026-11-30T14:00:05.000Z'), true))).not.toMatch(
+      /in the order it plans then/,
+    );
   });
 
   it('at the deadline: the revert asked for, with why and where; or nothing to revert', () => {

@@ -8,8 +8,10 @@ import type { Policy } from '../../src/policy/types.ts';
 import type { WorkflowBroker } from '../../src/workflow/broker.ts';
 import type { SetStep } from '../../src/workflow/changeSet.ts';
 import type { ChangeRequest } from '../../src/workflow/index.ts';
+import { revertWayRefusal } from '../../src/workflow/rules.ts';
 import {
   parseTimeBox,
+  revertChanges,
   revertDecision,
   revertOf,
   revertSteps,
@@ -138,14 +140,48 @@ describe('a time-boxed set (import --for)', () => {
     expect(ImportBody.safeParse({ ...body, timeBoxMs: 8 * 86_400_000 }).success).toBe(false);
   });
 
-  it("the revert undoes every step, in reverse, each naming the step's record; the forward verify dropped", () => {
-    const back = revertSteps({ id: 'r-1', steps });
-    expect(back.map((s) => [s.name, s.before, s.after, s.revertOf])).toEqual([
-      ['edited', f(4), f(3), 'a-r-1-2'],
-      ['old', null, f(2), 'a-r-1-1'],
-      ['new', f(1), null, 'a-r-1-0'],
+  it('the revert, for the planner: each policy from where it stands back to its before state; those back already left out', () => {
+    const asLeft = revertChanges(steps, (s) => whole(s, s.after));
+    expect(asLeft.map((t) => [t.name, t.before?.definition ?? null, t.after?.definition ?? null])).toEqual([
+      ['new', f(1).definition, null],
+      ['old', null, f(2).definition],
+      ['edited', f(4).definition, f(3).definition],
     ]);
-    expect(back.every((s) => s.verify === undefined)).toBe(true);
+    // Asked for from the broker now: `edited` changed since (from 9), `new` deleted already.
+    const now = revertChanges(steps, (s) =>
+      s.name === 'edited' ? whole(s, f(9)) : s.name === 'new' ? null : whole(s, s.after),
+    );
+    expect(now.map((t) => [t.name, t.before?.definition ?? null])).toEqual([
+      ['old', null],
+      ['edited', f(9).definition],
+    ]);
+  });
+
+  it("the revert's steps as planned, in the planner's order, each naming the record of the step it undoes", () => {
+    const planned: SetStep[] = [
+      { layer: 'user', vhost: 'v', name: 'old', before: null, after: f(2), verify: [] },
+      { layer: 'user', vhost: 'v', name: 'new', before: f(1), after: null, verify: [] },
+      { layer: 'user', vhost: 'v', name: 'edited', before: f(4), after: f(3), verify: [] },
+    ];
+    expect(revertSteps({ id: 'r-1', steps }, planned).map((s) => [s.name, s.revertOf])).toEqual([
+      ['old', 'a-r-1-1'],
+      ['new', 'a-r-1-0'],
+      ['edited', 'a-r-1-2'],
+    ]);
+  });
+
+  it('a revert approved with its set is written only if its way harms nothing; else it asks, saying the loss', () => {
+    const none = { messagesDeadLettered: 0, messagesLost: 0, queuesDeleted: 0, queuesRefusingPublishes: 0 };
+    expect(revertWayRefusal({ objects: 0, totals: none })).toBeNull();
+    expect(revertWayRefusal({ objects: 1, totals: { ...none, messagesLost: 25 } })).toEqual({
+      code: 'revert-loss-on-the-way',
+      loss: '25 messages lost',
+    });
+    // A dead-letter target missing for a step removes nothing counted, and is still not approved blind.
+    expect(revertWayRefusal({ objects: 2, totals: none })).toEqual({
+      code: 'revert-loss-on-the-way',
+      loss: 'a dead-letter or alternate target missing for 2 objects',
+    });
   });
 
   it('at the deadline: all as the set left them, revert; all as before, nothing; else ask, naming the policy', () => {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { leavesFrom, MOVES, type Move, type MoveName, moveNamed } from '../../src/workflow/moves.ts';
-import { REQUEST_STATES } from '../../src/workflow/types.ts';
+import { OPEN_STATES, REQUEST_STATES } from '../../src/workflow/types.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -82,6 +82,11 @@ describe('the moves of a change request', () => {
     }
     const reached = new Set<string>(Object.values(MOVES).map((m) => m.to));
     expect(REQUEST_STATES.filter((s) => !reached.has(s))).toEqual(['pending']);
+  });
+
+  it('a request is open (listed by requests, kept in the open set) exactly while a move may still leave its state', () => {
+    const leftFrom = new Set<string>(Object.values(MOVES).flatMap((m) => m.from));
+    expect(REQUEST_STATES.filter((s) => leftFrom.has(s))).toEqual(OPEN_STATES);
   });
 
   it('leavesFrom answers from the table, for every move and state', () => {

@@ -195,11 +195,14 @@ export function timeBoxLine(
   forMs: number,
 ): string {
   const at = r.appliedAt ? Date.parse(r.appliedAt) + forMs : undefined;
-  // A set is reverted whole: every policy it touched, in reverse.
-  const what = r.set ? 'a policy of the set is' : 'the policy is';
+  // A set is reverted whole, planned at the deadline; its approval does not cover a loss on the
+  // revert's way (rules.ts `revertWayRefusal`).
+  const unless = r.set
+    ? 'a policy of the set is changed again meanwhile, or no order of writing the revert spares every queue on its way'
+    : 'the policy is changed again meanwhile';
   return at === undefined
-    ? `:hourglass: *Time-boxed:* reverted ${formatDuration(forMs)} after it is applied${r.set ? ', the whole set' : ''}. Approving it approves the revert too; if ${what} changed again meanwhile, the revert asks for a new approval instead.`
-    : `:hourglass: *Time-boxed:* reverted at ${when(new Date(at).toISOString())} (${formatDuration(forMs)} after it was applied), unless ${what} changed again meanwhile: then the revert asks for a new approval.`;
+    ? `:hourglass: *Time-boxed:* reverted ${formatDuration(forMs)} after it is applied${r.set ? ', the whole set' : ''}. Approving it approves the revert too; if ${unless}, the revert asks for a new approval instead.`
+    : `:hourglass: *Time-boxed:* reverted at ${when(new Date(at).toISOString())} (${formatDuration(forMs)} after it was applied), unless ${unless}: then the revert asks for a new approval.`;
 }
 
 /** A request the bot filed again: the one that went stale, and why the approvers are asked again. */
