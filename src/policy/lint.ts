@@ -796,6 +796,7 @@ export class Linter {
    * it is found nor which objects it names.
    */
   tallyStates(): Map<string, { readonly policies: readonly string[]; readonly state: string }> {
+    this.#flush();
     const out = new Map<string, { policies: string[]; state: string }>();
     const names = (n: Names) => `${n.count}\u0001${n.list.join('\u0001')}`;
     for (const t of this.#tallies.values()) {
