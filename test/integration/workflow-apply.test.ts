@@ -405,6 +405,47 @@ describe.each(up)('apply on $label', (broker) => {
     );
   });
 
+  it('a write that went through on the last try, its answer lost: read back and undone with the same write, failed, both in the trail', async () => {
+    await withVhost(
+      async (vhost) => {
+        const fake = await startFakeBroker({ fallback: { kind: 'proxy', target: broker.url } });
+        const client = new ManagementClient({ url: fake.url, ...brokerCredentials() });
+        try {
+          fake.setRoute((url, method) => method === 'PUT' && url.includes('/api/policies/'), {
+            kind: 'proxy-drop',
+            target: broker.url,
+          });
+          const wf = fx.workflow();
+          const { request } = await wf.file(
+            input(vhost, { fields: { pattern: '^a', definition: { 'max-length': 5 } } }),
+          );
+          await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
+          // Its job's last try (queued, no worker yet): the lost answer is final, so the rollback
+          // walks what was written.
+          const jobKey = `${fx.keyPrefix}:bull:apply:${request.id}`;
+          const opts = JSON.parse((await fx.redis.hget(jobKey, 'opts')) ?? '{}');
+          await fx.redis.hset(jobKey, 'opts', JSON.stringify({ ...opts, attempts: 1 }));
+          await fx.worker(client);
+          const r = await settled(wf, request.id);
+          expect(r.state).toBe('failed');
+          expect(fake.requests.filter((q) => q.method === 'PUT')).toHaveLength(1);
+          expect(fake.requests.filter((q) => q.method === 'DELETE')).toHaveLength(1);
+          expect(await admin.getPolicy('user', vhost, 'ttl')).toBeNull();
+          const records = await recordsOf(vhost);
+          // (newest first)
+          expect(records.map((x) => [x.id, x.action, x.revertOf]).reverse()).toEqual([
+            [`a-${request.id}`, 'create', undefined],
+            [`a-${request.id}-undo`, 'revert', `a-${request.id}`],
+          ]);
+        } finally {
+          await client.close();
+          await fake.close();
+        }
+      },
+      { client: admin },
+    );
+  });
+
   it('two nodes, a write that timed out on the first after it was done: read back through the second, never sent again, recorded once', async () => {
     await withVhost(
       async (vhost) => {

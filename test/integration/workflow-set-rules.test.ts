@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import type { SetStep } from '../../src/workflow/changeSet.ts';
 import type { FileSetInput } from '../../src/workflow/index.ts';
-import { withVhost } from '../support/broker.ts';
+import { waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp } from '../support/brokers.ts';
 import {
   APPROVER,
@@ -112,8 +112,15 @@ describe(`a change set under the approval rules (${broker.label})`, () => {
         await wf.freeze({ user: APPROVER, forMs: 3_600_000, reason: 'deploy window' });
         const { request } = await wf.fileSet(setInput(vhost));
         await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
-        const held = await wf.get(request.id);
-        expect(held?.state).toBe('approved');
+        // The job holds it once it runs (the worker may be slow to pick it up under load).
+        const held = await waitFor(
+          async () => {
+            const r = await wf.get(request.id);
+            return r?.held && r;
+          },
+          { what: 'the set held by the freeze' },
+        );
+        expect(held.state).toBe('approved');
         expect(await written(vhost)).toEqual([]);
         const lifted = await wf.unfreeze({ user: APPROVER_2, reason: 'window over' });
         expect(lifted).toMatchObject({ released: 1 });
