@@ -1,10 +1,11 @@
-import { effectiveDefinition } from './effective.ts';
+import { type EffectiveValue, effectiveDefinition } from './effective.ts';
 import { hazardsOf, type LiveQueue, type TargetKey, targetExists, targetKeys, type World } from './impact.ts';
 import { keySpec, scopesMeet, stricterLimit } from './keys.ts';
 import {
   anchoredForm,
   type CompiledPattern,
   isAnchored,
+  matchesEveryName,
   type NameView,
   nameView,
   type PatternCache,
@@ -61,6 +62,9 @@ export const atLeastAsSevere = (severity: Severity, floor: Severity): boolean =>
 
 /** Names listed per finding; `objectCount` has them all. */
 export const LISTED_OBJECTS = 20;
+
+/** Objects read in one go (`Linter.add`). */
+const BATCH = 1024;
 
 /** What each kind says beyond the objects it concerns. */
 export type LintFact =
@@ -126,6 +130,7 @@ class Names {
 interface PolicyTally {
   readonly layer: PolicyLayer;
   readonly policy: Policy;
+  /** Its pattern is not anchored and may catch a name (a catch-all never does: `matchesEveryName`). */
   readonly unanchored: boolean;
   /** Its pattern anchored at the start (for `unanchored`), compiled once it is needed. */
   anchored?: CompiledPattern;
@@ -184,6 +189,14 @@ interface ListInfo {
   readonly tallies: readonly PolicyTally[];
   readonly refused: readonly (readonly string[])[];
   readonly applicable: readonly boolean[];
+  /**
+   * It matches every name the list is handed for, unread: a catch-all, or a pattern that finds
+   * exactly the names starting with the literal prefix it is filed by (the index hands a policy
+   * filed by prefix only for a name that starts with it).
+   */
+  readonly always: readonly boolean[];
+  /** Some of its policies may catch a name (`PolicyTally.unanchored`). */
+  readonly unanchored: boolean;
 }
 
 /** One layer of the object being read: resolve.ts's LayerResolution, its lists not made anew. */
@@ -198,7 +211,39 @@ interface LayerScratch {
   decided: boolean;
 }
 
-const NO_INFO: ListInfo = { tallies: [], refused: [], applicable: [] };
+const NO_INFO: ListInfo = { tallies: [], refused: [], applicable: [], always: [], unanchored: false };
+
+/** Whether a list's policy matches every name it is handed for (`ListInfo.always`). */
+function alwaysMatches(e: IndexedPolicy): boolean {
+  const { pattern } = e;
+  if (matchesEveryName(pattern.source)) return true;
+  const prefix = pattern.literalPrefix;
+  return (
+    prefix !== undefined &&
+    !prefix.caseless &&
+    pattern.startsWithOnly !== undefined &&
+    pattern.startsWithOnly === prefix.text
+  );
+}
+
+/** What the policies of one pair do to objects of a kind, by arguments; the parts the arguments do not change made once. */
+interface Pair {
+  /** Both layers merged. */
+  effective: Record<string, EffectiveValue> | undefined;
+  /** The user layer's alone (what an operator limit is weighed against). */
+  own: Record<string, EffectiveValue> | undefined;
+  /** The operator policy's numeric limits (merged by the lower value), each with its tally. */
+  limits:
+    | readonly { readonly key: string; readonly limit: number; readonly entry: NeverStricter }[]
+    | undefined;
+  readonly byKind: Map<ObjectKind, ArgumentsNode>;
+}
+
+/** Whether the object has arguments (most have none). */
+function hasArguments(args: Readonly<Record<string, unknown>>): boolean {
+  for (const _ in args) return true;
+  return false;
+}
 const scratch = (): LayerScratch => ({
   list: [],
   info: NO_INFO,
@@ -208,14 +253,51 @@ const scratch = (): LayerScratch => ({
   decided: true,
 });
 
-/** The kind and arguments as one string, equal for equal ones (keys in the broker's order; no kind starts another). */
-function argumentsSignature(kind: ObjectKind, args: Readonly<Record<string, unknown>>): string {
-  let s: string = kind;
+/**
+ * `#governed` of the objects whose arguments are the same keys, in the same order, with the same
+ * values: one node per argument read, the next key and value each a Map lookup (no string made
+ * per object; most objects have none or only `x-queue-type`). A value that is an object or an
+ * array is looked up by its JSON, apart from the strings.
+ */
+interface ArgumentsNode {
+  governed: Governed | undefined;
+  next: Map<string, Map<unknown, ArgumentsNode>> | undefined;
+  nextJson: Map<string, Map<string, ArgumentsNode>> | undefined;
+}
+
+const argumentsNode = (): ArgumentsNode => ({ governed: undefined, next: undefined, nextJson: undefined });
+
+/** The node of `args` under `root`, made on the way. */
+function argumentsNodeOf(root: ArgumentsNode, args: Readonly<Record<string, unknown>>): ArgumentsNode {
+  let node = root;
   for (const k in args) {
     const v = args[k];
-    s += `${k}\u0000${typeof v === 'object' ? JSON.stringify(v) : String(v)}\u0000`;
+    let byValue: Map<unknown, ArgumentsNode> | undefined;
+    let value: unknown = v;
+    if (typeof v === 'object' && v !== null) {
+      node.nextJson ??= new Map();
+      byValue = node.nextJson.get(k) as Map<unknown, ArgumentsNode> | undefined;
+      if (!byValue) {
+        byValue = new Map();
+        node.nextJson.set(k, byValue as Map<string, ArgumentsNode>);
+      }
+      value = JSON.stringify(v);
+    } else {
+      node.next ??= new Map();
+      byValue = node.next.get(k);
+      if (!byValue) {
+        byValue = new Map();
+        node.next.set(k, byValue);
+      }
+    }
+    let child = byValue.get(value);
+    if (!child) {
+      child = argumentsNode();
+      byValue.set(value, child);
+    }
+    node = child;
   }
-  return s;
+  return node;
 }
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
@@ -227,6 +309,15 @@ function sourceLayer(v: SourcedValue, operatorValue: unknown): PolicyLayer {
   return v.value === operatorValue ? 'operator' : 'user';
 }
 
+export interface LinterOptions {
+  /**
+   * What the policies do to each object worked out for that object alone, its arguments always
+   * read (no sharing by pair, kind and arguments): the reference the shared reading is tested
+   * against.
+   */
+  readonly unshared?: boolean;
+}
+
 /**
  * The pass: `add` every object (queues and exchanges alike, in any order), `pending`/`settle` for
  * the patterns the backtracking engine decides, then `findings` once the live numbers and the
@@ -236,8 +327,8 @@ export class Linter {
   readonly #set: PolicySet;
   readonly #cache: PatternCache;
   readonly #tallies = new Map<Policy, PolicyTally>();
-  /** By the user policy, the operator policy, then the kind and arguments (`argumentsSignature`). */
-  readonly #shared = new Map<Policy | null, Map<Policy | null, Map<string, Governed>>>();
+  /** By the user policy, the operator policy, the kind, then the arguments (`ArgumentsNode`). */
+  readonly #shared = new Map<Policy | null, Map<Policy | null, Pair>>();
   readonly #ties = new Map<
     string,
     { policies: string[]; priority: number; layer: PolicyLayer; names: Names }
@@ -255,10 +346,19 @@ export class Linter {
   readonly #lists = new Map<readonly IndexedPolicy[], ListInfo>();
   readonly #caughtScratch: PolicyTally[] = [];
   readonly #viewOptions = { pending: new Set<CompiledPattern>() };
+  readonly #options: LinterOptions;
+  /** Objects added and not read yet (`add`). */
+  readonly #batch: LintObject[] = [];
+  /** Some policy of the set sets `expires`: `wantsLive` must read the batch to answer. */
+  readonly #mayExpire: boolean;
 
-  constructor(set: PolicySet, cache: PatternCache) {
+  constructor(set: PolicySet, cache: PatternCache, options: LinterOptions = {}) {
     this.#set = set;
     this.#cache = cache;
+    this.#options = options;
+    this.#mayExpire = [set.user, set.operator].some((index) =>
+      [...index.byName.values()].some((e) => e.policy.definition.expires !== undefined),
+    );
     for (const [layer, index] of [
       ['user', set.user],
       ['operator', set.operator],
@@ -267,7 +367,7 @@ export class Linter {
         this.#tallies.set(e.policy, {
           layer,
           policy: e.policy,
-          unanchored: !isAnchored(e.policy.pattern),
+          unanchored: !isAnchored(e.policy.pattern) && !matchesEveryName(e.policy.pattern),
           applicable: 0,
           lost: new Names(),
           winners: new Set(),
@@ -287,7 +387,8 @@ export class Linter {
    * out; policies it holds anew start from nothing.
    */
   fork(set: PolicySet): Linter {
-    const l = new Linter(set, this.#cache);
+    this.#flush();
+    const l = new Linter(set, this.#cache, this.#options);
     for (const [policy, t] of this.#tallies) {
       if (!l.#tallies.has(policy)) continue;
       l.#tallies.set(policy, {
@@ -314,20 +415,47 @@ export class Linter {
 
   /** Objects read so far. */
   get objects(): number {
+    this.#flush();
     return this.#objects;
   }
 
   /** The exchanges of the vhost seen so far (every one, once the pass is over). */
   get exchanges(): ReadonlySet<string> {
+    this.#flush();
     return this.#exchanges;
   }
 
   /** Whether this queue's live numbers are wanted: governed with `expires` (few, in practice). */
   wantsLive(name: string): boolean {
+    if (!this.#mayExpire) return false;
+    this.#flush();
     return this.#expiringNames.has(name);
   }
 
+  /**
+   * Reads `o`, now or with the next ones: objects are read in batches, so the pass runs in one
+   * go over many, its code and tables warm, rather than between the parsing of each (measured in
+   * bench/lint.ts: the pass cost about twice as much read object by object between the listing's
+   * elements as in a loop of its own). Whatever reads the result reads the batch first.
+   */
   add(o: LintObject): void {
+    const batch = this.#batch;
+    batch.push(o);
+    if (batch.length >= BATCH) this.#flush();
+  }
+
+  /** The objects waiting in the batch, read. */
+  #flush(): void {
+    const batch = this.#batch;
+    if (batch.length === 0) return;
+    try {
+      for (let i = 0; i < batch.length; i++) this.#addNow(batch[i] as LintObject);
+    } finally {
+      batch.length = 0;
+    }
+  }
+
+  #addNow(o: LintObject): void {
     if (o.kind === 'exchange') this.#exchanges.add(o.name);
     // One pending set for every object, copied only for an object parked (few): a set per object
     // was a good part of what the pass allocated.
@@ -340,11 +468,13 @@ export class Linter {
 
   /** The patterns the backtracking engine is to decide, and for which names, before `settle()`. */
   pending(): PendingVerdicts {
+    this.#flush();
     return pendingVerdicts(this.#parked.map((p) => p.view));
   }
 
   /** The parked objects read again, with the verdicts in. */
   settle(): void {
+    this.#flush();
     const parked = this.#parked;
     this.#parked = [];
     for (const { object } of parked) this.#read(object, nameView(object.name), false);
@@ -354,11 +484,14 @@ export class Linter {
   #info(index: PolicyIndex, kind: KindOrUnknown, list: readonly IndexedPolicy[]): ListInfo {
     let info = this.#lists.get(list);
     if (!info) {
+      const tallies = list.map((e) => this.#tally(e.policy));
       info = {
-        tallies: list.map((e) => this.#tally(e.policy)),
+        tallies,
         refused: list.map((e) => index.refused(e, kind)),
         // It decides nothing when the kind refuses one of its keys (resolve.ts: `decided`).
         applicable: list.map((e) => index.applicable(e.name, kind) !== undefined),
+        always: list.map(alwaysMatches),
+        unanchored: tallies.some((t) => t.unanchored),
       };
       this.#lists.set(list, info);
     }
@@ -382,12 +515,13 @@ export class Linter {
     into.list = list;
     into.info = info;
     const hits = into.hits;
+    const always = info.always;
     let count = 0;
     let top: number | undefined;
     let unreadableTop: number | undefined;
     for (let i = 0; i < list.length; i++) {
       const e = list[i] as IndexedPolicy;
-      const hit = e.pattern.match(view);
+      const hit = always[i] === true || e.pattern.match(view);
       if (hit === 'undecidable') {
         if (info.applicable[i] && (unreadableTop === undefined || e.priority > unreadableTop))
           unreadableTop = e.priority;
@@ -442,6 +576,7 @@ export class Linter {
 
   /** The tallies of the layer's matches whose unanchored pattern catches the name, added to `caught`. */
   #caught(res: LayerScratch, view: NameView, caught: PolicyTally[]): void {
+    if (!res.info.unanchored) return;
     for (let h = 0; h < res.count; h++) {
       const tally = res.info.tallies[res.hits[h] as number] as PolicyTally;
       if (!tally.unanchored) continue;
@@ -530,23 +665,28 @@ export class Linter {
    * every quorum queue has the same `x-queue-type`).
    */
   #sharedGoverned(o: LintObject, kind: ObjectKind, user: Policy | null, operator: Policy | null): Governed {
+    if (this.#options.unshared) {
+      const alone: Pair = { effective: undefined, own: undefined, limits: undefined, byKind: new Map() };
+      return this.#governed(o, kind, user, operator, alone);
+    }
     let byOperator = this.#shared.get(user);
     if (!byOperator) {
       byOperator = new Map();
       this.#shared.set(user, byOperator);
     }
-    let byArguments = byOperator.get(operator);
-    if (!byArguments) {
-      byArguments = new Map();
-      byOperator.set(operator, byArguments);
+    let pair = byOperator.get(operator);
+    if (!pair) {
+      pair = { effective: undefined, own: undefined, limits: undefined, byKind: new Map() };
+      byOperator.set(operator, pair);
     }
-    const signature = argumentsSignature(kind, o.arguments);
-    let g = byArguments.get(signature);
-    if (!g) {
-      g = this.#governed(o, kind, user, operator);
-      byArguments.set(signature, g);
+    let root = pair.byKind.get(kind);
+    if (!root) {
+      root = argumentsNode();
+      pair.byKind.set(kind, root);
     }
-    return g;
+    const node = hasArguments(o.arguments) ? argumentsNodeOf(root, o.arguments) : root;
+    node.governed ??= this.#governed(o, kind, user, operator, pair);
+    return node.governed;
   }
 
   /**
@@ -554,14 +694,20 @@ export class Linter {
    * uses: both layers merged, its own arguments on top), the `expires` that may delete it, and
    * each operator limit against what it would use without the operator policy.
    */
-  #governed(o: LintObject, kind: ObjectKind, user: Policy | null, operator: Policy | null): Governed {
+  #governed(
+    o: LintObject,
+    kind: ObjectKind,
+    user: Policy | null,
+    operator: Policy | null,
+    pair: Pair,
+  ): Governed {
     const version = this.#set.version;
-    const sourced = withArguments(
-      effectiveDefinition(user?.definition, operator?.definition, version),
-      o.arguments,
-      kind,
-      version,
-    );
+    pair.effective ??= effectiveDefinition(user?.definition, operator?.definition, version);
+    // No arguments: the policies' values as they are (`withArguments` would copy them).
+    const sourced: Readonly<Record<string, SourcedValue>> =
+      hasArguments(o.arguments) || this.#options.unshared
+        ? withArguments(pair.effective, o.arguments, kind, version)
+        : pair.effective;
     const of = (layer: PolicyLayer) => (layer === 'user' ? user : operator);
     const targets: TargetTally[] = [];
     for (const key of targetKeys(kind)) {
@@ -589,7 +735,7 @@ export class Linter {
       for (const [k, v] of Object.entries(sourced)) values[k] = v.value;
       if (policy) expires = { layer, policy: policy.name, expiresMs, values, kind };
     }
-    return { targets, expires, never: operator ? this.#neverStricter(o, kind, user, operator) : [] };
+    return { targets, expires, never: operator ? this.#neverStricter(o, kind, user, operator, pair) : [] };
   }
 
   /** Each limit of the operator policy against what the object would use without it (`own`: it never bites). */
@@ -598,19 +744,29 @@ export class Linter {
     kind: 'classic' | 'quorum',
     user: Policy | null,
     operator: Policy,
+    pair: Pair,
   ): Governed['never'] {
     const version = this.#set.version;
-    const out: { entry: NeverStricter; own: number | undefined }[] = [];
-    let own: Record<string, SourcedValue> | undefined;
+    pair.limits ??= this.#limits(operator);
+    if (pair.limits.length === 0) return [];
+    pair.own ??= effectiveDefinition(user?.definition, undefined, version);
+    const own: Readonly<Record<string, SourcedValue>> =
+      hasArguments(o.arguments) || this.#options.unshared
+        ? withArguments(pair.own, o.arguments, kind, version)
+        : pair.own;
+    return pair.limits.map(({ key, limit, entry }) => {
+      const mine = num(own[key]?.value);
+      const never = mine !== undefined && mine !== limit && stricterLimit(key, mine, limit, version) === mine;
+      return { entry, own: never ? mine : undefined };
+    });
+  }
+
+  /** The operator policy's numeric limits merged by the lower value, each with its `#never` entry. */
+  #limits(operator: Policy): NonNullable<Pair['limits']> {
+    const out: { key: string; limit: number; entry: NeverStricter }[] = [];
     for (const [key, raw] of Object.entries(operator.definition)) {
       const limit = num(raw);
       if (limit === undefined || keySpec(key)?.merge !== 'min') continue;
-      own ??= withArguments(
-        effectiveDefinition(user?.definition, undefined, version),
-        o.arguments,
-        kind,
-        version,
-      );
       const id = `${operator.name}\u0000${key}`;
       let entry = this.#never.get(id);
       if (!entry) {
@@ -625,10 +781,47 @@ export class Linter {
         };
         this.#never.set(id, entry);
       }
-      const mine = num(own[key]?.value);
-      const never = mine !== undefined && mine !== limit && stricterLimit(key, mine, limit, version) === mine;
-      out.push({ entry, own: never ? mine : undefined });
+      out.push({ key, limit, entry });
     }
+    return out;
+  }
+
+  /**
+   * Each tally of the pass (a policy's matches, a tie, a target, an operator limit, a policy's
+   * expiring queues) with the policies whose matches feed it (`layer:name`) and a string equal for
+   * two passes exactly when what it holds is: two passes fed the same objects in the same order
+   * with equal states find the same findings from it (src/plan/findings.ts reads which tallies a
+   * plan's changes move). Left out: what only a finding's wording reads (shadowed's `by`,
+   * cannot-govern's `keys`, operator-never-stricter's `highestOwn`), which moves neither whether
+   * it is found nor which objects it names.
+   */
+  tallyStates(): Map<string, { readonly policies: readonly string[]; readonly state: string }> {
+    this.#flush();
+    const out = new Map<string, { policies: string[]; state: string }>();
+    const names = (n: Names) => `${n.count}\u0001${n.list.join('\u0001')}`;
+    for (const t of this.#tallies.values()) {
+      const state = [t.applicable, t.unsure, names(t.lost), names(t.refused), names(t.caught)].join('\u0002');
+      out.set(`p\u0000${t.layer}\u0000${t.policy.name}`, {
+        policies: [`${t.layer}:${t.policy.name}`],
+        state,
+      });
+    }
+    for (const [id, t] of this.#ties)
+      out.set(`t\u0000${id}`, { policies: t.policies.map((p) => `${t.layer}:${p}`), state: names(t.names) });
+    for (const [id, t] of this.#targets)
+      out.set(`g\u0000${id}`, { policies: [`${t.layer}:${t.policy}`], state: names(t.names) });
+    for (const e of this.#expiring) {
+      const id = `e\u0000${e.layer}\u0000${e.policy}`;
+      const entry = JSON.stringify([e.name, e.expiresMs, e.kind, e.values]);
+      const had = out.get(id);
+      if (had) had.state += `\u0002${entry}`;
+      else out.set(id, { policies: [`${e.layer}:${e.policy}`], state: entry });
+    }
+    for (const [id, n] of this.#never)
+      out.set(`n\u0000${id}`, {
+        policies: [`operator:${n.policy}`],
+        state: [n.governed, n.never, names(n.names)].join('\u0002'),
+      });
     return out;
   }
 
@@ -638,6 +831,7 @@ export class Linter {
    * read); `world`: the vhost's federation (`exchanges` as seen by the pass when not given).
    */
   findings(live: ReadonlyMap<string, LiveQueue | null> | null, world: Partial<World>, at: number): Finding[] {
+    this.#flush();
     const out: Finding[] = [];
     const full: World = {
       exchanges: world.exchanges === undefined ? this.#exchanges : world.exchanges,

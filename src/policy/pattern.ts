@@ -154,6 +154,15 @@ const unescapePattern = (text: string) => text.replace(/\\(.)/g, '$1');
  */
 const MATCHES_EVERY_NAME = new Set(['.*', '^.*']);
 
+/**
+ * A search for the pattern succeeds at the start of every name (a catch-all, or the empty
+ * pattern): its anchored form finds every name it finds, so it catches nothing (`lint`'s
+ * `unanchored` need not read it per object).
+ */
+export function matchesEveryName(pattern: string): boolean {
+  return pattern === '' || MATCHES_EVERY_NAME.has(pattern);
+}
+
 interface Literal {
   readonly start: boolean;
   readonly end: boolean;
@@ -192,6 +201,12 @@ export class CompiledPattern {
   readonly #asciiStart: string | undefined;
   /** `requiredLiterals(source)`: texts every name the regex engine finds contains. */
   readonly #required: readonly string[] | undefined;
+  /**
+   * An ASCII text such that the pattern finds exactly the names that start with it (`^orders\.`):
+   * `match` is then `name.startsWith(startsWithOnly)`, read from the name itself (the views of a
+   * name start with an ASCII text exactly when the name does).
+   */
+  readonly startsWithOnly: string | undefined;
   #state: State | undefined;
 
   constructor(pattern: string) {
@@ -230,6 +245,7 @@ export class CompiledPattern {
       this.#literal?.start && !this.#usesDollar && !this.#usesSpace ? this.#literal.text : undefined;
     const start = plain ?? (this.#caseless ? undefined : this.#prefix);
     this.#asciiStart = start !== undefined && ASCII.test(start) ? start : undefined;
+    this.startsWithOnly = plain !== undefined && ASCII.test(plain) ? plain : undefined;
     this.#required = requiredLiterals(pattern);
   }
 

@@ -42,15 +42,24 @@ const byPriority = (a: IndexedPolicy, b: IndexedPolicy) =>
 /** One character more of a hash of a string's start, kept a small integer (a cheap Map key). */
 const hashStep = (h: number, c: number) => (Math.imul(h, 31) + c) & 0x3fffffff;
 
-/** A list of policies filed by literal prefix, and the rest. */
-class PrefixIndex implements ListFor {
+/** A filed prefix, and `for`'s answer for the names it is the longest filed prefix of (made once asked). */
+interface Filed {
+  readonly text: string;
+  merged: readonly IndexedPolicy[] | undefined;
+}
+
+/**
+ * A list of policies filed by literal prefix, and the rest. Exported for its tests (`table`:
+ * false reads every name by the hashes, as a table too large to make does).
+ */
+export class PrefixIndex implements ListFor {
   readonly #byPrefix = new Map<string, IndexedPolicy[]>();
   /**
    * The filed prefixes by the hash of their characters: a name is read once, character by
    * character, not sliced and hashed again at each length (a burst of outside changes asks for
    * every object of the vhost; a slice per length was most of the lookup).
    */
-  readonly #byHash = new Map<number, string[]>();
+  readonly #byHash = new Map<number, Filed[]>();
   /** Which hashes' low bits some filed prefix has: most lengths of most names are ruled out here. */
   readonly #maybe: Uint8Array;
   readonly #general: IndexedPolicy[] = [];
@@ -58,14 +67,10 @@ class PrefixIndex implements ListFor {
   readonly #lengths: number[];
   /** The name's hash at each length up to the longest prefix, reused by every lookup. */
   readonly #hashes: number[];
-  /**
-   * `for`'s answer by the longest filed prefix a name starts with: the shorter ones it starts
-   * with are that prefix's own prefixes, so the answer depends on it alone. Merged and sorted
-   * once per prefix, not once per name (a burst of outside changes asks for every object).
-   */
-  readonly #merged = new Map<string, readonly IndexedPolicy[]>();
+  /** The filed prefixes as a table of characters, when it is small enough (`PrefixTrie`). */
+  readonly #trie: PrefixTrie | undefined;
 
-  constructor(sorted: readonly IndexedPolicy[]) {
+  constructor(sorted: readonly IndexedPolicy[], table = true) {
     for (const e of sorted) {
       const prefix = e.pattern.literalPrefix;
       if (prefix === undefined || prefix.caseless) {
@@ -81,18 +86,27 @@ class PrefixIndex implements ListFor {
     for (const text of this.#byPrefix.keys()) {
       let h = 0;
       for (let i = 0; i < text.length; i++) h = hashStep(h, text.charCodeAt(i));
+      const filed: Filed = { text, merged: undefined };
       const same = this.#byHash.get(h);
-      if (same) same.push(text);
-      else this.#byHash.set(h, [text]);
+      if (same) same.push(filed);
+      else this.#byHash.set(h, [filed]);
       this.#maybe[h & (this.#maybe.length - 1)] = 1;
     }
     this.#lengths = [...new Set([...this.#byPrefix.keys()].map((p) => p.length))].sort((a, b) => b - a);
     this.#hashes = new Array<number>((this.#lengths[0] ?? 0) + 1).fill(0);
+    this.#trie = table ? PrefixTrie.of([...this.#byPrefix.keys()]) : undefined;
   }
 
   /** Highest priority first: those without a literal prefix, and those whose prefix `name` starts with. */
   for(name: string): readonly IndexedPolicy[] {
     if (this.#byPrefix.size === 0) return this.#general;
+    const trie = this.#trie;
+    if (trie !== undefined) {
+      const longest = trie.longest(name);
+      if (longest === undefined) return this.#general;
+      trie.merged[longest] ??= this.#merge(trie.texts[longest] as string);
+      return trie.merged[longest] as readonly IndexedPolicy[];
+    }
     const hashes = this.#hashes;
     const upTo = Math.min(name.length, hashes.length - 1);
     let h = 0;
@@ -100,32 +114,121 @@ class PrefixIndex implements ListFor {
       h = hashStep(h, name.charCodeAt(i));
       hashes[i + 1] = h;
     }
-    let longest: string | undefined;
     const maybe = this.#maybe;
     const mask = maybe.length - 1;
-    for (const n of this.#lengths) {
+    const lengths = this.#lengths;
+    for (let l = 0; l < lengths.length; l++) {
+      const n = lengths[l] as number;
       if (n > upTo) continue;
       const hash = hashes[n] as number;
       if (maybe[hash & mask] === 0) continue;
       const same = this.#byHash.get(hash);
-      longest = same?.find((text) => text.length === n && name.startsWith(text));
-      if (longest !== undefined) break;
-    }
-    if (longest === undefined) return this.#general;
-    let merged = this.#merged.get(longest);
-    if (!merged) {
-      let found: IndexedPolicy[] = [];
-      for (let n = 1; n <= longest.length; n++) {
-        const list = this.#byPrefix.get(longest.slice(0, n));
-        if (list) found = found.length === 0 ? list : found.concat(list);
+      if (same === undefined) continue;
+      for (let f = 0; f < same.length; f++) {
+        const filed = same[f] as Filed;
+        if (filed.text.length === n && name.startsWith(filed.text)) {
+          filed.merged ??= this.#merge(filed.text);
+          return filed.merged;
+        }
       }
-      merged =
-        this.#general.length === 0 && found.length === 1
-          ? found
-          : [...this.#general, ...found].sort(byPriority);
-      this.#merged.set(longest, merged);
     }
-    return merged;
+    return this.#general;
+  }
+
+  /**
+   * `for`'s answer by the longest filed prefix a name starts with: the shorter ones it starts
+   * with are that prefix's own prefixes, so the answer depends on it alone. Merged and sorted
+   * once per prefix, not once per name (a burst of outside changes asks for every object).
+   */
+  #merge(longest: string): readonly IndexedPolicy[] {
+    let found: IndexedPolicy[] = [];
+    for (let n = 1; n <= longest.length; n++) {
+      const list = this.#byPrefix.get(longest.slice(0, n));
+      if (list) found = found.length === 0 ? list : found.concat(list);
+    }
+    return this.#general.length === 0 && found.length === 1
+      ? found
+      : [...this.#general, ...found].sort(byPriority);
+  }
+}
+
+/**
+ * The filed prefixes (ASCII, as `literalPrefix` reads them) as a table: a row per prefix of a
+ * filed prefix, a column per character they use. A name is walked through it one character at a
+ * time, one array read each, and the last filed prefix passed is its longest: a whole-vhost pass
+ * looks up every name, twice (the rolling hash, at each length of the filed prefixes, was the
+ * pass's largest cost after the patterns themselves).
+ */
+class PrefixTrie {
+  /** The row after each row by character (`column`); 0: none (the first row is no one's next). */
+  readonly #next: Int32Array;
+  /** The column of each ASCII character; -1: no filed prefix has it. */
+  readonly #column: Int8Array;
+  readonly #columns: number;
+  /** The filed prefix a row ends, by row. */
+  readonly texts: (string | undefined)[];
+  /** `for`'s answer for the names whose longest filed prefix ends at the row, made when first asked. */
+  readonly merged: (readonly IndexedPolicy[] | undefined)[];
+
+  /** The table of these prefixes; undefined when it would be large (then the hashes are read). */
+  static of(prefixes: readonly string[]): PrefixTrie | undefined {
+    const column = new Int8Array(128).fill(-1);
+    let columns = 0;
+    let rows = 1;
+    for (const p of prefixes) {
+      rows += p.length;
+      for (let i = 0; i < p.length; i++) {
+        const c = p.charCodeAt(i);
+        if (c >= 128) return undefined;
+        if (column[c] === -1) column[c] = columns++;
+      }
+    }
+    // At most 4M cells (16 MB), counting every character as a row of its own.
+    if (rows * columns > 4_000_000) return undefined;
+    return new PrefixTrie(prefixes, column, columns, rows);
+  }
+
+  private constructor(prefixes: readonly string[], column: Int8Array, columns: number, rows: number) {
+    this.#column = column;
+    this.#columns = columns;
+    this.#next = new Int32Array(rows * columns);
+    this.texts = [undefined];
+    let used = 1;
+    for (const p of prefixes) {
+      let row = 0;
+      for (let i = 0; i < p.length; i++) {
+        const cell = row * columns + (column[p.charCodeAt(i)] as number);
+        let next = this.#next[cell] as number;
+        if (next === 0) {
+          next = used++;
+          this.#next[cell] = next;
+          this.texts.push(undefined);
+        }
+        row = next;
+      }
+      this.texts[row] = p;
+    }
+    this.merged = new Array(this.texts.length).fill(undefined);
+  }
+
+  /** The row of the longest filed prefix `name` starts with; undefined: none. */
+  longest(name: string): number | undefined {
+    const next = this.#next;
+    const column = this.#column;
+    const columns = this.#columns;
+    const texts = this.texts;
+    let found: number | undefined;
+    let row = 0;
+    for (let i = 0; i < name.length; i++) {
+      const c = name.charCodeAt(i);
+      if (c >= 128) break;
+      const col = column[c] as number;
+      if (col < 0) break;
+      row = next[row * columns + col] as number;
+      if (row === 0) break;
+      if (texts[row] !== undefined) found = row;
+    }
+    return found;
   }
 }
 

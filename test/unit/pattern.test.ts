@@ -2,9 +2,11 @@ import fc from 'fast-check';
 import { RE2JS } from 're2js';
 import { describe, expect, it } from 'vitest';
 import {
+  anchoredForm,
   compilePattern,
   isAnchored,
   latin1View,
+  matchesEveryName,
   matchName,
   nameView,
   requiredLiterals,
@@ -152,6 +154,55 @@ describe('pattern reading', () => {
     expect(told).toBeGreaterThan(0);
     expect(compilePattern('^svc7\\.').mayMatch('svc8.orders')).toBe(false);
     expect(compilePattern('^abc$').mayMatch('x\n')).toBe(true);
+  });
+
+  it('startsWithOnly and matchesEveryName: what match answers, read without it (lint reads them per list)', () => {
+    const token = fc.constantFrom(
+      'a',
+      'B',
+      '\\.',
+      '.',
+      '*',
+      '$',
+      '|',
+      '\\d',
+      '\\s',
+      'é',
+      '\\é',
+      '-',
+      '\\v',
+      '(?i)',
+    );
+    const pattern = fc.oneof(
+      fc
+        .tuple(fc.constantFrom('', '^', '(?i)^', '\\A'), fc.array(token, { maxLength: 4 }))
+        .map(([h, t]) => h + t.join('')),
+      fc.constantFrom('.*', '^.*', '', '^', '.*$', '^.*a'),
+    );
+    const name = fc
+      .array(fc.constantFrom('a', 'A', 'b', 'B', '.', '-', 'é', 'x', '\n', '\v', ' ', '1'), { maxLength: 6 })
+      .map((a) => a.join(''));
+    let told = 0;
+    fc.assert(
+      fc.property(pattern, name, (p, n) => {
+        const c = compilePattern(p);
+        if (c.startsWithOnly !== undefined) {
+          told++;
+          expect([p, n, matchName(c, n)]).toEqual([p, n, n.startsWith(c.startsWithOnly)]);
+        }
+        if (matchesEveryName(p)) {
+          expect([p, n, matchName(c, n)]).toEqual([p, n, true]);
+          expect([p, n, matchName(compilePattern(anchoredForm(p)), n)]).toEqual([p, n, true]);
+        }
+      }),
+      { numRuns: 3000 },
+    );
+    expect(told).toBeGreaterThan(0);
+    expect(compilePattern('^svc7\\.').startsWithOnly).toBe('svc7.');
+    for (const p of ['^a$', '^a\\s', '(?i)^a', 'a', '^a.'])
+      expect([p, compilePattern(p).startsWithOnly]).toEqual([p, undefined]);
+    expect(['.*', '^.*', ''].every(matchesEveryName)).toBe(true);
+    expect(['.*$', '^', 'a'].some(matchesEveryName)).toBe(false);
   });
 
   it('never hangs: a catastrophic-backtracking pattern answers at once', () => {

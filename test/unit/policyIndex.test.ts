@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { nameView, PatternCache } from '../../src/policy/pattern.ts';
-import { PolicyIndex, scan } from '../../src/policy/policyIndex.ts';
+import { PolicyIndex, PrefixIndex, scan } from '../../src/policy/policyIndex.ts';
 import type { ObjectKind, Policy } from '../../src/policy/types.ts';
 import { V310 } from '../support/policies.ts';
 
@@ -122,6 +122,49 @@ describe('PolicyIndex', () => {
         expect(answers(two)).toEqual(answers(new PolicyIndex(replaced(replaced(ps, s1), s2), V310)));
         expect(answers(one)).toEqual(answers(new PolicyIndex(replaced(ps, s1), V310)));
       }),
+    );
+  });
+
+  it("a name's list by the table of prefixes is the list by the hashes, and holds what it should", () => {
+    const prefix = fc.array(fc.constantFrom('A', 'a', 'B', 'b', '.', '-', '\\.', 'é'), {
+      minLength: 1,
+      maxLength: 5,
+    });
+    const policies = fc.array(
+      fc.record({
+        head: fc.constantFrom('^', '^', '(?i)^', ''),
+        prefix,
+        tail: fc.constantFrom('', '.*', '$', '\\d', '+'),
+        priority: fc.integer({ min: 0, max: 3 }),
+      }),
+      { maxLength: 10 },
+    );
+    const name = fc
+      .array(fc.constantFrom('A', 'a', 'B', 'b', '.', '-', 'é', 'x'), { maxLength: 7 })
+      .map((a) => a.join(''));
+    fc.assert(
+      fc.property(policies, fc.array(name, { maxLength: 6 }), (list, names) => {
+        const cache = new PatternCache();
+        const sorted = list
+          .map((p, i) => ({
+            policy: pol(`p${i}`, `${p.head}${p.prefix.join('')}${p.tail}`, p.priority),
+            name: `p${i}`,
+            priority: p.priority,
+            pattern: cache.get(`${p.head}${p.prefix.join('')}${p.tail}`),
+          }))
+          .sort((a, b) => b.priority - a.priority || (a.name < b.name ? -1 : 1));
+        const byTable = new PrefixIndex(sorted);
+        const byHashes = new PrefixIndex(sorted, false);
+        for (const n of names) {
+          const expected = sorted.filter((e) => {
+            const lp = e.pattern.literalPrefix;
+            return lp === undefined || lp.caseless || n.startsWith(lp.text);
+          });
+          expect([n, byTable.for(n).map((e) => e.name)]).toEqual([n, expected.map((e) => e.name)]);
+          expect([n, byHashes.for(n).map((e) => e.name)]).toEqual([n, expected.map((e) => e.name)]);
+        }
+      }),
+      { numRuns: 500 },
     );
   });
 
