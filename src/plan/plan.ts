@@ -16,13 +16,13 @@
  *   loss an approval acknowledges.
  *
  * Beside the impact, `findings`: what `lint` would find in the end state that it does not find
- * now (src/policy/lint.ts over every object of the vhost, once with the broker's policies and once
- * with the changes made; the same finding is the same kind, policy and objects).
+ * now (the same finding is the same kind, policy and objects), read from the objects the changes
+ * reach and those few others a moved tally needs (./findings.ts), as two whole passes would.
  */
 
 import type { DefinitionsFile, FilePolicy } from '../definitions/read.ts';
 import { codeOf } from '../errors.ts';
-import { type BacktrackingReader, defaultReader } from '../patterns/reader.ts';
+import type { BacktrackingReader } from '../patterns/reader.ts';
 import { settleSimulation } from '../patterns/resolveRead.ts';
 import { actionOf, samePolicy, type Transition } from '../policy/compare.ts';
 import {
@@ -32,13 +32,12 @@ import {
   losingQueues,
   readsFederation,
 } from '../policy/impact.ts';
-import { type Finding, Linter } from '../policy/lint.ts';
-import { findingId } from '../policy/lintDigest.ts';
-import { chooseOrder, impactAt, type LossContext, stateLoss } from '../policy/order.ts';
+import type { Finding, LintObject } from '../policy/lint.ts';
+import { chooseOrder, impactAt, type LossContext, lossAgainst } from '../policy/order.ts';
 import { PatternCache } from '../policy/pattern.ts';
 import { buildPolicySet } from '../policy/resolve.ts';
 import type { Risk } from '../policy/risks.ts';
-import { type LayerNames, SequenceDriver, timelines } from '../policy/sequence.ts';
+import { type LayerNames, SequenceDriver, type StateValues, timelines } from '../policy/sequence.ts';
 import type { ChangeAction, InventoryObject, Unpredictable } from '../policy/simulate.ts';
 import { touchIndex } from '../policy/touch.ts';
 import { formatVersion, type ObjectKind, type Policy, type PolicyLayer } from '../policy/types.ts';
@@ -48,6 +47,7 @@ import type { PolicyFields, PreviewChange } from '../preview/preview.ts';
 import { type NotAskedWhy, notAskedBecause } from '../rabbit/errors.ts';
 import { type InventorySource, openInventory } from '../rabbit/inventory.ts';
 import { missingVhost, type VhostLister } from '../vhosts.ts';
+import { newFindings } from './findings.ts';
 
 export type PlanBroker = InventorySource & VhostLister;
 
@@ -212,22 +212,12 @@ function afterChanges(now: readonly Policy[], changes: readonly Transition[], la
   return [...now.filter((p) => !replaced.has(p.name)), ...mine.flatMap((t) => (t.after ? [t.after] : []))];
 }
 
-/** The findings of the end state that are not there now (linted from the same objects and numbers). */
-async function newFindings(
-  linters: { readonly now: Linter; readonly end: Linter },
-  reading: Awaited<ReturnType<Awaited<ReturnType<typeof openInventory>>['live']>>,
-  world: LossContext['world'],
-  reader: BacktrackingReader | undefined,
-): Promise<Finding[]> {
-  for (const l of [linters.now, linters.end]) {
-    const pending = l.pending();
-    if (pending.size > 0) await (reader ?? defaultReader()).decide(pending);
-    l.settle();
-  }
-  const live = reading && !reading.queuesWhy ? reading.queues : null;
-  const at = reading ? Date.parse(reading.sampledAt) : Date.now();
-  const now = new Set(linters.now.findings(live, world, at).map(findingId));
-  return linters.end.findings(live, world, at).filter((f) => !now.has(findingId(f)));
+const NO_ARGUMENTS: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/** An object's arguments, or one shared empty record for the many that have none. */
+function argumentsKept(args: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
+  for (const _ in args) return args;
+  return NO_ARGUMENTS;
 }
 
 /** Objects checked after a step: at most this many (the apply job reads each). */
@@ -283,18 +273,16 @@ async function planVhost(
   const cache = new PatternCache();
   const touched = touchIndex(changes, version, cache);
   const objects: InventoryObject[] = [];
+  // The objects no change reaches, kept for the findings (findings.ts reads the few it needs):
+  // what lint reads of each, not the listed queue (its other fields held ~100 MB more at 100,000).
+  const untouched: LintObject[] = [];
   const exchanges = new Set<string>();
-  // Lint, now and in the end state (only when something changes): every object no change reaches
-  // is read once, by the linter of now, which the end state's then copies; those a change reaches,
-  // by both.
-  const linter = changes.length
-    ? new Linter(buildPolicySet(user, operator, version, cache), cache)
-    : undefined;
   try {
     await inventory.each((o) => {
       if (o.kind === 'exchange') exchanges.add(o.name);
-      if (changes.length && touched(o).length > 0) objects.push(o);
-      else linter?.add(o);
+      if (!changes.length) return;
+      if (touched(o).length > 0) objects.push(o);
+      else untouched.push({ name: o.name, kind: o.kind, arguments: argumentsKept(o.arguments) });
     });
   } catch (err) {
     await inventory.cancel();
@@ -311,22 +299,24 @@ async function planVhost(
     live: liveOf,
     defaultDeliveryLimit: defaultDeliveryLimit(version),
   };
-  let findings: Finding[] = [];
-  if (linter) {
-    const end = linter.fork(
-      buildPolicySet(
-        afterChanges(user, changes, 'user'),
-        afterChanges(operator, changes, 'operator'),
-        version,
+  const findings = changes.length
+    ? await newFindings({
+        now: buildPolicySet(user, operator, version, cache),
+        end: buildPolicySet(
+          afterChanges(user, changes, 'user'),
+          afterChanges(operator, changes, 'operator'),
+          version,
+          cache,
+        ),
+        touched: objects,
+        untouched,
+        live: reading && !reading.queuesWhy ? reading.queues : null,
+        world: loss.world,
+        at: reading ? Date.parse(reading.sampledAt) : Date.now(),
         cache,
-      ),
-    );
-    for (const o of objects) {
-      linter.add(o);
-      end.add(o);
-    }
-    findings = await newFindings({ now: linter, end }, reading, loss.world, options.reader);
-  }
+        reader: options.reader,
+      })
+    : [];
   const chosen = chooseOrder({ version, user, operator, changes, objects, loss, cache });
   const ordered = chosen.order.map((i) => changes[i] as Transition);
 
@@ -344,7 +334,8 @@ async function planVhost(
   for (const line of lines) {
     const live = liveOf(line.name, line.kind);
     const end = line.states[last] ?? [line.now];
-    const impact = impactAt(line, end[0] ?? line.now, loss);
+    const ends = end.map((v) => impactAt(line, v, loss));
+    const impact = ends[0] ?? impactAt(line, line.now, loss);
     const { lost, gained, changed } = line.end;
     const moved =
       line.policies.now.policy !== line.policies.end.policy ||
@@ -365,10 +356,17 @@ async function planVhost(
         impact,
       });
     }
+    // A state is the same one from a step that moves the object until the next that does: its
+    // loss is worked out once.
+    let seen: StateValues | undefined;
+    let extra: ReturnType<typeof lossAgainst> = { impact: [], weight: 0 };
     for (let k = 0; k < last; k++) {
       const state = line.states[k];
       if (!state) continue;
-      const extra = stateLoss(line, state, end, loss);
+      if (state !== seen) {
+        extra = lossAgainst(line, state, ends, loss);
+        seen = state;
+      }
       if (extra.weight > 0)
         transitional.push({ vhost, name: line.name, kind: line.kind, step: k, impact: extra.impact });
     }

@@ -787,6 +787,45 @@ export class Linter {
   }
 
   /**
+   * Each tally of the pass (a policy's matches, a tie, a target, an operator limit, a policy's
+   * expiring queues) with the policies whose matches feed it (`layer:name`) and a string equal for
+   * two passes exactly when what it holds is: two passes fed the same objects in the same order
+   * with equal states find the same findings from it (src/plan/findings.ts reads which tallies a
+   * plan's changes move). Left out: what only a finding's wording reads (shadowed's `by`,
+   * cannot-govern's `keys`, operator-never-stricter's `highestOwn`), which moves neither whether
+   * it is found nor which objects it names.
+   */
+  tallyStates(): Map<string, { readonly policies: readonly string[]; readonly state: string }> {
+    this.#flush();
+    const out = new Map<string, { policies: string[]; state: string }>();
+    const names = (n: Names) => `${n.count}\u0001${n.list.join('\u0001')}`;
+    for (const t of this.#tallies.values()) {
+      const state = [t.applicable, t.unsure, names(t.lost), names(t.refused), names(t.caught)].join('\u0002');
+      out.set(`p\u0000${t.layer}\u0000${t.policy.name}`, {
+        policies: [`${t.layer}:${t.policy.name}`],
+        state,
+      });
+    }
+    for (const [id, t] of this.#ties)
+      out.set(`t\u0000${id}`, { policies: t.policies.map((p) => `${t.layer}:${p}`), state: names(t.names) });
+    for (const [id, t] of this.#targets)
+      out.set(`g\u0000${id}`, { policies: [`${t.layer}:${t.policy}`], state: names(t.names) });
+    for (const e of this.#expiring) {
+      const id = `e\u0000${e.layer}\u0000${e.policy}`;
+      const entry = JSON.stringify([e.name, e.expiresMs, e.kind, e.values]);
+      const had = out.get(id);
+      if (had) had.state += `\u0002${entry}`;
+      else out.set(id, { policies: [`${e.layer}:${e.policy}`], state: entry });
+    }
+    for (const [id, n] of this.#never)
+      out.set(`n\u0000${id}`, {
+        policies: [`operator:${n.policy}`],
+        state: [n.governed, n.never, names(n.names)].join('\u0002'),
+      });
+    return out;
+  }
+
+  /**
    * Every finding, the most severe first (then by kind, as LINT_KINDS lists them; the most objects
    * first; by policy). `live`: the queues' numbers by name (`null`: none reported; absent: not
    * read); `world`: the vhost's federation (`exchanges` as seen by the pass when not given).

@@ -1,6 +1,7 @@
 import type { Transition } from './compare.ts';
 import { type Impact, impactOf, type LiveQueue, type World } from './impact.ts';
 import { PatternCache as Cache, type PatternCache } from './pattern.ts';
+import { PolicyIndex } from './policyIndex.ts';
 import { objectKey, SequenceDriver, type StateValues, timelines } from './sequence.ts';
 import type { InventoryObject } from './simulate.ts';
 import { touchIndex } from './touch.ts';
@@ -26,25 +27,30 @@ import type { BrokerVersion, ObjectKind, Policy } from './types.ts';
  * it (the state is the set of changes applied), so it is simulated once.
  */
 
+const removedBy = (list: readonly Impact[]): number => {
+  let n = 0;
+  for (const x of list) if (x.effect === 'drop') n += x.messages;
+  return n;
+};
+
+const deletes = (list: readonly Impact[]): boolean => list.some((x) => x.effect === 'delete');
+
+/** A dead-letter or alternate target left missing, as one string (key and target). */
+function missingTarget(x: Impact): string | undefined {
+  return x.effect === 'missing-target' && (x.key === 'dead-letter-exchange' || x.key === 'alternate-exchange')
+    ? `${x.key}\u0000${x.target}`
+    : undefined;
+}
+
 /** What a state on the way does that the end state does not, and how bad that is (0: nothing). */
 export function extraImpact(
   state: readonly Impact[],
   end: readonly Impact[],
 ): { impact: Impact[]; weight: number } {
-  const removed = (list: readonly Impact[]) =>
-    list.reduce((n, x) => n + (x.effect === 'drop' ? x.messages : 0), 0);
-  const deletes = (list: readonly Impact[]) => list.some((x) => x.effect === 'delete');
-  const missing = (list: readonly Impact[]) =>
-    new Set(
-      list.flatMap((x) =>
-        x.effect === 'missing-target' && (x.key === 'dead-letter-exchange' || x.key === 'alternate-exchange')
-          ? [`${x.key}\u0000${x.target}`]
-          : [],
-      ),
-    );
   const impact: Impact[] = [];
   let weight = 0;
-  const extraDrop = removed(state) - removed(end);
+  if (state.length === 0) return { impact, weight };
+  const extraDrop = removedBy(state) - removedBy(end);
   if (extraDrop > 0) {
     impact.push(...state.filter((x) => x.effect === 'drop'));
     weight += extraDrop;
@@ -56,11 +62,12 @@ export function extraImpact(
       weight += x.messages + 1;
     }
   }
-  const endMissing = missing(end);
+  let endMissing: Set<string> | undefined;
   for (const x of state) {
-    if (x.effect !== 'missing-target' || (x.key !== 'dead-letter-exchange' && x.key !== 'alternate-exchange'))
-      continue;
-    if (endMissing.has(`${x.key}\u0000${x.target}`)) continue;
+    const target = missingTarget(x);
+    if (target === undefined) continue;
+    endMissing ??= new Set(end.flatMap((e) => missingTarget(e) ?? []));
+    if (endMissing.has(target)) continue;
     impact.push(x);
     weight += 1;
   }
@@ -100,8 +107,22 @@ export function stateLoss(
   end: StateValues,
   ctx: LossContext,
 ): { impact: Impact[]; weight: number } {
+  return lossAgainst(
+    o,
+    state,
+    end.map((v) => impactAt(o, v, ctx)),
+    ctx,
+  );
+}
+
+/** `stateLoss` against the end state's impacts, one per candidate (worked out once per object). */
+export function lossAgainst(
+  o: { readonly name: string; readonly kind: ObjectKind; readonly now: Readonly<Record<string, unknown>> },
+  state: StateValues,
+  ends: readonly (readonly Impact[])[],
+  ctx: LossContext,
+): { impact: Impact[]; weight: number } {
   // The end's best candidate: a loss the end may avoid is not counted against the way.
-  const ends = end.map((v) => impactAt(o, v, ctx));
   let worst = { impact: [] as Impact[], weight: 0 };
   for (const v of state) {
     const here = impactAt(o, v, ctx);
@@ -200,6 +221,7 @@ export function chooseOrder(input: OrderInput): ChosenOrder {
   const order: number[] = [];
   let cost = 0;
   let simulated = 0;
+  let base: Layers | undefined;
   for (const group of groups) {
     if (group.length === 1) {
       order.push(...group);
@@ -207,7 +229,11 @@ export function chooseOrder(input: OrderInput): ChosenOrder {
     }
     const inGroup = new Set(group);
     const mine = objects.filter((o) => o.reach.some((i) => inGroup.has(i)));
-    const found = searchGroup(input, group, mine, cache);
+    base ??= {
+      user: new PolicyIndex(input.user, input.version, cache),
+      operator: new PolicyIndex(input.operator, input.version, cache),
+    };
+    const found = searchGroup(input, base, group, mine, cache);
     order.push(...found.order);
     cost += found.cost;
     simulated += found.simulated;
@@ -215,24 +241,38 @@ export function chooseOrder(input: OrderInput): ChosenOrder {
   return { order, cost, simulated };
 }
 
-/** The state after the changes of `applied` (a set: the order does not matter). */
 /** The one step of a driver that simulates one change. */
 const ONLY_STEP: readonly number[] = [0];
 
-function layersAfter(input: OrderInput, applied: readonly number[]): { user: Policy[]; operator: Policy[] } {
-  const user = new Map(input.user.map((p) => [p.name, p]));
-  const operator = new Map(input.operator.map((p) => [p.name, p]));
+/** The vhost's two layers, indexed once; a state on the way reads through them (`layersAfter`). */
+interface Layers {
+  readonly user: PolicyIndex;
+  readonly operator: PolicyIndex;
+}
+
+/**
+ * The layers after the changes of `applied` (a set: the order does not matter, as each policy is
+ * changed at most once), read through the vhost's index rather than indexed anew per state.
+ */
+function layersAfter(
+  input: OrderInput,
+  base: Layers,
+  applied: readonly number[],
+  cache: PatternCache,
+): Layers {
+  let layers = base;
   for (const i of applied) {
     const t = input.changes[i] as Transition;
-    const layer = t.layer === 'user' ? user : operator;
-    if (t.before) layer.delete(t.before.name);
-    if (t.after) layer.set(t.after.name, t.after);
+    const next = layers[t.layer].replacing([t.before?.name, t.after?.name], t.after, cache);
+    layers =
+      t.layer === 'user' ? { user: next, operator: layers.operator } : { user: layers.user, operator: next };
   }
-  return { user: [...user.values()], operator: [...operator.values()] };
+  return layers;
 }
 
 function searchGroup(
   input: OrderInput,
+  base: Layers,
   group: readonly number[],
   objects: readonly Objectish[],
   cache: PatternCache,
@@ -245,12 +285,13 @@ function searchGroup(
   // One step from a state (the set applied, as a sorted key): the values of every object it moves.
   const memo = new Map<string, Map<string, StateValues>>();
   const nowValues = new Map<string, Readonly<Record<string, unknown>>>();
+  const endImpacts = new Map<string, Impact[][]>();
   const step = (applied: readonly number[], c: number): Map<string, StateValues> => {
     const key = `${[...applied].sort((a, b) => a - b).join(',')}|${c}`;
     const known = memo.get(key);
     if (known) return known;
     simulated++;
-    const layers = layersAfter(input, applied);
+    const layers = layersAfter(input, base, applied, cache);
     const t = input.changes[c] as Transition;
     // The layers some applied change touched are read by the engine, as in the sequence driver.
     const earlier = applied.map((i) => input.changes[i] as Transition);
@@ -292,7 +333,13 @@ function searchGroup(
     const now = nowValues.get(k);
     const e = end.get(k);
     if (!o || !now || !e || o.object.kind === null) return 0;
-    return stateLoss({ name: o.object.name, kind: o.object.kind, now }, state, e, input.loss).weight;
+    const object = { name: o.object.name, kind: o.object.kind, now };
+    let ends = endImpacts.get(k);
+    if (!ends) {
+      ends = e.map((v) => impactAt(object, v, input.loss));
+      endImpacts.set(k, ends);
+    }
+    return lossAgainst(object, state, ends, input.loss).weight;
   };
 
   let best: { order: number[]; cost: number } | undefined;

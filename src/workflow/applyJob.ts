@@ -38,7 +38,7 @@ export interface ApplyJobDeps extends RecordingServices {
   readonly announceWrite: AnnounceWrite;
   readonly freezes: FreezeStore;
   readonly verifyDeadlineMs: number;
-  /** How long a set's rollback that could not finish waits before it tries again (applySet.ts). */
+  /** How long a rollback that could not finish waits before it tries again (applySet.ts). */
   readonly rollbackRetryMs?: number;
   readonly observe: ObserveOptions;
   readonly onRecorded?: (request: ChangeRequest, record: ChangeRecord) => Promise<void>;
