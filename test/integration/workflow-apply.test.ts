@@ -334,6 +334,35 @@ describe.each(up)('apply on $label', (broker) => {
     );
   });
 
+  it('the audit append failing to its last try (an error from the ending itself): failed, internal, told once', async () => {
+    await withVhost(
+      async (vhost) => {
+        class AppendFails extends AuditTrail {
+          override async append(): Promise<never> {
+            throw new Error('audit down');
+          }
+        }
+        await fx.worker(admin, { audit: new AppendFails(fx.redis, fx.keyPrefix) });
+        const wf = fx.workflow();
+        const { request } = await wf.file(
+          input(vhost, { fields: { pattern: '^a', definition: { 'max-length': 1 } } }),
+        );
+        await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
+        const r = await settled(wf, request.id);
+        // Retried with the queue's backoff until its last try, then ended by the job itself.
+        expect(r.failure).toMatchObject({ code: 'internal', message: 'audit down' });
+        expect(fx.notifier.told.states.filter((s) => s.id === request.id).map((s) => s.state)).toEqual([
+          'approved',
+          'applying',
+          'failed',
+        ]);
+        expect(fx.notifier.told.failed.map((f) => f.id)).toEqual([request.id]);
+        expect(await recordsOf(vhost)).toEqual([]);
+      },
+      { client: admin },
+    );
+  });
+
   it('the broker down during the job: retried with backoff and applied once when it returns', async () => {
     await withVhost(
       async (vhost) => {

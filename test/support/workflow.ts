@@ -15,6 +15,7 @@ import { openRedis } from '../../src/redis.ts';
 import {
   type ApplyQueue,
   type ApplyWorker,
+  type ApplyWorkerDeps,
   type ApplyWorkerOptions,
   type ChangeRequest,
   createApplyQueue,
@@ -98,8 +99,11 @@ export interface WorkflowFixture {
     redis?: Redis;
     now?: () => Date;
   }): Workflow;
-  /** An apply worker (one replica's); stopped by close() if not before. */
-  worker(client: ManagementClient, options?: Partial<ApplyWorkerOptions>): Promise<ApplyWorker>;
+  /** An apply worker (one replica's); stopped by close() if not before. `options` may replace its stores too. */
+  worker(
+    client: ManagementClient,
+    options?: Partial<ApplyWorkerOptions & ApplyWorkerDeps>,
+  ): Promise<ApplyWorker>;
   close(): Promise<void>;
 }
 
