@@ -67,8 +67,9 @@ export class PrefixIndex implements ListFor {
   readonly #lengths: number[];
   /** The name's hash at each length up to the longest prefix, reused by every lookup. */
   readonly #hashes: number[];
-  /** The filed prefixes as a table of characters, when it is small enough (`PrefixTrie`). */
-  readonly #trie: PrefixTrie | undefined;
+  /** The filed prefixes as a table of characters, when it is small enough (`PrefixTrie`); made on the first lookup. */
+  #trie: PrefixTrie | undefined | null = null;
+  readonly #table: boolean;
 
   constructor(sorted: readonly IndexedPolicy[], table = true) {
     for (const e of sorted) {
@@ -94,12 +95,13 @@ export class PrefixIndex implements ListFor {
     }
     this.#lengths = [...new Set([...this.#byPrefix.keys()].map((p) => p.length))].sort((a, b) => b - a);
     this.#hashes = new Array<number>((this.#lengths[0] ?? 0) + 1).fill(0);
-    this.#trie = table ? PrefixTrie.of([...this.#byPrefix.keys()]) : undefined;
+    this.#table = table;
   }
 
   /** Highest priority first: those without a literal prefix, and those whose prefix `name` starts with. */
   for(name: string): readonly IndexedPolicy[] {
     if (this.#byPrefix.size === 0) return this.#general;
+    if (this.#trie === null) this.#trie = this.#table ? PrefixTrie.of([...this.#byPrefix.keys()]) : undefined;
     const trie = this.#trie;
     if (trie !== undefined) {
       const longest = trie.longest(name);
@@ -191,23 +193,25 @@ class PrefixTrie {
   private constructor(prefixes: readonly string[], column: Int8Array, columns: number, rows: number) {
     this.#column = column;
     this.#columns = columns;
-    this.#next = new Int32Array(rows * columns);
+    const table = new Int32Array(rows * columns);
     this.texts = [undefined];
     let used = 1;
     for (const p of prefixes) {
       let row = 0;
       for (let i = 0; i < p.length; i++) {
         const cell = row * columns + (column[p.charCodeAt(i)] as number);
-        let next = this.#next[cell] as number;
+        let next = table[cell] as number;
         if (next === 0) {
           next = used++;
-          this.#next[cell] = next;
+          table[cell] = next;
           this.texts.push(undefined);
         }
         row = next;
       }
       this.texts[row] = p;
     }
+    // The rows shared by prefixes are counted once: the table is cut to those made.
+    this.#next = table.slice(0, used * columns);
     this.merged = new Array(this.texts.length).fill(undefined);
   }
 

@@ -20,7 +20,7 @@ export const bullPrefix = (keyPrefix: string) => `${keyPrefix}:bull`;
 
 export const ApplyJobData = z.object({
   requestId: z.string(),
-  /** Set by the job before it writes: what each object loses, from the broker as it was just before. */
+  /** A single change's, set by the job before it writes: what each object loses, from the broker as it was just before (applyOne.ts). */
   objects: z.array(AuditObjectSchema).optional(),
   unpredictable: z.number().int().min(0).optional(),
   /** Set with `objects`: the touched queues to watch after the write, as they were just before it. */
@@ -33,7 +33,10 @@ export const ApplyJobData = z.object({
     .optional(),
   /** When the job wrote (set just before the write). */
   writtenAt: z.iso.datetime().optional(),
-  /** A change set's cursor: its phase and how far it got, saved after every step (applySet.ts). */
+  /**
+   * The apply's cursor, every request's (a single change is a set of one): its phase and how far it
+   * got, saved after every step (applySet.ts). A job saved before it had one starts at the first step.
+   */
   set: SetCursorSchema.optional(),
 });
 export type ApplyJobData = z.infer<typeof ApplyJobData>;

@@ -86,9 +86,11 @@ export function timeBoxHandlers(deps: TimeBoxDeadlineDeps): TimeBoxHandlers {
     return r as Boxed;
   }
 
+  const askedKey = (id: string) => `${deps.keyPrefix}:timebox:${id}:asked`;
+
   /** The policy changed since (or the approver may no longer approve): a revert that needs a new approval. */
   async function ask(r: Boxed, why: string, log: Logger): Promise<void> {
-    const asked = `${deps.keyPrefix}:timebox:${r.id}:asked`;
+    const asked = askedKey(r.id);
     if (await deps.redis.get(asked)) return;
     const reason = `The time box of ${formatDuration(r.timeBoxMs)} of ${r.id} ended, but ${why}: restoring the state before it needs a new approval.`;
     const filed = r.set
@@ -125,6 +127,13 @@ export function timeBoxHandlers(deps: TimeBoxDeadlineDeps): TimeBoxHandlers {
       const r = await boxed(id);
       if (!r) return;
       const log = deps.log.child({ requestId: r.id, env: r.env, vhost: r.vhost, policy: r.policy });
+      // Asked for by a try before this one: one outcome per deadline. A retry must not approve a
+      // revert beside the one waiting for approval because the way looks clear now (a queue drained).
+      const asked = await deps.redis.get(askedKey(r.id));
+      if (asked) {
+        log.info({ revert: asked }, 'time box: the revert was asked for already; nothing more');
+        return;
+      }
       const decision = await decisionOf(r);
       if (decision.kind === 'done') {
         log.info('time box: the policy is already as it was; nothing to revert');

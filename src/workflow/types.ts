@@ -513,7 +513,7 @@ export interface ApplyWorkerOptions {
   readonly backoffMs?: number;
   /** How long to wait for the objects to report the new policy. Default 60 s. */
   readonly verifyDeadlineMs?: number;
-  /** A change set's rollback the broker interrupted: first wait before it tries again, doubled up to a minute. Default 2 s. */
+  /** A rollback the broker interrupted (a set's, or a single change's): first wait before it tries again, doubled up to a minute. Default 2 s. */
   readonly rollbackRetryMs?: number;
   /** How the messages are watched after the write, for the audit's `observed` (observe.ts; its defaults). */
   readonly observe?: ObserveOptions;

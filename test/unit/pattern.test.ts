@@ -13,6 +13,20 @@ import {
   shiftedView,
 } from '../../src/policy/pattern.ts';
 
+/** Patterns of a few tokens (literals, classes, quantifiers, `$`, alternation) and names of a few characters. */
+const tokenPattern = fc
+  .tuple(
+    fc.constantFrom('', '^', '(?i)^', '\\A'),
+    fc.array(
+      fc.constantFrom('a', 'B', '\\.', '.', '*', '?', '$', '|', '(x|a)', '\\d', '\\s', 'é', '\\é', '-'),
+      { maxLength: 5 },
+    ),
+  )
+  .map(([head, t]) => head + t.join(''));
+const tokenName = fc
+  .array(fc.constantFrom('a', 'A', 'b', 'B', '.', '-', 'é', 'x', '\n', '\v', ' ', '1'), { maxLength: 6 })
+  .map((a) => a.join(''));
+
 describe('pattern reading', () => {
   it.each([
     ['orders', 'retry.orders.dlq', true],
@@ -118,28 +132,8 @@ describe('pattern reading', () => {
   });
 
   it('mayMatch says false only where match says false', () => {
-    const token = fc.constantFrom(
-      'a',
-      'B',
-      '\\.',
-      '.',
-      '*',
-      '?',
-      '$',
-      '|',
-      '(x|a)',
-      '\\d',
-      '\\s',
-      'é',
-      '\\é',
-      '-',
-    );
-    const pattern = fc
-      .tuple(fc.constantFrom('', '^', '(?i)^', '\\A'), fc.array(token, { maxLength: 5 }))
-      .map(([head, t]) => head + t.join(''));
-    const name = fc
-      .array(fc.constantFrom('a', 'A', 'b', 'B', '.', '-', 'é', 'x', '\n', '\v', ' ', '1'), { maxLength: 6 })
-      .map((a) => a.join(''));
+    const pattern = tokenPattern;
+    const name = tokenName;
     let told = 0;
     fc.assert(
       fc.property(pattern, name, (p, n) => {
@@ -157,31 +151,11 @@ describe('pattern reading', () => {
   });
 
   it('startsWithOnly and matchesEveryName: what match answers, read without it (lint reads them per list)', () => {
-    const token = fc.constantFrom(
-      'a',
-      'B',
-      '\\.',
-      '.',
-      '*',
-      '$',
-      '|',
-      '\\d',
-      '\\s',
-      'é',
-      '\\é',
-      '-',
-      '\\v',
-      '(?i)',
-    );
     const pattern = fc.oneof(
-      fc
-        .tuple(fc.constantFrom('', '^', '(?i)^', '\\A'), fc.array(token, { maxLength: 4 }))
-        .map(([h, t]) => h + t.join('')),
-      fc.constantFrom('.*', '^.*', '', '^', '.*$', '^.*a'),
+      tokenPattern,
+      fc.constantFrom('.*', '^.*', '', '^', '.*$', '^.*a', '^a\\v', '^a(?i)b'),
     );
-    const name = fc
-      .array(fc.constantFrom('a', 'A', 'b', 'B', '.', '-', 'é', 'x', '\n', '\v', ' ', '1'), { maxLength: 6 })
-      .map((a) => a.join(''));
+    const name = tokenName;
     let told = 0;
     fc.assert(
       fc.property(pattern, name, (p, n) => {

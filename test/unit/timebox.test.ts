@@ -286,4 +286,43 @@ describe('the warning before a time-boxed set’s deadline', () => {
   it('one policy of the set changed since: told it will not be reverted without a new approval', async () => {
     expect((await warned({ a: f(1), b: f(9) }))[0]?.willRevert).toBe(false);
   });
+
+  it('a retried deadline whose revert was asked for already approves none beside it, even with the way clear now', async () => {
+    const calls: string[] = [];
+    const handlers = timeBoxHandlers({
+      workflow: {
+        get: async () => applied,
+        approveTimeBoxRevert: async () => {
+          calls.push('approve');
+          return applied;
+        },
+        revertSetFor: async () => {
+          calls.push('ask');
+          return applied;
+        },
+      },
+      redis: {
+        set: async () => 'OK',
+        get: async (key) => (key === 'k:timebox:r-set:asked' ? 'r-asked' : null),
+      },
+      keyPrefix: 'k',
+      revertRequest: async () => applied,
+      // Every policy as the set left it: without the asked revert, this deadline would approve one.
+      brokerFor: () =>
+        ({
+          getPolicy: async (_layer: string, vhost: string, name: string) => {
+            const fields = { a: f(1), b: f(3) }[name];
+            return fields ? { vhost, name, ...fields } : null;
+          },
+        }) as unknown as WorkflowBroker,
+      notifier: {
+        timeBoxWarning: async () => {},
+        timeBoxAsk: async () => {},
+        timeBoxNothing: async () => {},
+      },
+      log: createLogger('silent'),
+    });
+    await handlers.revert('r-set');
+    expect(calls).toEqual([]);
+  });
 });
