@@ -21,6 +21,11 @@ import { APPROVER, REQUESTER, type WorkflowFixture, workflowFixture } from '../s
 
 const { up } = await brokersUp();
 const BOX_MS = 20_000;
+/**
+ * Each test's own budget: its waits are bounded (the apply 30 s, the box, the revert up to 40 s
+ * after it), and under load they add up past vitest's default minute (seen with four workers).
+ */
+const TEST_MS = 30_000 + BOX_MS + 40_000 + 30_000;
 
 interface ToldTimeBox {
   warned: string[];
@@ -152,7 +157,7 @@ describe.each(up)('time-boxed changes on $label', (broker) => {
       expect(posted?.request.origin).toEqual(applied.origin);
       expect(posted?.request.approvalsChannel).toBe(applied.approvalsChannel);
     });
-  });
+  }, TEST_MS);
 
   it.concurrent('edited outside the bot in between: no revert; a revert request asks for a new approval', async () => {
     await boxedEdit('tb-ask', async (vhost, applied) => {
@@ -173,7 +178,7 @@ describe.each(up)('time-boxed changes on $label', (broker) => {
       });
       expect(await revertsOf(applied.auditId ?? '')).toEqual([]);
     });
-  });
+  }, TEST_MS);
 
   it.concurrent('the approved revert goes through the rules: no revert is approved in the name of an approver no longer among them', async () => {
     await withVhost(
@@ -213,7 +218,7 @@ describe.each(up)('time-boxed changes on $label', (broker) => {
       },
       { client, prefix: 'tb-rules' },
     );
-  });
+  }, TEST_MS);
 
   it.concurrent('a break-glass change --for 10s is reverted at its deadline, under the same break-glass (issue 28, item 2)', async () => {
     await withVhost(
@@ -261,7 +266,7 @@ describe.each(up)('time-boxed changes on $label', (broker) => {
       },
       { client, prefix: 'tb-glass' },
     );
-  });
+  }, TEST_MS);
 
   it.concurrent('the bot restarted before the deadline still reverts, once, with two replicas waiting', async () => {
     await withVhost(
@@ -286,5 +291,5 @@ describe.each(up)('time-boxed changes on $label', (broker) => {
       },
       { client, prefix: 'tb-restart' },
     );
-  });
+  }, TEST_MS);
 });
