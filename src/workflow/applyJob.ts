@@ -1,6 +1,7 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { Logger } from 'pino';
 import type { ChangeRecord } from '../audit/types.ts';
+import { endApply } from './applyEnd.ts';
 import { type EarlyReads, freshPreview, policyOf } from './applyOne.ts';
 import { type AnnounceWrite, ApplySet, failureOf, isFinal } from './applySet.ts';
 import type { WorkflowBroker } from './broker.ts';
@@ -23,7 +24,8 @@ import type { ChangeRequest, Failure, WorkflowEnvironment } from './types.ts';
  * create, edit or delete is a set of one) with the cursor in the job's data, each re-checked and
  * written with the same write, what was written rolled back in reverse, finished in one place. A
  * single change's guard before its write (the fresh preview, `loss-grew`) and its verification
- * after it are applyOne.ts's.
+ * after it are applyOne.ts's. Every way the job ends a request (applied, failed, refused, stale)
+ * is one function's, endApply (applyEnd.ts).
  */
 
 /** How soon a held request behind another held one looks again whether it is its turn. */
@@ -160,24 +162,13 @@ export class ApplyJob {
       at: this.deps.now().toISOString(),
     };
     log.warn({ failure }, 'not applied: refused');
-    const moved = await this.deps.store.transition(r.id, {
-      move: 'refuse',
-      set: { failure },
-    });
-    if (moved.kind !== 'ok') return;
-    await this.deps.notify.stateChanged(moved.request);
-    await this.deps.notify.failed(moved.request);
+    await endApply(this.deps, r.id, { move: 'refuse', set: { failure } });
   }
 
+  /** Failed for good after the move to applying, where ApplySet's own ending could not (an error thrown from it). */
   private async fail(r: ChangeRequest, err: unknown, attempts: number, log: Logger) {
     const failure: Failure = { ...failureOf(err), attempts, at: this.deps.now().toISOString() };
     log.error({ failure }, 'apply failed for good');
-    const moved = await this.deps.store.transition(r.id, {
-      move: 'fail',
-      set: { failure },
-    });
-    if (moved.kind !== 'ok') return;
-    await this.deps.notify.stateChanged(moved.request);
-    await this.deps.notify.failed(moved.request);
+    await endApply(this.deps, r.id, { move: 'fail', set: { failure } });
   }
 }

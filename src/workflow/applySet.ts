@@ -7,6 +7,7 @@ import { actionOf, canonical, samePolicy } from '../policy/compare.ts';
 import { buildPolicySet, resolve } from '../policy/resolve.ts';
 import type { Policy } from '../policy/types.ts';
 import { isRabbitError } from '../rabbit/index.ts';
+import { endApply } from './applyEnd.ts';
 import {
   type EarlyReads,
   type Prepared,
@@ -58,7 +59,10 @@ import type { ChangeRequest, Failure } from './types.ts';
  *   finished     in one place (`finish`): the audit records (a single change's one record, with
  *                its verification and observed messages; a set's, each step and each undo, with
  *                `set`), then the request applied, or failed / stale saying what was written and
- *                undone (a single change gone stale: with a fresh preview for the Notifier).
+ *                undone (a single change gone stale: with a fresh preview for the Notifier); the
+ *                move and what is told are applyEnd.ts's, as are the job's two endings before or
+ *                around it (applyJob.ts: refused before the move to applying; `finish` itself
+ *                failing on the last try).
  */
 
 /**
@@ -420,29 +424,27 @@ export class ApplySet {
       const last = records.at(-1);
       // Before the move to applied: a retry after a crash here calls it again (idempotent callers).
       if (last) await this.deps.onRecorded?.(r, last);
-      const moved = await this.deps.store.transition(r.id, {
+      const ended = await endApply(this.deps, r.id, {
         move: 'finish',
         set: { appliedAt: last?.at ?? at, ...(last ? { auditId: last.id } : {}), ...progress, verification },
+        ...(last ? { record: last } : {}),
       });
-      if (moved.kind !== 'ok') return;
-      log.info(
-        { steps: steps.length, auditId: last?.id, matched: verification.matched },
-        'applied and recorded',
-      );
-      await this.deps.notify.stateChanged(moved.request);
-      if (last) await this.deps.notify.applied(moved.request, last);
+      if (ended)
+        log.info(
+          { steps: steps.length, auditId: last?.id, matched: verification.matched },
+          'applied and recorded',
+        );
       return;
     }
     const because = c.because;
     if (because?.kind === 'stale') {
-      const moved = await this.deps.store.transition(r.id, {
+      const ended = await endApply(this.deps, r.id, {
         move: 'markStale',
         set: { staleBecause: because.code === 'loss-grew' ? 'loss-grew' : 'policy-changed', ...progress },
+        ...(one ? { fresh: () => stalePreview(r, this.broker, log) } : {}),
       });
-      if (moved.kind !== 'ok') return;
-      log.warn({ written: c.written, undone: c.undone, because }, 'stale; what was written rolled back');
-      await this.deps.notify.stateChanged(moved.request);
-      if (one) await this.deps.notify.stale(moved.request, await stalePreview(r, this.broker, log));
+      if (ended)
+        log.warn({ written: c.written, undone: c.undone, because }, 'stale; what was written rolled back');
       return;
     }
     // A single change says the broker's reason alone; a set, how far it got too.
@@ -456,15 +458,16 @@ export class ApplySet {
       attempts: one ? attempts : 1,
       at,
     };
-    const moved = await this.deps.store.transition(r.id, {
+    const ended = await endApply(this.deps, r.id, {
       // Refused: the environment took no writes before the first one (rules.ts); else the write failed.
       move: because?.kind === 'refused' ? 'refuse' : 'fail',
       set: { failure, ...progress },
     });
-    if (moved.kind !== 'ok') return;
-    log.warn({ written: c.written, undone: c.undone, because }, 'not applied; what was written rolled back');
-    await this.deps.notify.stateChanged(moved.request);
-    await this.deps.notify.failed(moved.request);
+    if (ended)
+      log.warn(
+        { written: c.written, undone: c.undone, because },
+        'not applied; what was written rolled back',
+      );
   }
 }
 

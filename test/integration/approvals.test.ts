@@ -418,6 +418,46 @@ describe(`an environment read-only since the request was filed (${broker.label};
       { client: admin },
     );
   });
+
+  it('read-only after the move to applying, before the first write: the check just before it refuses, nothing written', async () => {
+    await withVhost(
+      async (vhost) => {
+        const puts: string[] = [];
+        const client = policyWritesCounted(broker, puts);
+        onTestFinished(() => client.close());
+        // The worker's environments are its configuration now: switched to read-only as the
+        // request's message says it is applying, i.e. past the check before the move, before any write.
+        const env: { name: string; mode: 'normal' | 'read-only' } = { name: 'test', mode: 'normal' };
+        await fx.worker(client, {
+          environments: [env],
+          notifier: {
+            ...fx.notifier,
+            async stateChanged(r) {
+              if (r.state === 'applying') env.mode = 'read-only';
+              await fx.notifier.stateChanged(r);
+            },
+          },
+        });
+        const wf = fx.workflow();
+        const { request } = await wf.file(input(vhost));
+        await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
+        const done = await settled(wf, request.id);
+        expect(fx.notifier.told.states.filter((r) => r.id === request.id).map((r) => r.state)).toEqual([
+          'approved',
+          'applying',
+          'failed',
+        ]);
+        expect(done.failure).toMatchObject({
+          code: 'read-only-env',
+          message: 'The environment test is read-only: the bot changes no policy there. Nothing was applied.',
+        });
+        expect(fx.notifier.told.failed.map((r) => r.id)).toEqual([request.id]);
+        expect(puts).toEqual([]);
+        expect(await admin.getPolicy('user', vhost, 'cap')).toBeNull();
+      },
+      { client: admin },
+    );
+  });
 });
 
 describe('a user group id as the user of a signed payload (issue 28, item 9)', () => {

@@ -134,162 +134,185 @@ describe.each(up)('time-boxed changes on $label', (broker) => {
       .filter(isChange)
       .filter((r) => r.action === 'revert' && r.revertOf === auditId);
 
-  it.concurrent('a --for 20s edit reverts at the deadline, audited as its revert and posted where the change was', async () => {
-    await boxedEdit('tb-revert', async (vhost, applied) => {
-      await waitFor(
-        async () => (await client.getPolicy('user', vhost, 'orders-limit'))?.definition['max-length'] === 10,
-        { deadlineMs: BOX_MS + 30_000, what: 'the policy back as it was' },
+  it.concurrent(
+    'a --for 20s edit reverts at the deadline, audited as its revert and posted where the change was',
+    async () => {
+      await boxedEdit('tb-revert', async (vhost, applied) => {
+        await waitFor(
+          async () =>
+            (await client.getPolicy('user', vhost, 'orders-limit'))?.definition['max-length'] === 10,
+          { deadlineMs: BOX_MS + 30_000, what: 'the policy back as it was' },
+        );
+        expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(applied.appliedAt ?? '') + BOX_MS);
+        await waitFor(async () => (await revertsOf(applied.auditId ?? '')).length === 1, {
+          what: 'the revert recorded',
+        });
+        const [revert] = await revertsOf(applied.auditId ?? '');
+        expect(revert).toMatchObject({
+          before: { definition: { 'max-length': 1000 } },
+          after: { definition: { 'max-length': 10 } },
+          approver: { user: APPROVER },
+        });
+        // The record is appended before the request is marked applied and the Notifier told: wait for it.
+        const posted = await waitFor(() => fx.notifier.told.applied.find((a) => a.record.id === revert?.id), {
+          what: 'the revert posted',
+        });
+        expect(posted?.request.origin).toEqual(applied.origin);
+        expect(posted?.request.approvalsChannel).toBe(applied.approvalsChannel);
+      });
+    },
+    TEST_MS,
+  );
+
+  it.concurrent(
+    'edited outside the bot in between: no revert; a revert request asks for a new approval',
+    async () => {
+      await boxedEdit('tb-ask', async (vhost, applied) => {
+        await client.putPolicy('user', limits(vhost, 500));
+        await waitFor(() => told.asked.some((a) => a.request.id === applied.id), {
+          deadlineMs: BOX_MS + 30_000,
+          what: 'the revert asked for',
+        });
+        const asked = told.asked.find((a) => a.request.id === applied.id);
+        expect(asked?.why).toBe('the policy was changed again since the change');
+        expect(asked?.revert).toMatchObject({
+          state: 'pending',
+          action: 'revert',
+          revertOf: applied.auditId,
+        });
+        expect((await client.getPolicy('user', vhost, 'orders-limit'))?.definition).toEqual({
+          'max-length': 500,
+        });
+        expect(await revertsOf(applied.auditId ?? '')).toEqual([]);
+      });
+    },
+    TEST_MS,
+  );
+
+  it.concurrent(
+    'the approved revert goes through the rules: no revert is approved in the name of an approver no longer among them',
+    async () => {
+      await withVhost(
+        async (vhost) => {
+          await client.putPolicy('user', limits(vhost, 10));
+          const bot = await replica();
+          try {
+            // An hour's box: its deadline never comes during the test; the revert is asked for directly.
+            const applied = await editFor20s(bot.wf, vhost, 3_600_000);
+            const revertId = revertRequestId(applied.id);
+            const removed = fx.workflow({ approvers: [] });
+            await expect(removed.approveTimeBoxRevert(applied)).rejects.toMatchObject({
+              code: 'not-approver',
+            });
+            expect(await bot.wf.get(revertId)).toBeUndefined();
+
+            // Its requester since removed from the requesters: the revert was asked for with the change.
+            const requesterGone = fx.workflow({ requesters: ['U0SOMEONEELSE'] });
+            const revert = await requesterGone.approveTimeBoxRevert(applied);
+            expect(revert).toMatchObject({
+              id: revertId,
+              state: 'approved',
+              action: 'revert',
+              revertOf: applied.auditId,
+              requester: { user: REQUESTER },
+              decision: { kind: 'approve', by: APPROVER },
+            });
+            // Again (a retried job): the same request, approved once, queued again to no effect.
+            expect((await bot.wf.approveTimeBoxRevert(applied)).id).toBe(revertId);
+            await waitFor(async () => (await revertsOf(applied.auditId ?? '')).length === 1, {
+              what: 'the revert applied',
+            });
+            expect((await client.getPolicy('user', vhost, 'orders-limit'))?.definition).toEqual({
+              'max-length': 10,
+            });
+          } finally {
+            await bot.stop();
+          }
+        },
+        { client, prefix: 'tb-rules' },
       );
-      expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(applied.appliedAt ?? '') + BOX_MS);
-      await waitFor(async () => (await revertsOf(applied.auditId ?? '')).length === 1, {
-        what: 'the revert recorded',
-      });
-      const [revert] = await revertsOf(applied.auditId ?? '');
-      expect(revert).toMatchObject({
-        before: { definition: { 'max-length': 1000 } },
-        after: { definition: { 'max-length': 10 } },
-        approver: { user: APPROVER },
-      });
-      // The record is appended before the request is marked applied and the Notifier told: wait for it.
-      const posted = await waitFor(() => fx.notifier.told.applied.find((a) => a.record.id === revert?.id), {
-        what: 'the revert posted',
-      });
-      expect(posted?.request.origin).toEqual(applied.origin);
-      expect(posted?.request.approvalsChannel).toBe(applied.approvalsChannel);
-    });
-  }, TEST_MS);
+    },
+    TEST_MS,
+  );
 
-  it.concurrent('edited outside the bot in between: no revert; a revert request asks for a new approval', async () => {
-    await boxedEdit('tb-ask', async (vhost, applied) => {
-      await client.putPolicy('user', limits(vhost, 500));
-      await waitFor(() => told.asked.some((a) => a.request.id === applied.id), {
-        deadlineMs: BOX_MS + 30_000,
-        what: 'the revert asked for',
-      });
-      const asked = told.asked.find((a) => a.request.id === applied.id);
-      expect(asked?.why).toBe('the policy was changed again since the change');
-      expect(asked?.revert).toMatchObject({
-        state: 'pending',
-        action: 'revert',
-        revertOf: applied.auditId,
-      });
-      expect((await client.getPolicy('user', vhost, 'orders-limit'))?.definition).toEqual({
-        'max-length': 500,
-      });
-      expect(await revertsOf(applied.auditId ?? '')).toEqual([]);
-    });
-  }, TEST_MS);
+  it.concurrent(
+    'a break-glass change --for 10s is reverted at its deadline, under the same break-glass (issue 28, item 2)',
+    async () => {
+      await withVhost(
+        async (vhost) => {
+          await client.putPolicy('user', limits(vhost, 10));
+          const bot = await replica();
+          try {
+            const { request } = await bot.wf.file({
+              vhost,
+              layer: 'user',
+              action: 'edit',
+              policy: 'orders-limit',
+              fields: { definition: { 'max-length': 1000 } },
+              requester: { user: REQUESTER, reason: 'INC-28: orders backing up, no approver awake' },
+              origin: { channel: 'C0INCIDENT' },
+              timeBoxMs: 10_000,
+              breakGlass: true,
+            });
+            const applied = await waitFor(
+              async () => {
+                const r = await bot.wf.get(request.id);
+                return r?.state === 'applied' && r;
+              },
+              { deadlineMs: 30_000, what: 'the break-glass change applied' },
+            );
+            expect(applied.decision).toBeUndefined();
+            await waitFor(
+              async () =>
+                (await client.getPolicy('user', vhost, 'orders-limit'))?.definition['max-length'] === 10,
+              { deadlineMs: 40_000, what: 'the policy back as it was' },
+            );
+            await waitFor(async () => (await revertsOf(applied.auditId ?? '')).length === 1, {
+              what: 'the revert recorded',
+            });
+            const [revert] = await revertsOf(applied.auditId ?? '');
+            expect(revert?.breakGlass).toMatchObject({
+              user: REQUESTER,
+              reason: expect.stringMatching(/^applied by break-glass with r-.*time-boxed to 10s: INC-28/),
+            });
+            expect(revert?.approver).toBeUndefined();
+            expect(told.asked.filter((a) => a.request.id === applied.id)).toEqual([]);
+          } finally {
+            await bot.stop();
+          }
+        },
+        { client, prefix: 'tb-glass' },
+      );
+    },
+    TEST_MS,
+  );
 
-  it.concurrent('the approved revert goes through the rules: no revert is approved in the name of an approver no longer among them', async () => {
-    await withVhost(
-      async (vhost) => {
-        await client.putPolicy('user', limits(vhost, 10));
-        const bot = await replica();
-        try {
-          // An hour's box: its deadline never comes during the test; the revert is asked for directly.
-          const applied = await editFor20s(bot.wf, vhost, 3_600_000);
-          const revertId = revertRequestId(applied.id);
-          const removed = fx.workflow({ approvers: [] });
-          await expect(removed.approveTimeBoxRevert(applied)).rejects.toMatchObject({ code: 'not-approver' });
-          expect(await bot.wf.get(revertId)).toBeUndefined();
-
-          // Its requester since removed from the requesters: the revert was asked for with the change.
-          const requesterGone = fx.workflow({ requesters: ['U0SOMEONEELSE'] });
-          const revert = await requesterGone.approveTimeBoxRevert(applied);
-          expect(revert).toMatchObject({
-            id: revertId,
-            state: 'approved',
-            action: 'revert',
-            revertOf: applied.auditId,
-            requester: { user: REQUESTER },
-            decision: { kind: 'approve', by: APPROVER },
-          });
-          // Again (a retried job): the same request, approved once, queued again to no effect.
-          expect((await bot.wf.approveTimeBoxRevert(applied)).id).toBe(revertId);
-          await waitFor(async () => (await revertsOf(applied.auditId ?? '')).length === 1, {
-            what: 'the revert applied',
-          });
-          expect((await client.getPolicy('user', vhost, 'orders-limit'))?.definition).toEqual({
-            'max-length': 10,
-          });
-        } finally {
-          await bot.stop();
-        }
-      },
-      { client, prefix: 'tb-rules' },
-    );
-  }, TEST_MS);
-
-  it.concurrent('a break-glass change --for 10s is reverted at its deadline, under the same break-glass (issue 28, item 2)', async () => {
-    await withVhost(
-      async (vhost) => {
-        await client.putPolicy('user', limits(vhost, 10));
-        const bot = await replica();
-        try {
-          const { request } = await bot.wf.file({
-            vhost,
-            layer: 'user',
-            action: 'edit',
-            policy: 'orders-limit',
-            fields: { definition: { 'max-length': 1000 } },
-            requester: { user: REQUESTER, reason: 'INC-28: orders backing up, no approver awake' },
-            origin: { channel: 'C0INCIDENT' },
-            timeBoxMs: 10_000,
-            breakGlass: true,
-          });
-          const applied = await waitFor(
-            async () => {
-              const r = await bot.wf.get(request.id);
-              return r?.state === 'applied' && r;
-            },
-            { deadlineMs: 30_000, what: 'the break-glass change applied' },
-          );
-          expect(applied.decision).toBeUndefined();
-          await waitFor(
-            async () =>
-              (await client.getPolicy('user', vhost, 'orders-limit'))?.definition['max-length'] === 10,
-            { deadlineMs: 40_000, what: 'the policy back as it was' },
-          );
-          await waitFor(async () => (await revertsOf(applied.auditId ?? '')).length === 1, {
-            what: 'the revert recorded',
-          });
-          const [revert] = await revertsOf(applied.auditId ?? '');
-          expect(revert?.breakGlass).toMatchObject({
-            user: REQUESTER,
-            reason: expect.stringMatching(/^applied by break-glass with r-.*time-boxed to 10s: INC-28/),
-          });
-          expect(revert?.approver).toBeUndefined();
-          expect(told.asked.filter((a) => a.request.id === applied.id)).toEqual([]);
-        } finally {
-          await bot.stop();
-        }
-      },
-      { client, prefix: 'tb-glass' },
-    );
-  }, TEST_MS);
-
-  it.concurrent('the bot restarted before the deadline still reverts, once, with two replicas waiting', async () => {
-    await withVhost(
-      async (vhost) => {
-        await client.putPolicy('user', limits(vhost, 10));
-        const first = await replica();
-        const applied = await editFor20s(first.wf, vhost);
-        await first.stop();
-        const [a, b] = await Promise.all([replica(), replica()]);
-        try {
-          await waitFor(async () => (await revertsOf(applied.auditId ?? '')).length >= 1, {
-            deadlineMs: BOX_MS + 40_000,
-            what: 'the revert after the restart',
-          });
-          expect((await client.getPolicy('user', vhost, 'orders-limit'))?.definition).toEqual({
-            'max-length': 10,
-          });
-          expect(await revertsOf(applied.auditId ?? '')).toHaveLength(1);
-        } finally {
-          await Promise.all([a.stop(), b.stop()]);
-        }
-      },
-      { client, prefix: 'tb-restart' },
-    );
-  }, TEST_MS);
+  it.concurrent(
+    'the bot restarted before the deadline still reverts, once, with two replicas waiting',
+    async () => {
+      await withVhost(
+        async (vhost) => {
+          await client.putPolicy('user', limits(vhost, 10));
+          const first = await replica();
+          const applied = await editFor20s(first.wf, vhost);
+          await first.stop();
+          const [a, b] = await Promise.all([replica(), replica()]);
+          try {
+            await waitFor(async () => (await revertsOf(applied.auditId ?? '')).length >= 1, {
+              deadlineMs: BOX_MS + 40_000,
+              what: 'the revert after the restart',
+            });
+            expect((await client.getPolicy('user', vhost, 'orders-limit'))?.definition).toEqual({
+              'max-length': 10,
+            });
+            expect(await revertsOf(applied.auditId ?? '')).toHaveLength(1);
+          } finally {
+            await Promise.all([a.stop(), b.stop()]);
+          }
+        },
+        { client, prefix: 'tb-restart' },
+      );
+    },
+    TEST_MS,
+  );
 });
