@@ -270,6 +270,14 @@ function layersAfter(
   return layers;
 }
 
+/** A next change tried from a partial order: what it adds to the cost, and to which objects. */
+interface Child {
+  readonly c: number;
+  readonly i: number;
+  readonly added: number;
+  readonly changes: [string, number][];
+}
+
 function searchGroup(
   input: OrderInput,
   base: Layers,
@@ -354,7 +362,7 @@ function searchGroup(
     }
     const remaining = group.filter((c) => !path.includes(c));
     const last = path.length === n - 1;
-    const children = remaining.map((c, i) => {
+    const child = (c: number, i: number): Child => {
       const moved = step(path, c);
       const changes: [string, number][] = [];
       let added = 0;
@@ -369,23 +377,40 @@ function searchGroup(
         }
       }
       return { c, i, added, changes };
-    });
-    children.sort((a, b) => a.added - b.added || a.i - b.i);
-    for (const child of children) {
-      if (best && total + child.added >= best.cost) continue;
-      const saved = child.changes.map(([k]) => [k, worst.get(k)] as const);
-      for (const [k, w] of child.changes) worst.set(k, w);
-      total += child.added;
-      path.push(child.c);
-      dfs(greedyOnly || simulated >= budget);
-      path.pop();
-      total -= child.added;
-      for (const [k, w] of saved) {
-        if (w === undefined) worst.delete(k);
-        else worst.set(k, w);
-      }
-      if (greedyOnly || simulated >= budget || (best && best.cost === 0)) break;
+    };
+    // Tried least added first (then in heuristic order): the first child that adds nothing is the
+    // first tried whatever the others add, so they are worked out (simulated) only if the search
+    // goes on past it, which it rarely does (it stops at an order without loss).
+    const children: Child[] = [];
+    let first: Child | undefined;
+    for (let i = 0; i < remaining.length && !first; i++) {
+      const ch = child(remaining[i] as number, i);
+      children.push(ch);
+      if (ch.added === 0) first = ch;
     }
+    if (first && !visit(first, greedyOnly)) return;
+    for (let i = children.length; i < remaining.length; i++) children.push(child(remaining[i] as number, i));
+    children.sort((a, b) => a.added - b.added || a.i - b.i);
+    for (const ch of children) {
+      if (ch === first) continue;
+      if (!visit(ch, greedyOnly)) return;
+    }
+  };
+  /** Goes down to a child; false when the search stops there. */
+  const visit = (child: Child, greedyOnly: boolean): boolean => {
+    if (best && total + child.added >= best.cost) return true;
+    const saved = child.changes.map(([k]) => [k, worst.get(k)] as const);
+    for (const [k, w] of child.changes) worst.set(k, w);
+    total += child.added;
+    path.push(child.c);
+    dfs(greedyOnly || simulated >= budget);
+    path.pop();
+    total -= child.added;
+    for (const [k, w] of saved) {
+      if (w === undefined) worst.delete(k);
+      else worst.set(k, w);
+    }
+    return !(greedyOnly || simulated >= budget || (best && best.cost === 0));
   };
   dfs(false);
   const chosen = best ?? { order: [...group], cost: 0 };
