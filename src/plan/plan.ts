@@ -124,6 +124,8 @@ export type PlanResult =
 export interface PlanOptions {
   readonly prune?: boolean;
   readonly reader?: BacktrackingReader;
+  /** Whether `findings` are worked out (default true; the apply job's loss guard weighs the loss alone). */
+  readonly findings?: boolean;
 }
 
 const LAYER_WORDS: Readonly<Record<PolicyLayer, string>> = { user: 'policy', operator: 'operator policy' };
@@ -299,24 +301,25 @@ async function planVhost(
     live: liveOf,
     defaultDeliveryLimit: defaultDeliveryLimit(version),
   };
-  const findings = changes.length
-    ? await newFindings({
-        now: buildPolicySet(user, operator, version, cache),
-        end: buildPolicySet(
-          afterChanges(user, changes, 'user'),
-          afterChanges(operator, changes, 'operator'),
-          version,
+  const findings =
+    changes.length && options.findings !== false
+      ? await newFindings({
+          now: buildPolicySet(user, operator, version, cache),
+          end: buildPolicySet(
+            afterChanges(user, changes, 'user'),
+            afterChanges(operator, changes, 'operator'),
+            version,
+            cache,
+          ),
+          touched: objects,
+          untouched,
+          live: reading && !reading.queuesWhy ? reading.queues : null,
+          world: loss.world,
+          at: reading ? Date.parse(reading.sampledAt) : Date.now(),
           cache,
-        ),
-        touched: objects,
-        untouched,
-        live: reading && !reading.queuesWhy ? reading.queues : null,
-        world: loss.world,
-        at: reading ? Date.parse(reading.sampledAt) : Date.now(),
-        cache,
-        reader: options.reader,
-      })
-    : [];
+          reader: options.reader,
+        })
+      : [];
   const chosen = chooseOrder({ version, user, operator, changes, objects, loss, cache });
   const ordered = chosen.order.map((i) => changes[i] as Transition);
 

@@ -32,6 +32,7 @@ import { type ObserveOptions, observeAfterWrite } from './observe.ts';
 import type { ApplyJobData } from './queue.ts';
 import { approvalsOf } from './rules.ts';
 import type { RecordingServices } from './services.ts';
+import { setLossGrew } from './setLoss.ts';
 import type { ChangeRequest, Failure } from './types.ts';
 
 /**
@@ -46,7 +47,9 @@ import type { ChangeRequest, Failure } from './types.ts';
  *                step k: every policy the set touches is read; the steps before k must be
  *                as written, the others as planned (step k as planned, or as written by a try that
  *                stopped before it saved the cursor: then it is not written again). Anything else:
- *                stale. Just before the first write, an environment become read-only refuses it.
+ *                stale. Just before a set's first write, its steps planned again on the broker as
+ *                it is now: a loss grown beyond the approval's is stale, `loss-grew` (setLoss.ts).
+ *                Just before the first write, an environment become read-only refuses it.
  *                Step k written; the cursor saved; then, before step k+1, the queues the
  *                step's patterns find polled until each reports the policy the broker's rule gives
  *                it now (a deadline; never a sleep on hope).
@@ -208,6 +211,28 @@ export class ApplySet {
           message: `${s.name} in ${s.vhost} is not as planned (changed outside this request)`,
         });
         break;
+      }
+      // A set's loss, planned again on the broker as it is now, just before its first write (setLoss.ts),
+      // and only then: with nothing of it written (every step as planned), a plan now measures from
+      // the start the approval measured from. Once a step is written (saved, or written by a try
+      // that stopped before it saved the cursor: step 0 found `written`) it is not asked again: the
+      // try that wrote it asked it first, a plan now would measure from a broker the set has half
+      // changed (its own steps' loss already done), and a stale there would leave the set to a
+      // rollback instead of finishing what the approval covered.
+      if (!one && k === 0 && states[0] === 'as-planned') {
+        let grew: boolean;
+        try {
+          grew = await setLossGrew(r, steps, this.broker);
+        } catch (err) {
+          if (!isFinal(job, err)) throw err; // the queue tries again
+          await stop({ kind: 'failed', step: 0, ...failureOf(err) });
+          break;
+        }
+        if (grew) {
+          log.warn({ why: 'loss-grew' }, 'set not applied: stale');
+          await stop({ kind: 'stale', step: 0, code: 'loss-grew', message: STALE_WHY['loss-grew'] });
+          break;
+        }
       }
       if (states[k] !== 'written') {
         // Again just before the first write: the mode is the configuration's now, not the job's start's.

@@ -4,6 +4,7 @@ import { fieldsOf, type Plan } from '../plan/plan.ts';
 import type { Transition } from '../policy/compare.ts';
 import { type ImpactTotals, impactTotals } from '../policy/impact.ts';
 import type { Policy } from '../policy/types.ts';
+import type { ImpactSummary } from '../preview/impact.ts';
 
 /**
  * A change set: the policy changes one request files, in the order they are written (the
@@ -95,6 +96,32 @@ export function plannedSet(plan: Plan) {
     objects: plan.vhosts.reduce((n, v) => n + v.objects.length, 0),
     unpredictable: plan.vhosts.reduce((n, v) => n + v.unpredictable.length, 0),
     brokerVersion: plan.vhosts[0]?.brokerVersion ?? '',
+  };
+}
+
+/**
+ * A set's loss to acknowledge, as the request keeps a preview's: the end state's, and what its way
+ * removes besides (the plan's `transitional`), added, so the approver acknowledges both in numbers.
+ */
+export function setImpact(
+  end: ImpactTotals,
+  losing: readonly string[],
+  transitional: ImpactTotals | undefined,
+): ImpactSummary {
+  const t = transitional;
+  return {
+    totals: {
+      messagesDeadLettered: end.messagesDeadLettered + (t?.messagesDeadLettered ?? 0),
+      messagesLost: end.messagesLost + (t?.messagesLost ?? 0),
+      queuesDeleted: end.queuesDeleted + (t?.queuesDeleted ?? 0),
+      queuesRefusingPublishes: end.queuesRefusingPublishes + (t?.queuesRefusingPublishes ?? 0),
+    },
+    queues: [...losing],
+    sampledAt: null,
+    objects: [],
+    count: losing.length,
+    unknown: 0,
+    notes: [],
   };
 }
 

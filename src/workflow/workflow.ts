@@ -10,15 +10,13 @@ import { formatDuration } from '../duration.ts';
 import { planChanges } from '../plan/plan.ts';
 import { actionOf, writeActionOf } from '../policy/compare.ts';
 import { policyDiff } from '../policy/diff.ts';
-import type { ImpactTotals } from '../policy/impact.ts';
 import { lossToAcknowledge } from '../policy/impactWords.ts';
 import type { Policy } from '../policy/types.ts';
-import type { ImpactSummary } from '../preview/impact.ts';
 import { type PreviewAnswer, type PreviewInput, preview } from '../preview/preview.ts';
 import { isRabbitError } from '../rabbit/index.ts';
 import { assertMayBreakGlassAtFiling, createBreakGlass } from './breakGlass.ts';
 import type { WorkflowBroker } from './broker.ts';
-import { NO_LOSS, plannedSet, transitionOf } from './changeSet.ts';
+import { NO_LOSS, plannedSet, setImpact, transitionOf } from './changeSet.ts';
 import { orFiledAlready, orStoreUnavailable, WorkflowError } from './errors.ts';
 import { expireDue } from './expiry.ts';
 import type { Freeze, FreezeStore } from './freeze.ts';
@@ -755,32 +753,6 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     },
 
     expireDue: () => expireDue(store, notify),
-  };
-}
-
-/**
- * A set's loss to acknowledge, as the request keeps a preview's: the end state's, and what its way
- * removes besides (the plan's `transitional`), added, so the approver acknowledges both in numbers.
- */
-function setImpact(
-  end: ImpactTotals,
-  losing: readonly string[],
-  transitional: ImpactTotals | undefined,
-): ImpactSummary {
-  const t = transitional;
-  return {
-    totals: {
-      messagesDeadLettered: end.messagesDeadLettered + (t?.messagesDeadLettered ?? 0),
-      messagesLost: end.messagesLost + (t?.messagesLost ?? 0),
-      queuesDeleted: end.queuesDeleted + (t?.queuesDeleted ?? 0),
-      queuesRefusingPublishes: end.queuesRefusingPublishes + (t?.queuesRefusingPublishes ?? 0),
-    },
-    queues: [...losing],
-    sampledAt: null,
-    objects: [],
-    count: losing.length,
-    unknown: 0,
-    notes: [],
   };
 }
 

@@ -4,22 +4,24 @@
  * written in the safe order lose nothing (and the same steps in the other order do: the danger is
  * real); a set that fails half-way is rolled back whole, nothing left half-applied; a rollback the
  * broker interrupts is retried until it finishes, the request saying meanwhile where each policy
- * stands; a retry after a lost answer never writes a step twice.
+ * stands; a retry after a lost answer never writes a step twice; a set whose cut grew after its
+ * approval goes stale (`loss-grew`) before its first write, and one whose cut did not is applied.
  */
 
 import { describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import { isChange } from '../../src/audit/types.ts';
+import { planChanges } from '../../src/plan/plan.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import type { SetStep } from '../../src/workflow/changeSet.ts';
+import { plannedSet, type SetStep, transitionOf } from '../../src/workflow/changeSet.ts';
 import type { FileSetInput } from '../../src/workflow/index.ts';
 import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp, CLUSTER, type TestBroker } from '../support/brokers.ts';
 import { aloneOnCluster } from '../support/clusterHooks.ts';
 import { startFakeBroker } from '../support/fakeBroker.ts';
-import { fewestMessages, messages } from '../support/messages.ts';
+import { fewestMessages, liveShows, management, messages } from '../support/messages.ts';
 import { APPROVER, REQUESTER, settled, type WorkflowFixture, workflowHooks } from '../support/workflow.ts';
 
 let admin: LabClient;
@@ -357,4 +359,77 @@ describe.each(up)('a change set applied as one on $label', (broker) => {
       { client: admin },
     );
   });
+  /**
+   * A set of two planned and filed as the bot files it (`plannedSet`): `cap` cuts orders.audit
+   * (30 messages) to 5, a cut of 25 its approver acknowledges; `more` messages are published before
+   * the approval, and the statistics awaited, so the job plans it again on the queue as it is then.
+   */
+  async function capSetApproved(vhost: string, more: number) {
+    const CAP = fields({
+      pattern: '^orders\\.audit$',
+      applyTo: 'queues',
+      priority: 10,
+      definition: { 'max-length': 5 },
+    });
+    const TTL = fields({
+      pattern: '^billing\\.',
+      applyTo: 'queues',
+      priority: 1,
+      definition: { 'message-ttl': 60_000 },
+    });
+    const api = management(broker, vhost);
+    await api.queue('orders.audit', 'classic');
+    const amqp = await messages(broker, vhost);
+    try {
+      await amqp.publish('orders.audit', 30);
+      await liveShows(admin, vhost, { 'orders.audit': { ready: 30 } });
+      const steps = [step(vhost, 'cap', null, CAP), step(vhost, 'ttl', null, TTL)];
+      const result = await planChanges([vhost], () => steps.map(transitionOf), admin);
+      if (result.status !== 'planned') throw new Error(`not planned: ${result.status}`);
+      const planned = plannedSet(result.plan);
+      expect(planned.impact.messagesLost).toBe(25);
+      await fx.worker(admin);
+      const wf = fx.workflow();
+      const { request } = await wf.fileSet(fileSet([...planned.steps], planned));
+      if (more > 0) {
+        await amqp.publish('orders.audit', more);
+        await liveShows(admin, vhost, { 'orders.audit': { ready: 30 + more } });
+      }
+      await wf.decide(request.id, {
+        kind: 'approve',
+        user: APPROVER,
+        reason: 'a cut of 25 accepted',
+        acknowledgedLoss: true,
+      });
+      return { done: await settled(wf, request.id), api };
+    } finally {
+      await amqp.close();
+    }
+  }
+
+  it('a set whose cut grew after its approval: stale (`loss-grew`) before the first write, nothing written', async () => {
+    await withVhost(
+      async (vhost) => {
+        const { done, api } = await capSetApproved(vhost, 470);
+        expect(done).toMatchObject({ state: 'stale', staleBecause: 'loss-grew' });
+        expect(done.setProgress).toMatchObject({ written: 0, undone: 0 });
+        expect(await admin.listPolicies(vhost)).toEqual([]);
+        expect(await api.peek('orders.audit')).toBe(500);
+        expect(await trail.list({ vhost })).toEqual([]);
+      },
+      { client: admin },
+    );
+  }, 120_000);
+
+  it('a set whose cut did not grow: applied as approved', async () => {
+    await withVhost(
+      async (vhost) => {
+        const { done, api } = await capSetApproved(vhost, 0);
+        expect(done.state).toBe('applied');
+        expect((await admin.listPolicies(vhost)).map((p) => p.name).sort()).toEqual(['cap', 'ttl']);
+        expect(await api.peek('orders.audit')).toBe(5);
+      },
+      { client: admin },
+    );
+  }, 120_000);
 });

@@ -128,6 +128,15 @@ describe('a change set in the approvals channel', () => {
     expect(text).toContain('Every change, in order, is in the attached file.');
   });
 
+  it('a set gone stale on a larger loss says so as a set: nothing applied, plan the file again (no fresh numbers posted)', () => {
+    const r = { ...setRequest(3, 'stale'), staleBecause: 'loss-grew' as const };
+    const text = renderedText({ text: '', blocks: requestMessage(r).blocks });
+    expect(text).toContain(
+      'Stale — not applied*: the set would now remove more than the approval accepted (more messages, or another queue). Nothing was applied; plan the file again and import it to go ahead.',
+    );
+    expect(text).not.toContain('the fresh numbers were posted');
+  });
+
   it('the attached file holds every change, in the order of writing', () => {
     const file = setFile(setRequest(100) as ChangeRequest & { set: NonNullable<ChangeRequest['set']> });
     const numbered = file.content.split('\n').filter((l) => /^\d+\. /.test(l));
