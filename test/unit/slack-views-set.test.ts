@@ -137,6 +137,15 @@ describe('a change set in the approvals channel', () => {
     expect(text).not.toContain('the fresh numbers were posted');
   });
 
+  it('a set gone stale because a policy changed says so as a set: no fresh preview is posted, what was written is rolled back', () => {
+    const r = { ...setRequest(3, 'stale'), staleBecause: 'policy-changed' as const };
+    const text = renderedText({ text: '', blocks: requestMessage(r).blocks });
+    expect(text).toContain(
+      'Stale — not applied*: a policy the set touches is no longer as planned. Nothing more was written, and any step already written was rolled back; plan the file again and import it to go ahead.',
+    );
+    expect(text).not.toContain('A fresh preview was posted');
+  });
+
   it('the attached file holds every change, in the order of writing', () => {
     const file = setFile(setRequest(100) as ChangeRequest & { set: NonNullable<ChangeRequest['set']> });
     const numbered = file.content.split('\n').filter((l) => /^\d+\. /.test(l));

@@ -160,8 +160,11 @@ function stateLine(r: ChangeRequest): string {
       return `${STATE_WORDS.expired}: nobody decided before ${when(r.expiresAt)}. File it again if it is still wanted.`;
     case 'stale':
       // A set is not previewed again nor filed again by the bot: its requester plans the file again.
-      if (r.staleBecause === 'loss-grew' && r.set)
-        return `${STATE_WORDS.stale}: the set would now remove more than the approval accepted (more messages, or another queue). Nothing was applied; plan the file again and import it to go ahead.`;
+      if (r.set) {
+        return r.staleBecause === 'loss-grew'
+          ? `${STATE_WORDS.stale}: the set would now remove more than the approval accepted (more messages, or another queue). Nothing was applied; plan the file again and import it to go ahead.`
+          : `${STATE_WORDS.stale}: a policy the set touches is no longer as planned. Nothing more was written, and any step already written was rolled back; plan the file again and import it to go ahead.`;
+      }
       return r.staleBecause === 'loss-grew'
         ? `${STATE_WORDS.stale}: the change would now remove more than the approval accepted (more messages, or another queue). Nothing was applied; the fresh numbers were posted.`
         : `${STATE_WORDS.stale}: the policy on the broker is no longer what the approver saw. A fresh preview was posted; file the request again to go ahead.`;
