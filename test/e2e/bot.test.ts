@@ -5,6 +5,7 @@
  * clients a caller handed in (a replica's, a test's); its stop() is once, however often called.
  * The bot's whole life as users run it: slack-main.test.ts (dist/main.js) and every harness suite.
  */
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brokerCredentials, brokerUrl } from '../support/broker.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
@@ -40,11 +41,13 @@ describe('createBot', () => {
     const metrics = createMetrics({ defaultMetrics: false });
     const brokers = createBrokers(config, metrics);
     const redis = createRedis(config.redisUrl);
+    // Its own prefix, its keys deleted after: the bot's queue writes its metadata before Slack is asked.
+    const keyPrefix = `rmq:test-bot-refused-${randomBytes(5).toString('hex')}`;
     try {
       const bot = createBot(config, {
         logger: createLogger('silent'),
         metrics,
-        keyPrefix: 'rmq:test-bot-refused',
+        keyPrefix,
         clients: { brokers, redis },
       });
       const err = await bot.start(0).catch((e: unknown) => e);
@@ -58,6 +61,8 @@ describe('createBot', () => {
       expect(await only?.listVhosts()).toContain('/');
     } finally {
       await Promise.allSettled([...brokers.values()].map((b) => b.close()));
+      const keys = await redis.keys(`${keyPrefix}:*`);
+      if (keys.length > 0) await redis.del(...keys);
       redis.disconnect();
     }
   });
