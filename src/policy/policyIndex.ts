@@ -48,10 +48,7 @@ interface Filed {
   merged: readonly IndexedPolicy[] | undefined;
 }
 
-/**
- * A list of policies filed by literal prefix, and the rest. Exported for its tests (`table`:
- * false reads every name by the hashes, as a table too large to make does).
- */
+/** A list of policies filed by literal prefix, and the rest. Exported for its tests. */
 export class PrefixIndex implements ListFor {
   readonly #byPrefix = new Map<string, IndexedPolicy[]>();
   /**
@@ -67,11 +64,8 @@ export class PrefixIndex implements ListFor {
   readonly #lengths: number[];
   /** The name's hash at each length up to the longest prefix, reused by every lookup. */
   readonly #hashes: number[];
-  /** The filed prefixes as a table of characters, when it is small enough (`PrefixTrie`); made on the first lookup. */
-  #trie: PrefixTrie | undefined | null = null;
-  readonly #table: boolean;
 
-  constructor(sorted: readonly IndexedPolicy[], table = true) {
+  constructor(sorted: readonly IndexedPolicy[]) {
     for (const e of sorted) {
       const prefix = e.pattern.literalPrefix;
       if (prefix === undefined || prefix.caseless) {
@@ -95,20 +89,11 @@ export class PrefixIndex implements ListFor {
     }
     this.#lengths = [...new Set([...this.#byPrefix.keys()].map((p) => p.length))].sort((a, b) => b - a);
     this.#hashes = new Array<number>((this.#lengths[0] ?? 0) + 1).fill(0);
-    this.#table = table;
   }
 
   /** Highest priority first: those without a literal prefix, and those whose prefix `name` starts with. */
   for(name: string): readonly IndexedPolicy[] {
     if (this.#byPrefix.size === 0) return this.#general;
-    if (this.#trie === null) this.#trie = this.#table ? PrefixTrie.of([...this.#byPrefix.keys()]) : undefined;
-    const trie = this.#trie;
-    if (trie !== undefined) {
-      const longest = trie.longest(name);
-      if (longest === undefined) return this.#general;
-      trie.merged[longest] ??= this.#merge(trie.texts[longest] as string);
-      return trie.merged[longest] as readonly IndexedPolicy[];
-    }
     const hashes = this.#hashes;
     const upTo = Math.min(name.length, hashes.length - 1);
     let h = 0;
@@ -151,88 +136,6 @@ export class PrefixIndex implements ListFor {
     return this.#general.length === 0 && found.length === 1
       ? found
       : [...this.#general, ...found].sort(byPriority);
-  }
-}
-
-/**
- * The filed prefixes (ASCII, as `literalPrefix` reads them) as a table: a row per prefix of a
- * filed prefix, a column per character they use. A name is walked through it one character at a
- * time, one array read each, and the last filed prefix passed is its longest. 100,000 bench names
- * in a loop of their own: 8-10 ms against 25-28 by the rolling hashes; inside bench/lint, where
- * the lookup waits on memory either way, no difference could be told (bench/HISTORY.md).
- */
-class PrefixTrie {
-  /** The row after each row by character (`column`); 0: none (the first row is no one's next). */
-  readonly #next: Int32Array;
-  /** The column of each ASCII character; -1: no filed prefix has it. */
-  readonly #column: Int8Array;
-  readonly #columns: number;
-  /** The filed prefix a row ends, by row. */
-  readonly texts: (string | undefined)[];
-  /** `for`'s answer for the names whose longest filed prefix ends at the row, made when first asked. */
-  readonly merged: (readonly IndexedPolicy[] | undefined)[];
-
-  /** The table of these prefixes; undefined when it would be large (then the hashes are read). */
-  static of(prefixes: readonly string[]): PrefixTrie | undefined {
-    const column = new Int8Array(128).fill(-1);
-    let columns = 0;
-    let rows = 1;
-    for (const p of prefixes) {
-      rows += p.length;
-      for (let i = 0; i < p.length; i++) {
-        const c = p.charCodeAt(i);
-        if (c >= 128) return undefined;
-        if (column[c] === -1) column[c] = columns++;
-      }
-    }
-    // At most 4M cells (16 MB), counting every character as a row of its own.
-    if (rows * columns > 4_000_000) return undefined;
-    return new PrefixTrie(prefixes, column, columns, rows);
-  }
-
-  private constructor(prefixes: readonly string[], column: Int8Array, columns: number, rows: number) {
-    this.#column = column;
-    this.#columns = columns;
-    const table = new Int32Array(rows * columns);
-    this.texts = [undefined];
-    let used = 1;
-    for (const p of prefixes) {
-      let row = 0;
-      for (let i = 0; i < p.length; i++) {
-        const cell = row * columns + (column[p.charCodeAt(i)] as number);
-        let next = table[cell] as number;
-        if (next === 0) {
-          next = used++;
-          table[cell] = next;
-          this.texts.push(undefined);
-        }
-        row = next;
-      }
-      this.texts[row] = p;
-    }
-    // The rows shared by prefixes are counted once: the table is cut to those made.
-    this.#next = table.slice(0, used * columns);
-    this.merged = new Array(this.texts.length).fill(undefined);
-  }
-
-  /** The row of the longest filed prefix `name` starts with; undefined: none. */
-  longest(name: string): number | undefined {
-    const next = this.#next;
-    const column = this.#column;
-    const columns = this.#columns;
-    const texts = this.texts;
-    let found: number | undefined;
-    let row = 0;
-    for (let i = 0; i < name.length; i++) {
-      const c = name.charCodeAt(i);
-      if (c >= 128) break;
-      const col = column[c] as number;
-      if (col < 0) break;
-      row = next[row * columns + col] as number;
-      if (row === 0) break;
-      if (texts[row] !== undefined) found = row;
-    }
-    return found;
   }
 }
 
