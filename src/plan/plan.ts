@@ -18,6 +18,10 @@
  * Beside the impact, `findings`: what `lint` would find in the end state that it does not find
  * now (the same finding is the same kind, policy and objects), read from the objects the changes
  * reach and those few others a moved tally needs (./findings.ts), as two whole passes would.
+ *
+ * A little over the size aim: the per-vhost plan (its listing, order, way and end state) reads
+ * best in one place; the order (order.ts), the findings (findings.ts) and the file (src/definitions)
+ * are modules of their own.
  */
 
 import type { DefinitionsFile, FilePolicy } from '../definitions/read.ts';

@@ -30,6 +30,10 @@ import { MAX_NAME_BYTES, type ObjectKind, type Policy, type PolicyLayer, utf8Len
  * pattern it cannot read leaves undecided, counts for no tie, no shadowing and no hazard (only
  * for `unanchored`, which reads the pattern alone); a policy whose matches include such an
  * object is not called shadowed.
+ *
+ * Over the size aim as one idea: one pass over the objects feeds every kind's tallies from the
+ * same per-object scratch (the two layers' matches, the governing pair), and a kind split out
+ * would read each object again; the rules it reads live in resolve.ts, keys.ts and impact.ts.
  */
 
 export const LINT_KINDS = [

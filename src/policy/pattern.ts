@@ -20,6 +20,10 @@ import { toBacktracking } from './backtracking.ts';
  *   and the name alike; only a pattern that names high bytes by escape (`\xE9`, `\x{e9}`) or by
  *   Unicode property (`\p{L}`) needs their Latin-1 identity, and then keeps the Latin-1 view.
  * The last three only matter for some names, so they make the *match* undecidable for those names.
+ *
+ * A little over the size aim: the reading of a pattern, its cache and the cheap answers read off
+ * it (literal prefix, catch-all) are one idea; the PCRE syntax is pcreSyntax.ts's, the backtracking
+ * engine backtracking.ts's.
  */
 
 /** Longest pattern we read. 4.2.8+ brokers refuse longer ones themselves. */

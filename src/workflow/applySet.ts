@@ -1,6 +1,5 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
-import type { Observation } from '../audit/observed.ts';
-import type { ChangeEntry, ChangeRecord } from '../audit/types.ts';
+import type { ChangeRecord } from '../audit/types.ts';
 import type { Logger } from '../log.ts';
 import type { PolicyAddress } from '../policy/compare.ts';
 import { actionOf, canonical, samePolicy } from '../policy/compare.ts';
@@ -16,6 +15,7 @@ import {
   stalePreview,
   verifyObjects,
 } from './applyOne.ts';
+import { oneEntry, stepEntry, undoEntry } from './applyRecords.ts';
 import type { WorkflowBroker } from './broker.ts';
 import {
   type SetCursor,
@@ -30,7 +30,6 @@ import {
 import { refusalSentence, type WorkflowRefusal } from './errors.ts';
 import { type ObserveOptions, observeAfterWrite } from './observe.ts';
 import type { ApplyJobData } from './queue.ts';
-import { approvalsOf } from './rules.ts';
 import type { RecordingServices } from './services.ts';
 import { setLossGrew } from './setLoss.ts';
 import type { ChangeRequest, Failure } from './types.ts';
@@ -66,6 +65,10 @@ import type { ChangeRequest, Failure } from './types.ts';
  *                move and what is told are applyEnd.ts's, as are the job's two endings before or
  *                around it (applyJob.ts: refused before the move to applying; `finish` itself
  *                failing on the last try).
+ *
+ * Over the size aim as one idea: the phases share the cursor and read it together; what a single
+ * change adds (applyOne.ts), how an apply ends (applyEnd.ts) and what it records (applyRecords.ts)
+ * are modules of their own.
  */
 
 /**
@@ -526,97 +529,4 @@ function progressOf(size: number, c: SetCursor, retrying: string | undefined, no
     undone: c.undone,
     ...(retrying ? { retrying: { why: retrying, at: now.toISOString() } } : {}),
   };
-}
-
-/** A step's record id: a single change's is the request's (`a-` + its id), a set's adds the step's place. */
-const entryId = (r: ChangeRequest, i: number) => (r.set ? `a-${r.id}-${i}` : `a-${r.id}`);
-
-function baseEntry(r: ChangeRequest, steps: readonly SetStep[], i: number) {
-  const step = steps[i] as SetStep;
-  return {
-    env: r.env,
-    vhost: step.vhost,
-    policy: step.name,
-    operator: step.layer === 'operator',
-    requestId: r.id,
-    requester: r.requester,
-    ...approversOf(r),
-    requestedAt: r.createdAt,
-    ...(r.decision ? { approvedAt: r.decision.at } : {}),
-    ...breakGlassOf(r),
-    ...(r.set ? { set: { id: r.id, index: i, size: steps.length } } : {}),
-    objects: [],
-    unpredictable: 0,
-  };
-}
-
-/** What a step's record says it did: a set's step its own action; a single change as it was asked for (a revert, or the create, edit or delete filed). */
-function actionEntry(r: ChangeRequest, step: SetStep): Pick<ChangeEntry, 'action' | 'revertOf'> {
-  if (r.set)
-    return step.revertOf ? { action: 'revert', revertOf: step.revertOf } : { action: actionOf(step) };
-  return {
-    action: r.action === 'import' ? actionOf(step) : r.action,
-    ...(r.revertOf ? { revertOf: r.revertOf } : {}),
-  };
-}
-
-function stepEntry(r: ChangeRequest, steps: readonly SetStep[], i: number, at: string): ChangeEntry {
-  const step = steps[i] as SetStep;
-  return {
-    ...baseEntry(r, steps, i),
-    id: entryId(r, i),
-    at,
-    appliedAt: at,
-    ...actionEntry(r, step),
-    before: step.before,
-    after: step.after,
-    ...(i === 0 && r.preview.summary.impact ? { impact: r.preview.summary.impact.totals } : {}),
-  };
-}
-
-/** A single change's record: its step's, with what its fresh preview found and the broker then showed. */
-function oneEntry(
-  r: ChangeRequest,
-  prepared: Prepared,
-  matchedPreview: boolean,
-  observed: Observation | undefined,
-  at: string,
-): ChangeEntry {
-  return {
-    ...stepEntry(r, stepsOf(r), 0, at),
-    objects: prepared.objects ?? [],
-    unpredictable: prepared.unpredictable ?? 0,
-    matchedPreview,
-    ...(observed ? { observed } : {}),
-  };
-}
-
-function undoEntry(r: ChangeRequest, steps: readonly SetStep[], i: number, at: string): ChangeEntry {
-  const step = steps[i] as SetStep;
-  return {
-    ...baseEntry(r, steps, i),
-    id: `${entryId(r, i)}-undo`,
-    at,
-    appliedAt: at,
-    action: 'revert',
-    revertOf: entryId(r, i),
-    before: step.after,
-    after: step.before,
-  };
-}
-
-/** The audit record's approvers: every approval in order (`approver` the first); a request decided before approvals were counted has its decision. */
-export function approversOf(r: ChangeRequest): Pick<ChangeRecord, 'approver' | 'approvers'> {
-  const given = approvalsOf(r);
-  const people = (given.length ? given : r.decision ? [r.decision] : []).map((a) => ({
-    user: a.by,
-    reason: a.reason,
-  }));
-  const [first] = people;
-  return first ? { approver: first, approvers: people } : {};
-}
-
-/** A break-glass change's record says so: who applied it without approval, and why. */
-export function breakGlassOf(r: ChangeRequest): Pick<ChangeRecord, 'breakGlass'> {
-  return r.breakGlass ? { breakGlass: { user: r.breakGlass.by, reason: r.breakGlass.reason } } : {};
 }
