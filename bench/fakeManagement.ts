@@ -101,6 +101,10 @@ export function makeVhost(queueCount: number, policyCount: number, lookaround = 
     const winner = resolve(set, name, type).user.candidates[0];
     queues.push({ name, type, arguments: args, policy: winner?.name ?? null });
   }
+  // In the broker's order: the management API sorts a listing by vhost and name unless asked
+  // otherwise (rabbit_mgmt_util's default sort; test/integration/listing-order.test.ts), so the
+  // queues of one service come one after another, not interleaved with every other service's.
+  queues.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return { vhost, policies: served, operatorPolicies, queues, narrow: 'svc7', broad: 'events-cap' };
 }
 

@@ -8,9 +8,11 @@ import {
   matchesEveryName,
   type NameView,
   nameView,
+  type PassView,
   type PatternCache,
   type PendingVerdicts,
   pendingVerdicts,
+  refillView,
 } from './pattern.ts';
 import type { IndexedPolicy, KindOrUnknown, PolicyIndex } from './policyIndex.ts';
 import { type SourcedValue, withArguments } from './provenance.ts';
@@ -201,6 +203,42 @@ interface ListInfo {
   readonly always: readonly boolean[];
   /** Some of its policies may catch a name (`PolicyTally.unanchored`). */
   readonly unanchored: boolean;
+  /**
+   * The positions of the policies whose pattern must be read for a name (not `always`), when
+   * there are at most MAX_CHECKS of them: an object's `#mask` reads these alone.
+   */
+  readonly checks: readonly number[] | undefined;
+  /** What reading an object does, by the other layer's list, then by both layers' masks (`Outcome`). */
+  readonly outcomes: Map<ListInfo, Map<number, Outcome>>;
+}
+
+/** Policies of one list read per name for a mask: two bits each, a layer's mask within 26 bits. */
+const MAX_CHECKS = 13;
+/** The operator layer's mask below, the user layer's above, in one number under 2^52. */
+const MASK_SPAN = 2 ** (2 * MAX_CHECKS);
+
+/**
+ * What reading one object does to the pass's tallies: the same for every object of the same kind
+ * whose two lists are the same and whose patterns find it alike (`#mask`), so it is worked out
+ * for the first of them (`#outcome`) and then only applied (`#apply`): the bench's 100,000 queues
+ * come to a few thousand outcomes. What it changes once and for all (a tie found, a policy
+ * unsure, the winners over a policy, the keys a type refuses) is done when it is worked out.
+ */
+interface Outcome {
+  /** The lists of names the object joins: caught, lost, refused, tied. */
+  readonly names: readonly Names[];
+  /** The policies it counts as an applicable match of. */
+  readonly applicable: readonly PolicyTally[];
+  /** The pair that governs it, decided; undefined: none, or not decided. */
+  readonly governing:
+    | {
+        readonly kind: ObjectKind;
+        readonly user: Policy | null;
+        readonly operator: Policy | null;
+        readonly pair: Pair;
+        readonly root: ArgumentsNode;
+      }
+    | undefined;
 }
 
 /** One layer of the object being read: resolve.ts's LayerResolution, its lists not made anew. */
@@ -215,7 +253,15 @@ interface LayerScratch {
   decided: boolean;
 }
 
-const NO_INFO: ListInfo = { tallies: [], refused: [], applicable: [], always: [], unanchored: false };
+const NO_INFO: ListInfo = {
+  tallies: [],
+  refused: [],
+  applicable: [],
+  always: [],
+  unanchored: false,
+  checks: [],
+  outcomes: new Map(),
+};
 
 /** Whether a list's policy matches every name it is handed for (`ListInfo.always`). */
 function alwaysMatches(e: IndexedPolicy): boolean {
@@ -315,9 +361,9 @@ function sourceLayer(v: SourcedValue, operatorValue: unknown): PolicyLayer {
 
 export interface LinterOptions {
   /**
-   * What the policies do to each object worked out for that object alone, its arguments always
-   * read (no sharing by pair, kind and arguments): the reference the shared reading is tested
-   * against.
+   * Each object resolved in full and what the policies do to it worked out for it alone, its
+   * arguments always read (no outcome shared by lists and masks, nothing by pair, kind and
+   * arguments): the reference the shared reading is tested against.
    */
   readonly unshared?: boolean;
 }
@@ -349,7 +395,7 @@ export class Linter {
   readonly #operator = scratch();
   readonly #lists = new Map<readonly IndexedPolicy[], ListInfo>();
   readonly #caughtScratch: PolicyTally[] = [];
-  readonly #viewOptions = { pending: new Set<CompiledPattern>() };
+  readonly #view: PassView = { latin1: '', shifted: '', pending: new Set<CompiledPattern>() };
   readonly #options: LinterOptions;
   /** Objects added and not read yet (`add`). */
   readonly #batch: LintObject[] = [];
@@ -461,13 +507,11 @@ export class Linter {
 
   #addNow(o: LintObject): void {
     if (o.kind === 'exchange') this.#exchanges.add(o.name);
-    // One pending set for every object, copied only for an object parked (few): a set per object
-    // was a good part of what the pass allocated.
-    const pending = this.#viewOptions.pending;
-    if (pending.size > 0) pending.clear();
-    const view = nameView(o.name, this.#viewOptions);
+    // One view and pending set for every object, copied only for an object parked (few): a view
+    // and a set per object were a good part of what the pass allocated.
+    const view = refillView(this.#view, o.name);
     if (!this.#read(o, view, true))
-      this.#parked.push({ object: o, view: { ...view, pending: new Set(pending) } });
+      this.#parked.push({ object: o, view: { ...view, pending: new Set(view.pending) } });
   }
 
   /** The patterns the backtracking engine is to decide, and for which names, before `settle()`. */
@@ -496,10 +540,47 @@ export class Linter {
         applicable: list.map((e) => index.applicable(e.name, kind) !== undefined),
         always: list.map(alwaysMatches),
         unanchored: tallies.some((t) => t.unanchored),
+        checks: undefined,
+        outcomes: new Map(),
       };
+      const checks = list.flatMap((_, i) => (info?.always[i] ? [] : [i]));
+      info = { ...info, checks: checks.length <= MAX_CHECKS ? checks : undefined };
       this.#lists.set(list, info);
     }
     return info;
+  }
+
+  /** The list of `index` that `name` reaches, with its `ListInfo`, into `into`. */
+  #list(index: PolicyIndex, kind: KindOrUnknown, name: string, into: LayerScratch): void {
+    const list = index.reachingFor(kind, name);
+    if (list === into.list) return;
+    into.info = this.#info(index, kind, list);
+    into.list = list;
+  }
+
+  /**
+   * Which of the list's `checks` find the name, and which of those found catch it (their anchored
+   * form does not find it), two bits each; -1 when that cannot stand for the object (too many
+   * checks, a pattern not read for this name): it is then resolved in full.
+   */
+  #mask(res: LayerScratch, view: NameView): number {
+    const { list, info } = res;
+    const checks = info.checks;
+    if (checks === undefined) return -1;
+    let mask = 0;
+    for (let j = 0; j < checks.length; j++) {
+      const i = checks[j] as number;
+      const hit = (list[i] as IndexedPolicy).pattern.match(view);
+      if (hit === false) continue;
+      if (hit !== true) return -1;
+      mask += 2 ** (2 * j);
+      const tally = info.tallies[i] as PolicyTally;
+      if (!tally.unanchored) continue;
+      const anchored = this.#anchored(tally).match(view);
+      if (anchored === false) mask += 2 ** (2 * j + 1);
+      else if (anchored !== true) return -1;
+    }
+    return mask;
   }
 
   /**
@@ -507,17 +588,8 @@ export class Linter {
    * list made per object): its matches, the candidates' priority (`top`, undefined: none
    * applicable) and whether it is decided.
    */
-  #resolveLayer(
-    index: PolicyIndex,
-    kind: KindOrUnknown,
-    name: string,
-    view: NameView,
-    into: LayerScratch,
-  ): void {
-    const list = index.reachingFor(kind, name);
-    const info = list === into.list ? into.info : this.#info(index, kind, list);
-    into.list = list;
-    into.info = info;
+  #resolveLayer(view: NameView, into: LayerScratch): void {
+    const { list, info } = into;
     const hits = into.hits;
     const always = info.always;
     let count = 0;
@@ -539,7 +611,11 @@ export class Linter {
     into.decided = unreadableTop === undefined || (top !== undefined && unreadableTop < top);
   }
 
-  /** Reads one object; false (nothing kept) when a pattern waits for the backtracking engine. */
+  /**
+   * Reads one object; false (nothing kept) when a pattern waits for the backtracking engine. Its
+   * outcome is looked up by its lists and masks, and worked out from its full resolution the
+   * first time (every time `unshared`, or when a mask cannot stand for it).
+   */
   #read(o: LintObject, view: NameView, collect: boolean): boolean {
     const name = o.name;
     if (name.length > MAX_NAME_BYTES / 3) {
@@ -549,20 +625,64 @@ export class Linter {
     const kind = o.kind;
     const u = this.#user;
     const op = this.#operator;
-    this.#resolveLayer(this.#set.user, kind, name, view, u);
-    this.#resolveLayer(this.#set.operator, kind, name, view, op);
-    const caught = this.#caughtScratch;
-    if (caught.length > 0) caught.length = 0;
-    this.#caught(u, view, caught);
-    this.#caught(op, view, caught);
-    if (collect && view.pending && view.pending.size > 0) return false;
-    this.#objects++;
-    for (const t of caught) t.caught.add(name);
-    const user = this.#layer('user', u, name, kind !== null);
-    const operator = this.#layer('operator', op, name, kind !== null);
+    this.#list(this.#set.user, kind, name, u);
+    this.#list(this.#set.operator, kind, name, op);
+    let outcome: Outcome | undefined;
+    let byMask: Map<number, Outcome> | undefined;
+    let key = -1;
+    if (!this.#options.unshared) {
+      const userMask = this.#mask(u, view);
+      const operatorMask = userMask < 0 ? -1 : this.#mask(op, view);
+      if (operatorMask >= 0) {
+        key = userMask * MASK_SPAN + operatorMask;
+        byMask = u.info.outcomes.get(op.info);
+        if (!byMask) {
+          byMask = new Map();
+          u.info.outcomes.set(op.info, byMask);
+        }
+        outcome = byMask.get(key);
+      }
+    }
+    if (outcome === undefined) {
+      this.#resolveLayer(view, u);
+      this.#resolveLayer(view, op);
+      const caught = this.#caughtScratch;
+      if (caught.length > 0) caught.length = 0;
+      this.#caught(u, view, caught);
+      this.#caught(op, view, caught);
+      if (collect && view.pending && view.pending.size > 0) return false;
+      outcome = this.#outcome(kind, caught);
+      byMask?.set(key, outcome);
+    }
+    this.#apply(outcome, o);
+    return true;
+  }
+
+  /** The outcome of the object resolved in the scratch layers, `caught` its catching policies. */
+  #outcome(kind: KindOrUnknown, caught: readonly PolicyTally[]): Outcome {
+    const names: Names[] = caught.map((t) => t.caught);
+    const applicable: PolicyTally[] = [];
+    const user = this.#layer('user', this.#user, kind !== null, names, applicable);
+    const operator = this.#layer('operator', this.#operator, kind !== null, names, applicable);
     if (kind === null || user === undefined || operator === undefined || (user === null && operator === null))
-      return true;
-    const g = this.#sharedGoverned(o, kind, user, operator);
+      return { names, applicable, governing: undefined };
+    const { pair, root } = this.#pair(kind, user, operator);
+    return { names, applicable, governing: { kind, user, operator, pair, root } };
+  }
+
+  /** One object counted as its outcome says, and what its governing pair does to it. */
+  #apply(outcome: Outcome, o: LintObject): void {
+    const name = o.name;
+    this.#objects++;
+    const { names, applicable, governing } = outcome;
+    for (let i = 0; i < names.length; i++) (names[i] as Names).add(name);
+    for (let i = 0; i < applicable.length; i++) (applicable[i] as PolicyTally).applicable++;
+    if (governing === undefined) return;
+    const { kind, user, operator, pair, root } = governing;
+    // Shared by the objects whose arguments are the same (most have none, or only `x-queue-type`).
+    const node = hasArguments(o.arguments) ? argumentsNodeOf(root, o.arguments) : root;
+    node.governed ??= this.#governed(o, kind, user, operator, pair);
+    const g = node.governed;
     for (const t of g.targets) t.names.add(name);
     if (g.expires) {
       this.#expiring.push({ name, ...g.expires });
@@ -575,7 +695,12 @@ export class Linter {
       n.entry.highestOwn = Math.max(n.entry.highestOwn, n.own);
       n.entry.names.add(name);
     }
-    return true;
+  }
+
+  /** An unanchored policy's pattern anchored at the start, compiled once. */
+  #anchored(tally: PolicyTally): CompiledPattern {
+    tally.anchored ??= this.#cache.get(anchoredForm(tally.policy.pattern));
+    return tally.anchored;
   }
 
   /** The tallies of the layer's matches whose unanchored pattern catches the name, added to `caught`. */
@@ -584,8 +709,7 @@ export class Linter {
     for (let h = 0; h < res.count; h++) {
       const tally = res.info.tallies[res.hits[h] as number] as PolicyTally;
       if (!tally.unanchored) continue;
-      tally.anchored ??= this.#cache.get(anchoredForm(tally.policy.pattern));
-      if (tally.anchored.match(view) === false) caught.push(tally);
+      if (this.#anchored(tally).match(view) === false) caught.push(tally);
     }
   }
 
@@ -597,10 +721,17 @@ export class Linter {
   }
 
   /**
-   * One layer's matches of one object tallied; the policy that governs it (null: none), or
+   * One layer's matches of one object, into its outcome: the lists of names it joins (`names`),
+   * the policies it is an applicable match of; the policy that governs it (null: none), or
    * undefined when that is not decided (a tie, an unreadable pattern, an unknown type).
    */
-  #layer(layer: PolicyLayer, res: LayerScratch, name: string, known: boolean): Policy | null | undefined {
+  #layer(
+    layer: PolicyLayer,
+    res: LayerScratch,
+    known: boolean,
+    names: Names[],
+    applicable: PolicyTally[],
+  ): Policy | null | undefined {
     const decided = known && res.decided;
     const { list, info, hits, count, top } = res;
     // The candidates: the applicable matches of the top priority (matches come highest first).
@@ -627,14 +758,14 @@ export class Linter {
           tied.push(p);
       }
       if (tied.length > 1) {
-        const names = tied.map((p) => p.name).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-        const key = `${layer}\u0000${names.join('\u0000')}`;
+        const policies = tied.map((p) => p.name).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+        const key = `${layer}\u0000${policies.join('\u0000')}`;
         let tie = this.#ties.get(key);
         if (!tie) {
-          tie = { policies: names, priority: tied[0]?.priority ?? 0, layer, names: new Names() };
+          tie = { policies, priority: tied[0]?.priority ?? 0, layer, names: new Names() };
           this.#ties.set(key, tie);
         }
-        tie.names.add(name);
+        names.push(tie.names);
       }
     }
     for (let h = 0; h < count; h++) {
@@ -643,15 +774,15 @@ export class Linter {
       const keys = info.refused[i] as readonly string[];
       if (keys.length > 0) {
         if (!known) continue;
-        t.refused.add(name);
+        names.push(t.refused);
         for (const k of keys) t.refusedKeys.add(k);
         continue;
       }
-      t.applicable++;
+      applicable.push(t);
       if (!decided) t.unsure = true;
       else if ((list[i] as IndexedPolicy).priority !== top) {
         // Below the top priority: not a candidate (every applicable match of the top priority is).
-        t.lost.add(name);
+        names.push(t.lost);
         for (let c = first; c < count && t.winners.size < LISTED_OBJECTS; c++) {
           const j = hits[c] as number;
           const w = list[j] as IndexedPolicy;
@@ -665,14 +796,16 @@ export class Linter {
   }
 
   /**
-   * `#governed`, made once per kind, pair of policies and arguments (most objects share all three:
-   * every quorum queue has the same `x-queue-type`).
+   * The pair's entry and its root for the kind: what the pair does is made once per kind and
+   * arguments (most objects share both: every quorum queue has the same `x-queue-type`). Made
+   * anew each time `unshared`.
    */
-  #sharedGoverned(o: LintObject, kind: ObjectKind, user: Policy | null, operator: Policy | null): Governed {
-    if (this.#options.unshared) {
-      const alone: Pair = { effective: undefined, own: undefined, limits: undefined, byKind: new Map() };
-      return this.#governed(o, kind, user, operator, alone);
-    }
+  #pair(kind: ObjectKind, user: Policy | null, operator: Policy | null): { pair: Pair; root: ArgumentsNode } {
+    if (this.#options.unshared)
+      return {
+        pair: { effective: undefined, own: undefined, limits: undefined, byKind: new Map() },
+        root: argumentsNode(),
+      };
     let byOperator = this.#shared.get(user);
     if (!byOperator) {
       byOperator = new Map();
@@ -688,9 +821,7 @@ export class Linter {
       root = argumentsNode();
       pair.byKind.set(kind, root);
     }
-    const node = hasArguments(o.arguments) ? argumentsNodeOf(root, o.arguments) : root;
-    node.governed ??= this.#governed(o, kind, user, operator, pair);
-    return node.governed;
+    return { pair, root };
   }
 
   /**

@@ -61,20 +61,30 @@ export interface NameView {
   readonly pending?: Set<CompiledPattern>;
 }
 
-/**
- * `pending`: a set to collect into, the caller's (a whole-vhost pass reuses one, emptied per
- * name, rather than make one per object); `collectPending`: a new one.
- */
-export function nameView(
-  name: string,
-  options: { collectPending?: boolean; pending?: Set<CompiledPattern> } = {},
-): NameView {
+/** `collectPending`: the view collects the patterns waiting for the backtracking engine. */
+export function nameView(name: string, options: { collectPending?: boolean } = {}): NameView {
+  const view: PassView = {
+    latin1: '',
+    shifted: '',
+    pending: options.collectPending ? new Set<CompiledPattern>() : undefined,
+  };
+  return refillView(view, name);
+}
+
+/** A view a whole-vhost pass fills anew for each name (`refillView`), rather than make one per object. */
+export interface PassView extends NameView {
+  latin1: string;
+  shifted: string;
+}
+
+/** `view` made the view of `name`, its `pending` emptied. */
+export function refillView(view: PassView, name: string): PassView {
   // Most names are ASCII: both views are the name itself (made for every object a preview reads).
   const ascii = ASCII.test(name);
-  const latin1 = ascii ? name : latin1View(name);
-  const shifted = ascii ? name : shiftedView(name);
-  const pending = options.pending ?? (options.collectPending ? new Set<CompiledPattern>() : undefined);
-  return pending ? { latin1, shifted, pending } : { latin1, shifted };
+  view.latin1 = ascii ? name : latin1View(name);
+  view.shifted = ascii ? name : shiftedView(name);
+  if (view.pending !== undefined && view.pending.size > 0) view.pending.clear();
+  return view;
 }
 
 /** What the backtracking engine is asked for one pattern, and what it answered so far. */
