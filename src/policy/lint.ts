@@ -533,18 +533,18 @@ export class Linter {
     let info = this.#lists.get(list);
     if (!info) {
       const tallies = list.map((e) => this.#tally(e.policy));
+      const always = list.map(alwaysMatches);
+      const checks = always.flatMap((a, i) => (a ? [] : [i]));
       info = {
         tallies,
         refused: list.map((e) => index.refused(e, kind)),
         // It decides nothing when the kind refuses one of its keys (resolve.ts: `decided`).
         applicable: list.map((e) => index.applicable(e.name, kind) !== undefined),
-        always: list.map(alwaysMatches),
+        always,
         unanchored: tallies.some((t) => t.unanchored),
-        checks: undefined,
+        checks: checks.length <= MAX_CHECKS ? checks : undefined,
         outcomes: new Map(),
       };
-      const checks = list.flatMap((_, i) => (info?.always[i] ? [] : [i]));
-      info = { ...info, checks: checks.length <= MAX_CHECKS ? checks : undefined };
       this.#lists.set(list, info);
     }
     return info;

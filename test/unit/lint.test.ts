@@ -443,6 +443,31 @@ describe('what the governing policies do, shared by pair, kind and arguments', (
     expect(kinds(run(world(1)))).toEqual([['operator-never-stricter', 'cap']]);
   });
 
+  it('a list with more patterns to read than a mask holds is read in full for each object', () => {
+    // Fourteen unanchored patterns in one list (none filed by a prefix): past MAX_CHECKS, every
+    // object is resolved in full, nothing shared by mask; the findings are those of `unshared`.
+    const user = Array.from({ length: 14 }, (_, i) =>
+      pol(`p${i}`, `x${i}`, i % 3, { 'max-length': i + 1 }, 'queues'),
+    );
+    const objects = ['ax1', 'x1', 'bx12', 'x13.q', 'ax1', 'cx0x1', 'zz', 'ax9'].map((n, i) => obj(`${n}-${i}`));
+    const findings = (unshared: boolean) => {
+      const cache = new PatternCache();
+      const linter = new Linter(buildPolicySet(user, [], V40, cache), cache, { unshared });
+      for (const o of objects) linter.add(o);
+      linter.settle();
+      return linter.findings(new Map(), {}, 0);
+    };
+    const shared = findings(false);
+    expect(shared).toEqual(findings(true));
+    expect(shared.find((f) => f.kind === 'unanchored' && f.policy === 'p1')).toMatchObject({
+      objects: ['ax1-0', 'ax1-4', 'bx12-2', 'cx0x1-5'],
+    });
+    // The list's last pattern (lowest priority, last by name) is read too.
+    expect(shared.find((f) => f.kind === 'unanchored' && f.policy === 'p9')).toMatchObject({
+      objects: ['ax9-7'],
+    });
+  });
+
   it('the findings are those of each object read alone', () => {
     fc.assert(
       fc.property(
