@@ -2,7 +2,7 @@
  * A local stand-in for the management API, speaking its shapes, for bench/preview.ts: one vhost
  * of N queues and M policies, whose `policy` field is what the broker would report (worked out
  * by the engine once, at start). The queue listing is rendered once and sent as one body, as the
- * broker does (it builds the whole list before answering). The stats listing of the live columns
+ * broker does (it builds the whole list before answering), sorted by name as the broker sorts it. The stats listing of the live columns
  * (what the preview reads of what is there now) is another body, rendered once too.
  *
  *   tsx bench/fakeManagement.ts [--queues 100000] [--policies 1000]
