@@ -449,7 +449,9 @@ describe('what the governing policies do, shared by pair, kind and arguments', (
     const user = Array.from({ length: 14 }, (_, i) =>
       pol(`p${i}`, `x${i}`, i % 3, { 'max-length': i + 1 }, 'queues'),
     );
-    const objects = ['ax1', 'x1', 'bx12', 'x13.q', 'ax1', 'cx0x1', 'zz', 'ax9'].map((n, i) => obj(`${n}-${i}`));
+    const objects = ['ax1', 'x1', 'bx12', 'x13.q', 'ax1', 'cx0x1', 'zz', 'ax9'].map((n, i) =>
+      obj(`${n}-${i}`),
+    );
     const findings = (unshared: boolean) => {
       const cache = new PatternCache();
       const linter = new Linter(buildPolicySet(user, [], V40, cache), cache, { unshared });
