@@ -17,7 +17,7 @@ export type ApplyEnding =
       readonly set: TransitionInput['set'];
       readonly fresh?: () => Promise<PreviewResult>;
     }
-  /** Not applied: `refuse` when a rule of rules.ts refused the write, `fail` when the write or its record failed. */
+  /** Not applied: `refuse` when a rule of rules.ts refused the write, `fail` when the write failed (or the ending, with nothing written). */
   | {
       readonly move: 'refuse' | 'fail';
       readonly set: TransitionInput['set'] & { readonly failure: Failure };

@@ -64,7 +64,10 @@ import type { ChangeRequest, Failure } from './types.ts';
  *                undone (a single change gone stale: with a fresh preview for the Notifier); the
  *                move and what is told are applyEnd.ts's, as are the job's two endings before or
  *                around it (applyJob.ts: refused before the move to applying; `finish` itself
- *                failing on the last try).
+ *                failing on the last try with nothing written). Once a step is written, `finish`
+ *                failing (the audit trail unreachable) never ends the request failed as if the
+ *                broker were unchanged, nor without its records: it waits and tries again, as a
+ *                rollback does (`waitAndRetry`), its records appended once each (by id).
  *
  * Over the size aim as one idea: the phases share the cursor and read it together; what a single
  * change adds (applyOne.ts), how an apply ends (applyEnd.ts) and what it records (applyRecords.ts)
@@ -88,7 +91,10 @@ export interface ApplySetDeps extends RecordingServices {
   readonly announceWrite: AnnounceWrite;
   /** How long to wait for the broker to report a written step's policy on its queues. */
   readonly verifyDeadlineMs: number;
-  /** How long a rollback that could not finish waits before it tries again (doubled, at most a minute). */
+  /**
+   * How long what must finish and could not (a rollback, the records of what was written) waits
+   * before it tries again: doubled for each try the job has spent, at most a minute.
+   */
   readonly rollbackRetryMs: number;
   /** Told once the records are appended, before the request is marked applied (a time box scheduled: src/bot.ts). */
   readonly onRecorded?: (request: ChangeRequest, record: ChangeRecord) => Promise<void>;
@@ -171,6 +177,9 @@ export class ApplySet {
     };
     const stop = (because: NonNullable<SetCursor['because']>) =>
       save({ ...c, phase: 'rolling-back', because });
+    // A try that starts after a step was written does not know that the broker took it up (the
+    // try before may have stopped while it polled): it polls for it before the next write.
+    let resumed = c.phase === 'writing' && c.written > 0;
     while (c.phase === 'writing' && c.written < steps.length) {
       const k = c.written;
       const step = steps[k] as SetStep;
@@ -215,6 +224,12 @@ export class ApplySet {
         });
         break;
       }
+      if (resumed && read) {
+        resumed = false;
+        const last = steps[k - 1] as SetStep;
+        const taken = await this.takenUpOrStop(job, steps.slice(0, k), last, k - 1, read, stop);
+        if (!taken) break;
+      }
       // A set's loss, planned again on the broker as it is now, just before its first write (setLoss.ts),
       // and only then: with nothing of it written (every step as planned), a plan now measures from
       // the start the approval measured from. Once a step is written (saved, or written by a try
@@ -257,17 +272,85 @@ export class ApplySet {
       log.info({ step: k, of: steps.length, policy: step.name, action: actionOf(step) }, 'step written');
       // The next write waits until the broker runs this one: its safety was planned on it.
       // (A set of one has no next write, and so no listing `read`.)
-      if (read && k + 1 < steps.length && !(await this.takenUp(steps.slice(0, k + 1), step, read))) {
-        await stop({
-          kind: 'not-taken-up',
-          step: k,
-          code: 'not-taken-up',
-          message: `the broker did not report ${step.name} on its queues within ${this.deps.verifyDeadlineMs} ms`,
-        });
+      resumed = false;
+      if (read && k + 1 < steps.length) {
+        const taken = await this.takenUpOrStop(job, steps.slice(0, k + 1), step, k, read, stop);
+        if (!taken) break;
       }
     }
     if (c.phase === 'rolling-back') await this.rollBack(job, r, steps, c, save, token, log);
-    await this.finish(r, steps, c, prepared, job.attemptsMade + 1, log);
+    try {
+      await this.finish(r, steps, c, prepared, job.attemptsMade + 1, log);
+    } catch (err) {
+      // Nothing written: the job's tries decide (applyJob.ts ends it as failed on the last).
+      if (c.written === 0) throw err;
+      // Written: the broker changed, so the request cannot end failed as if it had not, nor
+      // without its records. The ending (its records appended again, idempotent by id) is tried
+      // again later, for as long as it takes, spending none of the job's tries, as a rollback.
+      await this.waitAndRetry(
+        job,
+        token,
+        log,
+        err,
+        { written: c.written },
+        'records not appended; retried',
+        () => (one ? Promise.resolve() : this.progress(r, steps, c, failureOf(err).message)),
+      );
+    }
+  }
+
+  /**
+   * What must finish and could not (a rollback, the records of what was written): told where
+   * things stand (`tell`, itself allowed to fail), then the job delayed by `rollbackRetryMs` and
+   * tried again; moveToDelayed spends none of the job's tries.
+   */
+  private async waitAndRetry(
+    job: Job,
+    token: string | undefined,
+    log: Logger,
+    err: unknown,
+    fields: Record<string, unknown>,
+    what: string,
+    tell: () => Promise<void>,
+  ): Promise<never> {
+    const wait = Math.min(60_000, this.deps.rollbackRetryMs * 2 ** Math.min(job.attemptsMade, 6));
+    log.error({ ...fields, err: err instanceof Error ? err.message : String(err), waitMs: wait }, what);
+    await tell().catch((e: unknown) =>
+      log.warn({ err: e instanceof Error ? e.message : String(e) }, 'progress not saved'),
+    );
+    await job.moveToDelayed(Date.now() + wait, token);
+    throw new DelayedError();
+  }
+
+  /**
+   * `takenUp`, and where it is not (by the deadline, or the broker failing on the job's last try)
+   * the set stopped at `index` for a rollback: false. A failure that may pass is thrown (the queue
+   * tries again; that try polls for the step again before its next write).
+   */
+  private async takenUpOrStop(
+    job: Job,
+    written: readonly SetStep[],
+    step: SetStep,
+    index: number,
+    read: Awaited<ReturnType<typeof readTouched>>,
+    stop: (because: NonNullable<SetCursor['because']>) => Promise<void>,
+  ): Promise<boolean> {
+    let taken: boolean;
+    try {
+      taken = await this.takenUp(written, step, read);
+    } catch (err) {
+      if (!isFinal(job, err)) throw err;
+      await stop({ kind: 'failed', step: index, ...failureOf(err) });
+      return false;
+    }
+    if (!taken)
+      await stop({
+        kind: 'not-taken-up',
+        step: index,
+        code: 'not-taken-up',
+        message: `the broker did not report ${step.name} on its queues within ${this.deps.verifyDeadlineMs} ms`,
+      });
+    return taken;
   }
 
   /**
@@ -376,16 +459,10 @@ export class ApplySet {
           );
         }
       } catch (err) {
-        // The rollback must finish: told where things stand, then tried again later, for as long
-        // as it takes (moveToDelayed spends none of the job's tries).
-        const wait = Math.min(60_000, this.deps.rollbackRetryMs * 2 ** Math.min(job.attemptsMade, 6));
-        log.error(
-          { err: err instanceof Error ? err.message : String(err), step: j },
-          'rollback interrupted; retried',
+        // The rollback must finish: told where things stand, then tried again later.
+        await this.waitAndRetry(job, token, log, err, { step: j }, 'rollback interrupted; retried', () =>
+          this.progress(r, steps, c, failureOf(err).message),
         );
-        await this.progress(r, steps, c, failureOf(err).message);
-        await job.moveToDelayed(Date.now() + wait, token);
-        throw new DelayedError();
       }
       c = { ...c, undone: c.undone + 1, undoneAt: [...c.undoneAt, this.deps.now().toISOString()] };
       await save(c);

@@ -17,6 +17,7 @@ import { ManagementClient } from '../../src/rabbit/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { plannedSet, type SetStep, transitionOf } from '../../src/workflow/changeSet.ts';
 import type { FileSetInput } from '../../src/workflow/index.ts';
+import { APPLY_DEFAULTS } from '../../src/workflow/queue.ts';
 import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp, CLUSTER, type TestBroker } from '../support/brokers.ts';
 import { aloneOnCluster } from '../support/clusterHooks.ts';
@@ -289,6 +290,154 @@ describe.each(up)('a change set applied as one on $label', (broker) => {
           expect(done.setProgress).toMatchObject({ size: 2, written: 1, undone: 1 });
           expect(await admin.getPolicy('user', vhost, 'first')).toBeNull();
           expect(await admin.getPolicy('user', vhost, 'second')).toBeNull();
+        } finally {
+          await client.close();
+          await fake.close();
+        }
+      },
+      { client: admin },
+    );
+  });
+
+  it('records that cannot be appended past the last try: the set waits applying, told why, then applied with each record once', async () => {
+    await withVhost(
+      async (vhost) => {
+        let tries = 0;
+        let down = true;
+        const audit = new AuditTrail(fx.redis, fx.keyPrefix);
+        const append = audit.append.bind(audit);
+        // The first step's record goes in; the second's does not, until `down` is lifted.
+        audit.append = (async (entry: Parameters<typeof append>[0]) => {
+          if (entry.id.endsWith('-1')) {
+            tries++;
+            if (down) throw new Error('audit down');
+          }
+          return append(entry);
+        }) as typeof audit.append;
+        await fx.worker(admin, { audit, rollbackRetryMs: 100 });
+        const wf = fx.workflow();
+        const { request } = await wf.fileSet(
+          fileSet([
+            step(vhost, 'first', null, fields({ ...FALLBACK, priority: 2 })),
+            step(vhost, 'second', null, fields({ ...FALLBACK, priority: 3 })),
+          ]),
+        );
+        await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
+        const waiting = await waitFor(
+          () => fx.notifier.told.states.find((s) => s.id === request.id && s.setProgress?.retrying),
+          { what: 'the request told that its records wait' },
+        );
+        expect(waiting.state).toBe('applying');
+        expect(waiting.setProgress).toMatchObject({
+          size: 2,
+          written: 2,
+          undone: 0,
+          retrying: { why: 'audit down' },
+        });
+        await waitFor(() => tries >= APPLY_DEFAULTS.attempts + 2, {
+          what: 'the append tried past the job’s tries',
+        });
+        expect((await wf.get(request.id))?.state).toBe('applying');
+        down = false;
+        const done = await settled(wf, request.id);
+        expect(done.state).toBe('applied');
+        const records = (await trail.list({ vhost })).filter(isChange);
+        expect(records.map((r) => [r.policy, r.set?.index])).toEqual(
+          expect.arrayContaining([
+            ['first', 0],
+            ['second', 1],
+          ]),
+        );
+        expect(records).toHaveLength(2);
+        expect(fx.notifier.told.failed).toEqual([]);
+      },
+      { client: admin },
+    );
+  });
+
+  it('the broker refusing the poll of a written step (final): rolled back and failed, not left half written', async () => {
+    await withVhost(
+      async (vhost) => {
+        const fake = await startFakeBroker({ fallback: { kind: 'proxy', target: broker.url } });
+        let wroteFirst = false;
+        fake.setRoute(
+          (url, method) => {
+            if (method === 'PUT' && url.includes('/first')) wroteFirst = true;
+            return wroteFirst && method === 'GET' && url.startsWith('/api/queues/');
+          },
+          // A 4xx is final at once (the user lost its right to list the queues, say).
+          { kind: 'respond', status: 403, body: { error: 'not_authorised', reason: 'injected' } },
+        );
+        const client = throughFake(fake.url);
+        try {
+          await fx.worker(client);
+          const wf = fx.workflow();
+          const { request } = await wf.fileSet(
+            fileSet([
+              step(vhost, 'first', null, fields({ ...FALLBACK, priority: 2 })),
+              step(vhost, 'second', null, fields({ ...FALLBACK, priority: 3 })),
+            ]),
+          );
+          await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
+          const done = await settled(wf, request.id);
+          expect(done.state).toBe('failed');
+          expect(done.setProgress).toMatchObject({ size: 2, written: 1, undone: 1 });
+          expect(await admin.getPolicy('user', vhost, 'first')).toBeNull();
+          expect(await admin.getPolicy('user', vhost, 'second')).toBeNull();
+          const records = (await trail.list({ vhost })).filter(isChange);
+          expect(records.map((r) => [r.action, r.policy]).sort()).toEqual([
+            ['create', 'first'],
+            ['revert', 'first'],
+          ]);
+        } finally {
+          await client.close();
+          await fake.close();
+        }
+      },
+      { client: admin },
+    );
+  });
+
+  it('a try that starts after a written step polls for it before the next write', async () => {
+    await withVhost(
+      async (vhost) => {
+        const fake = await startFakeBroker({ fallback: { kind: 'proxy', target: broker.url } });
+        let wroteFirst = false;
+        let failed = -1;
+        // The first poll after the first write fails once: the try ends there, and the queue tries again.
+        fake.setRoute(
+          (url, method) => {
+            if (method === 'PUT' && url.includes('/first')) wroteFirst = true;
+            if (failed < 0 && wroteFirst && method === 'GET' && url.startsWith('/api/queues/')) {
+              failed = fake.requests.length;
+              return true;
+            }
+            return false;
+          },
+          { kind: 'respond', status: 500, body: { error: 'internal', reason: 'injected' } },
+        );
+        const client = throughFake(fake.url);
+        try {
+          await fx.worker(client);
+          const wf = fx.workflow();
+          const { request } = await wf.fileSet(
+            fileSet([
+              step(vhost, 'first', null, fields({ ...FALLBACK, priority: 2 })),
+              step(vhost, 'second', null, fields({ ...FALLBACK, priority: 3 })),
+            ]),
+          );
+          await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
+          const done = await settled(wf, request.id);
+          expect(done.state).toBe('applied');
+          expect(failed).toBeGreaterThanOrEqual(0);
+          const after = fake.requests.slice(failed + 1);
+          const second = after.findIndex((q) => q.method === 'PUT' && q.url.includes('/second'));
+          expect(second).toBeGreaterThan(0);
+          // Between the failed poll and the next write: the retry polled the queues again.
+          expect(
+            after.slice(0, second).some((q) => q.method === 'GET' && q.url.startsWith('/api/queues/')),
+          ).toBe(true);
+          expect(fake.requests.filter((q) => q.method === 'PUT' && q.url.includes('/first'))).toHaveLength(1);
         } finally {
           await client.close();
           await fake.close();

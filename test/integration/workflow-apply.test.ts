@@ -10,6 +10,7 @@ import { isChange } from '../../src/audit/types.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import type { FileInput } from '../../src/workflow/index.ts';
+import { APPLY_DEFAULTS } from '../../src/workflow/queue.ts';
 import { brokerCredentials, waitFor, withUser, withVhost } from '../support/broker.ts';
 import { brokersUp } from '../support/brokers.ts';
 import { startFakeBroker } from '../support/fakeBroker.ts';
@@ -334,30 +335,45 @@ describe.each(up)('apply on $label', (broker) => {
     );
   });
 
-  it('the audit append failing to its last try (an error from the ending itself): failed, internal, told once', async () => {
+  it('the audit append failing past the job’s last try: the write stands, the request waits applying, then applied with its record', async () => {
     await withVhost(
       async (vhost) => {
-        class AppendFails extends AuditTrail {
-          override async append(): Promise<never> {
-            throw new Error('audit down');
-          }
-        }
-        await fx.worker(admin, { audit: new AppendFails(fx.redis, fx.keyPrefix) });
+        let tries = 0;
+        let down = true;
+        const audit = new AuditTrail(fx.redis, fx.keyPrefix);
+        const append = audit.append.bind(audit);
+        audit.append = (async (entry: Parameters<typeof append>[0]) => {
+          tries++;
+          if (down) throw new Error('audit down');
+          return append(entry);
+        }) as typeof audit.append;
+        // The job's tries, then the ending waits 100 ms at a time without spending any.
+        await fx.worker(admin, { audit, rollbackRetryMs: 100 });
         const wf = fx.workflow();
         const { request } = await wf.file(
           input(vhost, { fields: { pattern: '^a', definition: { 'max-length': 1 } } }),
         );
         await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
+        await waitFor(() => tries >= APPLY_DEFAULTS.attempts + 2, {
+          what: 'the append tried past the job’s tries',
+        });
+        // Written, so not failed as if it were not: applying, its record still to come.
+        expect((await wf.get(request.id))?.state).toBe('applying');
+        expect((await admin.getPolicy('user', vhost, 'ttl'))?.definition).toEqual({ 'max-length': 1 });
+        expect(await recordsOf(vhost)).toEqual([]);
+        down = false;
         const r = await settled(wf, request.id);
-        // Retried with the queue's backoff until its last try, then ended by the job itself.
-        expect(r.failure).toMatchObject({ code: 'internal', message: 'audit down' });
+        expect(r.state).toBe('applied');
+        expect(r.failure).toBeUndefined();
+        const records = await recordsOf(vhost);
+        expect(records).toHaveLength(1);
+        expect(r.auditId).toBe(records[0]?.id);
         expect(fx.notifier.told.states.filter((s) => s.id === request.id).map((s) => s.state)).toEqual([
           'approved',
           'applying',
-          'failed',
+          'applied',
         ]);
-        expect(fx.notifier.told.failed.map((f) => f.id)).toEqual([request.id]);
-        expect(await recordsOf(vhost)).toEqual([]);
+        expect(fx.notifier.told.failed).toEqual([]);
       },
       { client: admin },
     );
