@@ -16,14 +16,21 @@ import type { Policy } from '../../src/policy/types.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { plannedSet, type SetStep, transitionOf } from '../../src/workflow/changeSet.ts';
-import type { FileSetInput } from '../../src/workflow/index.ts';
+import type { ChangeRequest, FileSetInput } from '../../src/workflow/index.ts';
 import { APPLY_DEFAULTS } from '../../src/workflow/queue.ts';
 import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp, CLUSTER, type TestBroker } from '../support/brokers.ts';
 import { aloneOnCluster } from '../support/clusterHooks.ts';
-import { startFakeBroker } from '../support/fakeBroker.ts';
+import { type FakeBroker, startFakeBroker } from '../support/fakeBroker.ts';
 import { fewestMessages, liveShows, management, messages } from '../support/messages.ts';
-import { APPROVER, REQUESTER, settled, type WorkflowFixture, workflowHooks } from '../support/workflow.ts';
+import {
+  APPROVER,
+  auditDown,
+  REQUESTER,
+  settled,
+  type WorkflowFixture,
+  workflowHooks,
+} from '../support/workflow.ts';
 
 let admin: LabClient;
 let fx: WorkflowFixture;
@@ -268,14 +275,7 @@ describe.each(up)('a change set applied as one on $label', (broker) => {
         const client = throughFake(fake.url);
         try {
           await fx.worker(client, { rollbackRetryMs: 200 });
-          const wf = fx.workflow();
-          const { request } = await wf.fileSet(
-            fileSet([
-              step(vhost, 'first', null, fields({ ...FALLBACK, priority: 2 })),
-              step(vhost, 'second', null, fields({ ...FALLBACK, priority: 3 })),
-            ]),
-          );
-          await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
+          const { wf, request } = await approveTwoCreates(vhost);
           const waiting = await waitFor(
             () => fx.notifier.told.states.find((s) => s.id === request.id && s.setProgress?.retrying),
             { what: 'the request told that the rollback waits' },
@@ -302,27 +302,10 @@ describe.each(up)('a change set applied as one on $label', (broker) => {
   it('records that cannot be appended past the last try: the set waits applying, told why, then applied with each record once', async () => {
     await withVhost(
       async (vhost) => {
-        let tries = 0;
-        let down = true;
-        const audit = new AuditTrail(fx.redis, fx.keyPrefix);
-        const append = audit.append.bind(audit);
-        // The first step's record goes in; the second's does not, until `down` is lifted.
-        audit.append = (async (entry: Parameters<typeof append>[0]) => {
-          if (entry.id.endsWith('-1')) {
-            tries++;
-            if (down) throw new Error('audit down');
-          }
-          return append(entry);
-        }) as typeof audit.append;
-        await fx.worker(admin, { audit, rollbackRetryMs: 100 });
-        const wf = fx.workflow();
-        const { request } = await wf.fileSet(
-          fileSet([
-            step(vhost, 'first', null, fields({ ...FALLBACK, priority: 2 })),
-            step(vhost, 'second', null, fields({ ...FALLBACK, priority: 3 })),
-          ]),
-        );
-        await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
+        // The first step's record goes in; the second's does not, until the outage ends.
+        const outage = auditDown(fx, (id) => id.endsWith('-1'));
+        await fx.worker(admin, { audit: outage.audit, rollbackRetryMs: 100 });
+        const { wf, request } = await approveTwoCreates(vhost);
         const waiting = await waitFor(
           () => fx.notifier.told.states.find((s) => s.id === request.id && s.setProgress?.retrying),
           { what: 'the request told that its records wait' },
@@ -334,11 +317,11 @@ describe.each(up)('a change set applied as one on $label', (broker) => {
           undone: 0,
           retrying: { why: 'audit down' },
         });
-        await waitFor(() => tries >= APPLY_DEFAULTS.attempts + 2, {
+        await waitFor(() => outage.tries >= APPLY_DEFAULTS.attempts + 2, {
           what: 'the append tried past the job’s tries',
         });
         expect((await wf.get(request.id))?.state).toBe('applying');
-        down = false;
+        outage.down = false;
         const done = await settled(wf, request.id);
         expect(done.state).toBe('applied');
         const records = (await trail.list({ vhost })).filter(isChange);
@@ -355,44 +338,68 @@ describe.each(up)('a change set applied as one on $label', (broker) => {
     );
   });
 
+  /** Two creates (`first`, then `second`) filed and approved. */
+  async function approveTwoCreates(vhost: string) {
+    const wf = fx.workflow();
+    const { request } = await wf.fileSet(
+      fileSet([
+        step(vhost, 'first', null, fields({ ...FALLBACK, priority: 2 })),
+        step(vhost, 'second', null, fields({ ...FALLBACK, priority: 3 })),
+      ]),
+    );
+    await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
+    return { wf, request };
+  }
+
+  /**
+   * Two creates (`first`, then `second`) filed, approved and applied through a fake broker in
+   * front of this one, which answers as `route` says (given the fake); `check` reads the request
+   * once settled.
+   */
+  async function twoCreatesThroughFake(
+    vhost: string,
+    route: (fake: FakeBroker) => Parameters<FakeBroker['setRoute']>,
+    check: (done: ChangeRequest, fake: FakeBroker) => Promise<void>,
+  ) {
+    const fake = await startFakeBroker({ fallback: { kind: 'proxy', target: broker.url } });
+    fake.setRoute(...route(fake));
+    const client = throughFake(fake.url);
+    try {
+      await fx.worker(client);
+      const { wf, request } = await approveTwoCreates(vhost);
+      await check(await settled(wf, request.id), fake);
+    } finally {
+      await client.close();
+      await fake.close();
+    }
+  }
+
   it('the broker refusing the poll of a written step (final): rolled back and failed, not left half written', async () => {
     await withVhost(
       async (vhost) => {
-        const fake = await startFakeBroker({ fallback: { kind: 'proxy', target: broker.url } });
         let wroteFirst = false;
-        fake.setRoute(
-          (url, method) => {
-            if (method === 'PUT' && url.includes('/first')) wroteFirst = true;
-            return wroteFirst && method === 'GET' && url.startsWith('/api/queues/');
+        await twoCreatesThroughFake(
+          vhost,
+          () => [
+            (url, method) => {
+              if (method === 'PUT' && url.includes('/first')) wroteFirst = true;
+              return wroteFirst && method === 'GET' && url.startsWith('/api/queues/');
+            },
+            // A 4xx is final at once (the user lost its right to list the queues, say).
+            { kind: 'respond', status: 403, body: { error: 'not_authorised', reason: 'injected' } },
+          ],
+          async (done) => {
+            expect(done.state).toBe('failed');
+            expect(done.setProgress).toMatchObject({ size: 2, written: 1, undone: 1 });
+            expect(await admin.getPolicy('user', vhost, 'first')).toBeNull();
+            expect(await admin.getPolicy('user', vhost, 'second')).toBeNull();
+            const records = (await trail.list({ vhost })).filter(isChange);
+            expect(records.map((r) => [r.action, r.policy]).sort()).toEqual([
+              ['create', 'first'],
+              ['revert', 'first'],
+            ]);
           },
-          // A 4xx is final at once (the user lost its right to list the queues, say).
-          { kind: 'respond', status: 403, body: { error: 'not_authorised', reason: 'injected' } },
         );
-        const client = throughFake(fake.url);
-        try {
-          await fx.worker(client);
-          const wf = fx.workflow();
-          const { request } = await wf.fileSet(
-            fileSet([
-              step(vhost, 'first', null, fields({ ...FALLBACK, priority: 2 })),
-              step(vhost, 'second', null, fields({ ...FALLBACK, priority: 3 })),
-            ]),
-          );
-          await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
-          const done = await settled(wf, request.id);
-          expect(done.state).toBe('failed');
-          expect(done.setProgress).toMatchObject({ size: 2, written: 1, undone: 1 });
-          expect(await admin.getPolicy('user', vhost, 'first')).toBeNull();
-          expect(await admin.getPolicy('user', vhost, 'second')).toBeNull();
-          const records = (await trail.list({ vhost })).filter(isChange);
-          expect(records.map((r) => [r.action, r.policy]).sort()).toEqual([
-            ['create', 'first'],
-            ['revert', 'first'],
-          ]);
-        } finally {
-          await client.close();
-          await fake.close();
-        }
       },
       { client: admin },
     );
@@ -401,47 +408,37 @@ describe.each(up)('a change set applied as one on $label', (broker) => {
   it('a try that starts after a written step polls for it before the next write', async () => {
     await withVhost(
       async (vhost) => {
-        const fake = await startFakeBroker({ fallback: { kind: 'proxy', target: broker.url } });
         let wroteFirst = false;
         let failed = -1;
-        // The first poll after the first write fails once: the try ends there, and the queue tries again.
-        fake.setRoute(
-          (url, method) => {
-            if (method === 'PUT' && url.includes('/first')) wroteFirst = true;
-            if (failed < 0 && wroteFirst && method === 'GET' && url.startsWith('/api/queues/')) {
-              failed = fake.requests.length;
-              return true;
-            }
-            return false;
+        await twoCreatesThroughFake(
+          vhost,
+          (fake) => [
+            // The first poll after the first write fails once: the try ends there, and the queue tries again.
+            (url, method) => {
+              if (method === 'PUT' && url.includes('/first')) wroteFirst = true;
+              if (failed < 0 && wroteFirst && method === 'GET' && url.startsWith('/api/queues/')) {
+                failed = fake.requests.length;
+                return true;
+              }
+              return false;
+            },
+            { kind: 'respond', status: 500, body: { error: 'internal', reason: 'injected' } },
+          ],
+          async (done, fake) => {
+            expect(done.state).toBe('applied');
+            expect(failed).toBeGreaterThanOrEqual(0);
+            const after = fake.requests.slice(failed + 1);
+            const second = after.findIndex((q) => q.method === 'PUT' && q.url.includes('/second'));
+            expect(second).toBeGreaterThan(0);
+            // Between the failed poll and the next write: the retry polled the queues again.
+            expect(
+              after.slice(0, second).some((q) => q.method === 'GET' && q.url.startsWith('/api/queues/')),
+            ).toBe(true);
+            expect(fake.requests.filter((q) => q.method === 'PUT' && q.url.includes('/first'))).toHaveLength(
+              1,
+            );
           },
-          { kind: 'respond', status: 500, body: { error: 'internal', reason: 'injected' } },
         );
-        const client = throughFake(fake.url);
-        try {
-          await fx.worker(client);
-          const wf = fx.workflow();
-          const { request } = await wf.fileSet(
-            fileSet([
-              step(vhost, 'first', null, fields({ ...FALLBACK, priority: 2 })),
-              step(vhost, 'second', null, fields({ ...FALLBACK, priority: 3 })),
-            ]),
-          );
-          await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
-          const done = await settled(wf, request.id);
-          expect(done.state).toBe('applied');
-          expect(failed).toBeGreaterThanOrEqual(0);
-          const after = fake.requests.slice(failed + 1);
-          const second = after.findIndex((q) => q.method === 'PUT' && q.url.includes('/second'));
-          expect(second).toBeGreaterThan(0);
-          // Between the failed poll and the next write: the retry polled the queues again.
-          expect(
-            after.slice(0, second).some((q) => q.method === 'GET' && q.url.startsWith('/api/queues/')),
-          ).toBe(true);
-          expect(fake.requests.filter((q) => q.method === 'PUT' && q.url.includes('/first'))).toHaveLength(1);
-        } finally {
-          await client.close();
-          await fake.close();
-        }
       },
       { client: admin },
     );

@@ -17,6 +17,7 @@ import { startFakeBroker } from '../support/fakeBroker.ts';
 import {
   APPROVER,
   APPROVER_2,
+  auditDown,
   policyWritesCounted,
   REQUESTER,
   settled,
@@ -338,30 +339,22 @@ describe.each(up)('apply on $label', (broker) => {
   it('the audit append failing past the job’s last try: the write stands, the request waits applying, then applied with its record', async () => {
     await withVhost(
       async (vhost) => {
-        let tries = 0;
-        let down = true;
-        const audit = new AuditTrail(fx.redis, fx.keyPrefix);
-        const append = audit.append.bind(audit);
-        audit.append = (async (entry: Parameters<typeof append>[0]) => {
-          tries++;
-          if (down) throw new Error('audit down');
-          return append(entry);
-        }) as typeof audit.append;
+        const outage = auditDown(fx);
         // The job's tries, then the ending waits 100 ms at a time without spending any.
-        await fx.worker(admin, { audit, rollbackRetryMs: 100 });
+        await fx.worker(admin, { audit: outage.audit, rollbackRetryMs: 100 });
         const wf = fx.workflow();
         const { request } = await wf.file(
           input(vhost, { fields: { pattern: '^a', definition: { 'max-length': 1 } } }),
         );
         await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
-        await waitFor(() => tries >= APPLY_DEFAULTS.attempts + 2, {
+        await waitFor(() => outage.tries >= APPLY_DEFAULTS.attempts + 2, {
           what: 'the append tried past the job’s tries',
         });
         // Written, so not failed as if it were not: applying, its record still to come.
         expect((await wf.get(request.id))?.state).toBe('applying');
         expect((await admin.getPolicy('user', vhost, 'ttl'))?.definition).toEqual({ 'max-length': 1 });
         expect(await recordsOf(vhost)).toEqual([]);
-        down = false;
+        outage.down = false;
         const r = await settled(wf, request.id);
         expect(r.state).toBe('applied');
         expect(r.failure).toBeUndefined();

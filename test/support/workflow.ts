@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { AuditTrail } from '../../src/audit/trail.ts';
 import type { ChangeRecord } from '../../src/audit/types.ts';
 import { applyWorkerDeps, workflowDeps } from '../../src/botChangeRequests.ts';
 import { createLogger } from '../../src/log.ts';
@@ -204,6 +205,27 @@ export function workflowFixture(
       redis.disconnect();
     },
   };
+}
+
+/**
+ * The fixture's audit trail with an outage: the appends of the records `failing` picks (by id)
+ * throw "audit down" while `down` holds (set it false to end it); `tries` counts those appends.
+ */
+export function auditDown(
+  fx: Pick<WorkflowFixture, 'redis' | 'keyPrefix'>,
+  failing: (id: string) => boolean = () => true,
+): { readonly audit: AuditTrail; down: boolean; tries: number } {
+  const audit = new AuditTrail(fx.redis, fx.keyPrefix);
+  const append = audit.append.bind(audit);
+  const outage = { audit, down: true, tries: 0 };
+  audit.append = (async (entry: Parameters<typeof append>[0]) => {
+    if (failing(entry.id)) {
+      outage.tries++;
+      if (outage.down) throw new Error('audit down');
+    }
+    return append(entry);
+  }) as typeof audit.append;
+  return outage;
 }
 
 /** A client of `broker` that pushes the path of every policy it writes (PUT) to `puts`: one write, or two. */
