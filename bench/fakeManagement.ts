@@ -40,7 +40,11 @@ const AREAS = ['orders', 'billing', 'audit', 'events', 'retry'] as const;
  * one per service's orders (20, for 400 of them), audit retention (30, for 98), a broad events
  * cap (15) and a catch-all (0). Mostly anchored literal prefixes, as real vhosts have.
  */
-export function makeVhost(queueCount: number, policyCount: number, lookaround = false): FakeVhost {
+export function makeVhost(
+  queueCount: number,
+  policyCount: number,
+  { lookaround = false, expires = false }: { lookaround?: boolean; expires?: boolean } = {},
+): FakeVhost {
   const vhost = 'bench';
   const services = 500;
   const policies: Policy[] = [];
@@ -63,7 +67,13 @@ export function makeVhost(queueCount: number, policyCount: number, lookaround = 
   for (let s = 0; policies.length < policyCount - 2; s++) {
     add(`svc${s}-audit`, `^svc${s}\\.audit\\.`, 30, { 'max-length-bytes': 1_000_000_000 }, 'all');
   }
-  add('events-cap', '^svc\\d+\\.events\\.', 15, { 'max-length': 500, overflow: 'reject-publish' });
+  // With --expires the events cap deletes its queues after an hour unused too: lint then keeps
+  // the live numbers of the 20,000 queues it governs (expires-idle).
+  add('events-cap', '^svc\\d+\\.events\\.', 15, {
+    'max-length': 500,
+    overflow: 'reject-publish',
+    ...(expires ? { expires: 3_600_000 } : {}),
+  });
   add('catch-all', '.*', 0, { 'max-length-bytes': 10_000_000_000 }, 'all');
   // With --lookaround the catch-all is the idiom "everything but the broker's own objects", a
   // negative lookahead only the backtracking engine reads; no bench name starts with "amq.", so
@@ -266,7 +276,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     const i = process.argv.indexOf(`--${name}`);
     return i >= 0 ? Number(process.argv[i + 1]) : dflt;
   };
-  const v = makeVhost(arg('queues', 100_000), arg('policies', 1000), process.argv.includes('--lookaround'));
+  const v = makeVhost(arg('queues', 100_000), arg('policies', 1000), {
+    lookaround: process.argv.includes('--lookaround'),
+    expires: process.argv.includes('--expires'),
+  });
   const { url } = await serve(v);
   process.stdout.write(
     `${JSON.stringify({ url, vhost: v.vhost, narrow: v.narrow, broad: v.broad, queues: v.queues.length, policies: v.policies.length })}\n`,

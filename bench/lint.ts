@@ -9,7 +9,10 @@
  * sampled every 5 ms (goal <= 300 MB). --runs pairs, after a warm-up. The double serves its
  * listings in the broker's order (by name). Prints; asserts nothing.
  *
- *   npm run bench:lint [-- --queues 100000 --policies 1000 --runs 5]
+ * With --expires the events cap (20,000 queues) sets `expires`, so lint keeps those queues' live
+ * numbers and asks for each queue whether it wants them.
+ *
+ *   npm run bench:lint [-- --queues 100000 --policies 1000 --runs 5 --expires]
  */
 import { parseArgs } from 'node:util';
 import { lint } from '../commands/lint.ts';
@@ -21,6 +24,7 @@ const { values } = parseArgs({
     queues: { type: 'string', default: '100000' },
     policies: { type: 'string', default: '1000' },
     runs: { type: 'string', default: '5' },
+    expires: { type: 'boolean', default: false },
   },
 });
 const QUEUES = Number(values.queues);
@@ -53,6 +57,7 @@ const { child, info } = await startFakeManagement<{ url: string; vhost: string }
   String(QUEUES),
   '--policies',
   String(values.policies),
+  ...(values.expires ? ['--expires'] : []),
 ]);
 const client = new LabClient({ url: info.url, user: 'guest', password: 'guest' });
 try {

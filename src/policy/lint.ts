@@ -475,7 +475,11 @@ export class Linter {
     return this.#exchanges;
   }
 
-  /** Whether this queue's live numbers are wanted: governed with `expires` (few, in practice). */
+  /**
+   * Whether this queue's live numbers are wanted: governed with `expires` (few, in practice). Reads
+   * the batch first: asked of a queue just added, it reads the queues waiting with it too (the
+   * inventory asks for a batch of queues at once: src/rabbit/inventory.ts).
+   */
   wantsLive(name: string): boolean {
     if (!this.#mayExpire) return false;
     this.#flush();

@@ -191,8 +191,9 @@ export interface InventoryOptions {
   /**
    * With `live`: which queues' numbers to keep, once the caller knows (asked as each arrives;
    * undefined: not known yet, kept). Spares holding every queue's numbers when few can matter.
-   * With `withoutReportedPolicies` and one listing, asked right after the queue is handed to
-   * `each`'s `take`; where the source has no combined listing, not asked (every queue's kept).
+   * With `withoutReportedPolicies` and one listing, asked once the queue is handed to `each`'s
+   * `take`, for up to 1,024 queues at once; where the source has no combined listing, not asked
+   * (every queue's kept).
    */
   readonly keepLive?: () => ((name: string) => boolean) | undefined;
   /**
@@ -208,6 +209,9 @@ export interface InventoryOptions {
     readonly federation: boolean;
   };
 }
+
+/** Queues whose numbers wait for `keepLive`'s answer, at most (`openOneListing`). */
+const KEEP_BATCH = 1024;
 
 /** The inventory and its live reading from one queue listing (InventoryOptions.withoutReportedPolicies). */
 async function openOneListing(
@@ -235,15 +239,25 @@ async function openOneListing(
     operator,
     cancel,
     async each(take) {
-      await queues.each((q) => {
-        // Asked once the queue is read: the caller may decide by what it found in it.
-        take(queueObject(q.queue));
+      // Asked once the queues are read: the caller may decide by what it found in them. Asked
+      // for up to KEEP_BATCH queues at once, after they are handed on: a caller that reads in
+      // batches (lint's) answers a batch with one pass, not one per queue.
+      const waiting: { queue: QueueListing; live: LiveQueue | null; nodeDown?: boolean }[] = [];
+      const decide = () => {
         const keep = keepLive?.();
-        if (!keep || keep(q.queue.name)) {
+        for (const q of waiting) {
+          if (keep && !keep(q.queue.name)) continue;
           live.set(q.queue.name, q.live);
           if (q.nodeDown) nodeDown.add(q.queue.name);
         }
+        waiting.length = 0;
+      };
+      await queues.each((q) => {
+        take(queueObject(q.queue));
+        waiting.push(q);
+        if (waiting.length >= KEEP_BATCH) decide();
       });
+      decide();
       await exchanges.each((e) => take(exchangeObject(e)));
       read = true;
     },

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { type InventorySource, openInventory } from '../../src/rabbit/inventory.ts';
 import { nameFilterOf } from '../../src/rabbit/listings.ts';
-import type { QueueListing, QueueStats } from '../../src/rabbit/responses.ts';
+import type { QueueListing, QueueRecordLive, QueueStats } from '../../src/rabbit/responses.ts';
 import { listing, liveQueue } from '../support/live.ts';
 
 function source(names: readonly string[]): InventorySource {
@@ -54,6 +54,44 @@ describe('the live reading, keepLive', () => {
     let asked = 0;
     const wanted = (name: string) => name.startsWith('a.');
     expect(await kept(() => (++asked <= 2 ? undefined : wanted))).toEqual(['a.1', 'b.1', 'a.2', 'a.3']);
+  });
+});
+
+describe('the live reading from one listing (records and numbers together), keepLive', () => {
+  // Asked once the queues are handed on, a batch at a time (lint answers a batch with one pass):
+  // the caller decides each queue by what it found in it, across the batches' edges.
+  it('each queue decided after its caller has it, a batch at a time, kept as the caller says', async () => {
+    const many = Array.from({ length: 2500 }, (_, i) => `q.${i}`);
+    const base = source(many);
+    const s: InventorySource = {
+      ...base,
+      streamQueuesLive: () =>
+        listing(
+          many.map(
+            (name, i): QueueRecordLive => ({
+              queue: { name, vhost: 'v', kind: 'classic', arguments: {} } as unknown as QueueListing,
+              live: liveQueue(i),
+            }),
+          ),
+        ),
+    };
+    const seen = new Set<string>();
+    let asked = 0;
+    const inventory = await openInventory(s, 'v', {
+      live: true,
+      withoutReportedPolicies: true,
+      keepLive: () => {
+        asked++;
+        // What the caller found: a queue it has not been handed yet is not kept.
+        return (name) => seen.has(name) && Number(name.slice(2)) % 3 === 0;
+      },
+    });
+    await inventory.each((o) => seen.add(o.name));
+    const queues = (await inventory.live())?.queues;
+    expect([...(queues?.keys() ?? [])]).toEqual(many.filter((_, i) => i % 3 === 0));
+    expect(queues?.get('q.2499')?.messages).toBe(2499);
+    // Three batches (1,024, 1,024, 452), one question each.
+    expect(asked).toBe(3);
   });
 });
 
