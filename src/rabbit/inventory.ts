@@ -242,7 +242,7 @@ async function openOneListing(
       // Asked once the queues are read: the caller may decide by what it found in them. Asked
       // for up to KEEP_BATCH queues at once, after they are handed on: a caller that reads in
       // batches (lint's) answers a batch with one pass, not one per queue.
-      const waiting: { queue: QueueListing; live: LiveQueue | null; nodeDown?: boolean }[] = [];
+      const waiting: QueueRecordLive[] = [];
       const decide = () => {
         const keep = keepLive?.();
         for (const q of waiting) {
