@@ -34,8 +34,9 @@ import { MAX_NAME_BYTES, type ObjectKind, type Policy, type PolicyLayer, utf8Len
  * object is not called shadowed.
  *
  * Over the size aim as one idea: one pass over the objects feeds every kind's tallies from the
- * same per-object scratch (the two layers' matches, the governing pair), and a kind split out
- * would read each object again; the rules it reads live in resolve.ts, keys.ts and impact.ts.
+ * same per-object outcome (the two layers' matches, the governing pair: worked out once for the
+ * objects alike, `Outcome`), and a kind split out would read each object again; the rules it
+ * reads live in resolve.ts, keys.ts and impact.ts.
  */
 
 export const LINT_KINDS = [
