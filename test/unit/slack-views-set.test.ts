@@ -146,6 +146,24 @@ describe('a change set in the approvals channel', () => {
     expect(text).not.toContain('A fresh preview was posted');
   });
 
+  it('a set waiting to go on (its rollback or its records) says since when and why, the why as written', () => {
+    const why = 'audit down <!here> *now* \u202Egnp.exe';
+    const r = {
+      ...setRequest(3, 'applying'),
+      setProgress: { size: 3, written: 2, undone: 0, retrying: { why, at: T0 } },
+    };
+    const m = requestMessage(r);
+    const text = renderedText({ text: '', blocks: m.blocks });
+    expect(text).toContain('*Waiting to go on* since <!date^');
+    expect(text).toContain('It tries again by itself; each change below says where it stands.');
+    expect(text).not.toContain('<!here>');
+    expect(text).not.toContain('\u202E');
+    expect(checkMessage({ text: m.text, blocks: m.blocks }, { maxText: 4000 })).toBeNull();
+    // Applied (or any other state): no longer waiting, nothing said.
+    const done = renderedText({ text: '', blocks: requestMessage({ ...r, state: 'applied' }).blocks });
+    expect(done).not.toContain('Waiting to go on');
+  });
+
   it('the attached file holds every change, in the order of writing', () => {
     const file = setFile(setRequest(100) as ChangeRequest & { set: NonNullable<ChangeRequest['set']> });
     const numbered = file.content.split('\n').filter((l) => /^\d+\. /.test(l));

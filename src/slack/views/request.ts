@@ -142,7 +142,12 @@ function stateLine(r: ChangeRequest): string {
         r.state === 'approved' && r.held
           ? `\n${frozenLine(r.env, r.held)} It is applied when the freeze ends or is lifted.`
           : '';
-      return `${STATE_WORDS[r.state]}${by ? ` by ${by}` : ''}${held}`;
+      // A set whose rollback or records wait for the broker or the audit trail (applySet.ts).
+      const retrying = r.state === 'applying' ? r.setProgress?.retrying : undefined;
+      const waits = retrying
+        ? `\n:repeat: *Waiting to go on* since ${when(retrying.at)}: ${prose(truncate(retrying.why, 500))}. It tries again by itself; each change below says where it stands.`
+        : '';
+      return `${STATE_WORDS[r.state]}${by ? ` by ${by}` : ''}${held}${waits}`;
     }
     case 'applied': {
       const by = approversText(r);
