@@ -192,8 +192,8 @@ export interface InventoryOptions {
    * With `live`: which queues' numbers to keep, once the caller knows (asked as each arrives;
    * undefined: not known yet, kept). Spares holding every queue's numbers when few can matter.
    * With `withoutReportedPolicies` and one listing, asked once the queue is handed to `each`'s
-   * `take`, for up to 1,024 queues at once; where the source has no combined listing, not asked
-   * (every queue's kept).
+   * `take`, for up to 1,024 queues at once, in the order they were handed; where the source has
+   * no combined listing, not asked (every queue's kept).
    */
   readonly keepLive?: () => ((name: string) => boolean) | undefined;
   /**

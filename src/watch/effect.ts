@@ -48,10 +48,19 @@ export async function effectsOfChanges(
   const withoutReportedPolicies = changes.every((t) => t.layer === 'user');
   // There, only the numbers of the queues some change reaches, the only ones the impact reads,
   // not every queue's held until the listing ends (100,000 of them, half the burst's garbage
-  // collection). Asked right after each queue is handed over: the name just seen reaching,
-  // compared, not hashed. (Beside a listing of their own the numbers may come first: all kept.)
-  let reachedLast: string | undefined;
-  const keep = (name: string) => name === reachedLast;
+  // collection). Asked once the queues are handed over, in the order they were (a batch at a
+  // time): each name compared with the next one seen reaching, not hashed. (Beside a listing of
+  // their own the numbers may come first: all kept.)
+  const reached: string[] = [];
+  let asked = 0;
+  const keep = (name: string) => {
+    if (name !== reached[asked]) return false;
+    if (++asked === reached.length) {
+      reached.length = 0;
+      asked = 0;
+    }
+    return true;
+  };
   const inventory = await openInventory(broker, vhost, {
     live: true,
     ...(options.asOf ? { asOf: options.asOf } : {}),
@@ -73,7 +82,8 @@ export async function effectsOfChanges(
   const exchanges = new Set<string>();
   await inventory.each((o) => {
     if (o.kind === 'exchange') exchanges.add(o.name);
-    reachedLast = driver.add(o) ? o.name : undefined;
+    const reaches = driver.add(o);
+    if (reaches && withoutReportedPolicies && o.kind !== 'exchange') reached.push(o.name);
   });
   const simulations = driver.simulations;
   await Promise.all(simulations.map((s) => settleSimulation(s)));

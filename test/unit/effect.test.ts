@@ -22,11 +22,12 @@ const policy = (name: string, definition: Policy['definition']): Policy => ({
   definition,
 });
 
-const names = ['a.1', 'b.1', 'a.2', 'b.2', 'a.3'];
-const numbers = new Map(names.map((n, i) => [n, 20 + i]));
+const NAMES = ['a.1', 'b.1', 'a.2', 'b.2', 'a.3'];
+const numberOf = (n: string) => 20 + Number(n.slice(2)) * 2 + (n.startsWith('b.') ? 1 : 0);
+const numbers = new Map(NAMES.map((n) => [n, numberOf(n)]));
 
 /** The vhost after the change: `p` (user) caps a.* at 5 messages (was 50), `o` (operator) at 50 bytes (was 5,000). */
-function source(combined: boolean): InventorySource {
+function source(combined: boolean, names: readonly string[] = NAMES): InventorySource {
   const queue = (name: string, policy: string | null | undefined): QueueListing => ({
     name,
     vhost: 'v',
@@ -42,11 +43,11 @@ function source(combined: boolean): InventorySource {
     listOperatorPolicies: async () => [policy('o', { 'max-length-bytes': 50 })],
     streamQueues: () => listing(names.map((n) => queue(n, reported(n)))),
     streamExchanges: () => listing([]),
-    streamQueueStats: () => listing(names.map((name) => ({ name, live: liveQueue(numbers.get(name) ?? 0) }))),
+    streamQueueStats: () => listing(names.map((name) => ({ name, live: liveQueue(numberOf(name)) }))),
     ...(combined
       ? {
           streamQueuesLive: () =>
-            listing(names.map((n) => ({ queue: queue(n, undefined), live: liveQueue(numbers.get(n) ?? 0) }))),
+            listing(names.map((n) => ({ queue: queue(n, undefined), live: liveQueue(numberOf(n)) }))),
         }
       : {}),
     federation: async () => ({ upstreams: new Set(), upstreamSets: new Set(), links: null }),
@@ -82,6 +83,15 @@ describe('effectsOfChanges: the reached queues have their numbers', () => {
       ['a.2', numbers.get('a.2')],
       ['a.3', numbers.get('a.3')],
     ]);
+    expect(effect?.impact.unknown).toBe(0);
+  });
+
+  it('in one listing of thousands: every reached queue has its numbers, across the batches they are kept in', async () => {
+    // The inventory asks which numbers to keep for up to 1,024 queues at once (inventory.ts).
+    const many = Array.from({ length: 1500 }, (_, i) => [`a.${i}`, `b.${i}`]).flat();
+    const [effect] = await effectsOfChanges(source(true, many), [change('user')]);
+    expect(effect?.objects).toHaveLength(1500);
+    for (const o of effect?.objects ?? []) expect(o.now?.messages, o.name).toBe(numberOf(o.name));
     expect(effect?.impact.unknown).toBe(0);
   });
 });
