@@ -10,7 +10,7 @@
  * listings in the broker's order (by name). Prints; asserts nothing.
  *
  * With --expires the events cap (20,000 queues) sets `expires`, so lint keeps those queues' live
- * numbers and asks for each queue whether it wants them.
+ * numbers (the inventory asks which, a batch of queues at a time).
  *
  *   npm run bench:lint [-- --queues 100000 --policies 1000 --runs 5 --expires]
  */
