@@ -10,7 +10,9 @@ import { count } from './text/count.ts';
 
 /**
  * Configuration from the environment (and an optional environments file), validated once at
- * start. A wrong value fails fast, naming the variable and how to fix it.
+ * start. A wrong value fails fast, naming the variable and how to fix it. Over the size aim as
+ * one idea: every variable and its sentence of what to fix live together, so a misspelt key is
+ * named against all of them (`closeNames`).
  */
 
 export const MODES = ['read-only', 'normal', 'guarded'] as const;
