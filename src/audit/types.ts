@@ -71,7 +71,12 @@ export const ChangeRecordSchema = z.object({
   policy: z.string(),
   /** true: an operator policy. */
   operator: z.boolean(),
-  action: z.enum(['create', 'edit', 'delete', 'revert', 'outside']),
+  /**
+   * `left`: a set's step its rollback did not undo, because someone else changed the policy since
+   * it was written (never overwritten blind): `before` is what the rollback would have restored,
+   * `after` what the broker held and was left holding. The bot wrote nothing for it.
+   */
+  action: z.enum(['create', 'edit', 'delete', 'revert', 'outside', 'left']),
   requestId: z.string().optional(),
   requester: Person.optional(),
   /** The first approver (kept for readers of one approver); `approvers` lists them all. */
@@ -136,6 +141,10 @@ export const ChangeRecordSchema = z.object({
     .optional(),
 });
 export type ChangeRecord = z.infer<typeof ChangeRecordSchema>;
+
+/** What a `left` record means, as `history` says it on both surfaces. */
+export const LEFT_WORDS =
+  'not undone by the rollback of its set: changed outside this request since the set wrote it, so left as found, never overwritten (before: what the rollback would have restored; after: what the broker holds)';
 
 /**
  * An environment frozen (`actor` froze it), or its freeze ended (`actor` lifted it; absent: it ran

@@ -1,7 +1,13 @@
 import { type HistoryResult, unreadableSentence, verifySentence } from '../../commands/history.ts';
 import { inShowingOrder } from '../audit/observed.ts';
 import { acceptedWords, observationWords, observedQueueWords } from '../audit/observedWords.ts';
-import type { AuditRecord, ChangeRecord, FreezeRecord, ReviewRecord } from '../audit/types.ts';
+import {
+  type AuditRecord,
+  type ChangeRecord,
+  type FreezeRecord,
+  LEFT_WORDS,
+  type ReviewRecord,
+} from '../audit/types.ts';
 import { approvalWords, breakGlassWords } from '../audit/whoWords.ts';
 import { jsonWritten, quoted, terminalText } from '../text/asWritten.ts';
 import { policyWords } from './preview.ts';
@@ -54,6 +60,7 @@ function changeLines(e: ChangeRecord): string[] {
   for (const a of approvalWords(e, plain, quoted)) lines.push(`  ${a}`);
   if (e.action === 'outside')
     lines.push(`  made outside the bot${e.actor ? ` by ${e.actor}` : ' (by whom: not known)'}`);
+  if (e.action === 'left') lines.push(`  ${LEFT_WORDS}`);
   const g = e.breakGlass;
   if (g) {
     lines.push(`  BREAK GLASS: ${breakGlassWords(e, plain, quoted)}`);

@@ -8,7 +8,7 @@ import type { ChangeRequest } from './types.ts';
 
 /**
  * What an apply writes in the audit trail, step by step (applySet.ts `finish`): a set's step, its
- * undo, and a single change's one record, each with the request's requester, approvers and
+ * undo (or that the rollback left it), and a single change's one record, each with the request's requester, approvers and
  * break-glass. The record ids are made here: a retry that appends again finds the same id.
  */
 
@@ -86,6 +86,29 @@ export function undoEntry(r: ChangeRequest, steps: readonly SetStep[], i: number
     revertOf: entryId(r, i),
     before: step.after,
     after: step.before,
+  };
+}
+
+/**
+ * A step the rollback left as someone else changed it (applySet.ts `rollBack`): no undo was
+ * written, and the record says so. `before` is what the rollback would have restored (the policy
+ * as the set found it), `after` what the broker held, left as it is (`holds`).
+ */
+export function leftEntry(
+  r: ChangeRequest,
+  steps: readonly SetStep[],
+  i: number,
+  holds: SetStep['after'],
+  at: string,
+): ChangeEntry {
+  const step = steps[i] as SetStep;
+  return {
+    ...baseEntry(r, steps, i),
+    id: `${entryId(r, i)}-left`,
+    at,
+    action: 'left',
+    before: step.before,
+    after: holds,
   };
 }
 

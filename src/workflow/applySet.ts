@@ -1,6 +1,7 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { ChangeRecord } from '../audit/types.ts';
 import type { Logger } from '../log.ts';
+import { fieldsOf } from '../plan/plan.ts';
 import type { PolicyAddress } from '../policy/compare.ts';
 import { actionOf, canonical, samePolicy } from '../policy/compare.ts';
 import { buildPolicySet, resolve } from '../policy/resolve.ts';
@@ -15,16 +16,16 @@ import {
   stalePreview,
   verifyObjects,
 } from './applyOne.ts';
-import { oneEntry, stepEntry, undoEntry } from './applyRecords.ts';
+import { leftEntry, oneEntry, stepEntry, undoEntry } from './applyRecords.ts';
 import type { WorkflowBroker } from './broker.ts';
 import {
   type SetCursor,
   type SetProgress,
   type SetStep,
-  type StepState,
   stepKey,
   stepsOf,
   transitionOf,
+  undoneCount,
   undoOf,
 } from './changeSet.ts';
 import { refusalSentence, type WorkflowRefusal } from './errors.ts';
@@ -133,19 +134,22 @@ async function readTouched(broker: WorkflowBroker, steps: readonly SetStep[]) {
   };
 }
 
+/** Where a step stands on the broker: its after, its before, or neither (someone else changed it). */
+export type Standing = 'written' | 'as-planned' | 'changed';
+
 /**
- * Where each step stands on the broker: `written` (its after), `as-planned` (its before), or
- * `unknown` (neither: someone else changed it). A step whose before and after are the same
- * policy cannot be told apart; it is in no set.
+ * Where each step stands on the broker. A step whose before and after are the same policy cannot
+ * be told apart; it is in no set.
  */
-export function standing(steps: readonly SetStep[], current: (s: SetStep) => Policy | null): StepState[] {
-  return steps.map((s) => {
-    const t = transitionOf(s);
-    const now = current(s);
-    if (samePolicy(now, t.after)) return 'written';
-    if (samePolicy(now, t.before)) return 'as-planned';
-    return 'unknown';
-  });
+export function standing(steps: readonly SetStep[], current: (s: SetStep) => Policy | null): Standing[] {
+  return steps.map((s) => standingOf(s, current(s)));
+}
+
+function standingOf(s: SetStep, now: Policy | null): Standing {
+  const t = transitionOf(s);
+  if (samePolicy(now, t.after)) return 'written';
+  if (samePolicy(now, t.before)) return 'as-planned';
+  return 'changed';
 }
 
 export class ApplySet {
@@ -180,11 +184,12 @@ export class ApplySet {
     // A try that starts after a step was written does not know that the broker took it up (the
     // try before may have stopped while it polled): it polls for it before the next write.
     let resumed = c.phase === 'writing' && c.written > 0;
+    let told = false;
     while (c.phase === 'writing' && c.written < steps.length) {
       const k = c.written;
       const step = steps[k] as SetStep;
       let read: Awaited<ReturnType<typeof readTouched>> | undefined;
-      let states: StepState[];
+      let states: Standing[];
       try {
         if (one) {
           // A single change's guard before its write (its approvers saw a preview of it): its
@@ -211,7 +216,7 @@ export class ApplySet {
         break;
       }
       const off = states.findIndex((s, i) =>
-        i < k ? s !== 'written' : i > k ? s !== 'as-planned' : s === 'unknown',
+        i < k ? s !== 'written' : i > k ? s !== 'as-planned' : s === 'changed',
       );
       if (off >= 0) {
         const s = steps[off] as SetStep;
@@ -263,9 +268,18 @@ export class ApplySet {
           await this.deps.announceWrite(r.env, step, transitionOf(step).after, r.id);
           await writeStep(this.broker, step);
         } catch (err) {
-          if (!isFinal(job, err)) throw err; // the queue tries again
+          if (!isFinal(job, err)) {
+            // The queue tries again; meanwhile the request says the step's write has no known outcome.
+            if (!one) await this.progressOrLog(r, steps, c, log, failureOf(err).message, [k]);
+            throw err;
+          }
           await stop({ kind: 'failed', step: k, ...failureOf(err) });
           break;
+        }
+        // A try before this one said it was not known: said again, now known.
+        if (!one && r.setProgress?.unknown?.length && !told) {
+          told = true;
+          await this.progressOrLog(r, steps, { ...c, written: k + 1 }, log);
         }
       }
       await save({ ...c, written: k + 1, writtenAt: [...c.writtenAt, this.deps.now().toISOString()] });
@@ -420,6 +434,13 @@ export class ApplySet {
     }
   }
 
+  /**
+   * The written steps undone in reverse (see the head). What the broker holds is read before each
+   * undo, and a read that fails says nothing: the step's state is not known, never taken for "not
+   * written" (that left a write with no record), and the rollback waits and reads again for as
+   * long as it takes, the request saying meanwhile which step is not known. A step someone else
+   * changed since is left as they made it, never overwritten blind, and recorded as left.
+   */
   private async rollBack(
     job: Job,
     r: ChangeRequest,
@@ -430,53 +451,104 @@ export class ApplySet {
     log: Logger,
   ) {
     let c = start;
+    const waitFor = (err: unknown, step: number, what: string): Promise<never> =>
+      this.waitAndRetry(job, token, log, err, { step }, what, () =>
+        this.progress(r, steps, c, failureOf(err).message, [step]),
+      );
     // The write that failed may have gone through all the same (its answer lost): then it is undone too.
     const failedAt = c.because?.kind === 'failed' ? c.because.step : undefined;
-    if (failedAt === c.written && c.undone === 0) {
+    if (failedAt === c.written && c.undone === 0 && !c.left?.some((l) => l.step === failedAt)) {
       const step = steps[failedAt] as SetStep;
-      const now = await this.broker.getPolicy(step.layer, step.vhost, step.name).catch(() => undefined);
-      if (now !== undefined && samePolicy(now, transitionOf(step).after)) {
+      let now: Policy | null;
+      try {
+        now = await this.broker.getPolicy(step.layer, step.vhost, step.name);
+      } catch (err) {
+        return waitFor(
+          err,
+          failedAt,
+          'rollback: whether the failed write went through is not known; read again',
+        );
+      }
+      const found = standingOf(step, now);
+      if (found === 'written') {
         c = { ...c, written: c.written + 1, writtenAt: [...c.writtenAt, this.deps.now().toISOString()] };
+        await save(c);
+      } else if (found === 'changed') {
+        log.warn(
+          { step: failedAt, policy: step.name, now: canonical(now) },
+          'rollback: changed by someone else; left',
+        );
+        c = { ...c, left: [...(c.left ?? []), { step: failedAt, holds: fieldsOf(now) }] };
         await save(c);
       }
     }
     while (c.undone < c.written) {
       const j = c.written - 1 - c.undone;
       const step = steps[j] as SetStep;
+      let left = c.left;
+      let leftAlone = false;
       try {
         const now = await this.broker.getPolicy(step.layer, step.vhost, step.name);
-        const t = transitionOf(step);
+        const found = standingOf(step, now);
         // Undone already by a try that stopped before it saved; or changed by someone else since:
-        // then it is left as they made it (said in the outcome), never overwritten blind.
-        if (samePolicy(now, t.after)) {
+        // then it is left as they made it (said in the outcome and recorded), never overwritten blind.
+        if (found === 'written') {
           const undo = undoOf(step);
           await this.deps.announceWrite(r.env, undo, transitionOf(undo).after, r.id);
           await writeStep(this.broker, undo);
-        } else if (!samePolicy(now, t.before)) {
+        } else if (found === 'changed') {
           log.warn(
             { step: j, policy: step.name, now: canonical(now) },
             'rollback: changed by someone else; left',
           );
+          left = [...(left ?? []), { step: j, holds: fieldsOf(now) }];
+          leftAlone = true;
         }
       } catch (err) {
-        // The rollback must finish: told where things stand, then tried again later.
-        await this.waitAndRetry(job, token, log, err, { step: j }, 'rollback interrupted; retried', () =>
-          this.progress(r, steps, c, failureOf(err).message),
-        );
+        // The rollback must finish: told where things stand (this step not known), then tried again later.
+        await waitFor(err, j, 'rollback interrupted; retried');
       }
-      c = { ...c, undone: c.undone + 1, undoneAt: [...c.undoneAt, this.deps.now().toISOString()] };
+      c = {
+        ...c,
+        undone: c.undone + 1,
+        undoneAt: [...c.undoneAt, this.deps.now().toISOString()],
+        ...(left ? { left } : {}),
+      };
       await save(c);
-      log.info({ step: j }, 'set: step undone');
+      log.info({ step: j }, leftAlone ? 'set: step left as found' : 'set: step undone');
     }
   }
 
-  /** The request's `setProgress` and its message: each policy's state while the rollback waits. */
-  private async progress(r: ChangeRequest, steps: readonly SetStep[], c: SetCursor, retrying?: string) {
+  /**
+   * The request's `setProgress` and its message: each policy's state while the apply waits (why:
+   * `retrying`), `unknown` the steps whose state is not known then.
+   */
+  private async progress(
+    r: ChangeRequest,
+    steps: readonly SetStep[],
+    c: SetCursor,
+    retrying?: string,
+    unknown?: readonly number[],
+  ) {
     const moved = await this.deps.store.transition(r.id, {
       move: 'progress',
-      set: { setProgress: progressOf(steps.length, c, retrying, this.deps.now()) },
+      set: { setProgress: progressOf(steps.length, c, retrying, this.deps.now(), unknown) },
     });
     if (moved.kind === 'ok') await this.deps.notify.stateChanged(moved.request);
+  }
+
+  /** `progress`, its failure logged: what is told never stops the apply. */
+  private async progressOrLog(
+    r: ChangeRequest,
+    steps: readonly SetStep[],
+    c: SetCursor,
+    log: Logger,
+    retrying?: string,
+    unknown?: readonly number[],
+  ) {
+    await this.progress(r, steps, c, retrying, unknown).catch((e: unknown) =>
+      log.warn({ err: e instanceof Error ? e.message : String(e) }, 'progress not saved'),
+    );
   }
 
   /**
@@ -518,10 +590,20 @@ export class ApplySet {
         records.push(
           await this.deps.audit.append(stepEntry(r, steps, i, c.writtenAt[i] ?? c.writtenAt.at(-1) ?? at)),
         );
+      const left = new Map((c.left ?? []).map((l) => [l.step, l.holds]));
       for (let n = 0; n < c.undone; n++) {
         const i = c.written - 1 - n;
-        records.push(await this.deps.audit.append(undoEntry(r, steps, i, c.undoneAt[n] ?? at)));
+        const when = c.undoneAt[n] ?? at;
+        records.push(
+          await this.deps.audit.append(
+            left.has(i) ? leftEntry(r, steps, i, left.get(i) ?? null, when) : undoEntry(r, steps, i, when),
+          ),
+        );
       }
+      // A write whose outcome was not known, found changed by someone else: left, not written.
+      for (const l of c.left ?? [])
+        if (l.step >= c.written)
+          records.push(await this.deps.audit.append(leftEntry(r, steps, l.step, l.holds, at)));
     }
     // A single change's message has no steps to show.
     const progress = one ? {} : { setProgress: progressOf(steps.length, c, undefined, this.deps.now()) };
@@ -558,7 +640,7 @@ export class ApplySet {
       message:
         one && because
           ? because.message
-          : `${because?.message ?? 'the set was rolled back'}: ${c.written} of ${steps.length} steps written, ${c.undone} rolled back`,
+          : `${because?.message ?? 'the set was rolled back'}: ${outcomeWords(steps, c)}`,
       ...(because?.status !== undefined ? { status: because.status } : {}),
       attempts: one ? attempts : 1,
       at,
@@ -599,11 +681,26 @@ export function failureOf(err: unknown): { code: string; message: string; status
   return { code: 'internal', message: err instanceof Error ? err.message : String(err) };
 }
 
-function progressOf(size: number, c: SetCursor, retrying: string | undefined, now: Date): SetProgress {
+/** How far a set got, in words: written, rolled back, and each step left as someone else changed it. */
+export function outcomeWords(steps: readonly SetStep[], c: SetCursor): string {
+  const left = c.left ?? [];
+  const names = left.map((l) => steps[l.step]?.name ?? `step ${l.step + 1}`).join(', ');
+  return `${c.written} of ${steps.length} steps written, ${undoneCount(c)} rolled back${left.length ? `, ${left.length} left as changed outside this request (${names})` : ''}`;
+}
+
+function progressOf(
+  size: number,
+  c: SetCursor,
+  retrying: string | undefined,
+  now: Date,
+  unknown?: readonly number[],
+): SetProgress {
   return {
     size,
     written: c.written,
     undone: c.undone,
+    ...(c.left?.length ? { left: c.left } : {}),
+    ...(unknown?.length ? { unknown: [...unknown] } : {}),
     ...(retrying ? { retrying: { why: retrying, at: now.toISOString() } } : {}),
   };
 }

@@ -146,17 +146,30 @@ export function undoOf(step: SetStep): SetStep {
 export const stepKey = (s: Pick<SetStep, 'layer' | 'vhost' | 'name'>) =>
   JSON.stringify([s.layer, s.vhost, s.name]);
 
+/** A step the rollback left as someone else changed it, and what the broker held then (null: no policy). */
+const LeftSchema = z.object({
+  step: z.number().int().min(0),
+  holds: PolicyFieldsSchema.nullable(),
+});
+
 /** The apply job's cursor (its data, saved after each step; a single change's too): see applySet.ts. */
 export const SetCursorSchema = z.object({
   phase: z.enum(['writing', 'rolling-back']),
   /** Steps written, from the first (0..written-1). */
   written: z.number().int().min(0),
-  /** Of those, how many are undone, from the last written back. */
+  /** Of those, how many the rollback has gone back over, from the last written: undone, or `left`. */
   undone: z.number().int().min(0),
   /** When each written step was written (ISO), in order: the audit's `appliedAt`. */
   writtenAt: z.array(z.string()),
   /** When each undone step was undone, in the order undone. */
   undoneAt: z.array(z.string()),
+  /**
+   * The steps the rollback left as it found them, never overwritten blind: each policy neither as
+   * the step wrote it nor as the set found it (someone else changed it since), with what the
+   * broker held then (`holds`, null: no policy). A step's write whose outcome was not known and
+   * that the broker then showed changed so is one of them too, though not counted in `written`.
+   */
+  left: z.array(LeftSchema).optional(),
   /** Why the set is rolled back. */
   because: z
     .object({
@@ -176,19 +189,47 @@ export const SetProgressSchema = z.object({
   size: z.number().int().min(1),
   written: z.number().int().min(0),
   undone: z.number().int().min(0),
+  /** As the cursor's: the steps the rollback left as someone else changed them, with what the broker holds. */
+  left: z.array(LeftSchema).optional(),
+  /**
+   * The steps whose policy is not known now: the read or the write of it failed (no answer), so
+   * neither written nor not written can be said; asked again until the broker answers.
+   */
+  unknown: z.array(z.number().int().min(0)).optional(),
   /** While a rollback waits for the broker: what stopped it, and when it was last tried. */
   retrying: z.object({ why: z.string(), at: z.string() }).optional(),
 });
 export type SetProgress = z.infer<typeof SetProgressSchema>;
 
-/** Where a step's policy stands: written, undone by a rollback, as planned (not written), or neither. */
-export type StepState = 'written' | 'undone' | 'as-planned' | 'unknown';
+/**
+ * Where a step's policy stands: written, undone by a rollback, as planned (not written), left by
+ * the rollback as someone else changed it, or not known (the broker did not answer).
+ */
+export type StepState = 'written' | 'undone' | 'as-planned' | 'left' | 'unknown';
 
-/** What each step's policy is: the first `written - undone` steps written, the rest as planned. */
+/**
+ * What each step's policy is: the first `written - undone` steps written, the next ones undone,
+ * the rest as planned; but `left` and `unknown` as they say.
+ */
 export function stepStates(p: SetProgress): StepState[] {
+  const left = new Set(p.left?.map((l) => l.step));
+  const unknown = new Set(p.unknown);
   return Array.from({ length: p.size }, (_, i) =>
-    i < p.written - p.undone ? 'written' : i < p.written ? 'undone' : 'as-planned',
+    unknown.has(i)
+      ? 'unknown'
+      : left.has(i)
+        ? 'left'
+        : i < p.written - p.undone
+          ? 'written'
+          : i < p.written
+            ? 'undone'
+            : 'as-planned',
   );
+}
+
+/** How many of the steps the rollback went back over it undid (those it left aside). */
+export function undoneCount(c: Pick<SetCursor, 'written' | 'undone' | 'left'>): number {
+  return c.undone - (c.left ?? []).filter((l) => l.step < c.written).length;
 }
 
 export const NO_LOSS: ImpactTotals = {

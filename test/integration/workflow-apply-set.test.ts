@@ -11,10 +11,11 @@
 import { describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import { isChange } from '../../src/audit/types.ts';
-import { planChanges } from '../../src/plan/plan.ts';
+import { fieldsOf, planChanges } from '../../src/plan/plan.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
+import { requestMessage } from '../../src/slack/views/request.ts';
 import { plannedSet, type SetStep, transitionOf } from '../../src/workflow/changeSet.ts';
 import type { ChangeRequest, FileSetInput } from '../../src/workflow/index.ts';
 import { APPLY_DEFAULTS } from '../../src/workflow/queue.ts';
@@ -22,6 +23,7 @@ import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp, CLUSTER, type TestBroker } from '../support/brokers.ts';
 import { aloneOnCluster } from '../support/clusterHooks.ts';
 import { type FakeBroker, startFakeBroker } from '../support/fakeBroker.ts';
+import { renderedText as rendered } from '../support/fakeSlack.ts';
 import { fewestMessages, liveShows, management, messages } from '../support/messages.ts';
 import {
   APPROVER,
@@ -337,6 +339,195 @@ describe.each(up)('a change set applied as one on $label', (broker) => {
       { client: admin },
     );
   });
+
+  /** Every write the bot announced to the watchers, to compare with the trail (the watcher keeps quiet for each). */
+  function announcements() {
+    const made: { policy: string; after: string }[] = [];
+    const announceWrite = async (_env: string, a: { name: string }, after: Policy | null) => {
+      made.push({ policy: a.name, after: JSON.stringify(fieldsOf(after)) });
+    };
+    return { made, announceWrite };
+  }
+
+  /** The request's message in the approvals channel, as Slack shows its text. */
+  const slackText = (r: ChangeRequest) => {
+    const m = requestMessage(r);
+    return rendered({ text: m.text, blocks: m.blocks });
+  };
+  const fieldsOfRecord = (r: { after: Fields | null }) =>
+    JSON.stringify(r.after && fieldsOf({ vhost: '', name: '', ...r.after }));
+  const first = broker === up[0];
+
+  it.runIf(first)(
+    'a write whose outcome is not known (its answer lost, then its reads dropped) is read again until the broker answers, then rolled back and recorded; the set never ends while a step is not known',
+    async () => {
+      await withVhost(
+        async (vhost) => {
+          const fake = await startFakeBroker({ fallback: { kind: 'proxy', target: broker.url } });
+          const x2 = `/api/policies/${encodeURIComponent(vhost)}/x2`;
+          let puts = 0;
+          let droppedReads = 0;
+          // The connection carrying PUT x2 killed until the job's last try; that one forwarded and
+          // its answer thrown away; then six reads of x2 dropped.
+          fake.setRoute((url, method) => {
+            if (method === 'PUT' && url === x2) {
+              puts++;
+              return puts < APPLY_DEFAULTS.attempts
+                ? { kind: 'drop' }
+                : { kind: 'proxy-drop', target: broker.url };
+            }
+            if (method === 'GET' && url === x2 && puts >= APPLY_DEFAULTS.attempts && droppedReads < 6) {
+              droppedReads++;
+              return { kind: 'drop' };
+            }
+            return false;
+          });
+          const client = throughFake(fake.url);
+          const told = announcements();
+          try {
+            await fx.worker(client, { rollbackRetryMs: 20, announceWrite: told.announceWrite });
+            const wf = fx.workflow();
+            const { request } = await wf.fileSet(
+              fileSet([
+                step(vhost, 'x1', null, fields({ ...FALLBACK, priority: 2 })),
+                step(vhost, 'x2', null, fields({ ...FALLBACK, priority: 3 })),
+                step(vhost, 'x3', null, fields({ ...FALLBACK, priority: 4 })),
+              ]),
+            );
+            await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
+            const done = await settled(wf, request.id);
+            expect(droppedReads).toBe(6);
+            // Meanwhile the request said x2 was not known, and its message showed it.
+            const unknown = fx.notifier.told.states.filter(
+              (s) => s.id === request.id && s.setProgress?.unknown?.includes(1),
+            );
+            expect(unknown.length).toBeGreaterThan(0);
+            expect(slackText(unknown.at(-1) as ChangeRequest)).toContain('2. create policy `x2`');
+            expect(slackText(unknown.at(-1) as ChangeRequest)).toContain('*not known*');
+            // The broker: nothing of the set left.
+            for (const name of ['x1', 'x2', 'x3'])
+              expect(await admin.getPolicy('user', vhost, name)).toBeNull();
+            // The request and its message: x2 was written (its answer lost) and rolled back.
+            expect(done.state).toBe('failed');
+            expect(done.failure?.message).toContain('2 of 3 steps written, 2 rolled back');
+            expect(done.setProgress).toMatchObject({ size: 3, written: 2, undone: 2 });
+            expect(done.setProgress?.unknown).toBeUndefined();
+            const text = slackText(done);
+            expect(text).toContain('2 of 3 steps written, 2 rolled back');
+            expect(text).toMatch(/2\. create policy `x2` in `[^`]+` · _undone_/);
+            expect(text).toMatch(/3\. create policy `x3` in `[^`]+` · _as planned \(not written\)_/);
+            // The trail: intact, and holding every write the bot made and announced, and each undo.
+            const records = (await trail.list({ vhost })).filter(isChange);
+            expect(records.map((r) => [r.action, r.policy]).sort()).toEqual([
+              ['create', 'x1'],
+              ['create', 'x2'],
+              ['revert', 'x1'],
+              ['revert', 'x2'],
+            ]);
+            expect((await trail.verify()).ok).toBe(true);
+            for (const a of told.made)
+              expect(
+                records.some((r) => r.policy === a.policy && fieldsOfRecord(r) === a.after),
+                `${a.policy} -> ${a.after} in the trail`,
+              ).toBe(true);
+          } finally {
+            await client.close();
+            await fake.close();
+          }
+        },
+        { client: admin },
+      );
+    },
+    120_000,
+  );
+
+  it.runIf(first)(
+    'a step changed by someone else before the rollback reaches it is left as they made it, and recorded as left (not as undone): the trail, the request and its message say what the broker holds',
+    async () => {
+      await withVhost(
+        async (vhost) => {
+          const RACE = fields({
+            pattern: '^race\\.a$',
+            applyTo: 'queues',
+            priority: 5,
+            definition: { 'max-length': 88 },
+          });
+          await admin.putPolicy('user', { vhost, name: 'race-a', ...RACE });
+          const fake = await startFakeBroker({ fallback: { kind: 'proxy', target: broker.url } });
+          fake.setRoute((url, method) => method === 'PUT' && url.endsWith('/third'), {
+            kind: 'respond',
+            status: 400,
+            body: { error: 'bad_request', reason: 'injected refusal' },
+          });
+          const client = throughFake(fake.url);
+          const told = announcements();
+          try {
+            await fx.worker(client, {
+              announceWrite: async (env, a, after) => {
+                await told.announceWrite(env, a, after);
+                // Someone sets race-a to 123 on the broker just before the third write is refused.
+                if (a.name === 'third')
+                  await admin.putPolicy('user', {
+                    vhost,
+                    name: 'race-a',
+                    ...RACE,
+                    definition: { 'max-length': 123 },
+                  });
+              },
+            });
+            const wf = fx.workflow();
+            const { request } = await wf.fileSet(
+              fileSet([
+                step(vhost, 'race-x', null, fields({ ...FALLBACK, priority: 2 })),
+                step(vhost, 'race-a', RACE, { ...RACE, definition: { 'max-length': 99 } }),
+                step(vhost, 'third', null, fields({ ...FALLBACK, priority: 4 })),
+              ]),
+            );
+            await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
+            const done = await settled(wf, request.id);
+            // The broker: race-a as the other person made it, race-x undone, third never written.
+            expect(await admin.getPolicy('user', vhost, 'race-a')).toMatchObject({
+              definition: { 'max-length': 123 },
+            });
+            expect(await admin.getPolicy('user', vhost, 'race-x')).toBeNull();
+            expect(await admin.getPolicy('user', vhost, 'third')).toBeNull();
+            // The request: failed, saying race-a was left, with what the broker holds.
+            expect(done.state).toBe('failed');
+            expect(done.failure?.message).toContain(
+              '2 of 3 steps written, 1 rolled back, 1 left as changed outside this request (race-a)',
+            );
+            expect(done.setProgress?.left).toEqual([
+              { step: 1, holds: { ...RACE, definition: { 'max-length': 123 } } },
+            ]);
+            const text = slackText(done);
+            expect(text).toContain('left as changed outside this request*, not undone: the broker holds');
+            expect(text).toContain('`max-length` = `123`');
+            expect(text).not.toMatch(/2\. edit policy `race-a` in `[^`]+` · _undone_/);
+            // The trail: no undo of race-a; a record that it was left, holding 123.
+            const records = (await trail.list({ vhost })).filter(isChange);
+            expect(records.map((r) => [r.action, r.policy]).sort()).toEqual([
+              ['create', 'race-x'],
+              ['edit', 'race-a'],
+              ['left', 'race-a'],
+              ['revert', 'race-x'],
+            ]);
+            const left = records.find((r) => r.action === 'left');
+            expect(left).toMatchObject({
+              set: { id: done.id, index: 1, size: 3 },
+              before: RACE,
+              after: { definition: { 'max-length': 123 } },
+            });
+            expect((await trail.verify()).ok).toBe(true);
+          } finally {
+            await client.close();
+            await fake.close();
+          }
+        },
+        { client: admin },
+      );
+    },
+    60_000,
+  );
 
   /** Two creates (`first`, then `second`) filed and approved. */
   async function approveTwoCreates(vhost: string) {

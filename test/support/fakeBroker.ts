@@ -58,8 +58,15 @@ export interface FakeBroker {
   /** Behaviours for the next requests, one each, before the fallback applies again. */
   enqueue(...behaviors: FakeBehavior[]): void;
   setFallback(behavior: FakeBehavior): void;
-  /** Requests whose URL `match`es get `behavior` (before the queue and the fallback) until cleared with `null`. */
-  setRoute(match: ((url: string, method: string) => boolean) | null, behavior?: FakeBehavior): void;
+  /**
+   * Requests whose URL `match`es get `behavior` (before the queue and the fallback) until cleared
+   * with `null`; a `match` that returns a behavior instead of true gives that one (the n-th such
+   * request its own answer).
+   */
+  setRoute(
+    match: ((url: string, method: string) => boolean | FakeBehavior) | null,
+    behavior?: FakeBehavior,
+  ): void;
   close(): Promise<void>;
 }
 
@@ -68,7 +75,9 @@ export async function startFakeBroker(options: { fallback?: FakeBehavior } = {})
   const requests: RecordedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
   let fallback: FakeBehavior = options.fallback ?? { kind: 'respond', status: 404, body: { error: 'fake' } };
-  let route: { match: (url: string, method: string) => boolean; behavior: FakeBehavior } | undefined;
+  let route:
+    | { match: (url: string, method: string) => boolean | FakeBehavior; behavior?: FakeBehavior }
+    | undefined;
 
   const later = (ms: number | undefined, fn: () => void): void => {
     if (!ms) {
@@ -155,7 +164,8 @@ export async function startFakeBroker(options: { fallback?: FakeBehavior } = {})
         headers: req.headers,
         body: body.toString(),
       });
-      const routed = route?.match(req.url ?? '', req.method ?? '') ? route.behavior : undefined;
+      const hit = route?.match(req.url ?? '', req.method ?? '');
+      const routed = hit === true ? route?.behavior : hit || undefined;
       act(routed ?? queue.shift() ?? fallback, req, body, res);
     });
   });
@@ -172,7 +182,7 @@ export async function startFakeBroker(options: { fallback?: FakeBehavior } = {})
       fallback = behavior;
     },
     setRoute: (match, behavior) => {
-      route = match && behavior ? { match, behavior } : undefined;
+      route = match ? { match, ...(behavior ? { behavior } : {}) } : undefined;
     },
     close: async () => {
       for (const t of timers) clearInterval(t);

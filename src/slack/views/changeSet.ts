@@ -1,10 +1,11 @@
 import { actionOf } from '../../policy/compare.ts';
+import type { PolicyFields } from '../../preview/preview.ts';
 import { showInvisible } from '../../text/asWritten.ts';
-import { type ChangeSet, stepStates } from '../../workflow/changeSet.ts';
+import { type ChangeSet, type StepState, stepStates } from '../../workflow/changeSet.ts';
 import type { ChangeRequest } from '../../workflow/types.ts';
 import { code, prose, truncate } from '../escape.ts';
 import type { AttachedFile } from '../slackCalls.ts';
-import { type Block, context, listSection, section } from './message.ts';
+import { type Block, context, listSection, section, setsWords } from './message.ts';
 
 /**
  * A change set's request message, pure: after the loss (the end state's, `requestMessage` puts it
@@ -17,12 +18,43 @@ export const SHOWN = 15;
 
 function stepLine(s: ChangeSet['steps'][number], i: number, state?: string): string {
   const layer = s.layer === 'operator' ? 'operator policy' : 'policy';
-  return `${i + 1}. ${prose(actionOf(s))} ${layer} ${code(truncate(s.name, 100))} in ${code(truncate(s.vhost, 60))}${state ? ` · _${state}_` : ''}`;
+  return `${i + 1}. ${prose(actionOf(s))} ${layer} ${code(truncate(s.name, 100))} in ${code(truncate(s.vhost, 60))}${state ? ` · ${state}` : ''}`;
+}
+
+/** A policy as the broker holds it, on one line (none: no policy). */
+function holdsWords(p: PolicyFields | null): string {
+  if (!p) return 'no policy';
+  return `pattern ${code(truncate(p.pattern, 80))}, priority ${code(String(p.priority))}, ${setsWords(p.definition, { keys: 3, key: 40, value: 40 })}`;
+}
+
+const STATE_WORDS: Readonly<Record<StepState, string>> = {
+  written: '_written_',
+  undone: '_undone_',
+  'as-planned': '_as planned (not written)_',
+  left: ':warning: _left as changed outside this request (see above)_',
+  unknown: ':grey_question: _not known (see above)_',
+};
+
+/**
+ * A step whose policy is not as the set would have it (left by the rollback as someone else
+ * changed it, or not known), in full: shown above the list, whatever place it has in it.
+ */
+function attentionWords(state: StepState, holds: PolicyFields | null): string {
+  return state === 'left'
+    ? `:warning: *left as changed outside this request*, not undone: the broker holds ${holdsWords(holds)}`
+    : ':grey_question: *not known*: the broker did not answer when asked; asked again until it does, and the set does not end before';
 }
 
 export function setBlocks(r: ChangeRequest & { set: ChangeSet }): Block[] {
   const steps = r.set.steps;
   const states = r.setProgress ? stepStates(r.setProgress) : undefined;
+  const holds = new Map((r.setProgress?.left ?? []).map((l) => [l.step, l.holds]));
+  const attention = steps.flatMap((s, i) => {
+    const state = states?.[i];
+    return state === 'left' || state === 'unknown'
+      ? [stepLine(s, i, attentionWords(state, holds.get(i) ?? null))]
+      : [];
+  });
   const way = r.set.transitional;
   const wayLine =
     way && (way.messagesLost || way.messagesDeadLettered || way.queuesDeleted)
@@ -30,9 +62,15 @@ export function setBlocks(r: ChangeRequest & { set: ChangeSet }): Block[] {
       : '*On the way*: the order of writing removes nothing the end state does not.';
   return [
     section(wayLine),
+    ...(attention.length
+      ? [listSection('*Not as the set would have them:*', attention, { maxItems: 10 })]
+      : []),
     listSection(
       `*${steps.length} change${steps.length === 1 ? '' : 's'} from* ${code(truncate(r.set.source, 200))}, *in the order of writing* (each re-checked before it is written; one that fails rolls back those written):`,
-      steps.map((s, i) => stepLine(s, i, states?.[i])),
+      steps.map((s, i) => {
+        const state = states?.[i];
+        return stepLine(s, i, state && STATE_WORDS[state]);
+      }),
       { maxItems: SHOWN },
     ),
     context(

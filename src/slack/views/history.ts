@@ -1,7 +1,13 @@
 import { type HistoryResult, unreadableSentence, verifySentence } from '../../../commands/history.ts';
 import { inShowingOrder } from '../../audit/observed.ts';
 import { acceptedWords, observationWords, observedQueueWords } from '../../audit/observedWords.ts';
-import type { AuditRecord, ChangeRecord, FreezeRecord, ReviewRecord } from '../../audit/types.ts';
+import {
+  type AuditRecord,
+  type ChangeRecord,
+  type FreezeRecord,
+  LEFT_WORDS,
+  type ReviewRecord,
+} from '../../audit/types.ts';
 import { approvalWords, breakGlassWords } from '../../audit/whoWords.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { type Block, context, finish, type SlackMessage, section } from './message.ts';
@@ -49,6 +55,7 @@ function changeEntry(e: ChangeRecord): string {
       `requested by ${user(e.requester.user)}${e.requester.reason ? `: ${prose(e.requester.reason)}` : ''}`,
     ...approvalWords(e, user, prose),
     e.action === 'outside' && `made outside the bot${e.actor ? ` by ${code(e.actor)}` : ''}`,
+    e.action === 'left' && prose(LEFT_WORDS),
     e.breakGlass && `:rotating_light: *break glass:* ${breakGlassWords(e, user, prose)}`,
     e.breakGlass &&
       (e.breakGlass.reviewedBy

@@ -166,9 +166,13 @@ function stateLine(r: ChangeRequest): string {
     case 'stale':
       // A set is not previewed again nor filed again by the bot: its requester plans the file again.
       if (r.set) {
+        const left = r.setProgress?.left?.length ?? 0;
+        const rolledBack = left
+          ? `the steps already written were rolled back but ${count(left, 'step')} left as changed outside this request (above)`
+          : 'any step already written was rolled back';
         return r.staleBecause === 'loss-grew'
           ? `${STATE_WORDS.stale}: the set would now remove more than the approval accepted (more messages, or another queue). Nothing was applied; plan the file again and import it to go ahead.`
-          : `${STATE_WORDS.stale}: a policy the set touches is no longer as planned. Nothing more was written, and any step already written was rolled back; plan the file again and import it to go ahead.`;
+          : `${STATE_WORDS.stale}: a policy the set touches is no longer as planned. Nothing more was written, and ${rolledBack}; plan the file again and import it to go ahead.`;
       }
       return r.staleBecause === 'loss-grew'
         ? `${STATE_WORDS.stale}: the change would now remove more than the approval accepted (more messages, or another queue). Nothing was applied; the fresh numbers were posted.`
