@@ -5,7 +5,8 @@
 # and REDIS_URL=redis://127.0.0.1:6379 must name hosts it reaches (or run it with --network host).
 
 # Node 24, an LTS line (Maintenance LTS from 2026-10-20 to its end of life on 2028-04-30; Node 20's
-# ended on 2026-04-30). .ci/run runs the unit suite and the terminal's e2e on Node 24 too.
+# ended on 2026-04-30). `engines` allows 20 and later: .ci/run runs every suite on the machine's
+# Node 20, and the unit suite and the terminal's e2e on Node 24 too.
 
 # Stage 1: every dependency, the type check and the build: an image is only made from code that
 # compiles. Scripts are skipped at install: `prepare` would build before the sources are here.
@@ -34,6 +35,10 @@ COPY package.json ./
 COPY bin ./bin
 COPY --from=build /app/dist ./dist
 COPY slack/manifest.yml ./slack/manifest.yml
+# The terminal command too, for a CI job that has the image and not the bot's checkout:
+# `docker run --rm -v "$PWD:/defs:ro" -e RMQ_URL -e RMQ_USER -e RMQ_PASSWORD rmq-bot rmq plan /defs/definitions.json`
+# (a command given to `docker run` replaces CMD; there is no ENTRYPOINT in front of it).
+RUN ln -s /app/bin/rmq.js /usr/local/bin/rmq
 USER node
 EXPOSE 3000
 # /livez: the process alone (never a broker or Redis), 200 until it drains on SIGTERM.

@@ -175,3 +175,35 @@ describe('links in docs/ and the README', () => {
     expect(broken).toEqual([]);
   });
 });
+
+/**
+ * Where the bot is not checked out, `npx rmq` asks the public registry for a package named `rmq`,
+ * which is not ours: with `--yes` it would run whatever is published under that name with the
+ * broker's credentials. The CI recipes name the bot's repository at a commit (`-p "$RMQ_BOT"`,
+ * run as a job runs it by test/e2e/cli-elsewhere.test.ts); a checkout's `npx rmq` runs its own bin.
+ */
+describe("the CI recipes run the bot's own package", () => {
+  const files = [...docs, { file: 'README.md', text: readFileSync(join(root, 'README.md'), 'utf8') }];
+
+  it('never `npx --yes rmq`: a package of the registry by that name', () => {
+    const found = files.flatMap(({ file, text }) =>
+      [...text.matchAll(/npx (?:(?:--yes|-y)\s+)+rmq\b.*/g)].map((m) => `${file}: ${m[0]}`),
+    );
+    expect(found).toEqual([]);
+  });
+
+  it('in every YAML recipe, npx names the package: -p "$RMQ_BOT", the repository at a commit', () => {
+    const recipes = files.flatMap(({ file, text }) =>
+      [...text.matchAll(/^```ya?ml\n([\s\S]*?)^```$/gm)].map((m) => ({ file, block: m[1] ?? '' })),
+    );
+    const withNpx = recipes.filter((r) => /\bnpx\b/.test(r.block));
+    expect(withNpx.length).toBeGreaterThanOrEqual(2);
+    for (const { file, block } of withNpx) {
+      for (const line of block.split('\n').filter((l) => /\bnpx\b/.test(l)))
+        expect(line, file).toMatch(/\bnpx --yes -p "\$RMQ_BOT" rmq /);
+      expect(block, `${file}: RMQ_BOT names a repository at a commit`).toMatch(
+        /^\s*RMQ_BOT: (?:github|gitlab):[\w.-]+\/[\w.-]+#\S+$/m,
+      );
+    }
+  });
+});

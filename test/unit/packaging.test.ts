@@ -2,11 +2,11 @@
  * What the image and the laptop trial rely on, read from the files themselves (there is no
  * container engine on the test machine): the Dockerfile copies only what exists, installs
  * production dependencies only, runs compiled JavaScript as a non-root user in exec form and
- * checks /livez, on a Node line that is still supported, the one `engines` and .ci/run's second
- * run name; compose.yaml keeps Redis's append-only file and enables the event exchange; tsx is
+ * checks /livez, on a Node line that is still supported, that `engines` allows and .ci/run's
+ * second run names; the image runs the terminal command as `rmq` too; compose.yaml keeps Redis's append-only file and enables the event exchange; tsx is
  * for development only.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
@@ -81,12 +81,59 @@ describe('the Node the image runs', () => {
     );
   });
 
-  it('is the oldest that engines allows, and the one .ci/run tests on as well', () => {
+  it('is a line engines allows, and one .ci/run tests on as well', () => {
     const pkg = JSON.parse(read('package.json')) as { engines: { node: string } };
-    expect(pkg.engines.node).toBe(`>=${majors[0]}`);
+    const oldest = Number(/^>=(\d+)$/.exec(pkg.engines.node)?.[1]);
+    expect(majors[0]).toBeGreaterThanOrEqual(oldest);
     const second = /npx -y -p node@(\d+)\.\d+\.\d+ -- sh -c '([^']*)'/.exec(read('.ci/run'));
     expect(second?.[1], '.ci/run runs the tests on the image line').toBe(String(majors[0]));
     expect(second?.[2]).toContain('vitest run test/unit test/e2e/cli-built.test.ts');
+  });
+});
+
+/**
+ * `engines` is every line the CI runs the suites on, no narrower: npm warns (EBADENGINE) on each
+ * `npx rmq` of a Node it excludes, and the machine's own Node runs every suite
+ * (test/e2e/cli-elsewhere.test.ts runs `npx rmq` on it and finds no warning).
+ */
+describe('engines', () => {
+  it('allows Node 20, the line every suite runs on, and every later one', () => {
+    const pkg = JSON.parse(read('package.json')) as { engines: { node: string } };
+    expect(pkg.engines.node).toBe('>=20');
+    expect(read('README.md')).toMatch(
+      /Node: 20 or later[\s\S]*Node 20 reached its end of life on 2026-04-30/,
+    );
+  });
+});
+
+/**
+ * The image runs the terminal command too (docs/plan.md, for a CI job that has the image and not
+ * the checkout): `docker run … rmq-bot rmq plan /defs/definitions.json`. There is no container
+ * engine here, so what it relies on is read from the files.
+ */
+describe('the terminal command in the image', () => {
+  it('is `rmq` on the PATH, bin/rmq.js beside dist/, and a command replaces CMD (no ENTRYPOINT)', () => {
+    expect(finalStage).toMatch(/^RUN ln -s \/app\/bin\/rmq\.js \/usr\/local\/bin\/rmq$/m);
+    expect(finalStage).toMatch(/^WORKDIR \/app$/m);
+    expect(finalStage).toMatch(/^COPY bin \.\/bin$/m);
+    expect(finalStage).toMatch(/^COPY package\.json \.\/$/m);
+    expect(instructions.some((l) => /^ENTRYPOINT /.test(l))).toBe(false);
+    // The symlink runs the file itself: its `#!/usr/bin/env node` and its mode, as git keeps them.
+    expect(read('bin/rmq.js').startsWith('#!/usr/bin/env node\n')).toBe(true);
+    expect(statSync(join(repoRoot, 'bin/rmq.js')).mode & 0o111).not.toBe(0);
+  });
+});
+
+/**
+ * The package as npm packs it (a git dependency, `npm pack`): `.gitignore` leaves `dist/` out,
+ * so `files` must name it, or `bin/rmq.js` of an installed package finds nothing to run.
+ */
+describe('what the package holds', () => {
+  it('bin/ and dist/, whatever .gitignore leaves out', () => {
+    const pkg = JSON.parse(read('package.json')) as { files?: string[]; bin: Record<string, string> };
+    expect(read('.gitignore')).toMatch(/^dist\/$/m);
+    expect(pkg.files).toEqual(expect.arrayContaining(['bin/', 'dist/']));
+    expect(pkg.bin.rmq).toBe('./bin/rmq.js');
   });
 });
 
