@@ -279,6 +279,23 @@ function isCron(pattern: string): boolean {
   }
 }
 
+/**
+ * Why a token of RMQ_API_TOKENS (or RMQ_BOT_TOKEN) could never be presented, if it could not: it
+ * travels as `Authorization: Bearer TOKEN`, which carries visible ASCII only and ends at a space.
+ * Says where the fault is, never the token.
+ */
+function tokenProblem(token: string): string | undefined {
+  const at = token.search(/[^\x21-\x7e]/);
+  if (at < 0) return undefined;
+  const c = token.charCodeAt(at);
+  const what = /\s/.test(token.charAt(at))
+    ? 'a space or other white space'
+    : c < 0x20 || c === 0x7f
+      ? 'a control character'
+      : 'a character beyond ASCII';
+  return `has ${what} (character ${at + 1}), which an Authorization header cannot carry: a token is letters, digits and visible punctuation (openssl rand -hex 24)`;
+}
+
 /** Every variable the configuration reads; docs/configuration.md has a row for each (test/unit/docs.test.ts). */
 export const EnvSchema = z.object({
   RMQ_URL: urlList(httpUrl).default(['http://localhost:15672']),
@@ -319,27 +336,46 @@ export const EnvSchema = z.object({
     .string()
     .transform((text, ctx) => {
       const tokens = new Map<string, string>();
-      for (const pair of text
+      const refuse = (message: string) => {
+        ctx.addIssue({ code: 'custom', message });
+        return z.NEVER;
+      };
+      for (const [i, pair] of text
         .split(',')
         .map((p) => p.trim())
-        .filter(Boolean)) {
+        .filter(Boolean)
+        .entries()) {
         const colon = pair.indexOf(':');
         const name = colon < 0 ? '' : pair.slice(0, colon);
         const token = colon < 0 ? '' : pair.slice(colon + 1);
-        if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name) || token.length < 16 || tokens.has(name)) {
-          ctx.addIssue({
-            code: 'custom',
-            message: `each entry is NAME:TOKEN (a name of letters, digits, . _ or -, once each; a token of at least 16 characters, e.g. ci:$(openssl rand -hex 24)); entry ${tokens.size + 1} is not`,
-          });
-          return z.NEVER;
-        }
+        if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name) || token.length < 16)
+          return refuse(
+            `each entry is NAME:TOKEN (a name of letters, digits, . _ or -; a token of at least 16 characters, e.g. ci:$(openssl rand -hex 24)); entry ${i + 1} is not`,
+          );
+        if (tokens.has(name))
+          return refuse(`the name ${name} is listed twice (entry ${i + 1}): each name once, with a token of its own`);
+        const problem = tokenProblem(token);
+        if (problem) return refuse(`the token of ${name} (entry ${i + 1}) ${problem}`);
+        // The token names who files (`api:NAME`): one token under two names would file as the last.
+        const twin = [...tokens].find(([, t]) => t === token)?.[0];
+        if (twin)
+          return refuse(
+            `${twin} and ${name} have the same token, so a request filed with it could not say which of them filed it: give each name a token of its own`,
+          );
         tokens.set(name, token);
       }
       return tokens;
     })
     .optional(),
   RMQ_BOT_URL: z.url({ protocol: /^https?$/, error: "the bot's base URL, http:// or https://" }).optional(),
-  RMQ_BOT_TOKEN: z.string().min(16, 'one token of RMQ_API_TOKENS (at least 16 characters)').optional(),
+  RMQ_BOT_TOKEN: z
+    .string()
+    .min(16, 'one token of RMQ_API_TOKENS (at least 16 characters)')
+    .superRefine((token, ctx) => {
+      const problem = tokenProblem(token);
+      if (problem) ctx.addIssue({ code: 'custom', message: `the token ${problem}` });
+    })
+    .optional(),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')

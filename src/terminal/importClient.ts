@@ -3,11 +3,46 @@
  * sent to the bot (`POST RMQ_BOT_URL/api/import`, `Authorization: Bearer RMQ_BOT_TOKEN`), within
  * a deadline and a limit on the answer. No retry: a POST that timed out may have filed the set,
  * and `requests` says whether it did. The terminal never touches Redis or the broker for this.
+ *
+ * An answer that is not the bot's (a proxy's page, another service at that address, a path
+ * missing from RMQ_BOT_URL) is said as such, with the address it came from and what to check:
+ * its body is never read as the bot's refusal.
  */
+import { z } from 'zod';
 
 /** The bot's answer is a request and its plan: far below this. */
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 export const IMPORT_DEADLINE_MS = 60_000;
+
+/** What the bot answers: 201 and the filed set, or any other status and its refusal. */
+const Filed = z.object({
+  env: z.string(),
+  request: z.object({ id: z.string(), state: z.string(), vhost: z.string() }),
+  plan: z.object({
+    changes: z.array(z.object({ action: z.string(), policy: z.string(), vhost: z.string() })),
+  }),
+});
+const Refused = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
+
+/**
+ * `RMQ_BOT_URL/api/import`, under the URL's path: a bot served under a path by a proxy
+ * (`https://gw.internal/rmq-bot`) is posted to there, not at the host's root.
+ */
+export function importUrl(botUrl: string): URL {
+  return new URL('api/import', botUrl.endsWith('/') ? botUrl : `${botUrl}/`);
+}
+
+/** An answer that is not the bot's, in words: where it came from, and what to check. */
+function notTheBot(url: URL, status: number, json: boolean): string {
+  const check =
+    status === 404 || status === 405 || status < 400
+      ? "check RMQ_BOT_URL's path: it is the bot's base URL, where GET /livez answers, and import posts to api/import under it"
+      : status >= 500
+        ? 'something in front of the bot failed; the set may be filed all the same: see requests'
+        : 'something in front of the bot refused it: check RMQ_BOT_URL and what stands in front of the bot';
+  // Origin and path only: a user or password in RMQ_BOT_URL is not repeated.
+  return `the server at RMQ_BOT_URL answered HTTP ${status} to POST ${url.origin}${url.pathname}${json ? ', and not as the bot answers' : ', not JSON'}: ${check}`;
+}
 
 export type BotAnswer =
   | { readonly kind: 'answered'; readonly status: number; readonly body: unknown }
@@ -19,9 +54,10 @@ export async function postImport(
   body: unknown,
   deadlineMs = IMPORT_DEADLINE_MS,
 ): Promise<BotAnswer> {
+  const url = importUrl(botUrl);
   let res: Response;
   try {
-    res = await fetch(new URL('/api/import', botUrl), {
+    res = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
       body: JSON.stringify(body),
@@ -49,10 +85,13 @@ export async function postImport(
     }
     chunks.push(value);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
+  let answer: unknown;
   try {
-    return { kind: 'answered', status: res.status, body: JSON.parse(text) };
+    answer = JSON.parse(Buffer.concat(chunks).toString('utf8'));
   } catch {
-    return { kind: 'not-asked', why: `the bot answered HTTP ${res.status}, not JSON` };
+    return { kind: 'not-asked', why: notTheBot(url, res.status, false) };
   }
+  const theBots = (res.status === 201 ? Filed : Refused).safeParse(answer).success;
+  if (!theBots) return { kind: 'not-asked', why: notTheBot(url, res.status, true) };
+  return { kind: 'answered', status: res.status, body: answer };
 }

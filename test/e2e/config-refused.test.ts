@@ -88,3 +88,35 @@ describe('the compiled bot refuses to start on configuration that weakens an env
     expect(bot.stderr()).toBe(`rmq bot: ${sentence}\n`);
   });
 });
+
+/**
+ * RMQ_API_TOKENS: a token names who files (`api:NAME`), and travels as `Authorization: Bearer
+ * TOKEN`. One token under two names would file every import as the last name; a token with a
+ * space or a control character could never be presented. Refused at start, the token never said.
+ */
+describe('the compiled bot refuses RMQ_API_TOKENS it could not hold to its word', () => {
+  const T = 'a0b1c2d3e4f5a6b7c8d9';
+  const OTHER = 'f9e8d7c6b5a4f3e2d1c0';
+  it.each([
+    [
+      `ci:${T},ops:${T}`,
+      'ci and ops have the same token, so a request filed with it could not say which of them filed it: give each name a token of its own',
+    ],
+    [`ci:${T},ci:${OTHER}`, 'the name ci is listed twice (entry 2): each name once, with a token of its own'],
+    [
+      `ci:${T.slice(0, 10)} ${T.slice(10)}`,
+      'the token of ci (entry 1) has a space or other white space (character 11), which an Authorization header cannot carry: a token is letters, digits and visible punctuation (openssl rand -hex 24)',
+    ],
+    [
+      `ci:${OTHER},ops:${T}\u0007`,
+      'the token of ops (entry 2) has a control character (character 21), which an Authorization header cannot carry: a token is letters, digits and visible punctuation (openssl rand -hex 24)',
+    ],
+  ])('%j', async (tokens, sentence) => {
+    const bot = spawnBot(mainJs, { ...base, RMQ_API_TOKENS: tokens }, cwd);
+    expect(await bot.exited).toBe(1);
+    expect(bot.stderr()).toBe(
+      `rmq bot: Invalid configuration: RMQ_API_TOKENS: ${sentence}. See .env.example.\n`,
+    );
+    for (const secret of [T, OTHER, T.slice(0, 10), T.slice(10)]) expect(bot.output()).not.toContain(secret);
+  });
+});
