@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { InputError } from '../src/errors.ts';
+import { setVhosts } from '../src/workflow/changeSet.ts';
 // The terminal imports this module only for `requests` and `import` (src/cli.ts), so not at start.
 import { approvalsNeeded, approvalsOf, awaitsReview } from '../src/workflow/rules.ts';
 import type { ChangeRequest } from '../src/workflow/types.ts';
@@ -59,6 +60,11 @@ export interface RequestEntry {
     after: ChangeRequest['after'];
   };
   requester: ChangeRequest['requester'];
+  /**
+   * A change set (`import`, or a set's revert): the file it came from, how many policy changes it
+   * holds, and every vhost they touch (`change` is then its first step's).
+   */
+  set?: { source: string; size: number; vhosts: string[] };
   createdAt: string;
   expiresAt: string;
   decision?: ChangeRequest['decision'];
@@ -94,6 +100,7 @@ export function requestEntry(r: ChangeRequest): RequestEntry {
       after: r.after,
     },
     requester: r.requester,
+    ...(r.set ? { set: { source: r.set.source, size: r.set.steps.length, vhosts: setVhosts(r.set) } } : {}),
     createdAt: r.createdAt,
     expiresAt: r.expiresAt,
     ...(r.decision ? { decision: r.decision } : {}),

@@ -1,5 +1,6 @@
 import type { RequestsResult } from '../../commands/requests.ts';
 import { quoted, terminalText } from '../text/asWritten.ts';
+import { namesOrCount } from '../text/count.ts';
 import { policyWords } from './preview.ts';
 
 /** Open change requests as terminal text, oldest first. */
@@ -15,13 +16,19 @@ export function requestsText(r: RequestsResult): string {
   ];
   for (const q of r.requests) {
     const c = q.change;
+    const what = q.set
+      ? `${c.action} of ${q.set.size} policy change${q.set.size === 1 ? '' : 's'} from ${quoted(q.set.source)} in ${q.env} (${namesOrCount(q.set.vhosts, quoted, 'vhost')})`
+      : `${c.action} ${c.operator ? 'operator policy' : 'policy'} ${quoted(c.policy)} in ${q.env}/${quoted(q.vhost)}`;
     lines.push(
       '',
-      `${q.id}  ${q.state.toUpperCase()}${q.unreviewed ? ' UNREVIEWED' : ''}  ${c.action} ${c.operator ? 'operator policy' : 'policy'} ${quoted(c.policy)} in ${q.env}/${quoted(q.vhost)}`,
+      `${q.id}  ${q.state.toUpperCase()}${q.unreviewed ? ' UNREVIEWED' : ''}  ${what}`,
       `  requested by ${q.requester.user} at ${q.createdAt}${q.requester.reason ? `: ${quoted(q.requester.reason)}` : ''}`,
     );
-    if (c.before) lines.push(`  now:   ${policyWords(c.before)}`);
-    lines.push(`  after: ${c.after ? policyWords(c.after) : '(deleted)'}`);
+    // A set's changes, each with its before and after, are in its approval message's file.
+    if (!q.set) {
+      if (c.before) lines.push(`  now:   ${policyWords(c.before)}`);
+      lines.push(`  after: ${c.after ? policyWords(c.after) : '(deleted)'}`);
+    }
     for (const a of q.approvalsRequired > 1 ? q.approvals : [])
       lines.push(`  approval by ${a.by} at ${a.at}: ${JSON.stringify(a.reason)}`);
     if (q.state === 'pending' && q.approvalsRequired > 1)

@@ -2,7 +2,7 @@ import type { Observation } from '../audit/observed.ts';
 import type { ChangeEntry, ChangeRecord } from '../audit/types.ts';
 import { actionOf } from '../policy/compare.ts';
 import type { Prepared } from './applyOne.ts';
-import { type SetStep, stepsOf } from './changeSet.ts';
+import { type SetStep, setRecordId, stepsOf } from './changeSet.ts';
 import { approvalsOf } from './rules.ts';
 import type { ChangeRequest } from './types.ts';
 
@@ -13,7 +13,7 @@ import type { ChangeRequest } from './types.ts';
  */
 
 /** A step's record id: a single change's is the request's (`a-` + its id), a set's adds the step's place. */
-const entryId = (r: ChangeRequest, i: number) => (r.set ? `a-${r.id}-${i}` : `a-${r.id}`);
+const entryId = (r: ChangeRequest, i: number) => (r.set ? setRecordId(r.id, i) : `a-${r.id}`);
 
 function baseEntry(r: ChangeRequest, steps: readonly SetStep[], i: number) {
   const step = steps[i] as SetStep;

@@ -142,6 +142,14 @@ export function undoOf(step: SetStep): SetStep {
   return { ...step, before: step.after, after: step.before };
 }
 
+/** The audit record of a set's step (`a-` + the set's id + its place in the order of writing). */
+export const setRecordId = (setId: string, index: number) => `a-${setId}-${index}`;
+
+/** The vhosts a set's steps touch, each once, in the order of writing. */
+export function setVhosts(set: Pick<ChangeSet, 'steps'>): string[] {
+  return [...new Set(set.steps.map((s) => s.vhost))];
+}
+
 /** The address of a step, as a key. */
 export const stepKey = (s: Pick<SetStep, 'layer' | 'vhost' | 'name'>) =>
   JSON.stringify([s.layer, s.vhost, s.name]);

@@ -39,7 +39,11 @@ export type WorkflowRefusal =
   /** Redis could not be reached; `notDone` says what did not happen ("nothing was filed"). */
   | { readonly code: 'store-unavailable'; readonly notDone: string }
   /** No such request or audit record. */
-  | { readonly code: 'not-found'; readonly what: 'change request' | 'audit record'; readonly id: string }
+  | {
+      readonly code: 'not-found';
+      readonly what: 'change request' | 'audit record' | 'applied change set';
+      readonly id: string;
+    }
   /** The requester tried to approve their own request. */
   | { readonly code: 'self-approval' }
   /** The user is not among the environment's approvers. */

@@ -4,7 +4,7 @@ import { InputError } from '../errors.ts';
 import { actionOf, samePolicy, type Transition } from '../policy/compare.ts';
 import type { ChangeAction } from '../policy/simulate.ts';
 import type { Policy } from '../policy/types.ts';
-import { type SetStep, stepKey, transitionOf } from './changeSet.ts';
+import { type SetStep, setRecordId, stepKey, transitionOf } from './changeSet.ts';
 
 /**
  * Time-boxed changes (`--for 2h` on create and edit): the rules, pure. The approver approves the
@@ -80,7 +80,7 @@ export function revertSteps(
   planned: readonly SetStep[],
 ): SetStep[] {
   const index = new Map(set.steps.map((s, i) => [stepKey(s), i]));
-  return planned.map((s) => ({ ...s, revertOf: `a-${set.id}-${index.get(stepKey(s))}` }));
+  return planned.map((s) => ({ ...s, revertOf: setRecordId(set.id, index.get(stepKey(s)) as number) }));
 }
 
 /**

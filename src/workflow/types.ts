@@ -10,7 +10,7 @@ import type { PreviewSummary } from '../preview/summary.ts';
 import type { RedisTrouble } from '../redisTrouble.ts';
 import type { ApproverDirectory } from './approvers.ts';
 import type { WorkflowBroker } from './broker.ts';
-import { ChangeSetSchema, SetProgressSchema, type SetStep } from './changeSet.ts';
+import { type ChangeSet, ChangeSetSchema, SetProgressSchema, type SetStep } from './changeSet.ts';
 import { type Freeze, FreezeSchema } from './freeze.ts';
 import type { ObserveOptions } from './observe.ts';
 
@@ -306,6 +306,12 @@ export interface Filed {
   readonly preview: PreviewAnswer;
 }
 
+/** A change set filed: its steps in `request.set` (no preview of one change: each step is planned). */
+export interface FiledSet {
+  readonly request: ChangeRequest & { readonly set: ChangeSet };
+  readonly preview?: undefined;
+}
+
 export interface DecideInput {
   readonly kind: DecisionKind;
   /** Slack user id of whoever clicked. */
@@ -380,10 +386,16 @@ export interface Workflow {
   attachMessage(id: string, channel: string, ts: string): Promise<ChangeRequest>;
   /**
    * Files a new request that restores the before state of audit record `auditId` (action
-   * `revert`), filed by `user` with its own preview; it needs its own approval. Refuses as
-   * `file` does, and `not-found` for an unknown record.
+   * `revert`), filed by `user` with its own preview; it needs its own approval. A record of a set
+   * (`set`) reverts the whole set, planned like any set (`FiledSet`). Refuses as `file` does, and
+   * `not-found` for an unknown record.
    */
-  revertRequestFor(auditId: string, user: string, origin?: Origin, reason?: string): Promise<Filed>;
+  revertRequestFor(
+    auditId: string,
+    user: string,
+    origin?: Origin,
+    reason?: string,
+  ): Promise<Filed | FiledSet>;
   /**
    * At a time box's deadline, the policy as the change left it: files the revert of `change`
    * (applied, time-boxed) approved by the change's approver, who approved both together, and

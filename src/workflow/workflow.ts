@@ -16,7 +16,7 @@ import { type PreviewAnswer, type PreviewInput, preview } from '../preview/previ
 import { isRabbitError } from '../rabbit/index.ts';
 import { assertMayBreakGlassAtFiling, createBreakGlass } from './breakGlass.ts';
 import type { WorkflowBroker } from './broker.ts';
-import { NO_LOSS, plannedSet, setImpact, transitionOf } from './changeSet.ts';
+import { type ChangeSet, NO_LOSS, plannedSet, setImpact, transitionOf } from './changeSet.ts';
 import { orFiledAlready, orStoreUnavailable, WorkflowError } from './errors.ts';
 import { expireDue } from './expiry.ts';
 import type { Freeze, FreezeStore } from './freeze.ts';
@@ -47,6 +47,7 @@ import type {
   DecideInput,
   DecideResult,
   Filed,
+  FiledSet,
   FileInput,
   FileSetInput,
   Origin,
@@ -158,6 +159,8 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     readonly askedWithChange?: true;
     /** A break-glass change's revert, filed by the approver reviewing it (rules.ts `requesterRefusal`). */
     readonly reviewing?: true;
+    /** A user's revert of `revertOf`: one open at a time (the store's claim), another refused `already-filed`. */
+    readonly claim?: true;
   }
 
   /** The bot's broker identity may write that layer in that vhost, or the filing is refused. */
@@ -305,6 +308,10 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     change: ChangeRequest,
     reason: string,
     from: 'as-left' | 'now',
+    by: { readonly user: string; readonly origin: Origin } = {
+      user: change.requester.user,
+      origin: change.origin,
+    },
   ): Promise<{ input: FileSetInput; way: RevertWayFacts }> {
     const set = change.set as NonNullable<ChangeRequest['set']>;
     const broker = options.brokerFor(environment(change.env).name);
@@ -333,8 +340,8 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
         source: set.source,
         ...planned,
         steps: revertSteps({ id: change.id, steps: set.steps }, planned.steps),
-        requester: { user: change.requester.user, reason },
-        origin: change.origin,
+        requester: { user: by.user, reason },
+        origin: by.origin,
       },
       way: {
         objects: new Set(plan.transitional.map((t) => `${t.vhost}\u0000${t.kind}\u0000${t.name}`)).size,
@@ -377,7 +384,15 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
    * time per record, so two clicks at once, on one replica or two, file one (issue 28, item 15);
    * the other is told `already-filed`, naming it.
    */
-  async function revertRequestFor(auditId: string, user: string, origin?: Origin, reason?: string) {
+  async function revertRequestFor(
+    auditId: string,
+    user: string,
+    origin?: Origin,
+    reason?: string,
+  ): Promise<Filed | FiledSet> {
+    const record = await audit.get(auditId);
+    if (record && isChange(record) && record.set)
+      return revertSetRequestFor(record.set.id, user, origin, reason);
     const filed = await requestFor(await revertInput(auditId, user, origin, reason), {
       action: 'revert',
       revertOf: auditId,
@@ -389,10 +404,36 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     return filed;
   }
 
+  /**
+   * A user's revert of an applied set (the Revert button on any of its records): the whole set,
+   * every policy it changed back as before, planned like any set against the broker now (its order
+   * of writing the planner's, its own figures to acknowledge). One open at a time per set, however
+   * many of its records were clicked: claimed on the set's last record.
+   */
+  async function revertSetRequestFor(
+    setId: string,
+    user: string,
+    origin?: Origin,
+    reason?: string,
+  ): Promise<FiledSet> {
+    const change = await storeCall('get', () => store.get(setId), 'nothing was filed');
+    if (!change?.set || change.state !== 'applied' || change.auditId === undefined)
+      throw new WorkflowError({ code: 'not-found', what: 'applied change set', id: setId });
+    const env = environment(change.env);
+    const where = origin ?? (env.approvalsChannel ? { channel: env.approvalsChannel } : undefined);
+    if (!where) throw new WorkflowError({ code: 'no-approvals-channel', env: env.name });
+    // Who may file is asked before the broker is.
+    await assertMayRequest(env, user);
+    const { input } = await plannedRevert(change, reason ?? '', 'now', { user, origin: where });
+    const filed = await fileSet(input, { action: 'revert', revertOf: change.auditId, claim: true });
+    options.log.info({ requestId: filed.request.id, env: env.name, revertOf: setId }, 'set revert filed');
+    return filed;
+  }
+
   async function fileSet(
     input: FileSetInput,
     filing: Omit<Filing, 'action'> & { readonly action?: 'revert' } = {},
-  ): Promise<{ request: ChangeRequest }> {
+  ): Promise<FiledSet> {
     const env = environment(input.env);
     const closed =
       environmentRefusal(env) ?? input.steps.map((s) => vhostRefusal(env, s.vhost)).find((r) => r !== null);
@@ -420,7 +461,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
       ...(input.impact ? { impact: setImpact(input.impact, input.losing ?? [], input.transitional) } : {}),
     };
     const approvalsChannel = 'approvalsChannel' in filing ? filing.approvalsChannel : env.approvalsChannel;
-    const request: ChangeRequest = {
+    const request: ChangeRequest & { set: ChangeSet } = {
       id: filing.id ?? newRequestId(),
       env: env.name,
       vhost: first.vhost,
@@ -456,7 +497,12 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
       ...(input.timeBoxMs !== undefined ? { timeBoxMs: input.timeBoxMs } : {}),
       ...(env.breakGlass ? { breakGlassOffered: true } : {}),
     };
-    if (!(await storeCall('create', () => store.create(request))))
+    if (filing.claim && request.revertOf) {
+      const { openAlready } = await storeCall('create', () =>
+        store.createRevert({ ...request, revertOf: request.revertOf as string }),
+      );
+      if (openAlready) throw new WorkflowError({ code: 'already-filed', id: openAlready });
+    } else if (!(await storeCall('create', () => store.create(request))))
       throw new WorkflowError({ code: 'already-filed', id: request.id });
     options.log.info(
       {

@@ -16,11 +16,12 @@ import { adminClient, brokerCredentials, brokerUrl, uniqueName, waitFor } from '
 import { BROKERS } from '../support/brokers.ts';
 import { type Built, built } from '../support/built.ts';
 import { runBuiltRmq } from '../support/cli.ts';
-import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
+import { type FakeSlack, type RecordedCall, renderedText, startFakeSlack } from '../support/fakeSlack.ts';
 import type { Harness } from '../support/harness.ts';
+import { submission } from '../support/interactions.ts';
 import { messages } from '../support/messages.ts';
 import { type RedisServer, startRedisServer } from '../support/redisServer.ts';
-import { buttonsOf } from '../support/requestFlow.ts';
+import { buttonsOf, requestFlow, viewOf } from '../support/requestFlow.ts';
 import { approveRename } from '../support/setFlow.ts';
 import { signedRequests } from '../support/slackRequests.ts';
 
@@ -105,6 +106,16 @@ function exportFile(): string {
   return path;
 }
 
+/** The signed requests to the bot, as the Slack flow helpers take them. */
+const harnessOf = () => ({ slack, ...signedRequests(botUrl, SECRET, slack) }) as unknown as Harness;
+
+/** The set this suite files and applies (the rename), once filed. */
+let setId: string | undefined;
+const appliedSetId = () => {
+  if (!setId) throw new Error('the set was not filed');
+  return setId;
+};
+
 const rmq = (args: readonly string[], token = TOKEN) => {
   const { user, password } = brokerCredentials();
   return runBuiltRmq(
@@ -181,16 +192,29 @@ describe('import in CI: a file imported with a token through the bot', () => {
     expect(await admin.getPolicy('user', vhost, 'keep-audit')).toBeNull();
   });
 
+  it('`requests` shows the set as a set: its file, how many changes, its vhosts (not its first step alone)', async () => {
+    const text = await rmq(['requests']);
+    expect(text.code).toBe(0);
+    expect(text.out).toContain(
+      `import of 2 policy changes from ${JSON.stringify(exportFile())} in lab (vhost ${JSON.stringify(vhost)})`,
+    );
+    expect(text.out).not.toContain('import policy');
+    expect(text.out).not.toContain('after:');
+    const json = JSON.parse((await rmq(['requests', '--json'])).out).requests;
+    expect(json[0]).toMatchObject({ set: { source: exportFile(), size: 2, vhosts: [vhost] } });
+  });
+
   it("approved in Slack (signed requests): applied in the plan's order, the queue keeping its messages, audited as one set", async () => {
     const requested = JSON.parse((await rmq(['requests', '--json'])).out).requests as { id: string }[];
     const id = requested[0]?.id as string;
+    setId = id;
     const post = await waitFor(
       () =>
         slack.calls.find((c) => c.method === 'chat.postMessage' && buttonsOf(c).some((b) => b.value === id)),
       { what: 'the set posted in the approvals channel with its buttons' },
     );
     const entries = await approveRename({
-      h: { slack, ...signedRequests(botUrl, SECRET, slack) } as unknown as Harness,
+      h: harnessOf(),
       admin,
       vhost,
       request: { id, ts: String(post.response?.ts) },
@@ -207,6 +231,117 @@ describe('import in CI: a file imported with a token through the bot', () => {
     await waitFor(async () => (await admin.getQueue(vhost, 'orders.audit'))?.live?.messages === 30, {
       what: 'orders.audit still holding its 30 messages',
     });
+  }, 120_000);
+
+  it('the applied set is posted whole: every change, each with its audit record and diff, and one Revert', async () => {
+    const id = appliedSetId();
+    const post = await waitFor(
+      () =>
+        slack.calls.find(
+          (c) => c.ok && c.method === 'chat.postMessage' && renderedText(c.args).includes(`a-${id}-1`),
+        ),
+      { what: 'the applied set posted' },
+    );
+    const text = renderedText(post.args);
+    expect(text).toContain('*Applied:* import of 2 policy changes from');
+    expect(text).toContain(`*1. create policy* \`keep-audit\` in \`${vhost}\` · \`a-${id}-0\``);
+    expect(text).toContain(`*2. delete policy* \`keep\` in \`${vhost}\` · \`a-${id}-1\``);
+    expect(text).toContain('+ definition.max-length: (none)');
+    expect(buttonsOf(post).map((b) => [b.action_id, b.value])).toEqual([['rmq_audit_revert', `a-${id}-1`]]);
+  });
+
+  it('its requester api:ci (no Slack user) is never sent a direct message: the decision is said in the request’s thread', async () => {
+    const id = appliedSetId();
+    expect(slack.calls.filter((c) => c.method === 'chat.postMessage' && c.args.channel === 'api:ci')).toEqual(
+      [],
+    );
+    const approval = slack.calls.find(
+      (c) => c.method === 'chat.postMessage' && buttonsOf(c).some((b) => b.value === id),
+    );
+    expect(
+      slack.calls.some(
+        (c) =>
+          c.method === 'chat.postMessage' &&
+          c.args.thread_ts === approval?.response?.ts &&
+          renderedText(c.args).includes('*Approved*'),
+      ),
+    ).toBe(true);
+  });
+
+  it('Revert on the applied set files the revert of the whole set, planned like any set; approved, every policy is back', async () => {
+    const id = appliedSetId();
+    const post = slack.calls.find(
+      (c) => c.ok && c.method === 'chat.postMessage' && renderedText(c.args).includes(`a-${id}-1`),
+    ) as RecordedCall;
+    const h = harnessOf();
+    const flow = requestFlow(h);
+    const mark = slack.calls.length;
+    const clicked = await h.interact(
+      flow.click(
+        'U0OPS',
+        { action_id: 'rmq_audit_revert', value: `a-${id}-1` },
+        { channel: 'C0APPROVALS', ts: String(post.response?.ts) },
+      ),
+    );
+    expect(clicked.status).toBe(200);
+    const opened = await flow.next(mark, (c) => c.method === 'views.open' && c.ok, 'the revert form');
+    const answer = await h.interact(submission('U0OPS', viewOf(opened), { reason: 'undo the rename' }));
+    expect(answer.status).toBe(200);
+    const revert = await flow.next(
+      mark,
+      (c) =>
+        c.ok &&
+        c.method === 'chat.postMessage' &&
+        buttonsOf(c).some((b) => b.action_id === 'rmq_request_approve'),
+      'the revert posted for approval',
+    );
+    const revertId = String(buttonsOf(revert)[0]?.value);
+    expect(renderedText(revert.args)).toContain('revert of 2 policy changes from');
+    const open = JSON.parse((await rmq(['requests', '--json'])).out).requests as {
+      id: string;
+      change: { action: string };
+      set?: { size: number };
+      requester: { user: string };
+      revertOf?: string;
+    }[];
+    expect(open.find((r) => r.id === revertId)).toMatchObject({
+      change: { action: 'revert' },
+      set: { size: 2 },
+      requester: { user: 'U0OPS' },
+      revertOf: `a-${id}-1`,
+    });
+    const decided = await flow.decide(
+      'U0APPROVER',
+      'approve',
+      { id: revertId, ts: String(revert.response?.ts) },
+      'ok',
+    );
+    expect(decided.status).toBe(200);
+    await waitFor(async () => (await admin.getPolicy('user', vhost, 'keep-audit')) === null, {
+      what: 'the set reverted',
+    });
+    expect(await admin.getPolicy('user', vhost, 'keep')).toMatchObject({ priority: 10 });
+    const entries = await waitFor(
+      async () => {
+        const e = JSON.parse((await rmq(['history', '--vhost', vhost, '--json'])).out).entries as {
+          action: string;
+          policy: string;
+          revertOf?: string;
+        }[];
+        return e.length >= 4 && e;
+      },
+      { what: 'the revert in the trail' },
+    );
+    expect(
+      entries
+        .filter((e) => e.action === 'revert')
+        .map((e) => [e.policy, e.revertOf])
+        .sort(),
+    ).toEqual([
+      ['keep', `a-${id}-1`],
+      ['keep-audit', `a-${id}-0`],
+    ]);
+    expect((await rmq(['history', '--verify'])).code).toBe(0);
   }, 120_000);
 
   it('--for through the terminal and the API: the set filed time-boxed (the approval post says so); too short, refused before the bot', async () => {

@@ -396,6 +396,9 @@ describe.each(up)('a change set applied as one on $label', (broker) => {
             );
             await wf.decide(request.id, { kind: 'approve', user: APPROVER, reason: 'ok' });
             const done = await settled(wf, request.id);
+            // The broker: nothing of the set left.
+            for (const name of ['x1', 'x2', 'x3'])
+              expect(await admin.getPolicy('user', vhost, name)).toBeNull();
             expect(droppedReads).toBe(6);
             // Meanwhile the request said x2 was not known, and its message showed it.
             const unknown = fx.notifier.told.states.filter(
@@ -404,9 +407,6 @@ describe.each(up)('a change set applied as one on $label', (broker) => {
             expect(unknown.length).toBeGreaterThan(0);
             expect(slackText(unknown.at(-1) as ChangeRequest)).toContain('2. create policy `x2`');
             expect(slackText(unknown.at(-1) as ChangeRequest)).toContain('*not known*');
-            // The broker: nothing of the set left.
-            for (const name of ['x1', 'x2', 'x3'])
-              expect(await admin.getPolicy('user', vhost, name)).toBeNull();
             // The request and its message: x2 was written (its answer lost) and rolled back.
             expect(done.state).toBe('failed');
             expect(done.failure?.message).toContain('2 of 3 steps written, 2 rolled back');

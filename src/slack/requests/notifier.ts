@@ -1,19 +1,15 @@
 import type { ChangeRecord } from '../../audit/types.ts';
 import type { Logger } from '../../log.ts';
 import type { PreviewResult } from '../../preview/preview.ts';
+import { isSlackUserId } from '../../slackIds.ts';
 import type { TimeBoxNotifier } from '../../workflow/timeboxDeadline.ts';
 import type { ChangeRequest, Notifier } from '../../workflow/types.ts';
 import type { Delivery, Sent } from '../delivery.ts';
 import { breakGlassAppliedView, reviewedView, reviewReminderView } from '../views/breakGlass.ts';
-import { finish, type SlackMessage } from '../views/message.ts';
+import { finish, type MessageWithFile } from '../views/message.ts';
 import { previewView } from '../views/preview.ts';
-import {
-  auditView,
-  decisionNoticeView,
-  notAppliedView,
-  reminderView,
-  requestMessage,
-} from '../views/request.ts';
+import { decisionNoticeView, notAppliedView, reminderView, requestMessage } from '../views/request.ts';
+import { appliedView } from '../views/setApplied.ts';
 import { timeBoxAskView, timeBoxNothingView, timeBoxWarningView } from '../views/timebox.ts';
 import type { FileOutcome } from './service.ts';
 
@@ -23,7 +19,8 @@ import type { FileOutcome } from './service.ts';
  * the thread the request came from; a failure (with the broker's reason) and a stale request
  * (with a fresh preview) are posted in both places too. Every call goes through the delivery
  * helper (retries within a budget). The requester is told by DM at every decision (approved,
- * rejected, expired, applied, failed, stale), and where they asked of the first three; half a
+ * rejected, expired, applied, failed, stale), and where they asked of the first three (a requester
+ * with no DM, `api:NAME`, in the request's thread); half a
  * request's time to live without a decision, its approvers are reminded in its thread. A change
  * applied by break-glass is announced loudly in both places with Review and Revert, its review is
  * posted there too, and unreviewed past its deadline the approvals channel is reminded. A call that did not reach Slack throws, so the workflow
@@ -62,9 +59,26 @@ export function createSlackNotifier(options: {
 }): Notifier & TimeBoxNotifier {
   const { delivery, logger } = options;
 
-  /** The requester, by DM (a failure is logged: the thread is told too). */
+  /**
+   * The requester, by DM (a failure is logged: the thread is told too). A requester who is no
+   * Slack user (`api:NAME`, a token of RMQ_API_TOKENS) has no DM: a decision is told in the
+   * request message's thread instead; what is posted anyway (applied, failed, stale) is not told twice.
+   */
   async function tellRequester(r: ChangeRequest): Promise<void> {
     const message = decisionNoticeView(r);
+    if (!isSlackUserId(r.requester.user)) {
+      if (!DECISIONS.includes(r.state)) return;
+      const where = r.message
+        ? { channel: r.message.channel, threadTs: r.message.ts }
+        : { channel: r.approvalsChannel ?? r.origin.channel };
+      const sent = await delivery.toChannel(where).send(message, 'channel');
+      if (!sent.ok)
+        logger.warn(
+          { requestId: r.id, state: r.state, error: sent.error },
+          'the decision was not posted in the thread',
+        );
+      return;
+    }
     const sent = await delivery.call('chat.postMessage', {
       channel: r.requester.user,
       text: message.text,
@@ -97,11 +111,26 @@ export function createSlackNotifier(options: {
     }
   }
 
-  async function postAll(r: ChangeRequest, message: SlackMessage, what: string): Promise<void> {
+  /** `message` posted in every place of the request; its `file`, when it has one, beside each post (in its thread). */
+  async function postAll(r: ChangeRequest, message: MessageWithFile, what: string): Promise<void> {
+    const { file, ...post } = message;
     const results: Sent[] = await Promise.all(
-      places(r).map((p) =>
-        delivery.toChannel({ channel: p.channel, threadTs: p.threadTs }).send(message, 'channel'),
-      ),
+      places(r).map(async (p) => {
+        const sent = await delivery
+          .toChannel({ channel: p.channel, threadTs: p.threadTs })
+          .send(post, 'channel');
+        if (file && sent.ok) {
+          const attached = await delivery
+            .toChannel({ channel: sent.channel ?? p.channel, threadTs: p.threadTs ?? sent.ts })
+            .attach(file);
+          if (!attached.ok)
+            logger.warn(
+              { requestId: r.id, what, error: attached.error },
+              'the file of a request notice was not attached',
+            );
+        }
+        return sent;
+      }),
     );
     const failed = results.filter((x): x is Sent & { ok: false } => !x.ok);
     if (failed.length > 0) {
@@ -136,7 +165,7 @@ export function createSlackNotifier(options: {
     applied: (r: ChangeRequest, record: ChangeRecord) =>
       r.breakGlass
         ? postAll(r, breakGlassAppliedView(record, r), 'break-glass notice')
-        : postAll(r, auditView(record, r), 'audit diff'),
+        : postAll(r, appliedView(r, record), 'audit diff'),
     reviewed: (r) => postAll(r, reviewedView(r), 'break-glass review'),
     async reviewReminder(r) {
       const channel = r.message?.channel ?? r.approvalsChannel ?? r.origin.channel;

@@ -5,6 +5,7 @@ import { isWorkflowError, refusalSentence, type WorkflowError } from '../../work
 import type {
   ChangeRequest,
   Filed,
+  FiledSet,
   Origin,
   ReviewInput,
   ReviewResult,
@@ -56,7 +57,7 @@ export interface ChangeRequests {
     | { readonly ok: true; readonly result: ReviewResult }
     | { readonly ok: false; readonly error: WorkflowError }
   >;
-  /** Files a request restoring the before state of audit record `auditId`. */
+  /** Files a request restoring the before state of audit record `auditId` (of a set's record: the whole set). */
   revert(auditId: string, user: string, origin: Origin, reason: string): Promise<FileOutcome>;
   /** Opens the policy form of a create or an edit (prefilled with the policy as it is). */
   openPolicyForm(draft: Draft, triggerId: string): Promise<Sent>;
@@ -75,8 +76,11 @@ export interface ChangeRequestsOptions {
 export function createChangeRequests(options: ChangeRequestsOptions): ChangeRequests {
   const { workflow, delivery, logger } = options;
 
-  async function post(filed: Filed): Promise<FileOutcome> {
-    return postRequest(filed.request, previewView(filed.preview).file);
+  /** A single change with its preview's object list attached; a set with its whole list of changes. */
+  async function post(filed: Filed | FiledSet): Promise<FileOutcome> {
+    return filed.preview
+      ? postRequest(filed.request, previewView(filed.preview).file)
+      : postRequest(filed.request, setFile(filed.request));
   }
 
   async function postRequest(request: ChangeRequest, file: AttachedFile | undefined): Promise<FileOutcome> {
@@ -112,7 +116,7 @@ export function createChangeRequests(options: ChangeRequestsOptions): ChangeRequ
     return { ok: true, request, approvals, posted };
   }
 
-  async function filing(work: () => Promise<Filed>): Promise<FileOutcome> {
+  async function filing(work: () => Promise<Filed | FiledSet>): Promise<FileOutcome> {
     try {
       return await post(await work());
     } catch (err) {

@@ -3,10 +3,11 @@ import { z } from 'zod';
 import type { ChangeRecord } from '../../audit/types.ts';
 import { MAX_REASON } from '../../workflow/rules.ts';
 import { type ChangeRequest, REVIEW_OUTCOMES, type ReviewOutcome } from '../../workflow/types.ts';
-import { code, prose, truncate } from '../escape.ts';
+import { prose, truncate } from '../escape.ts';
 import { BLOCK, encodeMeta, lossAcknowledgement, modal, parseMeta, textInput } from './forms.ts';
 import { actions, type Block, button, finish, type SlackMessage, section } from './message.ts';
-import { auditView, breakGlassLine, requestTitle, when, who, whoList } from './request.ts';
+import { breakGlassLine, requestTitle, when, whereWords, who, whoList } from './request.ts';
+import { appliedView } from './setApplied.ts';
 
 /**
  * Break-glass in Slack, pure: the form its requester gives the reason in, the loud notice once it
@@ -36,7 +37,7 @@ export const parseReviewMeta = (text: string) => parseMeta(ReviewMetaSchema, tex
 export function breakGlassForm(r: ChangeRequest): types.ModalView {
   return modal(BREAK_GLASS_FORMS.breakGlass, 'Break glass', 'Apply now', encodeMeta({ id: r.id }), [
     section(
-      `${requestTitle(r)} in ${code(r.env)}/${code(truncate(r.vhost, 200))}\n:rotating_light: Applied at once, without an approval: posted in the approvals channel and where you asked, and reviewed by an approver afterwards (who may revert it).`,
+      `${requestTitle(r)} in ${whereWords(r)}\n:rotating_light: Applied at once, without an approval: posted in the approvals channel and where you asked, and reviewed by an approver afterwards (who may revert it).`,
     ),
     textInput(BLOCK.reason, 'Why it cannot wait for an approval', {
       multiline: true,
@@ -81,7 +82,8 @@ function reviewButtons(r: ChangeRequest): types.ActionsBlock {
  * Revert for an approver (in place of the audit diff's own Revert: a revert from here is the review).
  */
 export function breakGlassAppliedView(rec: ChangeRecord, r: ChangeRequest): SlackMessage {
-  const diff = auditView(rec, r);
+  // A set's every change, as its post after an approval shows them.
+  const diff = appliedView(r, rec);
   const by = rec.breakGlass?.user ?? r.breakGlass?.by ?? r.requester.user;
   const because = rec.breakGlass?.reason ?? r.breakGlass?.reason ?? '';
   const blocks: Block[] = [

@@ -1,6 +1,7 @@
 import { actionOf } from '../../policy/compare.ts';
 import type { PolicyFields } from '../../preview/preview.ts';
 import { showInvisible } from '../../text/asWritten.ts';
+import { namesOrCount } from '../../text/count.ts';
 import { type ChangeSet, type StepState, stepStates } from '../../workflow/changeSet.ts';
 import type { ChangeRequest } from '../../workflow/types.ts';
 import { code, prose, truncate } from '../escape.ts';
@@ -15,6 +16,26 @@ import { type Block, context, listSection, section, setsWords } from './message.
  */
 
 export const SHOWN = 15;
+
+/** Most characters the vhosts a set touches take in a message's header before they are counted instead. */
+const VHOST_NAMES_MAX = 400;
+
+/** What a set is, in words: `import of 7 policy changes from `f.json`` (a set's revert: `revert of …`). */
+export function setWords(r: Pick<ChangeRequest, 'action'> & { set: ChangeSet }, render = code): string {
+  const n = r.set.steps.length;
+  return `${r.action === 'revert' ? 'revert' : 'import'} of ${n} policy change${n === 1 ? '' : 's'} from ${render(truncate(r.set.source, 200))}`;
+}
+
+/**
+ * The vhosts a set touches, as a header names them: every one, or how many when their names
+ * would not fit (`50 vhosts`: each is in the attached file).
+ */
+export function vhostsWords(vhosts: readonly string[], render = code): string {
+  return namesOrCount(vhosts, (v) => render(truncate(v, 100)), 'vhost', {
+    max: VHOST_NAMES_MAX,
+    counted: ' (each in the attached file)',
+  });
+}
 
 function stepLine(s: ChangeSet['steps'][number], i: number, state?: string): string {
   const layer = s.layer === 'operator' ? 'operator policy' : 'policy';

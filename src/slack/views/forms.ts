@@ -1,6 +1,7 @@
 import type { types } from '@slack/bolt';
 import { z } from 'zod';
 import { parseDefinitionText } from '../../../commands/definition.ts';
+import { definitionSchema } from '../../definitions/read.ts';
 import { lossToAcknowledge } from '../../policy/impactWords.ts';
 import type { ApplyTo } from '../../policy/types.ts';
 import type { PolicyFields } from '../../preview/preview.ts';
@@ -10,7 +11,7 @@ import type { ChangeRequest, DecisionKind } from '../../workflow/types.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { SLACK_LIMITS } from '../limits.ts';
 import { type Block, context, section } from './message.ts';
-import { requestTitle } from './request.ts';
+import { requestTitle, whereWords } from './request.ts';
 
 /**
  * The forms (modals) of change requests, pure: the policy form of `create`/`edit` without
@@ -69,9 +70,7 @@ export const DraftSchema = z.object({
       priority: z.unknown().optional(),
       definition: z.unknown().optional(),
       /** `edit --set KEY=JSON --unset KEY` (commands/preview.ts). */
-      definitionPatch: z
-        .object({ set: z.record(z.string(), z.unknown()), unset: z.array(z.string()).readonly() })
-        .optional(),
+      definitionPatch: z.object({ set: definitionSchema, unset: z.array(z.string()).readonly() }).optional(),
     })
     .default({}),
   /** `--for`: reverted this long after it is applied (src/workflow/timebox.ts). */
@@ -392,7 +391,7 @@ export function decisionForm(r: ChangeRequest, kind: DecisionKind): View {
     verb,
     encodeMeta({ id: r.id, kind } satisfies DecisionMeta),
     [
-      section(`${requestTitle(r)} in ${code(r.env)}/${code(truncate(r.vhost, 200))}`),
+      section(`${requestTitle(r)} in ${whereWords(r)}`),
       textInput(BLOCK.reason, kind === 'approve' ? 'Why approve it' : 'Why reject it', {
         multiline: true,
         maxLength: MAX_REASON,

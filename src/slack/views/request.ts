@@ -6,12 +6,13 @@ import { formatDuration } from '../../duration.ts';
 import type { PolicyFields } from '../../preview/preview.ts';
 import { showInvisible, valueWritten } from '../../text/asWritten.ts';
 import { count } from '../../text/count.ts';
+import { setVhosts } from '../../workflow/changeSet.ts';
 import type { Freeze } from '../../workflow/freeze.ts';
 import { approvalsNeeded, approvalsOf, awaitsReview } from '../../workflow/rules.ts';
 import type { ChangeRequest, RequestState } from '../../workflow/types.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { asWrittenSection } from './asWritten.ts';
-import { setBlocks } from './changeSet.ts';
+import { setBlocks, setWords, vhostsWords } from './changeSet.ts';
 import {
   actions,
   type Block,
@@ -225,11 +226,22 @@ export function againLine(staleId: string): string {
   return `:repeat: *Filed again* by the bot: request ${code(staleId)} went stale because the change would now remove more than its approval accepted. Approvers, decide on the fresh numbers below.`;
 }
 
+/** What a request changes, in words: its one change, or its set. `render` shows a name. */
+function changeWords(r: ChangeRequest, render = code): string {
+  if (r.set) return setWords({ action: r.action, set: r.set }, render);
+  return `${prose(actionWords(r))} ${layerWords(r)} ${render(truncate(r.policy, 200))}`;
+}
+
+/** Where a request changes things: `env`/`vhost`, or a set's environment and every vhost it touches. */
+export function whereWords(r: ChangeRequest, render = code): string {
+  return r.set
+    ? `${render(r.env)} (${vhostsWords(setVhosts(r.set), render)})`
+    : `${render(r.env)}/${render(truncate(r.vhost, 200))}`;
+}
+
 /** The title line of a request, for messages and modals. */
 export function requestTitle(r: ChangeRequest): string {
-  if (r.set)
-    return `*Change request* ${code(r.id)}: import of ${r.set.steps.length} policy changes from ${code(truncate(r.set.source, 200))}`;
-  return `*Change request* ${code(r.id)}: ${prose(actionWords(r))} ${layerWords(r)} ${code(truncate(r.policy, 200))}`;
+  return `*Change request* ${code(r.id)}: ${changeWords(r)}`;
 }
 
 /** The request message in the approvals channel, as it reads in `request.state`. */
@@ -244,7 +256,7 @@ export function requestMessage(r: ChangeRequest, options: { fileAttached?: boole
     section(
       [
         `*Requested by* ${who(r.requester.user)} at ${when(r.createdAt)}`,
-        `*Environment* ${code(r.env)} · *vhost* ${code(r.vhost)}`,
+        `*Environment* ${code(r.env)} · ${r.set ? vhostsWords(setVhosts(r.set)) : `*vhost* ${code(r.vhost)}`}`,
         `*Reason* ${r.requester.reason ? prose(truncate(r.requester.reason, 1000)) : '_(none given)_'}`,
         ...(r.revertOf ? [`*Reverts* audit record ${code(r.revertOf)}`] : []),
         ...(r.againOf ? [againLine(r.againOf)] : []),
@@ -268,7 +280,7 @@ export function requestMessage(r: ChangeRequest, options: { fileAttached?: boole
   blocks.push(context(footer.join(' · ')));
   blocks.push(divider(), section(stateLine(r)));
   if (r.state === 'pending') blocks.push(buttons(r));
-  const text = `Change request ${r.id}: ${actionWords(r)} ${layerWords(r)} ${prose(truncate(r.policy, 200))} in ${prose(r.env)}/${prose(truncate(r.vhost, 100))} — ${r.state}.`;
+  const text = `Change request ${r.id}: ${changeWords(r, prose)} in ${whereWords(r, prose)} — ${r.state}.`;
   return finish(blocks, text);
 }
 
@@ -279,9 +291,7 @@ export function filedView(
   posted: { readonly ok: boolean; readonly error?: string },
 ): SlackMessage {
   const channel = `<#${approvals.replace(/[^A-Z0-9]/gi, '')}>`;
-  const lines = [
-    `:inbox_tray: ${requestTitle(r)} in ${code(r.env)}/${code(truncate(r.vhost, 200))} is filed by ${who(r.requester.user)}.`,
-  ];
+  const lines = [`:inbox_tray: ${requestTitle(r)} in ${whereWords(r)} is filed by ${who(r.requester.user)}.`];
   if (r.breakGlass)
     lines.push(
       `:rotating_light: *Break glass:* it is applied now without approval, because ${prose(truncate(r.breakGlass.reason, 500))}; announced in ${channel} and here, and an approver reviews it by ${when(r.breakGlass.reviewBy)}.`,
@@ -472,7 +482,7 @@ export function notAppliedView(
 export function decisionNoticeView(r: ChangeRequest): SlackMessage {
   return finish(
     [section(requestTitle(r)), section(stateLine(r))],
-    `Your change request ${r.id} (${actionWords(r)} ${layerWords(r)} ${prose(truncate(r.policy, 200))} in ${prose(r.env)}) is ${r.state}.`,
+    `Your change request ${r.id} (${changeWords(r, prose)} in ${prose(r.env)}) is ${r.state}.`,
   );
 }
 

@@ -1,5 +1,6 @@
 import type { RequestsResult } from '../../../commands/requests.ts';
-import { code, prose } from '../escape.ts';
+import { code, prose, truncate } from '../escape.ts';
+import { vhostsWords } from './changeSet.ts';
 import { context, finish, type SlackMessage, section } from './message.ts';
 import { frozenLine } from './request.ts';
 
@@ -22,7 +23,9 @@ export function requestsView(r: RequestsResult): SlackMessage {
     return finish([...frozen, section('No open change requests.')], 'No open change requests.');
   const blocks = r.requests.map((q) => {
     const c = q.change;
-    const what = `*${c.action}* ${c.operator ? 'operator policy' : 'policy'} ${code(c.policy)} in ${code(q.env)} / ${code(q.vhost)}`;
+    const what = q.set
+      ? `*${c.action}* of ${q.set.size} policy change${q.set.size === 1 ? '' : 's'} from ${code(truncate(q.set.source, 200))} in ${code(q.env)} (${vhostsWords(q.set.vhosts)})`
+      : `*${c.action}* ${c.operator ? 'operator policy' : 'policy'} ${code(c.policy)} in ${code(q.env)} / ${code(q.vhost)}`;
     const lines = [
       `${what}: ${STATE_WORDS[q.state] ?? q.state}`,
       `requested by ${user(q.requester.user)}${q.requester.reason ? `: ${prose(q.requester.reason)}` : ''}`,

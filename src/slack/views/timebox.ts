@@ -2,7 +2,7 @@ import { formatDuration } from '../../duration.ts';
 import type { ChangeRequest } from '../../workflow/types.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { finish, type SlackMessage, section } from './message.ts';
-import { requestTitle, when, who } from './request.ts';
+import { requestTitle, when, whereWords, who } from './request.ts';
 
 /**
  * What a time-boxed change says as its deadline comes: the warning ten minutes before, and at
@@ -14,7 +14,7 @@ const name = (r: ChangeRequest) => code(truncate(r.policy, 200));
 
 export function timeBoxWarningView(r: ChangeRequest, deadline: Date, willRevert: boolean): SlackMessage {
   const line = willRevert
-    ? `:hourglass_flowing_sand: *In 10 minutes* (${when(deadline.toISOString())}) the bot reverts ${name(r)} in ${code(r.env)}/${code(r.vhost)} to the state before ${code(r.id)}, as approved with it by ${r.decision ? who(r.decision.by) : 'its approver'}${r.set ? ', in the order it plans then: should no order spare every queue on the way, it asks for a new approval instead' : ''}.`
+    ? `:hourglass_flowing_sand: *In 10 minutes* (${when(deadline.toISOString())}) the bot reverts ${name(r)} in ${whereWords(r)} to the state before ${code(r.id)}, as approved with it by ${r.decision ? who(r.decision.by) : 'its approver'}${r.set ? ', in the order it plans then: should no order spare every queue on the way, it asks for a new approval instead' : ''}.`
     : `:hourglass_flowing_sand: *In 10 minutes* (${when(deadline.toISOString())}) the time box of ${code(r.id)} ends, but ${name(r)} was changed again since: the bot will not revert it blindly and will ask for a new approval instead.`;
   return finish([section(line)], `In 10 minutes the time box of ${r.id} (${prose(r.policy)}) ends.`);
 }
