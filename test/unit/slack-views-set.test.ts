@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { requestEntry } from '../../commands/requests.ts';
 import { setFile } from '../../src/slack/views/changeSet.ts';
 import { requestMessage } from '../../src/slack/views/request.ts';
+import { requestsView } from '../../src/slack/views/requests.ts';
+import { appliedView } from '../../src/slack/views/setApplied.ts';
 import type { SetStep } from '../../src/workflow/changeSet.ts';
 import type { ChangeRequest } from '../../src/workflow/types.ts';
 import { checkMessage } from '../support/fakeSlack.ts';
@@ -15,7 +18,11 @@ import { renderedText } from '../support/harness.ts';
 const T0 = '2026-12-02T18:00:00.000Z';
 const NAME = (i: number) => `${String(i).padStart(3, '0')}-${'p'.repeat(251)}`;
 
-function setRequest(size: number, state: ChangeRequest['state'] = 'pending'): ChangeRequest {
+function setRequest(
+  size: number,
+  state: ChangeRequest['state'] = 'pending',
+  vhostOf: (i: number) => string = () => 'v'.repeat(255),
+): ChangeRequest {
   const fields = (priority: number) => ({
     pattern: `^orders\\.${'x'.repeat(200)}$`,
     applyTo: 'queues',
@@ -24,7 +31,7 @@ function setRequest(size: number, state: ChangeRequest['state'] = 'pending'): Ch
   });
   const steps: SetStep[] = Array.from({ length: size }, (_, i) => ({
     layer: i % 3 === 0 ? 'operator' : 'user',
-    vhost: 'v'.repeat(255),
+    vhost: vhostOf(i),
     name: NAME(i),
     // Creates (even), edits and deletes (odd, every fifth): a step always has a before or an after.
     before: i % 2 === 0 ? null : fields(i),
@@ -100,6 +107,8 @@ function setRequest(size: number, state: ChangeRequest['state'] = 'pending'): Ch
   } as ChangeRequest;
 }
 
+const requestsResult = (rs: ChangeRequest[]) => ({ requests: rs.map(requestEntry), frozen: [] });
+
 describe('a change set in the approvals channel', () => {
   it.each(['pending', 'applying', 'applied', 'failed'] as const)(
     'a set of 100 changes at the name limit stays within Slack’s limits (%s)',
@@ -162,6 +171,105 @@ describe('a change set in the approvals channel', () => {
     // Applied (or any other state): no longer waiting, nothing said.
     const done = renderedText({ text: '', blocks: requestMessage({ ...r, state: 'applied' }).blocks });
     expect(done).not.toContain('Waiting to go on');
+  });
+
+  it('a set over many vhosts names each in its header, or counts them when they do not fit (never its first alone)', () => {
+    const header = (r: ChangeRequest) => renderedText({ text: '', blocks: requestMessage(r).blocks });
+    const three = header(setRequest(6, 'pending', (i) => ['orders', 'billing', 'audit'][i % 3] as string));
+    expect(three).toContain('*Environment* `prod` · vhosts `orders`, `billing`, `audit`');
+    const fifty = setRequest(
+      100,
+      'pending',
+      (i) => `tenant-${String(i % 50).padStart(2, '0')}-${'v'.repeat(60)}`,
+    );
+    const text = header(fifty);
+    expect(text).toContain('*Environment* `prod` · 50 vhosts (each in the attached file)');
+    expect(requestMessage(fifty).text).toContain('in prod (50 vhosts');
+    const m = requestMessage(fifty);
+    expect(checkMessage({ text: m.text, blocks: m.blocks }, { maxText: 4000 })).toBeNull();
+  });
+
+  it('a step left by the rollback and a step not known are shown above the list, with what the broker holds, within Slack’s limits', () => {
+    const holds = {
+      pattern: `^race\\.${'y'.repeat(300)}$`,
+      applyTo: 'queues',
+      priority: 5,
+      definition: {
+        'max-length': 123,
+        'dead-letter-exchange': 'x'.repeat(500),
+        'message-ttl': 1,
+        expires: 2,
+      },
+    };
+    const r = {
+      ...setRequest(100, 'applying'),
+      setProgress: {
+        size: 100,
+        written: 60,
+        undone: 30,
+        left: [
+          { step: 40, holds },
+          { step: 45, holds: null },
+        ],
+        unknown: [60],
+        retrying: { why: 'socket hang up', at: T0 },
+      },
+    };
+    const m = requestMessage(r, { fileAttached: true });
+    expect(checkMessage({ text: m.text, blocks: m.blocks }, { maxText: 4000 })).toBeNull();
+    const text = renderedText({ text: '', blocks: m.blocks });
+    const attention = text.slice(text.indexOf('*Not as the set would have them:*'));
+    expect(attention).toMatch(
+      /^\*Not as the set would have them:\*\n41\. .*left as changed outside this request\*, not undone: the broker holds pattern `\^race/,
+    );
+    expect(attention).toContain('`max-length` = `123`');
+    expect(attention).toMatch(/\n46\. .*the broker holds no policy/);
+    expect(attention).toMatch(/\n61\. .*\*not known\*: the broker did not answer/);
+    expect(text).toMatch(/\n1\. .* · _written_/);
+  });
+
+  it('a set applied is posted with every change and its audit record (its diff), the rest in the file, one Revert for the whole set', () => {
+    const last = {
+      id: 'a-r-set0123456789abcdef-6',
+      at: T0,
+      appliedAt: T0,
+      env: 'prod',
+      prev: '',
+      hash: '',
+      vhost: 'v',
+      policy: 'p',
+      operator: false,
+      action: 'create' as const,
+      requester: { user: 'api:ci', reason: 'policies as code' },
+      approvers: [{ user: 'U0APPROVER', reason: 'reviewed' }],
+      before: null,
+      after: null,
+      objects: [],
+      unpredictable: 0,
+    };
+    const seven = appliedView(setRequest(7, 'applied'), last);
+    const text = renderedText({ text: seven.text, blocks: seven.blocks });
+    for (let i = 0; i < 7; i++) {
+      expect(text).toContain(`*${i + 1}. `);
+      expect(text).toContain(`\`a-r-set0123456789abcdef-${i}\``);
+    }
+    expect(text).toContain('*Applied:* import of 7 policy changes from');
+    expect(seven.file).toBeUndefined();
+    const revert = seven.blocks.flatMap((b) => (b.type === 'actions' ? b.elements : []));
+    expect(revert).toHaveLength(1);
+    expect(revert[0]).toMatchObject({ action_id: 'rmq_audit_revert', value: last.id });
+    const hundred = appliedView(setRequest(100, 'applied'), { ...last, id: 'a-r-set0123456789abcdef-99' });
+    expect(checkMessage({ text: hundred.text, blocks: hundred.blocks }, { maxText: 4000 })).toBeNull();
+    expect(renderedText({ text: '', blocks: hundred.blocks })).toContain('…and 90 more changes');
+    expect(hundred.file?.content.split('\n').filter((l) => /^\d+\. /.test(l))).toHaveLength(100);
+  });
+
+  it('`requests` lists a set as a set: its file, how many changes, its vhosts', () => {
+    const r = setRequest(6, 'pending', (i) => ['orders', 'billing'][i % 2] as string);
+    const m = requestsView(requestsResult([r]));
+    const text = renderedText({ text: m.text, blocks: m.blocks });
+    expect(text).toContain('*import* of 6 policy changes from `definitions-');
+    expect(text).toContain('in `prod` (vhosts `orders`, `billing`)');
   });
 
   it('the attached file holds every change, in the order of writing', () => {
