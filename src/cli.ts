@@ -14,7 +14,7 @@ import { brokerReason, RabbitError } from './rabbit/errors.ts';
 import { type AnsweredAt, answeredForLine } from './terminal/answeredFor.ts';
 import { policiesText } from './terminal/policies.ts';
 import { whichText } from './terminal/which.ts';
-import { quoted } from './text/asWritten.ts';
+import { jsonText, quoted } from './text/asWritten.ts';
 import { count } from './text/count.ts';
 import { checkScope } from './vhosts.ts';
 
@@ -48,7 +48,7 @@ interface TerminalRun {
 /** Answers, writes to `io`, and returns the exit code. Throws InputError for bad input. */
 type TerminalCommand = (run: TerminalRun) => Promise<number>;
 
-const asJson = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
+const asJson = (value: unknown): string => `${jsonText(value, 2)}\n`;
 
 /**
  * A `--json` answer of a broker with several nodes carries `node`: the URL of the node that
@@ -304,7 +304,7 @@ export async function runCli(
   } catch (err) {
     if (err instanceof InputError || err instanceof ConfigError) {
       const help = err instanceof InputError ? [err.hint, err.usage].filter(Boolean) : [];
-      if (json) io.out(`${JSON.stringify({ error: { code: err.code, message: err.message } })}\n`);
+      if (json) io.out(`${jsonText({ error: { code: err.code, message: err.message } })}\n`);
       io.err(`rmq: ${[err.message, ...help].join('\n')}\n`);
       return 2;
     }
@@ -312,7 +312,7 @@ export async function runCli(
       // Whatever the command did not turn into an answer of its own: the broker was not asked.
       const reason = brokerReason(err);
       const message = reason ? `the broker refused the request: ${reason}` : err.message;
-      if (json) io.out(`${JSON.stringify({ error: { code: err.code, message, status: err.status } })}\n`);
+      if (json) io.out(`${jsonText({ error: { code: err.code, message, status: err.status } })}\n`);
       io.err(`rmq: ${message}\n`);
       return 3;
     }
@@ -337,9 +337,7 @@ interface ImportAnswer {
 function importedText(a: ImportAnswer, file: string): string {
   const lines = [
     `Filed ${a.request.id} in ${a.env} (${a.request.state}): ${a.plan.changes.length} change${a.plan.changes.length === 1 ? '' : 's'} from ${file}, applied in this order once approved in Slack:`,
-    ...a.plan.changes.map(
-      (c, i) => `  ${i + 1}. ${c.action} ${JSON.stringify(c.policy)} in ${JSON.stringify(c.vhost)}`,
-    ),
+    ...a.plan.changes.map((c, i) => `  ${i + 1}. ${c.action} ${quoted(c.policy)} in ${quoted(c.vhost)}`),
   ];
   const i = a.plan.impact;
   if (i.messagesLost || i.messagesDeadLettered || i.queuesDeleted)

@@ -4,6 +4,7 @@ import type { CustomRoute } from '@slack/bolt';
 import { fileImport, ImportBody, type ImportDeps, importJson } from '../../commands/import.ts';
 import { InputError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { jsonText } from '../text/asWritten.ts';
 import type { ChangeRequest, Origin } from '../workflow/types.ts';
 import { parseThreadLink } from './requests/command.ts';
 
@@ -40,7 +41,7 @@ export function tokenName(
 
 function send(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-  res.end(JSON.stringify(body));
+  res.end(jsonText(body));
 }
 
 const refused = (code: string, message: string) => ({ error: { code, message } });

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { CustomRoute } from '@slack/bolt';
 import type { HealthMonitor } from '../health.ts';
+import { jsonText } from '../text/asWritten.ts';
 import type { Metrics } from './metrics.ts';
 
 /**
@@ -20,7 +21,7 @@ export function livezRoute(health: Pick<HealthMonitor, 'draining'>): CustomRoute
     method: ['GET'],
     handler: (_req, res) => {
       const ok = !health.draining;
-      send(res, ok ? 200 : 503, 'application/json', JSON.stringify({ ok, draining: !ok }));
+      send(res, ok ? 200 : 503, 'application/json', jsonText({ ok, draining: !ok }));
     },
   };
 }
@@ -35,7 +36,7 @@ export function readinessRoutes(health: Pick<HealthMonitor, 'readiness'>): Custo
     method: ['GET'],
     handler: (_req, res) => {
       const readiness = health.readiness();
-      send(res, readiness.ok ? 200 : 503, 'application/json', JSON.stringify(readiness));
+      send(res, readiness.ok ? 200 : 503, 'application/json', jsonText(readiness));
     },
   }));
 }

@@ -7,8 +7,17 @@
  * by `src/slack/escape.ts`; the terminal prints it as it is. Pure, imports nothing.
  */
 
+/**
+ * What does not show besides C0 controls (which JSON.stringify escapes itself): DEL and C1
+ * controls, zero-width characters, line and paragraph separators, bidi controls.
+ */
+const INVISIBLE_BEYOND_C0 =
+  '\\u007f-\\u009f\\u00ad\\u061c\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2069\\ufeff';
 /** Control characters, zero-width characters, line and paragraph separators, bidi controls. */
-const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+const INVISIBLE = new RegExp(`[\\u0000-\\u001f${INVISIBLE_BEYOND_C0}]`, 'g');
+const INVISIBLE_IN_JSON = new RegExp(`[${INVISIBLE_BEYOND_C0}]`, 'g');
+
+const unicodeEscape = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
 /** Every character that does not show as an escape: `\n`, `\r`, `\t`, else `\uXXXX`. */
 export function showInvisible(s: string): string {
@@ -16,8 +25,19 @@ export function showInvisible(s: string): string {
     if (c === '\n') return '\\n';
     if (c === '\r') return '\\r';
     if (c === '\t') return '\\t';
-    return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+    return unicodeEscape(c);
   });
+}
+
+/**
+ * A JSON document for anything a person may read: every `--json` answer, every JSON the bot
+ * answers or attaches. JSON.stringify's text with each character that does not show written as
+ * its `\uXXXX` escape: a parser reads the same strings, a screen shows the escape, and a bidi
+ * override cannot reorder what follows it. Outside strings JSON has only ASCII, so every such
+ * character is inside one, where the escape means the same character.
+ */
+export function jsonText(value: unknown, indent?: number): string {
+  return (JSON.stringify(value, null, indent) ?? 'null').replace(INVISIBLE_IN_JSON, unicodeEscape);
 }
 
 /** True when `showInvisible` would change the string. */
@@ -35,7 +55,7 @@ export function quoted(s: string): string {
 
 /** A value as its JSON (a string keeps its quotes: `"dlx"`), what does not show escaped. */
 export function jsonWritten(v: unknown): string {
-  return showInvisible(JSON.stringify(v) ?? String(v));
+  return v === undefined ? 'undefined' : jsonText(v);
 }
 
 /** A value as written: a string as its characters (`dlx`), anything else as its JSON. */

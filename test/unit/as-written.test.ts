@@ -36,7 +36,7 @@ import { policiesText } from '../../src/terminal/policies.ts';
 import { previewText } from '../../src/terminal/preview.ts';
 import { requestsText } from '../../src/terminal/requests.ts';
 import { whichText } from '../../src/terminal/which.ts';
-import { asWritten, quoted, showInvisible, terminalText } from '../../src/text/asWritten.ts';
+import { asWritten, jsonText, quoted, showInvisible, terminalText } from '../../src/text/asWritten.ts';
 import { WorkflowError } from '../../src/workflow/errors.ts';
 import type { ChangeRequest } from '../../src/workflow/types.ts';
 import { renderedText } from '../support/fakeSlack.ts';
@@ -239,6 +239,27 @@ describe('the one "as written" rendering', () => {
         expect(showInvisible(shown)).toBe(shown);
         expect(terminalText([s]).split('\n')).toHaveLength(2);
       }),
+    );
+  });
+
+  it('JSON for people: what does not show as its \\u escape, and parsed the same value (property)', () => {
+    expect(jsonText({ pattern: `^a${FORGE_TTL}` }, 2)).toBe(
+      '{\n  "pattern": "^a\\u202e\\n+ definition.message-ttl: (none)  ->  60000"\n}',
+    );
+    fc.assert(
+      fc.property(
+        fc.jsonValue(),
+        fc.string({ unit: 'binary' }),
+        fc.constantFrom(undefined, 2),
+        (v, s, indent) => {
+          const value = { v, s, [s]: s };
+          const text = jsonText(value, indent);
+          expect(text).not.toMatch(
+            /[\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/,
+          );
+          expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(value)));
+        },
+      ),
     );
   });
 

@@ -1,6 +1,6 @@
 import { actionOf } from '../../policy/compare.ts';
 import type { PolicyFields } from '../../preview/preview.ts';
-import { showInvisible } from '../../text/asWritten.ts';
+import { jsonText, showInvisible } from '../../text/asWritten.ts';
 import { namesOrCount } from '../../text/count.ts';
 import { type ChangeSet, type StepState, stepStates } from '../../workflow/changeSet.ts';
 import type { ChangeRequest } from '../../workflow/types.ts';
@@ -112,7 +112,7 @@ export function setFile(r: ChangeRequest & { set: ChangeSet }): AttachedFile {
   const lines = r.set.steps.map(
     (s, i) =>
       `${i + 1}. ${actionOf(s)} ${s.layer === 'operator' ? 'operator policy' : 'policy'} ${showInvisible(s.name)} in ${showInvisible(s.vhost)}\n` +
-      `   before: ${s.before ? JSON.stringify(s.before) : '(none)'}\n   after:  ${s.after ? JSON.stringify(s.after) : '(none)'}`,
+      `   before: ${s.before ? jsonText(s.before) : '(none)'}\n   after:  ${s.after ? jsonText(s.after) : '(none)'}`,
   );
   return {
     filename: `set-${r.id}.txt`,

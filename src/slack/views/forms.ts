@@ -5,6 +5,7 @@ import { definitionSchema } from '../../definitions/read.ts';
 import { lossToAcknowledge } from '../../policy/impactWords.ts';
 import type { ApplyTo } from '../../policy/types.ts';
 import type { PolicyFields } from '../../preview/preview.ts';
+import { jsonText } from '../../text/asWritten.ts';
 import { type RefusalOf, refusalSentence } from '../../workflow/errors.ts';
 import { MAX_REASON } from '../../workflow/rules.ts';
 import type { ChangeRequest, DecisionKind } from '../../workflow/types.ts';
@@ -218,7 +219,7 @@ export function policyForm(input: PolicyFormInput): View {
     },
     textInput(BLOCK.priority, 'Priority', { initial: String(initial?.priority ?? 0), hint: PRIORITY_HINT }),
     textInput(BLOCK.definition, 'Definition (JSON)', {
-      initial: initial ? JSON.stringify(initial.definition, null, 2) : undefined,
+      initial: initial ? jsonText(initial.definition, 2) : undefined,
       multiline: true,
       placeholder: '{"message-ttl": 60000}',
     }),
