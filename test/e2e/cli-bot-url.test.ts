@@ -59,11 +59,15 @@ const importAt = (botUrl: string, extra: readonly string[] = [], token = TOKEN) 
   );
 
 describe('import to a server at RMQ_BOT_URL that does not answer as the bot', () => {
+  const PATH =
+    "check RMQ_BOT_URL's path: it is the bot's base URL, where GET /livez answers, and import posts to api/import under it";
+  const NOT_AS_THE_BOT = ', and not as the bot answers';
+
   it('404 {"error":"unknown"}: the address posted to and its path to check, exit 3, never "undefined"', async () => {
     const run = await importAt(base);
     expect(run.code).toBe(3);
     expect(run.err).toBe(
-      `rmq: the server at RMQ_BOT_URL answered HTTP 404 to POST ${base}/api/import, and not as the bot answers: check RMQ_BOT_URL's path: it is the bot's base URL, where GET /livez answers, and import posts to api/import under it\n`,
+      `rmq: the server at RMQ_BOT_URL answered HTTP 404 to POST ${base}/api/import${NOT_AS_THE_BOT}: ${PATH}\n`,
     );
     expect(run.out).toBe('');
   });
@@ -78,16 +82,8 @@ describe('import to a server at RMQ_BOT_URL that does not answer as the bot', ()
   });
 
   it.each([
-    [
-      '/html-404',
-      [404, 'text/html', '<html>Not Found</html>'],
-      ", not JSON: check RMQ_BOT_URL's path: it is the bot's base URL, where GET /livez answers, and import posts to api/import under it",
-    ],
-    [
-      '/ok',
-      [200, 'application/json', '{"ok":true}'],
-      ", and not as the bot answers: check RMQ_BOT_URL's path: it is the bot's base URL, where GET /livez answers, and import posts to api/import under it",
-    ],
+    ['/html-404', [404, 'text/html', '<html>Not Found</html>'], `, not JSON: ${PATH}`],
+    ['/ok', [200, 'application/json', '{"ok":true}'], `${NOT_AS_THE_BOT}: ${PATH}`],
     [
       '/gateway',
       [502, 'text/html', '<html>Bad Gateway</html>'],
@@ -96,7 +92,7 @@ describe('import to a server at RMQ_BOT_URL that does not answer as the bot', ()
     [
       '/limit',
       [413, 'application/json', '{"message":"Request Entity Too Large"}'],
-      ', and not as the bot answers: something in front of the bot refused it: check RMQ_BOT_URL and what stands in front of the bot',
+      `${NOT_AS_THE_BOT}: something in front of the bot refused it: check RMQ_BOT_URL and what stands in front of the bot`,
     ],
   ] as const)('%s', async (path, answer, said) => {
     answers.set(`${path}/api/import`, [...answer]);

@@ -10,7 +10,7 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BotProcess, labBotEnv, spawnBot } from '../support/botProcess.ts';
+import { type BotProcess, labBotEnv, labEnvironmentYaml, spawnBot } from '../support/botProcess.ts';
 import { adminClient, brokerCredentials, brokerUrl, uniqueName } from '../support/broker.ts';
 import { type Built, built } from '../support/built.ts';
 import { runBuiltRmq } from '../support/cli.ts';
@@ -132,7 +132,7 @@ describe('the bot: the answer of POST /api/import and the set file it attaches',
     [slack, redis] = await Promise.all([startFakeSlack(), startRedisServer()]);
     const env = labBotEnv({
       cwd,
-      environmentsYaml: `environments:\n  - { name: lab, url: "${brokerUrl()}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD, approvers: [U0APPROVER], approvalsChannel: C0APPROVALS }\n`,
+      environmentsYaml: labEnvironmentYaml(),
       slack,
       redisUrl: redis.url,
       signingSecret: 'json-escapes-signing-secret',

@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { brokerCredentials, waitFor } from './broker.ts';
+import { brokerCredentials, brokerUrl, waitFor } from './broker.ts';
 import type { FakeSlack } from './fakeSlack.ts';
 
 export interface BotProcess {
@@ -57,6 +57,10 @@ export function spawnBot(mainJs: string, env: Record<string, string>, cwd?: stri
       ),
   };
 }
+
+/** One environment, `lab`, on the test broker: approved by U0APPROVER, in C0APPROVALS. */
+export const labEnvironmentYaml = (): string =>
+  `environments:\n  - { name: lab, url: "${brokerUrl()}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD, approvers: [U0APPROVER], approvalsChannel: C0APPROVALS }\n`;
 
 /**
  * The environment of a bot process on the fake Slack (HTTP mode, a free port, LOG_LEVEL info):
