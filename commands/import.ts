@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_FILE_BYTES, readDefinitions } from '../src/definitions/read.ts';
+import { MAX_FILE_BYTES, readDefinitions, readDefinitionsFolder } from '../src/definitions/read.ts';
 import { InputError } from '../src/errors.ts';
 import { changeJson, type Plan, type PlanBroker, planFile } from '../src/plan/plan.ts';
 import { plannedSet } from '../src/workflow/changeSet.ts';
@@ -7,11 +7,11 @@ import { isWorkflowError } from '../src/workflow/errors.ts';
 import { MAX_TIMEBOX_MS, MIN_TIMEBOX_MS, parseTimeBox } from '../src/workflow/timebox.ts';
 import type { ChangeRequest, Origin, Workflow } from '../src/workflow/types.ts';
 import { IMPORT_USAGE } from './importUsage.ts';
-import { type FlagDefaults, parseArgs, parseWith, Vhost } from './parse.ts';
+import { type FlagDefaults, parseArgs, parseVhostMap, parseWith, Vhost, vhostMapOf } from './parse.ts';
 import { requestEntry } from './requests.ts';
 
 /**
- * `import FILE --reason TEXT [--vhost V] [--env E] [--prune] [--thread LINK] [--for DURATION] [--break-glass]`:
+ * `import FILE --reason TEXT [--vhost V] [--vhost-map FROM=TO …] [--env E] [--prune] [--thread LINK] [--for DURATION] [--break-glass]`:
  * one change request for the whole set of a definitions file, planned against the broker
  * (src/plan/), filed through the workflow as one set (`Workflow.fileSet`). The terminal sends the
  * file to the bot (`POST /api/import`, src/slack/importRoute.ts) and never touches Redis or the
@@ -21,6 +21,7 @@ import { requestEntry } from './requests.ts';
 const FLAGS = {
   reason: 'string',
   vhost: 'string',
+  'vhost-map': 'list',
   env: 'string',
   prune: 'boolean',
   thread: 'string',
@@ -28,26 +29,45 @@ const FLAGS = {
   'break-glass': 'boolean',
 } as const;
 
-/** What the terminal sends and the bot reads: the file's text and the flags (zod at the bot's boundary). */
-export const ImportBody = z.object({
-  /** The file's name as given (`-`: standard input): the set's `source`. */
-  source: z.string().min(1).max(1024),
-  file: z.string().max(MAX_FILE_BYTES),
-  reason: z.string().min(1).max(2000),
-  vhost: z.string().min(1).optional(),
-  env: z.string().min(1).optional(),
-  prune: z.boolean().optional(),
-  /** A Slack message link: the result is posted in that thread. */
-  thread: z.string().optional(),
-  breakGlass: z.boolean().optional(),
-  /** `--for`: the whole set reverted this long after it is applied. */
-  timeBoxMs: z.number().int().min(MIN_TIMEBOX_MS).max(MAX_TIMEBOX_MS).optional(),
-});
+/**
+ * What the terminal sends and the bot reads: the file's text (a folder: each of its files) and the
+ * flags (zod at the bot's boundary).
+ */
+export const ImportBody = z
+  .object({
+    /** The file's (or folder's) name as given (`-`: standard input): the set's `source`. */
+    source: z.string().min(1).max(1024),
+    file: z.string().max(MAX_FILE_BYTES).optional(),
+    /** A folder's files, each read on its own, as one set. */
+    files: z
+      .array(z.object({ name: z.string().min(1).max(1024), file: z.string().max(MAX_FILE_BYTES) }))
+      .max(10_000)
+      .optional(),
+    reason: z.string().min(1).max(2000),
+    vhost: z.string().min(1).optional(),
+    /** `--vhost-map FROM=TO`, each FROM once. */
+    vhostMap: z
+      .array(z.object({ from: z.string().min(1), to: z.string().min(1) }))
+      .max(1000)
+      .refine((m) => new Set(m.map((x) => x.from)).size === m.length, 'a vhost of the file is mapped twice')
+      .optional(),
+    env: z.string().min(1).optional(),
+    prune: z.boolean().optional(),
+    /** A Slack message link: the result is posted in that thread. */
+    thread: z.string().optional(),
+    breakGlass: z.boolean().optional(),
+    /** `--for`: the whole set reverted this long after it is applied. */
+    timeBoxMs: z.number().int().min(MIN_TIMEBOX_MS).max(MAX_TIMEBOX_MS).optional(),
+  })
+  .refine((b) => (b.file === undefined) !== (b.files === undefined), {
+    message: 'give the definitions as file (one file) or files (a folder), one of the two',
+    path: ['file'],
+  });
 export type ImportBody = z.infer<typeof ImportBody>;
 
 export interface ImportWords {
   readonly file: string;
-  readonly body: Omit<ImportBody, 'file' | 'source'>;
+  readonly body: Omit<ImportBody, 'file' | 'files' | 'source'>;
 }
 
 /**
@@ -59,7 +79,7 @@ export function parseImport(
   defaults: FlagDefaults = {},
   options: { attached?: boolean } = {},
 ): ImportWords {
-  const { positionals, flags } = parseArgs(words, FLAGS, IMPORT_USAGE);
+  const { positionals, flags, lists } = parseArgs(words, FLAGS, IMPORT_USAGE);
   if (options.attached && positionals.length === 0) positionals.push('');
   if (positionals.length !== 1)
     throw new InputError(
@@ -72,16 +92,19 @@ export function parseImport(
   const reason = typeof flags.reason === 'string' ? flags.reason.trim() : '';
   if (!reason)
     throw new InputError('import needs --reason: why the set is changed.', { usage: IMPORT_USAGE });
+  // Not the default vhost (RMQ_VHOST, a channel's): without --vhost, every vhost the file names.
   const { vhost, env } = parseWith(
     z.object({ vhost: Vhost.optional(), env: z.string().min(1).optional() }),
-    { vhost: flags.vhost ?? defaults.vhost, env: flags.env ?? defaults.env },
+    { vhost: flags.vhost, env: flags.env ?? defaults.env },
     IMPORT_USAGE,
   );
+  const vhostMap = parseVhostMap(lists['vhost-map'], IMPORT_USAGE);
   return {
     file: positionals[0] as string,
     body: {
       reason,
       ...(vhost ? { vhost } : {}),
+      ...(vhostMap ? { vhostMap } : {}),
       ...(env ? { env } : {}),
       ...(flags.prune === true ? { prune: true } : {}),
       ...(typeof flags.thread === 'string' ? { thread: flags.thread } : {}),
@@ -127,7 +150,14 @@ export async function fileImport(
   requester: string,
   origin: Origin,
 ): Promise<ImportOutcome> {
-  const read = readDefinitions(body.file, { vhost: body.vhost });
+  const options = { vhost: body.vhost, vhostMap: vhostMapOf(body.vhostMap) };
+  const read = body.files
+    ? readDefinitionsFolder(
+        body.source,
+        body.files.map((f) => ({ name: f.name, bytes: f.file })),
+        options,
+      )
+    : readDefinitions(body.file ?? '', options);
   if (!read.ok) return { status: 'refused', problems: [read.problem] };
   const { name, broker } = deps.broker(body.env, read.file.vhosts);
   const planned = await planFile(read.file, broker, { prune: body.prune === true });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { DefinitionsFile } from '../src/definitions/read.ts';
+import { type DefinitionsFile, missingVhostWords, withDeclared } from '../src/definitions/read.ts';
 import { formatDuration } from '../src/duration.ts';
-import { InputError } from '../src/errors.ts';
+import { codeOf, InputError } from '../src/errors.ts';
 import { type BacktrackingReader, defaultReader } from '../src/patterns/reader.ts';
 import { atLeastAsSevere, type Finding, Linter, SEVERITIES, type Severity } from '../src/policy/lint.ts';
 import { PatternCache } from '../src/policy/pattern.ts';
@@ -10,9 +10,9 @@ import { formatVersion, type Policy, type PolicyLayer } from '../src/policy/type
 import type { NotAskedWhy } from '../src/rabbit/errors.ts';
 import { type InventorySource, openInventory } from '../src/rabbit/inventory.ts';
 import { quoted, valueWritten } from '../src/text/asWritten.ts';
-import type { VhostLister } from '../src/vhosts.ts';
+import { missingVhost, type VhostLister } from '../src/vhosts.ts';
 import { LINT_USAGE } from './lintUsage.ts';
-import { type FlagDefaults, parseArgs, parseWith, Vhost } from './parse.ts';
+import { type FlagDefaults, parseArgs, parseVhostMap, parseWith, Vhost, type VhostMapping } from './parse.ts';
 import { notAskedOf } from './whichLookup.ts';
 
 /**
@@ -33,12 +33,20 @@ const LintInput = z.object({
   failOn: z.enum(['error', 'warning']).optional(),
   file: z.string().min(1).optional(),
 });
-export type LintInput = z.output<typeof LintInput>;
+export type LintInput = z.output<typeof LintInput> & {
+  /**
+   * With a file: `--vhost` as given, which the file is read with (undefined: every vhost the file
+   * names; the terminal's RMQ_VHOST does not narrow a file).
+   */
+  readonly fileVhost?: string | undefined;
+  /** With a file, `--vhost-map FROM=TO`: the file's vhost FROM read as TO. */
+  readonly vhostMap?: readonly VhostMapping[] | undefined;
+};
 
 export function parseLint(words: readonly string[], defaults: FlagDefaults = {}): LintInput {
-  const { positionals, flags } = parseArgs(
+  const { positionals, flags, lists } = parseArgs(
     words,
-    { vhost: 'string', env: 'string', 'fail-on': 'string' },
+    { vhost: 'string', 'vhost-map': 'list', env: 'string', 'fail-on': 'string' },
     LINT_USAGE,
   );
   if (positionals.length > 1) {
@@ -55,16 +63,25 @@ export function parseLint(words: readonly string[], defaults: FlagDefaults = {})
       usage: LINT_USAGE,
     });
   }
-  return parseWith(
+  const file = positionals[0];
+  const vhostMap = parseVhostMap(lists['vhost-map'], LINT_USAGE);
+  if (vhostMap && file === undefined)
+    throw new InputError("--vhost-map reads a file's vhosts as others: lint FILE --vhost-map FROM=TO.", {
+      usage: LINT_USAGE,
+    });
+  const input = parseWith(
     LintInput,
     {
-      vhost: flags.vhost ?? defaults.vhost,
+      vhost: flags.vhost ?? (file === undefined ? defaults.vhost : undefined),
       env: flags.env ?? defaults.env,
       failOn,
-      file: positionals[0],
+      file,
     },
     LINT_USAGE,
   );
+  if (file === undefined) return input;
+  const given = typeof flags.vhost === 'string' ? flags.vhost : undefined;
+  return { ...input, fileVhost: given, ...(vhostMap ? { vhostMap } : {}) };
 }
 
 /** What `lint` needs of the management API. ManagementClient satisfies it. */
@@ -133,12 +150,13 @@ export async function lint(input: LintInput, broker: LintBroker, options: LintOp
     if (live?.federationWhy)
       r.notRead.push(`the federation upstreams could not be read (${live.federationWhy})`);
     const at = live ? Date.parse(live.sampledAt) : (options.now ?? Date.now)();
+    const federation = {
+      upstreams: live?.federation?.upstreams ?? null,
+      upstreamSets: live?.federation?.upstreamSets ?? null,
+    };
     const findings = l.findings(
       live?.queuesWhy ? null : (live?.queues ?? null),
-      {
-        upstreams: live?.federation?.upstreams ?? null,
-        upstreamSets: live?.federation?.upstreamSets ?? null,
-      },
+      options.file ? withDeclared(options.file, input.vhost, federation) : federation,
       at,
     );
     return {
@@ -150,8 +168,40 @@ export async function lint(input: LintInput, broker: LintBroker, options: LintOp
       objects: l.objects,
     };
   } catch (err) {
-    return { ...r, ...(await notAskedOf(err, broker, input.vhost, LINT_USAGE)) };
+    if (options.file && codeOf(err) === 'not-found') {
+      const { sentence } = await missingVhost(broker, input.vhost);
+      throw new InputError(missingVhostWords(options.file, input.vhost, sentence));
+    }
+    return { ...r, ...(await notAskedOf(err, broker, input.vhost)) };
   }
+}
+
+/** A file's lint over the several vhosts it names: one answer, each finding with its vhost. */
+export type LintAnswer = LintResult | (Omit<LintResult, 'vhost'> & { readonly vhosts: readonly string[] });
+
+/**
+ * The lints of a file's vhosts as one answer: every finding (with its vhost) the most severe
+ * first, the counts summed; the first vhost not asked answers for all.
+ */
+export function lintOfVhosts(results: readonly LintResult[]): LintAnswer {
+  const [first] = results;
+  if (!first) throw new Error('lintOfVhosts: no vhost linted');
+  const notAsked = results.find((r) => r.answer === 'not-asked');
+  if (notAsked) return notAsked;
+  const findings = results
+    .flatMap((r) => r.findings.map((f) => ({ ...f, vhost: r.vhost })))
+    .sort((a, b) => SEVERITIES.indexOf(a.severity) - SEVERITIES.indexOf(b.severity));
+  const several = results.length > 1;
+  const { vhost: _one, env, ...rest } = first;
+  return {
+    ...(several ? { env, vhosts: results.map((r) => r.vhost), ...rest } : first),
+    findings,
+    policies: results.reduce((n, r) => n + r.policies, 0),
+    objects: results.reduce((n, r) => n + r.objects, 0),
+    notRead: results.flatMap((r) =>
+      r.notRead.map((why) => (several ? `vhost ${quoted(r.vhost)}: ${why}` : why)),
+    ),
+  };
 }
 
 /**
@@ -172,7 +222,7 @@ export function asApplied(
 }
 
 /** 0 answered; 3 not asked; 4 with `--fail-on` when a finding that severe or worse is there. */
-export function lintExitCode(result: LintResult, failOn: Severity | undefined): number {
+export function lintExitCode(result: LintAnswer, failOn: Severity | undefined): number {
   if (result.answer === 'not-asked') return 3;
   if (failOn && result.findings.some((f) => atLeastAsSevere(f.severity, failOn))) return LINT_FAIL_EXIT;
   return 0;

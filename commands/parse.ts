@@ -140,3 +140,38 @@ export function parseWhich(
   );
   return { ...input, flags };
 }
+
+/** `--vhost-map FROM=TO`, each as given: the file's vhost FROM read as the broker's TO. */
+export interface VhostMapping {
+  readonly from: string;
+  readonly to: string;
+}
+
+/** The `--vhost-map` values -> the mappings, each FROM once; undefined when none is given. */
+export function parseVhostMap(
+  values: readonly string[] | undefined,
+  usage: string,
+): VhostMapping[] | undefined {
+  if (!values?.length) return undefined;
+  const out: VhostMapping[] = [];
+  for (const value of values) {
+    const eq = value.indexOf('=');
+    const from = value.slice(0, eq);
+    const to = value.slice(eq + 1);
+    if (eq < 0 || from === '' || to === '')
+      throw new InputError(
+        `--vhost-map takes FROM=TO, the file's vhost and the broker's it is read as (--vhost-map staging=production), got ${JSON.stringify(value)}.`,
+        { usage },
+      );
+    if (out.some((m) => m.from === from))
+      throw new InputError(`--vhost-map ${from}=… is given twice: map each vhost of the file once.`, {
+        usage,
+      });
+    out.push({ from, to });
+  }
+  return out;
+}
+
+/** The mappings as the definitions reader takes them. */
+export const vhostMapOf = (m: readonly VhostMapping[] | undefined): Map<string, string> | undefined =>
+  m?.length ? new Map(m.map((x) => [x.from, x.to])) : undefined;

@@ -2,17 +2,23 @@ import { z } from 'zod';
 import { InputError } from '../src/errors.ts';
 import { changeJson, type PlanResult } from '../src/plan/plan.ts';
 import { whyOf } from './lint.ts';
-import { parseArgs, parseWith } from './parse.ts';
+import { parseArgs, parseVhostMap, parseWith, type VhostMapping } from './parse.ts';
 import { PLAN_USAGE } from './planUsage.ts';
 
 /**
- * `plan FILE [--vhost V] [--env E] [--prune] [--detailed-exitcode]`: the words -> what to plan
+ * `plan FILE [--vhost V] [--vhost-map FROM=TO …] [--env E] [--prune] [--detailed-exitcode]`: the words -> what to plan
  * (refused with exit 2 when malformed); the planner (src/plan/) answers; its result as the
  * `--json` document (INTERFACE.md §2a) and the exit code. The file itself is read by the front
  * door (the terminal: a path or `-` for stdin), within the reader's size limit.
  */
 
-const FLAGS = { vhost: 'string', env: 'string', prune: 'boolean', 'detailed-exitcode': 'boolean' } as const;
+const FLAGS = {
+  vhost: 'string',
+  'vhost-map': 'list',
+  env: 'string',
+  prune: 'boolean',
+  'detailed-exitcode': 'boolean',
+} as const;
 
 const Words = z.object({
   vhost: z.string().min(1, 'the vhost cannot be empty').optional(),
@@ -24,6 +30,8 @@ export interface PlanInput {
   readonly file: string;
   /** Given with `--vhost`: only that vhost, and the vhost of policies that name none. */
   readonly vhost?: string | undefined;
+  /** `--vhost-map FROM=TO`: the file's vhost FROM read as TO. */
+  readonly vhostMap?: readonly VhostMapping[] | undefined;
   readonly env?: string | undefined;
   readonly prune: boolean;
   readonly detailedExitcode: boolean;
@@ -34,7 +42,7 @@ export interface PlanInput {
  * the attached files (`file` is then `''` when none is named).
  */
 export function parsePlan(words: readonly string[], options: { attached?: boolean } = {}): PlanInput {
-  const { positionals, flags } = parseArgs(words, FLAGS, PLAN_USAGE);
+  const { positionals, flags, lists } = parseArgs(words, FLAGS, PLAN_USAGE);
   const [file = options.attached ? '' : undefined, ...rest] = positionals;
   if (file === undefined || (file === '' && !options.attached)) {
     throw new InputError('plan needs a definitions file: a path, or - for standard input.', {
@@ -47,6 +55,7 @@ export function parsePlan(words: readonly string[], options: { attached?: boolea
   return {
     file,
     vhost,
+    vhostMap: parseVhostMap(lists['vhost-map'], PLAN_USAGE),
     env,
     prune: flags.prune === true,
     detailedExitcode: flags['detailed-exitcode'] === true,

@@ -97,6 +97,6 @@ export async function policies(input: PoliciesInput, broker: PoliciesBroker): Pr
     else r.operatorPolicies = byPriority(operator);
     return r;
   } catch (err) {
-    return { ...r, ...(await notAskedOf(err, broker, input.vhost, POLICIES_USAGE)) };
+    return { ...r, ...(await notAskedOf(err, broker, input.vhost)) };
   }
 }

@@ -140,15 +140,18 @@ function definitionPatchOf(sets: readonly string[], unsets: readonly string[], u
   const set: Record<string, unknown> = {};
   for (const text of sets) {
     const { key, value } = readSetting(text);
-    if (key in set) throw new InputError(`--set ${key} is given twice.`, { usage });
-    set[key] = value;
+    if (Object.hasOwn(set, key)) throw new InputError(`--set ${key} is given twice.`, { usage });
+    // Defined, not assigned: `set.__proto__ = v` would set the prototype and the key would vanish
+    // instead of being refused as one no broker knows.
+    Object.defineProperty(set, key, { value, enumerable: true, writable: true, configurable: true });
   }
   const unset: string[] = [];
   for (const raw of unsets) {
     const key = raw.trim();
     if (key === '')
       throw new InputError('--unset needs the key to remove.', { usage, hint: SETTING_EXAMPLE });
-    if (key in set) throw new InputError(`--set and --unset both name ${key}: keep one.`, { usage });
+    if (Object.hasOwn(set, key))
+      throw new InputError(`--set and --unset both name ${key}: keep one.`, { usage });
     if (!unset.includes(key)) unset.push(key);
   }
   return { set, unset };

@@ -182,7 +182,7 @@ export async function which(
     ]);
   } catch (err) {
     const r = base(input.kind ?? 'classic', false, input.kind === undefined);
-    return { ...r, ...(await notAskedOf(err, broker, input.vhost, WHICH_USAGE)) };
+    return { ...r, ...(await notAskedOf(err, broker, input.vhost)) };
   }
 
   const notRead = 'notRead' in operator ? operator.notRead : undefined;

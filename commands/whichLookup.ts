@@ -138,16 +138,15 @@ export async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lo
 /**
  * Why the reads of a vhost failed, for an answer `not-asked` (`why`, and the broker's reason as
  * `detail`). A vhost that does not exist is not an answer but a mistake to point out: refused
- * with the close names (exit 2, `usage` attached), never "nothing governs" (a script would take
+ * with the close names (exit 2; no usage line: the command was typed right), never "nothing governs" (a script would take
  * it as one). Anything else (a bug) is thrown on.
  */
 export async function notAskedOf(
   err: unknown,
   broker: VhostLister,
   vhost: string,
-  usage: string,
 ): Promise<{ why: NotAskedWhy; detail?: string }> {
-  if (codeOf(err) === 'not-found') throw await missingVhostError(broker, vhost, usage);
+  if (codeOf(err) === 'not-found') throw await missingVhostError(broker, vhost);
   const failed = notAskedBecause(err);
   if (!failed) throw err;
   return failed.reason ? { why: failed.why, detail: failed.reason } : { why: failed.why };

@@ -2,8 +2,7 @@
 import './zodJitless.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { helpText } from '../commands/help.ts';
-import { LINT_USAGE } from '../commands/lintUsage.ts';
-import { parseWhich } from '../commands/parse.ts';
+import { parseWhich, vhostMapOf } from '../commands/parse.ts';
 import { parsePolicies, policies } from '../commands/policies.ts';
 import type { TerminalCommandName } from '../commands/registry.ts';
 import { which } from '../commands/which.ts';
@@ -92,26 +91,36 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     });
   },
   async lint({ words, json, env, io }) {
-    const [{ lint, lintExitCode, parseLint }, { lintText }] = await Promise.all([
+    const [{ lint, lintExitCode, lintOfVhosts, parseLint }, { lintText }] = await Promise.all([
       import('../commands/lint.ts'),
       import('./terminal/lint.ts'),
     ]);
     const input = parseLint(words, terminalDefaults(env));
     let file: import('./definitions/read.ts').DefinitionsFile | undefined;
     if (input.file !== undefined) {
-      const [{ readDefinitions }, { readBounded }] = await Promise.all([
-        import('./definitions/read.ts'),
-        import('./terminal/readFile.ts'),
-      ]);
-      const read = readDefinitions(await readBounded(input.file), { vhost: input.vhost });
-      if (!read.ok) throw new InputError(read.problem, { usage: LINT_USAGE });
+      const { readDefinitionsAt } = await import('./terminal/readFile.ts');
+      const read = await readDefinitionsAt(input.file, {
+        vhost: input.fileVhost,
+        vhostMap: vhostMapOf(input.vhostMap),
+      });
+      // The file refused is not a usage error: no usage line (as `plan`).
+      if (!read.ok) throw new InputError(read.problem);
       file = read.file;
     }
-    return withBroker(env, input, async (broker, at) => {
-      const result = await lint(input, broker, { env: at.env, ...(file ? { file } : {}) });
+    // A file is linted in every vhost it names (a file naming none: the vhost as without one).
+    const vhosts = file?.vhosts.length ? file.vhosts : [input.vhost];
+    return withBroker(env, { env: input.env, vhost: vhosts }, async (broker, at) => {
+      const results = [];
+      for (const vhost of vhosts)
+        results.push(await lint({ ...input, vhost }, broker, { env: at.env, ...(file ? { file } : {}) }));
+      const result = file ? lintOfVhosts(results) : (results[0] as (typeof results)[number]);
       const code = lintExitCode(result, input.failOn);
-      answer(io, json, { ...at, vhost: input.vhost }, answeredBy(result, broker, code), () =>
-        lintText(result),
+      answer(
+        io,
+        json,
+        { ...at, ...(vhosts.length === 1 ? { vhost: vhosts[0] } : {}) },
+        answeredBy(result, broker, code),
+        () => lintText(result),
       );
       return code;
     });
@@ -152,7 +161,7 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
   },
   async import({ words, json, env, io }) {
     const { parseImport } = await import('../commands/import.ts');
-    const [{ postImport }, { readBounded }, { MAX_FILE_BYTES }] = await Promise.all([
+    const [{ postImport }, { readDefinitionsInput }, { MAX_FILE_BYTES }] = await Promise.all([
       import('./terminal/importClient.ts'),
       import('./terminal/readFile.ts'),
       import('./definitions/read.ts'),
@@ -163,14 +172,19 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
       throw new ConfigError(
         'import files the set through the bot: set RMQ_BOT_URL (its base URL) and RMQ_BOT_TOKEN (a token of its RMQ_API_TOKENS).',
       );
-    const bytes = await readBounded(input.file);
-    if (bytes.length > MAX_FILE_BYTES)
+    const read = await readDefinitionsInput(input.file);
+    const sources = read.kind === 'file' ? [read.bytes] : read.sources.map((s) => s.bytes);
+    if (sources.reduce((n, b) => n + b.length, 0) > MAX_FILE_BYTES)
       throw new InputError(`${quoted(input.file)} is over the 10 MB the bot reads: nothing was filed.`);
-    const file = bytes.toString('utf8');
+    // A folder goes as its files, each read on its own by the bot.
     const reply = await postImport(config.bot.url, config.bot.token, {
       ...input.body,
       source: input.file,
-      file,
+      ...(read.kind === 'file'
+        ? { file: read.bytes.toString('utf8') }
+        : {
+            files: read.sources.map((s) => ({ name: s.name, file: Buffer.from(s.bytes).toString('utf8') })),
+          }),
     });
     const fail = (code: number, error: { code: string; message: string }) => {
       if (json) io.out(asJson({ error }));
@@ -194,24 +208,22 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     return fail(reply.status === 503 ? 3 : reply.status >= 500 ? 1 : 2, error);
   },
   async plan({ words, json, env, io }) {
-    const [
-      { parsePlan, planExitCode, planJson },
-      { readDefinitions },
-      { planFile },
-      { planText },
-      { readBounded },
-    ] = await Promise.all([
-      import('../commands/plan.ts'),
-      import('./definitions/read.ts'),
-      import('./plan/plan.ts'),
-      import('./terminal/plan.ts'),
-      import('./terminal/readFile.ts'),
-    ]);
+    const [{ parsePlan, planExitCode, planJson }, { planFile }, { planText }, { readDefinitionsAt }] =
+      await Promise.all([
+        import('../commands/plan.ts'),
+        import('./plan/plan.ts'),
+        import('./terminal/plan.ts'),
+        import('./terminal/readFile.ts'),
+      ]);
     const input = parsePlan(words);
-    const read = readDefinitions(await readBounded(input.file), { vhost: input.vhost });
+    const read = await readDefinitionsAt(input.file, {
+      vhost: input.vhost,
+      vhostMap: vhostMapOf(input.vhostMap),
+    });
     // A file of several vhosts names them at its top; the last line names the environment.
     const vhosts = read.ok ? read.file.vhosts : input.vhost ? [input.vhost] : [];
-    return withBroker(env, { env: input.env, vhost: input.vhost ?? '/' }, async (broker, at) => {
+    // RMQ_VHOSTS is checked against the vhosts the file is planned in, not a default.
+    return withBroker(env, { env: input.env, vhost: vhosts }, async (broker, at) => {
       const result = read.ok
         ? await planFile(read.file, broker, { prune: input.prune })
         : ({ status: 'refused', problems: [read.problem] } as const);
@@ -356,11 +368,12 @@ function terminalDefaults(env: NodeJS.ProcessEnv): { vhost?: string } {
 
 /**
  * The chosen environment's management API, closed after `fn`. An unknown `--env` is refused, and
- * so is a vhost outside the environment's `vhosts` (RMQ_VHOSTS), before the broker is asked.
+ * so is a vhost outside the environment's `vhosts` (RMQ_VHOSTS), before the broker is asked
+ * (a file's: each vhost it is read in).
  */
 async function withBroker(
   env: NodeJS.ProcessEnv,
-  { env: name, vhost }: { readonly env?: string | undefined; readonly vhost: string },
+  { env: name, vhost }: { readonly env?: string | undefined; readonly vhost: string | readonly string[] },
   fn: (broker: ManagementClient, at: { readonly env: string }) => Promise<number>,
 ): Promise<number> {
   const config = loadConfig(env);
@@ -370,7 +383,7 @@ async function withBroker(
       hint: `Known: ${config.environments.map((e) => e.name).join(', ')}`,
     });
   }
-  checkScope(environment, vhost);
+  for (const v of typeof vhost === 'string' ? [vhost] : vhost) checkScope(environment, v);
   const client = new ManagementClient({
     url: environment.urls,
     user: environment.user,

@@ -66,15 +66,14 @@ export async function missingVhost(
   return { ...m, sentence: missingVhostSentence(m) };
 }
 
-/** The missing vhost as the InputError `which` and `policies` refuse with (exit 2), usage attached. */
-export async function missingVhostError(
-  broker: VhostLister,
-  vhost: string,
-  usage: string,
-): Promise<InputError> {
+/**
+ * The missing vhost as the InputError `which` and `policies` refuse with (exit 2), without the
+ * command's usage: the command was typed right, the vhost is not there (or not for this user).
+ */
+export async function missingVhostError(broker: VhostLister, vhost: string): Promise<InputError> {
   const { sentence } = await missingVhost(broker, vhost);
   const capitalised = `${sentence.charAt(0).toUpperCase()}${sentence.slice(1)}`;
-  return new InputError(capitalised.endsWith('?') ? capitalised : `${capitalised}.`, { usage });
+  return new InputError(capitalised.endsWith('?') ? capitalised : `${capitalised}.`);
 }
 
 /**

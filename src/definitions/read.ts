@@ -1,14 +1,18 @@
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
 import type { Policy, PolicyLayer } from '../policy/types.ts';
+import { quoted } from '../text/asWritten.ts';
+import { jsonErrorWords } from './jsonSyntax.ts';
 
 /**
- * A definitions file read (INTERFACE.md §2a): the policies and operator policies of a broker's
+ * A definitions file read (docs/plan.md): the policies and operator policies of a broker's
  * export (JSON: whole broker or one vhost) or of the topology operator's `Policy` /
- * `OperatorPolicy` manifests (YAML), and a count of everything else it holds. Pure: text in,
- * policies or the one sentence that says what to fix out. What the broker would refuse of a
- * policy (its definition, pattern, apply-to for the broker's version) and whether a vhost exists
- * need the broker: the planner checks those (src/plan/).
+ * `OperatorPolicy` manifests (YAML), the federation upstreams it declares, and a count of
+ * everything else it holds. A folder is its files, each read on its own (a manifest without a
+ * leading `---` does not run into the next file's), read as one set. Pure: text in, policies or
+ * the one sentence that says what to fix out. What the broker would refuse of a policy (its
+ * definition, pattern, apply-to for the broker's version) and whether a vhost exists need the
+ * broker: the planner checks those (src/plan/).
  *
  * Measured on 3.10.8, 4.0.5 and 4.3.6 (test/integration/definitions-read.test.ts): the whole
  * export carries `vhost` on every policy and parameter; a one-vhost export carries it on 3.10
@@ -16,24 +20,50 @@ import type { Policy, PolicyLayer } from '../policy/types.ts';
  * `component: "operator_policy"`, their fields under `value`.
  */
 
-/** Refused beyond this, before parsing. */
+/** Refused beyond this, before parsing (a folder: its files together). */
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
 export const MAX_POLICIES = 5000;
+/**
+ * Refused deeper than this: an export's definition values sit at depth 5, a manifest's in a
+ * `List` at 6. Every reader after this one (zod, the checks, JSON.stringify) walks the values by
+ * recursion, and a file nested thousands deep would overflow their stack.
+ */
+export const MAX_DEPTH = 64;
 
 /** One policy of the file, with its layer and where it was in the file (for the sentences). */
 export interface FilePolicy {
   readonly layer: PolicyLayer;
   readonly policy: Policy;
-  /** e.g. `policies[3]`, `document 2`. */
+  /** e.g. `policies[3]`, `document 2`; in a folder, the file's name first. */
   readonly at: string;
 }
 
+/** A federation upstream (or upstream set) the file declares, which a policy of it may name. */
+export interface DeclaredTarget {
+  readonly key: 'federation-upstream' | 'federation-upstream-set';
+  readonly vhost: string;
+  readonly name: string;
+}
+
+/**
+ * Why a vhost is compared, for the sentence that refuses one the broker does not have: a policy
+ * names it, it is the export's `original_vhost_name`, it is `/` for the policies that name none,
+ * `--vhost` gave it, or `--vhost-map FROM=TO` made the file's `from` into it.
+ */
+export type VhostOrigin =
+  | { readonly by: 'file' | 'export' | 'default' | '--vhost' }
+  | { readonly by: '--vhost-map'; readonly from: string };
+
 export interface DefinitionsFile {
-  readonly format: 'export' | 'operator-manifests';
+  readonly format: 'export' | 'operator-manifests' | 'folder';
   /** In the file's order; only those of the vhost asked for, when one is. */
   readonly policies: readonly FilePolicy[];
   /** The vhosts the file's policies name (or the one asked for), sorted. */
   readonly vhosts: readonly string[];
+  /** Why each of `vhosts` is compared. */
+  readonly origins: Readonly<Record<string, VhostOrigin>>;
+  /** The federation upstreams and sets the file declares, of the vhosts compared. */
+  readonly declared: readonly DeclaredTarget[];
   /** What the file holds that the bot does not manage, by kind. */
   readonly ignored: Readonly<Record<string, number>>;
 }
@@ -49,13 +79,36 @@ export interface ReadOptions {
    * export's `original_vhost_name`'s, else `/` (the topology operator's default).
    */
   readonly vhost?: string | undefined;
+  /** `--vhost-map FROM=TO`: the file's vhost FROM read as TO (a staging file against production). */
+  readonly vhostMap?: ReadonlyMap<string, string> | undefined;
+}
+
+/** One file of a folder: its name as the sentences say it, and its bytes. */
+export interface DefinitionsSource {
+  readonly name: string;
+  readonly bytes: string | Uint8Array;
 }
 
 const LAYER_WORDS: Readonly<Record<PolicyLayer, string>> = { user: 'policy', operator: 'operator policy' };
 
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
 // --- the shapes, at the boundary -------------------------------------------------------------
 
-const definitionSchema = z.record(z.string(), z.unknown());
+/**
+ * A JSON object of keys and values, kept as it was read. Not `z.record`: it copies the keys into a
+ * new object, and assigning `__proto__` there sets the copy's prototype, so `{"__proto__": {…}}`
+ * would vanish from a definition instead of being refused as the key no broker knows.
+ */
+export const definitionSchema = z.unknown().transform((v, ctx) => {
+  if (isObject(v)) return v;
+  ctx.addIssue({
+    code: 'custom',
+    message: `expected record, received ${v === undefined ? 'undefined' : typeof v}`,
+  });
+  return z.NEVER;
+});
 
 /** A policy's fields as an export writes them (`apply-to`); name and pattern checked apart, to say which is missing. */
 const exportPolicySchema = z.object({
@@ -80,7 +133,10 @@ const exportSchema = z.looseObject({
   original_vhost_name: z.string().optional(),
 });
 
-/** The topology operator's spec (its CRD's names; defaults: vhost `/`, applyTo `all`, priority 0). */
+/**
+ * The topology operator's spec (its CRDs' names; defaults: vhost `/`, priority 0, applyTo `all`
+ * for a Policy and `queues` for an OperatorPolicy, `api/v1beta1/operatorpolicy_types.go`).
+ */
 const operatorSpecSchema = z.object({
   name: z.unknown().optional(),
   vhost: z.string().optional(),
@@ -90,16 +146,24 @@ const operatorSpecSchema = z.object({
   definition: definitionSchema,
 });
 
+/** The operator's OperatorPolicy takes only these (its CRD's enum): no `all`, no `exchanges`. */
+const OPERATOR_POLICY_APPLY_TO = ['queues', 'classic_queues', 'quorum_queues', 'streams'] as const;
+
+/** The operator's `Federation` names an upstream of a vhost. */
+const federationSpecSchema = z.looseObject({ name: z.string().min(1), vhost: z.string().optional() });
+
 const manifestSchema = z.looseObject({ kind: z.string(), spec: z.unknown().optional() });
 
-/** The first zod issue as words: which field, and what it should be. */
+/** The first zod issue as words: which field, and what it should be (or that it is missing). */
 function issueWords(error: z.ZodError): string {
   const issue = error.issues[0];
   if (!issue) return 'it is not valid';
   const path = issue.path.map(String).join('.');
   const field = path === '' ? 'it' : `its ${path}`;
-  if (issue.code === 'invalid_type') {
-    return `${field} should be ${issue.expected === 'record' ? 'an object' : `a ${issue.expected}`}`;
+  if (issue.code === 'invalid_type' || issue.code === 'custom') {
+    if (/received undefined$/.test(issue.message) && path !== '') return `it has no ${path}`;
+    const expected = /expected (\w+)/.exec(issue.message)?.[1] ?? 'something else';
+    return `${field} should be ${expected === 'record' || expected === 'object' ? 'an object' : `a ${expected}`}`;
   }
   return `${field}: ${issue.message}`;
 }
@@ -115,6 +179,23 @@ interface Raw {
   readonly definition: Record<string, unknown>;
 }
 
+/** A federation upstream or set as the file declares it (vhost as written). */
+interface RawTarget {
+  readonly key: DeclaredTarget['key'];
+  readonly vhost: string | undefined;
+  readonly name: string;
+}
+
+/** What one file holds. */
+interface Parsed {
+  readonly raws: Raw[];
+  readonly targets: RawTarget[];
+  readonly ignored: Record<string, number>;
+  /** The export's `original_vhost_name`: the vhost of what names none. */
+  readonly vhost?: string;
+  readonly json: boolean;
+}
+
 class Refusal extends Error {}
 
 const refuse = (sentence: string): never => {
@@ -125,19 +206,26 @@ function count(ignored: Record<string, number>, kind: string, n = 1): void {
   if (n > 0) ignored[kind] = (ignored[kind] ?? 0) + n;
 }
 
-function fromExport(doc: unknown): { raws: Raw[]; ignored: Record<string, number>; vhost?: string } {
+const TARGET_COMPONENTS: Readonly<Record<string, DeclaredTarget['key']>> = {
+  'federation-upstream': 'federation-upstream',
+  'federation-upstream-set': 'federation-upstream-set',
+};
+
+/** `file`: "The file" (or "The file "a.json"" in a folder); `prefix`: what starts each place in it ("" or `"a.json" `). */
+function fromExport(doc: unknown, file: string, prefix: string): Omit<Parsed, 'json'> {
   const top = exportSchema.safeParse(doc);
   if (!top.success) {
-    return refuse(`The file is JSON but not a definitions export: ${issueWords(top.error)}.`);
+    return refuse(`${file} is JSON but not a definitions export: ${issueWords(top.error)}.`);
   }
   const ignored: Record<string, number> = {};
   const raws: Raw[] = [];
+  const targets: RawTarget[] = [];
   for (const [key, value] of Object.entries(top.data)) {
     if (key === 'policies' || key === 'parameters') continue;
     if (Array.isArray(value)) count(ignored, key, value.length);
   }
   (top.data.policies ?? []).forEach((entry, i) => {
-    const at = `policies[${i}]`;
+    const at = `${prefix}policies[${i}]`;
     const p = exportPolicySchema.safeParse(entry);
     if (!p.success) refuse(`The policy at ${at} cannot be read: ${issueWords(p.error)}.`);
     const d = p.data as z.infer<typeof exportPolicySchema>;
@@ -153,12 +241,14 @@ function fromExport(doc: unknown): { raws: Raw[]; ignored: Record<string, number
     });
   });
   (top.data.parameters ?? []).forEach((entry, i) => {
-    const at = `parameters[${i}]`;
+    const at = `${prefix}parameters[${i}]`;
     const p = parameterSchema.safeParse(entry);
     if (!p.success) refuse(`The parameter at ${at} cannot be read: ${issueWords(p.error)}.`);
     const d = p.data as z.infer<typeof parameterSchema>;
     if (d.component !== 'operator_policy') {
       count(ignored, `parameters (${d.component})`);
+      const key = TARGET_COMPONENTS[d.component];
+      if (key && typeof d.name === 'string') targets.push({ key, vhost: d.vhost, name: d.name });
       return;
     }
     const v = exportPolicySchema.omit({ vhost: true, name: true }).safeParse(d.value);
@@ -176,13 +266,51 @@ function fromExport(doc: unknown): { raws: Raw[]; ignored: Record<string, number
       definition: value.definition,
     });
   });
-  return { raws, ignored, ...(top.data.original_vhost_name ? { vhost: top.data.original_vhost_name } : {}) };
+  return {
+    raws,
+    targets,
+    ignored,
+    ...(top.data.original_vhost_name ? { vhost: top.data.original_vhost_name } : {}),
+  };
+}
+
+/** The operator's Policy or OperatorPolicy at `at`, its defaults given (the CRD's). */
+function fromSpec(kind: 'Policy' | 'OperatorPolicy', spec: unknown, at: string): Raw {
+  if (!isObject(spec) || Object.keys(spec).length === 0) {
+    return refuse(
+      `The ${kind} at ${at} has an empty spec: a ${kind} needs its name, pattern and definition under spec (and may give vhost, applyTo and priority).`,
+    );
+  }
+  const s = operatorSpecSchema.safeParse(spec);
+  if (!s.success) refuse(`The ${kind} at ${at} cannot be read: ${issueWords(s.error)} (under spec).`);
+  const d = s.data as z.infer<typeof operatorSpecSchema>;
+  const operator = kind === 'OperatorPolicy';
+  if (
+    operator &&
+    d.applyTo !== undefined &&
+    !(OPERATOR_POLICY_APPLY_TO as readonly string[]).includes(d.applyTo)
+  ) {
+    refuse(
+      `The OperatorPolicy at ${at} has applyTo ${quoted(d.applyTo)}: the topology operator takes ${OPERATOR_POLICY_APPLY_TO.join(', ')} for an OperatorPolicy (queues when left out), not all or exchanges, as operator policies govern queues only.`,
+    );
+  }
+  return {
+    layer: operator ? 'operator' : 'user',
+    at,
+    vhost: d.vhost ?? '/',
+    name: d.name,
+    pattern: d.pattern,
+    applyTo: d.applyTo ?? (operator ? 'queues' : 'all'),
+    priority: d.priority ?? 0,
+    definition: d.definition,
+  };
 }
 
 /** A Kubernetes `List` holds its manifests under `items`. */
-function fromManifests(docs: readonly unknown[]): { raws: Raw[]; ignored: Record<string, number> } {
+function fromManifests(docs: readonly unknown[], prefix: string): Omit<Parsed, 'json'> {
   const ignored: Record<string, number> = {};
   const raws: Raw[] = [];
+  const targets: RawTarget[] = [];
   const one = (doc: unknown, at: string): void => {
     if (doc === null || doc === undefined) return;
     const m = manifestSchema.safeParse(doc);
@@ -197,82 +325,189 @@ function fromManifests(docs: readonly unknown[]): { raws: Raw[]; ignored: Record
         one(item, `${at}, item ${i + 1}`);
       return;
     }
-    if (kind !== 'Policy' && kind !== 'OperatorPolicy') {
-      count(ignored, kind);
+    if (kind === 'Policy' || kind === 'OperatorPolicy') {
+      raws.push(fromSpec(kind, spec, at));
       return;
     }
-    const s = operatorSpecSchema.safeParse(spec);
-    if (!s.success) refuse(`The ${kind} at ${at} cannot be read: ${issueWords(s.error)} (under spec).`);
-    const d = s.data as z.infer<typeof operatorSpecSchema>;
-    raws.push({
-      layer: kind === 'Policy' ? 'user' : 'operator',
-      at,
-      vhost: d.vhost ?? '/',
-      name: d.name,
-      pattern: d.pattern,
-      applyTo: d.applyTo ?? 'all',
-      priority: d.priority ?? 0,
-      definition: d.definition,
-    });
+    count(ignored, kind);
+    if (kind === 'Federation') {
+      const f = federationSpecSchema.safeParse(spec);
+      if (f.success)
+        targets.push({ key: 'federation-upstream', vhost: f.data.vhost ?? '/', name: f.data.name });
+    }
   };
-  for (const [i, doc] of docs.entries()) one(doc, `document ${i + 1}`);
-  return { raws, ignored };
+  for (const [i, doc] of docs.entries()) one(doc, `${prefix}document ${i + 1}`);
+  return { raws, targets, ignored };
 }
 
-function parse(text: string): {
-  raws: Raw[];
-  ignored: Record<string, number>;
-  vhost?: string;
-  json: boolean;
-} {
+/** `empty`: what a file without a document is (in a folder, one file of comments is nothing). */
+function parse(text: string, file: string, prefix: string, empty: 'refused' | 'nothing'): Parsed {
   if (/^\s*[[{]/.test(text)) {
     let doc: unknown;
     try {
       doc = JSON.parse(text);
     } catch (err) {
       return refuse(
-        `The file is not valid JSON: ${(err as Error).message}. Export it again, or fix it there.`,
+        `${file} is not valid JSON: ${jsonErrorWords(text, err as Error)}. Export it again, or fix it there.`,
       );
     }
-    return { ...fromExport(doc), json: true };
+    tooDeep(doc, file);
+    return { ...fromExport(doc, file, prefix), json: true };
   }
   const docs = parseAllDocuments(text);
   const list = Array.isArray(docs) ? docs : [docs];
   for (const [i, d] of list.entries()) {
     const error = d.errors[0];
     if (error) {
+      // The YAML parser reads nesting by recursion and reports running out of stack as its error.
+      if (/Maximum call stack size exceeded/.test(error.message))
+        return refuse(nestedWords(file, `in document ${i + 1}`));
       return refuse(
-        `The file is neither JSON nor valid YAML (document ${i + 1}: ${error.message.split('\n')[0]}). Give a definitions export or the topology operator's Policy manifests.`,
+        `${file} is neither JSON nor valid YAML (document ${i + 1}: ${error.message.split('\n')[0]}). Give a definitions export or the topology operator's Policy manifests.`,
       );
     }
   }
-  const values = list.map((d) => d.toJS({ maxAliasCount: 100 }) as unknown);
+  const values = list.map((d, i) => {
+    try {
+      return d.toJS({ maxAliasCount: 100 }) as unknown;
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      return refuse(
+        /alias/i.test(why)
+          ? `${file}'s YAML document ${i + 1} expands its aliases (*name) into more than the bot reads (a YAML "billion laughs"): write the values out, or use fewer aliases.`
+          : `${file}'s YAML document ${i + 1} cannot be read: ${why}.`,
+      );
+    }
+  });
+  for (const v of values) tooDeep(v, file);
   if (values.every((v) => v === null || v === undefined)) {
-    return refuse(
-      'The file is empty. Give a definitions export or the topology operator’s Policy manifests.',
-    );
+    if (empty === 'nothing') return { raws: [], targets: [], ignored: {}, json: false };
+    return refuse(`${file} is empty. Give a definitions export or the topology operator’s Policy manifests.`);
   }
-  return { ...fromManifests(values), json: false };
+  return { ...fromManifests(values, prefix), json: false };
 }
+
+const nestedWords = (file: string, where: string) =>
+  `${file} is nested more than ${MAX_DEPTH} levels deep (${where}): no definitions export or manifest is; is it the right file?`;
+
+/** Refuses a value nested deeper than MAX_DEPTH, saying under which of its top fields. Walked without recursion. */
+function tooDeep(value: unknown, file: string): void {
+  const stack: { value: unknown; depth: number; where: string }[] = [{ value, depth: 0, where: '' }];
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    if (typeof top.value !== 'object' || top.value === null) continue;
+    const depth = top.depth + 1;
+    if (depth > MAX_DEPTH) refuse(nestedWords(file, top.where ? `under ${top.where}` : 'from its top'));
+    const node = top.value as Record<string, unknown>;
+    const list = Array.isArray(node);
+    for (const key in node) {
+      const child = node[key];
+      if (typeof child !== 'object' || child === null) continue;
+      // The first two steps name the place (`policies[3]`); below that, the same place.
+      const where =
+        depth > 2 ? top.where : `${top.where}${list ? `[${key}]` : `${top.where ? '.' : ''}${key}`}`;
+      stack.push({ value: child, depth, where });
+    }
+  }
+}
+
+/** The vhost a policy (or an upstream) of the file is compared in, and why. */
+function placed(
+  written: string | undefined,
+  exported: string | undefined,
+  options: ReadOptions,
+): { vhost: string; origin: VhostOrigin; named: string | undefined } {
+  if (written === undefined && options.vhost !== undefined)
+    return { vhost: options.vhost, origin: { by: '--vhost' }, named: undefined };
+  const named = written ?? exported ?? '/';
+  const to = options.vhostMap?.get(named);
+  if (to !== undefined) return { vhost: to, origin: { by: '--vhost-map', from: named }, named };
+  return {
+    vhost: named,
+    origin: { by: written !== undefined ? 'file' : exported !== undefined ? 'export' : 'default' },
+    named,
+  };
+}
+
+const byteLength = (b: string | Uint8Array) =>
+  typeof b === 'string' ? Buffer.byteLength(b, 'utf8') : b.byteLength;
+const textOf = (b: string | Uint8Array) =>
+  (typeof b === 'string' ? b : Buffer.from(b).toString('utf8')).replace(/^\uFEFF/, '');
 
 /** Reads the file; refused whole, with the sentence that says what to fix, at the first thing wrong. */
 export function readDefinitions(input: string | Uint8Array, options: ReadOptions = {}): ReadDefinitions {
-  const bytes = typeof input === 'string' ? Buffer.byteLength(input, 'utf8') : input.byteLength;
+  const bytes = byteLength(input);
   if (bytes > MAX_FILE_BYTES) {
     return {
       ok: false,
       problem: `The file is ${(bytes / 1024 / 1024).toFixed(1)} MB, over the 10 MB the bot reads: give it only the vhosts to compare (one vhost's export: GET /api/definitions/VHOST).`,
     };
   }
-  const text = typeof input === 'string' ? input : Buffer.from(input).toString('utf8');
+  return readAll([{ text: textOf(input), file: 'The file', prefix: '' }], options, undefined);
+}
+
+/**
+ * Reads a folder's files (`name`: as the sentences say it), each on its own, as one set: the same
+ * policy in two files is the same policy twice. Refused whole when one of them is.
+ */
+export function readDefinitionsFolder(
+  folder: string,
+  sources: readonly DefinitionsSource[],
+  options: ReadOptions = {},
+): ReadDefinitions {
+  if (sources.length === 0) {
+    return {
+      ok: false,
+      problem: `The folder ${quoted(folder)} holds no .json, .yaml or .yml file: give the folder of the definitions, or a file.`,
+    };
+  }
+  const bytes = sources.reduce((n, s) => n + byteLength(s.bytes), 0);
+  if (bytes > MAX_FILE_BYTES) {
+    return {
+      ok: false,
+      problem: `The files of ${quoted(folder)} are ${(bytes / 1024 / 1024).toFixed(1)} MB together, over the 10 MB the bot reads at once: plan them in parts.`,
+    };
+  }
+  return readAll(
+    sources.map((s) => ({
+      text: textOf(s.bytes),
+      file: `The file ${quoted(s.name)}`,
+      prefix: `${quoted(s.name)} `,
+    })),
+    options,
+    folder,
+  );
+}
+
+function readAll(
+  files: readonly { text: string; file: string; prefix: string }[],
+  options: ReadOptions,
+  folder: string | undefined,
+): ReadDefinitions {
   try {
-    const { raws, ignored, vhost: exported, json } = parse(text);
+    const raws: Raw[] = [];
+    const targets: (RawTarget & { exported: string | undefined })[] = [];
+    const exportedOf = new Map<Raw, string | undefined>();
+    const ignored: Record<string, number> = {};
+    let json = false;
+    let yaml = false;
+    for (const f of files) {
+      const parsed = parse(f.text, f.file, f.prefix, folder === undefined ? 'refused' : 'nothing');
+      json ||= parsed.json;
+      yaml ||= !parsed.json;
+      for (const r of parsed.raws) {
+        raws.push(r);
+        exportedOf.set(r, parsed.vhost);
+      }
+      for (const t of parsed.targets) targets.push({ ...t, exported: parsed.vhost });
+      for (const [kind, n] of Object.entries(parsed.ignored)) count(ignored, kind, n);
+    }
     if (raws.length > MAX_POLICIES) {
       refuse(
-        `The file holds ${raws.length} policies, over the ${MAX_POLICIES} the bot plans at once: split it by vhost.`,
+        `The ${folder === undefined ? 'file holds' : 'folder holds'} ${raws.length} policies, over the ${MAX_POLICIES} the bot plans at once: split it by vhost.`,
       );
     }
-    const fallback = options.vhost ?? exported ?? '/';
+    const named = new Set<string>();
+    const origins: Record<string, VhostOrigin> = {};
     const seen = new Map<string, string>();
     const policies: FilePolicy[] = [];
     for (const r of raws) {
@@ -286,16 +521,19 @@ export function readDefinitions(input: string | Uint8Array, options: ReadOptions
           `The ${words} ${JSON.stringify(name)} (${r.at}) has no pattern: give it one (a regular expression).`,
         );
       }
-      const vhost = r.vhost ?? fallback;
+      const where = placed(r.vhost, exportedOf.get(r), options);
+      if (where.named !== undefined) named.add(where.named);
+      const vhost = where.vhost;
       if (options.vhost !== undefined && vhost !== options.vhost) {
         count(ignored, r.layer === 'user' ? 'policies of other vhosts' : 'operator policies of other vhosts');
         continue;
       }
+      origins[vhost] ??= where.origin;
       const key = JSON.stringify([r.layer, vhost, name]);
       const first = seen.get(key);
       if (first !== undefined) {
         refuse(
-          `The ${words} ${JSON.stringify(name)} of vhost ${JSON.stringify(vhost)} is in the file twice (${first} and ${r.at}): keep one.`,
+          `The ${words} ${JSON.stringify(name)} of vhost ${JSON.stringify(vhost)} is in the ${folder === undefined ? 'file' : 'folder'} twice (${first} and ${r.at}): keep one.`,
         );
       }
       seen.set(key, r.at);
@@ -312,15 +550,33 @@ export function readDefinitions(input: string | Uint8Array, options: ReadOptions
         },
       });
     }
+    const declared: DeclaredTarget[] = [];
+    for (const t of targets) {
+      const where = placed(t.vhost, t.exported, options);
+      if (where.named !== undefined) named.add(where.named);
+      if (options.vhost === undefined || where.vhost === options.vhost)
+        declared.push({ key: t.key, vhost: where.vhost, name: t.name });
+    }
+    for (const from of options.vhostMap?.keys() ?? []) {
+      if (!named.has(from)) {
+        const names = [...named].sort().map(quoted).join(', ');
+        refuse(
+          `--vhost-map ${from}=${options.vhostMap?.get(from)}: the ${folder === undefined ? 'file' : 'folder'} names no vhost ${quoted(from)}${names ? ` (it names ${names})` : ''}.`,
+        );
+      }
+    }
+    if (options.vhost !== undefined) origins[options.vhost] = { by: '--vhost' };
     const vhosts = [
       ...new Set([...policies.map((p) => p.policy.vhost), ...(options.vhost ? [options.vhost] : [])]),
     ];
     return {
       ok: true,
       file: {
-        format: json ? 'export' : 'operator-manifests',
+        format: folder !== undefined ? 'folder' : json ? 'export' : yaml ? 'operator-manifests' : 'export',
         policies,
         vhosts: vhosts.sort(),
+        origins,
+        declared,
         ignored,
       },
     };
@@ -328,4 +584,51 @@ export function readDefinitions(input: string | Uint8Array, options: ReadOptions
     if (err instanceof Refusal) return { ok: false, problem: err.message };
     throw err;
   }
+}
+
+/**
+ * The sentence refusing a vhost of the file the broker does not have (`missing`: the broker's
+ * side of it, src/vhosts.ts), saying where the vhost came from and what to give instead.
+ */
+export function missingVhostWords(file: DefinitionsFile, vhost: string, missing: string): string {
+  const origin = file.origins[vhost] ?? { by: 'file' };
+  const said = /[?.]$/.test(missing) ? missing : `${missing}.`;
+  const v = quoted(vhost);
+  switch (origin.by) {
+    case '--vhost':
+      return `--vhost ${v}: ${said} Give --vhost a vhost the broker has, or leave it out to plan every vhost the file names; --vhost-map FROM=TO plans the file's vhost FROM against another.`;
+    case '--vhost-map':
+      return `--vhost-map ${origin.from}=${vhost}: ${said} Give --vhost-map a vhost the broker has after the =.`;
+    case 'export':
+      return `The file is an export of vhost ${v} (its original_vhost_name): ${said} Create it first, or plan the file against another vhost with --vhost VHOST (or --vhost-map ${vhost}=VHOST).`;
+    case 'default':
+      return `The file's policies that name no vhost are vhost ${v}'s: ${said} Give them one with --vhost VHOST (or --vhost-map /=VHOST).`;
+    case 'file':
+      return `The file names vhost ${v}: ${said} Create it first, plan its policies against another vhost with --vhost-map ${vhost}=VHOST, or leave them out.`;
+  }
+}
+
+/** Federation upstreams and sets as the broker lists them: `null` when they could not be read. */
+export interface FederationNames {
+  readonly upstreams: ReadonlySet<string> | null;
+  readonly upstreamSets: ReadonlySet<string> | null;
+}
+
+/**
+ * `names` with the upstreams and sets the file declares in `vhost` added: they are there once the
+ * file is applied whole, so a policy of it naming one is not missing its target. What was not
+ * read stays unknown.
+ */
+export function withDeclared<T extends FederationNames>(file: DefinitionsFile, vhost: string, names: T): T {
+  const mine = file.declared.filter((d) => d.vhost === vhost);
+  if (mine.length === 0) return names;
+  const add = (read: ReadonlySet<string> | null, key: DeclaredTarget['key']) => {
+    const more = mine.filter((d) => d.key === key).map((d) => d.name);
+    return read === null || more.length === 0 ? read : new Set([...read, ...more]);
+  };
+  return {
+    ...names,
+    upstreams: add(names.upstreams, 'federation-upstream'),
+    upstreamSets: add(names.upstreamSets, 'federation-upstream-set'),
+  };
 }

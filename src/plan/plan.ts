@@ -24,7 +24,13 @@
  * are modules of their own.
  */
 
-import type { DefinitionsFile, FilePolicy } from '../definitions/read.ts';
+import {
+  type DefinitionsFile,
+  type FederationNames,
+  type FilePolicy,
+  missingVhostWords,
+  withDeclared,
+} from '../definitions/read.ts';
 import { codeOf } from '../errors.ts';
 import type { BacktrackingReader } from '../patterns/reader.ts';
 import { settleSimulation } from '../patterns/resolveRead.ts';
@@ -233,11 +239,28 @@ export const MAX_VERIFY = 50;
 type ChangesFor = (vhost: string, live: LivePolicies) => ReturnType<typeof changesOf>;
 type LivePolicies = Parameters<typeof changesOf>[1] & { readonly version: Parameters<typeof changesOf>[2] };
 
+/** What the plan knows of where its changes come from (a file: where its vhosts came from, what else it declares). */
+interface PlanSource {
+  /** The sentence refusing a vhost the broker does not have; `missing`: the broker's side of it. */
+  readonly missingVhost: (vhost: string, missing: string) => string;
+  /**
+   * The federation upstreams and sets the file declares beside its policies: they are there once
+   * the file is applied whole, so a policy naming one is not missing its target.
+   */
+  readonly withDeclared?: <T extends FederationNames>(vhost: string, names: T) => T;
+}
+
+const GIVEN: PlanSource = {
+  missingVhost: (_vhost, missing) =>
+    `${missing.charAt(0).toUpperCase()}${missing.slice(1)}${/[?.]$/.test(missing) ? '' : '.'}`,
+};
+
 async function planVhost(
   changesFor: ChangesFor,
   vhost: string,
   broker: PlanBroker,
   options: PlanOptions,
+  source: PlanSource,
 ): Promise<VhostAnswer> {
   let found: ReturnType<typeof changesOf> | undefined;
   let inventory: Awaited<ReturnType<typeof openInventory>>;
@@ -259,10 +282,7 @@ async function planVhost(
   } catch (err) {
     if (codeOf(err) === 'not-found') {
       const { sentence } = await missingVhost(broker, vhost);
-      return {
-        status: 'refused',
-        problems: [`The file names ${sentence}: create it first, or leave it out.`],
-      };
+      return { status: 'refused', problems: [source.missingVhost(vhost, sentence)] };
     }
     const failed = notAskedBecause(err);
     if (!failed || !(err instanceof Error)) throw err;
@@ -300,8 +320,9 @@ async function planVhost(
   const sampledAt = reading && !reading.queuesWhy ? reading.sampledAt : null;
   const liveOf = (name: string, kind: ObjectKind): LiveQueue | null =>
     kind === 'exchange' || !reading ? null : (reading.queues.get(name) ?? null);
+  const world = worldOf(reading, exchanges);
   const loss: LossContext = {
-    world: worldOf(reading, exchanges),
+    world: source.withDeclared?.(vhost, world) ?? world,
     live: liveOf,
     defaultDeliveryLimit: defaultDeliveryLimit(version),
   };
@@ -437,7 +458,10 @@ export function planFile(
       vhost,
       options.prune ?? false,
     );
-  return planVhosts(file.vhosts, changesFor, file.ignored, broker, options);
+  return planVhosts(file.vhosts, changesFor, file.ignored, broker, options, {
+    missingVhost: (vhost, missing) => missingVhostWords(file, vhost, missing),
+    withDeclared: (vhost, names) => withDeclared(file, vhost, names),
+  });
 }
 
 /**
@@ -456,7 +480,7 @@ export function planChanges(
     unchanged: 0,
     problems: [],
   });
-  return planVhosts(vhosts, given, {}, broker, options);
+  return planVhosts(vhosts, given, {}, broker, options, GIVEN);
 }
 
 async function planVhosts(
@@ -465,12 +489,13 @@ async function planVhosts(
   ignored: Plan['ignored'],
   broker: PlanBroker,
   options: PlanOptions,
+  source: PlanSource,
 ): Promise<PlanResult> {
   const vhosts: VhostPlan[] = [];
   const problems: string[] = [];
   let offset = 0;
   for (const vhost of names) {
-    const answer = await planVhost(changesFor, vhost, broker, options);
+    const answer = await planVhost(changesFor, vhost, broker, options, source);
     if (answer.status === 'not-asked') return answer;
     if (answer.status === 'refused') {
       problems.push(...answer.problems);

@@ -1,4 +1,4 @@
-import { type LintResult, lintCounts } from '../../commands/lint.ts';
+import { type LintAnswer, lintCounts } from '../../commands/lint.ts';
 import { NOT_ASKED_WORDS } from '../../commands/words.ts';
 import { quoted, terminalText } from '../text/asWritten.ts';
 
@@ -7,8 +7,9 @@ import { quoted, terminalText } from '../text/asWritten.ts';
  * and the objects it concerns (at most 20 named, the rest counted); the environment and vhost it
  * answered for first.
  */
-export function lintText(r: LintResult): string {
-  const where = `vhost ${quoted(r.vhost)} of environment ${quoted(r.env)}`;
+export function lintText(r: LintAnswer): string {
+  const several = 'vhosts' in r;
+  const where = `${several ? `vhosts ${r.vhosts.map(quoted).join(', ')}` : `vhost ${quoted(r.vhost)}`} of environment ${quoted(r.env)}`;
   if (r.answer === 'not-asked') {
     const why = NOT_ASKED_WORDS[r.why ?? 'unreachable'] ?? 'the broker could not be asked';
     return terminalText([`Could not lint ${where}: ${why}${r.detail ? ` (${r.detail})` : ''}.`]);
@@ -20,7 +21,8 @@ export function lintText(r: LintResult): string {
     `${what} (broker ${r.brokerVersion ?? '?'}): ${r.policies} polic${r.policies === 1 ? 'y' : 'ies'}, ${r.objects} object${r.objects === 1 ? '' : 's'}, ${lintCounts(r.findings)}.`,
   ];
   for (const f of r.findings) {
-    lines.push('', `${f.severity.toUpperCase()}  ${f.kind}  ${f.why}`);
+    const vhost = several && 'vhost' in f ? `  in vhost ${quoted(String(f.vhost))}` : '';
+    lines.push('', `${f.severity.toUpperCase()}  ${f.kind}${vhost}  ${f.why}`);
     if (f.objects.length > 0) {
       const more = f.objectCount - f.objects.length;
       lines.push(`    ${f.objects.map(quoted).join(', ')}${more > 0 ? `, and ${more} more` : ''}`);

@@ -1,5 +1,13 @@
-import { open } from 'node:fs/promises';
-import { MAX_FILE_BYTES } from '../definitions/read.ts';
+import { open, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  type DefinitionsSource,
+  MAX_FILE_BYTES,
+  type ReadDefinitions,
+  type ReadOptions,
+  readDefinitions,
+  readDefinitionsFolder,
+} from '../definitions/read.ts';
 import { InputError } from '../errors.ts';
 import { quoted } from '../text/asWritten.ts';
 
@@ -46,4 +54,47 @@ export async function readBounded(file: string, limit = MAX_FILE_BYTES + 1): Pro
   } finally {
     await handle.close();
   }
+}
+
+/** What `FILE` names: one file's bytes, or a folder's definitions files (see `readFolder`). */
+export type DefinitionsInput =
+  | { readonly kind: 'file'; readonly bytes: Buffer }
+  | { readonly kind: 'folder'; readonly folder: string; readonly sources: readonly DefinitionsSource[] };
+
+const DEFINITIONS_FILE = /\.(json|ya?ml)$/i;
+
+/**
+ * `FILE` read: `-` or a file, or a folder's `.json`, `.yaml` and `.yml` files (not its
+ * subfolders), by name, as `kubectl apply -f DIR` takes them. A file of the folder that cannot be
+ * read refuses the whole, naming it.
+ */
+export async function readDefinitionsInput(file: string): Promise<DefinitionsInput> {
+  const isFolder = file !== '-' && (await stat(file).catch(() => undefined))?.isDirectory() === true;
+  if (!isFolder) return { kind: 'file', bytes: await readBounded(file) };
+  const names = (await readdir(file)).filter((n) => DEFINITIONS_FILE.test(n)).sort();
+  const sources: DefinitionsSource[] = [];
+  let total = 0;
+  for (const name of names) {
+    const path = join(file, name);
+    const what = await stat(path).catch((err: NodeJS.ErrnoException) => err);
+    if (what instanceof Error) {
+      throw new InputError(
+        `The file ${quoted(path)} of the folder cannot be read (${what.code ?? what.message}): fix it or move it out; nothing of the folder was read.`,
+      );
+    }
+    if (!what.isFile()) continue;
+    // Past the limit the reader refuses the folder; what is over it is not held.
+    const bytes = await readBounded(path, Math.max(1, MAX_FILE_BYTES + 1 - total));
+    total += bytes.length;
+    sources.push({ name: path, bytes });
+  }
+  return { kind: 'folder', folder: file, sources };
+}
+
+/** `FILE` (a file, `-` or a folder) read as definitions: the file, or the sentence refusing it. */
+export async function readDefinitionsAt(file: string, options: ReadOptions): Promise<ReadDefinitions> {
+  const input = await readDefinitionsInput(file);
+  return input.kind === 'file'
+    ? readDefinitions(input.bytes, options)
+    : readDefinitionsFolder(input.folder, input.sources, options);
 }

@@ -36,7 +36,8 @@ export const importCommand: SlackCommand = {
     const log = ctx.logger.child({ source: file.name, bytes: file.bytes.length });
     if (outcome.status === 'refused') {
       log.info({ code: outcome.code, problems: outcome.problems.length }, 'set refused; nothing filed');
-      throw new InputError(`Nothing was filed: ${outcome.problems.join(' ')}`, { usage: IMPORT_USAGE });
+      // The file or the plan refused: not a usage error, no usage line.
+      throw new InputError(`Nothing was filed: ${outcome.problems.join(' ')}`);
     }
     if (outcome.status === 'not-asked')
       throw new InputError(

@@ -1,27 +1,34 @@
+import { vhostMapOf } from '../../../commands/parse.ts';
 import { parsePlan } from '../../../commands/plan.ts';
 import { PLAN_USAGE } from '../../../commands/planUsage.ts';
 import { readDefinitions } from '../../definitions/read.ts';
 import { InputError } from '../../errors.ts';
 import { planFile } from '../../plan/plan.ts';
+import { pickForVhosts } from '../environments.ts';
 import { planView } from '../views/plan.ts';
 import { attachedDefinitions } from './attached.ts';
 import { channelFlags } from './defaults.ts';
 import type { SlackCommand } from './types.ts';
 
 /**
- * `@rmq plan [NAME] [--vhost V] [--env E] [--prune]` with a definitions file attached to the
- * mention: the plan of the set, for everyone in the channel or thread, the loss first; the whole
- * plan as a file beside it. Writes nothing. The channel's default environment holds; its default
- * vhost does not (the file names its vhosts; `--vhost` picks one).
+ * `@rmq plan [NAME] [--vhost V] [--vhost-map FROM=TO …] [--env E] [--prune]` with a definitions
+ * file attached to the mention: the plan of the set, for everyone in the channel or thread, the
+ * loss first; the whole plan as a file beside it. Writes nothing. The channel's default
+ * environment holds; its default vhost does not (the file names its vhosts; `--vhost` picks one),
+ * and each vhost planned is one the environment answers about.
  */
 export const planCommand: SlackCommand = {
   async run(words, ctx) {
     const channel = await channelFlags(ctx);
     const input = parsePlan(words, { attached: true });
     const file = await attachedDefinitions(ctx, input.file, 'plan', PLAN_USAGE);
-    const read = readDefinitions(file.bytes, { vhost: input.vhost });
-    if (!read.ok) throw new InputError(read.problem, { usage: PLAN_USAGE });
-    const { name: env, broker } = ctx.environments.pick(input.env ?? channel.defaults.env);
+    const read = readDefinitions(file.bytes, { vhost: input.vhost, vhostMap: vhostMapOf(input.vhostMap) });
+    // The file refused is not a usage error: no usage line.
+    if (!read.ok) throw new InputError(read.problem);
+    const { name: env, broker } = pickForVhosts(ctx.environments)(
+      input.env ?? channel.defaults.env,
+      read.file.vhosts,
+    );
     const result = await planFile(read.file, broker, { prune: input.prune });
     const { file: whole, ...message } = planView(result, file.name);
     ctx.logger.info(
