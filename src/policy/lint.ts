@@ -175,6 +175,8 @@ interface Expiring {
   readonly expiresMs: number;
   readonly values: Readonly<Record<string, unknown>>;
   readonly kind: 'classic' | 'quorum';
+  /** Under a tie: what each pair the broker may pick gives it; deleted only if every one deletes it. */
+  readonly alternatives?: readonly Pick<Expiring, 'expiresMs' | 'values'>[];
 }
 
 interface NeverStricter {
@@ -230,6 +232,11 @@ interface Outcome {
   readonly names: readonly Names[];
   /** The policies it counts as an applicable match of. */
   readonly applicable: readonly PolicyTally[];
+  /**
+   * Under a tie the broker breaks as it likes: every pair it may pick (at most MAX_ALTERNATIVES).
+   * What holds for each of them holds (`#applyTied`); set only when `governing` is not.
+   */
+  readonly alternatives?: readonly Alternative[];
   /** The pair that governs it, decided; undefined: none, or not decided. */
   readonly governing:
     | {
@@ -242,6 +249,17 @@ interface Outcome {
     | undefined;
 }
 
+/** One pair of policies the broker may pick for an object under a tie, with what it does by kind. */
+interface Alternative {
+  readonly user: Policy | null;
+  readonly operator: Policy | null;
+  readonly pair: Pair;
+  readonly root: ArgumentsNode;
+}
+
+/** Pairs weighed for one tied object at most: past this, nothing is claimed for it. */
+const MAX_ALTERNATIVES = 16;
+
 /** One layer of the object being read: resolve.ts's LayerResolution, its lists not made anew. */
 interface LayerScratch {
   list: readonly IndexedPolicy[];
@@ -252,6 +270,8 @@ interface LayerScratch {
   /** The first applicable match's priority: the candidates'. */
   top: number | undefined;
   decided: boolean;
+  /** A tie `#layer` found (its candidates, each of which the broker may pick); else empty. */
+  readonly tied: Policy[];
 }
 
 const NO_INFO: ListInfo = {
@@ -302,6 +322,7 @@ const scratch = (): LayerScratch => ({
   count: 0,
   top: undefined,
   decided: true,
+  tied: [],
 });
 
 /**
@@ -669,10 +690,32 @@ export class Linter {
     const applicable: PolicyTally[] = [];
     const user = this.#layer('user', this.#user, kind !== null, names, applicable);
     const operator = this.#layer('operator', this.#operator, kind !== null, names, applicable);
-    if (kind === null || user === undefined || operator === undefined || (user === null && operator === null))
+    if (kind === null || (user === null && operator === null))
       return { names, applicable, governing: undefined };
+    if (user === undefined || operator === undefined) {
+      const alternatives = this.#alternatives(kind, user, operator);
+      return alternatives
+        ? { names, applicable, alternatives, governing: undefined }
+        : { names, applicable, governing: undefined };
+    }
     const { pair, root } = this.#pair(kind, user, operator);
     return { names, applicable, governing: { kind, user, operator, pair, root } };
+  }
+
+  /**
+   * The pairs the broker may pick when a layer is a tie (`#layer`'s `tied`) and the other is
+   * decided or a tie too; undefined when a layer is not decided for another reason (a pattern not
+   * read, a type unknown) or there are too many.
+   */
+  #alternatives(kind: ObjectKind, user: Policy | null | undefined, operator: Policy | null | undefined) {
+    const users = user === undefined ? this.#user.tied : [user];
+    const operators = operator === undefined ? this.#operator.tied : [operator];
+    if (users.length === 0 || operators.length === 0 || users.length * operators.length > MAX_ALTERNATIVES)
+      return undefined;
+    const out: Alternative[] = [];
+    for (const u of users)
+      for (const op of operators) out.push({ user: u, operator: op, ...this.#pair(kind, u, op) });
+    return out;
   }
 
   /** One object counted as its outcome says, and what its governing pair does to it. */
@@ -682,7 +725,10 @@ export class Linter {
     const { names, applicable, governing } = outcome;
     for (let i = 0; i < names.length; i++) (names[i] as Names).add(name);
     for (let i = 0; i < applicable.length; i++) (applicable[i] as PolicyTally).applicable++;
-    if (governing === undefined) return;
+    if (governing === undefined) {
+      if (outcome.alternatives) this.#applyTied(o, outcome.alternatives);
+      return;
+    }
     const { kind, user, operator, pair, root } = governing;
     // Shared by the objects whose arguments are the same (most have none, or only `x-queue-type`).
     const node = hasArguments(o.arguments) ? argumentsNodeOf(root, o.arguments) : root;
@@ -698,6 +744,44 @@ export class Linter {
       if (n.own === undefined) continue;
       n.entry.never++;
       n.entry.highestOwn = Math.max(n.entry.highestOwn, n.own);
+      n.entry.names.add(name);
+    }
+  }
+
+  /**
+   * A tied object: whichever pair the broker picks, a finding that holds for every one of them
+   * holds (a target every pair names missing, the same policy's `expires` deleting it under each,
+   * an operator limit above what each would use without it); one that holds for some is not claimed.
+   */
+  #applyTied(o: LintObject, alternatives: readonly Alternative[]): void {
+    const name = o.name;
+    const kind = o.kind as ObjectKind;
+    const all = alternatives.map(({ user, operator, pair, root }) => {
+      const node = hasArguments(o.arguments) ? argumentsNodeOf(root, o.arguments) : root;
+      node.governed ??= this.#governed(o, kind, user, operator, pair);
+      return node.governed;
+    });
+    const [first] = all;
+    if (!first) return;
+    for (const t of first.targets) if (all.every((g) => g.targets.includes(t))) t.names.add(name);
+    const e = first.expires;
+    if (e && all.every((g) => g.expires?.layer === e.layer && g.expires.policy === e.policy)) {
+      const alternatives = all.map((g) => ({
+        expiresMs: g.expires?.expiresMs ?? e.expiresMs,
+        values: g.expires?.values ?? e.values,
+      }));
+      this.#expiring.push({ name, ...e, alternatives });
+      this.#expiringNames.add(name);
+    }
+    for (const n of first.never) {
+      const each = all.map((g) => g.never.find((x) => x.entry === n.entry));
+      // Another operator policy in some pair: this one's limit may not apply at all.
+      if (each.some((x) => x === undefined)) continue;
+      n.entry.governed++;
+      const own = each.map((x) => x?.own);
+      if (own.some((v) => v === undefined)) continue;
+      n.entry.never++;
+      n.entry.highestOwn = Math.max(n.entry.highestOwn, ...(own as number[]));
       n.entry.names.add(name);
     }
   }
@@ -738,7 +822,8 @@ export class Linter {
     applicable: PolicyTally[],
   ): Policy | null | undefined {
     const decided = known && res.decided;
-    const { list, info, hits, count, top } = res;
+    const { list, info, hits, count, top, tied: candidatesOf } = res;
+    if (candidatesOf.length > 0) candidatesOf.length = 0;
     // The candidates: the applicable matches of the top priority (matches come highest first).
     let first = -1;
     let candidates = 0;
@@ -794,6 +879,14 @@ export class Linter {
           if (w.priority < (top as number)) break;
           if ((info.refused[j] as readonly string[]).length === 0) t.winners.add(w.name);
         }
+      }
+    }
+    if (decided && candidates > 1) {
+      for (let h = first; h < count; h++) {
+        const i = hits[h] as number;
+        const p = (list[i] as IndexedPolicy).policy;
+        if (p.priority < (top as number)) break;
+        if ((info.refused[i] as readonly string[]).length === 0) candidatesOf.push(p);
       }
     }
     if (!decided || candidates !== 1) return decided && candidates === 0 ? null : undefined;
@@ -949,19 +1042,21 @@ export class Linter {
     for (const [id, t] of this.#ties)
       out.set(`t\u0000${id}`, { policies: t.policies.map((p) => `${t.layer}:${p}`), state: names(t.names) });
     for (const [id, t] of this.#targets)
-      out.set(`g\u0000${id}`, { policies: [`${t.layer}:${t.policy}`], state: names(t.names) });
+      if (t.names.count > 0)
+        out.set(`g\u0000${id}`, { policies: [`${t.layer}:${t.policy}`], state: names(t.names) });
     for (const e of this.#expiring) {
       const id = `e\u0000${e.layer}\u0000${e.policy}`;
-      const entry = JSON.stringify([e.name, e.expiresMs, e.kind, e.values]);
+      const entry = JSON.stringify([e.name, e.expiresMs, e.kind, e.values, e.alternatives ?? null]);
       const had = out.get(id);
       if (had) had.state += `\u0002${entry}`;
       else out.set(id, { policies: [`${e.layer}:${e.policy}`], state: entry });
     }
     for (const [id, n] of this.#never)
-      out.set(`n\u0000${id}`, {
-        policies: [`operator:${n.policy}`],
-        state: [n.governed, n.never, names(n.names)].join('\u0002'),
-      });
+      if (n.governed > 0)
+        out.set(`n\u0000${id}`, {
+          policies: [`operator:${n.policy}`],
+          state: [n.governed, n.never, names(n.names)].join('\u0002'),
+        });
     return out;
   }
 
@@ -995,7 +1090,8 @@ export class Linter {
       });
     }
     for (const t of this.#targets.values()) {
-      if (targetExists(t.key, t.target, full) !== false) continue;
+      // Made for a tie's pairs (`#applyTied`) and named by none of its objects: nothing found.
+      if (t.names.count === 0 || targetExists(t.key, t.target, full) !== false) continue;
       out.push({
         kind: 'missing-target',
         severity: SEVERITY_OF['missing-target'],
@@ -1052,26 +1148,31 @@ export class Linter {
     for (const e of this.#expiring) {
       const now = live.get(e.name) ?? null;
       if (now === null) continue;
-      for (const h of hazardsOf({ kind: e.kind, values: e.values, now, at }, world)) {
-        if (h.effect !== 'expires-idle' || h.messages === 0) continue;
-        const id = `${e.layer}\u0000${e.policy}`;
-        let g = byPolicy.get(id);
-        if (!g) {
-          g = {
-            layer: e.layer,
-            policy: e.policy,
-            expiresMs: e.expiresMs,
-            messages: 0,
-            by: h.by,
-            names: new Names(),
-          };
-          byPolicy.set(id, g);
+      // Under a tie, deleted only if every pair the broker may pick deletes it (the latest then).
+      let expiresMs = e.expiresMs;
+      let deleted: { messages: number; by: string } | undefined;
+      for (const way of e.alternatives ?? [e]) {
+        const h = hazardsOf({ kind: e.kind, values: way.values, now, at }, world).find(
+          (x) => x.effect === 'expires-idle' && x.messages > 0,
+        );
+        if (h?.effect !== 'expires-idle') {
+          deleted = undefined;
+          break;
         }
-        g.messages += h.messages;
-        if (h.by < g.by) g.by = h.by;
-        g.expiresMs = Math.min(g.expiresMs, e.expiresMs);
-        g.names.add(e.name);
+        expiresMs = Math.max(expiresMs, way.expiresMs);
+        if (!deleted || h.by > deleted.by) deleted = h;
       }
+      if (!deleted) continue;
+      const id = `${e.layer}\u0000${e.policy}`;
+      let g = byPolicy.get(id);
+      if (!g) {
+        g = { layer: e.layer, policy: e.policy, expiresMs, messages: 0, by: deleted.by, names: new Names() };
+        byPolicy.set(id, g);
+      }
+      g.messages += deleted.messages;
+      if (deleted.by < g.by) g.by = deleted.by;
+      g.expiresMs = Math.min(g.expiresMs, expiresMs);
+      g.names.add(e.name);
     }
     return [...byPolicy.values()].map((g) => ({
       kind: 'expires-idle' as const,

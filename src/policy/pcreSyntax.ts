@@ -1,13 +1,32 @@
 /**
- * The PCRE syntax checker: would the broker (PCRE, as `re:compile` without the unicode option)
- * refuse this pattern, and where. The broker refuses a policy whose pattern does not compile;
- * this says so before anything is filed. Long because PCRE's syntax is: escapes, classes,
- * group openers and verbs each have their own reader below.
+ * The PCRE syntax checker: would the broker (its Erlang's `re:compile`, without the unicode
+ * option) refuse this pattern, and where. The broker refuses a policy whose pattern does not
+ * compile; this says so before anything is filed. Long because PCRE's syntax is: escapes,
+ * classes, group openers and verbs each have their own reader below.
+ *
+ * Two engines: Erlang/OTP up to 27 compiles with PCRE 8, from 28 with PCRE2, and they differ
+ * (measured on 3.10.8 with OTP 25, 4.0.5 with OTP 27, 4.3.6 with OTP 29): PCRE 8 refuses a
+ * recursion that could loop without consuming (`(?R)`, `a|(?R)`) and any lookbehind of variable
+ * length; PCRE2 takes both, refusing only a lookbehind whose length has no bound (`(?<=a+)`),
+ * and takes `(?^)`. Both refuse two groups of one name (`(?<n>a)(?<n>b)`) unless `(?J)` is in
+ * force, and two names for one number of a branch reset. Without the engine, only what both
+ * refuse is refused.
  */
+
+import type { BrokerVersion } from './types.ts';
 
 export interface PatternError {
   readonly message: string;
   readonly offset: number;
+}
+
+/** `re`'s regular expression library: PCRE 8 up to Erlang/OTP 27, PCRE2 from 28. */
+export type RegexEngine = 'pcre' | 'pcre2';
+
+/** The engine of a broker whose Erlang release is known. */
+export function regexEngine(version: BrokerVersion): RegexEngine | undefined {
+  if (version.erlang === undefined) return undefined;
+  return version.erlang >= 28 ? 'pcre2' : 'pcre';
 }
 
 const POSIX_CLASSES = new Set([
@@ -65,37 +84,173 @@ const START_VERBS =
 const VERB = /^\(\*(?:ACCEPT|FAIL|F|COMMIT|PRUNE|SKIP|THEN)(?::[^)]*)?\)|^\(\*(?:MARK)?:[^)]+\)/;
 
 /**
- * The compile errors PCRE (the broker's `re:compile`, PCRE 8.x) gives for a pattern, as far as a
- * structural read can tell: unbalanced parentheses and brackets, a quantifier with nothing to
- * repeat, bad ranges and counts, unknown group syntax, a backslash at the end, references to
- * groups that do not exist. Null when none of those is found, which is not a promise: the
- * broker may still refuse it (a variable-length lookbehind, say). Patterns in extended mode
- * (`(?x)`) are not read.
+ * Where a recursion's path from the start of the group it calls stands (PCRE 8's
+ * could_be_empty): `open` nothing that must consume yet; `must` something that must; `empty`
+ * decided empty (a call to a group not seen yet); `{ call }` a call to a group open at the time
+ * (empty while that group is open; what it consumes once closed is not worked out, and is
+ * taken to consume, so that nothing the broker takes is refused).
  */
-export function pcreSyntaxError(pattern: string): PatternError | null {
+type BranchState = 'open' | 'must' | 'empty' | { readonly call: number };
+
+/** One item of a branch, before a quantifier may follow it. */
+type Item = 'must' | 'neutral' | 'empty' | { readonly call: number };
+
+/** An open group (or the whole pattern, the first). */
+interface Frame {
+  readonly at: number;
+  readonly kind: 'top' | 'group' | 'lookahead' | 'lookbehind' | 'conditional';
+  /** Its group number, when it captures. */
+  readonly capture?: number;
+  /** `(?J)` in force: groups may share a name. */
+  dupnames: boolean;
+  /** A branch reset `(?|`: the group count at its start, and the most any branch reached. */
+  readonly resetFrom?: number;
+  resetMax?: number;
+  branches: number;
+  /** Every finished branch must consume. */
+  allMust: boolean;
+  state: BranchState;
+  pending: Item | undefined;
+}
+
+/**
+ * The compile errors the broker's `re:compile` gives for a pattern, as far as a structural read
+ * can tell: unbalanced parentheses and brackets, a quantifier with nothing to repeat, bad ranges
+ * and counts, unknown group syntax, a backslash at the end, references to groups that do not
+ * exist, two groups of one name, a recursion that could loop (PCRE 8), a lookbehind of variable
+ * length (PCRE 8) or of no bound (PCRE2). Null when none of those is found, which is not a
+ * promise: the broker may still refuse it. Patterns in extended mode (`(?x)`) are not read.
+ * `engine` (regexEngine): without it, only what both engines refuse.
+ */
+export function pcreSyntaxError(pattern: string, engine?: RegexEngine): PatternError | null {
   const err = (message: string, offset: number): PatternError => ({ message, offset });
   let i = 0;
   for (let m = START_VERBS.exec(pattern); m; m = START_VERBS.exec(pattern.slice(i))) i += m[0].length;
   const utf = /^(?:\(\*[A-Z_=0-9]+\))*\(\*UTF8?\)/.test(pattern);
-  /** Open groups: where each starts, and whether it is a lookbehind (whose length must be fixed). */
-  const stack: { at: number; lookbehind: boolean }[] = [];
+  const top: Frame = {
+    at: 0,
+    kind: 'top',
+    dupnames: false,
+    branches: 1,
+    allMust: true,
+    state: 'open',
+    pending: undefined,
+  };
+  /** Open groups, the whole pattern first. */
+  const stack: Frame[] = [top];
   let lookbehinds = 0;
+  let conditionals = 0;
   let groups = 0;
   let maxRef = 0;
   let maxRefAt = 0;
-  const groupNames = new Set<string>();
+  /** Each name's group numbers, and each named number's name. */
+  const numbersOf = new Map<string, number[]>();
+  const nameOf = new Map<number, string>();
+  /** Closed groups, by number: whether they must consume. */
+  const closedMust = new Map<number, boolean>();
   const nameRefs: { name: string; at: number }[] = [];
   let canRepeat = false;
   /** After a quantifier: one `+` or `?` may follow, then nothing. */
   let afterQuantifier = false;
   const n = pattern.length;
+  const inner = () => stack[stack.length - 1] as Frame;
+  const isOpen = (group: number) => group === 0 || stack.some((f) => f.capture === group);
 
-  const quantifier = (at: number, fixed: boolean): PatternError | null => {
+  /** The last item of the innermost branch, settled: no quantifier follows it now. */
+  const settle = (f: Frame = inner()) => {
+    const item = f.pending;
+    f.pending = undefined;
+    if (item === undefined || item === 'neutral' || f.state !== 'open') return;
+    f.state = item;
+  };
+  const add = (item: Item) => {
+    const f = inner();
+    settle(f);
+    f.pending = item;
+  };
+  const consumes = (state: BranchState) => state === 'must' || typeof state === 'object';
+
+  const quantifier = (
+    at: number,
+    fixed: boolean,
+    bounded: boolean,
+    mayBeNone: boolean,
+  ): PatternError | null => {
     if (!canRepeat) return err('nothing to repeat', at);
-    if (lookbehinds > 0 && !fixed) return err('lookbehind assertion is not fixed length', at);
+    if (lookbehinds > 0 && !fixed) {
+      if (!bounded)
+        return err(
+          engine === 'pcre2'
+            ? 'length of lookbehind assertion is not limited'
+            : 'lookbehind assertion is not fixed length',
+          at,
+        );
+      if (engine === 'pcre') return err('lookbehind assertion is not fixed length', at);
+    }
     canRepeat = false;
     afterQuantifier = true;
+    const f = inner();
+    const item = f.pending;
+    // A repeated call is wrapped in a group of its own: it decides nothing (PCRE 8).
+    if (item !== undefined && item !== 'neutral' && (mayBeNone || item !== 'must')) f.pending = 'neutral';
     return null;
+  };
+
+  /**
+   * A call of group `group` (0: the whole pattern) at `at`. PCRE 8 refuses one inside the group it
+   * calls when nothing on the way from that group's start must consume (could_be_empty), except
+   * inside a conditional group; a call to a group not seen yet is checked by neither engine.
+   */
+  const call = (group: number, at: number): PatternError | null => {
+    if (group > maxRef) {
+      maxRef = group;
+      maxRefAt = at;
+    }
+    if (!isOpen(group)) {
+      const closed = closedMust.get(group);
+      add(closed === undefined ? 'empty' : closed ? 'must' : 'neutral');
+      return null;
+    }
+    settle();
+    if (engine === 'pcre' && conditionals === 0) {
+      const from = group === 0 ? 0 : stack.findIndex((f) => f.capture === group);
+      const loops = stack
+        .slice(from)
+        .every(
+          (f) =>
+            f.state === 'open' ||
+            f.state === 'empty' ||
+            (typeof f.state === 'object' && isOpen(f.state.call)),
+        );
+      if (loops) return err('recursive call could loop indefinitely', at);
+    }
+    inner().pending = { call: group };
+    return null;
+  };
+
+  /** A named group's name, checked against the others of its number and of its name. */
+  const named = (name: string, number: number, at: number): PatternError | null => {
+    const other = nameOf.get(number);
+    if (other !== undefined && other !== name)
+      return err('different names for subpatterns of the same number are not allowed', at);
+    const numbers = numbersOf.get(name) ?? [];
+    if (numbers.length > 0 && !numbers.includes(number) && !inner().dupnames)
+      return err('two named subpatterns have the same name', at);
+    nameOf.set(number, name);
+    if (!numbers.includes(number)) numbersOf.set(name, [...numbers, number]);
+    return null;
+  };
+
+  /** A call as written: its group, or a name not seen yet (a group further on, checked at the end). */
+  const callOf = (target: CallTarget, at: number): PatternError | null => {
+    if ('name' in target && !numbersOf.has(target.name)) {
+      nameRefs.push({ name: target.name, at });
+      add('empty');
+      return null;
+    }
+    const group = callTarget(target, groups, numbersOf);
+    if (group === null) return err('reference to non-existent subpattern', at);
+    return call(group, at);
   };
 
   while (i < n) {
@@ -110,12 +265,19 @@ export function pcreSyntaxError(pattern: string): PatternError | null {
       case '\\': {
         const r = readEscape(pattern, i, utf);
         if ('message' in r) return r;
-        if (r.ref !== undefined && r.ref > maxRef) {
+        if (r.ref !== undefined && r.call === undefined && r.ref > maxRef) {
           maxRef = r.ref;
           maxRefAt = i;
         }
         if (r.name !== undefined) nameRefs.push({ name: r.name, at: i });
-        if (lookbehinds > 0 && r.variable) return err('lookbehind assertion is not fixed length', i);
+        if (lookbehinds > 0 && r.variable && engine === 'pcre')
+          return err('lookbehind assertion is not fixed length', i);
+        if (r.call !== undefined) {
+          const e = callOf(r.call, i);
+          if (e) return e;
+        } else {
+          add(r.backref || !r.atom ? 'neutral' : 'must');
+        }
         canRepeat = r.atom;
         i = r.end;
         break;
@@ -123,6 +285,7 @@ export function pcreSyntaxError(pattern: string): PatternError | null {
       case '[': {
         const r = readClass(pattern, i, utf);
         if ('message' in r) return r;
+        add('must');
         canRepeat = true;
         i = r.end;
         break;
@@ -131,50 +294,93 @@ export function pcreSyntaxError(pattern: string): PatternError | null {
         if (pattern.startsWith('(*', i)) {
           const m = VERB.exec(pattern.slice(i));
           if (!m) return err('(*VERB) not recognized or malformed', i);
+          add('neutral');
           i += m[0].length;
           canRepeat = false;
           break;
         }
-        if (stack.length >= MAX_GROUP_DEPTH) return err('regular expression is too complicated', i);
+        if (stack.length > MAX_GROUP_DEPTH) return err('regular expression is too complicated', i);
+        const parent = inner();
         if (pattern[i + 1] !== '?') {
           groups++;
-          stack.push({ at: i, lookbehind: false });
+          settle(parent);
+          stack.push(frame(i, 'group', parent.dupnames, groups));
           canRepeat = false;
           i++;
           break;
         }
-        const r = readGroupStart(pattern, i);
+        const r = readGroupStart(pattern, i, engine);
         if ('message' in r) return r;
         if (r.extended) return null;
         if (r.capturing) groups++;
-        if (r.name !== undefined) groupNames.add(r.name);
+        if (r.name !== undefined) {
+          const e = named(r.name, groups, i);
+          if (e) return e;
+        }
         if (r.ref !== undefined && r.ref > maxRef) {
           maxRef = r.ref;
           maxRefAt = i;
         }
         if (r.refName !== undefined) nameRefs.push({ name: r.refName, at: i });
-        if (r.opens) {
-          stack.push({ at: i, lookbehind: r.lookbehind === true });
-          if (r.lookbehind) lookbehinds++;
+        if (r.dupnames !== undefined && !r.opens) parent.dupnames = r.dupnames;
+        if (r.call !== undefined) {
+          const e = callOf(r.call, i);
+          if (e) return e;
+        } else if (r.opens) {
+          settle(parent);
+          const f = frame(
+            i,
+            r.kind ?? 'group',
+            r.dupnames ?? parent.dupnames,
+            r.capturing ? groups : undefined,
+          );
+          if (r.branchReset) stack.push({ ...f, resetFrom: groups, resetMax: groups });
+          else stack.push(f);
+          if (r.kind === 'lookbehind') lookbehinds++;
+          if (r.kind === 'conditional') conditionals++;
+        } else {
+          // A comment, an option setting, a callout, a back reference by name: nothing consumed.
+          add('neutral');
         }
         canRepeat = r.atom;
         i = r.end;
         break;
       }
-      case ')':
-        if (stack.length === 0) return err('unmatched parentheses', i);
-        if (stack.pop()?.lookbehind) lookbehinds--;
+      case ')': {
+        if (stack.length === 1) return err('unmatched parentheses', i);
+        const f = stack.pop() as Frame;
+        settle(f);
+        if (f.kind === 'lookbehind') lookbehinds--;
+        if (f.kind === 'conditional') conditionals--;
+        if (f.resetFrom !== undefined) groups = Math.max(groups, f.resetMax ?? groups);
+        const must =
+          f.allMust &&
+          consumes(f.state) &&
+          (f.kind === 'group' || (f.kind === 'conditional' && f.branches > 1));
+        if (f.capture !== undefined) closedMust.set(f.capture, must);
+        add(must ? 'must' : 'neutral');
         canRepeat = true;
         i++;
         break;
-      case '|':
+      }
+      case '|': {
+        const f = inner();
+        settle(f);
+        f.allMust &&= consumes(f.state);
+        f.state = 'open';
+        f.branches++;
+        if (f.resetFrom !== undefined) {
+          f.resetMax = Math.max(f.resetMax ?? groups, groups);
+          groups = f.resetFrom;
+        }
         canRepeat = false;
         i++;
         break;
+      }
       case '*':
       case '+':
       case '?': {
-        const e = quantifier(i, false);
+        const e = quantifier(i, false, c === '?', c !== '+');
         if (e) return e;
         i++;
         break;
@@ -182,6 +388,7 @@ export function pcreSyntaxError(pattern: string): PatternError | null {
       case '{': {
         const m = /^\{(\d+)(?:(,)(\d*))?\}/.exec(pattern.slice(i));
         if (!m) {
+          add('must');
           canRepeat = true;
           i++;
           break;
@@ -191,7 +398,12 @@ export function pcreSyntaxError(pattern: string): PatternError | null {
         if (min > 65535 || (max !== undefined && max > 65535))
           return err('number too big in {} quantifier', i);
         if (max !== undefined && max < min) return err('numbers out of order in {} quantifier', i);
-        const e = quantifier(i, m[2] === undefined || max === min);
+        const e = quantifier(
+          i,
+          m[2] === undefined || max === min,
+          m[2] === undefined || max !== undefined,
+          min === 0,
+        );
         if (e) return e;
         i += m[0].length;
         break;
@@ -199,22 +411,72 @@ export function pcreSyntaxError(pattern: string): PatternError | null {
       case '^':
       case '$':
         // Unlike an assertion group, a bare assertion cannot be repeated.
+        add('neutral');
         canRepeat = false;
         i++;
         break;
       default:
+        add('must');
         canRepeat = true;
         i++;
     }
   }
-  if (stack.length > 0) return err('missing )', n);
+  if (stack.length > 1) return err('missing )', n);
   if (maxRef > groups) return err('reference to non-existent subpattern', maxRefAt);
-  const unknown = nameRefs.find((r) => !groupNames.has(r.name));
+  const unknown = nameRefs.find((r) => !numbersOf.has(r.name));
   if (unknown) return err('reference to non-existent subpattern', unknown.at);
   return null;
 }
 
-type Read = { end: number; atom: boolean; ref?: number; name?: string; variable?: boolean } | PatternError;
+function frame(at: number, kind: Frame['kind'], dupnames: boolean, capture: number | undefined): Frame {
+  return {
+    at,
+    kind,
+    ...(capture === undefined ? {} : { capture }),
+    dupnames,
+    branches: 1,
+    allMust: true,
+    state: 'open',
+    pending: undefined,
+  };
+}
+
+/** An error as a refusal says it: the message and where, in the pattern's own words. */
+export function patternErrorWords(pattern: string, error: PatternError): string {
+  return `${error.message} (near ${JSON.stringify(pattern.slice(error.offset, error.offset + 12) || 'the end')})`;
+}
+
+/** A call's target: `(?2)`, `(?-1)` (the last group opened), `(?+1)` (the next), `(?&name)`. */
+type CallTarget = { readonly number: number } | { readonly relative: number } | { readonly name: string };
+
+/** The group number a call names; null when there is none (`(?-1)` before any group). */
+function callTarget(
+  target: CallTarget,
+  groups: number,
+  numbersOf: ReadonlyMap<string, readonly number[]>,
+): number | null {
+  if ('number' in target) return target.number;
+  if ('relative' in target) {
+    const number = target.relative < 0 ? groups + target.relative + 1 : groups + target.relative;
+    return number > 0 ? number : null;
+  }
+  return numbersOf.get(target.name)?.[0] ?? null;
+}
+
+type Read =
+  | {
+      end: number;
+      /** It can be repeated. */
+      atom: boolean;
+      ref?: number;
+      name?: string;
+      variable?: boolean;
+      /** A back reference: it may match nothing. */
+      backref?: boolean;
+      /** A call of a group (`\\g<1>`, `\\g'name'`). */
+      call?: CallTarget;
+    }
+  | PatternError;
 
 function readEscape(p: string, at: number, utf: boolean): Read {
   const next = p[at + 1];
@@ -248,16 +510,27 @@ function readEscape(p: string, at: number, utf: boolean): Read {
       };
     const target = m[1] ?? m[2] ?? m[3] ?? m[4] ?? '';
     const end = at + m[0].length;
-    if (/^\d+$/.test(target)) return { end, atom: true, ref: Number(target), variable: true };
-    if (/^[+-]\d+$/.test(target)) return { end, atom: true, variable: true };
-    return { end, atom: true, name: target, variable: true };
+    // \g<…> and \g'…' call a group (Oniguruma's form, which PCRE takes); the others refer back.
+    if (next === 'g' && (m[2] !== undefined || m[3] !== undefined)) {
+      const call: CallTarget = /^\d+$/.test(target)
+        ? { number: Number(target) }
+        : /^[+-]\d+$/.test(target)
+          ? { relative: Number(target) }
+          : { name: target };
+      // In a lookbehind PCRE 8 measures the group called: taken to be fixed, never refused here.
+      return { end, atom: true, call };
+    }
+    if (/^\d+$/.test(target)) return { end, atom: true, ref: Number(target), variable: true, backref: true };
+    if (/^[+-]\d+$/.test(target)) return { end, atom: true, variable: true, backref: true };
+    return { end, atom: true, name: target, variable: true, backref: true };
   }
   if (next >= '1' && next <= '9') {
     const m = /^\d+/.exec(p.slice(at + 1)) as RegExpExecArray;
     const value = Number(m[0]);
     // \1–\7 always refer to a group (\8 and \9 are the digits when no such group exists);
     // longer numbers are octal unless that many groups could exist.
-    if (value < 8) return { end: at + 1 + m[0].length, atom: true, ref: value, variable: true };
+    if (value < 8)
+      return { end: at + 1 + m[0].length, atom: true, ref: value, variable: true, backref: true };
     return { end: at + 1 + m[0].length, atom: true };
   }
   if ('bBAZzGK'.includes(next)) return { end: at + 2, atom: false };
@@ -350,16 +623,23 @@ interface GroupStart {
   atom: boolean;
   opens: boolean;
   capturing: boolean;
-  lookbehind?: boolean;
+  /** What kind of group it opens. */
+  kind?: Exclude<Frame['kind'], 'top'>;
+  /** A branch reset `(?|`: each branch numbers its groups from the same start. */
+  branchReset?: boolean;
   extended?: boolean;
+  /** `(?J)` set (true) or unset (false), for the rest of the group, or inside `(?J:…)`. */
+  dupnames?: boolean;
   /** The group's own name. */
   name?: string;
   /** A group referred to by number or name. */
   ref?: number;
   refName?: string;
+  /** A call of a group: `(?R)`, `(?2)`, `(?-1)`, `(?&name)`. */
+  call?: CallTarget;
 }
 
-function readGroupStart(p: string, at: number): GroupStart | PatternError {
+function readGroupStart(p: string, at: number, engine: RegexEngine | undefined): GroupStart | PatternError {
   const rest = p.slice(at + 2);
   // A group that opens (and is no atom), or a call that opens none (and is one).
   const start =
@@ -373,22 +653,32 @@ function readGroupStart(p: string, at: number): GroupStart | PatternError {
     });
   const open = start(true);
   const call = start(false);
-  if (/^[:|>=!]/.test(rest)) return open(1);
-  if (/^<[=!]/.test(rest)) return open(2, { lookbehind: true });
+  if (/^[=!]/.test(rest)) return open(1, { kind: 'lookahead' });
+  if (rest.startsWith('|')) return open(1, { branchReset: true });
+  if (/^[:>]/.test(rest)) return open(1);
+  if (/^<[=!]/.test(rest)) return open(2, { kind: 'lookbehind' });
   const named = /^(?:P?<|')([A-Za-z_][A-Za-z0-9_]*)([>'])/.exec(rest);
   if (named) return open(named[0].length, { capturing: true, name: named[1] as string });
   if (/^P?<|^'/.test(rest))
     return { message: 'syntax error in subpattern name (missing terminator)', offset: at };
-  const byName = /^(?:P=|P>|&)([A-Za-z_][A-Za-z0-9_]*)\)/.exec(rest);
-  if (byName) return call(byName[0].length, { refName: byName[1] as string });
-  const ref = /^(?:R|[+-]?\d+)\)/.exec(rest);
-  if (ref) return call(ref[0].length);
+  const backByName = /^P=([A-Za-z_][A-Za-z0-9_]*)\)/.exec(rest);
+  if (backByName) return call(backByName[0].length, { refName: backByName[1] as string });
+  const callByName = /^(?:P>|&)([A-Za-z_][A-Za-z0-9_]*)\)/.exec(rest);
+  if (callByName) return call(callByName[0].length, { call: { name: callByName[1] as string } });
+  const byNumber = /^(?:(R)|([+-])?(\d+))\)/.exec(rest);
+  if (byNumber) {
+    const [text, whole, sign, digits] = byNumber;
+    const number = whole ? 0 : Number(digits);
+    return call(text.length, {
+      call: sign ? { relative: sign === '-' ? -number : number } : { number },
+    });
+  }
   // A condition: (?(1)…), (?(<name>)…), (?('name')…), (?(R)…), or an assertion.
   const condition = /^\((?:(\d+)|<([A-Za-z_]\w*)>|'([A-Za-z_]\w*)'|R\d*|R&\w+|DEFINE|([A-Za-z_]\w*))\)/.exec(
     rest,
   );
   if (condition) {
-    const extra: Partial<GroupStart> = {};
+    const extra: Partial<GroupStart> = { kind: 'conditional' };
     if (condition[1] !== undefined) extra.ref = Number(condition[1]);
     const refName = condition[2] ?? condition[3];
     if (refName !== undefined) extra.refName = refName;
@@ -399,16 +689,22 @@ function readGroupStart(p: string, at: number): GroupStart | PatternError {
     if (close < 0) return { message: 'missing ) after comment', offset: at };
     return { end: close + 1, atom: false, opens: false, capturing: false };
   }
-  if (rest.startsWith('(')) return open(0);
+  // The condition is an assertion, read as the group it is.
+  if (rest.startsWith('(')) return open(0, { kind: 'conditional' });
   const callout = /^C\d*\)/.exec(rest);
   if (callout) return { end: at + 2 + callout[0].length, atom: false, opens: false, capturing: false };
-  const flags = /^([imsxXUJ]*)(?:-([imsxXUJ]*))?([:)])/.exec(rest);
+  // PCRE2 also takes `^` (every option unset) and `n` (no automatic capture).
+  const flags =
+    engine === 'pcre'
+      ? /^()([imsxXUJ]*)(?:-([imsxXUJ]*))?([:)])/.exec(rest)
+      : /^(\^?)([imnsxXUJ]*)(?:-([imnsxXUJ]*))?([:)])/.exec(rest);
   if (flags) {
-    if (flags[1]?.includes('x'))
-      return { end: at, atom: false, opens: false, capturing: false, extended: true };
-    return flags[3] === ':'
-      ? open(flags[0].length)
-      : { end: at + 2 + flags[0].length, atom: false, opens: false, capturing: false };
+    const [text, , set = '', unset = '', end] = flags;
+    if (set.includes('x')) return { end: at, atom: false, opens: false, capturing: false, extended: true };
+    const dupnames = set.includes('J') ? { dupnames: true } : unset.includes('J') ? { dupnames: false } : {};
+    return end === ':'
+      ? open(text.length, dupnames)
+      : { end: at + 2 + text.length, atom: false, opens: false, capturing: false, ...dupnames };
   }
   return { message: 'unrecognized character after (? or (?-', offset: at + 2 };
 }

@@ -7,6 +7,7 @@
 
 export type ProblemCode =
   | 'name-empty'
+  | 'name-too-long'
   | 'name-taken'
   | 'no-such-policy'
   | 'wrong-layer'
@@ -26,6 +27,7 @@ export type ProblemCode =
   | 'operator-key'
   | 'federation-conflict'
   | 'federation-plugin'
+  | 'plugin-disabled'
   | 'pattern-invalid'
   | 'pattern-too-long'
   | 'pattern-unreadable'

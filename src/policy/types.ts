@@ -46,6 +46,11 @@ export interface BrokerVersion {
   readonly major: number;
   readonly minor: number;
   readonly patch: number;
+  /**
+   * The major release of the Erlang/OTP it runs on, when known: it decides which patterns
+   * compile (`re` moved from PCRE 8 to PCRE2 in OTP 28: pcreSyntax.ts `regexEngine`).
+   */
+  readonly erlang?: number;
 }
 
 export function parseVersion(text: string): BrokerVersion | null {

@@ -1,9 +1,17 @@
 import { acceptedApplyTo } from './keys.ts';
 import { compilePattern, isAnchored, MAX_PATTERN_BYTES } from './pattern.ts';
-import { pcreSyntaxError } from './pcreSyntax.ts';
+import { patternErrorWords, pcreSyntaxError, regexEngine } from './pcreSyntax.ts';
 import type { Problem } from './problem.ts';
 import type { ChangeAction } from './simulate.ts';
-import { atLeast, type BrokerVersion, formatVersion, type Policy, type PolicyLayer } from './types.ts';
+import {
+  atLeast,
+  type BrokerVersion,
+  formatVersion,
+  MAX_NAME_BYTES,
+  type Policy,
+  type PolicyLayer,
+  utf8Length,
+} from './types.ts';
 import {
   checkDefinition,
   checkScope,
@@ -71,6 +79,22 @@ export interface Validation {
 
 const LAYER_WORDS: Readonly<Record<PolicyLayer, string>> = { user: 'policy', operator: 'operator policy' };
 
+/**
+ * A policy created with a name over 255 bytes: the bot creates none (the broker itself takes
+ * longer ones, 5,000 bytes on 3.10.8, 4.0.5 and 4.3.6, so one that exists can still be edited or
+ * deleted). Every path that creates asks this: preview, a change request, plan, import, lint FILE.
+ */
+export function nameTooLong(action: ChangeAction, name: string): Problem | null {
+  if (action !== 'create') return null;
+  const bytes = utf8Length(name);
+  if (bytes <= MAX_NAME_BYTES) return null;
+  return {
+    code: 'name-too-long',
+    field: 'name',
+    message: `The policy name is ${bytes} bytes; names are at most ${MAX_NAME_BYTES} bytes.`,
+  };
+}
+
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -88,6 +112,8 @@ export function validate(input: ValidationInput): Validation {
   const inOther = theirs.find((p) => p.name === name);
 
   if (name === '') refuse({ code: 'name-empty', field: 'name', message: `A ${words} needs a name.` });
+  const long = nameTooLong(action, name);
+  if (long) refuse(long);
   if (action === 'create' && current) {
     refuse({
       code: 'name-taken',
@@ -241,12 +267,12 @@ function checkPattern(
     });
     return;
   }
-  const error = pcreSyntaxError(pattern);
+  const error = pcreSyntaxError(pattern, regexEngine(version));
   if (error) {
     refuse({
       code: 'pattern-invalid',
       field: 'pattern',
-      message: `The broker would refuse this pattern: ${error.message} (near ${JSON.stringify(pattern.slice(error.offset, error.offset + 12) || 'the end')}).`,
+      message: `The broker would refuse this pattern: ${patternErrorWords(pattern, error)}.`,
     });
     return;
   }

@@ -8,6 +8,7 @@ import {
   type ValueRule,
   vetoedKeys,
 } from './keys.ts';
+import { patternErrorWords, pcreSyntaxError, regexEngine } from './pcreSyntax.ts';
 import type { Problem } from './problem.ts';
 import {
   atLeast,
@@ -114,29 +115,37 @@ export function checkDefinition(
     if (MIRRORING_KEYS.has(key) && atLeast(version, 4)) continue;
     const spec = keySpec(key);
     const plugin = spec?.plugin;
-    const known =
-      plugin !== undefined && plugins === undefined
-        ? spec !== undefined
-        : isKnownKey(key, version, plugins ?? new Set());
-    if (!spec || !known) {
+    // Known to this version, the plugin aside (said apart below).
+    if (!spec || !isKnownKey(key, version, new Set(plugin === undefined ? [] : [plugin]))) {
       const hint = closestKey(key, version);
       refuse({
         code: 'unknown-key',
         field: 'definition',
         key,
-        message: `${key} is not a policy key RabbitMQ ${v} recognises${spec && plugin ? ` without the ${plugin} plugin` : spec ? ' (it exists in other versions)' : ''}${hint ? `; did you mean ${hint}?` : '.'}`,
+        message: `${key} is not a policy key RabbitMQ ${v} recognises${spec ? ' (it exists in other versions)' : ''}${hint ? `; did you mean ${hint}?` : '.'}`,
       });
       continue;
     }
-    if (plugin !== undefined && plugins === undefined) {
-      warn({
-        code: 'federation-plugin',
-        field: 'definition',
-        key,
-        message: `${key} is accepted only while the ${plugin} plugin is enabled on the broker.`,
-      });
+    if (plugin !== undefined && !plugins?.has(plugin)) {
+      // Off: the broker answers 400 "not recognised policy settings". Not known: said beside.
+      if (plugins === undefined) {
+        warn({
+          code: 'federation-plugin',
+          field: 'definition',
+          key,
+          message: `${pluginKeyWords(key, plugin)}.`,
+        });
+      } else {
+        refuse({
+          code: 'plugin-disabled',
+          field: 'definition',
+          key,
+          message: `${pluginKeyWords(key, plugin)}, and RabbitMQ ${v} here has not enabled it: the broker refuses the definition. Enable rabbitmq_${plugin} there, or leave ${key} out.`,
+        });
+        continue;
+      }
     }
-    const problem = valueProblem(key, value, spec.value(version));
+    const problem = valueProblem(key, value, spec.value(version)) ?? compiles(key, value, version);
     if (problem) refuse({ field: 'definition', key, ...problem });
     if (layer === 'operator' && !operatorMaySet(key, version)) {
       const allowed = KEYS.filter((k) => operatorMaySet(k.key, version)).map((k) => k.key);
@@ -216,6 +225,27 @@ function checkDelayedRetry(definition: Record<string, unknown>, refuse: (p: Prob
       message: `delayed-retry-max (${max}) must not be smaller than delayed-retry-min (${min}).`,
     });
   }
+}
+
+/** Why a plugin's key depends on the broker: the words of the warning and of the refusal. */
+export function pluginKeyWords(key: string, plugin: string): string {
+  return `${key} is accepted only while the ${plugin} plugin is enabled on the broker`;
+}
+
+/** A key whose value the broker compiles as a pattern (rabbit_federation_parameters: `re:compile`). */
+function compiles(
+  key: string,
+  value: unknown,
+  version: BrokerVersion,
+): Omit<Problem, 'field' | 'key'> | null {
+  if (key !== 'federation-upstream-pattern' || typeof value !== 'string') return null;
+  const error = pcreSyntaxError(value, regexEngine(version));
+  return error
+    ? {
+        code: 'bad-value',
+        message: `${key}: the broker would refuse this pattern: ${patternErrorWords(value, error)}.`,
+      }
+    : null;
 }
 
 const LIMIT_WORDS = (rule: { min?: number; max?: number }) =>

@@ -157,7 +157,7 @@ export async function preview(
   let inventory: Awaited<ReturnType<typeof openInventory>>;
   let keepLive: ((name: string) => boolean) | undefined;
   let validation: Validation | undefined;
-  const validated = (small: Pick<Inventory, 'version' | 'user' | 'operator'>) =>
+  const validated = (small: Pick<Inventory, 'version' | 'user' | 'operator' | 'plugins'>) =>
     validate({
       action: input.action,
       layer: input.layer,
@@ -166,10 +166,12 @@ export async function preview(
       fields: input.fields,
       existing: { user: small.user, operator: small.operator },
       version: small.version,
+      ...(small.plugins ? { plugins: small.plugins } : {}),
     });
   try {
     inventory = await openInventory(broker, input.vhost, {
       live: true,
+      plugins: input.action !== 'delete',
       keepLive: () => keepLive,
       // The live numbers of the queues the changed policy finds, as it is or as proposed: the
       // only ones a change can move; the federation where a policy, or the proposed one, names

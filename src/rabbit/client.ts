@@ -9,6 +9,7 @@
  * retries included. Callers with other needs (the apply job) pass other `timeouts`, `limits` and
  * `getRetries`.
  */
+import { enabledPlugins, pluginsNeedApplications } from '../policy/plugins.ts';
 import { type BrokerVersion, type Policy, type PolicyLayer, parseVersion } from '../policy/types.ts';
 import { RabbitError } from './errors.ts';
 import {
@@ -28,6 +29,7 @@ import {
   exchangeSchema,
   type FederationState,
   federationLinksSchema,
+  nodeApplicationsSchema,
   overviewSchema,
   type Permission,
   parameterNamesSchema,
@@ -77,10 +79,13 @@ const NO_SUCH_ENDPOINT: ReadonlySet<number> = new Set([400, 404, 406]);
 export const FEDERATION_LINKS_TAGS = ['monitoring', 'administrator'] as const;
 
 export interface BrokerOverview {
+  /** With the Erlang release (`erlang`) when the broker reports it. */
   readonly version: BrokerVersion;
   /** `rabbitmq_version` as sent, e.g. "3.10.8". */
   readonly versionText: string;
   readonly clusterName?: string;
+  /** The exchange types registered; undefined when not reported. */
+  readonly exchangeTypes?: readonly string[];
 }
 
 const LAYER_PATH: Readonly<Record<PolicyLayer, string>> = {
@@ -92,6 +97,7 @@ export class ManagementClient {
   /** Replaced in a `forQuestion` view by a transport with the question's budget. */
   protected readonly http: Transport;
   private overviewCache: Promise<BrokerOverview> | undefined;
+  private pluginsCache: Promise<ReadonlySet<string> | undefined> | undefined;
 
   constructor(options: ManagementClientOptions) {
     this.http = new Transport(options);
@@ -121,6 +127,7 @@ export class ManagementClient {
     Object.defineProperty(view, 'http', { value: this.http.onlyNode(url) });
     // Each node's own overview: the cache of the cluster's view is not this node's answer.
     Object.defineProperty(view, 'overviewCache', { value: undefined, writable: true });
+    Object.defineProperty(view, 'pluginsCache', { value: undefined, writable: true });
     return view;
   }
 
@@ -153,10 +160,12 @@ export class ManagementClient {
             message: `unreadable rabbitmq_version ${JSON.stringify(o.rabbitmq_version)}`,
           });
         }
+        const erlang = o.erlang_version === undefined ? undefined : Number.parseInt(o.erlang_version, 10);
         return {
-          version,
+          version: erlang === undefined || Number.isNaN(erlang) ? version : { ...version, erlang },
           versionText: o.rabbitmq_version,
           ...(o.cluster_name === undefined ? {} : { clusterName: o.cluster_name }),
+          ...(o.exchange_types === undefined ? {} : { exchangeTypes: o.exchange_types.map((t) => t.name) }),
         };
       });
       this.overviewCache.catch(() => {
@@ -164,6 +173,31 @@ export class ManagementClient {
       });
     }
     return this.overviewCache;
+  }
+
+  /**
+   * The plugins with policy keys that are enabled (src/policy/plugins.ts), undefined when not
+   * known. The overview settles it but on 4.2+ without the federation exchange type: then the
+   * nodes' running applications, which only `monitoring` and `administrator` may list.
+   */
+  plugins(): Promise<ReadonlySet<string> | undefined> {
+    if (!this.pluginsCache) {
+      this.pluginsCache = this.overview().then(async ({ version, exchangeTypes }) => {
+        if (!pluginsNeedApplications(version, exchangeTypes))
+          return enabledPlugins({ version, exchangeTypes });
+        const applications = await this.http
+          .getJson(`${this.http.path('nodes')}?columns=name,applications`, nodeApplicationsSchema)
+          .then(
+            (nodes) => nodes.flatMap((n) => (n.applications ? [n.applications.map((a) => a.name)] : [])),
+            () => undefined,
+          );
+        return enabledPlugins({ version, exchangeTypes, applications });
+      });
+      this.pluginsCache.catch(() => {
+        this.pluginsCache = undefined;
+      });
+    }
+    return this.pluginsCache;
   }
 
   async whoami(): Promise<WhoAmI> {

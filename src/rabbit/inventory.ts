@@ -52,6 +52,8 @@ export interface InventorySource extends FindingSource {
   /** The queues' records and numbers in one listing, no reported policy (listings.ts); absent: two listings. */
   streamQueuesLive?(vhost: string, opts?: { asOf?: Date }): AsyncIterable<QueueRecordLive>;
   federation(vhost: string): Promise<FederationState>;
+  /** The plugins with policy keys that are enabled; undefined when not known (ManagementClient.plugins). */
+  plugins?(): Promise<ReadonlySet<string> | undefined>;
 }
 
 /**
@@ -78,6 +80,8 @@ export interface Inventory {
   readonly version: BrokerVersion;
   readonly user: Policy[];
   readonly operator: Policy[];
+  /** With `plugins: true`: the plugins with policy keys that are enabled, when known. */
+  readonly plugins?: ReadonlySet<string>;
   /**
    * Hands every queue, then every exchange, to `take`, as the listings arrive; once.
    * A callback rather than an async iterable: each async-generator hop costs microseconds per
@@ -144,7 +148,7 @@ export async function openInventory(
   options: InventoryOptions = {},
 ): Promise<Inventory> {
   if (options.live && options.withoutReportedPolicies && source.streamQueuesLive)
-    return openOneListing(source, vhost, options.asOf, options.keepLive);
+    return openOneListing(source, vhost, options.asOf, options.keepLive, options.plugins);
   const queues = startNow(source.streamQueues(vhost, { stats: false }));
   const exchanges = startNow(source.streamExchanges(vhost));
   const { liveFor } = options;
@@ -164,9 +168,10 @@ export async function openInventory(
   const cancel = async () => {
     await Promise.all([queues.cancel(), exchanges.cancel(), reading?.cancel()]);
   };
-  const [{ version }, user, operator] = await readSmall(source, vhost, cancel);
+  const [{ version }, user, operator, plugins] = await readSmall(source, vhost, cancel, options.plugins);
+  const small = { version, user, operator, ...(plugins ? { plugins } : {}) };
   if (options.live && liveFor) {
-    const wanted = liveFor({ version, user, operator });
+    const wanted = liveFor(small);
     const stats = queueStatsFound(source, vhost, wanted.patterns);
     reading = readLive(source, vhost, stats, wanted.federation, options.asOf, options.keepLive);
   }
@@ -174,12 +179,14 @@ export async function openInventory(
     await queues.each((q) => take(queueObject(q)));
     await exchanges.each((e) => take(exchangeObject(e)));
   };
-  return { version, user, operator, each, cancel, live: async () => (reading ? await reading.done : null) };
+  return { ...small, each, cancel, live: async () => (reading ? await reading.done : null) };
 }
 
 export interface InventoryOptions {
   /** Read the live state beside the inventory (`Inventory.live`). */
   readonly live?: boolean;
+  /** Read which plugins with policy keys are enabled, beside the policies (`Inventory.plugins`): to validate. */
+  readonly plugins?: boolean;
   /** The live numbers as sampled just before this time (a change already made). */
   readonly asOf?: Date;
   /**
@@ -204,7 +211,7 @@ export interface InventoryOptions {
    * alone. `federation`: whether the federation is read (three requests; only a policy naming
    * an upstream makes it matter, impact.ts `readsFederation`).
    */
-  readonly liveFor?: (small: Pick<Inventory, 'version' | 'user' | 'operator'>) => {
+  readonly liveFor?: (small: Pick<Inventory, 'version' | 'user' | 'operator' | 'plugins'>) => {
     readonly patterns: readonly string[];
     readonly federation: boolean;
   };
@@ -219,6 +226,7 @@ async function openOneListing(
   vhost: string,
   asOf: Date | undefined,
   keepLive: InventoryOptions['keepLive'],
+  withPlugins: boolean | undefined,
 ): Promise<Inventory> {
   const sampledAt = new Date().toISOString();
   const listing = source.streamQueuesLive?.(vhost, asOf ? { asOf } : {});
@@ -229,7 +237,7 @@ async function openOneListing(
   const cancel = async () => {
     await Promise.all([queues.cancel(), exchanges.cancel()]);
   };
-  const [{ version }, user, operator] = await readSmall(source, vhost, cancel);
+  const [{ version }, user, operator, plugins] = await readSmall(source, vhost, cancel, withPlugins);
   const live = new Map<string, LiveQueue | null>();
   const nodeDown = new Set<string>();
   let read = false;
@@ -237,6 +245,7 @@ async function openOneListing(
     version,
     user,
     operator,
+    ...(plugins ? { plugins } : {}),
     cancel,
     async each(take) {
       // Asked once the queues are read: the caller may decide by what it found in them. Asked
@@ -274,17 +283,22 @@ async function openOneListing(
   };
 }
 
-/** The version and the two policy lists; if one fails, the listings started are dropped (`cancel`). */
+/**
+ * The version and the two policy lists (and, asked for, the plugins: unknown when they cannot be
+ * read); if one fails, the listings started are dropped (`cancel`).
+ */
 async function readSmall(
   source: InventorySource,
   vhost: string,
   cancel: () => Promise<void>,
-): Promise<[{ version: BrokerVersion }, Policy[], Policy[]]> {
+  withPlugins: boolean | undefined,
+): Promise<[{ version: BrokerVersion }, Policy[], Policy[], ReadonlySet<string> | undefined]> {
   try {
     return await Promise.all([
       source.overview(),
       source.listPolicies(vhost),
       source.listOperatorPolicies(vhost),
+      withPlugins && source.plugins ? source.plugins().catch(() => undefined) : undefined,
     ]);
   } catch (e) {
     await cancel();
@@ -371,6 +385,7 @@ export function narrowedTo(source: InventorySource, patterns: readonly string[])
     listOperatorPolicies: (vhost) => source.listOperatorPolicies(vhost),
     streamExchanges: (vhost) => source.streamExchanges(vhost),
     federation: (vhost) => source.federation(vhost),
+    ...(source.plugins ? { plugins: () => source.plugins?.() ?? Promise.resolve(undefined) } : {}),
     streamQueues: (vhost, opts) =>
       opts.stats
         ? source.streamQueues(vhost, opts)

@@ -74,7 +74,19 @@ const jsonObject = z.preprocess(
 export const overviewSchema = z.object({
   rabbitmq_version: z.string(),
   cluster_name: z.string().optional(),
+  /** "25.2.3": the regular expression engine depends on it (src/policy/pcreSyntax.ts). */
+  erlang_version: z.string().optional(),
+  /** Every exchange type registered: a plugin's shows it is enabled (src/policy/plugins.ts). */
+  exchange_types: z.array(z.object({ name: z.string() })).optional(),
 });
+
+/** `GET /api/nodes?columns=name,applications`: each node's running applications. */
+export const nodeApplicationsSchema = z.array(
+  z.object({
+    name: z.string(),
+    applications: z.array(z.object({ name: z.string() })).optional(),
+  }),
+);
 
 export const whoamiSchema = z.object({
   name: z.string(),

@@ -180,6 +180,90 @@ describe('each kind, and its clean twin', () => {
   });
 });
 
+describe('under a tie: a finding that holds for every policy of the tie holds', () => {
+  const a = pol('a', '^q\\.', 5, { 'max-length': 500 }, 'queues');
+  const b = pol('b', '^q\\.', 5, { 'max-length': 1000 }, 'queues');
+  const ceiling = opPol('ceiling', '^q\\.', 0, { 'max-length': 100_000 }, 'queues');
+
+  it('operator-never-stricter: above either tied policy, so it never bites whichever the broker picks', () => {
+    const f = run({ user: [a, b], operator: [ceiling], objects: [obj('q.1'), obj('q.2')] });
+    expect(kinds(f)).toEqual([
+      ['tie', 'a'],
+      ['operator-never-stricter', 'ceiling'],
+    ]);
+    expect(f[1]).toMatchObject({ highestOwn: 1000, limit: 100_000, objectCount: 2 });
+    // One tied policy above the operator's limit: it bites when that one is picked.
+    const over = { ...b, definition: { 'max-length': 200_000 } };
+    expect(kinds(run({ user: [a, over], operator: [ceiling], objects: [obj('q.1')] }))).toEqual([
+      ['tie', 'a'],
+    ]);
+  });
+
+  it('expires-idle: the operator policy deletes the queue under either; a missing target only one names is not claimed', () => {
+    const expiring = opPol('reap', '^q\\.', 0, { expires: 60_000 }, 'queues');
+    const dlx = { ...a, definition: { 'dead-letter-exchange': 'gone' } };
+    const live = new Map<string, LiveQueue | null>([['q.1', liveQueue(3)]]);
+    const f = run({ user: [dlx, b], operator: [expiring], objects: [obj('q.1')], live });
+    expect(kinds(f)).toEqual([
+      ['tie', 'a'],
+      ['expires-idle', 'reap'],
+    ]);
+    // Both tied policies name the missing exchange: still each its own finding, about objects it
+    // may not govern: not claimed either.
+    const both = { ...b, definition: { 'dead-letter-exchange': 'gone' } };
+    expect(kinds(run({ user: [dlx, both], objects: [obj('q.1')] }))).toEqual([['tie', 'a']]);
+    // A user policy's own expires below the operator's: which one deletes it depends on the pick.
+    const shorter = { ...b, definition: { expires: 1000 } };
+    expect(kinds(run({ user: [a, shorter], operator: [expiring], objects: [obj('q.1')], live }))).toEqual([
+      ['tie', 'a'],
+    ]);
+  });
+
+  it('a random tie: its findings are those that hold with each of its policies alone', () => {
+    const definition = fc
+      .record(
+        {
+          'max-length': fc.constantFrom(5, 500, 200_000),
+          'dead-letter-exchange': fc.constantFrom('ae', 'gone'),
+          expires: fc.constantFrom(1000, 120_000),
+        },
+        { requiredKeys: [] },
+      )
+      .map((d) => d as Record<string, unknown>);
+    const worldArb = fc.record({
+      tied: fc.array(definition, { minLength: 2, maxLength: 3 }),
+      operator: fc
+        .record(
+          { 'max-length': fc.constantFrom(50, 100_000), expires: fc.constantFrom(60_000, 600_000) },
+          { requiredKeys: [] },
+        )
+        .map((d) => d as Record<string, unknown>),
+      queues: fc.array(fc.tuple(fc.constantFrom<ObjectKind>('classic', 'quorum'), fc.nat(3)), {
+        minLength: 1,
+        maxLength: 3,
+      }),
+    });
+    const TIE_KINDS = new Set(['operator-never-stricter', 'missing-target', 'expires-idle']);
+    const found = (user: Policy[], w: fc.infer<typeof worldArb>) => {
+      const operator = Object.keys(w.operator).length ? [opPol('op', '^q\\.', 0, w.operator, 'queues')] : [];
+      const live = new Map(w.queues.map(([, n], i) => [`q.${i}`, liveQueue(n)] as const));
+      const objects = [...w.queues.map(([kind], i) => obj(`q.${i}`, kind)), obj('ae', 'exchange')];
+      return run({ user, operator, objects, live }).filter((f) => TIE_KINDS.has(f.kind));
+    };
+    const id = (f: Finding) =>
+      JSON.stringify([f.kind, f.policy, f.operator, f.objects, 'key' in f ? f.key : null]);
+    fc.assert(
+      fc.property(worldArb, (w) => {
+        const tied = w.tied.map((d, i) => pol(`t${i}`, '^q\\.', 5, d, 'queues'));
+        const alone = tied.map((p) => new Set(found([p], w).map(id)));
+        const every = [...(alone[0] ?? [])].filter((x) => alone.every((s) => s.has(x)));
+        expect(found(tied, w).map(id).sort()).toEqual(every.sort());
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe('the findings as a list', () => {
   it('most severe first, at most 20 names with the count, one sentence each', () => {
     const names = Array.from({ length: 25 }, (_, i) => `t.${String(i).padStart(2, '0')}`);
