@@ -3,6 +3,7 @@ import { type DefinitionsFile, missingVhostWords, withDeclared } from '../src/de
 import { formatDuration } from '../src/duration.ts';
 import { codeOf, InputError } from '../src/errors.ts';
 import { type BacktrackingReader, defaultReader } from '../src/patterns/reader.ts';
+import { changesOf } from '../src/plan/changes.ts';
 import { atLeastAsSevere, type Finding, Linter, SEVERITIES, type Severity } from '../src/policy/lint.ts';
 import { PatternCache } from '../src/policy/pattern.ts';
 import { buildPolicySet } from '../src/policy/resolve.ts';
@@ -132,8 +133,18 @@ export async function lint(input: LintInput, broker: LintBroker, options: LintOp
     const inventory = await openInventory(broker, input.vhost, {
       live: true,
       withoutReportedPolicies: true,
+      plugins: options.file !== undefined,
       keepLive: () => (name) => linter?.wantsLive(name) === true,
     });
+    if (options.file) {
+      // What the broker would refuse of the file, refused as `plan` refuses it, in its words.
+      const mine = options.file.policies.filter((p) => p.policy.vhost === input.vhost);
+      const { problems } = changesOf(mine, inventory, inventory.version, input.vhost, false);
+      if (problems.length > 0) {
+        await inventory.cancel();
+        throw new InputError(problems.join(' '));
+      }
+    }
     const user = options.file ? asApplied(inventory.user, options.file, 'user', input.vhost) : inventory.user;
     const operator = options.file
       ? asApplied(inventory.operator, options.file, 'operator', input.vhost)

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { InputError } from '../src/errors.ts';
-import { MAX_NAME_BYTES, utf8Length } from '../src/policy/types.ts';
-import type { ProposedFields } from '../src/policy/validate.ts';
+import { nameTooLong, type ProposedFields } from '../src/policy/validate.ts';
 import { objectJson } from '../src/preview/impact.ts';
 import {
   PREVIEW_ACTIONS,
@@ -63,14 +62,9 @@ export function parsePreview(
     throw new InputError(`${typed(action)} takes one policy name, got ${rest.length + 1}.`, {
       usage,
     });
-  const bytes = utf8Length(name);
-  if (action === 'create' && bytes > MAX_NAME_BYTES) {
-    // The broker itself takes longer policy names (3.10.8 accepted 256 bytes), so one that
-    // exists can still be previewed for an edit or a delete; the bot creates none that long.
-    throw new InputError(`The policy name is ${bytes} bytes; names are at most ${MAX_NAME_BYTES} bytes.`, {
-      usage,
-    });
-  }
+  // Refused before the broker is asked; the preview's validation says the same (validate.ts).
+  const long = nameTooLong(action as PreviewAction, name);
+  if (long) throw new InputError(long.message, { usage });
   const { vhost, env } = parseWith(
     Words,
     { vhost: flags.vhost ?? options.defaults?.vhost, env: flags.env ?? options.defaults?.env },

@@ -27,14 +27,13 @@
 import {
   type DefinitionsFile,
   type FederationNames,
-  type FilePolicy,
   missingVhostWords,
   withDeclared,
 } from '../definitions/read.ts';
 import { codeOf } from '../errors.ts';
 import type { BacktrackingReader } from '../patterns/reader.ts';
 import { settleSimulation } from '../patterns/resolveRead.ts';
-import { actionOf, samePolicy, type Transition } from '../policy/compare.ts';
+import { actionOf, type Transition } from '../policy/compare.ts';
 import {
   type Impact,
   impactTotals,
@@ -51,13 +50,15 @@ import { type LayerNames, SequenceDriver, type StateValues, timelines } from '..
 import type { ChangeAction, InventoryObject, Unpredictable } from '../policy/simulate.ts';
 import { touchIndex } from '../policy/touch.ts';
 import { formatVersion, type ObjectKind, type Policy, type PolicyLayer } from '../policy/types.ts';
-import { validate } from '../policy/validate.ts';
 import { defaultDeliveryLimit, type LiveNow, worldOf } from '../preview/impact.ts';
 import type { PolicyFields, PreviewChange } from '../preview/preview.ts';
 import { type NotAskedWhy, notAskedBecause } from '../rabbit/errors.ts';
 import { type InventorySource, openInventory } from '../rabbit/inventory.ts';
 import { missingVhost, type VhostLister } from '../vhosts.ts';
+import { changesOf } from './changes.ts';
 import { newFindings } from './findings.ts';
+
+export { changesOf };
 
 export type PlanBroker = InventorySource & VhostLister;
 
@@ -138,8 +139,6 @@ export interface PlanOptions {
   readonly findings?: boolean;
 }
 
-const LAYER_WORDS: Readonly<Record<PolicyLayer, string>> = { user: 'policy', operator: 'operator policy' };
-
 export function fieldsOf(p: Policy | null): PolicyFields | null {
   return p && { pattern: p.pattern, applyTo: p.applyTo, priority: p.priority, definition: p.definition };
 }
@@ -154,61 +153,6 @@ export function changeJson(s: PlanStep): PreviewChange {
     before: fieldsOf(s.before),
     after: fieldsOf(s.after),
   };
-}
-
-/** The file's policies of one vhost against the broker's: the changes, or what the broker would refuse. */
-export function changesOf(
-  mine: readonly FilePolicy[],
-  live: { readonly user: readonly Policy[]; readonly operator: readonly Policy[] },
-  small: Parameters<typeof validate>[0]['version'],
-  vhost: string,
-  prune: boolean,
-): { changes: Transition[]; unchanged: number; problems: string[] } {
-  const changes: Transition[] = [];
-  const problems: string[] = [];
-  let unchanged = 0;
-  const named = new Set<string>();
-  for (const { layer, policy, at } of mine) {
-    named.add(JSON.stringify([layer, policy.name]));
-    const current =
-      (layer === 'user' ? live.user : live.operator).find((p) => p.name === policy.name) ?? null;
-    if (current && samePolicy(current, policy)) {
-      unchanged++;
-      continue;
-    }
-    const v = validate({
-      action: actionOf({ before: current, after: policy }),
-      layer,
-      vhost,
-      name: policy.name,
-      fields: {
-        pattern: policy.pattern,
-        applyTo: policy.applyTo,
-        priority: policy.priority,
-        definition: policy.definition,
-      },
-      existing: live,
-      version: small,
-    });
-    if (!v.ok) {
-      for (const r of v.refusals) {
-        problems.push(
-          `The ${LAYER_WORDS[layer]} ${JSON.stringify(policy.name)} of vhost ${JSON.stringify(vhost)} (${at}): ${r.message}`,
-        );
-      }
-      continue;
-    }
-    changes.push({ layer, vhost, name: policy.name, before: current, after: v.proposed ?? policy });
-  }
-  if (prune) {
-    for (const layer of ['user', 'operator'] as const) {
-      for (const p of layer === 'user' ? live.user : live.operator) {
-        if (!named.has(JSON.stringify([layer, p.name])))
-          changes.push({ layer, vhost, name: p.name, before: p, after: null });
-      }
-    }
-  }
-  return { changes, unchanged, problems };
 }
 
 /** A vhost's plan: its `transitional` steps counted within the vhost until planFile counts them across. */
@@ -267,6 +211,7 @@ async function planVhost(
   try {
     inventory = await openInventory(broker, vhost, {
       live: true,
+      plugins: true,
       liveFor: (small) => {
         found = changesFor(vhost, small);
         const changed = found.problems.length ? [] : found.changes.flatMap((t) => [t.before, t.after]);
@@ -424,7 +369,7 @@ async function planVhost(
       if (!unpredictable.has(key)) unpredictable.set(key, u);
     }
   }
-  const notes: string[] = [];
+  const notes: string[] = [...(found.notes ?? [])];
   if (reading?.queuesWhy) notes.push(`The queues' statistics could not be read (${reading.queuesWhy}).`);
   if (reading?.federationWhy) notes.push(`The federation could not be read (${reading.federationWhy}).`);
   return {
