@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pcreSyntaxError } from '../../src/policy/pcreSyntax.ts';
+import { pcreSyntaxError, type RegexEngine, regexEngine } from '../../src/policy/pcreSyntax.ts';
 
 describe('pattern syntax as PCRE 8 reads it (cases checked against 3.10.8 and 4.0.5)', () => {
   const refused: [string, string][] = [
@@ -78,5 +78,97 @@ describe('pattern syntax as PCRE 8 reads it (cases checked against 3.10.8 and 4.
   ];
   it.each(accepted)('%s is accepted', (pattern) => {
     expect(pcreSyntaxError(pattern)).toBeNull();
+  });
+});
+
+describe('the two engines: PCRE 8 (OTP 25, 27: 3.10.8, 4.0.5) and PCRE2 (OTP 29: 4.3.6), each case checked on those brokers', () => {
+  // [pattern, PCRE 8's refusal or null, PCRE2's refusal or null]
+  const cases: [string, string | null, string | null][] = [
+    [
+      '(?<n>a)(?<n>b)',
+      'two named subpatterns have the same name',
+      'two named subpatterns have the same name',
+    ],
+    [
+      '(?<n>a)|(?<n>b)',
+      'two named subpatterns have the same name',
+      'two named subpatterns have the same name',
+    ],
+    [
+      "(?<n>a)(?'n'b)",
+      'two named subpatterns have the same name',
+      'two named subpatterns have the same name',
+    ],
+    [
+      '(?J:(?<n>a))(?<n>b)',
+      'two named subpatterns have the same name',
+      'two named subpatterns have the same name',
+    ],
+    [
+      '(?J)(?<n>a)(?-J)(?<n>b)',
+      'two named subpatterns have the same name',
+      'two named subpatterns have the same name',
+    ],
+    [
+      '(?|(?<n>a)|(?<n>b))(?<n>c)',
+      'two named subpatterns have the same name',
+      'two named subpatterns have the same name',
+    ],
+    [
+      '(?|(?<n>a)|(?<m>b))',
+      'different names for subpatterns of the same number are not allowed',
+      'different names for subpatterns of the same number are not allowed',
+    ],
+    ['(?J)(?<n>a)(?<n>b)', null, null],
+    ['(?<n>a)(?J)(?<n>b)', null, null],
+    ['(?<n>a)((?J)(?<n>b))', null, null],
+    ['(?|(?<n>a)|(?<n>b))', null, null],
+    ['(?|(a)(?<x>c)|(?<y>b)(d))', null, null],
+    ['(?R)', 'recursive call could loop indefinitely', null],
+    ['a|(?R)', 'recursive call could loop indefinitely', null],
+    ['(a|(?R))', 'recursive call could loop indefinitely', null],
+    ['^(?R)', 'recursive call could loop indefinitely', null],
+    ['a*(?R)', 'recursive call could loop indefinitely', null],
+    ['(a)?(?R)', 'recursive call could loop indefinitely', null],
+    ['(?:a|b|)(?R)', 'recursive call could loop indefinitely', null],
+    ['(?=a)(?R)', 'recursive call could loop indefinitely', null],
+    ['((?1))', 'recursive call could loop indefinitely', null],
+    ['(?<n>\\g<n>)', 'recursive call could loop indefinitely', null],
+    ['(?1)((?R))', 'recursive call could loop indefinitely', null],
+    ['a(?:((?R)(?1)))', 'recursive call could loop indefinitely', null],
+    ['\\g<0>', 'recursive call could loop indefinitely', null],
+    ['a(?R)', null, null],
+    ['a+(?R)', null, null],
+    ['(a|b)(?R)', null, null],
+    ['(a(?1)?b)', null, null],
+    ['(?1)?(a)(?R)', null, null],
+    ['(?(R)a|(?R)b)', null, null],
+    ['(a)(?(1)b|(?R))', null, null],
+    ['\\d(?R)', null, null],
+    ['(?+1)(a)', null, null],
+    ['(?-1)', 'reference to non-existent subpattern', 'reference to non-existent subpattern'],
+    ['(?<=a{1,3})c', 'lookbehind assertion is not fixed length', null],
+    ['(?<=\\d{2,4})x', 'lookbehind assertion is not fixed length', null],
+    ['(?<=a+)c', 'lookbehind assertion is not fixed length', 'length of lookbehind assertion is not limited'],
+    ['(?<=\\g<1>)(a)', null, null],
+    ['(?^)a', 'unrecognized character after (? or (?-', null],
+  ];
+  it.each(cases)('%s: PCRE 8 %s, PCRE2 %s', (pattern, pcre, pcre2) => {
+    expect(pcreSyntaxError(pattern, 'pcre')?.message ?? null).toBe(pcre);
+    expect(pcreSyntaxError(pattern, 'pcre2')?.message ?? null).toBe(pcre2);
+    // Without the engine, only what both refuse.
+    expect(pcreSyntaxError(pattern) !== null).toBe(pcre !== null && pcre2 !== null);
+  });
+
+  it("the engine is the broker's Erlang's", () => {
+    const engine = (erlang?: number): RegexEngine | undefined =>
+      regexEngine({ major: 4, minor: 0, patch: 5, ...(erlang === undefined ? {} : { erlang }) });
+    expect([engine(25), engine(27), engine(28), engine(29), engine()]).toEqual([
+      'pcre',
+      'pcre',
+      'pcre2',
+      'pcre2',
+      undefined,
+    ]);
   });
 });

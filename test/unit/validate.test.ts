@@ -338,3 +338,64 @@ describe('validation refusals', () => {
     ]);
   });
 });
+
+describe('one validation for every path: what the broker refuses at PUT', () => {
+  const OTP25: BrokerVersion = { ...V310, erlang: 25 };
+  const OTP29: BrokerVersion = { ...V43, erlang: 29 };
+
+  it('a plugin key: refused where the broker has not enabled the plugin, warned where that is not known, taken where it has', () => {
+    const fed = { definition: { 'federation-upstream': 'origin' } };
+    const off = check({ fields: fed, plugins: new Set() });
+    expect(codes(off)).toEqual(['plugin-disabled']);
+    expect(off.refusals[0]?.message).toBe(
+      'federation-upstream is accepted only while the federation plugin is enabled on the broker, and RabbitMQ 3.10.8 here has not enabled it: the broker refuses the definition. Enable rabbitmq_federation there, or leave federation-upstream out.',
+    );
+    const unknown = check({ fields: fed });
+    expect(unknown.ok).toBe(true);
+    expect(unknown.warnings.map((w) => w.message)).toContain(
+      'federation-upstream is accepted only while the federation plugin is enabled on the broker.',
+    );
+    expect(
+      check({ fields: fed, plugins: new Set(['federation']) }).warnings.map((w) => w.code),
+    ).not.toContain('federation-plugin');
+  });
+
+  it('federation-upstream-pattern is compiled as the broker compiles it', () => {
+    const with_ = (value: string, version: BrokerVersion) =>
+      codes(
+        check({
+          version,
+          plugins: new Set(['federation']),
+          fields: { definition: { 'federation-upstream-pattern': value } },
+        }),
+      );
+    expect(with_('(?<n>a)(?<n>b)', OTP29)).toEqual(['bad-value']);
+    expect(with_('(?R)', OTP25)).toEqual(['bad-value']);
+    expect(with_('(?R)', OTP29)).toEqual([]);
+    expect(with_('^dc-', OTP25)).toEqual([]);
+  });
+
+  it("patterns by the broker's engine: PCRE 8 up to OTP 27, PCRE2 from 28; without it, what both refuse", () => {
+    const pattern = (p: string, version: BrokerVersion) => codes(check({ version, fields: { pattern: p } }));
+    expect(pattern('(?<n>a)(?<n>b)', OTP25)).toEqual(['pattern-invalid']);
+    expect(pattern('(?<n>a)(?<n>b)', OTP29)).toEqual(['pattern-invalid']);
+    expect(pattern('(?R)', OTP25)).toEqual(['pattern-invalid']);
+    expect(pattern('(?R)', OTP29)).toEqual([]);
+    expect(pattern('(?R)', V310)).toEqual([]);
+    expect(pattern('(?<=a{1,3})b', OTP25)).toEqual(['pattern-invalid']);
+    expect(pattern('(?<=a{1,3})b', OTP29)).toEqual([]);
+  });
+
+  it('a name over 255 bytes: refused for a create, wherever it comes from; an existing one is edited and deleted', () => {
+    const long = 'n'.repeat(256);
+    const created = check({ name: long });
+    expect(codes(created)).toEqual(['name-too-long']);
+    expect(created.refusals[0]?.message).toBe('The policy name is 256 bytes; names are at most 255 bytes.');
+    expect(codes(check({ name: 'é'.repeat(128) }))).toEqual(['name-too-long']);
+    expect(codes(check({ name: 'n'.repeat(255) }))).toEqual([]);
+    const there = { ...existingUser, name: long };
+    const existing = { user: [there], operator: [existingOp] };
+    expect(check({ action: 'edit', name: long, existing, fields: { priority: 3 } }).ok).toBe(true);
+    expect(check({ action: 'delete', name: long, existing }).ok).toBe(true);
+  });
+});
