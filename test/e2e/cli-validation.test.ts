@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RabbitError } from '../../src/rabbit/index.ts';
-import { type BotProcess, labBotEnv, spawnBot } from '../support/botProcess.ts';
+import { type BotProcess, spawnImportBot } from '../support/botProcess.ts';
 import { brokerCredentials, uniqueName, waitFor } from '../support/broker.ts';
 import { brokersUp, clientFor, type TestBroker } from '../support/brokers.ts';
 import { type Built, built } from '../support/built.ts';
@@ -41,19 +41,15 @@ beforeAll(async () => {
     await c.putVhost(vhost);
     await c.close();
   }
-  const env = labBotEnv({
+  ({ bot, url: botUrl } = await spawnImportBot({
+    mainJs: realpathSync(join(pkg.outdir, 'main.js')),
     cwd,
-    environmentsYaml: `environments:\n  - { name: lab, url: "${machine.url}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD, approvers: [U0APPROVER], approvalsChannel: C0APPROVALS }\n`,
     slack,
     redisUrl: redis.url,
     signingSecret: SECRET,
-  });
-  bot = spawnBot(
-    realpathSync(join(pkg.outdir, 'main.js')),
-    { ...env, RMQ_API_TOKENS: `ci:${TOKEN}`, RMQ_VHOSTS: vhost },
-    cwd,
-  );
-  botUrl = `http://127.0.0.1:${await bot.listening()}`;
+    token: TOKEN,
+    vhosts: [vhost],
+  }));
 }, 180_000);
 
 afterAll(async () => {
@@ -119,7 +115,9 @@ async function everyPathRefuses(path: string, sentence: string, broker: TestBrok
   const runs = [
     await rmq(['plan', path], broker),
     await rmq(['lint', path, '--fail-on', 'warning'], broker),
-    ...(broker === machine ? [await rmq(['import', path, '--vhost', vhost, '--reason', 'validation', '--json'], broker)] : []),
+    ...(broker === machine
+      ? [await rmq(['import', path, '--vhost', vhost, '--reason', 'validation', '--json'], broker)]
+      : []),
   ];
   for (const run of runs) {
     expect(run.code, run.out + run.err).toBe(2);

@@ -11,7 +11,7 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BotProcess, labBotEnv, spawnBot } from '../support/botProcess.ts';
+import { type BotProcess, spawnImportBot } from '../support/botProcess.ts';
 import { adminClient, brokerCredentials, brokerUrl, uniqueName, waitFor } from '../support/broker.ts';
 import { BROKERS } from '../support/brokers.ts';
 import { type Built, built } from '../support/built.ts';
@@ -61,20 +61,15 @@ beforeAll(async () => {
   const m = await messages(BROKERS[0] as (typeof BROKERS)[number], vhost);
   await m.publish('orders.audit', 30);
   await m.close();
-  const env = labBotEnv({
+  ({ bot, url: botUrl } = await spawnImportBot({
+    mainJs: realpathSync(join(pkg.outdir, 'main.js')),
     cwd,
-    environmentsYaml: `environments:\n  - { name: lab, url: "${brokerUrl()}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD, approvers: [U0APPROVER], approvalsChannel: C0APPROVALS }\n`,
     slack,
     redisUrl: redis.url,
     signingSecret: SECRET,
-  });
-  // The real path: main.js runs only as its own argv[1] (a symlinked node_modules would hide it).
-  bot = spawnBot(
-    realpathSync(join(pkg.outdir, 'main.js')),
-    { ...env, RMQ_API_TOKENS: `ci:${TOKEN}`, RMQ_VHOSTS: vhost },
-    cwd,
-  );
-  botUrl = `http://127.0.0.1:${await bot.listening()}`;
+    token: TOKEN,
+    vhosts: [vhost],
+  }));
 }, 180_000);
 
 afterAll(async () => {

@@ -244,9 +244,13 @@ describe('under a tie: a finding that holds for every policy of the tie holds', 
       }),
     });
     const TIE_KINDS = new Set(['operator-never-stricter', 'missing-target', 'expires-idle']);
-    const found = (user: Policy[], w: fc.infer<typeof worldArb>) => {
+    type TieWorld = {
+      readonly operator: Record<string, unknown>;
+      readonly queues: readonly (readonly [ObjectKind, number])[];
+    };
+    const found = (user: Policy[], w: TieWorld) => {
       const operator = Object.keys(w.operator).length ? [opPol('op', '^q\\.', 0, w.operator, 'queues')] : [];
-      const live = new Map(w.queues.map(([, n], i) => [`q.${i}`, liveQueue(n)] as const));
+      const live = new Map<string, LiveQueue | null>(w.queues.map(([, n], i) => [`q.${i}`, liveQueue(n)]));
       const objects = [...w.queues.map(([kind], i) => obj(`q.${i}`, kind)), obj('ae', 'exchange')];
       return run({ user, operator, objects, live }).filter((f) => TIE_KINDS.has(f.kind));
     };
