@@ -265,6 +265,7 @@ export class ApplySet {
           break;
         }
         try {
+          if (c.attempted !== k) await save({ ...c, attempted: k });
           await this.deps.announceWrite(r.env, step, transitionOf(step).after, r.id);
           await writeStep(this.broker, step);
         } catch (err) {
@@ -273,7 +274,12 @@ export class ApplySet {
             if (!one) await this.progressOrLog(r, steps, c, log, failureOf(err).message, [k]);
             throw err;
           }
-          await stop({ kind: 'failed', step: k, ...failureOf(err) });
+          await stop({
+            kind: 'failed',
+            step: k,
+            ...failureOf(err),
+            ...(isRefusal(err) ? { writeRefused: true as const } : {}),
+          });
           break;
         }
         // A try before this one said it was not known: said again, now known.
@@ -455,9 +461,15 @@ export class ApplySet {
       this.waitAndRetry(job, token, log, err, { step }, what, () =>
         this.progress(r, steps, c, failureOf(err).message, [step]),
       );
-    // The write that failed may have gone through all the same (its answer lost): then it is undone too.
-    const failedAt = c.because?.kind === 'failed' ? c.because.step : undefined;
-    if (failedAt === c.written && c.undone === 0 && !c.left?.some((l) => l.step === failedAt)) {
+    // The write that failed may have gone through all the same (its answer lost): then it is undone
+    // too. One never begun, or that the broker refused, did not.
+    const failedAt = c.because?.kind === 'failed' && !c.because.writeRefused ? c.because.step : undefined;
+    if (
+      failedAt === c.written &&
+      c.attempted === failedAt &&
+      c.undone === 0 &&
+      !c.left?.some((l) => l.step === failedAt)
+    ) {
       const step = steps[failedAt] as SetStep;
       let now: Policy | null;
       try {
@@ -667,6 +679,11 @@ const STALE_WHY = {
 export function isFinal(job: Job, err: unknown): boolean {
   const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
   return last || err instanceof UnrecoverableError || (isRabbitError(err) && !err.isRetryable);
+}
+
+/** The broker's refusal (a 4xx): it answered, so what it refused was not done. */
+function isRefusal(err: unknown): boolean {
+  return isRabbitError(err) && err.status !== undefined && err.status >= 400 && err.status < 500;
 }
 
 /** What a failure says: the broker's code and reason, `refused` for a change it now refuses, else `internal`. */

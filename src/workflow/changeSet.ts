@@ -165,6 +165,11 @@ export const SetCursorSchema = z.object({
   phase: z.enum(['writing', 'rolling-back']),
   /** Steps written, from the first (0..written-1). */
   written: z.number().int().min(0),
+  /**
+   * The step whose write was begun last (saved just before it is announced and written): while
+   * `written` has not passed it, whether it went through is not known. Absent: no write begun.
+   */
+  attempted: z.number().int().min(0).optional(),
   /** Of those, how many the rollback has gone back over, from the last written: undone, or `left`. */
   undone: z.number().int().min(0),
   /** When each written step was written (ISO), in order: the audit's `appliedAt`. */
@@ -188,6 +193,12 @@ export const SetCursorSchema = z.object({
       code: z.string(),
       message: z.string(),
       status: z.number().int().optional(),
+      /**
+       * The broker answered the step's write with a refusal (a 4xx), read just before as not
+       * written: it is known not written, and the rollback need not ask. Absent: the write's
+       * outcome is not known (no answer, a 5xx), and the rollback asks the broker.
+       */
+      writeRefused: z.literal(true).optional(),
     })
     .optional(),
 });
