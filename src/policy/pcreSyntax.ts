@@ -97,7 +97,6 @@ type Item = 'must' | 'neutral' | 'empty' | { readonly call: number };
 
 /** An open group (or the whole pattern, the first). */
 interface Frame {
-  readonly at: number;
   readonly kind: 'top' | 'group' | 'lookahead' | 'lookbehind' | 'conditional';
   /** Its group number, when it captures. */
   readonly capture?: number;
@@ -127,17 +126,8 @@ export function pcreSyntaxError(pattern: string, engine?: RegexEngine): PatternE
   let i = 0;
   for (let m = START_VERBS.exec(pattern); m; m = START_VERBS.exec(pattern.slice(i))) i += m[0].length;
   const utf = /^(?:\(\*[A-Z_=0-9]+\))*\(\*UTF8?\)/.test(pattern);
-  const top: Frame = {
-    at: 0,
-    kind: 'top',
-    dupnames: false,
-    branches: 1,
-    allMust: true,
-    state: 'open',
-    pending: undefined,
-  };
   /** Open groups, the whole pattern first. */
-  const stack: Frame[] = [top];
+  const stack: Frame[] = [frame('top', false, undefined)];
   let lookbehinds = 0;
   let conditionals = 0;
   let groups = 0;
@@ -304,7 +294,7 @@ export function pcreSyntaxError(pattern: string, engine?: RegexEngine): PatternE
         if (pattern[i + 1] !== '?') {
           groups++;
           settle(parent);
-          stack.push(frame(i, 'group', parent.dupnames, groups));
+          stack.push(frame('group', parent.dupnames, groups));
           canRepeat = false;
           i++;
           break;
@@ -328,12 +318,7 @@ export function pcreSyntaxError(pattern: string, engine?: RegexEngine): PatternE
           if (e) return e;
         } else if (r.opens) {
           settle(parent);
-          const f = frame(
-            i,
-            r.kind ?? 'group',
-            r.dupnames ?? parent.dupnames,
-            r.capturing ? groups : undefined,
-          );
+          const f = frame(r.kind ?? 'group', r.dupnames ?? parent.dupnames, r.capturing ? groups : undefined);
           if (r.branchReset) stack.push({ ...f, resetFrom: groups, resetMax: groups });
           else stack.push(f);
           if (r.kind === 'lookbehind') lookbehinds++;
@@ -428,9 +413,8 @@ export function pcreSyntaxError(pattern: string, engine?: RegexEngine): PatternE
   return null;
 }
 
-function frame(at: number, kind: Frame['kind'], dupnames: boolean, capture: number | undefined): Frame {
+function frame(kind: Frame['kind'], dupnames: boolean, capture: number | undefined): Frame {
   return {
-    at,
     kind,
     ...(capture === undefined ? {} : { capture }),
     dupnames,
