@@ -55,13 +55,17 @@ import type { ChangeRequest, Failure } from './types.ts';
  *                it now (a deadline; never a sleep on hope).
  *   rolling-back a write that failed for good (a 4xx, the last try), a set gone stale, or a step
  *                the broker did not take up by the deadline: the written steps undone in reverse
- *                with the same write (before and after swapped), each saved. A rollback that
- *                cannot finish (the broker gone) waits and tries again, for as long as it takes,
- *                without spending the job's tries; the request's `setProgress` (and so its
- *                message) says meanwhile which policies are written, undone, as planned.
+ *                with the same write (before and after swapped), each saved; the step whose write
+ *                failed without an answer first asked (it may have gone through). Each step is
+ *                read before its undo, and a read that fails is "not known", never "not written":
+ *                the rollback waits and reads again, for as long as it takes, without spending the
+ *                job's tries, as it does when it cannot finish (the broker gone); the request's
+ *                `setProgress` (and so its message) says meanwhile which policies are written,
+ *                undone, as planned, not known. A step someone else changed since is left as
+ *                they made it (`left`, with what the broker holds), never overwritten blind.
  *   finished     in one place (`finish`): the audit records (a single change's one record, with
- *                its verification and observed messages; a set's, each step and each undo, with
- *                `set`), then the request applied, or failed / stale saying what was written and
+ *                its verification and observed messages; a set's, each step and each undo, or
+ *                that the rollback left it, with `set`), then the request applied, or failed / stale saying what was written and
  *                undone (a single change gone stale: with a fresh preview for the Notifier); the
  *                move and what is told are applyEnd.ts's, as are the job's two endings before or
  *                around it (applyJob.ts: refused before the move to applying; `finish` itself
