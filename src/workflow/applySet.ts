@@ -286,13 +286,13 @@ export class ApplySet {
           });
           break;
         }
-        // A try before this one said it was not known: said again, now known.
-        if (!one && r.setProgress?.unknown?.length && !told) {
-          told = true;
-          await this.progressOrLog(r, steps, { ...c, written: k + 1 }, log);
-        }
       }
       await save({ ...c, written: k + 1, writtenAt: [...c.writtenAt, this.deps.now().toISOString()] });
+      // A try before this one said the step was not known: said again, now known.
+      if (!one && r.setProgress?.unknown?.length && !told) {
+        told = true;
+        await this.progressOrLog(r, steps, c, log);
+      }
       log.info({ step: k, of: steps.length, policy: step.name, action: actionOf(step) }, 'step written');
       // The next write waits until the broker runs this one: its safety was planned on it.
       // (A set of one has no next write, and so no listing `read`.)
