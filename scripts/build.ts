@@ -5,18 +5,20 @@
  * - `dist/main.js`: the Slack bot (`npm start`, the image). Our modules in one file; packages stay
  *   in node_modules (the image installs the production ones), so Bolt, BullMQ and pino load as
  *   their authors ship them.
- * - `dist/cli.cjs`: the terminal command (`bin/rmq.js`, through `dist/cli.js`). Everything in one
- *   CommonJS script, packages included, so a question costs one file read and no module
- *   resolution; what only some commands need (preview, Redis) is in it as modules initialised when
- *   asked for (esbuild's lazy wrappers for what is only `import()`ed), and the environments file's
- *   YAML parser is required from node_modules only when there is one (src/config.ts). It talks
- *   HTTP through Node's own client (`undiciForCli`). It must never reach Bolt, BullMQ, undici,
- *   Redis at start or the Slack views: `cliMustNotLoad` and `cliMustNotLoadAtStart` are checked
+ * - `dist/cli.cjs`: the terminal command (`bin/rmq.js`, through `dist/cliLoader.cjs`). Everything
+ *   in one CommonJS script, packages included, so a question costs one file read and no module
+ *   resolution, written as the function CommonJS would wrap it in (src/cliLoader.ts); what only
+ *   some commands need (preview, Redis) is in it as modules initialised when asked for
+ *   (esbuild's lazy wrappers for what is only `import()`ed), and the environments file's YAML
+ *   parser is required from node_modules only when there is one (src/config.ts). It talks HTTP
+ *   through Node's own client (`undiciForCli`). It must never reach Bolt, BullMQ, undici, Redis
+ *   at start or the Slack views: `cliMustNotLoad` and `cliMustNotLoadAtStart` are checked
  *   against each build.
- * - `dist/cli.js` (src/cliLoader.ts): runs `cli.cjs` with V8's code cache, `dist/cli.cjs.cache`,
- *   written here after a `help`, a `which` and a `preview` have run in a fresh Node process (which
- *   fails the build if the bundle cannot serve them). One script and not ES modules: Node 20
- *   caches no ES module's compilation (bench/cli, issue 28).
+ * - `dist/cliLoader.cjs` (src/cliLoader.ts): runs `cli.cjs` with V8's code cache,
+ *   `dist/cli.cjs.cache`, written here after a `help`, a `which` and a `preview` have run in a
+ *   fresh Node process (which fails the build if the bundle cannot serve them). One script and
+ *   not ES modules: Node 20 caches no ES module's compilation, and an ES module entry costs every
+ *   start its loader (bench/cli).
 
  * Why esbuild and not tsc's emit: the CLI's start-up time is a goal (bench/cli), and bundling is
  * the largest lever; esbuild is already here (tsx is built on it) and takes about a second.
@@ -32,7 +34,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { type BuildOptions, build as esbuild, type Metafile, type Plugin } from 'esbuild';
-import { BUILD_ID_MARK } from '../src/cliLoader.ts';
+import { BUILD_ID_MARK, BUNDLE_FILE } from '../src/cliLoader.ts';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 
@@ -62,6 +64,16 @@ export const cliMustNotLoadAtStart: readonly RegExp[] = [
 // The sources' `import.meta.url` in the CommonJS bundle: its own file's URL (`--version` reads
 // ../package.json from it, src/config.ts requires the YAML parser beside it).
 const importMetaUrl = 'var __rmqImportMetaUrl = require("node:url").pathToFileURL(__filename).href;';
+
+/**
+ * The CLI bundle as the function CommonJS would wrap it in: what src/cliLoader.ts compiles and
+ * calls with `require`, `module` and `__filename`, the file's text as read (esbuild maps the
+ * banner's lines in the source map).
+ */
+const cliWrapper = {
+  banner: `(function (exports, require, module, __filename, __dirname) {${importMetaUrl}`,
+  footer: '})',
+};
 
 /**
  * The CLI sends a handful of requests and exits: undici (~290 KB compiled at start, and its
@@ -131,9 +143,15 @@ export function dynamicImportsLeft(metafile: Metafile): string[] {
   );
 }
 
-/** Ends the bundle with its build id, the hash of what comes before it (src/cliLoader.ts). */
+/**
+ * Ends the bundle with its build id, the hash of what comes before it (src/cliLoader.ts). The
+ * bundle must be ASCII (esbuild's `charset` default escapes the rest): the loader reads it as
+ * latin1, which spares decoding ~1 MB of UTF-8 at every start.
+ */
 async function stampBuildId(bundle: string): Promise<void> {
   const text = await readFile(bundle, 'utf8');
+  const wide = /[^\x00-\x7f]/.exec(text);
+  if (wide) throw new Error(`build: ${bundle} is not ASCII (${JSON.stringify(wide[0])} at ${wide.index})`);
   const id = createHash('sha256').update(text).digest('hex');
   await writeFile(bundle, `${text}${text.endsWith('\n') ? '' : '\n'}${BUILD_ID_MARK}${id}\n`);
 }
@@ -221,7 +239,7 @@ const CACHE_BROKER: Record<string, unknown> = {
  * as without a cache. The run doubles as the CLI's smoke test.
  */
 function codeCache(outdir: string): Promise<void> {
-  const loader = JSON.stringify(pathToFileURL(join(outdir, 'cli.js')).href);
+  const loader = JSON.stringify(pathToFileURL(join(outdir, 'cliLoader.cjs')).href);
   const answers = JSON.stringify(CACHE_BROKER);
   const runs = JSON.stringify([
     ['help'],
@@ -235,7 +253,7 @@ function codeCache(outdir: string): Promise<void> {
     `import { createServer } from 'node:http';
 const answers = ${answers};
 const server = createServer((req, res) => {
-  const body = answers[req.url ?? ''];
+  const body = answers[(req.url ?? '').split('?')[0]];
   res.writeHead(body ? 200 : 404, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body ?? { error: 'Object Not Found', reason: 'Not Found' }));
 });
@@ -269,19 +287,20 @@ export async function build(outdir = join(root, 'dist')): Promise<BuildResult> {
     esbuild({
       ...common,
       entryPoints: { cli: 'src/cli.ts' },
-      outfile: join(outdir, 'cli.cjs'),
+      outfile: join(outdir, BUNDLE_FILE),
       format: 'cjs',
       minify: true,
       define: { 'import.meta.url': '__rmqImportMetaUrl' },
-      banner: { js: importMetaUrl },
+      banner: { js: cliWrapper.banner },
+      footer: { js: cliWrapper.footer },
       plugins: [undiciForCli, zodEnglishOnly],
       metafile: true,
     }),
     esbuild({
       ...common,
-      entryPoints: { cli: 'src/cliLoader.ts' },
-      outdir,
-      format: 'esm',
+      entryPoints: { cliLoader: 'src/cliLoader.ts' },
+      outfile: join(outdir, 'cliLoader.cjs'),
+      format: 'cjs',
       sourcemap: false,
     }),
   ]);
@@ -304,7 +323,7 @@ export async function build(outdir = join(root, 'dist')): Promise<BuildResult> {
       `build: an import() left in the CLI bundle cannot run under vm.Script (import it statically, or bundle it): ${left.join(', ')}`,
     );
   }
-  await stampBuildId(join(outdir, 'cli.cjs'));
+  await stampBuildId(join(outdir, BUNDLE_FILE));
   await Promise.all([smokeImport(outdir), codeCache(outdir)]);
   return { outdir, cliInputs, cliStartInputs };
 }

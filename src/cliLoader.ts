@@ -1,10 +1,16 @@
 /**
- * `dist/cli.js`, what `bin/rmq.js` imports: the terminal's bundle (`dist/cli.cjs`, one script,
- * scripts/build.ts) compiled with V8's code cache (`dist/cli.cjs.cache`), so a question does not
- * parse and compile ~1 MB of JavaScript again on every run (bench/cli: the terminal's start is a
- * goal, `rmq which` <= 1.5x `node -e 0`). Node 20 caches no ES module's compilation and
- * `module.enableCompileCache` arrives in Node 22.1, so the bundle is a CommonJS script run through
- * `vm.Script` with `cachedData`, which every Node since 10 has.
+ * `dist/cliLoader.cjs`, what `bin/rmq.js` requires: runs the terminal's bundle (`dist/cli.cjs`, one
+ * script, scripts/build.ts) with V8's code cache (`dist/cli.cjs.cache`), so a question
+ * does not parse and compile ~1 MB of JavaScript again on every run (bench/cli: the terminal's
+ * start is a goal). Node 20 caches no ES module's compilation and `module.enableCompileCache`
+ * arrives in Node 22.1, so the bundle is a script run through `vm.Script` with `cachedData`, which
+ * every Node since 10 has; and this loader and `bin/rmq.js` are CommonJS, as an ES module entry
+ * costs every start its loader (~3 ms, bench/HISTORY.md).
+ *
+ * The bundle is written as the function CommonJS would wrap it in (`(function (exports, require,
+ * module, __filename, __dirname) {…})`), so the text read is the text compiled: no second copy of
+ * ~1 MB to build and flatten before V8 sees it. It is ASCII (the build checks), read as latin1:
+ * no UTF-8 decoding.
  *
  * The cache is written by the build (`writeCodeCache`, after a `help` and a `which` have compiled
  * what they run) and names the bundle it was made from (the bundle's last line carries its hash):
@@ -12,12 +18,12 @@
  * cache V8 refuses (another Node, other flags) costs only the compilation it would have saved, and
  * is written again at exit where `dist/` may be written, for the next run.
  *
- * Imported by nothing of ours: it imports Node only, and runs nothing until `cliMain` is called.
+ * Imported by nothing of ours but the build: it requires Node only, and runs nothing until
+ * `cliMain` is called.
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Script } from 'node:vm';
 
 /** What the bundle exports (src/cli.ts). */
@@ -30,19 +36,20 @@ interface CliBundle {
 export const BUILD_ID_MARK = '//# rmq-build=';
 const BUILD_ID = /\/\/# rmq-build=([0-9a-f]{64})\s*$/;
 
-const bundlePath = fileURLToPath(new URL('./cli.cjs', import.meta.url));
-const cachePath = `${bundlePath}.cache`;
+/** The bundle beside this file in `dist/` (the loader is CommonJS there: `__dirname` is its folder). */
+export const BUNDLE_FILE = 'cli.cjs';
 
 interface Loaded {
   readonly cli: CliBundle;
   readonly script: Script;
   readonly buildId: string;
+  readonly cachePath: string;
   /** The cache was missing or V8 refused it. */
   readonly cold: boolean;
 }
 
 /** The cache file: the build id (64 hex digits), then V8's bytes. */
-function cacheFor(buildId: string): Buffer | undefined {
+function cacheFor(cachePath: string, buildId: string): Buffer | undefined {
   let file: Buffer;
   try {
     file = readFileSync(cachePath);
@@ -53,29 +60,34 @@ function cacheFor(buildId: string): Buffer | undefined {
 }
 
 function load(): Loaded {
-  const source = readFileSync(bundlePath, 'utf8');
+  const bundlePath = join(__dirname, BUNDLE_FILE);
+  const cachePath = `${bundlePath}.cache`;
+  const source = readFileSync(bundlePath, 'latin1');
   const buildId = BUILD_ID.exec(source.slice(-100))?.[1] ?? '';
-  const cachedData = buildId ? cacheFor(buildId) : undefined;
-  // CommonJS's own wrapper, so the bundle's `require` and `__filename` are what Node would give it.
-  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
-    filename: bundlePath,
-    ...(cachedData ? { cachedData } : {}),
-  });
+  const cachedData = buildId ? cacheFor(cachePath, buildId) : undefined;
+  const script = new Script(source, { filename: bundlePath, ...(cachedData ? { cachedData } : {}) });
   const module = { exports: {} as CliBundle };
   const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
-  wrapper(module.exports, createRequire(bundlePath), module, bundlePath, dirname(bundlePath));
-  return { cli: module.exports, script, buildId, cold: !cachedData || script.cachedDataRejected === true };
+  // What Node would give a CommonJS module here: its own `require` and `__filename`.
+  wrapper(module.exports, createRequire(bundlePath), module, bundlePath, __dirname);
+  return {
+    cli: module.exports,
+    script,
+    buildId,
+    cachePath,
+    cold: !cachedData || script.cachedDataRejected === true,
+  };
 }
 
 /** Writes V8's cache of everything compiled so far, whole or not at all (a temporary file renamed). */
 function saveCache(loaded: Loaded): void {
   if (!loaded.buildId) return;
-  const temporary = `${cachePath}.${process.pid}`;
+  const temporary = `${loaded.cachePath}.${process.pid}`;
   writeFileSync(
     temporary,
     Buffer.concat([Buffer.from(loaded.buildId, 'latin1'), loaded.script.createCachedData()]),
   );
-  renameSync(temporary, cachePath);
+  renameSync(temporary, loaded.cachePath);
 }
 
 /**

@@ -35,6 +35,15 @@ import { ElementTooLarge, parseJsonArrayStream } from './jsonArrayStream.ts';
 import { describeIssues } from './responses.ts';
 import { pathSegment } from './segment.ts';
 
+/**
+ * Milliseconds on a monotonic clock, for deadlines and call times. Not `performance.now()`: the
+ * global `performance` loads perf_hooks on first use, ~1 ms of every terminal command (bench/cli).
+ */
+function now(): number {
+  const [s, ns] = process.hrtime();
+  return s * 1e3 + ns / 1e6;
+}
+
 export type HttpMethod = 'GET' | 'PUT' | 'DELETE';
 
 export interface Timeouts {
@@ -194,7 +203,7 @@ export class Transport {
   private readonly limits: BodyLimits;
   /** Aborted by `close()` once its grace period is over: every request still under way ends. */
   private readonly closing: AbortController;
-  /** `performance.now()` by which every call of this view must be done (`forQuestion`). */
+  /** `now()` by which every call of this view must be done (`forQuestion`). */
   private deadlineAt: number | undefined;
   private readonly options: TransportOptions;
   /** `onlyNode`'s transports, one per node, on that node's pool. */
@@ -294,7 +303,7 @@ export class Transport {
    */
   forQuestion(budgetMs: number): Transport {
     const view = Object.create(this) as Transport;
-    view.deadlineAt = Math.min(this.deadlineAt ?? Number.POSITIVE_INFINITY, performance.now() + budgetMs);
+    view.deadlineAt = Math.min(this.deadlineAt ?? Number.POSITIVE_INFINITY, now() + budgetMs);
     // The pool stays the parent's: closing the view closes nothing.
     Object.defineProperty(view, 'ownsDispatcher', { value: false });
     return view;
@@ -334,7 +343,7 @@ export class Transport {
 
   /** What is left of this view's budget, in ms; `Infinity` without one. */
   private left(): number {
-    return this.deadlineAt === undefined ? Number.POSITIVE_INFINITY : this.deadlineAt - performance.now();
+    return this.deadlineAt === undefined ? Number.POSITIVE_INFINITY : this.deadlineAt - now();
   }
 
   /** GETs are retried, writes never; every retry inside this view's budget. */
@@ -459,7 +468,7 @@ export class Transport {
     const retry = this.retryPolicy(method);
     let failovers = 0;
     for (let attempt = 0; ; attempt++) {
-      const started = performance.now();
+      const started = now();
       const node = this.current();
       let status: number | null = null;
       let wait: number | undefined;
@@ -470,7 +479,7 @@ export class Transport {
           const text = await this.readBody(res, path, this.limits.bodyBytes);
           if (status < 200 || status > 299)
             throw errorFromResponse(method, path, status, text, this.options.credentialsFrom);
-          this.report({ method, path, status, ms: performance.now() - started, attempt, node: node.url });
+          this.report({ method, path, status, ms: now() - started, attempt, node: node.url });
           return { status, text };
         } finally {
           release();
@@ -481,7 +490,7 @@ export class Transport {
           method,
           path,
           status,
-          ms: performance.now() - started,
+          ms: now() - started,
           attempt,
           error: error.code,
           node: node.url,
@@ -546,7 +555,7 @@ export class Transport {
     let yielded = 0;
     let failovers = 0;
     for (let attempt = 0; ; attempt++) {
-      const started = performance.now();
+      const started = now();
       const node = this.current();
       let status: number | null = null;
       let res: Dispatcher.ResponseData | undefined;
@@ -559,7 +568,7 @@ export class Transport {
           method: 'GET',
           path,
           status,
-          ms: performance.now() - started,
+          ms: now() - started,
           attempt,
           node: node.url,
           ...(error ? { error } : {}),

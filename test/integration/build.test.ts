@@ -3,9 +3,9 @@
  * (the same answers as the sources give), the lazily loaded `preview`, the exit codes, and what
  * the CLI bundle must never contain. `npm test` also runs `npm run build` itself.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WhichResult } from '../../commands/which.ts';
@@ -42,7 +42,7 @@ afterAll(async () => {
   rmSync(cwd, { recursive: true, force: true });
 });
 
-describe('the compiled CLI (bin/rmq.js -> dist/cli.js -> dist/cli.cjs)', () => {
+describe('the compiled CLI (bin/rmq.js -> dist/cliLoader.cjs -> dist/cli.cjs)', () => {
   it('answers which orders.audit from the broker, in JSON and in text', async () => {
     const r = await waitFor(
       async () => {
@@ -79,8 +79,20 @@ describe('the compiled CLI (bin/rmq.js -> dist/cli.js -> dist/cli.cjs)', () => {
     expect(unreachable.err).not.toMatch(/\n\s+at /);
   });
 
+  it('starts with no ES module loader, from a bundle compiled as it is read (bench/cli: the start of every command)', () => {
+    const binType = JSON.parse(readFileSync(join(dirname(pkg.bin), 'package.json'), 'utf8')) as {
+      type?: string;
+    };
+    expect(binType.type).toBe('commonjs');
+    expect(readFileSync(pkg.bin, 'utf8')).toContain("require('../dist/cliLoader.cjs')");
+    const bundle = readFileSync(join(pkg.outdir, 'cli.cjs'), 'latin1');
+    expect(bundle.startsWith('(function (exports, require, module, __filename, __dirname) {')).toBe(true);
+    // Read as latin1 by the loader: a character beyond ASCII would be read wrong.
+    expect(/^[\x00-\x7f]*$/.test(bundle)).toBe(true);
+  });
+
   it('runs from the V8 code cache the build made beside it (bench/cli: the compilation of every start)', async () => {
-    const loader = (await import(pathToFileURL(join(pkg.outdir, 'cli.js')).href)) as {
+    const loader = (await import(pathToFileURL(join(pkg.outdir, 'cliLoader.cjs')).href)) as {
       codeCacheTaken(): boolean;
     };
     expect(loader.codeCacheTaken()).toBe(true);

@@ -205,7 +205,7 @@ describe('who may', () => {
         code: 'unauthorized',
         status: 401,
         reason: 'Login failed',
-        path: '/api/overview',
+        path: '/api/overview?disable_stats=true',
       });
       expect(e.message).not.toContain('definitely-wrong');
       expect(calls).toHaveLength(1);

@@ -26,6 +26,8 @@ export async function buildInto(home: string): Promise<Built> {
   mkdirSync(join(home, 'bin'), { recursive: true });
   const bin = join(home, 'bin', 'rmq.js');
   copyFileSync(join(repoRoot, 'bin', 'rmq.js'), bin);
+  // What makes `bin/rmq.js` CommonJS (its `type`), as in the package.
+  copyFileSync(join(repoRoot, 'bin', 'package.json'), join(home, 'bin', 'package.json'));
   // As the package lays it out: package.json beside bin/ and dist/ (`rmq --version` reads it).
   copyFileSync(join(repoRoot, 'package.json'), join(home, 'package.json'));
   const done: Built = { ...result, bin };

@@ -176,7 +176,7 @@ describe('package.json', () => {
 
   it('runs compiled JavaScript; tsx and esbuild are development tools', () => {
     expect(pkg.scripts.start).toBe('node dist/main.js');
-    expect(read('bin/rmq.js')).toContain("import('../dist/cli.js')");
+    expect(read('bin/rmq.js')).toContain("require('../dist/cliLoader.cjs')");
     expect(pkg.dependencies.tsx).toBeUndefined();
     expect(pkg.devDependencies.tsx).toBeDefined();
     expect(pkg.dependencies.esbuild).toBeUndefined();

@@ -181,6 +181,12 @@ describe('answers', () => {
     expect(await client.whoami()).toEqual({ name: 'c', tags: [] });
   });
 
+  it('asks the overview without the statistics it would gather from every node', async () => {
+    fake.enqueue({ kind: 'respond', status: 200, body: { rabbitmq_version: '4.3.6', cluster_name: 'c1' } });
+    expect((await client.overview()).versionText).toBe('4.3.6');
+    expect(fake.requests.map((r) => r.url)).toEqual(['/api/overview?disable_stats=true']);
+  });
+
   it('caches the overview, but not a failure', async () => {
     fake.enqueue(
       { kind: 'respond', status: 401, body: { error: 'not_authorized', reason: 'Login failed' } },
