@@ -35,6 +35,8 @@ let slack: FakeSlack;
 let redis: RedisServer;
 let bot: BotProcess;
 let botUrl: string;
+/** Fifty vhosts besides `vhost`, made before the bot starts, for a set over all of them. */
+const tenants = Array.from({ length: 50 }, (_, i) => `${vhost}-t${String(i).padStart(2, '0')}`);
 
 const KEEP = {
   pattern: '^orders\\.audit$',
@@ -46,7 +48,7 @@ const KEEP = {
 beforeAll(async () => {
   pkg = await built();
   [slack, redis] = await Promise.all([startFakeSlack(), startRedisServer()]);
-  await admin.putVhost(vhost);
+  await Promise.all([vhost, ...tenants].map((v) => admin.putVhost(v)));
   await admin.putQueue(vhost, 'orders.audit', { kind: 'classic' });
   const { 'apply-to': applyTo, ...keep } = KEEP;
   await admin.putPolicy('user', { vhost, name: 'keep', applyTo, ...keep });
@@ -74,7 +76,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
   bot?.child.kill('SIGKILL');
-  await Promise.allSettled([slack?.close(), redis?.stop(), admin.deleteVhost(vhost)]);
+  await Promise.allSettled([
+    slack?.close(),
+    redis?.stop(),
+    admin.deleteVhost(vhost),
+    ...tenants.map((v) => admin.deleteVhost(v)),
+  ]);
   await admin.close();
   rmSync(cwd, { recursive: true, force: true });
 });
@@ -372,4 +379,39 @@ describe('import in CI: a file imported with a token through the bot', () => {
     );
     expect(JSON.stringify(post.args)).toContain('Time-boxed:* reverted 1h after it is applied');
   }, 60_000);
+  it('a set over 50 vhosts: its approval post and `requests` say "50 vhosts", never its first vhost alone', async () => {
+    const fifty = tenants;
+    const path = join(cwd, 'tenants.json');
+    writeFileSync(
+      path,
+      JSON.stringify({
+        policies: fifty.map((v) => ({
+          vhost: v,
+          name: 'tenant-cap',
+          pattern: '^tenant\\.',
+          'apply-to': 'queues',
+          priority: 0,
+          definition: { 'max-length': 10 },
+        })),
+      }),
+    );
+    const mark = slack.calls.length;
+    const run = await rmq(['import', path, '--reason', 'cap every tenant', '--json']);
+    expect(run.err).toBe('');
+    expect(run.code).toBe(0);
+    const id = JSON.parse(run.out).request.id as string;
+    const post = await waitFor(
+      () =>
+        slack.calls
+          .slice(mark)
+          .find((c) => c.method === 'chat.postMessage' && buttonsOf(c).some((b) => b.value === id)),
+      { what: 'the 50-vhost set posted for approval' },
+    );
+    const text = renderedText(post.args);
+    expect(text).toContain('*Environment* `lab` · 50 vhosts (each in the attached file)');
+    expect(text).not.toContain(`*vhost* \`${fifty[0]}\``);
+    const listed = await rmq(['requests']);
+    expect(listed.out).toContain('import of 50 policy changes from');
+    expect(listed.out).toContain('in lab (50 vhosts)');
+  }, 120_000);
 });
