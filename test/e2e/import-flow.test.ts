@@ -5,7 +5,10 @@
  * set, in the plan's order, its requester `api:NAME`, and writes nothing before an approval. A
  * wrong token files nothing and exits 2. Approved in Slack (signed requests), the set is applied
  * in the plan's order, the queue keeping its 30 messages, and audited as one (`history --json`:
- * `set`; `--verify`).
+ * `set`; `--verify`). `requests` lists it as a set; applied, it is posted whole (every change with
+ * its audit record), its requester `api:ci` never sent a direct message (Slack refuses one); its
+ * Revert files the revert of the whole set, approved and applied back. A set over 50 vhosts is
+ * named by their count.
  */
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
