@@ -10,6 +10,7 @@ import type {
   ChangeRequest,
   DecideResult,
   Filed,
+  FiledSet,
   Origin,
   ReviewInput,
   ReviewResult,
@@ -35,6 +36,7 @@ export interface BreakGlassDeps extends RecordingServices {
   /**
    * The revert of an audit record, as the approver reviewing it would file it, checked and
    * previewed but not stored: the review's move stores it, and only for the review that holds.
+   * A set's record: the revert of the whole set, planned like any set.
    */
   readonly revertFor: (
     auditId: string,
@@ -42,7 +44,7 @@ export interface BreakGlassDeps extends RecordingServices {
     origin: Origin | undefined,
     reason: string,
     id: string,
-  ) => Promise<Filed>;
+  ) => Promise<Filed | FiledSet>;
 }
 
 /** Refuses, before anything is filed, a `--break-glass` rules.ts does not let the requester make. */

@@ -287,9 +287,13 @@ export interface ReviewInput {
 }
 
 export type ReviewResult =
-  | { readonly outcome: 'reviewed'; readonly request: ChangeRequest; readonly revert?: Filed }
+  | { readonly outcome: 'reviewed'; readonly request: ChangeRequest; readonly revert?: Filed | FiledSet }
   /** Another approver reviewed it first: `request.review` says who and when. */
-  | { readonly outcome: 'already-reviewed'; readonly request: ChangeRequest; readonly revert?: Filed };
+  | {
+      readonly outcome: 'already-reviewed';
+      readonly request: ChangeRequest;
+      readonly revert?: Filed | FiledSet;
+    };
 
 export interface FreezeInput {
   /** Environment name; undefined: the only (or first) one. */

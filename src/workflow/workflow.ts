@@ -416,6 +416,20 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     origin?: Origin,
     reason?: string,
   ): Promise<FiledSet> {
+    const { change, input } = await setRevertInput(setId, user, origin, reason);
+    const filed = await fileSet(input, { action: 'revert', revertOf: change.auditId, claim: true });
+    options.log.info({ requestId: filed.request.id, env: change.env, revertOf: setId }, 'set revert filed');
+    return filed;
+  }
+
+  /** The applied set `setId` and its revert by `user`, planned against the broker now (as `revertSetRequestFor` files it). */
+  async function setRevertInput(
+    setId: string,
+    user: string,
+    origin?: Origin,
+    reason?: string,
+    reviewing = false,
+  ) {
     const change = await storeCall('get', () => store.get(setId), 'nothing was filed');
     if (!change?.set || change.state !== 'applied' || change.auditId === undefined)
       throw new WorkflowError({ code: 'not-found', what: 'applied change set', id: setId });
@@ -423,22 +437,21 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     const where = origin ?? (env.approvalsChannel ? { channel: env.approvalsChannel } : undefined);
     if (!where) throw new WorkflowError({ code: 'no-approvals-channel', env: env.name });
     // Who may file is asked before the broker is.
-    await assertMayRequest(env, user);
+    await assertMayRequest(env, user, reviewing);
     const { input } = await plannedRevert(change, reason ?? '', 'now', { user, origin: where });
-    const filed = await fileSet(input, { action: 'revert', revertOf: change.auditId, claim: true });
-    options.log.info({ requestId: filed.request.id, env: env.name, revertOf: setId }, 'set revert filed');
-    return filed;
+    return { change: change as ChangeRequest & { auditId: string }, input };
   }
 
-  async function fileSet(
+  /** The set request `input` files, checked as filing does, not stored yet. */
+  async function setRequestFor(
     input: FileSetInput,
-    filing: Omit<Filing, 'action'> & { readonly action?: 'revert' } = {},
-  ): Promise<FiledSet> {
+    filing: Omit<Filing, 'action'> & { readonly action?: 'revert' },
+  ): Promise<ChangeRequest & { set: ChangeSet }> {
     const env = environment(input.env);
     const closed =
       environmentRefusal(env) ?? input.steps.map((s) => vhostRefusal(env, s.vhost)).find((r) => r !== null);
     if (closed) throw new WorkflowError(closed);
-    if (!filing.askedWithChange) await assertMayRequest(env, input.requester.user);
+    if (!filing.askedWithChange) await assertMayRequest(env, input.requester.user, filing.reviewing === true);
     const [first] = input.steps;
     if (!first) throw new WorkflowError({ code: 'nothing-to-do' });
     const reason = input.requester.reason?.trim();
@@ -497,6 +510,14 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
       ...(input.timeBoxMs !== undefined ? { timeBoxMs: input.timeBoxMs } : {}),
       ...(env.breakGlass ? { breakGlassOffered: true } : {}),
     };
+    return request;
+  }
+
+  async function fileSet(
+    input: FileSetInput,
+    filing: Omit<Filing, 'action'> & { readonly action?: 'revert' } = {},
+  ): Promise<FiledSet> {
+    const request = await setRequestFor(input, filing);
     if (filing.claim && request.revertOf) {
       const { openAlready } = await storeCall('create', () =>
         store.createRevert({ ...request, revertOf: request.revertOf as string }),
@@ -507,7 +528,7 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     options.log.info(
       {
         requestId: request.id,
-        env: env.name,
+        env: request.env,
         steps: input.steps.length,
         source: input.source,
         action: request.action,
@@ -528,13 +549,21 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     isApprover: (env, user) => options.approvers.isApprover(env, user),
     assertActor,
     storeCall,
-    revertFor: async (auditId, user, origin, reason, id) =>
-      requestFor(await revertInput(auditId, user, origin, reason), {
+    revertFor: async (auditId, user, origin, reason, id) => {
+      // A break-glass set reverted on review: the whole set, as its Revert button would.
+      const record = await audit.get(auditId);
+      if (record && isChange(record) && record.set) {
+        const { change, input } = await setRevertInput(record.set.id, user, origin, reason, true);
+        const filing = { action: 'revert', revertOf: change.auditId, id, reviewing: true } as const;
+        return { request: await setRequestFor(input, filing) };
+      }
+      return requestFor(await revertInput(auditId, user, origin, reason), {
         action: 'revert',
         revertOf: auditId,
         id,
         reviewing: true,
-      }),
+      });
+    },
   });
 
   return {

@@ -150,4 +150,32 @@ describe(`a change set under the approval rules (${broker.label})`, () => {
       { client: admin },
     );
   });
+
+  it('a break-glass set reverted on review: the revert is the whole set, planned like any set; approved, nothing of it is left', async () => {
+    await withVhost(
+      async (vhost) => {
+        const wf = fx.workflow({ env: { breakGlass: { reviewWithinMs: 3_600_000 } } });
+        await fx.worker(admin);
+        const { request } = await wf.fileSet(setInput(vhost, { breakGlass: true }));
+        expect((await settled(wf, request.id)).state).toBe('applied');
+        const reviewed = await wf.review(request.id, {
+          user: APPROVER,
+          reason: 'not without an approval',
+          outcome: 'reverted',
+        });
+        const revert = reviewed.revert?.request;
+        expect(revert).toMatchObject({ action: 'revert', state: 'pending' });
+        expect(revert?.set?.steps.map((s) => [s.name, s.after])).toEqual(
+          expect.arrayContaining([
+            ['a', null],
+            ['b', null],
+          ]),
+        );
+        await wf.decide(revert?.id as string, { kind: 'approve', user: APPROVER_2, reason: 'revert it' });
+        expect((await settled(wf, revert?.id as string)).state).toBe('applied');
+        expect(await written(vhost)).toEqual([]);
+      },
+      { client: admin },
+    );
+  });
 });
