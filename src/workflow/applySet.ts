@@ -655,7 +655,7 @@ export class ApplySet {
       code: because?.code ?? 'internal',
       message:
         one && because
-          ? because.message
+          ? `${because.message}${c.left?.length ? '; the policy was changed outside this request meanwhile, and left as found' : ''}`
           : `${because?.message ?? 'the set was rolled back'}: ${outcomeWords(steps, c)}`,
       ...(because?.status !== undefined ? { status: because.status } : {}),
       attempts: one ? attempts : 1,
