@@ -7,7 +7,7 @@ import { isWorkflowError } from '../src/workflow/errors.ts';
 import { MAX_TIMEBOX_MS, MIN_TIMEBOX_MS, parseTimeBox } from '../src/workflow/timebox.ts';
 import type { ChangeRequest, Origin, Workflow } from '../src/workflow/types.ts';
 import { IMPORT_USAGE } from './importUsage.ts';
-import { type FlagDefaults, parseArgs, parseVhostMap, parseWith, Vhost, vhostMapOf } from './parse.ts';
+import { type FlagDefaults, parseArgs, parseVhostMap, parseWith, vhostMapOf } from './parse.ts';
 import { requestEntry } from './requests.ts';
 
 /**
@@ -93,8 +93,13 @@ export function parseImport(
   if (!reason)
     throw new InputError('import needs --reason: why the set is changed.', { usage: IMPORT_USAGE });
   // Not the default vhost (RMQ_VHOST, a channel's): without --vhost, every vhost the file names.
+  // Not `Vhost.optional()` either: its default ('/') fills in an absent --vhost, and a file of
+  // other vhosts was read as having nothing for '/'.
   const { vhost, env } = parseWith(
-    z.object({ vhost: Vhost.optional(), env: z.string().min(1).optional() }),
+    z.object({
+      vhost: z.string().min(1, 'the vhost cannot be empty').optional(),
+      env: z.string().min(1).optional(),
+    }),
     { vhost: flags.vhost, env: flags.env ?? defaults.env },
     IMPORT_USAGE,
   );
