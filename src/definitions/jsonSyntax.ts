@@ -4,6 +4,7 @@
  * the text once, without recursion (a file nested thousands deep is still located).
  */
 
+const LITERALS = ['true', 'false', 'null'] as const;
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 
 /** The offset of the first character `JSON.parse` cannot take, or -1 when the text is JSON. */
@@ -38,12 +39,13 @@ export function jsonErrorOffset(text: string): number {
     return false;
   };
   const scalar = (): boolean => {
-    const rest = text.slice(i, i + 5);
-    for (const word of ['true', 'false', 'null']) {
-      if (rest.startsWith(word)) {
-        i += word.length;
-        return true;
-      }
+    const word = LITERALS.find((w) => w[0] === text[i]);
+    if (word) {
+      // As far as it matches: `tru}` is wrong at the `}`.
+      let k = 0;
+      while (k < word.length && text[i + k] === word[k]) k++;
+      i += k;
+      return k === word.length;
     }
     NUMBER.lastIndex = i;
     if (!NUMBER.test(text)) return false;

@@ -1,7 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { MAX_FILE_BYTES, MAX_POLICIES, readDefinitions } from '../../src/definitions/read.ts';
+import { jsonErrorOffset, lineAndColumn } from '../../src/definitions/jsonSyntax.ts';
+import {
+  MAX_DEPTH,
+  MAX_FILE_BYTES,
+  MAX_POLICIES,
+  readDefinitions,
+  readDefinitionsFolder,
+  withDeclared,
+} from '../../src/definitions/read.ts';
 
 /** The shapes measured on the brokers (test/integration/definitions-read.test.ts proves them). */
 const export310 = {
@@ -52,6 +60,11 @@ const export43 = {
 
 const ok = (text: string, vhost?: string) => {
   const r = readDefinitions(text, vhost === undefined ? {} : { vhost });
+  if (!r.ok) throw new Error(r.problem);
+  return r.file;
+};
+const ok2 = (text: string, options: Parameters<typeof readDefinitions>[1]) => {
+  const r = readDefinitions(text, options);
   if (!r.ok) throw new Error(r.problem);
   return r.file;
 };
@@ -202,7 +215,7 @@ describe('readDefinitions: refused whole, saying what to fix', () => {
     ],
     [
       stringify({ kind: 'OperatorPolicy', spec: { name: 'o', pattern: '^x' } }),
-      /OperatorPolicy at document 1 cannot be read: its definition/,
+      /OperatorPolicy at document 1 cannot be read: it has no definition \(under spec\)/,
     ],
     [stringify(['a', 'b']), /not a manifest of the topology operator/],
   ])('%s', (text, words) => {
@@ -282,5 +295,224 @@ describe('readDefinitions: properties', () => {
         }
       }),
     );
+  });
+});
+
+describe('readDefinitions: the topology operator, as its CRDs read', () => {
+  it('an OperatorPolicy without applyTo applies to queues; all and exchanges are refused; a Policy keeps all', () => {
+    const op = (spec: object) =>
+      stringify({
+        kind: 'OperatorPolicy',
+        spec: { name: 'o', pattern: '.*', definition: { 'max-length': 1 }, ...spec },
+      });
+    expect(ok(op({})).policies[0]?.policy.applyTo).toBe('queues');
+    for (const applyTo of ['classic_queues', 'quorum_queues', 'streams'])
+      expect(ok(op({ applyTo })).policies[0]?.policy.applyTo).toBe(applyTo);
+    expect(problem(op({ applyTo: 'all' }))).toMatch(
+      /applyTo "all": the topology operator takes queues, classic_queues, quorum_queues, streams/,
+    );
+    expect(problem(op({ applyTo: 'exchanges' }))).toMatch(/applyTo "exchanges"/);
+    expect(
+      ok(stringify({ kind: 'Policy', spec: { name: 'p', pattern: '.*', definition: { 'max-length': 1 } } }))
+        .policies[0]?.policy.applyTo,
+    ).toBe('all');
+  });
+
+  it('an empty spec is said in words', () => {
+    expect(problem('kind: Policy\nspec:\n')).toBe(
+      'The Policy at document 1 has an empty spec: a Policy needs its name, pattern and definition under spec (and may give vhost, applyTo and priority).',
+    );
+    expect(problem('kind: OperatorPolicy\nspec: {}\n')).toMatch(
+      /^The OperatorPolicy at document 1 has an empty spec/,
+    );
+  });
+});
+
+describe('readDefinitions: the vhosts of the file', () => {
+  const whole = JSON.stringify({
+    policies: [
+      { vhost: 'staging', name: 'p', pattern: '^x', definition: {} },
+      { vhost: 'other', name: 'q', pattern: '^x', definition: {} },
+    ],
+  });
+
+  it('--vhost-map reads a vhost of the file as another, and says where each vhost came from', () => {
+    const f = ok2(whole, { vhostMap: new Map([['staging', 'production']]) });
+    expect(f.policies.map((p) => p.policy.vhost)).toEqual(['production', 'other']);
+    expect(f.vhosts).toEqual(['other', 'production']);
+    expect(f.origins).toEqual({ production: { by: '--vhost-map', from: 'staging' }, other: { by: 'file' } });
+    expect(
+      ok2(whole, { vhost: 'production', vhostMap: new Map([['staging', 'production']]) }).policies,
+    ).toHaveLength(1);
+    expect(ok(JSON.stringify(export43)).origins).toEqual({ v1: { by: 'export' } });
+    expect(
+      ok(stringify({ kind: 'Policy', spec: { name: 'p', pattern: 'x', definition: {} } })).origins,
+    ).toEqual({ '/': { by: 'file' } });
+    expect(ok(JSON.stringify({ policies: [{ name: 'p', pattern: 'x', definition: {} }] })).origins).toEqual({
+      '/': { by: 'default' },
+    });
+    expect(ok(JSON.stringify(export43), 'v9').origins).toEqual({ v9: { by: '--vhost' } });
+  });
+
+  it('a --vhost-map whose FROM the file does not name is refused, naming those it does', () => {
+    const r = readDefinitions(whole, { vhostMap: new Map([['stagin', 'production']]) });
+    expect(r.ok ? '' : r.problem).toBe(
+      '--vhost-map stagin=production: the file names no vhost "stagin" (it names "other", "staging").',
+    );
+  });
+
+  it("the federation upstreams it declares (an export's parameters, the operator's Federation) join the broker's", () => {
+    const f = ok(JSON.stringify(export310));
+    expect(f.declared).toEqual([{ key: 'federation-upstream', vhost: 'v1', name: 'up' }]);
+    const names = { upstreams: new Set(['there']), upstreamSets: null, links: null };
+    expect(withDeclared(f, 'v1', names)).toEqual({
+      upstreams: new Set(['there', 'up']),
+      upstreamSets: null,
+      links: null,
+    });
+    expect(withDeclared(f, 'v2', names)).toBe(names);
+    // Not read from the broker: still unknown.
+    expect(withDeclared(f, 'v1', { upstreams: null, upstreamSets: null }).upstreams).toBeNull();
+    const manifests = ok(
+      [
+        stringify({ kind: 'Federation', spec: { name: 'origin', vhost: 'v', uriSecret: { name: 's' } } }),
+        stringify({ kind: 'Federation', spec: { name: 'root' } }),
+      ].join('---\n'),
+    );
+    expect(manifests.declared).toEqual([
+      { key: 'federation-upstream', vhost: 'v', name: 'origin' },
+      { key: 'federation-upstream', vhost: '/', name: 'root' },
+    ]);
+    expect(manifests.ignored).toEqual({ Federation: 2 });
+  });
+});
+
+describe('readDefinitionsFolder', () => {
+  const manifest = (name: string, vhost = '/') =>
+    `apiVersion: rabbitmq.com/v1beta1\nkind: Policy\nspec: {name: ${name}, vhost: ${vhost}, pattern: ^x, definition: {max-length: 1}}\n`;
+
+  it('reads each file on its own (none starts with ---) as one set; an empty file is nothing', () => {
+    const r = readDefinitionsFolder('k8s', [
+      { name: 'k8s/a.yaml', bytes: manifest('a') },
+      { name: 'k8s/b.yaml', bytes: Buffer.from(manifest('b', 'v')) },
+      {
+        name: 'k8s/c.json',
+        bytes: JSON.stringify({ policies: [{ vhost: 'v', name: 'c', pattern: '^c', definition: {} }] }),
+      },
+      { name: 'k8s/empty.yaml', bytes: '# nothing yet\n' },
+    ]);
+    if (!r.ok) throw new Error(r.problem);
+    expect(r.file.format).toBe('folder');
+    expect(r.file.policies.map((p) => [p.policy.vhost, p.policy.name, p.at])).toEqual([
+      ['/', 'a', '"k8s/a.yaml" document 1'],
+      ['v', 'b', '"k8s/b.yaml" document 1'],
+      ['v', 'c', '"k8s/c.json" policies[0]'],
+    ]);
+  });
+
+  it('refuses the whole at the first file it cannot use, naming it; the same policy in two files; none at all', () => {
+    const no = (sources: Parameters<typeof readDefinitionsFolder>[1]) => {
+      const r = readDefinitionsFolder('k8s', sources);
+      return r.ok ? '' : r.problem;
+    };
+    expect(
+      no([
+        { name: 'k8s/a.yaml', bytes: manifest('a') },
+        { name: 'k8s/b.yaml', bytes: 'kind: Policy\nspec: [1\n' },
+      ]),
+    ).toMatch(/^The file "k8s\/b.yaml" is neither JSON nor valid YAML/);
+    expect(no([{ name: 'k8s/a.json', bytes: '{"policies": [' }])).toMatch(
+      /^The file "k8s\/a.json" is not valid JSON/,
+    );
+    expect(
+      no([
+        { name: 'k8s/a.yaml', bytes: manifest('a') },
+        { name: 'k8s/b.yaml', bytes: manifest('a') },
+      ]),
+    ).toBe(
+      'The policy "a" of vhost "/" is in the folder twice ("k8s/a.yaml" document 1 and "k8s/b.yaml" document 1): keep one.',
+    );
+    expect(no([])).toMatch(/^The folder "k8s" holds no .json, .yaml or .yml file/);
+  });
+});
+
+describe('readDefinitions: what it must not choke on', () => {
+  it('a YAML alias bomb, and nesting past MAX_DEPTH (JSON and YAML), refused with a sentence', () => {
+    const bomb = [
+      'a0: &a0 [x, x, x, x, x, x, x, x, x]',
+      ...Array.from({ length: 9 }, (_, i) => `a${i + 1}: &a${i + 1} [${Array(9).fill(`*a${i}`).join(', ')}]`),
+    ].join('\n');
+    expect(problem(bomb)).toMatch(
+      /YAML document 1 expands its aliases \(\*name\) into more than the bot reads/,
+    );
+    const nested = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
+    const file = (n: number) =>
+      `{"policies": [{"vhost": "/", "name": "p", "pattern": "^x", "definition": {"x": ${nested(n)}}}]}`;
+    // The definition is at depth 4 (the file, policies, the policy, the definition): a value of
+    // it may nest 60 more.
+    expect(ok(file(MAX_DEPTH - 4)).policies).toHaveLength(1);
+    expect(problem(file(MAX_DEPTH - 3))).toBe(
+      `The file is nested more than ${MAX_DEPTH} levels deep (under policies[0]): no definitions export or manifest is; is it the right file?`,
+    );
+    expect(problem(file(3000))).toMatch(/nested more than 64 levels deep/);
+    expect(
+      problem(
+        `kind: Policy\nspec: {name: p, pattern: x, definition: {x: ${'['.repeat(3000)}${']'.repeat(3000)}}}\n`,
+      ),
+    ).toMatch(/nested more than 64 levels deep/);
+  });
+
+  it('__proto__, constructor and prototype in a definition are kept as keys (for the validation to refuse), never dropped', () => {
+    const f = ok(
+      '{"policies": [{"vhost": "/", "name": "p", "pattern": "^x", "definition": {"__proto__": {"max-length": 1}, "constructor": 2, "message-ttl": 60000}}]}',
+    );
+    const d = f.policies[0]?.policy.definition ?? {};
+    expect(Object.keys(d)).toEqual(['__proto__', 'constructor', 'message-ttl']);
+    expect(Object.getPrototypeOf(d)).toBe(Object.prototype);
+    const y = ok(
+      'kind: Policy\nspec:\n  name: p\n  pattern: x\n  definition:\n    __proto__: {max-length: 1}\n',
+    );
+    expect(Object.keys(y.policies[0]?.policy.definition ?? {})).toEqual(['__proto__']);
+  });
+
+  it('a JSON error at its line and column', () => {
+    expect(problem('{\n  "policies": [\n    {"name": "p",}\n  ]\n}')).toBe(
+      'The file is not valid JSON: Expected double-quoted property name, at line 3, column 18. Export it again, or fix it there.',
+    );
+    expect(problem('{"policies": [')).toMatch(
+      /not valid JSON: Unexpected end of the file, at line 1, column 15\./,
+    );
+    expect(problem('{"a": tru}')).toMatch(/not valid JSON: Unexpected token '}', at line 1, column 10\./);
+  });
+});
+
+describe('jsonErrorOffset', () => {
+  it('finds an error exactly where JSON.parse does: none for JSON, one for anything JSON.parse refuses', () => {
+    const jsonish = fc.oneof(
+      fc.json(),
+      fc.json().map((t) => t.slice(0, Math.max(0, t.length - 1))),
+      fc
+        .tuple(fc.json(), fc.nat(), fc.constantFrom(',', '}', ']', '"', ':', 'x', '\n', '\\', '-', '0'))
+        .map(([t, at, c]) => `${t.slice(0, at % (t.length + 1))}${c}${t.slice(at % (t.length + 1))}`),
+    );
+    fc.assert(
+      fc.property(jsonish, (text) => {
+        let parses = true;
+        try {
+          JSON.parse(text);
+        } catch {
+          parses = false;
+        }
+        const at = jsonErrorOffset(text);
+        expect(at === -1).toBe(parses);
+        if (!parses) expect(at).toBeLessThanOrEqual(text.length);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('line and column count from 1', () => {
+    expect(lineAndColumn('ab\ncd', 4)).toEqual({ line: 2, column: 2 });
+    expect(lineAndColumn('ab', 0)).toEqual({ line: 1, column: 1 });
   });
 });
