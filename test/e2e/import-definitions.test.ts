@@ -13,7 +13,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BotProcess, labBotEnv, spawnBot } from '../support/botProcess.ts';
+import { type BotProcess, labBotEnv, labEnvironmentYaml, spawnBot } from '../support/botProcess.ts';
 import { adminClient, brokerCredentials, brokerUrl, uniqueName } from '../support/broker.ts';
 import { type Built, built } from '../support/built.ts';
 import { runBuiltRmq } from '../support/cli.ts';
@@ -42,9 +42,10 @@ beforeAll(async () => {
   [slack, redis] = await Promise.all([startFakeSlack(), startRedisServer()]);
   await admin.putVhost(orders);
   await admin.putVhost(billing);
+  // Limited by the environments file (`vhosts:`): with one, RMQ_VHOSTS is not read.
   const env = labBotEnv({
     cwd,
-    environmentsYaml: `environments:\n  - { name: lab, url: "${brokerUrl()}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD, approvers: [U0APPROVER], approvalsChannel: C0APPROVALS, vhosts: [${JSON.stringify(orders)}, ${JSON.stringify(billing)}] }\n`,
+    environmentsYaml: labEnvironmentYaml([orders, billing]),
     slack,
     redisUrl: redis.url,
     signingSecret: SECRET,

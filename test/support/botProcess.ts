@@ -58,9 +58,12 @@ export function spawnBot(mainJs: string, env: Record<string, string>, cwd?: stri
   };
 }
 
-/** One environment, `lab`, on the test broker: approved by U0APPROVER, in C0APPROVALS. */
-export const labEnvironmentYaml = (): string =>
-  `environments:\n  - { name: lab, url: "${brokerUrl()}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD, approvers: [U0APPROVER], approvalsChannel: C0APPROVALS }\n`;
+/**
+ * One environment, `lab`, on the test broker: approved by U0APPROVER, in C0APPROVALS; limited to
+ * `vhosts` when given (with an environments file, RMQ_VHOSTS is not read).
+ */
+export const labEnvironmentYaml = (vhosts?: readonly string[]): string =>
+  `environments:\n  - { name: lab, url: "${brokerUrl()}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD, approvers: [U0APPROVER], approvalsChannel: C0APPROVALS${vhosts ? `, vhosts: ${JSON.stringify(vhosts)}` : ''} }\n`;
 
 /**
  * The environment of a bot process on the fake Slack (HTTP mode, a free port, LOG_LEVEL info):
