@@ -73,7 +73,7 @@ beforeAll(async () => {
     redisUrl: redis.url,
     signingSecret: SECRET,
     token: TOKEN,
-    vhosts: [vhost],
+    vhosts: [vhost, ...tenants],
   }));
 }, 180_000);
 
@@ -120,6 +120,22 @@ const appliedSetId = () => {
   if (!setId) throw new Error('the set was not filed');
   return setId;
 };
+
+/** `rmq import … --json` run (filed: exit 0, nothing on stderr), then its approval post, once the bot made it. */
+async function importedAndPosted(args: readonly string[], what: string): Promise<RecordedCall> {
+  const mark = slack.calls.length;
+  const run = await rmq(args);
+  expect(run.err).toBe('');
+  expect(run.code).toBe(0);
+  const id = JSON.parse(run.out).request.id as string;
+  return waitFor(
+    () =>
+      slack.calls
+        .slice(mark)
+        .find((c) => c.method === 'chat.postMessage' && buttonsOf(c).some((b) => b.value === id)),
+    { what },
+  );
+}
 
 const rmq = (args: readonly string[], token = TOKEN) => {
   const { user, password } = brokerCredentials();
@@ -368,20 +384,13 @@ describe('import in CI: a file imported with a token through the bot', () => {
     const short = await rmq(['import', path, '--vhost', vhost, '--reason', 'try 6', '--for', '5s']);
     expect(short.code).toBe(2);
     expect(short.err).toContain('--for 5s is too short');
-    const mark = slack.calls.length;
-    const run = await rmq(['import', path, '--vhost', vhost, '--reason', 'try 6', '--for', '1h', '--json']);
-    expect(run.err).toBe('');
-    expect(run.code).toBe(0);
-    const id = JSON.parse(run.out).request.id as string;
-    const post = await waitFor(
-      () =>
-        slack.calls
-          .slice(mark)
-          .find((c) => c.method === 'chat.postMessage' && buttonsOf(c).some((b) => b.value === id)),
-      { what: 'the time-boxed set posted for approval' },
+    const post = await importedAndPosted(
+      ['import', path, '--vhost', vhost, '--reason', 'try 6', '--for', '1h', '--json'],
+      'the time-boxed set posted for approval',
     );
     expect(JSON.stringify(post.args)).toContain('Time-boxed:* reverted 1h after it is applied');
   }, 60_000);
+
   it('a set over 50 vhosts: its approval post and `requests` say "50 vhosts", never its first vhost alone', async () => {
     const fifty = tenants;
     const path = join(cwd, 'tenants.json');
@@ -398,17 +407,9 @@ describe('import in CI: a file imported with a token through the bot', () => {
         })),
       }),
     );
-    const mark = slack.calls.length;
-    const run = await rmq(['import', path, '--reason', 'cap every tenant', '--json']);
-    expect(run.err).toBe('');
-    expect(run.code).toBe(0);
-    const id = JSON.parse(run.out).request.id as string;
-    const post = await waitFor(
-      () =>
-        slack.calls
-          .slice(mark)
-          .find((c) => c.method === 'chat.postMessage' && buttonsOf(c).some((b) => b.value === id)),
-      { what: 'the 50-vhost set posted for approval' },
+    const post = await importedAndPosted(
+      ['import', path, '--reason', 'cap every tenant', '--json'],
+      'the 50-vhost set posted for approval',
     );
     const text = renderedText(post.args);
     expect(text).toContain('*Environment* `lab` · 50 vhosts (each in the attached file)');
