@@ -484,20 +484,15 @@ function readAll(
   folder: string | undefined,
 ): ReadDefinitions {
   try {
-    const raws: Raw[] = [];
+    // Each with its file's original_vhost_name: the vhost of what names none.
+    const raws: (Raw & { exported: string | undefined })[] = [];
     const targets: (RawTarget & { exported: string | undefined })[] = [];
-    const exportedOf = new Map<Raw, string | undefined>();
     const ignored: Record<string, number> = {};
     let json = false;
-    let yaml = false;
     for (const f of files) {
       const parsed = parse(f.text, f.file, f.prefix, folder === undefined ? 'refused' : 'nothing');
       json ||= parsed.json;
-      yaml ||= !parsed.json;
-      for (const r of parsed.raws) {
-        raws.push(r);
-        exportedOf.set(r, parsed.vhost);
-      }
+      for (const r of parsed.raws) raws.push({ ...r, exported: parsed.vhost });
       for (const t of parsed.targets) targets.push({ ...t, exported: parsed.vhost });
       for (const [kind, n] of Object.entries(parsed.ignored)) count(ignored, kind, n);
     }
@@ -521,7 +516,7 @@ function readAll(
           `The ${words} ${JSON.stringify(name)} (${r.at}) has no pattern: give it one (a regular expression).`,
         );
       }
-      const where = placed(r.vhost, exportedOf.get(r), options);
+      const where = placed(r.vhost, r.exported, options);
       if (where.named !== undefined) named.add(where.named);
       const vhost = where.vhost;
       if (options.vhost !== undefined && vhost !== options.vhost) {
@@ -572,7 +567,7 @@ function readAll(
     return {
       ok: true,
       file: {
-        format: folder !== undefined ? 'folder' : json ? 'export' : yaml ? 'operator-manifests' : 'export',
+        format: folder !== undefined ? 'folder' : json ? 'export' : 'operator-manifests',
         policies,
         vhosts: vhosts.sort(),
         origins,
@@ -596,15 +591,15 @@ export function missingVhostWords(file: DefinitionsFile, vhost: string, missing:
   const v = quoted(vhost);
   switch (origin.by) {
     case '--vhost':
-      return `--vhost ${v}: ${said} Give --vhost a vhost the broker has, or leave it out to plan every vhost the file names; --vhost-map FROM=TO plans the file's vhost FROM against another.`;
+      return `--vhost ${v}: ${said} Give --vhost a vhost the broker has, or leave it out to take every vhost the file names; --vhost-map FROM=TO reads the file's vhost FROM as another.`;
     case '--vhost-map':
       return `--vhost-map ${origin.from}=${vhost}: ${said} Give --vhost-map a vhost the broker has after the =.`;
     case 'export':
-      return `The file is an export of vhost ${v} (its original_vhost_name): ${said} Create it first, or plan the file against another vhost with --vhost VHOST (or --vhost-map ${vhost}=VHOST).`;
+      return `The file is an export of vhost ${v} (its original_vhost_name): ${said} Create it first, or read the file as another vhost's with --vhost VHOST (or --vhost-map ${vhost}=VHOST).`;
     case 'default':
       return `The file's policies that name no vhost are vhost ${v}'s: ${said} Give them one with --vhost VHOST (or --vhost-map /=VHOST).`;
     case 'file':
-      return `The file names vhost ${v}: ${said} Create it first, plan its policies against another vhost with --vhost-map ${vhost}=VHOST, or leave them out.`;
+      return `The file names vhost ${v}: ${said} Create it first, read its policies as another vhost's with --vhost-map ${vhost}=VHOST, or leave them out.`;
   }
 }
 
