@@ -13,7 +13,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BotProcess, labBotEnv, labEnvironmentYaml, spawnBot } from '../support/botProcess.ts';
+import { type BotProcess, spawnImportBot } from '../support/botProcess.ts';
 import { adminClient, brokerCredentials, brokerUrl, uniqueName } from '../support/broker.ts';
 import { type Built, built } from '../support/built.ts';
 import { runBuiltRmq } from '../support/cli.ts';
@@ -42,16 +42,15 @@ beforeAll(async () => {
   [slack, redis] = await Promise.all([startFakeSlack(), startRedisServer()]);
   await admin.putVhost(orders);
   await admin.putVhost(billing);
-  // Limited by the environments file (`vhosts:`): with one, RMQ_VHOSTS is not read.
-  const env = labBotEnv({
+  ({ bot, url: botUrl } = await spawnImportBot({
+    mainJs: realpathSync(join(pkg.outdir, 'main.js')),
     cwd,
-    environmentsYaml: labEnvironmentYaml([orders, billing]),
     slack,
     redisUrl: redis.url,
     signingSecret: SECRET,
-  });
-  bot = spawnBot(realpathSync(join(pkg.outdir, 'main.js')), { ...env, RMQ_API_TOKENS: `ci:${TOKEN}` }, cwd);
-  botUrl = `http://127.0.0.1:${await bot.listening()}`;
+    token: TOKEN,
+    vhosts: [orders, billing],
+  }));
   signedTo = signedRequests(botUrl, SECRET, slack);
 }, 180_000);
 

@@ -96,8 +96,8 @@ export function labBotEnv(o: {
 
 /**
  * The bot a terminal `import` files through: `mainJs` (the real path: it runs only as its own
- * argv[1]) with the lab environment on the fake Slack, a Redis of the test's own, the API token
- * `ci:TOKEN` and RMQ_VHOSTS; its base URL once it listens.
+ * argv[1]) with the lab environment on the fake Slack, limited to `vhosts`, a Redis of the
+ * test's own, the API token `ci:TOKEN`; its base URL once it listens.
  */
 export async function spawnImportBot(o: {
   readonly mainJs: string;
@@ -108,11 +108,8 @@ export async function spawnImportBot(o: {
   readonly token: string;
   readonly vhosts: readonly string[];
 }): Promise<{ bot: BotProcess; url: string }> {
-  const env = labBotEnv({ ...o, environmentsYaml: labEnvironmentYaml() });
-  const bot = spawnBot(
-    o.mainJs,
-    { ...env, RMQ_API_TOKENS: `ci:${o.token}`, RMQ_VHOSTS: o.vhosts.join(',') },
-    o.cwd,
-  );
+  // The environments file's `vhosts:`: with one, RMQ_VHOSTS is not read.
+  const env = labBotEnv({ ...o, environmentsYaml: labEnvironmentYaml(o.vhosts) });
+  const bot = spawnBot(o.mainJs, { ...env, RMQ_API_TOKENS: `ci:${o.token}` }, o.cwd);
   return { bot, url: `http://127.0.0.1:${await bot.listening()}` };
 }
