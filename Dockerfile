@@ -17,7 +17,6 @@ RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/build.ts ./scripts/
 COPY src ./src
-COPY commands ./commands
 RUN npm run build
 
 # Stage 2: production dependencies only (no tsx, esbuild, TypeScript or test tools).

@@ -21,7 +21,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { fileImport } from '../commands/import.ts';
+import { fileImport } from '../src/commands/import/import.ts';
 import { readDefinitions } from '../src/definitions/read.ts';
 import { planFile } from '../src/plan/plan.ts';
 import { LabClient } from '../src/rabbit/lab.ts';

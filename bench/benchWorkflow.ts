@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import { applyWorkerDeps, workflowDeps } from '../src/botChangeRequests.ts';
-import { createLogger } from '../src/log.ts';
+import { applyWorkerDeps, workflowDeps } from '../src/bot/botChangeRequests.ts';
+import { createLogger } from '../src/core/log.ts';
 import type { LabClient } from '../src/rabbit/lab.ts';
 import {
   createApplyQueue,

@@ -15,7 +15,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { setUpLab } from '../scripts/lab.ts';
-import { runCli } from '../src/cli.ts';
+import { runCli } from '../src/terminal/cli.ts';
 import { type CallInfo, ManagementClient } from '../src/rabbit/index.ts';
 import { LabClient } from '../src/rabbit/lab.ts';
 import { lockCluster } from '../test/support/clusterLock.ts';

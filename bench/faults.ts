@@ -28,7 +28,7 @@ import { build } from '../scripts/build.ts';
 import { setUpLab } from '../scripts/lab.ts';
 import { AuditTrail } from '../src/audit/trail.ts';
 import { isChange } from '../src/audit/types.ts';
-import { DEFAULT_KEY_PREFIX } from '../src/config.ts';
+import { DEFAULT_KEY_PREFIX } from '../src/config/config.ts';
 import { LabClient } from '../src/rabbit/lab.ts';
 import { RequestStore } from '../src/workflow/store.ts';
 import { type BotProcess, spawnBot } from '../test/support/botProcess.ts';

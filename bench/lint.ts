@@ -15,7 +15,7 @@
  *   npm run bench:lint [-- --queues 100000 --policies 1000 --runs 5 --expires]
  */
 import { parseArgs } from 'node:util';
-import { lint } from '../commands/lint.ts';
+import { lint } from '../src/commands/lint/lint.ts';
 import { LabClient } from '../src/rabbit/lab.ts';
 import { startFakeManagement } from './fakeManagement.ts';
 

@@ -34,7 +34,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { type BuildOptions, build as esbuild, type Metafile, type Plugin } from 'esbuild';
-import { BUILD_ID_MARK, BUNDLE_FILE } from '../src/cliLoader.ts';
+import { BUILD_ID_MARK, BUNDLE_FILE } from '../src/terminal/cliLoader.ts';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 
@@ -120,7 +120,7 @@ export interface BuildResult {
 }
 
 /** Inputs reached from `entry` by static imports and requires (what an `import()` reaches is not). */
-export function startInputs(metafile: Metafile, entry = 'src/cli.ts'): string[] {
+export function startInputs(metafile: Metafile, entry = 'src/terminal/cli.ts'): string[] {
   const seen = new Set<string>();
   const visit = (input: string) => {
     if (seen.has(input)) return;
@@ -279,14 +279,14 @@ export async function build(outdir = join(root, 'dist')): Promise<BuildResult> {
   const [, cli] = await Promise.all([
     esbuild({
       ...common,
-      entryPoints: { main: 'src/main.ts' },
+      entryPoints: { main: 'src/bot/main.ts' },
       outdir,
       format: 'esm',
       packages: 'external',
     }),
     esbuild({
       ...common,
-      entryPoints: { cli: 'src/cli.ts' },
+      entryPoints: { cli: 'src/terminal/cli.ts' },
       outfile: join(outdir, BUNDLE_FILE),
       format: 'cjs',
       minify: true,
@@ -298,7 +298,7 @@ export async function build(outdir = join(root, 'dist')): Promise<BuildResult> {
     }),
     esbuild({
       ...common,
-      entryPoints: { cliLoader: 'src/cliLoader.ts' },
+      entryPoints: { cliLoader: 'src/terminal/cliLoader.ts' },
       outfile: join(outdir, 'cliLoader.cjs'),
       format: 'cjs',
       sourcemap: false,

@@ -155,7 +155,7 @@ async function main(argv: readonly string[]): Promise<void> {
   const { vhost } = command;
   const { config } = await import('dotenv');
   config({ quiet: true });
-  const { loadConfig } = await import('../src/config.ts');
+  const { loadConfig } = await import('../src/config/config.ts');
   const { LabClient } = await import('../src/rabbit/lab.ts');
   const env = loadConfig().environments[0]!;
   const broker = new LabClient({ url: env.url, user: env.user, password: env.password });

@@ -175,7 +175,7 @@ async function main(argv: readonly string[]): Promise<void> {
   }
   const { config } = await import('dotenv');
   config({ quiet: true });
-  const { loadConfig } = await import('../src/config.ts');
+  const { loadConfig } = await import('../src/config/config.ts');
   const { LabClient } = await import('../src/rabbit/lab.ts');
   const { setUpLab } = await import('./lab.ts');
   const env = loadConfig().environments[0]!;

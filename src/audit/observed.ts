@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Impact } from '../policy/impact.ts';
+import type { Impact } from '../policy/impact/impact.ts';
 import type { PreviewObject } from '../preview/impact.ts';
 
 /**

@@ -1,5 +1,5 @@
-import type { ImpactTotals } from '../policy/impact.ts';
-import { clock, durationWords, type NameWords, NODE_DOWN, totalsWords } from '../policy/impactWords.ts';
+import type { ImpactTotals } from '../policy/impact/impact.ts';
+import { clock, durationWords, type NameWords, NODE_DOWN, totalsWords } from '../policy/impact/impactWords.ts';
 import { agrees, differences, expectedAfter, type Observation, type ObservedQueue } from './observed.ts';
 
 /**

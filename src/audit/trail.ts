@@ -1,8 +1,8 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../core/log.ts';
 import { sorted } from '../policy/compare.ts';
-import { replicated } from '../replication.ts';
+import { replicated } from '../redis/replication.ts';
 import {
   type AgainstLog,
   type AuditEntry,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ImpactTotals } from '../policy/impact.ts';
+import type { ImpactTotals } from '../policy/impact/impact.ts';
 import type { ImpactSummary } from '../preview/impact.ts';
 import type { PolicyFields } from '../preview/preview.ts';
 import { ObservationSchema } from './observed.ts';

@@ -17,10 +17,10 @@
  * exactly those of the two whole passes (`wholeNewFindings`), wording included.
  */
 import { type BacktrackingReader, defaultReader } from '../patterns/reader.ts';
-import type { LiveQueue, World } from '../policy/impact.ts';
-import { type Finding, Linter, type LintObject } from '../policy/lint.ts';
-import { findingId } from '../policy/lintDigest.ts';
-import { nameView, type PatternCache } from '../policy/pattern.ts';
+import type { LiveQueue, World } from '../policy/impact/impact.ts';
+import { type Finding, Linter, type LintObject } from '../policy/lint/lint.ts';
+import { findingId } from '../policy/lint/lintDigest.ts';
+import { nameView, type PatternCache } from '../policy/pattern/pattern.ts';
 import { PolicyIndex } from '../policy/policyIndex.ts';
 import type { PolicySet } from '../policy/resolve.ts';
 import type { Policy } from '../policy/types.ts';

@@ -30,7 +30,7 @@ import {
   missingVhostWords,
   withDeclared,
 } from '../definitions/read.ts';
-import { codeOf } from '../errors.ts';
+import { codeOf } from '../core/errors.ts';
 import type { BacktrackingReader } from '../patterns/reader.ts';
 import { settleSimulation } from '../patterns/resolveRead.ts';
 import { actionOf, type Transition } from '../policy/compare.ts';
@@ -40,21 +40,21 @@ import {
   type LiveQueue,
   losingQueues,
   readsFederation,
-} from '../policy/impact.ts';
-import type { Finding, LintObject } from '../policy/lint.ts';
-import { chooseOrder, impactAt, type LossContext, lossAgainst } from '../policy/order.ts';
-import { PatternCache } from '../policy/pattern.ts';
+} from '../policy/impact/impact.ts';
+import type { Finding, LintObject } from '../policy/lint/lint.ts';
+import { chooseOrder, impactAt, type LossContext, lossAgainst } from '../policy/simulate/order.ts';
+import { PatternCache } from '../policy/pattern/pattern.ts';
 import { buildPolicySet } from '../policy/resolve.ts';
 import type { Risk } from '../policy/risks.ts';
-import { type LayerNames, SequenceDriver, type StateValues, timelines } from '../policy/sequence.ts';
-import type { ChangeAction, InventoryObject, Unpredictable } from '../policy/simulate.ts';
-import { touchIndex } from '../policy/touch.ts';
+import { type LayerNames, SequenceDriver, type StateValues, timelines } from '../policy/simulate/sequence.ts';
+import type { ChangeAction, InventoryObject, Unpredictable } from '../policy/simulate/simulate.ts';
+import { touchIndex } from '../policy/simulate/touch.ts';
 import { formatVersion, type ObjectKind, type Policy, type PolicyLayer } from '../policy/types.ts';
 import { defaultDeliveryLimit, type LiveNow, worldOf } from '../preview/impact.ts';
 import type { PolicyFields, PreviewChange } from '../preview/preview.ts';
 import { type NotAskedWhy, notAskedBecause } from '../rabbit/errors.ts';
 import { type InventorySource, openInventory } from '../rabbit/inventory.ts';
-import { missingVhost, type VhostLister } from '../vhosts.ts';
+import { missingVhost, type VhostLister } from '../core/vhosts.ts';
 import { changesOf } from './changes.ts';
 import { newFindings } from './findings.ts';
 

@@ -1,4 +1,4 @@
-import type { ChangeAction } from './simulate.ts';
+import type { ChangeAction } from './simulate/simulate.ts';
 import type { Policy, PolicyLayer } from './types.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { ObjectOutcome, PolicyChange } from './simulate.ts';
+import type { ObjectOutcome, PolicyChange } from './simulate/simulate.ts';
 import type { Definition, Policy, PolicyLayer } from './types.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { refusedKeys, scopeFits, vetoedKeys } from './keys.ts';
-import { type CompiledPattern, type NameView, PatternCache } from './pattern.ts';
+import { type CompiledPattern, type NameView, PatternCache } from './pattern/pattern.ts';
 import { type BrokerVersion, OBJECT_KINDS, type ObjectKind, type Policy } from './types.ts';
 
 /**

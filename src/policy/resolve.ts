@@ -1,4 +1,4 @@
-import { type NameView, nameView, PatternCache } from './pattern.ts';
+import { type NameView, nameView, PatternCache } from './pattern/pattern.ts';
 import { type KindOrUnknown, PolicyIndex, whyUnreadable } from './policyIndex.ts';
 import { type BrokerVersion, MAX_NAME_BYTES, type Policy, utf8Length } from './types.ts';
 

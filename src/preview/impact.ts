@@ -8,8 +8,8 @@ import {
   losingQueues,
   readsFederation,
   type World,
-} from '../policy/impact.ts';
-import type { ObjectOutcome } from '../policy/simulate.ts';
+} from '../policy/impact/impact.ts';
+import type { ObjectOutcome } from '../policy/simulate/simulate.ts';
 import { atLeast, type BrokerVersion, type ObjectKind } from '../policy/types.ts';
 import type { LiveReading } from '../rabbit/inventory.ts';
 

@@ -1,18 +1,18 @@
-import { closeNames } from '../didYouMean.ts';
-import { codeOf } from '../errors.ts';
+import { closeNames } from '../core/didYouMean.ts';
+import { codeOf } from '../core/errors.ts';
 import type { BacktrackingReader } from '../patterns/reader.ts';
 import { settleSimulation } from '../patterns/resolveRead.ts';
 import { type PolicyDiff, policyDiff } from '../policy/diff.ts';
-import { readsFederation } from '../policy/impact.ts';
-import { CompiledPattern, nameView } from '../policy/pattern.ts';
-import type { Problem } from '../policy/problem.ts';
-import { type PolicyChange, Simulation, type Unpredictable } from '../policy/simulate.ts';
+import { readsFederation } from '../policy/impact/impact.ts';
+import { CompiledPattern, nameView } from '../policy/pattern/pattern.ts';
+import type { Problem } from '../policy/validate/problem.ts';
+import { type PolicyChange, Simulation, type Unpredictable } from '../policy/simulate/simulate.ts';
 import type { Definition, Policy, PolicyLayer } from '../policy/types.ts';
 import { formatVersion } from '../policy/types.ts';
-import { type ProposedFields, type Validation, validate } from '../policy/validate.ts';
+import { type ProposedFields, type Validation, validate } from '../policy/validate/validate.ts';
 import { type NotAskedWhy, notAskedBecause } from '../rabbit/errors.ts';
 import { type Inventory, type InventorySource, openInventory } from '../rabbit/inventory.ts';
-import { missingVhost, type VhostLister } from '../vhosts.ts';
+import { missingVhost, type VhostLister } from '../core/vhosts.ts';
 import { type ImpactSummary, type PreviewObject, withImpact } from './impact.ts';
 import { type PreviewSummary, SUMMARY_NAMES, summarize } from './summary.ts';
 

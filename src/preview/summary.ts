@@ -1,5 +1,5 @@
 import { RISKS, type Risk, riskOf } from '../policy/risks.ts';
-import type { ObjectOutcome, PolicyChange, SimulationResult } from '../policy/simulate.ts';
+import type { ObjectOutcome, PolicyChange, SimulationResult } from '../policy/simulate/simulate.ts';
 import type { BrokerVersion, ObjectKind } from '../policy/types.ts';
 import type { ImpactSummary } from './impact.ts';
 

@@ -1,4 +1,4 @@
-import { CodedError, codeOf } from '../errors.ts';
+import { CodedError, codeOf } from '../core/errors.ts';
 
 /**
  * Everything that can go wrong talking to the management API, as one error class with a

@@ -27,9 +27,9 @@
  * Never paged through: the broker builds and sorts the whole list for every page (quadratic); the
  * one page of a name filter is asked for only where it holds every queue the filter finds.
  */
-import { codeOf } from '../errors.ts';
-import type { LiveQueue } from '../policy/impact.ts';
-import type { InventoryObject } from '../policy/simulate.ts';
+import { codeOf } from '../core/errors.ts';
+import type { LiveQueue } from '../policy/impact/impact.ts';
+import type { InventoryObject } from '../policy/simulate/simulate.ts';
 import type { BrokerVersion, Policy } from '../policy/types.ts';
 import { type FindingSource, found, queueStatsFound } from './narrowed.ts';
 import type {

@@ -3,7 +3,7 @@
  * Pure: the client fetches, this file says what a valid answer is and what it means.
  */
 import { z } from 'zod';
-import type { LiveQueue } from '../policy/impact.ts';
+import type { LiveQueue } from '../policy/impact/impact.ts';
 import type { Policy } from '../policy/types.ts';
 
 export type QueueKind = 'classic' | 'quorum' | 'stream';

@@ -1,8 +1,8 @@
-import type { WhichBroker } from '../../commands/which.ts';
-import { type Config, pickEnvironment, QUESTION_BUDGET_MS } from '../config.ts';
-import { InputError } from '../errors.ts';
+import type { WhichBroker } from '../commands/which/which.ts';
+import { type Config, pickEnvironment, QUESTION_BUDGET_MS } from '../config/config.ts';
+import { InputError } from '../core/errors.ts';
 import type { PreviewBroker } from '../preview/preview.ts';
-import { checkScope } from '../vhosts.ts';
+import { checkScope } from '../core/vhosts.ts';
 
 /** The management API as the Slack commands use it. ManagementClient satisfies it. */
 export interface SlackBroker extends WhichBroker, PreviewBroker {

@@ -1,16 +1,16 @@
 import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { type LintBroker, lint } from '../../commands/lint.ts';
-import type { Environment } from '../config.ts';
-import type { Logger } from '../log.ts';
-import { SEVERITIES } from '../policy/lint.ts';
-import { type DigestFinding, diffFindings } from '../policy/lintDigest.ts';
-import { openRedis } from '../redis.ts';
-import type { RedisTrouble } from '../redisTrouble.ts';
-import { inScope } from '../vhosts.ts';
-import { bullPrefix } from '../workflow/queue.ts';
-import { boundedClose } from '../workflow/workerClose.ts';
+import { type LintBroker, lint } from '../commands/lint/lint.ts';
+import type { Environment } from '../config/config.ts';
+import type { Logger } from '../core/log.ts';
+import { SEVERITIES } from '../policy/lint/lint.ts';
+import { type DigestFinding, diffFindings } from '../policy/lint/lintDigest.ts';
+import { openRedis } from '../redis/redis.ts';
+import type { RedisTrouble } from '../redis/redisTrouble.ts';
+import { inScope } from '../core/vhosts.ts';
+import { bullPrefix } from '../workflow/apply/queue.ts';
+import { boundedClose } from '../workflow/apply/workerClose.ts';
 import type { Delivery } from './delivery.ts';
 import { type DigestVhost, type EnvironmentDigest, lintDigestView } from './views/lintDigest.ts';
 

@@ -1,4 +1,4 @@
-import type { Logger } from '../log.ts';
+import type { Logger } from '../core/log.ts';
 import type { OutsideNotifier } from '../watch/outside.ts';
 import type { Delivery } from './delivery.ts';
 import { outsideBurstFile, outsideBurstView } from './views/outside.ts';

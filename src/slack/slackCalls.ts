@@ -1,8 +1,8 @@
 import { webApi } from '@slack/bolt';
-import { codeOf } from '../errors.ts';
-import type { Logger } from '../log.ts';
-import { type RetryPolicy, type RetryVerdict, retryDelay, sleep } from '../retry.ts';
-import type { Metrics } from './metrics.ts';
+import { codeOf } from '../core/errors.ts';
+import type { Logger } from '../core/log.ts';
+import { type RetryPolicy, type RetryVerdict, retryDelay, sleep } from '../core/retry.ts';
+import type { Metrics } from '../bot/metrics.ts';
 
 /**
  * The Slack calls a Delivery (`delivery.ts`) is made of, each retried on Slack's 429 (after its

@@ -1,4 +1,4 @@
-import { type HistoryResult, unreadableSentence, verifySentence } from '../../commands/history.ts';
+import { type HistoryResult, unreadableSentence, verifySentence } from '../commands/history/history.ts';
 import { inShowingOrder } from '../audit/observed.ts';
 import { acceptedWords, observationWords, observedQueueWords } from '../audit/observedWords.ts';
 import {

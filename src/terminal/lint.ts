@@ -1,5 +1,5 @@
-import { type LintAnswer, lintCounts } from '../../commands/lint.ts';
-import { NOT_ASKED_WORDS } from '../../commands/words.ts';
+import { type LintAnswer, lintCounts } from '../commands/lint/lint.ts';
+import { NOT_ASKED_WORDS } from '../commands/words.ts';
 import { quoted, terminalText } from '../text/asWritten.ts';
 
 /**

@@ -1,8 +1,8 @@
-import { whyOf } from '../../commands/lint.ts';
+import { whyOf } from '../commands/lint/lint.ts';
 import type { PlanObject, PlanResult, PlanStep } from '../plan/plan.ts';
 import { fieldsOf } from '../plan/plan.ts';
-import { impactWords, totalsWords } from '../policy/impactWords.ts';
-import type { LayerNames } from '../policy/sequence.ts';
+import { impactWords, totalsWords } from '../policy/impact/impactWords.ts';
+import type { LayerNames } from '../policy/simulate/sequence.ts';
 import { definitionWritten, jsonWritten, quoted, showInvisible, terminalText } from '../text/asWritten.ts';
 import { policyWords } from './preview.ts';
 

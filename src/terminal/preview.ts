@@ -1,6 +1,6 @@
-import { deleteWarning, didYouMeanWords, KIND_WORDS, reachWords, WHICH_WORDS } from '../../commands/words.ts';
-import { impactWords, objectNowWords, readingWords, totalsWords } from '../policy/impactWords.ts';
-import { isAnchored } from '../policy/pattern.ts';
+import { deleteWarning, didYouMeanWords, KIND_WORDS, reachWords, WHICH_WORDS } from '../commands/words.ts';
+import { impactWords, objectNowWords, readingWords, totalsWords } from '../policy/impact/impactWords.ts';
+import { isAnchored } from '../policy/pattern/pattern.ts';
 import type { ImpactSummary, PreviewObject } from '../preview/impact.ts';
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../preview/preview.ts';
 import { nothingAfterWords, RISK_WORDS } from '../preview/summary.ts';

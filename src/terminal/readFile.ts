@@ -8,7 +8,7 @@ import {
   readDefinitions,
   readDefinitionsFolder,
 } from '../definitions/read.ts';
-import { InputError } from '../errors.ts';
+import { InputError } from '../core/errors.ts';
 import { quoted } from '../text/asWritten.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { RequestsResult } from '../../commands/requests.ts';
+import type { RequestsResult } from '../commands/requests/requests.ts';
 import { quoted, terminalText } from '../text/asWritten.ts';
 import { namesOrCount } from '../text/count.ts';
 import { policyWords } from './preview.ts';

@@ -1,7 +1,7 @@
 import { settleSimulation } from '../patterns/resolveRead.ts';
 import type { Transition } from '../policy/compare.ts';
-import { SequenceDriver } from '../policy/sequence.ts';
-import type { SimulationResult } from '../policy/simulate.ts';
+import { SequenceDriver } from '../policy/simulate/sequence.ts';
+import type { SimulationResult } from '../policy/simulate/simulate.ts';
 import { type ImpactSummary, type PreviewObject, withImpact } from '../preview/impact.ts';
 import { SUMMARY_NAMES } from '../preview/summary.ts';
 import { type InventorySource, openInventory } from '../rabbit/inventory.ts';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ChangeEntry, ChangeRecord, OutsideImpact } from '../audit/types.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../core/log.ts';
 import { auditObject } from '../policy/diff.ts';
 import type { Policy } from '../policy/types.ts';
 import type { ImpactSummary } from '../preview/impact.ts';

@@ -1,10 +1,10 @@
-import type { Environment } from '../config.ts';
-import { codeOf } from '../errors.ts';
-import type { Logger } from '../log.ts';
+import type { Environment } from '../config/config.ts';
+import { codeOf } from '../core/errors.ts';
+import type { Logger } from '../core/log.ts';
 import { differences, stateOf, type Transition } from '../policy/compare.ts';
 import type { Policy, PolicyLayer } from '../policy/types.ts';
-import type { RedisTrouble } from '../redisTrouble.ts';
-import { inScope } from '../vhosts.ts';
+import type { RedisTrouble } from '../redis/redisTrouble.ts';
+import { inScope } from '../core/vhosts.ts';
 import { EchoFilter, parseEvent } from './events.ts';
 import { EventFollower, type FollowerStatus } from './follower.ts';
 import type { TransitionInput, WatchStore } from './store.ts';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ImpactTotalsSchema, PolicyFieldsSchema } from '../audit/types.ts';
 import { fieldsOf, type Plan } from '../plan/plan.ts';
 import type { Transition } from '../policy/compare.ts';
-import { type ImpactTotals, impactTotals } from '../policy/impact.ts';
+import { type ImpactTotals, impactTotals } from '../policy/impact/impact.ts';
 import type { Policy } from '../policy/types.ts';
 import type { ImpactSummary } from '../preview/impact.ts';
 

@@ -1,6 +1,6 @@
-import { CodedError } from '../errors.ts';
+import { CodedError } from '../core/errors.ts';
 import type { PreviewResult } from '../preview/preview.ts';
-import { outsideScope } from '../vhosts.ts';
+import { outsideScope } from '../core/vhosts.ts';
 import type { ChangeRequest } from './types.ts';
 
 /**

@@ -1,8 +1,8 @@
-import type { ImpactTotals } from '../policy/impact.ts';
-import { totalsWords } from '../policy/impactWords.ts';
+import type { ImpactTotals } from '../policy/impact/impact.ts';
+import { totalsWords } from '../policy/impact/impactWords.ts';
 import { count } from '../text/count.ts';
-import { inScope } from '../vhosts.ts';
-import { isSlackUserId } from './approvers.ts';
+import { inScope } from '../core/vhosts.ts';
+import { isSlackUserId } from './filing/approvers.ts';
 import type { RefusalOf } from './errors.ts';
 import { MOVES } from './moves.ts';
 import type { ChangeRequest, RequestState, WorkflowEnvironment } from './types.ts';

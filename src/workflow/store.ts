@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { replicated } from '../replication.ts';
-import type { Freeze } from './freeze.ts';
+import { replicated } from '../redis/replication.ts';
+import type { Freeze } from './deciding/freeze.ts';
 import { leavesFrom, MOVES, type Move, type MoveName, moveNamed } from './moves.ts';
 import { approvalsNeeded, awaitsReview, REVIEWED_IN } from './rules.ts';
 import {

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WhichResult } from '../../commands/which.ts';
+import type { WhichResult } from '../../src/commands/which/which.ts';
 import { brokerCredentials, waitFor, withUser } from '../support/broker.ts';
 import { brokersUp, clientFor, inVhostOn, type TestBroker } from '../support/brokers.ts';
 import { type Built, built } from '../support/built.ts';

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LintResult } from '../../commands/lint.ts';
+import type { LintResult } from '../../src/commands/lint/lint.ts';
 import { setUpLab } from '../../scripts/lab.ts';
 import { adminClient, brokerCredentials, brokerUrl, uniqueName } from '../support/broker.ts';
 import { type Built, built } from '../support/built.ts';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commandsOf } from '../../commands/registry.ts';
+import { commandsOf } from '../../src/commands/registry.ts';
 import { AuditTrail, canonicalJson } from '../../src/audit/trail.ts';
 import type { AuditEntry } from '../../src/audit/types.ts';
 import { adminClient, brokerCredentials, brokerUrl, uniqueName } from '../support/broker.ts';

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { history, parseHistory } from '../../commands/history.ts';
+import { history, parseHistory } from '../../src/commands/history/history.ts';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import { historyView } from '../../src/slack/views/history.ts';
 import { adminClient, brokerCredentials, brokerUrl, uniqueName } from '../support/broker.ts';

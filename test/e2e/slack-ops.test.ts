@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Readiness } from '../../src/health.ts';
+import type { Readiness } from '../../src/bot/health.ts';
 import { brokerCredentials, brokerUrl, uniqueName, waitFor } from '../support/broker.ts';
 import { commandForm, type Harness, mentionEnvelope, signed, startHarness } from '../support/harness.ts';
 

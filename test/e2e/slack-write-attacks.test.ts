@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli.ts';
+import { runCli } from '../../src/terminal/cli.ts';
 import { RequestStore } from '../../src/workflow/store.ts';
 import { waitFor } from '../support/broker.ts';
 import type { RecordedCall } from '../support/fakeSlack.ts';

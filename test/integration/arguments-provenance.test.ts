@@ -9,7 +9,7 @@
  * Every case asks the bot first, then lets the broker show which value it really uses.
  */
 import { describe, expect, it } from 'vitest';
-import { which } from '../../commands/which.ts';
+import { which } from '../../src/commands/which/which.ts';
 import type { ObjectKind } from '../../src/policy/types.ts';
 import { brokerCredentials, uniqueName, waitFor } from '../support/broker.ts';
 import { brokersUp, clientFor, type TestBroker } from '../support/brokers.ts';

@@ -10,9 +10,9 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuditTrail, canonicalJson, recordHash } from '../../src/audit/trail.ts';
 import type { ChangeEntry } from '../../src/audit/types.ts';
-import { runCli } from '../../src/cli.ts';
-import { createLogger } from '../../src/log.ts';
-import { freezeEntry } from '../../src/workflow/thaw.ts';
+import { runCli } from '../../src/terminal/cli.ts';
+import { createLogger } from '../../src/core/log.ts';
+import { freezeEntry } from '../../src/workflow/deciding/thaw.ts';
 import { PADDED_FREEZE, PADDED_REVIEW } from '../fixtures/audit-padded-records.ts';
 import { REDIS_URL } from '../support/workflow.ts';
 

@@ -7,8 +7,8 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { history, parseHistory } from '../../commands/history.ts';
-import { requests } from '../../commands/requests.ts';
+import { history, parseHistory } from '../../src/commands/history/history.ts';
+import { requests } from '../../src/commands/requests/requests.ts';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import { isChange, type ReviewRecord } from '../../src/audit/types.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WhichResult } from '../../commands/which.ts';
+import type { WhichResult } from '../../src/commands/which/which.ts';
 import { cliMustNotLoad, cliMustNotLoadAtStart } from '../../scripts/build.ts';
 import { setUpLab } from '../../scripts/lab.ts';
 import { adminClient, brokerCredentials, brokerUrl, uniqueName, waitFor } from '../support/broker.ts';

@@ -5,10 +5,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeEach, expect, it } from 'vitest';
-import { createLogger } from '../../src/log.ts';
-import { openRedis } from '../../src/redis.ts';
-import { createApplyQueue } from '../../src/workflow/queue.ts';
-import { createTimeBoxQueue, startTimeBoxWorker } from '../../src/workflow/timeboxQueue.ts';
+import { createLogger } from '../../src/core/log.ts';
+import { openRedis } from '../../src/redis/redis.ts';
+import { createApplyQueue } from '../../src/workflow/apply/queue.ts';
+import { createTimeBoxQueue, startTimeBoxWorker } from '../../src/workflow/timebox/timeboxQueue.ts';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const keyPrefix = `rmq:test-bull-close-${randomBytes(5).toString('hex')}`;

@@ -13,7 +13,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
-import { createHealthMonitor } from '../../src/health.ts';
+import { createHealthMonitor } from '../../src/bot/health.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
 import { LabClient } from '../../src/rabbit/lab.ts';
 import type { FileInput } from '../../src/workflow/index.ts';

@@ -12,8 +12,8 @@
  * cancelled: the policy is in force there and the timeout is live.
  */
 import { describe, expect, it } from 'vitest';
-import type { WhichResult } from '../../commands/which.ts';
-import { WHICH_WORDS } from '../../commands/words.ts';
+import type { WhichResult } from '../../src/commands/which/which.ts';
+import { WHICH_WORDS } from '../../src/commands/words.ts';
 import { formatVersion } from '../../src/policy/types.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { brokerCredentials, reportedWhich } from '../support/broker.ts';

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BacktrackingReader } from '../../src/patterns/reader.ts';
 import { effectiveDefinition } from '../../src/policy/effective.ts';
 import { acceptedApplyTo, isKnownKey, KEYS, operatorMaySet } from '../../src/policy/keys.ts';
-import { nameView, pendingVerdicts } from '../../src/policy/pattern.ts';
+import { nameView, pendingVerdicts } from '../../src/policy/pattern/pattern.ts';
 import { buildPolicySet, resolve } from '../../src/policy/resolve.ts';
 import {
   APPLY_TO_VALUES,
@@ -18,7 +18,7 @@ import {
   type ObjectKind,
   type Policy,
 } from '../../src/policy/types.ts';
-import { checkDefinition } from '../../src/policy/validateDefinition.ts';
+import { checkDefinition } from '../../src/policy/validate/validateDefinition.ts';
 import { RabbitError } from '../../src/rabbit/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { uniqueName, waitFor } from '../support/broker.ts';

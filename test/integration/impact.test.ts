@@ -9,7 +9,7 @@
  * was published, as a user would see them settle.
  */
 import { describe, expect, it } from 'vitest';
-import type { Impact, ImpactTotals } from '../../src/policy/impact.ts';
+import type { Impact, ImpactTotals } from '../../src/policy/impact/impact.ts';
 import type { ObjectKind } from '../../src/policy/types.ts';
 import type { LiveNow, PreviewObject } from '../../src/preview/impact.ts';
 import { type PreviewAnswer, type PreviewInput, preview } from '../../src/preview/preview.ts';

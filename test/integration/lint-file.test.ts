@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LintResult } from '../../commands/lint.ts';
+import type { LintResult } from '../../src/commands/lint/lint.ts';
 import { adminClient, brokerUrl, uniqueName } from '../support/broker.ts';
 import { runRmq } from '../support/cli.ts';
 

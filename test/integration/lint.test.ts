@@ -7,8 +7,8 @@
  * as each says. Nothing else is found: the exact list of findings is asserted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LintResult, lint } from '../../commands/lint.ts';
-import { policies } from '../../commands/policies.ts';
+import { type LintResult, lint } from '../../src/commands/lint/lint.ts';
+import { policies } from '../../src/commands/policies/policies.ts';
 import { atLeast } from '../../src/policy/types.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { uniqueName, waitFor } from '../support/broker.ts';

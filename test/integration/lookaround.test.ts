@@ -4,9 +4,9 @@
  * answering, for `which` and for `preview`.
  */
 import { describe, expect, it } from 'vitest';
-import { type WhichResult, which } from '../../commands/which.ts';
+import { type WhichResult, which } from '../../src/commands/which/which.ts';
 import { BacktrackingReader } from '../../src/patterns/reader.ts';
-import { PatternCache } from '../../src/policy/pattern.ts';
+import { PatternCache } from '../../src/policy/pattern/pattern.ts';
 import { preview } from '../../src/preview/preview.ts';
 import { waitFor, withVhost } from '../support/broker.ts';
 

@@ -5,8 +5,8 @@
  * MAX_GROUP_DEPTH and asserted here as such).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pcreSyntaxError } from '../../src/policy/pcreSyntax.ts';
-import { validate } from '../../src/policy/validate.ts';
+import { pcreSyntaxError } from '../../src/policy/pattern/pcreSyntax.ts';
+import { validate } from '../../src/policy/validate/validate.ts';
 import { RabbitError } from '../../src/rabbit/index.ts';
 import { uniqueName } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';

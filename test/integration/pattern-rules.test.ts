@@ -9,7 +9,7 @@
  * broker takes and nothing may refuse.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validate } from '../../src/policy/validate.ts';
+import { validate } from '../../src/policy/validate/validate.ts';
 import { RabbitError } from '../../src/rabbit/index.ts';
 import { uniqueName } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';

@@ -15,11 +15,11 @@
  * Seed: PLAN_SEED=<n> replays a run (printed); PLAN_WORLDS=<n> worlds per broker (default 5).
  */
 import { describe, expect, it } from 'vitest';
-import { fileImport } from '../../commands/import.ts';
+import { fileImport } from '../../src/commands/import/import.ts';
 import { readDefinitions } from '../../src/definitions/read.ts';
 import { type Plan, planFile } from '../../src/plan/plan.ts';
-import { removesData } from '../../src/policy/impact.ts';
-import type { LayerNames } from '../../src/policy/sequence.ts';
+import { removesData } from '../../src/policy/impact/impact.ts';
+import type { LayerNames } from '../../src/policy/simulate/sequence.ts';
 import type { Policy, PolicyLayer } from '../../src/policy/types.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { isWorkflowError } from '../../src/workflow/index.ts';

@@ -6,11 +6,11 @@
  * not new), and the broker reports the policy the new shadowing names on the object.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LintResult, lint } from '../../commands/lint.ts';
-import { planJson } from '../../commands/plan.ts';
+import { type LintResult, lint } from '../../src/commands/lint/lint.ts';
+import { planJson } from '../../src/commands/plan/plan.ts';
 import { readDefinitions } from '../../src/definitions/read.ts';
 import { type PlanResult, planFile } from '../../src/plan/plan.ts';
-import { findingId } from '../../src/policy/lintDigest.ts';
+import { findingId } from '../../src/policy/lint/lintDigest.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { planText } from '../../src/terminal/plan.ts';
 import { uniqueName } from '../support/broker.ts';

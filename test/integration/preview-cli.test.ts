@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setUpLab } from '../../scripts/lab.ts';
-import { runCli } from '../../src/cli.ts';
+import { runCli } from '../../src/terminal/cli.ts';
 import { uniqueName } from '../support/broker.ts';
 import { brokersUp, clientFor, type TestBroker } from '../support/brokers.ts';
 

@@ -24,7 +24,7 @@
  * Seed: PREVIEW_SEED=<n> replays a run (printed); IMPACT_WORLDS=<n> worlds per broker.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Impact } from '../../src/policy/impact.ts';
+import type { Impact } from '../../src/policy/impact/impact.ts';
 import { formatVersion, type ObjectKind } from '../../src/policy/types.ts';
 import { type PreviewAnswer, type PreviewInput, preview } from '../../src/preview/preview.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NotReplicatedError } from '../../src/replication.ts';
+import { NotReplicatedError } from '../../src/redis/replication.ts';
 import { newRequestId, RequestStore } from '../../src/workflow/store.ts';
 import type { ChangeRequest } from '../../src/workflow/types.ts';
 import { changeRequest } from '../support/changeRequest.ts';

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openRedis } from '../../src/redis.ts';
+import { openRedis } from '../../src/redis/redis.ts';
 import { newRequestId, REVERT_CLAIM_AFTER_DEADLINE_MS, RequestStore } from '../../src/workflow/store.ts';
 import { changeRequest } from '../support/changeRequest.ts';
 import { REDIS_URL } from '../support/workflow.ts';

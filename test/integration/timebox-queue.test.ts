@@ -5,12 +5,12 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log.ts';
+import { createLogger } from '../../src/core/log.ts';
 import {
   createTimeBoxQueue,
   startTimeBoxWorker,
   type TimeBoxHandlers,
-} from '../../src/workflow/timeboxQueue.ts';
+} from '../../src/workflow/timebox/timeboxQueue.ts';
 import { waitFor } from '../support/broker.ts';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

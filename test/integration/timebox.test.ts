@@ -8,12 +8,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import { isChange } from '../../src/audit/types.ts';
-import { createLogger } from '../../src/log.ts';
+import { createLogger } from '../../src/core/log.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import type { ChangeRequest } from '../../src/workflow/index.ts';
-import { revertRequestId } from '../../src/workflow/timebox.ts';
-import type { TimeBoxNotifier } from '../../src/workflow/timeboxDeadline.ts';
-import type { TimeBoxWorker } from '../../src/workflow/timeboxQueue.ts';
+import { revertRequestId } from '../../src/workflow/timebox/timebox.ts';
+import type { TimeBoxNotifier } from '../../src/workflow/timebox/timeboxDeadline.ts';
+import type { TimeBoxWorker } from '../../src/workflow/timebox/timeboxQueue.ts';
 import { waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';
 import { timeBoxReplica } from '../support/timeBoxReplica.ts';

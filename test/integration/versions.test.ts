@@ -6,7 +6,7 @@
  */
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { which } from '../../commands/which.ts';
+import { which } from '../../src/commands/which/which.ts';
 import { acceptedApplyTo } from '../../src/policy/keys.ts';
 import { RabbitError } from '../../src/rabbit/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';

@@ -5,8 +5,8 @@
  * was down; never for the bot's own applies; once across two replicas.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { amqpEndpoint } from '../../src/config.ts';
-import { createLogger } from '../../src/log.ts';
+import { amqpEndpoint } from '../../src/config/config.ts';
+import { createLogger } from '../../src/core/log.ts';
 import { preview } from '../../src/preview/preview.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { effectOfChange } from '../../src/watch/effect.ts';

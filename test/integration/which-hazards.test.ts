@@ -9,8 +9,8 @@
  * The answers are polled: the statistics (and the policy in force they carry) lag by seconds.
  */
 import { describe, expect, it } from 'vitest';
-import type { WhichResult } from '../../commands/which.ts';
-import type { Hazard } from '../../src/policy/impact.ts';
+import type { WhichResult } from '../../src/commands/which/which.ts';
+import type { Hazard } from '../../src/policy/impact/impact.ts';
 import type { ObjectKind } from '../../src/policy/types.ts';
 import { brokerCredentials, uniqueName, waitFor } from '../support/broker.ts';
 import { brokersUp, clientFor, type TestBroker } from '../support/brokers.ts';

@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { which } from '../../commands/which.ts';
+import { which } from '../../src/commands/which/which.ts';
 import { setUpLab } from '../../scripts/lab.ts';
 import { whichView } from '../../src/slack/views/which.ts';
 import { whichText } from '../../src/terminal/which.ts';

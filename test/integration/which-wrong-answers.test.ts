@@ -6,7 +6,7 @@
  *    vetoes invented for it.
  */
 import { describe, expect, it } from 'vitest';
-import { type WhichBroker, type WhichResult, which } from '../../commands/which.ts';
+import { type WhichBroker, type WhichResult, which } from '../../src/commands/which/which.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { waitFor } from '../support/broker.ts';
 import { brokersUp, inVhostOn } from '../support/brokers.ts';

@@ -8,7 +8,7 @@
 import { DelayedError, type Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { boundedClose } from '../../src/workflow/workerClose.ts';
+import { boundedClose } from '../../src/workflow/apply/workerClose.ts';
 import { waitFor } from '../support/broker.ts';
 import { type RedisServer, startRedisServer } from '../support/redisServer.ts';
 

@@ -18,7 +18,7 @@ import type { LabClient } from '../../src/rabbit/lab.ts';
 import { requestMessage } from '../../src/slack/views/request.ts';
 import { plannedSet, type SetStep, transitionOf } from '../../src/workflow/changeSet.ts';
 import type { ChangeRequest, FileSetInput } from '../../src/workflow/index.ts';
-import { APPLY_DEFAULTS } from '../../src/workflow/queue.ts';
+import { APPLY_DEFAULTS } from '../../src/workflow/apply/queue.ts';
 import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp, CLUSTER, type TestBroker } from '../support/brokers.ts';
 import { aloneOnCluster } from '../support/clusterHooks.ts';

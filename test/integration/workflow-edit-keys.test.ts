@@ -4,7 +4,7 @@
  * after the request is not overwritten with the patch applied to what was read before.
  */
 import { describe, expect, it } from 'vitest';
-import { parsePreview } from '../../commands/preview.ts';
+import { parsePreview } from '../../src/commands/preview/preview.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import type { FileInput } from '../../src/workflow/index.ts';
 import { withVhost } from '../support/broker.ts';

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
-import { which } from '../../commands/which.ts';
+import { which } from '../../src/commands/which/which.ts';
 import type { ManagementClientOptions } from '../../src/rabbit/index.ts';
 import { LabClient } from '../../src/rabbit/lab.ts';
 

@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { runCli } from '../../src/cli.ts';
+import { runCli } from '../../src/terminal/cli.ts';
 
 /** What one in-process run of the terminal command printed, and its exit code. */
 export interface CliRun {

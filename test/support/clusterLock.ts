@@ -8,7 +8,7 @@
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sleep } from '../../src/retry.ts';
+import { sleep } from '../../src/core/retry.ts';
 
 const LOCK = join(tmpdir(), 'rmq-cluster-suites.lock');
 

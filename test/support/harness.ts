@@ -20,9 +20,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Redis } from 'ioredis';
 import { setUpLab } from '../../scripts/lab.ts';
-import type { Bot, BotOverrides } from '../../src/bot.ts';
+import type { Bot, BotOverrides } from '../../src/bot/bot.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import type { Metrics } from '../../src/slack/metrics.ts';
+import type { Metrics } from '../../src/bot/metrics.ts';
 import {
   adminClient,
   brokerCredentials,
@@ -48,7 +48,7 @@ export {
 } from './slackRequests.ts';
 
 /** What `dist/main.js` exports: the bot's parts, as the built bundle has them. */
-export type Shipped = typeof import('../../src/main.ts');
+export type Shipped = typeof import('../../src/bot/main.ts');
 
 /** The built bundle `npm start` runs (`dist/main.js`, built once per test process), imported. */
 export async function shipped(): Promise<Shipped> {

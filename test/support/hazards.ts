@@ -1,4 +1,4 @@
-import type { Hazard, Impact } from '../../src/policy/impact.ts';
+import type { Hazard, Impact } from '../../src/policy/impact/impact.ts';
 
 /**
  * The hazards of a queue at `max-length` (drop-head) whose dead-letter exchange does not exist,

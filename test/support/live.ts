@@ -1,4 +1,4 @@
-import type { LiveQueue } from '../../src/policy/impact.ts';
+import type { LiveQueue } from '../../src/policy/impact/impact.ts';
 
 /** A queue's live numbers: `messages` ready, none unacknowledged, 10 bytes each, no consumer, no idle time. */
 export const liveQueue = (messages: number): LiveQueue => ({

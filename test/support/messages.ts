@@ -4,7 +4,7 @@
  * over the management API. Counts come from statistics, which lag: read them with `settled`.
  */
 import { Connection, ConsumerStatus } from 'rabbitmq-client';
-import type { LiveQueue } from '../../src/policy/impact.ts';
+import type { LiveQueue } from '../../src/policy/impact/impact.ts';
 import type { ObjectKind } from '../../src/policy/types.ts';
 import type { ManagementClient } from '../../src/rabbit/index.ts';
 import { brokerCredentials, waitFor } from './broker.ts';

@@ -4,8 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { amqpEndpoint, type Environment } from '../../src/config.ts';
-import { createLogger } from '../../src/log.ts';
+import { amqpEndpoint, type Environment } from '../../src/config/config.ts';
+import { createLogger } from '../../src/core/log.ts';
 import type { ManagementClient } from '../../src/rabbit/index.ts';
 import { WatchStore } from '../../src/watch/store.ts';
 import { type OutsideChange, Watcher, type WatcherOptions } from '../../src/watch/watcher.ts';

@@ -8,11 +8,11 @@ import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import type { ChangeRecord } from '../../src/audit/types.ts';
-import { applyWorkerDeps, workflowDeps } from '../../src/botChangeRequests.ts';
-import { createLogger } from '../../src/log.ts';
+import { applyWorkerDeps, workflowDeps } from '../../src/bot/botChangeRequests.ts';
+import { createLogger } from '../../src/core/log.ts';
 import { ManagementClient } from '../../src/rabbit/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import { openRedis } from '../../src/redis.ts';
+import { openRedis } from '../../src/redis/redis.ts';
 import {
   type ApplyQueue,
   type ApplyWorker,

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { createMetrics } from '../../src/slack/metrics.ts';
+import { createMetrics } from '../../src/bot/metrics.ts';
 import { repoRoot } from '../support/built.ts';
 
 interface Rule {

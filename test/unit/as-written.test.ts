@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type PoliciesBroker, policies } from '../../commands/policies.ts';
-import { requestEntry } from '../../commands/requests.ts';
-import { type WhichBroker, which } from '../../commands/which.ts';
+import { type PoliciesBroker, policies } from '../../src/commands/policies/policies.ts';
+import { requestEntry } from '../../src/commands/requests/requests.ts';
+import { type WhichBroker, which } from '../../src/commands/which/which.ts';
 import type { ChangeRecord } from '../../src/audit/types.ts';
-import { InputError } from '../../src/errors.ts';
+import { InputError } from '../../src/core/errors.ts';
 import { policyDiff } from '../../src/policy/diff.ts';
-import { type InventoryObject, simulate } from '../../src/policy/simulate.ts';
+import { type InventoryObject, simulate } from '../../src/policy/simulate/simulate.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import { withImpact } from '../../src/preview/impact.ts';
 import type { PreviewAnswer } from '../../src/preview/preview.ts';

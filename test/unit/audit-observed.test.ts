@@ -16,12 +16,12 @@ import {
 } from '../../src/audit/observed.ts';
 import { observationWords, observedQueueWords } from '../../src/audit/observedWords.ts';
 import { type ChangeRecord, ChangeRecordSchema } from '../../src/audit/types.ts';
-import type { LiveQueue } from '../../src/policy/impact.ts';
+import type { LiveQueue } from '../../src/policy/impact/impact.ts';
 import type { PreviewObject } from '../../src/preview/impact.ts';
 import { auditView } from '../../src/slack/views/request.ts';
 import { historyText } from '../../src/terminal/history.ts';
 import { quoted } from '../../src/text/asWritten.ts';
-import { observeAfterWrite } from '../../src/workflow/observe.ts';
+import { observeAfterWrite } from '../../src/workflow/apply/observe.ts';
 import { renderedText } from '../support/harness.ts';
 import { liveQueue } from '../support/live.ts';
 

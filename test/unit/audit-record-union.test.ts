@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { recordHash } from '../../src/audit/trail.ts';
 import { AuditRecordSchema, isChange } from '../../src/audit/types.ts';
 import { historyText } from '../../src/terminal/history.ts';
-import { freezeEntry } from '../../src/workflow/thaw.ts';
+import { freezeEntry } from '../../src/workflow/deciding/thaw.ts';
 import { PADDED_FREEZE, PADDED_REVIEW } from '../fixtures/audit-padded-records.ts';
 
 const PADDING = ['vhost', 'policy', 'operator', 'before', 'after', 'objects', 'unpredictable'];

@@ -7,14 +7,14 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BacktrackingReader } from '../../src/patterns/reader.ts';
 import { resolveRead } from '../../src/patterns/resolveRead.ts';
-import { toBacktracking } from '../../src/policy/backtracking.ts';
+import { toBacktracking } from '../../src/policy/pattern/backtracking.ts';
 import {
   compilePattern,
   matchName,
   nameView,
   pendingVerdicts,
   shiftedView,
-} from '../../src/policy/pattern.ts';
+} from '../../src/policy/pattern/pattern.ts';
 import { buildPolicySet } from '../../src/policy/resolve.ts';
 import { policyIn, V310 } from '../support/policies.ts';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { closeVhosts } from '../../src/vhosts.ts';
+import { closeVhosts } from '../../src/core/vhosts.ts';
 
 describe('closeVhosts', () => {
   it.each([

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig, pickEnvironment } from '../../src/config.ts';
-import { ConfigError } from '../../src/errors.ts';
-import { redisConnection } from '../../src/redis.ts';
+import { loadConfig, pickEnvironment } from '../../src/config/config.ts';
+import { ConfigError } from '../../src/core/errors.ts';
+import { redisConnection } from '../../src/redis/redis.ts';
 
 /**
  * `loadConfig` with `vars`, and with `extra` (YAML of one environment's keys, `a`): an

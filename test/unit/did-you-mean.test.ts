@@ -6,7 +6,7 @@ import {
   closeNames,
   MAX_SUGGESTIONS,
   maxDistance,
-} from '../../src/didYouMean.ts';
+} from '../../src/core/didYouMean.ts';
 
 /** The textbook recurrence, unbounded: the reference the bounded one is checked against. */
 function levenshtein(a: string, b: string): number {

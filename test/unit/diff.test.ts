@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { auditObjects, diffDefinition, policyDiff } from '../../src/policy/diff.ts';
-import type { ObjectOutcome } from '../../src/policy/simulate.ts';
+import type { ObjectOutcome } from '../../src/policy/simulate/simulate.ts';
 import type { Policy } from '../../src/policy/types.ts';
 
 /** src/policy/diff.ts: a change field by field for the audit, and the objects it moves. */

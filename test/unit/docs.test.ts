@@ -10,8 +10,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { COMMAND_TABLE } from '../../commands/registry.ts';
-import { EnvironmentsFile, EnvSchema } from '../../src/config.ts';
+import { COMMAND_TABLE } from '../../src/commands/registry.ts';
+import { EnvironmentsFile, EnvSchema } from '../../src/config/config.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const docsDir = join(root, 'docs');

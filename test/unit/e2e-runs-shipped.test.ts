@@ -36,11 +36,11 @@ describe('what the e2e suites run', () => {
   });
 
   it('would see a value import of the bot from src/ (the check is not blind)', () => {
-    expect(VALUE_IMPORT.test("import { createBot } from '../../src/bot.ts';")).toBe(true);
-    expect(VALUE_IMPORT.test("import {\n  type Bot,\n  createBot,\n} from '../../src/bot.ts';")).toBe(true);
-    expect(VALUE_IMPORT.test("const m = await import('../../src/main.ts');")).toBe(true);
-    expect(VALUE_IMPORT.test("import { createBrokers } from '../../src/botClients.ts';")).toBe(true);
-    expect(VALUE_IMPORT.test("import type { Bot } from '../../src/bot.ts';")).toBe(false);
-    expect(VALUE_IMPORT.test("type Shipped = typeof import('../../src/main.ts');")).toBe(false);
+    expect(VALUE_IMPORT.test("import { createBot } from '../../src/bot/bot.ts';")).toBe(true);
+    expect(VALUE_IMPORT.test("import {\n  type Bot,\n  createBot,\n} from '../../src/bot/bot.ts';")).toBe(true);
+    expect(VALUE_IMPORT.test("const m = await import('../../src/bot/main.ts');")).toBe(true);
+    expect(VALUE_IMPORT.test("import { createBrokers } from '../../src/bot/botClients.ts';")).toBe(true);
+    expect(VALUE_IMPORT.test("import type { Bot } from '../../src/bot/bot.ts';")).toBe(false);
+    expect(VALUE_IMPORT.test("type Shipped = typeof import('../../src/bot/main.ts');")).toBe(false);
   });
 });

@@ -1,8 +1,8 @@
 /** `edit --set KEY=JSON --unset KEY`: the words read, the patch applied to the current definition. */
 import { describe, expect, it } from 'vitest';
-import { parsePreview } from '../../commands/preview.ts';
+import { parsePreview } from '../../src/commands/preview/preview.ts';
 import type { Policy } from '../../src/policy/types.ts';
-import { validate } from '../../src/policy/validate.ts';
+import { validate } from '../../src/policy/validate/validate.ts';
 
 const current: Policy = {
   vhost: '/',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, codeOf, InputError } from '../../src/errors.ts';
+import { ConfigError, codeOf, InputError } from '../../src/core/errors.ts';
 import { RabbitError } from '../../src/rabbit/errors.ts';
 
 describe('codeOf', () => {

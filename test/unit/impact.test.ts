@@ -19,7 +19,7 @@ import {
   maxAgeSeconds,
   removesData,
   type World,
-} from '../../src/policy/impact.ts';
+} from '../../src/policy/impact/impact.ts';
 import { deadLetteredOver, fullWithMissingDeadLetter, lostToMissingDeadLetter } from '../support/hazards.ts';
 
 const WORLD: World = {

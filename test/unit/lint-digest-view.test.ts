@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { LintedFinding, LintResult } from '../../commands/lint.ts';
-import { diffFindings } from '../../src/policy/lintDigest.ts';
+import type { LintedFinding, LintResult } from '../../src/commands/lint/lint.ts';
+import { diffFindings } from '../../src/policy/lint/lintDigest.ts';
 import { SLACK_LIMITS } from '../../src/slack/limits.ts';
 import { type DigestVhost, lintDigestView } from '../../src/slack/views/lintDigest.ts';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type DigestFinding, diffFindings, findingId } from '../../src/policy/lintDigest.ts';
+import { type DigestFinding, diffFindings, findingId } from '../../src/policy/lint/lintDigest.ts';
 
 const f = (over: Partial<DigestFinding> = {}): DigestFinding => ({
   kind: 'tie',

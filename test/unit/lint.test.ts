@@ -7,8 +7,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { lintCounts, whyOf } from '../../commands/lint.ts';
-import type { LiveQueue } from '../../src/policy/impact.ts';
+import { lintCounts, whyOf } from '../../src/commands/lint/lint.ts';
+import type { LiveQueue } from '../../src/policy/impact/impact.ts';
 import { scopesMeet } from '../../src/policy/keys.ts';
 import {
   atLeastAsSevere,
@@ -16,14 +16,14 @@ import {
   LISTED_OBJECTS,
   Linter,
   type LintObject,
-} from '../../src/policy/lint.ts';
+} from '../../src/policy/lint/lint.ts';
 import {
   anchoredForm,
   compilePattern,
   isAnchored,
   matchName,
   PatternCache,
-} from '../../src/policy/pattern.ts';
+} from '../../src/policy/pattern/pattern.ts';
 import { buildPolicySet, resolve } from '../../src/policy/resolve.ts';
 import type { ObjectKind, Policy } from '../../src/policy/types.ts';
 import { liveQueue } from '../support/live.ts';

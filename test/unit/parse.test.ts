@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseWhich } from '../../commands/parse.ts';
+import { parseWhich } from '../../src/commands/parse.ts';
 
 describe('parseWhich', () => {
   it('reads the name and flags, with the vhost defaulting to /', () => {

@@ -11,7 +11,7 @@ import {
   nameView,
   requiredLiterals,
   shiftedView,
-} from '../../src/policy/pattern.ts';
+} from '../../src/policy/pattern/pattern.ts';
 
 /** Patterns of a few tokens (literals, classes, quantifiers, `$`, alternation) and names of a few characters. */
 const tokenPattern = fc

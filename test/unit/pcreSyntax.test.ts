@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pcreSyntaxError, type RegexEngine, regexEngine } from '../../src/policy/pcreSyntax.ts';
+import { pcreSyntaxError, type RegexEngine, regexEngine } from '../../src/policy/pattern/pcreSyntax.ts';
 
 describe('pattern syntax as PCRE 8 reads it (cases checked against 3.10.8 and 4.0.5)', () => {
   const refused: [string, string][] = [

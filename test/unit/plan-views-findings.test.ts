@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { PlanResult } from '../../src/plan/plan.ts';
-import { impactTotals } from '../../src/policy/impact.ts';
-import type { Finding } from '../../src/policy/lint.ts';
+import { impactTotals } from '../../src/policy/impact/impact.ts';
+import type { Finding } from '../../src/policy/lint/lint.ts';
 import { planView } from '../../src/slack/views/plan.ts';
 import { planText } from '../../src/terminal/plan.ts';
 import { checkMessage, renderedText } from '../support/fakeSlack.ts';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { nameView, PatternCache } from '../../src/policy/pattern.ts';
+import { nameView, PatternCache } from '../../src/policy/pattern/pattern.ts';
 import { PolicyIndex, PrefixIndex, scan } from '../../src/policy/policyIndex.ts';
 import type { ObjectKind, Policy } from '../../src/policy/types.ts';
 import { V310 } from '../support/policies.ts';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { FOLDED_QUOTES_NOTE } from '../../commands/definition.ts';
-import { parsePreview, previewExitCode, previewJson } from '../../commands/preview.ts';
-import { DELETE_WARNING, deleteWarning } from '../../commands/words.ts';
+import { FOLDED_QUOTES_NOTE } from '../../src/commands/definition.ts';
+import { parsePreview, previewExitCode, previewJson } from '../../src/commands/preview/preview.ts';
+import { DELETE_WARNING, deleteWarning } from '../../src/commands/words.ts';
 import { policyDiff } from '../../src/policy/diff.ts';
-import { type InventoryObject, type PolicyChange, simulate } from '../../src/policy/simulate.ts';
+import { type InventoryObject, type PolicyChange, simulate } from '../../src/policy/simulate/simulate.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import { withImpact } from '../../src/preview/impact.ts';
 import type { PreviewAnswer, PreviewResult } from '../../src/preview/preview.ts';

@@ -6,7 +6,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { isRedisAway, RedisTrouble, redisAddressShown } from '../../src/redisTrouble.ts';
+import { isRedisAway, RedisTrouble, redisAddressShown } from '../../src/redis/redisTrouble.ts';
 
 const coded = (code: string, message = code) => Object.assign(new Error(message), { code });
 

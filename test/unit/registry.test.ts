@@ -4,8 +4,8 @@
  * derived from the table, so adding a command needs no change here.
  */
 import { describe, expect, it } from 'vitest';
-import { COMMAND_TABLE, commandsOf, usageOf } from '../../commands/registry.ts';
-import { TERMINAL_COMMANDS } from '../../src/cli.ts';
+import { COMMAND_TABLE, commandsOf, usageOf } from '../../src/commands/registry.ts';
+import { TERMINAL_COMMANDS } from '../../src/terminal/cli.ts';
 import { COMMANDS } from '../../src/slack/handlers/index.ts';
 import { helpView } from '../../src/slack/views/help.ts';
 import { runRmq } from '../support/cli.ts';

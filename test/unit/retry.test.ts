@@ -1,7 +1,7 @@
 /** src/retry.ts: when a failed call is tried again, and after how long. Pure, no I/O. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { backoffMs, retryDelay, SleepAborted, sleep } from '../../src/retry.ts';
+import { backoffMs, retryDelay, SleepAborted, sleep } from '../../src/core/retry.ts';
 
 describe('backoffMs', () => {
   it('is between half and the whole of baseMs * 2^attempt', () => {

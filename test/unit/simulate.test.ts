@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { valueInUse } from '../../src/policy/arguments.ts';
-import { literalPrefix } from '../../src/policy/pattern.ts';
+import { literalPrefix } from '../../src/policy/pattern/pattern.ts';
 import { buildPolicySet, resolve } from '../../src/policy/resolve.ts';
 import {
   type InventoryObject,
@@ -9,7 +9,7 @@ import {
   type SimulationInput,
   type SimulationResult,
   simulate as simulateOnly,
-} from '../../src/policy/simulate.ts';
+} from '../../src/policy/simulate/simulate.ts';
 import type { ObjectKind, Policy } from '../../src/policy/types.ts';
 import { summarize } from '../../src/preview/summary.ts';
 import { policyIn, V40, V310 } from '../support/policies.ts';

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log.ts';
+import { createLogger } from '../../src/core/log.ts';
 import { createDelivery, type Delivery } from '../../src/slack/delivery.ts';
-import { createMetrics, type Metrics } from '../../src/slack/metrics.ts';
+import { createMetrics, type Metrics } from '../../src/bot/metrics.ts';
 import { retryAfterMs } from '../../src/slack/slackCalls.ts';
 import { type FakeSlack, renderedText, startFakeSlack } from '../support/fakeSlack.ts';
 

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { deleteWarning } from '../../commands/words.ts';
+import { deleteWarning } from '../../src/commands/words.ts';
 import type { AuditRecord } from '../../src/audit/types.ts';
-import { InputError } from '../../src/errors.ts';
+import { InputError } from '../../src/core/errors.ts';
 import type { ImpactSummary } from '../../src/preview/impact.ts';
 import { parseThreadLink } from '../../src/slack/requests/command.ts';
 import {

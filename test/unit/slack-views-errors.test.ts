@@ -1,8 +1,8 @@
 /** src/slack/views/errors.ts refusalView: an InputError's sentence, its hint and its usage line, each shown as what it is. */
 import { describe, expect, it } from 'vitest';
-import { parsePreview } from '../../commands/preview.ts';
-import { usageOf } from '../../commands/registry.ts';
-import { InputError } from '../../src/errors.ts';
+import { parsePreview } from '../../src/commands/preview/preview.ts';
+import { usageOf } from '../../src/commands/registry.ts';
+import { InputError } from '../../src/core/errors.ts';
 import { codeBlock } from '../../src/slack/escape.ts';
 import { refusalView } from '../../src/slack/views/errors.ts';
 import { checkMessage } from '../support/fakeSlack.ts';

@@ -4,8 +4,8 @@
  * hold them all.
  */
 import { describe, expect, it } from 'vitest';
-import { type LintResult, whyOf } from '../../commands/lint.ts';
-import type { Finding } from '../../src/policy/lint.ts';
+import { type LintResult, whyOf } from '../../src/commands/lint/lint.ts';
+import type { Finding } from '../../src/policy/lint/lint.ts';
 import { lintView } from '../../src/slack/views/lint.ts';
 import { checkMessage } from '../support/fakeSlack.ts';
 

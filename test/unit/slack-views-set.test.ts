@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { requestEntry } from '../../commands/requests.ts';
+import { requestEntry } from '../../src/commands/requests/requests.ts';
 import { setFile } from '../../src/slack/views/changeSet.ts';
 import { requestMessage } from '../../src/slack/views/request.ts';
 import { requestsView } from '../../src/slack/views/requests.ts';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { matchingBracket, splitSlackText } from '../../commands/split.ts';
-import { InputError } from '../../src/errors.ts';
+import { matchingBracket, splitSlackText } from '../../src/commands/split.ts';
+import { InputError } from '../../src/core/errors.ts';
 
 /** The refusal for a text that reads two ways, or undefined when it was split. */
 function refusal(text: string): InputError | undefined {

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ImportBody, parseImport } from '../../commands/import.ts';
-import { formatDuration, parseDuration } from '../../src/duration.ts';
-import { InputError } from '../../src/errors.ts';
-import { createLogger } from '../../src/log.ts';
+import { ImportBody, parseImport } from '../../src/commands/import/import.ts';
+import { formatDuration, parseDuration } from '../../src/core/duration.ts';
+import { InputError } from '../../src/core/errors.ts';
+import { createLogger } from '../../src/core/log.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import type { WorkflowBroker } from '../../src/workflow/broker.ts';
 import type { SetStep } from '../../src/workflow/changeSet.ts';
@@ -17,8 +17,8 @@ import {
   revertSteps,
   scheduleOf,
   setRevertDecision,
-} from '../../src/workflow/timebox.ts';
-import { timeBoxHandlers } from '../../src/workflow/timeboxDeadline.ts';
+} from '../../src/workflow/timebox/timebox.ts';
+import { timeBoxHandlers } from '../../src/workflow/timebox/timeboxDeadline.ts';
 
 const p = (definition: Record<string, unknown>, priority = 1): Policy => ({
   vhost: '/',

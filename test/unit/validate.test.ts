@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { BrokerVersion, Policy } from '../../src/policy/types.ts';
-import { type ProposedFields, type ValidationInput, validate } from '../../src/policy/validate.ts';
+import { type ProposedFields, type ValidationInput, validate } from '../../src/policy/validate/validate.ts';
 
 const V310: BrokerVersion = { major: 3, minor: 10, patch: 8 };
 const V312: BrokerVersion = { major: 3, minor: 12, patch: 0 };

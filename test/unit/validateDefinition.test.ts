@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { Problem } from '../../src/policy/problem.ts';
+import type { Problem } from '../../src/policy/validate/problem.ts';
 import type { PolicyLayer } from '../../src/policy/types.ts';
 import {
   checkDefinition,
   checkScope,
   describeValue,
   inexactNumber,
-} from '../../src/policy/validateDefinition.ts';
+} from '../../src/policy/validate/validateDefinition.ts';
 import { V40, V310 } from '../support/policies.ts';
 
 /**

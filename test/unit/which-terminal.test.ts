@@ -4,8 +4,8 @@
  * unanchored patterns marked wherever a policy is listed; the object's own arguments shown.
  */
 import { describe, expect, it } from 'vitest';
-import { type WhichBroker, which } from '../../commands/which.ts';
-import { UNANCHORED_MARK } from '../../commands/words.ts';
+import { type WhichBroker, which } from '../../src/commands/which/which.ts';
+import { UNANCHORED_MARK } from '../../src/commands/words.ts';
 import { RabbitError } from '../../src/rabbit/index.ts';
 import { whichView } from '../../src/slack/views/which.ts';
 import { whichText } from '../../src/terminal/which.ts';

@@ -4,7 +4,7 @@
  * The steady states are proven against the real broker in test/integration/cli-which.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { type WhichBroker, which } from '../../commands/which.ts';
+import { type WhichBroker, which } from '../../src/commands/which/which.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import { RabbitError } from '../../src/rabbit/index.ts';
 import { whichView } from '../../src/slack/views/which.ts';

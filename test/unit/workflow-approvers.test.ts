@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createApproverDirectory } from '../../src/workflow/approvers.ts';
+import { createApproverDirectory } from '../../src/workflow/filing/approvers.ts';
 
 function directory(groups: Record<string, string[]>, ttlMs = 1000) {
   let clock = 0;

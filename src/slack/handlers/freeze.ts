@@ -1,7 +1,7 @@
-import { parseArgs } from '../../../commands/parse.ts';
-import { usageOf } from '../../../commands/registry.ts';
-import { parseDuration } from '../../duration.ts';
-import { InputError } from '../../errors.ts';
+import { parseArgs } from '../../commands/parse.ts';
+import { usageOf } from '../../commands/registry.ts';
+import { parseDuration } from '../../core/duration.ts';
+import { InputError } from '../../core/errors.ts';
 import { isWorkflowError } from '../../workflow/errors.ts';
 import { MAX_FREEZE_MS } from '../../workflow/rules.ts';
 import type { Deliverable } from '../delivery.ts';

@@ -1,6 +1,6 @@
-import { fileImport, parseImport } from '../../../commands/import.ts';
-import { IMPORT_USAGE } from '../../../commands/importUsage.ts';
-import { InputError } from '../../errors.ts';
+import { fileImport, parseImport } from '../../commands/import/import.ts';
+import { IMPORT_USAGE } from '../../commands/import/importUsage.ts';
+import { InputError } from '../../core/errors.ts';
 import { pickForVhosts } from '../environments.ts';
 import { parseThreadLink } from '../requests/command.ts';
 import { filedView } from '../views/request.ts';

@@ -1,8 +1,8 @@
-import { vhostMapOf } from '../../../commands/parse.ts';
-import { parsePlan } from '../../../commands/plan.ts';
-import { PLAN_USAGE } from '../../../commands/planUsage.ts';
+import { vhostMapOf } from '../../commands/parse.ts';
+import { parsePlan } from '../../commands/plan/plan.ts';
+import { PLAN_USAGE } from '../../commands/plan/planUsage.ts';
 import { readDefinitions } from '../../definitions/read.ts';
-import { InputError } from '../../errors.ts';
+import { InputError } from '../../core/errors.ts';
 import { planFile } from '../../plan/plan.ts';
 import { pickForVhosts } from '../environments.ts';
 import { planView } from '../views/plan.ts';

@@ -1,4 +1,4 @@
-import { parsePreview, previewExitCode } from '../../../commands/preview.ts';
+import { parsePreview, previewExitCode } from '../../commands/preview/preview.ts';
 import { preview } from '../../preview/preview.ts';
 import type { Deliverable } from '../delivery.ts';
 import { withAnsweredFor } from '../views/answeredFor.ts';

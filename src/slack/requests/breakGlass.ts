@@ -7,7 +7,7 @@ import type {
   ViewResponseAction,
   ViewSubmitAction,
 } from '@slack/bolt';
-import type { Logger } from '../../log.ts';
+import type { Logger } from '../../core/log.ts';
 import { isWorkflowError, WorkflowError } from '../../workflow/errors.ts';
 import type { ChangeRequest, ReviewOutcome } from '../../workflow/types.ts';
 import type { Delivery } from '../delivery.ts';

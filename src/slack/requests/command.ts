@@ -1,9 +1,9 @@
-import { parsePreview } from '../../../commands/preview.ts';
-import { usageOf } from '../../../commands/registry.ts';
-import { InputError } from '../../errors.ts';
-import type { Logger } from '../../log.ts';
+import { parsePreview } from '../../commands/preview/preview.ts';
+import { usageOf } from '../../commands/registry.ts';
+import { InputError } from '../../core/errors.ts';
+import type { Logger } from '../../core/log.ts';
 import { isWorkflowError } from '../../workflow/errors.ts';
-import { parseTimeBox } from '../../workflow/timebox.ts';
+import { parseTimeBox } from '../../workflow/timebox/timebox.ts';
 import type { Origin } from '../../workflow/types.ts';
 import type { Deliverable, Sent } from '../delivery.ts';
 import { channelFlags } from '../handlers/defaults.ts';

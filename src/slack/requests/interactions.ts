@@ -7,7 +7,7 @@ import type {
   ViewSubmitAction,
 } from '@slack/bolt';
 import { z } from 'zod';
-import type { Logger } from '../../log.ts';
+import type { Logger } from '../../core/log.ts';
 import { isWorkflowError, refusalSentence, storeUnavailable, WorkflowError } from '../../workflow/errors.ts';
 import { hasApproved } from '../../workflow/rules.ts';
 import type { ChangeRequest } from '../../workflow/types.ts';

@@ -1,8 +1,8 @@
 import type { ChangeRecord } from '../../audit/types.ts';
-import type { Logger } from '../../log.ts';
+import type { Logger } from '../../core/log.ts';
 import type { PreviewResult } from '../../preview/preview.ts';
-import { isSlackUserId } from '../../slackIds.ts';
-import type { TimeBoxNotifier } from '../../workflow/timeboxDeadline.ts';
+import { isSlackUserId } from '../../core/slackIds.ts';
+import type { TimeBoxNotifier } from '../../workflow/timebox/timeboxDeadline.ts';
 import type { ChangeRequest, Notifier } from '../../workflow/types.ts';
 import type { Delivery, Sent } from '../delivery.ts';
 import { breakGlassAppliedView, reviewedView, reviewReminderView } from '../views/breakGlass.ts';

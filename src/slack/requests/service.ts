@@ -1,4 +1,4 @@
-import type { Logger } from '../../log.ts';
+import type { Logger } from '../../core/log.ts';
 import { acceptedApplyTo } from '../../policy/keys.ts';
 import type { Policy } from '../../policy/types.ts';
 import { isWorkflowError, refusalSentence, type WorkflowError } from '../../workflow/errors.ts';

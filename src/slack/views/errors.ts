@@ -1,5 +1,5 @@
-import { asSentence, BROKER_FAILURE_WORDS } from '../../../commands/words.ts';
-import { codeOf, type InputError } from '../../errors.ts';
+import { asSentence, BROKER_FAILURE_WORDS } from '../../commands/words.ts';
+import { codeOf, type InputError } from '../../core/errors.ts';
 import { RABBIT_ERROR_CODES, type RabbitErrorCode } from '../../rabbit/errors.ts';
 import { refusalSentence } from '../../workflow/errors.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';

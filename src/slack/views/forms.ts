@@ -1,8 +1,8 @@
 import type { types } from '@slack/bolt';
 import { z } from 'zod';
-import { parseDefinitionText } from '../../../commands/definition.ts';
+import { parseDefinitionText } from '../../commands/definition.ts';
 import { definitionSchema } from '../../definitions/read.ts';
-import { lossToAcknowledge } from '../../policy/impactWords.ts';
+import { lossToAcknowledge } from '../../policy/impact/impactWords.ts';
 import type { ApplyTo } from '../../policy/types.ts';
 import type { PolicyFields } from '../../preview/preview.ts';
 import { jsonText } from '../../text/asWritten.ts';

@@ -1,5 +1,5 @@
-import { type LintedFinding, type LintResult, lintCounts } from '../../../commands/lint.ts';
-import { NOT_ASKED_WORDS } from '../../../commands/words.ts';
+import { type LintedFinding, type LintResult, lintCounts } from '../../commands/lint/lint.ts';
+import { NOT_ASKED_WORDS } from '../../commands/words.ts';
 import { showInvisible } from '../../text/asWritten.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';

@@ -1,5 +1,5 @@
 import type { ChangeRecord } from '../../audit/types.ts';
-import { readingWords, totalsWords } from '../../policy/impactWords.ts';
+import { readingWords, totalsWords } from '../../policy/impact/impactWords.ts';
 import { jsonWritten, showInvisible } from '../../text/asWritten.ts';
 import type { AttachedFile } from '../delivery.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';

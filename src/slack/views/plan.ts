@@ -1,6 +1,6 @@
-import { whyOf } from '../../../commands/lint.ts';
+import { whyOf } from '../../commands/lint/lint.ts';
 import type { PlanResult, PlanStep } from '../../plan/plan.ts';
-import { totalsWords } from '../../policy/impactWords.ts';
+import { totalsWords } from '../../policy/impact/impactWords.ts';
 import { planText } from '../../terminal/plan.ts';
 import { count as plural } from '../../text/count.ts';
 import { code, prose, truncate } from '../escape.ts';

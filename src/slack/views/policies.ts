@@ -1,10 +1,10 @@
-import type { ListedPolicy, PoliciesResult } from '../../../commands/policies.ts';
+import type { ListedPolicy, PoliciesResult } from '../../commands/policies/policies.ts';
 import {
   NOT_ASKED_WORDS,
   OPERATOR_POLICIES_NOT_LISTED,
   POLICIES_TIE_WORDS,
   UNANCHORED_MARK,
-} from '../../../commands/words.ts';
+} from '../../commands/words.ts';
 import { showInvisible } from '../../text/asWritten.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { SLACK_LIMITS, VIEW_BUDGET } from '../limits.ts';

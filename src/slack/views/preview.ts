@@ -5,11 +5,11 @@ import {
   NOT_ASKED_WORDS,
   reachWords,
   WHICH_WORDS,
-} from '../../../commands/words.ts';
-import { impactWords, readingWords, totalsWords } from '../../policy/impactWords.ts';
-import { isAnchored } from '../../policy/pattern.ts';
-import type { Problem } from '../../policy/problem.ts';
-import type { ObjectOutcome } from '../../policy/simulate.ts';
+} from '../../commands/words.ts';
+import { impactWords, readingWords, totalsWords } from '../../policy/impact/impactWords.ts';
+import { isAnchored } from '../../policy/pattern/pattern.ts';
+import type { Problem } from '../../policy/validate/problem.ts';
+import type { ObjectOutcome } from '../../policy/simulate/simulate.ts';
 import type { ImpactSummary } from '../../preview/impact.ts';
 import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../preview/preview.ts';
 import {
@@ -20,7 +20,7 @@ import {
 } from '../../preview/summary.ts';
 import { showInvisible } from '../../text/asWritten.ts';
 import { agree, count } from '../../text/count.ts';
-import { missingVhostSentence } from '../../vhosts.ts';
+import { missingVhostSentence } from '../../core/vhosts.ts';
 import { code, prose, truncate, valueCode } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
 import type { AttachedFile } from '../slackCalls.ts';

@@ -1,4 +1,4 @@
-import { formatDuration } from '../../duration.ts';
+import { formatDuration } from '../../core/duration.ts';
 import type { ChangeRequest } from '../../workflow/types.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { finish, type SlackMessage, section } from './message.ts';

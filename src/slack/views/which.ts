@@ -3,15 +3,15 @@ import {
   type PolicyView,
   type UnknownPolicyView,
   type WhichResult,
-} from '../../../commands/which.ts';
+} from '../../commands/which/which.ts';
 import {
   didYouMeanWords,
   kindWords,
   NOT_ASKED_WORDS,
   UNANCHORED_MARK,
   WHICH_WORDS,
-} from '../../../commands/words.ts';
-import { hazardWords, nowWords, statisticsSaid, unknownNowWords } from '../../policy/impactWords.ts';
+} from '../../commands/words.ts';
+import { hazardWords, nowWords, statisticsSaid, unknownNowWords } from '../../policy/impact/impactWords.ts';
 import { code, prose, truncate, valueCode } from '../escape.ts';
 import {
   type Block,

@@ -1,0 +1,261 @@
+import type { Redis } from 'ioredis';
+import { AuditTrail } from '../audit/trail.ts';
+import { type ChangeRequestTuning, changeRequestParts, timeBoxFilingOf } from './botChangeRequests.ts';
+import { CLIENT_CLOSE_GRACE_MS, createBrokers, createRedis } from './botClients.ts';
+import { type Config, DEFAULT_KEY_PREFIX } from '../config/config.ts';
+import { ConfigError } from '../core/errors.ts';
+import { createLogger, type Logger } from '../core/log.ts';
+import type { ManagementClient } from '../rabbit/index.ts';
+import { RedisTrouble } from '../redis/redisTrouble.ts';
+import { type AppDeps, type BotApp, createApp } from '../slack/app.ts';
+import { type LintDigest, startLintDigest } from '../slack/lintDigest.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
+import { slackOutsideNotifier } from '../slack/outsideNotifier.ts';
+import { type Watchers, watchOutside } from '../watch/watchers.ts';
+import { FreezeStore } from '../workflow/deciding/freeze.ts';
+import { APPLY_CLIENT_SETTINGS } from '../workflow/index.ts';
+import { RequestStore } from '../workflow/store.ts';
+
+/**
+ * The composition root of the Slack bot: config -> logger -> one management client per
+ * environment -> Redis -> the change-request workflow and its workers -> the Bolt app -> the
+ * watchers of changes made outside the bot. Everything is built here, once, and passed down.
+ * main.ts (`npm start`: signals and exit codes) and the e2e harness start this same bot; the
+ * overrides are what a test changes, each saying what.
+ */
+
+export interface BotOverrides {
+  /** Where log lines go (tests keep them). Default: stdout at LOG_LEVEL. */
+  readonly logger?: Logger;
+  readonly metrics?: Metrics;
+  /** Redis keys start with `<keyPrefix>:`. Default `rmq`; tests give each run its own. */
+  readonly keyPrefix?: string;
+  /**
+   * The Slack path's broker clients and Redis, made by the caller (a test, or a second
+   * instance in the same process): used as they are, and left for the caller to close.
+   */
+  readonly clients?: {
+    readonly brokers: ReadonlyMap<string, ManagementClient>;
+    readonly redis: Redis;
+  };
+  /** The delivery budgets (src/slack/delivery.ts); tests of a failing Slack shorten them. */
+  readonly delivery?: AppDeps['delivery'];
+  /** The probes' background check (src/health.ts): tests lengthen its interval, to count broker calls. */
+  readonly health?: AppDeps['health'];
+  /** `false`: no change requests (the bot says so). Else the apply worker's tuning. */
+  readonly changes?: false | ChangeRequestTuning;
+  /** `false`: nothing watched. Else only these environments, with the watchers' tuning. */
+  readonly watch?:
+    | false
+    | {
+        readonly environments?: readonly string[];
+        readonly tuning?: Parameters<typeof watchOutside>[0]['tuning'];
+      };
+}
+
+export interface Bot {
+  readonly mode: BotApp['mode'];
+  readonly logger: Logger;
+  /**
+   * Builds the app (Slack checks the bot token), serves (PORT, or `port`: 0 asks for a free one),
+   * then starts the apply and time-box workers and the watchers. Returns the port. A failure is
+   * a BotStartError saying what to fix; whatever was opened is closed again.
+   */
+  start(port?: number): Promise<number>;
+  /**
+   * Stops taking requests, lets answers under way finish (up to `drainMs`, default the app's),
+   * lets the apply job under way finish, stops the watchers, closes the clients it made (`why`
+   * is logged: the signal). Once: later calls wait for the first.
+   */
+  stop(drainMs?: number, why?: string): Promise<void>;
+  /** After start(): every part the probes check (brokers, Redis) checked once more; resolves when all are. */
+  checkHealth(): Promise<void>;
+}
+
+/** Why the bot could not start, as one sentence saying what to fix (main.ts prints it and exits 1). */
+export class BotStartError extends Error {
+  override readonly name = 'BotStartError';
+}
+
+export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
+  const logger = overrides.logger ?? createLogger(config.logLevel);
+  const metrics = overrides.metrics ?? createMetrics();
+  const keyPrefix = overrides.keyPrefix ?? DEFAULT_KEY_PREFIX;
+  const owned = overrides.clients === undefined;
+  const brokers = overrides.clients?.brokers ?? createBrokers(config, metrics);
+  // Redis away is told once, naming REDIS_URL, for every connection of the process.
+  const redisTrouble = new RedisTrouble(logger, config.redisUrl);
+  const redis = overrides.clients?.redis ?? redisTrouble.watch(createRedis(config.redisUrl));
+  const changes =
+    overrides.changes === false
+      ? undefined
+      : changeRequestParts({
+          config,
+          redis,
+          brokers,
+          metrics,
+          logger,
+          keyPrefix,
+          worker: overrides.changes,
+          redisTrouble,
+        });
+  // The watchers' clients: a background task's timeouts and retries, as the apply job's.
+  const watch = overrides.watch === false ? undefined : (overrides.watch ?? {});
+  const background = watch ? createBrokers(config, metrics, APPLY_CLIENT_SETTINGS) : new Map();
+  let watchers: Watchers | undefined;
+  let digest: Promise<LintDigest | undefined> | undefined;
+  let app: BotApp | undefined;
+  // RMQ_AUDIT_KEY: every trail the bot builds seals (and checks) its records with it.
+  const sealed = config.auditKey ? { key: config.auditKey } : {};
+
+  async function closeClients(): Promise<void> {
+    // Together: closing the clients ends the watchers' broker calls still under way after the grace.
+    await Promise.allSettled([
+      watchers?.stop(),
+      changes?.close(),
+      digest?.then((d) => d?.close()),
+      ...[...(owned ? brokers.values() : []), ...background.values()].map((b) =>
+        b.close(CLIENT_CLOSE_GRACE_MS),
+      ),
+    ]);
+    if (owned) redis.disconnect();
+  }
+
+  let failed = false;
+  async function cannotStart(message: string): Promise<never> {
+    logger.fatal({ message }, 'cannot start');
+    failed = true;
+    await closeClients();
+    throw new BotStartError(message);
+  }
+
+  let stopped: Promise<void> | undefined;
+  return {
+    mode: config.slack.appToken ? 'socket' : 'http',
+    logger,
+
+    async start(port) {
+      try {
+        app = await createApp({
+          config,
+          logger,
+          brokers,
+          redis,
+          metrics,
+          keyPrefix,
+          records: {
+            requests: requestsWithFreezes(redis, keyPrefix),
+            history: new AuditTrail(redis, keyPrefix, sealed),
+          },
+          watch: () => watchers?.health() ?? {},
+          ...(overrides.delivery ? { delivery: overrides.delivery } : {}),
+          ...(overrides.health ? { health: overrides.health } : {}),
+          ...(changes ? { workflow: changes.workflow } : {}),
+        });
+      } catch (err) {
+        return cannotStart(err instanceof ConfigError ? err.message : slackTokenRefused(err, config));
+      }
+      let listening: number;
+      try {
+        listening = await app.start(port);
+      } catch (err) {
+        // In Socket Mode, start() is where Slack first sees SLACK_APP_TOKEN; over HTTP, where PORT is taken.
+        const slack = slackErrorOf(err);
+        return cannotStart(
+          app.mode === 'socket' && slack
+            ? `Slack refused SLACK_APP_TOKEN (${slack}). Check the app-level token (xapp-…, scope connections:write) in .env (see .env.example).`
+            : `Cannot serve on PORT ${port ?? config.port}: ${err instanceof Error ? err.message : String(err)}`,
+        );
+      }
+      if (changes) {
+        // An approval made before a stop is applied now: the worker's first sweep finds it. Not
+        // awaited: with Redis away the sweep waits for it, and the bot answers meanwhile.
+        changes
+          .startWorker(app.notifier, timeBoxFilingOf(app))
+          .catch((err: unknown) => logger.error({ err }, 'the apply worker did not start'));
+      }
+      if (config.lintSchedule) {
+        // RMQ_LINT_SCHEDULE: one job scheduler across replicas (src/slack/lintDigest.ts). Not
+        // awaited: with Redis away the upsert waits for it, and the bot answers meanwhile.
+        digest = startLintDigest({
+          environments: config.environments,
+          brokers,
+          redis,
+          keyPrefix,
+          delivery: app.delivery,
+          log: logger.child({ part: 'lint-digest' }),
+          redisUrl: config.redisUrl,
+          pattern: config.lintSchedule,
+          redisTrouble,
+        }).catch((err: unknown) => {
+          logger.error({ err }, 'the lint digest did not start');
+          return undefined;
+        });
+      }
+      if (watch) {
+        // Changes made outside the bot: followed, recorded and posted (src/watch/).
+        const only = watch.environments;
+        watchers = watchOutside({
+          config: only
+            ? { ...config, environments: config.environments.filter((e) => only.includes(e.name)) }
+            : config,
+          redis,
+          keyPrefix,
+          logger,
+          brokers: background,
+          trail: new AuditTrail(redis, keyPrefix, { log: logger.child({ part: 'watch' }), ...sealed }),
+          notifier: slackOutsideNotifier(app.delivery, logger),
+          redisTrouble,
+          ...(watch.tuning ? { tuning: watch.tuning } : {}),
+        });
+      }
+      return listening;
+    },
+
+    async checkHealth() {
+      await app?.health.checkNow();
+    },
+
+    stop(drainMs, why) {
+      stopped ??= (async () => {
+        if (failed) return; // start() closed what it had opened
+        logger.info({ why }, 'shutting down: no new requests, finishing answers under way');
+        await app?.stop(drainMs);
+        // The worker finishes the job under way (BullMQ retries it elsewhere otherwise), then closes.
+        await closeClients();
+        logger.info('stopped');
+      })();
+      return stopped;
+    },
+  };
+}
+
+/** Slack's own error code of a refused Web API call (`invalid_auth`), if `err` is one. */
+function slackErrorOf(err: unknown): string | undefined {
+  if (typeof err !== 'object' || err === null || !('data' in err)) return undefined;
+  const { data } = err;
+  if (typeof data !== 'object' || data === null || !('error' in data)) return undefined;
+  return typeof data.error === 'string' ? data.error : undefined;
+}
+
+function slackTokenRefused(err: unknown, config: Config): string {
+  const slack = slackErrorOf(err);
+  if (slack) {
+    return `Slack refused SLACK_BOT_TOKEN (${slack}). Check the bot token in .env (see .env.example) against the app's "OAuth & Permissions" page.`;
+  }
+  const where = config.slack.apiUrl ?? "Slack's Web API";
+  return `Could not reach ${where} to check SLACK_BOT_TOKEN: ${err instanceof Error ? err.message : String(err)}`;
+}
+
+// --- the Slack side's records --------------------------------------------------------------------
+
+/** What `requests` reads in Slack: the open requests and the environments frozen now. */
+function requestsWithFreezes(redis: Redis, keyPrefix: string) {
+  const store = new RequestStore(redis, keyPrefix);
+  const freezes = new FreezeStore(redis, keyPrefix);
+  return {
+    listOpen: (env?: string) => store.listOpen(env),
+    listUnreviewed: (env?: string) => store.listUnreviewed(env),
+    frozen: () => freezes.all(new Date()),
+  };
+}

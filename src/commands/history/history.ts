@@ -1,0 +1,185 @@
+import { z } from 'zod';
+import type { LoggedRecords } from '../../audit/trail.ts';
+import {
+  type AgainstLog,
+  type AuditRecord,
+  type ChangeRecord,
+  type HistoryQuery,
+  isChange,
+  type VerifyResult,
+} from '../../audit/types.ts';
+import { InputError } from '../../core/errors.ts';
+import { HISTORY_USAGE } from './historyUsage.ts';
+import { type FlagDefaults, parseArgs, parseWith } from '../parse.ts';
+
+/**
+ * `history [POLICY or NAME] [--vhost V] [--env E] [--verify [--against FILE]]`: the audit trail,
+ * newest first: the changes of a policy, or of every policy that governed an object of that
+ * name, and how many records could not be read. `--verify` walks the whole hash chain and names
+ * the first broken record; a break-glass change shows its review (or that it has none); `--against FILE` (terminal only) also compares the trail with the
+ * bot's log and names every record missing, altered or extra. Read-only.
+ */
+
+export interface HistoryInput extends HistoryQuery {
+  readonly verify: boolean;
+  /** A log of the bot's (JSON lines) to check the trail against; implies `verify`. */
+  readonly against?: string;
+}
+
+const Words = z.object({
+  name: z.string().min(1).optional(),
+  vhost: z.string().min(1, 'the vhost cannot be empty').optional(),
+  env: z.string().min(1).optional(),
+  against: z.string().min(1, '--against names a log file').optional(),
+});
+
+/** `defaults`: a Slack channel's `--vhost`/`--env` (`use`), taken where the words give none. */
+export function parseHistory(words: readonly string[], defaults: FlagDefaults = {}): HistoryInput {
+  const { positionals, flags } = parseArgs(
+    words,
+    { vhost: 'string', env: 'string', verify: 'boolean', against: 'string' },
+    HISTORY_USAGE,
+  );
+  if (positionals.length > 1)
+    throw new InputError(`history takes one policy or object name, got ${positionals.length}.`, {
+      usage: HISTORY_USAGE,
+    });
+  const q = parseWith(
+    Words,
+    {
+      name: positionals[0],
+      vhost: flags.vhost ?? defaults.vhost,
+      env: flags.env ?? defaults.env,
+      against: flags.against,
+    },
+    HISTORY_USAGE,
+  );
+  return {
+    ...(q.name === undefined ? {} : { name: q.name }),
+    ...(q.vhost === undefined ? {} : { vhost: q.vhost }),
+    ...(q.env === undefined ? {} : { env: q.env }),
+    verify: flags.verify === true || q.against !== undefined,
+    ...(q.against === undefined ? {} : { against: q.against }),
+  };
+}
+
+/** What `history` reads. AuditTrail satisfies it. */
+export interface HistorySource {
+  scan(query: HistoryQuery): Promise<{ entries: AuditRecord[]; unreadable: number }>;
+  verify(against?: LoggedRecords): Promise<VerifyResult>;
+  /** The review record of a break-glass change's record (undefined: not reviewed). */
+  reviewOf(record: ChangeRecord): Promise<AuditRecord | undefined>;
+}
+
+/** Reads the log named by `--against` (the terminal's `readAuditLog`). */
+export type ReadLog = (file: string) => Promise<LoggedRecords>;
+
+export interface HistoryResult {
+  /** Newest first. */
+  entries: AuditRecord[];
+  /** Records of the trail that could not be read: not shown, and not matched against the query. */
+  unreadable: number;
+  /** With `--verify`: the whole chain's state (not only the entries shown). */
+  verify?: VerifyResult;
+}
+
+export async function history(
+  input: HistoryInput,
+  source: HistorySource,
+  readLog?: ReadLog,
+): Promise<HistoryResult> {
+  const { verify, against, ...query } = input;
+  if (against !== undefined && !readLog)
+    throw new InputError(
+      '--against reads a log file where the command runs: use it in the terminal (npx rmq history --verify --against FILE).',
+      { usage: HISTORY_USAGE },
+    );
+  const logged = against !== undefined && readLog ? await readLog(against) : undefined;
+  const [{ entries, unreadable }, chain] = await Promise.all([
+    source.scan(query),
+    verify ? source.verify(logged) : undefined,
+  ]);
+  const reviewed = await Promise.all(
+    entries.map(async (e) => (isChange(e) && e.breakGlass ? withReview(e, await source.reviewOf(e)) : e)),
+  );
+  return { entries: reviewed, unreadable, ...(chain ? { verify: chain } : {}) };
+}
+
+/**
+ * A break-glass change's entry with its review folded in (`breakGlass.reviewedBy`, …), from the
+ * review's own record: the change's record is sealed, so the review is a record of its own.
+ */
+export function withReview(entry: ChangeRecord, review: AuditRecord | undefined): ChangeRecord {
+  if (!entry.breakGlass || review?.action !== 'review' || review.reviewOf !== entry.id) return entry;
+  return {
+    ...entry,
+    breakGlass: {
+      ...entry.breakGlass,
+      reviewedBy: review.actor,
+      reviewReason: review.review.reason,
+      reviewOutcome: review.review.outcome,
+    },
+  };
+}
+
+/** 0; 1 when `--verify` found the chain broken or unlike the log, or records could not be read (INTERFACE.md). */
+export function historyExitCode(r: HistoryResult): number {
+  return (r.verify && !r.verify.ok) || r.unreadable > 0 ? 1 : 0;
+}
+
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
+
+/** How many records could not be read, when any: said with every answer, never hidden. */
+export function unreadableSentence(r: HistoryResult): string | undefined {
+  if (r.unreadable === 0) return undefined;
+  return `${plural(r.unreadable, 'record')} of the trail could not be read as audit records: not shown, and not matched against the question.`;
+}
+
+const SHOWN_IDS = 10;
+const ids = (list: readonly string[]) =>
+  list.length > SHOWN_IDS
+    ? `${list.slice(0, SHOWN_IDS).join(', ')} and ${list.length - SHOWN_IDS} more (--json lists them all)`
+    : list.join(', ');
+
+/** The trail against the log, in words. */
+function againstSentence(a: AgainstLog): string {
+  const found = [
+    a.missing.length ? `missing from Redis (${a.missing.length}): ${ids(a.missing)}` : '',
+    a.altered.length ? `altered in Redis (${a.altered.length}): ${ids(a.altered)}` : '',
+    a.extra.length ? `in Redis but never logged (${a.extra.length}): ${ids(a.extra)}` : '',
+  ].filter(Boolean);
+  const lines = a.unreadableLines
+    ? ` ${plural(a.unreadableLines, 'line')} of the log had an audit object that is not an audit record.`
+    : '';
+  return found.length
+    ? `Against ${a.file} (${plural(a.logged, 'record')} logged): ${found.join('; ')}.${lines}`
+    : `Against ${a.file}: each of the ${plural(a.logged, 'record')} logged is in Redis as logged, and Redis holds no other.${lines}`;
+}
+
+const WHY: Readonly<Record<Extract<VerifyResult, { ok: false }>['why'], string>> = {
+  'hash-mismatch': 'its content does not match its seal (edited, or re-sealed without the key)',
+  'chain-broken': 'it does not follow the record before it (a record before it was removed or rewritten)',
+  unreadable: 'it cannot be read as an audit record',
+  'head-mismatch': 'the trail ends before its recorded head (the last record was removed or rewritten)',
+  unkeyed: 'it is not sealed with RMQ_AUDIT_KEY (written, or rewritten, by someone without the key)',
+  'log-mismatch': "the trail is not what the bot's log says it wrote",
+  'needs-key': 'sealed with RMQ_AUDIT_KEY, which this reader does not have',
+};
+
+/** The chain's state in words (and the log's, with `--against`), for the terminal and Slack. */
+export function verifySentence(v: VerifyResult): string {
+  const how = v.keyed
+    ? ' Each seal was checked with RMQ_AUDIT_KEY.'
+    : ' Checked against accidents only: without RMQ_AUDIT_KEY, anyone who can write to Redis could rewrite records and their hashes.';
+  if (!v.ok && v.why === 'needs-key') {
+    const n = v.unproven ?? 0;
+    const proven = n < v.records ? ', each of the others matches its own hash' : '';
+    return `The audit chain is NOT PROVEN: ${plural(n, 'record')} of ${v.records} (the first: ${v.broken}) ${n === 1 ? 'is' : 'are'} ${WHY[v.why]}. The links between the records hold${proven}, but whether a keyed record was edited can only be checked with the key: set RMQ_AUDIT_KEY and verify again.${v.against ? ` ${againstSentence(v.against)}` : ''}`;
+  }
+  const chain = v.ok
+    ? `The audit chain is intact (${plural(v.records, 'record')}).`
+    : v.why === 'log-mismatch'
+      ? `The audit chain holds together (${plural(v.records, 'record')}), but ${WHY[v.why]}.`
+      : `The audit chain is BROKEN at ${v.broken}: ${WHY[v.why]}.`;
+  return `${chain}${how}${v.against ? ` ${againstSentence(v.against)}` : ''}`;
+}

@@ -1,0 +1,289 @@
+import { z } from 'zod';
+import { type DefinitionsFile, missingVhostWords, withDeclared } from '../../definitions/read.ts';
+import { formatDuration } from '../../core/duration.ts';
+import { codeOf, InputError } from '../../core/errors.ts';
+import { type BacktrackingReader, defaultReader } from '../../patterns/reader.ts';
+import { changesOf } from '../../plan/changes.ts';
+import { atLeastAsSevere, type Finding, Linter, SEVERITIES, type Severity } from '../../policy/lint/lint.ts';
+import { PatternCache } from '../../policy/pattern/pattern.ts';
+import { buildPolicySet } from '../../policy/resolve.ts';
+import { formatVersion, type Policy, type PolicyLayer } from '../../policy/types.ts';
+import type { NotAskedWhy } from '../../rabbit/errors.ts';
+import { type InventorySource, openInventory } from '../../rabbit/inventory.ts';
+import { quoted, valueWritten } from '../../text/asWritten.ts';
+import { missingVhost, type VhostLister } from '../../core/vhosts.ts';
+import { LINT_USAGE } from './lintUsage.ts';
+import { type FlagDefaults, parseArgs, parseVhostMap, parseWith, Vhost, type VhostMapping } from '../parse.ts';
+import { notAskedOf } from '../which/whichLookup.ts';
+
+/**
+ * `lint [FILE] [--vhost V] [--env E] [--fail-on error|warning]`: every surprise the vhost's
+ * policies hold for the objects there now, in one pass over the listings `preview` reads (one
+ * queue listing with the live numbers, one exchange listing, the two policy lists, the
+ * federation): no call per object. The rules are src/policy/lint.ts; the sentences are here, each
+ * name as written. With a file's policies (`policies`), they are linted as if applied. Writes
+ * nothing.
+ */
+
+/** Exit code with `--fail-on` when a finding that severe (or worse) is there (INTERFACE.md §2b). */
+export const LINT_FAIL_EXIT = 4;
+
+const LintInput = z.object({
+  vhost: Vhost,
+  env: z.string().min(1).optional(),
+  failOn: z.enum(['error', 'warning']).optional(),
+  file: z.string().min(1).optional(),
+});
+export type LintInput = z.output<typeof LintInput> & {
+  /**
+   * With a file: `--vhost` as given, which the file is read with (undefined: every vhost the file
+   * names; the terminal's RMQ_VHOST does not narrow a file).
+   */
+  readonly fileVhost?: string | undefined;
+  /** With a file, `--vhost-map FROM=TO`: the file's vhost FROM read as TO. */
+  readonly vhostMap?: readonly VhostMapping[] | undefined;
+};
+
+export function parseLint(words: readonly string[], defaults: FlagDefaults = {}): LintInput {
+  const { positionals, flags, lists } = parseArgs(
+    words,
+    { vhost: 'string', 'vhost-map': 'list', env: 'string', 'fail-on': 'string' },
+    LINT_USAGE,
+  );
+  if (positionals.length > 1) {
+    throw new InputError(
+      `lint takes at most one file, got ${positionals.length} words: ${positionals.map((p) => quoted(p)).join(', ')}.`,
+      {
+        usage: LINT_USAGE,
+      },
+    );
+  }
+  const failOn = flags['fail-on'];
+  if (failOn !== undefined && failOn !== 'error' && failOn !== 'warning') {
+    throw new InputError(`--fail-on takes error or warning, got ${quoted(String(failOn))}.`, {
+      usage: LINT_USAGE,
+    });
+  }
+  const file = positionals[0];
+  const vhostMap = parseVhostMap(lists['vhost-map'], LINT_USAGE);
+  if (vhostMap && file === undefined)
+    throw new InputError("--vhost-map reads a file's vhosts as others: lint FILE --vhost-map FROM=TO.", {
+      usage: LINT_USAGE,
+    });
+  const input = parseWith(
+    LintInput,
+    {
+      vhost: flags.vhost ?? (file === undefined ? defaults.vhost : undefined),
+      env: flags.env ?? defaults.env,
+      failOn,
+      file,
+    },
+    LINT_USAGE,
+  );
+  if (file === undefined) return input;
+  const given = typeof flags.vhost === 'string' ? flags.vhost : undefined;
+  return { ...input, fileVhost: given, ...(vhostMap ? { vhostMap } : {}) };
+}
+
+/** What `lint` needs of the management API. ManagementClient satisfies it. */
+export interface LintBroker extends InventorySource, VhostLister {}
+
+export type LintedFinding = Finding & { readonly why: string };
+
+export interface LintResult {
+  env: string;
+  vhost: string;
+  answer: 'linted' | 'not-asked';
+  why?: NotAskedWhy;
+  detail?: string;
+  brokerVersion?: string;
+  /** The file whose policies were linted as if applied, when one was given. */
+  file?: string;
+  /** The most severe first. */
+  findings: LintedFinding[];
+  /** Policies linted (both layers). */
+  policies: number;
+  /** Objects read. */
+  objects: number;
+  /** Readings that failed: what they would have found is not claimed either way. */
+  notRead: string[];
+}
+
+export interface LintOptions {
+  readonly env: string;
+  /** A definitions file's policies, linted as if applied (the broker's others kept, as `plan` leaves them). */
+  readonly file?: DefinitionsFile;
+  readonly reader?: BacktrackingReader;
+  readonly now?: () => number;
+}
+
+export async function lint(input: LintInput, broker: LintBroker, options: LintOptions): Promise<LintResult> {
+  const r: LintResult = {
+    env: options.env,
+    vhost: input.vhost,
+    answer: 'not-asked',
+    ...(input.file === undefined ? {} : { file: input.file }),
+    findings: [],
+    policies: 0,
+    objects: 0,
+    notRead: [],
+  };
+  try {
+    let linter: Linter | undefined;
+    const inventory = await openInventory(broker, input.vhost, {
+      live: true,
+      withoutReportedPolicies: true,
+      plugins: options.file !== undefined,
+      keepLive: () => (name) => linter?.wantsLive(name) === true,
+    });
+    if (options.file) {
+      // What the broker would refuse of the file, refused as `plan` refuses it, in its words.
+      const mine = options.file.policies.filter((p) => p.policy.vhost === input.vhost);
+      const { problems } = changesOf(mine, inventory, inventory.version, input.vhost, false);
+      if (problems.length > 0) {
+        await inventory.cancel();
+        throw new InputError(problems.join(' '));
+      }
+    }
+    const user = options.file ? asApplied(inventory.user, options.file, 'user', input.vhost) : inventory.user;
+    const operator = options.file
+      ? asApplied(inventory.operator, options.file, 'operator', input.vhost)
+      : inventory.operator;
+    const cache = new PatternCache();
+    linter = new Linter(buildPolicySet(user, operator, inventory.version, cache), cache);
+    const l = linter;
+    await inventory.each((o) => l.add(o));
+    const pending = l.pending();
+    if (pending.size > 0) await (options.reader ?? defaultReader()).decide(pending);
+    l.settle();
+    const live = await inventory.live();
+    if (live?.queuesWhy) r.notRead.push(`the queues' numbers could not be read (${live.queuesWhy})`);
+    if (live?.federationWhy)
+      r.notRead.push(`the federation upstreams could not be read (${live.federationWhy})`);
+    const at = live ? Date.parse(live.sampledAt) : (options.now ?? Date.now)();
+    const federation = {
+      upstreams: live?.federation?.upstreams ?? null,
+      upstreamSets: live?.federation?.upstreamSets ?? null,
+    };
+    const findings = l.findings(
+      live?.queuesWhy ? null : (live?.queues ?? null),
+      options.file ? withDeclared(options.file, input.vhost, federation) : federation,
+      at,
+    );
+    return {
+      ...r,
+      answer: 'linted',
+      brokerVersion: formatVersion(inventory.version),
+      findings: findings.map((f) => ({ ...f, why: whyOf(f) })),
+      policies: user.length + operator.length,
+      objects: l.objects,
+    };
+  } catch (err) {
+    if (options.file && codeOf(err) === 'not-found') {
+      const { sentence } = await missingVhost(broker, input.vhost);
+      throw new InputError(missingVhostWords(options.file, input.vhost, sentence));
+    }
+    return { ...r, ...(await notAskedOf(err, broker, input.vhost)) };
+  }
+}
+
+/** A file's lint over the several vhosts it names: one answer, each finding with its vhost. */
+export type LintAnswer = LintResult | (Omit<LintResult, 'vhost'> & { readonly vhosts: readonly string[] });
+
+/**
+ * The lints of a file's vhosts as one answer: every finding (with its vhost) the most severe
+ * first, the counts summed; the first vhost not asked answers for all.
+ */
+export function lintOfVhosts(results: readonly LintResult[]): LintAnswer {
+  const [first] = results;
+  if (!first) throw new Error('lintOfVhosts: no vhost linted');
+  const notAsked = results.find((r) => r.answer === 'not-asked');
+  if (notAsked) return notAsked;
+  const findings = results
+    .flatMap((r) => r.findings.map((f) => ({ ...f, vhost: r.vhost })))
+    .sort((a, b) => SEVERITIES.indexOf(a.severity) - SEVERITIES.indexOf(b.severity));
+  const several = results.length > 1;
+  const { vhost: _one, env, ...rest } = first;
+  return {
+    ...(several ? { env, vhosts: results.map((r) => r.vhost), ...rest } : first),
+    findings,
+    policies: results.reduce((n, r) => n + r.policies, 0),
+    objects: results.reduce((n, r) => n + r.objects, 0),
+    notRead: results.flatMap((r) =>
+      r.notRead.map((why) => (several ? `vhost ${quoted(r.vhost)}: ${why}` : why)),
+    ),
+  };
+}
+
+/**
+ * One layer as it would be once the file is applied: the file's policies of the vhost created or
+ * replaced by name, the broker's others left alone (no `--prune`: `plan`'s default).
+ */
+export function asApplied(
+  broker: readonly Policy[],
+  file: DefinitionsFile,
+  layer: PolicyLayer,
+  vhost: string,
+): Policy[] {
+  const mine = file.policies
+    .filter((p) => p.layer === layer && p.policy.vhost === vhost)
+    .map((p) => p.policy);
+  const named = new Set(mine.map((p) => p.name));
+  return [...broker.filter((p) => !named.has(p.name)), ...mine];
+}
+
+/** 0 answered; 3 not asked; 4 with `--fail-on` when a finding that severe or worse is there. */
+export function lintExitCode(result: LintAnswer, failOn: Severity | undefined): number {
+  if (result.answer === 'not-asked') return 3;
+  if (failOn && result.findings.some((f) => atLeastAsSevere(f.severity, failOn))) return LINT_FAIL_EXIT;
+  return 0;
+}
+
+/** The findings counted by severity, worst first: "2 errors, 1 warning" ("no findings"). */
+export function lintCounts(findings: readonly { severity: Severity }[]): string {
+  const parts = SEVERITIES.map((s) => {
+    const n = findings.filter((f) => f.severity === s).length;
+    return n === 0 ? '' : `${n} ${s === 'info' ? 'info' : n === 1 ? s : `${s}s`}`;
+  }).filter(Boolean);
+  return parts.length === 0 ? 'no findings' : parts.join(', ');
+}
+
+// --- the sentences: one per kind -------------------------------------------------------------
+
+const objectsWord = (n: number, what = 'object') => `${n} ${what}${n === 1 ? '' : 's'}`;
+const policyWord = (f: Finding) => `${f.operator ? 'Operator policy' : 'Policy'} ${quoted(f.policy)}`;
+
+const TARGET_LOSS: Readonly<Record<string, string>> = {
+  'dead-letter-exchange': 'what they dead-letter (rejected, expired, over a limit) is dropped',
+  'alternate-exchange': 'what they cannot route is dropped',
+  'federation-upstream': 'no federation link can run for them',
+  'federation-upstream-set': 'no federation link can run for them',
+};
+
+const TARGET_WHAT: Readonly<Record<string, string>> = {
+  'dead-letter-exchange': 'no exchange of this vhost',
+  'alternate-exchange': 'no exchange of this vhost',
+  'federation-upstream': 'no federation upstream of this vhost',
+  'federation-upstream-set': 'no federation upstream set of this vhost',
+};
+
+/** One sentence per finding, names as written. */
+export function whyOf(f: Finding): string {
+  const n = f.objectCount;
+  switch (f.kind) {
+    case 'tie':
+      return `${f.operator ? 'Operator policies' : 'Policies'} ${f.policies.map(quoted).join(' and ')} share priority ${f.priority} and both match ${objectsWord(n)} there now: which one the broker applies to ${n === 1 ? 'it' : 'them'} is not defined.`;
+    case 'missing-target':
+      return `${policyWord(f)} sets ${f.key} to ${quoted(f.target)}, ${TARGET_WHAT[f.key]}, on ${objectsWord(n)} it governs: ${TARGET_LOSS[f.key]}.`;
+    case 'expires-idle':
+      return `${policyWord(f)}'s expires (${formatDuration(f.expiresMs)}) will delete ${objectsWord(n, 'queue')} holding ${f.messages} message${f.messages === 1 ? '' : 's'} and no consumer, the first by ${f.by} at the latest, unless a consumer comes.`;
+    case 'cannot-govern':
+      return `${policyWord(f)} matches ${objectsWord(n)} whose type refuses its ${f.keys.map((k) => quoted(k)).join(', ')}, so it governs ${n === 1 ? 'it not' : 'none of them'} (a policy with a key the type refuses does not apply at all).`;
+    case 'unanchored':
+      return `${policyWord(f)}'s pattern ${quoted(f.pattern)} has no ^, so it matches ${objectsWord(n, 'name')} that merely contain${n === 1 ? 's' : ''} it without starting with it.`;
+    case 'shadowed':
+      return `${policyWord(f)} matches ${objectsWord(n)} and governs none of ${n === 1 ? 'it' : 'them'}: ${f.by.map(quoted).join(', ')} win${f.by.length === 1 ? 's' : ''} at a higher priority.`;
+    case 'operator-never-stricter':
+      return `${policyWord(f)}'s ${f.key} ${valueWritten(f.limit)} is above what each of the ${objectsWord(n)} it governs already uses (at most ${valueWritten(f.highestOwn)}), so it never applies.`;
+  }
+}

@@ -1,0 +1,115 @@
+import { z } from 'zod';
+import { InputError } from '../../core/errors.ts';
+import { changeJson, type PlanResult } from '../../plan/plan.ts';
+import { whyOf } from '../lint/lint.ts';
+import { parseArgs, parseVhostMap, parseWith, type VhostMapping } from '../parse.ts';
+import { PLAN_USAGE } from './planUsage.ts';
+
+/**
+ * `plan FILE [--vhost V] [--vhost-map FROM=TO …] [--env E] [--prune] [--detailed-exitcode]`: the words -> what to plan
+ * (refused with exit 2 when malformed); the planner (src/plan/) answers; its result as the
+ * `--json` document (INTERFACE.md §2a) and the exit code. The file itself is read by the front
+ * door (the terminal: a path or `-` for stdin), within the reader's size limit.
+ */
+
+const FLAGS = {
+  vhost: 'string',
+  'vhost-map': 'list',
+  env: 'string',
+  prune: 'boolean',
+  'detailed-exitcode': 'boolean',
+} as const;
+
+const Words = z.object({
+  vhost: z.string().min(1, 'the vhost cannot be empty').optional(),
+  env: z.string().min(1).optional(),
+});
+
+export interface PlanInput {
+  /** A path, or `-` for standard input. */
+  readonly file: string;
+  /** Given with `--vhost`: only that vhost, and the vhost of policies that name none. */
+  readonly vhost?: string | undefined;
+  /** `--vhost-map FROM=TO`: the file's vhost FROM read as TO. */
+  readonly vhostMap?: readonly VhostMapping[] | undefined;
+  readonly env?: string | undefined;
+  readonly prune: boolean;
+  readonly detailedExitcode: boolean;
+}
+
+/**
+ * `attached`: in Slack the file is attached to the mention; the word, when given, names which of
+ * the attached files (`file` is then `''` when none is named).
+ */
+export function parsePlan(words: readonly string[], options: { attached?: boolean } = {}): PlanInput {
+  const { positionals, flags, lists } = parseArgs(words, FLAGS, PLAN_USAGE);
+  const [file = options.attached ? '' : undefined, ...rest] = positionals;
+  if (file === undefined || (file === '' && !options.attached)) {
+    throw new InputError('plan needs a definitions file: a path, or - for standard input.', {
+      usage: PLAN_USAGE,
+    });
+  }
+  if (rest.length > 0)
+    throw new InputError(`plan takes one file, got ${rest.length + 1}.`, { usage: PLAN_USAGE });
+  const { vhost, env } = parseWith(Words, { vhost: flags.vhost, env: flags.env }, PLAN_USAGE);
+  return {
+    file,
+    vhost,
+    vhostMap: parseVhostMap(lists['vhost-map'], PLAN_USAGE),
+    env,
+    prune: flags.prune === true,
+    detailedExitcode: flags['detailed-exitcode'] === true,
+  };
+}
+
+/** The `--json` document: INTERFACE.md §2a (the front door puts `env` first). */
+export function planJson(result: PlanResult): object {
+  if (result.status === 'refused') {
+    return {
+      error: { code: 'bad-input', message: result.problems.join(' ') },
+      problems: result.problems,
+    };
+  }
+  if (result.status === 'not-asked') {
+    return { error: { code: result.why, message: result.detail ?? result.why } };
+  }
+  const { plan } = result;
+  return {
+    vhosts: plan.vhosts.map((v) => v.vhost),
+    changes: plan.changes.map(changeJson),
+    unchanged: plan.unchanged,
+    ignored: plan.ignored,
+    objects: plan.vhosts.flatMap((v) =>
+      v.objects.map((o) => ({
+        vhost: o.vhost,
+        name: o.name,
+        kind: o.kind,
+        before: o.before,
+        after: o.after,
+        lost: o.lost,
+        gained: o.gained,
+        changed: o.changed,
+        now: o.now,
+        impact: o.impact,
+      })),
+    ),
+    impact: plan.impact,
+    // Beside the impact: what lint would find in the end state and does not find now.
+    findings: plan.findings.map((f) => ({ ...f, why: whyOf(f) })),
+    transitional: plan.transitional.map((t) => ({
+      vhost: t.vhost,
+      name: t.name,
+      kind: t.kind,
+      step: t.step,
+      impact: t.impact,
+    })),
+    unpredictable: plan.vhosts.flatMap((v) => v.unpredictable.map((u) => ({ vhost: v.vhost, ...u }))),
+  };
+}
+
+/** 0 answered (with `--detailed-exitcode`: 4 when something is to change), 2 refused, 3 not asked. */
+export function planExitCode(result: PlanResult, detailed: boolean): number {
+  if (result.status === 'refused') return 2;
+  if (result.status === 'not-asked') return 3;
+  return detailed && result.plan.changes.length > 0 ? 4 : 0;
+}
