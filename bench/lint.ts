@@ -1,7 +1,7 @@
 /**
  * What `lint` costs beyond the listings it reads: one vhost of 100,000 queues and 1,000 policies
  * served by the management API double (bench/fakeManagement.ts, a child process). Printed: the
- * lint's wall time (commands/lint.ts: the policy lists, the queues' records and live numbers in
+ * lint's wall time (src/commands/lint/lint.ts: the policy lists, the queues' records and live numbers in
  * one listing, the exchanges, the federation, every object resolved and every finding made) over
  * streaming those same listings at once through the client and doing nothing with them (goal
  * <= 1.5), each lint against the listings read just before it, the median of those pairs (the

@@ -10,7 +10,7 @@ try {
 } catch (err) {
   if (err?.code !== 'MODULE_NOT_FOUND' || !String(err.message).includes('dist/cliLoader.cjs')) throw err;
   process.stderr.write('rmq: not built yet: run `npm run build` (npm ci runs it too).\n');
-  // Not `process.exit`: that would drop what a pipe has not taken yet (src/cli.ts, `written`).
+  // Not `process.exit`: that would drop what a pipe has not taken yet (src/terminal/cli.ts, `written`).
   process.exitCode = 1;
 }
 if (cli) cli.cliMain();

@@ -7,14 +7,14 @@
  *   their authors ship them.
  * - `dist/cli.cjs`: the terminal command (`bin/rmq.js`, through `dist/cliLoader.cjs`). Everything
  *   in one CommonJS script, packages included, so a question costs one file read and no module
- *   resolution, written as the function CommonJS would wrap it in (src/cliLoader.ts); what only
+ *   resolution, written as the function CommonJS would wrap it in (src/terminal/cliLoader.ts); what only
  *   some commands need (preview, Redis) is in it as modules initialised when asked for
  *   (esbuild's lazy wrappers for what is only `import()`ed), and the environments file's YAML
- *   parser is required from node_modules only when there is one (src/config.ts). It talks HTTP
+ *   parser is required from node_modules only when there is one (src/config/config.ts). It talks HTTP
  *   through Node's own client (`undiciForCli`). It must never reach Bolt, BullMQ, undici, Redis
  *   at start or the Slack views: `cliMustNotLoad` and `cliMustNotLoadAtStart` are checked
  *   against each build.
- * - `dist/cliLoader.cjs` (src/cliLoader.ts): runs `cli.cjs` with V8's code cache,
+ * - `dist/cliLoader.cjs` (src/terminal/cliLoader.ts): runs `cli.cjs` with V8's code cache,
  *   `dist/cli.cjs.cache`, written here after a `help`, a `which` and a `preview` have run in a
  *   fresh Node process (which fails the build if the bundle cannot serve them). One script and
  *   not ES modules: Node 20 caches no ES module's compilation, and an ES module entry costs every
@@ -52,7 +52,7 @@ export const cliMustNotLoad: readonly RegExp[] = [
 
 /**
  * What the CLI loads only for the commands that need it (`requests`, `history`: Redis), never at
- * start: reached from src/cli.ts only through an `import()`, which the bundle initialises when
+ * start: reached from src/terminal/cli.ts only through an `import()`, which the bundle initialises when
  * that line runs.
  */
 export const cliMustNotLoadAtStart: readonly RegExp[] = [
@@ -62,11 +62,11 @@ export const cliMustNotLoadAtStart: readonly RegExp[] = [
 ];
 
 // The sources' `import.meta.url` in the CommonJS bundle: its own file's URL (`--version` reads
-// ../package.json from it, src/config.ts requires the YAML parser beside it).
+// ../package.json from it, src/config/config.ts requires the YAML parser beside it).
 const importMetaUrl = 'var __rmqImportMetaUrl = require("node:url").pathToFileURL(__filename).href;';
 
 /**
- * The CLI bundle as the function CommonJS would wrap it in: what src/cliLoader.ts compiles and
+ * The CLI bundle as the function CommonJS would wrap it in: what src/terminal/cliLoader.ts compiles and
  * calls with `require`, `module` and `__filename`, the file's text as read (esbuild maps the
  * banner's lines in the source map).
  */
@@ -115,7 +115,7 @@ export interface BuildResult {
   readonly outdir: string;
   /** The CLI bundle's inputs, relative to the repository root. */
   readonly cliInputs: readonly string[];
-  /** The inputs the CLI runs at start: reached from src/cli.ts by static imports and requires alone. */
+  /** The inputs the CLI runs at start: reached from src/terminal/cli.ts by static imports and requires alone. */
   readonly cliStartInputs: readonly string[];
 }
 
@@ -134,7 +134,7 @@ export function startInputs(metafile: Metafile, entry = 'src/terminal/cli.ts'): 
 }
 
 /**
- * The `import()`s left in a built CLI file (not bundled): `vm.Script` (src/cliLoader.ts) has no
+ * The `import()`s left in a built CLI file (not bundled): `vm.Script` (src/terminal/cliLoader.ts) has no
  * loader for them, so each would fail when its line runs.
  */
 export function dynamicImportsLeft(metafile: Metafile): string[] {
@@ -144,7 +144,7 @@ export function dynamicImportsLeft(metafile: Metafile): string[] {
 }
 
 /**
- * Ends the bundle with its build id, the hash of what comes before it (src/cliLoader.ts). The
+ * Ends the bundle with its build id, the hash of what comes before it (src/terminal/cliLoader.ts). The
  * bundle must be ASCII (esbuild's `charset` default escapes the rest): the loader reads it as
  * latin1, which spares decoding ~1 MB of UTF-8 at every start.
  */
@@ -232,7 +232,7 @@ const CACHE_BROKER: Record<string, unknown> = {
 };
 
 /**
- * The CLI's code cache (src/cliLoader.ts `writeCodeCache`), made in a fresh Node process after
+ * The CLI's code cache (src/terminal/cliLoader.ts `writeCodeCache`), made in a fresh Node process after
  * `help`, `--version`, `which orders.audit` (text and `--json`) answered by a stand-in broker in
  * that process (`CACHE_BROKER`), and a `preview` sent to a port nobody listens on (exit 3), so
  * what a question runs is compiled before it is asked; what else a command runs is compiled then,

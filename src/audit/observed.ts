@@ -6,7 +6,7 @@ import type { PreviewObject } from '../preview/impact.ts';
  * Predicted and observed, for the audit record of an applied change: per touched queue what the
  * preview said the write would do to its messages (from the broker as it was just before the
  * write), and what the broker's statistics then said, read by polling after the write (the apply
- * job, src/workflow/observe.ts). Pure: the rows' shape, which queues are watched, where predicted
+ * job, src/workflow/apply/observe.ts). Pure: the rows' shape, which queues are watched, where predicted
  * and observed differ; their words are observedWords.ts (apart: the schemas are loaded by every
  * reader of the audit trail, the terminal's start included, the words only where they are said).
  */

@@ -27,7 +27,7 @@ import {
  * The bot never trims the stream. The trail survives a Redis restart only with persistence
  * (AOF, see the README's backup and restore). Two copies beyond it: every record appended is logged as one JSON line
  * `{"audit": {…}}` (the record as `history --json` shows it), and where the primary has replicas
- * an append returns only once one of them has the record (`WAIT`, src/replication.ts), so a
+ * an append returns only once one of them has the record (`WAIT`, src/redis/replication.ts), so a
  * failover right after cannot lose what was acknowledged.
  *
  * What the chain proves. Without RMQ_AUDIT_KEY each record's hash is a sha256 over it and its
@@ -91,7 +91,7 @@ export interface AuditTrailOptions {
   readonly key?: string;
   /** Where each record appended is logged, as one line `{"audit": {…}}`. */
   readonly log?: Pick<Logger, 'info'>;
-  /** How long an append waits for a replica (default REPLICATION_WAIT_MS of src/replication.ts). */
+  /** How long an append waits for a replica (default REPLICATION_WAIT_MS of src/redis/replication.ts). */
   readonly replicationWaitMs?: number;
 }
 

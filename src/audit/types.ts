@@ -36,7 +36,7 @@ export const AuditObjectSchema = z.object({
 });
 export type AuditObject = z.infer<typeof AuditObjectSchema>;
 
-/** The preview's loss totals (src/policy/impact.ts `ImpactTotals`). */
+/** The preview's loss totals (src/policy/impact/impact.ts `ImpactTotals`). */
 export const ImpactTotalsSchema = z.object({
   messagesDeadLettered: z.number().int().min(0),
   messagesLost: z.number().int().min(0),

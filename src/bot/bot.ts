@@ -40,7 +40,7 @@ export interface BotOverrides {
   };
   /** The delivery budgets (src/slack/delivery.ts); tests of a failing Slack shorten them. */
   readonly delivery?: AppDeps['delivery'];
-  /** The probes' background check (src/health.ts): tests lengthen its interval, to count broker calls. */
+  /** The probes' background check (src/bot/health.ts): tests lengthen its interval, to count broker calls. */
   readonly health?: AppDeps['health'];
   /** `false`: no change requests (the bot says so). Else the apply worker's tuning. */
   readonly changes?: false | ChangeRequestTuning;

@@ -35,7 +35,7 @@ import {
 } from '../workflow/timebox/timeboxQueue.ts';
 
 /**
- * Change requests, composed for src/bot.ts: the workflow and its stores, the apply queue, the
+ * Change requests, composed for src/bot/bot.ts: the workflow and its stores, the apply queue, the
  * apply and time-box workers with their own broker clients and Redis connection. The stores
  * each part works with are built here and handed in (`workflowDeps`, `applyWorkerDeps`), the
  * same way for the bot, the tests' workflow fixture and bench/apply.ts.

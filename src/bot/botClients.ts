@@ -5,7 +5,7 @@ import { openRedis } from '../redis/redis.ts';
 import type { Metrics } from './metrics.ts';
 
 /**
- * The bot's clients, as the composition root (src/bot.ts) makes them: one management client per
+ * The bot's clients, as the composition root (src/bot/bot.ts) makes them: one management client per
  * environment (the Slack path's timeouts, or a background task's), and the app's Redis.
  */
 

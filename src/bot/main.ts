@@ -17,7 +17,7 @@ export { createLogger } from '../core/log.ts';
 export { createMetrics } from './metrics.ts';
 
 /**
- * `npm start`: the config read, the bot (src/bot.ts, the composition root) started, and the
+ * `npm start`: the config read, the bot (src/bot/bot.ts, the composition root) started, and the
  * process's part: exit codes (1: it cannot start, saying what to fix; 0: stopped by a signal) and
  * signals. SIGTERM (and SIGINT) stop taking requests, let answers under way finish, then close
  * the clients.

@@ -6,7 +6,7 @@ import type { Metrics } from './metrics.ts';
 
 /**
  * The routes beside `POST /slack/events`, on the same port and not signature-checked: the probes
- * (`GET /livez`, `GET /readyz`, `GET /healthz`, answered from src/health.ts) and `GET /metrics`.
+ * (`GET /livez`, `GET /readyz`, `GET /healthz`, answered from src/bot/health.ts) and `GET /metrics`.
  */
 
 function send(res: ServerResponse, status: number, contentType: string, body: string): void {
@@ -28,7 +28,7 @@ export function livezRoute(health: Pick<HealthMonitor, 'draining'>): CustomRoute
 
 /**
  * `GET /readyz`, and `GET /healthz` (kept for compatibility, the same answer): 200 when ready,
- * 503 otherwise, at once from the last background check (src/health.ts), never waiting.
+ * 503 otherwise, at once from the last background check (src/bot/health.ts), never waiting.
  */
 export function readinessRoutes(health: Pick<HealthMonitor, 'readiness'>): CustomRoute[] {
   return ['/readyz', '/healthz'].map((path) => ({

@@ -1,12 +1,12 @@
 /**
  * Every command there is, in one table: its name, its usage line, what it does, and whether it is
- * asked in Slack only. Help (`help.ts`, `src/slack/views/help.ts`), the terminal (`src/cli.ts`)
+ * asked in Slack only. Help (`help.ts`, `src/slack/views/help.ts`), the terminal (`src/terminal/cli.ts`)
  * and Slack (`src/slack/handlers/index.ts`) all read it; adding a command is one entry here and
  * its modules.
  *
  * The handlers are not in this table but in one map per front door, keyed by the table's names
  * and typed from it, so the compiler refuses a front door that misses a command or answers one
- * the table does not have: the terminal's map (`TERMINAL_COMMANDS` in `src/cli.ts`) has every
+ * the table does not have: the terminal's map (`TERMINAL_COMMANDS` in `src/terminal/cli.ts`) has every
  * command that is not `slackOnly`, Slack's (`SLACK_COMMANDS`) has all of them. Why two maps and
  * not two columns: the terminal's bundle must never load a Slack module (scripts/build.ts
  * `cliMustNotLoad`), and `commands/` never imports a front door.

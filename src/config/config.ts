@@ -49,7 +49,7 @@ export interface Environment {
   readonly breakGlass: { readonly reviewWithinMs: number } | undefined;
   /**
    * The vhosts this environment is limited to (RMQ_VHOSTS, or the file's `vhosts`): only they are
-   * watched, answered about and changed (src/vhosts.ts `inScope`); undefined: every vhost.
+   * watched, answered about and changed (src/core/vhosts.ts `inScope`); undefined: every vhost.
    */
   readonly vhosts?: readonly string[] | undefined;
 }
@@ -66,7 +66,7 @@ export interface AmqpEndpoint {
 
 export interface Config {
   readonly environments: readonly Environment[];
-  /** REDIS_URL, or the Sentinels' address when REDIS_SENTINELS is set (src/redis.ts: open it with openRedis). */
+  /** REDIS_URL, or the Sentinels' address when REDIS_SENTINELS is set (src/redis/redis.ts: open it with openRedis). */
   readonly redisUrl: string;
   readonly slack: {
     readonly botToken: string | undefined;
@@ -223,7 +223,7 @@ function unknownKeys(keys: readonly string[], known: readonly string[]): string 
     .join('; ');
 }
 
-/** How long a break-glass change may wait for its review: `4h`, `30m`, `2d` (src/duration.ts), 1 second to 30 days. */
+/** How long a break-glass change may wait for its review: `4h`, `30m`, `2d` (src/core/duration.ts), 1 second to 30 days. */
 const reviewWithin = z
   .string()
   .transform((s) => parseDuration(s))
@@ -244,7 +244,7 @@ const amqpUrl = z
   .url()
   .refine((u) => /^amqps?:\/\//.test(u), 'must start with amqp:// or amqps://');
 
-/** `60s`, `2m`, `500ms` (src/duration.ts), or a bare number of seconds: from 500 ms to 30 minutes. */
+/** `60s`, `2m`, `500ms` (src/core/duration.ts), or a bare number of seconds: from 500 ms to 30 minutes. */
 const interval = z
   .string()
   .transform((s) => (/^\d+$/.test(s) ? Number(s) * 1000 : parseDuration(s)))
@@ -307,7 +307,7 @@ export const EnvSchema = z.object({
   /** The vhosts the environment is limited to, comma-separated; unset: every vhost. */
   RMQ_VHOSTS: csv,
   RMQ_ENVIRONMENTS: z.string().min(1).optional(),
-  /** The budget of one question (src/duration.ts, or a bare number of seconds): 100 ms to 10 minutes. */
+  /** The budget of one question (src/core/duration.ts, or a bare number of seconds): 100 ms to 10 minutes. */
   RMQ_TIMEOUT: z
     .string()
     .transform((s) => (/^\d+$/.test(s) ? Number(s) * 1000 : parseDuration(s)))

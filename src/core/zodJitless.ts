@@ -1,5 +1,5 @@
 /**
- * The terminal's zod, without its compiled parsers: src/cli.ts imports this first. zod decides
+ * The terminal's zod, without its compiled parsers: src/terminal/cli.ts imports this first. zod decides
  * when it builds an object schema whether that schema compiles a parser (`new Function`) on its
  * first parse, reading `jitless` then; set in `cliMain`, it came after every schema of the start
  * graph was built, and each answer parsed once still compiled one (bench/cli: ~3% of a `which`'s

@@ -583,7 +583,7 @@ function readAll(
 
 /**
  * The sentence refusing a vhost of the file the broker does not have (`missing`: the broker's
- * side of it, src/vhosts.ts), saying where the vhost came from and what to give instead.
+ * side of it, src/core/vhosts.ts), saying where the vhost came from and what to give instead.
  */
 export function missingVhostWords(file: DefinitionsFile, vhost: string, missing: string): string {
   const origin = file.origins[vhost] ?? { by: 'file' };

@@ -4,7 +4,7 @@ import type { CompiledPattern, PendingVerdicts } from '../policy/pattern/pattern
 
 /**
  * The backtracking engine for the patterns RE2 cannot read (lookaround, backreferences): the
- * translated pattern (src/policy/backtracking.ts) run by JavaScript's RegExp in a worker thread,
+ * translated pattern (src/policy/pattern/backtracking.ts) run by JavaScript's RegExp in a worker thread,
  * never on the main thread, each batch of names within a time budget. A pattern that runs out of
  * its budget is terminated with the worker and becomes unreadable for every name from then on
  * (`CompiledPattern.giveUp`): a catastrophic pattern (`^(?=(a+)+$)` against a long name) costs

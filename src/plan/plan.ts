@@ -1,7 +1,7 @@
 /**
  * The plan of a definitions file against a broker (INTERFACE.md §2a): per vhost of the file, the
  * changes against the broker's policies (create, edit, unchanged; delete only with `prune`), in
- * the order of writing (src/policy/order.ts), the end state previewed as one against now, and what
+ * the order of writing (src/policy/simulate/order.ts), the end state previewed as one against now, and what
  * a state on the way would still do that the end state does not (`transitional`). One listing per
  * vhost for the whole set. Writes nothing.
  *
@@ -411,7 +411,7 @@ export function planFile(
 
 /**
  * The plan of changes given whole rather than read from a file (a time-boxed set's revert,
- * src/workflow/timebox.ts): `changesFor` makes each vhost's from its policies as the plan reads
+ * src/workflow/timebox/timebox.ts): `changesFor` makes each vhost's from its policies as the plan reads
  * them; ordered, previewed and their way weighed as a file's are.
  */
 export function planChanges(

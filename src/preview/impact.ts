@@ -16,7 +16,7 @@ import type { LiveReading } from '../rabbit/inventory.ts';
 /**
  * The preview's live impact: each object the change touches, joined with what the broker says is
  * there now (the live reading, src/rabbit/inventory.ts), through the rules of immediate effect
- * (src/policy/impact.ts); and the totals an approver accepts.
+ * (src/policy/impact/impact.ts); and the totals an approver accepts.
  */
 
 type Writable<T> = { -readonly [K in keyof T]: T[K] };

@@ -74,7 +74,7 @@ const jsonObject = z.preprocess(
 export const overviewSchema = z.object({
   rabbitmq_version: z.string(),
   cluster_name: z.string().optional(),
-  /** "25.2.3": the regular expression engine depends on it (src/policy/pcreSyntax.ts). */
+  /** "25.2.3": the regular expression engine depends on it (src/policy/pattern/pcreSyntax.ts). */
   erlang_version: z.string().optional(),
   /** Every exchange type registered: a plugin's shows it is enabled (src/policy/plugins.ts). */
   exchange_types: z.array(z.object({ name: z.string() })).optional(),

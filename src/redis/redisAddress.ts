@@ -1,7 +1,7 @@
 /**
  * The address of the bot's Redis as one string (Config.redisUrl): a Redis URL, or for Redis
  * Sentinel (`REDIS_SENTINELS`, `REDIS_SENTINEL_NAME`) `redis+sentinel://host:port,…/NAME`. Pure
- * (no client): the config and the terminal's start read it; src/redis.ts opens it.
+ * (no client): the config and the terminal's start read it; src/redis/redis.ts opens it.
  */
 
 export const SENTINEL_SCHEME = 'redis+sentinel:';

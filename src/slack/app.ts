@@ -36,7 +36,7 @@ import { type ChangeRequests, createChangeRequests } from './requests/service.ts
 import { livezRoute, metricsRoute, readinessRoutes } from '../bot/routes.ts';
 
 /**
- * The Bolt app, built from parts made elsewhere (src/bot.ts, or a test): config, logger, one broker
+ * The Bolt app, built from parts made elsewhere (src/bot/bot.ts, or a test): config, logger, one broker
  * client per environment, Redis, metrics. HTTP mode serves every Slack request at
  * `POST /slack/events`, plus `GET /healthz` and `GET /metrics`; with SLACK_APP_TOKEN it uses
  * Socket Mode and serves only the two GET routes on PORT.
@@ -55,7 +55,7 @@ export interface AppDeps {
   readonly records?: Records;
   /** How changes outside the bot are being caught, per environment, for /readyz. */
   readonly watch?: () => Record<string, unknown>;
-  /** The probes' background check (src/health.ts); tests shorten its interval. */
+  /** The probes' background check (src/bot/health.ts); tests shorten its interval. */
   readonly health?: Pick<HealthDeps, 'intervalMs' | 'timeoutMs'>;
   /** Overrides SLACK_API_URL (tests point it at a local fake). */
   readonly clientOptions?: { readonly slackApiUrl?: string };
@@ -65,7 +65,7 @@ export interface AppDeps {
   readonly interactions?: HandledInteractions;
   /**
    * Change requests (create, edit, delete, approvals, revert). The workflow is built by the
-   * caller (src/bot.ts) from this app's Slack notifier and Bolt's `usergroups.users.list`. Absent:
+   * caller (src/bot/bot.ts) from this app's Slack notifier and Bolt's `usergroups.users.list`. Absent:
    * the bot files no request and says so.
    */
   readonly workflow?: (notifier: Notifier, listGroupMembers: ListGroupMembers) => Workflow;
@@ -78,9 +78,9 @@ export interface BotApp {
   readonly delivery: Delivery;
   /** What the probes answer from; checking from start() on, draining from stop() on. */
   readonly health: HealthMonitor;
-  /** The workflow's Notifier in Slack; src/bot.ts gives it to the apply and time-box workers too. */
+  /** The workflow's Notifier in Slack; src/bot/bot.ts gives it to the apply and time-box workers too. */
   readonly notifier: Notifier & TimeBoxNotifier;
-  /** Filing from Slack (when a workflow is given): src/bot.ts files a time box's revert through it. */
+  /** Filing from Slack (when a workflow is given): src/bot/bot.ts files a time box's revert through it. */
   readonly changes?: ChangeRequests;
   /**
    * Starts serving; returns the port it listens on (0 asks for any free one). In Socket Mode that

@@ -25,7 +25,7 @@ export interface Environments {
 }
 
 /**
- * `--env E` -> that environment's broker client, built once in src/bot.ts, seen through one budget
+ * `--env E` -> that environment's broker client, built once in src/bot/bot.ts, seen through one budget
  * per question (RMQ_TIMEOUT, default QUESTION_BUDGET_MS.slack): every call of the question,
  * retries included, ends by then, and the asker is told the broker did not answer in time.
  */

@@ -8,7 +8,7 @@ export interface SlackRedis extends DefaultsRedis {
   set(key: string, value: string, ex: 'EX', seconds: number, nx: 'NX'): Promise<'OK' | null>;
   set(key: string, value: string): Promise<unknown>;
   ping(): Promise<string>;
-  /** For /readyz: whether Redis keeps its data on disk (src/health.ts). */
+  /** For /readyz: whether Redis keeps its data on disk (src/bot/health.ts). */
   config?(subcommand: 'GET', name: string): Promise<unknown>;
 }
 

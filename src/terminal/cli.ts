@@ -1,4 +1,4 @@
-// First: before any module builds its schemas (src/zodJitless.ts).
+// First: before any module builds its schemas (src/core/zodJitless.ts).
 import '../core/zodJitless.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { helpText } from '../commands/help.ts';
@@ -8,14 +8,14 @@ import type { TerminalCommandName } from '../commands/registry.ts';
 import { which } from '../commands/which/which.ts';
 import { DEFAULT_KEY_PREFIX, loadConfig, pickEnvironment, QUESTION_BUDGET_MS } from '../config/config.ts';
 import { ConfigError, InputError } from '../core/errors.ts';
+import { checkScope } from '../core/vhosts.ts';
 import { ManagementClient } from '../rabbit/client.ts';
 import { brokerReason, RabbitError } from '../rabbit/errors.ts';
+import { jsonText, quoted } from '../text/asWritten.ts';
+import { count } from '../text/count.ts';
 import { type AnsweredAt, answeredForLine } from './answeredFor.ts';
 import { policiesText } from './policies.ts';
 import { whichText } from './which.ts';
-import { jsonText, quoted } from '../text/asWritten.ts';
-import { count } from '../text/count.ts';
-import { checkScope } from '../core/vhosts.ts';
 
 /**
  * The terminal front door: the read-only commands, with `--json`. It never applies a change.
@@ -70,7 +70,7 @@ function answer(io: Io, json: boolean, at: AnsweredAt, doc: object, text: () => 
 }
 
 /**
- * The terminal's handler of every command in the table (`commands/registry.ts`) that is not
+ * The terminal's handler of every command in the table (`src/commands/registry.ts`) that is not
  * Slack only, keyed by its name: the compiler refuses a missing one or one the table lacks.
  * What only some commands need is loaded when asked for (bench/cli: `which` stays cheap).
  */
@@ -260,7 +260,9 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     });
   },
   async history({ words, json, env, io, options }) {
-    const { history, historyExitCode, parseHistory, verifySentence } = await import('../commands/history/history.ts');
+    const { history, historyExitCode, parseHistory, verifySentence } = await import(
+      '../commands/history/history.ts'
+    );
     const { historyText } = await import('./history.ts');
     const input = parseHistory(words);
     const { withRedis } = await import('./cliRedis.ts');
@@ -285,7 +287,12 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
  * bundle in `dist/`, two from this source file in `src/terminal/` (`npm run rmq`).
  */
 const version: TerminalCommand = async ({ io }) => {
-  const pkg = JSON.parse(readFileSync(new URL(import.meta.url.endsWith('.ts') ? '../../package.json' : '../package.json', import.meta.url), 'utf8')) as {
+  const pkg = JSON.parse(
+    readFileSync(
+      new URL(import.meta.url.endsWith('.ts') ? '../../package.json' : '../package.json', import.meta.url),
+      'utf8',
+    ),
+  ) as {
     name: string;
     version: string;
   };
@@ -337,7 +344,7 @@ export async function runCli(
   }
 }
 
-/** What the bot answers a filed set with (commands/import.ts `importJson`). */
+/** What the bot answers a filed set with (src/commands/import/import.ts `importJson`). */
 interface ImportAnswer {
   readonly env: string;
   readonly request: { readonly id: string; readonly state: string; readonly vhost: string };

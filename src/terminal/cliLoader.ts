@@ -26,7 +26,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Script } from 'node:vm';
 
-/** What the bundle exports (src/cli.ts). */
+/** What the bundle exports (src/terminal/cli.ts). */
 interface CliBundle {
   cliMain(): Promise<never>;
   runCli(argv: readonly string[], env: NodeJS.ProcessEnv, io?: unknown): Promise<number>;

@@ -1,8 +1,8 @@
 /**
- * Redis for the terminal's `requests` and `history`, loaded by `src/cli.ts` with `import()` so
+ * Redis for the terminal's `requests` and `history`, loaded by `src/terminal/cli.ts` with `import()` so
  * `which` and `preview` never pay for the Redis client.
  *
- * ioredis is imported statically (here, through src/redis.ts), never with `import()` itself: in the bundled CLI an
+ * ioredis is imported statically (here, through src/redis/redis.ts), never with `import()` itself: in the bundled CLI an
  * `import()` of a CommonJS package yields only its `default` (`{ Redis }` came out undefined:
  * "r is not a constructor"), while a static named import is read from the package's exports as
  * Node reads it. `scripts/build.ts` refuses a bundle with such an `import()`.

@@ -16,7 +16,7 @@ import { type InventorySource, openInventory } from '../rabbit/inventory.ts';
  * A later change to the same vhost between the change and this listing is read as part of the
  * "before" state: the answer is for the policies as listed, and the summary is dated.
  *
- * What it did to the messages: the preview's rules of immediate effect (src/policy/impact.ts) on
+ * What it did to the messages: the preview's rules of immediate effect (src/policy/impact/impact.ts) on
  * that before state, with the queues' numbers read in the same pass. A change is found after the
  * fact, so the numbers now may already show its removal: with `asOf` (when the event exchange
  * dated the change) they are the broker's samples from just before it (its length history),
@@ -32,7 +32,7 @@ export interface ChangeEffect extends SimulationResult {
 /**
  * What each change of one vhost did, from ONE listing of its objects: a simulation per change
  * (each on the state before it, as effectOfChange), all fed by the same pass over the listing
- * (the sequence driver's, src/policy/sequence.ts, for changes already made).
+ * (the sequence driver's, src/policy/simulate/sequence.ts, for changes already made).
  * A burst of 300 changes over 100,000 queues reads the queues once, not 300 times.
  */
 export async function effectsOfChanges(

@@ -126,7 +126,7 @@ export class WatchStore {
 }
 
 /**
- * The apply job's announcement of its own write (src/workflow/applyJob.ts `AnnounceWrite`), on the
+ * The apply job's announcement of its own write (src/workflow/apply/applyJob.ts `AnnounceWrite`), on the
  * connection given: the watcher of that environment then does not report it as made outside.
  */
 export function ownWriteAnnouncer(

@@ -19,7 +19,7 @@ import {
 } from './watcher.ts';
 
 /**
- * One watcher per environment, built in src/bot.ts (createBot, which main.ts and the e2e harness start): started together,
+ * One watcher per environment, built in src/bot/bot.ts (createBot, which main.ts and the e2e harness start): started together,
  * health reported together, stopped together.
  */
 
@@ -80,7 +80,7 @@ export function startWatchers(options: WatchersOptions): Watchers {
 }
 
 /**
- * What src/bot.ts builds: every environment watched, each change outside the bot recorded in the
+ * What src/bot/bot.ts builds: every environment watched, each change outside the bot recorded in the
  * audit trail and posted to the environment's approvals channel.
  */
 export function watchOutside(o: {

@@ -42,7 +42,7 @@ import {
  * (generated into them, or given as ARGV), never a list of their own.
  *
  * A request filed, an approval counted, a state moved or a hold marked returns only once a Redis
- * replica has it, where the primary has replicas (`WAIT`, src/replication.ts, as the audit trail):
+ * replica has it, where the primary has replicas (`WAIT`, src/redis/replication.ts, as the audit trail):
  * else it throws NotReplicatedError, and the caller says it was not done (a failover right after
  * cannot lose what was acknowledged); a break-glass move and a review alike. Where the message was posted and a reminder's claim do not
  * wait: losing them costs a message update or a second reminder, not a decision.
@@ -279,7 +279,7 @@ export function newRequestId(): string {
 const isOpen = (s: RequestState) => OPEN_STATES.includes(s);
 
 export interface RequestStoreOptions {
-  /** How long a write waits for a replica (default REPLICATION_WAIT_MS of src/replication.ts). */
+  /** How long a write waits for a replica (default REPLICATION_WAIT_MS of src/redis/replication.ts). */
   readonly replicationWaitMs?: number;
 }
 

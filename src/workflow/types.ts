@@ -191,7 +191,7 @@ export const ChangeRequestSchema = z.object({
   againOf: z.string().optional(),
   /**
    * `--for`: the change is reverted this long after it is applied (approved together with its
-   * revert; src/workflow/timebox.ts). Only create and edit.
+   * revert; src/workflow/timebox/timebox.ts). Only create and edit.
    */
   timeBoxMs: z.number().int().positive().optional(),
   /**
@@ -235,7 +235,7 @@ export interface FileInput {
   };
   readonly requester: Requester;
   readonly origin: Origin;
-  /** `--for`: revert this long after applying (parseTimeBox in src/workflow/timebox.ts). */
+  /** `--for`: revert this long after applying (parseTimeBox in src/workflow/timebox/timebox.ts). */
   readonly timeBoxMs?: number;
   /** `--break-glass`: applied at once without approval (where allowed), the requester's reason its reason. */
   readonly breakGlass?: boolean;
@@ -463,7 +463,7 @@ export interface Notifier {
   reviewReminder(request: ChangeRequest): Promise<void>;
 }
 
-// --- construction (built once in src/bot.ts) ------------------------------------------------
+// --- construction (built once in src/bot/bot.ts) ------------------------------------------------
 
 /** One environment as the workflow needs it (from config). */
 export interface WorkflowEnvironment {
@@ -482,15 +482,15 @@ export interface WorkflowEnvironment {
 }
 
 /**
- * `createWorkflow(options & deps)` (src/workflow/workflow.ts), built once per process in
- * src/bot.ts, which also builds its stores (`WorkflowDeps`).
+ * `createWorkflow(options & deps)` (src/workflow/filing/workflow.ts), built once per process in
+ * src/bot/bot.ts, which also builds its stores (`WorkflowDeps`).
  */
 export interface WorkflowOptions {
   readonly environments: readonly WorkflowEnvironment[];
   /** The broker client of an environment, with the settings that answer Slack. */
   readonly brokerFor: (env: string) => WorkflowBroker;
   readonly approvers: ApproverDirectory;
-  /** Queues the apply job (src/workflow/queue.ts `createApplyQueue`). */
+  /** Queues the apply job (src/workflow/apply/queue.ts `createApplyQueue`). */
   readonly queue: ApplyQueue;
   readonly notifier: Notifier;
   readonly log: Logger;
@@ -507,8 +507,8 @@ export interface ApplyQueue {
 }
 
 /**
- * `startApplyWorker(options)` (src/workflow/worker.ts): the BullMQ worker that applies approved
- * requests, plus the expiry sweep. Started once per process in src/bot.ts; `close()` on shutdown
+ * `startApplyWorker(options)` (src/workflow/apply/worker.ts): the BullMQ worker that applies approved
+ * requests, plus the expiry sweep. Started once per process in src/bot/bot.ts; `close()` on shutdown
  * waits for the job in progress.
  */
 export interface ApplyWorkerOptions {
@@ -542,7 +542,7 @@ export interface ApplyWorkerOptions {
   readonly lockDurationMs?: number;
   /**
    * Called once a change is recorded, before the request is marked applied (so again if the job
-   * is retried after it: must be idempotent). src/bot.ts schedules a time box's deadline here.
+   * is retried after it: must be idempotent). src/bot/bot.ts schedules a time box's deadline here.
    */
   readonly onRecorded?: (request: ChangeRequest, record: ChangeRecord) => Promise<void>;
   readonly now?: () => Date;

@@ -20,7 +20,7 @@ import { type RedisServer, startRedisServer } from '../support/redisServer.ts';
 /**
  * The longest the stop may take here: the answers' drain (10 s, none under way), the broker
  * clients' grace (1 s) and the workers' close deadline while Redis is away (SHUTDOWN_REDIS_AWAY_MS
- * in src/bot.ts), with room for a loaded machine; far below the 90 s hard limit.
+ * in src/bot/bot.ts), with room for a loaded machine; far below the 90 s hard limit.
  */
 const STOP_BOUND_MS = 30_000;
 

@@ -1,6 +1,6 @@
 /**
  * What a queue does when its own x-argument and its policy set the same limit: the preview says
- * which value holds (src/policy/simulate.ts, argumentRule/valueInUse). Proven by behaviour on each
+ * which value holds (src/policy/simulate/simulate.ts, argumentRule/valueInUse). Proven by behaviour on each
  * real broker: messages published past the limit, then counted by taking them off the queue.
  */
 import { describe, expect, it } from 'vitest';

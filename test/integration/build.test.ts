@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WhichResult } from '../../src/commands/which/which.ts';
 import { cliMustNotLoad, cliMustNotLoadAtStart } from '../../scripts/build.ts';
 import { setUpLab } from '../../scripts/lab.ts';
+import type { WhichResult } from '../../src/commands/which/which.ts';
 import { adminClient, brokerCredentials, brokerUrl, uniqueName, waitFor } from '../support/broker.ts';
 import { type Built, built } from '../support/built.ts';
 import { type CliRun, runBuiltRmq } from '../support/cli.ts';
@@ -99,8 +99,8 @@ describe('the compiled CLI (bin/rmq.js -> dist/cliLoader.cjs -> dist/cli.cjs)', 
   });
 
   it('contains none of what only the Slack bot needs, and loads Redis only for the commands that use it', () => {
-    expect(pkg.cliStartInputs).toContain('src/cli.ts');
-    expect(pkg.cliStartInputs).toContain('commands/which.ts');
+    expect(pkg.cliStartInputs).toContain('src/terminal/cli.ts');
+    expect(pkg.cliStartInputs).toContain('src/commands/which/which.ts');
     const botOnly = pkg.cliInputs.filter(
       (p) => cliMustNotLoad.some((re) => re.test(p)) || /node_modules\/pino\//.test(p),
     );
@@ -109,9 +109,9 @@ describe('the compiled CLI (bin/rmq.js -> dist/cliLoader.cjs -> dist/cli.cjs)', 
     const atStart = pkg.cliStartInputs.filter((p) => cliMustNotLoadAtStart.some((re) => re.test(p)));
     expect(atStart).toEqual([]);
     // The preview service loads with `preview` only (the live impact's words, which `which` says
-    // its hazards in, live beside the rules: src/policy/impactWords.ts).
+    // its hazards in, live beside the rules: src/policy/impact/impactWords.ts).
     const previewAtStart = pkg.cliStartInputs.filter(
-      (p) => p.startsWith('commands/preview') || p.startsWith('src/preview/'),
+      (p) => p.startsWith('src/commands/preview/') || p.startsWith('src/preview/'),
     );
     expect(previewAtStart).toEqual([]);
   });

@@ -1,5 +1,5 @@
 /**
- * The rules of immediate effect (src/policy/impact.ts) proven by behaviour on each real broker:
+ * The rules of immediate effect (src/policy/impact/impact.ts) proven by behaviour on each real broker:
  * messages published, the preview asked what the change will do to them, the change made, and
  * the broker watched doing it (or, where the rule says nothing happens now, a control showing
  * that the change is in force while the messages stay). The issue's table is rows here.

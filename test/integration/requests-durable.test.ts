@@ -1,7 +1,7 @@
 /**
  * The request store beyond one Redis: on a primary with a replica (two redis-server processes of
  * this test's own), a request filed, an approval counted and a state moved return only once the
- * replica has them (WAIT, src/replication.ts, the rule the audit trail follows too); while the
+ * replica has them (WAIT, src/redis/replication.ts, the rule the audit trail follows too); while the
  * replica cannot take them (SIGSTOP: connected, acknowledging nothing) each is refused, not
  * acknowledged, and a failover right after could not lose what the bot said was done.
  */

@@ -1,6 +1,6 @@
 /**
  * What a change made outside the bot did to the messages, on each real broker: the preview's
- * rules (src/policy/impact.ts) on the state before it. The change is found after the fact, when
+ * rules (src/policy/impact/impact.ts) on the state before it. The change is found after the fact, when
  * the statistics may already show its removal; dated by the event exchange, the numbers are the
  * broker's samples from just before it (its length history), so the loss is still counted.
  */

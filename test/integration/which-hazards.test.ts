@@ -1,5 +1,5 @@
 /**
- * `which`'s live hazards (src/policy/impact.ts, hazardsOf) proven by behaviour on each real
+ * `which`'s live hazards (src/policy/impact/impact.ts, hazardsOf) proven by behaviour on each real
  * broker: the object set up, `which` asked through the terminal's entry point (`--json` and its
  * text), then the broker made to show the hazard is real — a publish to a queue at its limit
  * pushes out the oldest or is refused, an idle queue with `expires` goes by the time said, a

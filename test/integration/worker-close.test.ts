@@ -1,5 +1,5 @@
 /**
- * A BullMQ worker's close (src/workflow/workerClose.ts) on a Redis of this test's own: a job under
+ * A BullMQ worker's close (src/workflow/apply/workerClose.ts) on a Redis of this test's own: a job under
  * way is waited for while Redis answers (it completes, recorded in Redis, before the close
  * resolves); with Redis killed while a job is under way the close still resolves, by force, after
  * the away deadline, instead of waiting for a Redis that never comes back; a job moved to delayed

@@ -10,7 +10,7 @@ import {
 import { REDIS_URL, type WorkflowFixture } from './workflow.ts';
 
 /**
- * One bot replica's background half, as src/botChangeRequests.ts wires it: the apply worker
+ * One bot replica's background half, as src/bot/botChangeRequests.ts wires it: the apply worker
  * (scheduling a time box's deadline once its change is recorded) and the time-box worker, on the
  * fixture's Redis and `client`. `workflow`: the fixture's workflow options (one replica's settings).
  */
@@ -47,7 +47,7 @@ export async function timeBoxReplica(
   };
 }
 
-/** What the time-box worker runs at a deadline (and before it), for `wf` on `client`, as src/botChangeRequests.ts wires it. */
+/** What the time-box worker runs at a deadline (and before it), for `wf` on `client`, as src/bot/botChangeRequests.ts wires it. */
 export function timeBoxDeadline(
   fx: WorkflowFixture,
   wf: ReturnType<WorkflowFixture['workflow']>,

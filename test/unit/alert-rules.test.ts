@@ -1,7 +1,7 @@
 /**
  * ops/prometheus-alerts.yml: a rules file Prometheus can load (groups of rules, each alert with an
  * expression, a severity and a summary) that names only metrics the bot exports: those registered
- * by createMetrics() (src/slack/metrics.ts, Node's default metrics included), histogram series by
+ * by createMetrics() (src/bot/metrics.ts, Node's default metrics included), histogram series by
  * their base name, and Prometheus's own `up`.
  */
 import { readFileSync } from 'node:fs';

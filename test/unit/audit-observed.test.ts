@@ -1,5 +1,5 @@
 /**
- * Predicted and observed in the audit record (src/audit/observed.ts, src/workflow/observe.ts):
+ * Predicted and observed in the audit record (src/audit/observed.ts, src/workflow/apply/observe.ts):
  * which touched queues are watched, where predicted and observed differ, the words for both in
  * the terminal and Slack, and the poll after the write when the statistics lag, never settle or
  * cannot be read (a scripted listing: fault injection; the real brokers are in

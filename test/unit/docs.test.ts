@@ -77,13 +77,13 @@ describe('docs/ has an entry for', () => {
     expect(missing, 'add a row (| `NAME` | default | what it sets |) to docs/configuration.md').toEqual([]);
   });
 
-  it('every command of commands/registry.ts: a heading', () => {
+  it('every command of src/commands/registry.ts: a heading', () => {
     const headings = headingNames();
     const missing = COMMAND_TABLE.map((c) => c.name).filter((n) => !headings.has(n));
     expect(missing, 'add a heading (## `NAME`) to docs/commands.md').toEqual([]);
   });
 
-  it('every field of the environments file (src/config.ts), nested ones as outer.inner: a table row', () => {
+  it('every field of the environments file (src/config/config.ts), nested ones as outer.inner: a table row', () => {
     expect(environmentFields).toEqual(expect.arrayContaining(['name', 'url', 'breakGlass.reviewWithin']));
     const rows = rowNames();
     const missing = environmentFields.filter((f) => !rows.has(f));

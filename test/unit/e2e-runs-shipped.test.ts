@@ -6,15 +6,15 @@ import { describe, expect, it } from 'vitest';
 /**
  * The e2e suites and the harness they (and the Slack benches) start the bot with run it as it
  * ships (`dist/main.js`, see test/README.md), never from the sources: none of them imports a
- * value of the bot's entry points (src/bot.ts and its parts src/botClients.ts and
- * src/botChangeRequests.ts, src/main.ts). (The integration suites' workflow
+ * value of the bot's entry points (src/bot/bot.ts and its parts src/bot/botClients.ts and
+ * src/bot/botChangeRequests.ts, src/bot/main.ts). (The integration suites' workflow
  * fixture, support/workflow.ts, starts the apply worker from src/ on purpose: not a front door.) Type-only imports are fine (they run nothing), as is reading
  * Redis or the broker with other src/ classes.
  */
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ENTRY = String.raw`(?:\.\./)+src/(?:bot|botClients|botChangeRequests|main)\.ts`;
-/** `import { … } from '…/src/bot.ts'` (not `import type`), `export … from`, or `import('…')` not in a type. */
+/** `import { … } from '…/src/bot/bot.ts'` (not `import type`), `export … from`, or `import('…')` not in a type. */
 const VALUE_IMPORT = new RegExp(
   String.raw`(?:^|\n)\s*(?:import|export)\s+(?!type\b)[^;]*?from\s+'${ENTRY}'|(?<!typeof\s)import\(\s*'${ENTRY}'`,
 );

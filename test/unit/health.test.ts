@@ -1,5 +1,5 @@
 /**
- * The probes' background check (src/health.ts) on parts that answer, hang or refuse: readiness
+ * The probes' background check (src/bot/health.ts) on parts that answer, hang or refuse: readiness
  * answers at once from the last result, each part with its state, error code and age; Redis
  * gates readiness, a broker does not; draining does; Redis persistence read from CONFIG GET.
  * The probes against the real Redis and brokers (and a drip and a black hole) are in

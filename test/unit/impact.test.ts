@@ -1,5 +1,5 @@
 /**
- * The rules of immediate effect (src/policy/impact.ts): the issue's table as rows, and properties
+ * The rules of immediate effect (src/policy/impact/impact.ts): the issue's table as rows, and properties
  * over random queues and values. Each rule is proven by behaviour on the real brokers in
  * test/integration/impact.test.ts; here, the arithmetic and the bookkeeping around them.
  */

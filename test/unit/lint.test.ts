@@ -1,5 +1,5 @@
 /**
- * src/policy/lint.ts: each kind fires on the smallest world that holds it and not on its clean
+ * src/policy/lint/lint.ts: each kind fires on the smallest world that holds it and not on its clean
  * twin; a property test over random clean worlds (anchored or harmless patterns, distinct
  * priorities, keys every type takes, targets that exist, operator limits that bite, queues with
  * consumers) finds nothing; and the order, the 20 names and the count. The broker itself:

@@ -1,5 +1,5 @@
 /**
- * src/redisTrouble.ts: which failures mean Redis is away, the address as it may be logged, and
+ * src/redis/redisTrouble.ts: which failures mean Redis is away, the address as it may be logged, and
  * one line for the first failure of any connection, the rest at debug, until Redis answers again.
  * The process as users meet it: test/e2e/errors-name-the-fix.test.ts.
  */

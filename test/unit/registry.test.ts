@@ -1,5 +1,5 @@
 /**
- * commands/registry.ts: the one table of commands, and every place that lists them (help in the
+ * src/commands/registry.ts: the one table of commands, and every place that lists them (help in the
  * terminal and in Slack, the terminal's handlers, Slack's) agreeing with it. Every expectation is
  * derived from the table, so adding a command needs no change here.
  */

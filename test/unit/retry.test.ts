@@ -1,4 +1,4 @@
-/** src/retry.ts: when a failed call is tried again, and after how long. Pure, no I/O. */
+/** src/core/retry.ts: when a failed call is tried again, and after how long. Pure, no I/O. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { backoffMs, retryDelay, SleepAborted, sleep } from '../../src/core/retry.ts';

@@ -10,7 +10,7 @@ import {
 import { V40, V310 } from '../support/policies.ts';
 
 /**
- * src/policy/validateDefinition.ts on its own: a definition's keys and values for the broker's
+ * src/policy/validate/validateDefinition.ts on its own: a definition's keys and values for the broker's
  * version (validate.test.ts covers the whole validation that calls it).
  */
 

@@ -14,7 +14,7 @@ import { requestEntry } from '../requests/requests.ts';
  * `import FILE --reason TEXT [--vhost V] [--vhost-map FROM=TO …] [--env E] [--prune] [--thread LINK] [--for DURATION] [--break-glass]`:
  * one change request for the whole set of a definitions file, planned against the broker
  * (src/plan/), filed through the workflow as one set (`Workflow.fileSet`). The terminal sends the
- * file to the bot (`POST /api/import`, src/slack/importRoute.ts) and never touches Redis or the
+ * file to the bot (`POST /api/import`, src/bot/importRoute.ts) and never touches Redis or the
  * broker's write credentials; the bot runs `fileImport` with the requester its token names.
  */
 

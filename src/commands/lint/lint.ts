@@ -20,7 +20,7 @@ import { notAskedOf } from '../which/whichLookup.ts';
  * `lint [FILE] [--vhost V] [--env E] [--fail-on error|warning]`: every surprise the vhost's
  * policies hold for the objects there now, in one pass over the listings `preview` reads (one
  * queue listing with the live numbers, one exchange listing, the two policy lists, the
- * federation): no call per object. The rules are src/policy/lint.ts; the sentences are here, each
+ * federation): no call per object. The rules are src/policy/lint/lint.ts; the sentences are here, each
  * name as written. With a file's policies (`policies`), they are linted as if applied. Writes
  * nothing.
  */

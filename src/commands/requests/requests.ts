@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { InputError } from '../../core/errors.ts';
 import { setVhosts } from '../../workflow/changeSet.ts';
-// The terminal imports this module only for `requests` and `import` (src/cli.ts), so not at start.
+// The terminal imports this module only for `requests` and `import` (src/terminal/cli.ts), so not at start.
 import { approvalsNeeded, approvalsOf, awaitsReview } from '../../workflow/rules.ts';
 import type { ChangeRequest } from '../../workflow/types.ts';
 import { type FlagDefaults, parseArgs, parseWith } from '../parse.ts';

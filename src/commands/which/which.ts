@@ -120,7 +120,7 @@ export interface WhichResult {
   now?: LiveNow | null;
   /** A queue whose node is down (a cluster's node stopped): why `now` is null. */
   nodeDown?: true;
-  /** What threatens the object as it stands (src/policy/impact.ts, hazardsOf); [] when nothing. */
+  /** What threatens the object as it stands (src/policy/impact/impact.ts, hazardsOf); [] when nothing. */
   hazards: Hazard[];
   /** Reads the hazards needed that failed: what they would have checked is not claimed. */
   hazardsNotRead?: string[];

@@ -11,7 +11,7 @@ import type { FederationState } from '../../rabbit/responses.ts';
 
 /**
  * `which`'s live hazards: the values the object uses now and its statistics, through the rules of
- * immediate effect (src/policy/hazards.ts, hazardsOf), with only the reads they need: one GET per
+ * immediate effect (src/policy/impact/hazards.ts, hazardsOf), with only the reads they need: one GET per
  * exchange its values name, and the vhost's federation when they name an upstream.
  */
 

@@ -16,7 +16,7 @@ import { useCommand } from './use.ts';
 import { whichCommand } from './which.ts';
 
 /**
- * Slack's handler of every command in the table (`commands/registry.ts`), keyed by its name: the
+ * Slack's handler of every command in the table (`src/commands/registry.ts`), keyed by its name: the
  * compiler refuses a missing command or one the table does not have. A new handler is a
  * SlackCommand in its own module here (see which.ts).
  */

@@ -43,7 +43,7 @@ export interface Asker {
   readonly triggerId?: string | undefined;
 }
 
-/** Slack's handler of one command of the table (`commands/registry.ts`), filed under its name in `index.ts`. */
+/** Slack's handler of one command of the table (`src/commands/registry.ts`), filed under its name in `index.ts`. */
 export interface SlackCommand {
   /** Runs after Slack was acknowledged; may take seconds. Throws InputError for bad input. */
   run(words: readonly string[], ctx: CommandContext): Promise<Deliverable>;

@@ -70,11 +70,11 @@ export const DraftSchema = z.object({
       applyTo: z.unknown().optional(),
       priority: z.unknown().optional(),
       definition: z.unknown().optional(),
-      /** `edit --set KEY=JSON --unset KEY` (commands/preview.ts). */
+      /** `edit --set KEY=JSON --unset KEY` (src/commands/preview/preview.ts). */
       definitionPatch: z.object({ set: definitionSchema, unset: z.array(z.string()).readonly() }).optional(),
     })
     .default({}),
-  /** `--for`: reverted this long after it is applied (src/workflow/timebox.ts). */
+  /** `--for`: reverted this long after it is applied (src/workflow/timebox/timebox.ts). */
   timeBoxMs: z.number().int().positive().optional(),
   /** `--break-glass`: applied at once without approval, where allowed (the workflow checks it again). */
   breakGlass: z.boolean().optional(),

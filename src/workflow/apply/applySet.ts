@@ -81,7 +81,7 @@ import type { ChangeRequest, Failure } from '../types.ts';
 
 /**
  * The bot's own write, announced just before it is made, so the watcher of `env` does not report
- * it as a change made outside the bot (src/watch/store.ts `ownWriteAnnouncer`, wired in src/botChangeRequests.ts).
+ * it as a change made outside the bot (src/watch/store.ts `ownWriteAnnouncer`, wired in src/bot/botChangeRequests.ts).
  */
 export type AnnounceWrite = (
   env: string,
@@ -101,7 +101,7 @@ export interface ApplySetDeps extends RecordingServices {
    * before it tries again: doubled for each try the job has spent, at most a minute.
    */
   readonly rollbackRetryMs: number;
-  /** Told once the records are appended, before the request is marked applied (a time box scheduled: src/bot.ts). */
+  /** Told once the records are appended, before the request is marked applied (a time box scheduled: src/bot/bot.ts). */
   readonly onRecorded?: (request: ChangeRequest, record: ChangeRecord) => Promise<void>;
   /** How a single change's queues are watched after its write, for the audit's `observed` (observe.ts). */
   readonly observe: ObserveOptions;

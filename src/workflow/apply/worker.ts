@@ -28,7 +28,7 @@ export const APPLY_CLIENT_SETTINGS: Pick<ManagementClientOptions, 'timeouts' | '
     retryBaseMs: 500,
   };
 
-/** What the job works with, built by the composition root (src/botChangeRequests.ts `applyWorkerDeps`) and handed in. */
+/** What the job works with, built by the composition root (src/bot/botChangeRequests.ts `applyWorkerDeps`) and handed in. */
 export interface ApplyWorkerDeps {
   /**
    * The worker's Redis connection (`jobConnection`): BullMQ blocks on it and must never give up a

@@ -58,7 +58,7 @@ import type {
   WorkflowOptions,
 } from '../types.ts';
 
-/** What the workflow works with, built by the composition root (src/botChangeRequests.ts `workflowDeps`) and handed in. */
+/** What the workflow works with, built by the composition root (src/bot/botChangeRequests.ts `workflowDeps`) and handed in. */
 export interface WorkflowDeps {
   /** The app's Redis, which the stores sit on: pinged before a filing previews anything. */
   readonly redis: Redis;

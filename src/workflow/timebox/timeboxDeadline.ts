@@ -50,7 +50,7 @@ export interface TimeBoxDeadlineDeps {
   readonly keyPrefix: string;
   /**
    * Files (and posts for approval) a request restoring the before state of audit record
-   * `auditId`: the Slack side's ChangeRequests.revert in src/bot.ts, Workflow.revertRequestFor in tests.
+   * `auditId`: the Slack side's ChangeRequests.revert in src/bot/bot.ts, Workflow.revertRequestFor in tests.
    */
   readonly revertRequest: (
     auditId: string,

@@ -12,7 +12,7 @@ import { boundedClose, connected } from '../apply/workerClose.ts';
  * one job whichever replica scheduled it and however often; BullMQ hands a job to one worker.
  *
  *   warn-<id>    10 minutes before the deadline (boxes longer than that): a warning in the thread
- *   revert-<id>  at the deadline: revert, or ask for a new approval (src/workflow/timeboxDeadline.ts)
+ *   revert-<id>  at the deadline: revert, or ask for a new approval (src/workflow/timebox/timeboxDeadline.ts)
  */
 
 export const TIMEBOX_QUEUE = 'rmq-timebox';
