@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { ChangeRecord } from '../src/audit/types.ts';
 import { LabClient } from '../src/rabbit/lab.ts';
-import type { FileInput, Notifier } from '../src/workflow/index.ts';
+import type { FileInput, Notifier } from '../src/workflow/types.ts';
 import { benchWorkflow } from './benchWorkflow.ts';
 
 const argv = process.argv.slice(2);

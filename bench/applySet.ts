@@ -26,7 +26,7 @@ import { readDefinitions } from '../src/definitions/read.ts';
 import { planFile } from '../src/plan/plan.ts';
 import { LabClient } from '../src/rabbit/lab.ts';
 import { plannedSet, type SetStep } from '../src/workflow/changeSet.ts';
-import type { ChangeRequest, Notifier } from '../src/workflow/index.ts';
+import type { ChangeRequest, Notifier } from '../src/workflow/types.ts';
 import { benchWorkflow } from './benchWorkflow.ts';
 
 const argv = process.argv.slice(2);

@@ -2,13 +2,11 @@ import type { Redis } from 'ioredis';
 import { applyWorkerDeps, workflowDeps } from '../src/bot/botChangeRequests.ts';
 import { createLogger } from '../src/core/log.ts';
 import type { LabClient } from '../src/rabbit/lab.ts';
-import {
-  createApplyQueue,
-  createApproverDirectory,
-  createWorkflow,
-  type Notifier,
-  startApplyWorker,
-} from '../src/workflow/index.ts';
+import { createApplyQueue } from '../src/workflow/apply/queue.ts';
+import { startApplyWorker } from '../src/workflow/apply/worker.ts';
+import { createApproverDirectory } from '../src/workflow/filing/approvers.ts';
+import { createWorkflow } from '../src/workflow/filing/workflow.ts';
+import type { Notifier } from '../src/workflow/types.ts';
 
 /**
  * The workflow as the bot builds it, for the apply benches (bench/apply.ts, bench/applySet.ts):

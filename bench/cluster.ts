@@ -15,9 +15,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import { setUpLab } from '../scripts/lab.ts';
-import { runCli } from '../src/terminal/cli.ts';
-import { type CallInfo, ManagementClient } from '../src/rabbit/index.ts';
+import { ManagementClient } from '../src/rabbit/client.ts';
 import { LabClient } from '../src/rabbit/lab.ts';
+import type { CallInfo } from '../src/rabbit/transport.ts';
+import { runCli } from '../src/terminal/cli.ts';
 import { lockCluster } from '../test/support/clusterLock.ts';
 
 const URLS = ['http://127.0.0.1:15691', 'http://127.0.0.1:15692', 'http://127.0.0.1:15693'];

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
-import { InputError } from '../core/errors.ts';
+import { InputError } from '../core/index.ts';
 import { type LoggedRecords, recordDigest } from './trail.ts';
 import { AuditRecordSchema } from './types.ts';
 

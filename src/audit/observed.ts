@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Impact } from '../policy/impact/impact.ts';
-import type { PreviewObject } from '../preview/impact.ts';
+import type { Impact } from '../policy/impact/index.ts';
+import type { PreviewObject } from '../preview/index.ts';
 
 /**
  * Predicted and observed, for the audit record of an applied change: per touched queue what the

@@ -1,5 +1,5 @@
-import type { ImpactTotals } from '../policy/impact/impact.ts';
-import { clock, durationWords, type NameWords, NODE_DOWN, totalsWords } from '../policy/impact/impactWords.ts';
+import type { ImpactTotals } from '../policy/impact/index.ts';
+import { clock, durationWords, type NameWords, NODE_DOWN, totalsWords } from '../policy/impact/index.ts';
 import { agrees, differences, expectedAfter, type Observation, type ObservedQueue } from './observed.ts';
 
 /**

@@ -1,8 +1,8 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { Logger } from '../core/log.ts';
-import { sorted } from '../policy/compare.ts';
-import { replicated } from '../redis/replication.ts';
+import type { Logger } from '../core/index.ts';
+import { sorted } from '../policy/index.ts';
+import { replicated } from '../redis/index.ts';
 import {
   type AgainstLog,
   type AuditEntry,

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import type { ImpactTotals } from '../policy/impact/impact.ts';
-import type { ImpactSummary } from '../preview/impact.ts';
-import type { PolicyFields } from '../preview/preview.ts';
+import type { ImpactTotals } from '../policy/impact/index.ts';
+import type { ImpactSummary, PolicyFields } from '../preview/index.ts';
 import { ObservationSchema } from './observed.ts';
 
 /**

@@ -1,20 +1,23 @@
 import type { Redis } from 'ioredis';
-import { AuditTrail } from '../audit/trail.ts';
+import { AuditTrail } from '../audit/index.ts';
+import { type Config, DEFAULT_KEY_PREFIX } from '../config/index.ts';
+import { ConfigError, createLogger, type Logger } from '../core/index.ts';
+import type { ManagementClient } from '../rabbit/index.ts';
+import { RedisTrouble } from '../redis/index.ts';
+import {
+  type AppDeps,
+  type BotApp,
+  createApp,
+  type LintDigest,
+  slackOutsideNotifier,
+  startLintDigest,
+} from '../slack/index.ts';
+import { type Watchers, watchOutside } from '../watch/index.ts';
+import { APPLY_CLIENT_SETTINGS } from '../workflow/apply/index.ts';
+import { FreezeStore, RequestStore } from '../workflow/index.ts';
 import { type ChangeRequestTuning, changeRequestParts, timeBoxFilingOf } from './botChangeRequests.ts';
 import { CLIENT_CLOSE_GRACE_MS, createBrokers, createRedis } from './botClients.ts';
-import { type Config, DEFAULT_KEY_PREFIX } from '../config/config.ts';
-import { ConfigError } from '../core/errors.ts';
-import { createLogger, type Logger } from '../core/log.ts';
-import type { ManagementClient } from '../rabbit/index.ts';
-import { RedisTrouble } from '../redis/redisTrouble.ts';
-import { type AppDeps, type BotApp, createApp } from '../slack/app.ts';
-import { type LintDigest, startLintDigest } from '../slack/lintDigest.ts';
-import { createMetrics, type Metrics } from './metrics.ts';
-import { slackOutsideNotifier } from '../slack/outsideNotifier.ts';
-import { type Watchers, watchOutside } from '../watch/watchers.ts';
-import { FreezeStore } from '../workflow/deciding/freeze.ts';
-import { APPLY_CLIENT_SETTINGS } from '../workflow/index.ts';
-import { RequestStore } from '../workflow/store.ts';
+import { createMetrics, type Metrics } from './metrics/metrics.ts';
 
 /**
  * The composition root of the Slack bot: config -> logger -> one management client per

@@ -1,38 +1,31 @@
 import type { Redis } from 'ioredis';
-import { AuditTrail } from '../audit/trail.ts';
-import { CLIENT_CLOSE_GRACE_MS, createBrokers } from './botClients.ts';
-import type { Config } from '../config/config.ts';
-import type { Logger } from '../core/log.ts';
+import { AuditTrail } from '../audit/index.ts';
+import type { Config } from '../config/index.ts';
+import type { Logger } from '../core/index.ts';
 import type { ManagementClient } from '../rabbit/index.ts';
-import type { RedisTrouble } from '../redis/redisTrouble.ts';
-import type { AppDeps, BotApp } from '../slack/app.ts';
-import type { Metrics } from './metrics.ts';
-import { ownWriteAnnouncer } from '../watch/store.ts';
-import { FreezeStore } from '../workflow/deciding/freeze.ts';
+import type { RedisTrouble } from '../redis/index.ts';
+import type { AppDeps, BotApp } from '../slack/index.ts';
+import { ownWriteAnnouncer } from '../watch/index.ts';
 import {
   APPLY_CLIENT_SETTINGS,
-  type ApplyWorker,
   type ApplyWorkerDeps,
   createApplyQueue,
-  createApproverDirectory,
-  createWorkflow,
   jobConnection,
-  type Notifier,
   startApplyWorker,
-  type WorkflowDeps,
-} from '../workflow/index.ts';
-import { RequestStore } from '../workflow/store.ts';
-import {
-  type TimeBoxDeadlineDeps,
-  type TimeBoxNotifier,
-  timeBoxHandlers,
-} from '../workflow/timebox/timeboxDeadline.ts';
+} from '../workflow/apply/index.ts';
+import { createApproverDirectory, createWorkflow, type WorkflowDeps } from '../workflow/filing/index.ts';
+import { type ApplyWorker, FreezeStore, type Notifier, RequestStore } from '../workflow/index.ts';
 import {
   createTimeBoxQueue,
   startTimeBoxWorker,
+  type TimeBoxDeadlineDeps,
+  type TimeBoxNotifier,
   type TimeBoxQueue,
   type TimeBoxWorker,
-} from '../workflow/timebox/timeboxQueue.ts';
+  timeBoxHandlers,
+} from '../workflow/timebox/index.ts';
+import { CLIENT_CLOSE_GRACE_MS, createBrokers } from './botClients.ts';
+import type { Metrics } from './metrics/metrics.ts';
 
 /**
  * Change requests, composed for src/bot/bot.ts: the workflow and its stores, the apply queue, the

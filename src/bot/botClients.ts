@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
-import type { Config } from '../config/config.ts';
+import type { Config } from '../config/index.ts';
 import { ManagementClient, type ManagementClientOptions, type Timeouts } from '../rabbit/index.ts';
-import { openRedis } from '../redis/redis.ts';
-import type { Metrics } from './metrics.ts';
+import { openRedis } from '../redis/index.ts';
+import type { Metrics } from './metrics/metrics.ts';
 
 /**
  * The bot's clients, as the composition root (src/bot/bot.ts) makes them: one management client per

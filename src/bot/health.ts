@@ -1,4 +1,4 @@
-import { codeOf } from '../core/errors.ts';
+import { codeOf } from '../core/index.ts';
 
 /**
  * What the probes answer from (INTERFACE.md section 5): a background check of every broker and

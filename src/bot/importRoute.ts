@@ -1,12 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CustomRoute } from '@slack/bolt';
-import { fileImport, ImportBody, type ImportDeps, importJson } from '../commands/import/import.ts';
-import { InputError } from '../core/errors.ts';
-import type { Logger } from '../core/log.ts';
-import { jsonText } from '../text/asWritten.ts';
-import type { ChangeRequest, Origin } from '../workflow/types.ts';
-import { parseThreadLink } from '../slack/requests/command.ts';
+import { fileImport, ImportBody, type ImportDeps, importJson } from '../commands/import/index.ts';
+import type { Logger } from '../core/index.ts';
+import { InputError } from '../core/index.ts';
+import { parseThreadLink } from '../slack/requests/index.ts';
+import { jsonText } from '../text/index.ts';
+import type { ChangeRequest, Origin } from '../workflow/index.ts';
 
 /**
  * `POST /api/import`: a change set filed through the bot by the terminal's `import` (or a CI

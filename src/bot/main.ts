@@ -1,10 +1,12 @@
 import { pathToFileURL } from 'node:url';
 import { config as loadDotenv } from 'dotenv';
+import { type Config, loadConfig } from '../config/index.ts';
+import { ConfigError } from '../core/index.ts';
+import { missingSlackMessage, missingSlackSettings } from '../slack/index.ts';
 import { BotStartError, createBot } from './bot.ts';
-import { type Config, loadConfig } from '../config/config.ts';
-import { ConfigError } from '../core/errors.ts';
-import { missingSlackMessage, missingSlackSettings } from '../slack/app.ts';
 
+export { loadConfig } from '../config/index.ts';
+export { createLogger } from '../core/index.ts';
 /**
  * What the Slack e2e suites drive of the built bundle (`dist/main.js`, the file `npm start`
  * runs) when a suite must shorten a timing or observe in-process: the same code the process
@@ -12,9 +14,7 @@ import { missingSlackMessage, missingSlackSettings } from '../slack/app.ts';
  */
 export { BotStartError, createBot } from './bot.ts';
 export { createBrokers, createRedis } from './botClients.ts';
-export { loadConfig } from '../config/config.ts';
-export { createLogger } from '../core/log.ts';
-export { createMetrics } from './metrics.ts';
+export { createMetrics } from './metrics/metrics.ts';
 
 /**
  * `npm start`: the config read, the bot (src/bot/bot.ts, the composition root) started, and the

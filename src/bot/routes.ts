@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { CustomRoute } from '@slack/bolt';
+import { jsonText } from '../text/index.ts';
 import type { HealthMonitor } from './health.ts';
-import { jsonText } from '../text/asWritten.ts';
-import type { Metrics } from './metrics.ts';
+import type { Metrics } from './metrics/metrics.ts';
 
 /**
  * The routes beside `POST /slack/events`, on the same port and not signature-checked: the probes

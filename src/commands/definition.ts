@@ -1,4 +1,4 @@
-import { InputError } from '../core/errors.ts';
+import { InputError } from '../core/index.ts';
 import { foldDoubleQuotes } from './split.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { InputError } from '../core/errors.ts';
-import { MAX_NAME_BYTES, OBJECT_KINDS, utf8Length } from '../policy/types.ts';
+import { InputError } from '../core/index.ts';
+import { MAX_NAME_BYTES, OBJECT_KINDS, utf8Length } from '../policy/index.ts';
 
 /**
  * Command words -> a typed command. Shared by Slack (`/rmq …`, `@rmq …`) and the terminal.

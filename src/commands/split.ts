@@ -1,4 +1,4 @@
-import { InputError } from '../core/errors.ts';
+import { InputError } from '../core/index.ts';
 
 /**
  * Slack text -> words, split for how people type in Slack rather than in a shell

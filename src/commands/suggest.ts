@@ -1,5 +1,5 @@
-import { CloseNames } from '../core/didYouMean.ts';
-import type { ObjectKind } from '../policy/types.ts';
+import { CloseNames } from '../core/index.ts';
+import type { ObjectKind } from '../policy/index.ts';
 
 /**
  * "Did you mean" for an object `which` did not find (a policy's and a vhost's are folded over

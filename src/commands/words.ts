@@ -1,6 +1,5 @@
-import type { NotApplied } from '../policy/resolve.ts';
-import type { ObjectKind } from '../policy/types.ts';
-import type { RabbitErrorCode } from '../rabbit/errors.ts';
+import type { NotApplied, ObjectKind } from '../policy/index.ts';
+import type { RabbitErrorCode } from '../rabbit/index.ts';
 
 /**
  * The sentences every front door (terminal, Slack) uses for the same states, written once.

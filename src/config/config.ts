@@ -1,12 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { z } from 'zod';
-import { closeNames } from '../core/didYouMean.ts';
-import { parseDuration } from '../core/duration.ts';
-import { ConfigError } from '../core/errors.ts';
-import { parseSentinels, sentinelUrl } from '../redis/redisAddress.ts';
-import { isSlackGroupId, isSlackUserId } from '../core/slackIds.ts';
-import { count } from '../text/count.ts';
+import { ConfigError, closeNames, isSlackGroupId, isSlackUserId, parseDuration } from '../core/index.ts';
+import { count } from '../text/index.ts';
+import { parseSentinels, sentinelUrl } from './redisAddress.ts';
 
 /**
  * Configuration from the environment (and an optional environments file), validated once at
@@ -353,7 +350,9 @@ export const EnvSchema = z.object({
             `each entry is NAME:TOKEN (a name of letters, digits, . _ or -; a token of at least 16 characters, e.g. ci:$(openssl rand -hex 24)); entry ${i + 1} is not`,
           );
         if (tokens.has(name))
-          return refuse(`the name ${name} is listed twice (entry ${i + 1}): each name once, with a token of its own`);
+          return refuse(
+            `the name ${name} is listed twice (entry ${i + 1}): each name once, with a token of its own`,
+          );
         const problem = tokenProblem(token);
         if (problem) return refuse(`the token of ${name} (entry ${i + 1}) ${problem}`);
         // The token names who files (`api:NAME`): one token under two names would file as the last.

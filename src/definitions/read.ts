@@ -1,7 +1,7 @@
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
-import type { Policy, PolicyLayer } from '../policy/types.ts';
-import { quoted } from '../text/asWritten.ts';
+import type { Policy, PolicyLayer } from '../policy/index.ts';
+import { quoted } from '../text/index.ts';
 import { jsonErrorWords } from './jsonSyntax.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type { Worker } from 'node:worker_threads';
-import type { CompiledPattern, PendingVerdicts } from '../policy/pattern/pattern.ts';
+import type { CompiledPattern, PendingVerdicts } from '../policy/pattern/index.ts';
 
 /**
  * The backtracking engine for the patterns RE2 cannot read (lookaround, backreferences): the

@@ -1,7 +1,7 @@
-import { nameView, pendingVerdicts } from '../policy/pattern/pattern.ts';
-import type { KindOrUnknown } from '../policy/policyIndex.ts';
-import { type PolicySet, type Resolution, resolve } from '../policy/resolve.ts';
-import type { Simulation } from '../policy/simulate/simulate.ts';
+import type { KindOrUnknown } from '../policy/index.ts';
+import { type PolicySet, type Resolution, resolve } from '../policy/index.ts';
+import { nameView, pendingVerdicts } from '../policy/pattern/index.ts';
+import type { Simulation } from '../policy/simulate/index.ts';
 import { type BacktrackingReader, defaultReader } from './reader.ts';
 
 /**

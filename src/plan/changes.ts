@@ -1,7 +1,7 @@
-import type { FilePolicy } from '../definitions/read.ts';
-import { actionOf, samePolicy, type Transition } from '../policy/compare.ts';
-import type { BrokerVersion, Policy, PolicyLayer } from '../policy/types.ts';
-import { validate } from '../policy/validate/validate.ts';
+import type { FilePolicy } from '../definitions/index.ts';
+import type { BrokerVersion, Policy, PolicyLayer } from '../policy/index.ts';
+import { actionOf, samePolicy, type Transition } from '../policy/index.ts';
+import { validate } from '../policy/validate/index.ts';
 
 /**
  * A file's policies of one vhost against the broker's: the changes, or what the broker would

@@ -16,14 +16,12 @@
  * test/unit/plan-findings.test.ts: for random worlds and random changes, the findings so read are
  * exactly those of the two whole passes (`wholeNewFindings`), wording included.
  */
-import { type BacktrackingReader, defaultReader } from '../patterns/reader.ts';
-import type { LiveQueue, World } from '../policy/impact/impact.ts';
-import { type Finding, Linter, type LintObject } from '../policy/lint/lint.ts';
-import { findingId } from '../policy/lint/lintDigest.ts';
-import { nameView, type PatternCache } from '../policy/pattern/pattern.ts';
-import { PolicyIndex } from '../policy/policyIndex.ts';
-import type { PolicySet } from '../policy/resolve.ts';
-import type { Policy } from '../policy/types.ts';
+import { type BacktrackingReader, defaultReader } from '../patterns/index.ts';
+import type { LiveQueue, World } from '../policy/impact/index.ts';
+import type { Policy, PolicySet } from '../policy/index.ts';
+import { PolicyIndex } from '../policy/index.ts';
+import { type Finding, findingId, Linter, type LintObject } from '../policy/lint/index.ts';
+import { nameView, type PatternCache } from '../policy/pattern/index.ts';
 
 export interface FindingsInput {
   /** The vhost's policies now, and once every change is written. */

@@ -24,37 +24,49 @@
  * are modules of their own.
  */
 
+import { codeOf, missingVhost, type VhostLister } from '../core/index.ts';
 import {
   type DefinitionsFile,
   type FederationNames,
   missingVhostWords,
   withDeclared,
-} from '../definitions/read.ts';
-import { codeOf } from '../core/errors.ts';
-import type { BacktrackingReader } from '../patterns/reader.ts';
-import { settleSimulation } from '../patterns/resolveRead.ts';
-import { actionOf, type Transition } from '../policy/compare.ts';
+} from '../definitions/index.ts';
+import type { BacktrackingReader } from '../patterns/index.ts';
+import { settleSimulation } from '../patterns/index.ts';
 import {
   type Impact,
   impactTotals,
   type LiveQueue,
   losingQueues,
   readsFederation,
-} from '../policy/impact/impact.ts';
-import type { Finding, LintObject } from '../policy/lint/lint.ts';
-import { chooseOrder, impactAt, type LossContext, lossAgainst } from '../policy/simulate/order.ts';
-import { PatternCache } from '../policy/pattern/pattern.ts';
-import { buildPolicySet } from '../policy/resolve.ts';
-import type { Risk } from '../policy/risks.ts';
-import { type LayerNames, SequenceDriver, type StateValues, timelines } from '../policy/simulate/sequence.ts';
-import type { ChangeAction, InventoryObject, Unpredictable } from '../policy/simulate/simulate.ts';
-import { touchIndex } from '../policy/simulate/touch.ts';
-import { formatVersion, type ObjectKind, type Policy, type PolicyLayer } from '../policy/types.ts';
-import { defaultDeliveryLimit, type LiveNow, worldOf } from '../preview/impact.ts';
-import type { PolicyFields, PreviewChange } from '../preview/preview.ts';
-import { type NotAskedWhy, notAskedBecause } from '../rabbit/errors.ts';
-import { type InventorySource, openInventory } from '../rabbit/inventory.ts';
-import { missingVhost, type VhostLister } from '../core/vhosts.ts';
+} from '../policy/impact/index.ts';
+import type { Risk } from '../policy/index.ts';
+import {
+  actionOf,
+  buildPolicySet,
+  formatVersion,
+  type ObjectKind,
+  type Policy,
+  type PolicyLayer,
+  type Transition,
+} from '../policy/index.ts';
+import type { Finding, LintObject } from '../policy/lint/index.ts';
+import { PatternCache } from '../policy/pattern/index.ts';
+import type { ChangeAction, InventoryObject, Unpredictable } from '../policy/simulate/index.ts';
+import {
+  chooseOrder,
+  impactAt,
+  type LayerNames,
+  type LossContext,
+  lossAgainst,
+  SequenceDriver,
+  type StateValues,
+  timelines,
+  touchIndex,
+} from '../policy/simulate/index.ts';
+import type { PolicyFields, PreviewChange } from '../preview/index.ts';
+import { defaultDeliveryLimit, type LiveNow, worldOf } from '../preview/index.ts';
+import { type InventorySource, type NotAskedWhy, notAskedBecause, openInventory } from '../rabbit/index.ts';
 import { changesOf } from './changes.ts';
 import { newFindings } from './findings.ts';
 

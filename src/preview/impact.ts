@@ -8,10 +8,10 @@ import {
   losingQueues,
   readsFederation,
   type World,
-} from '../policy/impact/impact.ts';
-import type { ObjectOutcome } from '../policy/simulate/simulate.ts';
-import { atLeast, type BrokerVersion, type ObjectKind } from '../policy/types.ts';
-import type { LiveReading } from '../rabbit/inventory.ts';
+} from '../policy/impact/index.ts';
+import { atLeast, type BrokerVersion, type ObjectKind } from '../policy/index.ts';
+import type { ObjectOutcome } from '../policy/simulate/index.ts';
+import type { LiveReading } from '../rabbit/index.ts';
 
 /**
  * The preview's live impact: each object the change touches, joined with what the broker says is

@@ -1,18 +1,20 @@
-import { closeNames } from '../core/didYouMean.ts';
-import { codeOf } from '../core/errors.ts';
-import type { BacktrackingReader } from '../patterns/reader.ts';
-import { settleSimulation } from '../patterns/resolveRead.ts';
-import { type PolicyDiff, policyDiff } from '../policy/diff.ts';
-import { readsFederation } from '../policy/impact/impact.ts';
-import { CompiledPattern, nameView } from '../policy/pattern/pattern.ts';
-import type { Problem } from '../policy/validate/problem.ts';
-import { type PolicyChange, Simulation, type Unpredictable } from '../policy/simulate/simulate.ts';
-import type { Definition, Policy, PolicyLayer } from '../policy/types.ts';
-import { formatVersion } from '../policy/types.ts';
-import { type ProposedFields, type Validation, validate } from '../policy/validate/validate.ts';
-import { type NotAskedWhy, notAskedBecause } from '../rabbit/errors.ts';
-import { type Inventory, type InventorySource, openInventory } from '../rabbit/inventory.ts';
-import { missingVhost, type VhostLister } from '../core/vhosts.ts';
+import { closeNames, codeOf, missingVhost, type VhostLister } from '../core/index.ts';
+import type { BacktrackingReader } from '../patterns/index.ts';
+import { settleSimulation } from '../patterns/index.ts';
+import { readsFederation } from '../policy/impact/index.ts';
+import type { Definition, Policy, PolicyLayer } from '../policy/index.ts';
+import { formatVersion, type PolicyDiff, policyDiff } from '../policy/index.ts';
+import { CompiledPattern, nameView } from '../policy/pattern/index.ts';
+import { type PolicyChange, Simulation, type Unpredictable } from '../policy/simulate/index.ts';
+import type { Problem } from '../policy/validate/index.ts';
+import { type ProposedFields, type Validation, validate } from '../policy/validate/index.ts';
+import {
+  type Inventory,
+  type InventorySource,
+  type NotAskedWhy,
+  notAskedBecause,
+  openInventory,
+} from '../rabbit/index.ts';
 import { type ImpactSummary, type PreviewObject, withImpact } from './impact.ts';
 import { type PreviewSummary, SUMMARY_NAMES, summarize } from './summary.ts';
 

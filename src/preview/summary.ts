@@ -1,6 +1,6 @@
-import { RISKS, type Risk, riskOf } from '../policy/risks.ts';
-import type { ObjectOutcome, PolicyChange, SimulationResult } from '../policy/simulate/simulate.ts';
-import type { BrokerVersion, ObjectKind } from '../policy/types.ts';
+import type { BrokerVersion, ObjectKind } from '../policy/index.ts';
+import { RISKS, type Risk, riskOf } from '../policy/index.ts';
+import type { ObjectOutcome, PolicyChange, SimulationResult } from '../policy/simulate/index.ts';
 import type { ImpactSummary } from './impact.ts';
 
 /**

@@ -9,8 +9,14 @@
  * retries included. Callers with other needs (the apply job) pass other `timeouts`, `limits` and
  * `getRetries`.
  */
-import { enabledPlugins, pluginsNeedApplications } from '../policy/plugins.ts';
-import { type BrokerVersion, type Policy, type PolicyLayer, parseVersion } from '../policy/types.ts';
+import {
+  type BrokerVersion,
+  enabledPlugins,
+  type Policy,
+  type PolicyLayer,
+  parseVersion,
+  pluginsNeedApplications,
+} from '../policy/index.ts';
 import { RabbitError } from './errors.ts';
 import {
   FOUND_STATS,

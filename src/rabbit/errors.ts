@@ -1,4 +1,4 @@
-import { CodedError, codeOf } from '../core/errors.ts';
+import { CodedError, codeOf } from '../core/index.ts';
 
 /**
  * Everything that can go wrong talking to the management API, as one error class with a

@@ -1,32 +1,21 @@
+/** The entrance of rabbit/: what the other folders of src/ use of it (inside, modules import each other directly). */
+export { ManagementClient, type ManagementClientOptions } from './client.ts';
 export {
-  type BrokerOverview,
-  type CallInfo,
-  DEFAULT_TIMEOUTS,
-  type HttpMethod,
-  ManagementClient,
-  type ManagementClientOptions,
-  type Timeouts,
-} from './client.ts';
-export {
-  cleanReason,
-  errorFromFailure,
-  errorFromResponse,
+  brokerReason,
   isRabbitError,
-  isRetryable,
   type NotAskedWhy,
   notAskedBecause,
   RABBIT_ERROR_CODES,
   RabbitError,
   type RabbitErrorCode,
 } from './errors.ts';
-export { JsonArraySplitter, parseJsonArrayStream } from './jsonArrayStream.ts';
-export type {
-  ExchangeDetail,
-  ExchangeListing,
-  Permission,
-  QueueDetail,
-  QueueKind,
-  QueueListing,
-  ReportedPolicy,
-  WhoAmI,
-} from './responses.ts';
+export {
+  type Inventory,
+  type InventorySource,
+  type LiveReading,
+  narrowedTo,
+  openInventory,
+} from './inventory.ts';
+export { PAGE_MAX } from './listings.ts';
+export { type FederationState, type Permission, toQueueKind, type WhoAmI } from './responses.ts';
+export type { CallInfo, Timeouts } from './transport.ts';

@@ -27,10 +27,10 @@
  * Never paged through: the broker builds and sorts the whole list for every page (quadratic); the
  * one page of a name filter is asked for only where it holds every queue the filter finds.
  */
-import { codeOf } from '../core/errors.ts';
-import type { LiveQueue } from '../policy/impact/impact.ts';
-import type { InventoryObject } from '../policy/simulate/simulate.ts';
-import type { BrokerVersion, Policy } from '../policy/types.ts';
+import { codeOf } from '../core/index.ts';
+import type { LiveQueue } from '../policy/impact/index.ts';
+import type { BrokerVersion, Policy } from '../policy/index.ts';
+import type { InventoryObject } from '../policy/simulate/index.ts';
 import { type FindingSource, found, queueStatsFound } from './narrowed.ts';
 import type {
   ExchangeListing,

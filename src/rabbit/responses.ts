@@ -3,8 +3,8 @@
  * Pure: the client fetches, this file says what a valid answer is and what it means.
  */
 import { z } from 'zod';
-import type { LiveQueue } from '../policy/impact/impact.ts';
-import type { Policy } from '../policy/types.ts';
+import type { LiveQueue } from '../policy/impact/index.ts';
+import type { Policy } from '../policy/index.ts';
 
 export type QueueKind = 'classic' | 'quorum' | 'stream';
 const QUEUE_KINDS: readonly string[] = ['classic', 'quorum', 'stream'] satisfies QueueKind[];

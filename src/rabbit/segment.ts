@@ -1,4 +1,4 @@
-import { InputError } from '../core/errors.ts';
+import { InputError } from '../core/index.ts';
 
 /**
  * One segment of a management API path (a vhost, a queue, an exchange, a policy name),

@@ -23,7 +23,7 @@
 import { setMaxListeners } from 'node:events';
 import { type Dispatcher, Pool } from 'undici';
 import type { z } from 'zod';
-import { type RetryPolicy, retryDelay, sleep } from '../core/retry.ts';
+import { type RetryPolicy, retryDelay, sleep } from '../core/index.ts';
 import {
   type CredentialsFrom,
   errorFromFailure,

@@ -4,11 +4,11 @@
  * primary that Redis Sentinel names (`REDIS_SENTINELS`, `REDIS_SENTINEL_NAME`). The config turns
  * the Sentinel settings into one address, `redis+sentinel://host:port,host:port/NAME` (with the
  * primary's password, if any, as in a Redis URL), so the parts pass one string around whichever
- * it is (src/redis/redisAddress.ts); here it becomes the client's options. ioredis asks the Sentinels for the primary at each
+ * it is (src/config/redisAddress.ts); here it becomes the client's options. ioredis asks the Sentinels for the primary at each
  * (re)connection, so after a failover every connection reaches the promoted replica.
  */
 import { Redis, type RedisOptions } from 'ioredis';
-import { isSentinelUrl, parseSentinels } from './redisAddress.ts';
+import { isSentinelUrl, parseSentinels } from '../config/index.ts';
 
 /**
  * The client options for an address: `{ url }` for a Redis URL (BullMQ and ioredis read it), or

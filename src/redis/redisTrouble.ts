@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { Logger } from '../core/log.ts';
-import { isSentinelUrl } from './redisAddress.ts';
+import { isSentinelUrl } from '../config/index.ts';
+import type { Logger } from '../core/index.ts';
 
 /**
  * Redis not answering, told once for the whole process. The bot holds several connections (the

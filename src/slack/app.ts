@@ -2,13 +2,23 @@ import { once } from 'node:events';
 import { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { App, HTTPReceiver, type Receiver, SocketModeReceiver } from '@slack/bolt';
-import { type Config, pickEnvironment } from '../config/config.ts';
-import { ConfigError, codeOf } from '../core/errors.ts';
-import { createHealthMonitor, type HealthDeps, type HealthMonitor } from '../bot/health.ts';
-import type { Logger } from '../core/log.ts';
-import { PatternCache } from '../policy/pattern/pattern.ts';
-import type { ListGroupMembers, Notifier, Workflow } from '../workflow/index.ts';
-import type { TimeBoxNotifier } from '../workflow/timebox/timeboxDeadline.ts';
+import {
+  createHealthMonitor,
+  type HealthDeps,
+  type HealthMonitor,
+  importRoute,
+  livezRoute,
+  metricsRoute,
+  readinessRoutes,
+} from '../bot/index.ts';
+import type { Metrics } from '../bot/metrics/index.ts';
+import { type Config, pickEnvironment } from '../config/index.ts';
+import type { Logger } from '../core/index.ts';
+import { ConfigError, codeOf } from '../core/index.ts';
+import { PatternCache } from '../policy/pattern/index.ts';
+import type { ListGroupMembers } from '../workflow/filing/index.ts';
+import type { Notifier, Workflow } from '../workflow/index.ts';
+import type { TimeBoxNotifier } from '../workflow/timebox/index.ts';
 import { fileDownloader } from './attachments.ts';
 import { boltLogLevel, createBoltLogger, secretMasker } from './boltLogger.ts';
 import { redisChannelDefaults } from './channelDefaults.ts';
@@ -17,7 +27,6 @@ import type { SlackBroker } from './environments.ts';
 import { environmentDirectory, pickForVhosts } from './environments.ts';
 import { refuseFutureTimestamps } from './freshness.ts';
 import type { Records } from './handlers/types.ts';
-import { importRoute } from '../bot/importRoute.ts';
 import { InFlight } from './inflight.ts';
 import {
   acknowledgeUnhandledInteractions,
@@ -27,13 +36,11 @@ import {
 import { appMentionListener } from './listeners/appMention.ts';
 import type { ListenerDeps } from './listeners/context.ts';
 import { slashCommandListener } from './listeners/slashCommand.ts';
-import type { Metrics } from '../bot/metrics.ts';
 import { redisEventDedupe, type SlackRedis } from './redis.ts';
 import { refuseReplays, signedRequestOf } from './replays.ts';
 import { registerRequestInteractions } from './requests/interactions.ts';
 import { createSlackNotifier } from './requests/notifier.ts';
 import { type ChangeRequests, createChangeRequests } from './requests/service.ts';
-import { livezRoute, metricsRoute, readinessRoutes } from '../bot/routes.ts';
 
 /**
  * The Bolt app, built from parts made elsewhere (src/bot/bot.ts, or a test): config, logger, one broker

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_FILE_BYTES } from '../definitions/read.ts';
+import { MAX_FILE_BYTES } from '../definitions/index.ts';
 import type { Sent } from './slackCalls.ts';
 
 /**

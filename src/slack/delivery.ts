@@ -1,6 +1,6 @@
-import type { Logger } from '../core/log.ts';
+import type { Outcome, Via } from '../bot/metrics/index.ts';
+import type { Logger } from '../core/index.ts';
 import { SLACK_LIMITS } from './limits.ts';
-import type { Outcome, Via } from '../bot/metrics.ts';
 import { type AttachedFile, createSlackCalls, type Sent, type SlackCallOptions } from './slackCalls.ts';
 import { answerNotDeliveredView, fileNotAttachedView } from './views/errors.ts';
 import type { SlackMessage } from './views/message.ts';

@@ -1,5 +1,5 @@
-import { splitSlackText } from '../commands/split.ts';
-import { InputError } from '../core/errors.ts';
+import { splitSlackText } from '../commands/index.ts';
+import { InputError } from '../core/index.ts';
 import type { Deliverable } from './delivery.ts';
 import { COMMANDS } from './handlers/index.ts';
 import type { CommandContext, SlackCommand } from './handlers/types.ts';

@@ -1,8 +1,7 @@
-import type { WhichBroker } from '../commands/which/which.ts';
-import { type Config, pickEnvironment, QUESTION_BUDGET_MS } from '../config/config.ts';
-import { InputError } from '../core/errors.ts';
-import type { PreviewBroker } from '../preview/preview.ts';
-import { checkScope } from '../core/vhosts.ts';
+import type { WhichBroker } from '../commands/which/index.ts';
+import { type Config, pickEnvironment, QUESTION_BUDGET_MS } from '../config/index.ts';
+import { checkScope, InputError } from '../core/index.ts';
+import type { PreviewBroker } from '../preview/index.ts';
 
 /** The management API as the Slack commands use it. ManagementClient satisfies it. */
 export interface SlackBroker extends WhichBroker, PreviewBroker {

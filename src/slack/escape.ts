@@ -1,4 +1,4 @@
-import { showInvisible } from '../text/asWritten.ts';
+import { showInvisible } from '../text/index.ts';
 
 /**
  * Text going to Slack and text coming from it.

@@ -1,16 +1,14 @@
 import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { type LintBroker, lint } from '../commands/lint/lint.ts';
-import type { Environment } from '../config/config.ts';
-import type { Logger } from '../core/log.ts';
-import { SEVERITIES } from '../policy/lint/lint.ts';
-import { type DigestFinding, diffFindings } from '../policy/lint/lintDigest.ts';
-import { openRedis } from '../redis/redis.ts';
-import type { RedisTrouble } from '../redis/redisTrouble.ts';
-import { inScope } from '../core/vhosts.ts';
-import { bullPrefix } from '../workflow/apply/queue.ts';
-import { boundedClose } from '../workflow/apply/workerClose.ts';
+import { type LintBroker, lint } from '../commands/lint/index.ts';
+import type { Environment } from '../config/index.ts';
+import type { Logger } from '../core/index.ts';
+import { inScope } from '../core/index.ts';
+import { type DigestFinding, diffFindings, SEVERITIES } from '../policy/lint/index.ts';
+import type { RedisTrouble } from '../redis/index.ts';
+import { openRedis } from '../redis/index.ts';
+import { boundedClose, bullPrefix } from '../workflow/apply/index.ts';
 import type { Delivery } from './delivery.ts';
 import { type DigestVhost, type EnvironmentDigest, lintDigestView } from './views/lintDigest.ts';
 

@@ -1,5 +1,5 @@
-import type { Logger } from '../core/log.ts';
-import type { OutsideNotifier } from '../watch/outside.ts';
+import type { Logger } from '../core/index.ts';
+import type { OutsideNotifier } from '../watch/index.ts';
 import type { Delivery } from './delivery.ts';
 import { outsideBurstFile, outsideBurstView } from './views/outside.ts';
 

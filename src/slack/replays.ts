@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { AnyMiddlewareArgs, Middleware } from '@slack/bolt';
-import type { Logger } from '../core/log.ts';
+import type { Metrics } from '../bot/metrics/index.ts';
+import type { Logger } from '../core/index.ts';
 import { MAX_CLOCK_SKEW_SEC } from './freshness.ts';
-import type { Metrics } from '../bot/metrics.ts';
 import type { SlackRedis } from './redis.ts';
 
 /**

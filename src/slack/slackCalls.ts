@@ -1,8 +1,7 @@
 import { webApi } from '@slack/bolt';
-import { codeOf } from '../core/errors.ts';
-import type { Logger } from '../core/log.ts';
-import { type RetryPolicy, type RetryVerdict, retryDelay, sleep } from '../core/retry.ts';
-import type { Metrics } from '../bot/metrics.ts';
+import type { Metrics } from '../bot/metrics/index.ts';
+import type { Logger } from '../core/index.ts';
+import { codeOf, type RetryPolicy, type RetryVerdict, retryDelay, sleep } from '../core/index.ts';
 
 /**
  * The Slack calls a Delivery (`delivery.ts`) is made of, each retried on Slack's 429 (after its

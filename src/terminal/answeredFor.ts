@@ -1,4 +1,4 @@
-import { quoted, terminalText } from '../text/asWritten.ts';
+import { quoted, terminalText } from '../text/index.ts';
 
 /**
  * The line every terminal answer ends with: the environment it answered for, and the vhost where

@@ -1,18 +1,14 @@
-// First: before any module builds its schemas (src/core/zodJitless.ts).
-import '../core/zodJitless.ts';
+// First: before any module builds its schemas (src/terminal/zodJitless.ts).
+import './zodJitless.ts';
 import { existsSync, readFileSync } from 'node:fs';
-import { helpText } from '../commands/help.ts';
-import { parseWhich, vhostMapOf } from '../commands/parse.ts';
-import { parsePolicies, policies } from '../commands/policies/policies.ts';
-import type { TerminalCommandName } from '../commands/registry.ts';
-import { which } from '../commands/which/which.ts';
-import { DEFAULT_KEY_PREFIX, loadConfig, pickEnvironment, QUESTION_BUDGET_MS } from '../config/config.ts';
-import { ConfigError, InputError } from '../core/errors.ts';
-import { checkScope } from '../core/vhosts.ts';
-import { ManagementClient } from '../rabbit/client.ts';
-import { brokerReason, RabbitError } from '../rabbit/errors.ts';
-import { jsonText, quoted } from '../text/asWritten.ts';
-import { count } from '../text/count.ts';
+import type { TerminalCommandName } from '../commands/index.ts';
+import { helpText, parseWhich, vhostMapOf } from '../commands/index.ts';
+import { parsePolicies, policies } from '../commands/policies/index.ts';
+import { which } from '../commands/which/index.ts';
+import { DEFAULT_KEY_PREFIX, loadConfig, pickEnvironment, QUESTION_BUDGET_MS } from '../config/index.ts';
+import { ConfigError, checkScope, InputError } from '../core/index.ts';
+import { brokerReason, ManagementClient, RabbitError } from '../rabbit/index.ts';
+import { count, jsonText, quoted } from '../text/index.ts';
 import { type AnsweredAt, answeredForLine } from './answeredFor.ts';
 import { policiesText } from './policies.ts';
 import { whichText } from './which.ts';
@@ -92,11 +88,11 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
   },
   async lint({ words, json, env, io }) {
     const [{ lint, lintExitCode, lintOfVhosts, parseLint }, { lintText }] = await Promise.all([
-      import('../commands/lint/lint.ts'),
+      import('../commands/lint/index.ts'),
       import('./lint.ts'),
     ]);
     const input = parseLint(words, terminalDefaults(env));
-    let file: import('../definitions/read.ts').DefinitionsFile | undefined;
+    let file: import('../definitions/index.ts').DefinitionsFile | undefined;
     if (input.file !== undefined) {
       const { readDefinitionsAt } = await import('./readFile.ts');
       const read = await readDefinitionsAt(input.file, {
@@ -139,8 +135,8 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
   async preview({ words, json, env, io }) {
     // Loaded when asked for: `which`, the common question, does not pay for the simulation.
     const [{ parsePreview, previewExitCode, previewJson }, { preview }, { previewText }] = await Promise.all([
-      import('../commands/preview/preview.ts'),
-      import('../preview/preview.ts'),
+      import('../commands/preview/index.ts'),
+      import('../preview/index.ts'),
       import('./preview.ts'),
     ]);
     const input = parsePreview(words, {}, { defaults: terminalDefaults(env) });
@@ -160,11 +156,11 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     });
   },
   async import({ words, json, env, io }) {
-    const { parseImport } = await import('../commands/import/import.ts');
+    const { parseImport } = await import('../commands/import/index.ts');
     const [{ postImport }, { readDefinitionsInput }, { MAX_FILE_BYTES }] = await Promise.all([
       import('./importClient.ts'),
       import('./readFile.ts'),
-      import('../definitions/read.ts'),
+      import('../definitions/index.ts'),
     ]);
     const input = parseImport(words, terminalDefaults(env));
     const config = loadConfig(env);
@@ -210,8 +206,8 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
   async plan({ words, json, env, io }) {
     const [{ parsePlan, planExitCode, planJson }, { planFile }, { planText }, { readDefinitionsAt }] =
       await Promise.all([
-        import('../commands/plan/plan.ts'),
-        import('../plan/plan.ts'),
+        import('../commands/plan/index.ts'),
+        import('../plan/index.ts'),
         import('./plan.ts'),
         import('./readFile.ts'),
       ]);
@@ -240,13 +236,13 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     });
   },
   async requests({ words, json, env, io, options }) {
-    const { parseRequests, requests } = await import('../commands/requests/requests.ts');
+    const { parseRequests, requests } = await import('../commands/requests/index.ts');
     const { requestsText } = await import('./requests.ts');
     const input = parseRequests(words);
     const { withRedis } = await import('./cliRedis.ts');
     return withRedis(env, io, async (redis) => {
-      const { RequestStore } = await import('../workflow/store.ts');
-      const { FreezeStore } = await import('../workflow/deciding/freeze.ts');
+      const { RequestStore } = await import('../workflow/index.ts');
+      const { FreezeStore } = await import('../workflow/index.ts');
       const prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
       const store = new RequestStore(redis, prefix);
       const freezes = new FreezeStore(redis, prefix);
@@ -261,14 +257,14 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
   },
   async history({ words, json, env, io, options }) {
     const { history, historyExitCode, parseHistory, verifySentence } = await import(
-      '../commands/history/history.ts'
+      '../commands/history/index.ts'
     );
     const { historyText } = await import('./history.ts');
     const input = parseHistory(words);
     const { withRedis } = await import('./cliRedis.ts');
     return withRedis(env, io, async (redis, config) => {
-      const { AuditTrail } = await import('../audit/trail.ts');
-      const { readAuditLog } = await import('../audit/log.ts');
+      const { AuditTrail } = await import('../audit/index.ts');
+      const { readAuditLog } = await import('../audit/index.ts');
       const trail = new AuditTrail(
         redis,
         options.keyPrefix ?? DEFAULT_KEY_PREFIX,

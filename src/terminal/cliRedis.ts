@@ -8,9 +8,8 @@
  * Node reads it. `scripts/build.ts` refuses a bundle with such an `import()`.
  */
 import type { Redis } from 'ioredis';
-import { type Config, loadConfig } from '../config/config.ts';
-import { openRedis } from '../redis/redis.ts';
-import { isSentinelUrl } from '../redis/redisAddress.ts';
+import { type Config, isSentinelUrl, loadConfig } from '../config/index.ts';
+import { openRedis } from '../redis/index.ts';
 
 /** Redis, closed after `fn`. Unreachable: exit 3, like a broker that could not be asked. */
 export async function withRedis(

@@ -1,15 +1,18 @@
-import { type HistoryResult, unreadableSentence, verifySentence } from '../commands/history/history.ts';
-import { inShowingOrder } from '../audit/observed.ts';
-import { acceptedWords, observationWords, observedQueueWords } from '../audit/observedWords.ts';
 import {
   type AuditRecord,
+  acceptedWords,
+  approvalWords,
+  breakGlassWords,
   type ChangeRecord,
   type FreezeRecord,
+  inShowingOrder,
   LEFT_WORDS,
+  observationWords,
+  observedQueueWords,
   type ReviewRecord,
-} from '../audit/types.ts';
-import { approvalWords, breakGlassWords } from '../audit/whoWords.ts';
-import { jsonWritten, quoted, terminalText } from '../text/asWritten.ts';
+} from '../audit/index.ts';
+import { type HistoryResult, unreadableSentence, verifySentence } from '../commands/history/index.ts';
+import { jsonWritten, quoted, terminalText } from '../text/index.ts';
 import { policyWords } from './preview.ts';
 
 /** The audit trail as terminal text, newest first; the chain's state last when verified. */

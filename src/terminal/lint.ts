@@ -1,6 +1,6 @@
-import { type LintAnswer, lintCounts } from '../commands/lint/lint.ts';
-import { NOT_ASKED_WORDS } from '../commands/words.ts';
-import { quoted, terminalText } from '../text/asWritten.ts';
+import { NOT_ASKED_WORDS } from '../commands/index.ts';
+import { type LintAnswer, lintCounts } from '../commands/lint/index.ts';
+import { quoted, terminalText } from '../text/index.ts';
 
 /**
  * The `lint` answer as terminal text: the findings, the most severe first, each with its sentence

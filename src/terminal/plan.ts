@@ -1,9 +1,9 @@
-import { whyOf } from '../commands/lint/lint.ts';
-import type { PlanObject, PlanResult, PlanStep } from '../plan/plan.ts';
-import { fieldsOf } from '../plan/plan.ts';
-import { impactWords, totalsWords } from '../policy/impact/impactWords.ts';
-import type { LayerNames } from '../policy/simulate/sequence.ts';
-import { definitionWritten, jsonWritten, quoted, showInvisible, terminalText } from '../text/asWritten.ts';
+import { whyOf } from '../commands/lint/index.ts';
+import type { PlanObject, PlanResult, PlanStep } from '../plan/index.ts';
+import { fieldsOf } from '../plan/index.ts';
+import { impactWords, totalsWords } from '../policy/impact/index.ts';
+import type { LayerNames } from '../policy/simulate/index.ts';
+import { definitionWritten, jsonWritten, quoted, showInvisible, terminalText } from '../text/index.ts';
 import { policyWords } from './preview.ts';
 
 /**

@@ -1,11 +1,11 @@
-import type { ListedPolicy, PoliciesResult } from '../commands/policies/policies.ts';
 import {
   NOT_ASKED_WORDS,
   OPERATOR_POLICIES_NOT_LISTED,
   POLICIES_TIE_WORDS,
   UNANCHORED_MARK,
-} from '../commands/words.ts';
-import { definitionWritten as definition, quoted, terminalText } from '../text/asWritten.ts';
+} from '../commands/index.ts';
+import type { ListedPolicy, PoliciesResult } from '../commands/policies/index.ts';
+import { definitionWritten as definition, quoted, terminalText } from '../text/index.ts';
 
 /** The `policies` answer as terminal text: the policies by priority, then the operator policies apart. */
 

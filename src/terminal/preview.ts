@@ -1,18 +1,24 @@
-import { deleteWarning, didYouMeanWords, KIND_WORDS, reachWords, WHICH_WORDS } from '../commands/words.ts';
-import { impactWords, objectNowWords, readingWords, totalsWords } from '../policy/impact/impactWords.ts';
-import { isAnchored } from '../policy/pattern/pattern.ts';
-import type { ImpactSummary, PreviewObject } from '../preview/impact.ts';
-import type { PolicyFields, PreviewAnswer, PreviewResult } from '../preview/preview.ts';
-import { nothingAfterWords, RISK_WORDS } from '../preview/summary.ts';
+import { deleteWarning, didYouMeanWords, KIND_WORDS, reachWords, WHICH_WORDS } from '../commands/index.ts';
+import { impactWords, objectNowWords, readingWords, totalsWords } from '../policy/impact/index.ts';
+import { isAnchored } from '../policy/pattern/index.ts';
+import type {
+  ImpactSummary,
+  PolicyFields,
+  PreviewAnswer,
+  PreviewObject,
+  PreviewResult,
+} from '../preview/index.ts';
+import { nothingAfterWords, RISK_WORDS } from '../preview/index.ts';
 import {
+  agree,
   asWritten,
+  count,
   definitionWritten,
   jsonWritten,
   quoted,
   showInvisible,
   terminalText,
-} from '../text/asWritten.ts';
-import { agree, count } from '../text/count.ts';
+} from '../text/index.ts';
 
 /**
  * The preview as terminal text, what hurts first: objects losing a dead-letter target, a TTL, a

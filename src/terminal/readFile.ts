@@ -1,5 +1,6 @@
 import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { InputError } from '../core/index.ts';
 import {
   type DefinitionsSource,
   MAX_FILE_BYTES,
@@ -7,9 +8,8 @@ import {
   type ReadOptions,
   readDefinitions,
   readDefinitionsFolder,
-} from '../definitions/read.ts';
-import { InputError } from '../core/errors.ts';
-import { quoted } from '../text/asWritten.ts';
+} from '../definitions/index.ts';
+import { quoted } from '../text/index.ts';
 
 /**
  * A definitions file as bytes, from a path or `-` (standard input): at most one byte over the

@@ -1,6 +1,5 @@
-import type { RequestsResult } from '../commands/requests/requests.ts';
-import { quoted, terminalText } from '../text/asWritten.ts';
-import { namesOrCount } from '../text/count.ts';
+import type { RequestsResult } from '../commands/requests/index.ts';
+import { namesOrCount, quoted, terminalText } from '../text/index.ts';
 import { policyWords } from './preview.ts';
 
 /** Open change requests as terminal text, oldest first. */

@@ -1,18 +1,18 @@
 import {
-  isKnownPolicy,
-  type PolicyView,
-  type UnknownPolicyView,
-  type WhichResult,
-} from '../commands/which/which.ts';
-import {
   didYouMeanWords,
   kindWords,
   NOT_ASKED_WORDS,
   UNANCHORED_MARK,
   WHICH_WORDS,
-} from '../commands/words.ts';
-import { hazardWords, nowWords, statisticsSaid, unknownNowWords } from '../policy/impact/impactWords.ts';
-import { definitionWritten as definition, jsonWritten, quoted, terminalText } from '../text/asWritten.ts';
+} from '../commands/index.ts';
+import {
+  isKnownPolicy,
+  type PolicyView,
+  type UnknownPolicyView,
+  type WhichResult,
+} from '../commands/which/index.ts';
+import { hazardWords, nowWords, statisticsSaid, unknownNowWords } from '../policy/impact/index.ts';
+import { definitionWritten as definition, jsonWritten, quoted, terminalText } from '../text/index.ts';
 
 /**
  * The `which` answer as terminal text, in the parts the Slack view has: in force, also matched,

@@ -1,10 +1,9 @@
-import { settleSimulation } from '../patterns/resolveRead.ts';
-import type { Transition } from '../policy/compare.ts';
-import { SequenceDriver } from '../policy/simulate/sequence.ts';
-import type { SimulationResult } from '../policy/simulate/simulate.ts';
-import { type ImpactSummary, type PreviewObject, withImpact } from '../preview/impact.ts';
-import { SUMMARY_NAMES } from '../preview/summary.ts';
-import { type InventorySource, openInventory } from '../rabbit/inventory.ts';
+import { settleSimulation } from '../patterns/index.ts';
+import type { Transition } from '../policy/index.ts';
+import type { SimulationResult } from '../policy/simulate/index.ts';
+import { SequenceDriver } from '../policy/simulate/index.ts';
+import { type ImpactSummary, type PreviewObject, SUMMARY_NAMES, withImpact } from '../preview/index.ts';
+import { type InventorySource, openInventory } from '../rabbit/index.ts';
 
 /**
  * What the objects under a policy gained and lost by a change already made (outside the bot):

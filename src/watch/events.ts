@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { canonical } from '../policy/compare.ts';
-import type { Policy, PolicyLayer } from '../policy/types.ts';
+import type { Policy, PolicyLayer } from '../policy/index.ts';
+import { canonical } from '../policy/index.ts';
 
 /**
  * The broker's event exchange (`rabbitmq_event_exchange`), read for policy changes. Pure: a

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import type { ChangeEntry, ChangeRecord, OutsideImpact } from '../audit/types.ts';
-import type { Logger } from '../core/log.ts';
-import { auditObject } from '../policy/diff.ts';
-import type { Policy } from '../policy/types.ts';
-import type { ImpactSummary } from '../preview/impact.ts';
-import type { InventorySource } from '../rabbit/inventory.ts';
+import type { ChangeEntry, ChangeRecord, OutsideImpact } from '../audit/index.ts';
+import type { Logger } from '../core/index.ts';
+import type { Policy } from '../policy/index.ts';
+import { auditObject } from '../policy/index.ts';
+import type { ImpactSummary } from '../preview/index.ts';
+import type { InventorySource } from '../rabbit/index.ts';
 import { type ChangeEffect, effectsOfChanges } from './effect.ts';
 import type { OutsideChange } from './watcher.ts';
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { addressKey, canonical, fromCanonical, type PolicyAddress } from '../policy/compare.ts';
-import type { Policy } from '../policy/types.ts';
+import type { Policy } from '../policy/index.ts';
+import { addressKey, canonical, fromCanonical, type PolicyAddress } from '../policy/index.ts';
 
 /**
  * The last recorded state of one environment's policies, in Redis, shared by every bot replica:

@@ -1,10 +1,9 @@
-import type { Environment } from '../config/config.ts';
-import { codeOf } from '../core/errors.ts';
-import type { Logger } from '../core/log.ts';
-import { differences, stateOf, type Transition } from '../policy/compare.ts';
-import type { Policy, PolicyLayer } from '../policy/types.ts';
-import type { RedisTrouble } from '../redis/redisTrouble.ts';
-import { inScope } from '../core/vhosts.ts';
+import type { Environment } from '../config/index.ts';
+import type { Logger } from '../core/index.ts';
+import { codeOf, inScope } from '../core/index.ts';
+import type { Policy, PolicyLayer } from '../policy/index.ts';
+import { differences, stateOf, type Transition } from '../policy/index.ts';
+import type { RedisTrouble } from '../redis/index.ts';
 import { EchoFilter, parseEvent } from './events.ts';
 import { EventFollower, type FollowerStatus } from './follower.ts';
 import type { TransitionInput, WatchStore } from './store.ts';

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
-import type { Config } from '../config/config.ts';
-import type { Logger } from '../core/log.ts';
-import type { InventorySource } from '../rabbit/inventory.ts';
-import type { RedisTrouble } from '../redis/redisTrouble.ts';
+import type { Config } from '../config/index.ts';
+import type { Logger } from '../core/index.ts';
+import type { InventorySource } from '../rabbit/index.ts';
+import type { RedisTrouble } from '../redis/index.ts';
 import {
   type OutsideNotifier,
   type OutsideRecorderOptions,

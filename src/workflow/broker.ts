@@ -1,5 +1,5 @@
-import type { Policy, PolicyLayer } from '../policy/types.ts';
-import type { PreviewBroker } from '../preview/preview.ts';
+import type { Policy, PolicyLayer } from '../policy/index.ts';
+import type { PreviewBroker } from '../preview/index.ts';
 import type { Permission, WhoAmI } from '../rabbit/index.ts';
 
 /**

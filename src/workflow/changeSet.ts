@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import { ImpactTotalsSchema, PolicyFieldsSchema } from '../audit/types.ts';
-import { fieldsOf, type Plan } from '../plan/plan.ts';
-import type { Transition } from '../policy/compare.ts';
-import { type ImpactTotals, impactTotals } from '../policy/impact/impact.ts';
-import type { Policy } from '../policy/types.ts';
-import type { ImpactSummary } from '../preview/impact.ts';
+import { ImpactTotalsSchema, PolicyFieldsSchema } from '../audit/index.ts';
+import { fieldsOf, type Plan } from '../plan/index.ts';
+import { type ImpactTotals, impactTotals } from '../policy/impact/index.ts';
+import type { Policy, Transition } from '../policy/index.ts';
+import type { ImpactSummary } from '../preview/index.ts';
 
 /**
  * A change set: the policy changes one request files, in the order they are written (the

@@ -1,6 +1,5 @@
-import { CodedError } from '../core/errors.ts';
-import type { PreviewResult } from '../preview/preview.ts';
-import { outsideScope } from '../core/vhosts.ts';
+import { CodedError, outsideScope } from '../core/index.ts';
+import type { PreviewResult } from '../preview/index.ts';
 import type { ChangeRequest } from './types.ts';
 
 /**

@@ -1,17 +1,51 @@
-/** Change requests: states and transitions, the Redis store, who may approve, the apply job (the audit trail is src/audit/). */
-
-export type { AnnounceWrite } from './apply/applyJob.ts';
-export * from './filing/approvers.ts';
-export * from './broker.ts';
-export * from './errors.ts';
-export { whyIdentityCannotWrite } from './filing/identity.ts';
-export { APPLY_QUEUE, type ApplyQueueOptions, createApplyQueue } from './apply/queue.ts';
-export { RequestStore } from './store.ts';
-export * from './types.ts';
+/** The entrance of workflow/: what the other folders of src/ use of it (inside, modules import each other directly). */
 export {
-  APPLY_CLIENT_SETTINGS,
-  type ApplyWorkerDeps,
-  jobConnection,
-  startApplyWorker,
-} from './apply/worker.ts';
-export { createWorkflow, snapshotOf, type WorkflowDeps } from './filing/workflow.ts';
+  type ChangeSet,
+  plannedSet,
+  type StepState,
+  setRecordId,
+  setVhosts,
+  stepStates,
+} from './changeSet.ts';
+export { type Freeze, type FreezeOutcome, FreezeSchema, FreezeStore } from './deciding/freeze.ts';
+export {
+  isWorkflowError,
+  orStoreUnavailable,
+  type RefusalOf,
+  refusalSentence,
+  storeUnavailable,
+  WorkflowError,
+} from './errors.ts';
+export {
+  approvalsNeeded,
+  approvalsOf,
+  awaitsReview,
+  hasApproved,
+  MAX_FREEZE_MS,
+  MAX_REASON,
+} from './rules.ts';
+export {
+  type ApproveOutcome,
+  newRequestId,
+  REVERT_CLAIM_AFTER_DEADLINE_MS,
+  RequestStore,
+  type RequestStoreOptions,
+  type TransitionInput,
+  type TransitionOutcome,
+} from './store.ts';
+export { MAX_TIMEBOX_MS, MIN_TIMEBOX_MS, parseTimeBox } from './timebox/timebox.ts';
+export {
+  type ApplyWorker,
+  type ChangeRequest,
+  type DecisionKind,
+  type Filed,
+  type FiledSet,
+  type Notifier,
+  type Origin,
+  REVIEW_OUTCOMES,
+  type RequestState,
+  type ReviewInput,
+  type ReviewOutcome,
+  type ReviewResult,
+  type Workflow,
+} from './types.ts';

@@ -1,9 +1,9 @@
-import type { ImpactTotals } from '../policy/impact/impact.ts';
-import { totalsWords } from '../policy/impact/impactWords.ts';
-import { count } from '../text/count.ts';
-import { inScope } from '../core/vhosts.ts';
-import { isSlackUserId } from './filing/approvers.ts';
+import { inScope } from '../core/index.ts';
+import type { ImpactTotals } from '../policy/impact/index.ts';
+import { totalsWords } from '../policy/impact/index.ts';
+import { count } from '../text/index.ts';
 import type { RefusalOf } from './errors.ts';
+import { isSlackUserId } from './filing/approvers.ts';
 import { MOVES } from './moves.ts';
 import type { ChangeRequest, RequestState, WorkflowEnvironment } from './types.ts';
 

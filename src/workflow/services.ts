@@ -1,5 +1,5 @@
-import type { AuditTrail } from '../audit/trail.ts';
-import type { Logger } from '../core/log.ts';
+import type { AuditTrail } from '../audit/index.ts';
+import type { Logger } from '../core/index.ts';
 import type { RequestStore } from './store.ts';
 import type { Notifier } from './types.ts';
 

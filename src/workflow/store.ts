@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { replicated } from '../redis/replication.ts';
+import { replicated } from '../redis/index.ts';
 import type { Freeze } from './deciding/freeze.ts';
 import { leavesFrom, MOVES, type Move, type MoveName, moveNamed } from './moves.ts';
 import { approvalsNeeded, awaitsReview, REVIEWED_IN } from './rules.ts';

@@ -1,18 +1,16 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { type ChangeRecord, IsoTime, PolicyFieldsSchema } from '../audit/types.ts';
-import type { PolicyDiff } from '../policy/diff.ts';
-import type { ImpactTotals } from '../policy/impact/impact.ts';
-import type { Problem } from '../policy/validate/problem.ts';
-import type { DefinitionPatch } from '../policy/validate/validate.ts';
-import type { PreviewAnswer, PreviewResult } from '../preview/preview.ts';
-import type { PreviewSummary } from '../preview/summary.ts';
-import type { RedisTrouble } from '../redis/redisTrouble.ts';
-import type { ApproverDirectory } from './filing/approvers.ts';
+import { type ChangeRecord, IsoTime, PolicyFieldsSchema } from '../audit/index.ts';
+import type { ImpactTotals } from '../policy/impact/index.ts';
+import type { PolicyDiff } from '../policy/index.ts';
+import type { DefinitionPatch, Problem } from '../policy/validate/index.ts';
+import type { PreviewAnswer, PreviewResult, PreviewSummary } from '../preview/index.ts';
+import type { RedisTrouble } from '../redis/index.ts';
+import type { ObserveOptions } from './apply/observe.ts';
 import type { WorkflowBroker } from './broker.ts';
 import { type ChangeSet, ChangeSetSchema, SetProgressSchema, type SetStep } from './changeSet.ts';
 import { type Freeze, FreezeSchema } from './deciding/freeze.ts';
-import type { ObserveOptions } from './apply/observe.ts';
+import type { ApproverDirectory } from './filing/approvers.ts';
 
 /**
  * Change requests: what is stored, what the workflow promises its callers (the Slack handlers,

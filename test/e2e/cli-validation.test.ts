@@ -12,7 +12,7 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RabbitError } from '../../src/rabbit/index.ts';
+import { RabbitError } from '../../src/rabbit/errors.ts';
 import { type BotProcess, spawnImportBot } from '../support/botProcess.ts';
 import { brokerCredentials, uniqueName, waitFor } from '../support/broker.ts';
 import { brokersUp, clientFor, type TestBroker } from '../support/brokers.ts';

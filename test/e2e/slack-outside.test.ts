@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import { isChange } from '../../src/audit/types.ts';
-import { ManagementClient } from '../../src/rabbit/index.ts';
+import { ManagementClient } from '../../src/rabbit/client.ts';
 import { adminClient, brokerUrl, waitFor, withUser } from '../support/broker.ts';
 import { BROKERS } from '../support/brokers.ts';
 import { APPROVALS_CHANNEL, type Harness, renderedText, startHarness } from '../support/harness.ts';

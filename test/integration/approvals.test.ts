@@ -9,9 +9,10 @@ const isFreeze = (r: AuditRecord): r is FreezeRecord => r.action === 'freeze' ||
 
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
-import { ManagementClient } from '../../src/rabbit/index.ts';
+import { ManagementClient } from '../../src/rabbit/client.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import { type FileInput, isWorkflowError } from '../../src/workflow/index.ts';
+import { isWorkflowError } from '../../src/workflow/errors.ts';
+import type { FileInput } from '../../src/workflow/types.ts';
 import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp } from '../support/brokers.ts';
 import { startFakeBroker } from '../support/fakeBroker.ts';

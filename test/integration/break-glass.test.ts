@@ -7,12 +7,12 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { history, parseHistory } from '../../src/commands/history/history.ts';
-import { requests } from '../../src/commands/requests/requests.ts';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import { isChange, type ReviewRecord } from '../../src/audit/types.ts';
+import { history, parseHistory } from '../../src/commands/history/history.ts';
+import { requests } from '../../src/commands/requests/requests.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import type { ChangeRequest, FileInput, Workflow, WorkflowEnvironment } from '../../src/workflow/index.ts';
+import type { ChangeRequest, FileInput, Workflow, WorkflowEnvironment } from '../../src/workflow/types.ts';
 import { waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp } from '../support/brokers.ts';
 import {

@@ -4,8 +4,8 @@
  * and a policy name that names nothing gets the close policy names.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WhichResult } from '../../src/commands/which/which.ts';
 import { setUpLab } from '../../scripts/lab.ts';
+import type { WhichResult } from '../../src/commands/which/which.ts';
 import { adminClient, brokerUrl, uniqueName } from '../support/broker.ts';
 import { type CliRun, runRmq } from '../support/cli.ts';
 

@@ -3,8 +3,8 @@
  * the order, the marks, the operator policies apart and only when there are any, the refusals.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PoliciesResult } from '../../src/commands/policies/policies.ts';
 import { setUpLab } from '../../scripts/lab.ts';
+import type { PoliciesResult } from '../../src/commands/policies/policies.ts';
 import { runCli } from '../../src/terminal/cli.ts';
 import { adminClient, brokerUrl, uniqueName, withVhost } from '../support/broker.ts';
 import { type CliRun, runRmq } from '../support/cli.ts';

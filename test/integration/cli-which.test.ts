@@ -2,10 +2,10 @@
  * `rmq which` end to end through the CLI entry point, against the lab scenario on the real broker.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WhichResult } from '../../src/commands/which/which.ts';
 import { setUpLab } from '../../scripts/lab.ts';
+import type { WhichResult } from '../../src/commands/which/which.ts';
+import { ManagementClient } from '../../src/rabbit/client.ts';
 import { runCli } from '../../src/terminal/cli.ts';
-import { ManagementClient } from '../../src/rabbit/index.ts';
 import { adminClient, brokerUrl, uniqueName, waitFor, withUser } from '../support/broker.ts';
 import { type CliRun, runRmq } from '../support/cli.ts';
 import { startFakeBroker } from '../support/fakeBroker.ts';

@@ -12,15 +12,15 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type WhichResult, which } from '../../src/commands/which/which.ts';
 import { observedQueueWords } from '../../src/audit/observedWords.ts';
 import { AuditTrail } from '../../src/audit/trail.ts';
+import { type WhichResult, which } from '../../src/commands/which/which.ts';
+import { sleep } from '../../src/core/retry.ts';
 import { NODE_DOWN } from '../../src/policy/impact/impactWords.ts';
 import type { PreviewObject } from '../../src/preview/impact.ts';
 import { preview } from '../../src/preview/preview.ts';
-import { ManagementClient } from '../../src/rabbit/index.ts';
+import { ManagementClient } from '../../src/rabbit/client.ts';
 import { LabClient } from '../../src/rabbit/lab.ts';
-import { sleep } from '../../src/core/retry.ts';
 import { brokerCredentials, uniqueName, vhostOnEveryNode, waitFor } from '../support/broker.ts';
 import { CLUSTER, reachable } from '../support/brokers.ts';
 import { runRmq } from '../support/cli.ts';

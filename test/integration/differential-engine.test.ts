@@ -19,7 +19,7 @@ import {
   type Policy,
 } from '../../src/policy/types.ts';
 import { checkDefinition } from '../../src/policy/validate/validateDefinition.ts';
-import { RabbitError } from '../../src/rabbit/index.ts';
+import { RabbitError } from '../../src/rabbit/errors.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { uniqueName, waitFor } from '../support/broker.ts';
 import { brokersUp, CLUSTER, clientFor } from '../support/brokers.ts';

@@ -5,9 +5,9 @@
  * takes `policymaker` with the same empty entry; operator policies take `administrator`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WhichResult } from '../../src/commands/which/which.ts';
 import { setUpLab } from '../../scripts/lab.ts';
-import { ManagementClient } from '../../src/rabbit/index.ts';
+import type { WhichResult } from '../../src/commands/which/which.ts';
+import { ManagementClient } from '../../src/rabbit/client.ts';
 import { adminClient, brokerUrl, uniqueName, waitFor, withUser } from '../support/broker.ts';
 import { runRmq } from '../support/cli.ts';
 

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pcreSyntaxError } from '../../src/policy/pattern/pcreSyntax.ts';
 import { validate } from '../../src/policy/validate/validate.ts';
-import { RabbitError } from '../../src/rabbit/index.ts';
+import { RabbitError } from '../../src/rabbit/errors.ts';
 import { uniqueName } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';
 

@@ -22,7 +22,7 @@ import { removesData } from '../../src/policy/impact/impact.ts';
 import type { LayerNames } from '../../src/policy/simulate/sequence.ts';
 import type { Policy, PolicyLayer } from '../../src/policy/types.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import { isWorkflowError } from '../../src/workflow/index.ts';
+import { isWorkflowError } from '../../src/workflow/errors.ts';
 import { brokerCredentials, uniqueName, waitFor } from '../support/broker.ts';
 import { brokersUp, type TestBroker } from '../support/brokers.ts';
 import { fewestMessages, management, messages } from '../support/messages.ts';

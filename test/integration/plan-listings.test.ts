@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readDefinitions } from '../../src/definitions/read.ts';
 import { planFile } from '../../src/plan/plan.ts';
-import { ManagementClient } from '../../src/rabbit/index.ts';
+import { ManagementClient } from '../../src/rabbit/client.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { brokerCredentials, uniqueName } from '../support/broker.ts';
 import { brokersUp, clientFor } from '../support/brokers.ts';

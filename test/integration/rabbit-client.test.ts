@@ -6,8 +6,11 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Policy } from '../../src/policy/types.ts';
-import { type CallInfo, ManagementClient, type QueueListing, RabbitError } from '../../src/rabbit/index.ts';
+import { ManagementClient } from '../../src/rabbit/client.ts';
+import { RabbitError } from '../../src/rabbit/errors.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
+import type { QueueListing } from '../../src/rabbit/responses.ts';
+import type { CallInfo } from '../../src/rabbit/transport.ts';
 import {
   adminClient,
   brokerCredentials,

@@ -16,13 +16,14 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fileImport } from '../../src/commands/import/import.ts';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import { isChange } from '../../src/audit/types.ts';
+import { fileImport } from '../../src/commands/import/import.ts';
 import { createLogger } from '../../src/core/log.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import { type ChangeRequest, isWorkflowError } from '../../src/workflow/index.ts';
+import { isWorkflowError } from '../../src/workflow/errors.ts';
 import { derivedRequestId, revertRequestId } from '../../src/workflow/timebox/timebox.ts';
+import type { ChangeRequest } from '../../src/workflow/types.ts';
 import { waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp, clientFor, type TestBroker } from '../support/brokers.ts';
 import { fewestMessages, liveShows, management, messages } from '../support/messages.ts';

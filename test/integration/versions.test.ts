@@ -8,7 +8,7 @@ import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { which } from '../../src/commands/which/which.ts';
 import { acceptedApplyTo } from '../../src/policy/keys.ts';
-import { RabbitError } from '../../src/rabbit/index.ts';
+import { RabbitError } from '../../src/rabbit/errors.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { brokerCredentials, reportedWhich, uniqueName } from '../support/broker.ts';
 import { BROKERS, brokersUp, clientFor, inVhostOn, type TestBroker } from '../support/brokers.ts';

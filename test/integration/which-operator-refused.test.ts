@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { which } from '../../src/commands/which/which.ts';
 import { setUpLab } from '../../scripts/lab.ts';
+import { which } from '../../src/commands/which/which.ts';
 import { whichView } from '../../src/slack/views/which.ts';
 import { whichText } from '../../src/terminal/which.ts';
 import { brokerCredentials, reportedWhich, waitFor } from '../support/broker.ts';

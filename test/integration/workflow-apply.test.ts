@@ -7,10 +7,10 @@
 import { describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import { isChange } from '../../src/audit/types.ts';
-import { ManagementClient } from '../../src/rabbit/index.ts';
+import { ManagementClient } from '../../src/rabbit/client.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import type { FileInput } from '../../src/workflow/index.ts';
 import { APPLY_DEFAULTS } from '../../src/workflow/apply/queue.ts';
+import type { FileInput } from '../../src/workflow/types.ts';
 import { brokerCredentials, waitFor, withUser, withVhost } from '../support/broker.ts';
 import { brokersUp } from '../support/brokers.ts';
 import { startFakeBroker } from '../support/fakeBroker.ts';

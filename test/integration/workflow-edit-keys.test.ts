@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { parsePreview } from '../../src/commands/preview/preview.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import type { FileInput } from '../../src/workflow/index.ts';
+import type { FileInput } from '../../src/workflow/types.ts';
 import { withVhost } from '../support/broker.ts';
 import { brokersUp } from '../support/brokers.ts';
 import { APPROVER, REQUESTER, settled, type WorkflowFixture, workflowHooks } from '../support/workflow.ts';

@@ -6,10 +6,11 @@
 
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManagementClient } from '../../src/rabbit/index.ts';
+import { ManagementClient } from '../../src/rabbit/client.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import { type FileInput, isWorkflowError, type WorkflowErrorCode } from '../../src/workflow/index.ts';
+import { isWorkflowError, type WorkflowErrorCode } from '../../src/workflow/errors.ts';
 import { MAX_REASON } from '../../src/workflow/rules.ts';
+import type { FileInput } from '../../src/workflow/types.ts';
 import { adminClient, brokerUrl, withUser, withVhost } from '../support/broker.ts';
 import {
   APPROVER,

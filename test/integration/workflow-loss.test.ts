@@ -12,7 +12,7 @@ import { isChange } from '../../src/audit/types.ts';
 import type { PreviewResult } from '../../src/preview/preview.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { historyText } from '../../src/terminal/history.ts';
-import type { FileInput } from '../../src/workflow/index.ts';
+import type { FileInput } from '../../src/workflow/types.ts';
 import { withVhost } from '../support/broker.ts';
 import { brokersUp } from '../support/brokers.ts';
 import { liveShows, management, messages } from '../support/messages.ts';

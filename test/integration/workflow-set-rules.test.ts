@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import type { SetStep } from '../../src/workflow/changeSet.ts';
-import type { FileSetInput } from '../../src/workflow/index.ts';
+import type { FileSetInput } from '../../src/workflow/types.ts';
 import { waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp } from '../support/brokers.ts';
 import {

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
 import { which } from '../../src/commands/which/which.ts';
-import type { ManagementClientOptions } from '../../src/rabbit/index.ts';
+import type { ManagementClientOptions } from '../../src/rabbit/client.ts';
 import { LabClient } from '../../src/rabbit/lab.ts';
 
 export function brokerUrl(): string {

@@ -21,8 +21,8 @@ import { pathToFileURL } from 'node:url';
 import type { Redis } from 'ioredis';
 import { setUpLab } from '../../scripts/lab.ts';
 import type { Bot, BotOverrides } from '../../src/bot/bot.ts';
+import type { Metrics } from '../../src/bot/metrics/metrics.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import type { Metrics } from '../../src/bot/metrics.ts';
 import {
   adminClient,
   brokerCredentials,

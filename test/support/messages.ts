@@ -6,7 +6,7 @@
 import { Connection, ConsumerStatus } from 'rabbitmq-client';
 import type { LiveQueue } from '../../src/policy/impact/impact.ts';
 import type { ObjectKind } from '../../src/policy/types.ts';
-import type { ManagementClient } from '../../src/rabbit/index.ts';
+import type { ManagementClient } from '../../src/rabbit/client.ts';
 import { brokerCredentials, waitFor } from './broker.ts';
 import type { TestBroker } from './brokers.ts';
 

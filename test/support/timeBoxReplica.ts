@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import type { ChangeRequest } from '../../src/workflow/index.ts';
 import { type TimeBoxNotifier, timeBoxHandlers } from '../../src/workflow/timebox/timeboxDeadline.ts';
 import {
   createTimeBoxQueue,
   startTimeBoxWorker,
   type TimeBoxWorker,
 } from '../../src/workflow/timebox/timeboxQueue.ts';
+import type { ChangeRequest } from '../../src/workflow/types.ts';
 import { REDIS_URL, type WorkflowFixture } from './workflow.ts';
 
 /**

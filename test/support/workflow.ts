@@ -10,24 +10,23 @@ import { AuditTrail } from '../../src/audit/trail.ts';
 import type { ChangeRecord } from '../../src/audit/types.ts';
 import { applyWorkerDeps, workflowDeps } from '../../src/bot/botChangeRequests.ts';
 import { createLogger } from '../../src/core/log.ts';
-import { ManagementClient } from '../../src/rabbit/index.ts';
+import { ManagementClient } from '../../src/rabbit/client.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { openRedis } from '../../src/redis/redis.ts';
-import {
-  type ApplyQueue,
-  type ApplyWorker,
-  type ApplyWorkerDeps,
-  type ApplyWorkerOptions,
-  type ChangeRequest,
-  createApplyQueue,
-  createApproverDirectory,
-  createWorkflow,
-  isWorkflowError,
-  type Notifier,
-  startApplyWorker,
-  type Workflow,
-  type WorkflowEnvironment,
-} from '../../src/workflow/index.ts';
+import { createApplyQueue } from '../../src/workflow/apply/queue.ts';
+import { type ApplyWorkerDeps, startApplyWorker } from '../../src/workflow/apply/worker.ts';
+import { isWorkflowError } from '../../src/workflow/errors.ts';
+import { createApproverDirectory } from '../../src/workflow/filing/approvers.ts';
+import { createWorkflow } from '../../src/workflow/filing/workflow.ts';
+import type {
+  ApplyQueue,
+  ApplyWorker,
+  ApplyWorkerOptions,
+  ChangeRequest,
+  Notifier,
+  Workflow,
+  WorkflowEnvironment,
+} from '../../src/workflow/types.ts';
 import { brokerCredentials, waitFor } from './broker.ts';
 import { clientFor, type TestBroker, urlsOf } from './brokers.ts';
 

@@ -1,14 +1,14 @@
 /**
  * ops/prometheus-alerts.yml: a rules file Prometheus can load (groups of rules, each alert with an
  * expression, a severity and a summary) that names only metrics the bot exports: those registered
- * by createMetrics() (src/bot/metrics.ts, Node's default metrics included), histogram series by
+ * by createMetrics() (src/bot/metrics/metrics.ts, Node's default metrics included), histogram series by
  * their base name, and Prometheus's own `up`.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { createMetrics } from '../../src/bot/metrics.ts';
+import { createMetrics } from '../../src/bot/metrics/metrics.ts';
 import { repoRoot } from '../support/built.ts';
 
 interface Rule {

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { ChangeRecord } from '../../src/audit/types.ts';
 import { type PoliciesBroker, policies } from '../../src/commands/policies/policies.ts';
 import { requestEntry } from '../../src/commands/requests/requests.ts';
 import { type WhichBroker, which } from '../../src/commands/which/which.ts';
-import type { ChangeRecord } from '../../src/audit/types.ts';
 import { InputError } from '../../src/core/errors.ts';
 import { policyDiff } from '../../src/policy/diff.ts';
 import { type InventoryObject, simulate } from '../../src/policy/simulate/simulate.ts';

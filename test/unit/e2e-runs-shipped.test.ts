@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
  */
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const ENTRY = String.raw`(?:\.\./)+src/(?:bot|botClients|botChangeRequests|main)\.ts`;
+const ENTRY = String.raw`(?:\.\./)+src/bot/(?:bot|botClients|botChangeRequests|main)\.ts`;
 /** `import { … } from '…/src/bot/bot.ts'` (not `import type`), `export … from`, or `import('…')` not in a type. */
 const VALUE_IMPORT = new RegExp(
   String.raw`(?:^|\n)\s*(?:import|export)\s+(?!type\b)[^;]*?from\s+'${ENTRY}'|(?<!typeof\s)import\(\s*'${ENTRY}'`,
@@ -37,7 +37,9 @@ describe('what the e2e suites run', () => {
 
   it('would see a value import of the bot from src/ (the check is not blind)', () => {
     expect(VALUE_IMPORT.test("import { createBot } from '../../src/bot/bot.ts';")).toBe(true);
-    expect(VALUE_IMPORT.test("import {\n  type Bot,\n  createBot,\n} from '../../src/bot/bot.ts';")).toBe(true);
+    expect(VALUE_IMPORT.test("import {\n  type Bot,\n  createBot,\n} from '../../src/bot/bot.ts';")).toBe(
+      true,
+    );
     expect(VALUE_IMPORT.test("const m = await import('../../src/bot/main.ts');")).toBe(true);
     expect(VALUE_IMPORT.test("import { createBrokers } from '../../src/bot/botClients.ts';")).toBe(true);
     expect(VALUE_IMPORT.test("import type { Bot } from '../../src/bot/bot.ts';")).toBe(false);

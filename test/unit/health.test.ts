@@ -6,7 +6,12 @@
  * test/e2e/slack-probes.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { createHealthMonitor, type PartCheck, type Persistence, redisPersistence } from '../../src/bot/health.ts';
+import {
+  createHealthMonitor,
+  type PartCheck,
+  type Persistence,
+  redisPersistence,
+} from '../../src/bot/health.ts';
 
 const never = () => new Promise<never>(() => {});
 const refused = (code: string) => () => Promise.reject(Object.assign(new Error('x'), { code }));

@@ -102,9 +102,9 @@ describe('the import graph of src/', () => {
 
   it('is read whole: every module, with the imports it has', () => {
     expect(graph.size).toBeGreaterThan(100);
-    expect(graph.get('src/workflow/apply/applyOne.ts')).toContain('src/preview/preview.ts');
-    expect(graph.get('src/terminal/cli.ts')).toContain('src/commands/preview/preview.ts'); // an import()
-    expect(graph.get('src/preview/preview.ts')).toContain('src/policy/validate/problem.ts'); // a type import
+    expect(graph.get('src/workflow/apply/applyOne.ts')).toContain('src/preview/index.ts');
+    expect(graph.get('src/terminal/cli.ts')).toContain('src/commands/preview/index.ts'); // an import()
+    expect(graph.get('src/preview/preview.ts')).toContain('src/policy/validate/index.ts'); // a type import
   });
 
   it('puts every module in a folder, and every folder in a layer', () => {

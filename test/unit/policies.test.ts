@@ -4,11 +4,16 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { byPriority, type PoliciesBroker, parsePolicies, policies } from '../../src/commands/policies/policies.ts';
+import {
+  byPriority,
+  type PoliciesBroker,
+  parsePolicies,
+  policies,
+} from '../../src/commands/policies/policies.ts';
 import { OPERATOR_POLICIES_NOT_LISTED, UNANCHORED_MARK } from '../../src/commands/words.ts';
 import { InputError } from '../../src/core/errors.ts';
 import type { Policy } from '../../src/policy/types.ts';
-import { RabbitError } from '../../src/rabbit/index.ts';
+import { RabbitError } from '../../src/rabbit/errors.ts';
 import { policiesView } from '../../src/slack/views/policies.ts';
 import { policiesText } from '../../src/terminal/policies.ts';
 import { checkMessage } from '../support/fakeSlack.ts';

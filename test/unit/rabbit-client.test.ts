@@ -1,6 +1,9 @@
 /** The client against a local fake: requests it sends, answers it accepts. No broker needed. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type CallInfo, ManagementClient, type QueueListing, RabbitError } from '../../src/rabbit/index.ts';
+import { ManagementClient } from '../../src/rabbit/client.ts';
+import { RabbitError } from '../../src/rabbit/errors.ts';
+import type { QueueListing } from '../../src/rabbit/responses.ts';
+import type { CallInfo } from '../../src/rabbit/transport.ts';
 import { waitFor } from '../support/broker.ts';
 import { type FakeBroker, startFakeBroker } from '../support/fakeBroker.ts';
 

@@ -7,7 +7,7 @@ import {
   notAskedBecause,
   RabbitError,
   type RabbitErrorCode,
-} from '../../src/rabbit/index.ts';
+} from '../../src/rabbit/errors.ts';
 
 const json = (v: unknown) => JSON.stringify(v);
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { JsonArraySplitter, parseJsonArrayStream } from '../../src/rabbit/index.ts';
+import { JsonArraySplitter, parseJsonArrayStream } from '../../src/rabbit/jsonArrayStream.ts';
 
 async function* chunksOf(bytes: Uint8Array, cuts: number[]): AsyncGenerator<Uint8Array> {
   const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);

@@ -4,7 +4,8 @@
  * is an answer; a write goes to a second node only when the first never received it.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type CallInfo, ManagementClient } from '../../src/rabbit/index.ts';
+import { ManagementClient } from '../../src/rabbit/client.ts';
+import type { CallInfo } from '../../src/rabbit/transport.ts';
 import { closedPortUrl, type FakeBroker, startFakeBroker } from '../support/fakeBroker.ts';
 
 const POLICY = { vhost: 'v', name: 'p', pattern: '.*', applyTo: 'queues', priority: 0, definition: {} };

@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { COMMAND_TABLE, commandsOf, usageOf } from '../../src/commands/registry.ts';
-import { TERMINAL_COMMANDS } from '../../src/terminal/cli.ts';
 import { COMMANDS } from '../../src/slack/handlers/index.ts';
 import { helpView } from '../../src/slack/views/help.ts';
+import { TERMINAL_COMMANDS } from '../../src/terminal/cli.ts';
 import { runRmq } from '../support/cli.ts';
 
 const names = (entries: readonly { name: string }[]) => entries.map((e) => e.name);

@@ -3,10 +3,15 @@ import { describe, expect, it } from 'vitest';
 import type { Transition } from '../../src/policy/compare.ts';
 import { effectiveDefinition } from '../../src/policy/effective.ts';
 import type { LiveQueue, World } from '../../src/policy/impact/impact.ts';
-import { chooseOrder, type LossContext, stateLoss } from '../../src/policy/simulate/order.ts';
 import { withArguments } from '../../src/policy/provenance.ts';
 import { buildPolicySet, resolve } from '../../src/policy/resolve.ts';
-import { objectKey, SequenceDriver, type StateValues, timelines } from '../../src/policy/simulate/sequence.ts';
+import { chooseOrder, type LossContext, stateLoss } from '../../src/policy/simulate/order.ts';
+import {
+  objectKey,
+  SequenceDriver,
+  type StateValues,
+  timelines,
+} from '../../src/policy/simulate/sequence.ts';
 import type { InventoryObject } from '../../src/policy/simulate/simulate.ts';
 import type { ObjectKind, Policy, PolicyLayer } from '../../src/policy/types.ts';
 import { policyIn, V310 } from '../support/policies.ts';

@@ -1,13 +1,13 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMetrics } from '../../src/bot/metrics/metrics.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { createLogger } from '../../src/core/log.ts';
 import { createApp, missingSlackMessage, missingSlackSettings } from '../../src/slack/app.ts';
 import { createBoltLogger, secretMasker } from '../../src/slack/boltLogger.ts';
 import type { SlackBroker } from '../../src/slack/handlers/index.ts';
 import { InFlight } from '../../src/slack/inflight.ts';
-import { createMetrics } from '../../src/bot/metrics.ts';
 import { redisEventDedupe, type SlackRedis } from '../../src/slack/redis.ts';
 import { waitFor } from '../support/broker.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';

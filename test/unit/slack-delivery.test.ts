@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createMetrics, type Metrics } from '../../src/bot/metrics/metrics.ts';
 import { createLogger } from '../../src/core/log.ts';
 import { createDelivery, type Delivery } from '../../src/slack/delivery.ts';
-import { createMetrics, type Metrics } from '../../src/bot/metrics.ts';
 import { retryAfterMs } from '../../src/slack/slackCalls.ts';
 import { type FakeSlack, renderedText, startFakeSlack } from '../support/fakeSlack.ts';
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { deleteWarning } from '../../src/commands/words.ts';
 import type { AuditRecord } from '../../src/audit/types.ts';
+import { deleteWarning } from '../../src/commands/words.ts';
 import { InputError } from '../../src/core/errors.ts';
 import type { ImpactSummary } from '../../src/preview/impact.ts';
 import { parseThreadLink } from '../../src/slack/requests/command.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type WhichBroker, type WhichResult, which } from '../../src/commands/which/which.ts';
 import { LAB_VHOST, setUpLab } from '../../scripts/lab.ts';
+import { type WhichBroker, type WhichResult, which } from '../../src/commands/which/which.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { SLACK_LIMITS } from '../../src/slack/limits.ts';

@@ -7,7 +7,6 @@ import { createLogger } from '../../src/core/log.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import type { WorkflowBroker } from '../../src/workflow/broker.ts';
 import type { SetStep } from '../../src/workflow/changeSet.ts';
-import type { ChangeRequest } from '../../src/workflow/index.ts';
 import { revertWayRefusal } from '../../src/workflow/rules.ts';
 import {
   parseTimeBox,
@@ -19,6 +18,7 @@ import {
   setRevertDecision,
 } from '../../src/workflow/timebox/timebox.ts';
 import { timeBoxHandlers } from '../../src/workflow/timebox/timeboxDeadline.ts';
+import type { ChangeRequest } from '../../src/workflow/types.ts';
 
 const p = (definition: Record<string, unknown>, priority = 1): Policy => ({
   vhost: '/',

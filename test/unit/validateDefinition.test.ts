@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Problem } from '../../src/policy/validate/problem.ts';
 import type { PolicyLayer } from '../../src/policy/types.ts';
+import type { Problem } from '../../src/policy/validate/problem.ts';
 import {
   checkDefinition,
   checkScope,

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { type WhichBroker, which } from '../../src/commands/which/which.ts';
 import { UNANCHORED_MARK } from '../../src/commands/words.ts';
-import { RabbitError } from '../../src/rabbit/index.ts';
+import { RabbitError } from '../../src/rabbit/errors.ts';
 import { whichView } from '../../src/slack/views/which.ts';
 import { whichText } from '../../src/terminal/which.ts';
 import { policyIn } from '../support/policies.ts';

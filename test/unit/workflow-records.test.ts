@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { history, parseHistory, verifySentence } from '../../src/commands/history/history.ts';
-import { parseRequests, requestEntry } from '../../src/commands/requests/requests.ts';
 import { canonicalJson, recordHash } from '../../src/audit/trail.ts';
 import type { ChangeRecord } from '../../src/audit/types.ts';
+import { history, parseHistory, verifySentence } from '../../src/commands/history/history.ts';
+import { parseRequests, requestEntry } from '../../src/commands/requests/requests.ts';
 import { InputError } from '../../src/core/errors.ts';
 import { historyView } from '../../src/slack/views/history.ts';
 import { requestsView } from '../../src/slack/views/requests.ts';

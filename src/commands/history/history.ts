@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { LoggedRecords } from '../../audit/trail.ts';
+import type { LoggedRecords } from '../../audit/index.ts';
 import {
   type AgainstLog,
   type AuditRecord,
@@ -7,10 +7,10 @@ import {
   type HistoryQuery,
   isChange,
   type VerifyResult,
-} from '../../audit/types.ts';
-import { InputError } from '../../core/errors.ts';
-import { HISTORY_USAGE } from './historyUsage.ts';
+} from '../../audit/index.ts';
+import { InputError } from '../../core/index.ts';
 import { type FlagDefaults, parseArgs, parseWith } from '../parse.ts';
+import { HISTORY_USAGE } from './historyUsage.ts';
 
 /**
  * `history [POLICY or NAME] [--vhost V] [--env E] [--verify [--against FILE]]`: the audit trail,

@@ -1,14 +1,18 @@
 import { z } from 'zod';
-import { MAX_FILE_BYTES, readDefinitions, readDefinitionsFolder } from '../../definitions/read.ts';
-import { InputError } from '../../core/errors.ts';
-import { changeJson, type Plan, type PlanBroker, planFile } from '../../plan/plan.ts';
-import { plannedSet } from '../../workflow/changeSet.ts';
-import { isWorkflowError } from '../../workflow/errors.ts';
-import { MAX_TIMEBOX_MS, MIN_TIMEBOX_MS, parseTimeBox } from '../../workflow/timebox/timebox.ts';
-import type { ChangeRequest, Origin, Workflow } from '../../workflow/types.ts';
-import { IMPORT_USAGE } from './importUsage.ts';
+import { InputError } from '../../core/index.ts';
+import { MAX_FILE_BYTES, readDefinitions, readDefinitionsFolder } from '../../definitions/index.ts';
+import { changeJson, type Plan, type PlanBroker, planFile } from '../../plan/index.ts';
+import type { ChangeRequest, Origin, Workflow } from '../../workflow/index.ts';
+import {
+  isWorkflowError,
+  MAX_TIMEBOX_MS,
+  MIN_TIMEBOX_MS,
+  parseTimeBox,
+  plannedSet,
+} from '../../workflow/index.ts';
 import { type FlagDefaults, parseArgs, parseVhostMap, parseWith, vhostMapOf } from '../parse.ts';
 import { requestEntry } from '../requests/requests.ts';
+import { IMPORT_USAGE } from './importUsage.ts';
 
 /**
  * `import FILE --reason TEXT [--vhost V] [--vhost-map FROM=TO …] [--env E] [--prune] [--thread LINK] [--for DURATION] [--break-glass]`:

@@ -1,20 +1,24 @@
 import { z } from 'zod';
-import { type DefinitionsFile, missingVhostWords, withDeclared } from '../../definitions/read.ts';
-import { formatDuration } from '../../core/duration.ts';
-import { codeOf, InputError } from '../../core/errors.ts';
-import { type BacktrackingReader, defaultReader } from '../../patterns/reader.ts';
-import { changesOf } from '../../plan/changes.ts';
-import { atLeastAsSevere, type Finding, Linter, SEVERITIES, type Severity } from '../../policy/lint/lint.ts';
-import { PatternCache } from '../../policy/pattern/pattern.ts';
-import { buildPolicySet } from '../../policy/resolve.ts';
-import { formatVersion, type Policy, type PolicyLayer } from '../../policy/types.ts';
-import type { NotAskedWhy } from '../../rabbit/errors.ts';
-import { type InventorySource, openInventory } from '../../rabbit/inventory.ts';
-import { quoted, valueWritten } from '../../text/asWritten.ts';
-import { missingVhost, type VhostLister } from '../../core/vhosts.ts';
-import { LINT_USAGE } from './lintUsage.ts';
-import { type FlagDefaults, parseArgs, parseVhostMap, parseWith, Vhost, type VhostMapping } from '../parse.ts';
+import { codeOf, formatDuration, InputError, missingVhost, type VhostLister } from '../../core/index.ts';
+import { type DefinitionsFile, missingVhostWords, withDeclared } from '../../definitions/index.ts';
+import { type BacktrackingReader, defaultReader } from '../../patterns/index.ts';
+import { changesOf } from '../../plan/index.ts';
+import { buildPolicySet, formatVersion, type Policy, type PolicyLayer } from '../../policy/index.ts';
+import { atLeastAsSevere, type Finding, Linter, SEVERITIES, type Severity } from '../../policy/lint/index.ts';
+import { PatternCache } from '../../policy/pattern/index.ts';
+import type { NotAskedWhy } from '../../rabbit/index.ts';
+import { type InventorySource, openInventory } from '../../rabbit/index.ts';
+import { quoted, valueWritten } from '../../text/index.ts';
+import {
+  type FlagDefaults,
+  parseArgs,
+  parseVhostMap,
+  parseWith,
+  Vhost,
+  type VhostMapping,
+} from '../parse.ts';
 import { notAskedOf } from '../which/whichLookup.ts';
+import { LINT_USAGE } from './lintUsage.ts';
 
 /**
  * `lint [FILE] [--vhost V] [--env E] [--fail-on error|warning]`: every surprise the vhost's

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { InputError } from '../../core/errors.ts';
-import { changeJson, type PlanResult } from '../../plan/plan.ts';
+import { InputError } from '../../core/index.ts';
+import { changeJson, type PlanResult } from '../../plan/index.ts';
 import { whyOf } from '../lint/lint.ts';
 import { parseArgs, parseVhostMap, parseWith, type VhostMapping } from '../parse.ts';
 import { PLAN_USAGE } from './planUsage.ts';

@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { InputError } from '../../core/errors.ts';
-import { scopesMeet } from '../../policy/keys.ts';
-import { formatVersion, type Policy } from '../../policy/types.ts';
-import type { VhostLister } from '../../core/vhosts.ts';
+import type { VhostLister } from '../../core/index.ts';
+import { InputError } from '../../core/index.ts';
+import { formatVersion, type Policy, scopesMeet } from '../../policy/index.ts';
 import { type FlagDefaults, parseArgs, parseWith, Vhost } from '../parse.ts';
 import { type PolicyView, policyView } from '../which/which.ts';
 import { listOperatorPolicies, notAskedOf } from '../which/whichLookup.ts';

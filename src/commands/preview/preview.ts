@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import { InputError } from '../../core/errors.ts';
-import { nameTooLong, type ProposedFields } from '../../policy/validate/validate.ts';
-import { objectJson } from '../../preview/impact.ts';
+import { InputError } from '../../core/index.ts';
+import { nameTooLong, type ProposedFields } from '../../policy/validate/index.ts';
 import {
+  objectJson,
   PREVIEW_ACTIONS,
   type PreviewAction,
   type PreviewInput,
   type PreviewResult,
-} from '../../preview/preview.ts';
+} from '../../preview/index.ts';
 import { FOLDED_QUOTES_NOTE, readDefinition, readSetting, SETTING_EXAMPLE } from '../definition.ts';
 import { type FlagDefaults, PREVIEW_USAGE, parseArgs, parseWith, Vhost } from '../parse.ts';
 

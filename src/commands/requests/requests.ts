@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { InputError } from '../../core/errors.ts';
-import { setVhosts } from '../../workflow/changeSet.ts';
+import { InputError } from '../../core/index.ts';
+import type { ChangeRequest } from '../../workflow/index.ts';
 // The terminal imports this module only for `requests` and `import` (src/terminal/cli.ts), so not at start.
-import { approvalsNeeded, approvalsOf, awaitsReview } from '../../workflow/rules.ts';
-import type { ChangeRequest } from '../../workflow/types.ts';
+import { approvalsNeeded, approvalsOf, awaitsReview, setVhosts } from '../../workflow/index.ts';
 import { type FlagDefaults, parseArgs, parseWith } from '../parse.ts';
 import { REQUESTS_USAGE } from './requestsUsage.ts';
 

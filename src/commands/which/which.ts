@@ -1,26 +1,31 @@
-import { InputError } from '../../core/errors.ts';
-import type { BacktrackingReader } from '../../patterns/reader.ts';
-import { resolveRead } from '../../patterns/resolveRead.ts';
-import { type EffectiveValue, effectiveDefinition } from '../../policy/effective.ts';
-import type { Hazard } from '../../policy/impact/impact.ts';
-import { isAnchored, type PatternCache } from '../../policy/pattern/pattern.ts';
-import { type Source, withArguments } from '../../policy/provenance.ts';
+import { InputError } from '../../core/index.ts';
+import type { BacktrackingReader } from '../../patterns/index.ts';
+import { resolveRead } from '../../patterns/index.ts';
+import type { Hazard } from '../../policy/impact/index.ts';
 import {
   type AlsoMatched,
+  type BrokerVersion,
   buildPolicySet,
+  type EffectiveValue,
+  effectiveDefinition,
   explainLosers,
+  formatVersion,
+  keyHasEffect,
   type NotApplied,
+  type ObjectKind,
+  type Policy,
   type Resolution,
-} from '../../policy/resolve.ts';
-import { keyHasEffect } from '../../policy/risks.ts';
-import { type BrokerVersion, formatVersion, type ObjectKind, type Policy } from '../../policy/types.ts';
-import type { LiveNow } from '../../preview/impact.ts';
-import type { NotAskedWhy } from '../../rabbit/errors.ts';
+  type Source,
+  withArguments,
+} from '../../policy/index.ts';
+import { isAnchored, type PatternCache } from '../../policy/pattern/index.ts';
+import type { LiveNow } from '../../preview/index.ts';
+import type { NotAskedWhy } from '../../rabbit/index.ts';
 import { WHICH_USAGE, type WhichInput } from '../parse.ts';
 import { closeObjects, type NamedKind } from '../suggest.ts';
+import { kindWords } from '../words.ts';
 import { liveHazards } from './whichHazards.ts';
 import { type Lookup, listOperatorPolicies, lookUp, notAskedOf, type WhichBroker } from './whichLookup.ts';
-import { kindWords } from '../words.ts';
 
 /**
  * `which NAME`: which policy governs this object. The policy in force is the broker's report,

@@ -4,10 +4,10 @@ import {
   hazardsOf,
   type LiveQueue,
   type World,
-} from '../../policy/impact/impact.ts';
-import type { ObjectKind } from '../../policy/types.ts';
-import type { LiveNow } from '../../preview/impact.ts';
-import type { FederationState } from '../../rabbit/responses.ts';
+} from '../../policy/impact/index.ts';
+import type { ObjectKind } from '../../policy/index.ts';
+import type { LiveNow } from '../../preview/index.ts';
+import type { FederationState } from '../../rabbit/index.ts';
 
 /**
  * `which`'s live hazards: the values the object uses now and its statistics, through the rules of

@@ -1,9 +1,7 @@
-import { codeOf } from '../../core/errors.ts';
-import type { LiveQueue } from '../../policy/impact/impact.ts';
-import type { BrokerVersion, ObjectKind, Policy } from '../../policy/types.ts';
-import { brokerReason, type NotAskedWhy, notAskedBecause } from '../../rabbit/errors.ts';
-import { toQueueKind } from '../../rabbit/responses.ts';
-import { missingVhostError, type VhostLister } from '../../core/vhosts.ts';
+import { codeOf, missingVhostError, type VhostLister } from '../../core/index.ts';
+import type { LiveQueue } from '../../policy/impact/index.ts';
+import type { BrokerVersion, ObjectKind, Policy } from '../../policy/index.ts';
+import { brokerReason, type NotAskedWhy, notAskedBecause, toQueueKind } from '../../rabbit/index.ts';
 import type { WhichInput } from '../parse.ts';
 import type { NameLister } from '../suggest.ts';
 import type { HazardBroker } from './whichHazards.ts';

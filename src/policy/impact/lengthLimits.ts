@@ -1,3 +1,4 @@
+import type { ObjectKind } from '../types.ts';
 import {
   type Hazard,
   type Impact,
@@ -10,7 +11,6 @@ import {
   str,
   type World,
 } from './impactTypes.ts';
-import type { ObjectKind } from '../types.ts';
 
 /**
  * A length limit (`max-length`, `max-length-bytes`) and its overflow, on a classic or quorum

@@ -1,3 +1,4 @@
+import type { Definition, ObjectKind } from '../types.ts';
 import {
   FEDERATION_KEYS,
   FEDERATION_TARGETS,
@@ -8,7 +9,6 @@ import {
   type TargetKey,
   type World,
 } from './impactTypes.ts';
-import type { Definition, ObjectKind } from '../types.ts';
 
 /**
  * The values that name a target (a dead-letter or alternate exchange, a federation upstream or

@@ -1,5 +1,12 @@
 import { type EffectiveValue, effectiveDefinition } from '../effective.ts';
-import { hazardsOf, type LiveQueue, type TargetKey, targetExists, targetKeys, type World } from '../impact/impact.ts';
+import {
+  hazardsOf,
+  type LiveQueue,
+  type TargetKey,
+  targetExists,
+  targetKeys,
+  type World,
+} from '../impact/impact.ts';
 import { keySpec, scopesMeet, stricterLimit } from '../keys.ts';
 import {
   anchoredForm,

@@ -1,8 +1,8 @@
 import { scopeFits } from '../keys.ts';
 import { type NameView, nameView, type PatternCache } from '../pattern/pattern.ts';
 import { type IndexedPolicy, type PolicyIndex, type Scan, scan, whyUnreadable } from '../policyIndex.ts';
-import type { InventoryObject, PolicyChange, Unpredictable } from './simulationTypes.ts';
 import type { BrokerVersion, ObjectKind, Policy } from '../types.ts';
+import type { InventoryObject, PolicyChange, Unpredictable } from './simulationTypes.ts';
 
 /**
  * Where one object stands in the changed layer before and after a change, and in the layer the

@@ -2,10 +2,10 @@ import type { Transition } from '../compare.ts';
 import { type Impact, impactOf, type LiveQueue, type World } from '../impact/impact.ts';
 import { PatternCache as Cache, type PatternCache } from '../pattern/pattern.ts';
 import { PolicyIndex } from '../policyIndex.ts';
+import type { BrokerVersion, ObjectKind, Policy } from '../types.ts';
 import { objectKey, SequenceDriver, type StateValues, timelines } from './sequence.ts';
 import type { InventoryObject } from './simulate.ts';
 import { touchIndex } from './touch.ts';
-import type { BrokerVersion, ObjectKind, Policy } from '../types.ts';
 
 /**
  * The order of writing a set of policy changes, and what a state on the way does that the end

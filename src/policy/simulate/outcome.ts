@@ -1,4 +1,7 @@
 import { commonDiff, isEmptyDiff, type KeyDiff } from '../effective.ts';
+import { whyUnreadable } from '../policyIndex.ts';
+import { keyHasEffect, RISKS, type Risk } from '../risks.ts';
+import type { ObjectKind } from '../types.ts';
 import {
   beforeOf,
   type ChangeContext,
@@ -8,11 +11,8 @@ import {
   type Step,
   sameNames,
 } from './objectStep.ts';
-import { whyUnreadable } from '../policyIndex.ts';
-import { keyHasEffect, RISKS, type Risk } from '../risks.ts';
 import type { InventoryObject, ObjectOutcome } from './simulationTypes.ts';
 import { diffKeys, NO_RISKS, type StepValues, type ValueStep } from './stepValues.ts';
-import type { ObjectKind } from '../types.ts';
 
 /**
  * One object's outcome from its step (objectStep.ts): nothing when nothing moved; else what it

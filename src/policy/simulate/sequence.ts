@@ -3,9 +3,9 @@ import type { KeyDiff } from '../effective.ts';
 import { PatternCache } from '../pattern/pattern.ts';
 import { PolicyIndex } from '../policyIndex.ts';
 import { RISKS, type Risk, riskOf } from '../risks.ts';
+import type { BrokerVersion, ObjectKind, PolicyLayer } from '../types.ts';
 import { type InventoryObject, type Layer, type ObjectOutcome, Simulation } from './simulate.ts';
 import { touchIndex } from './touch.ts';
-import type { BrokerVersion, ObjectKind, PolicyLayer } from '../types.ts';
 
 /**
  * A sequence of policy changes to one vhost, simulated step by step: step k's "before" is the

@@ -1,6 +1,4 @@
 import { scopeFits } from '../keys.ts';
-import { byEngine, byReport, type ChangeContext, Reading, unknownKind } from './objectStep.ts';
-import { outcomeOf } from './outcome.ts';
 import {
   anchoredForm,
   type CompiledPattern,
@@ -12,6 +10,8 @@ import {
 } from '../pattern/pattern.ts';
 import { PolicyIndex } from '../policyIndex.ts';
 import { RISKS } from '../risks.ts';
+import { byEngine, byReport, type ChangeContext, Reading, unknownKind } from './objectStep.ts';
+import { outcomeOf } from './outcome.ts';
 import type {
   InventoryObject,
   Layer,

@@ -8,8 +8,8 @@ import {
 } from '../effective.ts';
 import { withArguments } from '../provenance.ts';
 import { RISKS, type Risk, riskOf } from '../risks.ts';
-import type { InventoryObject, ObjectOutcome } from './simulationTypes.ts';
 import type { BrokerVersion, Definition, ObjectKind, PolicyLayer } from '../types.ts';
+import type { InventoryObject, ObjectOutcome } from './simulationTypes.ts';
 
 /**
  * What an object's step from one pair of policies to another means in values: its effective

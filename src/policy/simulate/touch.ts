@@ -1,8 +1,8 @@
 import type { Transition } from '../compare.ts';
 import { nameView, type PatternCache } from '../pattern/pattern.ts';
 import { PolicyIndex } from '../policyIndex.ts';
-import type { InventoryObject } from './simulate.ts';
 import type { BrokerVersion, Policy } from '../types.ts';
+import type { InventoryObject } from './simulate.ts';
 
 const NONE: readonly number[] = [];
 

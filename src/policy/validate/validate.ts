@@ -1,7 +1,6 @@
 import { acceptedApplyTo } from '../keys.ts';
 import { compilePattern, isAnchored, MAX_PATTERN_BYTES } from '../pattern/pattern.ts';
 import { patternErrorWords, pcreSyntaxError, regexEngine } from '../pattern/pcreSyntax.ts';
-import type { Problem } from './problem.ts';
 import type { ChangeAction } from '../simulate/simulate.ts';
 import {
   atLeast,
@@ -12,6 +11,7 @@ import {
   type PolicyLayer,
   utf8Length,
 } from '../types.ts';
+import type { Problem } from './problem.ts';
 import {
   checkDefinition,
   checkScope,

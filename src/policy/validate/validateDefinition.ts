@@ -9,7 +9,6 @@ import {
   vetoedKeys,
 } from '../keys.ts';
 import { patternErrorWords, pcreSyntaxError, regexEngine } from '../pattern/pcreSyntax.ts';
-import type { Problem } from './problem.ts';
 import {
   atLeast,
   type BrokerVersion,
@@ -18,6 +17,7 @@ import {
   type ObjectKind,
   type PolicyLayer,
 } from '../types.ts';
+import type { Problem } from './problem.ts';
 
 /**
  * What is wrong with a proposed definition, key by key, for the broker's version: unknown keys

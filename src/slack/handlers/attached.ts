@@ -1,4 +1,4 @@
-import { InputError } from '../../core/errors.ts';
+import { InputError } from '../../core/index.ts';
 import type { CommandContext } from './types.ts';
 
 /**

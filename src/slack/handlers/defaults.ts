@@ -1,4 +1,4 @@
-import { type FlagDefaults, givesFlag } from '../../commands/parse.ts';
+import { type FlagDefaults, givesFlag } from '../../commands/index.ts';
 import type { ChannelDefaultsRead } from '../channelDefaults.ts';
 import type { AnsweredFor } from '../views/answeredFor.ts';
 import type { CommandContext } from './types.ts';

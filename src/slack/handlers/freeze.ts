@@ -1,9 +1,6 @@
-import { parseArgs } from '../../commands/parse.ts';
-import { usageOf } from '../../commands/registry.ts';
-import { parseDuration } from '../../core/duration.ts';
-import { InputError } from '../../core/errors.ts';
-import { isWorkflowError } from '../../workflow/errors.ts';
-import { MAX_FREEZE_MS } from '../../workflow/rules.ts';
+import { parseArgs, usageOf } from '../../commands/index.ts';
+import { InputError, parseDuration } from '../../core/index.ts';
+import { isWorkflowError, MAX_FREEZE_MS } from '../../workflow/index.ts';
 import type { Deliverable } from '../delivery.ts';
 import { frozenView, unfrozenView } from '../views/freeze.ts';
 import { requestRefusedView, slackRefusal } from '../views/requestRefusals.ts';

@@ -1,4 +1,4 @@
-import { history, parseHistory } from '../../commands/history/history.ts';
+import { history, parseHistory } from '../../commands/history/index.ts';
 import { historyView } from '../views/history.ts';
 import { channelFlags } from './defaults.ts';
 import { fromStore } from './records.ts';

@@ -1,6 +1,5 @@
-import { fileImport, parseImport } from '../../commands/import/import.ts';
-import { IMPORT_USAGE } from '../../commands/import/importUsage.ts';
-import { InputError } from '../../core/errors.ts';
+import { fileImport, IMPORT_USAGE, parseImport } from '../../commands/import/index.ts';
+import { InputError } from '../../core/index.ts';
 import { pickForVhosts } from '../environments.ts';
 import { parseThreadLink } from '../requests/command.ts';
 import { filedView } from '../views/request.ts';

@@ -1,4 +1,4 @@
-import { type CommandName, commandsOf } from '../../commands/registry.ts';
+import { type CommandName, commandsOf } from '../../commands/index.ts';
 import { createCommand } from './create.ts';
 import { deleteCommand } from './delete.ts';
 import { editCommand } from './edit.ts';

@@ -1,5 +1,5 @@
-import { lint, parseLint } from '../../commands/lint/lint.ts';
-import { InputError } from '../../core/errors.ts';
+import { lint, parseLint } from '../../commands/lint/index.ts';
+import { InputError } from '../../core/index.ts';
 import { withAnsweredFor } from '../views/answeredFor.ts';
 import { lintView } from '../views/lint.ts';
 import { channelFlags } from './defaults.ts';

@@ -1,9 +1,8 @@
-import { vhostMapOf } from '../../commands/parse.ts';
-import { parsePlan } from '../../commands/plan/plan.ts';
-import { PLAN_USAGE } from '../../commands/plan/planUsage.ts';
-import { readDefinitions } from '../../definitions/read.ts';
-import { InputError } from '../../core/errors.ts';
-import { planFile } from '../../plan/plan.ts';
+import { vhostMapOf } from '../../commands/index.ts';
+import { PLAN_USAGE, parsePlan } from '../../commands/plan/index.ts';
+import { InputError } from '../../core/index.ts';
+import { readDefinitions } from '../../definitions/index.ts';
+import { planFile } from '../../plan/index.ts';
 import { pickForVhosts } from '../environments.ts';
 import { planView } from '../views/plan.ts';
 import { attachedDefinitions } from './attached.ts';

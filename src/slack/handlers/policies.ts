@@ -1,4 +1,4 @@
-import { parsePolicies, policies } from '../../commands/policies/policies.ts';
+import { parsePolicies, policies } from '../../commands/policies/index.ts';
 import { withAnsweredFor } from '../views/answeredFor.ts';
 import { policiesView } from '../views/policies.ts';
 import { channelFlags } from './defaults.ts';

@@ -1,5 +1,5 @@
-import { parsePreview, previewExitCode } from '../../commands/preview/preview.ts';
-import { preview } from '../../preview/preview.ts';
+import { parsePreview, previewExitCode } from '../../commands/preview/index.ts';
+import { preview } from '../../preview/index.ts';
 import type { Deliverable } from '../delivery.ts';
 import { withAnsweredFor } from '../views/answeredFor.ts';
 import { previewView } from '../views/preview.ts';

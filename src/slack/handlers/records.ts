@@ -1,4 +1,4 @@
-import { orStoreUnavailable, storeUnavailable } from '../../workflow/errors.ts';
+import { orStoreUnavailable, storeUnavailable } from '../../workflow/index.ts';
 import type { CommandContext, Records } from './types.ts';
 
 /** Runs a read of the request store or the audit trail; Redis trouble becomes `store-unavailable`. */

@@ -1,4 +1,4 @@
-import { parseRequests, requests } from '../../commands/requests/requests.ts';
+import { parseRequests, requests } from '../../commands/requests/index.ts';
 import { requestsView } from '../views/requests.ts';
 import { channelFlags } from './defaults.ts';
 import { fromStore } from './records.ts';

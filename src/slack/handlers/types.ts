@@ -1,7 +1,7 @@
-import type { HistorySource } from '../../commands/history/history.ts';
-import type { RequestsSource } from '../../commands/requests/requests.ts';
-import type { Logger } from '../../core/log.ts';
-import type { PatternCache } from '../../policy/pattern/pattern.ts';
+import type { HistorySource } from '../../commands/history/index.ts';
+import type { RequestsSource } from '../../commands/requests/index.ts';
+import type { Logger } from '../../core/index.ts';
+import type { PatternCache } from '../../policy/pattern/index.ts';
 import type { Attachments } from '../attachments.ts';
 import type { ChannelScope } from '../channelDefaults.ts';
 import type { Deliverable } from '../delivery.ts';

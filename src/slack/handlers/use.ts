@@ -1,7 +1,5 @@
-import { parseArgs } from '../../commands/parse.ts';
-import { usageOf } from '../../commands/registry.ts';
-import { CodedError, InputError } from '../../core/errors.ts';
-import { closeVhosts } from '../../core/vhosts.ts';
+import { parseArgs, usageOf } from '../../commands/index.ts';
+import { CodedError, closeVhosts, InputError } from '../../core/index.ts';
 import type { Deliverable } from '../delivery.ts';
 import type { SlackBroker } from '../environments.ts';
 import { finish, type SlackMessage, section } from '../views/message.ts';

@@ -1,5 +1,5 @@
-import { parseWhich } from '../../commands/parse.ts';
-import { which } from '../../commands/which/which.ts';
+import { parseWhich } from '../../commands/index.ts';
+import { which } from '../../commands/which/index.ts';
 import { withAnsweredFor } from '../views/answeredFor.ts';
 import { whichView } from '../views/which.ts';
 import { channelFlags } from './defaults.ts';

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Logger } from '../../core/log.ts';
-import type { PatternCache } from '../../policy/pattern/pattern.ts';
+import type { Metrics, Via } from '../../bot/metrics/index.ts';
+import type { Logger } from '../../core/index.ts';
+import type { PatternCache } from '../../policy/pattern/index.ts';
 import type { AttachedRef, Attachments, Downloaded } from '../attachments.ts';
 import { type ChannelDefaultsStore, channelScope } from '../channelDefaults.ts';
 import type { Delivery, Reply } from '../delivery.ts';
@@ -8,7 +9,6 @@ import { dispatch } from '../dispatch.ts';
 import type { Environments } from '../environments.ts';
 import type { Asker, CommandContext, Records } from '../handlers/types.ts';
 import type { InFlight } from '../inflight.ts';
-import type { Metrics, Via } from '../../bot/metrics.ts';
 import type { EventDedupe } from '../redis.ts';
 import type { ChangeRequests } from '../requests/service.ts';
 

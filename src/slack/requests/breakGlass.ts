@@ -7,9 +7,9 @@ import type {
   ViewResponseAction,
   ViewSubmitAction,
 } from '@slack/bolt';
-import type { Logger } from '../../core/log.ts';
-import { isWorkflowError, WorkflowError } from '../../workflow/errors.ts';
-import type { ChangeRequest, ReviewOutcome } from '../../workflow/types.ts';
+import type { Logger } from '../../core/index.ts';
+import type { ChangeRequest, ReviewOutcome } from '../../workflow/index.ts';
+import { isWorkflowError, WorkflowError } from '../../workflow/index.ts';
 import type { Delivery } from '../delivery.ts';
 import type { HandledInteractions } from '../interactions.ts';
 import {

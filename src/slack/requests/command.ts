@@ -1,10 +1,9 @@
-import { parsePreview } from '../../commands/preview/preview.ts';
-import { usageOf } from '../../commands/registry.ts';
-import { InputError } from '../../core/errors.ts';
-import type { Logger } from '../../core/log.ts';
-import { isWorkflowError } from '../../workflow/errors.ts';
-import { parseTimeBox } from '../../workflow/timebox/timebox.ts';
-import type { Origin } from '../../workflow/types.ts';
+import { usageOf } from '../../commands/index.ts';
+import { parsePreview } from '../../commands/preview/index.ts';
+import type { Logger } from '../../core/index.ts';
+import { InputError } from '../../core/index.ts';
+import type { Origin } from '../../workflow/index.ts';
+import { isWorkflowError, parseTimeBox } from '../../workflow/index.ts';
 import type { Deliverable, Sent } from '../delivery.ts';
 import { channelFlags } from '../handlers/defaults.ts';
 import type { Asker, CommandContext, SlackCommand } from '../handlers/types.ts';

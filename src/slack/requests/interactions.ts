@@ -7,10 +7,15 @@ import type {
   ViewSubmitAction,
 } from '@slack/bolt';
 import { z } from 'zod';
-import type { Logger } from '../../core/log.ts';
-import { isWorkflowError, refusalSentence, storeUnavailable, WorkflowError } from '../../workflow/errors.ts';
-import { hasApproved } from '../../workflow/rules.ts';
-import type { ChangeRequest } from '../../workflow/types.ts';
+import type { Logger } from '../../core/index.ts';
+import type { ChangeRequest } from '../../workflow/index.ts';
+import {
+  hasApproved,
+  isWorkflowError,
+  refusalSentence,
+  storeUnavailable,
+  WorkflowError,
+} from '../../workflow/index.ts';
 import type { Delivery } from '../delivery.ts';
 import type { InFlight } from '../inflight.ts';
 import type { HandledInteractions } from '../interactions.ts';

@@ -1,9 +1,9 @@
-import type { ChangeRecord } from '../../audit/types.ts';
-import type { Logger } from '../../core/log.ts';
-import type { PreviewResult } from '../../preview/preview.ts';
-import { isSlackUserId } from '../../core/slackIds.ts';
-import type { TimeBoxNotifier } from '../../workflow/timebox/timeboxDeadline.ts';
-import type { ChangeRequest, Notifier } from '../../workflow/types.ts';
+import type { ChangeRecord } from '../../audit/index.ts';
+import type { Logger } from '../../core/index.ts';
+import { isSlackUserId } from '../../core/index.ts';
+import type { PreviewResult } from '../../preview/index.ts';
+import type { ChangeRequest, Notifier } from '../../workflow/index.ts';
+import type { TimeBoxNotifier } from '../../workflow/timebox/index.ts';
 import type { Delivery, Sent } from '../delivery.ts';
 import { breakGlassAppliedView, reviewedView, reviewReminderView } from '../views/breakGlass.ts';
 import { finish, type MessageWithFile } from '../views/message.ts';

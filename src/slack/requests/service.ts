@@ -1,7 +1,6 @@
-import type { Logger } from '../../core/log.ts';
-import { acceptedApplyTo } from '../../policy/keys.ts';
-import type { Policy } from '../../policy/types.ts';
-import { isWorkflowError, refusalSentence, type WorkflowError } from '../../workflow/errors.ts';
+import type { Logger } from '../../core/index.ts';
+import type { Policy } from '../../policy/index.ts';
+import { acceptedApplyTo } from '../../policy/index.ts';
 import type {
   ChangeRequest,
   Filed,
@@ -10,7 +9,8 @@ import type {
   ReviewInput,
   ReviewResult,
   Workflow,
-} from '../../workflow/types.ts';
+} from '../../workflow/index.ts';
+import { isWorkflowError, refusalSentence, type WorkflowError } from '../../workflow/index.ts';
 import type { Delivery, Sent } from '../delivery.ts';
 import type { SlackBroker } from '../environments.ts';
 import { SLACK_LIMITS } from '../limits.ts';

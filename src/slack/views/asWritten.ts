@@ -1,4 +1,4 @@
-import { asWritten, type WrittenFields } from '../../text/asWritten.ts';
+import { asWritten, type WrittenFields } from '../../text/index.ts';
 import { codeBlock, prose } from '../escape.ts';
 import { type Block, section } from './message.ts';
 

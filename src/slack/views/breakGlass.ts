@@ -1,8 +1,7 @@
 import type { types } from '@slack/bolt';
 import { z } from 'zod';
-import type { ChangeRecord } from '../../audit/types.ts';
-import { MAX_REASON } from '../../workflow/rules.ts';
-import { type ChangeRequest, REVIEW_OUTCOMES, type ReviewOutcome } from '../../workflow/types.ts';
+import type { ChangeRecord } from '../../audit/index.ts';
+import { type ChangeRequest, MAX_REASON, REVIEW_OUTCOMES, type ReviewOutcome } from '../../workflow/index.ts';
 import { prose, truncate } from '../escape.ts';
 import { BLOCK, encodeMeta, lossAcknowledgement, modal, parseMeta, textInput } from './forms.ts';
 import { actions, type Block, button, finish, type SlackMessage, section } from './message.ts';

@@ -1,9 +1,8 @@
-import { actionOf } from '../../policy/compare.ts';
-import type { PolicyFields } from '../../preview/preview.ts';
-import { jsonText, showInvisible } from '../../text/asWritten.ts';
-import { namesOrCount } from '../../text/count.ts';
-import { type ChangeSet, type StepState, stepStates } from '../../workflow/changeSet.ts';
-import type { ChangeRequest } from '../../workflow/types.ts';
+import { actionOf } from '../../policy/index.ts';
+import type { PolicyFields } from '../../preview/index.ts';
+import { jsonText, namesOrCount, showInvisible } from '../../text/index.ts';
+import type { ChangeRequest } from '../../workflow/index.ts';
+import { type ChangeSet, type StepState, stepStates } from '../../workflow/index.ts';
 import { code, prose, truncate } from '../escape.ts';
 import type { AttachedFile } from '../slackCalls.ts';
 import { type Block, context, listSection, section, setsWords } from './message.ts';

@@ -1,7 +1,7 @@
-import { asSentence, BROKER_FAILURE_WORDS } from '../../commands/words.ts';
-import { codeOf, type InputError } from '../../core/errors.ts';
-import { RABBIT_ERROR_CODES, type RabbitErrorCode } from '../../rabbit/errors.ts';
-import { refusalSentence } from '../../workflow/errors.ts';
+import { asSentence, BROKER_FAILURE_WORDS } from '../../commands/index.ts';
+import { codeOf, type InputError } from '../../core/index.ts';
+import { RABBIT_ERROR_CODES, type RabbitErrorCode } from '../../rabbit/index.ts';
+import { refusalSentence } from '../../workflow/index.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { finish, type SlackMessage, section } from './message.ts';
 

@@ -1,6 +1,6 @@
-import { formatDuration } from '../../core/duration.ts';
-import { agree, count } from '../../text/count.ts';
-import type { Freeze } from '../../workflow/deciding/freeze.ts';
+import { formatDuration } from '../../core/index.ts';
+import { agree, count } from '../../text/index.ts';
+import type { Freeze } from '../../workflow/index.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { finish, type SlackMessage, section } from './message.ts';
 import { frozenLine, when, who } from './request.ts';

@@ -1,4 +1,4 @@
-import { commandsOf, usageOf } from '../../commands/registry.ts';
+import { commandsOf, usageOf } from '../../commands/index.ts';
 import { code, codeBlock } from '../escape.ts';
 import { finish, type SlackMessage, section } from './message.ts';
 

@@ -1,14 +1,17 @@
-import { type HistoryResult, unreadableSentence, verifySentence } from '../../commands/history/history.ts';
-import { inShowingOrder } from '../../audit/observed.ts';
-import { acceptedWords, observationWords, observedQueueWords } from '../../audit/observedWords.ts';
 import {
   type AuditRecord,
+  acceptedWords,
+  approvalWords,
+  breakGlassWords,
   type ChangeRecord,
   type FreezeRecord,
+  inShowingOrder,
   LEFT_WORDS,
+  observationWords,
+  observedQueueWords,
   type ReviewRecord,
-} from '../../audit/types.ts';
-import { approvalWords, breakGlassWords } from '../../audit/whoWords.ts';
+} from '../../audit/index.ts';
+import { type HistoryResult, unreadableSentence, verifySentence } from '../../commands/history/index.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { type Block, context, finish, type SlackMessage, section } from './message.ts';
 

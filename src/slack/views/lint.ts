@@ -1,6 +1,6 @@
-import { type LintedFinding, type LintResult, lintCounts } from '../../commands/lint/lint.ts';
-import { NOT_ASKED_WORDS } from '../../commands/words.ts';
-import { showInvisible } from '../../text/asWritten.ts';
+import { NOT_ASKED_WORDS } from '../../commands/index.ts';
+import { type LintedFinding, type LintResult, lintCounts } from '../../commands/lint/index.ts';
+import { showInvisible } from '../../text/index.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
 import type { AttachedFile } from '../slackCalls.ts';

@@ -1,5 +1,5 @@
-import { type LintResult, lintCounts } from '../../commands/lint/lint.ts';
-import type { DigestDiff, DigestFinding } from '../../policy/lint/lintDigest.ts';
+import { type LintResult, lintCounts } from '../../commands/lint/index.ts';
+import type { DigestDiff, DigestFinding } from '../../policy/lint/index.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
 import { findingLine, notAskedWords } from './lint.ts';

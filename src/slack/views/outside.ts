@@ -1,6 +1,6 @@
-import type { ChangeRecord } from '../../audit/types.ts';
-import { readingWords, totalsWords } from '../../policy/impact/impactWords.ts';
-import { jsonWritten, showInvisible } from '../../text/asWritten.ts';
+import type { ChangeRecord } from '../../audit/index.ts';
+import { readingWords, totalsWords } from '../../policy/impact/index.ts';
+import { jsonWritten, showInvisible } from '../../text/index.ts';
 import type { AttachedFile } from '../delivery.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { type Block, context, finish, listSection, type SlackMessage, section } from './message.ts';

@@ -1,8 +1,8 @@
-import { whyOf } from '../../commands/lint/lint.ts';
-import type { PlanResult, PlanStep } from '../../plan/plan.ts';
-import { totalsWords } from '../../policy/impact/impactWords.ts';
-import { planText } from '../../terminal/plan.ts';
-import { count as plural } from '../../text/count.ts';
+import { whyOf } from '../../commands/lint/index.ts';
+import type { PlanResult, PlanStep } from '../../plan/index.ts';
+import { totalsWords } from '../../policy/impact/index.ts';
+import { planText } from '../../terminal/index.ts';
+import { count as plural } from '../../text/index.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { context, finish, listSection, type MessageWithFile, section } from './message.ts';
 

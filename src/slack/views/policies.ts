@@ -1,11 +1,11 @@
-import type { ListedPolicy, PoliciesResult } from '../../commands/policies/policies.ts';
 import {
   NOT_ASKED_WORDS,
   OPERATOR_POLICIES_NOT_LISTED,
   POLICIES_TIE_WORDS,
   UNANCHORED_MARK,
-} from '../../commands/words.ts';
-import { showInvisible } from '../../text/asWritten.ts';
+} from '../../commands/index.ts';
+import type { ListedPolicy, PoliciesResult } from '../../commands/policies/index.ts';
+import { showInvisible } from '../../text/index.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { SLACK_LIMITS, VIEW_BUDGET } from '../limits.ts';
 import type { AttachedFile } from '../slackCalls.ts';

@@ -5,22 +5,20 @@ import {
   NOT_ASKED_WORDS,
   reachWords,
   WHICH_WORDS,
-} from '../../commands/words.ts';
-import { impactWords, readingWords, totalsWords } from '../../policy/impact/impactWords.ts';
-import { isAnchored } from '../../policy/pattern/pattern.ts';
-import type { Problem } from '../../policy/validate/problem.ts';
-import type { ObjectOutcome } from '../../policy/simulate/simulate.ts';
-import type { ImpactSummary } from '../../preview/impact.ts';
-import type { PolicyFields, PreviewAnswer, PreviewResult } from '../../preview/preview.ts';
+} from '../../commands/index.ts';
+import { missingVhostSentence } from '../../core/index.ts';
+import { impactWords, readingWords, totalsWords } from '../../policy/impact/index.ts';
+import { isAnchored } from '../../policy/pattern/index.ts';
+import type { ObjectOutcome } from '../../policy/simulate/index.ts';
+import type { Problem } from '../../policy/validate/index.ts';
+import type { ImpactSummary, PolicyFields, PreviewAnswer, PreviewResult } from '../../preview/index.ts';
 import {
   nothingAfterWords,
   type OutcomeGroup,
   type PreviewSummary,
   RISK_WORDS,
-} from '../../preview/summary.ts';
-import { showInvisible } from '../../text/asWritten.ts';
-import { agree, count } from '../../text/count.ts';
-import { missingVhostSentence } from '../../core/vhosts.ts';
+} from '../../preview/index.ts';
+import { agree, count, showInvisible } from '../../text/index.ts';
 import { code, prose, truncate, valueCode } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
 import type { AttachedFile } from '../slackCalls.ts';

@@ -1,4 +1,4 @@
-import type { WorkflowError } from '../../workflow/errors.ts';
+import type { WorkflowError } from '../../workflow/index.ts';
 import { prose, truncate } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
 import { INTERNAL_FAILURE } from './errors.ts';

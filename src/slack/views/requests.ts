@@ -1,4 +1,4 @@
-import type { RequestsResult } from '../../commands/requests/requests.ts';
+import type { RequestsResult } from '../../commands/requests/index.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { vhostsWords } from './changeSet.ts';
 import { context, finish, type SlackMessage, section } from './message.ts';

@@ -1,8 +1,8 @@
-import { acceptedWords } from '../../audit/observedWords.ts';
-import type { ChangeRecord } from '../../audit/types.ts';
-import { actionOf } from '../../policy/compare.ts';
-import { type ChangeSet, setRecordId, setVhosts } from '../../workflow/changeSet.ts';
-import type { ChangeRequest } from '../../workflow/types.ts';
+import type { ChangeRecord } from '../../audit/index.ts';
+import { acceptedWords } from '../../audit/index.ts';
+import { actionOf } from '../../policy/index.ts';
+import type { ChangeRequest } from '../../workflow/index.ts';
+import { type ChangeSet, setRecordId, setVhosts } from '../../workflow/index.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { setFile, setWords, vhostsWords } from './changeSet.ts';
 import { actions, type Block, button, context, finish, type MessageWithFile, section } from './message.ts';

@@ -1,5 +1,5 @@
-import { formatDuration } from '../../core/duration.ts';
-import type { ChangeRequest } from '../../workflow/types.ts';
+import { formatDuration } from '../../core/index.ts';
+import type { ChangeRequest } from '../../workflow/index.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { finish, type SlackMessage, section } from './message.ts';
 import { requestTitle, when, whereWords, who } from './request.ts';

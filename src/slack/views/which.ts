@@ -1,17 +1,17 @@
 import {
-  isKnownPolicy,
-  type PolicyView,
-  type UnknownPolicyView,
-  type WhichResult,
-} from '../../commands/which/which.ts';
-import {
   didYouMeanWords,
   kindWords,
   NOT_ASKED_WORDS,
   UNANCHORED_MARK,
   WHICH_WORDS,
-} from '../../commands/words.ts';
-import { hazardWords, nowWords, statisticsSaid, unknownNowWords } from '../../policy/impact/impactWords.ts';
+} from '../../commands/index.ts';
+import {
+  isKnownPolicy,
+  type PolicyView,
+  type UnknownPolicyView,
+  type WhichResult,
+} from '../../commands/which/index.ts';
+import { hazardWords, nowWords, statisticsSaid, unknownNowWords } from '../../policy/impact/index.ts';
 import { code, prose, truncate, valueCode } from '../escape.ts';
 import {
   type Block,

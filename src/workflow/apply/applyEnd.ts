@@ -1,5 +1,5 @@
-import type { ChangeRecord } from '../../audit/types.ts';
-import type { PreviewResult } from '../../preview/preview.ts';
+import type { ChangeRecord } from '../../audit/index.ts';
+import type { PreviewResult } from '../../preview/index.ts';
 import type { RecordingServices } from '../services.ts';
 import type { TransitionInput } from '../store.ts';
 import type { ChangeRequest, Failure } from '../types.ts';

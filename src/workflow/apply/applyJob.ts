@@ -1,19 +1,19 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { Logger } from 'pino';
-import type { ChangeRecord } from '../../audit/types.ts';
+import type { ChangeRecord } from '../../audit/index.ts';
+import type { WorkflowBroker } from '../broker.ts';
+import type { FreezeStore } from '../deciding/freeze.ts';
+import { heldBehind } from '../deciding/thaw.ts';
+import { refusalSentence, type WorkflowRefusal } from '../errors.ts';
+import { leavesFrom } from '../moves.ts';
+import { environmentRefusal, freezeHolds } from '../rules.ts';
+import type { RecordingServices } from '../services.ts';
+import type { ChangeRequest, Failure, WorkflowEnvironment } from '../types.ts';
 import { endApply } from './applyEnd.ts';
 import { type EarlyReads, freshPreview, policyOf } from './applyOne.ts';
 import { type AnnounceWrite, ApplySet, failureOf, isFinal } from './applySet.ts';
-import type { WorkflowBroker } from '../broker.ts';
-import { refusalSentence, type WorkflowRefusal } from '../errors.ts';
-import type { FreezeStore } from '../deciding/freeze.ts';
-import { leavesFrom } from '../moves.ts';
 import type { ObserveOptions } from './observe.ts';
 import { ApplyJobData } from './queue.ts';
-import { environmentRefusal, freezeHolds } from '../rules.ts';
-import type { RecordingServices } from '../services.ts';
-import { heldBehind } from '../deciding/thaw.ts';
-import type { ChangeRequest, Failure, WorkflowEnvironment } from '../types.ts';
 
 /**
  * The apply job: approved -> applying -> applied | failed | stale.

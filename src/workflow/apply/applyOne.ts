@@ -1,18 +1,15 @@
 import { UnrecoverableError } from 'bullmq';
 import type { Logger } from 'pino';
-import { queuesToWatch } from '../../audit/observed.ts';
-import type { AuditObject } from '../../audit/types.ts';
-import { samePolicy, writeActionOf } from '../../policy/compare.ts';
-import { auditObjects } from '../../policy/diff.ts';
-import { lossGrew } from '../../policy/impact/impact.ts';
-import type { Policy } from '../../policy/types.ts';
-import { type PreviewBroker, type PreviewInput, type PreviewResult, preview } from '../../preview/preview.ts';
-import { RabbitError } from '../../rabbit/index.ts';
-import { narrowedTo } from '../../rabbit/inventory.ts';
-import { PAGE_MAX } from '../../rabbit/listings.ts';
+import type { AuditObject } from '../../audit/index.ts';
+import { queuesToWatch } from '../../audit/index.ts';
+import { lossGrew } from '../../policy/impact/index.ts';
+import type { Policy } from '../../policy/index.ts';
+import { auditObjects, samePolicy, writeActionOf } from '../../policy/index.ts';
+import { type PreviewBroker, type PreviewInput, type PreviewResult, preview } from '../../preview/index.ts';
+import { narrowedTo, PAGE_MAX, RabbitError } from '../../rabbit/index.ts';
 import type { WorkflowBroker } from '../broker.ts';
-import type { ApplyJobData } from './queue.ts';
 import type { ChangeRequest } from '../types.ts';
+import type { ApplyJobData } from './queue.ts';
 
 /**
  * What a single create, edit or delete (a request without `set`, applied as a set of one by

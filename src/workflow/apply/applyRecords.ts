@@ -1,10 +1,9 @@
-import type { Observation } from '../../audit/observed.ts';
-import type { ChangeEntry, ChangeRecord } from '../../audit/types.ts';
-import { actionOf } from '../../policy/compare.ts';
-import type { Prepared } from './applyOne.ts';
+import type { ChangeEntry, ChangeRecord, Observation } from '../../audit/index.ts';
+import { actionOf } from '../../policy/index.ts';
 import { type SetStep, setRecordId, stepsOf } from '../changeSet.ts';
 import { approvalsOf } from '../rules.ts';
 import type { ChangeRequest } from '../types.ts';
+import type { Prepared } from './applyOne.ts';
 
 /**
  * What an apply writes in the audit trail, step by step (applySet.ts `finish`): a set's step, its

@@ -1,22 +1,10 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
-import type { ChangeRecord } from '../../audit/types.ts';
-import type { Logger } from '../../core/log.ts';
-import { fieldsOf } from '../../plan/plan.ts';
-import type { PolicyAddress } from '../../policy/compare.ts';
-import { actionOf, canonical, samePolicy } from '../../policy/compare.ts';
-import { buildPolicySet, resolve } from '../../policy/resolve.ts';
-import type { Policy } from '../../policy/types.ts';
+import type { ChangeRecord } from '../../audit/index.ts';
+import type { Logger } from '../../core/index.ts';
+import { fieldsOf } from '../../plan/index.ts';
+import type { Policy, PolicyAddress } from '../../policy/index.ts';
+import { actionOf, buildPolicySet, canonical, resolve, samePolicy } from '../../policy/index.ts';
 import { isRabbitError } from '../../rabbit/index.ts';
-import { endApply } from './applyEnd.ts';
-import {
-  type EarlyReads,
-  type Prepared,
-  preparedOf,
-  prepareOne,
-  stalePreview,
-  verifyObjects,
-} from './applyOne.ts';
-import { leftEntry, oneEntry, stepEntry, undoEntry } from './applyRecords.ts';
 import type { WorkflowBroker } from '../broker.ts';
 import {
   type SetCursor,
@@ -29,11 +17,21 @@ import {
   undoOf,
 } from '../changeSet.ts';
 import { refusalSentence, type WorkflowRefusal } from '../errors.ts';
+import type { RecordingServices } from '../services.ts';
+import type { ChangeRequest, Failure } from '../types.ts';
+import { endApply } from './applyEnd.ts';
+import {
+  type EarlyReads,
+  type Prepared,
+  preparedOf,
+  prepareOne,
+  stalePreview,
+  verifyObjects,
+} from './applyOne.ts';
+import { leftEntry, oneEntry, stepEntry, undoEntry } from './applyRecords.ts';
 import { type ObserveOptions, observeAfterWrite } from './observe.ts';
 import type { ApplyJobData } from './queue.ts';
-import type { RecordingServices } from '../services.ts';
 import { setLossGrew } from './setLoss.ts';
-import type { ChangeRequest, Failure } from '../types.ts';
 
 /**
  * The apply of every approved request's writes, as BullMQ's "process step jobs": its steps

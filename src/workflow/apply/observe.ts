@@ -4,10 +4,10 @@ import {
   type ObservedQueue,
   type WatchedQueue,
   worthListing,
-} from '../../audit/observed.ts';
-import { codeOf } from '../../core/errors.ts';
-import type { LiveQueue } from '../../policy/impact/impact.ts';
-import type { InventorySource } from '../../rabbit/inventory.ts';
+} from '../../audit/index.ts';
+import { codeOf } from '../../core/index.ts';
+import type { LiveQueue } from '../../policy/impact/index.ts';
+import type { InventorySource } from '../../rabbit/index.ts';
 
 /**
  * What the write then did to the messages: the apply job polls the queues' statistics after it,

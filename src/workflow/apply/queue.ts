@@ -1,8 +1,7 @@
 import { Queue } from 'bullmq';
 import { z } from 'zod';
-import { WatchedQueueSchema } from '../../audit/observed.ts';
-import { AuditObjectSchema } from '../../audit/types.ts';
-import { openRedis } from '../../redis/redis.ts';
+import { AuditObjectSchema, WatchedQueueSchema } from '../../audit/index.ts';
+import { openRedis } from '../../redis/index.ts';
 import { SetCursorSchema } from '../changeSet.ts';
 import type { ApplyQueue } from '../types.ts';
 import { connected } from './workerClose.ts';

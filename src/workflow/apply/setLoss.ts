@@ -1,9 +1,7 @@
 import { UnrecoverableError } from 'bullmq';
-import { planChanges } from '../../plan/plan.ts';
-import { lossGrew } from '../../policy/impact/impact.ts';
-import { RabbitError } from '../../rabbit/index.ts';
-import { narrowedTo } from '../../rabbit/inventory.ts';
-import { PAGE_MAX } from '../../rabbit/listings.ts';
+import { planChanges } from '../../plan/index.ts';
+import { lossGrew } from '../../policy/impact/index.ts';
+import { narrowedTo, PAGE_MAX, RabbitError } from '../../rabbit/index.ts';
 import type { WorkflowBroker } from '../broker.ts';
 import { plannedSet, type SetStep, setImpact, transitionOf } from '../changeSet.ts';
 import type { ChangeRequest } from '../types.ts';

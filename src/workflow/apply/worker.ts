@@ -1,18 +1,18 @@
 import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { AuditTrail } from '../../audit/trail.ts';
+import type { AuditTrail } from '../../audit/index.ts';
 import type { ManagementClientOptions } from '../../rabbit/index.ts';
-import { openRedis } from '../../redis/redis.ts';
-import type { RedisTrouble } from '../../redis/redisTrouble.ts';
-import { type AnnounceWrite, ApplyJob } from './applyJob.ts';
+import type { RedisTrouble } from '../../redis/index.ts';
+import { openRedis } from '../../redis/index.ts';
 import { expireDue, remindDue, remindReviewsDue } from '../deciding/expiry.ts';
 import type { FreezeStore } from '../deciding/freeze.ts';
-import { notifierLogging } from '../notifierLogging.ts';
-import { APPLY_DEFAULTS, APPLY_QUEUE, type ApplyJobData, bullPrefix, createApplyQueue } from './queue.ts';
-import type { RequestStore } from '../store.ts';
 import { freezeEntry, RAN_OUT, releaseHeld } from '../deciding/thaw.ts';
+import { notifierLogging } from '../notifierLogging.ts';
+import type { RequestStore } from '../store.ts';
 import type { ApplyWorker, ApplyWorkerOptions } from '../types.ts';
+import { type AnnounceWrite, ApplyJob } from './applyJob.ts';
+import { APPLY_DEFAULTS, APPLY_QUEUE, type ApplyJobData, bullPrefix, createApplyQueue } from './queue.ts';
 import { boundedClose } from './workerClose.ts';
 
 /**

@@ -1,5 +1,5 @@
-import { type AuditEntry, reviewRecordId } from '../../audit/types.ts';
-import { lossToAcknowledge } from '../../policy/impact/impactWords.ts';
+import { type AuditEntry, reviewRecordId } from '../../audit/index.ts';
+import { lossToAcknowledge } from '../../policy/impact/index.ts';
 import { WorkflowError } from '../errors.ts';
 import { breakGlassRefusal, type DeciderRole, reviewRefusal } from '../rules.ts';
 import type { RecordingServices } from '../services.ts';

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import type { FreezeRecord } from '../../audit/types.ts';
-import type { Freeze } from './freeze.ts';
+import type { FreezeRecord } from '../../audit/index.ts';
 import { leavesFrom } from '../moves.ts';
 import { approvalOrder, waitsItsTurn } from '../rules.ts';
 import type { RequestStore } from '../store.ts';
 import type { ApplyQueue, ChangeRequest } from '../types.ts';
+import type { Freeze } from './freeze.ts';
 
 /**
  * What a freeze (freeze.ts) leaves behind: its records in the audit trail, and the requests it

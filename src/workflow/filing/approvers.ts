@@ -7,7 +7,7 @@
  * last known members (and is retried on the next ask).
  */
 
-import { isSlackGroupId, isSlackUserId } from '../../core/slackIds.ts';
+import { isSlackGroupId, isSlackUserId } from '../../core/index.ts';
 
 export { isSlackGroupId, isSlackUserId };
 

@@ -1,4 +1,4 @@
-import type { PolicyLayer } from '../../policy/types.ts';
+import type { PolicyLayer } from '../../policy/index.ts';
 import { isRabbitError } from '../../rabbit/index.ts';
 import type { WorkflowBroker } from '../broker.ts';
 

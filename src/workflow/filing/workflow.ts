@@ -4,23 +4,22 @@
  * (break-glass in breakGlass.ts, the Notifier's logging in notifierLogging.ts).
  */
 import type { Redis } from 'ioredis';
-import type { AuditTrail } from '../../audit/trail.ts';
-import { isChange } from '../../audit/types.ts';
-import { formatDuration } from '../../core/duration.ts';
-import { planChanges } from '../../plan/plan.ts';
-import { actionOf, writeActionOf } from '../../policy/compare.ts';
-import { policyDiff } from '../../policy/diff.ts';
-import { lossToAcknowledge } from '../../policy/impact/impactWords.ts';
-import type { Policy } from '../../policy/types.ts';
-import { type PreviewAnswer, type PreviewInput, preview } from '../../preview/preview.ts';
+import type { AuditTrail } from '../../audit/index.ts';
+import { isChange } from '../../audit/index.ts';
+import { formatDuration } from '../../core/index.ts';
+import { planChanges } from '../../plan/index.ts';
+import { lossToAcknowledge } from '../../policy/impact/index.ts';
+import type { Policy } from '../../policy/index.ts';
+import { actionOf, policyDiff, writeActionOf } from '../../policy/index.ts';
+import { type PreviewAnswer, type PreviewInput, preview } from '../../preview/index.ts';
 import { isRabbitError } from '../../rabbit/index.ts';
-import { assertMayBreakGlassAtFiling, createBreakGlass } from '../deciding/breakGlass.ts';
 import type { WorkflowBroker } from '../broker.ts';
 import { type ChangeSet, NO_LOSS, plannedSet, setImpact, transitionOf } from '../changeSet.ts';
-import { orFiledAlready, orStoreUnavailable, WorkflowError } from '../errors.ts';
+import { assertMayBreakGlassAtFiling, createBreakGlass } from '../deciding/breakGlass.ts';
 import { expireDue } from '../deciding/expiry.ts';
 import type { Freeze, FreezeStore } from '../deciding/freeze.ts';
-import { whyIdentityCannotWrite } from './identity.ts';
+import { freezeEntry, RAN_OUT, releaseHeld } from '../deciding/thaw.ts';
+import { orFiledAlready, orStoreUnavailable, WorkflowError } from '../errors.ts';
 import { notifierLogging } from '../notifierLogging.ts';
 import {
   actorRefusal,
@@ -40,8 +39,13 @@ import {
   vhostRefusal,
 } from '../rules.ts';
 import { type ApproveOutcome, newRequestId, type RequestStore, type TransitionOutcome } from '../store.ts';
-import { freezeEntry, RAN_OUT, releaseHeld } from '../deciding/thaw.ts';
-import { derivedRequestId, revertChanges, revertOf, revertRequestId, revertSteps } from '../timebox/timebox.ts';
+import {
+  derivedRequestId,
+  revertChanges,
+  revertOf,
+  revertRequestId,
+  revertSteps,
+} from '../timebox/timebox.ts';
 import type {
   ChangeRequest,
   DecideInput,
@@ -57,6 +61,7 @@ import type {
   WorkflowEnvironment,
   WorkflowOptions,
 } from '../types.ts';
+import { whyIdentityCannotWrite } from './identity.ts';
 
 /** What the workflow works with, built by the composition root (src/bot/botChangeRequests.ts `workflowDeps`) and handed in. */
 export interface WorkflowDeps {

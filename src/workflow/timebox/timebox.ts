@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import { formatDuration, parseDuration } from '../../core/duration.ts';
-import { InputError } from '../../core/errors.ts';
-import { actionOf, samePolicy, type Transition } from '../../policy/compare.ts';
-import type { ChangeAction } from '../../policy/simulate/simulate.ts';
-import type { Policy } from '../../policy/types.ts';
+import { formatDuration, InputError, parseDuration } from '../../core/index.ts';
+import type { Policy } from '../../policy/index.ts';
+import { actionOf, samePolicy, type Transition } from '../../policy/index.ts';
+import type { ChangeAction } from '../../policy/simulate/index.ts';
 import { type SetStep, setRecordId, stepKey, transitionOf } from '../changeSet.ts';
 
 /**

@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
-import { formatDuration } from '../../core/duration.ts';
-import type { Policy } from '../../policy/types.ts';
+import { formatDuration } from '../../core/index.ts';
+import type { Policy } from '../../policy/index.ts';
 import type { WorkflowBroker } from '../broker.ts';
 import { isWorkflowError } from '../errors.ts';
+import type { ChangeRequest, Origin, Workflow } from '../types.ts';
 import { type RevertDecision, revertDecision, revertOf, setRevertDecision } from './timebox.ts';
 import type { TimeBoxHandlers } from './timeboxQueue.ts';
-import type { ChangeRequest, Origin, Workflow } from '../types.ts';
 
 /**
  * What happens at a time box's deadline (and ten minutes before), run by the time-box worker

@@ -1,10 +1,10 @@
 import { Queue, UnrecoverableError, Worker } from 'bullmq';
-import type { Logger } from '../../core/log.ts';
-import { openRedis, redisConnection } from '../../redis/redis.ts';
-import type { RedisTrouble } from '../../redis/redisTrouble.ts';
+import type { Logger } from '../../core/index.ts';
+import type { RedisTrouble } from '../../redis/index.ts';
+import { openRedis, redisConnection } from '../../redis/index.ts';
 import { bullPrefix } from '../apply/queue.ts';
-import { scheduleOf } from './timebox.ts';
 import { boundedClose, connected } from '../apply/workerClose.ts';
+import { scheduleOf } from './timebox.ts';
 
 /**
  * The deadlines of time-boxed changes, as delayed BullMQ jobs: they live in Redis, so a bot

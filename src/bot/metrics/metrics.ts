@@ -1,5 +1,5 @@
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
-import type { CallInfo } from '../rabbit/index.ts';
+import type { CallInfo } from '../../rabbit/index.ts';
 
 /**
  * The bot's Prometheus metrics, in a registry of its own (no global state: tests run several

@@ -1,0 +1,12 @@
+/** The entrance of commands/import/: what the other folders of src/ use of it (inside, modules import each other directly). */
+export {
+  fileImport,
+  ImportBody,
+  type ImportDeps,
+  type ImportOutcome,
+  type ImportWords,
+  importJson,
+  parseImport,
+  planSummaryJson,
+} from './import.ts';
+export { IMPORT_USAGE } from './importUsage.ts';

@@ -1,0 +1,11 @@
+/** The entrance of config/: what the other folders of src/ use of it (inside, modules import each other directly). */
+export {
+  type AmqpEndpoint,
+  type Config,
+  DEFAULT_KEY_PREFIX,
+  type Environment,
+  loadConfig,
+  pickEnvironment,
+  QUESTION_BUDGET_MS,
+} from './config.ts';
+export { isSentinelUrl, parseSentinels, sentinelUrl } from './redisAddress.ts';

@@ -1,0 +1,17 @@
+/** The entrance of core/: what the other folders of src/ use of it (inside, modules import each other directly). */
+export { CloseNames, closeNames } from './didYouMean.ts';
+export { formatDuration, parseDuration } from './duration.ts';
+export { CodedError, ConfigError, codeOf, InputError } from './errors.ts';
+export { createLogger, type Logger } from './log.ts';
+export { type RetryPolicy, type RetryVerdict, retryDelay, sleep } from './retry.ts';
+export { isSlackGroupId, isSlackUserId } from './slackIds.ts';
+export {
+  checkScope,
+  closeVhosts,
+  inScope,
+  missingVhost,
+  missingVhostError,
+  missingVhostSentence,
+  outsideScope,
+  type VhostLister,
+} from './vhosts.ts';

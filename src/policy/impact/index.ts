@@ -1,0 +1,31 @@
+/** The entrance of policy/impact/: what the other folders of src/ use of it (inside, modules import each other directly). */
+export {
+  FEDERATION_TARGETS,
+  type Hazard,
+  hazardsOf,
+  type Impact,
+  type ImpactTotals,
+  impactOf,
+  impactTotals,
+  type LiveQueue,
+  type Loss,
+  losingQueues,
+  lossGrew,
+  readsFederation,
+  type World,
+} from './impact.ts';
+export {
+  clock,
+  durationWords,
+  hazardWords,
+  impactWords,
+  lossToAcknowledge,
+  type NameWords,
+  NODE_DOWN,
+  nowWords,
+  objectNowWords,
+  readingWords,
+  statisticsSaid,
+  totalsWords,
+  unknownNowWords,
+} from './impactWords.ts';

@@ -1,0 +1,4 @@
+/** The entrance of watch/: what the other folders of src/ use of it (inside, modules import each other directly). */
+export type { OutsideNotifier } from './outside.ts';
+export { ownWriteAnnouncer } from './store.ts';
+export { type Watchers, watchOutside } from './watchers.ts';
