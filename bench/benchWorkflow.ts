@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { applyWorkerDeps, workflowDeps } from '../src/bot/botChangeRequests.ts';
-import { createLogger } from '../src/core/log.ts';
+import { createLogger } from '../src/log/log.ts';
 import type { LabClient } from '../src/rabbit/lab.ts';
 import { createApplyQueue } from '../src/workflow/apply/queue.ts';
 import { startApplyWorker } from '../src/workflow/apply/worker.ts';

@@ -1,6 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { Logger } from '../core/index.ts';
+import type { Logger } from '../log/index.ts';
 import { sorted } from '../policy/index.ts';
 import { replicated } from '../redis/index.ts';
 import {

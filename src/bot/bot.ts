@@ -1,7 +1,9 @@
 import type { Redis } from 'ioredis';
 import { AuditTrail } from '../audit/index.ts';
 import { type Config, DEFAULT_KEY_PREFIX } from '../config/index.ts';
-import { ConfigError, createLogger, type Logger } from '../core/index.ts';
+import { ConfigError } from '../core/index.ts';
+import type { Logger } from '../log/index.ts';
+import { createLogger } from '../log/index.ts';
 import type { ManagementClient } from '../rabbit/index.ts';
 import { RedisTrouble } from '../redis/index.ts';
 import {

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { AuditTrail } from '../audit/index.ts';
 import type { Config } from '../config/index.ts';
-import type { Logger } from '../core/index.ts';
+import type { Logger } from '../log/index.ts';
 import type { ManagementClient } from '../rabbit/index.ts';
 import type { RedisTrouble } from '../redis/index.ts';
 import type { AppDeps, BotApp } from '../slack/index.ts';

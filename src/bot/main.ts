@@ -6,7 +6,7 @@ import { missingSlackMessage, missingSlackSettings } from '../slack/index.ts';
 import { BotStartError, createBot } from './bot.ts';
 
 export { loadConfig } from '../config/index.ts';
-export { createLogger } from '../core/index.ts';
+export { createLogger } from '../log/index.ts';
 /**
  * What the Slack e2e suites drive of the built bundle (`dist/main.js`, the file `npm start`
  * runs) when a suite must shorten a timing or observe in-process: the same code the process

@@ -2,7 +2,6 @@
 export { CloseNames, closeNames } from './didYouMean.ts';
 export { formatDuration, parseDuration } from './duration.ts';
 export { CodedError, ConfigError, codeOf, InputError } from './errors.ts';
-export { createLogger, type Logger } from './log.ts';
 export { type RetryPolicy, type RetryVerdict, retryDelay, sleep } from './retry.ts';
 export { isSlackGroupId, isSlackUserId } from './slackIds.ts';
 export {

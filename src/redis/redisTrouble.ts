@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { isSentinelUrl } from '../config/index.ts';
-import type { Logger } from '../core/index.ts';
+import type { Logger } from '../log/index.ts';
 
 /**
  * Redis not answering, told once for the whole process. The bot holds several connections (the

@@ -13,8 +13,8 @@ import {
 } from '../bot/index.ts';
 import type { Metrics } from '../bot/metrics/index.ts';
 import { type Config, pickEnvironment } from '../config/index.ts';
-import type { Logger } from '../core/index.ts';
 import { ConfigError, codeOf } from '../core/index.ts';
+import type { Logger } from '../log/index.ts';
 import { PatternCache } from '../policy/pattern/index.ts';
 import type { ListGroupMembers } from '../workflow/filing/index.ts';
 import type { Notifier, Workflow } from '../workflow/index.ts';

@@ -1,5 +1,5 @@
 import { type Logger as BoltLogger, LogLevel } from '@slack/bolt';
-import type { Logger } from '../core/index.ts';
+import type { Logger } from '../log/index.ts';
 
 /**
  * pino as Bolt's logger. Bolt (and its Web API client) log strings, which pino's path-based

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Logger } from '../core/index.ts';
+import type { Logger } from '../log/index.ts';
 
 /**
  * A channel's defaults (`/rmq use --env E --vhost V`): every later command in that channel and

@@ -1,5 +1,5 @@
 import type { Outcome, Via } from '../bot/metrics/index.ts';
-import type { Logger } from '../core/index.ts';
+import type { Logger } from '../log/index.ts';
 import { SLACK_LIMITS } from './limits.ts';
 import { type AttachedFile, createSlackCalls, type Sent, type SlackCallOptions } from './slackCalls.ts';
 import { answerNotDeliveredView, fileNotAttachedView } from './views/errors.ts';

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HTTPReceiver } from '@slack/bolt';
-import type { Logger } from '../core/index.ts';
+import type { Logger } from '../log/index.ts';
 
 /**
  * Slack signs `v0:<timestamp>:<body>`, and a request is good for five minutes. Bolt refuses a

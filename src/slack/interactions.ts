@@ -1,5 +1,5 @@
 import type { App } from '@slack/bolt';
-import type { Logger } from '../core/index.ts';
+import type { Logger } from '../log/index.ts';
 
 /**
  * Buttons, forms, shortcuts and menus (interactivity is on in the manifest). Slack waits three

@@ -1,4 +1,4 @@
-import type { Logger } from '../core/index.ts';
+import type { Logger } from '../log/index.ts';
 import type { OutsideNotifier } from '../watch/index.ts';
 import type { Delivery } from './delivery.ts';
 import { outsideBurstFile, outsideBurstView } from './views/outside.ts';

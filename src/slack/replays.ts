@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { AnyMiddlewareArgs, Middleware } from '@slack/bolt';
 import type { Metrics } from '../bot/metrics/index.ts';
-import type { Logger } from '../core/index.ts';
+import type { Logger } from '../log/index.ts';
 import { MAX_CLOCK_SKEW_SEC } from './freshness.ts';
 import type { SlackRedis } from './redis.ts';
 

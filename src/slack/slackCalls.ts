@@ -1,7 +1,7 @@
 import { webApi } from '@slack/bolt';
 import type { Metrics } from '../bot/metrics/index.ts';
-import type { Logger } from '../core/index.ts';
 import { codeOf, type RetryPolicy, type RetryVerdict, retryDelay, sleep } from '../core/index.ts';
+import type { Logger } from '../log/index.ts';
 
 /**
  * The Slack calls a Delivery (`delivery.ts`) is made of, each retried on Slack's 429 (after its

@@ -1,7 +1,7 @@
 import { Connection, type Consumer, ConsumerStatus } from 'rabbitmq-client';
 import type { AmqpEndpoint } from '../config/index.ts';
-import type { Logger } from '../core/index.ts';
 import { codeOf } from '../core/index.ts';
+import type { Logger } from '../log/index.ts';
 import { EVENT_EXCHANGE, POLICY_ROUTING_KEYS } from './events.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ChangeEntry, ChangeRecord, OutsideImpact } from '../audit/index.ts';
-import type { Logger } from '../core/index.ts';
+import type { Logger } from '../log/index.ts';
 import type { Policy } from '../policy/index.ts';
 import { auditObject } from '../policy/index.ts';
 import type { ImpactSummary } from '../preview/index.ts';

@@ -1,6 +1,6 @@
 import type { Environment } from '../config/index.ts';
-import type { Logger } from '../core/index.ts';
 import { codeOf, inScope } from '../core/index.ts';
+import type { Logger } from '../log/index.ts';
 import type { Policy, PolicyLayer } from '../policy/index.ts';
 import { differences, stateOf, type Transition } from '../policy/index.ts';
 import type { RedisTrouble } from '../redis/index.ts';

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Config } from '../config/index.ts';
-import type { Logger } from '../core/index.ts';
+import type { Logger } from '../log/index.ts';
 import type { InventorySource } from '../rabbit/index.ts';
 import type { RedisTrouble } from '../redis/index.ts';
 import {

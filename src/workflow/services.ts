@@ -1,5 +1,5 @@
 import type { AuditTrail } from '../audit/index.ts';
-import type { Logger } from '../core/index.ts';
+import type { Logger } from '../log/index.ts';
 import type { RequestStore } from './store.ts';
 import type { Notifier } from './types.ts';
 

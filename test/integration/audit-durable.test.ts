@@ -9,7 +9,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import type { AuditEntry } from '../../src/audit/types.ts';
-import { createLogger } from '../../src/core/log.ts';
+import { createLogger } from '../../src/log/log.ts';
 import { NotReplicatedError } from '../../src/redis/replication.ts';
 import { type RedisServer, type ReplicatedRedis, startReplicatedRedis } from '../support/redisServer.ts';
 

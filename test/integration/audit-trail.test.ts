@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuditTrail, canonicalJson, recordHash } from '../../src/audit/trail.ts';
 import type { ChangeEntry } from '../../src/audit/types.ts';
-import { createLogger } from '../../src/core/log.ts';
+import { createLogger } from '../../src/log/log.ts';
 import { runCli } from '../../src/terminal/cli.ts';
 import { freezeEntry } from '../../src/workflow/deciding/thaw.ts';
 import { PADDED_FREEZE, PADDED_REVIEW } from '../fixtures/audit-padded-records.ts';

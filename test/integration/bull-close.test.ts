@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeEach, expect, it } from 'vitest';
-import { createLogger } from '../../src/core/log.ts';
+import { createLogger } from '../../src/log/log.ts';
 import { openRedis } from '../../src/redis/redis.ts';
 import { createApplyQueue } from '../../src/workflow/apply/queue.ts';
 import { createTimeBoxQueue, startTimeBoxWorker } from '../../src/workflow/timebox/timeboxQueue.ts';

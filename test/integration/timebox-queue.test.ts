@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/core/log.ts';
+import { createLogger } from '../../src/log/log.ts';
 import {
   createTimeBoxQueue,
   startTimeBoxWorker,

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import { isChange } from '../../src/audit/types.ts';
-import { createLogger } from '../../src/core/log.ts';
+import { createLogger } from '../../src/log/log.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { revertRequestId } from '../../src/workflow/timebox/timebox.ts';
 import type { TimeBoxNotifier } from '../../src/workflow/timebox/timeboxDeadline.ts';

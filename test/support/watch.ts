@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { amqpEndpoint, type Environment } from '../../src/config/config.ts';
-import { createLogger } from '../../src/core/log.ts';
+import { createLogger } from '../../src/log/log.ts';
 import type { ManagementClient } from '../../src/rabbit/client.ts';
 import { WatchStore } from '../../src/watch/store.ts';
 import { type OutsideChange, Watcher, type WatcherOptions } from '../../src/watch/watcher.ts';

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import type { ChangeRecord } from '../../src/audit/types.ts';
 import { applyWorkerDeps, workflowDeps } from '../../src/bot/botChangeRequests.ts';
-import { createLogger } from '../../src/core/log.ts';
+import { createLogger } from '../../src/log/log.ts';
 import { ManagementClient } from '../../src/rabbit/client.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { openRedis } from '../../src/redis/redis.ts';

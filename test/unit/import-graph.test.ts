@@ -18,7 +18,7 @@ import {
  *       -> services (src/preview/, src/audit/, src/workflow/, src/watch/, src/plan/)
  *         -> clients and engines (src/rabbit/, src/patterns/, src/definitions/)
  *           -> rules (src/policy/)
- *             -> the ground (src/core/, src/config/, src/redis/, src/text/)
+ *             -> the ground (src/core/, src/log/, src/config/, src/redis/, src/text/)
  *
  * A module may import its own layer or a lower one. Within a layer: the policy rules import
  * nothing but policy rules; the workflow and the watcher do not import each other (the
@@ -34,7 +34,7 @@ import {
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 const LAYERS: readonly { readonly name: string; readonly folders: readonly string[] }[] = [
-  { name: 'the ground', folders: ['core', 'config', 'redis', 'text'] },
+  { name: 'the ground', folders: ['core', 'log', 'config', 'redis', 'text'] },
   { name: 'rules', folders: ['policy'] },
   { name: 'clients and engines', folders: ['rabbit', 'patterns', 'definitions'] },
   { name: 'services', folders: ['preview', 'audit', 'workflow', 'watch', 'plan'] },

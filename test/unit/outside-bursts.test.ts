@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ChangeEntry, ChangeRecord } from '../../src/audit/types.ts';
-import { createLogger } from '../../src/core/log.ts';
+import { createLogger } from '../../src/log/log.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import { outsideRecorder } from '../../src/watch/outside.ts';
 import type { OutsideChange } from '../../src/watch/watcher.ts';

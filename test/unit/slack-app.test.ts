@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/bot/metrics/metrics.ts';
 import { loadConfig } from '../../src/config/config.ts';
-import { createLogger } from '../../src/core/log.ts';
+import { createLogger } from '../../src/log/log.ts';
 import { createApp, missingSlackMessage, missingSlackSettings } from '../../src/slack/app.ts';
 import { createBoltLogger, secretMasker } from '../../src/slack/boltLogger.ts';
 import type { SlackBroker } from '../../src/slack/handlers/index.ts';

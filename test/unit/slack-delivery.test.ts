@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createMetrics, type Metrics } from '../../src/bot/metrics/metrics.ts';
-import { createLogger } from '../../src/core/log.ts';
+import { createLogger } from '../../src/log/log.ts';
 import { createDelivery, type Delivery } from '../../src/slack/delivery.ts';
 import { retryAfterMs } from '../../src/slack/slackCalls.ts';
 import { type FakeSlack, renderedText, startFakeSlack } from '../support/fakeSlack.ts';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ImportBody, parseImport } from '../../src/commands/import/import.ts';
 import { formatDuration, parseDuration } from '../../src/core/duration.ts';
 import { InputError } from '../../src/core/errors.ts';
-import { createLogger } from '../../src/core/log.ts';
+import { createLogger } from '../../src/log/log.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import type { WorkflowBroker } from '../../src/workflow/broker.ts';
 import type { SetStep } from '../../src/workflow/changeSet.ts';

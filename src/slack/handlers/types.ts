@@ -1,6 +1,6 @@
 import type { HistorySource } from '../../commands/history/index.ts';
 import type { RequestsSource } from '../../commands/requests/index.ts';
-import type { Logger } from '../../core/index.ts';
+import type { Logger } from '../../log/index.ts';
 import type { PatternCache } from '../../policy/pattern/index.ts';
 import type { Attachments } from '../attachments.ts';
 import type { ChannelScope } from '../channelDefaults.ts';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Metrics, Via } from '../../bot/metrics/index.ts';
-import type { Logger } from '../../core/index.ts';
+import type { Logger } from '../../log/index.ts';
 import type { PatternCache } from '../../policy/pattern/index.ts';
 import type { AttachedRef, Attachments, Downloaded } from '../attachments.ts';
 import { type ChannelDefaultsStore, channelScope } from '../channelDefaults.ts';

@@ -7,7 +7,7 @@ import type {
   ViewResponseAction,
   ViewSubmitAction,
 } from '@slack/bolt';
-import type { Logger } from '../../core/index.ts';
+import type { Logger } from '../../log/index.ts';
 import type { ChangeRequest, ReviewOutcome } from '../../workflow/index.ts';
 import { isWorkflowError, WorkflowError } from '../../workflow/index.ts';
 import type { Delivery } from '../delivery.ts';

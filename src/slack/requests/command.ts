@@ -1,7 +1,7 @@
 import { usageOf } from '../../commands/index.ts';
 import { parsePreview } from '../../commands/preview/index.ts';
-import type { Logger } from '../../core/index.ts';
 import { InputError } from '../../core/index.ts';
+import type { Logger } from '../../log/index.ts';
 import type { Origin } from '../../workflow/index.ts';
 import { isWorkflowError, parseTimeBox } from '../../workflow/index.ts';
 import type { Deliverable, Sent } from '../delivery.ts';

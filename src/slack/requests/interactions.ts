@@ -7,7 +7,7 @@ import type {
   ViewSubmitAction,
 } from '@slack/bolt';
 import { z } from 'zod';
-import type { Logger } from '../../core/index.ts';
+import type { Logger } from '../../log/index.ts';
 import type { ChangeRequest } from '../../workflow/index.ts';
 import {
   hasApproved,

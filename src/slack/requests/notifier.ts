@@ -1,6 +1,6 @@
 import type { ChangeRecord } from '../../audit/index.ts';
-import type { Logger } from '../../core/index.ts';
 import { isSlackUserId } from '../../core/index.ts';
+import type { Logger } from '../../log/index.ts';
 import type { PreviewResult } from '../../preview/index.ts';
 import type { ChangeRequest, Notifier } from '../../workflow/index.ts';
 import type { TimeBoxNotifier } from '../../workflow/timebox/index.ts';

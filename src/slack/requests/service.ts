@@ -1,4 +1,4 @@
-import type { Logger } from '../../core/index.ts';
+import type { Logger } from '../../log/index.ts';
 import type { Policy } from '../../policy/index.ts';
 import { acceptedApplyTo } from '../../policy/index.ts';
 import type {

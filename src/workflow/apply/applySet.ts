@@ -1,6 +1,6 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { ChangeRecord } from '../../audit/index.ts';
-import type { Logger } from '../../core/index.ts';
+import type { Logger } from '../../log/index.ts';
 import { fieldsOf } from '../../plan/index.ts';
 import type { Policy, PolicyAddress } from '../../policy/index.ts';
 import { actionOf, buildPolicySet, canonical, resolve, samePolicy } from '../../policy/index.ts';

@@ -1,5 +1,5 @@
 import { Queue, UnrecoverableError, Worker } from 'bullmq';
-import type { Logger } from '../../core/index.ts';
+import type { Logger } from '../../log/index.ts';
 import type { RedisTrouble } from '../../redis/index.ts';
 import { openRedis, redisConnection } from '../../redis/index.ts';
 import { bullPrefix } from '../apply/queue.ts';
