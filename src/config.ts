@@ -353,7 +353,9 @@ export const EnvSchema = z.object({
             `each entry is NAME:TOKEN (a name of letters, digits, . _ or -; a token of at least 16 characters, e.g. ci:$(openssl rand -hex 24)); entry ${i + 1} is not`,
           );
         if (tokens.has(name))
-          return refuse(`the name ${name} is listed twice (entry ${i + 1}): each name once, with a token of its own`);
+          return refuse(
+            `the name ${name} is listed twice (entry ${i + 1}): each name once, with a token of its own`,
+          );
         const problem = tokenProblem(token);
         if (problem) return refuse(`the token of ${name} (entry ${i + 1}) ${problem}`);
         // The token names who files (`api:NAME`): one token under two names would file as the last.
