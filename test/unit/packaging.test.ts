@@ -202,7 +202,7 @@ describe('the release', () => {
   const changelog = read('CHANGELOG.md');
   const { version } = JSON.parse(read('package.json')) as { version: string };
   const releases = [...changelog.matchAll(/^## \[([^\]]+)\](?: - (\d{4}-\d{2}-\d{2}))?$/gm)].map(
-    ([, name, date]) => ({ name, date }),
+    ([, name = '', date]) => ({ name, date }),
   );
 
   it('is the newest version of CHANGELOG.md, kept as Keep a Changelog keeps them', () => {
