@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_FILE_BYTES, readDefinitions, readDefinitionsFolder } from '../src/definitions/read.ts';
 import { InputError } from '../src/errors.ts';
 import { changeJson, type Plan, type PlanBroker, planFile } from '../src/plan/plan.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { type DefinitionsFile, missingVhostWords, withDeclared } from '../src/definitions/read.ts';
 import { formatDuration } from '../src/duration.ts';
 import { codeOf, InputError } from '../src/errors.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { InputError } from '../src/errors.ts';
 import { changeJson, type PlanResult } from '../src/plan/plan.ts';
 import { whyOf } from './lint.ts';

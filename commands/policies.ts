@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { InputError } from '../src/errors.ts';
 import { scopesMeet } from '../src/policy/keys.ts';
 import { formatVersion, type Policy } from '../src/policy/types.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { InputError } from '../src/errors.ts';
 import { nameTooLong, type ProposedFields } from '../src/policy/validate.ts';
 import { objectJson } from '../src/preview/impact.ts';

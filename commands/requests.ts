@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { InputError } from '../src/errors.ts';
 import { setVhosts } from '../src/workflow/changeSet.ts';
 // The terminal imports this module only for `requests` and `import` (src/cli.ts), so not at start.

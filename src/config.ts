@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { z } from 'zod';
+import * as z from 'zod';
 import { closeNames } from './didYouMean.ts';
 import { parseDuration } from './duration.ts';
 import { ConfigError } from './errors.ts';

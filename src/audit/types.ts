@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ImpactTotals } from '../policy/impact.ts';
 import type { ImpactSummary } from '../preview/impact.ts';
 import type { PolicyFields } from '../preview/preview.ts';

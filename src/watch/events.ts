@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { canonical } from '../policy/compare.ts';
 import type { Policy, PolicyLayer } from '../policy/types.ts';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ImpactTotalsSchema, PolicyFieldsSchema } from '../audit/types.ts';
 import { fieldsOf, type Plan } from '../plan/plan.ts';
 import type { Transition } from '../policy/compare.ts';

@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import { z } from 'zod';
+import * as z from 'zod';
 import { WatchedQueueSchema } from '../audit/observed.ts';
 import { AuditObjectSchema } from '../audit/types.ts';
 import { openRedis } from '../redis.ts';

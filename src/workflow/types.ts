@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type ChangeRecord, IsoTime, PolicyFieldsSchema } from '../audit/types.ts';
 import type { PolicyDiff } from '../policy/diff.ts';
 import type { ImpactTotals } from '../policy/impact.ts';

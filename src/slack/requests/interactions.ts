@@ -6,7 +6,7 @@ import type {
   ViewResponseAction,
   ViewSubmitAction,
 } from '@slack/bolt';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Logger } from '../../log.ts';
 import { isWorkflowError, refusalSentence, storeUnavailable, WorkflowError } from '../../workflow/errors.ts';
 import { hasApproved } from '../../workflow/rules.ts';

@@ -1,5 +1,5 @@
 import type { types } from '@slack/bolt';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ChangeRecord } from '../../audit/types.ts';
 import { MAX_REASON } from '../../workflow/rules.ts';
 import { type ChangeRequest, REVIEW_OUTCOMES, type ReviewOutcome } from '../../workflow/types.ts';

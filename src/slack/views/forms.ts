@@ -1,5 +1,5 @@
 import type { types } from '@slack/bolt';
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseDefinitionText } from '../../../commands/definition.ts';
 import { definitionSchema } from '../../definitions/read.ts';
 import { lossToAcknowledge } from '../../policy/impactWords.ts';
