@@ -32,7 +32,7 @@ import {
   type RabbitErrorCode,
 } from './errors.ts';
 import { ElementTooLarge, parseJsonArrayStream } from './jsonArrayStream.ts';
-import { describeIssues } from './responses.ts';
+import { buildSchema, describeIssues } from './responses.ts';
 import { pathSegment } from './segment.ts';
 
 /**
@@ -380,13 +380,14 @@ export class Transport {
     const left = this.left();
     if (left <= 0) throw deadlineError(0, "the question's budget is spent");
     const totalMs = Math.min(this.timeouts.requestMs, left);
-    const total = setTimeout(
-      () =>
-        controller.abort(
-          deadlineError(totalMs, left < this.timeouts.requestMs ? "the question's budget" : 'requestMs'),
-        ),
-      totalMs,
-    );
+    const byBudget = left < this.timeouts.requestMs;
+    const total = setTimeout(() => {
+      // A timer fires on the event loop's millisecond clock, which may run a fraction of a
+      // millisecond ahead of `now()`: once the budget has cut an attempt, it is spent for every
+      // later call of the question, whatever `now()` says.
+      if (byBudget) this.deadlineAt = Math.min(this.deadlineAt ?? Number.POSITIVE_INFINITY, now());
+      controller.abort(deadlineError(totalMs, byBudget ? "the question's budget" : 'requestMs'));
+    }, totalMs);
     const headersTimer = setTimeout(() => {
       const ms = this.timeouts.headersMs;
       controller.abort(
@@ -525,7 +526,11 @@ export class Transport {
   }
 
   async getJson<S extends z.ZodType>(path: string, schema: S): Promise<z.output<S>> {
-    return this.parse(path, schema, (await this.call('GET', path)).text);
+    const reply = this.call('GET', path);
+    // A schema built on first use (src/rabbit/responses.ts) is built while the broker answers:
+    // after this tick, so the other requests of a question go out first.
+    setImmediate(buildSchema, schema);
+    return this.parse(path, schema, (await reply).text);
   }
 
   async getJsonOrNull<S extends z.ZodType>(path: string, schema: S): Promise<z.output<S> | null> {
