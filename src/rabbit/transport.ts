@@ -32,7 +32,7 @@ import {
   type RabbitErrorCode,
 } from './errors.ts';
 import { ElementTooLarge, parseJsonArrayStream } from './jsonArrayStream.ts';
-import { buildSchema, describeIssues } from './responses.ts';
+import { describeIssues } from './responses.ts';
 import { pathSegment } from './segment.ts';
 
 /**
@@ -526,11 +526,7 @@ export class Transport {
   }
 
   async getJson<S extends z.ZodType>(path: string, schema: S): Promise<z.output<S>> {
-    const reply = this.call('GET', path);
-    // A schema built on first use (src/rabbit/responses.ts) is built while the broker answers:
-    // after this tick, so the other requests of a question go out first.
-    setImmediate(buildSchema, schema);
-    return this.parse(path, schema, (await reply).text);
+    return this.parse(path, schema, (await this.call('GET', path)).text);
   }
 
   async getJsonOrNull<S extends z.ZodType>(path: string, schema: S): Promise<z.output<S> | null> {
