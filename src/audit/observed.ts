@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Impact } from '../policy/impact/index.ts';
 import type { PreviewObject } from '../preview/index.ts';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ImpactTotals } from '../policy/impact/index.ts';
 import type { ImpactSummary, PolicyFields } from '../preview/index.ts';
 import { ObservationSchema } from './observed.ts';

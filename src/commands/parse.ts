@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { InputError } from '../core/index.ts';
 import { MAX_NAME_BYTES, OBJECT_KINDS, utf8Length } from '../policy/index.ts';
 

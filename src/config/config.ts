@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigError, closeNames, isSlackGroupId, isSlackUserId, parseDuration } from '../core/index.ts';
 import { count } from '../text/index.ts';
 import { parseSentinels, sentinelUrl } from './redisAddress.ts';

@@ -1,5 +1,5 @@
 import { parseAllDocuments } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Policy, PolicyLayer } from '../policy/index.ts';
 import { quoted } from '../text/index.ts';
 import { jsonErrorWords } from './jsonSyntax.ts';

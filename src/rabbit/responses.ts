@@ -2,7 +2,7 @@
  * The management API's answers as zod schemas, and their mapping to our shapes.
  * Pure: the client fetches, this file says what a valid answer is and what it means.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { LiveQueue } from '../policy/impact/index.ts';
 import type { Policy } from '../policy/index.ts';
 

@@ -380,13 +380,14 @@ export class Transport {
     const left = this.left();
     if (left <= 0) throw deadlineError(0, "the question's budget is spent");
     const totalMs = Math.min(this.timeouts.requestMs, left);
-    const total = setTimeout(
-      () =>
-        controller.abort(
-          deadlineError(totalMs, left < this.timeouts.requestMs ? "the question's budget" : 'requestMs'),
-        ),
-      totalMs,
-    );
+    const byBudget = left < this.timeouts.requestMs;
+    const total = setTimeout(() => {
+      // A timer fires on the event loop's millisecond clock, which may run a fraction of a
+      // millisecond ahead of `now()`: once the budget has cut an attempt, it is spent for every
+      // later call of the question, whatever `now()` says.
+      if (byBudget) this.deadlineAt = Math.min(this.deadlineAt ?? Number.POSITIVE_INFINITY, now());
+      controller.abort(deadlineError(totalMs, byBudget ? "the question's budget" : 'requestMs'));
+    }, totalMs);
     const headersTimer = setTimeout(() => {
       const ms = this.timeouts.headersMs;
       controller.abort(

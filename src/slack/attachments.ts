@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_FILE_BYTES } from '../definitions/index.ts';
 import type { Sent } from './slackCalls.ts';
 

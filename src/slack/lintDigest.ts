@@ -1,6 +1,6 @@
 import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type LintBroker, lint } from '../commands/lint/index.ts';
 import type { Environment } from '../config/index.ts';
 import { inScope } from '../core/index.ts';

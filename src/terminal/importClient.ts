@@ -8,7 +8,7 @@
  * missing from RMQ_BOT_URL) is said as such, with the address it came from and what to check:
  * its body is never read as the bot's refusal.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The bot's answer is a request and its plan: far below this. */
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;

@@ -5,6 +5,6 @@
  * graph was built, and each answer parsed once still compiled one (bench/cli: ~3% of a `which`'s
  * CPU, ~4 MB). Set here, at import, before the modules that build schemas are evaluated.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 z.config({ jitless: true });

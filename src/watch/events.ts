@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Policy, PolicyLayer } from '../policy/index.ts';
 import { canonical } from '../policy/index.ts';
 

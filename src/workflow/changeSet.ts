@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ImpactTotalsSchema, PolicyFieldsSchema } from '../audit/index.ts';
 import { fieldsOf, type Plan } from '../plan/index.ts';
 import { type ImpactTotals, impactTotals } from '../policy/impact/index.ts';

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type ChangeRecord, IsoTime, PolicyFieldsSchema } from '../audit/index.ts';
 import type { ImpactTotals } from '../policy/impact/index.ts';
 import type { PolicyDiff } from '../policy/index.ts';

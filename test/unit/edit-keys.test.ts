@@ -88,6 +88,14 @@ describe('edit --set/--unset', () => {
     ]);
   });
 
+  it.each(['constructor', '__proto__', 'toString'])(
+    'refuses to unset %s, a name every object inherits but no definition has',
+    (key) => {
+      const v = edit({ definitionPatch: { set: {}, unset: [key] } });
+      expect(v.refusals).toEqual([expect.objectContaining({ code: 'unset-missing-key', key })]);
+    },
+  );
+
   it('checks the patched definition as any other: an empty one and a bad value are refused', () => {
     expect(edit({ definitionPatch: { set: {}, unset: ['max-length', 'message-ttl'] } }).refusals).toEqual([
       expect.objectContaining({ code: 'definition-empty' }),

@@ -197,3 +197,36 @@ describe('the README where it shows the image (issue 30, item 8)', () => {
     expect(line).toMatch(/REDIS_URL/);
   });
 });
+
+describe('the release', () => {
+  const changelog = read('CHANGELOG.md');
+  const { version } = JSON.parse(read('package.json')) as { version: string };
+  const releases = [...changelog.matchAll(/^## \[([^\]]+)\](?: - (\d{4}-\d{2}-\d{2}))?$/gm)].map(
+    ([, name = '', date]) => ({ name, date }),
+  );
+
+  it('is the newest version of CHANGELOG.md, kept as Keep a Changelog keeps them', () => {
+    expect(releases[0]).toEqual({ name: 'Unreleased', date: undefined });
+    expect(releases[1]?.name).toBe(version);
+    for (const release of releases.slice(1)) expect(release.date, release.name).toMatch(/^\d{4}-/);
+    const names = releases.slice(1).map((r) => r.name);
+    const sorted = [...names].sort((a, b) => b.localeCompare(a, 'en', { numeric: true }));
+    expect(names).toEqual(sorted);
+  });
+
+  it('names package-lock.json the same version', () => {
+    const lock = JSON.parse(read('package-lock.json')) as {
+      version: string;
+      packages: Record<string, { version?: string }>;
+    };
+    expect(lock.version).toBe(version);
+    expect(lock.packages['']?.version).toBe(version);
+  });
+
+  it('sorts every entry under Added, Changed, Deprecated, Removed, Fixed or Security', () => {
+    const headings = [...changelog.matchAll(/^### (.+)$/gm)].map(([, h]) => h);
+    expect(headings.length).toBeGreaterThan(0);
+    for (const heading of headings)
+      expect(['Added', 'Changed', 'Deprecated', 'Removed', 'Fixed', 'Security']).toContain(heading);
+  });
+});

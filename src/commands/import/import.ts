@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { InputError } from '../../core/index.ts';
 import { MAX_FILE_BYTES, readDefinitions, readDefinitionsFolder } from '../../definitions/index.ts';
 import { changeJson, type Plan, type PlanBroker, planFile } from '../../plan/index.ts';

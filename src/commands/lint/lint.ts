@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { codeOf, formatDuration, InputError, missingVhost, type VhostLister } from '../../core/index.ts';
 import { type DefinitionsFile, missingVhostWords, withDeclared } from '../../definitions/index.ts';
 import { type BacktrackingReader, defaultReader } from '../../patterns/index.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { InputError } from '../../core/index.ts';
 import { changeJson, type PlanResult } from '../../plan/index.ts';
 import { whyOf } from '../lint/lint.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { VhostLister } from '../../core/index.ts';
 import { InputError } from '../../core/index.ts';
 import { formatVersion, type Policy, scopesMeet } from '../../policy/index.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { InputError } from '../../core/index.ts';
 import { nameTooLong, type ProposedFields } from '../../policy/validate/index.ts';
 import {

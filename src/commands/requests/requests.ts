@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { InputError } from '../../core/index.ts';
 import type { ChangeRequest } from '../../workflow/index.ts';
 // The terminal imports this module only for `requests` and `import` (src/terminal/cli.ts), so not at start.

@@ -172,7 +172,7 @@ export function validate(input: ValidationInput): Validation {
   let definition = f.definition ?? current?.definition;
   if (f.definitionPatch && isPlainObject(definition)) {
     for (const key of f.definitionPatch.unset) {
-      if (!(key in definition)) {
+      if (!Object.hasOwn(definition, key)) {
         refuse({
           code: 'unset-missing-key',
           field: 'definition',

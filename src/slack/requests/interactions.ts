@@ -6,7 +6,7 @@ import type {
   ViewResponseAction,
   ViewSubmitAction,
 } from '@slack/bolt';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Logger } from '../../log/index.ts';
 import type { ChangeRequest } from '../../workflow/index.ts';
 import {

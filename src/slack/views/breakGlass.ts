@@ -1,5 +1,5 @@
 import type { types } from '@slack/bolt';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ChangeRecord } from '../../audit/index.ts';
 import { type ChangeRequest, MAX_REASON, REVIEW_OUTCOMES, type ReviewOutcome } from '../../workflow/index.ts';
 import { prose, truncate } from '../escape.ts';

@@ -1,5 +1,5 @@
 import type { types } from '@slack/bolt';
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseDefinitionText } from '../../commands/index.ts';
 import { definitionSchema } from '../../definitions/index.ts';
 import { lossToAcknowledge } from '../../policy/impact/index.ts';

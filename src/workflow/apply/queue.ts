@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import { z } from 'zod';
+import * as z from 'zod';
 import { AuditObjectSchema, WatchedQueueSchema } from '../../audit/index.ts';
 import { openRedis } from '../../redis/index.ts';
 import { SetCursorSchema } from '../changeSet.ts';

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Change freezes in Redis, one per environment, shared by every replica and kept across
