@@ -26,8 +26,8 @@ describe('count', () => {
     expect(count(1, 'more object', 'more objects')).toBe('1 more object');
   });
 
-  it('no sentence of src/ or commands/ writes a noun as "word(s)"', () => {
-    const found = [...modules(join(root, 'src')), ...modules(join(root, 'commands'))].flatMap((file) =>
+  it('no sentence of src/ writes a noun as "word(s)"', () => {
+    const found = modules(join(root, 'src')).flatMap((file) =>
       readFileSync(file, 'utf8')
         .split('\n')
         .map((line, i) => ({ line, at: `${relative(root, file)}:${i + 1}` }))
