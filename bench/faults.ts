@@ -1,3 +1,4 @@
+// Over 400 lines: one bot process under every fault in turn, each checked against the same outcome.
 /**
  * bench/faults: what a user sees, and that nothing is lost, when what the bot depends on fails.
  *

@@ -5,8 +5,8 @@
  * process). Printed: the burst's effects computed from one listing (src/watch/effect.ts
  * `effectsOfChanges`, what the recorder does) over fetching and parsing that listing alone (goal
  * <= 1.5); the same over the listing with the live columns it also reads (records and numbers in
- * one, since issue 18), the bare listing of the same columns (goal <= 1.5); and, for scale, one
- * listing per change (what it did before). The CPU time of this process for the burst and the
+ * one listing, so a burst asks the broker once), the bare listing of the same columns (goal
+ * <= 1.5); and, for scale, one listing per change (what it did before). The CPU time of this process for the burst and the
  * live listing is printed too: on a machine shared with other work it wanders less than the
  * wall clock (the double's CPU, a child process, is not counted).
  *
@@ -78,7 +78,7 @@ try {
     listed = 0;
     for await (const _q of client.streamQueues(info.vhost, { stats: false })) listed++;
   };
-  // The same listing with the live columns the burst reads since issue 18 (records and numbers in one).
+  // The same listing with the live columns the burst reads (records and numbers in one, so one request).
   const listingLive = async () => {
     for await (const _q of client.streamQueuesLive(info.vhost)) void _q;
   };

@@ -1,3 +1,4 @@
+// Over 400 lines: the page's whole client, served as written with no build step.
 // The trial's page (workspace.ts serves it): two channels as Slack shows them, the bot's Block Kit
 // rendered, a composer per channel that sends `/rmq …` as a slash command, buttons and forms that
 // reach the bot as Slack's interactions, and a menu to act as another person.

@@ -1,3 +1,4 @@
+// Over 400 lines: Slack's Web API and the page's routes serve one in-memory workspace, held in one closure.
 /**
  * The trial's stand-in for a Slack workspace (`npm run try`): one HTTP server on 127.0.0.1 that is
  *

@@ -26,7 +26,7 @@ export const WatchedQueueSchema = z.object({
 });
 export type WatchedQueue = z.infer<typeof WatchedQueueSchema>;
 
-/** INTERFACE.md `observed.queues[]`: a watched queue and what it held after the write. */
+/** `observed.queues[]` (docs/json.md, `history --json`): a watched queue and what it held after the write. */
 export const ObservedQueueSchema = WatchedQueueSchema.extend({
   /** null: the queue was gone (deleted); absent: not known (no statistics after the write). */
   messagesAfter: z.number().int().nullable().optional(),

@@ -256,7 +256,7 @@ export class AuditTrail {
         // The seal covers the record as stored (with any padding the union reads past).
         const { hash: _, ...body } = stored as { hash: string; prev: string };
         // Without the key a keyed seal cannot be recomputed: only its place in the chain is checked,
-        // and the chain is then not proven (issue 28: an edited keyed record was called intact).
+        // and the chain is then not proven: an edited keyed record would otherwise read as intact.
         const checkable = !record.keyed || key !== undefined;
         if (!checkable && unproven++ === 0) firstUnproven = record.id;
         if (key !== undefined && !record.keyed) breaks(record.id, 'unkeyed');

@@ -4,7 +4,7 @@ import type { ChangeRecord } from './types.ts';
  * Who approved a recorded change, and who applied it by break-glass, in words: one home for the
  * terminal's and Slack's `history`. A break-glass change was applied without the approvals it
  * needed, so an approval it had before is listed as given before break-glass, never as "approved
- * by" (issue 28, item 10). `user` and `said` render an id and a user's reason as the surface does.
+ * by": those approvals did not make the change. `user` and `said` render an id and a user's reason as the surface does.
  */
 
 type Words = (s: string) => string;

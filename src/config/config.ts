@@ -1,3 +1,4 @@
+// Over 400 lines: every variable beside its sentence of what to fix, so a misspelt key is named against all.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import * as z from 'zod';
@@ -7,9 +8,7 @@ import { parseSentinels, sentinelUrl } from './redisAddress.ts';
 
 /**
  * Configuration from the environment (and an optional environments file), validated once at
- * start. A wrong value fails fast, naming the variable and how to fix it. Over the size aim as
- * one idea: every variable and its sentence of what to fix live together, so a misspelt key is
- * named against all of them (`closeNames`).
+ * start. A wrong value fails fast, naming the variable and how to fix it.
  */
 
 export const MODES = ['read-only', 'normal', 'guarded'] as const;

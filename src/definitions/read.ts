@@ -1,3 +1,4 @@
+// Over 400 lines: exports, manifests and folders of them share one set of limits and refusal sentences.
 import { parseAllDocuments } from 'yaml';
 import * as z from 'zod';
 import type { Policy, PolicyLayer } from '../policy/index.ts';

@@ -1,6 +1,7 @@
 /**
- * A plan's new findings (issue 29 item 2): what `lint` finds in the end state that it does not
- * find now, without linting the whole vhost twice, nor once.
+ * A plan's new findings: what `lint` finds in the end state that it does not find now, so a
+ * reviewer sees what the set brings (docs/json.md, `plan --json`'s `findings`), without linting
+ * the whole vhost twice, nor once.
  *
  * Why a few objects are enough. An object no change reaches (`touched`: no changed policy, as it
  * is or as proposed, may match it; touch.ts) is matched by the same policies in both states, so

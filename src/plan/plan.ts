@@ -1,9 +1,10 @@
+// Over 400 lines: a vhost's plan (its listing, order, way and end state) reads as one walk over one listing.
 /**
- * The plan of a definitions file against a broker (INTERFACE.md §2a): per vhost of the file, the
- * changes against the broker's policies (create, edit, unchanged; delete only with `prune`), in
- * the order of writing (src/policy/simulate/order.ts), the end state previewed as one against now, and what
- * a state on the way would still do that the end state does not (`transitional`). One listing per
- * vhost for the whole set. Writes nothing.
+ * The plan of a definitions file against a broker (docs/plan.md; its document: docs/json.md,
+ * `plan --json`): per vhost of the file, the changes against the broker's policies (create, edit,
+ * unchanged; delete only with `prune`), in the order of writing (src/policy/simulate/order.ts),
+ * the end state previewed as one against now, and what a state on the way would still do that the
+ * end state does not (`transitional`). One listing per vhost for the whole set. Writes nothing.
  *
  * For the apply job (and `import`):
  * - `planFile(file, broker, { prune })` -> `PlanResult`; `planned.plan.vhosts[i].steps` are the
@@ -19,9 +20,8 @@
  * now (the same finding is the same kind, policy and objects), read from the objects the changes
  * reach and those few others a moved tally needs (./findings.ts), as two whole passes would.
  *
- * A little over the size aim: the per-vhost plan (its listing, order, way and end state) reads
- * best in one place; the order (order.ts), the findings (findings.ts) and the file (src/definitions)
- * are modules of their own.
+ * The order (src/policy/simulate/order.ts), the findings (findings.ts) and the file
+ * (src/definitions/) are modules of their own.
  */
 
 import { codeOf, missingVhost, type VhostLister } from '../core/index.ts';

@@ -21,7 +21,7 @@ import type { LiveReading } from '../rabbit/index.ts';
 
 type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
-/** A queue's numbers as the preview shows them (INTERFACE.md `objects[].now`). */
+/** A queue's numbers as the preview shows them (docs/json.md, `preview … --json`: `objects[].now`). */
 export interface LiveNow extends LiveQueue {
   readonly sampledAt: string;
 }
@@ -29,7 +29,7 @@ export interface LiveNow extends LiveQueue {
 export interface PreviewObject extends ObjectOutcome {
   /** null for exchanges, and for a queue the broker has no statistics for (unknown, not zero). */
   readonly now: LiveNow | null;
-  /** `now` is null because the queue's cluster node is down (INTERFACE.md `objects[].nodeDown`). */
+  /** `now` is null because the queue's cluster node is down (docs/cluster.md: `nodeDown`). */
   readonly nodeDown?: true;
   readonly impact: Impact[];
 }

@@ -21,9 +21,9 @@ import { type PreviewSummary, SUMMARY_NAMES, summarize } from './summary.ts';
 /**
  * The preview service: what a change would do to every object of the vhost, before anything is
  * filed. A typed input -> the broker's policies and version -> validation (refused with the
- * reasons) -> the inventory, streamed -> the simulation -> the result per INTERFACE.md. Writes
- * nothing. For the `preview` command, src/commands/preview/preview.ts reads the words into the input and
- * the front doors (CLI, Slack) call this; the workflow (filing a request) and the apply worker
+ * reasons) -> the inventory, streamed -> the simulation -> the result (docs/json.md,
+ * `preview … --json`). Writes nothing. For the `preview` command, src/commands/preview/preview.ts
+ * reads the words into the input and the front doors (CLI, Slack) call this; the workflow (filing a request) and the apply worker
  * (the preview again, on the broker as it is at the write) call it with an input of their own.
  */
 

@@ -1,7 +1,8 @@
+// Over 400 lines: whole and streamed answers share one attempt (`send`): deadlines, size limits, retry rule.
 /**
  * How the management client talks HTTP: one keep-alive connection pool, basic auth, a total
  * deadline per attempt (headers and body), a size limit per body (a listing: per item and in
- * all), GETs retried (network, timeout, 5xx; backoff with jitter from `../retry.ts`), writes
+ * all), GETs retried (network, timeout, 5xx; backoff with jitter from src/core/retry.ts), writes
  * never: a PUT whose answer was lost may have been applied, and the caller must decide.
  * `forQuestion(ms)` gives a view whose calls share one budget, retries included.
  *
@@ -15,10 +16,6 @@
  *
  * What the broker's endpoints mean is not here: `client.ts` (one-answer endpoints) and
  * `listings.ts` (streamed listings) build paths and read answers through this.
- *
- * Over 450 lines, and one idea: a whole answer and a streamed one share the attempt (`send`), its
- * deadlines, the size limits, the report per attempt and the retry rule; split, each half would
- * repeat them.
  */
 import { setMaxListeners } from 'node:events';
 import { type Dispatcher, Pool } from 'undici';

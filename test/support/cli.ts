@@ -43,7 +43,7 @@ export function runBuiltRmq(
 /**
  * As `runBuiltRmq`, with stdout read as a slow reader reads a pipe (`| jq` on a busy machine):
  * nothing for `firstReadMs`, then one chunk at a time with a pause after each. A process that
- * exits before its output is taken loses what the pipe (64 KiB) did not hold (issue 28).
+ * exits before its output is taken loses what the pipe (64 KiB) did not hold, so this proves it waits.
  */
 export function runBuiltRmqSlowly(
   bin: string,

@@ -1,3 +1,4 @@
+// Over 400 lines: the Web API, response URLs and files share one record of calls, held in one closure.
 /**
  * A local stand-in for Slack: the Web API (`<url>/api/<method>`) and the response URLs Slack
  * hands out with each slash command (`<url>/response/<id>`). It records every call and answers

@@ -1,5 +1,5 @@
 /**
- * The issue's cases of a change set (issue 26), as rows a test sets up, plans and applies: the
+ * The hard cases of a change set, as rows a test sets up, plans and applies: the
  * rename, two policies trading priorities, a broad policy split, an end state that cuts, a loss on
  * the way no order avoids, a policy left out without --prune, operator policies renamed. Shared by
  * test/integration/plan-apply.test.ts (the plan's steps written by hand) and

@@ -1,3 +1,4 @@
+// Over 400 lines: a pattern's reading, its cache and the answers read off it (prefix, catch-all) are one idea.
 import { RE2JS } from 're2js';
 import { toBacktracking } from './backtracking.ts';
 
@@ -21,9 +22,7 @@ import { toBacktracking } from './backtracking.ts';
  *   Unicode property (`\p{L}`) needs their Latin-1 identity, and then keeps the Latin-1 view.
  * The last three only matter for some names, so they make the *match* undecidable for those names.
  *
- * A little over the size aim: the reading of a pattern, its cache and the cheap answers read off
- * it (literal prefix, catch-all) are one idea; the PCRE syntax is pcreSyntax.ts's, the backtracking
- * engine backtracking.ts's.
+ * The PCRE syntax checker is pcreSyntax.ts, the backtracking engine backtracking.ts.
  */
 
 /** Longest pattern we read. 4.2.8+ brokers refuse longer ones themselves. */

@@ -1,8 +1,8 @@
+// Over 400 lines: PCRE's syntax is that long; escapes, classes, group openers and verbs each have a reader.
 /**
  * The PCRE syntax checker: would the broker (its Erlang's `re:compile`, without the unicode
  * option) refuse this pattern, and where. The broker refuses a policy whose pattern does not
- * compile; this says so before anything is filed. Long because PCRE's syntax is: escapes,
- * classes, group openers and verbs each have their own reader below.
+ * compile; this says so before anything is filed.
  *
  * Two engines: Erlang/OTP up to 27 compiles with PCRE 8, from 28 with PCRE2, and they differ
  * (measured on 3.10.8 with OTP 25, 4.0.5 with OTP 27, 4.3.6 with OTP 29): PCRE 8 refuses a

@@ -1,3 +1,4 @@
+// Over 400 lines: the search over orders and the cost of a state share one memo of simulated steps.
 import type { Transition } from '../compare.ts';
 import { type Impact, impactOf, type LiveQueue, type World } from '../impact/impact.ts';
 import { PatternCache as Cache, type PatternCache } from '../pattern/pattern.ts';
