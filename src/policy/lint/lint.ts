@@ -1,4 +1,3 @@
-import { effectiveDefinition } from '../effective.ts';
 import type { LiveQueue, World } from '../impact/impact.ts';
 import {
   type CompiledPattern,
@@ -13,42 +12,41 @@ import {
   refillView,
 } from '../pattern/pattern.ts';
 import type { IndexedPolicy, KindOrUnknown, PolicyIndex } from '../policyIndex.ts';
-import { type SourcedValue, withArguments } from '../provenance.ts';
 import { NameTooLongError, type PolicySet } from '../resolve.ts';
 import { MAX_NAME_BYTES, type ObjectKind, type Policy, utf8Length } from '../types.ts';
 import { bySeverity, type Finding, LINT_RULES, type LintFact } from './kinds.ts';
-import type { Count, GovernedReading, KindTallies, LintObject, Names, TallyStates } from './lintTypes.ts';
-import { policiesOf } from './lintTypes.ts';
 import {
-  type Alternative,
-  type ArgumentsNode,
-  argumentsNode,
-  argumentsNodeOf,
+  type Count,
+  type KindTallies,
+  type LintObject,
+  type Names,
+  policiesOf,
+  type TallyStates,
+} from './lintTypes.ts';
+import {
   candidates,
   catching,
-  hasArguments,
   type LayerScratch,
   type ListInfo,
   listInfo,
   MASK_SPAN,
-  MAX_ALTERNATIVES,
   maskOf,
-  newPair,
-  type Outcome,
-  type Pair,
   type PolicyEntry,
   resolveLayer,
   scratch,
 } from './reading.ts';
+import {
+  type Alternative,
+  argumentsNodeOf,
+  governedReading,
+  hasArguments,
+  type Outcome,
+  type Pair,
+  Pairs,
+} from './sharing.ts';
 
-export { bySeverity, type Finding, LINT_KINDS, type LintFact, type LintKind, SEVERITY_OF } from './kinds.ts';
-export {
-  atLeastAsSevere,
-  LISTED_OBJECTS,
-  type LintObject,
-  SEVERITIES,
-  type Severity,
-} from './lintTypes.ts';
+export { type Finding, LINT_KINDS, type LintFact, type LintKind, SEVERITY_OF } from './kinds.ts';
+export { atLeastAsSevere, LISTED_OBJECTS, type LintObject, SEVERITIES, type Severity } from './lintTypes.ts';
 
 /**
  * `lint`: every surprise a vhost's policies hold for the objects there now, in one pass over
@@ -65,10 +63,9 @@ export {
  * never per object: per object the pass only adds the name to the lists the outcome names and
  * applies each kind's effect, so the loop stays the same for every object and allocates nothing.
  *
- * What it does not claim: an object of a queue type this bot does not know, or whose resolution a
- * pattern it cannot read leaves undecided, counts for no tie, no shadowing and no hazard (only
- * for `unanchored`, which reads the pattern alone); a policy whose matches include such an
- * object is not called shadowed.
+ * Not claimed: an object of a queue type this bot does not know, or left undecided by a pattern it
+ * cannot read, counts for no tie, no shadowing and no hazard (only for `unanchored`, which reads
+ * the pattern alone); a policy whose matches include such an object is not called shadowed.
  */
 
 /** Objects read in one go (`Linter.add`). */
@@ -106,8 +103,8 @@ export class Linter {
   #governingKinds: readonly GoverningTallies[] = [];
   #liveKinds: readonly Tallies[] = [];
   readonly #entries = new Map<Policy, PolicyEntry>();
-  /** By the user policy, the operator policy, the kind, then the arguments (`ArgumentsNode`). */
-  readonly #shared = new Map<Policy | null, Map<Policy | null, Pair>>();
+  /** By the user policy, the operator policy, the kind, then the arguments. */
+  readonly #pairs: Pairs;
   readonly #exchanges = new Set<string>();
   #parked: { object: LintObject; view: NameView }[] = [];
   #objects = 0;
@@ -123,6 +120,7 @@ export class Linter {
     this.#set = set;
     this.#cache = cache;
     this.#options = options;
+    this.#pairs = new Pairs(options.unshared === true);
     for (const { layer, policy } of policiesOf(set))
       this.#entries.set(policy, {
         layer,
@@ -148,7 +146,7 @@ export class Linter {
   fork(set: PolicySet): Linter {
     this.#flush();
     const l = new Linter(set, this.#cache, this.#options);
-    // #shared is a cache of what the policies do to an object: left empty, it is made again, and
+    // #pairs is a cache of what the policies do to an object: left empty, it is made again, and
     // the kinds find their copied tallies by their ids.
     l.#useKinds(this.#kinds.map((k) => k.fork(set)));
     for (const e of this.#exchanges) l.#exchanges.add(e);
@@ -303,29 +301,16 @@ export class Linter {
     const { names, counts } = sink;
     if (kind === null || (user === null && operator === null)) return { names, counts, governing: undefined };
     if (user === undefined || operator === undefined) {
-      const alternatives = this.#alternatives(kind, user, operator);
+      // Under a tie, the pairs of its candidates (`tied`) and the other layer's winner or candidates.
+      const users = user === undefined ? this.#user.tied : [user];
+      const operators = operator === undefined ? this.#operator.tied : [operator];
+      const alternatives = this.#pairs.alternatives(kind, users, operators);
       return alternatives
         ? { names, counts, alternatives, governing: undefined }
         : { names, counts, governing: undefined };
     }
-    const { pair, root } = this.#pair(kind, user, operator);
+    const { pair, root } = this.#pairs.of(kind, user, operator);
     return { names, counts, governing: { kind, user, operator, pair, root } };
-  }
-
-  /**
-   * The pairs the broker may pick when a layer is a tie (`candidates`' `tied`) and the other is
-   * decided or a tie too; undefined when a layer is not decided for another reason (a pattern not
-   * read, a type unknown) or there are too many.
-   */
-  #alternatives(kind: ObjectKind, user: Policy | null | undefined, operator: Policy | null | undefined) {
-    const users = user === undefined ? this.#user.tied : [user];
-    const operators = operator === undefined ? this.#operator.tied : [operator];
-    if (users.length === 0 || operators.length === 0 || users.length * operators.length > MAX_ALTERNATIVES)
-      return undefined;
-    const out: Alternative[] = [];
-    for (const u of users)
-      for (const op of operators) out.push({ user: u, operator: op, ...this.#pair(kind, u, op) });
-    return out;
   }
 
   /** One object counted as its outcome says, and what its governing pair does to it. */
@@ -363,64 +348,18 @@ export class Linter {
       return node.governed;
     });
     if (all.length === 0) return;
-    this.#governingKinds.forEach((k, i) => {
-      k.applyTied(
+    const kinds = this.#governingKinds;
+    for (let i = 0; i < kinds.length; i++)
+      (kinds[i] as GoverningTallies).applyTied(
         all.map((effects) => effects[i]),
         o.name,
       );
-    });
   }
 
-  /**
-   * The pair's entry and its root for the kind: what the pair does is made once per kind and
-   * arguments (most objects share both: every quorum queue has the same `x-queue-type`). Made
-   * anew each time `unshared`.
-   */
-  #pair(kind: ObjectKind, user: Policy | null, operator: Policy | null): { pair: Pair; root: ArgumentsNode } {
-    if (this.#options.unshared) return { pair: newPair(), root: argumentsNode() };
-    let byOperator = this.#shared.get(user);
-    if (!byOperator) {
-      byOperator = new Map();
-      this.#shared.set(user, byOperator);
-    }
-    let pair = byOperator.get(operator);
-    if (!pair) {
-      pair = newPair();
-      byOperator.set(operator, pair);
-    }
-    let root = pair.byKind.get(kind);
-    if (!root) {
-      root = argumentsNode();
-      pair.byKind.set(kind, root);
-    }
-    return { pair, root };
-  }
-
-  /**
-   * What the two policies governing an object do there, by kind of finding: each reads the values
-   * it uses (both layers merged, its own arguments on top) and, if it asks, what it would use
-   * without the operator policy.
-   */
+  /** What the two policies governing an object do there, by kind of finding (`NOTHING`: nothing any kind keeps). */
   #governed(o: LintObject, kind: ObjectKind, user: Policy | null, operator: Policy | null, pair: Pair) {
-    const version = this.#set.version;
-    const readArguments = hasArguments(o.arguments) || this.#options.unshared === true;
-    pair.effective ??= effectiveDefinition(user?.definition, operator?.definition, version);
-    // No arguments: the policies' values as they are (`withArguments` would copy them).
-    const sourced: Readonly<Record<string, SourcedValue>> = readArguments
-      ? withArguments(pair.effective, o.arguments, kind, version)
-      : pair.effective;
-    const reading: GovernedReading = {
-      object: o,
-      kind,
-      user,
-      operator,
-      version,
-      sourced,
-      own: () => {
-        pair.own ??= effectiveDefinition(user?.definition, undefined, version);
-        return readArguments ? withArguments(pair.own, o.arguments, kind, version) : pair.own;
-      },
-    };
+    const unshared = this.#options.unshared === true;
+    const reading = governedReading(o, kind, user, operator, pair, this.#set.version, unshared);
     const effects = this.#governingKinds.map((k) => k.governed(reading));
     return effects.every((e) => e === undefined) ? NOTHING : effects;
   }

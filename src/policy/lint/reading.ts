@@ -1,4 +1,3 @@
-import type { EffectiveValue } from '../effective.ts';
 import {
   anchoredForm,
   type CompiledPattern,
@@ -7,15 +6,15 @@ import {
   type PatternCache,
 } from '../pattern/pattern.ts';
 import type { IndexedPolicy, KindOrUnknown, PolicyIndex } from '../policyIndex.ts';
-import type { ObjectKind, Policy, PolicyLayer } from '../types.ts';
-import type { Count, LayerReading, Names } from './lintTypes.ts';
+import type { Policy, PolicyLayer } from '../types.ts';
+import type { LayerReading } from './lintTypes.ts';
+import type { Outcome } from './sharing.ts';
 
 /**
  * How the pass (lint.ts) reads one object, apart from what any kind makes of it: the index's
  * lists read once each (`ListInfo`), a layer resolved into reused scratch (resolve.ts's rule
  * written out so that no list is made per object), the mask by which objects alike share one
- * `Outcome`, and the tree by which objects with the same arguments share what their governing
- * pair does (`ArgumentsNode`).
+ * `Outcome` (sharing.ts), and the candidates of a layer.
  */
 
 /** The pass's own record of a policy: what reading a name against it needs beyond the index. */
@@ -58,115 +57,6 @@ export interface ListInfo {
 const MAX_CHECKS = 13;
 /** The operator layer's mask below, the user layer's above, in one number under 2^52. */
 export const MASK_SPAN = 2 ** (2 * MAX_CHECKS);
-
-/**
- * What reading one object does to the pass's tallies: the same for every object of the same kind
- * whose two lists are the same and whose patterns find it alike (`maskOf`), so it is worked out
- * for the first of them and then only applied: the bench's 100,000 queues come to a few thousand
- * outcomes. What it changes once and for all (a tie found, a policy unsure, the winners over a
- * policy, the keys a type refuses) the kinds do when it is worked out.
- */
-export interface Outcome {
-  /** The lists of names the object joins (caught, lost, refused, tied: whatever the kinds keep). */
-  readonly names: readonly Names[];
-  /** The numbers it adds one to. */
-  readonly counts: readonly Count[];
-  /**
-   * Under a tie the broker breaks as it likes: every pair it may pick (at most MAX_ALTERNATIVES).
-   * What holds for each of them holds; set only when `governing` is not.
-   */
-  readonly alternatives?: readonly Alternative[];
-  /** The pair that governs it, decided; undefined: none, or not decided. */
-  readonly governing:
-    | {
-        readonly kind: ObjectKind;
-        readonly user: Policy | null;
-        readonly operator: Policy | null;
-        readonly pair: Pair;
-        readonly root: ArgumentsNode;
-      }
-    | undefined;
-}
-
-/** One pair of policies the broker may pick for an object under a tie. */
-export interface Alternative {
-  readonly user: Policy | null;
-  readonly operator: Policy | null;
-  readonly pair: Pair;
-  readonly root: ArgumentsNode;
-}
-
-/** Pairs weighed for one tied object at most: past this, nothing is claimed for it. */
-export const MAX_ALTERNATIVES = 16;
-
-/** What the policies of one pair do to objects of a kind, by arguments; the parts the arguments do not change made once. */
-export interface Pair {
-  /** Both layers merged. */
-  effective: Record<string, EffectiveValue> | undefined;
-  /** The user layer's alone (what an operator limit is weighed against). */
-  own: Record<string, EffectiveValue> | undefined;
-  readonly byKind: Map<ObjectKind, ArgumentsNode>;
-}
-
-export const newPair = (): Pair => ({ effective: undefined, own: undefined, byKind: new Map() });
-
-/**
- * What the governing pair does to the objects whose arguments are the same keys, in the same
- * order, with the same values: one node per argument read, the next key and value each a Map
- * lookup (no string made per object; most objects have none or only `x-queue-type`). A value
- * that is an object or an array is looked up by its JSON, apart from the strings. `governed`: by
- * kind of finding, what it does (undefined: nothing).
- */
-export interface ArgumentsNode {
-  governed: readonly unknown[] | undefined;
-  next: Map<string, Map<unknown, ArgumentsNode>> | undefined;
-  nextJson: Map<string, Map<string, ArgumentsNode>> | undefined;
-}
-
-export const argumentsNode = (): ArgumentsNode => ({
-  governed: undefined,
-  next: undefined,
-  nextJson: undefined,
-});
-
-/** The node of `args` under `root`, made on the way. */
-export function argumentsNodeOf(root: ArgumentsNode, args: Readonly<Record<string, unknown>>): ArgumentsNode {
-  let node = root;
-  for (const k in args) {
-    const v = args[k];
-    let byValue: Map<unknown, ArgumentsNode> | undefined;
-    let value: unknown = v;
-    if (typeof v === 'object' && v !== null) {
-      node.nextJson ??= new Map();
-      byValue = node.nextJson.get(k) as Map<unknown, ArgumentsNode> | undefined;
-      if (!byValue) {
-        byValue = new Map();
-        node.nextJson.set(k, byValue as Map<string, ArgumentsNode>);
-      }
-      value = JSON.stringify(v);
-    } else {
-      node.next ??= new Map();
-      byValue = node.next.get(k);
-      if (!byValue) {
-        byValue = new Map();
-        node.next.set(k, byValue);
-      }
-    }
-    let child = byValue.get(value);
-    if (!child) {
-      child = argumentsNode();
-      byValue.set(value, child);
-    }
-    node = child;
-  }
-  return node;
-}
-
-/** Whether the object has arguments (most have none). */
-export function hasArguments(args: Readonly<Record<string, unknown>>): boolean {
-  for (const _ in args) return true;
-  return false;
-}
 
 /** One layer of the object being read: resolve.ts's LayerResolution, its lists not made anew; what the kinds read. */
 export interface LayerScratch extends LayerReading {
