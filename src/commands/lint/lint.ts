@@ -32,12 +32,12 @@ import { LINT_USAGE } from './lintUsage.ts';
  * `lint [FILE] [--vhost V] [--env E] [--fail-on error|warning]`: every surprise the vhost's
  * policies hold for the objects there now, in one pass over the listings `preview` reads (one
  * queue listing with the live numbers, one exchange listing, the two policy lists, the
- * federation): no call per object. The rules and their sentences are src/policy/lint/ (a module per kind); names are
- * written here, as the terminal and Slack show them. With a file's policies (`policies`), they are linted as if applied. Writes
- * nothing.
+ * federation): no call per object. The rules and their sentences are src/policy/lint/ (a module
+ * per kind); names, durations and values are written here, as the terminal and Slack show them.
+ * With a file's policies (`policies`), they are linted as if applied. Writes nothing.
  */
 
-/** Exit code with `--fail-on` when a finding that severe (or worse) is there (INTERFACE.md §2b). */
+/** Exit code with `--fail-on` when a finding that severe (or worse) is there (docs/lint.md, exit codes). */
 export const LINT_FAIL_EXIT = 4;
 
 const LintInput = z.object({
@@ -260,8 +260,7 @@ export function lintCounts(findings: readonly { severity: Severity }[]): string 
   return parts.length === 0 ? 'no findings' : parts.join(', ');
 }
 
-// The sentences are each kind's (src/policy/lint/, a module per kind); the surface writes names,
-// durations and values as the terminal and Slack show them.
+// How a kind's sentence writes what is not ours: as every other answer of the terminal and Slack does.
 const WORDS: LintWords = { name: quoted, duration: formatDuration, value: valueWritten };
 
 /** One sentence per finding, names as written. */
