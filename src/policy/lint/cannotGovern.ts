@@ -1,6 +1,6 @@
 import type { PolicySet } from '../resolve.ts';
-import type { Policy, PolicyLayer } from '../types.ts';
 import {
+  ByPolicy,
   type FindingOf,
   findingBase,
   type KindTallies,
@@ -10,7 +10,6 @@ import {
   Names,
   type OutcomeSink,
   objectsWord,
-  policiesOf,
   policyWord,
   type TallyStates,
 } from './lintTypes.ts';
@@ -27,18 +26,15 @@ export interface CannotGovernFact {
 }
 
 interface Refused {
-  readonly layer: PolicyLayer;
-  readonly policy: Policy;
   readonly names: Names;
   readonly keys: Set<string>;
 }
 
 class CannotGovernTallies implements KindTallies<CannotGovernFact> {
-  readonly #byPolicy = new Map<Policy, Refused>();
+  readonly #refused: ByPolicy<Refused>;
 
-  constructor(set: PolicySet) {
-    for (const { layer, policy } of policiesOf(set))
-      this.#byPolicy.set(policy, { layer, policy, names: new Names(), keys: new Set() });
+  constructor(refused: ByPolicy<Refused>) {
+    this.#refused = refused;
   }
 
   outcome(r: LayerReading, into: OutcomeSink): void {
@@ -46,8 +42,9 @@ class CannotGovernTallies implements KindTallies<CannotGovernFact> {
     for (let h = 0; h < r.count; h++) {
       const i = r.hits[h] as number;
       const keys = r.refused[i] as readonly string[];
-      if (keys.length === 0) continue;
-      const t = this.#byPolicy.get(r.list[i]?.policy as Policy) as Refused;
+      const e = r.list[i];
+      if (keys.length === 0 || !e) continue;
+      const t = this.#refused.get(e.policy);
       into.names.push(t.names);
       for (const k of keys) t.keys.add(k);
     }
@@ -55,32 +52,26 @@ class CannotGovernTallies implements KindTallies<CannotGovernFact> {
 
   findings(): FindingOf<CannotGovernFact>[] {
     const out: FindingOf<CannotGovernFact>[] = [];
-    for (const t of this.#byPolicy.values())
-      if (t.names.count > 0)
+    for (const { layer, policy, tally } of this.#refused.values())
+      if (tally.names.count > 0)
         out.push({
           kind: 'cannot-govern',
           severity: cannotGovernRule.severity,
-          ...findingBase(t.layer, t.policy.name, t.names),
-          keys: [...t.keys].sort(),
+          ...findingBase(layer, policy.name, tally.names),
+          keys: [...tally.keys].sort(),
         });
     return out;
   }
 
   // The keys only word the finding: they move neither whether it is found nor what it names.
   states(out: TallyStates): void {
-    for (const t of this.#byPolicy.values())
-      out.set(`r\u0000${t.layer}\u0000${t.policy.name}`, {
-        policies: [`${t.layer}:${t.policy.name}`],
-        state: t.names.state,
-      });
+    this.#refused.states(out, 'r', (t) => t.names.state);
   }
 
   fork(set: PolicySet): CannotGovernTallies {
-    const l = new CannotGovernTallies(set);
-    for (const [policy, t] of this.#byPolicy)
-      if (l.#byPolicy.has(policy))
-        l.#byPolicy.set(policy, { ...t, names: t.names.copy(), keys: new Set(t.keys) });
-    return l;
+    return new CannotGovernTallies(
+      this.#refused.fork(set, (t) => ({ names: t.names.copy(), keys: new Set(t.keys) })),
+    );
   }
 }
 
@@ -91,5 +82,6 @@ export const cannotGovernRule: LintRule<CannotGovernFact> = {
     const n = f.objectCount;
     return `${policyWord(f, words)} matches ${objectsWord(n)} whose type refuses its ${f.keys.map((k) => words.name(k)).join(', ')}, so it governs ${n === 1 ? 'it not' : 'none of them'} (a policy with a key the type refuses does not apply at all).`;
   },
-  tallies: (set) => new CannotGovernTallies(set),
+  tallies: (set) =>
+    new CannotGovernTallies(new ByPolicy(set, () => ({ names: new Names(), keys: new Set() }))),
 };

@@ -193,3 +193,56 @@ export function policiesOf(set: PolicySet): { readonly layer: PolicyLayer; reado
   for (const e of set.operator.byName.values()) out.push({ layer: 'operator', policy: e.policy });
   return out;
 }
+
+/** A tally a kind keeps per policy of the set, with the policy and its layer. */
+export interface PolicyTally<T> {
+  readonly layer: PolicyLayer;
+  readonly policy: Policy;
+  readonly tally: T;
+}
+
+/**
+ * A kind's tallies per policy of the set, in the set's order (user layer first), which is the
+ * order its findings are made in; `fork` keeps those of the policies the other set holds too.
+ */
+export class ByPolicy<T> {
+  readonly #map = new Map<Policy, PolicyTally<T>>();
+  readonly #make: () => T;
+
+  constructor(set: PolicySet, make: () => T) {
+    this.#make = make;
+    for (const { layer, policy } of policiesOf(set)) this.#map.set(policy, { layer, policy, tally: make() });
+  }
+
+  get(policy: Policy): T {
+    return (this.#map.get(policy) as PolicyTally<T>).tally;
+  }
+
+  values(): IterableIterator<PolicyTally<T>> {
+    return this.#map.values();
+  }
+
+  fork(set: PolicySet, copy: (t: T) => T): ByPolicy<T> {
+    const l = new ByPolicy(set, this.#make);
+    for (const [policy, t] of this.#map)
+      if (l.#map.has(policy)) l.#map.set(policy, { ...t, tally: copy(t.tally) });
+    return l;
+  }
+
+  /** Each policy's state under `tag` (`Linter.tallyStates`). */
+  states(out: TallyStates, tag: string, stateOf: (t: T) => string): void {
+    for (const { layer, policy, tally } of this.#map.values())
+      out.set(`${tag}\u0000${layer}\u0000${policy.name}`, {
+        policies: [`${layer}:${policy.name}`],
+        state: stateOf(tally),
+      });
+  }
+}
+
+/** A kind's tallies by id, each with its names, copied for `fork`. */
+export function copiedNamed<T extends { readonly names: Names }>(
+  from: ReadonlyMap<string, T>,
+  into: Map<string, T>,
+): void {
+  for (const [id, t] of from) into.set(id, { ...t, names: t.names.copy() });
+}

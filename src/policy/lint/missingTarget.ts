@@ -2,6 +2,7 @@ import { type TargetKey, targetExists, targetKeys } from '../impact/impact.ts';
 import type { PolicySet } from '../resolve.ts';
 import type { PolicyLayer } from '../types.ts';
 import {
+  copiedNamed,
   type FindingOf,
   type FindingsInput,
   findingBase,
@@ -111,7 +112,7 @@ class MissingTargetTallies implements KindTallies<MissingTargetFact, Named> {
 
   fork(_set: PolicySet): MissingTargetTallies {
     const l = new MissingTargetTallies();
-    for (const [id, t] of this.#targets) l.#targets.set(id, { ...t, names: t.names.copy() });
+    copiedNamed(this.#targets, l.#targets);
     return l;
   }
 }

@@ -2,6 +2,7 @@ import { keySpec, stricterLimit } from '../keys.ts';
 import type { PolicySet } from '../resolve.ts';
 import type { Policy } from '../types.ts';
 import {
+  copiedNamed,
   type FindingOf,
   findingBase,
   type GovernedReading,
@@ -149,7 +150,7 @@ class OperatorNeverStricterTallies implements KindTallies<OperatorNeverStricterF
   // The limits by operator policy are not copied: made again, they find the copied entries by id.
   fork(_set: PolicySet): OperatorNeverStricterTallies {
     const l = new OperatorNeverStricterTallies();
-    for (const [id, n] of this.#limits) l.#limits.set(id, { ...n, names: n.names.copy() });
+    copiedNamed(this.#limits, l.#limits);
     return l;
   }
 }

@@ -1,7 +1,7 @@
 import type { IndexedPolicy } from '../policyIndex.ts';
 import type { PolicySet } from '../resolve.ts';
-import type { Policy, PolicyLayer } from '../types.ts';
 import {
+  ByPolicy,
   Count,
   type FindingOf,
   findingBase,
@@ -13,7 +13,6 @@ import {
   Names,
   type OutcomeSink,
   objectsWord,
-  policiesOf,
   policyWord,
   type TallyStates,
 } from './lintTypes.ts';
@@ -31,8 +30,6 @@ export interface ShadowedFact {
 }
 
 interface Shadow {
-  readonly layer: PolicyLayer;
-  readonly policy: Policy;
   /** Objects it matches and may govern (no refused key). */
   readonly applicable: Count;
   /** Of those, the ones another policy governs. */
@@ -42,19 +39,18 @@ interface Shadow {
   unsure: boolean;
 }
 
-class ShadowedTallies implements KindTallies<ShadowedFact> {
-  readonly #byPolicy = new Map<Policy, Shadow>();
+const shadow = (): Shadow => ({
+  applicable: new Count(),
+  lost: new Names(),
+  winners: new Set(),
+  unsure: false,
+});
 
-  constructor(set: PolicySet) {
-    for (const { layer, policy } of policiesOf(set))
-      this.#byPolicy.set(policy, {
-        layer,
-        policy,
-        applicable: new Count(),
-        lost: new Names(),
-        winners: new Set(),
-        unsure: false,
-      });
+class ShadowedTallies implements KindTallies<ShadowedFact> {
+  readonly #shadows: ByPolicy<Shadow>;
+
+  constructor(shadows: ByPolicy<Shadow>) {
+    this.#shadows = shadows;
   }
 
   outcome(r: LayerReading, into: OutcomeSink): void {
@@ -63,7 +59,7 @@ class ShadowedTallies implements KindTallies<ShadowedFact> {
       const i = hits[h] as number;
       if ((refused[i] as readonly string[]).length > 0) continue;
       const e = list[i] as IndexedPolicy;
-      const t = this.#byPolicy.get(e.policy) as Shadow;
+      const t = this.#shadows.get(e.policy);
       into.counts.push(t.applicable);
       if (!decided) t.unsure = true;
       else if (e.priority !== top) {
@@ -81,12 +77,12 @@ class ShadowedTallies implements KindTallies<ShadowedFact> {
 
   findings(): FindingOf<ShadowedFact>[] {
     const out: FindingOf<ShadowedFact>[] = [];
-    for (const t of this.#byPolicy.values())
+    for (const { layer, policy, tally: t } of this.#shadows.values())
       if (t.applicable.n > 0 && !t.unsure && t.lost.count === t.applicable.n)
         out.push({
           kind: 'shadowed',
           severity: shadowedRule.severity,
-          ...findingBase(t.layer, t.policy.name, t.lost),
+          ...findingBase(layer, policy.name, t.lost),
           by: [...t.winners].sort(),
         });
     return out;
@@ -94,22 +90,17 @@ class ShadowedTallies implements KindTallies<ShadowedFact> {
 
   // The winners only word the finding: they move neither whether it is found nor what it names.
   states(out: TallyStates): void {
-    for (const t of this.#byPolicy.values())
-      out.set(`p\u0000${t.layer}\u0000${t.policy.name}`, {
-        policies: [`${t.layer}:${t.policy.name}`],
-        state: `${t.applicable.n}\u0002${t.unsure}\u0002${t.lost.state}`,
-      });
+    this.#shadows.states(out, 'p', (t) => `${t.applicable.n}\u0002${t.unsure}\u0002${t.lost.state}`);
   }
 
   fork(set: PolicySet): ShadowedTallies {
-    const l = new ShadowedTallies(set);
-    for (const [policy, t] of this.#byPolicy) {
-      if (!l.#byPolicy.has(policy)) continue;
-      const applicable = new Count();
-      applicable.n = t.applicable.n;
-      l.#byPolicy.set(policy, { ...t, applicable, lost: t.lost.copy(), winners: new Set(t.winners) });
-    }
-    return l;
+    return new ShadowedTallies(
+      this.#shadows.fork(set, (t) => {
+        const applicable = new Count();
+        applicable.n = t.applicable.n;
+        return { applicable, lost: t.lost.copy(), winners: new Set(t.winners), unsure: t.unsure };
+      }),
+    );
   }
 }
 
@@ -120,5 +111,5 @@ export const shadowedRule: LintRule<ShadowedFact> = {
     const n = f.objectCount;
     return `${policyWord(f, words)} matches ${objectsWord(n)} and governs none of ${n === 1 ? 'it' : 'them'}: ${f.by.map((p) => words.name(p)).join(', ')} win${f.by.length === 1 ? 's' : ''} at a higher priority.`;
   },
-  tallies: (set) => new ShadowedTallies(set),
+  tallies: (set) => new ShadowedTallies(new ByPolicy(set, shadow)),
 };

@@ -3,6 +3,7 @@ import type { IndexedPolicy } from '../policyIndex.ts';
 import type { PolicySet } from '../resolve.ts';
 import type { Policy, PolicyLayer } from '../types.ts';
 import {
+  copiedNamed,
   type FindingOf,
   findingBase,
   type KindTallies,
@@ -82,7 +83,7 @@ class TieTallies implements KindTallies<TieFact> {
 
   fork(_set: PolicySet): TieTallies {
     const l = new TieTallies();
-    for (const [id, t] of this.#ties) l.#ties.set(id, { ...t, names: t.names.copy() });
+    copiedNamed(this.#ties, l.#ties);
     return l;
   }
 }

@@ -1,6 +1,6 @@
 import type { PolicySet } from '../resolve.ts';
-import type { Policy, PolicyLayer } from '../types.ts';
 import {
+  ByPolicy,
   type FindingOf,
   findingBase,
   type KindTallies,
@@ -10,7 +10,6 @@ import {
   Names,
   type OutcomeSink,
   objectsWord,
-  policiesOf,
   policyWord,
   type TallyStates,
 } from './lintTypes.ts';
@@ -26,53 +25,39 @@ export interface UnanchoredFact {
   readonly pattern: string;
 }
 
-interface Caught {
-  readonly layer: PolicyLayer;
-  readonly policy: Policy;
-  readonly names: Names;
-}
-
 class UnanchoredTallies implements KindTallies<UnanchoredFact> {
-  readonly #byPolicy = new Map<Policy, Caught>();
+  readonly #caught: ByPolicy<Names>;
 
-  constructor(set: PolicySet) {
-    for (const { layer, policy } of policiesOf(set))
-      this.#byPolicy.set(policy, { layer, policy, names: new Names() });
+  constructor(caught: ByPolicy<Names>) {
+    this.#caught = caught;
   }
 
   outcome(r: LayerReading, into: OutcomeSink): void {
     for (let c = 0; c < r.caughtCount; c++) {
-      const policy = r.list[r.caught[c] as number]?.policy as Policy;
-      into.names.push((this.#byPolicy.get(policy) as Caught).names);
+      const e = r.list[r.caught[c] as number];
+      if (e) into.names.push(this.#caught.get(e.policy));
     }
   }
 
   findings(): FindingOf<UnanchoredFact>[] {
     const out: FindingOf<UnanchoredFact>[] = [];
-    for (const t of this.#byPolicy.values())
-      if (t.names.count > 0)
+    for (const { layer, policy, tally } of this.#caught.values())
+      if (tally.count > 0)
         out.push({
           kind: 'unanchored',
           severity: unanchoredRule.severity,
-          ...findingBase(t.layer, t.policy.name, t.names),
-          pattern: t.policy.pattern,
+          ...findingBase(layer, policy.name, tally),
+          pattern: policy.pattern,
         });
     return out;
   }
 
   states(out: TallyStates): void {
-    for (const t of this.#byPolicy.values())
-      out.set(`c\u0000${t.layer}\u0000${t.policy.name}`, {
-        policies: [`${t.layer}:${t.policy.name}`],
-        state: t.names.state,
-      });
+    this.#caught.states(out, 'c', (t) => t.state);
   }
 
   fork(set: PolicySet): UnanchoredTallies {
-    const l = new UnanchoredTallies(set);
-    for (const [policy, t] of this.#byPolicy)
-      if (l.#byPolicy.has(policy)) l.#byPolicy.set(policy, { ...t, names: t.names.copy() });
-    return l;
+    return new UnanchoredTallies(this.#caught.fork(set, (t) => t.copy()));
   }
 }
 
@@ -83,5 +68,5 @@ export const unanchoredRule: LintRule<UnanchoredFact> = {
     const n = f.objectCount;
     return `${policyWord(f, words)}'s pattern ${words.name(f.pattern)} has no ^, so it matches ${objectsWord(n, 'name')} that merely contain${n === 1 ? 's' : ''} it without starting with it.`;
   },
-  tallies: (set) => new UnanchoredTallies(set),
+  tallies: (set) => new UnanchoredTallies(new ByPolicy(set, () => new Names())),
 };
