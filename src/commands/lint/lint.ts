@@ -4,7 +4,15 @@ import { type DefinitionsFile, missingVhostWords, withDeclared } from '../../def
 import { type BacktrackingReader, defaultReader } from '../../patterns/index.ts';
 import { changesOf } from '../../plan/index.ts';
 import { buildPolicySet, formatVersion, type Policy, type PolicyLayer } from '../../policy/index.ts';
-import { atLeastAsSevere, type Finding, Linter, SEVERITIES, type Severity } from '../../policy/lint/index.ts';
+import {
+  atLeastAsSevere,
+  type Finding,
+  findingWhy,
+  Linter,
+  type LintWords,
+  SEVERITIES,
+  type Severity,
+} from '../../policy/lint/index.ts';
 import { PatternCache } from '../../policy/pattern/index.ts';
 import type { NotAskedWhy } from '../../rabbit/index.ts';
 import { type InventorySource, openInventory } from '../../rabbit/index.ts';
@@ -24,12 +32,12 @@ import { LINT_USAGE } from './lintUsage.ts';
  * `lint [FILE] [--vhost V] [--env E] [--fail-on error|warning]`: every surprise the vhost's
  * policies hold for the objects there now, in one pass over the listings `preview` reads (one
  * queue listing with the live numbers, one exchange listing, the two policy lists, the
- * federation): no call per object. The rules are src/policy/lint/lint.ts; the sentences are here, each
- * name as written. With a file's policies (`policies`), they are linted as if applied. Writes
- * nothing.
+ * federation): no call per object. The rules and their sentences are src/policy/lint/ (a module
+ * per kind); names, durations and values are written here, as the terminal and Slack show them.
+ * With a file's policies (`policies`), they are linted as if applied. Writes nothing.
  */
 
-/** Exit code with `--fail-on` when a finding that severe (or worse) is there (INTERFACE.md §2b). */
+/** Exit code with `--fail-on` when a finding that severe (or worse) is there (docs/lint.md, exit codes). */
 export const LINT_FAIL_EXIT = 4;
 
 const LintInput = z.object({
@@ -252,42 +260,10 @@ export function lintCounts(findings: readonly { severity: Severity }[]): string 
   return parts.length === 0 ? 'no findings' : parts.join(', ');
 }
 
-// --- the sentences: one per kind -------------------------------------------------------------
-
-const objectsWord = (n: number, what = 'object') => `${n} ${what}${n === 1 ? '' : 's'}`;
-const policyWord = (f: Finding) => `${f.operator ? 'Operator policy' : 'Policy'} ${quoted(f.policy)}`;
-
-const TARGET_LOSS: Readonly<Record<string, string>> = {
-  'dead-letter-exchange': 'what they dead-letter (rejected, expired, over a limit) is dropped',
-  'alternate-exchange': 'what they cannot route is dropped',
-  'federation-upstream': 'no federation link can run for them',
-  'federation-upstream-set': 'no federation link can run for them',
-};
-
-const TARGET_WHAT: Readonly<Record<string, string>> = {
-  'dead-letter-exchange': 'no exchange of this vhost',
-  'alternate-exchange': 'no exchange of this vhost',
-  'federation-upstream': 'no federation upstream of this vhost',
-  'federation-upstream-set': 'no federation upstream set of this vhost',
-};
+// How a kind's sentence writes what is not ours: as every other answer of the terminal and Slack does.
+const WORDS: LintWords = { name: quoted, duration: formatDuration, value: valueWritten };
 
 /** One sentence per finding, names as written. */
 export function whyOf(f: Finding): string {
-  const n = f.objectCount;
-  switch (f.kind) {
-    case 'tie':
-      return `${f.operator ? 'Operator policies' : 'Policies'} ${f.policies.map(quoted).join(' and ')} share priority ${f.priority} and both match ${objectsWord(n)} there now: which one the broker applies to ${n === 1 ? 'it' : 'them'} is not defined.`;
-    case 'missing-target':
-      return `${policyWord(f)} sets ${f.key} to ${quoted(f.target)}, ${TARGET_WHAT[f.key]}, on ${objectsWord(n)} it governs: ${TARGET_LOSS[f.key]}.`;
-    case 'expires-idle':
-      return `${policyWord(f)}'s expires (${formatDuration(f.expiresMs)}) will delete ${objectsWord(n, 'queue')} holding ${f.messages} message${f.messages === 1 ? '' : 's'} and no consumer, the first by ${f.by} at the latest, unless a consumer comes.`;
-    case 'cannot-govern':
-      return `${policyWord(f)} matches ${objectsWord(n)} whose type refuses its ${f.keys.map((k) => quoted(k)).join(', ')}, so it governs ${n === 1 ? 'it not' : 'none of them'} (a policy with a key the type refuses does not apply at all).`;
-    case 'unanchored':
-      return `${policyWord(f)}'s pattern ${quoted(f.pattern)} has no ^, so it matches ${objectsWord(n, 'name')} that merely contain${n === 1 ? 's' : ''} it without starting with it.`;
-    case 'shadowed':
-      return `${policyWord(f)} matches ${objectsWord(n)} and governs none of ${n === 1 ? 'it' : 'them'}: ${f.by.map(quoted).join(', ')} win${f.by.length === 1 ? 's' : ''} at a higher priority.`;
-    case 'operator-never-stricter':
-      return `${policyWord(f)}'s ${f.key} ${valueWritten(f.limit)} is above what each of the ${objectsWord(n)} it governs already uses (at most ${valueWritten(f.highestOwn)}), so it never applies.`;
-  }
+  return findingWhy(f, WORDS);
 }

@@ -1,4 +1,4 @@
-import { SEVERITIES, type Severity } from './lint.ts';
+import { SEVERITIES, type Severity } from './lintTypes.ts';
 
 /**
  * The lint digest's comparison with the last one: which findings are new, which were fixed, and
