@@ -5,6 +5,7 @@ import type { ObjectKind } from '../types.ts';
 import {
   beforeOf,
   type ChangeContext,
+  type LayerChoice,
   names,
   otherChoice,
   type Reading,
@@ -21,6 +22,25 @@ import { diffKeys, NO_RISKS, type StepValues, type ValueStep } from './stepValue
  */
 
 type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** The values in use under every pair of candidates but the assumed one (the first of each layer). */
+function tieValues(
+  values: StepValues,
+  changed: Step['after']['candidates'],
+  other: LayerChoice,
+  args: InventoryObject['arguments'] | undefined,
+  kind: ObjectKind,
+): Readonly<Record<string, unknown>>[] {
+  const others = other.candidates ?? [other.policy ?? undefined];
+  const out: Readonly<Record<string, unknown>>[] = [];
+  (changed.length ? changed : [undefined]).forEach((e, i) => {
+    others.forEach((p, j) => {
+      if (i + j > 0)
+        out.push(values.inUse(values.effective(e?.policy.definition, p?.definition), args, kind));
+    });
+  });
+  return out;
+}
 
 export function outcomeOf(
   ctx: ChangeContext,
@@ -140,9 +160,15 @@ export function outcomeOf(
   const keptByOperator =
     layer === 'user' && primary.keptByOperator.length ? (primary.keptByOperator as string[]) : undefined;
   const argNotes = readArgs ? values.argumentNotes(o, kind, effBefore, primary.after, diff) : undefined;
-  const inUse = readArgs
+  const inUseAssumed = readArgs
     ? { before: values.inUse(effBefore, readArgs, kind), after: values.inUse(primary.after, readArgs, kind) }
     : values.sharedInUse(primary, effBefore, kind);
+  // A tie in either layer: a state of a sequence (sequence.ts) is every pair the broker may pick,
+  // not the one the values assume, or a state would seem to differ by which layer moved last.
+  const inUse =
+    afterTie || other.candidates
+      ? { ...inUseAssumed, tie: tieValues(values, after.candidates, other, readArgs, kind) }
+      : inUseAssumed;
   // Built key by key rather than with conditional spreads: the order of the keys is the --json's,
   // and a broad change builds 19,000 of these (bench/preview).
   const outcome = {

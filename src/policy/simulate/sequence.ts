@@ -160,7 +160,10 @@ export class SequenceDriver {
 
 // --- each object through the steps -----------------------------------------------------------
 
-/** The values an object uses in one state; with a tie, one set per candidate (the engine's assumption first). */
+/**
+ * The values an object uses in one state; with a tie in either layer, one set per pair of
+ * candidates (the engine's assumption first).
+ */
 export type StateValues = readonly Readonly<Record<string, unknown>>[];
 
 export interface Timeline {
@@ -187,27 +190,8 @@ export interface LayerNames {
   readonly candidates?: string[];
 }
 
-type Values = Readonly<Record<string, unknown>>;
-
-/** The values after a candidate's diff, read onto the values before (a tie's other candidates). */
-function applied(before: Values, d: KeyDiff): Values {
-  const out: Record<string, unknown> = { ...before };
-  for (const k of Object.keys(d.lost)) delete out[k];
-  for (const [k, v] of Object.entries(d.gained)) out[k] = v;
-  for (const [k, v] of Object.entries(d.changed)) out[k] = v[1];
-  return out;
-}
-
 function statesOf(o: ObjectOutcome): StateValues {
-  const primary = o.inUse.after;
-  if (!o.ifCandidate || !o.after.candidates) return [primary];
-  const [first, ...rest] = o.after.candidates;
-  const out: Values[] = [primary];
-  for (const c of rest) {
-    const d = o.ifCandidate[c];
-    if (d && first !== c) out.push(applied(o.inUse.before, d));
-  }
-  return out;
+  return o.inUse.tie ? [o.inUse.after, ...o.inUse.tie] : [o.inUse.after];
 }
 
 const ABSENT = Symbol('absent');

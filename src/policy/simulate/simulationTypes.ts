@@ -66,7 +66,12 @@ export interface ObjectOutcome extends KeyDiff {
    * Every value the object really uses before and after (both layers and its own arguments, by
    * provenance.ts): what the rules of immediate effect (impact.ts) read. Not part of the --json.
    */
-  readonly inUse: { readonly before: Record<string, unknown>; readonly after: Record<string, unknown> };
+  readonly inUse: {
+    readonly before: Record<string, unknown>;
+    readonly after: Record<string, unknown>;
+    /** After a tie in either layer: the values under each other pair of candidates (`after`: the assumed one). */
+    readonly tie?: readonly Readonly<Record<string, unknown>>[];
+  };
   /** What the object really loses, by risk, first the worst. */
   readonly risks: Risk[];
   /** Risks under some tie candidates only. */
