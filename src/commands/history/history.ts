@@ -10,7 +10,9 @@ import {
 } from '../../audit/index.ts';
 import { InputError } from '../../core/index.ts';
 import { type FlagDefaults, parseArgs, parseWith } from '../parse.ts';
-import { HISTORY_USAGE } from './historyUsage.ts';
+import { usageOf } from '../registry.ts';
+
+const HISTORY_USAGE = usageOf('history');
 
 /**
  * `history [POLICY or NAME] [--vhost V] [--env E] [--verify [--against FILE]]`: the audit trail,

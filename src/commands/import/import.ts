@@ -11,8 +11,10 @@ import {
   plannedSet,
 } from '../../workflow/index.ts';
 import { type FlagDefaults, parseArgs, parseVhostMap, parseWith, vhostMapOf } from '../parse.ts';
+import { usageOf } from '../registry.ts';
 import { requestEntry } from '../requests/requests.ts';
-import { IMPORT_USAGE } from './importUsage.ts';
+
+const IMPORT_USAGE = usageOf('import');
 
 /**
  * `import FILE --reason TEXT [--vhost V] [--vhost-map FROM=TO …] [--env E] [--prune] [--thread LINK] [--for DURATION] [--break-glass]`:

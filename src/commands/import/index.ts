@@ -9,4 +9,3 @@ export {
   parseImport,
   planSummaryJson,
 } from './import.ts';
-export { IMPORT_USAGE } from './importUsage.ts';

@@ -3,7 +3,9 @@ import { InputError } from '../../core/index.ts';
 import { changeJson, type PlanResult } from '../../plan/index.ts';
 import { whyOf } from '../lint/lint.ts';
 import { parseArgs, parseVhostMap, parseWith, type VhostMapping } from '../parse.ts';
-import { PLAN_USAGE } from './planUsage.ts';
+import { usageOf } from '../registry.ts';
+
+const PLAN_USAGE = usageOf('plan');
 
 /**
  * `plan FILE [--vhost V] [--vhost-map FROM=TO …] [--env E] [--prune] [--detailed-exitcode]`: the words -> what to plan

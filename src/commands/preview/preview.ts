@@ -9,7 +9,8 @@ import {
   type PreviewResult,
 } from '../../preview/index.ts';
 import { FOLDED_QUOTES_NOTE, readDefinition, readSetting, SETTING_EXAMPLE } from '../definition.ts';
-import { type FlagDefaults, PREVIEW_USAGE, parseArgs, parseWith, Vhost } from '../parse.ts';
+import { type FlagDefaults, parseArgs, parseWith, Vhost } from '../parse.ts';
+import { usageOf } from '../registry.ts';
 
 /**
  * `preview delete|create|edit POLICY …`: the words -> the preview service's input (refused with
@@ -43,7 +44,7 @@ export function parsePreview(
   extra: Readonly<Record<string, 'string' | 'boolean'>> = {},
   options: { fieldsOptional?: boolean; defaults?: FlagDefaults; usage?: string } = {},
 ): PreviewInput & { readonly extra?: Readonly<Record<string, string | boolean>> } {
-  const usage = options.usage ?? PREVIEW_USAGE;
+  const usage = options.usage ?? usageOf('preview');
   /** The action as the user typed it: `preview delete`, or `delete` for a change request. */
   const typed = (action: string) => (options.usage ? action : `preview ${action}`);
   const { positionals, flags, lists } = parseArgs(words, { ...FLAGS, ...extra }, usage);

@@ -1,5 +1,5 @@
-import { vhostMapOf } from '../../commands/index.ts';
-import { PLAN_USAGE, parsePlan } from '../../commands/plan/index.ts';
+import { usageOf, vhostMapOf } from '../../commands/index.ts';
+import { parsePlan } from '../../commands/plan/index.ts';
 import { InputError } from '../../core/index.ts';
 import { readDefinitions } from '../../definitions/index.ts';
 import { planFile } from '../../plan/index.ts';
@@ -20,7 +20,7 @@ export const planCommand: SlackCommand = {
   async run(words, ctx) {
     const channel = await channelFlags(ctx);
     const input = parsePlan(words, { attached: true });
-    const file = await attachedDefinitions(ctx, input.file, 'plan', PLAN_USAGE);
+    const file = await attachedDefinitions(ctx, input.file, 'plan', usageOf('plan'));
     const read = readDefinitions(file.bytes, { vhost: input.vhost, vhostMap: vhostMapOf(input.vhostMap) });
     // The file refused is not a usage error: no usage line.
     if (!read.ok) throw new InputError(read.problem);
