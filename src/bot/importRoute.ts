@@ -1,10 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CustomRoute } from '@slack/bolt';
+import { parseThreadLink } from '../commands/change/index.ts';
 import { fileImport, ImportBody, type ImportDeps, importJson } from '../commands/import/index.ts';
 import { InputError } from '../core/index.ts';
 import type { Logger } from '../log/index.ts';
-import { parseThreadLink } from '../slack/requests/index.ts';
 import { jsonText } from '../text/index.ts';
 import type { ChangeRequest, Origin } from '../workflow/index.ts';
 

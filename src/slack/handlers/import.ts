@@ -1,9 +1,9 @@
+import { parseThreadLink } from '../../commands/change/index.ts';
 import { fileImport, parseImport } from '../../commands/import/index.ts';
 import { usageOf } from '../../commands/index.ts';
 
 import { InputError } from '../../core/index.ts';
 import { pickForVhosts } from '../environments.ts';
-import { parseThreadLink } from '../requests/command.ts';
 import { filedView } from '../views/request.ts';
 import { slackRefusal } from '../views/requestRefusals.ts';
 import { attachedDefinitions } from './attached.ts';
