@@ -9,3 +9,4 @@ export {
   parseImport,
   planSummaryJson,
 } from './import.ts';
+export { type BotReply, type ImportAnswer, type ImportSent, type ImportSource, sendImport } from './send.ts';
