@@ -15,7 +15,7 @@ import { whichText } from './which.ts';
 
 /**
  * The terminal front door: the read-only commands, with `--json`. It never applies a change.
- * Exit codes (INTERFACE.md): 0 answered; 2 input or configuration refused; 3 broker not asked
+ * Exit codes (docs/commands.md): 0 answered; 2 input or configuration refused; 3 broker not asked
  * (unreachable, out of time, refused or unreadable answer); 1 anything else (a bug).
  */
 
@@ -47,7 +47,7 @@ const asJson = (value: unknown): string => `${jsonText(value, 2)}\n`;
 
 /**
  * A `--json` answer of a broker with several nodes carries `node`: the URL of the node that
- * answered (INTERFACE.md §2). Not when no node answered (exit 3): none did.
+ * answered (docs/json.md). Not when no node answered (exit 3): none did.
  */
 function answeredBy<T extends object>(
   value: T,
@@ -365,7 +365,7 @@ export async function cliMain(): Promise<never> {
   const code = await runCli(process.argv.slice(2), process.env);
   // Exiting here spares the ~0.1 s the broker takes to close the pool's sockets (bench/cli), but
   // only once the answer is out: to a pipe, stdout is asynchronous, and `process.exit` drops what
-  // a slow reader (`| jq`) has not taken yet (issue 28: `history --json | wc -c` gave 65,536).
+  // a slow reader (`| jq`) has not taken yet (`history --json | wc -c` once gave 65,536).
   await Promise.all([written(process.stdout), written(process.stderr)]);
   process.exit(code);
 }

@@ -124,7 +124,7 @@ export function withReview(entry: ChangeRecord, review: AuditRecord | undefined)
   };
 }
 
-/** 0; 1 when `--verify` found the chain broken or unlike the log, or records could not be read (INTERFACE.md). */
+/** 0; 1 when `--verify` found the chain broken or unlike the log, or records could not be read (docs/commands.md, Exit codes). */
 export function historyExitCode(r: HistoryResult): number {
   return (r.verify && !r.verify.ok) || r.unreadable > 0 ? 1 : 0;
 }

@@ -125,7 +125,7 @@ export function parseImport(
   };
 }
 
-/** `plan` in the `--json` of `import`: the plan's keys (INTERFACE.md §2a) that say what is filed. */
+/** `plan` in the `--json` of `import`: the plan's keys (docs/json.md, `plan --json`) that say what is filed. */
 export function planSummaryJson(plan: Plan) {
   return {
     changes: plan.changes.map(changeJson),

@@ -31,7 +31,7 @@ const LINT_USAGE = usageOf('lint');
  * nothing.
  */
 
-/** Exit code with `--fail-on` when a finding that severe (or worse) is there (INTERFACE.md §2b). */
+/** Exit code with `--fail-on` when a finding that severe (or worse) is there (docs/lint.md, The answer). */
 export const LINT_FAIL_EXIT = 4;
 
 const LintInput = z.object({

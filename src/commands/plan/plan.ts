@@ -11,7 +11,7 @@ const PLAN_USAGE = usageOf('plan');
 /**
  * `plan FILE [--vhost V] [--vhost-map FROM=TO …] [--env E] [--prune] [--detailed-exitcode]`: the words -> what to plan
  * (refused with exit 2 when malformed); the planner (src/plan/) answers; its result as the
- * `--json` document (INTERFACE.md §2a) and the exit code. The file itself is read by the front
+ * `--json` document (docs/json.md, `plan --json`) and the exit code. The file itself is read by the front
  * door (the terminal: a path or `-` for stdin), within the reader's size limit.
  */
 
@@ -90,7 +90,7 @@ export async function runPlan(
     : { status: 'refused', problems: [read.problem] };
 }
 
-/** The `--json` document: INTERFACE.md §2a (the front door puts `env` first). */
+/** The `--json` document: docs/json.md, `plan --json` (the front door puts `env` first). */
 export function planJson(result: PlanResult): object {
   if (result.status === 'refused') {
     return {

@@ -15,7 +15,7 @@ import { usageOf } from '../registry.ts';
 /**
  * `preview delete|create|edit POLICY …`: the words -> the preview service's input (refused with
  * exit 2 when malformed); the service (src/preview/) answers; its result as the `--json`
- * document and the exit code, per INTERFACE.md.
+ * document and the exit code, per docs/json.md and docs/commands.md.
  */
 
 const FLAGS = {
@@ -159,7 +159,7 @@ function parsePriority(text: string, usage: string): number {
   return n;
 }
 
-/** The `--json` document: INTERFACE.md's keys first, then the rest. */
+/** The `--json` document: docs/json.md's keys first, then the rest. */
 export function previewJson(r: PreviewResult): Record<string, unknown> {
   switch (r.status) {
     case 'answered':
@@ -192,7 +192,7 @@ export function previewJson(r: PreviewResult): Record<string, unknown> {
   }
 }
 
-/** Exit code per INTERFACE.md: 0 answered, 2 refused (or a vhost that does not exist), 3 broker not asked. */
+/** Exit code per docs/commands.md: 0 answered, 2 refused (or a vhost that does not exist), 3 broker not asked. */
 export function previewExitCode(r: PreviewResult): number {
   if (r.status === 'answered') return 0;
   if (r.status === 'refused' || r.why === 'missing-vhost') return 2;

@@ -46,7 +46,7 @@ export interface FrozenEnvironment {
   reason: string;
 }
 
-/** One request as INTERFACE.md lists it (`--json`). */
+/** One request as docs/json.md lists it (`requests --json`). */
 export interface RequestEntry {
   id: string;
   state: ChangeRequest['state'];
