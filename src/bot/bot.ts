@@ -207,7 +207,7 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
         metricsRoute(metrics),
         importRoute({
           tokens: config.apiTokens,
-          importDeps: () => importDeps,
+          importDeps,
           post: async (request) => requests?.postSet(request),
           approvalsChannel: (env) =>
             pickEnvironment(config, env)?.approvalsChannel ?? config.slack.approvalsChannel,

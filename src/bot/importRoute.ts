@@ -59,8 +59,8 @@ async function readBody(req: IncomingMessage, limit: number): Promise<string | '
 
 export interface ImportRouteDeps {
   readonly tokens: ReadonlyMap<string, string>;
-  /** Late-bound: the workflow is built after the routes (absent: the bot files no request). */
-  readonly importDeps: () => ImportDeps | undefined;
+  /** The workflow and the brokers a set is planned on; absent: the bot files no request. */
+  readonly importDeps: ImportDeps | undefined;
   /** Posts the filed set to its approvals channel (ChangeRequests.postSet). */
   readonly post: (request: ChangeRequest) => Promise<unknown>;
   /** Where a set's result is posted when no `--thread` is given: the environment's approvals channel. */
@@ -123,7 +123,7 @@ async function handle(deps: ImportRouteDeps, req: IncomingMessage, res: ServerRe
     );
     return;
   }
-  const importDeps = deps.importDeps();
+  const { importDeps } = deps;
   if (!importDeps) {
     send(res, 503, refused('not-set-up', 'This bot files no change requests (no workflow configured).'));
     return;
