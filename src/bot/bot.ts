@@ -1,16 +1,23 @@
 import type { Redis } from 'ioredis';
 import { AuditTrail } from '../audit/index.ts';
-import { type Config, DEFAULT_KEY_PREFIX } from '../config/index.ts';
+import { type Config, DEFAULT_KEY_PREFIX, pickEnvironment } from '../config/index.ts';
 import { ConfigError } from '../core/index.ts';
 import type { Logger } from '../log/index.ts';
 import { createLogger } from '../log/index.ts';
 import type { ManagementClient } from '../rabbit/index.ts';
 import { RedisTrouble } from '../redis/index.ts';
 import {
-  type AppDeps,
   type BotApp,
+  type ChangeRequests,
   createApp,
+  createChangeRequests,
+  createDelivery,
+  createSlackNotifier,
+  type DeliveryOptions,
+  environmentDirectory,
   type LintDigest,
+  pickForVhosts,
+  slackGroupMembers,
   slackOutsideNotifier,
   startLintDigest,
 } from '../slack/index.ts';
@@ -19,12 +26,18 @@ import { APPLY_CLIENT_SETTINGS } from '../workflow/apply/index.ts';
 import { FreezeStore, RequestStore } from '../workflow/index.ts';
 import { type ChangeRequestTuning, changeRequestParts, timeBoxFilingOf } from './botChangeRequests.ts';
 import { CLIENT_CLOSE_GRACE_MS, createBrokers, createRedis } from './botClients.ts';
+import { createHealthMonitor, type HealthDeps, type HealthMonitor } from './health.ts';
+import { importRoute } from './importRoute.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
+import { livezRoute, metricsRoute, readinessRoutes } from './routes.ts';
 
 /**
- * The composition root of the Slack bot: config -> logger -> one management client per
- * environment -> Redis -> the change-request workflow and its workers -> the Bolt app -> the
- * watchers of changes made outside the bot. Everything is built here, once, and passed down.
+ * The composition root of the Slack bot, the one place where it is built, in order: config ->
+ * logger -> one management client per environment -> Redis -> the change requests' queue and
+ * clients (createBot); then at start: the probes and the routes beside Slack's -> the delivery
+ * to Slack -> the notifier -> the workflow on it -> Slack's filing on the workflow -> the Bolt
+ * app, given all of these -> the apply and time-box workers -> the lint digest -> the watchers
+ * of changes made outside the bot. Everything is built here, once, and passed down.
  * main.ts (`npm start`: signals and exit codes) and the e2e harness start this same bot; the
  * overrides are what a test changes, each saying what.
  */
@@ -44,9 +57,9 @@ export interface BotOverrides {
     readonly redis: Redis;
   };
   /** The delivery budgets (src/slack/delivery.ts); tests of a failing Slack shorten them. */
-  readonly delivery?: AppDeps['delivery'];
+  readonly delivery?: Pick<DeliveryOptions, 'budgetMs' | 'attemptMs' | 'retryBaseMs'>;
   /** The probes' background check (src/bot/health.ts): tests lengthen its interval, to count broker calls. */
-  readonly health?: AppDeps['health'];
+  readonly health?: Pick<HealthDeps, 'intervalMs' | 'timeoutMs'>;
   /** `false`: no change requests (the bot says so). Else the apply worker's tuning. */
   readonly changes?: false | ChangeRequestTuning;
   /** `false`: nothing watched. Else only these environments, with the watchers' tuning. */
@@ -110,6 +123,7 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
   let watchers: Watchers | undefined;
   let digest: Promise<LintDigest | undefined> | undefined;
   let app: BotApp | undefined;
+  let health: HealthMonitor | undefined;
   // RMQ_AUDIT_KEY: every trail the bot builds seals (and checks) its records with it.
   const sealed = config.auditKey ? { key: config.auditKey } : {};
 
@@ -140,11 +154,71 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
     logger,
 
     async start(port) {
+      // What the probes answer from, and the routes served beside Slack's.
+      health = createHealthMonitor({
+        brokers,
+        redis,
+        ...overrides.health,
+        watch: () => watchers?.health() ?? {},
+        onChange: healthLog(logger),
+      });
+      const environments = environmentDirectory(config, brokers);
+      // The one way to post to Slack; `stopping` aborts what still waits on Slack at shutdown.
+      const stopping = new AbortController();
+      const delivery = createDelivery({
+        token: config.slack.botToken ?? '',
+        ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {}),
+        metrics,
+        logger,
+        signal: stopping.signal,
+        ...overrides.delivery,
+      });
+      // The one loop of the bot, tied in two visible steps: the notifier files a request gone
+      // stale again through Slack's filing, which is built on the workflow, which is built on
+      // the notifier. Step one: the notifier, filing again through `fileAgain`.
+      let fileAgain: ChangeRequests['fileAgain'] | undefined;
+      const notifier = createSlackNotifier({
+        delivery,
+        logger,
+        approversOf: (env) => config.environments.find((e) => e.name === env)?.approvers ?? [],
+        ...(changes
+          ? {
+              fileAgain: async (stale) => {
+                if (!fileAgain) throw new Error('change requests are not set up');
+                return fileAgain(stale);
+              },
+            }
+          : {}),
+      });
+      const requests =
+        changes &&
+        createChangeRequests({
+          workflow: changes.workflow(notifier, slackGroupMembers(config, logger)),
+          delivery,
+          brokers,
+          logger,
+        });
+      // Step two: the loop closed, before anything is served.
+      fileAgain = requests?.fileAgain;
+      const importDeps = requests && { workflow: requests.workflow, broker: pickForVhosts(environments) };
+      const routes = [
+        livezRoute(health),
+        ...readinessRoutes(health),
+        metricsRoute(metrics),
+        importRoute({
+          tokens: config.apiTokens,
+          importDeps,
+          post: async (request) => requests?.postSet(request),
+          approvalsChannel: (env) =>
+            pickEnvironment(config, env)?.approvalsChannel ?? config.slack.approvalsChannel,
+          logger,
+        }),
+      ];
       try {
         app = await createApp({
           config,
           logger,
-          brokers,
+          environments,
           redis,
           metrics,
           keyPrefix,
@@ -152,10 +226,11 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
             requests: requestsWithFreezes(redis, keyPrefix),
             history: new AuditTrail(redis, keyPrefix, sealed),
           },
-          watch: () => watchers?.health() ?? {},
-          ...(overrides.delivery ? { delivery: overrides.delivery } : {}),
-          ...(overrides.health ? { health: overrides.health } : {}),
-          ...(changes ? { workflow: changes.workflow } : {}),
+          delivery,
+          stopping,
+          health,
+          routes,
+          ...(requests ? { changes: requests } : {}),
         });
       } catch (err) {
         return cannotStart(err instanceof ConfigError ? err.message : slackTokenRefused(err, config));
@@ -172,11 +247,11 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
             : `Cannot serve on PORT ${port ?? config.port}: ${err instanceof Error ? err.message : String(err)}`,
         );
       }
-      if (changes) {
+      if (changes && requests) {
         // An approval made before a stop is applied now: the worker's first sweep finds it. Not
         // awaited: with Redis away the sweep waits for it, and the bot answers meanwhile.
         changes
-          .startWorker(app.notifier, timeBoxFilingOf(app))
+          .startWorker(notifier, timeBoxFilingOf(requests))
           .catch((err: unknown) => logger.error({ err }, 'the apply worker did not start'));
       }
       if (config.lintSchedule) {
@@ -187,7 +262,7 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
           brokers,
           redis,
           keyPrefix,
-          delivery: app.delivery,
+          delivery,
           log: logger.child({ part: 'lint-digest' }),
           redisUrl: config.redisUrl,
           pattern: config.lintSchedule,
@@ -209,7 +284,7 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
           logger,
           brokers: background,
           trail: new AuditTrail(redis, keyPrefix, { log: logger.child({ part: 'watch' }), ...sealed }),
-          notifier: slackOutsideNotifier(app.delivery, logger),
+          notifier: slackOutsideNotifier(delivery, logger),
           redisTrouble,
           ...(watch.tuning ? { tuning: watch.tuning } : {}),
         });
@@ -218,7 +293,7 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
     },
 
     async checkHealth() {
-      await app?.health.checkNow();
+      await health?.checkNow();
     },
 
     stop(drainMs, why) {
@@ -232,6 +307,32 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
       })();
       return stopped;
     },
+  };
+}
+
+/**
+ * The log of the probes' checks: a part that starts or stops answering, once per change, and at
+ * start whether Redis keeps its data on disk (a Redis that keeps nothing loses every request and
+ * the audit trail when it restarts).
+ */
+function healthLog(logger: Logger): HealthDeps['onChange'] {
+  return (part, now) => {
+    if ('onDisk' in now) {
+      if (now.onDisk === true) logger.info({ persistence: now }, 'Redis keeps its data on disk');
+      else if (now.onDisk === false)
+        logger.warn(
+          { persistence: now },
+          'Redis keeps nothing on disk (no AOF, no RDB): a restart of Redis loses every change request and the audit trail',
+        );
+      else
+        logger.warn(
+          { persistence: now },
+          'could not tell whether Redis keeps its data on disk (CONFIG GET refused): make sure it does (AOF or RDB)',
+        );
+      return;
+    }
+    if (now.ok) logger.info({ part, check: now }, `health: ${part} answers`);
+    else logger.warn({ part, check: now }, `health: ${part} does not answer (${now.error})`);
   };
 }
 

@@ -4,7 +4,7 @@ import type { Config } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { ManagementClient } from '../rabbit/index.ts';
 import type { RedisTrouble } from '../redis/index.ts';
-import type { AppDeps, BotApp } from '../slack/index.ts';
+import type { ChangeRequests } from '../slack/index.ts';
 import { ownWriteAnnouncer } from '../watch/index.ts';
 import {
   APPLY_CLIENT_SETTINGS,
@@ -13,8 +13,19 @@ import {
   jobConnection,
   startApplyWorker,
 } from '../workflow/apply/index.ts';
-import { createApproverDirectory, createWorkflow, type WorkflowDeps } from '../workflow/filing/index.ts';
-import { type ApplyWorker, FreezeStore, type Notifier, RequestStore } from '../workflow/index.ts';
+import {
+  createApproverDirectory,
+  createWorkflow,
+  type ListGroupMembers,
+  type WorkflowDeps,
+} from '../workflow/filing/index.ts';
+import {
+  type ApplyWorker,
+  FreezeStore,
+  type Notifier,
+  RequestStore,
+  type Workflow,
+} from '../workflow/index.ts';
 import {
   createTimeBoxQueue,
   startTimeBoxWorker,
@@ -92,8 +103,8 @@ export interface ChangeRequestTuning {
  * background job's timeouts and retries, not a Slack answer's) and its own Redis connection.
  */
 interface ChangeRequestParts {
-  /** For createApp. */
-  readonly workflow: NonNullable<AppDeps['workflow']>;
+  /** The workflow, on the notifier that tells Slack of its requests and on Slack's user groups (who may approve). */
+  workflow(notifier: Notifier, listGroupMembers: ListGroupMembers): Workflow;
   /** Starts the apply worker (and its sweep: lost jobs queued again, requests past their deadline expired). */
   startWorker(notifier: Notifier & TimeBoxNotifier, timeBox: TimeBoxFiling): Promise<ApplyWorker>;
   /** Closes the worker (the job under way finishes), the queue and the job's broker clients. */
@@ -106,10 +117,8 @@ interface ChangeRequestParts {
  */
 type TimeBoxFiling = Pick<TimeBoxDeadlineDeps, 'workflow' | 'revertRequest' | 'postRevertSet'>;
 
-/** A time box's revert: the app's workflow, and for approval filed and posted as the Revert button files one. */
-export function timeBoxFilingOf(bot: Pick<BotApp, 'changes'>): TimeBoxFiling {
-  const changes = bot.changes;
-  if (!changes) throw new Error('change requests are not set up');
+/** A time box's revert: the workflow, and for approval filed and posted as the Revert button files one. */
+export function timeBoxFilingOf(changes: ChangeRequests): TimeBoxFiling {
   return {
     workflow: changes.workflow,
     async postRevertSet(revert) {

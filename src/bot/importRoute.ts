@@ -1,10 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CustomRoute } from '@slack/bolt';
+import { parseThreadLink } from '../commands/change/index.ts';
 import { fileImport, ImportBody, type ImportDeps, importJson } from '../commands/import/index.ts';
 import { InputError } from '../core/index.ts';
 import type { Logger } from '../log/index.ts';
-import { parseThreadLink } from '../slack/requests/index.ts';
 import { jsonText } from '../text/index.ts';
 import type { ChangeRequest, Origin } from '../workflow/index.ts';
 
@@ -59,8 +59,8 @@ async function readBody(req: IncomingMessage, limit: number): Promise<string | '
 
 export interface ImportRouteDeps {
   readonly tokens: ReadonlyMap<string, string>;
-  /** Late-bound: the workflow is built after the routes (absent: the bot files no request). */
-  readonly importDeps: () => ImportDeps | undefined;
+  /** The workflow and the brokers a set is planned on; absent: the bot files no request. */
+  readonly importDeps: ImportDeps | undefined;
   /** Posts the filed set to its approvals channel (ChangeRequests.postSet). */
   readonly post: (request: ChangeRequest) => Promise<unknown>;
   /** Where a set's result is posted when no `--thread` is given: the environment's approvals channel. */
@@ -123,7 +123,7 @@ async function handle(deps: ImportRouteDeps, req: IncomingMessage, res: ServerRe
     );
     return;
   }
-  const importDeps = deps.importDeps();
+  const { importDeps } = deps;
   if (!importDeps) {
     send(res, 503, refused('not-set-up', 'This bot files no change requests (no workflow configured).'));
     return;

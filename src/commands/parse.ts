@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { InputError } from '../core/index.ts';
 import { MAX_NAME_BYTES, OBJECT_KINDS, utf8Length } from '../policy/index.ts';
+import { usageOf } from './registry.ts';
 
 /**
  * Command words -> a typed command. Shared by Slack (`/rmq …`, `@rmq …`) and the terminal.
@@ -81,11 +82,7 @@ export function parseWith<T extends z.ZodType>(schema: T, value: unknown, usage:
   throw new InputError(`${where}: ${first?.message ?? 'invalid'}.`, { usage });
 }
 
-export const WHICH_USAGE = 'which NAME [--kind classic|quorum|stream|exchange] [--vhost V] [--env E]';
-
-/** Here rather than beside the preview's parser: help lists it without loading the simulation. */
-export const PREVIEW_USAGE =
-  'preview delete|create|edit POLICY [--pattern P] [--apply-to A] [--priority N] [--definition JSON | --set KEY=JSON … --unset KEY …] [--operator] [--vhost V] [--env E]';
+const WHICH_USAGE = usageOf('which');
 
 export const WhichInput = z.object({
   name: ObjectName,

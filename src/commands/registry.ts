@@ -11,18 +11,13 @@
  * not two columns: the terminal's bundle must never load a Slack module (scripts/build.ts
  * `cliMustNotLoad`), and `commands/` never imports a front door.
  */
-import { HISTORY_USAGE } from './history/historyUsage.ts';
-import { IMPORT_USAGE } from './import/importUsage.ts';
-import { LINT_USAGE } from './lint/lintUsage.ts';
-import { PREVIEW_USAGE, WHICH_USAGE } from './parse.ts';
-import { PLAN_USAGE } from './plan/planUsage.ts';
-import { POLICIES_USAGE } from './policies/policies.ts';
-import { REQUESTS_USAGE } from './requests/requestsUsage.ts';
-
 export interface CommandEntry {
   /** The first word after `rmq` or `/rmq`. */
   readonly name: string;
-  /** Without the prefix; starts with the name. Written beside the command's parser when it is in `commands/`. */
+  /**
+   * Without the prefix; starts with the name. Every command's usage line is here and nowhere else:
+   * its parser reads it with `usageOf`, and help lists them all without loading any command.
+   */
   readonly usage: string;
   /** One line for help. */
   readonly does: string;
@@ -30,27 +25,33 @@ export interface CommandEntry {
   readonly slackOnly: boolean;
 }
 
-/** Change requests' usage lines: their parsers are Slack's (`src/slack/requests/command.ts`). */
+/** The flags every change request (create, edit, delete) takes beside its own. */
 const CHANGE_FLAGS = '[--operator] [--vhost V] [--env E] [--thread LINK]';
 
 /** In the order help lists them. */
 export const COMMAND_TABLE = [
   {
     name: 'policies',
-    usage: POLICIES_USAGE,
+    usage: 'policies [--vhost V] [--env E]',
     does: "the vhost's policies by priority, unanchored ones marked; operator policies apart",
     slackOnly: false,
   },
-  { name: 'which', usage: WHICH_USAGE, does: 'which policy governs a queue or exchange', slackOnly: false },
+  {
+    name: 'which',
+    usage: 'which NAME [--kind classic|quorum|stream|exchange] [--vhost V] [--env E]',
+    does: 'which policy governs a queue or exchange',
+    slackOnly: false,
+  },
   {
     name: 'preview',
-    usage: PREVIEW_USAGE,
+    usage:
+      'preview delete|create|edit POLICY [--pattern P] [--apply-to A] [--priority N] [--definition JSON | --set KEY=JSON … --unset KEY …] [--operator] [--vhost V] [--env E]',
     does: 'what a change would do to every object it touches',
     slackOnly: false,
   },
   {
     name: 'plan',
-    usage: PLAN_USAGE,
+    usage: 'plan FILE [--vhost V] [--vhost-map FROM=TO …] [--env E] [--prune] [--detailed-exitcode]',
     does: 'a definitions file against the broker: the changes in the order of writing, what every object gets, what the end state and every step on the way lose',
     slackOnly: false,
   },
@@ -74,25 +75,26 @@ export const COMMAND_TABLE = [
   },
   {
     name: 'import',
-    usage: IMPORT_USAGE,
+    usage:
+      'import FILE --reason TEXT [--vhost V] [--vhost-map FROM=TO …] [--env E] [--prune] [--thread LINK] [--for DURATION] [--break-glass]',
     does: "one change request for a definitions file's policies, filed through the bot (RMQ_BOT_URL, RMQ_BOT_TOKEN); applied in the plan's order, rolled back whole if a step fails",
     slackOnly: false,
   },
   {
     name: 'lint',
-    usage: LINT_USAGE,
+    usage: 'lint [FILE] [--vhost V] [--vhost-map FROM=TO …] [--env E] [--fail-on error|warning]',
     does: "every surprise the vhost's policies hold for the objects there now: ties, unanchored patterns, policies that govern nothing, missing targets, queues expires will delete",
     slackOnly: false,
   },
   {
     name: 'requests',
-    usage: REQUESTS_USAGE,
+    usage: 'requests [--env E]',
     does: 'change requests still open (pending, approved, applying)',
     slackOnly: false,
   },
   {
     name: 'history',
-    usage: HISTORY_USAGE,
+    usage: 'history [POLICY or NAME] [--vhost V] [--env E] [--verify [--against FILE]]',
     does: 'the audit trail of applied changes; --verify checks its hash chain',
     slackOnly: false,
   },

@@ -2,7 +2,7 @@ import { InputError } from '../core/index.ts';
 
 /**
  * Slack text -> words, split for how people type in Slack rather than in a shell
- * (INTERFACE.md section 1):
+ * (docs/commands.md, How Slack reads the words):
  *
  * - spaces separate words; single and double quotes group (inside double quotes `\"` and `\\`
  *   escape, inside single quotes nothing does), as a shell does;

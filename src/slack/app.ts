@@ -1,30 +1,18 @@
 import { once } from 'node:events';
 import { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { App, HTTPReceiver, type Receiver, SocketModeReceiver } from '@slack/bolt';
-import {
-  createHealthMonitor,
-  type HealthDeps,
-  type HealthMonitor,
-  importRoute,
-  livezRoute,
-  metricsRoute,
-  readinessRoutes,
-} from '../bot/index.ts';
+import { App, type CustomRoute, HTTPReceiver, type Receiver, SocketModeReceiver, webApi } from '@slack/bolt';
 import type { Metrics } from '../bot/metrics/index.ts';
-import { type Config, pickEnvironment } from '../config/index.ts';
+import type { Config } from '../config/index.ts';
 import { ConfigError, codeOf } from '../core/index.ts';
 import type { Logger } from '../log/index.ts';
 import { PatternCache } from '../policy/pattern/index.ts';
 import type { ListGroupMembers } from '../workflow/filing/index.ts';
-import type { Notifier, Workflow } from '../workflow/index.ts';
-import type { TimeBoxNotifier } from '../workflow/timebox/index.ts';
 import { fileDownloader } from './attachments.ts';
 import { boltLogLevel, createBoltLogger, secretMasker } from './boltLogger.ts';
 import { redisChannelDefaults } from './channelDefaults.ts';
-import { createDelivery, type Delivery, type DeliveryOptions } from './delivery.ts';
-import type { SlackBroker } from './environments.ts';
-import { environmentDirectory, pickForVhosts } from './environments.ts';
+import type { Delivery } from './delivery.ts';
+import type { Environments } from './environments.ts';
 import { refuseFutureTimestamps } from './freshness.ts';
 import type { Records } from './handlers/types.ts';
 import { InFlight } from './inflight.ts';
@@ -39,56 +27,51 @@ import { slashCommandListener } from './listeners/slashCommand.ts';
 import { redisEventDedupe, type SlackRedis } from './redis.ts';
 import { refuseReplays, signedRequestOf } from './replays.ts';
 import { registerRequestInteractions } from './requests/interactions.ts';
-import { createSlackNotifier } from './requests/notifier.ts';
-import { type ChangeRequests, createChangeRequests } from './requests/service.ts';
+import type { ChangeRequests } from './requests/service.ts';
 
 /**
- * The Bolt app, built from parts made elsewhere (src/bot/bot.ts, or a test): config, logger, one broker
- * client per environment, Redis, metrics. HTTP mode serves every Slack request at
- * `POST /slack/events`, plus `GET /healthz` and `GET /metrics`; with SLACK_APP_TOKEN it uses
- * Socket Mode and serves only the two GET routes on PORT.
+ * The Bolt app, given every part it answers with (src/bot/bot.ts builds them, in order, or a
+ * test does): it composes nothing of its own but Bolt's receiver and listeners. HTTP mode serves
+ * every Slack request at `POST /slack/events`, plus the bot's routes (`routes`); with
+ * SLACK_APP_TOKEN it uses Socket Mode and serves only the routes on PORT.
  */
+
+/** What the probes answer from: checking from start() on, draining from stop() on. */
+export interface AppHealth {
+  start(): void;
+  drain(): void;
+  stop(): void;
+}
 
 export interface AppDeps {
   readonly config: Config;
   readonly logger: Logger;
-  /** One client per environment, by name; on this path they must not retry for long. */
-  readonly brokers: ReadonlyMap<string, SlackBroker>;
+  /** `--env E` -> that environment's broker, one budget per question. */
+  readonly environments: Environments;
   readonly redis: SlackRedis;
   readonly metrics: Metrics;
   /** Redis keys start with `<keyPrefix>:`. Default `rmq`; tests give each run its own. */
   readonly keyPrefix?: string;
   /** The change requests and the audit trail, for `requests` and `history` (RequestStore, AuditTrail). */
   readonly records?: Records;
-  /** How changes outside the bot are being caught, per environment, for /readyz. */
-  readonly watch?: () => Record<string, unknown>;
-  /** The probes' background check (src/bot/health.ts); tests shorten its interval. */
-  readonly health?: Pick<HealthDeps, 'intervalMs' | 'timeoutMs'>;
+  /** The one way to post to Slack; aborted through `stopping` when a shutdown gives up on it. */
+  readonly delivery: Delivery;
+  /** Aborted when answers are still under way after the drain: the deliveries waiting on Slack give up. */
+  readonly stopping: AbortController;
+  readonly health: AppHealth;
+  /** Served beside Slack's (the probes, `/metrics`, `POST /api/import`), not signature-checked. */
+  readonly routes: readonly CustomRoute[];
   /** Overrides SLACK_API_URL (tests point it at a local fake). */
   readonly clientOptions?: { readonly slackApiUrl?: string };
-  /** The delivery budgets (`delivery.ts`); tests shorten them. */
-  readonly delivery?: Pick<DeliveryOptions, 'budgetMs' | 'attemptMs' | 'retryBaseMs'>;
   /** Buttons and forms that have a handler; every other interaction is acknowledged and logged. */
   readonly interactions?: HandledInteractions;
-  /**
-   * Change requests (create, edit, delete, approvals, revert). The workflow is built by the
-   * caller (src/bot/bot.ts) from this app's Slack notifier and Bolt's `usergroups.users.list`. Absent:
-   * the bot files no request and says so.
-   */
-  readonly workflow?: (notifier: Notifier, listGroupMembers: ListGroupMembers) => Workflow;
+  /** Filing change requests from Slack (create, edit, delete, the buttons and forms). Absent: the bot files none and says so. */
+  readonly changes?: ChangeRequests;
 }
 
 export interface BotApp {
   readonly app: App;
   readonly mode: 'http' | 'socket';
-  /** The one way to post to Slack: answers, notices, and the change requests' messages. */
-  readonly delivery: Delivery;
-  /** What the probes answer from; checking from start() on, draining from stop() on. */
-  readonly health: HealthMonitor;
-  /** The workflow's Notifier in Slack; src/bot/bot.ts gives it to the apply and time-box workers too. */
-  readonly notifier: Notifier & TimeBoxNotifier;
-  /** Filing from Slack (when a workflow is given): src/bot/bot.ts files a time box's revert through it. */
-  readonly changes?: ChangeRequests;
   /**
    * Starts serving; returns the port it listens on (0 asks for any free one). In Socket Mode that
    * is where /healthz and /metrics are, always on the config's port (PORT), whatever `port` says.
@@ -99,32 +82,6 @@ export interface BotApp {
    * the deliveries still waiting on Slack, and disconnects.
    */
   stop(drainMs?: number): Promise<void>;
-}
-
-/**
- * The log of the probes' checks: a part that starts or stops answering, once per change, and at
- * start whether Redis keeps its data on disk (a Redis that keeps nothing loses every request and
- * the audit trail when it restarts).
- */
-function healthLog(logger: Logger): HealthDeps['onChange'] {
-  return (part, now) => {
-    if ('onDisk' in now) {
-      if (now.onDisk === true) logger.info({ persistence: now }, 'Redis keeps its data on disk');
-      else if (now.onDisk === false)
-        logger.warn(
-          { persistence: now },
-          'Redis keeps nothing on disk (no AOF, no RDB): a restart of Redis loses every change request and the audit trail',
-        );
-      else
-        logger.warn(
-          { persistence: now },
-          'could not tell whether Redis keeps its data on disk (CONFIG GET refused): make sure it does (AOF or RDB)',
-        );
-      return;
-    }
-    if (now.ok) logger.info({ part, check: now }, `health: ${part} answers`);
-    else logger.warn({ part, check: now }, `health: ${part} does not answer (${now.error})`);
-  };
 }
 
 /** Names of the Slack settings that are missing for the mode the config asks for. */
@@ -165,12 +122,10 @@ const WEB_API_OPTIONS = {
   timeout: 10_000,
 } as const;
 
-export async function createApp(deps: AppDeps): Promise<BotApp> {
-  const { config, logger } = deps;
-  const missing = missingSlackSettings(config);
-  if (missing.length > 0) throw new ConfigError(missingSlackMessage(missing));
+/** Every secret value of the config: masked wherever Bolt or its clients log. */
+function secretsOf(config: Config): (string | undefined)[] {
   const { botToken, signingSecret, appToken } = config.slack;
-  const secrets = [
+  return [
     botToken,
     signingSecret,
     appToken,
@@ -178,40 +133,44 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
     ...config.apiTokens.values(),
     ...config.environments.map((e) => e.password),
   ];
+}
+
+/**
+ * Members of an approvers' user group, as Slack has them (the approver directory caches them):
+ * a Web API client as Bolt's own, its quick retries, its logger masking every secret.
+ */
+export function slackGroupMembers(
+  config: Config,
+  logger: Logger,
+  clientOptions: { readonly slackApiUrl?: string } = {},
+): ListGroupMembers {
+  const slackApiUrl = clientOptions.slackApiUrl ?? config.slack.apiUrl;
+  const client = new webApi.WebClient(config.slack.botToken, {
+    ...WEB_API_OPTIONS,
+    logger: createBoltLogger(logger, secretsOf(config)),
+    logLevel: boltLogLevel(config.logLevel),
+    ...(slackApiUrl ? { slackApiUrl } : {}),
+  });
+  return async (usergroup) => (await client.usergroups.users.list({ usergroup })).users ?? [];
+}
+
+export async function createApp(deps: AppDeps): Promise<BotApp> {
+  const { config, logger } = deps;
+  const missing = missingSlackSettings(config);
+  if (missing.length > 0) throw new ConfigError(missingSlackMessage(missing));
+  const { botToken, signingSecret, appToken } = config.slack;
+  const secrets = secretsOf(config);
   const mask = secretMasker(secrets);
   const boltLogger = createBoltLogger(logger, secrets);
   const logLevel = boltLogLevel(config.logLevel);
-  const health = createHealthMonitor({
-    brokers: deps.brokers,
-    redis: deps.redis,
-    ...deps.health,
-    ...(deps.watch ? { watch: deps.watch } : {}),
-    onChange: healthLog(logger),
-  });
-  const environments = environmentDirectory(config, deps.brokers);
-  const routes = [
-    livezRoute(health),
-    ...readinessRoutes(health),
-    metricsRoute(deps.metrics),
-    importRoute({
-      tokens: config.apiTokens,
-      // Late-bound: the change requests are built on the workflow, after the receiver.
-      importDeps: () => changes && { workflow: changes.workflow, broker: pickForVhosts(environments) },
-      post: async (request) => changes?.postSet(request),
-      approvalsChannel: (env) => {
-        const e = pickEnvironment(config, env);
-        return e?.approvalsChannel ?? config.slack.approvalsChannel;
-      },
-      logger,
-    }),
-  ];
+  const { health, routes, delivery, changes } = deps;
   const mode = appToken ? 'socket' : 'http';
   const slackApiUrl = deps.clientOptions?.slackApiUrl ?? config.slack.apiUrl;
 
   const receiver: Receiver = appToken
     ? new SocketModeReceiver({
         appToken,
-        customRoutes: routes,
+        customRoutes: [...routes],
         // The receiver's own client calls apps.connections.open: at the same Slack as the app's.
         installerOptions: { port: config.port, ...(slackApiUrl ? { clientOptions: { slackApiUrl } } : {}) },
         logger: boltLogger,
@@ -220,7 +179,7 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
     : new HTTPReceiver({
         signingSecret: signingSecret ?? '',
         endpoints: '/slack/events',
-        customRoutes: routes,
+        customRoutes: [...routes],
         customPropertiesExtractor: signedRequestOf,
         logger: boltLogger,
         logLevel,
@@ -240,40 +199,10 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
   await app.init();
 
   const inFlight = new InFlight();
-  const stopping = new AbortController();
-  const delivery = createDelivery({
-    token: botToken ?? '',
-    ...(slackApiUrl ? { slackApiUrl } : {}),
-    metrics: deps.metrics,
-    logger,
-    signal: stopping.signal,
-    ...deps.delivery,
-  });
-  const notifier = createSlackNotifier({
-    delivery,
-    logger,
-    approversOf: (env) => config.environments.find((e) => e.name === env)?.approvers ?? [],
-    // Late-bound: the change requests are built on the workflow, which is built on this notifier.
-    fileAgain: async (stale) => {
-      if (!changes) throw new Error('change requests are not set up');
-      return changes.fileAgain(stale);
-    },
-  });
-  // Members of an approvers' user group, as Slack has them (the directory caches them).
-  const listGroupMembers: ListGroupMembers = async (usergroup) =>
-    (await app.client.usergroups.users.list({ usergroup })).users ?? [];
-  const changes = deps.workflow
-    ? createChangeRequests({
-        workflow: deps.workflow(notifier, listGroupMembers),
-        delivery,
-        brokers: deps.brokers,
-        logger,
-      })
-    : undefined;
   const listenerDeps: ListenerDeps = {
     logger,
     metrics: deps.metrics,
-    environments,
+    environments: deps.environments,
     // Patterns are read once and kept: the same vhosts are asked about again and again.
     patterns: new PatternCache(),
     inFlight,
@@ -306,10 +235,6 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
   return {
     app,
     mode,
-    delivery,
-    health,
-    notifier,
-    ...(changes ? { changes } : {}),
     async start(port = config.port) {
       health.start();
       if (mode === 'socket') {
@@ -338,7 +263,7 @@ export async function createApp(deps: AppDeps): Promise<BotApp> {
       const drained = await inFlight.drain(drainMs);
       if (!drained) {
         logger.warn({ unfinished: inFlight.size }, 'answers still under way at shutdown: giving up on them');
-        stopping.abort();
+        deps.stopping.abort();
       }
       server?.closeAllConnections();
       await receiverStopped;

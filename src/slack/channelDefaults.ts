@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import type { StoredDefaults } from '../commands/use/index.ts';
 import type { Logger } from '../log/index.ts';
 
 /**
@@ -14,11 +15,8 @@ export interface Defaults {
   readonly vhost?: string | undefined;
 }
 
-export interface StoredDefaults extends Defaults {
-  /** Who set them, and when (ISO 8601): shown by a bare `/rmq use`. */
-  readonly by?: string | undefined;
-  readonly at?: string | undefined;
-}
+/** Who set them, and when, beside them: the command's shape (`use`), kept as it is. */
+export type { StoredDefaults };
 
 /** What the store needs of Redis. ioredis satisfies it. */
 export interface DefaultsRedis {

@@ -1,4 +1,15 @@
 /** The entrance of slack/: what the other folders of src/ use of it (inside, modules import each other directly). */
-export { type AppDeps, type BotApp, createApp, missingSlackMessage, missingSlackSettings } from './app.ts';
+export {
+  type AppDeps,
+  type BotApp,
+  createApp,
+  missingSlackMessage,
+  missingSlackSettings,
+  slackGroupMembers,
+} from './app.ts';
+export { createDelivery, type DeliveryOptions } from './delivery.ts';
+export { environmentDirectory, pickForVhosts } from './environments.ts';
 export { type LintDigest, startLintDigest } from './lintDigest.ts';
 export { slackOutsideNotifier } from './outsideNotifier.ts';
+export { createSlackNotifier } from './requests/notifier.ts';
+export { type ChangeRequests, createChangeRequests, type FileOutcome } from './requests/service.ts';

@@ -8,14 +8,14 @@ import { which } from '../commands/which/index.ts';
 import { DEFAULT_KEY_PREFIX, loadConfig, pickEnvironment, QUESTION_BUDGET_MS } from '../config/index.ts';
 import { ConfigError, checkScope, InputError } from '../core/index.ts';
 import { brokerReason, ManagementClient, RabbitError } from '../rabbit/index.ts';
-import { count, jsonText, quoted } from '../text/index.ts';
+import { jsonText } from '../text/index.ts';
 import { type AnsweredAt, answeredForLine } from './answeredFor.ts';
 import { policiesText } from './policies.ts';
 import { whichText } from './which.ts';
 
 /**
  * The terminal front door: the read-only commands, with `--json`. It never applies a change.
- * Exit codes (INTERFACE.md): 0 answered; 2 input or configuration refused; 3 broker not asked
+ * Exit codes (docs/commands.md): 0 answered; 2 input or configuration refused; 3 broker not asked
  * (unreachable, out of time, refused or unreadable answer); 1 anything else (a bug).
  */
 
@@ -47,7 +47,7 @@ const asJson = (value: unknown): string => `${jsonText(value, 2)}\n`;
 
 /**
  * A `--json` answer of a broker with several nodes carries `node`: the URL of the node that
- * answered (INTERFACE.md §2). Not when no node answered (exit 3): none did.
+ * answered (docs/json.md). Not when no node answered (exit 3): none did.
  */
 function answeredBy<T extends object>(
   value: T,
@@ -156,73 +156,49 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     });
   },
   async import({ words, json, env, io }) {
-    const { parseImport } = await import('../commands/import/index.ts');
-    const [{ postImport }, { readDefinitionsInput }, { MAX_FILE_BYTES }] = await Promise.all([
-      import('./importClient.ts'),
-      import('./readFile.ts'),
-      import('../definitions/index.ts'),
-    ]);
+    const [{ parseImport, sendImport }, { postImport }, { readDefinitionsInput }, { importedText }] =
+      await Promise.all([
+        import('../commands/import/index.ts'),
+        import('./importClient.ts'),
+        import('./readFile.ts'),
+        import('./import.ts'),
+      ]);
     const input = parseImport(words, terminalDefaults(env));
     const config = loadConfig(env);
-    if (!config.bot.url || !config.bot.token)
+    const { url, token } = config.bot;
+    if (!url || !token)
       throw new ConfigError(
         'import files the set through the bot: set RMQ_BOT_URL (its base URL) and RMQ_BOT_TOKEN (a token of its RMQ_API_TOKENS).',
       );
     const read = await readDefinitionsInput(input.file);
-    const sources = read.kind === 'file' ? [read.bytes] : read.sources.map((s) => s.bytes);
-    if (sources.reduce((n, b) => n + b.length, 0) > MAX_FILE_BYTES)
-      throw new InputError(`${quoted(input.file)} is over the 10 MB the bot reads: nothing was filed.`);
-    // A folder goes as its files, each read on its own by the bot.
-    const reply = await postImport(config.bot.url, config.bot.token, {
-      ...input.body,
-      source: input.file,
-      ...(read.kind === 'file'
-        ? { file: read.bytes.toString('utf8') }
-        : {
-            files: read.sources.map((s) => ({ name: s.name, file: Buffer.from(s.bytes).toString('utf8') })),
-          }),
-    });
-    const fail = (code: number, error: { code: string; message: string }) => {
-      if (json) io.out(asJson({ error }));
-      io.err(`rmq: ${error.message}\n`);
-      return code;
-    };
-    if (reply.kind === 'not-asked') return fail(3, { code: 'bot-unreachable', message: reply.why });
-    const body = reply.body as { error?: { code: string; message: string } } & ImportAnswer;
-    if (reply.status === 201) {
-      answer(io, json, { env: body.env, vhost: body.request.vhost }, body, () =>
-        importedText(body, input.file),
-      );
-      return 0;
+    const sent = await sendImport(input, read, (body) => postImport(url, token, body));
+    if (sent.status === 'failed') {
+      if (json) io.out(asJson({ error: sent.error }));
+      io.err(`rmq: ${sent.error.message}\n`);
+      return sent.exitCode;
     }
-    const error = body.error ?? { code: 'internal', message: `the bot answered HTTP ${reply.status}` };
-    if (reply.status === 401)
-      return fail(2, {
-        code: 'unauthorized',
-        message: `the bot refused RMQ_BOT_TOKEN: nothing was filed (${error.message})`,
-      });
-    return fail(reply.status === 503 ? 3 : reply.status >= 500 ? 1 : 2, error);
+    answer(io, json, { env: sent.answer.env, vhost: sent.answer.request.vhost }, sent.answer, () =>
+      importedText(sent.answer, input.file),
+    );
+    return 0;
   },
   async plan({ words, json, env, io }) {
-    const [{ parsePlan, planExitCode, planJson }, { planFile }, { planText }, { readDefinitionsAt }] =
-      await Promise.all([
-        import('../commands/plan/index.ts'),
-        import('../plan/index.ts'),
-        import('./plan.ts'),
-        import('./readFile.ts'),
-      ]);
+    const [
+      { parsePlan, planExitCode, planJson, planReadOptions, planVhosts, runPlan },
+      { planText },
+      { readDefinitionsAt },
+    ] = await Promise.all([
+      import('../commands/plan/index.ts'),
+      import('./plan.ts'),
+      import('./readFile.ts'),
+    ]);
     const input = parsePlan(words);
-    const read = await readDefinitionsAt(input.file, {
-      vhost: input.vhost,
-      vhostMap: vhostMapOf(input.vhostMap),
-    });
+    const read = await readDefinitionsAt(input.file, planReadOptions(input));
     // A file of several vhosts names them at its top; the last line names the environment.
-    const vhosts = read.ok ? read.file.vhosts : input.vhost ? [input.vhost] : [];
+    const vhosts = planVhosts(input, read);
     // RMQ_VHOSTS is checked against the vhosts the file is planned in, not a default.
     return withBroker(env, { env: input.env, vhost: vhosts }, async (broker, at) => {
-      const result = read.ok
-        ? await planFile(read.file, broker, { prune: input.prune })
-        : ({ status: 'refused', problems: [read.problem] } as const);
+      const result = await runPlan(input, read, broker);
       const code = planExitCode(result, input.detailedExitcode);
       answer(
         io,
@@ -340,33 +316,6 @@ export async function runCli(
   }
 }
 
-/** What the bot answers a filed set with (src/commands/import/import.ts `importJson`). */
-interface ImportAnswer {
-  readonly env: string;
-  readonly request: { readonly id: string; readonly state: string; readonly vhost: string };
-  readonly plan: {
-    readonly changes: readonly { action: string; policy: string; vhost: string }[];
-    readonly impact: { messagesLost: number; messagesDeadLettered: number; queuesDeleted: number };
-    readonly transitional: readonly unknown[];
-  };
-}
-
-/** The answer in words: the request, where it waits, and what it was filed with. */
-function importedText(a: ImportAnswer, file: string): string {
-  const lines = [
-    `Filed ${a.request.id} in ${a.env} (${a.request.state}): ${a.plan.changes.length} change${a.plan.changes.length === 1 ? '' : 's'} from ${file}, applied in this order once approved in Slack:`,
-    ...a.plan.changes.map((c, i) => `  ${i + 1}. ${c.action} ${quoted(c.policy)} in ${quoted(c.vhost)}`),
-  ];
-  const i = a.plan.impact;
-  if (i.messagesLost || i.messagesDeadLettered || i.queuesDeleted)
-    lines.push(
-      `Loss the approval acknowledges: ${i.messagesLost} messages lost, ${i.messagesDeadLettered} dead-lettered, ${i.queuesDeleted} queues deleted.`,
-    );
-  if (a.plan.transitional.length)
-    lines.push(`On the way: ${count(a.plan.transitional.length, 'object')} at risk (see --json).`);
-  return `${lines.join('\n')}\n`;
-}
-
 /** The terminal's own defaults live in the environment (`RMQ_VHOST`), never in Redis. */
 function terminalDefaults(env: NodeJS.ProcessEnv): { vhost?: string } {
   return env.RMQ_VHOST ? { vhost: env.RMQ_VHOST } : {};
@@ -416,7 +365,7 @@ export async function cliMain(): Promise<never> {
   const code = await runCli(process.argv.slice(2), process.env);
   // Exiting here spares the ~0.1 s the broker takes to close the pool's sockets (bench/cli), but
   // only once the answer is out: to a pipe, stdout is asynchronous, and `process.exit` drops what
-  // a slow reader (`| jq`) has not taken yet (issue 28: `history --json | wc -c` gave 65,536).
+  // a slow reader (`| jq`) has not taken yet (`history --json | wc -c` once gave 65,536).
   await Promise.all([written(process.stdout), written(process.stderr)]);
   process.exit(code);
 }

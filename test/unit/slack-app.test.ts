@@ -6,6 +6,8 @@ import { loadConfig } from '../../src/config/config.ts';
 import { createLogger } from '../../src/log/log.ts';
 import { createApp, missingSlackMessage, missingSlackSettings } from '../../src/slack/app.ts';
 import { createBoltLogger, secretMasker } from '../../src/slack/boltLogger.ts';
+import { createDelivery } from '../../src/slack/delivery.ts';
+import { environmentDirectory } from '../../src/slack/environments.ts';
 import type { SlackBroker } from '../../src/slack/handlers/index.ts';
 import { InFlight } from '../../src/slack/inflight.ts';
 import { redisEventDedupe, type SlackRedis } from '../../src/slack/redis.ts';
@@ -76,13 +78,32 @@ describe('createApp', () => {
     await slack.close();
   });
 
-  const deps = (env: Record<string, string>) => ({
-    config: loadConfig({ SLACK_API_URL: slack.apiUrl, ...env }),
-    logger: createLogger('silent'),
-    brokers: new Map([['default', broker]]),
-    redis: memoryRedis(),
-    metrics: createMetrics({ defaultMetrics: false }),
-  });
+  // The parts src/bot/bot.ts builds and hands the app, as bare as the app takes them.
+  const deps = (env: Record<string, string>) => {
+    const config = loadConfig({ SLACK_API_URL: slack.apiUrl, ...env });
+    const logger = createLogger('silent');
+    const metrics = createMetrics({ defaultMetrics: false });
+    const stopping = new AbortController();
+    return {
+      config,
+      logger,
+      environments: environmentDirectory(config, new Map([['default', broker]])),
+      redis: memoryRedis(),
+      metrics,
+      delivery: createDelivery({
+        token: config.slack.botToken ?? '',
+        metrics,
+        logger,
+        signal: stopping.signal,
+      }),
+      stopping,
+      health: { start() {}, drain() {}, stop() {} },
+      // One route at least: in Socket Mode, the receiver listens on PORT only for the routes.
+      routes: [
+        { path: '/livez', method: ['GET'], handler: (_req: unknown, res: { end(): void }) => res.end() },
+      ],
+    };
+  };
 
   it('refuses to build without credentials, naming them', async () => {
     await expect(createApp(deps({}))).rejects.toThrow(/SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET are not set/);

@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AuditRecord } from '../../src/audit/types.ts';
+import { parseThreadLink } from '../../src/commands/change/change.ts';
 import { deleteWarning } from '../../src/commands/words.ts';
 import { InputError } from '../../src/core/errors.ts';
 import type { ImpactSummary } from '../../src/preview/impact.ts';
-import { parseThreadLink } from '../../src/slack/requests/command.ts';
 import {
   BREAK_GLASS_BUTTONS,
   breakGlassAppliedView,

@@ -10,7 +10,9 @@ import {
 } from '../../audit/index.ts';
 import { InputError } from '../../core/index.ts';
 import { type FlagDefaults, parseArgs, parseWith } from '../parse.ts';
-import { HISTORY_USAGE } from './historyUsage.ts';
+import { usageOf } from '../registry.ts';
+
+const HISTORY_USAGE = usageOf('history');
 
 /**
  * `history [POLICY or NAME] [--vhost V] [--env E] [--verify [--against FILE]]`: the audit trail,
@@ -122,7 +124,7 @@ export function withReview(entry: ChangeRecord, review: AuditRecord | undefined)
   };
 }
 
-/** 0; 1 when `--verify` found the chain broken or unlike the log, or records could not be read (INTERFACE.md). */
+/** 0; 1 when `--verify` found the chain broken or unlike the log, or records could not be read (docs/commands.md, Exit codes). */
 export function historyExitCode(r: HistoryResult): number {
   return (r.verify && !r.verify.ok) || r.unreadable > 0 ? 1 : 0;
 }

@@ -11,8 +11,10 @@ import {
   plannedSet,
 } from '../../workflow/index.ts';
 import { type FlagDefaults, parseArgs, parseVhostMap, parseWith, vhostMapOf } from '../parse.ts';
+import { usageOf } from '../registry.ts';
 import { requestEntry } from '../requests/requests.ts';
-import { IMPORT_USAGE } from './importUsage.ts';
+
+const IMPORT_USAGE = usageOf('import');
 
 /**
  * `import FILE --reason TEXT [--vhost V] [--vhost-map FROM=TO …] [--env E] [--prune] [--thread LINK] [--for DURATION] [--break-glass]`:
@@ -123,7 +125,7 @@ export function parseImport(
   };
 }
 
-/** `plan` in the `--json` of `import`: the plan's keys (INTERFACE.md §2a) that say what is filed. */
+/** `plan` in the `--json` of `import`: the plan's keys (docs/json.md, `plan --json`) that say what is filed. */
 export function planSummaryJson(plan: Plan) {
   return {
     changes: plan.changes.map(changeJson),

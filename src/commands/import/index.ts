@@ -9,4 +9,4 @@ export {
   parseImport,
   planSummaryJson,
 } from './import.ts';
-export { IMPORT_USAGE } from './importUsage.ts';
+export { type BotReply, type ImportAnswer, type ImportSent, type ImportSource, sendImport } from './send.ts';

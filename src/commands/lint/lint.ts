@@ -25,8 +25,10 @@ import {
   Vhost,
   type VhostMapping,
 } from '../parse.ts';
+import { usageOf } from '../registry.ts';
 import { notAskedOf } from '../which/whichLookup.ts';
-import { LINT_USAGE } from './lintUsage.ts';
+
+const LINT_USAGE = usageOf('lint');
 
 /**
  * `lint [FILE] [--vhost V] [--env E] [--fail-on error|warning]`: every surprise the vhost's

@@ -1,3 +1,10 @@
 /** The entrance of commands/plan/: what the other folders of src/ use of it (inside, modules import each other directly). */
-export { type PlanInput, parsePlan, planExitCode, planJson } from './plan.ts';
-export { PLAN_USAGE } from './planUsage.ts';
+export {
+  type PlanInput,
+  parsePlan,
+  planExitCode,
+  planJson,
+  planReadOptions,
+  planVhosts,
+  runPlan,
+} from './plan.ts';

@@ -1,14 +1,17 @@
 import * as z from 'zod';
 import { InputError } from '../../core/index.ts';
-import { changeJson, type PlanResult } from '../../plan/index.ts';
+import type { ReadDefinitions, ReadOptions } from '../../definitions/index.ts';
+import { changeJson, type PlanBroker, type PlanResult, planFile } from '../../plan/index.ts';
 import { whyOf } from '../lint/lint.ts';
-import { parseArgs, parseVhostMap, parseWith, type VhostMapping } from '../parse.ts';
-import { PLAN_USAGE } from './planUsage.ts';
+import { parseArgs, parseVhostMap, parseWith, type VhostMapping, vhostMapOf } from '../parse.ts';
+import { usageOf } from '../registry.ts';
+
+const PLAN_USAGE = usageOf('plan');
 
 /**
  * `plan FILE [--vhost V] [--vhost-map FROM=TO …] [--env E] [--prune] [--detailed-exitcode]`: the words -> what to plan
  * (refused with exit 2 when malformed); the planner (src/plan/) answers; its result as the
- * `--json` document (INTERFACE.md §2a) and the exit code. The file itself is read by the front
+ * `--json` document (docs/json.md, `plan --json`) and the exit code. The file itself is read by the front
  * door (the terminal: a path or `-` for stdin), within the reader's size limit.
  */
 
@@ -62,7 +65,32 @@ export function parsePlan(words: readonly string[], options: { attached?: boolea
   };
 }
 
-/** The `--json` document: INTERFACE.md §2a (the front door puts `env` first). */
+/** How the file is read for the plan: `--vhost` and `--vhost-map`. */
+export function planReadOptions(input: PlanInput): ReadOptions {
+  return { vhost: input.vhost, vhostMap: vhostMapOf(input.vhostMap) };
+}
+
+/**
+ * The vhosts the plan is asked in, each one the environment must answer about: the file's (a
+ * file of several names them at its top), or `--vhost`'s when the file was refused; a default
+ * vhost never.
+ */
+export function planVhosts(input: PlanInput, read: ReadDefinitions): readonly string[] {
+  return read.ok ? read.file.vhosts : input.vhost ? [input.vhost] : [];
+}
+
+/** The plan of the file read: the planner's answer, or the file's refusal as the plan refused. */
+export async function runPlan(
+  input: PlanInput,
+  read: ReadDefinitions,
+  broker: PlanBroker,
+): Promise<PlanResult> {
+  return read.ok
+    ? await planFile(read.file, broker, { prune: input.prune })
+    : { status: 'refused', problems: [read.problem] };
+}
+
+/** The `--json` document: docs/json.md, `plan --json` (the front door puts `env` first). */
 export function planJson(result: PlanResult): object {
   if (result.status === 'refused') {
     return {

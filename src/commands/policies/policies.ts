@@ -3,6 +3,7 @@ import type { VhostLister } from '../../core/index.ts';
 import { InputError } from '../../core/index.ts';
 import { formatVersion, type Policy, scopesMeet } from '../../policy/index.ts';
 import { type FlagDefaults, parseArgs, parseWith, Vhost } from '../parse.ts';
+import { usageOf } from '../registry.ts';
 import { type PolicyView, policyView } from '../which/which.ts';
 import { listOperatorPolicies, notAskedOf } from '../which/whichLookup.ts';
 
@@ -12,7 +13,7 @@ import { listOperatorPolicies, notAskedOf } from '../which/whichLookup.ts';
  * policies apart. Reads two lists; writes nothing.
  */
 
-export const POLICIES_USAGE = 'policies [--vhost V] [--env E]';
+const POLICIES_USAGE = usageOf('policies');
 
 const PoliciesInput = z.object({ vhost: Vhost, env: z.string().min(1).optional() });
 export type PoliciesInput = z.output<typeof PoliciesInput>;

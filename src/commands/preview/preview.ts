@@ -9,12 +9,13 @@ import {
   type PreviewResult,
 } from '../../preview/index.ts';
 import { FOLDED_QUOTES_NOTE, readDefinition, readSetting, SETTING_EXAMPLE } from '../definition.ts';
-import { type FlagDefaults, PREVIEW_USAGE, parseArgs, parseWith, Vhost } from '../parse.ts';
+import { type FlagDefaults, parseArgs, parseWith, Vhost } from '../parse.ts';
+import { usageOf } from '../registry.ts';
 
 /**
  * `preview delete|create|edit POLICY …`: the words -> the preview service's input (refused with
  * exit 2 when malformed); the service (src/preview/) answers; its result as the `--json`
- * document and the exit code, per INTERFACE.md.
+ * document and the exit code, per docs/json.md and docs/commands.md.
  */
 
 const FLAGS = {
@@ -43,7 +44,7 @@ export function parsePreview(
   extra: Readonly<Record<string, 'string' | 'boolean'>> = {},
   options: { fieldsOptional?: boolean; defaults?: FlagDefaults; usage?: string } = {},
 ): PreviewInput & { readonly extra?: Readonly<Record<string, string | boolean>> } {
-  const usage = options.usage ?? PREVIEW_USAGE;
+  const usage = options.usage ?? usageOf('preview');
   /** The action as the user typed it: `preview delete`, or `delete` for a change request. */
   const typed = (action: string) => (options.usage ? action : `preview ${action}`);
   const { positionals, flags, lists } = parseArgs(words, { ...FLAGS, ...extra }, usage);
@@ -158,7 +159,7 @@ function parsePriority(text: string, usage: string): number {
   return n;
 }
 
-/** The `--json` document: INTERFACE.md's keys first, then the rest. */
+/** The `--json` document: docs/json.md's keys first, then the rest. */
 export function previewJson(r: PreviewResult): Record<string, unknown> {
   switch (r.status) {
     case 'answered':
@@ -191,7 +192,7 @@ export function previewJson(r: PreviewResult): Record<string, unknown> {
   }
 }
 
-/** Exit code per INTERFACE.md: 0 answered, 2 refused (or a vhost that does not exist), 3 broker not asked. */
+/** Exit code per docs/commands.md: 0 answered, 2 refused (or a vhost that does not exist), 3 broker not asked. */
 export function previewExitCode(r: PreviewResult): number {
   if (r.status === 'answered') return 0;
   if (r.status === 'refused' || r.why === 'missing-vhost') return 2;

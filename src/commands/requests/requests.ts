@@ -4,7 +4,9 @@ import type { ChangeRequest } from '../../workflow/index.ts';
 // The terminal imports this module only for `requests` and `import` (src/terminal/cli.ts), so not at start.
 import { approvalsNeeded, approvalsOf, awaitsReview, setVhosts } from '../../workflow/index.ts';
 import { type FlagDefaults, parseArgs, parseWith } from '../parse.ts';
-import { REQUESTS_USAGE } from './requestsUsage.ts';
+import { usageOf } from '../registry.ts';
+
+const REQUESTS_USAGE = usageOf('requests');
 
 /**
  * `requests [--env E]`: the change requests still open (pending, approved, applying), oldest
@@ -44,7 +46,7 @@ export interface FrozenEnvironment {
   reason: string;
 }
 
-/** One request as INTERFACE.md lists it (`--json`). */
+/** One request as docs/json.md lists it (`requests --json`). */
 export interface RequestEntry {
   id: string;
   state: ChangeRequest['state'];

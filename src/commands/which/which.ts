@@ -21,7 +21,8 @@ import {
 import { isAnchored, type PatternCache } from '../../policy/pattern/index.ts';
 import type { LiveNow } from '../../preview/index.ts';
 import type { NotAskedWhy } from '../../rabbit/index.ts';
-import { WHICH_USAGE, type WhichInput } from '../parse.ts';
+import type { WhichInput } from '../parse.ts';
+import { usageOf } from '../registry.ts';
 import { closeObjects, type NamedKind } from '../suggest.ts';
 import { kindWords } from '../words.ts';
 import { liveHazards } from './whichHazards.ts';
@@ -156,7 +157,7 @@ export async function which(
 ): Promise<WhichResult> {
   if (input.name === '' && input.kind !== undefined && input.kind !== 'exchange') {
     throw new InputError('A queue cannot have an empty name; the empty name is the default exchange.', {
-      usage: WHICH_USAGE,
+      usage: usageOf('which'),
     });
   }
   const base = (kind: ObjectKind | string, exists: boolean, kindAssumed: boolean): WhichResult => ({

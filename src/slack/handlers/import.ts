@@ -1,12 +1,16 @@
-import { fileImport, IMPORT_USAGE, parseImport } from '../../commands/import/index.ts';
+import { parseThreadLink } from '../../commands/change/index.ts';
+import { fileImport, parseImport } from '../../commands/import/index.ts';
+import { usageOf } from '../../commands/index.ts';
+
 import { InputError } from '../../core/index.ts';
 import { pickForVhosts } from '../environments.ts';
-import { parseThreadLink } from '../requests/command.ts';
 import { filedView } from '../views/request.ts';
 import { slackRefusal } from '../views/requestRefusals.ts';
 import { attachedDefinitions } from './attached.ts';
 import { channelFlags } from './defaults.ts';
 import type { SlackCommand } from './types.ts';
+
+const IMPORT_USAGE = usageOf('import');
 
 /**
  * `@rmq import [NAME] --reason TEXT [--vhost V] [--env E] [--prune] [--thread LINK] [--for DURATION] [--break-glass]`

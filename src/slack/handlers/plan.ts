@@ -1,8 +1,7 @@
-import { vhostMapOf } from '../../commands/index.ts';
-import { PLAN_USAGE, parsePlan } from '../../commands/plan/index.ts';
+import { usageOf } from '../../commands/index.ts';
+import { parsePlan, planReadOptions, planVhosts, runPlan } from '../../commands/plan/index.ts';
 import { InputError } from '../../core/index.ts';
 import { readDefinitions } from '../../definitions/index.ts';
-import { planFile } from '../../plan/index.ts';
 import { pickForVhosts } from '../environments.ts';
 import { planView } from '../views/plan.ts';
 import { attachedDefinitions } from './attached.ts';
@@ -20,15 +19,15 @@ export const planCommand: SlackCommand = {
   async run(words, ctx) {
     const channel = await channelFlags(ctx);
     const input = parsePlan(words, { attached: true });
-    const file = await attachedDefinitions(ctx, input.file, 'plan', PLAN_USAGE);
-    const read = readDefinitions(file.bytes, { vhost: input.vhost, vhostMap: vhostMapOf(input.vhostMap) });
+    const file = await attachedDefinitions(ctx, input.file, 'plan', usageOf('plan'));
+    const read = readDefinitions(file.bytes, planReadOptions(input));
     // The file refused is not a usage error: no usage line.
     if (!read.ok) throw new InputError(read.problem);
     const { name: env, broker } = pickForVhosts(ctx.environments)(
       input.env ?? channel.defaults.env,
-      read.file.vhosts,
+      planVhosts(input, read),
     );
-    const result = await planFile(read.file, broker, { prune: input.prune });
+    const result = await runPlan(input, read, broker);
     const { file: whole, ...message } = planView(result, file.name);
     ctx.logger.info(
       {

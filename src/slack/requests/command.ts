@@ -1,9 +1,8 @@
+import { parseChange } from '../../commands/change/index.ts';
 import { usageOf } from '../../commands/index.ts';
-import { parsePreview } from '../../commands/preview/index.ts';
 import { InputError } from '../../core/index.ts';
 import type { Logger } from '../../log/index.ts';
-import type { Origin } from '../../workflow/index.ts';
-import { isWorkflowError, parseTimeBox } from '../../workflow/index.ts';
+import { isWorkflowError } from '../../workflow/index.ts';
 import type { Deliverable, Sent } from '../delivery.ts';
 import { channelFlags } from '../handlers/defaults.ts';
 import type { Asker, CommandContext, SlackCommand } from '../handlers/types.ts';
@@ -15,40 +14,13 @@ import { type FormKind, openFormPrompt } from '../views/requestPrompts.ts';
 import { requestRefusedView, slackRefusal } from '../views/requestRefusals.ts';
 
 /**
- * `/rmq delete|create|edit POLICY …` and the same as a mention: the preview's words plus
- * `--reason TEXT`, `--for DURATION` (create and edit: reverted at the deadline) and
- * `--break-glass` (applied at once without approval where the environment allows it, the reason
- * its break-glass reason), and `--thread LINK` (the incident thread the result is posted to; by default
- * the thread the mention was made in, or the channel of the command). `create`/`edit` without
+ * `/rmq delete|create|edit POLICY …` and the same as a mention, in Slack: the words are read by
+ * the command (src/commands/change/); the result is posted to `--thread`, by default the thread
+ * the mention was made in, or the channel of the command. `create`/`edit` without
  * any field flag open the policy form; a missing required reason opens the reason form. A
  * slash command opens forms at once (it carries a trigger); a mention has none, so its asker
  * gets a button that opens the form.
  */
-
-/**
- * A Slack message link -> the thread it is in: `https://W.slack.com/archives/C…/p1700000000000901`
- * (a reply's link carries its thread in `?thread_ts=`).
- */
-export function parseThreadLink(link: string, usage: string): Origin {
-  let url: URL;
-  try {
-    url = new URL(link.trim());
-  } catch {
-    throw new InputError(`--thread must be a Slack message link, got ${JSON.stringify(link)}.`, { usage });
-  }
-  const m = /^\/archives\/([A-Z0-9]+)\/p(\d{10})(\d{6})\/?$/.exec(url.pathname);
-  if (!/^https:$/.test(url.protocol) || !m) {
-    throw new InputError(
-      `--thread must be a Slack message link (Copy link on the thread's first message), got ${JSON.stringify(link)}.`,
-      { usage },
-    );
-  }
-  const threadTs = url.searchParams.get('thread_ts');
-  return {
-    channel: m[1] as string,
-    threadTs: threadTs && /^\d{10}\.\d{6}$/.test(threadTs) ? threadTs : `${m[2]}.${m[3]}`,
-  };
-}
 
 function toAsker(message: Deliverable['message']): Deliverable {
   return { message, audience: 'asker', outcome: 'refused' };
@@ -66,17 +38,11 @@ async function run(
   if (!asker) throw new InputError(slackRefusal('no-asker'));
   // The channel's defaults (`/rmq use`) hold for a change request as for a question.
   const channel = await channelFlags(ctx);
-  const input = parsePreview(
-    [action, ...words],
-    { reason: 'string', thread: 'string', for: 'string', 'break-glass': 'boolean' },
-    { fieldsOptional: true, defaults: channel.defaults, usage },
-  );
-  const reason = typeof input.extra?.reason === 'string' ? input.extra?.reason.trim() : undefined;
-  const origin =
-    typeof input.extra?.thread === 'string'
-      ? parseThreadLink(input.extra?.thread, usage)
-      : { channel: asker.channel, ...(asker.threadTs ? { threadTs: asker.threadTs } : {}) };
-  const timeBoxMs = typeof input.extra?.for === 'string' ? parseTimeBox(input.extra.for, action) : undefined;
+  const { input, reason, thread, timeBoxMs, breakGlass } = parseChange(action, words, channel.defaults);
+  const origin = thread ?? {
+    channel: asker.channel,
+    ...(asker.threadTs ? { threadTs: asker.threadTs } : {}),
+  };
   const env = ctx.environments.pick(input.env, input.vhost).name;
   const draft: Draft = {
     action,
@@ -87,7 +53,7 @@ async function run(
     origin,
     fields: input.fields,
     ...(timeBoxMs === undefined ? {} : { timeBoxMs }),
-    ...(input.extra?.['break-glass'] === true ? { breakGlass: true } : {}),
+    ...(breakGlass ? { breakGlass: true } : {}),
   };
   const log = ctx.logger.child({ env, vhost: draft.vhost, policy: draft.policy, action });
 
