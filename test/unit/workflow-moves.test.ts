@@ -105,7 +105,7 @@ describe('the moves of a change request', () => {
 
   it('are the only way src/ moves a state: no caller gives a (from, to), no script writes a state of its own', async () => {
     const found: string[] = [];
-    const files = [...(await sourceFiles('src')), ...(await sourceFiles('commands'))];
+    const files = await sourceFiles('src');
     for (const file of files.filter((f) => f !== join('src', 'workflow', 'moves.ts'))) {
       const text = await readFile(join(ROOT, file), 'utf8');
       // A caller's own move, as they were before the table: `from: [...]` beside `to: '…'`.
