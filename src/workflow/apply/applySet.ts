@@ -1,3 +1,4 @@
+// Over 400 lines: one apply's phases (writing, rolling back, finishing) share the cursor and read it together.
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { ChangeRecord } from '../../audit/index.ts';
 import type { Logger } from '../../log/index.ts';
@@ -32,9 +33,9 @@ import { type Found, standingOf, stepGuard, type Touched } from './stepGuard.ts'
  * saved with `job.updateData` after every write, so a retry, a restart or another replica goes on
  * from the step after the last one written and never writes a step twice.
  *
- *   writing      a single change first passes its guard (applyOne.ts: re-read, fresh preview,
- *                `loss-grew`; what it found saved in the job's data before the write). Before
- *                step k: every policy the set touches is read; the steps before k must be
+ *   writing      before step k, the step guard reads (stepGuard.ts): a single change is re-read
+ *                and previewed again (applyOne.ts: `loss-grew`; what it found saved in the job's
+ *                data before the write); a set's every policy it touches is read; the steps before k must be
  *                as written, the others as planned (step k as planned, or as written by a try that
  *                stopped before it saved the cursor: then it is not written again). Anything else:
  *                stale. Just before a set's first write, its steps planned again on the broker as
@@ -64,9 +65,12 @@ import { type Found, standingOf, stepGuard, type Touched } from './stepGuard.ts'
  *                broker were unchanged, nor without its records: it waits and tries again, as a
  *                rollback does (`waitAndRetry`), its records appended once each (by id).
  *
- * Over the size aim as one idea: the phases share the cursor and read it together; what a single
- * change adds (applyOne.ts), how an apply ends (applyEnd.ts) and what it records (applyRecords.ts)
- * are modules of their own.
+ * The loop does not ask whether it applies a single change or a set: the read before each write
+ * is the step guard's (stepGuard.ts: a single change's fresh preview, a set's listings and its loss
+ * planned again), and what a single change says differently (its one record, its progress, its
+ * failure's words, its stale preview) is said at the edges (applyNotice.ts, `appendRecords`).
+ * What a single change checks (applyOne.ts), how an apply ends (applyEnd.ts) and what it records
+ * (applyRecords.ts) are modules of their own.
  */
 
 /**
