@@ -3,9 +3,9 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { replicated } from '../redis/index.ts';
 import type { Freeze } from './deciding/freeze.ts';
-import { storeScripts } from './lua/scripts.ts';
-import { leavesFrom, type MoveName, moveNamed } from './moves.ts';
-import { approvalsNeeded, awaitsReview } from './rules.ts';
+import { loadScripts } from './lua/scripts.ts';
+import { leavesFrom, MOVES, type MoveName, moveNamed } from './moves.ts';
+import { approvalsNeeded, awaitsReview, REVIEWED_IN } from './rules.ts';
 import {
   type Approval,
   ApprovalSchema,
@@ -50,8 +50,33 @@ import {
  * wait: losing them costs a message update or a second reminder, not a decision.
  */
 
+/**
+ * What a placeholder of the scripts stands for: `{{MOVES.<move>.from}}` (its from-states, a comma
+ * list), `.to`, `.deadline`, and `{{REVIEWED_IN}}`, so the states are defined once, in moves.ts.
+ */
+export function storePlaceholders(): ReadonlyMap<string, string> {
+  const values = new Map<string, string>([['REVIEWED_IN', REVIEWED_IN]]);
+  for (const [name, move] of Object.entries(MOVES)) {
+    values.set(`MOVES.${name}.from`, move.from.join(','));
+    values.set(`MOVES.${name}.to`, move.to);
+    values.set(`MOVES.${name}.deadline`, move.deadline);
+  }
+  return values;
+}
+
+export const STORE_SCRIPTS = [
+  'transition',
+  'approve',
+  'breakGlass',
+  'hold',
+  'create',
+  'createRevert',
+  'review',
+  'attachMessage',
+] as const;
+
 /** The scripts (lua/*.lua), read once, when the store is first loaded. */
-const LUA = storeScripts();
+const LUA = loadScripts(STORE_SCRIPTS, storePlaceholders());
 
 /**
  * How long a revert claim outlives its revert's deadline. The claim is read by one thing only,

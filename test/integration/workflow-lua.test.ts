@@ -8,13 +8,17 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { luaScript, placeholders, STORE_SCRIPTS, storeScripts } from '../../src/workflow/lua/scripts.ts';
+import { FREEZE_SCRIPTS } from '../../src/workflow/deciding/freeze.ts';
+import { loadScripts, luaScript } from '../../src/workflow/lua/scripts.ts';
 import { MOVES } from '../../src/workflow/moves.ts';
+import { STORE_SCRIPTS, storePlaceholders } from '../../src/workflow/store.ts';
 
 const prefix = `rmq:test-lua-${randomBytes(5).toString('hex')}`;
 const open = `${prefix}:open`;
 let redis: Redis;
-const lua = storeScripts();
+const SCRIPTS = [...STORE_SCRIPTS, ...FREEZE_SCRIPTS];
+const lua = loadScripts(SCRIPTS, storePlaceholders());
+const placeholders = storePlaceholders;
 let n = 0;
 const key = () => `${prefix}:request:${++n}`;
 const eval_ = (script: string, keys: string[], args: (string | number)[]) =>
@@ -45,8 +49,8 @@ describe('the request store scripts', () => {
     const files = readdirSync(new URL('../../src/workflow/lua/', import.meta.url)).filter((f) =>
       f.endsWith('.lua'),
     );
-    expect(files.map((f) => f.replace(/\.lua$/, '')).sort()).toEqual([...STORE_SCRIPTS].sort());
-    for (const name of STORE_SCRIPTS) {
+    expect(files.map((f) => f.replace(/\.lua$/, '')).sort()).toEqual([...SCRIPTS].sort());
+    for (const name of SCRIPTS) {
       expect(lua[name]).not.toMatch(/\{\{|@include/);
       expect(await redis.script('LOAD', lua[name])).toMatch(/^[0-9a-f]{40}$/);
     }
@@ -58,8 +62,10 @@ describe('the request store scripts', () => {
       'includes/a.lua': 'local a = 1',
       'y.lua': "return '{{NOPE}}'",
     };
-    expect(luaScript('x', (f) => files[f] as string)).toBe(`local a = 1\n\nreturn '${MOVES.start.to}'`);
-    expect(() => luaScript('y', (f) => files[f] as string)).toThrow(/NOPE/);
+    expect(luaScript('x', storePlaceholders(), (f) => files[f] as string)).toBe(
+      `local a = 1\n\nreturn '${MOVES.start.to}'`,
+    );
+    expect(() => luaScript('y', storePlaceholders(), (f) => files[f] as string)).toThrow(/NOPE/);
     expect(placeholders().get('MOVES.approve.from')).toBe(MOVES.approve.from.join(','));
   });
 
@@ -178,5 +184,30 @@ describe('the request store scripts', () => {
     ).toBe('already-reviewed');
     expect(await redis.exists(other)).toBe(0);
     expect(await eval_(lua.review, [key(), unreviewed], ['{}'])).toBe('missing');
+  });
+
+  it('attachMessage.lua sets the message of a request that exists, and makes none', async () => {
+    const k = key();
+    await eval_(lua.create, [k, open], fields('pending', FAR));
+    expect(await eval_(lua.attachMessage, [k], ['{"ts":"1"}'])).toBe(1);
+    expect(await redis.hget(k, 'message')).toBe('{"ts":"1"}');
+    const none = key();
+    expect(await eval_(lua.attachMessage, [none], ['{}'])).toBe(0);
+    expect(await redis.exists(none)).toBe(0);
+  });
+
+  it('freeze.lua keeps a freeze in force, replaces one past its end; freezeTake.lua takes one over, or any on a lift', async () => {
+    const f = `${prefix}:freeze:lab`;
+    const freeze = (nowMs: number, untilMs: number) =>
+      eval_(lua.freeze, [f], [nowMs, JSON.stringify({ untilMs })]);
+    expect(await freeze(0, 100)).toEqual(['set']);
+    expect(await freeze(50, 200)).toEqual(['running', '{"untilMs":100}']);
+    expect(await freeze(100, 200)).toEqual(['replaced', '{"untilMs":100}']);
+    expect(await eval_(lua.freezeTake, [f], [150, '0'])).toBeNull();
+    expect(await eval_(lua.freezeTake, [f], [200, '0'])).toBe('{"untilMs":200}');
+    expect(await redis.exists(f)).toBe(0);
+    await freeze(0, 1000);
+    expect(await eval_(lua.freezeTake, [f], [1, '1'])).toBe('{"untilMs":1000}');
+    expect(await eval_(lua.freezeTake, [f], [1, '1'])).toBeNull();
   });
 });

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { storeScripts } from '../lua/scripts.ts';
+import { loadScripts } from '../lua/scripts.ts';
 
 /**
  * Change freezes in Redis, one per environment, shared by every replica and kept across
@@ -25,7 +25,8 @@ export const FreezeSchema = z.object({
 export type Freeze = z.infer<typeof FreezeSchema>;
 
 /** The freeze's scripts (lua/freeze.lua, lua/freezeTake.lua), read once, when the store is first loaded. */
-const LUA = storeScripts();
+export const FREEZE_SCRIPTS = ['freeze', 'freezeTake'] as const;
+const LUA = loadScripts(FREEZE_SCRIPTS);
 
 /** What `freeze` did: frozen; or not, a freeze being in force; or frozen in place of one that had run out. */
 export type FreezeOutcome =
