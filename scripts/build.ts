@@ -14,6 +14,7 @@
  *   through Node's own client (`undiciForCli`). It must never reach Bolt, BullMQ, undici, Redis
  *   at start or the Slack views: `cliMustNotLoad` and `cliMustNotLoadAtStart` are checked
  *   against each build.
+ * - `dist/lua/`: the request store's Lua scripts (src/workflow/lua/), read beside the bundles.
  * - `dist/cliLoader.cjs` (src/terminal/cliLoader.ts): runs `cli.cjs` with V8's code cache,
  *   `dist/cli.cjs.cache`, written here after a `help`, a `which` and a `preview` have run in a
  *   fresh Node process (which fails the build if the bundle cannot serve them). One script and
@@ -29,7 +30,7 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -183,6 +184,17 @@ async function runNode(cwd: string, script: string, what: string): Promise<void>
 }
 
 /** The bot's bundle imported once in a fresh Node process: one that cannot load fails the build. */
+/**
+ * The request store's Lua scripts, read from beside the bundle when the store is first loaded
+ * (src/workflow/lua/scripts.ts): `dist/lua/`, as `.lua` files so they stay readable as Lua.
+ */
+async function copyLua(outdir: string): Promise<void> {
+  await cp(join(root, 'src/workflow/lua'), join(outdir, 'lua'), {
+    recursive: true,
+    filter: (src) => !/\.[cm]?ts$/.test(src),
+  });
+}
+
 function smokeImport(outdir: string): Promise<void> {
   const main = JSON.stringify(pathToFileURL(join(outdir, 'main.js')).href);
   return runNode(outdir, `await import(${main});`, 'dist/main.js cannot be loaded');
@@ -346,6 +358,7 @@ export async function build(outdir = join(root, 'dist')): Promise<BuildResult> {
     );
   }
   await stampBuildId(join(outdir, BUNDLE_FILE));
+  await copyLua(outdir);
   await Promise.all([smokeImport(outdir), codeCache(outdir)]);
   return { outdir, cliInputs, cliStartInputs, cliBundled };
 }

@@ -39,7 +39,7 @@ export const SetStepSchema = z.object({
 });
 export type SetStep = z.infer<typeof SetStepSchema>;
 
-/** Most policies a set may hold (INTERFACE.md §2a: a file of more is refused). */
+/** Most policies a set may hold (docs/plan.md: a file of more is refused). */
 export const MAX_SET_STEPS = 5_000;
 
 export const ChangeSetSchema = z.object({

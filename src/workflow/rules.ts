@@ -312,8 +312,8 @@ export interface RevertWayFacts {
  * costs, is that approval's, as a single change's revert is (applied at the deadline whatever its
  * end state removes: it restores the state the approver saw as it was). A loss on the revert's
  * way is not: a set is written one policy at a time, and where the planner finds no order that
- * spares every object on the way, that loss must be acknowledged in numbers like any other (issue
- * 26, item 2). Its numbers depend on the messages at the deadline, so nobody saw them when the
+ * spares every object on the way, that loss must be acknowledged in numbers like any other (an
+ * automatic write nobody watches must not cost what nobody agreed to). Its numbers depend on the messages at the deadline, so nobody saw them when the
  * change was approved: such a revert is filed for a new approval (as one whose policies changed
  * since), showing its figures, never written on an approval that did not cover them. Any harm on
  * the way counts, a missing dead-letter target too: nobody watches an automatic write.

@@ -1,8 +1,10 @@
+// Over 400 lines: one class, the request store: every read and every atomic move of a request in Redis.
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { replicated } from '../redis/index.ts';
 import type { Freeze } from './deciding/freeze.ts';
-import { leavesFrom, MOVES, type Move, type MoveName, moveNamed } from './moves.ts';
+import { loadScripts } from './lua/scripts.ts';
+import { leavesFrom, MOVES, type MoveName, moveNamed } from './moves.ts';
 import { approvalsNeeded, awaitsReview, REVIEWED_IN } from './rules.ts';
 import {
   type Approval,
@@ -39,7 +41,7 @@ import {
  * checks that the state is one the move leaves from (and the deadline, as the move says) and
  * moves it to the move's state, or reports what holds instead. Two replicas, two clicks or an
  * approve racing a reject: exactly one moves it. The scripts take the states from the table
- * (generated into them, or given as ARGV), never a list of their own.
+ * (placeholders filled at load, lua/scripts.ts, or given as ARGV), never a list of their own.
  *
  * A request filed, an approval counted, a state moved or a hold marked returns only once a Redis
  * replica has it, where the primary has replicas (`WAIT`, src/redis/replication.ts, as the audit trail):
@@ -48,138 +50,37 @@ import {
  * wait: losing them costs a message update or a second reminder, not a decision.
  */
 
-/** Lua: a string literal of `s` (the states are plain words, checked by the schema). */
-const lua = (s: string) => `'${s}'`;
-
-/** Lua: whether the script's `state` is one of `states`. */
-const stateIn = (states: readonly string[]) => states.map((s) => `state == ${lua(s)}`).join(' or ');
-
 /**
- * Lua, inside a script on KEYS[1] (the request) and KEYS[2] (the open set) that holds the
- * request's `state`: where the `expire` move may leave from it and the deadline has passed at
- * `nowMs`, the request makes that move (at `nowIso`), leaves the open set, and the script answers
- * `expired`.
+ * What a placeholder of the scripts stands for: `{{MOVES.<move>.from}}` (its from-states, a comma
+ * list), `.to`, `.deadline`, and `{{REVIEWED_IN}}`, so the states are defined once, in moves.ts.
  */
-const expireIfDue = (nowMs: string, nowIso: string) => `
-  if ${stateIn(MOVES.expire.from)} then
-    local deadline = tonumber(redis.call('HGET', KEYS[1], 'expiresAt'))
-    if deadline and tonumber(${nowMs}) >= deadline then
-      redis.call('HSET', KEYS[1], 'state', ${lua(MOVES.expire.to)}, 'updatedAt', ${nowIso})
-      redis.call('ZREM', KEYS[2], KEYS[1])
-      return {'expired'}
-    end
-  end
-`;
+export function storePlaceholders(): ReadonlyMap<string, string> {
+  const values = new Map<string, string>([['REVIEWED_IN', REVIEWED_IN]]);
+  for (const [name, move] of Object.entries(MOVES)) {
+    values.set(`MOVES.${name}.from`, move.from.join(','));
+    values.set(`MOVES.${name}.to`, move.to);
+    values.set(`MOVES.${name}.deadline`, move.deadline);
+  }
+  return values;
+}
 
-/**
- * Lua, after `state` is read: the checks of `move` (a move of MOVES with one script of its own):
- * its deadline (expireIfDue), then its from-states (else the script answers `moved`).
- */
-const checksOf = (move: Move, nowMs: string, nowIso: string) => `
-${move.deadline === 'refuse' ? expireIfDue(nowMs, nowIso) : ''}
-if not (${stateIn(move.from)}) then return {'moved', state} end
-`;
+export const STORE_SCRIPTS = [
+  'transition',
+  'approve',
+  'breakGlass',
+  'hold',
+  'create',
+  'createRevert',
+  'review',
+  'attachMessage',
+] as const;
 
-// Any move of MOVES. KEYS: request, open set. ARGV: the move's from-states (comma list), its
-// to-state, now ms, its deadline rule, now ISO, leaves the open set ('1'), then field/value pairs
-// to set.
-const TRANSITION = `
-local state = redis.call('HGET', KEYS[1], 'state')
-if not state then return {'missing'} end
-if ARGV[4] ~= 'none' then${expireIfDue('ARGV[3]', 'ARGV[5]')}end
-if ARGV[4] == 'only-past' then return {'moved', state} end
-local allowed = false
-for s in string.gmatch(ARGV[1], '[^,]+') do
-  if s == state then allowed = true end
-end
-if not allowed then return {'moved', state} end
-redis.call('HSET', KEYS[1], 'state', ARGV[2], 'updatedAt', ARGV[5])
-for i = 7, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-if ARGV[6] == '1' then redis.call('ZREM', KEYS[2], KEYS[1]) end
-return {'ok', state}
-`;
-
-// One approval; the last one needed makes the `approve` move. KEYS: request, open set. ARGV: user,
-// now ms, now ISO, the approval (JSON), the decision (JSON) set with the move, the number of
-// approvals needed. The approvals field is a JSON array, appended to as text.
-const APPROVE = `
-local state = redis.call('HGET', KEYS[1], 'state')
-if not state then return {'missing'} end
-${checksOf(MOVES.approve, 'ARGV[2]', 'ARGV[3]')}
-local raw = redis.call('HGET', KEYS[1], 'approvals')
-local count = 0
-if raw then
-  for _, a in ipairs(cjson.decode(raw)) do
-    if a.by == ARGV[1] then return {'duplicate'} end
-    count = count + 1
-  end
-  raw = string.sub(raw, 1, -2) .. ',' .. ARGV[4] .. ']'
-else
-  raw = '[' .. ARGV[4] .. ']'
-end
-count = count + 1
-redis.call('HSET', KEYS[1], 'approvals', raw, 'updatedAt', ARGV[3])
-if count >= tonumber(ARGV[6]) then
-  redis.call('HSET', KEYS[1], 'state', ${lua(MOVES.approve.to)}, 'decision', ARGV[5])
-  return {'approved'}
-end
-return {'counted'}
-`;
-
-// The `breakGlass` move. KEYS: request, open set, unreviewed set. ARGV: now ms, now ISO, the
-// break-glass (JSON), its review deadline (ms). The same move out of pending as the last approval:
-// one caller wins.
-const BREAK_GLASS = `
-local state = redis.call('HGET', KEYS[1], 'state')
-if not state then return {'missing'} end
-${checksOf(MOVES.breakGlass, 'ARGV[1]', 'ARGV[2]')}
-redis.call('HSET', KEYS[1], 'state', ${lua(MOVES.breakGlass.to)}, 'breakGlass', ARGV[3], 'updatedAt', ARGV[2])
-redis.call('ZADD', KEYS[3], ARGV[4], KEYS[1])
-return {'approved'}
-`;
-
-// A freeze's hold. KEYS: request. ARGV: the freeze (JSON). Only a request waiting for its `start`
-// move is held, and marked once per freeze.
-const HOLD = `
-local state = redis.call('HGET', KEYS[1], 'state')
-if not (${stateIn(MOVES.start.from)}) then return 0 end
-if redis.call('HGET', KEYS[1], 'held') == ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'held', ARGV[1])
-return 1
-`;
-
-/**
- * Lua: a new request stored from ARGV[a] (doc), ARGV[a+1] (state), ARGV[a+2] (updatedAt), ARGV[a+3]
- * (expiresAt, ms), ARGV[a+4] (its score in the open set, '' when not open), at KEYS[k] (its key),
- * with KEYS[o] the open set. The caller has checked that no request of its key exists.
- */
-const storeNew = (k: number, o: number, a: number) => `
-redis.call('HSET', KEYS[${k}], 'doc', ARGV[${a}], 'state', ARGV[${a + 1}], 'updatedAt', ARGV[${a + 2}], 'expiresAt', ARGV[${a + 3}])
-if ARGV[${a + 4}] ~= '' then redis.call('ZADD', KEYS[${o}], ARGV[${a + 4}], KEYS[${k}]) end
-`;
-
-/** A new request's fields, and its place among the open ones, unless a request of its id exists. */
-const CREATE = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-${storeNew(1, 2, 1)}
-return 1`;
-
-// A revert of an audit record, filed by a user (the Revert button): KEYS: request, open set, the
-// record's revert claim. ARGV: as CREATE, then when the claim expires (ms). Refused while an
-// earlier revert of the same record is open (two clicks at once file one): answers the claim's
-// holder then, else stores and claims.
-const CREATE_REVERT = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return KEYS[1] end
-local held = redis.call('GET', KEYS[3])
-if held and redis.call('ZSCORE', KEYS[2], held) then return held end
-${storeNew(1, 2, 1)}
-redis.call('SET', KEYS[3], KEYS[1])
-redis.call('PEXPIREAT', KEYS[3], ARGV[6])
-return ''`;
+/** The scripts (lua/*.lua), read once, when the store is first loaded. */
+const LUA = loadScripts(STORE_SCRIPTS, storePlaceholders());
 
 /**
  * How long a revert claim outlives its revert's deadline. The claim is read by one thing only,
- * the filing of another revert of the same record (CREATE_REVERT), and means something only while
+ * the filing of another revert of the same record (lua/createRevert.lua), and means something only while
  * the revert it names is open. That revert is pending until its deadline at the latest (set when it
  * is filed, at most RMQ_REQUEST_TTL's 30 days), then approved or applying until its apply job ends
  * it: within the job's tries, or once a freeze (a week at most) lets it go, or once a set's
@@ -189,21 +90,6 @@ return ''`;
  * than write twice. Without an expiry, every record ever reverted left its claim behind for good.
  */
 export const REVERT_CLAIM_AFTER_DEADLINE_MS = 30 * 86_400_000;
-
-// A review, once. KEYS: request, unreviewed set; with a revert: its key, the open set. ARGV: the
-// review (JSON); with a revert, its fields as CREATE's. Only a break-glass change in REVIEWED_IN
-// takes one (rules.ts's takesReview, asked first for its refusal); the first review holds, and
-// only that review's revert is stored (issue 28, item 6: a review that keeps the change racing
-// one that reverts it leaves no revert behind).
-const REVIEW = `
-local state = redis.call('HGET', KEYS[1], 'state')
-if not state then return 'missing' end
-if state ~= ${lua(REVIEWED_IN)} or not redis.call('HGET', KEYS[1], 'breakGlass') then return 'not-reviewable' end
-if redis.call('HSETNX', KEYS[1], 'review', ARGV[1]) == 0 then return 'already-reviewed' end
-redis.call('ZREM', KEYS[2], KEYS[1])
-if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 0 then${storeNew(3, 4, 2)}end
-return 'reviewed'
-`;
 
 export type ApproveOutcome =
   /** The last approval needed: the request is now `approved`. */
@@ -324,7 +210,7 @@ export class RequestStore {
    */
   async create(request: ChangeRequest): Promise<boolean> {
     const { key, args } = this.#newRequest(request);
-    const created = await this.#redis.eval(CREATE, 2, key, this.#open, ...args);
+    const created = await this.#redis.eval(LUA.create, 2, key, this.#open, ...args);
     if (created !== 1) return false;
     await this.#replicated(`request ${request.id} filed`);
     return true;
@@ -340,13 +226,21 @@ export class RequestStore {
     const { key, args } = this.#newRequest(request);
     const claim = `${this.#prefix}:revert-of:${request.revertOf}`;
     const until = String(Date.parse(request.expiresAt) + REVERT_CLAIM_AFTER_DEADLINE_MS);
-    const held = (await this.#redis.eval(CREATE_REVERT, 3, key, this.#open, claim, ...args, until)) as string;
+    const held = (await this.#redis.eval(
+      LUA.createRevert,
+      3,
+      key,
+      this.#open,
+      claim,
+      ...args,
+      until,
+    )) as string;
     if (held !== '') return { openAlready: held.slice(this.#key('').length) };
     await this.#replicated(`request ${request.id} filed`);
     return {};
   }
 
-  /** A new request's key and the fields CREATE stores (see storeNew). */
+  /** A new request's key and the fields lua/create.lua stores (see lua/includes/storeNew.lua). */
   #newRequest(request: ChangeRequest): { key: string; args: string[] } {
     const r = ChangeRequestSchema.parse(request);
     const {
@@ -425,7 +319,7 @@ export class RequestStore {
    */
   async hold(id: string, freeze: Freeze): Promise<boolean> {
     const held = JSON.stringify(freeze);
-    const done = await this.#redis.eval(HOLD, 1, this.#key(id), held);
+    const done = await this.#redis.eval(LUA.hold, 1, this.#key(id), held);
     if (done === 1) await this.#replicated(`request ${id} held`);
     return done === 1;
   }
@@ -438,7 +332,7 @@ export class RequestStore {
   async breakGlass(id: string, breakGlass: BreakGlass): Promise<ApproveOutcome> {
     const now = this.#now();
     const [kind] = (await this.#redis.eval(
-      BREAK_GLASS,
+      LUA.breakGlass,
       3,
       this.#key(id),
       this.#open,
@@ -474,7 +368,7 @@ export class RequestStore {
     const withRevert = revert ? this.#newRequest(revert) : undefined;
     const kind = (await (withRevert
       ? this.#redis.eval(
-          REVIEW,
+          LUA.review,
           4,
           this.#key(id),
           this.#unreviewed,
@@ -483,7 +377,7 @@ export class RequestStore {
           given,
           ...withRevert.args,
         )
-      : this.#redis.eval(REVIEW, 2, this.#key(id), this.#unreviewed, given))) as string;
+      : this.#redis.eval(LUA.review, 2, this.#key(id), this.#unreviewed, given))) as string;
     if (kind === 'reviewed') await this.#replicated(`request ${id} reviewed`);
     const request = kind === 'missing' ? undefined : await this.get(id);
     if (!request) return { kind: 'missing' };
@@ -537,13 +431,8 @@ export class RequestStore {
   /** Where the request message was posted. Not a state change: any state may take it. */
   async attachMessage(id: string, channel: string, ts: string): Promise<ChangeRequest | undefined> {
     const key = this.#key(id);
-    // HSET only when the request exists: a stray id must not create a half request.
-    const done = await this.#redis.eval(
-      "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end redis.call('HSET', KEYS[1], 'message', ARGV[1]) return 1",
-      1,
-      key,
-      JSON.stringify({ channel, ts }),
-    );
+    // Set only when the request exists: a stray id must not create a half request.
+    const done = await this.#redis.eval(LUA.attachMessage, 1, key, JSON.stringify({ channel, ts }));
     return done === 1 ? this.get(id) : undefined;
   }
 
@@ -563,7 +452,7 @@ export class RequestStore {
     const now = this.#now();
     const decision: Decision = { kind: 'approve', ...approval };
     const [kind] = (await this.#redis.eval(
-      APPROVE,
+      LUA.approve,
       2,
       this.#key(id),
       this.#open,
@@ -608,7 +497,7 @@ export class RequestStore {
       pairs.push(field, typeof value === 'string' ? value : JSON.stringify(value));
     }
     const reply = (await this.#redis.eval(
-      TRANSITION,
+      LUA.transition,
       2,
       this.#key(id),
       this.#open,

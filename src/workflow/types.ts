@@ -1,3 +1,4 @@
+// Over 400 lines: the workflow's contract in one place: what is stored (zod schemas) and what callers are promised.
 import type { Logger } from 'pino';
 import * as z from 'zod';
 import { type ChangeRecord, IsoTime, PolicyFieldsSchema } from '../audit/index.ts';

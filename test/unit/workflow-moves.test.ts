@@ -40,7 +40,7 @@ async function sourceFiles(dir: string): Promise<string[]> {
   for (const e of await readdir(join(ROOT, dir), { withFileTypes: true })) {
     const path = join(dir, e.name);
     if (e.isDirectory()) out.push(...(await sourceFiles(path)));
-    else if (e.name.endsWith('.ts')) out.push(path);
+    else if (e.name.endsWith('.ts') || e.name.endsWith('.lua')) out.push(path);
   }
   return out;
 }

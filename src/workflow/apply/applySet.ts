@@ -1,37 +1,30 @@
+// Over 400 lines: one apply's phases (writing, rolling back, finishing) share the cursor and read it together.
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { ChangeRecord } from '../../audit/index.ts';
 import type { Logger } from '../../log/index.ts';
 import { fieldsOf } from '../../plan/index.ts';
 import type { Policy, PolicyAddress } from '../../policy/index.ts';
-import { actionOf, buildPolicySet, canonical, resolve, samePolicy } from '../../policy/index.ts';
+import { actionOf, buildPolicySet, canonical, resolve } from '../../policy/index.ts';
 import { isRabbitError } from '../../rabbit/index.ts';
 import type { WorkflowBroker } from '../broker.ts';
 import {
   type SetCursor,
   type SetProgress,
   type SetStep,
-  stepKey,
   stepsOf,
   transitionOf,
-  undoneCount,
   undoOf,
 } from '../changeSet.ts';
 import { refusalSentence, type WorkflowRefusal } from '../errors.ts';
 import type { RecordingServices } from '../services.ts';
-import type { ChangeRequest, Failure } from '../types.ts';
+import type { ChangeRequest } from '../types.ts';
 import { endApply } from './applyEnd.ts';
-import {
-  type EarlyReads,
-  type Prepared,
-  preparedOf,
-  prepareOne,
-  stalePreview,
-  verifyObjects,
-} from './applyOne.ts';
+import { endFailure, endProgress, filedAsOne, progressOf, writingProgress } from './applyNotice.ts';
+import { type EarlyReads, type Prepared, preparedOf, stalePreview, verifyObjects } from './applyOne.ts';
 import { leftEntry, oneEntry, stepEntry, undoEntry } from './applyRecords.ts';
 import { type ObserveOptions, observeAfterWrite } from './observe.ts';
 import type { ApplyJobData } from './queue.ts';
-import { setLossGrew } from './setLoss.ts';
+import { type Found, standingOf, stepGuard, type Touched } from './stepGuard.ts';
 
 /**
  * The apply of every approved request's writes, as BullMQ's "process step jobs": its steps
@@ -40,9 +33,9 @@ import { setLossGrew } from './setLoss.ts';
  * saved with `job.updateData` after every write, so a retry, a restart or another replica goes on
  * from the step after the last one written and never writes a step twice.
  *
- *   writing      a single change first passes its guard (applyOne.ts: re-read, fresh preview,
- *                `loss-grew`; what it found saved in the job's data before the write). Before
- *                step k: every policy the set touches is read; the steps before k must be
+ *   writing      before step k, the step guard reads (stepGuard.ts): a single change is re-read
+ *                and previewed again (applyOne.ts: `loss-grew`; what it found saved in the job's
+ *                data before the write); a set's every policy it touches is read; the steps before k must be
  *                as written, the others as planned (step k as planned, or as written by a try that
  *                stopped before it saved the cursor: then it is not written again). Anything else:
  *                stale. Just before a set's first write, its steps planned again on the broker as
@@ -72,9 +65,12 @@ import { setLossGrew } from './setLoss.ts';
  *                broker were unchanged, nor without its records: it waits and tries again, as a
  *                rollback does (`waitAndRetry`), its records appended once each (by id).
  *
- * Over the size aim as one idea: the phases share the cursor and read it together; what a single
- * change adds (applyOne.ts), how an apply ends (applyEnd.ts) and what it records (applyRecords.ts)
- * are modules of their own.
+ * The loop does not ask whether it applies a single change or a set: the read before each write
+ * is the step guard's (stepGuard.ts: a single change's fresh preview, a set's listings and its loss
+ * planned again), and what a single change says differently (its one record, its progress, its
+ * failure's words, its stale preview) is said at the edges (applyNotice.ts, `appendRecords`).
+ * What a single change checks (applyOne.ts), how an apply ends (applyEnd.ts) and what it records
+ * (applyRecords.ts) are modules of their own.
  */
 
 /**
@@ -116,44 +112,6 @@ export async function writeStep(broker: WorkflowBroker, step: SetStep): Promise<
   else await broker.deletePolicy(step.layer, step.vhost, step.name);
 }
 
-/** Every policy of both layers of the vhosts the steps touch, by step key (absent: none). */
-async function readTouched(broker: WorkflowBroker, steps: readonly SetStep[]) {
-  const wanted = new Set(steps.map((s) => `${s.layer}\u0000${s.vhost}`));
-  const byKey = new Map<string, Policy>();
-  const lists = new Map<string, Policy[]>();
-  await Promise.all(
-    [...wanted].map(async (w) => {
-      const [layer, vhost] = w.split('\u0000') as ['user' | 'operator', string];
-      const list =
-        layer === 'user' ? await broker.listPolicies(vhost) : await broker.listOperatorPolicies(vhost);
-      lists.set(w, list);
-      for (const p of list) byKey.set(stepKey({ layer, vhost, name: p.name }), p);
-    }),
-  );
-  return {
-    policy: (s: SetStep) => byKey.get(stepKey(s)) ?? null,
-    list: (layer: 'user' | 'operator', vhost: string) => lists.get(`${layer}\u0000${vhost}`),
-  };
-}
-
-/** Where a step stands on the broker: its after, its before, or neither (someone else changed it). */
-export type Standing = 'written' | 'as-planned' | 'changed';
-
-/**
- * Where each step stands on the broker. A step whose before and after are the same policy cannot
- * be told apart; it is in no set.
- */
-export function standing(steps: readonly SetStep[], current: (s: SetStep) => Policy | null): Standing[] {
-  return steps.map((s) => standingOf(s, current(s)));
-}
-
-function standingOf(s: SetStep, now: Policy | null): Standing {
-  const t = transitionOf(s);
-  if (samePolicy(now, t.after)) return 'written';
-  if (samePolicy(now, t.before)) return 'as-planned';
-  return 'changed';
-}
-
 export class ApplySet {
   constructor(
     private readonly deps: ApplySetDeps,
@@ -174,7 +132,7 @@ export class ApplySet {
     early?: EarlyReads,
   ) {
     const steps = stepsOf(r);
-    const one = !r.set;
+    const guard = stepGuard(r, steps, this.broker, this.deps.now, early);
     let c: SetCursor = data.set ?? START;
     let prepared = preparedOf(data);
     const save = async (next: SetCursor) => {
@@ -190,32 +148,23 @@ export class ApplySet {
     while (c.phase === 'writing' && c.written < steps.length) {
       const k = c.written;
       const step = steps[k] as SetStep;
-      let read: Awaited<ReturnType<typeof readTouched>> | undefined;
-      let states: Standing[];
+      let found: Found;
       try {
-        if (one) {
-          // A single change's guard before its write (its approvers saw a preview of it): its
-          // re-read is the step's, so its one policy is not listed again (applyOne.ts).
-          const ready = await prepareOne(r, this.broker, prepared, this.deps.now(), early);
-          early = undefined; // a try's reads, once
-          if (ready.kind === 'stale') {
-            log.warn({ why: ready.code }, 'not applied: stale');
-            await stop({ kind: 'stale', step: 0, code: ready.code, message: STALE_WHY[ready.code] });
-            break;
-          }
-          if (ready.kind === 'prepared') {
-            prepared = ready.prepared;
-            await save(c);
-          }
-          states = [ready.kind === 'written' ? 'written' : 'as-planned'];
-        } else {
-          read = await readTouched(this.broker, steps);
-          states = standing(steps, read.policy);
-        }
+        found = await guard.before(k, prepared);
       } catch (err) {
         if (!isFinal(job, err)) throw err; // the queue tries again
         await stop({ kind: 'failed', step: k, ...failureOf(err) });
         break;
+      }
+      if (found.kind === 'stale') {
+        log.warn({ why: found.code }, 'not applied: stale');
+        await stop({ kind: 'stale', step: 0, code: found.code, message: STALE_WHY[found.code] });
+        break;
+      }
+      const { states, read } = found;
+      if (found.prepared) {
+        prepared = found.prepared;
+        await save(c);
       }
       const off = states.findIndex((s, i) =>
         i < k ? s !== 'written' : i > k ? s !== 'as-planned' : s === 'changed',
@@ -237,24 +186,24 @@ export class ApplySet {
         const taken = await this.takenUpOrStop(job, steps.slice(0, k), last, k - 1, read, stop);
         if (!taken) break;
       }
-      // A set's loss, planned again on the broker as it is now, just before its first write (setLoss.ts),
-      // and only then: with nothing of it written (every step as planned), a plan now measures from
-      // the start the approval measured from. Once a step is written (saved, or written by a try
-      // that stopped before it saved the cursor: step 0 found `written`) it is not asked again: the
-      // try that wrote it asked it first, a plan now would measure from a broker the set has half
-      // changed (its own steps' loss already done), and a stale there would leave the set to a
-      // rollback instead of finishing what the approval covered.
-      if (!one && k === 0 && states[0] === 'as-planned') {
+      // The loss, asked again on the broker as it is now just before the first write (a set's planned
+      // again: setLoss.ts; a single change's was in its fresh preview), and only then: with nothing
+      // written (every step as planned), it measures from the start the approval measured from.
+      // Once a step is written (saved, or written by a try that stopped before it saved the cursor:
+      // step 0 found `written`) it is not asked again: the try that wrote it asked it first, a plan
+      // now would measure from a broker the set has half changed (its own steps' loss already done),
+      // and a stale there would leave the set to a rollback instead of finishing what the approval covered.
+      if (k === 0 && states[0] === 'as-planned') {
         let grew: boolean;
         try {
-          grew = await setLossGrew(r, steps, this.broker);
+          grew = await guard.lossGrew();
         } catch (err) {
           if (!isFinal(job, err)) throw err; // the queue tries again
           await stop({ kind: 'failed', step: 0, ...failureOf(err) });
           break;
         }
         if (grew) {
-          log.warn({ why: 'loss-grew' }, 'set not applied: stale');
+          log.warn({ why: 'loss-grew' }, 'not applied: stale');
           await stop({ kind: 'stale', step: 0, code: 'loss-grew', message: STALE_WHY['loss-grew'] });
           break;
         }
@@ -273,7 +222,7 @@ export class ApplySet {
         } catch (err) {
           if (!isFinal(job, err)) {
             // The queue tries again; meanwhile the request says the step's write has no known outcome.
-            if (!one) await this.progressOrLog(r, steps, c, log, failureOf(err).message, [k]);
+            await this.writingProgress(r, steps, c, log, failureOf(err).message, [k]);
             throw err;
           }
           await stop({
@@ -287,9 +236,9 @@ export class ApplySet {
       }
       await save({ ...c, written: k + 1, writtenAt: [...c.writtenAt, this.deps.now().toISOString()] });
       // A try before this one said the step was not known: said again, now known.
-      if (!one && r.setProgress?.unknown?.length && !told) {
+      if (r.setProgress?.unknown?.length && !told) {
         told = true;
-        await this.progressOrLog(r, steps, c, log);
+        await this.writingProgress(r, steps, c, log);
       }
       log.info({ step: k, of: steps.length, policy: step.name, action: actionOf(step) }, 'step written');
       // The next write waits until the broker runs this one: its safety was planned on it.
@@ -316,7 +265,7 @@ export class ApplySet {
         err,
         { written: c.written },
         'records not appended; retried',
-        () => (one ? Promise.resolve() : this.progress(r, steps, c, failureOf(err).message)),
+        () => this.writingProgress(r, steps, c, log, failureOf(err).message),
       );
     }
   }
@@ -354,7 +303,7 @@ export class ApplySet {
     written: readonly SetStep[],
     step: SetStep,
     index: number,
-    read: Awaited<ReturnType<typeof readTouched>>,
+    read: Touched,
     stop: (because: NonNullable<SetCursor['because']>) => Promise<void>,
   ): Promise<boolean> {
     let taken: boolean;
@@ -380,11 +329,7 @@ export class ApplySet {
    * gives it with the steps so far written (ties and patterns this bot cannot read left out; an
    * operator policy through the statistics, which lag). False at the deadline.
    */
-  private async takenUp(
-    written: readonly SetStep[],
-    step: SetStep,
-    before: Awaited<ReturnType<typeof readTouched>>,
-  ): Promise<boolean> {
+  private async takenUp(written: readonly SetStep[], step: SetStep, before: Touched): Promise<boolean> {
     if (step.verify) return this.reported(step.vhost, step.verify);
     const layerOf = (layer: 'user' | 'operator') => {
       const list = new Map((before.list(layer, step.vhost) ?? []).map((p) => [p.name, p]));
@@ -544,15 +489,11 @@ export class ApplySet {
     retrying?: string,
     unknown?: readonly number[],
   ) {
-    const moved = await this.deps.store.transition(r.id, {
-      move: 'progress',
-      set: { setProgress: progressOf(steps.length, c, retrying, this.deps.now(), unknown) },
-    });
-    if (moved.kind === 'ok') await this.deps.notify.stateChanged(moved.request);
+    await this.tell(r, progressOf(steps.length, c, retrying, this.deps.now(), unknown));
   }
 
-  /** `progress`, its failure logged: what is told never stops the apply. */
-  private async progressOrLog(
+  /** The steps' progress while writing (applyNotice.ts: none for a single change), its failure logged: what is told never stops the apply. */
+  private async writingProgress(
     r: ChangeRequest,
     steps: readonly SetStep[],
     c: SetCursor,
@@ -560,9 +501,70 @@ export class ApplySet {
     retrying?: string,
     unknown?: readonly number[],
   ) {
-    await this.progress(r, steps, c, retrying, unknown).catch((e: unknown) =>
+    const setProgress = writingProgress(r, steps.length, c, this.deps.now(), retrying, unknown);
+    if (!setProgress) return;
+    await this.tell(r, setProgress).catch((e: unknown) =>
       log.warn({ err: e instanceof Error ? e.message : String(e) }, 'progress not saved'),
     );
+  }
+
+  private async tell(r: ChangeRequest, setProgress: SetProgress) {
+    const moved = await this.deps.store.transition(r.id, { move: 'progress', set: { setProgress } });
+    if (moved.kind === 'ok') await this.deps.notify.stateChanged(moved.request);
+  }
+
+  /**
+   * The apply's audit records (applyRecords.ts): a single change written has its one record, with
+   * its verification and what its queues' messages did; anything else, each written step, each
+   * undo or that it was left, as a set's.
+   */
+  private async appendRecords(
+    r: ChangeRequest,
+    steps: readonly SetStep[],
+    c: SetCursor,
+    prepared: Prepared,
+    at: string,
+  ): Promise<{ records: ChangeRecord[]; verification: NonNullable<ChangeRequest['verification']> }> {
+    if (filedAsOne(r) && c.phase === 'writing') {
+      const verification = await verifyObjects(
+        r,
+        prepared.objects ?? [],
+        this.broker,
+        this.deps.verifyDeadlineMs,
+      );
+      // A job saved before the bot watched the messages has no plan: its record has no `observed`.
+      const observed =
+        prepared.watch &&
+        (await observeAfterWrite(
+          this.broker,
+          r.vhost,
+          prepared.watch,
+          new Date(prepared.writtenAt ?? at),
+          this.deps.observe,
+        ));
+      const record = await this.deps.audit.append(oneEntry(r, prepared, verification.matched, observed, at));
+      return { records: [record], verification };
+    }
+    const records: ChangeRecord[] = [];
+    for (let i = 0; i < c.written; i++)
+      records.push(
+        await this.deps.audit.append(stepEntry(r, steps, i, c.writtenAt[i] ?? c.writtenAt.at(-1) ?? at)),
+      );
+    const left = new Map((c.left ?? []).map((l) => [l.step, l.holds]));
+    for (let n = 0; n < c.undone; n++) {
+      const i = c.written - 1 - n;
+      const when = c.undoneAt[n] ?? at;
+      records.push(
+        await this.deps.audit.append(
+          left.has(i) ? leftEntry(r, steps, i, left.get(i) ?? null, when) : undoEntry(r, steps, i, when),
+        ),
+      );
+    }
+    // A write whose outcome was not known, found changed by someone else: left, not written.
+    for (const l of c.left ?? [])
+      if (l.step >= c.written)
+        records.push(await this.deps.audit.append(leftEntry(r, steps, l.step, l.holds, at)));
+    return { records, verification: { matched: true, mismatches: [], unchecked: 0 } };
   }
 
   /**
@@ -578,49 +580,9 @@ export class ApplySet {
     attempts: number,
     log: Logger,
   ) {
-    const one = !r.set;
     const at = this.deps.now().toISOString();
-    const records: ChangeRecord[] = [];
-    let verification: NonNullable<ChangeRequest['verification']> = {
-      matched: true,
-      mismatches: [],
-      unchecked: 0,
-    };
-    if (one && c.phase === 'writing') {
-      verification = await verifyObjects(r, prepared.objects ?? [], this.broker, this.deps.verifyDeadlineMs);
-      // A job saved before the bot watched the messages has no plan: its record has no `observed`.
-      const observed =
-        prepared.watch &&
-        (await observeAfterWrite(
-          this.broker,
-          r.vhost,
-          prepared.watch,
-          new Date(prepared.writtenAt ?? at),
-          this.deps.observe,
-        ));
-      records.push(await this.deps.audit.append(oneEntry(r, prepared, verification.matched, observed, at)));
-    } else {
-      for (let i = 0; i < c.written; i++)
-        records.push(
-          await this.deps.audit.append(stepEntry(r, steps, i, c.writtenAt[i] ?? c.writtenAt.at(-1) ?? at)),
-        );
-      const left = new Map((c.left ?? []).map((l) => [l.step, l.holds]));
-      for (let n = 0; n < c.undone; n++) {
-        const i = c.written - 1 - n;
-        const when = c.undoneAt[n] ?? at;
-        records.push(
-          await this.deps.audit.append(
-            left.has(i) ? leftEntry(r, steps, i, left.get(i) ?? null, when) : undoEntry(r, steps, i, when),
-          ),
-        );
-      }
-      // A write whose outcome was not known, found changed by someone else: left, not written.
-      for (const l of c.left ?? [])
-        if (l.step >= c.written)
-          records.push(await this.deps.audit.append(leftEntry(r, steps, l.step, l.holds, at)));
-    }
-    // A single change's message has no steps to show.
-    const progress = one ? {} : { setProgress: progressOf(steps.length, c, undefined, this.deps.now()) };
+    const { records, verification } = await this.appendRecords(r, steps, c, prepared, at);
+    const progress = endProgress(r, steps.length, c, this.deps.now());
     if (c.phase === 'writing') {
       const last = records.at(-1);
       // Before the move to applied: a retry after a crash here calls it again (idempotent callers).
@@ -642,23 +604,13 @@ export class ApplySet {
       const ended = await endApply(this.deps, r.id, {
         move: 'markStale',
         set: { staleBecause: because.code === 'loss-grew' ? 'loss-grew' : 'policy-changed', ...progress },
-        ...(one ? { fresh: () => stalePreview(r, this.broker, log) } : {}),
+        ...(filedAsOne(r) ? { fresh: () => stalePreview(r, this.broker, log) } : {}),
       });
       if (ended)
         log.warn({ written: c.written, undone: c.undone, because }, 'stale; what was written rolled back');
       return;
     }
-    // A single change says the broker's reason alone; a set, how far it got too.
-    const failure: Failure = {
-      code: because?.code ?? 'internal',
-      message:
-        one && because
-          ? `${because.message}${c.left?.length ? '; the policy was changed outside this request meanwhile, and left as found' : ''}`
-          : `${because?.message ?? 'the set was rolled back'}: ${outcomeWords(steps, c)}`,
-      ...(because?.status !== undefined ? { status: because.status } : {}),
-      attempts: one ? attempts : 1,
-      at,
-    };
+    const failure = endFailure(r, steps, c, attempts, at);
     const ended = await endApply(this.deps, r.id, {
       // Refused: the environment took no writes before the first one (rules.ts); else the write failed.
       move: because?.kind === 'refused' ? 'refuse' : 'fail',
@@ -698,28 +650,4 @@ export function failureOf(err: unknown): { code: string; message: string; status
     };
   if (err instanceof UnrecoverableError) return { code: 'refused', message: err.message };
   return { code: 'internal', message: err instanceof Error ? err.message : String(err) };
-}
-
-/** How far a set got, in words: written, rolled back, and each step left as someone else changed it. */
-export function outcomeWords(steps: readonly SetStep[], c: SetCursor): string {
-  const left = c.left ?? [];
-  const names = left.map((l) => steps[l.step]?.name ?? `step ${l.step + 1}`).join(', ');
-  return `${c.written} of ${steps.length} steps written, ${undoneCount(c)} rolled back${left.length ? `, ${left.length} left as changed outside this request (${names})` : ''}`;
-}
-
-function progressOf(
-  size: number,
-  c: SetCursor,
-  retrying: string | undefined,
-  now: Date,
-  unknown?: readonly number[],
-): SetProgress {
-  return {
-    size,
-    written: c.written,
-    undone: c.undone,
-    ...(c.left?.length ? { left: c.left } : {}),
-    ...(unknown?.length ? { unknown: [...unknown] } : {}),
-    ...(retrying ? { retrying: { why: retrying, at: now.toISOString() } } : {}),
-  };
 }

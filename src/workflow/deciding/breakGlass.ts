@@ -22,16 +22,16 @@ import type {
  * environment allows it), through the same atomic move out of `pending` and the same apply job as
  * an approved one; and its review afterwards by an approver, recorded in the audit trail (a record
  * of its own: the change's record is sealed and never changed). Who may do either is rules.ts's;
- * createWorkflow (workflow.ts) hands in what it shares.
+ * createWorkflow (filing/workflow.ts) hands in what it shares (filing/context.ts).
  */
 
 export interface BreakGlassDeps extends RecordingServices {
   readonly queue: ApplyQueue;
   readonly environment: (name: string) => WorkflowEnvironment;
   readonly isApprover: (env: string, user: string) => Promise<boolean>;
-  /** Refuses a user who is not a person (rules.ts `actorRefusal`; workflow.ts's `assertActor`). */
+  /** Refuses a user who is not a person (rules.ts `actorRefusal`; filing/context.ts). */
   readonly assertActor: (user: string) => void;
-  /** A store call whose Redis failure becomes `store-unavailable` (workflow.ts's `storeCall`). */
+  /** A store call whose Redis failure becomes `store-unavailable` (filing/context.ts). */
   readonly storeCall: <T>(what: string, call: () => Promise<T>, notDone?: string) => Promise<T>;
   /**
    * The revert of an audit record, as the approver reviewing it would file it, checked and

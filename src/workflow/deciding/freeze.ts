@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import * as z from 'zod';
+import { loadScripts } from '../lua/scripts.ts';
 
 /**
  * Change freezes in Redis, one per environment, shared by every replica and kept across
@@ -23,32 +24,9 @@ export const FreezeSchema = z.object({
 });
 export type Freeze = z.infer<typeof FreezeSchema>;
 
-// KEYS: the freeze. ARGV: now ms, '1' to take it whatever its end (a lift). Returns the freeze
-// taken (and deleted), or nil: none, or (without lift) not over yet.
-const TAKE = `
-local raw = redis.call('GET', KEYS[1])
-if not raw then return nil end
-if ARGV[2] ~= '1' then
-  local untilMs = tonumber(cjson.decode(raw).untilMs)
-  if untilMs == nil or tonumber(ARGV[1]) < untilMs then return nil end
-end
-redis.call('DEL', KEYS[1])
-return raw
-`;
-
-// KEYS: the freeze. ARGV: now ms, the new freeze (JSON). One move, so two freezes at once cannot
-// both win: a freeze in force stays ({'running', it}); one past its end, not yet taken by the
-// sweep, is replaced and returned so that its end is recorded ({'replaced', it}); else {'set'}.
-const FREEZE = `
-local raw = redis.call('GET', KEYS[1])
-if raw then
-  local untilMs = tonumber(cjson.decode(raw).untilMs)
-  if untilMs == nil or tonumber(ARGV[1]) < untilMs then return {'running', raw} end
-end
-redis.call('SET', KEYS[1], ARGV[2])
-if raw then return {'replaced', raw} end
-return {'set'}
-`;
+/** The freeze's scripts (lua/freeze.lua, lua/freezeTake.lua), read once, when the store is first loaded. */
+export const FREEZE_SCRIPTS = ['freeze', 'freezeTake'] as const;
+const LUA = loadScripts(FREEZE_SCRIPTS);
 
 /** What `freeze` did: frozen; or not, a freeze being in force; or frozen in place of one that had run out. */
 export type FreezeOutcome =
@@ -77,7 +55,7 @@ export class FreezeStore {
   async freeze(env: string, freeze: Freeze, now: Date): Promise<FreezeOutcome> {
     const f = FreezeSchema.parse(freeze);
     const [outcome, raw] = (await this.#redis.eval(
-      FREEZE,
+      LUA.freeze,
       1,
       this.#key(env),
       String(now.getTime()),
@@ -130,9 +108,13 @@ export class FreezeStore {
   }
 
   async #take(env: string, now: Date, lift: boolean): Promise<Freeze | undefined> {
-    const raw = (await this.#redis.eval(TAKE, 1, this.#key(env), String(now.getTime()), lift ? '1' : '0')) as
-      | string
-      | null;
+    const raw = (await this.#redis.eval(
+      LUA.freezeTake,
+      1,
+      this.#key(env),
+      String(now.getTime()),
+      lift ? '1' : '0',
+    )) as string | null;
     return raw ? this.#parse(raw) : undefined;
   }
 

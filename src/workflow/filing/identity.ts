@@ -1,6 +1,7 @@
 import type { PolicyLayer } from '../../policy/index.ts';
 import { isRabbitError } from '../../rabbit/index.ts';
 import type { WorkflowBroker } from '../broker.ts';
+import { WorkflowError } from '../errors.ts';
 
 /**
  * Can the bot's broker identity write this layer's policies in this vhost? The management API
@@ -36,4 +37,24 @@ export async function whyIdentityCannotWrite(
     throw err;
   }
   return null;
+}
+
+/** The bot's broker identity may write that layer in that vhost, or the filing is refused. */
+export async function assertIdentityCanWrite(
+  broker: WorkflowBroker,
+  vhost: string,
+  layer: PolicyLayer,
+): Promise<void> {
+  let cannot: string | null;
+  try {
+    cannot = await whyIdentityCannotWrite(broker, vhost, layer);
+  } catch (err) {
+    if (!isRabbitError(err)) throw err;
+    throw new WorkflowError(
+      { code: 'broker-not-asked', why: err.code, detail: err.reason ?? err.message },
+      {},
+      { cause: err },
+    );
+  }
+  if (cannot) throw new WorkflowError({ code: 'identity-cannot-write', reason: cannot });
 }

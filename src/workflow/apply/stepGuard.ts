@@ -1,0 +1,108 @@
+import type { Policy } from '../../policy/index.ts';
+import { samePolicy } from '../../policy/index.ts';
+import type { WorkflowBroker } from '../broker.ts';
+import { type SetStep, stepKey, transitionOf } from '../changeSet.ts';
+import type { ChangeRequest } from '../types.ts';
+import { type EarlyReads, type Prepared, prepareOne } from './applyOne.ts';
+import { setLossGrew } from './setLoss.ts';
+
+/**
+ * What the apply asks of the broker before a step's write, the one seam where a single change and
+ * a set read differently (applySet.ts's loop does not branch on which): where every step stands,
+ * and, just before the first write, whether the loss grew past what the approval accepted.
+ *
+ * - a single change (its approvers saw a preview of it): its one policy re-read and the preview
+ *   run again (applyOne.ts `prepareOne`), loss included, what it found kept for its record;
+ * - a set: every policy of the vhosts it touches listed (kept for the polls after each write),
+ *   and its loss planned again before the first write (setLoss.ts).
+ */
+
+/** Where a step stands on the broker: its after, its before, or neither (someone else changed it). */
+export type Standing = 'written' | 'as-planned' | 'changed';
+
+export function standingOf(s: SetStep, now: Policy | null): Standing {
+  const t = transitionOf(s);
+  if (samePolicy(now, t.after)) return 'written';
+  if (samePolicy(now, t.before)) return 'as-planned';
+  return 'changed';
+}
+
+/** Every policy of both layers of the vhosts the steps touch, by step key (absent: none). */
+export type Touched = Awaited<ReturnType<typeof readTouched>>;
+
+async function readTouched(broker: WorkflowBroker, steps: readonly SetStep[]) {
+  const wanted = new Set(steps.map((s) => `${s.layer}\u0000${s.vhost}`));
+  const byKey = new Map<string, Policy>();
+  const lists = new Map<string, Policy[]>();
+  await Promise.all(
+    [...wanted].map(async (w) => {
+      const [layer, vhost] = w.split('\u0000') as ['user' | 'operator', string];
+      const list =
+        layer === 'user' ? await broker.listPolicies(vhost) : await broker.listOperatorPolicies(vhost);
+      lists.set(w, list);
+      for (const p of list) byKey.set(stepKey({ layer, vhost, name: p.name }), p);
+    }),
+  );
+  return {
+    policy: (s: SetStep) => byKey.get(stepKey(s)) ?? null,
+    list: (layer: 'user' | 'operator', vhost: string) => lists.get(`${layer}\u0000${vhost}`),
+  };
+}
+
+export type StaleCode = 'policy-changed' | 'loss-grew';
+
+export type Found =
+  /** Found not as approved before anything was written (a single change's re-read or fresh preview). */
+  | { readonly kind: 'stale'; readonly code: StaleCode }
+  | {
+      readonly kind: 'read';
+      /** Where each step stands. */
+      readonly states: readonly Standing[];
+      /** The listings read, for the polls after a write (a set's); none: nothing to poll. */
+      readonly read?: Touched;
+      /** What a fresh preview found, to save in the job's data before the write. */
+      readonly prepared?: Prepared;
+    };
+
+export interface StepGuard {
+  /** Where the steps stand before step `k`'s write. Throws what the queue may retry. */
+  before(k: number, prepared: Prepared): Promise<Found>;
+  /** Just before the first write, nothing written: whether the loss grew past the approval's. */
+  lossGrew(): Promise<boolean>;
+}
+
+/**
+ * The guard of `r`'s steps. `early`: the reads of a single change the job began before its move to
+ * applying (applyJob.ts), used by the first read only.
+ */
+export function stepGuard(
+  r: ChangeRequest,
+  steps: readonly SetStep[],
+  broker: WorkflowBroker,
+  now: () => Date,
+  early?: EarlyReads,
+): StepGuard {
+  if (r.set)
+    return {
+      async before() {
+        const read = await readTouched(broker, steps);
+        return { kind: 'read', states: steps.map((s) => standingOf(s, read.policy(s))), read };
+      },
+      lossGrew: () => setLossGrew(r, steps, broker),
+    };
+  let reads = early;
+  return {
+    // Its re-read is the step's, so its one policy is not listed again; its loss is in the fresh preview.
+    async before(_k, prepared) {
+      const ready = await prepareOne(r, broker, prepared, now(), reads);
+      reads = undefined; // a try's reads, once
+      if (ready.kind === 'stale') return ready;
+      return {
+        kind: 'read',
+        states: [ready.kind === 'written' ? 'written' : 'as-planned'],
+        ...(ready.kind === 'prepared' ? { prepared: ready.prepared } : {}),
+      };
+    },
+    lossGrew: async () => false,
+  };
+}

@@ -1,0 +1,106 @@
+import { actionOf, policyDiff } from '../../policy/index.ts';
+import { type ChangeSet, setImpact, transitionOf } from '../changeSet.ts';
+import { WorkflowError } from '../errors.ts';
+import { environmentRefusal, fileRefusal, vhostRefusal } from '../rules.ts';
+import type { ChangeRequest, FiledSet, FileSetInput, PreviewSnapshot } from '../types.ts';
+import type { WorkflowContext } from './context.ts';
+import { assertIdentityCanWrite } from './identity.ts';
+import { newRequest, type SetFiling } from './newRequest.ts';
+
+/** Filing a set (an import, a set's revert): checked as one change is, its plan already made, stored. */
+export function createFileSet(ctx: WorkflowContext) {
+  const { options, store, storeCall } = ctx;
+
+  /** The set request `input` files, checked as filing does, not stored yet. */
+  async function setRequestFor(
+    input: FileSetInput,
+    filing: SetFiling,
+  ): Promise<ChangeRequest & { set: ChangeSet }> {
+    const env = ctx.environment(input.env);
+    const closed =
+      environmentRefusal(env) ?? input.steps.map((s) => vhostRefusal(env, s.vhost)).find((r) => r !== null);
+    if (closed) throw new WorkflowError(closed);
+    if (!filing.askedWithChange)
+      await ctx.assertMayRequest(env, input.requester.user, filing.reviewing === true);
+    const [first] = input.steps;
+    if (!first) throw new WorkflowError({ code: 'nothing-to-do' });
+    const reason = input.requester.reason?.trim();
+    const refused = fileRefusal({ env, action: 'import', reason });
+    if (refused) throw new WorkflowError(refused);
+    await storeCall('ping', () => options.redis.ping());
+    const broker = options.brokerFor(env.name);
+    const places = [...new Map(input.steps.map((s) => [`${s.layer} ${s.vhost}`, s])).values()];
+    for (const s of places) await assertIdentityCanWrite(broker, s.vhost, s.layer);
+    const set: ChangeSet = {
+      steps: [...input.steps],
+      source: input.source,
+      ...(input.transitional ? { transitional: input.transitional } : {}),
+      ...(input.unchanged !== undefined ? { unchanged: input.unchanged } : {}),
+    };
+    const request = newRequest(
+      env,
+      { ...filing, action: filing.action ?? 'import' },
+      {
+        vhost: first.vhost,
+        layer: first.layer,
+        policy: input.source,
+        before: first.before,
+        after: first.after,
+        set,
+        preview: setSnapshot(input),
+        requester: { user: input.requester.user, reason },
+        origin: input.origin,
+        timeBoxMs: input.timeBoxMs,
+      },
+      ctx.now(),
+    );
+    return { ...request, set };
+  }
+
+  async function fileSet(input: FileSetInput, filing: SetFiling = {}): Promise<FiledSet> {
+    const request = await setRequestFor(input, filing);
+    if (filing.claim && request.revertOf) {
+      const { openAlready } = await storeCall('create', () =>
+        store.createRevert({ ...request, revertOf: request.revertOf as string }),
+      );
+      if (openAlready) throw new WorkflowError({ code: 'already-filed', id: openAlready });
+    } else if (!(await storeCall('create', () => store.create(request))))
+      throw new WorkflowError({ code: 'already-filed', id: request.id });
+    ctx.log.info(
+      {
+        requestId: request.id,
+        env: request.env,
+        steps: input.steps.length,
+        source: input.source,
+        action: request.action,
+      },
+      'change set filed',
+    );
+    return { request };
+  }
+
+  return { setRequestFor, fileSet };
+}
+
+/** A set's preview: its own figures (planned before filing); the diff is its first step's, each step's own is in the audit. */
+function setSnapshot(input: FileSetInput): PreviewSnapshot {
+  const [first] = input.steps as [FileSetInput['steps'][number], ...FileSetInput['steps']];
+  return {
+    brokerVersion: input.brokerVersion,
+    summary: {
+      objects: input.objects ?? 0,
+      unpredictable: input.unpredictable ?? 0,
+      risks: [],
+      newTies: { count: 0, objects: [] },
+      unanchoredCatch: null,
+      groups: [],
+      heldByOperator: 0,
+      scanned: { queues: input.objects ?? 0, exchanges: 0 },
+      ...(input.impact ? { impact: setImpact(input.impact, input.losing ?? [], input.transitional) } : {}),
+    },
+    warnings: [],
+    diff: policyDiff({ action: actionOf(first), ...transitionOf(first) }),
+    objects: input.objects ?? 0,
+    unpredictable: input.unpredictable ?? 0,
+  };
+}
