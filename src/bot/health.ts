@@ -1,7 +1,7 @@
 import { codeOf } from '../core/index.ts';
 
 /**
- * What the probes answer from (INTERFACE.md section 5): a background check of every broker and
+ * What the probes answer from (docs/operations.md): a background check of every broker and
  * Redis, each on its own clock, so that `/readyz` and `/healthz` answer at once from the last
  * result and never wait on a dependency; `/livez` asks nothing at all.
  *

@@ -21,9 +21,8 @@ import {
 } from './types.ts';
 
 /**
- * Change requests in Redis, shared by every bot replica. Over the size aim as one idea: the
- * keys, the Lua scripts that move a request's state and the reads that parse it back change
- * together, and each script's check of the expected state is meaningful only beside the others.
+ * Change requests in Redis, shared by every bot replica. The keys, the Lua scripts
+ * that move a request's state and the reads that parse it back change together.
  *
  * The keys:
  *

@@ -16,8 +16,7 @@ import type { ApproverDirectory } from './filing/approvers.ts';
 /**
  * Change requests: what is stored, what the workflow promises its callers (the Slack handlers,
  * the terminal commands), and what it asks of them (a Notifier). Every value read back from
- * Redis or a job is parsed with these schemas. Over the size aim on purpose: the stored shapes
- * and the promises made over them are read together; split, every caller would import both halves.
+ * Redis or a job is parsed with these schemas.
  *
  * A request's life: the named moves of moves.ts (MOVES), which the store's scripts and every
  * caller use; docs/change-requests.md draws the same table.

@@ -1,3 +1,4 @@
+// Over 400 lines: each form is built beside the reader of its answers, so what it asks and what is read stay one.
 import type { types } from '@slack/bolt';
 import * as z from 'zod';
 import { parseDefinitionText } from '../../commands/index.ts';

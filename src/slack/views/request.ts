@@ -1,3 +1,4 @@
+// Over 400 lines: every state of a request's one message, edited in place from filing to the audit diff.
 import type { types } from '@slack/bolt';
 import type { ChangeRecord } from '../../audit/index.ts';
 import { acceptedWords, inShowingOrder, observationWords, observedQueueWords } from '../../audit/index.ts';
@@ -27,8 +28,7 @@ import { changeWarningBlocks, summaryBlocks, warningsBlock } from './preview.ts'
  * it waits for a decision), the audit diff once applied (with Revert), and the short notes to
  * the requester and to an approver who lost a race. Every user or broker string is escaped;
  * pattern and definition are shown exactly as they will be written (the definition as the JSON
- * the bot sends to the broker). A little over the size aim, as one idea: every state of the one
- * message a request has, which is edited in place from filing to the audit diff.
+ * the bot sends to the broker).
  */
 
 /** `action_id`s of the buttons on these messages; interactions.ts registers a handler for each. */
