@@ -1,5 +1,5 @@
 import type { NotApplied, ObjectKind } from '../policy/index.ts';
-import type { RabbitErrorCode } from '../rabbit/index.ts';
+import type { RabbitErrorCode, Unread, UnreadWhat } from '../rabbit/index.ts';
 
 /**
  * The sentences every front door (terminal, Slack) uses for the same states, written once.
@@ -187,3 +187,95 @@ export const WHICH_WORDS = {
   },
   nothingClaimed: 'Nothing is claimed about this object.',
 } as const;
+
+const UNREAD_WORDS: Readonly<Record<UnreadWhat, string>> = {
+  'queue-statistics': "the queues' statistics (messages, consumers)",
+  'federation-upstreams': 'the federation upstreams',
+};
+
+/** What an answer cannot claim when a reading is missing, by command. */
+const UNKNOWN_WORDS = {
+  loss: 'what the change loses is not known',
+  findings: 'what they would find is not claimed either way',
+} as const;
+
+/** Why a reading failed, and what to do about it, by the client's error code. */
+function failureWords(u: Unread): { why: string; fix: string } {
+  const seconds = u.budgetMs === undefined ? undefined : Math.round(u.budgetMs / 100) / 10;
+  switch (u.why) {
+    case 'timeout':
+      return {
+        why:
+          seconds === undefined
+            ? 'the broker did not answer in time (timeout)'
+            : `timeout after ${seconds} s, the budget RMQ_TIMEOUT gives a question`,
+        fix: `raise RMQ_TIMEOUT${seconds === undefined ? '' : ` above ${seconds}s`} and ask again`,
+      };
+    case 'forbidden':
+      return {
+        why: "not permitted: the bot's broker user may not read them",
+        fix: "check that user's permissions on the vhost and its tags (monitoring reads every queue's statistics)",
+      };
+    case 'unauthorized':
+      return {
+        why: "refused: the broker refused the bot's credentials",
+        fix: "check the broker user's credentials",
+      };
+    case 'too-large':
+      return {
+        why: "the broker's answer was larger than the bot reads",
+        fix: 'raise RMQ_MAX_LISTING and ask again',
+      };
+    default:
+      return {
+        why: `refused: ${BROKER_FAILURE_WORDS[u.why as RabbitErrorCode] ?? 'the broker could not be asked'}`,
+        fix: 'ask again, and check the broker if it keeps failing',
+      };
+  }
+}
+
+/**
+ * The sentence an answer that could not read what it depends on leads with, in both front doors
+ * (the terminal's first line, the first block in Slack): what could not be read, why, and what to
+ * do. `show` formats a vhost's name for where it is read; `consequence`: what the answer cannot
+ * claim (`loss` for plan and preview, `findings` for lint). Such an answer exits 3.
+ */
+export function incompleteWords(
+  unread: readonly Unread[],
+  consequence: keyof typeof UNKNOWN_WORDS,
+  show: (name: string) => string,
+): string {
+  const [first] = unread;
+  if (!first) return '';
+  const parts = [...new Set(unread.map((u) => u.what))].map((what) => {
+    const vhosts = [...new Set(unread.filter((u) => u.what === what).map((u) => u.vhost))];
+    return `${UNREAD_WORDS[what]} of vhost${vhosts.length > 1 ? 's' : ''} ${vhosts.map(show).join(', ')}`;
+  });
+  const { why, fix } = failureWords(first);
+  return `INCOMPLETE, not an answer: ${parts.join(' and ')} could not be read — ${why} — so ${UNKNOWN_WORDS[consequence]}. ${asSentence(fix)}`;
+}
+
+/** The `--json` key of such an answer (docs/json.md, `incomplete`): what could not be read and why. */
+export interface IncompleteJson {
+  readonly what: readonly UnreadWhat[];
+  /** The first reading's reason: the client's error code. */
+  readonly why: string;
+  /** The sentence the text leads with. */
+  readonly message: string;
+  readonly unread: readonly Unread[];
+}
+
+export function incompleteJson(
+  unread: readonly Unread[],
+  consequence: keyof typeof UNKNOWN_WORDS,
+  show: (name: string) => string,
+): IncompleteJson | undefined {
+  const [first] = unread;
+  if (!first) return undefined;
+  return {
+    what: [...new Set(unread.map((u) => u.what))],
+    why: first.why,
+    message: incompleteWords(unread, consequence, show),
+    unread,
+  };
+}

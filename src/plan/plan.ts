@@ -66,7 +66,14 @@ import {
 } from '../policy/simulate/index.ts';
 import type { PolicyFields, PreviewChange } from '../preview/index.ts';
 import { defaultDeliveryLimit, type LiveNow, worldOf } from '../preview/index.ts';
-import { type InventorySource, type NotAskedWhy, notAskedBecause, openInventory } from '../rabbit/index.ts';
+import {
+  type InventorySource,
+  type NotAskedWhy,
+  notAskedBecause,
+  openInventory,
+  type Unread,
+  unreadOf,
+} from '../rabbit/index.ts';
 import { changesOf } from './changes.ts';
 import { newFindings } from './findings.ts';
 
@@ -123,6 +130,8 @@ export interface VhostPlan {
   readonly notes: readonly string[];
   /** What `lint` finds in the end state and not now, the most severe first. */
   readonly findings: readonly Finding[];
+  /** What the loss depends on and could not be read (the queues' statistics): the plan is incomplete. */
+  readonly unread?: readonly Unread[];
 }
 
 export interface Plan {
@@ -137,6 +146,8 @@ export interface Plan {
   readonly transitional: readonly TransitionalLoss[];
   /** Every vhost's new findings (`VhostPlan.findings`), with the vhost. */
   readonly findings: readonly (Finding & { readonly vhost: string })[];
+  /** Every vhost's `unread`: not empty, the loss is not known and the plan is no answer (exit 3). */
+  readonly unread?: readonly Unread[];
 }
 
 export type PlanResult =
@@ -397,6 +408,7 @@ async function planVhost(
       sampledAt,
       notes,
       findings,
+      unread: unreadOf(reading, vhost),
     },
   };
 }
@@ -476,6 +488,7 @@ async function planVhosts(
       losing: losingQueues(objects),
       transitional: vhosts.flatMap((v) => v.transitional),
       findings: vhosts.flatMap((v) => v.findings.map((f) => ({ ...f, vhost: v.vhost }))),
+      unread: vhosts.flatMap((v) => v.unread ?? []),
     },
   };
 }

@@ -14,6 +14,8 @@ import {
   type NotAskedWhy,
   notAskedBecause,
   openInventory,
+  type Unread,
+  unreadOf,
 } from '../rabbit/index.ts';
 import { type ImpactSummary, type PreviewObject, withImpact } from './impact.ts';
 import { type PreviewSummary, SUMMARY_NAMES, summarize } from './summary.ts';
@@ -79,6 +81,11 @@ export interface PreviewAnswer extends Base {
   diff: PolicyDiff;
   /** Requests made and time taken, for the curious and the benchmark. */
   ms: number;
+  /**
+   * What the loss depends on and could not be read (the queues' statistics): the preview is
+   * incomplete, no answer (exit 3). Absent when all was read.
+   */
+  unread?: Unread[];
 }
 
 export interface PreviewRefused extends Base {
@@ -232,7 +239,9 @@ export async function preview(
   await settleSimulation(simulation, options.reader);
   const simulated = simulation.result();
   const { unpredictable } = simulated;
-  const live = withImpact(simulated.objects, await inventory.live(), exchanges, version, SUMMARY_NAMES);
+  const reading = await inventory.live();
+  const unread = unreadOf(reading, input.vhost);
+  const live = withImpact(simulated.objects, reading, exchanges, version, SUMMARY_NAMES);
   const objects = live.objects;
   const summary = { ...summarize(simulated, policyChange, version), impact: live.summary };
   return {
@@ -246,6 +255,7 @@ export async function preview(
     summary,
     diff: policyDiff(policyChange),
     ms: Math.round(performance.now() - started),
+    ...(unread.length ? { unread } : {}),
   };
 }
 

@@ -104,6 +104,8 @@ export class ManagementClient {
   protected readonly http: Transport;
   private overviewCache: Promise<BrokerOverview> | undefined;
   private pluginsCache: Promise<ReadonlySet<string> | undefined> | undefined;
+  /** In a `forQuestion` view: its budget, in ms (said when a reading runs out of it). */
+  declare readonly budgetMs?: number;
 
   constructor(options: ManagementClientOptions) {
     this.http = new Transport(options);
@@ -119,6 +121,7 @@ export class ManagementClient {
     // Closing the view closes nothing (the transport's view does not own the pool). Writes to
     // the overview cache land on the view; reads fall through to the parent's.
     Object.defineProperty(view, 'http', { value: this.http.forQuestion(budgetMs) });
+    Object.defineProperty(view, 'budgetMs', { value: budgetMs });
     return view;
   }
 

@@ -15,6 +15,9 @@ export {
   type LiveReading,
   narrowedTo,
   openInventory,
+  type Unread,
+  type UnreadWhat,
+  unreadOf,
 } from './inventory.ts';
 export { PAGE_MAX } from './listings.ts';
 export { type FederationState, type Permission, toQueueKind, type WhoAmI } from './responses.ts';

@@ -54,6 +54,25 @@ export interface InventorySource extends FindingSource {
   federation(vhost: string): Promise<FederationState>;
   /** The plugins with policy keys that are enabled; undefined when not known (ManagementClient.plugins). */
   plugins?(): Promise<ReadonlySet<string> | undefined>;
+  /** The question's budget in ms (RMQ_TIMEOUT), when the source has one: said when a reading runs out of it. */
+  readonly budgetMs?: number;
+}
+
+/**
+ * A reading an answer depends on that could not be read (`Unread`): the queues' statistics (the
+ * live numbers that decide a loss), or the federation upstreams (lint's `missing-target`).
+ */
+export type UnreadWhat = 'queue-statistics' | 'federation-upstreams';
+
+/** What could not be read, where, and why: the client's error code, its words, the budget it ran out of. */
+export interface Unread {
+  readonly what: UnreadWhat;
+  readonly vhost: string;
+  /** The client's error code (`timeout`, `forbidden`, `refused-by-broker`, …), `error` for anything else. */
+  readonly why: string;
+  readonly detail: string;
+  /** With `timeout`: the question's budget (RMQ_TIMEOUT) it ran out of, when known. */
+  readonly budgetMs?: number;
 }
 
 /**
@@ -71,9 +90,43 @@ export interface LiveReading {
   readonly nodeDown?: ReadonlySet<string>;
   /** Why the statistics could not be read (then `queues` is empty). */
   readonly queuesWhy?: string;
+  /** The same, as its code and the budget it ran out of (`unreadOf`). */
+  readonly queuesFailure?: ReadingFailure;
   readonly federation: FederationState | null;
   /** Why the federation could not be read. */
   readonly federationWhy?: string;
+  readonly federationFailure?: ReadingFailure;
+}
+
+/** A reading that failed: the client's error code, and the question's budget when it timed out. */
+export interface ReadingFailure {
+  readonly code: string;
+  readonly budgetMs?: number;
+}
+
+/** A reading's failure as an `Unread` of `vhost`. */
+function unreadAs(what: UnreadWhat, vhost: string, why: string, f: ReadingFailure): Unread {
+  const prefix = `${f.code}: `;
+  return {
+    what,
+    vhost,
+    why: f.code,
+    detail: why.startsWith(prefix) ? why.slice(prefix.length) : why,
+    ...(f.budgetMs !== undefined ? { budgetMs: f.budgetMs } : {}),
+  };
+}
+
+/**
+ * What of `reading` could not be read: the queues' statistics, and (with `federation`: the answer
+ * reads it, a policy names an upstream) the federation upstreams. Empty when all was read.
+ */
+export function unreadOf(reading: LiveReading | null, vhost: string, federation = false): Unread[] {
+  const unread: Unread[] = [];
+  if (reading?.queuesWhy && reading.queuesFailure)
+    unread.push(unreadAs('queue-statistics', vhost, reading.queuesWhy, reading.queuesFailure));
+  if (federation && reading?.federationWhy && reading.federationFailure)
+    unread.push(unreadAs('federation-upstreams', vhost, reading.federationWhy, reading.federationFailure));
+  return unread;
 }
 
 export interface Inventory {
@@ -310,11 +363,21 @@ async function readSmall(
 function readFederation(
   source: InventorySource,
   vhost: string,
-): Promise<Pick<LiveReading, 'federation' | 'federationWhy'>> {
+): Promise<Pick<LiveReading, 'federation' | 'federationWhy' | 'federationFailure'>> {
   return source.federation(vhost).then(
     (f) => ({ federation: f }),
-    (e: unknown) => ({ federation: null, federationWhy: whyFailed(e) }),
+    (e: unknown) => ({
+      federation: null,
+      federationWhy: whyFailed(e),
+      federationFailure: failureOf(e, source),
+    }),
   );
+}
+
+/** A failure's code, and the source's budget when it timed out. */
+function failureOf(e: unknown, source: InventorySource): ReadingFailure {
+  const code = codeOf(e) ?? 'error';
+  return code === 'timeout' && source.budgetMs !== undefined ? { code, budgetMs: source.budgetMs } : { code };
 }
 
 /** Why a reading failed, in a few words: the client's error code and message. */
@@ -341,6 +404,7 @@ function readLive(
   const nodeDown = new Set<string>();
   const done = (async (): Promise<LiveReading> => {
     let queuesWhy: string | undefined;
+    let queuesFailure: ReadingFailure | undefined;
     try {
       await listing.each((q) => {
         const keep = keepLive?.();
@@ -353,6 +417,7 @@ function readLive(
       queues.clear();
       nodeDown.clear();
       queuesWhy = whyFailed(e);
+      queuesFailure = failureOf(e, source);
     }
     return {
       sampledAt,
@@ -360,6 +425,7 @@ function readLive(
       queues,
       ...(nodeDown.size ? { nodeDown } : {}),
       ...(queuesWhy ? { queuesWhy } : {}),
+      ...(queuesFailure ? { queuesFailure } : {}),
       ...(await federation),
     };
   })();
@@ -386,6 +452,7 @@ export function narrowedTo(source: InventorySource, patterns: readonly string[])
     streamExchanges: (vhost) => source.streamExchanges(vhost),
     federation: (vhost) => source.federation(vhost),
     ...(source.plugins ? { plugins: () => source.plugins?.() ?? Promise.resolve(undefined) } : {}),
+    ...(source.budgetMs !== undefined ? { budgetMs: source.budgetMs } : {}),
     streamQueues: (vhost, opts) =>
       opts.stats
         ? source.streamQueues(vhost, opts)

@@ -8,7 +8,7 @@ import { which } from '../commands/which/index.ts';
 import { DEFAULT_KEY_PREFIX, loadConfig, pickEnvironment, QUESTION_BUDGET_MS } from '../config/index.ts';
 import { ConfigError, checkScope, InputError } from '../core/index.ts';
 import { brokerReason, ManagementClient, RabbitError } from '../rabbit/index.ts';
-import { jsonText } from '../text/index.ts';
+import { jsonText, quoted } from '../text/index.ts';
 import { type AnsweredAt, answeredForLine } from './answeredFor.ts';
 import { policiesText } from './policies.ts';
 import { whichText } from './which.ts';
@@ -52,9 +52,17 @@ const asJson = (value: unknown): string => `${jsonText(value, 2)}\n`;
 function answeredBy<T extends object>(
   value: T,
   broker: ManagementClient,
-  code: number,
+  code: number | 'answered',
 ): T | (T & { node: string }) {
   return broker.nodeUrls.length > 1 && code !== 3 ? { ...value, node: broker.node } : value;
+}
+
+/**
+ * An answer that could not read what it depends on (exit 3, yet a node answered): said on stderr
+ * too, as one `rmq:` sentence, beside the text or document that leads with it.
+ */
+function sayIncomplete(io: Io, words: string | undefined): void {
+  if (words) io.err(`rmq: ${words}\n`);
 }
 
 /**
@@ -115,9 +123,10 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
         io,
         json,
         { ...at, ...(vhosts.length === 1 ? { vhost: vhosts[0] } : {}) },
-        answeredBy(result, broker, code),
+        answeredBy(result, broker, result.answer === 'linted' ? 'answered' : code),
         () => lintText(result),
       );
+      sayIncomplete(io, result.incomplete?.message);
       return code;
     });
   },
@@ -134,7 +143,11 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
   },
   async preview({ words, json, env, io }) {
     // Loaded when asked for: `which`, the common question, does not pay for the simulation.
-    const [{ parsePreview, previewExitCode, previewJson }, { preview }, { previewText }] = await Promise.all([
+    const [
+      { parsePreview, previewExitCode, previewIncompleteWords, previewJson },
+      { preview },
+      { previewText },
+    ] = await Promise.all([
       import('../commands/preview/index.ts'),
       import('../preview/index.ts'),
       import('./preview.ts'),
@@ -147,11 +160,12 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
         io,
         json,
         { ...at, vhost: result.change.vhost },
-        answeredBy(previewJson(result), broker, code),
+        answeredBy(previewJson(result), broker, result.status === 'answered' ? 'answered' : code),
         () => previewText(result),
       );
       if (!json && result.status === 'refused')
         io.err(`rmq: refused: ${result.refusals.map((p) => p.message).join(' ')}\n`);
+      sayIncomplete(io, previewIncompleteWords(result, quoted));
       return code;
     });
   },
@@ -184,7 +198,7 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
   },
   async plan({ words, json, env, io }) {
     const [
-      { parsePlan, planExitCode, planJson, planReadOptions, planVhosts, runPlan },
+      { parsePlan, planExitCode, planIncompleteWords, planJson, planReadOptions, planVhosts, runPlan },
       { planText },
       { readDefinitionsAt },
     ] = await Promise.all([
@@ -204,10 +218,11 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
         io,
         json,
         { ...at, ...(vhosts.length === 1 ? { vhost: vhosts[0] } : {}) },
-        answeredBy(planJson(result), broker, code),
+        answeredBy(planJson(result), broker, result.status === 'planned' ? 'answered' : code),
         () => planText(result),
       );
       if (!json && result.status === 'refused') io.err(`rmq: refused: ${result.problems.join(' ')}\n`);
+      sayIncomplete(io, planIncompleteWords(result, quoted));
       return code;
     });
   },

@@ -17,7 +17,9 @@ export function lintText(r: LintAnswer): string {
   const what = r.file
     ? `The policies of ${quoted(r.file)}, as if applied to ${where}`
     : `The policies of ${where}`;
+  // A listing the findings depend on could not be read: said first.
   const lines = [
+    ...(r.incomplete ? [r.incomplete.message, ''] : []),
     `${what} (broker ${r.brokerVersion ?? '?'}): ${r.policies} polic${r.policies === 1 ? 'y' : 'ies'}, ${r.objects} object${r.objects === 1 ? '' : 's'}, ${lintCounts(r.findings)}.`,
   ];
   for (const f of r.findings) {

@@ -1,4 +1,5 @@
 import { whyOf } from '../commands/lint/index.ts';
+import { planIncompleteWords } from '../commands/plan/index.ts';
 import type { PlanObject, PlanResult, PlanStep } from '../plan/index.ts';
 import { fieldsOf } from '../plan/index.ts';
 import { impactWords, totalsWords } from '../policy/impact/index.ts';
@@ -58,7 +59,12 @@ export function planText(r: PlanResult): string {
   }
   const { plan } = r;
   const vhosts = plan.vhosts.map((v) => `${quoted(v.vhost)} (RabbitMQ ${v.brokerVersion})`).join(', ');
-  const lines: string[] = [`Plan for vhost ${vhosts || '(none named)'}`];
+  // What the loss depends on and could not be read: said first, before any figure of it.
+  const incomplete = planIncompleteWords(r, quoted);
+  const lines: string[] = [
+    ...(incomplete ? [incomplete, ''] : []),
+    `Plan for vhost ${vhosts || '(none named)'}`,
+  ];
   lines.push(
     `  ${plan.changes.length} to change, ${plan.unchanged} unchanged${plan.changes.length ? '' : ': nothing to do'}.`,
   );

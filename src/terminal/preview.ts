@@ -1,4 +1,5 @@
 import { deleteWarning, didYouMeanWords, KIND_WORDS, reachWords, WHICH_WORDS } from '../commands/index.ts';
+import { previewIncompleteWords } from '../commands/preview/index.ts';
 import { impactWords, objectNowWords, readingWords, totalsWords } from '../policy/impact/index.ts';
 import { isAnchored } from '../policy/pattern/index.ts';
 import type {
@@ -232,8 +233,11 @@ function suggestion(what: string, typed: string, names: readonly string[]): stri
 
 export function previewText(r: PreviewResult): string {
   switch (r.status) {
-    case 'answered':
-      return terminalText(answered(r));
+    case 'answered': {
+      // What the loss depends on and could not be read: said first, before any figure of it.
+      const incomplete = previewIncompleteWords(r, quoted);
+      return terminalText([...(incomplete ? [incomplete, ''] : []), ...answered(r)]);
+    }
     case 'refused': {
       const lines = header(r);
       lines.push('', `Refused: nothing was previewed or filed.`);

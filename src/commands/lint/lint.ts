@@ -3,6 +3,7 @@ import { codeOf, formatDuration, InputError, missingVhost, type VhostLister } fr
 import { type DefinitionsFile, missingVhostWords, withDeclared } from '../../definitions/index.ts';
 import { type BacktrackingReader, defaultReader } from '../../patterns/index.ts';
 import { changesOf } from '../../plan/index.ts';
+import { readsFederation } from '../../policy/impact/index.ts';
 import { buildPolicySet, formatVersion, type Policy, type PolicyLayer } from '../../policy/index.ts';
 import {
   atLeastAsSevere,
@@ -14,8 +15,8 @@ import {
   type Severity,
 } from '../../policy/lint/index.ts';
 import { PatternCache } from '../../policy/pattern/index.ts';
-import type { NotAskedWhy } from '../../rabbit/index.ts';
-import { type InventorySource, openInventory } from '../../rabbit/index.ts';
+import type { NotAskedWhy, Unread } from '../../rabbit/index.ts';
+import { type InventorySource, openInventory, unreadOf } from '../../rabbit/index.ts';
 import { quoted, valueWritten } from '../../text/index.ts';
 import {
   type FlagDefaults,
@@ -27,6 +28,7 @@ import {
 } from '../parse.ts';
 import { usageOf } from '../registry.ts';
 import { notAskedOf } from '../which/whichLookup.ts';
+import { type IncompleteJson, incompleteJson } from '../words.ts';
 
 const LINT_USAGE = usageOf('lint');
 
@@ -121,6 +123,12 @@ export interface LintResult {
   objects: number;
   /** Readings that failed: what they would have found is not claimed either way. */
   notRead: string[];
+  /**
+   * A listing the findings depend on could not be read (the queues' numbers; the federation
+   * upstreams, when a policy names one): the lint is incomplete, no answer (exit 3). Absent when
+   * all was read. `message` is the sentence both views lead with.
+   */
+  incomplete?: IncompleteJson;
 }
 
 export interface LintOptions {
@@ -184,9 +192,17 @@ export async function lint(input: LintInput, broker: LintBroker, options: LintOp
       options.file ? withDeclared(options.file, input.vhost, federation) : federation,
       at,
     );
+    // The upstreams matter only where a policy names one (missing-target); the numbers always.
+    const unread = unreadOf(
+      live,
+      input.vhost,
+      [...user, ...operator].some((p) => readsFederation(p.definition)),
+    );
+    const incomplete = incompleteJson(unread, 'findings', quoted);
     return {
       ...r,
       answer: 'linted',
+      ...(incomplete ? { incomplete } : {}),
       brokerVersion: formatVersion(inventory.version),
       findings: findings.map((f) => ({ ...f, why: whyOf(f) })),
       policies: user.length + operator.length,
@@ -226,7 +242,15 @@ export function lintOfVhosts(results: readonly LintResult[]): LintAnswer {
     notRead: results.flatMap((r) =>
       r.notRead.map((why) => (several ? `vhost ${quoted(r.vhost)}: ${why}` : why)),
     ),
+    ...incompleteOfAll(results),
   };
+}
+
+/** Every vhost's `incomplete`, as one. */
+function incompleteOfAll(results: readonly LintResult[]): { incomplete?: IncompleteJson } {
+  const unread: Unread[] = results.flatMap((r) => r.incomplete?.unread ?? []);
+  const incomplete = incompleteJson(unread, 'findings', quoted);
+  return incomplete ? { incomplete } : {};
 }
 
 /**
@@ -246,9 +270,12 @@ export function asApplied(
   return [...broker.filter((p) => !named.has(p.name)), ...mine];
 }
 
-/** 0 answered; 3 not asked; 4 with `--fail-on` when a finding that severe or worse is there. */
+/**
+ * 0 answered; 3 not asked, or a listing the findings depend on not read (incomplete, whatever
+ * `--fail-on` says); 4 with `--fail-on` when a finding that severe or worse is there.
+ */
 export function lintExitCode(result: LintAnswer, failOn: Severity | undefined): number {
-  if (result.answer === 'not-asked') return 3;
+  if (result.answer === 'not-asked' || result.incomplete) return 3;
   if (failOn && result.findings.some((f) => atLeastAsSevere(f.severity, failOn))) return LINT_FAIL_EXIT;
   return 0;
 }

@@ -3,6 +3,7 @@ export {
   type PlanInput,
   parsePlan,
   planExitCode,
+  planIncompleteWords,
   planJson,
   planReadOptions,
   planVhosts,

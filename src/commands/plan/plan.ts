@@ -2,9 +2,11 @@ import * as z from 'zod';
 import { InputError } from '../../core/index.ts';
 import type { ReadDefinitions, ReadOptions } from '../../definitions/index.ts';
 import { changeJson, type PlanBroker, type PlanResult, planFile } from '../../plan/index.ts';
+import { quoted } from '../../text/index.ts';
 import { whyOf } from '../lint/lint.ts';
 import { parseArgs, parseVhostMap, parseWith, type VhostMapping, vhostMapOf } from '../parse.ts';
 import { usageOf } from '../registry.ts';
+import { type IncompleteJson, incompleteJson, incompleteWords } from '../words.ts';
 
 const PLAN_USAGE = usageOf('plan');
 
@@ -132,12 +134,34 @@ export function planJson(result: PlanResult): object {
       impact: t.impact,
     })),
     unpredictable: plan.vhosts.flatMap((v) => v.unpredictable.map((u) => ({ vhost: v.vhost, ...u }))),
+    ...incompleteKey(result),
   };
 }
 
-/** 0 answered (with `--detailed-exitcode`: 4 when something is to change), 2 refused, 3 not asked. */
+/** `incomplete` of the document, when what the loss depends on could not be read. */
+function incompleteKey(result: PlanResult): { incomplete?: IncompleteJson } {
+  const incomplete =
+    result.status === 'planned' ? incompleteJson(result.plan.unread ?? [], 'loss', quoted) : undefined;
+  return incomplete ? { incomplete } : {};
+}
+
+/**
+ * The sentence a plan that could not read what its loss depends on leads with (both views; `show`
+ * formats a vhost's name), or undefined when it read all.
+ */
+export function planIncompleteWords(result: PlanResult, show: (name: string) => string): string | undefined {
+  const unread = result.status === 'planned' ? (result.plan.unread ?? []) : [];
+  return unread.length ? incompleteWords(unread, 'loss', show) : undefined;
+}
+
+/**
+ * 0 answered (with `--detailed-exitcode`: 4 when something is to change), 2 refused, 3 not asked,
+ * and 3 when what the loss depends on could not be read: an incomplete plan is no answer, with
+ * `--detailed-exitcode` too (never 0 "nothing to change" nor 4 as if its loss were known).
+ */
 export function planExitCode(result: PlanResult, detailed: boolean): number {
   if (result.status === 'refused') return 2;
   if (result.status === 'not-asked') return 3;
+  if (result.plan.unread?.length) return 3;
   return detailed && result.plan.changes.length > 0 ? 4 : 0;
 }

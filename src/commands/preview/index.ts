@@ -1,2 +1,2 @@
 /** The entrance of commands/preview/: what the other folders of src/ use of it (inside, modules import each other directly). */
-export { parsePreview, previewExitCode, previewJson } from './preview.ts';
+export { parsePreview, previewExitCode, previewIncompleteWords, previewJson } from './preview.ts';

@@ -8,9 +8,11 @@ import {
   type PreviewInput,
   type PreviewResult,
 } from '../../preview/index.ts';
+import { quoted } from '../../text/index.ts';
 import { FOLDED_QUOTES_NOTE, readDefinition, readSetting, SETTING_EXAMPLE } from '../definition.ts';
 import { type FlagDefaults, parseArgs, parseWith, Vhost } from '../parse.ts';
 import { usageOf } from '../registry.ts';
+import { incompleteJson, incompleteWords } from '../words.ts';
 
 /**
  * `preview delete|create|edit POLICY …`: the words -> the preview service's input (refused with
@@ -174,6 +176,7 @@ export function previewJson(r: PreviewResult): Record<string, unknown> {
         diff: r.diff,
         brokerVersion: r.brokerVersion,
         ms: r.ms,
+        ...(r.unread?.length ? { incomplete: incompleteJson(r.unread, 'loss', quoted) } : {}),
       };
     case 'refused':
       return {
@@ -192,9 +195,20 @@ export function previewJson(r: PreviewResult): Record<string, unknown> {
   }
 }
 
-/** Exit code per docs/commands.md: 0 answered, 2 refused (or a vhost that does not exist), 3 broker not asked. */
+/**
+ * The sentence a preview that could not read what its loss depends on leads with (both views;
+ * `show` formats a vhost's name), or undefined when it read all.
+ */
+export function previewIncompleteWords(r: PreviewResult, show: (name: string) => string): string | undefined {
+  return r.status === 'answered' && r.unread?.length ? incompleteWords(r.unread, 'loss', show) : undefined;
+}
+
+/**
+ * Exit code per docs/commands.md: 0 answered, 2 refused (or a vhost that does not exist), 3 broker
+ * not asked, or what the loss depends on not read (an incomplete preview).
+ */
 export function previewExitCode(r: PreviewResult): number {
-  if (r.status === 'answered') return 0;
+  if (r.status === 'answered') return r.unread?.length ? 3 : 0;
   if (r.status === 'refused' || r.why === 'missing-vhost') return 2;
   return 3;
 }

@@ -1,10 +1,10 @@
-import { NOT_ASKED_WORDS } from '../../commands/index.ts';
+import { incompleteWords, NOT_ASKED_WORDS } from '../../commands/index.ts';
 import { type LintedFinding, type LintResult, lintCounts } from '../../commands/lint/index.ts';
 import { showInvisible } from '../../text/index.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
 import type { AttachedFile } from '../slackCalls.ts';
-import { type Block, context, finish, type MessageWithFile, section } from './message.ts';
+import { type Block, context, finish, leadWith, type MessageWithFile, section } from './message.ts';
 import { pages } from './policies.ts';
 import { csvField } from './preview.ts';
 
@@ -57,7 +57,10 @@ export function lintView(r: LintResult): MessageWithFile {
   if (needsFile)
     footer.push(`${shown} of ${r.findings.length} findings shown: every one is in the attached file`);
   all.push(context(footer.join(' · ')));
-  const message = finish(all, `Lint of vhost ${prose(truncate(r.vhost, 200))}: ${counts}.`);
+  const message = leadWith(
+    finish(all, `Lint of vhost ${prose(truncate(r.vhost, 200))}: ${counts}.`),
+    r.incomplete && incompleteWords(r.incomplete.unread, 'findings', (v) => code(truncate(v, 200))),
+  );
   return needsFile ? { ...message, file: lintCsv(r) } : message;
 }
 

@@ -1,10 +1,11 @@
 import { whyOf } from '../../commands/lint/index.ts';
+import { planIncompleteWords } from '../../commands/plan/index.ts';
 import type { PlanResult, PlanStep } from '../../plan/index.ts';
 import { totalsWords } from '../../policy/impact/index.ts';
 import { planText } from '../../terminal/index.ts';
 import { count as plural } from '../../text/index.ts';
 import { code, prose, truncate } from '../escape.ts';
-import { context, finish, listSection, type MessageWithFile, section } from './message.ts';
+import { context, finish, leadWith, listSection, type MessageWithFile, section } from './message.ts';
 
 /**
  * `@rmq plan` with a definitions file attached, pure: the loss first (the end state's, then what a
@@ -62,7 +63,10 @@ export function planView(result: PlanResult, source: string): MessageWithFile {
   const text = `Plan of ${prose(truncate(source, 200))}: ${plural(plan.changes.length, 'change')}; end state: ${end ?? 'removes nothing'}.`;
   const name = source.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 80) || 'definitions';
   return {
-    ...finish(blocks, text),
+    ...leadWith(
+      finish(blocks, text),
+      planIncompleteWords(result, (v) => code(truncate(v, 60))),
+    ),
     file: {
       filename: `plan-${name}.txt`,
       title: `Plan of ${truncate(source, 200)}: every change and object`,

@@ -6,6 +6,7 @@ import {
   reachWords,
   WHICH_WORDS,
 } from '../../commands/index.ts';
+import { previewIncompleteWords } from '../../commands/preview/index.ts';
 import { missingVhostSentence } from '../../core/index.ts';
 import { impactWords, readingWords, totalsWords } from '../../policy/impact/index.ts';
 import { isAnchored } from '../../policy/pattern/index.ts';
@@ -23,7 +24,15 @@ import { code, prose, truncate, valueCode } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
 import type { AttachedFile } from '../slackCalls.ts';
 import { asWrittenSection } from './asWritten.ts';
-import { type Block, context, finish, listSection, type MessageWithFile, section } from './message.ts';
+import {
+  type Block,
+  context,
+  finish,
+  leadWith,
+  listSection,
+  type MessageWithFile,
+  section,
+} from './message.ts';
 
 /**
  * The preview as a Slack message, what hurts first (as in the terminal): risks, new ties, an
@@ -323,7 +332,7 @@ function notAsked(r: Extract<PreviewResult, { status: 'not-asked' }>): MessageWi
 export function previewView(r: PreviewResult): MessageWithFile {
   switch (r.status) {
     case 'answered':
-      return answered(r);
+      return leadWith(answered(r), previewIncompleteWords(r, name));
     case 'refused':
       return refused(r);
     case 'not-asked':
