@@ -15,10 +15,8 @@ export {
   type LiveReading,
   narrowedTo,
   openInventory,
-  type Unread,
-  type UnreadWhat,
-  unreadOf,
 } from './inventory.ts';
 export { PAGE_MAX } from './listings.ts';
 export { type FederationState, type Permission, toQueueKind, type WhoAmI } from './responses.ts';
 export type { CallInfo, Timeouts } from './transport.ts';
+export { type Unread, type UnreadWhat, unreadOf } from './unread.ts';

@@ -27,7 +27,6 @@
  * Never paged through: the broker builds and sorts the whole list for every page (quadratic); the
  * one page of a name filter is asked for only where it holds every queue the filter finds.
  */
-import { codeOf } from '../core/index.ts';
 import type { LiveQueue } from '../policy/impact/index.ts';
 import type { BrokerVersion, Policy } from '../policy/index.ts';
 import type { InventoryObject } from '../policy/simulate/index.ts';
@@ -39,6 +38,7 @@ import type {
   QueueRecordLive,
   QueueStats,
 } from './responses.ts';
+import { failureOf, federationFailed, type ReadingFailure, whyFailed } from './unread.ts';
 
 /** What the inventory needs of the management API. ManagementClient satisfies it. */
 export interface InventorySource extends FindingSource {
@@ -59,23 +59,6 @@ export interface InventorySource extends FindingSource {
 }
 
 /**
- * A reading an answer depends on that could not be read (`Unread`): the queues' statistics (the
- * live numbers that decide a loss), or the federation upstreams (lint's `missing-target`).
- */
-export type UnreadWhat = 'queue-statistics' | 'federation-upstreams';
-
-/** What could not be read, where, and why: the client's error code, its words, the budget it ran out of. */
-export interface Unread {
-  readonly what: UnreadWhat;
-  readonly vhost: string;
-  /** The client's error code (`timeout`, `forbidden`, `refused-by-broker`, …), `error` for anything else. */
-  readonly why: string;
-  readonly detail: string;
-  /** With `timeout`: the question's budget (RMQ_TIMEOUT) it ran out of, when known. */
-  readonly budgetMs?: number;
-}
-
-/**
  * What is there now, read beside the inventory: every queue's statistics by name (`null`: the
  * broker reports none for it), and the vhost's federation. Never a reason to refuse the preview:
  * a reading that failed says why, and its numbers are unknown.
@@ -90,43 +73,11 @@ export interface LiveReading {
   readonly nodeDown?: ReadonlySet<string>;
   /** Why the statistics could not be read (then `queues` is empty). */
   readonly queuesWhy?: string;
-  /** The same, as its code and the budget it ran out of (`unreadOf`). */
   readonly queuesFailure?: ReadingFailure;
   readonly federation: FederationState | null;
   /** Why the federation could not be read. */
   readonly federationWhy?: string;
   readonly federationFailure?: ReadingFailure;
-}
-
-/** A reading that failed: the client's error code, and the question's budget when it timed out. */
-export interface ReadingFailure {
-  readonly code: string;
-  readonly budgetMs?: number;
-}
-
-/** A reading's failure as an `Unread` of `vhost`. */
-function unreadAs(what: UnreadWhat, vhost: string, why: string, f: ReadingFailure): Unread {
-  const prefix = `${f.code}: `;
-  return {
-    what,
-    vhost,
-    why: f.code,
-    detail: why.startsWith(prefix) ? why.slice(prefix.length) : why,
-    ...(f.budgetMs !== undefined ? { budgetMs: f.budgetMs } : {}),
-  };
-}
-
-/**
- * What of `reading` could not be read: the queues' statistics, and (with `federation`: the answer
- * reads it, a policy names an upstream) the federation upstreams. Empty when all was read.
- */
-export function unreadOf(reading: LiveReading | null, vhost: string, federation = false): Unread[] {
-  const unread: Unread[] = [];
-  if (reading?.queuesWhy && reading.queuesFailure)
-    unread.push(unreadAs('queue-statistics', vhost, reading.queuesWhy, reading.queuesFailure));
-  if (federation && reading?.federationWhy && reading.federationFailure)
-    unread.push(unreadAs('federation-upstreams', vhost, reading.federationWhy, reading.federationFailure));
-  return unread;
 }
 
 export interface Inventory {
@@ -366,27 +317,9 @@ function readFederation(
 ): Promise<Pick<LiveReading, 'federation' | 'federationWhy' | 'federationFailure'>> {
   return source.federation(vhost).then(
     (f) => ({ federation: f }),
-    (e: unknown) => ({
-      federation: null,
-      federationWhy: whyFailed(e),
-      federationFailure: failureOf(e, source),
-    }),
+    (e: unknown) => federationFailed(e, source.budgetMs),
   );
 }
-
-/** A failure's code, and the source's budget when it timed out. */
-function failureOf(e: unknown, source: InventorySource): ReadingFailure {
-  const code = codeOf(e) ?? 'error';
-  return code === 'timeout' && source.budgetMs !== undefined ? { code, budgetMs: source.budgetMs } : { code };
-}
-
-/** Why a reading failed, in a few words: the client's error code and message. */
-const whyFailed = (e: unknown) => {
-  const code = codeOf(e) ?? 'error';
-  const message = e instanceof Error ? e.message : String(e);
-  // A RabbitError's message starts with its code already.
-  return message.startsWith(`${code}: `) ? message : `${code}: ${message}`;
-};
 
 /** Folds the stats listing into a map as it arrives (beside the inventory), and reads the federation. */
 function readLive(
@@ -417,7 +350,7 @@ function readLive(
       queues.clear();
       nodeDown.clear();
       queuesWhy = whyFailed(e);
-      queuesFailure = failureOf(e, source);
+      queuesFailure = failureOf(e, source.budgetMs);
     }
     return {
       sampledAt,

@@ -4,7 +4,8 @@ import { showInvisible } from '../../text/index.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
 import type { AttachedFile } from '../slackCalls.ts';
-import { type Block, context, finish, leadWith, type MessageWithFile, section } from './message.ts';
+import { leadWith } from './incomplete.ts';
+import { type Block, context, finish, type MessageWithFile, section } from './message.ts';
 import { pages } from './policies.ts';
 import { csvField } from './preview.ts';
 

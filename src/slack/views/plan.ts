@@ -5,7 +5,8 @@ import { totalsWords } from '../../policy/impact/index.ts';
 import { planText } from '../../terminal/index.ts';
 import { count as plural } from '../../text/index.ts';
 import { code, prose, truncate } from '../escape.ts';
-import { context, finish, leadWith, listSection, type MessageWithFile, section } from './message.ts';
+import { leadWith } from './incomplete.ts';
+import { context, finish, listSection, type MessageWithFile, section } from './message.ts';
 
 /**
  * `@rmq plan` with a definitions file attached, pure: the loss first (the end state's, then what a

@@ -24,15 +24,8 @@ import { code, prose, truncate, valueCode } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
 import type { AttachedFile } from '../slackCalls.ts';
 import { asWrittenSection } from './asWritten.ts';
-import {
-  type Block,
-  context,
-  finish,
-  leadWith,
-  listSection,
-  type MessageWithFile,
-  section,
-} from './message.ts';
+import { leadWith } from './incomplete.ts';
+import { type Block, context, finish, listSection, type MessageWithFile, section } from './message.ts';
 
 /**
  * The preview as a Slack message, what hurts first (as in the terminal): risks, new ties, an
