@@ -83,6 +83,13 @@ export interface LoggedRecords {
 
 const BATCH = 500;
 
+/**
+ * How far a record's `at` (the bot's clock when it applied or caught the change) may stray from its
+ * place in the stream (Redis's clock when it was appended): a replica's clock, a set's steps
+ * stamped once. A window is read this far past each of its ends, and filtered on `at` exactly.
+ */
+export const WINDOW_SLACK_MS = 10 * 60_000;
+
 export interface AuditTrailOptions {
   /**
    * RMQ_AUDIT_KEY: records are sealed with an HMAC under it, and `verify` checks them with it
@@ -190,7 +197,9 @@ export class AuditTrail {
   ): Promise<{ entries: AuditRecord[]; unreadable: number }> {
     const entries: AuditRecord[] = [];
     let unreadable = 0;
-    let end = '+';
+    const { since, until } = query;
+    // A window: start past its end (found by bisection), stop once the records are well before it.
+    let end = until === undefined ? '+' : await this.#firstAtOrAfter(until + WINDOW_SLACK_MS);
     for (;;) {
       const rows = await this.#redis.xrevrange(this.#stream, end, '-', 'COUNT', BATCH);
       for (const [sid, fields] of rows) {
@@ -201,6 +210,9 @@ export class AuditTrail {
           continue;
         }
         const r = parsed.data;
+        const at = Date.parse(r.at);
+        if (since !== undefined && at < since - WINDOW_SLACK_MS) return { entries, unreadable };
+        if ((since !== undefined && at < since) || (until !== undefined && at >= until)) continue;
         if (query.env !== undefined && r.env !== query.env) continue;
         // A freeze names no vhost and no policy: only a query by environment alone finds it.
         if (query.vhost !== undefined && (!('vhost' in r) || r.vhost !== query.vhost)) continue;
@@ -215,6 +227,37 @@ export class AuditTrail {
       }
       if (rows.length < BATCH) return { entries, unreadable };
     }
+  }
+
+  /**
+   * The end (exclusive, for XREVRANGE) before the first record whose `at` is at or after `ms`, or
+   * `+` when there is none: a bisection on the stream ids (append times, in order), reading one
+   * record per step, so a window of a long trail is found in about 40 reads, never by reading it
+   * whole. It relies on `at` following the stream's order within WINDOW_SLACK_MS.
+   */
+  async #firstAtOrAfter(ms: number): Promise<string> {
+    const [first] = await this.#redis.xrange(this.#stream, '-', '+', 'COUNT', 1);
+    const [last] = await this.#redis.xrevrange(this.#stream, '+', '-', 'COUNT', 1);
+    if (!first || !last) return '+';
+    // The first readable record at or after stream time `t`; an unreadable one reads as before `ms`
+    // (the search moves later, and the scan reads more, never less).
+    const probe = async (t: number): Promise<{ sid: string; at: number } | undefined> => {
+      const rows = await this.#redis.xrange(this.#stream, `${t}`, '+', 'COUNT', 1);
+      const row = rows[0];
+      if (!row) return undefined;
+      const parsed = AuditRecordSchema.safeParse(safeJson(fieldOf(row[1])));
+      return { sid: row[0], at: parsed.success ? Date.parse(parsed.data.at) : Number.NEGATIVE_INFINITY };
+    };
+    let lo = streamMs(first[0]);
+    let hi = streamMs(last[0]) + 1;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      const p = await probe(mid);
+      if (p && p.at >= ms) hi = mid;
+      else lo = mid + 1;
+    }
+    const found = await probe(lo);
+    return found && found.at >= ms ? `(${found.sid}` : '+';
   }
 
   /**
@@ -305,6 +348,9 @@ export class AuditTrail {
 }
 
 type BrokenWhy = Extract<VerifyResult, { ok: false }>['why'];
+
+/** The milliseconds of a stream id (`<ms>-<seq>`). */
+const streamMs = (sid: string): number => Number(sid.slice(0, sid.indexOf('-')));
 
 function fieldOf(fields: readonly string[]): string | undefined {
   for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === 'record') return fields[i + 1];

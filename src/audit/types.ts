@@ -212,6 +212,9 @@ export interface HistoryQuery {
   readonly name?: string;
   readonly vhost?: string;
   readonly env?: string;
+  /** The window, on each record's `at`: from `since` (inclusive) to `until` (exclusive), ms since the epoch. */
+  readonly since?: number;
+  readonly until?: number;
 }
 
 export type VerifyResult = (

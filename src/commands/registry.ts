@@ -94,7 +94,8 @@ export const COMMAND_TABLE = [
   },
   {
     name: 'history',
-    usage: 'history [POLICY or NAME] [--vhost V] [--env E] [--verify [--against FILE]]',
+    usage:
+      'history [POLICY or NAME] [--since TIME] [--until TIME] [--vhost V] [--env E] [--verify [--against FILE]]',
     does: 'the audit trail of applied changes; --verify checks its hash chain',
     slackOnly: false,
   },

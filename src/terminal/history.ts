@@ -99,7 +99,9 @@ function changeLines(e: ChangeRecord): string[] {
 }
 
 export function historyText(r: HistoryResult): string {
-  const blocks = r.entries.length === 0 ? [['No recorded changes match.']] : r.entries.map(entryLines);
+  const none = r.window ? 'No recorded changes in that window match.' : 'No recorded changes match.';
+  const blocks = r.entries.length === 0 ? [[none]] : r.entries.map(entryLines);
+  if (r.window) blocks.unshift([r.window.words]);
   const unreadable = unreadableSentence(r);
   if (unreadable) blocks.push([unreadable]);
   if (r.verify) blocks.push([verifySentence(r.verify)]);

@@ -8,7 +8,7 @@ import {
   isChange,
   type VerifyResult,
 } from '../../audit/index.ts';
-import { InputError } from '../../core/index.ts';
+import { InputError, type Instant, parseInstant } from '../../core/index.ts';
 import { type FlagDefaults, parseArgs, parseWith } from '../parse.ts';
 import { usageOf } from '../registry.ts';
 
@@ -24,6 +24,8 @@ const HISTORY_USAGE = usageOf('history');
 
 export interface HistoryInput extends HistoryQuery {
   readonly verify: boolean;
+  /** `--since` / `--until` as typed and read; `since`/`until` of the query are their instants. */
+  readonly window?: HistoryWindow;
   /** A log of the bot's (JSON lines) to check the trail against; implies `verify`. */
   readonly against?: string;
 }
@@ -35,13 +37,53 @@ const Words = z.object({
   against: z.string().min(1, '--against names a log file').optional(),
 });
 
+/**
+ * The window asked for: from `since` (inclusive) to `until` (exclusive, absent: now), each instant
+ * as typed and read. `thread`: the since is a Slack thread's start, not typed.
+ */
+export interface HistoryWindow {
+  readonly since?: Instant;
+  readonly until?: Instant;
+  readonly thread?: boolean;
+}
+
+/** The window's `--json` form: ISO instants (UTC), `null` for an open end. */
+export interface HistoryWindowJson {
+  readonly since: string | null;
+  readonly until: string | null;
+  /** The since is the Slack thread's first message. */
+  readonly fromThread?: true;
+  /** The window in one sentence, as the terminal and Slack say it. */
+  readonly words: string;
+}
+
+/** `now` and a Slack thread's start (`thread_ts`), for the window's defaults. */
+export interface HistoryContext {
+  readonly now?: Date;
+  /** The thread asked in (Slack's `thread_ts`, seconds): without `--since`, the window starts there. */
+  readonly threadTs?: string | undefined;
+}
+
 /** `defaults`: a Slack channel's `--vhost`/`--env` (`use`), taken where the words give none. */
-export function parseHistory(words: readonly string[], defaults: FlagDefaults = {}): HistoryInput {
+export function parseHistory(
+  words: readonly string[],
+  defaults: FlagDefaults = {},
+  context: HistoryContext = {},
+): HistoryInput {
   const { positionals, flags } = parseArgs(
     words,
-    { vhost: 'string', env: 'string', verify: 'boolean', against: 'string' },
+    {
+      vhost: 'string',
+      env: 'string',
+      verify: 'boolean',
+      against: 'string',
+      since: 'string',
+      until: 'string',
+    },
     HISTORY_USAGE,
   );
+  const now = context.now ?? new Date();
+  const window = windowOf(flags.since, flags.until, now, context.threadTs);
   if (positionals.length > 1)
     throw new InputError(`history takes one policy or object name, got ${positionals.length}.`, {
       usage: HISTORY_USAGE,
@@ -62,7 +104,71 @@ export function parseHistory(words: readonly string[], defaults: FlagDefaults = 
     ...(q.env === undefined ? {} : { env: q.env }),
     verify: flags.verify === true || q.against !== undefined,
     ...(q.against === undefined ? {} : { against: q.against }),
+    ...(window === undefined
+      ? {}
+      : {
+          window,
+          ...(window.since ? { since: window.since.ms } : {}),
+          ...(window.until ? { until: window.until.ms } : {}),
+        }),
   };
+}
+
+function windowOf(
+  sinceText: string | boolean | undefined,
+  untilText: string | boolean | undefined,
+  now: Date,
+  threadTs: string | undefined,
+): HistoryWindow | undefined {
+  const read = (text: string | boolean | undefined, flag: string) =>
+    typeof text === 'string' ? parseInstant(text, now, flag, HISTORY_USAGE) : undefined;
+  const typed = read(sinceText, '--since');
+  const until = read(untilText, '--until');
+  if (typed && typed.ms > now.getTime())
+    throw new InputError(
+      `--since ${JSON.stringify(typed.written)} is ${typed.iso}, in the future: nothing is recorded after now${typed.form === 'today' ? ' (HH:MM is today, UTC)' : ''}.`,
+      { usage: HISTORY_USAGE },
+    );
+  const thread = typed === undefined ? threadStart(threadTs) : undefined;
+  const since = typed ?? thread;
+  if (since && until && since.ms >= until.ms)
+    throw new InputError(
+      `--since (${since.iso}) is not before --until (${until.iso}): the window is empty. Since is inclusive, until exclusive.`,
+      { usage: HISTORY_USAGE },
+    );
+  if (!since && !until) return undefined;
+  return { ...(since ? { since } : {}), ...(until ? { until } : {}), ...(thread ? { thread: true } : {}) };
+}
+
+/** A Slack thread's start (`thread_ts`, seconds with microseconds) as an instant. */
+function threadStart(threadTs: string | undefined): Instant | undefined {
+  if (threadTs === undefined || !/^\d+(\.\d+)?$/.test(threadTs)) return undefined;
+  const ms = Math.floor(Number(threadTs) * 1000);
+  return { ms, iso: new Date(ms).toISOString(), form: 'iso', written: threadTs };
+}
+
+/** The window as `--json` carries it. */
+export function windowJson(w: HistoryWindow, verify: boolean): HistoryWindowJson {
+  return {
+    since: w.since?.iso ?? null,
+    until: w.until?.iso ?? null,
+    ...(w.thread ? { fromThread: true as const } : {}),
+    words: windowSentence(w, verify),
+  };
+}
+
+/** The window in one line, for the terminal and Slack: since inclusive, until exclusive. */
+export function windowSentence(w: HistoryWindow, verify = false): string {
+  const at = (i: Instant) => (i.form === 'today' ? `${i.written} today, UTC (${i.iso})` : i.iso);
+  const from = w.since
+    ? w.thread
+      ? `since this thread started (${w.since.iso})`
+      : `from ${at(w.since)} (inclusive)`
+    : 'from the first record';
+  const to = w.until ? `until ${at(w.until)} (exclusive)` : 'until now';
+  const thread = w.thread ? ' Give --since to ask for another window.' : '';
+  const chain = verify ? ' --verify checks the whole chain, not only the window.' : '';
+  return `The records ${from} ${to}.${thread}${chain}`;
 }
 
 /** What `history` reads. AuditTrail satisfies it. */
@@ -77,6 +183,8 @@ export interface HistorySource {
 export type ReadLog = (file: string) => Promise<LoggedRecords>;
 
 export interface HistoryResult {
+  /** With `--since` / `--until` (or a Slack thread's span): the window read. */
+  window?: HistoryWindowJson;
   /** Newest first. */
   entries: AuditRecord[];
   /** Records of the trail that could not be read: not shown, and not matched against the query. */
@@ -90,7 +198,7 @@ export async function history(
   source: HistorySource,
   readLog?: ReadLog,
 ): Promise<HistoryResult> {
-  const { verify, against, ...query } = input;
+  const { verify, against, window, ...query } = input;
   if (against !== undefined && !readLog)
     throw new InputError(
       '--against reads a log file where the command runs: use it in the terminal (npx rmq history --verify --against FILE).',
@@ -104,7 +212,12 @@ export async function history(
   const reviewed = await Promise.all(
     entries.map(async (e) => (isChange(e) && e.breakGlass ? withReview(e, await source.reviewOf(e)) : e)),
   );
-  return { entries: reviewed, unreadable, ...(chain ? { verify: chain } : {}) };
+  return {
+    ...(window ? { window: windowJson(window, verify) } : {}),
+    entries: reviewed,
+    unreadable,
+    ...(chain ? { verify: chain } : {}),
+  };
 }
 
 /**

@@ -97,15 +97,11 @@ function predictedObserved(e: ChangeRecord): string[] {
 }
 
 export function historyView(r: HistoryResult): SlackMessage {
-  const blocks: Block[] =
-    r.entries.length === 0
-      ? [section('No recorded changes match.')]
-      : r.entries.map((e) => section(entry(e)));
+  const none = r.window ? 'No recorded changes in that window match.' : 'No recorded changes match.';
+  const blocks: Block[] = r.entries.length === 0 ? [section(none)] : r.entries.map((e) => section(entry(e)));
+  if (r.window) blocks.unshift(context(prose(r.window.words)));
   const unreadable = unreadableSentence(r);
   if (unreadable) blocks.push(context(`:warning: ${prose(unreadable)}`));
   if (r.verify) blocks.push(context(prose(verifySentence(r.verify))));
-  return finish(
-    blocks,
-    r.entries.length === 0 ? 'No recorded changes match.' : `${r.entries.length} recorded changes`,
-  );
+  return finish(blocks, r.entries.length === 0 ? none : `${r.entries.length} recorded changes`);
 }
