@@ -189,7 +189,9 @@ export class AuditTrail {
 
   /**
    * As `list`, and how many records could not be read (never matched, never hidden): of the
-   * whole trail, or of the part read before `limit` entries were found.
+   * whole trail, or of the part read before `limit` entries were found. With `since`/`until`, only
+   * the records whose `at` is in [since, until), and only that part of the stream is read (its end
+   * found by bisection, the reading stopped WINDOW_SLACK_MS before `since`).
    */
   async scan(
     query: HistoryQuery = {},

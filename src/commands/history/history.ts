@@ -19,7 +19,9 @@ const HISTORY_USAGE = usageOf('history');
  * newest first: the changes of a policy, or of every policy that governed an object of that
  * name, and how many records could not be read. `--verify` walks the whole hash chain and names
  * the first broken record; a break-glass change shows its review (or that it has none); `--against FILE` (terminal only) also compares the trail with the
- * bot's log and names every record missing, altered or extra. Read-only.
+ * bot's log and names every record missing, altered or extra. `--since`/`--until` (TIME, src/core/instant.ts):
+ * the records in that window, since inclusive, until exclusive; in a Slack thread, the thread's span by
+ * default. `--verify` still verifies the whole chain. Read-only.
  */
 
 export interface HistoryInput extends HistoryQuery {
