@@ -113,6 +113,9 @@ describe('parseHistory: the window', () => {
     expect(h.window?.thread).toBe(true);
     const typed = parseHistory(['--since', '-1h'], {}, { now: NOW, threadTs: '1796355000.000200' });
     expect(typed.window?.thread).toBeUndefined();
+    expect(() =>
+      parseHistory(['--until', '2026-12-01T00:00Z'], {}, { now: NOW, threadTs: '1796355000.000200' }),
+    ).toThrow('This thread started at 2026-12-04T03:30:00.000Z, which is not before --until');
   });
 
   it('without a window, nothing changes', () => {

@@ -135,7 +135,7 @@ function windowOf(
   const since = typed ?? thread;
   if (since && until && since.ms >= until.ms)
     throw new InputError(
-      `--since (${since.iso}) is not before --until (${until.iso}): the window is empty. Since is inclusive, until exclusive.`,
+      `${thread ? `This thread started at ${since.iso}, which` : `--since (${since.iso})`} is not before --until (${until.iso}): the window is empty. Since is inclusive, until exclusive.`,
       { usage: HISTORY_USAGE },
     );
   if (!since && !until) return undefined;
