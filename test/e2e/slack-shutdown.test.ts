@@ -3,7 +3,7 @@
  * it) on a Redis of this test's own, with its apply and time-box workers and queues blocked on
  * it; the test kills that Redis (by its pid), then sends SIGTERM. BullMQ's close waits for a
  * Redis that never comes back (ioredis holds QUIT until it reconnects): the bot closes with a
- * deadline, then disconnects, and exits 0 (stopped by a signal, INTERFACE.md / main.ts) within
+ * deadline, then disconnects, and exits 0 (stopped by a signal, docs/operations.md / src/bot/main.ts) within
  * its drain, not after the 90 s hard limit with 1.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,8 +19,8 @@ import { type RedisServer, startRedisServer } from '../support/redisServer.ts';
 
 /**
  * The longest the stop may take here: the answers' drain (10 s, none under way), the broker
- * clients' grace (1 s) and the workers' close deadline while Redis is away (SHUTDOWN_REDIS_AWAY_MS
- * in src/bot/bot.ts), with room for a loaded machine; far below the 90 s hard limit.
+ * clients' grace (1 s) and the workers' close deadline while Redis is away (REDIS_AWAY_CLOSE_MS
+ * in src/workflow/apply/workerClose.ts), with room for a loaded machine; far below the 90 s hard limit.
  */
 const STOP_BOUND_MS = 30_000;
 
