@@ -9,9 +9,14 @@
  * retries included. Callers with other needs (the apply job) pass other `timeouts`, `limits` and
  * `getRetries`.
  */
+
+import * as z from 'zod';
+import { maskUrisIn } from '../core/index.ts';
 import {
   type BrokerVersion,
   enabledPlugins,
+  type Parameter,
+  type ParameterComponent,
   type Policy,
   type PolicyLayer,
   parseVersion,
@@ -39,6 +44,7 @@ import {
   overviewSchema,
   type Permission,
   parameterNamesSchema,
+  parameterSchema,
   permissionSchema,
   policyListSchema,
   policySchema,
@@ -67,6 +73,26 @@ export {
 } from './transport.ts';
 
 export type ManagementClientOptions = TransportOptions;
+
+/**
+ * A parameter's write, whose refusal may quote the value written (`value`), URIs and passwords
+ * included: its error carries the broker's reason with every URI masked and every password of the
+ * value hidden.
+ */
+async function masked<T>(call: Promise<T>, value?: unknown): Promise<T> {
+  try {
+    return await call;
+  } catch (e) {
+    if (!(e instanceof RabbitError)) throw e;
+    throw new RabbitError({
+      code: e.code,
+      method: e.method,
+      path: e.path,
+      ...(e.status !== undefined ? { status: e.status } : {}),
+      ...(e.reason !== undefined ? { reason: maskUrisIn(e.reason, value) } : {}),
+    });
+  }
+}
 
 /**
  * What `GET /api/federation-links/{vhost}` answers on a broker without the federation
@@ -270,6 +296,42 @@ export class ManagementClient {
   /** Throws RabbitError 'not-found' when there is no such policy. */
   async deletePolicy(layer: PolicyLayer, vhost: string, name: string): Promise<void> {
     await this.http.call('DELETE', this.http.path(LAYER_PATH[layer], vhost, name));
+  }
+
+  // ---- runtime parameters (federation upstreams, upstream sets, shovels) -----------------
+
+  /** The vhost's parameters of one component; none when the plugin that owns it is not enabled. */
+  async listParameters(component: ParameterComponent, vhost: string): Promise<Parameter[]> {
+    const list = await this.http.getJsonOrNull(
+      this.http.path(`parameters/${component}`, vhost),
+      z.array(parameterSchema),
+    );
+    return (list ?? []).map((p) => ({ component, vhost, name: p.name, value: p.value }));
+  }
+
+  /** `null` when there is no such parameter (or no such vhost). */
+  async getParameter(component: ParameterComponent, vhost: string, name: string): Promise<Parameter | null> {
+    const p = await this.http.getJsonOrNull(
+      this.http.path(`parameters/${component}`, vhost, name),
+      parameterSchema,
+    );
+    return p && { component, vhost, name, value: p.value };
+  }
+
+  /**
+   * Replaces the whole parameter. The broker's refusal quotes the value it refused, URIs and their
+   * passwords included: the error carries it masked.
+   */
+  async putParameter(p: Parameter): Promise<void> {
+    await masked(
+      this.http.call('PUT', this.http.path(`parameters/${p.component}`, p.vhost, p.name), { value: p.value }),
+      p.value,
+    );
+  }
+
+  /** Throws RabbitError 'not-found' when there is no such parameter. */
+  async deleteParameter(component: ParameterComponent, vhost: string, name: string): Promise<void> {
+    await masked(this.http.call('DELETE', this.http.path(`parameters/${component}`, vhost, name)));
   }
 
   // ---- objects --------------------------------------------------------------------------
