@@ -37,6 +37,7 @@ export {
   PolicyFieldsSchema,
   type ReviewRecord,
   reviewRecordId,
+  subjectWords,
   type VerifyResult,
 } from './types.ts';
 export { approvalWords, breakGlassWords } from './whoWords.ts';

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import type { ImpactTotals } from '../policy/impact/index.ts';
+import { COMPONENT_WORDS, PARAMETER_COMPONENTS } from '../policy/index.ts';
 import type { ImpactSummary, PolicyFields } from '../preview/index.ts';
 import { ObservationSchema } from './observed.ts';
 
@@ -95,6 +96,13 @@ export const ChangeRecordSchema = z.object({
   appliedAt: IsoTime.optional(),
   before: PolicyFieldsSchema.nullable(),
   after: PolicyFieldsSchema.nullable(),
+  /**
+   * A federation upstream's, upstream set's or shovel's change (a set's step), not a policy's:
+   * `policy` is its name, `before` and `after` are null, and `value` holds its values with every
+   * URI masked (a password is never recorded).
+   */
+  component: z.enum(PARAMETER_COMPONENTS).optional(),
+  value: z.object({ before: z.unknown(), after: z.unknown() }).optional(),
   /** Every object whose effective values changed: what it lost, gained and changed. */
   objects: z.array(AuditObjectSchema),
   /** Objects the simulation could not predict. */
@@ -140,6 +148,12 @@ export const ChangeRecordSchema = z.object({
     .optional(),
 });
 export type ChangeRecord = z.infer<typeof ChangeRecordSchema>;
+
+/** What a record's change wrote, in words: `policy`, `operator policy`, `federation upstream`, `shovel`, … */
+export const subjectWords = (e: {
+  readonly operator: boolean;
+  readonly component?: ChangeRecord['component'];
+}) => (e.component ? COMPONENT_WORDS[e.component] : e.operator ? 'operator policy' : 'policy');
 
 /** What a `left` record means, as `history` says it on both surfaces. */
 export const LEFT_WORDS =

@@ -24,10 +24,11 @@
  * (src/definitions/) are modules of their own.
  */
 
-import { codeOf, missingVhost, type VhostLister } from '../core/index.ts';
+import { codeOf, maskUris, missingVhost, type VhostLister } from '../core/index.ts';
 import {
   type DefinitionsFile,
   type FederationNames,
+  type FileParameter,
   missingVhostWords,
   withDeclared,
 } from '../definitions/index.ts';
@@ -44,8 +45,11 @@ import type { Risk } from '../policy/index.ts';
 import {
   actionOf,
   buildPolicySet,
+  COMPONENT_WORDS,
   formatVersion,
   type ObjectKind,
+  type ParameterComponent,
+  type ParameterTransition,
   type Policy,
   type PolicyLayer,
   type Transition,
@@ -76,10 +80,21 @@ import {
 } from '../rabbit/index.ts';
 import { changesOf } from './changes.ts';
 import { newFindings } from './findings.ts';
+import {
+  type ParameterChanges,
+  type ParameterLister,
+  parameterChangesOf,
+  parameterOrder,
+  readParameters,
+  withoutDeleted,
+} from './parameters.ts';
 
 export { changesOf };
 
-export type PlanBroker = InventorySource & VhostLister;
+/** What a plan of given policy changes reads (`planChanges`). */
+export type PolicyPlanBroker = InventorySource & VhostLister;
+/** What a file's plan reads: its parameters too. */
+export type PlanBroker = PolicyPlanBroker & ParameterLister;
 
 /** An object to check after a step is written: the policy of each layer the broker must report on it. */
 export interface VerifyObject {
@@ -89,10 +104,20 @@ export interface VerifyObject {
   readonly operatorPolicy: string | null;
 }
 
-export interface PlanStep extends Transition {
+/** A policy's step. */
+export interface PolicyStep extends Transition {
   readonly action: ChangeAction;
   readonly verify: readonly VerifyObject[];
 }
+
+/** A federation upstream's, upstream set's or shovel's step (./parameters.ts). */
+export interface ParameterStep extends ParameterTransition {
+  readonly action: ChangeAction;
+}
+
+export type PlanStep = PolicyStep | ParameterStep;
+
+export const isParameterStep = (s: PlanStep): s is ParameterStep => 'component' in s;
 
 export interface PlanObject {
   readonly vhost: string;
@@ -166,10 +191,43 @@ export function fieldsOf(p: Policy | null): PolicyFields | null {
   return p && { pattern: p.pattern, applyTo: p.applyTo, priority: p.priority, definition: p.definition };
 }
 
-/** A step as the --json's `changes` (the preview's `change`). */
-export function changeJson(s: PlanStep): PreviewChange {
+/** What a step writes: a policy (of either layer) or a parameter. */
+export type Component = 'policy' | 'operator-policy' | ParameterComponent;
+
+export const componentOf = (s: PlanStep): Component =>
+  isParameterStep(s) ? s.component : s.layer === 'operator' ? 'operator-policy' : 'policy';
+
+/** What a step writes, in words: `policy`, `operator policy`, `federation upstream`, `shovel`, … */
+export const componentWords = (c: Component): string =>
+  c === 'policy' ? 'policy' : c === 'operator-policy' ? 'operator policy' : COMPONENT_WORDS[c];
+
+/** A parameter's step as the --json's `changes` has it: its value with every URI masked. */
+export interface ParameterChangeJson {
+  readonly action: ChangeAction;
+  readonly component: ParameterComponent;
+  readonly name: string;
+  readonly vhost: string;
+  readonly before: unknown;
+  readonly after: unknown;
+}
+
+/** A step as the --json's `changes`: a policy's as the preview's `change`, with its component; a parameter's, masked. */
+export function changeJson(
+  s: PlanStep,
+): (PreviewChange & { component: Component; name: string }) | ParameterChangeJson {
+  if (isParameterStep(s))
+    return {
+      action: s.action,
+      component: s.component,
+      name: s.name,
+      vhost: s.vhost,
+      before: s.before && maskUris(s.before.value),
+      after: s.after && maskUris(s.after.value),
+    };
   return {
     action: s.action,
+    component: componentOf(s),
+    name: s.name,
     policy: s.name,
     vhost: s.vhost,
     operator: s.layer === 'operator',
@@ -215,6 +273,11 @@ interface PlanSource {
    * the file is applied whole, so a policy naming one is not missing its target.
    */
   readonly withDeclared?: <T extends FederationNames>(vhost: string, names: T) => T;
+  /** The federation upstreams, upstream sets and shovels of the vhost to plan with its policies, and where the broker's are read. */
+  readonly parameters?: {
+    readonly of: (vhost: string) => readonly FileParameter[];
+    readonly broker: ParameterLister;
+  };
 }
 
 const GIVEN: PlanSource = {
@@ -225,13 +288,19 @@ const GIVEN: PlanSource = {
 async function planVhost(
   changesFor: ChangesFor,
   vhost: string,
-  broker: PlanBroker,
+  broker: PolicyPlanBroker,
   options: PlanOptions,
   source: PlanSource,
 ): Promise<VhostAnswer> {
   let found: ReturnType<typeof changesOf> | undefined;
   let inventory: Awaited<ReturnType<typeof openInventory>>;
+  const mine = source.parameters?.of(vhost) ?? [];
+  let params: ParameterChanges = { changes: [], unchanged: 0, notes: [] };
   try {
+    if (source.parameters && mine.length) {
+      const live = await readParameters(source.parameters.broker, vhost, mine);
+      params = parameterChangesOf(mine, live, options.prune ?? false);
+    }
     inventory = await openInventory(broker, vhost, {
       live: true,
       plugins: true,
@@ -290,7 +359,7 @@ async function planVhost(
     kind === 'exchange' || !reading ? null : (reading.queues.get(name) ?? null);
   const world = worldOf(reading, exchanges);
   const loss: LossContext = {
-    world: source.withDeclared?.(vhost, world) ?? world,
+    world: withoutDeleted(source.withDeclared?.(vhost, world) ?? world, params.changes),
     live: liveOf,
     defaultDeliveryLimit: defaultDeliveryLimit(version),
   };
@@ -392,7 +461,12 @@ async function planVhost(
       if (!unpredictable.has(key)) unpredictable.set(key, u);
     }
   }
-  const notes: string[] = [...(found.notes ?? [])];
+  const notes: string[] = [...params.notes, ...(found.notes ?? [])];
+  // The parameters around the policies: those created or edited first, those deleted last.
+  const around = parameterOrder(params.changes);
+  const parameterSteps = (list: readonly ParameterTransition[]): ParameterStep[] =>
+    list.map((t) => ({ ...t, action: actionOf(t) }));
+  const shift = around.first.length;
   if (reading?.queuesWhy) notes.push(`The queues' statistics could not be read (${reading.queuesWhy}).`);
   if (reading?.federationWhy) notes.push(`The federation could not be read (${reading.federationWhy}).`);
   return {
@@ -400,10 +474,14 @@ async function planVhost(
     plan: {
       vhost,
       brokerVersion: formatVersion(version),
-      steps: ordered.map((t, i) => ({ ...t, action: actionOf(t), verify: verify[i] ?? [] })),
-      unchanged,
+      steps: [
+        ...parameterSteps(around.first),
+        ...ordered.map((t, i) => ({ ...t, action: actionOf(t), verify: verify[i] ?? [] })),
+        ...parameterSteps(around.last),
+      ],
+      unchanged: unchanged + params.unchanged,
       objects: planObjects,
-      transitional,
+      transitional: transitional.map((t) => ({ ...t, step: t.step + shift })),
       unpredictable: [...unpredictable.values()],
       sampledAt,
       notes,
@@ -430,6 +508,7 @@ export function planFile(
   return planVhosts(file.vhosts, changesFor, file.ignored, broker, options, {
     missingVhost: (vhost, missing) => missingVhostWords(file, vhost, missing),
     withDeclared: (vhost, names) => withDeclared(file, vhost, names),
+    parameters: { of: (vhost) => file.parameters.filter((p) => p.parameter.vhost === vhost), broker },
   });
 }
 
@@ -441,7 +520,7 @@ export function planFile(
 export function planChanges(
   vhosts: readonly string[],
   changesFor: (vhost: string, live: LivePolicies) => Transition[],
-  broker: PlanBroker,
+  broker: PolicyPlanBroker,
   options: PlanOptions = {},
 ): Promise<PlanResult> {
   const given: ChangesFor = (vhost, live) => ({
@@ -456,7 +535,7 @@ async function planVhosts(
   names: readonly string[],
   changesFor: ChangesFor,
   ignored: Plan['ignored'],
-  broker: PlanBroker,
+  broker: PolicyPlanBroker,
   options: PlanOptions,
   source: PlanSource,
 ): Promise<PlanResult> {

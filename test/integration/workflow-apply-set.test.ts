@@ -17,7 +17,7 @@ import { ManagementClient } from '../../src/rabbit/client.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { requestMessage } from '../../src/slack/views/request.ts';
 import { APPLY_DEFAULTS } from '../../src/workflow/apply/queue.ts';
-import { plannedSet, type SetStep, transitionOf } from '../../src/workflow/changeSet.ts';
+import { type PolicySetStep, plannedSet, transitionOf } from '../../src/workflow/changeSet.ts';
 import type { ChangeRequest, FileSetInput } from '../../src/workflow/types.ts';
 import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp, CLUSTER, type TestBroker } from '../support/brokers.ts';
@@ -41,9 +41,9 @@ let trail: AuditTrail;
 // The cluster too (scripts/cluster): a set written through one node of three, watched on it.
 const { up } = await brokersUp({ cluster: true });
 
-type Fields = NonNullable<SetStep['before']>;
+type Fields = NonNullable<PolicySetStep['before']>;
 const fields = (p: Omit<Policy, 'vhost' | 'name'>): Fields => ({ ...p });
-const step = (vhost: string, name: string, before: Fields | null, after: Fields | null): SetStep => ({
+const step = (vhost: string, name: string, before: Fields | null, after: Fields | null): PolicySetStep => ({
   layer: 'user',
   vhost,
   name,
@@ -79,7 +79,7 @@ describe.each(up)('a change set applied as one on $label', (broker) => {
     trail = new AuditTrail(f.redis, f.keyPrefix);
   });
 
-  const fileSet = (steps: SetStep[], over: Partial<FileSetInput> = {}): FileSetInput => ({
+  const fileSet = (steps: PolicySetStep[], over: Partial<FileSetInput> = {}): FileSetInput => ({
     source: 'definitions.json',
     steps,
     brokerVersion: broker.label,
@@ -111,7 +111,7 @@ describe.each(up)('a change set applied as one on $label', (broker) => {
     await m.close();
   }
 
-  async function applyWatched(vhost: string, steps: SetStep[]) {
+  async function applyWatched(vhost: string, steps: PolicySetStep[]) {
     const wf = fx.workflow();
     const { request } = await wf.fileSet(fileSet(steps));
     const watch = await sampler(broker, vhost, 'orders.audit');
@@ -727,7 +727,7 @@ describe.each(up)('a change set applied as one on $label', (broker) => {
       expect(planned.impact.messagesLost).toBe(25);
       await fx.worker(admin);
       const wf = fx.workflow();
-      const { request } = await wf.fileSet(fileSet([...planned.steps], planned));
+      const { request } = await wf.fileSet(fileSet([...planned.steps] as PolicySetStep[], planned));
       if (more > 0) {
         await amqp.publish('orders.audit', more);
         await liveShows(admin, vhost, { 'orders.audit': { ready: 30 + more } });

@@ -1,6 +1,6 @@
 import { whyOf } from '../../commands/lint/index.ts';
 import { planIncompleteWords } from '../../commands/plan/index.ts';
-import type { PlanResult, PlanStep } from '../../plan/index.ts';
+import { componentOf, componentWords, type PlanResult, type PlanStep } from '../../plan/index.ts';
 import { totalsWords } from '../../policy/impact/index.ts';
 import { planText } from '../../terminal/index.ts';
 import { count as plural } from '../../text/index.ts';
@@ -16,8 +16,7 @@ import { context, finish, listSection, type MessageWithFile, section } from './m
  */
 
 function stepLine(s: PlanStep, i: number): string {
-  const layer = s.layer === 'operator' ? 'operator policy' : 'policy';
-  return `${i + 1}. ${prose(s.action)} ${layer} ${code(truncate(s.name, 100))} in ${code(truncate(s.vhost, 60))}`;
+  return `${i + 1}. ${prose(s.action)} ${componentWords(componentOf(s))} ${code(truncate(s.name, 100))} in ${code(truncate(s.vhost, 60))}`;
 }
 
 export function planView(result: PlanResult, source: string): MessageWithFile {
