@@ -9,6 +9,8 @@
  * retries included. Callers with other needs (the apply job) pass other `timeouts`, `limits` and
  * `getRetries`.
  */
+
+import type { Parameter, ReportedFederationLink, ReportedShovel } from '../links/index.ts';
 import {
   type BrokerVersion,
   enabledPlugins,
@@ -18,6 +20,7 @@ import {
   pluginsNeedApplications,
 } from '../policy/index.ts';
 import { RabbitError } from './errors.ts';
+import { type LinkComponent, listFederationLinks, listParameters, listShovels } from './linkListings.ts';
 import {
   FOUND_STATS,
   foundRecords,
@@ -326,15 +329,35 @@ export class ManagementClient {
   }
 
   /** The links; null without the plugin; why not, when this user may not list them. */
-  private async federationLinks(path: string) {
-    try {
-      return await this.http.getJson(path, federationLinksSchema);
-    } catch (e) {
-      if (!(e instanceof RabbitError)) throw e;
-      if (e.status !== undefined && NO_SUCH_ENDPOINT.has(e.status)) return null;
-      if (e.code !== 'forbidden') throw e;
-      return `forbidden: listing federation links takes the ${FEDERATION_LINKS_TAGS.join(' or ')} tag${e.reason ? ` (the broker: ${e.reason})` : ''}`;
-    }
+  private federationLinks(path: string) {
+    return this.http
+      .getJson(path, federationLinksSchema)
+      .catch((e: unknown) => this.notListed(e, 'federation links'));
+  }
+
+  // ---- links ------------------------------------------------------------------------------
+
+  /** The vhost's parameters of one component (linkListings.ts); values hold passwords: show them masked only. */
+  parameters(component: LinkComponent, vhost: string): Promise<Parameter[]> {
+    return listParameters(this.http, component, vhost);
+  }
+
+  /** The federation links every node reports; `null` without the plugin's management part; why not, when refused. */
+  async federationLinkList(vhost: string): Promise<ReportedFederationLink[] | null | string> {
+    return listFederationLinks(this.http, vhost).catch((e: unknown) => this.notListed(e, 'federation links'));
+  }
+
+  /** The shovels every node reports; `null` without the shovel management plugin (404); why not, when refused. */
+  async shovelList(vhost: string): Promise<ReportedShovel[] | null | string> {
+    return listShovels(this.http, vhost).catch((e: unknown) => this.notListed(e, 'shovels'));
+  }
+
+  /** A listing's failure as "no such endpoint" (null) or "not allowed" (why); anything else thrown. */
+  private notListed(e: unknown, what: string): null | string {
+    if (!(e instanceof RabbitError)) throw e;
+    if (e.status !== undefined && NO_SUCH_ENDPOINT.has(e.status)) return null;
+    if (e.code !== 'forbidden') throw e;
+    return `forbidden: listing ${what} takes the ${FEDERATION_LINKS_TAGS.join(' or ')} tag${e.reason ? ` (the broker: ${e.reason})` : ''}`;
   }
 
   // ---- listings (listings.ts) -----------------------------------------------------------
