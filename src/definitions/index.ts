@@ -5,6 +5,7 @@ export {
   type DefinitionsSource,
   definitionSchema,
   type FederationNames,
+  type FileParameter,
   type FilePolicy,
   MAX_DEPTH,
   MAX_FILE_BYTES,

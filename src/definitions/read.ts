@@ -55,6 +55,15 @@ export type VhostOrigin =
   | { readonly by: 'file' | 'export' | 'default' | '--vhost' }
   | { readonly by: '--vhost-map'; readonly from: string };
 
+/** A runtime parameter that asks for links, as the file has it: its value as written (URIs with their passwords). */
+export interface FileParameter {
+  readonly component: 'federation-upstream' | 'federation-upstream-set' | 'shovel';
+  readonly vhost: string;
+  readonly name: string;
+  readonly value: unknown;
+  readonly at: string;
+}
+
 export interface DefinitionsFile {
   readonly format: 'export' | 'operator-manifests' | 'folder';
   /** In the file's order; only those of the vhost asked for, when one is. */
@@ -65,6 +74,8 @@ export interface DefinitionsFile {
   readonly origins: Readonly<Record<string, VhostOrigin>>;
   /** The federation upstreams and sets the file declares, of the vhosts compared. */
   readonly declared: readonly DeclaredTarget[];
+  /** The federation upstreams and sets and the shovels the file holds, of the vhosts compared (`links --against`). */
+  readonly parameters: readonly FileParameter[];
   /** What the file holds that the bot does not manage, by kind. */
   readonly ignored: Readonly<Record<string, number>>;
 }
@@ -150,7 +161,7 @@ const operatorSpecSchema = z.object({
 /** The operator's OperatorPolicy takes only these (its CRD's enum): no `all`, no `exchanges`. */
 const OPERATOR_POLICY_APPLY_TO = ['queues', 'classic_queues', 'quorum_queues', 'streams'] as const;
 
-/** The operator's `Federation` names an upstream of a vhost. */
+/** The operator's `Federation` names an upstream of a vhost, its `Shovel` a shovel (the rest of the spec: their settings). */
 const federationSpecSchema = z.looseObject({ name: z.string().min(1), vhost: z.string().optional() });
 
 const manifestSchema = z.looseObject({ kind: z.string(), spec: z.unknown().optional() });
@@ -187,10 +198,20 @@ interface RawTarget {
   readonly name: string;
 }
 
+/** A parameter that asks for links, as the file writes it (vhost as written). */
+interface RawParameter {
+  readonly component: FileParameter['component'];
+  readonly vhost: string | undefined;
+  readonly name: string;
+  readonly value: unknown;
+  readonly at: string;
+}
+
 /** What one file holds. */
 interface Parsed {
   readonly raws: Raw[];
   readonly targets: RawTarget[];
+  readonly parameters: RawParameter[];
   readonly ignored: Record<string, number>;
   /** The export's `original_vhost_name`: the vhost of what names none. */
   readonly vhost?: string;
@@ -207,6 +228,8 @@ function count(ignored: Record<string, number>, kind: string, n = 1): void {
   if (n > 0) ignored[kind] = (ignored[kind] ?? 0) + n;
 }
 
+const LINK_COMPONENTS: readonly string[] = ['federation-upstream', 'federation-upstream-set', 'shovel'];
+
 const TARGET_COMPONENTS: Readonly<Record<string, DeclaredTarget['key']>> = {
   'federation-upstream': 'federation-upstream',
   'federation-upstream-set': 'federation-upstream-set',
@@ -221,6 +244,7 @@ function fromExport(doc: unknown, file: string, prefix: string): Omit<Parsed, 'j
   const ignored: Record<string, number> = {};
   const raws: Raw[] = [];
   const targets: RawTarget[] = [];
+  const parameters: RawParameter[] = [];
   for (const [key, value] of Object.entries(top.data)) {
     if (key === 'policies' || key === 'parameters') continue;
     if (Array.isArray(value)) count(ignored, key, value.length);
@@ -250,6 +274,14 @@ function fromExport(doc: unknown, file: string, prefix: string): Omit<Parsed, 'j
       count(ignored, `parameters (${d.component})`);
       const key = TARGET_COMPONENTS[d.component];
       if (key && typeof d.name === 'string') targets.push({ key, vhost: d.vhost, name: d.name });
+      if (LINK_COMPONENTS.includes(d.component) && typeof d.name === 'string')
+        parameters.push({
+          component: d.component as FileParameter['component'],
+          vhost: d.vhost,
+          name: d.name,
+          value: d.value,
+          at,
+        });
       return;
     }
     const v = exportPolicySchema.omit({ vhost: true, name: true }).safeParse(d.value);
@@ -270,6 +302,7 @@ function fromExport(doc: unknown, file: string, prefix: string): Omit<Parsed, 'j
   return {
     raws,
     targets,
+    parameters,
     ignored,
     ...(top.data.original_vhost_name ? { vhost: top.data.original_vhost_name } : {}),
   };
@@ -312,6 +345,7 @@ function fromManifests(docs: readonly unknown[], prefix: string): Omit<Parsed, '
   const ignored: Record<string, number> = {};
   const raws: Raw[] = [];
   const targets: RawTarget[] = [];
+  const parameters: RawParameter[] = [];
   const one = (doc: unknown, at: string): void => {
     if (doc === null || doc === undefined) return;
     const m = manifestSchema.safeParse(doc);
@@ -331,14 +365,22 @@ function fromManifests(docs: readonly unknown[], prefix: string): Omit<Parsed, '
       return;
     }
     count(ignored, kind);
-    if (kind === 'Federation') {
+    if (kind === 'Federation' || kind === 'Shovel') {
       const f = federationSpecSchema.safeParse(spec);
-      if (f.success)
-        targets.push({ key: 'federation-upstream', vhost: f.data.vhost ?? '/', name: f.data.name });
+      if (!f.success) return;
+      const { name, vhost, ...value } = f.data;
+      if (kind === 'Federation') targets.push({ key: 'federation-upstream', vhost: vhost ?? '/', name });
+      parameters.push({
+        component: kind === 'Federation' ? 'federation-upstream' : 'shovel',
+        vhost: vhost ?? '/',
+        name,
+        value,
+        at,
+      });
     }
   };
   for (const [i, doc] of docs.entries()) one(doc, `${prefix}document ${i + 1}`);
-  return { raws, targets, ignored };
+  return { raws, targets, parameters, ignored };
 }
 
 /** `empty`: what a file without a document is (in a folder, one file of comments is nothing). */
@@ -382,7 +424,7 @@ function parse(text: string, file: string, prefix: string, empty: 'refused' | 'n
   });
   for (const v of values) tooDeep(v, file);
   if (values.every((v) => v === null || v === undefined)) {
-    if (empty === 'nothing') return { raws: [], targets: [], ignored: {}, json: false };
+    if (empty === 'nothing') return { raws: [], targets: [], parameters: [], ignored: {}, json: false };
     return refuse(`${file} is empty. Give a definitions export or the topology operator’s Policy manifests.`);
   }
   return { ...fromManifests(values, prefix), json: false };
@@ -488,6 +530,7 @@ function readAll(
     // Each with its file's original_vhost_name: the vhost of what names none.
     const raws: (Raw & { exported: string | undefined })[] = [];
     const targets: (RawTarget & { exported: string | undefined })[] = [];
+    const rawParameters: (RawParameter & { exported: string | undefined })[] = [];
     const ignored: Record<string, number> = {};
     let json = false;
     for (const f of files) {
@@ -495,6 +538,7 @@ function readAll(
       json ||= parsed.json;
       for (const r of parsed.raws) raws.push({ ...r, exported: parsed.vhost });
       for (const t of parsed.targets) targets.push({ ...t, exported: parsed.vhost });
+      for (const p of parsed.parameters) rawParameters.push({ ...p, exported: parsed.vhost });
       for (const [kind, n] of Object.entries(parsed.ignored)) count(ignored, kind, n);
     }
     if (raws.length > MAX_POLICIES) {
@@ -553,6 +597,18 @@ function readAll(
       if (options.vhost === undefined || where.vhost === options.vhost)
         declared.push({ key: t.key, vhost: where.vhost, name: t.name });
     }
+    const parameters: FileParameter[] = [];
+    for (const p of rawParameters) {
+      const where = placed(p.vhost, p.exported, options);
+      if (options.vhost === undefined || where.vhost === options.vhost)
+        parameters.push({
+          component: p.component,
+          vhost: where.vhost,
+          name: p.name,
+          value: p.value,
+          at: p.at,
+        });
+    }
     for (const from of options.vhostMap?.keys() ?? []) {
       if (!named.has(from)) {
         const names = [...named].sort().map(quoted).join(', ');
@@ -573,6 +629,7 @@ function readAll(
         vhosts: vhosts.sort(),
         origins,
         declared,
+        parameters,
         ignored,
       },
     };
