@@ -36,6 +36,28 @@ export const AuditObjectSchema = z.object({
 });
 export type AuditObject = z.infer<typeof AuditObjectSchema>;
 
+/** A federation link or shovel a change starts or stops (src/links/ `ExpectedLink`, without why it cannot run). */
+export const LinkRefSchema = z.object({
+  kind: z.enum(['exchange', 'queue', 'shovel']),
+  vhost: z.string(),
+  object: z.string(),
+  upstream: z.string().nullable(),
+  policy: z.string().nullable(),
+});
+export type LinkRef = z.infer<typeof LinkRefSchema>;
+
+/** Most links of each list a stored step or record keeps (`startCount`/`stopCount`: all of them). */
+export const MAX_LINKS_KEPT = 100;
+
+/** The links a step starts and stops: at most MAX_LINKS_KEPT of each, and how many in all. */
+export const StepLinksSchema = z.object({
+  start: z.array(LinkRefSchema).max(MAX_LINKS_KEPT),
+  stop: z.array(LinkRefSchema).max(MAX_LINKS_KEPT),
+  startCount: z.number().int().min(0),
+  stopCount: z.number().int().min(0),
+});
+export type StoredLinks = z.infer<typeof StepLinksSchema>;
+
 /** The preview's loss totals (src/policy/impact/impact.ts `ImpactTotals`). */
 export const ImpactTotalsSchema = z.object({
   messagesDeadLettered: z.number().int().min(0),
@@ -103,6 +125,8 @@ export const ChangeRecordSchema = z.object({
    */
   component: z.enum(PARAMETER_COMPONENTS).optional(),
   value: z.object({ before: z.unknown(), after: z.unknown() }).optional(),
+  /** The federation links and shovels the change started and stopped, as planned. */
+  links: StepLinksSchema.optional(),
   /** Every object whose effective values changed: what it lost, gained and changed. */
   objects: z.array(AuditObjectSchema),
   /** Objects the simulation could not predict. */

@@ -48,10 +48,12 @@ export interface FilePolicy {
   readonly at: string;
 }
 
-/** A federation upstream, upstream set or shovel of the file, and where it was in the file. */
-export interface FileParameter {
-  /** Its value as the broker takes it; a manifest's without its URIs (`uriSecret`). */
-  readonly parameter: Parameter;
+/**
+ * A federation upstream, upstream set or shovel of the file (the parameters that ask for links),
+ * and where it was in the file: its value as the broker takes it, URIs with their passwords (shown
+ * only masked); a manifest's without its URIs (`uriSecret`).
+ */
+export interface FileParameter extends Parameter {
   readonly at: string;
   /**
    * The topology operator's manifest keeps its URIs in this Kubernetes Secret, which a file does
@@ -592,12 +594,15 @@ function readAll(
       const problem = valueProblem(p.component, p.value);
       if (problem) refuse(`The ${words} ${JSON.stringify(name)} (${p.at}) ${problem}.`);
       parameters.push({
-        parameter: { component: p.component, vhost: where.vhost, name, value: p.value },
+        component: p.component,
+        vhost: where.vhost,
+        name,
+        value: p.value,
         at: p.at,
         ...(p.uriSecret !== undefined ? { uriSecret: p.uriSecret } : {}),
       });
     }
-    const declared: DeclaredTarget[] = parameters.flatMap(({ parameter: p }) =>
+    const declared: DeclaredTarget[] = parameters.flatMap((p) =>
       p.component === 'shovel' ? [] : [{ key: p.component, vhost: p.vhost, name: p.name }],
     );
     for (const from of options.vhostMap?.keys() ?? []) {
@@ -612,7 +617,7 @@ function readAll(
     const vhosts = [
       ...new Set([
         ...policies.map((p) => p.policy.vhost),
-        ...parameters.map((p) => p.parameter.vhost),
+        ...parameters.map((p) => p.vhost),
         ...(options.vhost ? [options.vhost] : []),
       ]),
     ];

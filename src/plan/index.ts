@@ -25,3 +25,4 @@ export {
   type VerifyObject,
   type VhostPlan,
 } from './plan.ts';
+export { type LinkJson, linkJson, linkWords, type StepLinks, stepLinksWords } from './stepLinks.ts';

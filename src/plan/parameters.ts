@@ -19,9 +19,12 @@ import { quoted } from '../text/index.ts';
  * every one deleted after the last (a policy's federation key gone before the upstream it names).
  */
 
-/** What the planner reads of the broker's parameters. */
+/** What the planner reads of the broker's parameters (ManagementClient.parameters). */
 export interface ParameterLister {
-  listParameters(component: ParameterComponent, vhost: string): Promise<Parameter[]>;
+  parameters(
+    component: ParameterComponent,
+    vhost: string,
+  ): Promise<readonly { readonly name: string; readonly value: unknown }[]>;
 }
 
 export interface ParameterChanges {
@@ -34,14 +37,18 @@ export interface ParameterChanges {
 /** The URI keys of a parameter's value (`uri`, `src-uri`, `dest-uri`), which a manifest's value lacks. */
 const URI_KEY = /(^|-)uris?$/i;
 
-/** The broker's parameters of the components the file holds for the vhost. */
-export async function readParameters(
-  broker: ParameterLister,
-  vhost: string,
-  mine: readonly FileParameter[],
-): Promise<Parameter[]> {
-  const components = PARAMETER_COMPONENTS.filter((c) => mine.some((p) => p.parameter.component === c));
-  const lists = await Promise.all(components.map((c) => broker.listParameters(c, vhost)));
+/** The vhost's federation upstreams, upstream sets and shovels on the broker. */
+export async function readParameters(broker: ParameterLister, vhost: string): Promise<Parameter[]> {
+  const lists = await Promise.all(
+    PARAMETER_COMPONENTS.map(async (component) =>
+      (await broker.parameters(component, vhost)).map((p) => ({
+        component,
+        vhost,
+        name: p.name,
+        value: p.value,
+      })),
+    ),
+  );
   return lists.flat();
 }
 
@@ -56,7 +63,7 @@ export function parameterChangesOf(
   const changes: ParameterTransition[] = [];
   const notes: string[] = [];
   let unchanged = 0;
-  for (const { parameter, at, uriSecret } of mine) {
+  for (const { at, uriSecret, ...parameter } of mine) {
     const current = byKey.get(keyOf(parameter)) ?? null;
     let after = parameter;
     if (uriSecret !== undefined) {
@@ -77,8 +84,8 @@ export function parameterChangesOf(
     changes.push({ ...keyFields(parameter), before: current, after });
   }
   if (prune) {
-    const named = new Set(mine.map((p) => keyOf(p.parameter)));
-    const held = new Set(mine.map((p) => p.parameter.component));
+    const named = new Set(mine.map(keyOf));
+    const held = new Set(mine.map((p) => p.component));
     for (const p of live)
       if (held.has(p.component) && !named.has(keyOf(p)))
         changes.push({ ...keyFields(p), before: p, after: null });

@@ -48,6 +48,7 @@ import {
   COMPONENT_WORDS,
   formatVersion,
   type ObjectKind,
+  type Parameter,
   type ParameterComponent,
   type ParameterTransition,
   type Policy,
@@ -81,13 +82,21 @@ import {
 import { changesOf } from './changes.ts';
 import { newFindings } from './findings.ts';
 import {
-  type ParameterChanges,
   type ParameterLister,
   parameterChangesOf,
   parameterOrder,
   readParameters,
   withoutDeleted,
 } from './parameters.ts';
+import {
+  type LinkCandidate,
+  type LinkJson,
+  linkJson,
+  linksInvolved,
+  NO_LINKS,
+  type StepLinks,
+  stepLinks,
+} from './stepLinks.ts';
 
 export { changesOf };
 
@@ -104,15 +113,17 @@ export interface VerifyObject {
   readonly operatorPolicy: string | null;
 }
 
-/** A policy's step. */
+/** A policy's step, with the links it starts and stops (./stepLinks.ts). */
 export interface PolicyStep extends Transition {
   readonly action: ChangeAction;
   readonly verify: readonly VerifyObject[];
+  readonly links: StepLinks;
 }
 
-/** A federation upstream's, upstream set's or shovel's step (./parameters.ts). */
+/** A federation upstream's, upstream set's or shovel's step (./parameters.ts), with the links it starts and stops. */
 export interface ParameterStep extends ParameterTransition {
   readonly action: ChangeAction;
+  readonly links: StepLinks;
 }
 
 export type PlanStep = PolicyStep | ParameterStep;
@@ -209,12 +220,20 @@ export interface ParameterChangeJson {
   readonly vhost: string;
   readonly before: unknown;
   readonly after: unknown;
+  readonly links: LinksJson;
+}
+
+/** The links a step starts and stops, as the --json gives them. */
+export interface LinksJson {
+  readonly start: readonly LinkJson[];
+  readonly stop: readonly LinkJson[];
 }
 
 /** A step as the --json's `changes`: a policy's as the preview's `change`, with its component; a parameter's, masked. */
 export function changeJson(
   s: PlanStep,
-): (PreviewChange & { component: Component; name: string }) | ParameterChangeJson {
+): (PreviewChange & { component: Component; name: string; links: LinksJson }) | ParameterChangeJson {
+  const links = { start: s.links.start.map(linkJson), stop: s.links.stop.map(linkJson) };
   if (isParameterStep(s))
     return {
       action: s.action,
@@ -223,8 +242,10 @@ export function changeJson(
       vhost: s.vhost,
       before: s.before && maskUris(s.before.value),
       after: s.after && maskUris(s.after.value),
+      links,
     };
   return {
+    links,
     action: s.action,
     component: componentOf(s),
     name: s.name,
@@ -295,12 +316,10 @@ async function planVhost(
   let found: ReturnType<typeof changesOf> | undefined;
   let inventory: Awaited<ReturnType<typeof openInventory>>;
   const mine = source.parameters?.of(vhost) ?? [];
-  let params: ParameterChanges = { changes: [], unchanged: 0, notes: [] };
+  // The vhost's parameters: read first when the file has some, else once it is known links may move.
+  let live: Parameter[] | null = null;
   try {
-    if (source.parameters && mine.length) {
-      const live = await readParameters(source.parameters.broker, vhost, mine);
-      params = parameterChangesOf(mine, live, options.prune ?? false);
-    }
+    if (source.parameters && mine.length) live = await readParameters(source.parameters.broker, vhost);
     inventory = await openInventory(broker, vhost, {
       live: true,
       plugins: true,
@@ -333,6 +352,20 @@ async function planVhost(
     return { status: 'refused', problems: found.problems };
   }
   const { changes, unchanged } = found;
+  if (source.parameters && live === null && linksInvolved(user, changes)) {
+    try {
+      live = await readParameters(source.parameters.broker, vhost);
+    } catch (err) {
+      await inventory.cancel();
+      const failed = notAskedBecause(err);
+      if (!failed || !(err instanceof Error)) throw err;
+      return { status: 'not-asked', why: failed.why, detail: failed.reason ?? err.message };
+    }
+  }
+  const params = parameterChangesOf(mine, live ?? [], options.prune ?? false);
+  // The objects a link may serve, when links may move (stepLinks.ts keeps those a federated policy reaches).
+  const links = live !== null && linksInvolved(user, [...params.changes, ...changes]);
+  const linkCandidates: LinkCandidate[] = [];
   const cache = new PatternCache();
   const touched = touchIndex(changes, version, cache);
   const objects: InventoryObject[] = [];
@@ -343,6 +376,7 @@ async function planVhost(
   try {
     await inventory.each((o) => {
       if (o.kind === 'exchange') exchanges.add(o.name);
+      if (links) linkCandidates.push({ name: o.name, kind: o.kind });
       if (!changes.length) return;
       if (touched(o).length > 0) objects.push(o);
       else untouched.push({ name: o.name, kind: o.kind, arguments: argumentsKept(o.arguments) });
@@ -464,9 +498,22 @@ async function planVhost(
   const notes: string[] = [...params.notes, ...(found.notes ?? [])];
   // The parameters around the policies: those created or edited first, those deleted last.
   const around = parameterOrder(params.changes);
-  const parameterSteps = (list: readonly ParameterTransition[]): ParameterStep[] =>
-    list.map((t) => ({ ...t, action: actionOf(t) }));
   const shift = around.first.length;
+  const written = [...around.first, ...ordered, ...around.last];
+  const moved = links
+    ? stepLinks({
+        vhost,
+        version,
+        cache,
+        user,
+        parameters: live ?? [],
+        steps: written,
+        objects: linkCandidates,
+      })
+    : [];
+  const linksAt = (i: number) => moved[i] ?? NO_LINKS;
+  const parameterSteps = (list: readonly ParameterTransition[], from: number): ParameterStep[] =>
+    list.map((t, i) => ({ ...t, action: actionOf(t), links: linksAt(from + i) }));
   if (reading?.queuesWhy) notes.push(`The queues' statistics could not be read (${reading.queuesWhy}).`);
   if (reading?.federationWhy) notes.push(`The federation could not be read (${reading.federationWhy}).`);
   return {
@@ -475,9 +522,14 @@ async function planVhost(
       vhost,
       brokerVersion: formatVersion(version),
       steps: [
-        ...parameterSteps(around.first),
-        ...ordered.map((t, i) => ({ ...t, action: actionOf(t), verify: verify[i] ?? [] })),
-        ...parameterSteps(around.last),
+        ...parameterSteps(around.first, 0),
+        ...ordered.map((t, i) => ({
+          ...t,
+          action: actionOf(t),
+          verify: verify[i] ?? [],
+          links: linksAt(shift + i),
+        })),
+        ...parameterSteps(around.last, shift + ordered.length),
       ],
       unchanged: unchanged + params.unchanged,
       objects: planObjects,
@@ -508,7 +560,7 @@ export function planFile(
   return planVhosts(file.vhosts, changesFor, file.ignored, broker, options, {
     missingVhost: (vhost, missing) => missingVhostWords(file, vhost, missing),
     withDeclared: (vhost, names) => withDeclared(file, vhost, names),
-    parameters: { of: (vhost) => file.parameters.filter((p) => p.parameter.vhost === vhost), broker },
+    parameters: { of: (vhost) => file.parameters.filter((p) => p.vhost === vhost), broker },
   });
 }
 

@@ -10,8 +10,8 @@
  * `getRetries`.
  */
 
-import * as z from 'zod';
 import { maskUrisIn } from '../core/index.ts';
+import type { Parameter as LinkParameter, ReportedFederationLink, ReportedShovel } from '../links/index.ts';
 import {
   type BrokerVersion,
   enabledPlugins,
@@ -23,6 +23,7 @@ import {
   pluginsNeedApplications,
 } from '../policy/index.ts';
 import { RabbitError } from './errors.ts';
+import { type LinkComponent, listFederationLinks, listParameters, listShovels } from './linkListings.ts';
 import {
   FOUND_STATS,
   foundRecords,
@@ -300,15 +301,6 @@ export class ManagementClient {
 
   // ---- runtime parameters (federation upstreams, upstream sets, shovels) -----------------
 
-  /** The vhost's parameters of one component; none when the plugin that owns it is not enabled. */
-  async listParameters(component: ParameterComponent, vhost: string): Promise<Parameter[]> {
-    const list = await this.http.getJsonOrNull(
-      this.http.path(`parameters/${component}`, vhost),
-      z.array(parameterSchema),
-    );
-    return (list ?? []).map((p) => ({ component, vhost, name: p.name, value: p.value }));
-  }
-
   /** `null` when there is no such parameter (or no such vhost). */
   async getParameter(component: ParameterComponent, vhost: string, name: string): Promise<Parameter | null> {
     const p = await this.http.getJsonOrNull(
@@ -388,15 +380,35 @@ export class ManagementClient {
   }
 
   /** The links; null without the plugin; why not, when this user may not list them. */
-  private async federationLinks(path: string) {
-    try {
-      return await this.http.getJson(path, federationLinksSchema);
-    } catch (e) {
-      if (!(e instanceof RabbitError)) throw e;
-      if (e.status !== undefined && NO_SUCH_ENDPOINT.has(e.status)) return null;
-      if (e.code !== 'forbidden') throw e;
-      return `forbidden: listing federation links takes the ${FEDERATION_LINKS_TAGS.join(' or ')} tag${e.reason ? ` (the broker: ${e.reason})` : ''}`;
-    }
+  private federationLinks(path: string) {
+    return this.http
+      .getJson(path, federationLinksSchema)
+      .catch((e: unknown) => this.notListed(e, 'federation links'));
+  }
+
+  // ---- links ------------------------------------------------------------------------------
+
+  /** The vhost's parameters of one component (linkListings.ts); values hold passwords: show them masked only. */
+  parameters(component: LinkComponent, vhost: string): Promise<LinkParameter[]> {
+    return listParameters(this.http, component, vhost);
+  }
+
+  /** The federation links every node reports; `null` without the plugin's management part; why not, when refused. */
+  async federationLinkList(vhost: string): Promise<ReportedFederationLink[] | null | string> {
+    return listFederationLinks(this.http, vhost).catch((e: unknown) => this.notListed(e, 'federation links'));
+  }
+
+  /** The shovels every node reports; `null` without the shovel management plugin (404); why not, when refused. */
+  async shovelList(vhost: string): Promise<ReportedShovel[] | null | string> {
+    return listShovels(this.http, vhost).catch((e: unknown) => this.notListed(e, 'shovels'));
+  }
+
+  /** A listing's failure as "no such endpoint" (null) or "not allowed" (why); anything else thrown. */
+  private notListed(e: unknown, what: string): null | string {
+    if (!(e instanceof RabbitError)) throw e;
+    if (e.status !== undefined && NO_SUCH_ENDPOINT.has(e.status)) return null;
+    if (e.code !== 'forbidden') throw e;
+    return `forbidden: listing ${what} takes the ${FEDERATION_LINKS_TAGS.join(' or ')} tag${e.reason ? ` (the broker: ${e.reason})` : ''}`;
   }
 
   // ---- listings (listings.ts) -----------------------------------------------------------

@@ -2,7 +2,7 @@ import { whyOf } from '../commands/lint/index.ts';
 import { planIncompleteWords } from '../commands/plan/index.ts';
 import { maskUris } from '../core/index.ts';
 import type { PlanObject, PlanResult, PlanStep } from '../plan/index.ts';
-import { componentOf, componentWords, fieldsOf, isParameterStep } from '../plan/index.ts';
+import { componentOf, componentWords, fieldsOf, isParameterStep, stepLinksWords } from '../plan/index.ts';
 import { impactWords, totalsWords } from '../policy/impact/index.ts';
 import type { LayerNames } from '../policy/simulate/index.ts';
 import { definitionWritten, jsonWritten, quoted, showInvisible, terminalText } from '../text/index.ts';
@@ -21,6 +21,7 @@ const show = (s: string) => (s === '' ? '(default exchange)' : showInvisible(s))
 function stepWords(s: PlanStep, i: number): string[] {
   const what = `${componentWords(componentOf(s))} ${quoted(s.name)} in vhost ${quoted(s.vhost)}`;
   const lines = [`  ${i + 1}. ${s.action} ${what}`];
+  for (const l of stepLinksWords(s.links, quoted)) lines.push(`       ${l}`);
   if (isParameterStep(s)) {
     // Its URIs masked: a password is never printed.
     if (s.before) lines.push(`       now:   ${jsonWritten(maskUris(s.before.value))}`);

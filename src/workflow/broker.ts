@@ -14,7 +14,10 @@ export interface WorkflowBroker extends PreviewBroker {
   getPolicy(layer: PolicyLayer, vhost: string, name: string): Promise<Policy | null>;
   putPolicy(layer: PolicyLayer, policy: Policy): Promise<'created' | 'updated'>;
   deletePolicy(layer: PolicyLayer, vhost: string, name: string): Promise<void>;
-  listParameters(component: ParameterComponent, vhost: string): Promise<Parameter[]>;
+  parameters(
+    component: ParameterComponent,
+    vhost: string,
+  ): Promise<readonly { readonly name: string; readonly value: unknown }[]>;
   getParameter(component: ParameterComponent, vhost: string, name: string): Promise<Parameter | null>;
   putParameter(parameter: Parameter): Promise<void>;
   deleteParameter(component: ParameterComponent, vhost: string, name: string): Promise<void>;

@@ -1,6 +1,19 @@
 import * as z from 'zod';
-import { ImpactTotalsSchema, PolicyFieldsSchema } from '../audit/index.ts';
-import { type Component, fieldsOf, isParameterStep, type Plan } from '../plan/index.ts';
+import {
+  ImpactTotalsSchema,
+  MAX_LINKS_KEPT,
+  PolicyFieldsSchema,
+  StepLinksSchema,
+  type StoredLinks,
+} from '../audit/index.ts';
+import {
+  type Component,
+  fieldsOf,
+  isParameterStep,
+  linkJson,
+  type Plan,
+  type StepLinks,
+} from '../plan/index.ts';
 import { type ImpactTotals, impactTotals } from '../policy/impact/index.ts';
 import {
   actionOf,
@@ -46,6 +59,8 @@ export const PolicySetStepSchema = z.object({
     .optional(),
   /** The audit record of the step this one undoes (a time-boxed set's revert, timebox.ts `revertSteps`). */
   revertOf: z.string().optional(),
+  /** The links it starts and stops, as planned (absent: a set planned before links were, or none worked out). */
+  links: StepLinksSchema.optional(),
 });
 export type PolicySetStep = z.infer<typeof PolicySetStepSchema>;
 
@@ -56,6 +71,7 @@ export const ParameterSetStepSchema = z.object({
   name: z.string().min(1),
   before: z.json(),
   after: z.json(),
+  links: StepLinksSchema.optional(),
 });
 export type ParameterSetStep = z.infer<typeof ParameterSetStepSchema>;
 
@@ -137,6 +153,7 @@ export function plannedSet(plan: Plan) {
               name: s.name,
               before: (s.before?.value ?? null) as ParameterSetStep['before'],
               after: (s.after?.value ?? null) as ParameterSetStep['after'],
+              ...storedLinks(s.links),
             }
           : {
               layer: s.layer,
@@ -145,6 +162,7 @@ export function plannedSet(plan: Plan) {
               before: fieldsOf(s.before),
               after: fieldsOf(s.after),
               verify: s.verify.map((v) => ({ ...v })),
+              ...storedLinks(s.links),
             },
     ),
     impact: plan.impact,
@@ -155,6 +173,24 @@ export function plannedSet(plan: Plan) {
     unpredictable: plan.vhosts.reduce((n, v) => n + v.unpredictable.length, 0),
     brokerVersion: plan.vhosts[0]?.brokerVersion ?? '',
   };
+}
+
+/** A step's links as a set keeps them: at most MAX_LINKS_KEPT of each, with the counts; none kept when it moves none. */
+function storedLinks(links: StepLinks): { links?: StoredLinks } {
+  if (links.start.length + links.stop.length === 0) return {};
+  return {
+    links: {
+      start: links.start.slice(0, MAX_LINKS_KEPT).map(linkJson),
+      stop: links.stop.slice(0, MAX_LINKS_KEPT).map(linkJson),
+      startCount: links.start.length,
+      stopCount: links.stop.length,
+    },
+  };
+}
+
+/** The links a step's undo starts and stops: those the step stopped and started. */
+export function undoLinks(links: StoredLinks): StoredLinks {
+  return { start: links.stop, stop: links.start, startCount: links.stopCount, stopCount: links.startCount };
 }
 
 /**

@@ -38,7 +38,7 @@ function memoryRedis(): SlackRedis & { keys: Map<string, string> } {
 
 const broker: SlackBroker = {
   overview: async () => ({ version: { major: 3, minor: 13, patch: 0 } }),
-  listParameters: async () => [],
+  parameters: async () => [],
   getQueue: async () => null,
   getExchange: async () => null,
   listPolicies: async () => [],

@@ -22,7 +22,7 @@ async function* listing<T>(items: readonly T[]): AsyncGenerator<T> {
 function broker(overrides: Partial<SlackBroker> = {}): SlackBroker {
   return {
     overview: async () => ({ version: { major: 3, minor: 13, patch: 0 } }),
-    listParameters: async () => [],
+    parameters: async () => [],
     getQueue: async () => null,
     getExchange: async () => null,
     listPolicies: async () => [],

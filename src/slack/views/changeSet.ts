@@ -1,5 +1,5 @@
 import { maskUris } from '../../core/index.ts';
-import { componentWords } from '../../plan/index.ts';
+import { componentWords, stepLinksWords } from '../../plan/index.ts';
 import type { PolicyFields } from '../../preview/index.ts';
 import { jsonText, namesOrCount, showInvisible } from '../../text/index.ts';
 import type { ChangeRequest } from '../../workflow/index.ts';
@@ -49,8 +49,13 @@ export function vhostsWords(vhosts: readonly string[], render = code): string {
 }
 
 function stepLine(s: ChangeSet['steps'][number], i: number, state?: string): string {
-  return `${i + 1}. ${prose(stepAction(s))} ${componentWords(stepComponent(s))} ${code(truncate(s.name, 100))} in ${code(truncate(s.vhost, 60))}${state ? ` · ${state}` : ''}`;
+  const links = linksOf(s, (n) => code(truncate(n, 60)), 3);
+  return `${i + 1}. ${prose(stepAction(s))} ${componentWords(stepComponent(s))} ${code(truncate(s.name, 100))} in ${code(truncate(s.vhost, 60))}${links.map((l) => ` · ${l}`).join('')}${state ? ` · ${state}` : ''}`;
 }
+
+/** What a stored step does to the links, in words (its counts: the lists keep at most 100). */
+const linksOf = (s: ChangeSet['steps'][number], show: (n: string) => string, shown: number) =>
+  s.links ? stepLinksWords(s.links, show, shown, { start: s.links.startCount, stop: s.links.stopCount }) : [];
 
 /** A policy (or a parameter's value, masked already) as the broker holds it, on one line (none: nothing). */
 function holdsWords(p: unknown): string {
@@ -127,6 +132,9 @@ export function setFile(r: ChangeRequest & { set: ChangeSet }): AttachedFile {
   const lines = r.set.steps.map(
     (s, i) =>
       `${i + 1}. ${stepAction(s)} ${componentWords(stepComponent(s))} ${showInvisible(s.name)} in ${showInvisible(s.vhost)}\n` +
+      linksOf(s, showInvisible, 100)
+        .map((l) => `   ${l}\n`)
+        .join('') +
       `   before: ${shown(s, s.before)}\n   after:  ${shown(s, s.after)}`,
   );
   return {

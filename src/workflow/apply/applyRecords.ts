@@ -1,6 +1,13 @@
 import type { ChangeEntry, ChangeRecord, Observation } from '../../audit/index.ts';
 import { maskUris } from '../../core/index.ts';
-import { isParameterSetStep, type SetStep, setRecordId, stepAction, stepsOf } from '../changeSet.ts';
+import {
+  isParameterSetStep,
+  type SetStep,
+  setRecordId,
+  stepAction,
+  stepsOf,
+  undoLinks,
+} from '../changeSet.ts';
 import { approvalsOf } from '../rules.ts';
 import type { ChangeRequest } from '../types.ts';
 import type { Prepared } from './applyOne.ts';
@@ -54,6 +61,7 @@ export function stepEntry(r: ChangeRequest, steps: readonly SetStep[], i: number
     appliedAt: at,
     ...actionEntry(r, step),
     ...written(step, step.before, step.after),
+    ...(step.links ? { links: step.links } : {}),
     ...(i === 0 && r.preview.summary.impact ? { impact: r.preview.summary.impact.totals } : {}),
   };
 }
@@ -85,6 +93,7 @@ export function undoEntry(r: ChangeRequest, steps: readonly SetStep[], i: number
     action: 'revert',
     revertOf: entryId(r, i),
     ...written(step, step.after, step.before),
+    ...(step.links ? { links: undoLinks(step.links) } : {}),
   };
 }
 

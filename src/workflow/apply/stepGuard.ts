@@ -73,8 +73,13 @@ async function readTouched(broker: WorkflowBroker, steps: readonly SetStep[]) {
       const [what, vhost] = w.split('\u0000') as [string, string];
       const component = PARAMETER_COMPONENTS.find((c) => c === what);
       if (component) {
-        for (const p of await broker.listParameters(component, vhost))
-          byKey.set(stepKey({ component, vhost, name: p.name, before: null, after: null }), p);
+        for (const p of await broker.parameters(component, vhost))
+          byKey.set(stepKey({ component, vhost, name: p.name, before: null, after: null }), {
+            component,
+            vhost,
+            name: p.name,
+            value: p.value,
+          });
         return;
       }
       const layer = what as 'user' | 'operator';
