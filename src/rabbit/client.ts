@@ -1,3 +1,4 @@
+// Over 400 lines: one class for every endpoint the bot calls, each a few lines, read together.
 /**
  * The RabbitMQ management HTTP API, as the bot needs it: `ManagementClient`, its endpoints. Every
  * answer parsed with zod (`responses.ts`); every failure a RabbitError with a stable code. How it

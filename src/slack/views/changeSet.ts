@@ -57,10 +57,13 @@ function stepLine(s: ChangeSet['steps'][number], i: number, state?: string): str
 const linksOf = (s: ChangeSet['steps'][number], show: (n: string) => string, shown: number) =>
   s.links ? stepLinksWords(s.links, show, shown, { start: s.links.startCount, stop: s.links.stopCount }) : [];
 
-/** A policy (or a parameter's value, masked already) as the broker holds it, on one line (none: nothing). */
-function holdsWords(p: unknown): string {
-  if (p === null || p === undefined) return 'nothing';
-  if (typeof p !== 'object' || !('pattern' in p)) return code(truncate(jsonText(maskUris(p)), 200));
+/** A policy (or a parameter's value, masked already) as the broker holds it, on one line. */
+function holdsWords(s: ChangeSet['steps'][number], p: unknown): string {
+  if (isParameterSetStep(s))
+    return p === null || p === undefined
+      ? `no ${componentWords(s.component)}`
+      : code(truncate(jsonText(maskUris(p)), 200));
+  if (p === null || p === undefined || typeof p !== 'object') return 'no policy';
   const f = p as PolicyFields;
   return `pattern ${code(truncate(f.pattern, 80))}, priority ${code(String(f.priority))}, ${setsWords(f.definition, { keys: 3, key: 40, value: 40 })}`;
 }
@@ -77,9 +80,9 @@ const STATE_WORDS: Readonly<Record<StepState, string>> = {
  * A step whose policy is not as the set would have it (left by the rollback as someone else
  * changed it, or not known), in full: shown above the list, whatever place it has in it.
  */
-function attentionWords(state: StepState, holds: unknown): string {
+function attentionWords(s: ChangeSet['steps'][number], state: StepState, holds: unknown): string {
   return state === 'left'
-    ? `:warning: *left as changed outside this request*, not undone: the broker holds ${holdsWords(holds)}`
+    ? `:warning: *left as changed outside this request*, not undone: the broker holds ${holdsWords(s, holds)}`
     : ':grey_question: *not known*: the broker did not answer when asked; asked again until it does, and the set does not end before';
 }
 
@@ -90,7 +93,7 @@ export function setBlocks(r: ChangeRequest & { set: ChangeSet }): Block[] {
   const attention = steps.flatMap((s, i) => {
     const state = states?.[i];
     return state === 'left' || state === 'unknown'
-      ? [stepLine(s, i, attentionWords(state, holds.get(i) ?? null))]
+      ? [stepLine(s, i, attentionWords(s, state, holds.get(i) ?? null))]
       : [];
   });
   const way = r.set.transitional;
