@@ -17,7 +17,13 @@ import { ManagementClient } from '../../src/rabbit/client.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { requestMessage } from '../../src/slack/views/request.ts';
 import { APPLY_DEFAULTS } from '../../src/workflow/apply/queue.ts';
-import { type PolicySetStep, plannedSet, transitionOf } from '../../src/workflow/changeSet.ts';
+import {
+  type ParameterSetStep,
+  type PolicySetStep,
+  plannedSet,
+  type SetStep,
+  transitionOf,
+} from '../../src/workflow/changeSet.ts';
 import type { ChangeRequest, FileSetInput } from '../../src/workflow/types.ts';
 import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp, CLUSTER, type TestBroker } from '../support/brokers.ts';
@@ -79,7 +85,7 @@ describe.each(up)('a change set applied as one on $label', (broker) => {
     trail = new AuditTrail(f.redis, f.keyPrefix);
   });
 
-  const fileSet = (steps: PolicySetStep[], over: Partial<FileSetInput> = {}): FileSetInput => ({
+  const fileSet = (steps: SetStep[], over: Partial<FileSetInput> = {}): FileSetInput => ({
     source: 'definitions.json',
     steps,
     brokerVersion: broker.label,
@@ -111,7 +117,7 @@ describe.each(up)('a change set applied as one on $label', (broker) => {
     await m.close();
   }
 
-  async function applyWatched(vhost: string, steps: PolicySetStep[]) {
+  async function applyWatched(vhost: string, steps: SetStep[]) {
     const wf = fx.workflow();
     const { request } = await wf.fileSet(fileSet(steps));
     const watch = await sampler(broker, vhost, 'orders.audit');
@@ -253,6 +259,48 @@ describe.each(up)('a change set applied as one on $label', (broker) => {
           await client.close();
           await fake.close();
         }
+      },
+      { client: admin },
+    );
+  });
+
+  it('a parameter the broker refuses (its plugin not enabled, or a URI it cannot parse) rolls the whole set back; its password never said', async () => {
+    const password = 'pw-never-said-0a9b8c';
+    const param = (
+      component: ParameterSetStep['component'],
+      name: string,
+      after: ParameterSetStep['after'],
+    ) => ({ component, vhost: '', name, before: null, after }) as ParameterSetStep;
+    await withVhost(
+      async (vhost) => {
+        await renameWorld(vhost);
+        await fx.worker(admin);
+        const at = <S extends SetStep>(s: S): S => ({ ...s, vhost });
+        // 3.10.8 here has no federation plugin: the upstream is refused; where it has, the shovel is.
+        const { done } = await applyWatched(vhost, [
+          step(vhost, 'first', null, fields({ ...FALLBACK, priority: 2 })),
+          at(param('federation-upstream', 'up', { uri: `amqp://fed:${password}@127.0.0.1:5673` })),
+          at(
+            param('shovel', 'broken', {
+              'src-uri': 'amqp://',
+              'src-queue': 'a',
+              'dest-uri': `amqp://fed:${password}@nohost:bad:port`,
+              'dest-queue': 'b',
+            }),
+          ),
+        ]);
+        expect(done.state).toBe('failed');
+        expect(done.failure?.message).toMatch(/not found|not a valid URI/);
+        expect(JSON.stringify(done.failure)).not.toContain(password);
+        expect(await admin.getPolicy('user', vhost, 'first')).toBeNull();
+        expect(await admin.parameters('federation-upstream', vhost)).toEqual([]);
+        expect(await admin.parameters('shovel', vhost)).toEqual([]);
+        const records = (await trail.list({ vhost })).filter(isChange);
+        expect(records.map((r) => r.action).sort()).toEqual(
+          records.length === 2 ? ['create', 'revert'] : ['create', 'create', 'revert', 'revert'],
+        );
+        expect(JSON.stringify(records)).not.toContain(password);
+        expect((await trail.verify()).ok).toBe(true);
       },
       { client: admin },
     );
