@@ -38,7 +38,6 @@ function memoryRedis(): SlackRedis & { keys: Map<string, string> } {
 
 const broker: SlackBroker = {
   overview: async () => ({ version: { major: 3, minor: 13, patch: 0 } }),
-  parameters: async () => [],
   getQueue: async () => null,
   getExchange: async () => null,
   listPolicies: async () => [],
@@ -47,6 +46,9 @@ const broker: SlackBroker = {
   streamExchanges: () => listing([]),
   streamQueueStats: () => listing([]),
   federation: async () => ({ upstreams: new Set(), upstreamSets: new Set(), links: null }),
+  parameters: async () => [],
+  federationLinkList: async () => null,
+  shovelList: async () => null,
   whoami: async () => ({ name: 'guest', tags: ['administrator'] }),
 };
 

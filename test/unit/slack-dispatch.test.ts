@@ -22,7 +22,6 @@ async function* listing<T>(items: readonly T[]): AsyncGenerator<T> {
 function broker(overrides: Partial<SlackBroker> = {}): SlackBroker {
   return {
     overview: async () => ({ version: { major: 3, minor: 13, patch: 0 } }),
-    parameters: async () => [],
     getQueue: async () => null,
     getExchange: async () => null,
     listPolicies: async () => [],
@@ -31,6 +30,9 @@ function broker(overrides: Partial<SlackBroker> = {}): SlackBroker {
     streamExchanges: () => listing([]),
     streamQueueStats: () => listing([]),
     federation: async () => ({ upstreams: new Set(), upstreamSets: new Set(), links: null }),
+    parameters: async () => [],
+    federationLinkList: async () => null,
+    shovelList: async () => null,
     whoami: async () => ({ name: 'guest', tags: ['administrator'] }),
     ...overrides,
   };
