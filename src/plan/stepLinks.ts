@@ -29,13 +29,7 @@ export interface StepLinks {
 export const NO_LINKS: StepLinks = { start: [], stop: [] };
 
 /** A link as `plan --json` and the stored set give it (without why one cannot run: those never start). */
-export interface LinkJson {
-  readonly kind: ExpectedLink['kind'];
-  readonly vhost: string;
-  readonly object: string;
-  readonly upstream: string | null;
-  readonly policy: string | null;
-}
+export type LinkJson = Omit<ExpectedLink, 'absent'>;
 
 export const linkJson = (l: LinkJson): LinkJson => ({
   kind: l.kind,

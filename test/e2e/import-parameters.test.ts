@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BotProcess, labBotEnv, spawnBot } from '../support/botProcess.ts';
-import { brokerCredentials, uniqueName, waitFor } from '../support/broker.ts';
+import { brokerCredentials, managementCall, uniqueName, waitFor } from '../support/broker.ts';
 import { BROKERS, reachable } from '../support/brokers.ts';
 import { type Built, built } from '../support/built.ts';
 import { runBuiltRmq } from '../support/cli.ts';
@@ -48,24 +48,9 @@ let redis: RedisServer;
 let bot: BotProcess;
 let botUrl: string;
 
-/** A management API call on `url` as the test's admin. */
-async function api(url: string, method: string, path: string, body?: unknown) {
-  const { user, password } = brokerCredentials();
-  const res = await fetch(new URL(`/api/${path}`, url), {
-    method,
-    headers: {
-      authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
-      'content-type': 'application/json',
-    },
-    signal: AbortSignal.timeout(30_000),
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? (JSON.parse(text) as unknown) : null };
-}
 const v = encodeURIComponent(vhost);
-const down = (method: string, path: string, body?: unknown) => api(DOWNSTREAM.url, method, path, body);
-const upstreamApi = (method: string, path: string, body?: unknown) => api(UPSTREAM.url, method, path, body);
+const down = managementCall(DOWNSTREAM.url);
+const upstreamApi = managementCall(UPSTREAM.url);
 
 /** The downstream's parameters of `component` in the vhost, by name. */
 async function parameters(component: string): Promise<Record<string, unknown>> {
