@@ -246,8 +246,9 @@ export function setVhosts(set: Pick<ChangeSet, 'steps'>): string[] {
 }
 
 /** The address of a step, as a key (a policy's layer, or a parameter's component). */
-export const stepKey = (s: SetStep) =>
-  JSON.stringify([isParameterSetStep(s) ? s.component : s.layer, s.vhost, s.name]);
+export const stepKey = (
+  s: Pick<PolicySetStep, 'layer' | 'vhost' | 'name'> | Pick<ParameterSetStep, 'component' | 'vhost' | 'name'>,
+) => JSON.stringify(['component' in s ? s.component : s.layer, s.vhost, s.name]);
 
 /** A step the rollback left as someone else changed it, and what the broker held then (null: no policy). */
 const LeftSchema = z.object({

@@ -27,7 +27,7 @@ import { type EarlyReads, type Prepared, preparedOf, stalePreview, verifyObjects
 import { leftEntry, oneEntry, stepEntry, undoEntry } from './applyRecords.ts';
 import { type ObserveOptions, observeAfterWrite } from './observe.ts';
 import type { ApplyJobData } from './queue.ts';
-import { type Found, heldWords, readHeld, standingOf, stepGuard, type Touched } from './stepGuard.ts';
+import { type Found, leftHolding, readHeld, standingOf, stepGuard, type Touched } from './stepGuard.ts';
 
 /**
  * The apply of every approved request's writes, as BullMQ's "process step jobs": its steps
@@ -453,10 +453,10 @@ export class ApplySet {
         await save(c);
       } else if (found === 'changed') {
         log.warn(
-          { step: failedAt, policy: step.name, now: heldWords(now) },
+          { step: failedAt, policy: step.name, now: leftHolding(now) },
           'rollback: changed by someone else; left',
         );
-        c = { ...c, left: [...(c.left ?? []), { step: failedAt, holds: heldWords(now) }] };
+        c = { ...c, left: [...(c.left ?? []), { step: failedAt, holds: leftHolding(now) }] };
         await save(c);
       }
     }
@@ -476,10 +476,10 @@ export class ApplySet {
           await writeStep(this.broker, undo);
         } else if (found === 'changed') {
           log.warn(
-            { step: j, policy: step.name, now: heldWords(now) },
+            { step: j, policy: step.name, now: leftHolding(now) },
             'rollback: changed by someone else; left',
           );
-          left = [...(left ?? []), { step: j, holds: heldWords(now) }];
+          left = [...(left ?? []), { step: j, holds: leftHolding(now) }];
           leftAlone = true;
         }
       } catch (err) {

@@ -54,7 +54,7 @@ export function readHeld(broker: WorkflowBroker, s: SetStep): Promise<Held> {
 }
 
 /** What a rollback records it left at a step: a policy's fields, a parameter's value masked. */
-export function heldWords(held: Held): NonNullable<SetCursor['left']>[number]['holds'] {
+export function leftHolding(held: Held): NonNullable<SetCursor['left']>[number]['holds'] {
   if (held === null) return null;
   return 'value' in held ? (maskUris(held.value) as ParameterSetStep['after']) : fieldsOf(held);
 }
@@ -74,7 +74,7 @@ async function readTouched(broker: WorkflowBroker, steps: readonly SetStep[]) {
       const component = PARAMETER_COMPONENTS.find((c) => c === what);
       if (component) {
         for (const p of await broker.parameters(component, vhost))
-          byKey.set(stepKey({ component, vhost, name: p.name, before: null, after: null }), {
+          byKey.set(stepKey({ component, vhost, name: p.name }), {
             component,
             vhost,
             name: p.name,
@@ -86,7 +86,7 @@ async function readTouched(broker: WorkflowBroker, steps: readonly SetStep[]) {
       const list =
         layer === 'user' ? await broker.listPolicies(vhost) : await broker.listOperatorPolicies(vhost);
       lists.set(w, list);
-      for (const p of list) byKey.set(stepKey({ layer, vhost, name: p.name, before: null, after: null }), p);
+      for (const p of list) byKey.set(stepKey({ layer, vhost, name: p.name }), p);
     }),
   );
   return {
