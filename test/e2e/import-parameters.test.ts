@@ -328,6 +328,9 @@ describe.runIf(ready)(
         uri: expect.stringContaining(':***@'),
       });
       expect((await rmq(['history', '--verify'])).code).toBe(0);
+      const text = heard((await rmq(['history', '--vhost', vhost])).out);
+      expect(text).toContain('create federation upstream "up1"');
+      expect(text).toContain(`"uri":"amqp://${linkUser}:***@127.0.0.1:5673/${v}"`);
       // The approval said what each step starts, the password masked.
       expect(posts[0]).toContain('3. create shovel `sh1`');
       expect(posts[0]).toContain('starts 1 link: exchange `fed.x` from upstream `up1`');
