@@ -7,6 +7,7 @@ import {
   type ParameterTransition,
   sameParameterValue,
 } from '../policy/index.ts';
+import { pluginKeyWords } from '../policy/validate/index.ts';
 import { quoted } from '../text/index.ts';
 
 /**
@@ -99,6 +100,28 @@ const keyFields = (p: Parameter) => ({ component: p.component, vhost: p.vhost, n
 function uriKeys(value: unknown): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return {};
   return Object.fromEntries(Object.entries(value).filter(([k]) => URI_KEY.test(k)));
+}
+
+/**
+ * What the broker would refuse of the changes at once: a federation upstream or set written where
+ * the federation plugin is known not to be enabled (the policies' federation keys are refused so,
+ * src/policy/validate/). A shovel's plugin is not known from what the broker reports: one refused
+ * is refused when it is written, and the set rolled back.
+ */
+export function parameterRefusals(
+  changes: readonly ParameterTransition[],
+  mine: readonly FileParameter[],
+  plugins: ReadonlySet<string> | undefined,
+  version: string,
+): string[] {
+  if (plugins === undefined || plugins.has('federation')) return [];
+  return changes.flatMap((c) => {
+    if (c.after === null || c.component === 'shovel') return [];
+    const at = mine.find((p) => p.component === c.component && p.name === c.name)?.at;
+    return [
+      `The ${COMPONENT_WORDS[c.component]} ${quoted(c.name)} of vhost ${quoted(c.vhost)}${at ? ` (${at})` : ''}: ${pluginKeyWords(c.component, 'federation')}, and RabbitMQ ${version} here has not enabled it: the broker refuses it. Enable rabbitmq_federation there, or leave it out.`,
+    ];
+  });
 }
 
 const WRITE_ORDER: Readonly<Record<ParameterComponent, number>> = {

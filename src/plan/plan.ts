@@ -85,6 +85,7 @@ import {
   type ParameterLister,
   parameterChangesOf,
   parameterOrder,
+  parameterRefusals,
   readParameters,
   withoutDeleted,
 } from './parameters.ts';
@@ -363,6 +364,11 @@ async function planVhost(
     }
   }
   const params = parameterChangesOf(mine, live ?? [], options.prune ?? false);
+  const refused = parameterRefusals(params.changes, mine, inventory.plugins, formatVersion(version));
+  if (refused.length) {
+    await inventory.cancel();
+    return { status: 'refused', problems: refused };
+  }
   // The objects a link may serve, when links may move (stepLinks.ts keeps those a federated policy reaches).
   const links = live !== null && linksInvolved(user, [...params.changes, ...changes]);
   const linkCandidates: LinkCandidate[] = [];

@@ -276,7 +276,8 @@ describe.each(up)('a change set applied as one on $label', (broker) => {
         await renameWorld(vhost);
         await fx.worker(admin);
         const at = <S extends SetStep>(s: S): S => ({ ...s, vhost });
-        // 3.10.8 here has no federation plugin: the upstream is refused; where it has, the shovel is.
+        // A broker without the federation plugin refuses the upstream; one with it, the shovel (its
+        // plugin missing, or a URI it cannot parse).
         const { done } = await applyWatched(vhost, [
           step(vhost, 'first', null, fields({ ...FALLBACK, priority: 2 })),
           at(param('federation-upstream', 'up', { uri: `amqp://fed:${password}@127.0.0.1:5673` })),

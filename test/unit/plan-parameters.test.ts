@@ -2,7 +2,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { maskUrisIn } from '../../src/core/uri.ts';
 import { type FileParameter, readDefinitions } from '../../src/definitions/index.ts';
-import { parameterChangesOf, parameterOrder, withoutDeleted } from '../../src/plan/parameters.ts';
+import {
+  parameterChangesOf,
+  parameterOrder,
+  parameterRefusals,
+  withoutDeleted,
+} from '../../src/plan/parameters.ts';
 import { linksInvolved, stepLinks } from '../../src/plan/stepLinks.ts';
 import type { Parameter, ParameterTransition, Policy, Transition } from '../../src/policy/index.ts';
 import { PatternCache } from '../../src/policy/pattern/index.ts';
@@ -98,6 +103,20 @@ describe('the parameters of a file against the broker', () => {
     ]);
     expect(first.map((c) => c.name)).toEqual(['u', 'set', 's']);
     expect(last.map((c) => c.name)).toEqual(['s2', 'old', 'u2']);
+  });
+
+  it('refuses an upstream or set written where the federation plugin is known off; a shovel, a delete or plugins not known pass', () => {
+    const changes: ParameterTransition[] = [
+      { component: 'federation-upstream', vhost: V, name: 'u', before: null, after: upstream('u') },
+      { component: 'federation-upstream', vhost: V, name: 'old', before: upstream('old'), after: null },
+      { component: 'shovel', vhost: V, name: 's', before: null, after: shovel('s') },
+    ];
+    const mine = [inFile(upstream('u'), { at: 'parameters[0]' })];
+    expect(parameterRefusals(changes, mine, new Set(), '3.10.8')).toEqual([
+      'The federation upstream "u" of vhost "v" (parameters[0]): federation-upstream is accepted only while the federation plugin is enabled on the broker, and RabbitMQ 3.10.8 here has not enabled it: the broker refuses it. Enable rabbitmq_federation there, or leave it out.',
+    ]);
+    expect(parameterRefusals(changes, mine, new Set(['federation']), '4.3.6')).toEqual([]);
+    expect(parameterRefusals(changes, mine, undefined, '4.3.6')).toEqual([]);
   });
 
   it('the upstreams and sets the set deletes are missing targets once it is written', () => {
