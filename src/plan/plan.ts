@@ -555,14 +555,13 @@ export function planFile(
   broker: PlanBroker,
   options: PlanOptions = {},
 ): Promise<PlanResult> {
-  const changesFor: ChangesFor = (vhost, live) =>
-    changesOf(
-      file.policies.filter((p) => p.policy.vhost === vhost),
-      live,
-      live.version,
-      vhost,
-      options.prune ?? false,
-    );
+  const changesFor: ChangesFor = (vhost, live) => {
+    const mine = file.policies.filter((p) => p.policy.vhost === vhost);
+    // A vhost the file names only for its upstreams, sets or shovels keeps its policies under
+    // --prune, as the parameters of a kind the file does not hold are kept (./parameters.ts).
+    const prune = (options.prune ?? false) && (mine.length > 0 || file.origins[vhost]?.by === '--vhost');
+    return changesOf(mine, live, live.version, vhost, prune);
+  };
   return planVhosts(file.vhosts, changesFor, file.ignored, broker, options, {
     missingVhost: (vhost, missing) => missingVhostWords(file, vhost, missing),
     withDeclared: (vhost, names) => withDeclared(file, vhost, names),

@@ -396,6 +396,19 @@ describe.runIf(ready)(
       expect(Object.keys(await parameters('federation-upstream')).sort()).toEqual(['up1', 'up2']);
     }, 180_000);
 
+    it('--prune deletes only what the file holds the kind of: a file of one shovel leaves the policies, upstreams and sets', async () => {
+      const only = file('shovel-only.json', {
+        parameters: [{ vhost, component: 'shovel', name: 'sh2', value: shovelValue }],
+      });
+      const json = await rmq(['plan', only, '--prune', '--json']);
+      heard(json.out);
+      const changes = JSON.parse(json.out).changes as { action: string; component: string; name: string }[];
+      expect(changes.map((c) => [c.action, c.component, c.name])).toEqual([
+        ['create', 'shovel', 'sh2'],
+        ['delete', 'shovel', 'sh1'],
+      ]);
+    });
+
     it('a shovel the broker refuses rolls the whole set back: nothing of it remains, and its words hide the password', async () => {
       const before = {
         upstreams: await parameters('federation-upstream'),
