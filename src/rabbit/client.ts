@@ -55,6 +55,7 @@ import {
   type WhoAmI,
   whoamiSchema,
 } from './responses.ts';
+import { statisticsOf } from './statistics.ts';
 import { Transport, type TransportOptions } from './transport.ts';
 
 export {
@@ -355,6 +356,15 @@ export class ManagementClient {
   /** The queues `pattern` finds, their live numbers (listings.ts `queuesFound`); null: too many to ask so. */
   findQueueStats(vhost: string, pattern: string): Promise<QueueStats[] | null> {
     return queuesFound(this.http, vhost, pattern, FOUND_STATS);
+  }
+
+  /**
+   * The live numbers (now) of the queues named, of a vhost holding `total` queues: pages of the
+   * name filter over those names, or the listing with statistics where that costs less
+   * (statistics.ts): the second step of a reading in two.
+   */
+  queueStatsOf(vhost: string, names: readonly string[], total: number): AsyncIterable<QueueStats> {
+    return statisticsOf(this.http, vhost, names, total, () => streamQueueStats(this.http, vhost));
   }
 
   streamQueues(vhost: string, opts: { stats: boolean }): AsyncIterable<QueueListing> {

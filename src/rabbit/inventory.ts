@@ -51,6 +51,8 @@ export interface InventorySource extends FindingSource {
   streamQueueStats(vhost: string, opts?: { asOf?: Date }): AsyncIterable<QueueStats>;
   /** The queues' records and numbers in one listing, no reported policy (listings.ts); absent: two listings. */
   streamQueuesLive?(vhost: string, opts?: { asOf?: Date }): AsyncIterable<QueueRecordLive>;
+  /** The live numbers of the queues named (statistics.ts); absent: the listing with statistics, kept for those. */
+  queueStatsOf?(vhost: string, names: readonly string[], total: number): AsyncIterable<QueueStats>;
   federation(vhost: string): Promise<FederationState>;
   /** The plugins with policy keys that are enabled; undefined when not known (ManagementClient.plugins). */
   plugins?(): Promise<ReadonlySet<string> | undefined>;
@@ -151,6 +153,8 @@ export async function openInventory(
   vhost: string,
   options: InventoryOptions = {},
 ): Promise<Inventory> {
+  if (options.live && options.afterRecords && !options.asOf)
+    return openInTwoSteps(source, vhost, options.keepLive, options.plugins);
   if (options.live && options.withoutReportedPolicies && source.streamQueuesLive)
     return openOneListing(source, vhost, options.asOf, options.keepLive, options.plugins);
   const queues = startNow(source.streamQueues(vhost, { stats: false }));
@@ -199,6 +203,13 @@ export interface InventoryOptions {
    * (`streamQueuesLive`), their `policy` undefined. A failure of it fails the inventory.
    */
   readonly withoutReportedPolicies?: boolean;
+  /**
+   * With `live` (now, not `asOf`): read in two steps. The records without statistics first; once
+   * `each` has handed them all, the live numbers of the queues `keepLive` keeps (asked then, once
+   * per queue), and of those alone (`InventorySource.queueStatsOf`: pages of the name filter, or
+   * the listing with statistics where that costs less). The federation is read beside the records.
+   */
+  readonly afterRecords?: boolean;
   /**
    * With `live`: which queues' numbers to keep, once the caller knows (asked as each arrives;
    * undefined: not known yet, kept). Spares holding every queue's numbers when few can matter.
@@ -287,6 +298,49 @@ async function openOneListing(
   };
 }
 
+/** The inventory, then the live numbers of the queues `keepLive` keeps (InventoryOptions.afterRecords). */
+async function openInTwoSteps(
+  source: InventorySource,
+  vhost: string,
+  keepLive: InventoryOptions['keepLive'],
+  withPlugins: boolean | undefined,
+): Promise<Inventory> {
+  const queues = startNow(source.streamQueues(vhost, { stats: false }));
+  const exchanges = startNow(source.streamExchanges(vhost));
+  const federation = readFederation(source, vhost);
+  const cancel = async () => {
+    await Promise.all([queues.cancel(), exchanges.cancel()]);
+  };
+  const [{ version }, user, operator, plugins] = await readSmall(source, vhost, cancel, withPlugins);
+  let reading: ReturnType<typeof readLive> | undefined;
+  return {
+    version,
+    user,
+    operator,
+    ...(plugins ? { plugins } : {}),
+    cancel,
+    async each(take) {
+      const names: string[] = [];
+      await queues.each((q) => {
+        take(queueObject(q));
+        names.push(q.name);
+      });
+      await exchanges.each((e) => take(exchangeObject(e)));
+      // Asked once every record is handed on: the caller decides by what it found in them all.
+      const keep = keepLive?.();
+      const wanted = keep ? names.filter(keep) : names;
+      const stats = source.queueStatsOf
+        ? source.queueStatsOf(vhost, wanted, names.length)
+        : source.streamQueueStats(vhost);
+      reading = readLive(source, vhost, stats, federation, undefined, () => keep);
+    },
+    async live() {
+      if (!reading) throw new Error('openInTwoSteps: live() is read after each()');
+      return await reading.done;
+    },
+  };
+}
+
 /**
  * The version and the two policy lists (and, asked for, the plugins: unknown when they cannot be
  * read); if one fails, the listings started are dropped (`cancel`).
@@ -326,13 +380,18 @@ function readLive(
   source: InventorySource,
   vhost: string,
   stats: AsyncIterable<QueueStats>,
-  withFederation: boolean,
+  withFederation: boolean | ReturnType<typeof readFederation>,
   asOf: Date | undefined,
   keepLive: InventoryOptions['keepLive'],
 ): { done: Promise<LiveReading>; cancel(): Promise<void> } {
   const sampledAt = new Date().toISOString();
   const listing = startNow(stats);
-  const federation = withFederation ? readFederation(source, vhost) : Promise.resolve({ federation: null });
+  const federation =
+    typeof withFederation !== 'boolean'
+      ? withFederation
+      : withFederation
+        ? readFederation(source, vhost)
+        : Promise.resolve({ federation: null });
   const queues = new Map<string, LiveQueue | null>();
   const nodeDown = new Set<string>();
   const done = (async (): Promise<LiveReading> => {
