@@ -21,7 +21,8 @@ export interface BigVhost {
 
 export const SERVICES = 200;
 export const serviceOf = (i: number) => `svc${String(i % SERVICES).padStart(2, '0')}`;
-export const queueName = (i: number) => `${serviceOf(i)}.q${String(Math.floor(i / SERVICES)).padStart(4, '0')}`;
+export const queueName = (i: number) =>
+  `${serviceOf(i)}.q${String(Math.floor(i / SERVICES)).padStart(4, '0')}`;
 /** Every this-many-th queue holds messages. */
 const WITH_MESSAGES = 50;
 
@@ -109,6 +110,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.log(`removed ${b.vhost} on ${b.broker}`);
   } else {
     const built = await ensureBigVhost(b, console.log);
-    console.log(built ? `built ${b.vhost} on ${b.broker}` : `${b.vhost} on ${b.broker} already holds its queues`);
+    console.log(
+      built ? `built ${b.vhost} on ${b.broker}` : `${b.vhost} on ${b.broker} already holds its queues`,
+    );
   }
 }
