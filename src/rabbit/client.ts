@@ -117,13 +117,22 @@ export class ManagementClient {
    * through it from now on, retries included: a call that cannot finish in what is left fails
    * as `timeout`, and no retry starts that could not. One question, one budget.
    */
-  forQuestion(budgetMs: number): this {
+  forQuestion(budgetMs: number, options: { stretchableToMs?: number } = {}): this {
     const view = Object.create(this) as this;
     // Closing the view closes nothing (the transport's view does not own the pool). Writes to
     // the overview cache land on the view; reads fall through to the parent's.
-    Object.defineProperty(view, 'http', { value: this.http.forQuestion(budgetMs) });
+    Object.defineProperty(view, 'http', { value: this.http.forQuestion(budgetMs, options) });
     Object.defineProperty(view, 'budgetMs', { value: budgetMs });
     return view;
+  }
+
+  /**
+   * A default budget made to fit this broker: what is left of it becomes at least `ms` (up to
+   * `forQuestion`'s `stretchableToMs`); nothing without one. The inventory asks it once the vhost's
+   * listing without statistics has told what this broker's listings cost.
+   */
+  stretchBudget(ms: number): void {
+    this.http.stretch(ms);
   }
 
   /** Every node's management URL, as configured (one for a single broker). */

@@ -1,3 +1,4 @@
+// Over 400 lines: the three ways of reading a vhost (all at once, in one listing, in two steps) share their started listings, the small reads and the live reading.
 /**
  * Everything a preview needs to know about one vhost, in the fewest and cheapest requests:
  *
@@ -30,6 +31,7 @@
 import type { LiveQueue } from '../policy/impact/index.ts';
 import type { BrokerVersion, Policy } from '../policy/index.ts';
 import type { InventoryObject } from '../policy/simulate/index.ts';
+import { STATS_OVER_RECORDS } from './listings.ts';
 import { type FindingSource, found, queueStatsFound } from './narrowed.ts';
 import type {
   ExchangeListing,
@@ -56,6 +58,8 @@ export interface InventorySource extends FindingSource {
   federation(vhost: string): Promise<FederationState>;
   /** The plugins with policy keys that are enabled; undefined when not known (ManagementClient.plugins). */
   plugins?(): Promise<ReadonlySet<string> | undefined>;
+  /** A default budget stretched to at least `ms` from now (ManagementClient.stretchBudget); absent: none. */
+  stretchBudget?(ms: number): void;
   /** The question's budget in ms (RMQ_TIMEOUT), when the source has one: said when a reading runs out of it. */
   readonly budgetMs?: number;
 }
@@ -153,6 +157,7 @@ export async function openInventory(
   vhost: string,
   options: InventoryOptions = {},
 ): Promise<Inventory> {
+  const openedAt = performance.now();
   if (options.live && options.afterRecords && !options.asOf)
     return openInTwoSteps(source, vhost, options.keepLive, options.plugins);
   if (options.live && options.withoutReportedPolicies && source.streamQueuesLive)
@@ -185,6 +190,7 @@ export async function openInventory(
   }
   const each = async (take: (o: InventoryObject) => void) => {
     await queues.each((q) => take(queueObject(q)));
+    fitBudget(source, openedAt);
     await exchanges.each((e) => take(exchangeObject(e)));
   };
   return { ...small, each, cancel, live: async () => (reading ? await reading.done : null) };
@@ -298,6 +304,14 @@ async function openOneListing(
   };
 }
 
+/**
+ * The listing without statistics read, it tells what this broker's listings cost: a default
+ * budget (no RMQ_TIMEOUT) is stretched to what the listing with statistics may take on it.
+ */
+function fitBudget(source: InventorySource, openedAt: number): void {
+  source.stretchBudget?.((performance.now() - openedAt) * STATS_OVER_RECORDS);
+}
+
 /** The inventory, then the live numbers of the queues `keepLive` keeps (InventoryOptions.afterRecords). */
 async function openInTwoSteps(
   source: InventorySource,
@@ -305,6 +319,7 @@ async function openInTwoSteps(
   keepLive: InventoryOptions['keepLive'],
   withPlugins: boolean | undefined,
 ): Promise<Inventory> {
+  const openedAt = performance.now();
   const queues = startNow(source.streamQueues(vhost, { stats: false }));
   const exchanges = startNow(source.streamExchanges(vhost));
   const federation = readFederation(source, vhost);
@@ -325,6 +340,7 @@ async function openInTwoSteps(
         take(queueObject(q));
         names.push(q.name);
       });
+      fitBudget(source, openedAt);
       await exchanges.each((e) => take(exchangeObject(e)));
       // Asked once every record is handed on: the caller decides by what it found in them all.
       const keep = keepLive?.();

@@ -5,7 +5,7 @@ import type { TerminalCommandName } from '../commands/index.ts';
 import { helpText, parseWhich, vhostMapOf } from '../commands/index.ts';
 import { parsePolicies, policies } from '../commands/policies/index.ts';
 import { which } from '../commands/which/index.ts';
-import { DEFAULT_KEY_PREFIX, loadConfig, pickEnvironment, QUESTION_BUDGET_MS } from '../config/index.ts';
+import { DEFAULT_KEY_PREFIX, loadConfig, pickEnvironment, questionBudget } from '../config/index.ts';
 import { ConfigError, checkScope, InputError } from '../core/index.ts';
 import { brokerReason, ManagementClient, RabbitError } from '../rabbit/index.ts';
 import { jsonText, quoted } from '../text/index.ts';
@@ -362,7 +362,7 @@ async function withBroker(
     limits: config.bodyLimits,
   });
   try {
-    return await fn(client.forQuestion(config.questionBudgetMs ?? QUESTION_BUDGET_MS.terminal), {
+    return await fn(client.forQuestion(...questionBudget(config, 'terminal')), {
       env: environment.name,
     });
   } finally {

@@ -451,6 +451,26 @@ describe('bounds: size, deadline, budget, shutdown', () => {
     expect(await client.listVhosts()).toEqual(['/']);
   });
 
+  it('a default budget stretched to fit the broker gives an answer in flight the time; a budget set is not stretched', async () => {
+    const slow = { kind: 'respond', status: 200, body: { name: 'bot', tags: [] }, delayMs: 600 } as const;
+    fake.setFallback(slow);
+    // The default (stretchable): stretched while the answer is awaited, it arrives.
+    const stretchable = client.forQuestion(200, { stretchableToMs: 5_000 });
+    const answered = stretchable.whoami();
+    stretchable.stretchBudget(2_000);
+    await expect(answered).resolves.toMatchObject({ name: 'bot' });
+    // Never past where it may stretch to.
+    const capped = client.forQuestion(200, { stretchableToMs: 300 });
+    const cut = capped.whoami();
+    capped.stretchBudget(2_000);
+    await expect(cut).rejects.toMatchObject({ code: 'timeout' });
+    // RMQ_TIMEOUT set: stretching does nothing.
+    const set = client.forQuestion(200);
+    const refused = set.whoami();
+    set.stretchBudget(2_000);
+    await expect(refused).rejects.toMatchObject({ code: 'timeout' });
+  });
+
   it('close(graceMs) ends requests that hang, instead of waiting for them', async () => {
     const closing = make({ getRetries: 0 });
     fake.setFallback({ kind: 'hang' });
