@@ -21,6 +21,7 @@ import { RabbitError } from './errors.ts';
 import {
   FOUND_STATS,
   foundRecords,
+  foundStatsAsOf,
   queuePolicyFromRecord,
   queuesFound,
   streamExchanges,
@@ -372,8 +373,15 @@ export class ManagementClient {
    * name filter over those names, or the listing with statistics where that costs less
    * (statistics.ts): the second step of a reading in two.
    */
-  queueStatsOf(vhost: string, names: readonly string[], total: number): AsyncIterable<QueueStats> {
-    return statisticsOf(this.http, vhost, names, total, () => streamQueueStats(this.http, vhost));
+  queueStatsOf(
+    vhost: string,
+    names: readonly string[],
+    total: number,
+    opts: { asOf?: Date } = {},
+  ): AsyncIterable<QueueStats> {
+    const whole = () => streamQueueStats(this.http, vhost, opts);
+    const mode = opts.asOf ? foundStatsAsOf(opts.asOf) : FOUND_STATS;
+    return statisticsOf(this.http, vhost, names, total, whole, mode);
   }
 
   streamQueues(vhost: string, opts: { stats: boolean }): AsyncIterable<QueueListing> {

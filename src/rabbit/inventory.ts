@@ -54,7 +54,12 @@ export interface InventorySource extends FindingSource {
   /** The queues' records and numbers in one listing, no reported policy (listings.ts); absent: two listings. */
   streamQueuesLive?(vhost: string, opts?: { asOf?: Date }): AsyncIterable<QueueRecordLive>;
   /** The live numbers of the queues named (statistics.ts); absent: the listing with statistics, kept for those. */
-  queueStatsOf?(vhost: string, names: readonly string[], total: number): AsyncIterable<QueueStats>;
+  queueStatsOf?(
+    vhost: string,
+    names: readonly string[],
+    total: number,
+    opts?: { asOf?: Date },
+  ): AsyncIterable<QueueStats>;
   federation(vhost: string): Promise<FederationState>;
   /** The plugins with policy keys that are enabled; undefined when not known (ManagementClient.plugins). */
   plugins?(): Promise<ReadonlySet<string> | undefined>;
@@ -158,8 +163,7 @@ export async function openInventory(
   options: InventoryOptions = {},
 ): Promise<Inventory> {
   const openedAt = performance.now();
-  if (options.live && options.afterRecords && !options.asOf)
-    return openInTwoSteps(source, vhost, options.keepLive, options.plugins);
+  if (options.live && options.afterRecords) return openInTwoSteps(source, vhost, options);
   if (options.live && options.withoutReportedPolicies && source.streamQueuesLive)
     return openOneListing(source, vhost, options.asOf, options.keepLive, options.plugins);
   const queues = startNow(source.streamQueues(vhost, { stats: false }));
@@ -210,7 +214,8 @@ export interface InventoryOptions {
    */
   readonly withoutReportedPolicies?: boolean;
   /**
-   * With `live` (now, not `asOf`): read in two steps. The records without statistics first; once
+   * With `live`: read in two steps. The records without statistics first (with
+   * `withoutReportedPolicies`, their `policy` undefined); once
    * `each` has handed them all, the live numbers of the queues `keepLive` keeps (asked then, once
    * per queue), and of those alone (`InventorySource.queueStatsOf`: pages of the name filter, or
    * the listing with statistics where that costs less). The federation is read beside the records.
@@ -316,8 +321,7 @@ function fitBudget(source: InventorySource, openedAt: number): void {
 async function openInTwoSteps(
   source: InventorySource,
   vhost: string,
-  keepLive: InventoryOptions['keepLive'],
-  withPlugins: boolean | undefined,
+  { keepLive, plugins: withPlugins, asOf, withoutReportedPolicies }: InventoryOptions,
 ): Promise<Inventory> {
   const openedAt = performance.now();
   const queues = startNow(source.streamQueues(vhost, { stats: false }));
@@ -337,7 +341,8 @@ async function openInTwoSteps(
     async each(take) {
       const names: string[] = [];
       await queues.each((q) => {
-        take(queueObject(q));
+        // The record's policy is the layer as it is now; a reader of both sides resolves it.
+        take(withoutReportedPolicies ? { ...queueObject(q), policy: undefined } : queueObject(q));
         names.push(q.name);
       });
       fitBudget(source, openedAt);
@@ -345,10 +350,13 @@ async function openInTwoSteps(
       // Asked once every record is handed on: the caller decides by what it found in them all.
       const keep = keepLive?.();
       const wanted = keep ? names.filter(keep) : names;
+      const when = asOf ? { asOf } : {};
       const stats = source.queueStatsOf
-        ? source.queueStatsOf(vhost, wanted, names.length)
-        : source.streamQueueStats(vhost);
-      reading = readLive(source, vhost, stats, federation, undefined, () => keep);
+        ? source.queueStatsOf(vhost, wanted, names.length, when)
+        : source.streamQueueStats(vhost, when);
+      // `keep` is asked once per queue (it may count): the numbers that come are held against the names.
+      const held = new Set(wanted);
+      reading = readLive(source, vhost, stats, federation, asOf, () => (name) => held.has(name));
     },
     async live() {
       if (!reading) throw new Error('openInTwoSteps: live() is read after each()');

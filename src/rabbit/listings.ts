@@ -268,6 +268,16 @@ export const FOUND_STATS: FoundMode<typeof queueStatsSchema, QueueStats> = {
   take: (q) => ({ name: q.name, live: toLiveQueue(q), ...nodeDownOf(q) }),
 };
 
+/** As `streamQueueStats` with `asOf`: the live columns as sampled just before that time. */
+export const foundStatsAsOf = (asOf: Date): FoundMode<typeof queueStatsHistorySchema, QueueStats> => {
+  const asOfMs = asOf.getTime();
+  return {
+    query: `${lengthsQuery(asOfMs)}&columns=${QUEUE_COLUMNS_LIVE},${QUEUE_COLUMNS_HISTORY}`,
+    item: queueStatsHistorySchema,
+    take: (q) => ({ name: q.name, live: toLiveQueue(q, asOfMs), ...nodeDownOf(q) }),
+  };
+};
+
 /** Every exchange of a vhost (the default one named ""). */
 export async function* streamExchanges(http: Transport, vhost: string): AsyncIterable<ExchangeListing> {
   const path = `${http.path('exchanges', vhost)}?columns=${EXCHANGE_COLUMNS}`;

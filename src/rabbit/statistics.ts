@@ -7,7 +7,15 @@
  * here, as short as the names' common prefixes allow, so a page carries as many names as the
  * broker's filter limit lets it.
  */
-import { FOUND_STATS, filteredPage, inTurn, nameFilterFits, PAGE_MAX, WHOLE_IN_PAGES } from './listings.ts';
+import {
+  FOUND_STATS,
+  type FoundMode,
+  filteredPage,
+  inTurn,
+  nameFilterFits,
+  PAGE_MAX,
+  WHOLE_IN_PAGES,
+} from './listings.ts';
 import type { QueueStats } from './responses.ts';
 import type { Transport } from './transport.ts';
 
@@ -37,13 +45,15 @@ export async function* statisticsOf(
   names: readonly string[],
   total: number,
   whole: () => AsyncIterable<QueueStats>,
+  // biome-ignore lint/suspicious/noExplicitAny: any schema whose items become QueueStats
+  mode: FoundMode<any, QueueStats> = FOUND_STATS,
 ): AsyncGenerator<QueueStats, void> {
   const plan = statisticsPlan(names, total);
   if (plan.whole) {
     yield* whole();
     return;
   }
-  const pages = await inTurn(plan.filters.map((f) => () => filteredPage(http, vhost, f, FOUND_STATS, 1)));
+  const pages = await inTurn(plan.filters.map((f) => () => filteredPage(http, vhost, f, mode, 1)));
   if (pages.some((p) => p === null)) {
     // The broker does not take the filter as written: the listing answers it.
     yield* whole();

@@ -14,13 +14,15 @@ import { describe, expect, it } from 'vitest';
 import { lint } from '../../src/commands/lint/lint.ts';
 import { readDefinitions } from '../../src/definitions/read.ts';
 import { planFile } from '../../src/plan/plan.ts';
+import type { Transition } from '../../src/policy/index.ts';
 import { type PreviewInput, preview } from '../../src/preview/preview.ts';
 import type { ManagementClient } from '../../src/rabbit/client.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { statisticsPlan } from '../../src/rabbit/statistics.ts';
+import { effectsOfChanges } from '../../src/watch/effect.ts';
 import { waitFor } from '../support/broker.ts';
 import { brokersUp, inVhostOn } from '../support/brokers.ts';
-import { messages } from '../support/messages.ts';
+import { lengthHistoryHolds, messages } from '../support/messages.ts';
 import { type Rng, rng } from '../support/rng.ts';
 
 const { up } = await brokersUp({ cluster: true });
@@ -69,8 +71,13 @@ interface World {
 }
 
 function worldOf(r: Rng): World {
-  const queues: World['queues'] = [];
-  const seen = new Set<string>();
+  // A few queues an outside change reaches with messages, whatever else is drawn.
+  const queues: World['queues'] = [0, 1, 2].map((i) => ({
+    name: `orders.x${i}`,
+    messages: 3 + i,
+    expires: false,
+  }));
+  const seen = new Set<string>(queues.map((q) => q.name));
   for (let i = 0; i < 60; i++) {
     const name = `${r.pick(SERVICES)}.q${r.int(40)}`;
     if (seen.has(name)) continue;
@@ -188,6 +195,31 @@ describe.each(up)('two steps answer as one listing, on $label', (broker) => {
         ];
         expect(la.answer, label).not.toBe('not-asked');
         expect(timeless(la), `${label}: lint`).toEqual(timeless(lb));
+
+        // A change made outside the bot: its effect from the numbers sampled just before it.
+        const readyOf = (name: string) => (all.get(name) as { ready?: number } | null)?.ready ?? 0;
+        const held = world.queues.find((q) => q.name.startsWith('orders.') && readyOf(q.name) > 0);
+        expect(held, label).toBeDefined();
+        if (held) {
+          await lengthHistoryHolds(client, vhost, held.name, readyOf(held.name));
+          const outside = {
+            vhost,
+            name: 'outside',
+            pattern: '^orders\\.',
+            applyTo: 'queues',
+            priority: 9,
+            definition: { 'max-length': 0 },
+          };
+          const at = new Date();
+          await client.putPolicy('user', outside);
+          const change: Transition = { layer: 'user', vhost, name: 'outside', before: null, after: outside };
+          const [ea, eb] = [
+            await effectsOfChanges(client, [change], { asOf: at }),
+            await effectsOfChanges(whole(client), [change], { asOf: at }),
+          ];
+          expect(ea[0]?.impact.totals.messagesLost, label).toBeGreaterThan(0);
+          expect(timeless(ea), `${label}: outside change`).toEqual(timeless(eb));
+        }
       });
     }
   }, 300_000);
