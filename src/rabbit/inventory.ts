@@ -182,18 +182,40 @@ export async function openInventory(
           options.withoutReportedPolicies ? undefined : options.keepLive,
         )
       : null;
+  // The names listed, once every record is read (none when the listings are dropped).
+  let recordsRead: (names: readonly string[]) => void = () => undefined;
+  const namesListed = new Promise<readonly string[]>((resolve) => {
+    recordsRead = resolve;
+  });
   const cancel = async () => {
+    recordsRead([]);
     await Promise.all([queues.cancel(), exchanges.cancel(), reading?.cancel()]);
   };
   const [{ version }, user, operator, plugins] = await readSmall(source, vhost, cancel, options.plugins);
   const small = { version, user, operator, ...(plugins ? { plugins } : {}) };
+  const { keepLive } = options;
   if (options.live && liveFor) {
     const wanted = liveFor(small);
-    const stats = queueStatsFound(source, vhost, wanted.patterns);
-    reading = readLive(source, vhost, stats, wanted.federation, options.asOf, options.keepLive);
+    // Where the patterns find more than a few pages hold: the second step, the numbers of the
+    // queues `keepLive` keeps once the records are read (statistics.ts), not every queue's.
+    const reached = async function* () {
+      const names = await namesListed;
+      const keep = (options.reachedOf ?? keepLive)?.();
+      const kept = keep ? names.filter(keep) : names;
+      yield* source.queueStatsOf
+        ? source.queueStatsOf(vhost, kept, names.length)
+        : source.streamQueueStats(vhost);
+    };
+    const stats = queueStatsFound(source, vhost, wanted.patterns, reached);
+    reading = readLive(source, vhost, stats, wanted.federation, options.asOf, keepLive);
   }
   const each = async (take: (o: InventoryObject) => void) => {
-    await queues.each((q) => take(queueObject(q)));
+    const names: string[] = [];
+    await queues.each((q) => {
+      take(queueObject(q));
+      names.push(q.name);
+    });
+    recordsRead(names);
     fitBudget(source, openedAt);
     await exchanges.each((e) => take(exchangeObject(e)));
   };
@@ -229,6 +251,13 @@ export interface InventoryOptions {
    * no combined listing, not asked (every queue's kept).
    */
   readonly keepLive?: () => ((name: string) => boolean) | undefined;
+  /**
+   * With `liveFor`: the queues whose numbers are asked for when the patterns find more than a
+   * few pages of the name filter hold, asked once every queue's record is handed to `each`'s
+   * `take` (the caller has seen them all); default `keepLive`. Their numbers alone are then asked
+   * (statistics.ts), not every queue's.
+   */
+  readonly reachedOf?: () => ((name: string) => boolean) | undefined;
   /**
    * With `live` (now, not `asOf`): what of the live state is wanted, known once the policy lists
    * are read. `patterns`: the queues whose numbers are wanted (a changed policy's pattern, as it

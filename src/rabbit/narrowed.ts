@@ -38,13 +38,17 @@ export async function* found<T extends { readonly name: string }>(
     }
 }
 
-/** The live numbers of the queues `patterns` find (now), narrowed where the broker can be asked so. */
+/**
+ * The live numbers of the queues `patterns` find (now), narrowed where the broker can be asked so;
+ * where it cannot, `otherwise` (default: every queue's listing).
+ */
 export function queueStatsFound(
   source: FindingSource & { streamQueueStats(vhost: string): AsyncIterable<QueueStats> },
   vhost: string,
   patterns: readonly string[],
+  otherwise: () => AsyncIterable<QueueStats> = () => source.streamQueueStats(vhost),
 ): AsyncIterable<QueueStats> {
-  return found(patterns, source.findQueueStats?.bind(source, vhost), () => source.streamQueueStats(vhost));
+  return found(patterns, source.findQueueStats?.bind(source, vhost), otherwise);
 }
 
 /**
