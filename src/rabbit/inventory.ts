@@ -191,8 +191,7 @@ export async function openInventory(
     recordsRead([]);
     await Promise.all([queues.cancel(), exchanges.cancel(), reading?.cancel()]);
   };
-  const [{ version }, user, operator, plugins] = await readSmall(source, vhost, cancel, options.plugins);
-  const small = { version, user, operator, ...(plugins ? { plugins } : {}) };
+  const small = await smallOf(source, vhost, cancel, options.plugins);
   const { keepLive } = options;
   if (options.live && liveFor) {
     const wanted = liveFor(small);
@@ -292,15 +291,12 @@ async function openOneListing(
   const cancel = async () => {
     await Promise.all([queues.cancel(), exchanges.cancel()]);
   };
-  const [{ version }, user, operator, plugins] = await readSmall(source, vhost, cancel, withPlugins);
+  const small = await smallOf(source, vhost, cancel, withPlugins);
   const live = new Map<string, LiveQueue | null>();
   const nodeDown = new Set<string>();
   let read = false;
   return {
-    version,
-    user,
-    operator,
-    ...(plugins ? { plugins } : {}),
+    ...small,
     cancel,
     async each(take) {
       // Asked once the queues are read: the caller may decide by what it found in them. Asked
@@ -359,13 +355,10 @@ async function openInTwoSteps(
   const cancel = async () => {
     await Promise.all([queues.cancel(), exchanges.cancel()]);
   };
-  const [{ version }, user, operator, plugins] = await readSmall(source, vhost, cancel, withPlugins);
+  const small = await smallOf(source, vhost, cancel, withPlugins);
   let reading: ReturnType<typeof readLive> | undefined;
   return {
-    version,
-    user,
-    operator,
-    ...(plugins ? { plugins } : {}),
+    ...small,
     cancel,
     async each(take) {
       const names: string[] = [];
@@ -392,6 +385,17 @@ async function openInTwoSteps(
       return await reading.done;
     },
   };
+}
+
+/** `readSmall`'s answers as the inventory holds them. */
+async function smallOf(
+  source: InventorySource,
+  vhost: string,
+  cancel: () => Promise<void>,
+  withPlugins: boolean | undefined,
+): Promise<Pick<Inventory, 'version' | 'user' | 'operator' | 'plugins'>> {
+  const [{ version }, user, operator, plugins] = await readSmall(source, vhost, cancel, withPlugins);
+  return { version, user, operator, ...(plugins ? { plugins } : {}) };
 }
 
 /**
