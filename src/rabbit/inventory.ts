@@ -196,16 +196,17 @@ export async function openInventory(
   if (options.live && liveFor) {
     const wanted = liveFor(small);
     // Where the patterns find more than a few pages hold: the second step, the numbers of the
-    // queues `keepLive` keeps once the records are read (statistics.ts), not every queue's.
+    // queues `reachedOf` keeps once the records are read (statistics.ts), not every queue's.
+    const { reachedOf } = options;
     const reached = async function* () {
       const names = await namesListed;
-      const keep = (options.reachedOf ?? keepLive)?.();
+      const keep = reachedOf?.();
       const kept = keep ? names.filter(keep) : names;
       yield* source.queueStatsOf
         ? source.queueStatsOf(vhost, kept, names.length)
         : source.streamQueueStats(vhost);
     };
-    const stats = queueStatsFound(source, vhost, wanted.patterns, reached);
+    const stats = queueStatsFound(source, vhost, wanted.patterns, reachedOf ? reached : undefined);
     reading = readLive(source, vhost, stats, wanted.federation, options.asOf, keepLive);
   }
   const each = async (take: (o: InventoryObject) => void) => {
@@ -253,8 +254,8 @@ export interface InventoryOptions {
   /**
    * With `liveFor`: the queues whose numbers are asked for when the patterns find more than a
    * few pages of the name filter hold, asked once every queue's record is handed to `each`'s
-   * `take` (the caller has seen them all); default `keepLive`. Their numbers alone are then asked
-   * (statistics.ts), not every queue's.
+   * `take` (the caller has seen them all): their numbers alone are then asked (statistics.ts).
+   * Absent: the listing with statistics at once (what the patterns find is what is wanted).
    */
   readonly reachedOf?: () => ((name: string) => boolean) | undefined;
   /**
