@@ -142,9 +142,9 @@ export async function* streamQueuesLive(
  * Proven on each broker by test/integration/queues-found.test.ts.
  *
  * More than PAGE_MAX found: the further pages, PAGES_AT_ONCE at a time, while they cost less than
- * the whole listing (WHOLE_IN_PAGES). `null` when the broker cannot be asked so, and the caller
+ * the whole listing (PAGES_BEFORE_WHOLE). `null` when the broker cannot be asked so, and the caller
  * reads the whole listing:
- * - more queues found than WHOLE_IN_PAGES pages hold (each page rebuilds and filters the whole list);
+ * - more queues found than PAGES_BEFORE_WHOLE pages hold (each page rebuilds and filters the whole list);
  * - a pattern the filter cannot carry: one that opens with a `(*VERB)` (it must stay first), or
  *   longer than the broker's filter limit (4.2+ refuses a filter of over 1,024 characters).
  */
@@ -163,7 +163,7 @@ export async function queuesFound<S extends z.ZodType, T>(
   if (first.items.length < PAGE_MAX) return null;
   const pages = Math.ceil(first.count / PAGE_MAX);
   // More than a page: the rest of the pages, where they cost less than the whole listing.
-  if (pages > WHOLE_IN_PAGES) return null;
+  if (pages > PAGES_BEFORE_WHOLE) return null;
   const rest = await inTurn(
     Array.from({ length: pages - 1 }, (_, i) => () => filteredPage(http, vhost, filter, mode, i + 2)),
   );
@@ -213,6 +213,8 @@ export const WHOLE_IN_PAGES = 8;
 export const STATS_OVER_RECORDS = 8;
 /** Pages asked for at once: the broker builds them on its own cores; two keep it busy without a burst. */
 export const PAGES_AT_ONCE = 2;
+/** The most pages asked for before the whole listing is: as long, asked PAGES_AT_ONCE at a time. */
+export const PAGES_BEFORE_WHOLE = WHOLE_IN_PAGES * PAGES_AT_ONCE;
 
 /**
  * Runs `calls` PAGES_AT_ONCE at a time; their answers in order. Once an answer is `null` (the
