@@ -2,8 +2,8 @@
  * The broker's listings, each ONE request read as a stream (`Transport.streamList`): every queue
  * or exchange of a vhost, or only their names. Never paged through: the broker builds and sorts the
  * whole list for each page, so paging costs (objects / page size) whole lists. The exception is
- * the pages of the name filter (`queuesFound`, statistics.ts), asked for where a few pages hold
- * all the filter finds and cost less than the listing with statistics (WHOLE_IN_PAGES).
+ * the pages of the name filter (`queuesFound`, statistics.ts), asked for where they hold few
+ * enough queues to cost less than the listing with statistics (PAGED_AT_MOST).
  * What columns a listing asks for, and what its fields mean in that mode, is decided here.
  */
 
@@ -141,10 +141,11 @@ export async function* streamQueuesLive(
  * included), so a negative lookahead or a negated class finds what the policy finds and no more.
  * Proven on each broker by test/integration/queues-found.test.ts.
  *
- * More than PAGE_MAX found: the further pages, PAGES_AT_ONCE at a time, while they cost less than
- * the whole listing (PAGES_BEFORE_WHOLE). `null` when the broker cannot be asked so, and the caller
+ * More than a first page (FIRST_PAGE) found: pages of PAGE_MAX, PAGES_AT_ONCE at a time, while they cost less than
+ * the whole listing (PAGED_AT_MOST). `null` when the broker cannot be asked so, and the caller
  * reads the whole listing:
- * - more queues found than PAGES_BEFORE_WHOLE pages hold (each page rebuilds and filters the whole list);
+ * - more queues found than PAGED_AT_MOST (each page rebuilds and filters the whole list, and
+ *   gathers its queues' statistics one by one);
  * - a pattern the filter cannot carry: one that opens with a `(*VERB)` (it must stay first), or
  *   longer than the broker's filter limit (4.2+ refuses a filter of over 1,024 characters).
  */
@@ -156,20 +157,27 @@ export async function queuesFound<S extends z.ZodType, T>(
 ): Promise<T[] | null> {
   const filter = nameFilterOf(pattern);
   if (filter === null) return null;
-  const first = await filteredPage(http, vhost, filter, mode, 1);
+  // A first page of FIRST_PAGE: enough for most patterns (a service's queues), and cheap to
+  // learn from that a pattern finds too many (each queue on a page costs its statistics).
+  const first = await filteredPage(http, vhost, filter, mode, 1, FIRST_PAGE);
   if (first === null) return null;
   if (first.count <= first.items.length) return first.items;
   // A first page short of what was found: paging not as asked (a proxy, another page size).
-  if (first.items.length < PAGE_MAX) return null;
-  const pages = Math.ceil(first.count / PAGE_MAX);
-  // More than a page: the rest of the pages, where they cost less than the whole listing.
-  if (pages > PAGES_BEFORE_WHOLE) return null;
-  const rest = await inTurn(
-    Array.from({ length: pages - 1 }, (_, i) => () => filteredPage(http, vhost, filter, mode, i + 2)),
+  if (first.items.length < FIRST_PAGE) return null;
+  // More than the pages are worth: the whole listing.
+  if (first.count > PAGED_AT_MOST) return null;
+  const pages = await inTurn(
+    Array.from(
+      { length: Math.ceil(first.count / PAGE_MAX) },
+      (_, i) => () => filteredPage(http, vhost, filter, mode, i + 1, PAGE_MAX),
+    ),
   );
-  if (rest.some((p) => p === null)) return null;
-  return [first.items, ...rest.map((p) => (p as { items: T[] }).items)].flat();
+  if (pages.some((p) => p === null)) return null;
+  return pages.flatMap((p) => (p as { items: T[] }).items);
 }
+
+/** The first page asked of a pattern's filter (see `queuesFound`). */
+const FIRST_PAGE = 200;
 
 /**
  * Page `page` of the listing narrowed by `filter` (a regular expression as the broker reads it,
@@ -184,8 +192,9 @@ export async function filteredPage<S extends z.ZodType, T>(
   filter: string,
   mode: FoundMode<S, T>,
   page: number,
+  pageSize = PAGE_MAX,
 ): Promise<{ count: number; items: T[] } | null> {
-  const query = `?${mode.query}&use_regex=true&page=${page}&page_size=${PAGE_MAX}&name=${encodeURIComponent(filter)}`;
+  const query = `?${mode.query}&use_regex=true&page=${page}&page_size=${pageSize}&name=${encodeURIComponent(filter)}`;
   try {
     const answer = await http.getJson(http.path('queues', vhost) + query, foundPageSchema(mode.item));
     return { count: answer.filtered_count, items: answer.items.map(mode.take) };
@@ -197,14 +206,16 @@ export async function filteredPage<S extends z.ZodType, T>(
 }
 
 /**
- * What the listing with statistics costs, in pages of the name filter: measured on 4.3.6 with
- * 30,000 queues (2026-12-05, bench/bigVhost.ts), a filtered page with statistics 0.4–0.5 s
- * whatever it finds (the broker builds every record's list to filter it; the statistics of 500
- * queues are ~60 ms of it), the listing without statistics 0.9–2 s, the listing with statistics
- * 4.5–13 s from a cold cache, and `disable_stats=true&enable_queue_totals=true` (`messages`
- * alone) 4.3–6.6 s: no cheaper, so never asked. Past this many pages, the whole listing.
+ * The most queues whose statistics are asked in pages of the name filter; past it, the listing
+ * with statistics. Measured on 4.3.6 with 30,000 queues (2026-12-05, bench/bigVhost.ts, cold
+ * cache, load 4–10): the listing without statistics 0.9–2 s; with statistics 4.5–13 s, ~0.2–0.4
+ * ms a queue; a page of the name filter 0.4–0.5 s to build and filter the vhost's whole list,
+ * plus ~6 ms a queue it gives statistics for (150 found: 0.5–1.35 s; full pages of 500, two at a
+ * time: 2.6–5.9 s each): the broker gathers a page's statistics queue by queue, the whole
+ * listing's in one sweep. Below ~1,000 queues the pages cost less. `disable_stats=true&
+ * enable_queue_totals=true` (`messages` alone) took 4.3–6.6 s: no cheaper, never asked.
  */
-export const WHOLE_IN_PAGES = 8;
+export const PAGED_AT_MOST = 1000;
 /**
  * The listing with statistics over the one without, at most (the same measurements: 3.5 to 6.5
  * times; 8 leaves room): a default budget is stretched to this many times what the listing
@@ -213,8 +224,6 @@ export const WHOLE_IN_PAGES = 8;
 export const STATS_OVER_RECORDS = 8;
 /** Pages asked for at once: the broker builds them on its own cores; two keep it busy without a burst. */
 export const PAGES_AT_ONCE = 2;
-/** The most pages asked for before the whole listing is: as long, asked PAGES_AT_ONCE at a time. */
-export const PAGES_BEFORE_WHOLE = WHOLE_IN_PAGES * PAGES_AT_ONCE;
 
 /**
  * Runs `calls` PAGES_AT_ONCE at a time; their answers in order. Once an answer is `null` (the

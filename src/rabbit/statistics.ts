@@ -3,7 +3,7 @@
  * without statistics (names, types, policies, arguments: all that matching and resolution need),
  * and the statistics (messages, consumers, idle time) are asked for those alone, in pages of the
  * broker's name filter, or in the one listing with statistics where that costs less.
- * What each costs is listings.ts's (`WHOLE_IN_PAGES`, `PAGES_BEFORE_WHOLE`, measured); exact-name filters are written
+ * What each costs is listings.ts's (`PAGED_AT_MOST`, measured); exact-name filters are written
  * here, as short as the names' common prefixes allow, so a page carries as many names as the
  * broker's filter limit lets it.
  */
@@ -14,7 +14,7 @@ import {
   inTurn,
   nameFilterFits,
   PAGE_MAX,
-  PAGES_BEFORE_WHOLE,
+  PAGED_AT_MOST,
 } from './listings.ts';
 import type { QueueStats } from './responses.ts';
 import type { Transport } from './transport.ts';
@@ -29,9 +29,9 @@ export type StatisticsPlan = { readonly whole: true } | { readonly whole: false;
 export function statisticsPlan(names: readonly string[], total: number): StatisticsPlan {
   if (names.length === 0) return { whole: false, filters: [] };
   // The listing holds what any number of pages would; a filter cannot be written for every name.
-  if (names.length * 2 > total || names.length > PAGES_BEFORE_WHOLE * PAGE_MAX) return { whole: true };
+  if (names.length * 2 > total || names.length > PAGED_AT_MOST) return { whole: true };
   const filters = namesFilters(names);
-  if (filters === null || filters.length > PAGES_BEFORE_WHOLE) return { whole: true };
+  if (filters === null) return { whole: true };
   return { whole: false, filters };
 }
 

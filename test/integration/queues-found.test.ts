@@ -131,7 +131,7 @@ describe('narrowed listings past one page', () => {
             names.slice(i, i + 32).map((n) => client.putQueue(vhost, n, { kind: 'classic' })),
           );
         await client.putQueue(vhost, 'other', { kind: 'classic' });
-        // Two pages of the filter, every queue it finds once (the whole listing past WHOLE_IN_PAGES).
+        // Two pages of the filter, every queue it finds once (the whole listing past PAGED_AT_MOST).
         const paged = (await client.findQueues(vhost, '^many\\.'))?.map((q) => q.name);
         expect(paged?.sort()).toEqual([...names].sort());
         expect((await client.findQueues(vhost, '^many\\.1\\d\\d$'))?.length).toBe(100);

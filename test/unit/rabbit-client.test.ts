@@ -307,7 +307,7 @@ describe('streamed listings', () => {
     fake.enqueue({ kind: 'respond', status: 200, body: { filtered_count: 1, items: [listing[0]] } });
     expect((await client.findQueues('v', '^a$'))?.map((q) => q.name)).toEqual(['a']);
     expect(fake.requests[0]?.url).toBe(
-      `/api/queues/v?disable_stats=true&columns=name,type,arguments,policy&use_regex=true&page=1&page_size=500&name=${encodeURIComponent('(?-i)^a$')}`,
+      `/api/queues/v?disable_stats=true&columns=name,type,arguments,policy&use_regex=true&page=1&page_size=200&name=${encodeURIComponent('(?-i)^a$')}`,
     );
     // More found than the page holds; paging ignored (a plain listing); the filter refused.
     fake.enqueue({ kind: 'respond', status: 200, body: { filtered_count: 501, items: [listing[0]] } });
