@@ -4,9 +4,10 @@
  * `import`, the compiled bot (`dist/main.js`, its `POST /api/import`) with a Redis of its own and
  * the local fake of Slack. Each definitions file is one of ours, in the shape the case needs; each
  * rule is shown on the real brokers first (the policy PUT to a vhost of the test's own and refused
- * there; a plugin's key where the plugin is off, on scripts/broker-plain), then refused by every path with the same sentence, exit 2, nothing filed. What a broker
- * takes plans there. And `lint` of a vhost where a tie sits under an operator limit above both
- * tied policies: the limit never bites whichever the broker picks, and lint says so.
+ * there; a plugin's key where the plugin is off, on scripts/broker-plain), then refused by every
+ * path with the same sentence, exit 2, nothing filed. What a broker takes plans there. And `lint`
+ * of a vhost where a tie sits under an operator limit above both tied policies: the limit never
+ * bites whichever the broker picks, and lint says so.
  */
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
