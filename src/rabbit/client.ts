@@ -30,6 +30,8 @@ import {
   streamQueuesLive,
 } from './listings.ts';
 import {
+  type DeprecatedFeature,
+  deprecatedFeaturesSchema,
   type ExchangeDetail,
   type ExchangeListing,
   exchangeSchema,
@@ -211,6 +213,18 @@ export class ManagementClient {
       });
     }
     return this.pluginsCache;
+  }
+
+  /**
+   * The deprecated features the broker reports in use, each with the phase it gives it; `null`
+   * when this version does not report them (3.10.8 has no such endpoint: 404).
+   */
+  async deprecatedFeaturesUsed(): Promise<DeprecatedFeature[] | null> {
+    const used = await this.http.getJsonOrNull(
+      this.http.path('deprecated-features', 'used'),
+      deprecatedFeaturesSchema,
+    );
+    return used === null ? null : used.map((f) => ({ name: f.name, phase: f.deprecation_phase }));
   }
 
   async whoami(): Promise<WhoAmI> {
