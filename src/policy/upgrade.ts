@@ -66,6 +66,7 @@ export type UpgradeCause =
   | 'governs'
   | 'stops-governing'
   | 'delivery-limit'
+  | 'delivery-limit-dead-letter'
   | 'transient-queue'
   | 'deprecated-feature';
 
@@ -75,6 +76,7 @@ export const UPGRADE_SEVERITY = {
   governs: 'warning',
   'stops-governing': 'warning',
   'delivery-limit': 'warning',
+  'delivery-limit-dead-letter': 'info',
   'transient-queue': 'info',
   'deprecated-feature': 'info',
 } as const;
@@ -93,7 +95,7 @@ export interface UpgradeObjectFacts {
 
 /** A rule that reads one object, and what it found. */
 export interface ObjectUpgrade {
-  readonly cause: 'refused-argument' | 'delivery-limit' | 'transient-queue';
+  readonly cause: 'refused-argument' | 'delivery-limit' | 'delivery-limit-dead-letter' | 'transient-queue';
   /** The arguments concerned (refused-argument), else empty. */
   readonly keys: readonly string[];
 }
@@ -102,8 +104,9 @@ const sets = (p: Policy | null, key: string) => p !== null && key in p.definitio
 
 /**
  * What one object would do differently on `to`, by the rules that read the object alone: a queue
- * argument `to` refuses; a quorum queue that gets `to`'s delivery limit with no dead-letter target
- * (a poison message dropped where it is redelivered now); a transient non-exclusive queue (a
+ * argument `to` refuses; a quorum queue that gets `to`'s delivery limit (a poison message dropped
+ * where it is redelivered now, or dead-lettered where it has a target: measured, 4.0.5 and 4.3.6
+ * report `delivery_limit` 20 for both); a transient non-exclusive queue (a
  * deprecated feature). A policy's own keys are `policyUpgrade`'s.
  */
 export function objectUpgrades(
@@ -122,8 +125,11 @@ export function objectUpgrades(
   ) {
     const uses = (key: string) =>
       sets(o.user, key) || sets(o.operator, key) || o.arguments[`x-${key}`] !== undefined;
-    if (!uses('delivery-limit') && !uses('dead-letter-exchange'))
-      out.push({ cause: 'delivery-limit', keys: [] });
+    if (!uses('delivery-limit'))
+      out.push({
+        cause: uses('dead-letter-exchange') ? 'delivery-limit-dead-letter' : 'delivery-limit',
+        keys: [],
+      });
   }
   if (o.durable === false && o.exclusive === false) out.push({ cause: 'transient-queue', keys: [] });
   return out;
@@ -181,7 +187,7 @@ export function upgradeWhy(s: UpgradeSaid, words: UpgradeWords): string {
   switch (s.cause) {
     case 'refused-keys': {
       const why = [...new Set(s.dropped ?? [])].map((d) => DROPPED_WORDS[d]).join('; ');
-      return `${t} refuses ${policy}'s ${keys} (${why}): it would refuse the policy whole, and an import of these definitions would stop at it, the policies before it written and no queue or exchange; ${s.count === 0 ? 'it governs nothing now' : `the ${them} it governs now would lose every key of it`}.`;
+      return `${t} refuses ${keys} of ${policy} (${why}): it would refuse the policy whole, and an import of these definitions would stop at it, the policies before it written and no queue or exchange; ${s.count === 0 ? 'it governs nothing now' : `the ${them} it governs now would lose every key of it`}.`;
     }
     case 'refused-argument':
       return `${t} refuses to declare ${s.count === 1 ? 'this queue' : `these ${them}`} with ${keys} 1 ("unsupported queue version '1'"): an import of these definitions would stop at the first, its queues after it not declared.`;
@@ -191,8 +197,10 @@ export function upgradeWhy(s: UpgradeSaid, words: UpgradeWords): string {
       return `On ${t} ${policy} would no longer govern ${them} (that type refuses its ${keys} there): ${s.count === 1 ? 'it' : 'they'} would fall back to ${other}.`;
     case 'delivery-limit':
       return `On ${t} ${s.count === 1 ? 'this quorum queue' : `these ${them}`} (${s.policy === null ? 'governed by no policy' : `governed by ${policy}`}) would get a delivery limit of 20 and ${s.count === 1 ? 'has' : 'have'} no dead-letter target: a message delivered 20 times would be dropped, where now it is redelivered without limit.`;
+    case 'delivery-limit-dead-letter':
+      return `On ${t} ${s.count === 1 ? 'this quorum queue' : `these ${them}`} (${s.policy === null ? 'governed by no policy' : `governed by ${policy}`}) would get a delivery limit of 20: a message delivered 20 times would be dead-lettered, where now it is redelivered without limit.`;
     case 'transient-queue':
-      return `${them} transient and not exclusive: a deprecated feature (${words.name(TRANSIENT_FEATURE)}); this broker does not report deprecated features, and 4.0.5 and 4.3.6, measured, still declare such queues and report the feature ${words.name('permitted_by_default')}.`;
+      return `${them} ${s.count === 1 ? 'is' : 'are'} transient and not exclusive: a deprecated feature (${words.name(TRANSIENT_FEATURE)}); this broker does not report deprecated features, and 4.0.5 and 4.3.6, measured, still declare such queues and report the feature ${words.name('permitted_by_default')}.`;
     case 'deprecated-feature': {
       const f = s.feature ?? { name: '?', phase: '?' };
       const on = s.count > 0 ? ` (${them})` : '';

@@ -280,8 +280,8 @@ export const vhostListSchema = z.array(z.object({ name: z.string() }));
 
 /** `GET /api/permissions/{vhost}/{user}`: regular expressions over resource names. */
 /**
- * One deprecated feature the broker reports in use (`GET /api/deprecated-features/used`, 3.13 and
- * later; 3.10.8 answers 404): its name and the phase the broker itself gives it (4.0.5 and 4.3.6:
+ * One deprecated feature the broker reports in use (`GET /api/deprecated-features/used`; 3.10.8 has
+ * no such path): its name and the phase the broker itself gives it (4.0.5 and 4.3.6:
  * `transient_nonexcl_queues` as `permitted_by_default`). Other fields go unread.
  */
 export const deprecatedFeaturesSchema = z

@@ -190,7 +190,8 @@ class UpgradeTallies implements KindTallies<UpgradeFact> {
     const facts = { ...o, user: governing?.user ?? null, operator: governing?.operator ?? null };
     for (const u of objectUpgrades(facts, this.#from, this.#to)) {
       // Under a tie, which policies' dead-letter target and limit hold is the broker's pick.
-      if (u.cause === 'delivery-limit' && governing === undefined) continue;
+      if (u.cause !== 'transient-queue' && u.cause !== 'refused-argument' && governing === undefined)
+        continue;
       const policy = u.cause === 'transient-queue' ? null : (governing?.user ?? null);
       const g = this.#group('user', policy, u.cause, null, o.kind);
       for (const k of u.keys) g.keys.add(k);
