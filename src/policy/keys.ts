@@ -1,3 +1,4 @@
+// Over 400 lines: which version and type takes which key is one table, and every rule that reads it across versions sits beside it.
 import { type ApplyTo, atLeast, type BrokerVersion, OBJECT_KINDS, type ObjectKind } from './types.ts';
 
 /**

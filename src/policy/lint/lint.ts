@@ -1,3 +1,4 @@
+// Over 400 lines: the pass is one loop over the objects whose steps share its reused scratch, caches and outcomes.
 import type { LiveQueue, World } from '../impact/impact.ts';
 import {
   type CompiledPattern,
