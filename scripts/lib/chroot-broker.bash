@@ -197,15 +197,17 @@ cluster_formation.peer_discovery_backend = classic_config" && changed=0
 }
 
 # Plugins are kept apart from configure(): a running node enables them online, without the
-# restart a config change costs. Federation with its management plugin: the links endpoint,
-# whose tags test/integration/federation-links.test.ts proves.
-PLUGINS=(rabbitmq_event_exchange rabbitmq_federation rabbitmq_federation_management rabbitmq_management)
+# restart a config change costs. Federation and shovel with their management plugins: the
+# links endpoints (/api/federation-links, /api/shovels) that `rmq links` reads and
+# test/integration/federation-links.test.ts proves. scripts/cluster enables the same list.
+PLUGINS=(rabbitmq_event_exchange rabbitmq_federation rabbitmq_federation_management rabbitmq_management
+  rabbitmq_shovel rabbitmq_shovel_management)
 PLUGINS_FILE="[$(IFS=,; printf '%s' "${PLUGINS[*]}")]."
 # Every wanted plugin in the file (rabbitmq-plugins writes it in its own order; one enabled by
-# hand beside them is left alone).
+# hand beside them is left alone). The file: this broker's, or the one named.
 plugins_as_wanted() {
-  local listed p
-  listed=$(tr -d '[]. \t\r\n' <"$DIR/etc/rabbitmq/enabled_plugins" 2>/dev/null | tr ',' '\n') || return 1
+  local listed p file=${1:-$DIR/etc/rabbitmq/enabled_plugins}
+  listed=$(tr -d '[]. \t\r\n' <"$file" 2>/dev/null | tr ',' '\n') || return 1
   for p in "${PLUGINS[@]}"; do grep -qxF "$p" <<<"$listed" || return 1; done
 }
 enable_plugins_online() {
