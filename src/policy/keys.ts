@@ -363,10 +363,6 @@ export function operatorMaySet(key: string, v: BrokerVersion): boolean {
   return ranges.some((r) => inRange(v, r));
 }
 
-/** From 4.0 a quorum queue without a delivery limit has one of 20 (reference section 4). */
-export const defaultDeliveryLimit = (v: BrokerVersion): number | undefined =>
-  atLeast(v, 4) ? 20 : undefined;
-
 /** Why a broker of another version refuses a key this one takes. */
 export type DroppedWhy = 'unknown' | 'deprecated' | 'operator';
 
@@ -399,6 +395,14 @@ export function keysDroppedBy(
 }
 
 // --- the operator layer ------------------------------------------------------------------------
+
+/**
+ * The delivery limit a quorum queue has when nothing sets one: from 4.0, 20 (a message returned
+ * that often is dead-lettered, or dropped without a dead-letter target); before, none (it is
+ * redelivered for ever). Proven by rejecting past it: test/integration/path-failures.test.ts.
+ */
+export const defaultDeliveryLimit = (v: BrokerVersion): number | undefined =>
+  atLeast(v, 4) ? 20 : undefined;
 
 /**
  * The stricter of two limits set for the same key (by two policies, or by a policy and the

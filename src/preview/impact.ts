@@ -53,6 +53,7 @@ export interface ImpactSummary extends Loss {
   readonly notes: string[];
 }
 
+/** The delivery limit a quorum queue has when nothing sets one (its home: src/policy/keys.ts). */
 export { defaultDeliveryLimit };
 
 /** How bad an object's impact is, for the order: removals and deletions, refusals, the rest. */
