@@ -46,6 +46,7 @@ export {
   type DeprecatedUse,
   TARGET_VERSIONS,
   type TargetVersion,
+  type UpgradeMatches,
   type UpgradeNote,
   type UpgradeObjectFacts,
   upgradeNotes,

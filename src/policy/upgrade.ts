@@ -1,4 +1,4 @@
-import { type DroppedWhy, defaultDeliveryLimit, keysDroppedBy } from './keys.ts';
+import { type DroppedWhy, defaultDeliveryLimit, keysDroppedBy, refusedKeys, vetoedKeys } from './keys.ts';
 import { atLeast, type BrokerVersion, type ObjectKind, type Policy, parseVersion } from './types.ts';
 
 /**
@@ -145,6 +145,69 @@ export function policyUpgrade(
   return keysDroppedBy(p.definition, operator, from, to);
 }
 
+/** The keys a type refuses on a version (keys.ts), read once per type and version. */
+const VETOES = new Map<string, ReadonlySet<string>>();
+function vetoesOf(kind: ObjectKind, v: BrokerVersion): ReadonlySet<string> {
+  const id = `${kind}@${v.major}.${v.minor}.${v.patch}`;
+  let set = VETOES.get(id);
+  if (!set) {
+    set = vetoedKeys(kind, v);
+    VETOES.set(id, set);
+  }
+  return set;
+}
+
+/** A policy that would govern an object on the target and does not now, or the reverse. */
+export interface GovernanceMove {
+  readonly cause: 'governs' | 'stops-governing';
+  /** The policy that would start or stop governing it. */
+  readonly policy: Policy;
+  /** The one it uses instead (null: none). */
+  readonly other: Policy | null;
+  /** The keys whose veto changes. */
+  readonly keys: readonly string[];
+}
+
+/**
+ * Whether the policy governing an object of `kind` in one layer would change on `to` because a
+ * type's vetoes change between the versions (keys.ts): `matches` are the layer's policies whose
+ * scope and pattern fit it, highest priority first; `current` the one governing it now (null:
+ * none). On `to` the first match the target neither refuses (`policyUpgrade`) nor vetoes for the
+ * type governs, alone at its priority. Undefined: nothing moves, or a tie on `to` leaves it to
+ * the broker, or `current` is a policy `to` refuses (that is `refused-keys`).
+ */
+export function governanceMove(
+  matches: readonly Policy[],
+  kind: Exclude<ObjectKind, 'exchange'>,
+  current: Policy | null,
+  operator: boolean,
+  from: BrokerVersion,
+  to: BrokerVersion,
+): GovernanceMove | undefined {
+  const refusedOn = (p: Policy) => policyUpgrade(p, operator, from, to).length > 0;
+  if (current !== null && refusedOn(current)) return undefined;
+  const vetoes = vetoesOf(kind, to);
+  let then: Policy | null = null;
+  for (const p of matches) {
+    if (refusedOn(p) || refusedKeys(p.definition, vetoes).length > 0) continue;
+    if (then !== null) {
+      if (then.priority === p.priority) return undefined;
+      break;
+    }
+    then = p;
+  }
+  if (then === current) return undefined;
+  const now = vetoesOf(kind, from);
+  const lifted = then === null ? [] : refusedKeys(then.definition, now);
+  if (then !== null && lifted.length > 0)
+    return { cause: 'governs', policy: then, other: current, keys: lifted };
+  if (current === null) return undefined;
+  const added = refusedKeys(current.definition, vetoes);
+  return added.length > 0
+    ? { cause: 'stops-governing', policy: current, other: then, keys: added }
+    : undefined;
+}
+
 /** How the sentences write what is not ours (the surface decides). */
 export interface UpgradeWords {
   readonly name: (s: string) => string;
@@ -221,12 +284,18 @@ export interface UpgradeNote {
   readonly why: string;
 }
 
+/** Each layer's policies whose scope and pattern fit the object, highest priority first (resolve.ts `matches`). */
+export interface UpgradeMatches {
+  readonly user: readonly Policy[];
+  readonly operator: readonly Policy[];
+}
+
 /**
  * What one object would do differently on `target`, each with its sentence: its policies' keys the
- * target refuses, the rules of `objectUpgrades`, and the deprecated features the broker reports
- * (`deprecated`: null where it does not report them; only `transient_nonexcl_queues` names an
- * object). Which policy would govern it there when a type's vetoes change is left to `lint`, which
- * reads every policy that matches.
+ * target refuses, the policy that would govern it there when a type's vetoes change (with
+ * `matches`; `lint` reads the same rule, `governanceMove`), the rules of `objectUpgrades`, and
+ * the deprecated features the broker reports (`deprecated`: null where it does not report them;
+ * only `transient_nonexcl_queues` names an object).
  */
 export function upgradeNotes(
   o: UpgradeObjectFacts,
@@ -234,6 +303,7 @@ export function upgradeNotes(
   target: TargetVersion,
   words: UpgradeWords,
   deprecated: readonly DeprecatedUse[] | null = null,
+  matches?: UpgradeMatches,
 ): UpgradeNote[] {
   const to = targetBrokerVersion(target, version);
   const noun = o.kind === 'exchange' ? 'exchange' : o.kind === null ? 'queue' : `${o.kind} queue`;
@@ -254,6 +324,24 @@ export function upgradeNotes(
       policy: `${operator ? 'Operator policy' : 'Policy'} ${words.name(p.name)}`,
     };
     notes.push({ cause: 'refused-keys', severity: 'error', why: upgradeWhy(said, words) });
+  }
+  if (matches && o.kind !== null && o.kind !== 'exchange') {
+    for (const [list, current, operator] of [
+      [matches.user, o.user, false],
+      [matches.operator, o.operator, true],
+    ] as const) {
+      const move = governanceMove(list, o.kind, current, operator, version, to);
+      if (!move) continue;
+      const layer = operator ? 'Operator policy' : 'Policy';
+      const said: UpgradeSaid = {
+        ...base,
+        cause: move.cause,
+        keys: move.keys,
+        policy: `${layer} ${words.name(move.policy.name)}`,
+        other: move.other?.name ?? null,
+      };
+      notes.push({ cause: move.cause, severity: UPGRADE_SEVERITY[move.cause], why: upgradeWhy(said, words) });
+    }
   }
   const reported = deprecated?.find((f) => f.name === TRANSIENT_FEATURE);
   for (const u of objectUpgrades(o, version, to)) {

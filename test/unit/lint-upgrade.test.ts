@@ -196,6 +196,21 @@ describe('the governance that moves with the version, against resolve() at both'
                 : `stops-governing ${was?.name} ${will?.name ?? null} ${o.kind}`;
             expected.set(id, [...(expected.get(id) ?? []), o.name]);
           }
+          // path's line, from the same matches resolve() gives: the same moves, object by object.
+          const noted = new Map<string, string[]>();
+          for (const o of objects) {
+            const r = resolve(now, o.name, o.kind).user;
+            if (r.candidates.length > 1) continue;
+            const facts = { kind: o.kind, arguments: {}, user: r.candidates[0] ?? null, operator: null };
+            const matches = { user: r.matches.map((m) => m.policy), operator: [] };
+            for (const n of upgradeNotes(facts, V310, target, { name: (x) => x }, null, matches)) {
+              if (n.cause !== 'governs' && n.cause !== 'stops-governing') continue;
+              const id =
+                [...expected].find(([, names]) => names.includes(o.name))?.[0] ?? `unexpected ${n.why}`;
+              noted.set(id, [...(noted.get(id) ?? []), o.name]);
+            }
+          }
+          expect(noted).toEqual(expected);
           const found = new Map<string, string[]>();
           for (const shared of [false, true]) {
             found.clear();
@@ -227,6 +242,20 @@ describe("upgradeNotes: path's line for one object", () => {
       ['refused-keys', 'error'],
       ['transient-queue', 'info'],
     ]);
+    const qll = pol('qll', '^a', 2, { 'queue-leader-locator': 'balanced' }, 'queues');
+    const low = pol('low', '^a', 1, { 'max-length': 99 }, 'queues');
+    const moved = upgradeNotes(
+      { kind: 'classic', arguments: {}, user: low, operator: null },
+      V310,
+      '4.0',
+      words,
+      null,
+      { user: [qll, low], operator: [] },
+    );
+    expect(moved).toMatchObject([{ cause: 'governs', severity: 'warning' }]);
+    expect(moved[0]?.why).toBe(
+      'On 4.0 Policy "qll" would govern 1 classic queue it does not govern now (that type refuses its "queue-leader-locator" here and takes it there), in place of policy "low".',
+    );
     const quorum = upgradeNotes(
       { kind: 'quorum', arguments: {}, user: null, operator: null },
       V310,

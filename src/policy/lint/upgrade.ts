@@ -1,10 +1,10 @@
 import type { DroppedWhy } from '../keys.ts';
-import { refusedKeys, vetoedKeys } from '../keys.ts';
 import type { PolicySet } from '../resolve.ts';
-import type { BrokerVersion, ObjectKind, Policy, PolicyLayer } from '../types.ts';
+import type { BrokerVersion, Policy, PolicyLayer } from '../types.ts';
 import {
   type DeprecatedUse,
   deprecatedSeverity,
+  governanceMove,
   objectUpgrades,
   policyUpgrade,
   type TargetVersion,
@@ -83,11 +83,8 @@ class UpgradeTallies implements KindTallies<UpgradeFact> {
   readonly #to: BrokerVersion;
   readonly #from: BrokerVersion;
   readonly #deprecated: readonly DeprecatedUse[] | null;
-  /** The policies the target refuses, with the keys and why. */
-  readonly #dropped = new Map<Policy, ReturnType<typeof policyUpgrade>>();
   readonly #refusedGroups = new Map<Policy, Group>();
   readonly #groups: Map<string, Group>;
-  readonly #vetoes = new Map<ObjectKind, ReadonlySet<string>>();
 
   constructor(
     set: PolicySet,
@@ -103,7 +100,6 @@ class UpgradeTallies implements KindTallies<UpgradeFact> {
     for (const { layer, policy } of policiesOf(set)) {
       const dropped = policyUpgrade(policy, layer === 'operator', this.#from, this.#to);
       if (dropped.length === 0) continue;
-      this.#dropped.set(policy, dropped);
       const keys = new Set(dropped.map((d) => d.key));
       const refusal = new Map(dropped.map((d) => [d.key, d.why]));
       this.#refusedGroups.set(policy, {
@@ -117,15 +113,6 @@ class UpgradeTallies implements KindTallies<UpgradeFact> {
         refusal,
       });
     }
-  }
-
-  #targetVetoes(kind: ObjectKind): ReadonlySet<string> {
-    let v = this.#vetoes.get(kind);
-    if (!v) {
-      v = vetoedKeys(kind, this.#to);
-      this.#vetoes.set(kind, v);
-    }
-    return v;
   }
 
   #group(
@@ -147,42 +134,22 @@ class UpgradeTallies implements KindTallies<UpgradeFact> {
   outcome(r: LayerReading, into: OutcomeSink): void {
     if (!r.known || !r.decided || r.kind === null || r.candidates > 1) return;
     const current = r.candidates === 1 ? (r.list[r.hits[r.first] as number]?.policy ?? null) : null;
-    if (current !== null) {
-      const refused = this.#refusedGroups.get(current);
-      if (refused) {
-        // The policy would not be there: what the objects fall back to is the import's to say.
-        into.names.push(refused.names);
-        return;
-      }
+    const refused = current === null ? undefined : this.#refusedGroups.get(current);
+    if (refused) {
+      // The policy would not be there: what the objects fall back to is the import's to say.
+      into.names.push(refused.names);
+      return;
     }
     if (r.kind === 'exchange') return;
-    // Who would govern on the target: the first match the target's vetoes leave, alone at its priority.
-    const vetoes = this.#targetVetoes(r.kind);
-    let next = -1;
-    for (let h = 0; h < r.count; h++) {
-      const i = r.hits[h] as number;
-      const p = (r.list[i] as (typeof r.list)[number]).policy;
-      if (this.#dropped.has(p) || refusedKeys(p.definition, vetoes).length > 0) continue;
-      if (next >= 0) {
-        if ((r.list[next] as (typeof r.list)[number]).priority === p.priority) return;
-        break;
-      }
-      next = i;
-    }
-    const then = next < 0 ? null : (r.list[next] as (typeof r.list)[number]).policy;
-    if (then === current) return;
-    const refusedNow = next < 0 ? [] : (r.refused[next] as readonly string[]);
-    if (then !== null && refusedNow.length > 0) {
-      const g = this.#group(r.layer, then, 'governs', current?.name ?? null, r.kind);
-      for (const k of refusedNow) if (!vetoes.has(k)) g.keys.add(k);
-      into.names.push(g.names);
-    } else if (current !== null) {
-      const keys = refusedKeys(current.definition, vetoes);
-      if (keys.length === 0) return;
-      const g = this.#group(r.layer, current, 'stops-governing', then?.name ?? null, r.kind);
-      for (const k of keys) g.keys.add(k);
-      into.names.push(g.names);
-    }
+    // Once per outcome (objects alike share one), never per object.
+    const matches: Policy[] = [];
+    for (let h = 0; h < r.count; h++)
+      matches.push((r.list[r.hits[h] as number] as (typeof r.list)[number]).policy);
+    const move = governanceMove(matches, r.kind, current, r.layer === 'operator', this.#from, this.#to);
+    if (!move) return;
+    const g = this.#group(r.layer, move.policy, move.cause, move.other?.name ?? null, r.kind);
+    for (const k of move.keys) g.keys.add(k);
+    into.names.push(g.names);
   }
 
   object(o: LintObject, governing: Governing): void {
