@@ -12,8 +12,12 @@ import {
   targetBrokerVersion,
   UPGRADE_SEVERITY,
   type UpgradeCause,
+  type UpgradeObjectFacts,
   upgradeWhy,
 } from '../upgrade.ts';
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
 import {
   type FindingOf,
   findingBase,
@@ -85,6 +89,14 @@ class UpgradeTallies implements KindTallies<UpgradeFact> {
   readonly #deprecated: readonly DeprecatedUse[] | null;
   readonly #refusedGroups = new Map<Policy, Group>();
   readonly #groups: Map<string, Group>;
+  /** The group the last object joined: the next one, alike, most often joins it too. */
+  #last: Group | undefined;
+  readonly #facts: Mutable<UpgradeObjectFacts> = {
+    kind: null,
+    arguments: {},
+    user: null,
+    operator: null,
+  };
 
   constructor(
     set: PolicySet,
@@ -145,7 +157,9 @@ class UpgradeTallies implements KindTallies<UpgradeFact> {
     const matches: Policy[] = [];
     for (let h = 0; h < r.count; h++)
       matches.push((r.list[r.hits[h] as number] as (typeof r.list)[number]).policy);
-    const move = governanceMove(matches, r.kind, current, r.layer === 'operator', this.#from, this.#to);
+    const move = governanceMove(matches, r.kind, current, r.layer === 'operator', this.#from, this.#to, (p) =>
+      this.#refusedGroups.has(p),
+    );
     if (!move) return;
     const g = this.#group(r.layer, move.policy, move.cause, move.other?.name ?? null, r.kind);
     for (const k of move.keys) g.keys.add(k);
@@ -154,13 +168,27 @@ class UpgradeTallies implements KindTallies<UpgradeFact> {
 
   object(o: LintObject, governing: Governing): void {
     if (o.kind === 'exchange') return;
-    const facts = { ...o, user: governing?.user ?? null, operator: governing?.operator ?? null };
-    for (const u of objectUpgrades(facts, this.#from, this.#to)) {
+    // The object with its governing policies in reused scratch: nothing made per object.
+    const facts = this.#facts;
+    facts.kind = o.kind;
+    facts.durable = o.durable;
+    facts.exclusive = o.exclusive;
+    facts.arguments = o.arguments;
+    facts.user = governing?.user ?? null;
+    facts.operator = governing?.operator ?? null;
+    const found = objectUpgrades(facts, this.#from, this.#to);
+    for (let i = 0; i < found.length; i++) {
+      const u = found[i] as (typeof found)[number];
       // Under a tie, which policies' dead-letter target and limit hold is the broker's pick.
       if (u.cause !== 'transient-queue' && u.cause !== 'refused-argument' && governing === undefined)
         continue;
       const policy = u.cause === 'transient-queue' ? null : (governing?.user ?? null);
-      const g = this.#group('user', policy, u.cause, null, o.kind);
+      const last = this.#last;
+      const g =
+        last !== undefined && last.policy === policy && last.cause === u.cause && last.type === o.kind
+          ? last
+          : this.#group('user', policy, u.cause, null, o.kind);
+      this.#last = g;
       for (const k of u.keys) g.keys.add(k);
       g.names.add(o.name);
     }
