@@ -95,6 +95,9 @@ async function queuesOf(url: string, expected: number): Promise<Map<string, Queu
       const list = res.json() as Record<string, unknown>[];
       if (list.length !== expected || list.some((q) => !('effective_policy_definition' in q)))
         return undefined;
+      // 4.x reports a quorum queue's delivery limit with its statistics: waited for too.
+      if (url !== source && list.some((q) => q.type === 'quorum' && !('delivery_limit' in q)))
+        return undefined;
       return new Map(
         list.map((q) => {
           const args = { ...(q.arguments as Record<string, unknown>) };
@@ -235,27 +238,32 @@ describe.each(TARGETS)('3.10.8 -> $target', ({ target, broker }) => {
         }
       }
 
-      // The deprecated features the target reports in use: the transient queue lint named, in the phase it said.
+      // The deprecated features the target reports in use: the transient queue lint named, in the
+      // phase it said. The report is the whole broker's (other vhosts' queues count too): what this
+      // move brought must be in it.
       const used = (await http(broker.url, 'GET', path('deprecated-features', 'used'))).json() as {
         name: string;
         deprecation_phase: string;
       }[];
       const transient = byCause('transient-queue');
-      expect(used.map((f) => f.name)).toEqual(transient.length > 0 ? ['transient_nonexcl_queues'] : []);
       expect(transient.flatMap((f) => f.objects)).toEqual(['transient.a']);
-      expect(transient[0]?.why).toContain(`"${used[0]?.deprecation_phase}"`);
+      const reported = used.find((f) => f.name === 'transient_nonexcl_queues');
+      expect(reported, JSON.stringify(used)).toBeDefined();
+      expect(transient[0]?.why).toContain(`"${reported?.deprecation_phase}"`);
 
       // Linted there, against the next version: the broker's own report of the feature, with its phase.
       if (target === '4.0') {
         const next = await rmq(broker.url, 'lint', '--vhost', vhost, '--target-version', '4.3', '--json');
         expect(next.code, next.err).toBe(0);
         const there = JSON.parse(next.out) as LintResult;
-        expect(there.deprecatedFeatures).toEqual([
-          { name: 'transient_nonexcl_queues', phase: 'permitted_by_default' },
-        ]);
-        expect(
-          there.findings.find((f) => f.kind === 'upgrade' && f.cause === 'deprecated-feature'),
-        ).toMatchObject({
+        // The broker's report (the whole broker's: other features may be in use elsewhere).
+        expect(there.deprecatedFeatures).toEqual(
+          expect.arrayContaining([{ name: 'transient_nonexcl_queues', phase: 'permitted_by_default' }]),
+        );
+        const feature = there.findings.find(
+          (f) => f.kind === 'upgrade' && f.feature?.name === 'transient_nonexcl_queues',
+        );
+        expect(feature).toMatchObject({
           severity: 'info',
           objects: ['transient.a'],
           feature: { name: 'transient_nonexcl_queues', phase: 'permitted_by_default' },
