@@ -6,7 +6,8 @@
  * `bin/rmq.js`; its export is then imported into 4.0.5 and 4.3.6 and what those brokers say
  * (the import refused or not and why, each queue's policy, effective definition, arguments and
  * delivery limit, the deprecated features in use) is held against what lint predicted: every
- * difference it predicted happens, and none it did not.
+ * difference it predicted happens, and none it did not. The 4.0.5 copy is then linted against 4.3
+ * there and moved on into 4.3.6, held the same way.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -146,133 +147,164 @@ const TARGETS = [
   { target: '4.3', broker: BROKERS[2] },
 ] as const;
 
+type Upgrade = Extract<LintResult['findings'][number], { kind: 'upgrade' }>;
+
+/** `rmq lint --target-version` of the vhost on `url`, through the built bin: its upgrade findings. */
+async function predicted(url: string, target: string): Promise<{ lint: LintResult; upgrade: Upgrade[] }> {
+  const run = await rmq(url, 'lint', '--vhost', vhost, '--target-version', target, '--json');
+  expect(run.code, run.err).toBe(0);
+  const lint = JSON.parse(run.out) as LintResult;
+  expect(lint).toMatchObject({ targetVersion: target, answer: 'linted' });
+  return { lint, upgrade: lint.findings.flatMap((f) => (f.kind === 'upgrade' ? [f] : [])) };
+}
+
+/**
+ * The vhost's export from `from` (holding `count` queues) imported into `to`, and every difference
+ * held against `upgrade`: refused exactly when a refused-* finding says so, naming what it names;
+ * with that taken out, imported whole; then each queue's policy, effective definition, arguments
+ * and delivery limit as on `from` except where a finding said.
+ */
+async function move(from: string, count: number, to: string, definitions: Definitions, upgrade: Upgrade[]) {
+  const byCause = (cause: string) => upgrade.filter((f) => f.cause === cause);
+  const refusedPolicies = new Map(byCause('refused-keys').map((f) => [f.policy, f.keys]));
+  const refusedQueues = new Set(byCause('refused-argument').flatMap((f) => f.objects));
+
+  await admin('DELETE', path('vhosts', vhost), undefined, to);
+  await admin('PUT', path('vhosts', vhost), undefined, to);
+  // The export as it is: refused exactly when lint said so, naming what lint named.
+  const whole = await http(to, 'POST', path('definitions', vhost), definitions);
+  expect(whole.status).toBe(refusedPolicies.size > 0 || refusedQueues.size > 0 ? 400 : 204);
+  if (whole.status === 400) {
+    const reason = whole.text;
+    const named = [...refusedPolicies.keys()].some((p) => reason.includes(p));
+    expect(named || (refusedQueues.size > 0 && reason.includes('unsupported queue version')), reason).toBe(
+      true,
+    );
+    // What lint named taken out (the keys it named, the queues it named): the rest imports whole.
+    await admin('DELETE', path('vhosts', vhost), undefined, to);
+    await admin('PUT', path('vhosts', vhost), undefined, to);
+    const fixed: Definitions = {
+      ...definitions,
+      policies: definitions.policies
+        .map((p) => ({
+          ...p,
+          definition: Object.fromEntries(
+            Object.entries(p.definition).filter(([k]) => !(refusedPolicies.get(p.name) ?? []).includes(k)),
+          ),
+        }))
+        .filter((p) => Object.keys(p.definition).length > 0),
+      queues: definitions.queues.filter((q) => !refusedQueues.has(q.name)),
+    };
+    const again = await http(to, 'POST', path('definitions', vhost), fixed);
+    expect(again.status, again.text).toBe(204);
+  }
+
+  const before = await queuesOf(from, count);
+  const after = await queuesOf(to, count - refusedQueues.size);
+  for (const q of refusedQueues) expect(after.has(q)).toBe(false);
+
+  // Which policy governs each queue, and what it sets: moved exactly where lint said.
+  const expectedPolicy = new Map<string, string | null>();
+  const expectedLoses = new Set<string>();
+  for (const f of byCause('governs')) for (const o of f.objects) expectedPolicy.set(o, f.policy);
+  for (const f of byCause('stops-governing')) for (const o of f.objects) expectedPolicy.set(o, f.other);
+  for (const f of byCause('refused-keys')) for (const o of f.objects) expectedLoses.add(o);
+  const limited = new Set(
+    [...byCause('delivery-limit'), ...byCause('delivery-limit-dead-letter')].flatMap((f) => f.objects),
+  );
+  for (const [name, was] of before) {
+    const now = after.get(name);
+    if (!now) continue;
+    // Arguments are kept as written (x-queue-mode, x-queue-version where the target takes it).
+    expect(now.arguments, name).toEqual(was.arguments);
+    // The delivery limit of 20: exactly the quorum queues lint named, with or without a dead-letter target.
+    if (limited.has(name)) {
+      expect(was.deliveryLimit, name).toBeNull();
+      expect(now.deliveryLimit, name).toBe(20);
+      const dead = byCause('delivery-limit-dead-letter').some((f) => f.objects.includes(name));
+      expect('dead-letter-exchange' in now.effective, name).toBe(dead);
+    } else {
+      const own = was.arguments['x-delivery-limit'];
+      expect(now.deliveryLimit, name).toBe(was.deliveryLimit ?? (typeof own === 'number' ? own : null));
+    }
+    if (expectedLoses.has(name)) {
+      const keys = refusedPolicies.get(was.policy ?? '') ?? [];
+      expect(keys.length, name).toBeGreaterThan(0);
+      const kept = Object.fromEntries(Object.entries(was.effective).filter(([k]) => !keys.includes(k)));
+      // The policy with what the target takes of it, or (nothing left of it) not that policy.
+      if (Object.keys(kept).length > 0) {
+        expect(now.policy, name).toBe(was.policy);
+        expect(now.effective, name).toEqual(kept);
+      } else expect(now.policy, name).not.toBe(was.policy);
+      continue;
+    }
+    expect(now.policy, name).toBe(expectedPolicy.has(name) ? expectedPolicy.get(name) : was.policy);
+    if (!expectedPolicy.has(name)) expect(now.effective, name).toEqual(was.effective);
+  }
+  return after.size;
+}
+
+/** The deprecated features `url` reports in use (the whole broker's: other vhosts' objects count too). */
+async function deprecatedUsed(url: string) {
+  return (await http(url, 'GET', path('deprecated-features', 'used'))).json() as {
+    name: string;
+    deprecation_phase: string;
+  }[];
+}
+
+async function up(broker: (typeof BROKERS)[number] | undefined): Promise<boolean> {
+  if (!broker) throw new Error('no such broker');
+  if (await reachable(broker)) return true;
+  if (broker.required) throw new Error(`${broker.label} is required and not running`);
+  return false;
+}
+
 describe.each(TARGETS)('3.10.8 -> $target', ({ target, broker }) => {
   it('lint --target-version predicts what the import and the broker then do', async (ctx) => {
-    if (!broker) throw new Error('no such broker');
-    if (!(await reachable(broker))) {
-      if (broker.required) throw new Error(`${broker.label} is required and not running`);
-      ctx.skip();
-    }
-    const run = await rmq(source, 'lint', '--vhost', vhost, '--target-version', target, '--json');
-    expect(run.code, run.err).toBe(0);
-    const lint = JSON.parse(run.out) as LintResult;
-    expect(lint).toMatchObject({ targetVersion: target, deprecatedFeatures: null, brokerVersion: '3.10.8' });
-    const upgrade = lint.findings.flatMap((f) => (f.kind === 'upgrade' ? [f] : []));
-    const byCause = (cause: string) => upgrade.filter((f) => f.cause === cause);
-    const refusedPolicies = new Map(byCause('refused-keys').map((f) => [f.policy, f.keys]));
-    const refusedQueues = new Set(byCause('refused-argument').flatMap((f) => f.objects));
-
-    await admin('DELETE', path('vhosts', vhost), undefined, broker.url);
-    await admin('PUT', path('vhosts', vhost), undefined, broker.url);
+    if (!(await up(broker)) || !broker) return ctx.skip();
+    const { lint, upgrade } = await predicted(source, target);
+    expect(lint).toMatchObject({ deprecatedFeatures: null, brokerVersion: '3.10.8' });
     try {
-      // The export as it is: refused exactly when lint said so, naming what lint named.
-      const whole = await http(broker.url, 'POST', path('definitions', vhost), exported);
-      expect(whole.status).toBe(refusedPolicies.size > 0 || refusedQueues.size > 0 ? 400 : 204);
-      const reason = whole.text;
-      const named = [...refusedPolicies.keys()].some((p) => reason.includes(p));
-      expect(named || (refusedQueues.size > 0 && reason.includes('unsupported queue version')), reason).toBe(
-        true,
-      );
+      const moved = await move(source, QUEUES.length, broker.url, exported, upgrade);
 
-      // What lint named taken out (the keys it named, the queues it named): the rest imports whole.
-      const fixed: Definitions = {
-        ...exported,
-        policies: exported.policies
-          .map((p) => ({
-            ...p,
-            definition: Object.fromEntries(
-              Object.entries(p.definition).filter(([k]) => !(refusedPolicies.get(p.name) ?? []).includes(k)),
-            ),
-          }))
-          .filter((p) => Object.keys(p.definition).length > 0),
-        queues: exported.queues.filter((q) => !refusedQueues.has(q.name)),
-      };
-      const again = await http(broker.url, 'POST', path('definitions', vhost), fixed);
-      expect(again.status, again.text).toBe(204);
-
-      const before = await queuesOf(source, QUEUES.length);
-      const after = await queuesOf(broker.url, QUEUES.length - refusedQueues.size);
-      for (const q of refusedQueues) expect(after.has(q)).toBe(false);
-
-      // Which policy governs each queue, and what it sets: moved exactly where lint said.
-      const expectedPolicy = new Map<string, string | null>();
-      const expectedLoses = new Set<string>();
-      for (const f of byCause('governs')) for (const o of f.objects) expectedPolicy.set(o, f.policy);
-      for (const f of byCause('stops-governing')) for (const o of f.objects) expectedPolicy.set(o, f.other);
-      for (const f of byCause('refused-keys')) for (const o of f.objects) expectedLoses.add(o);
-      for (const [name, was] of before) {
-        const now = after.get(name);
-        if (!now) continue;
-        if (expectedLoses.has(name)) {
-          const keys = refusedPolicies.get(was.policy ?? '') ?? [];
-          expect(keys.length, name).toBeGreaterThan(0);
-          const kept = Object.fromEntries(Object.entries(was.effective).filter(([k]) => !keys.includes(k)));
-          // The policy with what the target takes of it, or (nothing left of it) not that policy.
-          if (Object.keys(kept).length > 0) {
-            expect(now.policy, name).toBe(was.policy);
-            expect(now.effective, name).toEqual(kept);
-          } else expect(now.policy, name).not.toBe(was.policy);
-          continue;
-        }
-        expect(now.policy, name).toBe(expectedPolicy.has(name) ? expectedPolicy.get(name) : was.policy);
-        if (!expectedPolicy.has(name)) expect(now.effective, name).toEqual(was.effective);
-        // Arguments are kept as written (x-queue-mode, x-queue-version where the target takes it).
-        expect(now.arguments, name).toEqual(was.arguments);
-      }
-
-      // The delivery limit of 20: exactly the quorum queues lint named, with or without a dead-letter target.
-      const limited = new Set(
-        [...byCause('delivery-limit'), ...byCause('delivery-limit-dead-letter')].flatMap((f) => f.objects),
-      );
-      for (const [name, was] of before) {
-        const now = after.get(name);
-        if (!now) continue;
-        if (limited.has(name)) {
-          expect(was.deliveryLimit, name).toBeNull();
-          expect(now.deliveryLimit, name).toBe(20);
-          const dead = byCause('delivery-limit-dead-letter').some((f) => f.objects.includes(name));
-          expect('dead-letter-exchange' in now.effective, name).toBe(dead);
-        } else {
-          const own = was.arguments['x-delivery-limit'];
-          expect(now.deliveryLimit, name).toBe(typeof own === 'number' ? own : null);
-        }
-      }
-
-      // The deprecated features the target reports in use: the transient queue lint named, in the
-      // phase it said. The report is the whole broker's (other vhosts' queues count too): what this
-      // move brought must be in it.
-      const used = (await http(broker.url, 'GET', path('deprecated-features', 'used'))).json() as {
-        name: string;
-        deprecation_phase: string;
-      }[];
-      const transient = byCause('transient-queue');
+      // The deprecated features the target reports in use include the transient queue lint
+      // named, in the phase it said.
+      const transient = upgrade.filter((f) => f.cause === 'transient-queue');
       expect(transient.flatMap((f) => f.objects)).toEqual(['transient.a']);
+      const used = await deprecatedUsed(broker.url);
       const reported = used.find((f) => f.name === 'transient_nonexcl_queues');
       expect(reported, JSON.stringify(used)).toBeDefined();
       expect(transient[0]?.why).toContain(`"${reported?.deprecation_phase}"`);
 
-      // Linted there, against the next version: the broker's own report of the feature, with its phase.
-      if (target === '4.0') {
-        const next = await rmq(broker.url, 'lint', '--vhost', vhost, '--target-version', '4.3', '--json');
-        expect(next.code, next.err).toBe(0);
-        const there = JSON.parse(next.out) as LintResult;
-        // The broker's report (the whole broker's: other features may be in use elsewhere).
-        expect(there.deprecatedFeatures).toEqual(
-          expect.arrayContaining([{ name: 'transient_nonexcl_queues', phase: 'permitted_by_default' }]),
-        );
-        const feature = there.findings.find(
-          (f) => f.kind === 'upgrade' && f.feature?.name === 'transient_nonexcl_queues',
-        );
-        expect(feature).toMatchObject({
-          severity: 'info',
-          objects: ['transient.a'],
-          feature: { name: 'transient_nonexcl_queues', phase: 'permitted_by_default' },
-        });
+      // On from 4.0.5 to 4.3.6: linted there, the broker's own report of the feature with its
+      // phase, and the next move predicted from a 4.x broker.
+      const next = BROKERS[2];
+      if (target !== '4.0' || !(await up(next)) || !next) return;
+      const there = await predicted(broker.url, '4.3');
+      expect(there.lint.deprecatedFeatures).toEqual(
+        expect.arrayContaining([{ name: 'transient_nonexcl_queues', phase: 'permitted_by_default' }]),
+      );
+      expect(there.upgrade.find((f) => f.feature?.name === 'transient_nonexcl_queues')).toMatchObject({
+        severity: 'info',
+        objects: ['transient.a'],
+        feature: { name: 'transient_nonexcl_queues', phase: 'permitted_by_default' },
+      });
+      expect(there.upgrade.map((f) => [f.cause, f.policy, f.objects])).toEqual(
+        expect.arrayContaining([
+          ['refused-keys', 'p-qml', ['qml.a']],
+          ['refused-argument', '', ['cqv1.a']],
+        ]),
+      );
+      const fromFour = (await http(broker.url, 'GET', path('definitions', vhost))).json() as Definitions;
+      try {
+        await move(broker.url, moved, next.url, fromFour, there.upgrade);
+      } finally {
+        await admin('DELETE', path('vhosts', vhost), undefined, next.url);
       }
     } finally {
       await admin('DELETE', path('vhosts', vhost), undefined, broker.url);
     }
-  }, 180_000);
+  }, 240_000);
 });
 
 describe('rmq lint --target-version, words', () => {
