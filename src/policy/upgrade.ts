@@ -6,8 +6,8 @@ import { atLeast, type BrokerVersion, type ObjectKind, type Policy, parseVersion
  * (`lint --target-version`, and `path`'s line): the rules by version that an upgrade crosses,
  * each one measured by moving a 3.10.8 vhost's definitions into 4.0.5 and 4.3.6
  * (test/e2e/lint-upgrade.test.ts, docs/broker-facts.md). Pure: the facts come in, the causes and
- * their sentences come out. The key-type vetoes that change with the version are keys.ts's
- * (`vetoedKeys`); the lint kind reads them where it resolves a name (lint/upgrade.ts).
+ * their sentences come out. Which key each version and type takes is keys.ts's (`keysDroppedBy`,
+ * `vetoedKeys`); lint's `upgrade` kind (lint/upgrade.ts) and `upgradeNotes` read the same rules.
  */
 
 /** The versions `--target-version` takes. */
@@ -45,6 +45,7 @@ const REFUSED_ARGUMENTS: readonly {
   readonly argument: string;
   readonly value: unknown;
   readonly since: readonly [number, number, number];
+  /** What the broker answers, measured. */
   readonly broker: string;
 }[] = [{ argument: 'x-queue-version', value: 1, since: [4, 3, 0], broker: "unsupported queue version '1'" }];
 
@@ -273,8 +274,13 @@ export function upgradeWhy(s: UpgradeSaid, words: UpgradeWords): string {
       const why = [...new Set(s.dropped ?? [])].map((d) => DROPPED_WORDS[d]).join('; ');
       return `${t} refuses ${keys} of ${policy} (${why}): it would refuse the policy whole, and an import of these definitions would stop at it, the policies before it written and no queue or exchange; ${s.count === 0 ? 'it governs nothing now' : `the ${them} it governs now would lose every key of it`}.`;
     }
-    case 'refused-argument':
-      return `${t} refuses to declare ${s.count === 1 ? 'this queue' : `these ${them}`} with ${keys} 1 ("unsupported queue version '1'"): an import of these definitions would stop at the first, its queues after it not declared.`;
+    case 'refused-argument': {
+      const args = s.keys.map((k) => {
+        const r = REFUSED_ARGUMENTS.find((a) => a.argument === k);
+        return r ? `${words.name(k)} ${JSON.stringify(r.value)} ("${r.broker}")` : words.name(k);
+      });
+      return `${t} refuses to declare ${s.count === 1 ? 'this queue' : `these ${them}`} with ${args.join(', ')}: an import of these definitions would stop at the first, its queues after it not declared.`;
+    }
     case 'governs':
       return `On ${t} ${policy} would govern ${them} it does not govern now (that type refuses its ${keys} here and takes it there), in place of ${other}.`;
     case 'stops-governing':
