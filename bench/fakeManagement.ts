@@ -205,7 +205,7 @@ export async function serve(
       ),
     ],
   ]);
-  // The records and the live columns in one (`columns=name,type,arguments,messages,…`).
+  // The records and the live columns in one (`columns=name,type,arguments,durable,exclusive,messages,…`).
   const records = new Map(v.queues.map((q) => [q.name, q]));
   const combined = Buffer.from(
     JSON.stringify(
@@ -213,6 +213,8 @@ export async function serve(
         ...s,
         arguments: records.get(s.name)?.arguments ?? {},
         type: records.get(s.name)?.type,
+        durable: true,
+        exclusive: false,
       })),
     ),
   );
