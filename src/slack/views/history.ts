@@ -5,11 +5,15 @@ import {
   breakGlassWords,
   type ChangeRecord,
   type FreezeRecord,
+  type GapRecord,
+  gapWords,
   inShowingOrder,
   LEFT_WORDS,
   observationWords,
   observedQueueWords,
   type ReviewRecord,
+  type SnapshotRecord,
+  snapshotWords,
 } from '../../audit/index.ts';
 import { type HistoryResult, unreadableSentence, verifySentence } from '../../commands/history/index.ts';
 import { code, prose, truncate } from '../escape.ts';
@@ -31,6 +35,17 @@ function freezeEntry(e: FreezeRecord): string {
     : `*unfreeze* of ${code(e.env)} · ${when(e)}\n${e.actor ? `lifted by ${user(e.actor)}` : 'ran out'}: ${prose(f.endedBecause ?? '')} (frozen by ${user(f.by)}: ${prose(f.reason)})`;
 }
 
+const slackDate = (iso: string) =>
+  `<!date^${Math.floor(Date.parse(iso) / 1000)}^{date_short_pretty} {time}|${iso}>`;
+
+function snapshotEntry(e: SnapshotRecord): string {
+  return `*snapshot* of ${code(e.env)} · ${when(e)}\n${snapshotWords(e)}`;
+}
+
+function gapEntry(e: GapRecord): string {
+  return `*gap* in the watch of ${code(e.env)} · ${when(e)}\n${gapWords(slackDate(e.from), slackDate(e.to))}`;
+}
+
 const headOf = (e: ChangeRecord | ReviewRecord) =>
   `*${e.action}* ${e.operator ? 'operator policy' : 'policy'} ${code(e.policy)} in ${code(e.env)} / ${code(e.vhost)} · ${when(e)}`;
 
@@ -46,6 +61,10 @@ function entry(e: AuditRecord): string {
       return freezeEntry(e);
     case 'review':
       return reviewEntry(e);
+    case 'snapshot':
+      return snapshotEntry(e);
+    case 'gap':
+      return gapEntry(e);
     default:
       return changeEntry(e);
   }
