@@ -17,7 +17,7 @@ import {
 } from '../../audit/index.ts';
 import { type HistoryResult, unreadableSentence, verifySentence } from '../../commands/history/index.ts';
 import { code, prose, truncate } from '../escape.ts';
-import { type Block, context, finish, type SlackMessage, section } from './message.ts';
+import { type Block, context, finish, type SlackMessage, section, slackDate } from './message.ts';
 
 /** `history`: the audit trail, newest first, one section per change (read-only). */
 
@@ -25,8 +25,7 @@ const user = (id: string) => (/^[UW][A-Z0-9]+$/.test(id) ? `<@${id}>` : code(id)
 const value = (v: unknown) => code(JSON.stringify(v) ?? String(v));
 
 /** A freeze (or its end) of an environment: no policy, who and why. */
-const when = (e: AuditRecord) =>
-  `<!date^${Math.floor(Date.parse(e.at) / 1000)}^{date_short_pretty} {time}|${e.at}>`;
+const when = (e: AuditRecord) => slackDate(e.at);
 
 function freezeEntry(e: FreezeRecord): string {
   const f = e.freeze;
@@ -34,9 +33,6 @@ function freezeEntry(e: FreezeRecord): string {
     ? `*freeze* of ${code(e.env)} · ${when(e)}\nfrozen by ${user(f.by)} until ${code(f.until)}: ${prose(f.reason)}`
     : `*unfreeze* of ${code(e.env)} · ${when(e)}\n${e.actor ? `lifted by ${user(e.actor)}` : 'ran out'}: ${prose(f.endedBecause ?? '')} (frozen by ${user(f.by)}: ${prose(f.reason)})`;
 }
-
-const slackDate = (iso: string) =>
-  `<!date^${Math.floor(Date.parse(iso) / 1000)}^{date_short_pretty} {time}|${iso}>`;
 
 function snapshotEntry(e: SnapshotRecord): string {
   return `*snapshot* of ${code(e.env)} · ${when(e)}\n${snapshotWords(e)}`;

@@ -1,0 +1,22 @@
+/** The entrance of commands/at/: `which --at` and `policies --at`, loaded only when `--at` is given (it reads the audit trail). */
+
+export {
+  type AroundOf,
+  aroundHeading,
+  aroundNone,
+  aroundWords,
+  atHead,
+  betweenWords,
+  RECOMPUTED,
+  unknownWords,
+} from './atWords.ts';
+export { type PoliciesAtResult, policiesAt } from './policiesAt.ts';
+export {
+  AROUND_MS,
+  type AroundEntry,
+  type AtKeys,
+  type AtTrail,
+  type EdgeAnswer,
+  type WhichAtResult,
+  whichAt,
+} from './whichAt.ts';
