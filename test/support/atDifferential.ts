@@ -239,7 +239,11 @@ export async function runAtDifferential(broker: TestBroker, run: AtDifferentialR
             const d = (await api('GET', `queues/${v}/${e(q.name)}`)) as Record<string, unknown>;
             if (d.messages !== published) return false;
             const record = records.find((r) => r.name === q.name) ?? {};
-            const said = 'effective_policy_definition' in record ? record : d;
+            const fromRecord = 'effective_policy_definition' in record;
+            // 3.10 counts a quorum queue's messages apart from its statistics: nothing proves
+            // those were emitted after the change, so its answer is not recorded there.
+            if (!fromRecord && q.kind === 'quorum') continue;
+            const said = fromRecord ? record : d;
             if (
               ((said.policy as string | undefined) || null) !==
               ((record.policy as string | undefined) || null)
@@ -296,6 +300,9 @@ export async function runAtDifferential(broker: TestBroker, run: AtDifferentialR
       observations.push({ ...current, from: changed + 300, until: Date.now() });
       if (step === gapAt && bot) {
         // Every replica down (the bot's only one dies), changes made meanwhile, then started again.
+        // The watch is known to have held until its last beat (CONTINUITY_DEFAULTS.heartbeatMs, 2 s).
+        const last = observations.at(-1);
+        if (last) last.until -= 2_500;
         bot.child.kill('SIGKILL');
         await bot.exited;
         const stopped = Date.now();
@@ -323,7 +330,7 @@ export async function runAtDifferential(broker: TestBroker, run: AtDifferentialR
     const cli = (argv: string[]) =>
       runBuiltRmq(bin, [...argv, '--vhost', vhost, '--json'], { ...env, RMQ_TIMEOUT: '20s' }, cwd);
     const iso = (ms: number) => new Date(ms).toISOString();
-    const objects = [...QUEUES.map((q) => q.name), ...EXCHANGES];
+    const objects = [...Object.keys(observations[0]?.queues ?? {}), ...EXCHANGES];
     const askedAt = async (ms: number, name: string) => {
       const r = await cli(['which', name, '--at', iso(ms)]);
       expect(r.code, r.err).toBe(0);
@@ -371,8 +378,8 @@ export async function runAtDifferential(broker: TestBroker, run: AtDifferentialR
       const name = random.pick(objects);
       questions.push(async () => {
         const a = await askedAt(ms, name);
-        const said = `${name} at ${iso(ms)} (seed ${run.seed}; the broker held ${JSON.stringify(o.policies)} and said ${JSON.stringify(o.queues[name] ?? o.exchanges[name])})`;
-        expect(a.known, said).toBe(true);
+        const said = `${name} at ${iso(ms)} (seed ${run.seed}; the broker held ${JSON.stringify(o.policies)} and ${JSON.stringify(o.operatorPolicies)} and said ${JSON.stringify(o.queues[name] ?? o.exchanges[name])})`;
+        expect(a.known, `${said}: ${JSON.stringify({ unknownBecause: a.unknownBecause, gap: a.gap })}`).toBe(true);
         const q = o.queues[name];
         const reported = q ? q.policy : (o.exchanges[name] ?? null);
         if (a.ambiguous) expect(a.candidates, said).toContain(reported);
