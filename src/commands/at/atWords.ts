@@ -46,3 +46,29 @@ export function aroundWords(e: AroundEntry, name: (s: string) => string): string
 export function betweenWords(e: AroundEntry, when: (iso: string) => string): string {
   return e.between ? ` (made between ${when(e.between.from)} and ${when(e.between.to)})` : '';
 }
+
+/** The thread's line: what governed at its start and what governs since, offering `--at`. */
+export function threadWords(
+  c: {
+    startedAt: string;
+    then: { inForce: string | null; effective: Record<string, unknown> };
+    now: { inForce: string | null; effective: Record<string, unknown> };
+    since?: string;
+  },
+  when: (iso: string) => string,
+  name: (s: string) => string,
+  value: (v: unknown) => string,
+): string {
+  const side = (
+    s: { inForce: string | null; effective: Record<string, unknown> },
+    other: Record<string, unknown>,
+  ) => {
+    const differing = Object.entries(s.effective).filter(
+      ([k, v]) => JSON.stringify(other[k]) !== JSON.stringify(v),
+    );
+    const gone = Object.keys(other).filter((k) => !(k in s.effective));
+    const keys = [...differing.map(([k, v]) => `${k}=${value(v)}`), ...gone.map((k) => `no ${k}`)];
+    return `${s.inForce ? name(s.inForce) : 'no policy'}${keys.length ? ` (${keys.join(', ')})` : ''}`;
+  };
+  return `At the start of this thread, ${when(c.startedAt)}: ${side(c.then, c.now.effective)}; ${c.since ? `since ${when(c.since)}` : 'now'}: ${side(c.now, c.then.effective)}. Ask with --at TIME for any moment between.`;
+}

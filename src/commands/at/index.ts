@@ -8,9 +8,11 @@ export {
   atHead,
   betweenWords,
   RECOMPUTED,
+  threadWords,
   unknownWords,
 } from './atWords.ts';
 export { type PoliciesAtResult, policiesAt } from './policiesAt.ts';
+export { sinceThreadStart, THREAD_AGE_MS, type ThreadChange } from './thread.ts';
 export {
   AROUND_MS,
   type AroundEntry,

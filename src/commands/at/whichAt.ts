@@ -290,7 +290,7 @@ export function nearestFirst(list: readonly ChangeRecord[], ms: number): AroundE
  * the name for the object's kind, read by the same engine (a policy of keys the kind refuses still
  * reaches it: it is among what matched).
  */
-async function reaching(
+export async function reaching(
   list: readonly ChangeRecord[],
   name: string,
   kind: KindOrUnknown,

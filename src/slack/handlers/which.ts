@@ -1,8 +1,10 @@
-import { whichAt } from '../../commands/at/index.ts';
+import { sinceThreadStart, threadWords, whichAt } from '../../commands/at/index.ts';
 import { parseWhich } from '../../commands/index.ts';
 import { which } from '../../commands/which/index.ts';
+import { code, truncate } from '../escape.ts';
 import { withAnsweredFor } from '../views/answeredFor.ts';
 import { whichAtView } from '../views/at.ts';
+import { context, type SlackMessage, slackDate } from '../views/message.ts';
 import { whichView } from '../views/which.ts';
 import { channelFlags } from './defaults.ts';
 import { fromStore } from './records.ts';
@@ -44,8 +46,35 @@ export const whichCommand: SlackCommand = {
       { answer: result.answer, why: result.why, inForce: result.inForce?.name ?? null },
       'which answered',
     );
+    let view: SlackMessage = whichView(result);
+    // In an incident thread over an hour old: what governed when it started, when that differs.
+    const records = ctx.records;
+    if (records && ctx.asker?.threadTs) {
+      try {
+        const change = await sinceThreadStart(
+          input,
+          result,
+          ctx.asker.threadTs,
+          env,
+          broker,
+          records.history,
+        );
+        if (change) {
+          const line = threadWords(
+            change,
+            slackDate,
+            (s) => code(truncate(s, 200)),
+            (v) => code(JSON.stringify(v)),
+          );
+          view = { ...view, blocks: [...view.blocks, context(`:thread: ${line}`)] };
+        }
+      } catch (err) {
+        // The answer now stands without it: the trail could not be read.
+        log.warn({ err: String(err) }, 'which: the thread start could not be read from the trail');
+      }
+    }
     return {
-      message: withAnsweredFor(whichView(result), channel.answeredFor(words, env, input.vhost)),
+      message: withAnsweredFor(view, channel.answeredFor(words, env, input.vhost)),
       audience: 'channel',
       outcome: result.answer === 'not-asked' ? 'not-asked' : 'answered',
     };
