@@ -1,3 +1,4 @@
+// Over 400 lines: one class over one Redis stream: the append, the window read by bisection, the reads of a replay and the chain's verification share its keys and its parsing.
 import { createHash, createHmac } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log/index.ts';

@@ -1,3 +1,4 @@
+// Over 400 lines: one environment's watch: the events, the comparisons and the watch's continuity (beats, gaps, snapshots) share its state (the follower, the last comparison, the store).
 import type { Environment } from '../config/index.ts';
 import { codeOf, inScope } from '../core/index.ts';
 import type { Logger } from '../log/index.ts';
