@@ -12,6 +12,7 @@ import { addressKey, canonical, fromCanonical, type PolicyAddress } from '../pol
  *   <prefix>:watch:<env>:own:<sha>  a write the bot's apply job is about to make (an hour)
  *   <prefix>:watch:<env>:known      the last instant (ms) some replica knew the state: its beat
  *   <prefix>:watch:<env>:compared   the instant (ms) of the last comparison that read the broker
+ *   <prefix>:watch:<env>:gap-from   the start of the gap just claimed (for three times the gap's threshold)
  *
  * Each change moves the state in one atomic step (a Lua script): of several replicas that see
  * the same change, by the same event or by comparing, exactly one gets `changed` and posts it.
@@ -48,8 +49,10 @@ if ARGV[2] == '' then redis.call('HDEL', KEYS[1], ARGV[1]) else redis.call('HSET
 return {'changed', old}
 `;
 
-// KEYS: known, compared. ARGV: now (ms), gap after (ms). The comparison that read the broker at
-// `now` claims what lies before it: the first watch, a gap, or the span since the last comparison.
+// KEYS: known, compared, gap start. ARGV: now (ms), gap after (ms). The comparison that read the
+// broker at `now` claims what lies before it: the first watch, a gap, or the span since the last
+// comparison. A gap just claimed by another replica still bounds the span of what this one finds
+// (two replicas started at once: either may find the gap's changes).
 const RESUME = `
 local known = redis.call('GET', KEYS[1])
 local compared = redis.call('GET', KEYS[2])
@@ -61,10 +64,14 @@ if not known then
 end
 if now - tonumber(known) > tonumber(ARGV[2]) then
   redis.call('SET', KEYS[1], ARGV[1])
+  redis.call('SET', KEYS[3], known, 'PX', tonumber(ARGV[2]) * 3)
   return {'gap', known}
 end
 if tonumber(known) < now then redis.call('SET', KEYS[1], ARGV[1]) end
-return {'ok', compared or known}
+local since = tonumber(compared or known)
+local gap = redis.call('GET', KEYS[3])
+if gap and tonumber(gap) < since then since = tonumber(gap) end
+return {'ok', tostring(since)}
 `;
 
 // KEYS: known. ARGV: now (ms), gap after (ms). A beat extends the watch only while it is unbroken:
@@ -150,9 +157,10 @@ export class WatchStore {
   async resume(at: Date, gapAfterMs: number): Promise<Resumed> {
     const [kind, value] = (await this.#redis.eval(
       RESUME,
-      2,
+      3,
       `${this.#base}:known`,
       `${this.#base}:compared`,
+      `${this.#base}:gap-from`,
       at.getTime(),
       gapAfterMs,
     )) as [string, string];
