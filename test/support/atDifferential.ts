@@ -379,7 +379,9 @@ export async function runAtDifferential(broker: TestBroker, run: AtDifferentialR
       questions.push(async () => {
         const a = await askedAt(ms, name);
         const said = `${name} at ${iso(ms)} (seed ${run.seed}; the broker held ${JSON.stringify(o.policies)} and ${JSON.stringify(o.operatorPolicies)} and said ${JSON.stringify(o.queues[name] ?? o.exchanges[name])})`;
-        expect(a.known, `${said}: ${JSON.stringify({ unknownBecause: a.unknownBecause, gap: a.gap })}`).toBe(true);
+        expect(a.known, `${said}: ${JSON.stringify({ unknownBecause: a.unknownBecause, gap: a.gap })}`).toBe(
+          true,
+        );
         const q = o.queues[name];
         const reported = q ? q.policy : (o.exchanges[name] ?? null);
         if (a.ambiguous) expect(a.candidates, said).toContain(reported);
@@ -449,16 +451,6 @@ export async function runAtDifferential(broker: TestBroker, run: AtDifferentialR
       expect(JSON.parse(listed.out)).toMatchObject({ known: false, policies: [] });
     }
 
-    if (process.env.AT_TRACE)
-      console.log(
-        broker.label,
-        (await trail.list({ env: 'lab' }))
-          .reverse()
-          .map(
-            (r) =>
-              `${r.at} ${r.action}${'policy' in r ? ` ${r.policy}` : ''}${'between' in r && r.between ? ' (between)' : ''}`,
-          ),
-      );
     const verified = await runBuiltRmq(bin, ['history', '--verify'], env, cwd);
     expect(verified.code, verified.out + verified.err).toBe(0);
   } finally {

@@ -24,7 +24,7 @@ import {
 } from '../../policy/index.ts';
 import { PatternCache } from '../../policy/pattern/index.ts';
 import type { WhichInput } from '../parse.ts';
-import { alsoMatchedView, explainComputed, type WhichResult } from '../which/which.ts';
+import { alsoMatchedView, emptyAnswer, explainComputed, type WhichResult } from '../which/which.ts';
 import { lookUp, type WhichBroker } from '../which/whichLookup.ts';
 
 /**
@@ -168,25 +168,18 @@ export async function whichAt(
   const kind: KindOrUnknown = object.kind;
   const around = await reaching(aroundRecords, input.name, kind, ms, patterns, options.reader);
   const r: WhichAtResult = {
-    object: {
-      vhost: input.vhost,
-      name: input.name,
-      kind: object.kind ?? object.type,
-      exists: object.exists,
-      kindAssumed: object.kindFrom === 'assumed',
-      ...(object.kind === null ? { keyRulesKnown: false as const } : {}),
-      ...(object.exists ? { arguments: { ...object.arguments } } : {}),
-    },
-    answer: 'not-reported',
-    inForce: null,
-    operatorPolicy: null,
-    effective: {},
-    alsoMatched: [],
-    unreadable: [],
-    nothingGoverns: false,
-    ambiguous: false,
-    disagreements: [],
-    hazards: [],
+    ...emptyAnswer(
+      {
+        vhost: input.vhost,
+        name: input.name,
+        kind: object.kind ?? object.type,
+        exists: object.exists,
+        kindAssumed: object.kindFrom === 'assumed',
+        ...(object.kind === null ? { keyRulesKnown: false as const } : {}),
+        ...(object.exists ? { arguments: { ...object.arguments } } : {}),
+      },
+      'not-reported',
+    ),
     kindFrom: object.kindFrom,
     ...atKeys(input.at, state, around),
   };
@@ -227,22 +220,16 @@ async function computed(
   const set = buildPolicySet(s.state.user, s.state.operator, version, patterns);
   const resolution = await resolveRead(set, name, object.kind, reader);
   const r: WhichResult = {
-    object: { vhost: '', name, kind: object.kind ?? object.type, exists: object.exists, kindAssumed: false },
-    answer: 'not-reported',
+    ...emptyAnswer(
+      { vhost: '', name, kind: object.kind ?? object.type, exists: object.exists, kindAssumed: false },
+      'not-reported',
+    ),
     brokerVersion: formatVersion(version),
-    inForce: null,
-    operatorPolicy: null,
-    effective: {},
-    alsoMatched: [],
     unreadable: [...resolution.user.unreadable, ...resolution.operator.unreadable].map((u) => ({
       name: u.policy.name,
       pattern: u.policy.pattern,
       why: u.why,
     })),
-    nothingGoverns: false,
-    ambiguous: false,
-    disagreements: [],
-    hazards: [],
   };
   explainComputed(r, resolution, object, version);
   r.nothingGoverns = r.inForce === null && r.operatorPolicy === null && !r.ambiguous;

@@ -132,6 +132,23 @@ export interface WhichResult {
   hazardsNotRead?: string[];
 }
 
+/** An answer about `object` that claims nothing yet: every part empty, to be filled in. */
+export function emptyAnswer(object: WhichResult['object'], answer: BrokerReport): WhichResult {
+  return {
+    object,
+    answer,
+    inForce: null,
+    operatorPolicy: null,
+    effective: {},
+    alsoMatched: [],
+    unreadable: [],
+    nothingGoverns: false,
+    ambiguous: false,
+    disagreements: [],
+    hazards: [],
+  };
+}
+
 export function policyView(p: Policy): PolicyView {
   return {
     name: p.name,
@@ -160,19 +177,8 @@ export async function which(
       usage: usageOf('which'),
     });
   }
-  const base = (kind: ObjectKind | string, exists: boolean, kindAssumed: boolean): WhichResult => ({
-    object: { vhost: input.vhost, name: input.name, kind, exists, kindAssumed },
-    answer: 'not-asked',
-    inForce: null,
-    operatorPolicy: null,
-    effective: {},
-    alsoMatched: [],
-    unreadable: [],
-    nothingGoverns: false,
-    ambiguous: false,
-    disagreements: [],
-    hazards: [],
-  });
+  const base = (kind: ObjectKind | string, exists: boolean, kindAssumed: boolean): WhichResult =>
+    emptyAnswer({ vhost: input.vhost, name: input.name, kind, exists, kindAssumed }, 'not-asked');
 
   let version: BrokerVersion;
   let lookup: Lookup;
