@@ -6,6 +6,7 @@ import {
   aroundWords,
   atHead,
   betweenWords,
+  claimsWinner,
   type EdgeAnswer,
   type PoliciesAtResult,
   unknownWords,
@@ -50,7 +51,7 @@ export function whichAtText(r: WhichAtResult): string {
   const what = `${kindWords(r.object.kind)} ${quoted(r.object.name)}`;
   const lines = [atHead(r, utc), ...kindLine(r)];
   if (r.known) {
-    lines.push(whichText({ ...r, answer: r.kindFrom === 'assumed' ? 'not-reported' : 'reported' }).trimEnd());
+    lines.push(whichText({ ...r, answer: claimsWinner(r) ? 'reported' : 'not-reported' }).trimEnd());
   } else {
     lines.push(unknownWords(r, utc, `the ${what}`));
     if (r.edges)

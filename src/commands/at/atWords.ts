@@ -1,9 +1,18 @@
-import type { AroundEntry, AtKeys } from './whichAt.ts';
+import type { AroundEntry, AtKeys, WhichAtResult } from './whichAt.ts';
 
 /**
  * What `--at` says, on both surfaces: the one home of its sentences. Instants are given already
  * written (the terminal writes UTC ISO, Slack its date token, so each reader sees their own zone).
  */
+
+/**
+ * Whether a replayed answer names a winner, shown as `which` shows a policy in force: not for an
+ * object whose kind is assumed, nor for a tie (the broker's pick is not defined); those are shown
+ * as `which` shows an object the broker does not report, the matches by priority.
+ */
+export function claimsWinner(r: WhichAtResult): boolean {
+  return r.kindFrom !== 'assumed' && !r.ambiguous;
+}
 
 export const RECOMPUTED = 'recomputed from the trail; the broker cannot be asked about the past';
 

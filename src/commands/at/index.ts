@@ -7,6 +7,7 @@ export {
   aroundWords,
   atHead,
   betweenWords,
+  claimsWinner,
   RECOMPUTED,
   threadWords,
   unknownWords,

@@ -180,6 +180,7 @@ export async function whichAt(
       },
       'not-reported',
     ),
+    why: 'past',
     kindFrom: object.kindFrom,
     ...atKeys(input.at, state, around),
   };

@@ -77,7 +77,7 @@ export interface WhichResult {
   };
   answer: BrokerReport;
   /** Why the broker did not report, or could not be asked. */
-  why?: 'missing' | 'stats-pending' | NotAskedWhy;
+  why?: 'missing' | 'stats-pending' | 'past' | NotAskedWhy;
   /** The broker's words, when it gave a reason for not answering. */
   detail?: string;
   brokerVersion?: string;

@@ -6,6 +6,7 @@ import {
   aroundWords,
   atHead,
   betweenWords,
+  claimsWinner,
   type EdgeAnswer,
   type PoliciesAtResult,
   unknownWords,
@@ -69,7 +70,7 @@ export function whichAtView(r: WhichAtResult): SlackMessage {
     ];
     return finish(blocks, `${r.at}: unknown`);
   }
-  const inner = whichView({ ...r, answer: r.kindFrom === 'assumed' ? 'not-reported' : 'reported' });
+  const inner = whichView({ ...r, answer: claimsWinner(r) ? 'reported' : 'not-reported' });
   const kind =
     r.kindFrom === 'flag' ? ' (kind as --kind says)' : r.kindFrom === 'now' ? ' (its kind now)' : '';
   return finish(
