@@ -7,7 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import type { PoliciesAtResult, WhichAtResult } from '../../src/commands/at/index.ts';
 import { policiesAtView, whichAtView } from '../../src/slack/views/at.ts';
+import { historyView } from '../../src/slack/views/history.ts';
 import { policiesAtText, whichAtText } from '../../src/terminal/at.ts';
+import { historyText } from '../../src/terminal/history.ts';
 
 const AT = '2026-12-04T03:12:00.000Z';
 const base: WhichAtResult = {
@@ -155,5 +157,43 @@ describe('policies --at', () => {
     expect(text).toContain('audit-fallback');
     expect(text).toContain("No change to the vhost's policies in the hour either side.");
     expect(slackText(policiesAtView(listed))).toContain('audit-fallback');
+  });
+});
+
+describe('history lists snapshots and gaps', () => {
+  const snapshot = {
+    id: 's-lab-1',
+    at: '2026-12-04T01:00:00.000Z',
+    env: 'lab',
+    prev: '',
+    hash: 'h1',
+    action: 'snapshot' as const,
+    why: 'first' as const,
+    vhosts: null,
+    version: '3.13.7',
+    policies: [
+      { vhost: '/', name: 'a', pattern: '^a', applyTo: 'queues', priority: 0, definition: {} },
+      { vhost: '/', name: 'b', pattern: '^b', applyTo: 'queues', priority: 0, definition: {} },
+    ],
+    operatorPolicies: [],
+  };
+  const gap = {
+    id: 'g-lab-1-2',
+    at: '2026-12-04T03:30:00.000Z',
+    env: 'lab',
+    prev: 'h1',
+    hash: 'h2',
+    action: 'gap' as const,
+    from: '2026-12-04T03:00:00.000Z',
+    to: '2026-12-04T03:30:00.000Z',
+  };
+
+  it('in the terminal and in Slack, the gap with its instants as each surface writes them', () => {
+    const text = historyText({ entries: [gap, snapshot], unreadable: 0 });
+    expect(text).toContain('snapshot of lab');
+    expect(text).toContain('2 policies and 0 operator policies of every vhost');
+    expect(text).toContain(`not watched from ${gap.from} to ${gap.to}`);
+    const slack = JSON.stringify(historyView({ entries: [gap, snapshot], unreadable: 0 }));
+    expect(slack).toContain(`not watched from <!date^${Date.parse(gap.from) / 1000}^`);
   });
 });
