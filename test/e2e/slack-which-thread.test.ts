@@ -88,7 +88,10 @@ async function ask(text: string, where: { threadTs?: string; channel: string }):
 describe('which in an incident thread', () => {
   it('says what governed at the thread start when it differs, since when, and offers --at', async () => {
     const start = NOW - 2 * HOUR;
-    const text = await ask(`which orders.audit --vhost ${h.vhost}`, { channel: 'C0INCIDENT', threadTs: ts(start) });
+    const text = await ask(`which orders.audit --vhost ${h.vhost}`, {
+      channel: 'C0INCIDENT',
+      threadTs: ts(start),
+    });
     expect(text).toContain(`At the start of this thread, <!date^${Math.floor(start / 1000)}^`);
     expect(text).toMatch(/: `audit-fallback`[^;]*; since <!date\^\d+\^[^>]*>: `audit-retention`/);
     expect(text).toContain(`|${iso(NOW - 1.5 * HOUR)}>`);
@@ -96,7 +99,10 @@ describe('which in an incident thread', () => {
   });
 
   it('says nothing of it in a thread younger than an hour, nor in a channel', async () => {
-    const young = await ask(`which orders.audit --vhost ${h.vhost}`, { channel: 'C0INCIDENT', threadTs: ts(NOW - 30 * 60_000) });
+    const young = await ask(`which orders.audit --vhost ${h.vhost}`, {
+      channel: 'C0INCIDENT',
+      threadTs: ts(NOW - 30 * 60_000),
+    });
     expect(young).not.toContain('At the start of this thread');
     const channel = await ask(`which orders.audit --vhost ${h.vhost}`, { channel: 'C0OPS' });
     expect(channel).not.toContain('At the start of this thread');

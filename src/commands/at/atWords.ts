@@ -1,3 +1,4 @@
+import type { ThreadChange } from './thread.ts';
 import type { AroundEntry, AtKeys, WhichAtResult } from './whichAt.ts';
 
 /**
@@ -58,12 +59,7 @@ export function betweenWords(e: AroundEntry, when: (iso: string) => string): str
 
 /** The thread's line: what governed at its start and what governs since, offering `--at`. */
 export function threadWords(
-  c: {
-    startedAt: string;
-    then: { inForce: string | null; effective: Record<string, unknown> };
-    now: { inForce: string | null; effective: Record<string, unknown> };
-    since?: string;
-  },
+  c: ThreadChange,
   when: (iso: string) => string,
   name: (s: string) => string,
   value: (v: unknown) => string,
@@ -79,5 +75,5 @@ export function threadWords(
     const keys = [...differing.map(([k, v]) => `${k}=${value(v)}`), ...gone.map((k) => `no ${k}`)];
     return `${s.inForce ? name(s.inForce) : 'no policy'}${keys.length ? ` (${keys.join(', ')})` : ''}`;
   };
-  return `At the start of this thread, ${when(c.startedAt)}: ${side(c.then, c.now.effective)}; ${c.since ? `since ${when(c.since)}` : 'now'}: ${side(c.now, c.then.effective)}. Ask with --at TIME for any moment between.`;
+  return `At the start of this thread, ${when(c.startedAt)}: ${side(c.atStart, c.now.effective)}; ${c.since ? `since ${when(c.since)}` : 'now'}: ${side(c.now, c.atStart.effective)}. Ask with --at TIME for any moment between.`;
 }

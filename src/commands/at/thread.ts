@@ -19,7 +19,7 @@ export const THREAD_AGE_MS = 60 * 60_000;
 export interface ThreadChange {
   /** The thread's start, ISO. */
   readonly startedAt: string;
-  readonly then: { readonly inForce: string | null; readonly effective: Record<string, unknown> };
+  readonly atStart: { readonly inForce: string | null; readonly effective: Record<string, unknown> };
   readonly now: { readonly inForce: string | null; readonly effective: Record<string, unknown> };
   /** The last change to the policies that reach the object since the thread started (absent: none recorded). */
   readonly since?: string;
@@ -52,13 +52,9 @@ export async function sinceThreadStart(
   const n = { inForce: live.inForce?.name ?? null, effective: values(live) };
   if (t.inForce === n.inForce && same(t.effective, n.effective)) return undefined;
   const { entries } = await trail.scan({ env, vhost: input.vhost, since: ms });
-  const kind =
-    then.object.kind === 'exchange' ||
-    then.object.kind === 'classic' ||
-    then.object.kind === 'quorum' ||
-    then.object.kind === 'stream'
-      ? then.object.kind
-      : null;
+  const kind = (OBJECT_KINDS as readonly string[]).includes(then.object.kind)
+    ? (then.object.kind as ObjectKind)
+    : null;
   const [latest] = await reaching(
     entries.filter(isChange),
     input.name,
@@ -67,5 +63,5 @@ export async function sinceThreadStart(
     new PatternCache(),
     undefined,
   );
-  return { startedAt, then: t, now: n, ...(latest ? { since: latest.at } : {}) };
+  return { startedAt, atStart: t, now: n, ...(latest ? { since: latest.at } : {}) };
 }
