@@ -32,13 +32,13 @@ const CHANGE_FLAGS = '[--operator] [--vhost V] [--env E] [--thread LINK]';
 export const COMMAND_TABLE = [
   {
     name: 'policies',
-    usage: 'policies [--vhost V] [--env E]',
+    usage: 'policies [--vhost V] [--env E] [--at TIME]',
     does: "the vhost's policies by priority, unanchored ones marked; operator policies apart",
     slackOnly: false,
   },
   {
     name: 'which',
-    usage: 'which NAME [--kind classic|quorum|stream|exchange] [--vhost V] [--env E]',
+    usage: 'which NAME [--kind classic|quorum|stream|exchange] [--vhost V] [--env E] [--at TIME]',
     does: 'which policy governs a queue or exchange',
     slackOnly: false,
   },

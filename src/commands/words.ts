@@ -112,6 +112,7 @@ const NOT_REPORTED: Readonly<Record<string, string>> = {
   missing: 'it does not exist',
   forbidden: "the bot's broker user may not read it",
   'stats-pending': 'the broker has not published its statistics for it yet',
+  past: 'the broker cannot be asked about the past: recomputed from the trail',
 };
 
 const NOT_APPLIED: Readonly<Record<NotApplied, (kind: string) => string>> = {
