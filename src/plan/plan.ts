@@ -319,11 +319,15 @@ async function planVhost(
   const mine = source.parameters?.of(vhost) ?? [];
   // The vhost's parameters: read first when the file has some, else once it is known links may move.
   let live: Parameter[] | null = null;
+  // The queues a change reaches: where the changed patterns find too many for a few pages of the
+  // name filter, the numbers of these alone are asked once the records are read.
+  const reached = new Set<string>();
   try {
     if (source.parameters && mine.length) live = await readParameters(source.parameters.broker, vhost);
     inventory = await openInventory(broker, vhost, {
       live: true,
       plugins: true,
+      reachedOf: () => (name) => reached.has(name),
       liveFor: (small) => {
         found = changesFor(vhost, small);
         const changed = found.problems.length ? [] : found.changes.flatMap((t) => [t.before, t.after]);
@@ -384,8 +388,10 @@ async function planVhost(
       if (o.kind === 'exchange') exchanges.add(o.name);
       if (links) linkCandidates.push({ name: o.name, kind: o.kind });
       if (!changes.length) return;
-      if (touched(o).length > 0) objects.push(o);
-      else untouched.push({ name: o.name, kind: o.kind, arguments: argumentsKept(o.arguments) });
+      if (touched(o).length > 0) {
+        objects.push(o);
+        if (o.kind !== 'exchange') reached.add(o.name);
+      } else untouched.push({ name: o.name, kind: o.kind, arguments: argumentsKept(o.arguments) });
     });
   } catch (err) {
     await inventory.cancel();

@@ -14,7 +14,7 @@ export {
 } from './compare.ts';
 export { auditObject, auditObjects, type PolicyDiff, policyDiff } from './diff.ts';
 export { type EffectiveValue, effectiveDefinition } from './effective.ts';
-export { acceptedApplyTo, scopesMeet } from './keys.ts';
+export { acceptedApplyTo, defaultDeliveryLimit, scopesMeet } from './keys.ts';
 export {
   COMPONENT_WORDS,
   canonicalValue,
@@ -53,3 +53,12 @@ export {
   parseVersion,
   utf8Length,
 } from './types.ts';
+export {
+  type DeprecatedUse,
+  TARGET_VERSIONS,
+  type TargetVersion,
+  type UpgradeMatches,
+  type UpgradeNote,
+  type UpgradeObjectFacts,
+  upgradeNotes,
+} from './upgrade.ts';

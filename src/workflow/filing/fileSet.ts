@@ -129,5 +129,6 @@ function setSnapshot(input: FileSetInput): PreviewSnapshot {
     diff,
     objects: input.objects ?? 0,
     unpredictable: input.unpredictable ?? 0,
+    ...(input.unread?.length ? { unread: [...input.unread] } : {}),
   };
 }

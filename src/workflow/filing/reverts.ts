@@ -104,6 +104,8 @@ export function createReverts(
     // A freeze or a review changed no policy: there is no state before it to restore.
     if (!record || !isChange(record))
       throw new WorkflowError({ code: 'not-found', what: 'audit record', id: auditId });
+    if (record.component)
+      throw new WorkflowError({ code: 'preview-refused', refusals: [PARAMETERS_NOT_REVERTED] });
     const where = revertOrigin(record.env, origin);
     const target = record.before;
     // The revert's step runs from the record's after back to its before.
