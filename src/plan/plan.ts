@@ -316,12 +316,12 @@ async function planVhost(
 ): Promise<VhostAnswer> {
   let found: ReturnType<typeof changesOf> | undefined;
   let inventory: Awaited<ReturnType<typeof openInventory>>;
-  const mine = source.parameters?.of(vhost) ?? [];
-  // The vhost's parameters: read first when the file has some, else once it is known links may move.
-  let live: Parameter[] | null = null;
   // The queues a change reaches: where the changed patterns find too many for a few pages of the
   // name filter, the numbers of these alone are asked once the records are read.
   const reached = new Set<string>();
+  const mine = source.parameters?.of(vhost) ?? [];
+  // The vhost's parameters: read first when the file has some, else once it is known links may move.
+  let live: Parameter[] | null = null;
   try {
     if (source.parameters && mine.length) live = await readParameters(source.parameters.broker, vhost);
     inventory = await openInventory(broker, vhost, {
