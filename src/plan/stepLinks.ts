@@ -11,6 +11,7 @@ import {
   type Transition,
 } from '../policy/index.ts';
 import type { PatternCache } from '../policy/pattern/index.ts';
+import { touchIndex } from '../policy/simulate/index.ts';
 
 /**
  * The links each step of a vhost's plan starts and stops: the links expected once it is written
@@ -138,9 +139,21 @@ export function stepLinks(input: StepLinksInput): StepLinks[] {
       shovels: of('shovel'),
     });
   };
+  // The user policy steps whose policy reaches one of the objects: only those can move a link (a
+  // step that reaches none leaves every object's policy as it was), so only those are resolved again.
+  const written = input.steps.flatMap((s, i) => (isParameter(s) || s.layer !== 'user' ? [] : [{ s, i }]));
+  const touch = touchIndex(
+    written.map((w) => w.s),
+    version,
+    cache,
+  );
+  const moving = new Set<number>();
+  for (const o of candidates)
+    for (const j of touch({ name: o.name, kind: o.kind, arguments: {}, policy: undefined }))
+      moving.add(written[j]?.i ?? -1);
   let objects = governed();
   let before = expected(objects);
-  return input.steps.map((s) => {
+  return input.steps.map((s, i) => {
     if (isParameter(s)) {
       const key = `${s.component}\u0000${s.name}`;
       if (s.after) params.set(key, s.after);
@@ -148,6 +161,7 @@ export function stepLinks(input: StepLinksInput): StepLinks[] {
     } else if (s.layer === 'user') {
       if (s.after) policies.set(s.name, s.after);
       else policies.delete(s.name);
+      if (!moving.has(i)) return NO_LINKS;
       objects = governed();
     } else return NO_LINKS;
     const after = expected(objects);
