@@ -14,6 +14,7 @@ export {
   incompleteWords,
   KIND_WORDS,
   kindWords,
+  lossUnknownWords,
   NOT_ASKED_WORDS,
   OPERATOR_POLICIES_NOT_LISTED,
   POLICIES_TIE_WORDS,

@@ -1,3 +1,4 @@
+// Over 400 lines: one class for every endpoint the bot calls, each a few lines, read together.
 /**
  * The RabbitMQ management HTTP API, as the bot needs it: `ManagementClient`, its endpoints. Every
  * answer parsed with zod (`responses.ts`); every failure a RabbitError with a stable code. How it
@@ -9,18 +10,25 @@
  * retries included. Callers with other needs (the apply job) pass other `timeouts`, `limits` and
  * `getRetries`.
  */
+
+import { maskUrisIn } from '../core/index.ts';
+import type { Parameter as LinkParameter, ReportedFederationLink, ReportedShovel } from '../links/index.ts';
 import {
   type BrokerVersion,
   enabledPlugins,
+  type Parameter,
+  type ParameterComponent,
   type Policy,
   type PolicyLayer,
   parseVersion,
   pluginsNeedApplications,
 } from '../policy/index.ts';
 import { RabbitError } from './errors.ts';
+import { type LinkComponent, listFederationLinks, listParameters, listShovels } from './linkListings.ts';
 import {
   FOUND_STATS,
   foundRecords,
+  foundStatsAsOf,
   queuePolicyFromRecord,
   queuesFound,
   streamExchanges,
@@ -41,6 +49,7 @@ import {
   overviewSchema,
   type Permission,
   parameterNamesSchema,
+  parameterSchema,
   permissionSchema,
   policyListSchema,
   policySchema,
@@ -57,6 +66,7 @@ import {
   type WhoAmI,
   whoamiSchema,
 } from './responses.ts';
+import { statisticsOf } from './statistics.ts';
 import { Transport, type TransportOptions } from './transport.ts';
 
 export {
@@ -69,6 +79,26 @@ export {
 } from './transport.ts';
 
 export type ManagementClientOptions = TransportOptions;
+
+/**
+ * A parameter's write, whose refusal may quote the value written (`value`), URIs and passwords
+ * included: its error carries the broker's reason with every URI masked and every password of the
+ * value hidden.
+ */
+async function masked<T>(call: Promise<T>, value?: unknown): Promise<T> {
+  try {
+    return await call;
+  } catch (e) {
+    if (!(e instanceof RabbitError)) throw e;
+    throw new RabbitError({
+      code: e.code,
+      method: e.method,
+      path: e.path,
+      ...(e.status !== undefined ? { status: e.status } : {}),
+      ...(e.reason !== undefined ? { reason: maskUrisIn(e.reason, value) } : {}),
+    });
+  }
+}
 
 /**
  * What `GET /api/federation-links/{vhost}` answers on a broker without the federation
@@ -118,13 +148,22 @@ export class ManagementClient {
    * through it from now on, retries included: a call that cannot finish in what is left fails
    * as `timeout`, and no retry starts that could not. One question, one budget.
    */
-  forQuestion(budgetMs: number): this {
+  forQuestion(budgetMs: number, options: { stretchableToMs?: number } = {}): this {
     const view = Object.create(this) as this;
     // Closing the view closes nothing (the transport's view does not own the pool). Writes to
     // the overview cache land on the view; reads fall through to the parent's.
-    Object.defineProperty(view, 'http', { value: this.http.forQuestion(budgetMs) });
+    Object.defineProperty(view, 'http', { value: this.http.forQuestion(budgetMs, options) });
     Object.defineProperty(view, 'budgetMs', { value: budgetMs });
     return view;
+  }
+
+  /**
+   * A default budget made to fit this broker: what is left of it becomes at least `ms` (up to
+   * `forQuestion`'s `stretchableToMs`); nothing without one. The inventory asks it once the vhost's
+   * listing without statistics has told what this broker's listings cost.
+   */
+  stretchBudget(ms: number): void {
+    this.http.stretch(ms);
   }
 
   /** Every node's management URL, as configured (one for a single broker). */
@@ -293,6 +332,33 @@ export class ManagementClient {
     await this.http.call('DELETE', this.http.path(LAYER_PATH[layer], vhost, name));
   }
 
+  // ---- runtime parameters (federation upstreams, upstream sets, shovels) -----------------
+
+  /** `null` when there is no such parameter (or no such vhost). */
+  async getParameter(component: ParameterComponent, vhost: string, name: string): Promise<Parameter | null> {
+    const p = await this.http.getJsonOrNull(
+      this.http.path(`parameters/${component}`, vhost, name),
+      parameterSchema,
+    );
+    return p && { component, vhost, name, value: p.value };
+  }
+
+  /**
+   * Replaces the whole parameter. The broker's refusal quotes the value it refused, URIs and their
+   * passwords included: the error carries it masked.
+   */
+  async putParameter(p: Parameter): Promise<void> {
+    await masked(
+      this.http.call('PUT', this.http.path(`parameters/${p.component}`, p.vhost, p.name), { value: p.value }),
+      p.value,
+    );
+  }
+
+  /** Throws RabbitError 'not-found' when there is no such parameter. */
+  async deleteParameter(component: ParameterComponent, vhost: string, name: string): Promise<void> {
+    await masked(this.http.call('DELETE', this.http.path(`parameters/${component}`, vhost, name)));
+  }
+
   // ---- objects --------------------------------------------------------------------------
 
   /**
@@ -347,15 +413,35 @@ export class ManagementClient {
   }
 
   /** The links; null without the plugin; why not, when this user may not list them. */
-  private async federationLinks(path: string) {
-    try {
-      return await this.http.getJson(path, federationLinksSchema);
-    } catch (e) {
-      if (!(e instanceof RabbitError)) throw e;
-      if (e.status !== undefined && NO_SUCH_ENDPOINT.has(e.status)) return null;
-      if (e.code !== 'forbidden') throw e;
-      return `forbidden: listing federation links takes the ${FEDERATION_LINKS_TAGS.join(' or ')} tag${e.reason ? ` (the broker: ${e.reason})` : ''}`;
-    }
+  private federationLinks(path: string) {
+    return this.http
+      .getJson(path, federationLinksSchema)
+      .catch((e: unknown) => this.notListed(e, 'federation links'));
+  }
+
+  // ---- links ------------------------------------------------------------------------------
+
+  /** The vhost's parameters of one component (linkListings.ts); values hold passwords: show them masked only. */
+  parameters(component: LinkComponent, vhost: string): Promise<LinkParameter[]> {
+    return listParameters(this.http, component, vhost);
+  }
+
+  /** The federation links every node reports; `null` without the plugin's management part; why not, when refused. */
+  async federationLinkList(vhost: string): Promise<ReportedFederationLink[] | null | string> {
+    return listFederationLinks(this.http, vhost).catch((e: unknown) => this.notListed(e, 'federation links'));
+  }
+
+  /** The shovels every node reports; `null` without the shovel management plugin (404); why not, when refused. */
+  async shovelList(vhost: string): Promise<ReportedShovel[] | null | string> {
+    return listShovels(this.http, vhost).catch((e: unknown) => this.notListed(e, 'shovels'));
+  }
+
+  /** A listing's failure as "no such endpoint" (null) or "not allowed" (why); anything else thrown. */
+  private notListed(e: unknown, what: string): null | string {
+    if (!(e instanceof RabbitError)) throw e;
+    if (e.status !== undefined && NO_SUCH_ENDPOINT.has(e.status)) return null;
+    if (e.code !== 'forbidden') throw e;
+    return `forbidden: listing ${what} takes the ${FEDERATION_LINKS_TAGS.join(' or ')} tag${e.reason ? ` (the broker: ${e.reason})` : ''}`;
   }
 
   // ---- listings (listings.ts) -----------------------------------------------------------
@@ -376,6 +462,22 @@ export class ManagementClient {
   /** The queues `pattern` finds, their live numbers (listings.ts `queuesFound`); null: too many to ask so. */
   findQueueStats(vhost: string, pattern: string): Promise<QueueStats[] | null> {
     return queuesFound(this.http, vhost, pattern, FOUND_STATS);
+  }
+
+  /**
+   * The live numbers (now) of the queues named, of a vhost holding `total` queues: pages of the
+   * name filter over those names, or the listing with statistics where that costs less
+   * (statistics.ts): the second step of a reading in two.
+   */
+  queueStatsOf(
+    vhost: string,
+    names: readonly string[],
+    total: number,
+    opts: { asOf?: Date } = {},
+  ): AsyncIterable<QueueStats> {
+    const whole = () => streamQueueStats(this.http, vhost, opts);
+    const mode = opts.asOf ? foundStatsAsOf(opts.asOf) : FOUND_STATS;
+    return statisticsOf(this.http, vhost, names, total, whole, mode);
   }
 
   streamQueues(vhost: string, opts: { stats: boolean }): AsyncIterable<QueueListing> {

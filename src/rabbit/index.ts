@@ -19,8 +19,10 @@ export {
 export { PAGE_MAX } from './listings.ts';
 export {
   type DeprecatedFeature,
+  type ExchangeListing,
   type FederationState,
   type Permission,
+  type QueueListing,
   toQueueKind,
   type WhoAmI,
 } from './responses.ts';

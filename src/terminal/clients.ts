@@ -1,4 +1,4 @@
-import { DEFAULT_KEY_PREFIX, loadConfig, pickEnvironment, QUESTION_BUDGET_MS } from '../config/index.ts';
+import { DEFAULT_KEY_PREFIX, loadConfig, pickEnvironment, questionBudget } from '../config/index.ts';
 import { checkScope, InputError } from '../core/index.ts';
 import { ManagementClient } from '../rabbit/index.ts';
 
@@ -40,7 +40,7 @@ export async function withBroker(
     limits: config.bodyLimits,
   });
   try {
-    return await fn(client.forQuestion(config.questionBudgetMs ?? QUESTION_BUDGET_MS.terminal), {
+    return await fn(client.forQuestion(...questionBudget(config, 'terminal')), {
       env: environment.name,
     });
   } finally {

@@ -17,7 +17,7 @@ import {
  *     -> commands (src/commands/)
  *       -> services (src/preview/, src/audit/, src/workflow/, src/watch/, src/plan/)
  *         -> clients and engines (src/rabbit/, src/patterns/, src/definitions/)
- *           -> rules (src/policy/)
+ *           -> rules (src/policy/, src/links/)
  *             -> the ground (src/core/, src/log/, src/config/, src/redis/, src/text/)
  *
  * A module may import its own layer or a lower one. Within a layer: the policy rules import
@@ -35,7 +35,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 const LAYERS: readonly { readonly name: string; readonly folders: readonly string[] }[] = [
   { name: 'the ground', folders: ['core', 'log', 'config', 'redis', 'text'] },
-  { name: 'rules', folders: ['policy'] },
+  { name: 'rules', folders: ['policy', 'links'] },
   { name: 'clients and engines', folders: ['rabbit', 'patterns', 'definitions'] },
   { name: 'services', folders: ['preview', 'audit', 'workflow', 'watch', 'plan'] },
   { name: 'commands', folders: ['commands'] },

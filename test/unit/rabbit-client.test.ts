@@ -307,7 +307,7 @@ describe('streamed listings', () => {
     fake.enqueue({ kind: 'respond', status: 200, body: { filtered_count: 1, items: [listing[0]] } });
     expect((await client.findQueues('v', '^a$'))?.map((q) => q.name)).toEqual(['a']);
     expect(fake.requests[0]?.url).toBe(
-      `/api/queues/v?disable_stats=true&columns=name,type,arguments,policy&use_regex=true&page=1&page_size=500&name=${encodeURIComponent('(?-i)^a$')}`,
+      `/api/queues/v?disable_stats=true&columns=name,type,arguments,policy&use_regex=true&page=1&page_size=200&name=${encodeURIComponent('(?-i)^a$')}`,
     );
     // More found than the page holds; paging ignored (a plain listing); the filter refused.
     fake.enqueue({ kind: 'respond', status: 200, body: { filtered_count: 501, items: [listing[0]] } });
@@ -449,6 +449,26 @@ describe('bounds: size, deadline, budget, shutdown', () => {
     await question.close();
     fake.setFallback({ kind: 'respond', status: 200, body: [{ name: '/' }] });
     expect(await client.listVhosts()).toEqual(['/']);
+  });
+
+  it('a default budget stretched to fit the broker gives an answer in flight the time; a budget set is not stretched', async () => {
+    const slow = { kind: 'respond', status: 200, body: { name: 'bot', tags: [] }, delayMs: 600 } as const;
+    fake.setFallback(slow);
+    // The default (stretchable): stretched while the answer is awaited, it arrives.
+    const stretchable = client.forQuestion(200, { stretchableToMs: 5_000 });
+    const answered = stretchable.whoami();
+    stretchable.stretchBudget(2_000);
+    await expect(answered).resolves.toMatchObject({ name: 'bot' });
+    // Never past where it may stretch to.
+    const capped = client.forQuestion(200, { stretchableToMs: 300 });
+    const cut = capped.whoami();
+    capped.stretchBudget(2_000);
+    await expect(cut).rejects.toMatchObject({ code: 'timeout' });
+    // RMQ_TIMEOUT set: stretching does nothing.
+    const set = client.forQuestion(200);
+    const refused = set.whoami();
+    set.stretchBudget(2_000);
+    await expect(refused).rejects.toMatchObject({ code: 'timeout' });
   });
 
   it('close(graceMs) ends requests that hang, instead of waiting for them', async () => {

@@ -183,7 +183,8 @@ export async function lint(input: LintInput, broker: LintBroker, options: LintOp
     const deprecated = input.targetVersion === undefined ? undefined : deprecatedOf(broker);
     const inventory = await openInventory(broker, input.vhost, {
       live: true,
-      withoutReportedPolicies: true,
+      // The records first; then the numbers of the queues a kind reads them for (`expires-idle`), alone.
+      afterRecords: true,
       plugins: options.file !== undefined,
       keepLive: () => (name) => linter?.wantsLive(name) === true,
     });

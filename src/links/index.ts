@@ -1,0 +1,26 @@
+/** The entrance of links/: what the other folders of src/ use of it (inside, modules import each other directly). */
+export { type Advisory, advisoriesFor, LINK_ADVISORIES } from './advisories.ts';
+export { classify, countLinks, maskReason, STUCK_AFTER_MS, timestampMs } from './classify.ts';
+export { linksDocument } from './document.ts';
+export { expectedLinks, linkKey, linksChanged, setMembers, upstreamsWanted } from './expected.ts';
+export { nextStep } from './nextStep.ts';
+export { linkRisks, shovelRisks, upstreamRisks, uriHost } from './risks.ts';
+export type {
+  AbsentTarget,
+  AdvisoryVerdict,
+  ExpectedLink,
+  LinkCounts,
+  LinkedObject,
+  LinkKind,
+  LinkPlugins,
+  LinkRisk,
+  LinkRow,
+  LinkSources,
+  LinkState,
+  LinksDocument,
+  LinksWorld,
+  Parameter,
+  Reported,
+  ReportedFederationLink,
+  ReportedShovel,
+} from './types.ts';
