@@ -14,7 +14,7 @@
  *   through Node's own client (`undiciForCli`). It must never reach Bolt, BullMQ, undici, Redis
  *   at start or the Slack views: `cliMustNotLoad` and `cliMustNotLoadAtStart` are checked
  *   against each build.
- * - `dist/lua/`: the request store's Lua scripts (src/workflow/lua/), read beside the bundles.
+ * - `dist/lua/`: the request store's Lua scripts (src/workflow/lua/) and the audit trail's append (src/audit/lua/), read beside the bundles.
  * - `dist/cliLoader.cjs` (src/terminal/cliLoader.ts): runs `cli.cjs` with V8's code cache,
  *   `dist/cli.cjs.cache`, written here after a `help`, a `which` and a `preview` have run in a
  *   fresh Node process (which fails the build if the bundle cannot serve them). One script and
@@ -186,13 +186,16 @@ async function runNode(cwd: string, script: string, what: string): Promise<void>
 /** The bot's bundle imported once in a fresh Node process: one that cannot load fails the build. */
 /**
  * The request store's Lua scripts, read from beside the bundle when the store is first loaded
- * (src/workflow/lua/scripts.ts): `dist/lua/`, as `.lua` files so they stay readable as Lua.
+ * (src/workflow/lua/scripts.ts), and the audit trail's append (src/audit/trail.ts): `dist/lua/`,
+ * as `.lua` files so they stay readable as Lua.
  */
 async function copyLua(outdir: string): Promise<void> {
-  await cp(join(root, 'src/workflow/lua'), join(outdir, 'lua'), {
-    recursive: true,
-    filter: (src) => !/\.[cm]?ts$/.test(src),
-  });
+  // The audit trail's append (src/audit/lua/append.lua) beside them, read the same way.
+  for (const from of ['src/workflow/lua', 'src/audit/lua'])
+    await cp(join(root, from), join(outdir, 'lua'), {
+      recursive: true,
+      filter: (src) => !/\.[cm]?ts$/.test(src),
+    });
 }
 
 function smokeImport(outdir: string): Promise<void> {

@@ -1,5 +1,6 @@
 // Over 400 lines: one class over one Redis stream: the append, the window read by bisection, the reads of a replay and the chain's verification share its keys and its parsing.
 import { createHash, createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log/index.ts';
 import { sorted } from '../policy/index.ts';
@@ -47,20 +48,12 @@ import {
  * with `against` (the logged records, `log.ts`) names each record missing, altered or extra.
  */
 
-// KEYS: stream, head, ids, index ('' = none). ARGV: expected head ('' = empty trail), record id,
-// record JSON, hash, index score.
-const APPEND = `
-local existing = redis.call('HGET', KEYS[3], ARGV[2])
-if existing then return {'exists', existing} end
-local head = redis.call('GET', KEYS[2])
-if not head then head = '' end
-if head ~= ARGV[1] then return {'moved', head} end
-local sid = redis.call('XADD', KEYS[1], '*', 'record', ARGV[3])
-redis.call('SET', KEYS[2], ARGV[4])
-redis.call('HSET', KEYS[3], ARGV[2], sid)
-if KEYS[4] ~= '' then redis.call('ZADD', KEYS[4], ARGV[5], sid) end
-return {'ok', sid}
-`;
+/**
+ * The append's script (lua/append.lua), read once when this module loads: beside this module
+ * under tsx and vitest (src/audit/lua/), beside the bundle in dist/ (`dist/lua/`: scripts/build.ts
+ * copies it there).
+ */
+const APPEND = readFileSync(new URL('./lua/append.lua', import.meta.url), 'utf8');
 
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(sorted(value));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import type { ChangeEntry } from '../../src/audit/types.ts';
-import { type Harness, mentionEnvelope, renderedText, startHarness } from '../support/harness.ts';
+import { askInThread, type Harness, startHarness } from '../support/harness.ts';
 
 /**
  * `@rmq history` asked in an incident thread (issue 39, item 3): without --since, the records of the
@@ -43,24 +43,8 @@ afterAll(async () => {
   await h?.stop();
 });
 
-async function ask(text: string, where: { threadTs?: string; channel: string }): Promise<string> {
-  await h.mention(
-    mentionEnvelope({
-      text: `<@${h.slack.botUserId}> ${text}`,
-      channel: where.channel,
-      ...(where.threadTs ? { threadTs: where.threadTs } : {}),
-      botUserId: h.slack.botUserId,
-    }),
-  );
-  const post = await h.slack.waitForCall(
-    (c) =>
-      c.method === 'chat.postMessage' &&
-      c.args.channel === where.channel &&
-      c.args.thread_ts === where.threadTs &&
-      renderedText(c.args).includes('policy-'),
-  );
-  return renderedText(post.args);
-}
+const ask = (text: string, where: { threadTs?: string; channel: string }) =>
+  askInThread(h, text, where, 'policy-');
 
 describe('history in an incident thread (issue 39, item 3)', () => {
   it("defaults to the thread's own span, and says so in one line", async () => {

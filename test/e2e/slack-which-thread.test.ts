@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import type { AuditEntry } from '../../src/audit/types.ts';
-import { type Harness, mentionEnvelope, renderedText, startHarness } from '../support/harness.ts';
+import { askInThread, type Harness, startHarness } from '../support/harness.ts';
 
 /**
  * `@rmq which NAME` asked in an incident thread over an hour old: when what governs the object now
@@ -64,26 +64,8 @@ afterAll(async () => {
   await h?.stop();
 });
 
-async function ask(text: string, where: { threadTs?: string; channel: string }): Promise<string> {
-  const mark = h.slack.calls.length;
-  await h.mention(
-    mentionEnvelope({
-      text: `<@${h.slack.botUserId}> ${text}`,
-      channel: where.channel,
-      ...(where.threadTs ? { threadTs: where.threadTs } : {}),
-      botUserId: h.slack.botUserId,
-    }),
-  );
-  const post = await h.slack.waitForCall(
-    (c) =>
-      h.slack.calls.indexOf(c) >= mark &&
-      c.method === 'chat.postMessage' &&
-      c.args.channel === where.channel &&
-      c.args.thread_ts === where.threadTs &&
-      renderedText(c.args).includes('orders.audit'),
-  );
-  return renderedText(post.args);
-}
+const ask = (text: string, where: { threadTs?: string; channel: string }) =>
+  askInThread(h, text, where, 'orders.audit');
 
 describe('which in an incident thread', () => {
   it('says what governed at the thread start when it differs, since when, and offers --at', async () => {

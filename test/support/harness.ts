@@ -38,6 +38,7 @@ import { type SignedRequests, signedRequests } from './slackRequests.ts';
 
 export { renderedText } from './fakeSlack.ts';
 export {
+  askInThread,
   commandForm,
   mentionEnvelope,
   type SignedRequest,

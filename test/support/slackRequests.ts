@@ -4,7 +4,7 @@
  * Slack, JSON event callbacks, interactions; the answers read back from the fake.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import type { FakeSlack, RecordedCall } from './fakeSlack.ts';
+import { type FakeSlack, type RecordedCall, renderedText } from './fakeSlack.ts';
 
 export interface SignedRequest {
   readonly body: string;
@@ -153,4 +153,35 @@ export function signedRequests(url: string, signingSecret: string, slack: FakeSl
       );
     },
   };
+}
+
+/**
+ * `@rmq TEXT` mentioned in `where` (a thread when `threadTs` is given) through `to`, and the text
+ * of the bot's first answer posted there after it that contains `shows`.
+ */
+export async function askInThread(
+  to: Pick<SignedRequests, 'mention'> & { readonly slack: FakeSlack },
+  text: string,
+  where: { readonly channel: string; readonly threadTs?: string | undefined },
+  shows: string,
+): Promise<string> {
+  const { slack } = to;
+  const mark = slack.calls.length;
+  await to.mention(
+    mentionEnvelope({
+      text: `<@${slack.botUserId}> ${text}`,
+      channel: where.channel,
+      ...(where.threadTs ? { threadTs: where.threadTs } : {}),
+      botUserId: slack.botUserId,
+    }),
+  );
+  const post = await slack.waitForCall(
+    (c) =>
+      slack.calls.indexOf(c) >= mark &&
+      c.method === 'chat.postMessage' &&
+      c.args.channel === where.channel &&
+      c.args.thread_ts === where.threadTs &&
+      renderedText(c.args).includes(shows),
+  );
+  return renderedText(post.args);
 }

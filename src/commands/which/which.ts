@@ -1,3 +1,4 @@
+// Over 400 lines: `which` whole, around one result: the broker's report explained, the engine's answer where the broker gives none (which `--at` shares), the object's links.
 import { InputError } from '../../core/index.ts';
 import type { LinkRow } from '../../links/index.ts';
 import type { BacktrackingReader } from '../../patterns/index.ts';
