@@ -405,7 +405,7 @@ export class ManagementClient {
     return statisticsOf(this.http, vhost, names, total, whole, mode);
   }
 
-  streamQueues(vhost: string, opts: { stats: boolean }): AsyncIterable<QueueListing> {
+  streamQueues(vhost: string, opts: { stats: boolean; lifetime?: boolean }): AsyncIterable<QueueListing> {
     return streamQueues(this.http, vhost, opts);
   }
 
