@@ -1,3 +1,4 @@
+// Over 400 lines: every endpoint the bot reads or writes, each beside the trap the broker sets there, in the one class the rest of src/ talks to.
 /**
  * The RabbitMQ management HTTP API, as the bot needs it: `ManagementClient`, its endpoints. Every
  * answer parsed with zod (`responses.ts`); every failure a RabbitError with a stable code. How it
