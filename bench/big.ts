@@ -166,8 +166,8 @@ async function main(): Promise<void> {
     `RabbitMQ ${versionText} at ${big.broker}, vhost ${big.vhost}: ${big.queues.toLocaleString()} queues, ${SERVICES + 1} policies; ${RUNS} runs, each from a cold cache`,
   );
   const floor: number[] = [];
-  const times: Record<string, number[]> = {};
-  const callTimes: Record<string, number[]> = {};
+  const times: Record<string, number[]> = Object.fromEntries(Object.keys(ANSWERS).map((k) => [k, []]));
+  const callTimes: Record<string, number[]> = Object.fromEntries(Object.keys(ANSWERS).map((k) => [k, []]));
   const requests: Record<string, number> = {};
   const whole: Record<string, boolean> = {};
   for (let run = 0; run < RUNS; run++) {
@@ -183,7 +183,7 @@ async function main(): Promise<void> {
       const r = await answer(
         client.forQuestion(...questionBudget({ questionBudgetMs: undefined }, 'terminal')),
       );
-      times[label] = [...(times[label] ?? []), performance.now() - t];
+      times[label]?.push(performance.now() - t);
       whole[label] = (whole[label] ?? true) && r.whole;
       requests[label] = calls.length;
       const made = [...calls];
@@ -195,7 +195,7 @@ async function main(): Promise<void> {
       await cold();
       t = performance.now();
       await replay(made);
-      callTimes[label] = [...(callTimes[label] ?? []), performance.now() - t];
+      callTimes[label]?.push(performance.now() - t);
       console.log(
         `    run ${run + 1}: ${label} ${(times[label] as number[]).at(-1)?.toFixed(0)} ms, its calls ${(callTimes[label] as number[]).at(-1)?.toFixed(0)} ms, floor ${floor.at(-1)?.toFixed(0)} ms${r.whole ? '' : ' INCOMPLETE'}`,
       );

@@ -154,6 +154,8 @@ export async function serve(
     JSON.stringify(
       v.queues.map((q) => ({
         arguments: q.arguments,
+        durable: true,
+        exclusive: false,
         name: q.name,
         ...(q.policy ? { policy: q.policy } : {}),
         type: q.type,

@@ -1,4 +1,4 @@
-// Over 400 lines: one class for every endpoint the bot calls, each a few lines, read together.
+// Over 400 lines: every endpoint the bot reads or writes, each beside the trap the broker sets there, in the one class the rest of src/ talks to.
 /**
  * The RabbitMQ management HTTP API, as the bot needs it: `ManagementClient`, its endpoints. Every
  * answer parsed with zod (`responses.ts`); every failure a RabbitError with a stable code. How it
@@ -480,7 +480,7 @@ export class ManagementClient {
     return statisticsOf(this.http, vhost, names, total, whole, mode);
   }
 
-  streamQueues(vhost: string, opts: { stats: boolean }): AsyncIterable<QueueListing> {
+  streamQueues(vhost: string, opts: { stats: boolean; lifetime?: boolean }): AsyncIterable<QueueListing> {
     return streamQueues(this.http, vhost, opts);
   }
 

@@ -47,7 +47,8 @@ export interface InventorySource extends FindingSource {
   overview(): Promise<{ version: BrokerVersion }>;
   listPolicies(vhost: string): Promise<Policy[]>;
   listOperatorPolicies(vhost: string): Promise<Policy[]>;
-  streamQueues(vhost: string, opts: { stats: boolean }): AsyncIterable<QueueListing>;
+  /** `lifetime`: with `durable` and `exclusive` (listings.ts). */
+  streamQueues(vhost: string, opts: { stats: boolean; lifetime?: boolean }): AsyncIterable<QueueListing>;
   streamExchanges(vhost: string): AsyncIterable<ExchangeListing>;
   /** With `asOf`: the numbers as sampled just before that time (listings.ts). */
   streamQueueStats(vhost: string, opts?: { asOf?: Date }): AsyncIterable<QueueStats>;
@@ -350,7 +351,8 @@ async function openInTwoSteps(
   { keepLive, plugins: withPlugins, asOf, withoutReportedPolicies }: InventoryOptions,
 ): Promise<Inventory> {
   const openedAt = performance.now();
-  const queues = startNow(source.streamQueues(vhost, { stats: false }));
+  // What the one listing it replaces carried of each record, `durable` and `exclusive` too.
+  const queues = startNow(source.streamQueues(vhost, { stats: false, lifetime: true }));
   const exchanges = startNow(source.streamExchanges(vhost));
   const federation = readFederation(source, vhost);
   const cancel = async () => {

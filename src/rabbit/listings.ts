@@ -48,15 +48,17 @@ const QUEUE_COLUMNS_HISTORY = 'messages_ready_details,messages_unacknowledged_de
  *   for here (QUEUE_COLUMNS_NO_STATS), so every version reads the same.
  * - `stats: true` adds `operator_policy` and `effective_policy_definition`; all three fields
  *   are then stats-derived: absent (`undefined`) until first reported, and lagging changes.
+ * - `lifetime: true` adds `durable` and `exclusive` (lint's upgrade kind reads them).
  */
 export async function* streamQueues(
   http: Transport,
   vhost: string,
-  opts: { stats: boolean },
+  opts: { stats: boolean; lifetime?: boolean },
 ): AsyncIterable<QueueListing> {
+  const lifetime = opts.lifetime ? ',durable,exclusive' : '';
   const query = opts.stats
-    ? `?columns=${QUEUE_COLUMNS_STATS}`
-    : `?disable_stats=true&columns=${QUEUE_COLUMNS_NO_STATS}`;
+    ? `?columns=${QUEUE_COLUMNS_STATS}${lifetime}`
+    : `?disable_stats=true&columns=${QUEUE_COLUMNS_NO_STATS}${lifetime}`;
   for await (const q of http.streamList(http.path('queues', vhost) + query, queueListItemSchema)) {
     yield toQueueListing(vhost, q, opts.stats);
   }

@@ -117,6 +117,8 @@ export const queueListItemSchema = z.object({
   policy: reportedPolicy,
   operator_policy: reportedPolicy,
   effective_policy_definition: jsonObject.nullable().optional(),
+  durable: z.boolean().optional(),
+  exclusive: z.boolean().optional(),
 });
 
 export const exchangeSchema = z.object({
@@ -355,6 +357,8 @@ export function toQueueListing(
     kind: toQueueKind(q.type),
     type: q.type,
     arguments: q.arguments,
+    ...(q.durable === undefined ? {} : { durable: q.durable }),
+    ...(q.exclusive === undefined ? {} : { exclusive: q.exclusive }),
   };
   if (!withStats) return { ...base, policy: toReportedPolicy(q.policy ?? null) };
   return {
