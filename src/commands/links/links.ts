@@ -96,7 +96,7 @@ export interface LinksBroker extends VhostLister {
   federationLinkList(vhost: string): Promise<Reported['federation'] | string>;
   shovelList(vhost: string): Promise<Reported['shovels'] | string>;
   streamExchanges(vhost: string): AsyncIterable<ExchangeListing>;
-  streamQueues(vhost: string, opts: { stats: boolean }): AsyncIterable<QueueListing>;
+  streamQueues(vhost: string, opts: { stats: boolean; lifetime?: boolean }): AsyncIterable<QueueListing>;
 }
 
 export type LinksResult = {
