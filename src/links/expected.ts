@@ -80,7 +80,11 @@ export function upstreamsWanted(
 export function expectedLinks(sources: LinkSources): ExpectedLink[] {
   const policies = new Map<string, Policy>(sources.policies.map((p) => [key(p.vhost, p.name), p]));
   const upstreamsOf = new Map<string, string[]>();
-  for (const u of sources.upstreams) upstreamsOf.set(u.vhost, [...(upstreamsOf.get(u.vhost) ?? []), u.name]);
+  for (const u of sources.upstreams) {
+    const names = upstreamsOf.get(u.vhost);
+    if (names) names.push(u.name);
+    else upstreamsOf.set(u.vhost, [u.name]);
+  }
   const setsOf = new Map<string, Map<string, unknown>>();
   for (const s of sources.upstreamSets) {
     const sets = setsOf.get(s.vhost) ?? new Map<string, unknown>();
@@ -88,15 +92,22 @@ export function expectedLinks(sources: LinkSources): ExpectedLink[] {
     setsOf.set(s.vhost, sets);
   }
   const out: ExpectedLink[] = [];
+  // Objects under one policy want the same upstreams: worked out once per policy.
+  const wantedOf = new Map<string, Wanted[]>();
   for (const o of sources.objects) {
     if (o.policy === null || o.internal === true || (o.kind === 'exchange' && o.name === '')) continue;
-    const policy = policies.get(key(o.vhost, o.policy));
+    const k = key(o.vhost, o.policy);
+    const policy = policies.get(k);
     if (!policy) continue;
-    const wanted = upstreamsWanted(
-      policy.definition,
-      upstreamsOf.get(o.vhost) ?? [],
-      setsOf.get(o.vhost) ?? new Map(),
-    );
+    let wanted = wantedOf.get(k);
+    if (!wanted) {
+      wanted = upstreamsWanted(
+        policy.definition,
+        upstreamsOf.get(o.vhost) ?? [],
+        setsOf.get(o.vhost) ?? new Map(),
+      );
+      wantedOf.set(k, wanted);
+    }
     for (const w of wanted) {
       out.push({
         kind: o.kind,

@@ -7,13 +7,12 @@ import type { LinkRow } from './types.ts';
  * as a change request (with its preview), or as the operator's own command.
  */
 export function nextStep(l: Omit<LinkRow, 'next'>): string | null {
-  const node = l.node ? ` on node ${quoted(l.node)}` : '';
   switch (l.state) {
     case 'running':
     case 'starting':
       return null;
     case 'stuck':
-      return `Check reachability, credentials and TLS from the node running it${node}; a refused login is logged there.`;
+      return `Check reachability, credentials and TLS from the node running it${l.node ? ` on node ${quoted(l.node)}` : ''}; a refused login is logged there.`;
     case 'stopped':
       return l.kind === 'shovel'
         ? `Read the reason, fix the source or destination, then restart it with rabbitmqctl restart_shovel ${quoted(l.object)}.`

@@ -123,24 +123,30 @@ async function objectsOf(
   broker: LinksBroker,
   vhost: string,
 ): Promise<{ objects: LinkedObject[]; kinds: Map<string, string> }> {
-  const objects: LinkedObject[] = [];
+  const exchanges: LinkedObject[] = [];
+  const queues: LinkedObject[] = [];
   const kinds = new Map<string, string>();
-  const [exchanges, queues] = [broker.streamExchanges(vhost), broker.streamQueues(vhost, { stats: false })];
-  for await (const e of exchanges) {
-    if (e.name === '') continue;
-    objects.push({
-      vhost,
-      name: e.name,
-      kind: 'exchange',
-      policy: e.policy,
-      ...(e.internal ? { internal: true } : {}),
-    });
-    kinds.set(`exchange\u0000${e.name}`, 'exchange');
-  }
-  for await (const q of queues) {
-    objects.push({ vhost, name: q.name, kind: 'queue', policy: q.policy ?? null });
-    kinds.set(`queue\u0000${q.name}`, q.type);
-  }
+  await Promise.all([
+    (async () => {
+      for await (const e of broker.streamExchanges(vhost)) {
+        if (e.name === '') continue;
+        exchanges.push({
+          vhost,
+          name: e.name,
+          kind: 'exchange',
+          policy: e.policy,
+          ...(e.internal ? { internal: true } : {}),
+        });
+      }
+    })(),
+    (async () => {
+      for await (const q of broker.streamQueues(vhost, { stats: false })) {
+        queues.push({ vhost, name: q.name, kind: 'queue', policy: q.policy ?? null });
+        kinds.set(`queue\u0000${q.name}`, q.type);
+      }
+    })(),
+  ]);
+  const objects = [...exchanges, ...queues];
   return { objects, kinds };
 }
 
@@ -168,32 +174,49 @@ const notListed = <T>(v: T | string, what: string, notRead: string[]): T | null 
   return null;
 };
 
+/** The broker's version and the plugins enabled (undefined: not known), asked once for every vhost. */
+type BrokerAbout = Promise<[BrokerVersion, ReadonlySet<string> | undefined]>;
+
 /** One vhost read and classified. */
 async function linksOfVhost(
   broker: LinksBroker,
   vhost: string,
-  version: BrokerVersion,
-  plugins: ReadonlySet<string> | undefined,
+  about: BrokerAbout,
   options: LinksOptions,
 ): Promise<{ document: LinksDocument; notRead: string[] }> {
-  const [policies, upstreams, upstreamSets, shovels, federation, running] = await Promise.all([
-    broker.listPolicies(vhost),
-    broker.parameters('federation-upstream', vhost),
-    broker.parameters('federation-upstream-set', vhost),
-    broker.parameters('shovel', vhost),
-    broker.federationLinkList(vhost),
-    broker.shovelList(vhost),
-  ]);
   const file = options.file;
   const filed = <C extends string>(component: C) =>
     (file?.parameters ?? []).filter((p) => p.component === component && p.vhost === vhost);
   const filePolicies = file?.policies
     .filter((p) => p.layer === 'user' && p.policy.vhost === vhost)
     .map((p) => p.policy);
+  const listed = broker.listPolicies(vhost);
+  // The objects are listed as soon as the policies say a federation key is set, beside the rest.
+  const objectsRead = listed.then((policies) =>
+    (filePolicies ?? policies).some((p) => readsFederation(p.definition))
+      ? objectsOf(broker, vhost)
+      : { objects: [], kinds: new Map<string, string>() },
+  );
+  const [
+    policies,
+    upstreams,
+    upstreamSets,
+    shovels,
+    federation,
+    running,
+    { objects, kinds },
+    [version, plugins],
+  ] = await Promise.all([
+    listed,
+    broker.parameters('federation-upstream', vhost),
+    broker.parameters('federation-upstream-set', vhost),
+    broker.parameters('shovel', vhost),
+    broker.federationLinkList(vhost),
+    broker.shovelList(vhost),
+    objectsRead,
+    about,
+  ]);
   const asking = filePolicies ?? policies;
-  const { objects, kinds } = asking.some((p) => readsFederation(p.definition))
-    ? await objectsOf(broker, vhost)
-    : { objects: [], kinds: new Map<string, string>() };
   const notRead: string[] = [];
   const reported: Reported = {
     federation: notListed(federation, 'federation links', notRead),
@@ -264,18 +287,21 @@ export async function links(
   };
   let current = vhosts[0] ?? input.vhost;
   try {
-    const [{ version }, plugins] = await Promise.all([
-      broker.overview(),
+    // Asked beside the vhost's reads, not before them: the plugins may take a request of their own.
+    const about: BrokerAbout = Promise.all([
+      broker.overview().then((o) => o.version),
       broker.plugins ? broker.plugins().catch(() => undefined) : undefined,
     ]);
+    about.catch(() => undefined);
     const docs: LinksDocument[] = [];
     const notRead: string[] = [];
     for (const vhost of vhosts) {
       current = vhost;
-      const one = await linksOfVhost(broker, vhost, version, plugins, options);
+      const one = await linksOfVhost(broker, vhost, about, options);
       docs.push(one.document);
       notRead.push(...one.notRead.map((n) => (vhosts.length > 1 ? `vhost ${quoted(vhost)}: ${n}` : n)));
     }
+    const [version] = await about;
     const links = docs.flatMap((d) => d.links);
     const counts = { ...EMPTY.counts };
     for (const d of docs)
