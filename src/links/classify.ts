@@ -192,17 +192,22 @@ export function classify(
   return rows;
 }
 
+/** No links at all. */
+export const NO_LINKS: LinkCounts = {
+  expected: 0,
+  running: 0,
+  starting: 0,
+  missing: 0,
+  stopped: 0,
+  stuck: 0,
+  unexpected: 0,
+  unknown: 0,
+};
+
 /** The rows counted by state; `expected` counts the links that should exist. */
 export function countLinks(rows: readonly LinkRow[]): LinkCounts {
-  const n: Record<LinkState, number> = {
-    running: 0,
-    starting: 0,
-    missing: 0,
-    stopped: 0,
-    stuck: 0,
-    unexpected: 0,
-    unknown: 0,
-  };
+  const { expected: _, ...zero } = NO_LINKS;
+  const n: Record<LinkState, number> = { ...zero };
   const expected = new Set<string>();
   for (const r of rows) {
     n[r.state]++;

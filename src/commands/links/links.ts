@@ -7,6 +7,7 @@ import {
   type LinkedObject,
   type LinksDocument,
   linksDocument,
+  NO_LINKS,
   type Parameter,
   type Reported,
 } from '../../links/index.ts';
@@ -254,16 +255,7 @@ const EMPTY: LinksDocument = {
   links: [],
   risks: [],
   advisories: [],
-  counts: {
-    expected: 0,
-    running: 0,
-    starting: 0,
-    missing: 0,
-    stopped: 0,
-    stuck: 0,
-    unexpected: 0,
-    unknown: 0,
-  },
+  counts: NO_LINKS,
 };
 
 /** The vhosts answered for: `--vhost`, else (with a file) every vhost the file names. */
@@ -303,7 +295,7 @@ export async function links(
     }
     const [version] = await about;
     const links = docs.flatMap((d) => d.links);
-    const counts = { ...EMPTY.counts };
+    const counts = { ...NO_LINKS };
     for (const d of docs)
       for (const k of Object.keys(counts) as (keyof typeof counts)[]) counts[k] += d.counts[k];
     return {
