@@ -89,7 +89,7 @@ export const COMMAND_TABLE = [
   {
     name: 'links',
     usage: 'links [--vhost V] [--env E] [--against FILE] [--fail-on missing|stopped|risk]',
-    does: 'every federation link and shovel that should exist, whether it runs, where, and why not; the settings that lose messages; the link advisories for the broker\'s version',
+    does: "every federation link and shovel that should exist, whether it runs, where, and why not; the settings that lose messages; the link advisories for the broker's version",
     slackOnly: false,
   },
   {

@@ -77,7 +77,9 @@ describe('links in Slack, through dist/main.js', () => {
     expect(answer.args.response_type).toBe('in_channel');
     const shown = renderedText(answer.args);
     // The shovel that cannot connect: 3.10.8 reports it `starting` while it retries, then `terminated`.
-    expect(shown).toMatch(/\*Links of vhost\* `[^`]+`: 3 expected: 0 running, (1 starting, )?1 missing, [12] stopped/);
+    expect(shown).toMatch(
+      /\*Links of vhost\* `[^`]+`: 3 expected: 0 running, (1 starting, )?1 missing, [12] stopped/,
+    );
     expect(shown).toMatch(/\* · shovel `links-drain` on `/);
     expect(shown).toMatch(/:red_circle: \*missing\* · exchange `links.ghost` ← upstream `ghost`/);
     expect(shown).toMatch(/the upstream "ghost" does not exist/);
