@@ -40,6 +40,6 @@ function missingStep(l: Omit<LinkRow, 'next'>): string {
     return `Read the logs of every node for shovel ${quoted(l.object)}; once the cause is fixed, re-create its parameter or restart it with rabbitmqctl restart_shovel.`;
   const policy = quoted(l.policy ?? '');
   return l.kind === 'exchange'
-    ? `Re-apply policy ${policy} (the fix its users report after a node restart): file it as a change request and approve it, the preview shows what it restarts.`
-    : `Check the upstream, then policy ${policy} for a rival of equal priority, then the logs of the queue leader's node; re-applying policy ${policy} recreates the link.`;
+    ? `Re-apply policy ${policy}: after a node restart the fix its users report is to delete and re-create it; through the bot that is a change request (\`preview delete ${policy}\` shows what stops meanwhile), approved like any other.`
+    : `Check the upstream, then policy ${policy} for a rival of equal priority, then the logs of the queue leader's node; re-creating policy ${policy} recreates the link.`;
 }
