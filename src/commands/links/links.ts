@@ -8,10 +8,7 @@ import {
   type LinksDocument,
   linksDocument,
   NO_LINKS,
-  type Parameter,
-  type Reported,
 } from '../../links/index.ts';
-import { readsFederation } from '../../policy/impact/index.ts';
 import {
   type BrokerVersion,
   buildPolicySet,
@@ -19,8 +16,14 @@ import {
   type Policy,
   resolve,
 } from '../../policy/index.ts';
-import type { ExchangeListing, NotAskedWhy, QueueListing } from '../../rabbit/index.ts';
-import { toQueueKind } from '../../rabbit/index.ts';
+import {
+  type BrokerAbout,
+  brokerAbout,
+  type LinksSource,
+  type NotAskedWhy,
+  readLinks,
+  toQueueKind,
+} from '../../rabbit/index.ts';
 import { quoted } from '../../text/index.ts';
 import { type FlagDefaults, parseArgs, parseWith, Vhost } from '../parse.ts';
 import { usageOf } from '../registry.ts';
@@ -32,9 +35,8 @@ const LINKS_USAGE = usageOf('links');
  * `links [--vhost V] [--env E] [--against FILE] [--fail-on missing|stopped|risk]`: every
  * federation link and shovel that should exist (the policies in force as the broker reports them
  * on each object, the upstreams, sets and shovel parameters; or what FILE says), whether it runs,
- * where, and why not (src/links/). Reads, per vhost and all at once: the policies, the three
- * parameter components, the federation links and shovels every node reports, and, only when a
- * policy sets a federation key, the exchanges and queues with their policy (no statistics).
+ * where, and why not (src/links/). What it reads of each vhost, all at once, is
+ * src/rabbit/linksReading.ts (the watcher reads the same).
  * Writes nothing.
  */
 
@@ -86,19 +88,7 @@ export function parseLinks(words: readonly string[], defaults: FlagDefaults = {}
 }
 
 /** What `links` needs of the management API. ManagementClient satisfies it. */
-export interface LinksBroker extends VhostLister {
-  overview(): Promise<{ version: BrokerVersion }>;
-  plugins?(): Promise<ReadonlySet<string> | undefined>;
-  listPolicies(vhost: string): Promise<Policy[]>;
-  parameters(
-    component: 'federation-upstream' | 'federation-upstream-set' | 'shovel',
-    vhost: string,
-  ): Promise<Parameter[]>;
-  federationLinkList(vhost: string): Promise<Reported['federation'] | string>;
-  shovelList(vhost: string): Promise<Reported['shovels'] | string>;
-  streamExchanges(vhost: string): AsyncIterable<ExchangeListing>;
-  streamQueues(vhost: string, opts: { stats: boolean }): AsyncIterable<QueueListing>;
-}
+export interface LinksBroker extends LinksSource, VhostLister {}
 
 export type LinksResult = {
   readonly env: string;
@@ -119,64 +109,22 @@ export interface LinksOptions {
   readonly now?: () => number;
 }
 
-/** The objects a policy could federate, with the policy the broker reports in force on each. */
-async function objectsOf(
-  broker: LinksBroker,
-  vhost: string,
-): Promise<{ objects: LinkedObject[]; kinds: Map<string, string> }> {
-  const exchanges: LinkedObject[] = [];
-  const queues: LinkedObject[] = [];
-  const kinds = new Map<string, string>();
-  await Promise.all([
-    (async () => {
-      for await (const e of broker.streamExchanges(vhost)) {
-        if (e.name === '') continue;
-        exchanges.push({
-          vhost,
-          name: e.name,
-          kind: 'exchange',
-          policy: e.policy,
-          ...(e.internal ? { internal: true } : {}),
-        });
-      }
-    })(),
-    (async () => {
-      for await (const q of broker.streamQueues(vhost, { stats: false })) {
-        queues.push({ vhost, name: q.name, kind: 'queue', policy: q.policy ?? null });
-        kinds.set(`queue\u0000${q.name}`, q.type);
-      }
-    })(),
-  ]);
-  const objects = [...exchanges, ...queues];
-  return { objects, kinds };
-}
-
 /**
  * With a file: the policy in force on each object as the file's policies would make it (the
  * broker's rule: src/policy/resolve.ts; on a tie, the first of the candidates).
  */
 function asFileSays(
   objects: readonly LinkedObject[],
-  kinds: ReadonlyMap<string, string>,
+  queueTypes: ReadonlyMap<string, string>,
   policies: readonly Policy[],
   version: BrokerVersion,
 ): LinkedObject[] {
   const set = buildPolicySet(policies, [], version);
   return objects.map((o) => {
-    const type = kinds.get(`${o.kind}\u0000${o.name}`) ?? o.kind;
-    const kind = o.kind === 'exchange' ? 'exchange' : toQueueKind(type);
+    const kind = o.kind === 'exchange' ? 'exchange' : toQueueKind(queueTypes.get(o.name) ?? 'classic');
     return { ...o, policy: resolve(set, o.name, kind).user.candidates[0]?.name ?? null };
   });
 }
-
-const notListed = <T>(v: T | string, what: string, notRead: string[]): T | null => {
-  if (typeof v !== 'string') return v;
-  notRead.push(`${what}: ${v}`);
-  return null;
-};
-
-/** The broker's version and the plugins enabled (undefined: not known), asked once for every vhost. */
-type BrokerAbout = Promise<[BrokerVersion, ReadonlySet<string> | undefined]>;
 
 /** One vhost read and classified. */
 async function linksOfVhost(
@@ -191,41 +139,12 @@ async function linksOfVhost(
   const filePolicies = file?.policies
     .filter((p) => p.layer === 'user' && p.policy.vhost === vhost)
     .map((p) => p.policy);
-  const listed = broker.listPolicies(vhost);
-  // The objects are listed as soon as the policies say a federation key is set, beside the rest.
-  const objectsRead = listed.then((policies) =>
-    (filePolicies ?? policies).some((p) => readsFederation(p.definition))
-      ? objectsOf(broker, vhost)
-      : { objects: [], kinds: new Map<string, string>() },
-  );
-  const [
-    policies,
-    upstreams,
-    upstreamSets,
-    shovels,
-    federation,
-    running,
-    { objects, kinds },
-    [version, plugins],
-  ] = await Promise.all([
-    listed,
-    broker.parameters('federation-upstream', vhost),
-    broker.parameters('federation-upstream-set', vhost),
-    broker.parameters('shovel', vhost),
-    broker.federationLinkList(vhost),
-    broker.shovelList(vhost),
-    objectsRead,
-    about,
-  ]);
+  const read = await readLinks(broker, vhost, about, filePolicies);
+  const { objects, policies, upstreams, upstreamSets, shovels, reported, version, plugins } = read;
   const asking = filePolicies ?? policies;
-  const notRead: string[] = [];
-  const reported: Reported = {
-    federation: notListed(federation, 'federation links', notRead),
-    shovels: notListed(running, 'shovels', notRead),
-  };
   const expected: ExpectedLink[] | undefined = file
     ? expectedLinks({
-        objects: filePolicies ? asFileSays(objects, kinds, filePolicies, version) : objects,
+        objects: filePolicies ? asFileSays(objects, read.queueTypes, filePolicies, version) : objects,
         policies: asking,
         upstreams: filed('federation-upstream'),
         upstreamSets: filed('federation-upstream-set'),
@@ -242,13 +161,13 @@ async function linksOfVhost(
     plugins: {
       federation: plugins?.has('federation'),
       // Without the shovel plugin its parameters are refused and its listing is not served.
-      shovel: running === null ? false : undefined,
+      shovel: read.shovelPlugin ? undefined : false,
     },
     version,
     now: (options.now ?? Date.now)(),
     ...(expected ? { expected } : {}),
   });
-  return { document, notRead };
+  return { document, notRead: read.notRead };
 }
 
 const EMPTY: LinksDocument = {
@@ -279,12 +198,7 @@ export async function links(
   };
   let current = vhosts[0] ?? input.vhost;
   try {
-    // Asked beside the vhost's reads, not before them: the plugins may take a request of their own.
-    const about: BrokerAbout = Promise.all([
-      broker.overview().then((o) => o.version),
-      broker.plugins ? broker.plugins().catch(() => undefined) : undefined,
-    ]);
-    about.catch(() => undefined);
+    const about = brokerAbout(broker);
     const docs: LinksDocument[] = [];
     const notRead: string[] = [];
     for (const vhost of vhosts) {
