@@ -11,7 +11,8 @@ import { links } from '../../src/commands/links/index.ts';
 import { linkKey } from '../../src/links/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { brokerCredentials, uniqueName, vhostOnEveryNode, waitFor } from '../support/broker.ts';
-import { brokersUp, clientFor, type TestBroker } from '../support/brokers.ts';
+import { brokersUp, CLUSTER, clientFor, type TestBroker } from '../support/brokers.ts';
+import { aloneOnCluster } from '../support/clusterHooks.ts';
 
 const { up } = await brokersUp({ cluster: true });
 
@@ -81,6 +82,7 @@ async function build(broker: TestBroker, client: LabClient, down: string, upVhos
 }
 
 describe.each(federating.map((b) => [b.label, b] as const))('links differential on %s', (_label, broker) => {
+  aloneOnCluster(broker.label === CLUSTER.label);
   it('the links the bot expects are the links the broker reports, once settled', async () => {
     await fc.assert(
       fc.asyncProperty(topology, async (t) => {
