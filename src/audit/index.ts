@@ -12,6 +12,16 @@ export {
 } from './observed.ts';
 export { acceptedWords, observationWords, observedQueueWords } from './observedWords.ts';
 export {
+  madeAt,
+  type Replayed,
+  type ReplaySource,
+  replay,
+  type Span,
+  type StateAt,
+  stateAt,
+} from './replay.ts';
+export { gapWords, snapshotWords } from './sealWords.ts';
+export {
   AuditTrail,
   type AuditTrailOptions,
   canonicalJson,
@@ -28,6 +38,7 @@ export {
   type ChangeEntry,
   type ChangeRecord,
   type FreezeRecord,
+  type GapRecord,
   type HistoryQuery,
   ImpactTotalsSchema,
   IsoTime,
@@ -37,6 +48,7 @@ export {
   PolicyFieldsSchema,
   type ReviewRecord,
   reviewRecordId,
+  type SnapshotRecord,
   type VerifyResult,
 } from './types.ts';
 export { approvalWords, breakGlassWords } from './whoWords.ts';

@@ -1,3 +1,4 @@
+// Over 400 lines: one class over one Redis stream: the append, the window read by bisection, the reads of a replay and the chain's verification share its keys and its parsing.
 import { createHash, createHmac } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log/index.ts';
@@ -10,9 +11,11 @@ import {
   AuditRecordSchema,
   type ChangeEntry,
   type ChangeRecord,
+  type GapRecord,
   type HistoryQuery,
   isChange,
   reviewRecordId,
+  type SnapshotRecord,
   type VerifyResult,
 } from './types.ts';
 
@@ -23,6 +26,11 @@ import {
  *   <prefix>:audit         STREAM  field `record`: the record's canonical JSON (with prev and hash)
  *   <prefix>:audit:head    the hash of the last record
  *   <prefix>:audit:ids     HASH    record id -> stream id (one record per id: an apply recorded twice is recorded once)
+ *   <prefix>:audit:snapshots:<env>  ZSET  stream id of each `snapshot` record, scored by its `at` (ms)
+ *   <prefix>:audit:gaps:<env>       ZSET  stream id of each `gap` record, scored by its `to` (ms)
+ *
+ * The two indexes are written by the same script as the record, so the snapshot nearest an instant
+ * (and the gap around it) is found in one read, never by reading the stream (`--at`, replay.ts).
  *
  * The bot never trims the stream. The trail survives a Redis restart only with persistence
  * (AOF, see the README's backup and restore). Two copies beyond it: every record appended is logged as one JSON line
@@ -39,7 +47,8 @@ import {
  * with `against` (the logged records, `log.ts`) names each record missing, altered or extra.
  */
 
-// KEYS: stream, head, ids. ARGV: expected head ('' = empty trail), record id, record JSON, hash.
+// KEYS: stream, head, ids, index ('' = none). ARGV: expected head ('' = empty trail), record id,
+// record JSON, hash, index score.
 const APPEND = `
 local existing = redis.call('HGET', KEYS[3], ARGV[2])
 if existing then return {'exists', existing} end
@@ -49,6 +58,7 @@ if head ~= ARGV[1] then return {'moved', head} end
 local sid = redis.call('XADD', KEYS[1], '*', 'record', ARGV[3])
 redis.call('SET', KEYS[2], ARGV[4])
 redis.call('HSET', KEYS[3], ARGV[2], sid)
+if KEYS[4] ~= '' then redis.call('ZADD', KEYS[4], ARGV[5], sid) end
 return {'ok', sid}
 `;
 
@@ -107,6 +117,7 @@ export class AuditTrail {
   readonly #stream: string;
   readonly #head: string;
   readonly #ids: string;
+  readonly #prefix: string;
   readonly #options: AuditTrailOptions;
 
   constructor(redis: Redis, keyPrefix: string, options: AuditTrailOptions = {}) {
@@ -115,6 +126,23 @@ export class AuditTrail {
     this.#stream = `${keyPrefix}:audit`;
     this.#head = `${keyPrefix}:audit:head`;
     this.#ids = `${keyPrefix}:audit:ids`;
+    this.#prefix = keyPrefix;
+  }
+
+  /** The index a record is filed in (snapshots by `at`, gaps by `to`), or none. */
+  #indexOf(record: AuditRecord): { key: string; score: number } | undefined {
+    if (record.action === 'snapshot')
+      return { key: this.#snapshots(record.env), score: Date.parse(record.at) };
+    if (record.action === 'gap') return { key: this.#gaps(record.env), score: Date.parse(record.to) };
+    return undefined;
+  }
+
+  #snapshots(env: string): string {
+    return `${this.#prefix}:audit:snapshots:${env}`;
+  }
+
+  #gaps(env: string): string {
+    return `${this.#prefix}:audit:gaps:${env}`;
   }
 
   /**
@@ -133,16 +161,19 @@ export class AuditTrail {
       // Sealed as it will be stored: what the schema of its action keeps (verify seals the stored JSON).
       const { hash: _, ...stored } = AuditRecordSchema.parse({ ...body, hash: '' });
       const record = { ...stored, hash: recordHash(stored, key) } as AuditRecord;
+      const index = this.#indexOf(record);
       const [kind] = (await this.#redis.eval(
         APPEND,
-        3,
+        4,
         this.#stream,
         this.#head,
         this.#ids,
+        index?.key ?? '',
         prev,
         record.id,
         canonicalJson(record),
         record.hash,
+        index?.score ?? 0,
       )) as [string, string];
       if (kind === 'ok') {
         this.#options.log?.info({ audit: record }, 'audit record');
@@ -177,6 +208,61 @@ export class AuditTrail {
     const rows = await this.#redis.xrange(this.#stream, sid, sid);
     const text = rows[0] && fieldOf(rows[0][1]);
     return text ? AuditRecordSchema.parse(JSON.parse(text)) : undefined;
+  }
+
+  /** The record at a stream id, or undefined (gone, or unreadable). */
+  async #atSid(sid: string): Promise<AuditRecord | undefined> {
+    const rows = await this.#redis.xrange(this.#stream, sid, sid);
+    const parsed = AuditRecordSchema.safeParse(safeJson(rows[0] && fieldOf(rows[0][1])));
+    return parsed.success ? parsed.data : undefined;
+  }
+
+  /**
+   * The environment's snapshot nearest `ms`: the last at or before it (`before`), or the first
+   * after it (`after`); with its stream id. One read of the index, one of the stream.
+   */
+  async snapshotNear(
+    env: string,
+    ms: number,
+    side: 'before' | 'after',
+  ): Promise<{ sid: string; record: SnapshotRecord } | undefined> {
+    const [sid] =
+      side === 'before'
+        ? await this.#redis.zrevrangebyscore(this.#snapshots(env), ms, '-inf', 'LIMIT', 0, 1)
+        : await this.#redis.zrangebyscore(this.#snapshots(env), `(${ms}`, '+inf', 'LIMIT', 0, 1);
+    if (!sid) return undefined;
+    const record = await this.#atSid(sid);
+    return record?.action === 'snapshot' ? { sid, record } : undefined;
+  }
+
+  /** The environment's gap whose span holds `ms` (from inclusive, to exclusive), if any. */
+  async gapAt(env: string, ms: number): Promise<GapRecord | undefined> {
+    // Gaps do not overlap: the first to end after `ms` is the only one that can hold it.
+    const [sid] = await this.#redis.zrangebyscore(this.#gaps(env), `(${ms}`, '+inf', 'LIMIT', 0, 1);
+    if (!sid) return undefined;
+    const record = await this.#atSid(sid);
+    return record?.action === 'gap' && Date.parse(record.from) <= ms ? record : undefined;
+  }
+
+  /**
+   * The records after stream id `sid` (exclusive), oldest first, up to those recorded
+   * WINDOW_SLACK_MS past `untilMs` (a change is recorded a moment after it was made: a burst
+   * gathers, a replica's clock strays), so every record made by `untilMs` is among them.
+   */
+  async after(sid: string, untilMs: number): Promise<AuditRecord[]> {
+    const out: AuditRecord[] = [];
+    let start = `(${sid}`;
+    for (;;) {
+      const rows = await this.#redis.xrange(this.#stream, start, '+', 'COUNT', BATCH);
+      for (const [id, fields] of rows) {
+        start = `(${id}`;
+        const parsed = AuditRecordSchema.safeParse(safeJson(fieldOf(fields)));
+        if (!parsed.success) continue;
+        if (Date.parse(parsed.data.at) > untilMs + WINDOW_SLACK_MS) return out;
+        out.push(parsed.data);
+      }
+      if (rows.length < BATCH) return out;
+    }
   }
 
   /**

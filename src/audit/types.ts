@@ -119,6 +119,12 @@ export const ChangeRecordSchema = z.object({
     .optional(),
   revertOf: z.string().optional(),
   /**
+   * Found when the watch resumed after a gap (a `gap` record): the change was made at a moment
+   * not known between `from` and `to`, never at `at`, when it was noticed. A comparison's find
+   * (no event dated it) carries the span since the state was last known, for the same reason.
+   */
+  between: z.object({ from: IsoTime, to: IsoTime }).optional(),
+  /**
    * A change of a set (one request for many policies): the request's id, the change's place in
    * the order of writing, and how many the set holds. Its rollback, if any, is a `revert` of the
    * record with the same `set`.
@@ -183,6 +189,47 @@ export const ReviewRecordSchema = z.object({
 });
 export type ReviewRecord = z.infer<typeof ReviewRecordSchema>;
 
+/** A policy as a snapshot holds it: its address and fields. */
+export const SnapshotPolicySchema = z.object({
+  vhost: z.string(),
+  name: z.string(),
+  ...PolicyFieldsSchema.shape,
+});
+
+/**
+ * The whole state the bot found, sealed when it first watched the environment and again when its
+ * watch resumed after a gap: every watched vhost's policies and operator policies at `at` (the
+ * instant the broker's lists were read), the point from which the state at a later instant is
+ * replayed (src/audit/replay.ts).
+ */
+export const SnapshotRecordSchema = z.object({
+  ...Sealed,
+  action: z.literal('snapshot'),
+  /** `first`: the environment's first watch; `gap`: the watch resumed after the gap recorded just before. */
+  why: z.enum(['first', 'gap']),
+  /** The vhosts watched (RMQ_VHOSTS); null: every vhost. A vhost outside them is not known. */
+  vhosts: z.array(z.string()).nullable(),
+  /** The broker's version then (`3.13.7`), for the rules that depend on it; absent: not read. */
+  version: z.string().optional(),
+  policies: z.array(SnapshotPolicySchema),
+  operatorPolicies: z.array(SnapshotPolicySchema),
+});
+export type SnapshotRecord = z.infer<typeof SnapshotRecordSchema>;
+
+/**
+ * A span the bot did not watch (every replica down, the broker unreachable, the event feed lost
+ * and not yet compared): from the last instant the state was known to the instant it was read
+ * again. What the policies were in between is unknown; the changes found at its end carry it as
+ * their `between`.
+ */
+export const GapRecordSchema = z.object({
+  ...Sealed,
+  action: z.literal('gap'),
+  from: IsoTime,
+  to: IsoTime,
+});
+export type GapRecord = z.infer<typeof GapRecordSchema>;
+
 /**
  * A record of the trail, by `action`. Freeze and review records stored before this union carry a
  * change's fields as padding (`vhost: ''`, `policy: ''`, `before: null`, `objects: []`, …): the
@@ -193,10 +240,16 @@ export const AuditRecordSchema = z.discriminatedUnion('action', [
   ChangeRecordSchema,
   FreezeRecordSchema,
   ReviewRecordSchema,
+  SnapshotRecordSchema,
+  GapRecordSchema,
 ]);
 export type AuditRecord = z.infer<typeof AuditRecordSchema>;
 export const isChange = (r: AuditRecord): r is ChangeRecord =>
-  r.action !== 'freeze' && r.action !== 'unfreeze' && r.action !== 'review';
+  r.action !== 'freeze' &&
+  r.action !== 'unfreeze' &&
+  r.action !== 'review' &&
+  r.action !== 'snapshot' &&
+  r.action !== 'gap';
 /** The preview's impact summary as a record keeps it: without the list of every losing queue. */
 export type OutsideImpact = Omit<ImpactSummary, 'queues'>;
 /** The id of a request's review record (`action: review`): one per request, so two reviews record one. */

@@ -12,6 +12,7 @@ export {
   type IncompleteJson,
   incompleteJson,
   incompleteWords,
+  lossUnknownWords,
   KIND_WORDS,
   kindWords,
   NOT_ASKED_WORDS,

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { InputError } from '../core/index.ts';
+import { InputError, type Instant, parseInstant } from '../core/index.ts';
 import { MAX_NAME_BYTES, OBJECT_KINDS, utf8Length } from '../policy/index.ts';
 import { usageOf } from './registry.ts';
 
@@ -107,14 +107,31 @@ export function givesFlag(words: readonly string[], name: string): boolean {
   return (end < 0 ? words : words.slice(0, end)).some((w) => w === `--${name}` || w.startsWith(`--${name}=`));
 }
 
+/**
+ * `--at TIME` (src/core/instant.ts): the past instant asked about, replayed from the audit trail.
+ * A time to come is refused: nothing is recorded after now.
+ */
+export function atOf(text: string | boolean | undefined, now: Date, usage: string): Instant | undefined {
+  if (text === undefined) return undefined;
+  if (typeof text !== 'string') throw new InputError('--at needs a TIME.', { usage });
+  const at = parseInstant(text, now, '--at', usage);
+  if (at.ms > now.getTime())
+    throw new InputError(
+      `--at ${JSON.stringify(at.written)} is ${at.iso}, in the future: the trail holds only what was${at.form === 'today' ? ' (HH:MM is today, UTC)' : ''}.`,
+      { usage },
+    );
+  return at;
+}
+
 export function parseWhich(
   words: readonly string[],
   extra: Readonly<Record<string, FlagKind>> = {},
   defaults: FlagDefaults = {},
-): WhichInput & { flags: Record<string, string | boolean> } {
+  now: Date = new Date(),
+): WhichInput & { flags: Record<string, string | boolean>; at?: Instant } {
   const { positionals, flags } = parseArgs(
     words,
-    { kind: 'string', vhost: 'string', env: 'string', ...extra },
+    { kind: 'string', vhost: 'string', env: 'string', at: 'string', ...extra },
     WHICH_USAGE,
   );
   if (positionals.length !== 1) {
@@ -135,7 +152,8 @@ export function parseWhich(
     },
     WHICH_USAGE,
   );
-  return { ...input, flags };
+  const at = atOf(flags.at, now, WHICH_USAGE);
+  return { ...input, flags, ...(at ? { at } : {}) };
 }
 
 /** `--vhost-map FROM=TO`, each as given: the file's vhost FROM read as the broker's TO. */

@@ -32,13 +32,13 @@ const CHANGE_FLAGS = '[--operator] [--vhost V] [--env E] [--thread LINK]';
 export const COMMAND_TABLE = [
   {
     name: 'policies',
-    usage: 'policies [--vhost V] [--env E]',
+    usage: 'policies [--vhost V] [--env E] [--at TIME]',
     does: "the vhost's policies by priority, unanchored ones marked; operator policies apart",
     slackOnly: false,
   },
   {
     name: 'which',
-    usage: 'which NAME [--kind classic|quorum|stream|exchange] [--vhost V] [--env E]',
+    usage: 'which NAME [--kind classic|quorum|stream|exchange] [--vhost V] [--env E] [--at TIME]',
     does: 'which policy governs a queue or exchange',
     slackOnly: false,
   },
@@ -82,8 +82,9 @@ export const COMMAND_TABLE = [
   },
   {
     name: 'lint',
-    usage: 'lint [FILE] [--vhost V] [--vhost-map FROM=TO …] [--env E] [--fail-on error|warning]',
-    does: "every surprise the vhost's policies hold for the objects there now: ties, unanchored patterns, policies that govern nothing, missing targets, queues expires will delete",
+    usage:
+      'lint [FILE] [--vhost V] [--vhost-map FROM=TO …] [--env E] [--fail-on error|warning] [--target-version 4.0|4.3]',
+    does: "every surprise the vhost's policies hold for the objects there now: ties, unanchored patterns, policies that govern nothing, missing targets, queues expires will delete; with --target-version, what they would do differently on that version",
     slackOnly: false,
   },
   {

@@ -112,6 +112,7 @@ const NOT_REPORTED: Readonly<Record<string, string>> = {
   missing: 'it does not exist',
   forbidden: "the bot's broker user may not read it",
   'stats-pending': 'the broker has not published its statistics for it yet',
+  past: 'the broker cannot be asked about the past: recomputed from the trail',
 };
 
 const NOT_APPLIED: Readonly<Record<NotApplied, (kind: string) => string>> = {
@@ -253,6 +254,21 @@ export function incompleteWords(
   });
   const { why, fix } = failureWords(first);
   return `INCOMPLETE, not an answer: ${parts.join(' and ')} could not be read — ${why} — so ${UNKNOWN_WORDS[consequence]}. ${asSentence(fix)}`;
+}
+
+/**
+ * A change request filed on a preview or plan that could not read what its loss depends on: the
+ * sentence its approval message (and the requester's reply) leads with. What follows from it is
+ * the apply's (src/workflow/apply/): the approval accepts no loss, so a loss found before the
+ * write makes the request stale (filed again with the numbers), and a reading that fails again
+ * writes nothing.
+ */
+export function lossUnknownWords(unread: readonly Unread[], show: (name: string) => string): string {
+  const [first] = unread;
+  if (!first) return '';
+  const vhosts = [...new Set(unread.map((u) => u.vhost))];
+  const what = [...new Set(unread.map((u) => UNREAD_WORDS[u.what]))].join(' and ');
+  return `Loss unknown: ${what} of vhost${vhosts.length > 1 ? 's' : ''} ${vhosts.map(show).join(', ')} could not be read when this was filed — ${failureWords(first).why} — so what the change loses is not shown. Approving it accepts no loss: before writing, the bot reads them again; if it finds any loss the request goes stale and is filed again with the numbers, and if it cannot read them it writes nothing.`;
 }
 
 /** The `--json` key of such an answer (docs/json.md, `incomplete`): what could not be read and why. */

@@ -123,6 +123,23 @@ const size = z
 /** Each front door's budget for one question when RMQ_TIMEOUT is not set. */
 export const QUESTION_BUDGET_MS = { slack: 10_000, terminal: 15_000 } as const;
 
+/**
+ * How far a default budget (RMQ_TIMEOUT not set) may stretch to fit the broker asked: once a
+ * vhost's listing without statistics is read, the question may take what the listing with
+ * statistics costs on that broker (src/rabbit/inventory.ts), up to RMQ_TIMEOUT's own maximum.
+ */
+export const DEFAULT_BUDGET_STRETCHES_TO_MS = 600_000;
+
+/** The budget options of a question: RMQ_TIMEOUT as set, or the front door's default, stretchable. */
+export function questionBudget(
+  config: Pick<Config, 'questionBudgetMs'>,
+  door: keyof typeof QUESTION_BUDGET_MS,
+): [number, { stretchableToMs?: number }] {
+  return config.questionBudgetMs === undefined
+    ? [QUESTION_BUDGET_MS[door], { stretchableToMs: DEFAULT_BUDGET_STRETCHES_TO_MS }]
+    : [config.questionBudgetMs, {}];
+}
+
 const httpUrl = z
   .string()
   .url()

@@ -7,5 +7,6 @@ export {
   loadConfig,
   pickEnvironment,
   QUESTION_BUDGET_MS,
+  questionBudget,
 } from './config.ts';
 export { isSentinelUrl, parseSentinels, sentinelUrl } from './redisAddress.ts';

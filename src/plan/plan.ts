@@ -231,10 +231,14 @@ async function planVhost(
 ): Promise<VhostAnswer> {
   let found: ReturnType<typeof changesOf> | undefined;
   let inventory: Awaited<ReturnType<typeof openInventory>>;
+  // The queues a change reaches: where the changed patterns find too many for a few pages of the
+  // name filter, the numbers of these alone are asked once the records are read.
+  const reached = new Set<string>();
   try {
     inventory = await openInventory(broker, vhost, {
       live: true,
       plugins: true,
+      reachedOf: () => (name) => reached.has(name),
       liveFor: (small) => {
         found = changesFor(vhost, small);
         const changed = found.problems.length ? [] : found.changes.flatMap((t) => [t.before, t.after]);
@@ -275,8 +279,10 @@ async function planVhost(
     await inventory.each((o) => {
       if (o.kind === 'exchange') exchanges.add(o.name);
       if (!changes.length) return;
-      if (touched(o).length > 0) objects.push(o);
-      else untouched.push({ name: o.name, kind: o.kind, arguments: argumentsKept(o.arguments) });
+      if (touched(o).length > 0) {
+        objects.push(o);
+        if (o.kind !== 'exchange') reached.add(o.name);
+      } else untouched.push({ name: o.name, kind: o.kind, arguments: argumentsKept(o.arguments) });
     });
   } catch (err) {
     await inventory.cancel();

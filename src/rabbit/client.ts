@@ -24,6 +24,7 @@ import { type LinkComponent, listFederationLinks, listParameters, listShovels } 
 import {
   FOUND_STATS,
   foundRecords,
+  foundStatsAsOf,
   queuePolicyFromRecord,
   queuesFound,
   streamExchanges,
@@ -33,6 +34,8 @@ import {
   streamQueuesLive,
 } from './listings.ts';
 import {
+  type DeprecatedFeature,
+  deprecatedFeaturesSchema,
   type ExchangeDetail,
   type ExchangeListing,
   exchangeSchema,
@@ -58,6 +61,7 @@ import {
   type WhoAmI,
   whoamiSchema,
 } from './responses.ts';
+import { statisticsOf } from './statistics.ts';
 import { Transport, type TransportOptions } from './transport.ts';
 
 export {
@@ -119,13 +123,22 @@ export class ManagementClient {
    * through it from now on, retries included: a call that cannot finish in what is left fails
    * as `timeout`, and no retry starts that could not. One question, one budget.
    */
-  forQuestion(budgetMs: number): this {
+  forQuestion(budgetMs: number, options: { stretchableToMs?: number } = {}): this {
     const view = Object.create(this) as this;
     // Closing the view closes nothing (the transport's view does not own the pool). Writes to
     // the overview cache land on the view; reads fall through to the parent's.
-    Object.defineProperty(view, 'http', { value: this.http.forQuestion(budgetMs) });
+    Object.defineProperty(view, 'http', { value: this.http.forQuestion(budgetMs, options) });
     Object.defineProperty(view, 'budgetMs', { value: budgetMs });
     return view;
+  }
+
+  /**
+   * A default budget made to fit this broker: what is left of it becomes at least `ms` (up to
+   * `forQuestion`'s `stretchableToMs`); nothing without one. The inventory asks it once the vhost's
+   * listing without statistics has told what this broker's listings cost.
+   */
+  stretchBudget(ms: number): void {
+    this.http.stretch(ms);
   }
 
   /** Every node's management URL, as configured (one for a single broker). */
@@ -214,6 +227,25 @@ export class ManagementClient {
       });
     }
     return this.pluginsCache;
+  }
+
+  /**
+   * The deprecated features the broker reports in use, each with the phase it gives it; `null`
+   * when this version does not report them (3.10.8 has no such endpoint).
+   */
+  async deprecatedFeaturesUsed(): Promise<DeprecatedFeature[] | null> {
+    try {
+      const used = await this.http.getJson(
+        this.http.path('deprecated-features', 'used'),
+        deprecatedFeaturesSchema,
+      );
+      return used.map((f) => ({ name: f.name, phase: f.deprecation_phase }));
+    } catch (e) {
+      // A path the management API does not have: 406 to `accept: application/json` (3.10.8, and
+      // 4.0.5 for any unknown path), 404 otherwise.
+      if (e instanceof RabbitError && (e.code === 'not-found' || e.status === 406)) return null;
+      throw e;
+    }
   }
 
   async whoami(): Promise<WhoAmI> {
@@ -378,6 +410,22 @@ export class ManagementClient {
   /** The queues `pattern` finds, their live numbers (listings.ts `queuesFound`); null: too many to ask so. */
   findQueueStats(vhost: string, pattern: string): Promise<QueueStats[] | null> {
     return queuesFound(this.http, vhost, pattern, FOUND_STATS);
+  }
+
+  /**
+   * The live numbers (now) of the queues named, of a vhost holding `total` queues: pages of the
+   * name filter over those names, or the listing with statistics where that costs less
+   * (statistics.ts): the second step of a reading in two.
+   */
+  queueStatsOf(
+    vhost: string,
+    names: readonly string[],
+    total: number,
+    opts: { asOf?: Date } = {},
+  ): AsyncIterable<QueueStats> {
+    const whole = () => streamQueueStats(this.http, vhost, opts);
+    const mode = opts.asOf ? foundStatsAsOf(opts.asOf) : FOUND_STATS;
+    return statisticsOf(this.http, vhost, names, total, whole, mode);
   }
 
   streamQueues(vhost: string, opts: { stats: boolean }): AsyncIterable<QueueListing> {

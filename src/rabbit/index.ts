@@ -25,6 +25,7 @@ export {
 } from './linksReading.ts';
 export { PAGE_MAX } from './listings.ts';
 export {
+  type DeprecatedFeature,
   type ExchangeListing,
   type FederationState,
   type Permission,

@@ -1,3 +1,4 @@
+// Over 400 lines: the three ways of reading a vhost (all at once, in one listing, in two steps) share their started listings, the small reads and the live reading.
 /**
  * Everything a preview needs to know about one vhost, in the fewest and cheapest requests:
  *
@@ -30,6 +31,7 @@
 import type { LiveQueue } from '../policy/impact/index.ts';
 import type { BrokerVersion, Policy } from '../policy/index.ts';
 import type { InventoryObject } from '../policy/simulate/index.ts';
+import { STATS_OVER_RECORDS } from './listings.ts';
 import { type FindingSource, found, queueStatsFound } from './narrowed.ts';
 import type {
   ExchangeListing,
@@ -51,9 +53,18 @@ export interface InventorySource extends FindingSource {
   streamQueueStats(vhost: string, opts?: { asOf?: Date }): AsyncIterable<QueueStats>;
   /** The queues' records and numbers in one listing, no reported policy (listings.ts); absent: two listings. */
   streamQueuesLive?(vhost: string, opts?: { asOf?: Date }): AsyncIterable<QueueRecordLive>;
+  /** The live numbers of the queues named (statistics.ts); absent: the listing with statistics, kept for those. */
+  queueStatsOf?(
+    vhost: string,
+    names: readonly string[],
+    total: number,
+    opts?: { asOf?: Date },
+  ): AsyncIterable<QueueStats>;
   federation(vhost: string): Promise<FederationState>;
   /** The plugins with policy keys that are enabled; undefined when not known (ManagementClient.plugins). */
   plugins?(): Promise<ReadonlySet<string> | undefined>;
+  /** A default budget stretched to at least `ms` from now (ManagementClient.stretchBudget); absent: none. */
+  stretchBudget?(ms: number): void;
   /** The question's budget in ms (RMQ_TIMEOUT), when the source has one: said when a reading runs out of it. */
   readonly budgetMs?: number;
 }
@@ -151,6 +162,8 @@ export async function openInventory(
   vhost: string,
   options: InventoryOptions = {},
 ): Promise<Inventory> {
+  const openedAt = performance.now();
+  if (options.live && options.afterRecords) return openInTwoSteps(source, vhost, options);
   if (options.live && options.withoutReportedPolicies && source.streamQueuesLive)
     return openOneListing(source, vhost, options.asOf, options.keepLive, options.plugins);
   const queues = startNow(source.streamQueues(vhost, { stats: false }));
@@ -169,18 +182,41 @@ export async function openInventory(
           options.withoutReportedPolicies ? undefined : options.keepLive,
         )
       : null;
+  // The names listed, once every record is read (none when the listings are dropped).
+  let recordsRead: (names: readonly string[]) => void = () => undefined;
+  const namesListed = new Promise<readonly string[]>((resolve) => {
+    recordsRead = resolve;
+  });
   const cancel = async () => {
+    recordsRead([]);
     await Promise.all([queues.cancel(), exchanges.cancel(), reading?.cancel()]);
   };
-  const [{ version }, user, operator, plugins] = await readSmall(source, vhost, cancel, options.plugins);
-  const small = { version, user, operator, ...(plugins ? { plugins } : {}) };
+  const small = await smallOf(source, vhost, cancel, options.plugins);
+  const { keepLive } = options;
   if (options.live && liveFor) {
     const wanted = liveFor(small);
-    const stats = queueStatsFound(source, vhost, wanted.patterns);
-    reading = readLive(source, vhost, stats, wanted.federation, options.asOf, options.keepLive);
+    // Where the patterns find more than a few pages hold: the second step, the numbers of the
+    // queues `reachedOf` keeps once the records are read (statistics.ts), not every queue's.
+    const { reachedOf } = options;
+    const reached = async function* () {
+      const names = await namesListed;
+      const keep = reachedOf?.();
+      const kept = keep ? names.filter(keep) : names;
+      yield* source.queueStatsOf
+        ? source.queueStatsOf(vhost, kept, names.length)
+        : source.streamQueueStats(vhost);
+    };
+    const stats = queueStatsFound(source, vhost, wanted.patterns, reachedOf ? reached : undefined);
+    reading = readLive(source, vhost, stats, wanted.federation, options.asOf, keepLive);
   }
   const each = async (take: (o: InventoryObject) => void) => {
-    await queues.each((q) => take(queueObject(q)));
+    const names: string[] = [];
+    await queues.each((q) => {
+      take(queueObject(q));
+      names.push(q.name);
+    });
+    recordsRead(names);
+    fitBudget(source, openedAt);
     await exchanges.each((e) => take(exchangeObject(e)));
   };
   return { ...small, each, cancel, live: async () => (reading ? await reading.done : null) };
@@ -200,6 +236,14 @@ export interface InventoryOptions {
    */
   readonly withoutReportedPolicies?: boolean;
   /**
+   * With `live`: read in two steps. The records without statistics first (with
+   * `withoutReportedPolicies`, their `policy` undefined); once
+   * `each` has handed them all, the live numbers of the queues `keepLive` keeps (asked then, once
+   * per queue), and of those alone (`InventorySource.queueStatsOf`: pages of the name filter, or
+   * the listing with statistics where that costs less). The federation is read beside the records.
+   */
+  readonly afterRecords?: boolean;
+  /**
    * With `live`: which queues' numbers to keep, once the caller knows (asked as each arrives;
    * undefined: not known yet, kept). Spares holding every queue's numbers when few can matter.
    * With `withoutReportedPolicies` and one listing, asked once the queue is handed to `each`'s
@@ -207,6 +251,13 @@ export interface InventoryOptions {
    * no combined listing, not asked (every queue's kept).
    */
   readonly keepLive?: () => ((name: string) => boolean) | undefined;
+  /**
+   * With `liveFor`: the queues whose numbers are asked for when the patterns find more than a
+   * few pages of the name filter hold, asked once every queue's record is handed to `each`'s
+   * `take` (the caller has seen them all): their numbers alone are then asked (statistics.ts).
+   * Absent: the listing with statistics at once (what the patterns find is what is wanted).
+   */
+  readonly reachedOf?: () => ((name: string) => boolean) | undefined;
   /**
    * With `live` (now, not `asOf`): what of the live state is wanted, known once the policy lists
    * are read. `patterns`: the queues whose numbers are wanted (a changed policy's pattern, as it
@@ -241,15 +292,12 @@ async function openOneListing(
   const cancel = async () => {
     await Promise.all([queues.cancel(), exchanges.cancel()]);
   };
-  const [{ version }, user, operator, plugins] = await readSmall(source, vhost, cancel, withPlugins);
+  const small = await smallOf(source, vhost, cancel, withPlugins);
   const live = new Map<string, LiveQueue | null>();
   const nodeDown = new Set<string>();
   let read = false;
   return {
-    version,
-    user,
-    operator,
-    ...(plugins ? { plugins } : {}),
+    ...small,
     cancel,
     async each(take) {
       // Asked once the queues are read: the caller may decide by what it found in them. Asked
@@ -285,6 +333,70 @@ async function openOneListing(
       };
     },
   };
+}
+
+/**
+ * The listing without statistics read, it tells what this broker's listings cost: a default
+ * budget (no RMQ_TIMEOUT) is stretched to what the listing with statistics may take on it.
+ */
+function fitBudget(source: InventorySource, openedAt: number): void {
+  source.stretchBudget?.((performance.now() - openedAt) * STATS_OVER_RECORDS);
+}
+
+/** The inventory, then the live numbers of the queues `keepLive` keeps (InventoryOptions.afterRecords). */
+async function openInTwoSteps(
+  source: InventorySource,
+  vhost: string,
+  { keepLive, plugins: withPlugins, asOf, withoutReportedPolicies }: InventoryOptions,
+): Promise<Inventory> {
+  const openedAt = performance.now();
+  const queues = startNow(source.streamQueues(vhost, { stats: false }));
+  const exchanges = startNow(source.streamExchanges(vhost));
+  const federation = readFederation(source, vhost);
+  const cancel = async () => {
+    await Promise.all([queues.cancel(), exchanges.cancel()]);
+  };
+  const small = await smallOf(source, vhost, cancel, withPlugins);
+  let reading: ReturnType<typeof readLive> | undefined;
+  return {
+    ...small,
+    cancel,
+    async each(take) {
+      const names: string[] = [];
+      await queues.each((q) => {
+        // The record's policy is the layer as it is now; a reader of both sides resolves it.
+        take(withoutReportedPolicies ? { ...queueObject(q), policy: undefined } : queueObject(q));
+        names.push(q.name);
+      });
+      fitBudget(source, openedAt);
+      await exchanges.each((e) => take(exchangeObject(e)));
+      // Asked once every record is handed on: the caller decides by what it found in them all.
+      const keep = keepLive?.();
+      const wanted = keep ? names.filter(keep) : names;
+      const when = asOf ? { asOf } : {};
+      const stats = source.queueStatsOf
+        ? source.queueStatsOf(vhost, wanted, names.length, when)
+        : source.streamQueueStats(vhost, when);
+      // `keep` is asked once per queue (it may count): the numbers that come are held against the names.
+      const held = new Set(wanted);
+      reading = readLive(source, vhost, stats, federation, asOf, () => (name) => held.has(name));
+    },
+    async live() {
+      if (!reading) throw new Error('openInTwoSteps: live() is read after each()');
+      return await reading.done;
+    },
+  };
+}
+
+/** `readSmall`'s answers as the inventory holds them. */
+async function smallOf(
+  source: InventorySource,
+  vhost: string,
+  cancel: () => Promise<void>,
+  withPlugins: boolean | undefined,
+): Promise<Pick<Inventory, 'version' | 'user' | 'operator' | 'plugins'>> {
+  const [{ version }, user, operator, plugins] = await readSmall(source, vhost, cancel, withPlugins);
+  return { version, user, operator, ...(plugins ? { plugins } : {}) };
 }
 
 /**
@@ -326,13 +438,18 @@ function readLive(
   source: InventorySource,
   vhost: string,
   stats: AsyncIterable<QueueStats>,
-  withFederation: boolean,
+  withFederation: boolean | ReturnType<typeof readFederation>,
   asOf: Date | undefined,
   keepLive: InventoryOptions['keepLive'],
 ): { done: Promise<LiveReading>; cancel(): Promise<void> } {
   const sampledAt = new Date().toISOString();
   const listing = startNow(stats);
-  const federation = withFederation ? readFederation(source, vhost) : Promise.resolve({ federation: null });
+  const federation =
+    typeof withFederation !== 'boolean'
+      ? withFederation
+      : withFederation
+        ? readFederation(source, vhost)
+        : Promise.resolve({ federation: null });
   const queues = new Map<string, LiveQueue | null>();
   const nodeDown = new Set<string>();
   const done = (async (): Promise<LiveReading> => {

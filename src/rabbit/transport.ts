@@ -202,6 +202,8 @@ export class Transport {
   private readonly closing: AbortController;
   /** `now()` by which every call of this view must be done (`forQuestion`). */
   private deadlineAt: number | undefined;
+  /** The latest a default budget may be stretched to (`stretch`); undefined: a budget set, not stretched. */
+  private stretchableTo: number | undefined;
   private readonly options: TransportOptions;
   /** `onlyNode`'s transports, one per node, on that node's pool. */
   private readonly single = new Map<string, Transport>();
@@ -298,9 +300,13 @@ export class Transport {
    * through it from now on, retries included: a call that cannot finish in what is left fails
    * as `timeout`, and no retry starts that could not. One question, one budget.
    */
-  forQuestion(budgetMs: number): Transport {
+  forQuestion(budgetMs: number, options: { stretchableToMs?: number } = {}): Transport {
     const view = Object.create(this) as Transport;
     view.deadlineAt = Math.min(this.deadlineAt ?? Number.POSITIVE_INFINITY, now() + budgetMs);
+    view.stretchableTo =
+      options.stretchableToMs === undefined
+        ? undefined
+        : Math.max(view.deadlineAt, now() + options.stretchableToMs);
     // The pool stays the parent's: closing the view closes nothing.
     Object.defineProperty(view, 'ownsDispatcher', { value: false });
     return view;
@@ -336,6 +342,16 @@ export class Transport {
     if (vhost !== undefined) path += `/${pathSegment(vhost, 'vhost')}`;
     if (name !== undefined) path += `/${pathSegment(name)}`;
     return path;
+  }
+
+  /**
+   * A default budget (no RMQ_TIMEOUT) made to fit the broker asked: what is left becomes at least
+   * `ms`, up to where it may be stretched (`forQuestion`'s `stretchableToMs`); attempts in flight
+   * get the time too. A budget the user set is never stretched.
+   */
+  stretch(ms: number): void {
+    if (this.stretchableTo === undefined || this.deadlineAt === undefined) return;
+    this.deadlineAt = Math.min(this.stretchableTo, Math.max(this.deadlineAt, now() + ms));
   }
 
   /** What is left of this view's budget, in ms; `Infinity` without one. */
@@ -376,15 +392,27 @@ export class Transport {
     const controller = new AbortController();
     const left = this.left();
     if (left <= 0) throw deadlineError(0, "the question's budget is spent");
-    const totalMs = Math.min(this.timeouts.requestMs, left);
-    const byBudget = left < this.timeouts.requestMs;
-    const total = setTimeout(() => {
-      // A timer fires on the event loop's millisecond clock, which may run a fraction of a
-      // millisecond ahead of `now()`: once the budget has cut an attempt, it is spent for every
-      // later call of the question, whatever `now()` says.
-      if (byBudget) this.deadlineAt = Math.min(this.deadlineAt ?? Number.POSITIVE_INFINITY, now());
-      controller.abort(deadlineError(totalMs, byBudget ? "the question's budget" : 'requestMs'));
-    }, totalMs);
+    const startedAt = now();
+    let totalMs = Math.min(this.timeouts.requestMs, left);
+    let total: NodeJS.Timeout;
+    const arm = (ms: number) => {
+      const byBudget = this.left() < this.timeouts.requestMs - (now() - startedAt);
+      total = setTimeout(() => {
+        // The budget stretched meanwhile (`stretch`): the attempt is given the time.
+        const more = Math.min(this.left(), this.timeouts.requestMs - (now() - startedAt));
+        if (byBudget && more >= 1) {
+          totalMs += more;
+          arm(more);
+          return;
+        }
+        // A timer fires on the event loop's millisecond clock, which may run a fraction of a
+        // millisecond ahead of `now()`: once the budget has cut an attempt, it is spent for every
+        // later call of the question, whatever `now()` says.
+        if (byBudget) this.deadlineAt = Math.min(this.deadlineAt ?? Number.POSITIVE_INFINITY, now());
+        controller.abort(deadlineError(totalMs, byBudget ? "the question's budget" : 'requestMs'));
+      }, ms);
+    };
+    arm(totalMs);
     const headersTimer = setTimeout(() => {
       const ms = this.timeouts.headersMs;
       controller.abort(

@@ -1,6 +1,6 @@
 import type { LinksBroker } from '../commands/links/index.ts';
 import type { WhichBroker } from '../commands/which/index.ts';
-import { type Config, pickEnvironment, QUESTION_BUDGET_MS } from '../config/index.ts';
+import { type Config, pickEnvironment, questionBudget } from '../config/index.ts';
 import { checkScope, InputError } from '../core/index.ts';
 import type { PreviewBroker } from '../preview/index.ts';
 
@@ -11,7 +11,7 @@ export interface SlackBroker extends WhichBroker, PreviewBroker, LinksBroker {
   parameters: LinksBroker['parameters'];
   federationLinkList: LinksBroker['federationLinkList'];
   /** The same broker with one budget for every call of one question (ManagementClient.forQuestion). */
-  forQuestion?(budgetMs: number): SlackBroker;
+  forQuestion?(budgetMs: number, options?: { stretchableToMs?: number }): SlackBroker;
 }
 
 export interface EnvironmentBroker {
@@ -29,14 +29,15 @@ export interface Environments {
 
 /**
  * `--env E` -> that environment's broker client, built once in src/bot/bot.ts, seen through one budget
- * per question (RMQ_TIMEOUT, default QUESTION_BUDGET_MS.slack): every call of the question,
+ * per question (RMQ_TIMEOUT, default QUESTION_BUDGET_MS.slack, stretched to fit the broker: config.ts
+ * `questionBudget`): every call of the question,
  * retries included, ends by then, and the asker is told the broker did not answer in time.
  */
 export function environmentDirectory(
   config: Config,
   brokers: ReadonlyMap<string, SlackBroker>,
 ): Environments {
-  const budgetMs = config.questionBudgetMs ?? QUESTION_BUDGET_MS.slack;
+  const budget = questionBudget(config, 'slack');
   return {
     pick(name, vhost) {
       const env = pickEnvironment(config, name);
@@ -48,7 +49,7 @@ export function environmentDirectory(
       if (vhost !== undefined) checkScope(env, vhost);
       const broker = brokers.get(env.name);
       if (!broker) throw new Error(`no broker client for environment ${env.name}`);
-      return { name: env.name, broker: broker.forQuestion?.(budgetMs) ?? broker };
+      return { name: env.name, broker: broker.forQuestion?.(...budget) ?? broker };
     },
   };
 }

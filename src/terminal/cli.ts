@@ -1,4 +1,3 @@
-// Over 400 lines: the map of every terminal command's handler (typed from the command table) and what they share, read in one place.
 // First: before any module builds its schemas (src/terminal/zodJitless.ts).
 import './zodJitless.ts';
 import { existsSync, readFileSync } from 'node:fs';
@@ -6,11 +5,12 @@ import type { TerminalCommandName } from '../commands/index.ts';
 import { helpText, parseWhich, vhostMapOf } from '../commands/index.ts';
 import { parsePolicies, policies } from '../commands/policies/index.ts';
 import { which } from '../commands/which/index.ts';
-import { DEFAULT_KEY_PREFIX, loadConfig, pickEnvironment, QUESTION_BUDGET_MS } from '../config/index.ts';
-import { ConfigError, checkScope, InputError } from '../core/index.ts';
-import { brokerReason, ManagementClient, RabbitError } from '../rabbit/index.ts';
+import { DEFAULT_KEY_PREFIX, loadConfig } from '../config/index.ts';
+import { ConfigError, InputError } from '../core/index.ts';
+import { brokerReason, type ManagementClient, RabbitError } from '../rabbit/index.ts';
 import { jsonText, quoted } from '../text/index.ts';
 import { type AnsweredAt, answeredForLine } from './answeredFor.ts';
+import { type CliOptions, type Io, withBroker, withTrail } from './clients.ts';
 import { policiesText } from './policies.ts';
 import { whichText } from './which.ts';
 
@@ -20,17 +20,9 @@ import { whichText } from './which.ts';
  * (unreachable, out of time, refused or unreadable answer); 1 anything else (a bug).
  */
 
-export interface Io {
-  out: (s: string) => void;
-  err: (s: string) => void;
-}
+export type { CliOptions, Io } from './clients.ts';
 
 const stdio: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) };
-
-/** For tests: the Redis key prefix (default `rmq`, the bot's). */
-export interface CliOptions {
-  readonly keyPrefix?: string;
-}
 
 /** One run of a terminal command: its words (without `--json`), and what it may use. */
 interface TerminalRun {
@@ -84,8 +76,21 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     io.out(helpText('rmq'));
     return 0;
   },
-  async policies({ words, json, env, io }) {
+  async policies({ words, json, env, io, options }) {
     const input = parsePolicies(words, terminalDefaults(env));
+    const when = input.at;
+    if (when)
+      return withBroker(env, input, (_, at) =>
+        withTrail(env, io, options, async (trail) => {
+          const [{ policiesAt }, { policiesAtText }] = await Promise.all([
+            import('../commands/at/index.ts'),
+            import('./at.ts'),
+          ]);
+          const result = await policiesAt({ ...input, at: when }, at.env, trail);
+          answer(io, json, { ...at, vhost: input.vhost }, result, () => policiesAtText(result));
+          return 0;
+        }),
+      );
     return withBroker(env, input, async (broker, at) => {
       const result = await policies(input, broker);
       const code = result.answer === 'not-asked' ? 3 : 0;
@@ -151,8 +156,21 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
       return code;
     });
   },
-  async which({ words, json, env, io }) {
+  async which({ words, json, env, io, options }) {
     const input = parseWhich(words, {}, terminalDefaults(env));
+    const when = input.at;
+    if (when)
+      return withBroker(env, input, (broker, at) =>
+        withTrail(env, io, options, async (trail) => {
+          const [{ whichAt }, { whichAtText }] = await Promise.all([
+            import('../commands/at/index.ts'),
+            import('./at.ts'),
+          ]);
+          const result = await whichAt({ ...input, at: when }, at.env, broker, trail);
+          answer(io, json, { ...at, vhost: input.vhost }, result, () => whichAtText(result));
+          return 0;
+        }),
+      );
     return withBroker(env, input, async (broker, at) => {
       const result = await which(input, broker);
       const code = result.answer === 'not-asked' ? 3 : 0;
@@ -273,15 +291,8 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
     );
     const { historyText } = await import('./history.ts');
     const input = parseHistory(words);
-    const { withRedis } = await import('./cliRedis.ts');
-    return withRedis(env, io, async (redis, config) => {
-      const { AuditTrail } = await import('../audit/index.ts');
+    return withTrail(env, io, options, async (trail) => {
       const { readAuditLog } = await import('../audit/index.ts');
-      const trail = new AuditTrail(
-        redis,
-        options.keyPrefix ?? DEFAULT_KEY_PREFIX,
-        config.auditKey ? { key: config.auditKey } : {},
-      );
       const result = await history(input, trail, readAuditLog);
       answer(io, json, { env: input.env ?? null, vhost: input.vhost }, result, () => historyText(result));
       if (result.verify && !result.verify.ok) io.err(`rmq: ${verifySentence(result.verify)}\n`);
@@ -355,41 +366,6 @@ export async function runCli(
 /** The terminal's own defaults live in the environment (`RMQ_VHOST`), never in Redis. */
 function terminalDefaults(env: NodeJS.ProcessEnv): { vhost?: string } {
   return env.RMQ_VHOST ? { vhost: env.RMQ_VHOST } : {};
-}
-
-/**
- * The chosen environment's management API, closed after `fn`. An unknown `--env` is refused, and
- * so is a vhost outside the environment's `vhosts` (RMQ_VHOSTS), before the broker is asked
- * (a file's: each vhost it is read in).
- */
-async function withBroker(
-  env: NodeJS.ProcessEnv,
-  { env: name, vhost }: { readonly env?: string | undefined; readonly vhost: string | readonly string[] },
-  fn: (broker: ManagementClient, at: { readonly env: string }) => Promise<number>,
-): Promise<number> {
-  const config = loadConfig(env);
-  const environment = pickEnvironment(config, name);
-  if (!environment) {
-    throw new InputError(`Unknown environment ${name}.`, {
-      hint: `Known: ${config.environments.map((e) => e.name).join(', ')}`,
-    });
-  }
-  for (const v of typeof vhost === 'string' ? [vhost] : vhost) checkScope(environment, v);
-  const client = new ManagementClient({
-    url: environment.urls,
-    user: environment.user,
-    password: environment.password,
-    ...(environment.credentialsFrom ? { credentialsFrom: environment.credentialsFrom } : {}),
-    limits: config.bodyLimits,
-  });
-  try {
-    return await fn(client.forQuestion(config.questionBudgetMs ?? QUESTION_BUDGET_MS.terminal), {
-      env: environment.name,
-    });
-  } finally {
-    // The answer is out: a request still hanging is not waited for.
-    await client.close(0);
-  }
 }
 
 /** The process: `.env` read when present, then the command line. `bin/rmq.js` calls this. */

@@ -5,11 +5,15 @@ import {
   breakGlassWords,
   type ChangeRecord,
   type FreezeRecord,
+  type GapRecord,
+  gapWords,
   inShowingOrder,
   LEFT_WORDS,
   observationWords,
   observedQueueWords,
   type ReviewRecord,
+  type SnapshotRecord,
+  snapshotWords,
 } from '../audit/index.ts';
 import { type HistoryResult, unreadableSentence, verifySentence } from '../commands/history/index.ts';
 import { jsonWritten, quoted, terminalText } from '../text/index.ts';
@@ -27,6 +31,10 @@ function entryLines(e: AuditRecord): string[] {
       return freezeLines(e);
     case 'review':
       return reviewLines(e);
+    case 'snapshot':
+      return snapshotLines(e);
+    case 'gap':
+      return gapLines(e);
     default:
       return changeLines(e);
   }
@@ -40,6 +48,14 @@ function freezeLines(e: FreezeRecord): string[] {
         `${e.at}  unfreeze of ${e.env}  (${e.id})`,
         `  ${e.actor ? `lifted by ${e.actor}` : 'ran out'}: ${quoted(f.endedBecause ?? '')} (frozen by ${f.by}: ${quoted(f.reason)})`,
       ];
+}
+
+function snapshotLines(e: SnapshotRecord): string[] {
+  return [`${e.at}  snapshot of ${e.env}  (${e.id})`, `  ${snapshotWords(e)}`];
+}
+
+function gapLines(e: GapRecord): string[] {
+  return [`${e.at}  gap in the watch of ${e.env}  (${e.id})`, `  ${gapWords(e.from, e.to)}`];
 }
 
 /** The break-glass change reviewed, by whom, and why: a review changes no policy. */

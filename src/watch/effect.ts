@@ -64,6 +64,8 @@ export async function effectsOfChanges(
     live: true,
     ...(options.asOf ? { asOf: options.asOf } : {}),
     withoutReportedPolicies,
+    // The records first, then the numbers of the queues a change reached alone (statistics.ts).
+    afterRecords: withoutReportedPolicies,
     ...(withoutReportedPolicies ? { keepLive: () => keep } : {}),
   });
   // Every simulation reads the same vhost's patterns: each compiled once for the burst, not once

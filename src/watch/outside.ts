@@ -77,6 +77,9 @@ export function outsideEntry(change: OutsideChange, effect: ChangeEffect | undef
     ...(change.actor === null ? {} : { actor: change.actor }),
     detectedBy: change.source,
     appliedAt: change.at.toISOString(),
+    ...(change.between
+      ? { between: { from: change.between.from.toISOString(), to: change.between.to.toISOString() } }
+      : {}),
     before: fields(change.before),
     after: fields(change.after),
     objects: effect ? effect.objects.map(auditObject) : [],

@@ -10,6 +10,9 @@ import { addressKey, canonical, fromCanonical, type PolicyAddress } from '../pol
  *   <prefix>:watch:<env>:baseline   when the state was first recorded (none: never recorded)
  *   <prefix>:watch:<env>:seen:<sha> an event already handled, by content and broker time (a day)
  *   <prefix>:watch:<env>:own:<sha>  a write the bot's apply job is about to make (an hour)
+ *   <prefix>:watch:<env>:known      the last instant (ms) some replica knew the state: its beat
+ *   <prefix>:watch:<env>:compared   the instant (ms) of the last comparison that read the broker
+ *   <prefix>:watch:<env>:gap-from   the start of the gap just claimed (for three times the gap's threshold)
  *
  * Each change moves the state in one atomic step (a Lua script): of several replicas that see
  * the same change, by the same event or by comparing, exactly one gets `changed` and posts it.
@@ -45,6 +48,51 @@ if old == ARGV[2] then return {'same'} end
 if ARGV[2] == '' then redis.call('HDEL', KEYS[1], ARGV[1]) else redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
 return {'changed', old}
 `;
+
+// KEYS: known, compared, gap start. ARGV: now (ms), gap after (ms). The comparison that read the
+// broker at `now` claims what lies before it: the first watch, a gap, or the span since the last
+// comparison. A gap just claimed by another replica still bounds the span of what this one finds
+// (two replicas started at once: either may find the gap's changes).
+const RESUME = `
+local known = redis.call('GET', KEYS[1])
+local compared = redis.call('GET', KEYS[2])
+local now = tonumber(ARGV[1])
+if not compared or tonumber(compared) < now then redis.call('SET', KEYS[2], ARGV[1]) end
+if not known then
+  redis.call('SET', KEYS[1], ARGV[1])
+  return {'first', ''}
+end
+if now - tonumber(known) > tonumber(ARGV[2]) then
+  redis.call('SET', KEYS[1], ARGV[1])
+  redis.call('SET', KEYS[3], known, 'PX', tonumber(ARGV[2]) * 3)
+  return {'gap', known}
+end
+if tonumber(known) < now then redis.call('SET', KEYS[1], ARGV[1]) end
+local since = tonumber(compared or known)
+local gap = redis.call('GET', KEYS[3])
+if gap and tonumber(gap) < since then since = tonumber(gap) end
+return {'ok', tostring(since)}
+`;
+
+// KEYS: known. ARGV: now (ms), gap after (ms). A beat extends the watch only while it is unbroken:
+// a stale mark is left for the next comparison to claim as a gap.
+const BEAT = `
+local known = redis.call('GET', KEYS[1])
+if not known then return 'none' end
+local now = tonumber(ARGV[1])
+if now - tonumber(known) > tonumber(ARGV[2]) then return 'stale' end
+if tonumber(known) < now then redis.call('SET', KEYS[1], ARGV[1]) end
+return 'ok'
+`;
+
+/** What lies before a comparison's reading, claimed by the one replica that made it. */
+export type Resumed =
+  /** The environment was never watched (or never snapshotted): seal the first snapshot. */
+  | { readonly kind: 'first' }
+  /** No replica watched from `from` until now: a gap. */
+  | { readonly kind: 'gap'; readonly from: number }
+  /** Watched without a break; the last comparison read the broker at `since`. */
+  | { readonly kind: 'ok'; readonly since: number };
 
 const sha = (parts: readonly unknown[]) => createHash('sha256').update(JSON.stringify(parts)).digest('hex');
 
@@ -101,6 +149,41 @@ export class WatchStore {
     if (kind === 'changed') return { kind, before: fromCanonical(t, old ?? '') };
     if (kind === 'same' || kind === 'seen' || kind === 'moved') return { kind };
     throw new Error(`watch store: unexpected reply ${JSON.stringify(reply)}`);
+  }
+
+  // --- the watch's continuity ----------------------------------------------------------------
+
+  /** Claims what lies before a comparison that read the broker at `at` (see Resumed). */
+  async resume(at: Date, gapAfterMs: number): Promise<Resumed> {
+    const [kind, value] = (await this.#redis.eval(
+      RESUME,
+      3,
+      `${this.#base}:known`,
+      `${this.#base}:compared`,
+      `${this.#base}:gap-from`,
+      at.getTime(),
+      gapAfterMs,
+    )) as [string, string];
+    if (kind === 'first') return { kind };
+    if (kind === 'gap') return { kind, from: Number(value) };
+    return { kind: 'ok', since: Number(value) };
+  }
+
+  /** The watch still holds at `at`; `stale`: it broke more than `gapAfterMs` ago (a comparison claims the gap). */
+  async beat(at: Date, gapAfterMs: number): Promise<'ok' | 'stale' | 'none'> {
+    return (await this.#redis.eval(BEAT, 1, `${this.#base}:known`, at.getTime(), gapAfterMs)) as
+      | 'ok'
+      | 'stale'
+      | 'none';
+  }
+
+  /**
+   * A claim whose record could not be sealed, given back: the watch known until `known` again (a
+   * gap's start), or never (null: the first snapshot), so the next comparison claims it again.
+   */
+  async unclaim(known: number | null): Promise<void> {
+    if (known === null) await this.#redis.del(`${this.#base}:known`);
+    else await this.#redis.set(`${this.#base}:known`, known);
   }
 
   // --- the bot's own writes ----------------------------------------------------------------

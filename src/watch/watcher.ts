@@ -1,12 +1,13 @@
+// Over 400 lines: one environment's watch: the events, the comparisons and the watch's continuity (beats, gaps, snapshots) share its state (the follower, the last comparison, the store).
 import type { Environment } from '../config/index.ts';
 import { codeOf, inScope } from '../core/index.ts';
 import type { Logger } from '../log/index.ts';
-import type { Policy, PolicyLayer } from '../policy/index.ts';
-import { differences, stateOf, type Transition } from '../policy/index.ts';
+import type { BrokerVersion, Policy, PolicyLayer } from '../policy/index.ts';
+import { differences, formatVersion, stateOf, type Transition } from '../policy/index.ts';
 import type { RedisTrouble } from '../redis/index.ts';
 import { EchoFilter, parseEvent } from './events.ts';
 import { EventFollower, type FollowerStatus } from './follower.ts';
-import type { TransitionInput, WatchStore } from './store.ts';
+import type { Resumed, TransitionInput, WatchStore } from './store.ts';
 
 /**
  * Changes made outside the bot, for one environment: the broker's events when they can be had,
@@ -17,6 +18,13 @@ import type { TransitionInput, WatchStore } from './store.ts';
  *
  * Each change moves the recorded state once across replicas (WatchStore); the replica that moved
  * it checks whether the bot's own apply job announced it, and if not hands it to `outside`.
+ *
+ * So that the trail can be replayed (`which --at`), the watch also keeps its continuity: while it
+ * holds (events followed, or the last comparison read the broker), each replica beats every
+ * `heartbeatMs`; a comparison that finds no beat for `gapAfterMs` (every replica down, the broker
+ * unreachable) claims the span as a gap. The first watch and every gap's end seal the whole state
+ * read into the trail (`seal`: a snapshot, after the gap's record); the changes a comparison
+ * finds carry the span in which they were made (`between`), never the moment they were noticed.
  */
 
 /**
@@ -33,12 +41,33 @@ export interface OutsideChange extends Transition {
   readonly source: ChangeSource;
   /** When the broker made it (events), or when the comparison found it. */
   readonly at: Date;
+  /** Found by comparing: made at a moment not known within this span (after a gap: the gap). */
+  readonly between?: { readonly from: Date; readonly to: Date };
 }
+
+/** What the watcher seals into the trail: the whole state it read, or a span it did not watch. */
+export type Seal =
+  | {
+      readonly kind: 'snapshot';
+      readonly env: string;
+      readonly at: Date;
+      readonly why: 'first' | 'gap';
+      readonly vhosts: readonly string[] | null;
+      readonly version?: string;
+      readonly user: readonly Policy[];
+      readonly operator: readonly Policy[];
+    }
+  | { readonly kind: 'gap'; readonly env: string; readonly from: Date; readonly to: Date };
+
+/** How often a replica beats while its watch holds, and how long without a beat is a gap. */
+export const CONTINUITY_DEFAULTS = { heartbeatMs: 2_000, gapAfterMs: 10_000 } as const;
 
 /** What the watcher needs of the management API. ManagementClient satisfies it. */
 export interface WatchBroker {
   listAllPolicies(layer: PolicyLayer): Promise<Policy[]>;
   getQueue(vhost: string, name: string): Promise<unknown>;
+  /** The broker's version, kept with a snapshot (the rules depend on it). */
+  overview?(): Promise<{ version: BrokerVersion }>;
 }
 
 export interface WatchHealth {
@@ -70,6 +99,11 @@ export interface WatcherOptions {
   readonly vhosts?: (vhost: string) => boolean;
   /** The bot's: Redis away told once, a comparison that failed on it then quiet. */
   readonly redisTrouble?: RedisTrouble;
+  /** Seals a snapshot or a gap into the trail; absent: nothing sealed (the watch alone). */
+  readonly seal?: (seal: Seal) => Promise<void>;
+  /** The watch's continuity (CONTINUITY_DEFAULTS); tests shorten them. */
+  readonly heartbeatMs?: number;
+  readonly gapAfterMs?: number;
 }
 
 const FOLLOWER_WORDS: Readonly<Record<string, string>> = {
@@ -87,6 +121,7 @@ export class Watcher {
   readonly #echo = new EchoFilter();
   #follower: EventFollower | undefined;
   #timer: NodeJS.Timeout | undefined;
+  #beat: NodeJS.Timeout | undefined;
   #comparing: Promise<void> | undefined;
   #lastCompare: WatchHealth['lastCompare'];
   #stopped = false;
@@ -154,6 +189,33 @@ export class Watcher {
     }
     await this.compare('start');
     this.#schedule();
+    this.#beat = setInterval(() => void this.#track(this.#beatOnce()), this.#heartbeatMs);
+    this.#beat.unref();
+  }
+
+  get #heartbeatMs(): number {
+    return this.#o.heartbeatMs ?? CONTINUITY_DEFAULTS.heartbeatMs;
+  }
+
+  get #gapAfterMs(): number {
+    return this.#o.gapAfterMs ?? CONTINUITY_DEFAULTS.gapAfterMs;
+  }
+
+  /** The watch holds while events are followed or the last comparison read the broker. */
+  #holds(): boolean {
+    return this.#follower?.status.state === 'following' || this.#lastCompare?.ok === true;
+  }
+
+  async #beatOnce(): Promise<void> {
+    if (this.#stopped || !this.#holds()) return;
+    try {
+      // Stale: the watch broke (this process stalled, or it alone came back): a comparison claims the gap.
+      if ((await this.#o.store.beat(this.#now(), this.#gapAfterMs)) === 'stale')
+        void this.compare('reconnect');
+    } catch (err) {
+      if (!this.#o.redisTrouble?.absorbed(err))
+        this.#log.warn({ env: this.#o.env.name, err: String(err) }, 'changes outside the bot: beat failed');
+    }
   }
 
   #schedule(): void {
@@ -177,6 +239,8 @@ export class Watcher {
       // What happened while the connection was down reached nobody: compare now.
       void this.compare('reconnect');
     } else if (s.state === 'failing') {
+      // The broker may be gone: a comparison now says so (and the watch stops holding) at once.
+      void this.compare('reconnect');
       this.#log.warn(
         { env, why: s.why, detail: s.detail, intervalMs: this.#o.intervalMs },
         `changes outside the bot: comparing the policy lists every ${Math.round(this.#o.intervalMs / 1000)} s, because ${FOLLOWER_WORDS[s.why] ?? s.why} (${s.detail}); retrying events with backoff`,
@@ -239,35 +303,32 @@ export class Watcher {
         this.#o.broker.listAllPolicies('user'),
         this.#o.broker.listAllPolicies('operator'),
       ]);
-      const now = stateOf({
-        user: user.filter((p) => this.#watched(p.vhost)),
-        operator: operator.filter((p) => this.#watched(p.vhost)),
-      });
-      if ((await this.#o.store.recordedSince()) === null) {
+      const watchedUser = user.filter((p) => this.#watched(p.vhost));
+      const watchedOperator = operator.filter((p) => this.#watched(p.vhost));
+      const now = stateOf({ user: watchedUser, operator: watchedOperator });
+      const baseline = (await this.#o.store.recordedSince()) === null;
+      if (baseline) {
         await this.#o.store.recordBaseline(now, at);
         this.#log.info(
           { env, policies: now.size },
           "changes outside the bot: recorded the broker's policies",
         );
-        this.#lastCompare = { at: at.toISOString(), ok: true };
-        return;
       }
-      // A vhost left out of the environment's since the state was recorded is not a change either.
-      let found = differences(await this.#o.store.state(), now).filter((t) => this.#watched(t.vhost));
-      if (found.length > 0 && source !== 'start' && this.#follower?.status.state === 'following') {
-        // The event, which names who made the change, is usually a moment away: let it win.
-        await new Promise((r) => setTimeout(r, this.#o.graceMs ?? 3000));
-        found = differences(await this.#o.store.state(), now).filter((t) =>
-          found.some((f) => f.layer === t.layer && f.vhost === t.vhost && f.name === t.name),
-        );
-      }
-      for (const t of found) {
-        // Stopping: what is left is found again by the next start's comparison.
-        if (this.#stopped) break;
-        await this.#record(
-          { layer: t.layer, vhost: t.vhost, name: t.name, after: t.after, expected: t.before },
-          { actor: null, source, at },
-        );
+      const resumed = await this.#o.store.resume(at, this.#gapAfterMs);
+      if (resumed.kind === 'gap') await this.#sealOrGiveBack(resumed, this.#gapSeal(resumed.from, at));
+      if (!baseline) await this.#recordDifferences(now, source, at, resumed);
+      if (resumed.kind !== 'ok') {
+        const version = await this.#version();
+        await this.#sealOrGiveBack(resumed, {
+          kind: 'snapshot',
+          env,
+          at,
+          why: resumed.kind,
+          vhosts: this.#o.env.vhosts ? [...this.#o.env.vhosts] : null,
+          ...(version ? { version } : {}),
+          user: watchedUser,
+          operator: watchedOperator,
+        });
       }
       this.#lastCompare = { at: at.toISOString(), ok: true };
     } catch (err) {
@@ -281,10 +342,66 @@ export class Watcher {
     }
   }
 
+  /** What the comparison found changed since the recorded state, each with the span it was made in. */
+  async #recordDifferences(
+    now: ReadonlyMap<string, string>,
+    source: ChangeSource,
+    at: Date,
+    resumed: Resumed,
+  ): Promise<void> {
+    // A vhost left out of the environment's since the state was recorded is not a change either.
+    let found = differences(await this.#o.store.state(), now).filter((t) => this.#watched(t.vhost));
+    if (found.length > 0 && source !== 'start' && this.#follower?.status.state === 'following') {
+      // The event, which names who made the change, is usually a moment away: let it win.
+      await new Promise((r) => setTimeout(r, this.#o.graceMs ?? 3000));
+      found = differences(await this.#o.store.state(), now).filter((t) =>
+        found.some((f) => f.layer === t.layer && f.vhost === t.vhost && f.name === t.name),
+      );
+    }
+    const from = resumed.kind === 'gap' ? resumed.from : resumed.kind === 'ok' ? resumed.since : undefined;
+    const between =
+      from === undefined || from >= at.getTime() ? {} : { between: { from: new Date(from), to: at } };
+    for (const t of found) {
+      // Stopping: what is left is found again by the next start's comparison.
+      if (this.#stopped) break;
+      await this.#record(
+        { layer: t.layer, vhost: t.vhost, name: t.name, after: t.after, expected: t.before },
+        { actor: null, source, at, ...between },
+      );
+    }
+  }
+
+  #gapSeal(from: number, to: Date): Seal {
+    return { kind: 'gap', env: this.#o.env.name, from: new Date(from), to };
+  }
+
+  async #version(): Promise<string | undefined> {
+    try {
+      const o = await this.#o.broker.overview?.();
+      return o ? formatVersion(o.version) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Seals a snapshot or a gap; one that cannot be sealed gives its claim back (the watch known
+   * until the gap's start, or never), so the next comparison seals it again.
+   */
+  async #sealOrGiveBack(resumed: Resumed, seal: Seal): Promise<void> {
+    if (!this.#o.seal) return;
+    try {
+      await this.#o.seal(seal);
+    } catch (err) {
+      await this.#o.store.unclaim(resumed.kind === 'gap' ? resumed.from : null);
+      throw err;
+    }
+  }
+
   /** Moves the recorded state by one change; a change the bot did not make goes to `outside`. */
   async #record(
     input: TransitionInput,
-    how: { actor: string | null; source: ChangeSource; at: Date },
+    how: Pick<OutsideChange, 'actor' | 'source' | 'at' | 'between'>,
   ): Promise<void> {
     // Before any state is recorded, no change has a known before: the first comparison records.
     this.#recorded ||= (await this.#o.store.recordedSince()) !== null;
@@ -332,8 +449,11 @@ export class Watcher {
 
   /** Stops comparing and following; waits for work under way. */
   async stop(): Promise<void> {
+    // The watch held until now: a gap that follows starts here, not at the last beat.
+    if (this.#holds()) await this.#o.store.beat(this.#now(), this.#gapAfterMs).catch(() => undefined);
     this.#stopped = true;
     clearTimeout(this.#timer);
+    clearInterval(this.#beat);
     await this.#follower?.close();
     await Promise.allSettled([...this.#pending]);
   }

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { AuditEntry, AuditRecord } from '../audit/index.ts';
 import type { Config } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { InventorySource } from '../rabbit/index.ts';
@@ -9,6 +10,7 @@ import {
   type OutsideTrail,
   outsideRecorder,
 } from './outside.ts';
+import { sealEntry } from './seal.ts';
 import { WatchStore } from './store.ts';
 import {
   type OutsideChange,
@@ -33,8 +35,13 @@ export interface WatchersOptions {
   readonly outside: (change: OutsideChange) => Promise<void>;
   /** The bot's: Redis away told once, the comparisons' failures then quiet. */
   readonly redisTrouble?: RedisTrouble;
+  /** Seals each environment's snapshots and gaps into the trail. */
+  readonly seal?: WatcherOptions['seal'];
   /** Overrides, for tests. */
-  readonly tuning?: Pick<WatcherOptions, 'graceMs' | 'retryLowMs' | 'retryHighMs' | 'vhosts'>;
+  readonly tuning?: Pick<
+    WatcherOptions,
+    'graceMs' | 'retryLowMs' | 'retryHighMs' | 'vhosts' | 'heartbeatMs' | 'gapAfterMs'
+  >;
 }
 
 export interface Watchers {
@@ -64,6 +71,7 @@ export function startWatchers(options: WatchersOptions): Watchers {
         intervalMs: options.config.watchIntervalMs,
         outside: options.outside,
         ...(options.redisTrouble ? { redisTrouble: options.redisTrouble } : {}),
+        ...(options.seal ? { seal: options.seal } : {}),
         ...options.tuning,
       }),
     );
@@ -90,8 +98,8 @@ export function watchOutside(o: {
   readonly logger: Logger;
   /** Background clients (long timeouts, GETs retried), one per environment. */
   readonly brokers: ReadonlyMap<string, WatchBroker & InventorySource>;
-  /** Where each change is recorded: the audit trail (src/audit/trail.ts). */
-  readonly trail: OutsideTrail;
+  /** Where each change, snapshot and gap is recorded: the audit trail (src/audit/trail.ts). */
+  readonly trail: OutsideTrail & { append(entry: AuditEntry): Promise<AuditRecord> };
   readonly notifier: OutsideNotifier;
   readonly redisTrouble?: RedisTrouble;
   readonly tuning?: WatchersOptions['tuning'];
@@ -119,6 +127,9 @@ export function watchOutside(o: {
     logger: o.logger,
     brokerFor,
     outside: async (change) => recorder.record(change),
+    seal: async (seal) => {
+      await o.trail.append(sealEntry(seal));
+    },
     ...(o.redisTrouble ? { redisTrouble: o.redisTrouble } : {}),
     ...(o.tuning ? { tuning: o.tuning } : {}),
   });

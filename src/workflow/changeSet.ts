@@ -95,6 +95,7 @@ export function plannedSet(plan: Plan) {
     objects: plan.vhosts.reduce((n, v) => n + v.objects.length, 0),
     unpredictable: plan.vhosts.reduce((n, v) => n + v.unpredictable.length, 0),
     brokerVersion: plan.vhosts[0]?.brokerVersion ?? '',
+    ...(plan.unread?.length ? { unread: plan.unread } : {}),
   };
 }
 

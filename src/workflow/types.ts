@@ -6,6 +6,7 @@ import type { ImpactTotals } from '../policy/impact/index.ts';
 import type { PolicyDiff } from '../policy/index.ts';
 import type { DefinitionPatch, Problem } from '../policy/validate/index.ts';
 import type { PreviewAnswer, PreviewResult, PreviewSummary } from '../preview/index.ts';
+import type { Unread } from '../rabbit/index.ts';
 import type { RedisTrouble } from '../redis/index.ts';
 import type { ObserveOptions } from './apply/observe.ts';
 import type { WorkflowBroker } from './broker.ts';
@@ -130,6 +131,11 @@ export const PreviewSnapshotSchema = z.object({
   objects: z.number().int().min(0),
   /** Objects whose outcome the bot could not predict. */
   unpredictable: z.number().int().min(0),
+  /**
+   * What the loss depends on and could not be read when it was filed (the queues' statistics):
+   * the loss is unknown, the approval message says so first, and the approval accepts no loss.
+   */
+  unread: z.array(z.custom<Unread>((v) => typeof v === 'object' && v !== null)).optional(),
 });
 export type PreviewSnapshot = z.infer<typeof PreviewSnapshotSchema>;
 
@@ -258,6 +264,8 @@ export interface FileSetInput {
   readonly objects?: number;
   readonly unpredictable?: number;
   readonly unchanged?: number;
+  /** What the plan's loss depends on and could not be read (`PreviewSnapshot.unread`). */
+  readonly unread?: readonly Unread[];
   readonly brokerVersion: string;
   /** Slack user id, or `api:NAME` for a set filed through the bot's API with a token. */
   readonly requester: Requester;

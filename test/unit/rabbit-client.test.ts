@@ -307,7 +307,7 @@ describe('streamed listings', () => {
     fake.enqueue({ kind: 'respond', status: 200, body: { filtered_count: 1, items: [listing[0]] } });
     expect((await client.findQueues('v', '^a$'))?.map((q) => q.name)).toEqual(['a']);
     expect(fake.requests[0]?.url).toBe(
-      `/api/queues/v?disable_stats=true&columns=name,type,arguments,policy&use_regex=true&page=1&page_size=500&name=${encodeURIComponent('(?-i)^a$')}`,
+      `/api/queues/v?disable_stats=true&columns=name,type,arguments,policy&use_regex=true&page=1&page_size=200&name=${encodeURIComponent('(?-i)^a$')}`,
     );
     // More found than the page holds; paging ignored (a plain listing); the filter refused.
     fake.enqueue({ kind: 'respond', status: 200, body: { filtered_count: 501, items: [listing[0]] } });
@@ -451,6 +451,26 @@ describe('bounds: size, deadline, budget, shutdown', () => {
     expect(await client.listVhosts()).toEqual(['/']);
   });
 
+  it('a default budget stretched to fit the broker gives an answer in flight the time; a budget set is not stretched', async () => {
+    const slow = { kind: 'respond', status: 200, body: { name: 'bot', tags: [] }, delayMs: 600 } as const;
+    fake.setFallback(slow);
+    // The default (stretchable): stretched while the answer is awaited, it arrives.
+    const stretchable = client.forQuestion(200, { stretchableToMs: 5_000 });
+    const answered = stretchable.whoami();
+    stretchable.stretchBudget(2_000);
+    await expect(answered).resolves.toMatchObject({ name: 'bot' });
+    // Never past where it may stretch to.
+    const capped = client.forQuestion(200, { stretchableToMs: 300 });
+    const cut = capped.whoami();
+    capped.stretchBudget(2_000);
+    await expect(cut).rejects.toMatchObject({ code: 'timeout' });
+    // RMQ_TIMEOUT set: stretching does nothing.
+    const set = client.forQuestion(200);
+    const refused = set.whoami();
+    set.stretchBudget(2_000);
+    await expect(refused).rejects.toMatchObject({ code: 'timeout' });
+  });
+
   it('close(graceMs) ends requests that hang, instead of waiting for them', async () => {
     const closing = make({ getRetries: 0 });
     fake.setFallback({ kind: 'hang' });
@@ -467,5 +487,37 @@ describe('bounds: size, deadline, budget, shutdown', () => {
     await expect(client.listPolicies('.')).rejects.toMatchObject({ code: 'bad-input' });
     await expect(client.getQueue('v', '..')).rejects.toMatchObject({ code: 'bad-input' });
     expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe('deprecatedFeaturesUsed', () => {
+  it("reads each feature's name and phase; a path this version lacks (404, 406) is null, not an error", async () => {
+    fake.enqueue({
+      kind: 'respond',
+      status: 200,
+      body: [
+        {
+          name: 'transient_nonexcl_queues',
+          desc: '',
+          deprecation_phase: 'permitted_by_default',
+          doc_url: '',
+        },
+      ],
+    });
+    expect(await client.deprecatedFeaturesUsed()).toEqual([
+      { name: 'transient_nonexcl_queues', phase: 'permitted_by_default' },
+    ]);
+    expect(fake.requests[0]?.url).toBe('/api/deprecated-features/used');
+    fake.enqueue({ kind: 'respond', status: 406, body: { error: 'Not Acceptable' } });
+    expect(await client.deprecatedFeaturesUsed()).toBeNull();
+    fake.enqueue({ kind: 'respond', status: 404, body: { error: 'Object Not Found' } });
+    expect(await client.deprecatedFeaturesUsed()).toBeNull();
+  });
+
+  it('refused (403) or unreadable: an error with its code', async () => {
+    fake.enqueue({ kind: 'respond', status: 403, body: { error: 'not_authorised' } });
+    await expect(client.deprecatedFeaturesUsed()).rejects.toMatchObject({ code: 'forbidden' });
+    fake.enqueue({ kind: 'respond', status: 200, body: [{ name: 'x' }] });
+    await expect(client.deprecatedFeaturesUsed()).rejects.toBeInstanceOf(RabbitError);
   });
 });

@@ -282,3 +282,31 @@ describe('a change set in the approvals channel', () => {
     });
   });
 });
+
+describe('a set filed with its loss unknown', () => {
+  it('its approval message leads with "Loss unknown", inside Slack limits; without it, as before', () => {
+    const r = setRequest(60);
+    const unknown: ChangeRequest = {
+      ...r,
+      preview: {
+        ...r.preview,
+        unread: [
+          {
+            what: 'queue-statistics',
+            vhost: 'orders',
+            why: 'timeout',
+            detail: 'no answer',
+            budgetMs: 15_000,
+          },
+        ],
+      },
+    };
+    const m = requestMessage(unknown);
+    expect(checkMessage({ ...m })).toBeNull();
+    expect(
+      m.text.startsWith("Loss unknown: the queues' statistics (messages, consumers) of vhost `orders`"),
+    ).toBe(true);
+    expect(JSON.stringify(m.blocks[0])).toContain('timeout after 15 s');
+    expect(requestMessage(r).text.startsWith('Loss unknown')).toBe(false);
+  });
+});

@@ -1,8 +1,8 @@
 import * as z from 'zod';
 import type { VhostLister } from '../../core/index.ts';
-import { InputError } from '../../core/index.ts';
+import { InputError, type Instant } from '../../core/index.ts';
 import { formatVersion, type Policy, scopesMeet } from '../../policy/index.ts';
-import { type FlagDefaults, parseArgs, parseWith, Vhost } from '../parse.ts';
+import { atOf, type FlagDefaults, parseArgs, parseWith, Vhost } from '../parse.ts';
 import { usageOf } from '../registry.ts';
 import { type PolicyView, policyView } from '../which/which.ts';
 import { listOperatorPolicies, notAskedOf } from '../which/whichLookup.ts';
@@ -16,21 +16,34 @@ import { listOperatorPolicies, notAskedOf } from '../which/whichLookup.ts';
 const POLICIES_USAGE = usageOf('policies');
 
 const PoliciesInput = z.object({ vhost: Vhost, env: z.string().min(1).optional() });
-export type PoliciesInput = z.output<typeof PoliciesInput>;
+export type PoliciesInput = z.output<typeof PoliciesInput> & {
+  /** `--at TIME`: the policies then, replayed from the audit trail. */
+  readonly at?: Instant;
+};
 
-export function parsePolicies(words: readonly string[], defaults: FlagDefaults = {}): PoliciesInput {
-  const { positionals, flags } = parseArgs(words, { vhost: 'string', env: 'string' }, POLICIES_USAGE);
+export function parsePolicies(
+  words: readonly string[],
+  defaults: FlagDefaults = {},
+  now: Date = new Date(),
+): PoliciesInput {
+  const { positionals, flags } = parseArgs(
+    words,
+    { vhost: 'string', env: 'string', at: 'string' },
+    POLICIES_USAGE,
+  );
   if (positionals.length > 0) {
     throw new InputError(
       `policies takes no name, got ${JSON.stringify(positionals[0])}; to ask about one object, use which.`,
       { usage: POLICIES_USAGE },
     );
   }
-  return parseWith(
+  const input = parseWith(
     PoliciesInput,
     { vhost: flags.vhost ?? defaults.vhost, env: flags.env ?? defaults.env },
     POLICIES_USAGE,
   );
+  const at = atOf(flags.at, now, POLICIES_USAGE);
+  return at ? { ...input, at } : input;
 }
 
 /** What `policies` needs of the management API. ManagementClient satisfies it. */

@@ -79,7 +79,7 @@ export interface WhichResult {
   };
   answer: BrokerReport;
   /** Why the broker did not report, or could not be asked. */
-  why?: 'missing' | 'stats-pending' | NotAskedWhy;
+  why?: 'missing' | 'stats-pending' | 'past' | NotAskedWhy;
   /** The broker's words, when it gave a reason for not answering. */
   detail?: string;
   brokerVersion?: string;
@@ -139,6 +139,23 @@ export interface WhichResult {
   links?: LinkRow[];
 }
 
+/** An answer about `object` that claims nothing yet: every part empty, to be filled in. */
+export function emptyAnswer(object: WhichResult['object'], answer: BrokerReport): WhichResult {
+  return {
+    object,
+    answer,
+    inForce: null,
+    operatorPolicy: null,
+    effective: {},
+    alsoMatched: [],
+    unreadable: [],
+    nothingGoverns: false,
+    ambiguous: false,
+    disagreements: [],
+    hazards: [],
+  };
+}
+
 export function policyView(p: Policy): PolicyView {
   return {
     name: p.name,
@@ -167,19 +184,8 @@ export async function which(
       usage: usageOf('which'),
     });
   }
-  const base = (kind: ObjectKind | string, exists: boolean, kindAssumed: boolean): WhichResult => ({
-    object: { vhost: input.vhost, name: input.name, kind, exists, kindAssumed },
-    answer: 'not-asked',
-    inForce: null,
-    operatorPolicy: null,
-    effective: {},
-    alsoMatched: [],
-    unreadable: [],
-    nothingGoverns: false,
-    ambiguous: false,
-    disagreements: [],
-    hazards: [],
-  });
+  const base = (kind: ObjectKind | string, exists: boolean, kindAssumed: boolean): WhichResult =>
+    emptyAnswer({ vhost: input.vhost, name: input.name, kind, exists, kindAssumed }, 'not-asked');
 
   let version: BrokerVersion;
   let lookup: Lookup;
@@ -219,18 +225,7 @@ export async function which(
     r.answer = 'not-reported';
     r.why = lookup.forbidden ? 'forbidden' : lookup.exists ? 'stats-pending' : 'missing';
     if (lookup.forbidden) r.detail = lookup.forbidden;
-    const [first, ...rest] = resolution.user.candidates;
-    r.inForce = first ? policyView(first) : null;
-    r.ambiguous = rest.length > 0;
-    if (r.ambiguous) r.candidates = resolution.user.candidates.map((p) => p.name);
-    const op = resolution.operator.candidates[0];
-    r.operatorPolicy = op ? policyView(op) : null;
-    r.operatorPolicySource = 'engine';
-    r.alsoMatched = losers(resolution, first ?? null);
-    r.effective = sourced(effectiveDefinition(first?.definition, op?.definition, version), lookup, version);
-    if (!resolution.user.decided) {
-      r.disagreements.push('A policy whose pattern this bot cannot read may match this name and come first.');
-    }
+    explainComputed(r, resolution, lookup, version);
   }
   r.nothingGoverns = r.inForce === null && r.operatorPolicy === null && !r.ambiguous;
   const operatorInForce = operators.find((p) => p.name === r.operatorPolicy?.name) ?? null;
@@ -259,6 +254,31 @@ export async function which(
   return r;
 }
 
+/**
+ * The answer where the broker reports none (an object it does not report, or a past instant
+ * replayed from the trail): the engine's resolution says it, the first applicable match by priority
+ * in force, a tie at that priority ambiguous, the effective values computed from both layers.
+ */
+export function explainComputed(
+  r: WhichResult,
+  resolution: Resolution,
+  lookup: Pick<Lookup, 'kind' | 'arguments'>,
+  version: BrokerVersion,
+): void {
+  const [first, ...rest] = resolution.user.candidates;
+  r.inForce = first ? policyView(first) : null;
+  r.ambiguous = rest.length > 0;
+  if (r.ambiguous) r.candidates = resolution.user.candidates.map((p) => p.name);
+  const op = resolution.operator.candidates[0];
+  r.operatorPolicy = op ? policyView(op) : null;
+  r.operatorPolicySource = 'engine';
+  r.alsoMatched = losers(resolution, first ?? null);
+  r.effective = sourced(effectiveDefinition(first?.definition, op?.definition, version), lookup, version);
+  if (!resolution.user.decided) {
+    r.disagreements.push('A policy whose pattern this bot cannot read may match this name and come first.');
+  }
+}
+
 function losers(resolution: Resolution, inForce: Policy | null): WhichResult['alsoMatched'] {
   return alsoMatchedView(explainLosers(resolution.user, inForce).alsoMatched);
 }
@@ -270,7 +290,7 @@ function losers(resolution: Resolution, inForce: Policy | null): WhichResult['al
  */
 function sourced(
   layers: Record<string, EffectiveValue>,
-  lookup: Lookup,
+  lookup: Pick<Lookup, 'kind' | 'arguments'>,
   version: BrokerVersion,
 ): WhichResult['effective'] {
   const kind = lookup.kind;
@@ -281,7 +301,7 @@ function sourced(
   return out;
 }
 
-function alsoMatchedView(list: readonly AlsoMatched[]): WhichResult['alsoMatched'] {
+export function alsoMatchedView(list: readonly AlsoMatched[]): WhichResult['alsoMatched'] {
   return list.map((m) => ({
     name: m.policy.name,
     priority: m.policy.priority,

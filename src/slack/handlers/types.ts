@@ -1,3 +1,4 @@
+import type { AtTrail } from '../../commands/at/index.ts';
 import type { HistorySource } from '../../commands/history/index.ts';
 import type { RequestsSource } from '../../commands/requests/index.ts';
 import type { Logger } from '../../log/index.ts';
@@ -52,5 +53,6 @@ export interface SlackCommand {
 /** What `requests` and `history` read: RequestStore and AuditTrail (src/workflow) satisfy them. */
 export interface Records {
   readonly requests: RequestsSource;
-  readonly history: HistorySource;
+  /** The audit trail: `history`, and the state at an instant (`--at`). */
+  readonly history: HistorySource & AtTrail;
 }

@@ -5,15 +5,19 @@ import {
   breakGlassWords,
   type ChangeRecord,
   type FreezeRecord,
+  type GapRecord,
+  gapWords,
   inShowingOrder,
   LEFT_WORDS,
   observationWords,
   observedQueueWords,
   type ReviewRecord,
+  type SnapshotRecord,
+  snapshotWords,
 } from '../../audit/index.ts';
 import { type HistoryResult, unreadableSentence, verifySentence } from '../../commands/history/index.ts';
 import { code, prose, truncate } from '../escape.ts';
-import { type Block, context, finish, type SlackMessage, section } from './message.ts';
+import { type Block, context, finish, type SlackMessage, section, slackDate } from './message.ts';
 
 /** `history`: the audit trail, newest first, one section per change (read-only). */
 
@@ -21,14 +25,21 @@ const user = (id: string) => (/^[UW][A-Z0-9]+$/.test(id) ? `<@${id}>` : code(id)
 const value = (v: unknown) => code(JSON.stringify(v) ?? String(v));
 
 /** A freeze (or its end) of an environment: no policy, who and why. */
-const when = (e: AuditRecord) =>
-  `<!date^${Math.floor(Date.parse(e.at) / 1000)}^{date_short_pretty} {time}|${e.at}>`;
+const when = (e: AuditRecord) => slackDate(e.at);
 
 function freezeEntry(e: FreezeRecord): string {
   const f = e.freeze;
   return e.action === 'freeze'
     ? `*freeze* of ${code(e.env)} · ${when(e)}\nfrozen by ${user(f.by)} until ${code(f.until)}: ${prose(f.reason)}`
     : `*unfreeze* of ${code(e.env)} · ${when(e)}\n${e.actor ? `lifted by ${user(e.actor)}` : 'ran out'}: ${prose(f.endedBecause ?? '')} (frozen by ${user(f.by)}: ${prose(f.reason)})`;
+}
+
+function snapshotEntry(e: SnapshotRecord): string {
+  return `*snapshot* of ${code(e.env)} · ${when(e)}\n${snapshotWords(e)}`;
+}
+
+function gapEntry(e: GapRecord): string {
+  return `*gap* in the watch of ${code(e.env)} · ${when(e)}\n${gapWords(slackDate(e.from), slackDate(e.to))}`;
 }
 
 const headOf = (e: ChangeRecord | ReviewRecord) =>
@@ -46,6 +57,10 @@ function entry(e: AuditRecord): string {
       return freezeEntry(e);
     case 'review':
       return reviewEntry(e);
+    case 'snapshot':
+      return snapshotEntry(e);
+    case 'gap':
+      return gapEntry(e);
     default:
       return changeEntry(e);
   }

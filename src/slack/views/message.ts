@@ -202,3 +202,11 @@ export function finish(blocks: Block[], text: string): SlackMessage {
   }
   return { text: clampMrkdwn(text, VIEW_BUDGET.fallbackText), blocks: out };
 }
+
+/**
+ * An instant in Slack's date formatting: each reader sees it in their own time zone; the ISO
+ * text is the fallback where Slack cannot format it.
+ */
+export function slackDate(iso: string): string {
+  return `<!date^${Math.floor(Date.parse(iso) / 1000)}^{date_short_pretty} {time}|${iso}>`;
+}

@@ -2,6 +2,7 @@
 import type { types } from '@slack/bolt';
 import type { ChangeRecord } from '../../audit/index.ts';
 import { acceptedWords, inShowingOrder, observationWords, observedQueueWords } from '../../audit/index.ts';
+import { lossUnknownWords } from '../../commands/index.ts';
 import { formatDuration } from '../../core/index.ts';
 import type { PolicyFields } from '../../preview/index.ts';
 import { count, showInvisible, valueWritten } from '../../text/index.ts';
@@ -10,6 +11,7 @@ import { approvalsNeeded, approvalsOf, awaitsReview, setVhosts } from '../../wor
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { asWrittenSection } from './asWritten.ts';
 import { setBlocks, setWords, vhostsWords } from './changeSet.ts';
+import { leadWith } from './incomplete.ts';
 import {
   actions,
   type Block,
@@ -277,7 +279,13 @@ export function requestMessage(r: ChangeRequest, options: { fileAttached?: boole
   blocks.push(divider(), section(stateLine(r)));
   if (r.state === 'pending') blocks.push(buttons(r));
   const text = `Change request ${r.id}: ${changeWords(r, prose)} in ${whereWords(r, prose)} — ${r.state}.`;
-  return finish(blocks, text);
+  return leadWith(finish(blocks, text), lossUnknownOf(r));
+}
+
+/** A request filed without its loss known: the sentence its messages lead with (undefined: known). */
+export function lossUnknownOf(r: Pick<ChangeRequest, 'preview'>): string | undefined {
+  const unread = r.preview.unread;
+  return unread?.length ? lossUnknownWords(unread, (v) => code(truncate(v, 200))) : undefined;
 }
 
 /** To the requester where they asked: filed, and where it waits (or that its message was not posted). */
@@ -299,7 +307,10 @@ export function filedView(
         ? `It waits for an approver in ${channel}; the result is posted here.`
         : `:warning: Its approval message could not be posted in ${channel} (Slack answered ${code(posted.error ?? 'unknown')}): invite the bot there, or give an approver the request id.`,
   );
-  return finish([section(lines.join('\n'))], `Change request ${r.id} filed; waiting for an approver.`);
+  return leadWith(
+    finish([section(lines.join('\n'))], `Change request ${r.id} filed; waiting for an approver.`),
+    lossUnknownOf(r),
+  );
 }
 
 /** To an approver whose decision came too late: who decided, and when. */

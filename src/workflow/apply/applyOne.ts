@@ -6,7 +6,14 @@ import { lossGrew } from '../../policy/impact/index.ts';
 import type { Policy } from '../../policy/index.ts';
 import { auditObjects, samePolicy, writeActionOf } from '../../policy/index.ts';
 import { type PreviewBroker, type PreviewInput, type PreviewResult, preview } from '../../preview/index.ts';
-import { narrowedTo, PAGE_MAX, RabbitError } from '../../rabbit/index.ts';
+import {
+  narrowedTo,
+  PAGE_MAX,
+  RABBIT_ERROR_CODES,
+  RabbitError,
+  type RabbitErrorCode,
+  type Unread,
+} from '../../rabbit/index.ts';
 import type { WorkflowBroker } from '../broker.ts';
 import type { ChangeRequest } from '../types.ts';
 import type { ApplyJobData } from './queue.ts';
@@ -104,6 +111,7 @@ export async function prepareOne(
   const fresh = await (early?.preview ?? freshPreview(r, current, broker));
   if (fresh.status !== 'answered') throw notAnswered(fresh);
   if (!samePolicy(policyOf(r, fresh.change.before), before)) return { kind: 'stale', code: 'policy-changed' };
+  if (fresh.unread?.length) throw lossNotRead(fresh.unread);
   const accepted = r.preview.summary.impact;
   if (accepted && lossGrew(accepted, fresh.summary.impact)) return { kind: 'stale', code: 'loss-grew' };
   return {
@@ -190,6 +198,21 @@ export async function verifyObjects(
     await new Promise((resolve) => setTimeout(resolve, VERIFY_INTERVAL_MS));
   }
   return { matched: mismatches.length === 0, mismatches, unchecked };
+}
+
+/**
+ * The loss could not be read before the write: nothing is written. Thrown as the reading's failure,
+ * so the queue retries it like any broker trouble, and a job that runs out of tries fails, said.
+ */
+export function lossNotRead(unread: readonly Unread[]): RabbitError {
+  const [first] = unread;
+  const code = RABBIT_ERROR_CODES.find((c) => c === first?.why) ?? 'broker-error';
+  return new RabbitError({
+    code: code as RabbitErrorCode,
+    method: 'GET',
+    path: `(the statistics of ${[...new Set(unread.map((u) => u.vhost))].join(', ')} before the write)`,
+    reason: `the loss could not be read, nothing written: ${first?.detail ?? 'unknown'}`,
+  });
 }
 
 function notAnswered(p: Exclude<PreviewResult, { status: 'answered' }>): Error {

@@ -5,6 +5,7 @@ import { narrowedTo, PAGE_MAX, RabbitError } from '../../rabbit/index.ts';
 import type { WorkflowBroker } from '../broker.ts';
 import { plannedSet, type SetStep, setImpact, transitionOf } from '../changeSet.ts';
 import type { ChangeRequest } from '../types.ts';
+import { lossNotRead } from './applyOne.ts';
 
 /**
  * A change set's guard on its loss, as a single change has its fresh preview (applyOne.ts): the
@@ -49,6 +50,7 @@ export async function setLossGrew(
     });
   if (result.status === 'refused')
     throw new UnrecoverableError(`The broker now refuses the set: ${result.problems.join(' ')}`);
+  if (result.plan.unread?.length) throw lossNotRead(result.plan.unread);
   const fresh = plannedSet(result.plan);
   return lossGrew(accepted, setImpact(fresh.impact, fresh.losing, fresh.transitional));
 }

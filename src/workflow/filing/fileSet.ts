@@ -102,5 +102,6 @@ function setSnapshot(input: FileSetInput): PreviewSnapshot {
     diff: policyDiff({ action: actionOf(first), ...transitionOf(first) }),
     objects: input.objects ?? 0,
     unpredictable: input.unpredictable ?? 0,
+    ...(input.unread?.length ? { unread: [...input.unread] } : {}),
   };
 }

@@ -88,5 +88,6 @@ export function snapshotOf(p: PreviewAnswer): PreviewSnapshot {
     diff: p.diff,
     objects: p.objects.length,
     unpredictable: p.unpredictable.length,
+    ...(p.unread?.length ? { unread: p.unread } : {}),
   };
 }

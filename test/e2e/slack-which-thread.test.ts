@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditTrail } from '../../src/audit/trail.ts';
+import type { AuditEntry } from '../../src/audit/types.ts';
+import { type Harness, mentionEnvelope, renderedText, startHarness } from '../support/harness.ts';
+
+/**
+ * `@rmq which NAME` asked in an incident thread over an hour old: when what governs the object now
+ * differs from what governed it when the thread started (replayed from the trail), one line says
+ * so, with the change's time, and offers --at; a younger thread, or a channel, gets no such line.
+ * The trail is written at chosen times through the bot's own AuditTrail under the harness's key
+ * prefix: a snapshot three hours ago without audit-retention, which was created 90 minutes ago.
+ */
+
+let h: Harness;
+const NOW = Date.now();
+const HOUR = 3_600_000;
+const ts = (ms: number) => `${Math.floor(ms / 1000)}.000100`;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+beforeAll(async () => {
+  h = await startHarness();
+  const trail = new AuditTrail(h.redis, h.keyPrefix);
+  const fallback = {
+    pattern: '^orders\\.',
+    applyTo: 'queues',
+    priority: 1,
+    definition: { 'message-ttl': 3_600_000 },
+  };
+  const snapshot: AuditEntry = {
+    id: 's-lab-thread',
+    at: iso(NOW - 3 * HOUR),
+    env: 'lab',
+    action: 'snapshot',
+    why: 'first',
+    vhosts: null,
+    version: '3.10.8',
+    policies: [{ vhost: h.vhost, name: 'audit-fallback', ...fallback }],
+    operatorPolicies: [],
+  };
+  await trail.append(snapshot);
+  await trail.append({
+    id: 'o-retention',
+    at: iso(NOW - 1.5 * HOUR),
+    appliedAt: iso(NOW - 1.5 * HOUR),
+    env: 'lab',
+    vhost: h.vhost,
+    policy: 'audit-retention',
+    operator: false,
+    action: 'outside',
+    actor: 'someone',
+    detectedBy: 'events',
+    before: null,
+    after: {
+      pattern: '^orders\\.audit$',
+      applyTo: 'queues',
+      priority: 10,
+      definition: { 'dead-letter-exchange': 'audit.dlx' },
+    },
+    objects: [],
+    unpredictable: 0,
+  });
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+async function ask(text: string, where: { threadTs?: string; channel: string }): Promise<string> {
+  const mark = h.slack.calls.length;
+  await h.mention(
+    mentionEnvelope({
+      text: `<@${h.slack.botUserId}> ${text}`,
+      channel: where.channel,
+      ...(where.threadTs ? { threadTs: where.threadTs } : {}),
+      botUserId: h.slack.botUserId,
+    }),
+  );
+  const post = await h.slack.waitForCall(
+    (c) =>
+      h.slack.calls.indexOf(c) >= mark &&
+      c.method === 'chat.postMessage' &&
+      c.args.channel === where.channel &&
+      c.args.thread_ts === where.threadTs &&
+      renderedText(c.args).includes('orders.audit'),
+  );
+  return renderedText(post.args);
+}
+
+describe('which in an incident thread', () => {
+  it('says what governed at the thread start when it differs, since when, and offers --at', async () => {
+    const start = NOW - 2 * HOUR;
+    const text = await ask(`which orders.audit --vhost ${h.vhost}`, {
+      channel: 'C0INCIDENT',
+      threadTs: ts(start),
+    });
+    expect(text).toContain(`At the start of this thread, <!date^${Math.floor(start / 1000)}^`);
+    expect(text).toMatch(/: `audit-fallback`[^;]*; since <!date\^\d+\^[^>]*>: `audit-retention`/);
+    expect(text).toContain(`|${iso(NOW - 1.5 * HOUR)}>`);
+    expect(text).toContain('--at TIME');
+  });
+
+  it('says nothing of it in a thread younger than an hour, nor in a channel', async () => {
+    const young = await ask(`which orders.audit --vhost ${h.vhost}`, {
+      channel: 'C0INCIDENT',
+      threadTs: ts(NOW - 30 * 60_000),
+    });
+    expect(young).not.toContain('At the start of this thread');
+    const channel = await ask(`which orders.audit --vhost ${h.vhost}`, { channel: 'C0OPS' });
+    expect(channel).not.toContain('At the start of this thread');
+  });
+});

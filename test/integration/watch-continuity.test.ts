@@ -1,0 +1,84 @@
+/**
+ * The watch's continuity, on the machine's broker and Redis: the first watch seals one snapshot;
+ * a second replica of a watch that holds seals nothing; every replica down for longer than the
+ * gap's threshold, then two started at once: exactly one gap (from the last beat, before the stop,
+ * to the comparison's reading) and one snapshot, the change made meanwhile found as made between
+ * them; comparisons while the watch holds seal nothing more (the trail stays bounded).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LabClient } from '../../src/rabbit/lab.ts';
+import type { Seal } from '../../src/watch/watcher.ts';
+import { waitFor, withVhost } from '../support/broker.ts';
+import { BROKERS, clientFor } from '../support/brokers.ts';
+import { type WatchFixture, watchFixture } from '../support/watch.ts';
+
+const broker = BROKERS[0];
+if (!broker) throw new Error('no broker');
+const policy = (vhost: string, ttl: number) => ({
+  vhost,
+  name: 'cap',
+  pattern: '^orders\\.',
+  applyTo: 'queues',
+  priority: 1,
+  definition: { 'message-ttl': ttl },
+});
+
+describe('the watch keeps its continuity', () => {
+  let fixture: WatchFixture;
+  let client: LabClient;
+  beforeAll(() => {
+    fixture = watchFixture(broker);
+    client = clientFor(broker);
+  });
+  afterAll(async () => {
+    await fixture.close();
+    await client.close();
+  });
+
+  it('seals the first snapshot once, a gap and its snapshot once, and nothing while the watch holds', async () => {
+    await withVhost(
+      async (vhost) => {
+        await client.putPolicy('user', policy(vhost, 1000));
+        const seals: Seal[] = [];
+        const seal = async (s: Seal) => {
+          seals.push(s);
+        };
+        const tuning = { vhost, client, seal, heartbeatMs: 100, gapAfterMs: 800, events: false } as const;
+        const a = await fixture.start(tuning);
+        expect(seals.map((s) => (s.kind === 'snapshot' ? `snapshot ${s.why}` : s.kind))).toEqual([
+          'snapshot first',
+        ]);
+        const first = seals[0];
+        expect(first?.kind === 'snapshot' && first.user.map((p) => p.name)).toEqual(['cap']);
+        const b = await fixture.start(tuning);
+        await a.watcher.compare('interval');
+        await b.watcher.compare('interval');
+        expect(seals).toHaveLength(1);
+
+        await Promise.all([a.stop(), b.stop()]);
+        const stopped = Date.now();
+        await client.putPolicy('user', policy(vhost, 2000));
+        await waitFor(() => Date.now() - stopped > 1_000, { deadlineMs: 5_000, intervalMs: 50 });
+        const [c, d] = await Promise.all([fixture.start(tuning), fixture.start(tuning)]);
+        const kinds = seals.slice(1).map((s) => (s.kind === 'snapshot' ? `snapshot ${s.why}` : s.kind));
+        expect(kinds).toEqual(['gap', 'snapshot gap']);
+        const gap = seals[1];
+        if (gap?.kind !== 'gap') throw new Error('no gap');
+        expect(gap.from.getTime()).toBeLessThanOrEqual(stopped);
+        expect(gap.to.getTime()).toBeGreaterThan(stopped);
+        const found = [...c.changes, ...d.changes];
+        expect(found).toHaveLength(1);
+        // Found by either replica: made between the gap's start and that replica's reading.
+        expect(found[0]?.between?.from).toEqual(gap.from);
+        expect(Math.abs((found[0]?.between?.to.getTime() ?? 0) - gap.to.getTime())).toBeLessThan(5_000);
+        const snapshot = seals[2];
+        expect(snapshot?.kind === 'snapshot' && snapshot.at.getTime()).toBe(gap.to.getTime());
+
+        await c.watcher.compare('interval');
+        await d.watcher.compare('interval');
+        expect(seals).toHaveLength(3);
+      },
+      { client, prefix: 'continuity' },
+    );
+  });
+});
