@@ -25,7 +25,7 @@ import { fileImport } from '../src/commands/import/import.ts';
 import { readDefinitions } from '../src/definitions/read.ts';
 import { planFile } from '../src/plan/plan.ts';
 import { LabClient } from '../src/rabbit/lab.ts';
-import { plannedSet, type SetStep } from '../src/workflow/changeSet.ts';
+import { type PolicySetStep, plannedSet } from '../src/workflow/changeSet.ts';
 import type { ChangeRequest, Notifier } from '../src/workflow/types.ts';
 import { benchWorkflow } from './benchWorkflow.ts';
 
@@ -68,7 +68,7 @@ const fileWith = (swapped: boolean) =>
   });
 
 /** Polls the queue listing until every object of `verify` reports its policy. */
-async function untilReported(verify: NonNullable<SetStep['verify']>): Promise<void> {
+async function untilReported(verify: NonNullable<PolicySetStep['verify']>): Promise<void> {
   const want = new Map(verify.map((o) => [o.name, o.policy]));
   for (;;) {
     let pending = 0;
@@ -80,7 +80,7 @@ async function untilReported(verify: NonNullable<SetStep['verify']>): Promise<vo
 }
 
 /** The steps written as a careful client would: each PUT or DELETE, and the poll its order needs. */
-async function bare(steps: readonly SetStep[]): Promise<{ ms: number; polls: number }> {
+async function bare(steps: readonly PolicySetStep[]): Promise<{ ms: number; polls: number }> {
   const t0 = performance.now();
   let polls = 0;
   for (const s of steps) {
@@ -156,7 +156,7 @@ async function main() {
       if (!read.ok) throw new Error(read.problem);
       const planned = await planFile(read.file, client, { prune: true });
       if (planned.status !== 'planned') throw new Error(JSON.stringify(planned));
-      return bare(plannedSet(planned.plan).steps);
+      return bare(plannedSet(planned.plan).steps as PolicySetStep[]);
     };
 
     // warm-up

@@ -183,7 +183,7 @@ async function main(): Promise<void> {
       const r = await answer(
         client.forQuestion(...questionBudget({ questionBudgetMs: undefined }, 'terminal')),
       );
-      (times[label] ??= []).push(performance.now() - t);
+      times[label] = [...(times[label] ?? []), performance.now() - t];
       whole[label] = (whole[label] ?? true) && r.whole;
       requests[label] = calls.length;
       const made = [...calls];
@@ -195,7 +195,7 @@ async function main(): Promise<void> {
       await cold();
       t = performance.now();
       await replay(made);
-      (callTimes[label] ??= []).push(performance.now() - t);
+      callTimes[label] = [...(callTimes[label] ?? []), performance.now() - t];
       console.log(
         `    run ${run + 1}: ${label} ${(times[label] as number[]).at(-1)?.toFixed(0)} ms, its calls ${(callTimes[label] as number[]).at(-1)?.toFixed(0)} ms, floor ${floor.at(-1)?.toFixed(0)} ms${r.whole ? '' : ' INCOMPLETE'}`,
       );

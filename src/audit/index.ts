@@ -44,11 +44,16 @@ export {
   IsoTime,
   isChange,
   LEFT_WORDS,
+  type LinkRef,
+  MAX_LINKS_KEPT,
   type OutsideImpact,
   PolicyFieldsSchema,
   type ReviewRecord,
   reviewRecordId,
   type SnapshotRecord,
+  StepLinksSchema,
+  type StoredLinks,
+  subjectWords,
   type VerifyResult,
 } from './types.ts';
 export { approvalWords, breakGlassWords } from './whoWords.ts';

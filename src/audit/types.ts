@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import type { ImpactTotals } from '../policy/impact/index.ts';
+import { COMPONENT_WORDS, PARAMETER_COMPONENTS } from '../policy/index.ts';
 import type { ImpactSummary, PolicyFields } from '../preview/index.ts';
 import { ObservationSchema } from './observed.ts';
 
@@ -34,6 +35,28 @@ export const AuditObjectSchema = z.object({
   changed: z.record(z.string(), z.object({ before: z.unknown(), after: z.unknown() })),
 });
 export type AuditObject = z.infer<typeof AuditObjectSchema>;
+
+/** A federation link or shovel a change starts or stops (src/links/ `ExpectedLink`, without why it cannot run). */
+export const LinkRefSchema = z.object({
+  kind: z.enum(['exchange', 'queue', 'shovel']),
+  vhost: z.string(),
+  object: z.string(),
+  upstream: z.string().nullable(),
+  policy: z.string().nullable(),
+});
+export type LinkRef = z.infer<typeof LinkRefSchema>;
+
+/** Most links of each list a stored step or record keeps (`startCount`/`stopCount`: all of them). */
+export const MAX_LINKS_KEPT = 100;
+
+/** The links a step starts and stops: at most MAX_LINKS_KEPT of each, and how many in all. */
+export const StepLinksSchema = z.object({
+  start: z.array(LinkRefSchema).max(MAX_LINKS_KEPT),
+  stop: z.array(LinkRefSchema).max(MAX_LINKS_KEPT),
+  startCount: z.number().int().min(0),
+  stopCount: z.number().int().min(0),
+});
+export type StoredLinks = z.infer<typeof StepLinksSchema>;
 
 /** The preview's loss totals (src/policy/impact/impact.ts `ImpactTotals`). */
 export const ImpactTotalsSchema = z.object({
@@ -95,6 +118,15 @@ export const ChangeRecordSchema = z.object({
   appliedAt: IsoTime.optional(),
   before: PolicyFieldsSchema.nullable(),
   after: PolicyFieldsSchema.nullable(),
+  /**
+   * A federation upstream's, upstream set's or shovel's change (a set's step), not a policy's:
+   * `policy` is its name, `before` and `after` are null, and `value` holds its values with every
+   * URI masked (a password is never recorded).
+   */
+  component: z.enum(PARAMETER_COMPONENTS).optional(),
+  value: z.object({ before: z.unknown(), after: z.unknown() }).optional(),
+  /** The federation links and shovels the change started and stopped, as planned. */
+  links: StepLinksSchema.optional(),
   /** Every object whose effective values changed: what it lost, gained and changed. */
   objects: z.array(AuditObjectSchema),
   /** Objects the simulation could not predict. */
@@ -146,6 +178,12 @@ export const ChangeRecordSchema = z.object({
     .optional(),
 });
 export type ChangeRecord = z.infer<typeof ChangeRecordSchema>;
+
+/** What a record's change wrote, in words: `policy`, `operator policy`, `federation upstream`, `shovel`, … */
+export const subjectWords = (e: {
+  readonly operator: boolean;
+  readonly component?: ChangeRecord['component'];
+}) => (e.component ? COMPONENT_WORDS[e.component] : e.operator ? 'operator policy' : 'policy');
 
 /** What a `left` record means, as `history` says it on both surfaces. */
 export const LEFT_WORDS =

@@ -5,7 +5,7 @@ export { CodedError, ConfigError, codeOf, InputError } from './errors.ts';
 export { type Instant, type InstantForm, instantWords, parseInstant, TIME_FORMS } from './instant.ts';
 export { type RetryPolicy, type RetryVerdict, retryDelay, sleep } from './retry.ts';
 export { isSlackGroupId, isSlackUserId } from './slackIds.ts';
-export { maskUri, maskUris } from './uri.ts';
+export { maskUri, maskUris, maskUrisIn } from './uri.ts';
 export {
   checkScope,
   closeVhosts,

@@ -54,3 +54,49 @@ function maskValue(value: unknown, underUriKey: boolean): unknown {
   }
   return value;
 }
+
+/** Strings under a URI key of `value`, at any depth (as `maskUris` finds them). */
+function urisOf(value: unknown, underUriKey: boolean, out: string[]): string[] {
+  if (typeof value === 'string') {
+    if (underUriKey) out.push(value);
+  } else if (Array.isArray(value)) {
+    for (const v of value) urisOf(v, underUriKey, out);
+  } else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) urisOf(v, URI_KEY.test(k), out);
+  }
+  return out;
+}
+
+/** What `maskUri` hides of a URI (its password, a secret query value), as written. */
+function secretsOf(uri: string): string[] {
+  const masked = maskUri(uri);
+  if (masked === uri) return [];
+  if (masked === '<unreadable URI>') return [uri];
+  // The URI with its hidden parts cut out: what is hidden is what lies between the shown pieces.
+  const pieces = masked.split(MASK);
+  const secrets: string[] = [];
+  let at = 0;
+  for (const [i, piece] of pieces.entries()) {
+    const found = uri.indexOf(piece, at);
+    if (found < 0) return [uri];
+    if (i > 0 && found > at) secrets.push(uri.slice(at, found));
+    at = found + piece.length;
+  }
+  return secrets;
+}
+
+const URI_IN_TEXT = /[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]*/gi;
+
+/**
+ * Free text that may quote URIs (a broker's refusal of a parameter quotes the value it refused):
+ * every URI in it masked, and every password of `value`'s URIs (the value written) hidden
+ * wherever the text has it, however the broker quoted it.
+ */
+export function maskUrisIn(text: string, value?: unknown): string {
+  let out = text.replace(URI_IN_TEXT, (uri) => maskUri(uri));
+  const secrets = urisOf(value, false, [])
+    .flatMap(secretsOf)
+    .filter((s) => s.length > 0);
+  for (const s of secrets.sort((a, b) => b.length - a.length)) out = out.split(s).join(MASK);
+  return out;
+}

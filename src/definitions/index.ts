@@ -1,4 +1,6 @@
 /** The entrance of definitions/: what the other folders of src/ use of it (inside, modules import each other directly). */
+
+export { secretWords } from './manifestParameters.ts';
 export {
   type DeclaredTarget,
   type DefinitionsFile,

@@ -1,14 +1,23 @@
 // Over 400 lines: exports, manifests and folders of them share one set of limits and refusal sentences.
 import { parseAllDocuments } from 'yaml';
 import * as z from 'zod';
-import type { Policy, PolicyLayer } from '../policy/index.ts';
+import {
+  COMPONENT_WORDS,
+  isParameterComponent,
+  type Parameter,
+  type ParameterComponent,
+  type Policy,
+  type PolicyLayer,
+} from '../policy/index.ts';
 import { quoted } from '../text/index.ts';
 import { jsonErrorWords } from './jsonSyntax.ts';
+import { fromManifestSpec, valueProblem } from './manifestParameters.ts';
 
 /**
  * A definitions file read (docs/plan.md): the policies and operator policies of a broker's
  * export (JSON: whole broker or one vhost) or of the topology operator's `Policy` /
- * `OperatorPolicy` manifests (YAML), the federation upstreams it declares, and a count of
+ * `OperatorPolicy` manifests (YAML), its federation upstreams, upstream sets and shovels
+ * (`parameters`; the operator's `Federation` and `Shovel`: ./manifestParameters.ts), and a count of
  * everything else it holds. A folder is its files, each read on its own (a manifest without a
  * leading `---` does not run into the next file's), read as one set. Pure: text in, policies or
  * the one sentence that says what to fix out. What the broker would refuse of a policy (its
@@ -39,6 +48,20 @@ export interface FilePolicy {
   readonly at: string;
 }
 
+/**
+ * A federation upstream, upstream set or shovel of the file (the parameters that ask for links),
+ * and where it was in the file: its value as the broker takes it, URIs with their passwords (shown
+ * only masked); a manifest's without its URIs (`uriSecret`).
+ */
+export interface FileParameter extends Parameter {
+  readonly at: string;
+  /**
+   * The topology operator's manifest keeps its URIs in this Kubernetes Secret, which a file does
+   * not hold: the planner compares and writes it with the URIs the broker has, or does not plan it.
+   */
+  readonly uriSecret?: string;
+}
+
 /** A federation upstream (or upstream set) the file declares, which a policy of it may name. */
 export interface DeclaredTarget {
   readonly key: 'federation-upstream' | 'federation-upstream-set';
@@ -55,15 +78,6 @@ export type VhostOrigin =
   | { readonly by: 'file' | 'export' | 'default' | '--vhost' }
   | { readonly by: '--vhost-map'; readonly from: string };
 
-/** A runtime parameter that asks for links, as the file has it: its value as written (URIs with their passwords). */
-export interface FileParameter {
-  readonly component: 'federation-upstream' | 'federation-upstream-set' | 'shovel';
-  readonly vhost: string;
-  readonly name: string;
-  readonly value: unknown;
-  readonly at: string;
-}
-
 export interface DefinitionsFile {
   readonly format: 'export' | 'operator-manifests' | 'folder';
   /** In the file's order; only those of the vhost asked for, when one is. */
@@ -74,7 +88,7 @@ export interface DefinitionsFile {
   readonly origins: Readonly<Record<string, VhostOrigin>>;
   /** The federation upstreams and sets the file declares, of the vhosts compared. */
   readonly declared: readonly DeclaredTarget[];
-  /** The federation upstreams and sets and the shovels the file holds, of the vhosts compared (`links --against`). */
+  /** Its federation upstreams, upstream sets and shovels, of the vhosts compared, in the file's order. */
   readonly parameters: readonly FileParameter[];
   /** What the file holds that the bot does not manage, by kind. */
   readonly ignored: Readonly<Record<string, number>>;
@@ -161,9 +175,6 @@ const operatorSpecSchema = z.object({
 /** The operator's OperatorPolicy takes only these (its CRD's enum): no `all`, no `exchanges`. */
 const OPERATOR_POLICY_APPLY_TO = ['queues', 'classic_queues', 'quorum_queues', 'streams'] as const;
 
-/** The operator's `Federation` names an upstream of a vhost, its `Shovel` a shovel (the rest of the spec: their settings). */
-const federationSpecSchema = z.looseObject({ name: z.string().min(1), vhost: z.string().optional() });
-
 const manifestSchema = z.looseObject({ kind: z.string(), spec: z.unknown().optional() });
 
 /** The first zod issue as words: which field, and what it should be (or that it is missing). */
@@ -191,27 +202,20 @@ interface Raw {
   readonly definition: Record<string, unknown>;
 }
 
-/** A federation upstream or set as the file declares it (vhost as written). */
-interface RawTarget {
-  readonly key: DeclaredTarget['key'];
-  readonly vhost: string | undefined;
-  readonly name: string;
-}
-
-/** A parameter that asks for links, as the file writes it (vhost as written). */
+/** A parameter as the file has it (vhost as written). */
 interface RawParameter {
-  readonly component: FileParameter['component'];
-  readonly vhost: string | undefined;
-  readonly name: string;
-  readonly value: unknown;
+  readonly component: ParameterComponent;
   readonly at: string;
+  readonly vhost: string | undefined;
+  readonly name: unknown;
+  readonly value: unknown;
+  readonly uriSecret?: string;
 }
 
 /** What one file holds. */
 interface Parsed {
   readonly raws: Raw[];
-  readonly targets: RawTarget[];
-  readonly parameters: RawParameter[];
+  readonly params: RawParameter[];
   readonly ignored: Record<string, number>;
   /** The export's `original_vhost_name`: the vhost of what names none. */
   readonly vhost?: string;
@@ -228,13 +232,6 @@ function count(ignored: Record<string, number>, kind: string, n = 1): void {
   if (n > 0) ignored[kind] = (ignored[kind] ?? 0) + n;
 }
 
-const LINK_COMPONENTS: readonly string[] = ['federation-upstream', 'federation-upstream-set', 'shovel'];
-
-const TARGET_COMPONENTS: Readonly<Record<string, DeclaredTarget['key']>> = {
-  'federation-upstream': 'federation-upstream',
-  'federation-upstream-set': 'federation-upstream-set',
-};
-
 /** `file`: "The file" (or "The file "a.json"" in a folder); `prefix`: what starts each place in it ("" or `"a.json" `). */
 function fromExport(doc: unknown, file: string, prefix: string): Omit<Parsed, 'json'> {
   const top = exportSchema.safeParse(doc);
@@ -243,8 +240,7 @@ function fromExport(doc: unknown, file: string, prefix: string): Omit<Parsed, 'j
   }
   const ignored: Record<string, number> = {};
   const raws: Raw[] = [];
-  const targets: RawTarget[] = [];
-  const parameters: RawParameter[] = [];
+  const params: RawParameter[] = [];
   for (const [key, value] of Object.entries(top.data)) {
     if (key === 'policies' || key === 'parameters') continue;
     if (Array.isArray(value)) count(ignored, key, value.length);
@@ -270,18 +266,12 @@ function fromExport(doc: unknown, file: string, prefix: string): Omit<Parsed, 'j
     const p = parameterSchema.safeParse(entry);
     if (!p.success) refuse(`The parameter at ${at} cannot be read: ${issueWords(p.error)}.`);
     const d = p.data as z.infer<typeof parameterSchema>;
+    if (isParameterComponent(d.component)) {
+      params.push({ component: d.component, at, vhost: d.vhost, name: d.name, value: d.value });
+      return;
+    }
     if (d.component !== 'operator_policy') {
       count(ignored, `parameters (${d.component})`);
-      const key = TARGET_COMPONENTS[d.component];
-      if (key && typeof d.name === 'string') targets.push({ key, vhost: d.vhost, name: d.name });
-      if (LINK_COMPONENTS.includes(d.component) && typeof d.name === 'string')
-        parameters.push({
-          component: d.component as FileParameter['component'],
-          vhost: d.vhost,
-          name: d.name,
-          value: d.value,
-          at,
-        });
       return;
     }
     const v = exportPolicySchema.omit({ vhost: true, name: true }).safeParse(d.value);
@@ -301,8 +291,7 @@ function fromExport(doc: unknown, file: string, prefix: string): Omit<Parsed, 'j
   });
   return {
     raws,
-    targets,
-    parameters,
+    params,
     ignored,
     ...(top.data.original_vhost_name ? { vhost: top.data.original_vhost_name } : {}),
   };
@@ -344,14 +333,13 @@ function fromSpec(kind: 'Policy' | 'OperatorPolicy', spec: unknown, at: string):
 function fromManifests(docs: readonly unknown[], prefix: string): Omit<Parsed, 'json'> {
   const ignored: Record<string, number> = {};
   const raws: Raw[] = [];
-  const targets: RawTarget[] = [];
-  const parameters: RawParameter[] = [];
+  const params: RawParameter[] = [];
   const one = (doc: unknown, at: string): void => {
     if (doc === null || doc === undefined) return;
     const m = manifestSchema.safeParse(doc);
     if (!m.success) {
       refuse(
-        `The YAML ${at} is not a manifest of the topology operator (kind: Policy or OperatorPolicy): ${issueWords(m.error)}.`,
+        `The YAML ${at} is not a manifest of the topology operator (kind: Policy, OperatorPolicy, Federation or Shovel): ${issueWords(m.error)}.`,
       );
     }
     const { kind, spec } = m.data as z.infer<typeof manifestSchema>;
@@ -364,23 +352,16 @@ function fromManifests(docs: readonly unknown[], prefix: string): Omit<Parsed, '
       raws.push(fromSpec(kind, spec, at));
       return;
     }
-    count(ignored, kind);
     if (kind === 'Federation' || kind === 'Shovel') {
-      const f = federationSpecSchema.safeParse(spec);
-      if (!f.success) return;
-      const { name, vhost, ...value } = f.data;
-      if (kind === 'Federation') targets.push({ key: 'federation-upstream', vhost: vhost ?? '/', name });
-      parameters.push({
-        component: kind === 'Federation' ? 'federation-upstream' : 'shovel',
-        vhost: vhost ?? '/',
-        name,
-        value,
-        at,
-      });
+      const p = fromManifestSpec(kind, spec, at);
+      if (typeof p === 'string') refuse(`${p}.`);
+      else params.push(p);
+      return;
     }
+    count(ignored, kind);
   };
   for (const [i, doc] of docs.entries()) one(doc, `${prefix}document ${i + 1}`);
-  return { raws, targets, parameters, ignored };
+  return { raws, params, ignored };
 }
 
 /** `empty`: what a file without a document is (in a folder, one file of comments is nothing). */
@@ -424,7 +405,7 @@ function parse(text: string, file: string, prefix: string, empty: 'refused' | 'n
   });
   for (const v of values) tooDeep(v, file);
   if (values.every((v) => v === null || v === undefined)) {
-    if (empty === 'nothing') return { raws: [], targets: [], parameters: [], ignored: {}, json: false };
+    if (empty === 'nothing') return { raws: [], params: [], ignored: {}, json: false };
     return refuse(`${file} is empty. Give a definitions export or the topology operator’s Policy manifests.`);
   }
   return { ...fromManifests(values, prefix), json: false };
@@ -529,16 +510,14 @@ function readAll(
   try {
     // Each with its file's original_vhost_name: the vhost of what names none.
     const raws: (Raw & { exported: string | undefined })[] = [];
-    const targets: (RawTarget & { exported: string | undefined })[] = [];
-    const rawParameters: (RawParameter & { exported: string | undefined })[] = [];
+    const params: (RawParameter & { exported: string | undefined })[] = [];
     const ignored: Record<string, number> = {};
     let json = false;
     for (const f of files) {
       const parsed = parse(f.text, f.file, f.prefix, folder === undefined ? 'refused' : 'nothing');
       json ||= parsed.json;
       for (const r of parsed.raws) raws.push({ ...r, exported: parsed.vhost });
-      for (const t of parsed.targets) targets.push({ ...t, exported: parsed.vhost });
-      for (const p of parsed.parameters) rawParameters.push({ ...p, exported: parsed.vhost });
+      for (const p of parsed.params) params.push({ ...p, exported: parsed.vhost });
       for (const [kind, n] of Object.entries(parsed.ignored)) count(ignored, kind, n);
     }
     if (raws.length > MAX_POLICIES) {
@@ -590,25 +569,42 @@ function readAll(
         },
       });
     }
-    const declared: DeclaredTarget[] = [];
-    for (const t of targets) {
-      const where = placed(t.vhost, t.exported, options);
-      if (where.named !== undefined) named.add(where.named);
-      if (options.vhost === undefined || where.vhost === options.vhost)
-        declared.push({ key: t.key, vhost: where.vhost, name: t.name });
-    }
     const parameters: FileParameter[] = [];
-    for (const p of rawParameters) {
+    const seenParameters = new Map<string, string>();
+    for (const p of params) {
+      const words = COMPONENT_WORDS[p.component];
+      if (typeof p.name !== 'string' || p.name === '')
+        refuse(`The ${words} at ${p.at} has no name: give it one.`);
+      const name = p.name as string;
       const where = placed(p.vhost, p.exported, options);
-      if (options.vhost === undefined || where.vhost === options.vhost)
-        parameters.push({
-          component: p.component,
-          vhost: where.vhost,
-          name: p.name,
-          value: p.value,
-          at: p.at,
-        });
+      if (where.named !== undefined) named.add(where.named);
+      if (options.vhost !== undefined && where.vhost !== options.vhost) {
+        count(ignored, `parameters (${p.component}) of other vhosts`);
+        continue;
+      }
+      origins[where.vhost] ??= where.origin;
+      const key = JSON.stringify([p.component, where.vhost, name]);
+      const first = seenParameters.get(key);
+      if (first !== undefined) {
+        refuse(
+          `The ${words} ${JSON.stringify(name)} of vhost ${JSON.stringify(where.vhost)} is in the ${folder === undefined ? 'file' : 'folder'} twice (${first} and ${p.at}): keep one.`,
+        );
+      }
+      seenParameters.set(key, p.at);
+      const problem = valueProblem(p.component, p.value);
+      if (problem) refuse(`The ${words} ${JSON.stringify(name)} (${p.at}) ${problem}.`);
+      parameters.push({
+        component: p.component,
+        vhost: where.vhost,
+        name,
+        value: p.value,
+        at: p.at,
+        ...(p.uriSecret !== undefined ? { uriSecret: p.uriSecret } : {}),
+      });
     }
+    const declared: DeclaredTarget[] = parameters.flatMap((p) =>
+      p.component === 'shovel' ? [] : [{ key: p.component, vhost: p.vhost, name: p.name }],
+    );
     for (const from of options.vhostMap?.keys() ?? []) {
       if (!named.has(from)) {
         const names = [...named].sort().map(quoted).join(', ');
@@ -619,7 +615,11 @@ function readAll(
     }
     if (options.vhost !== undefined) origins[options.vhost] = { by: '--vhost' };
     const vhosts = [
-      ...new Set([...policies.map((p) => p.policy.vhost), ...(options.vhost ? [options.vhost] : [])]),
+      ...new Set([
+        ...policies.map((p) => p.policy.vhost),
+        ...parameters.map((p) => p.vhost),
+        ...(options.vhost ? [options.vhost] : []),
+      ]),
     ];
     return {
       ok: true,

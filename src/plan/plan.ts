@@ -24,10 +24,11 @@
  * (src/definitions/) are modules of their own.
  */
 
-import { codeOf, missingVhost, type VhostLister } from '../core/index.ts';
+import { codeOf, maskUris, missingVhost, type VhostLister } from '../core/index.ts';
 import {
   type DefinitionsFile,
   type FederationNames,
+  type FileParameter,
   missingVhostWords,
   withDeclared,
 } from '../definitions/index.ts';
@@ -44,8 +45,12 @@ import type { Risk } from '../policy/index.ts';
 import {
   actionOf,
   buildPolicySet,
+  COMPONENT_WORDS,
   formatVersion,
   type ObjectKind,
+  type Parameter,
+  type ParameterComponent,
+  type ParameterTransition,
   type Policy,
   type PolicyLayer,
   type Transition,
@@ -76,10 +81,30 @@ import {
 } from '../rabbit/index.ts';
 import { changesOf } from './changes.ts';
 import { newFindings } from './findings.ts';
+import {
+  type ParameterLister,
+  parameterChangesOf,
+  parameterOrder,
+  parameterRefusals,
+  readParameters,
+  withoutDeleted,
+} from './parameters.ts';
+import {
+  type LinkCandidate,
+  type LinkJson,
+  linkJson,
+  linksInvolved,
+  NO_LINKS,
+  type StepLinks,
+  stepLinks,
+} from './stepLinks.ts';
 
 export { changesOf };
 
-export type PlanBroker = InventorySource & VhostLister;
+/** What a plan of given policy changes reads (`planChanges`). */
+export type PolicyPlanBroker = InventorySource & VhostLister;
+/** What a file's plan reads: its parameters too. */
+export type PlanBroker = PolicyPlanBroker & ParameterLister;
 
 /** An object to check after a step is written: the policy of each layer the broker must report on it. */
 export interface VerifyObject {
@@ -89,10 +114,22 @@ export interface VerifyObject {
   readonly operatorPolicy: string | null;
 }
 
-export interface PlanStep extends Transition {
+/** A policy's step, with the links it starts and stops (./stepLinks.ts). */
+export interface PolicyStep extends Transition {
   readonly action: ChangeAction;
   readonly verify: readonly VerifyObject[];
+  readonly links: StepLinks;
 }
+
+/** A federation upstream's, upstream set's or shovel's step (./parameters.ts), with the links it starts and stops. */
+export interface ParameterStep extends ParameterTransition {
+  readonly action: ChangeAction;
+  readonly links: StepLinks;
+}
+
+export type PlanStep = PolicyStep | ParameterStep;
+
+export const isParameterStep = (s: PlanStep): s is ParameterStep => 'component' in s;
 
 export interface PlanObject {
   readonly vhost: string;
@@ -166,10 +203,53 @@ export function fieldsOf(p: Policy | null): PolicyFields | null {
   return p && { pattern: p.pattern, applyTo: p.applyTo, priority: p.priority, definition: p.definition };
 }
 
-/** A step as the --json's `changes` (the preview's `change`). */
-export function changeJson(s: PlanStep): PreviewChange {
+/** What a step writes: a policy (of either layer) or a parameter. */
+export type Component = 'policy' | 'operator-policy' | ParameterComponent;
+
+export const componentOf = (s: PlanStep): Component =>
+  isParameterStep(s) ? s.component : s.layer === 'operator' ? 'operator-policy' : 'policy';
+
+/** What a step writes, in words: `policy`, `operator policy`, `federation upstream`, `shovel`, … */
+export const componentWords = (c: Component): string =>
+  c === 'policy' ? 'policy' : c === 'operator-policy' ? 'operator policy' : COMPONENT_WORDS[c];
+
+/** A parameter's step as the --json's `changes` has it: its value with every URI masked. */
+export interface ParameterChangeJson {
+  readonly action: ChangeAction;
+  readonly component: ParameterComponent;
+  readonly name: string;
+  readonly vhost: string;
+  readonly before: unknown;
+  readonly after: unknown;
+  readonly links: LinksJson;
+}
+
+/** The links a step starts and stops, as the --json gives them. */
+export interface LinksJson {
+  readonly start: readonly LinkJson[];
+  readonly stop: readonly LinkJson[];
+}
+
+/** A step as the --json's `changes`: a policy's as the preview's `change`, with its component; a parameter's, masked. */
+export function changeJson(
+  s: PlanStep,
+): (PreviewChange & { component: Component; name: string; links: LinksJson }) | ParameterChangeJson {
+  const links = { start: s.links.start.map(linkJson), stop: s.links.stop.map(linkJson) };
+  if (isParameterStep(s))
+    return {
+      action: s.action,
+      component: s.component,
+      name: s.name,
+      vhost: s.vhost,
+      before: s.before && maskUris(s.before.value),
+      after: s.after && maskUris(s.after.value),
+      links,
+    };
   return {
+    links,
     action: s.action,
+    component: componentOf(s),
+    name: s.name,
     policy: s.name,
     vhost: s.vhost,
     operator: s.layer === 'operator',
@@ -215,6 +295,11 @@ interface PlanSource {
    * the file is applied whole, so a policy naming one is not missing its target.
    */
   readonly withDeclared?: <T extends FederationNames>(vhost: string, names: T) => T;
+  /** The federation upstreams, upstream sets and shovels of the vhost to plan with its policies, and where the broker's are read. */
+  readonly parameters?: {
+    readonly of: (vhost: string) => readonly FileParameter[];
+    readonly broker: ParameterLister;
+  };
 }
 
 const GIVEN: PlanSource = {
@@ -225,7 +310,7 @@ const GIVEN: PlanSource = {
 async function planVhost(
   changesFor: ChangesFor,
   vhost: string,
-  broker: PlanBroker,
+  broker: PolicyPlanBroker,
   options: PlanOptions,
   source: PlanSource,
 ): Promise<VhostAnswer> {
@@ -234,7 +319,11 @@ async function planVhost(
   // The queues a change reaches: where the changed patterns find too many for a few pages of the
   // name filter, the numbers of these alone are asked once the records are read.
   const reached = new Set<string>();
+  const mine = source.parameters?.of(vhost) ?? [];
+  // The vhost's parameters: read first when the file has some, else once it is known links may move.
+  let live: Parameter[] | null = null;
   try {
+    if (source.parameters && mine.length) live = await readParameters(source.parameters.broker, vhost);
     inventory = await openInventory(broker, vhost, {
       live: true,
       plugins: true,
@@ -268,6 +357,25 @@ async function planVhost(
     return { status: 'refused', problems: found.problems };
   }
   const { changes, unchanged } = found;
+  if (source.parameters && live === null && linksInvolved(user, changes)) {
+    try {
+      live = await readParameters(source.parameters.broker, vhost);
+    } catch (err) {
+      await inventory.cancel();
+      const failed = notAskedBecause(err);
+      if (!failed || !(err instanceof Error)) throw err;
+      return { status: 'not-asked', why: failed.why, detail: failed.reason ?? err.message };
+    }
+  }
+  const params = parameterChangesOf(mine, live ?? [], options.prune ?? false);
+  const refused = parameterRefusals(params.changes, mine, inventory.plugins, formatVersion(version));
+  if (refused.length) {
+    await inventory.cancel();
+    return { status: 'refused', problems: refused };
+  }
+  // The objects a link may serve, when links may move (stepLinks.ts keeps those a federated policy reaches).
+  const links = live !== null && linksInvolved(user, [...params.changes, ...changes]);
+  const linkCandidates: LinkCandidate[] = [];
   const cache = new PatternCache();
   const touched = touchIndex(changes, version, cache);
   const objects: InventoryObject[] = [];
@@ -278,6 +386,7 @@ async function planVhost(
   try {
     await inventory.each((o) => {
       if (o.kind === 'exchange') exchanges.add(o.name);
+      if (links) linkCandidates.push({ name: o.name, kind: o.kind });
       if (!changes.length) return;
       if (touched(o).length > 0) {
         objects.push(o);
@@ -296,7 +405,7 @@ async function planVhost(
     kind === 'exchange' || !reading ? null : (reading.queues.get(name) ?? null);
   const world = worldOf(reading, exchanges);
   const loss: LossContext = {
-    world: source.withDeclared?.(vhost, world) ?? world,
+    world: withoutDeleted(source.withDeclared?.(vhost, world) ?? world, params.changes),
     live: liveOf,
     defaultDeliveryLimit: defaultDeliveryLimit(version),
   };
@@ -398,7 +507,25 @@ async function planVhost(
       if (!unpredictable.has(key)) unpredictable.set(key, u);
     }
   }
-  const notes: string[] = [...(found.notes ?? [])];
+  const notes: string[] = [...params.notes, ...(found.notes ?? [])];
+  // The parameters around the policies: those created or edited first, those deleted last.
+  const around = parameterOrder(params.changes);
+  const shift = around.first.length;
+  const written = [...around.first, ...ordered, ...around.last];
+  const moved = links
+    ? stepLinks({
+        vhost,
+        version,
+        cache,
+        user,
+        parameters: live ?? [],
+        steps: written,
+        objects: linkCandidates,
+      })
+    : [];
+  const linksAt = (i: number) => moved[i] ?? NO_LINKS;
+  const parameterSteps = (list: readonly ParameterTransition[], from: number): ParameterStep[] =>
+    list.map((t, i) => ({ ...t, action: actionOf(t), links: linksAt(from + i) }));
   if (reading?.queuesWhy) notes.push(`The queues' statistics could not be read (${reading.queuesWhy}).`);
   if (reading?.federationWhy) notes.push(`The federation could not be read (${reading.federationWhy}).`);
   return {
@@ -406,10 +533,19 @@ async function planVhost(
     plan: {
       vhost,
       brokerVersion: formatVersion(version),
-      steps: ordered.map((t, i) => ({ ...t, action: actionOf(t), verify: verify[i] ?? [] })),
-      unchanged,
+      steps: [
+        ...parameterSteps(around.first, 0),
+        ...ordered.map((t, i) => ({
+          ...t,
+          action: actionOf(t),
+          verify: verify[i] ?? [],
+          links: linksAt(shift + i),
+        })),
+        ...parameterSteps(around.last, shift + ordered.length),
+      ],
+      unchanged: unchanged + params.unchanged,
       objects: planObjects,
-      transitional,
+      transitional: transitional.map((t) => ({ ...t, step: t.step + shift })),
       unpredictable: [...unpredictable.values()],
       sampledAt,
       notes,
@@ -425,17 +561,17 @@ export function planFile(
   broker: PlanBroker,
   options: PlanOptions = {},
 ): Promise<PlanResult> {
-  const changesFor: ChangesFor = (vhost, live) =>
-    changesOf(
-      file.policies.filter((p) => p.policy.vhost === vhost),
-      live,
-      live.version,
-      vhost,
-      options.prune ?? false,
-    );
+  const changesFor: ChangesFor = (vhost, live) => {
+    const mine = file.policies.filter((p) => p.policy.vhost === vhost);
+    // A vhost the file names only for its upstreams, sets or shovels keeps its policies under
+    // --prune, as the parameters of a kind the file does not hold are kept (./parameters.ts).
+    const prune = (options.prune ?? false) && (mine.length > 0 || file.origins[vhost]?.by === '--vhost');
+    return changesOf(mine, live, live.version, vhost, prune);
+  };
   return planVhosts(file.vhosts, changesFor, file.ignored, broker, options, {
     missingVhost: (vhost, missing) => missingVhostWords(file, vhost, missing),
     withDeclared: (vhost, names) => withDeclared(file, vhost, names),
+    parameters: { of: (vhost) => file.parameters.filter((p) => p.vhost === vhost), broker },
   });
 }
 
@@ -447,7 +583,7 @@ export function planFile(
 export function planChanges(
   vhosts: readonly string[],
   changesFor: (vhost: string, live: LivePolicies) => Transition[],
-  broker: PlanBroker,
+  broker: PolicyPlanBroker,
   options: PlanOptions = {},
 ): Promise<PlanResult> {
   const given: ChangesFor = (vhost, live) => ({
@@ -462,7 +598,7 @@ async function planVhosts(
   names: readonly string[],
   changesFor: ChangesFor,
   ignored: Plan['ignored'],
-  broker: PlanBroker,
+  broker: PolicyPlanBroker,
   options: PlanOptions,
   source: PlanSource,
 ): Promise<PlanResult> {

@@ -15,6 +15,17 @@ export {
 export { auditObject, auditObjects, type PolicyDiff, policyDiff } from './diff.ts';
 export { type EffectiveValue, effectiveDefinition } from './effective.ts';
 export { acceptedApplyTo, defaultDeliveryLimit, scopesMeet } from './keys.ts';
+export {
+  COMPONENT_WORDS,
+  canonicalValue,
+  isParameterComponent,
+  PARAMETER_COMPONENTS,
+  type Parameter,
+  type ParameterComponent,
+  type ParameterTransition,
+  sameParameterValue,
+  setUpstreams,
+} from './parameter.ts';
 export { enabledPlugins, pluginsNeedApplications } from './plugins.ts';
 export { type KindOrUnknown, PolicyIndex } from './policyIndex.ts';
 export { type Source, withArguments } from './provenance.ts';

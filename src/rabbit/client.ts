@@ -1,3 +1,4 @@
+// Over 400 lines: one class for every endpoint the bot calls, each a few lines, read together.
 /**
  * The RabbitMQ management HTTP API, as the bot needs it: `ManagementClient`, its endpoints. Every
  * answer parsed with zod (`responses.ts`); every failure a RabbitError with a stable code. How it
@@ -10,10 +11,13 @@
  * `getRetries`.
  */
 
-import type { Parameter, ReportedFederationLink, ReportedShovel } from '../links/index.ts';
+import { maskUrisIn } from '../core/index.ts';
+import type { Parameter as LinkParameter, ReportedFederationLink, ReportedShovel } from '../links/index.ts';
 import {
   type BrokerVersion,
   enabledPlugins,
+  type Parameter,
+  type ParameterComponent,
   type Policy,
   type PolicyLayer,
   parseVersion,
@@ -45,6 +49,7 @@ import {
   overviewSchema,
   type Permission,
   parameterNamesSchema,
+  parameterSchema,
   permissionSchema,
   policyListSchema,
   policySchema,
@@ -74,6 +79,26 @@ export {
 } from './transport.ts';
 
 export type ManagementClientOptions = TransportOptions;
+
+/**
+ * A parameter's write, whose refusal may quote the value written (`value`), URIs and passwords
+ * included: its error carries the broker's reason with every URI masked and every password of the
+ * value hidden.
+ */
+async function masked<T>(call: Promise<T>, value?: unknown): Promise<T> {
+  try {
+    return await call;
+  } catch (e) {
+    if (!(e instanceof RabbitError)) throw e;
+    throw new RabbitError({
+      code: e.code,
+      method: e.method,
+      path: e.path,
+      ...(e.status !== undefined ? { status: e.status } : {}),
+      ...(e.reason !== undefined ? { reason: maskUrisIn(e.reason, value) } : {}),
+    });
+  }
+}
 
 /**
  * What `GET /api/federation-links/{vhost}` answers on a broker without the federation
@@ -307,6 +332,33 @@ export class ManagementClient {
     await this.http.call('DELETE', this.http.path(LAYER_PATH[layer], vhost, name));
   }
 
+  // ---- runtime parameters (federation upstreams, upstream sets, shovels) -----------------
+
+  /** `null` when there is no such parameter (or no such vhost). */
+  async getParameter(component: ParameterComponent, vhost: string, name: string): Promise<Parameter | null> {
+    const p = await this.http.getJsonOrNull(
+      this.http.path(`parameters/${component}`, vhost, name),
+      parameterSchema,
+    );
+    return p && { component, vhost, name, value: p.value };
+  }
+
+  /**
+   * Replaces the whole parameter. The broker's refusal quotes the value it refused, URIs and their
+   * passwords included: the error carries it masked.
+   */
+  async putParameter(p: Parameter): Promise<void> {
+    await masked(
+      this.http.call('PUT', this.http.path(`parameters/${p.component}`, p.vhost, p.name), { value: p.value }),
+      p.value,
+    );
+  }
+
+  /** Throws RabbitError 'not-found' when there is no such parameter. */
+  async deleteParameter(component: ParameterComponent, vhost: string, name: string): Promise<void> {
+    await masked(this.http.call('DELETE', this.http.path(`parameters/${component}`, vhost, name)));
+  }
+
   // ---- objects --------------------------------------------------------------------------
 
   /**
@@ -370,7 +422,7 @@ export class ManagementClient {
   // ---- links ------------------------------------------------------------------------------
 
   /** The vhost's parameters of one component (linkListings.ts); values hold passwords: show them masked only. */
-  parameters(component: LinkComponent, vhost: string): Promise<Parameter[]> {
+  parameters(component: LinkComponent, vhost: string): Promise<LinkParameter[]> {
     return listParameters(this.http, component, vhost);
   }
 

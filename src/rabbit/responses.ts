@@ -270,6 +270,9 @@ export interface FederationState {
 /** `GET /api/parameters/federation-upstream{,-set}/{vhost}`: only the names matter here. */
 export const parameterNamesSchema = z.array(z.object({ name: z.string() }));
 
+/** `GET /api/parameters/{component}/{vhost}[/{name}]`: a runtime parameter with its value. */
+export const parameterSchema = z.object({ name: z.string(), value: z.unknown() });
+
 /** `GET /api/federation-links/{vhost}`: which object each link serves (linkListings.ts reads the rest). */
 export const federationLinksSchema = z.array(
   z.object({

@@ -14,6 +14,7 @@ import {
   type ReviewRecord,
   type SnapshotRecord,
   snapshotWords,
+  subjectWords,
 } from '../audit/index.ts';
 import { type HistoryResult, unreadableSentence, verifySentence } from '../commands/history/index.ts';
 import { jsonWritten, quoted, terminalText } from '../text/index.ts';
@@ -67,7 +68,7 @@ function reviewLines(e: ReviewRecord): string[] {
 }
 
 function headWords(e: ChangeRecord | ReviewRecord): string {
-  return `${e.action} ${e.operator ? 'operator policy' : 'policy'} ${quoted(e.policy)} in ${e.env}/${quoted(e.vhost)}`;
+  return `${e.action} ${subjectWords(e)} ${quoted(e.policy)} in ${e.env}/${quoted(e.vhost)}`;
 }
 
 function changeLines(e: ChangeRecord): string[] {
@@ -89,8 +90,14 @@ function changeLines(e: ChangeRecord): string[] {
         : '  UNREVIEWED: no approver has reviewed it yet',
     );
   }
-  lines.push(`  before: ${e.before ? policyWords(e.before) : '(none)'}`);
-  lines.push(`  after:  ${e.after ? policyWords(e.after) : '(none)'}`);
+  if (e.value) {
+    // A parameter's values, recorded with every URI masked.
+    lines.push(`  before: ${e.value.before === null ? '(none)' : jsonWritten(e.value.before)}`);
+    lines.push(`  after:  ${e.value.after === null ? '(none)' : jsonWritten(e.value.after)}`);
+  } else {
+    lines.push(`  before: ${e.before ? policyWords(e.before) : '(none)'}`);
+    lines.push(`  after:  ${e.after ? policyWords(e.after) : '(none)'}`);
+  }
   for (const o of e.objects) {
     const moves =
       o.before === o.after

@@ -1,11 +1,15 @@
 import type { ImportAnswer } from '../commands/import/index.ts';
+import { componentWords } from '../plan/index.ts';
 import { count, quoted } from '../text/index.ts';
 
 /** The filed set in words: the request, where it waits, and what it was filed with. Pure. */
 export function importedText(a: ImportAnswer, file: string): string {
   const lines = [
     `Filed ${a.request.id} in ${a.env} (${a.request.state}): ${a.plan.changes.length} change${a.plan.changes.length === 1 ? '' : 's'} from ${file}, applied in this order once approved in Slack:`,
-    ...a.plan.changes.map((c, i) => `  ${i + 1}. ${c.action} ${quoted(c.policy)} in ${quoted(c.vhost)}`),
+    ...a.plan.changes.map(
+      (c, i) =>
+        `  ${i + 1}. ${c.action} ${componentWords(c.component ?? 'policy')} ${quoted(c.name ?? c.policy ?? '')} in ${quoted(c.vhost)}`,
+    ),
   ];
   const i = a.plan.impact;
   if (i.messagesLost || i.messagesDeadLettered || i.queuesDeleted)

@@ -9,6 +9,7 @@
  * its body is never read as the bot's refusal.
  */
 import * as z from 'zod';
+import { PARAMETER_COMPONENTS } from '../policy/index.ts';
 
 /** The bot's answer is a request and its plan: far below this. */
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
@@ -19,7 +20,16 @@ const Filed = z.object({
   env: z.string(),
   request: z.object({ id: z.string(), state: z.string(), vhost: z.string() }),
   plan: z.object({
-    changes: z.array(z.object({ action: z.string(), policy: z.string(), vhost: z.string() })),
+    // Each change names what it writes (`component`, `name`); a policy's also as `policy`.
+    changes: z.array(
+      z.object({
+        action: z.string(),
+        vhost: z.string(),
+        name: z.string().optional(),
+        policy: z.string().optional(),
+        component: z.enum(['policy', 'operator-policy', ...PARAMETER_COMPONENTS]).optional(),
+      }),
+    ),
   }),
 });
 const Refused = z.object({ error: z.object({ code: z.string(), message: z.string() }) });

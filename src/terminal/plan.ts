@@ -1,7 +1,8 @@
 import { whyOf } from '../commands/lint/index.ts';
 import { planIncompleteWords } from '../commands/plan/index.ts';
+import { maskUris } from '../core/index.ts';
 import type { PlanObject, PlanResult, PlanStep } from '../plan/index.ts';
-import { fieldsOf } from '../plan/index.ts';
+import { componentOf, componentWords, fieldsOf, isParameterStep, stepLinksWords } from '../plan/index.ts';
 import { impactWords, totalsWords } from '../policy/impact/index.ts';
 import type { LayerNames } from '../policy/simulate/index.ts';
 import { definitionWritten, jsonWritten, quoted, showInvisible, terminalText } from '../text/index.ts';
@@ -18,8 +19,15 @@ const DETAIL_LIMIT = 100;
 const show = (s: string) => (s === '' ? '(default exchange)' : showInvisible(s));
 
 function stepWords(s: PlanStep, i: number): string[] {
-  const what = `${s.layer === 'operator' ? 'operator policy' : 'policy'} ${quoted(s.name)} in vhost ${quoted(s.vhost)}`;
+  const what = `${componentWords(componentOf(s))} ${quoted(s.name)} in vhost ${quoted(s.vhost)}`;
   const lines = [`  ${i + 1}. ${s.action} ${what}`];
+  for (const l of stepLinksWords(s.links, quoted)) lines.push(`       ${l}`);
+  if (isParameterStep(s)) {
+    // Its URIs masked: a password is never printed.
+    if (s.before) lines.push(`       now:   ${jsonWritten(maskUris(s.before.value))}`);
+    if (s.after) lines.push(`       after: ${jsonWritten(maskUris(s.after.value))}`);
+    return lines;
+  }
   const before = fieldsOf(s.before);
   const after = fieldsOf(s.after);
   if (before) lines.push(`       now:   ${policyWords(before)}`);

@@ -1,4 +1,4 @@
-import type { Policy, PolicyLayer } from '../policy/index.ts';
+import type { Parameter, ParameterComponent, Policy, PolicyLayer } from '../policy/index.ts';
 import type { PreviewBroker } from '../preview/index.ts';
 import type { Permission, WhoAmI } from '../rabbit/index.ts';
 
@@ -14,4 +14,11 @@ export interface WorkflowBroker extends PreviewBroker {
   getPolicy(layer: PolicyLayer, vhost: string, name: string): Promise<Policy | null>;
   putPolicy(layer: PolicyLayer, policy: Policy): Promise<'created' | 'updated'>;
   deletePolicy(layer: PolicyLayer, vhost: string, name: string): Promise<void>;
+  parameters(
+    component: ParameterComponent,
+    vhost: string,
+  ): Promise<readonly { readonly name: string; readonly value: unknown }[]>;
+  getParameter(component: ParameterComponent, vhost: string, name: string): Promise<Parameter | null>;
+  putParameter(parameter: Parameter): Promise<void>;
+  deleteParameter(component: ParameterComponent, vhost: string, name: string): Promise<void>;
 }

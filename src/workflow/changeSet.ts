@@ -1,18 +1,41 @@
 import * as z from 'zod';
-import { ImpactTotalsSchema, PolicyFieldsSchema } from '../audit/index.ts';
-import { fieldsOf, type Plan } from '../plan/index.ts';
+import {
+  ImpactTotalsSchema,
+  MAX_LINKS_KEPT,
+  PolicyFieldsSchema,
+  StepLinksSchema,
+  type StoredLinks,
+} from '../audit/index.ts';
+import {
+  type Component,
+  fieldsOf,
+  isParameterStep,
+  linkJson,
+  type Plan,
+  type StepLinks,
+} from '../plan/index.ts';
 import { type ImpactTotals, impactTotals } from '../policy/impact/index.ts';
-import type { Policy, Transition } from '../policy/index.ts';
+import {
+  actionOf,
+  PARAMETER_COMPONENTS,
+  type Parameter,
+  type Policy,
+  type Transition,
+} from '../policy/index.ts';
+import type { ChangeAction } from '../policy/simulate/index.ts';
 import type { ImpactSummary } from '../preview/index.ts';
 
 /**
  * A change set: the policy changes one request files, in the order they are written (the
- * planner's, src/definitions/). One step per policy; a step is the `Transition` of
+ * planner's, src/plan/). One step per policy; a step is the `Transition` of
  * src/policy/compare.ts as stored (its fields without vhost and name, which the step carries).
- * A single create, edit or delete is a set of one (`stepsOf`).
+ * A file's federation upstreams, upstream sets and shovels are steps of the set too
+ * (`ParameterSetStep`: its value as the broker takes it, URIs and passwords included, kept only
+ * here to be written; shown masked everywhere). A single create, edit or delete is a set of one
+ * (`stepsOf`).
  */
 
-export const SetStepSchema = z.object({
+export const PolicySetStepSchema = z.object({
   layer: z.enum(['user', 'operator']),
   vhost: z.string().min(1),
   name: z.string().min(1),
@@ -36,8 +59,51 @@ export const SetStepSchema = z.object({
     .optional(),
   /** The audit record of the step this one undoes (a time-boxed set's revert, timebox.ts `revertSteps`). */
   revertOf: z.string().optional(),
+  /** The links it starts and stops, as planned (absent: a set planned before links were, or none worked out). */
+  links: StepLinksSchema.optional(),
 });
-export type SetStep = z.infer<typeof SetStepSchema>;
+export type PolicySetStep = z.infer<typeof PolicySetStepSchema>;
+
+/** A parameter's step: its value before and after (null: absent). */
+export const ParameterSetStepSchema = z.object({
+  component: z.enum(PARAMETER_COMPONENTS),
+  vhost: z.string().min(1),
+  name: z.string().min(1),
+  before: z.json(),
+  after: z.json(),
+  links: StepLinksSchema.optional(),
+});
+export type ParameterSetStep = z.infer<typeof ParameterSetStepSchema>;
+
+export const SetStepSchema = z.union([ParameterSetStepSchema, PolicySetStepSchema]);
+export type SetStep = PolicySetStep | ParameterSetStep;
+
+export const isParameterSetStep = (s: SetStep): s is ParameterSetStep => 'component' in s;
+
+/**
+ * A set's policy steps. A set holding parameters is neither time-boxed nor reverted whole
+ * (`PARAMETERS_NOT_REVERTED`), so what reverts a set sees its policies alone.
+ */
+export const policySteps = (steps: readonly SetStep[]): PolicySetStep[] =>
+  steps.filter((s): s is PolicySetStep => !isParameterSetStep(s));
+
+/** Why a set holding parameters is not time-boxed nor reverted whole. */
+export const PARAMETERS_NOT_REVERTED =
+  'A set that writes federation upstreams, upstream sets or shovels is neither time-boxed (--for) nor reverted whole: the bot keeps their URIs only to write them once. Revert it with a file that says what to restore (plan FILE, then import FILE).';
+
+/** Whether the step creates, edits or deletes (the one rule, `actionOf`; a parameter's value may be any JSON). */
+export const stepAction = (s: SetStep): ChangeAction =>
+  actionOf({ before: s.before === null ? null : {}, after: s.after === null ? null : {} });
+
+/** What the step writes (as the plan's `componentOf`). */
+export const stepComponent = (s: SetStep): Component =>
+  isParameterSetStep(s) ? s.component : s.layer === 'operator' ? 'operator-policy' : 'policy';
+
+/** The step's parameter on one side of it (null: absent). */
+export function parameterOf(step: ParameterSetStep, side: 'before' | 'after'): Parameter | null {
+  const value = step[side];
+  return value === null ? null : { component: step.component, vhost: step.vhost, name: step.name, value };
+}
 
 /** Most policies a set may hold (docs/plan.md: a file of more is refused). */
 export const MAX_SET_STEPS = 5_000;
@@ -60,8 +126,8 @@ export function stepsOf(r: {
   readonly layer: 'user' | 'operator';
   readonly vhost: string;
   readonly policy: string;
-  readonly before: SetStep['before'];
-  readonly after: SetStep['after'];
+  readonly before: PolicySetStep['before'];
+  readonly after: PolicySetStep['after'];
 }): readonly SetStep[] {
   return (
     r.set?.steps ?? [{ layer: r.layer, vhost: r.vhost, name: r.policy, before: r.before, after: r.after }]
@@ -79,14 +145,25 @@ export function plannedSet(plan: Plan) {
     : undefined;
   return {
     steps: plan.changes.map(
-      (s): SetStep => ({
-        layer: s.layer,
-        vhost: s.vhost,
-        name: s.name,
-        before: fieldsOf(s.before),
-        after: fieldsOf(s.after),
-        verify: s.verify.map((v) => ({ ...v })),
-      }),
+      (s): SetStep =>
+        isParameterStep(s)
+          ? {
+              component: s.component,
+              vhost: s.vhost,
+              name: s.name,
+              before: (s.before?.value ?? null) as ParameterSetStep['before'],
+              after: (s.after?.value ?? null) as ParameterSetStep['after'],
+              ...storedLinks(s.links),
+            }
+          : {
+              layer: s.layer,
+              vhost: s.vhost,
+              name: s.name,
+              before: fieldsOf(s.before),
+              after: fieldsOf(s.after),
+              verify: s.verify.map((v) => ({ ...v })),
+              ...storedLinks(s.links),
+            },
     ),
     impact: plan.impact,
     losing: plan.losing,
@@ -97,6 +174,24 @@ export function plannedSet(plan: Plan) {
     brokerVersion: plan.vhosts[0]?.brokerVersion ?? '',
     ...(plan.unread?.length ? { unread: plan.unread } : {}),
   };
+}
+
+/** A step's links as a set keeps them: at most MAX_LINKS_KEPT of each, with the counts; none kept when it moves none. */
+function storedLinks(links: StepLinks): { links?: StoredLinks } {
+  if (links.start.length + links.stop.length === 0) return {};
+  return {
+    links: {
+      start: links.start.slice(0, MAX_LINKS_KEPT).map(linkJson),
+      stop: links.stop.slice(0, MAX_LINKS_KEPT).map(linkJson),
+      startCount: links.start.length,
+      stopCount: links.stop.length,
+    },
+  };
+}
+
+/** The links a step's undo starts and stops: those the step stopped and started. */
+export function undoLinks(links: StoredLinks): StoredLinks {
+  return { start: links.stop, stop: links.start, startCount: links.stopCount, stopCount: links.startCount };
 }
 
 /**
@@ -126,8 +221,9 @@ export function setImpact(
 }
 
 /** The step as a transition of whole policies (null: absent). */
-export function transitionOf(step: SetStep): Transition {
-  const whole = (f: SetStep['before']): Policy | null => f && { vhost: step.vhost, name: step.name, ...f };
+export function transitionOf(step: PolicySetStep): Transition {
+  const whole = (f: PolicySetStep['before']): Policy | null =>
+    f && { vhost: step.vhost, name: step.name, ...f };
   return {
     layer: step.layer,
     vhost: step.vhost,
@@ -138,7 +234,7 @@ export function transitionOf(step: SetStep): Transition {
 }
 
 /** The step undone: what a rollback writes (the same write, before and after swapped). */
-export function undoOf(step: SetStep): SetStep {
+export function undoOf<S extends SetStep>(step: S): S {
   return { ...step, before: step.after, after: step.before };
 }
 
@@ -150,14 +246,16 @@ export function setVhosts(set: Pick<ChangeSet, 'steps'>): string[] {
   return [...new Set(set.steps.map((s) => s.vhost))];
 }
 
-/** The address of a step, as a key. */
-export const stepKey = (s: Pick<SetStep, 'layer' | 'vhost' | 'name'>) =>
-  JSON.stringify([s.layer, s.vhost, s.name]);
+/** The address of a step, as a key (a policy's layer, or a parameter's component). */
+export const stepKey = (
+  s: Pick<PolicySetStep, 'layer' | 'vhost' | 'name'> | Pick<ParameterSetStep, 'component' | 'vhost' | 'name'>,
+) => JSON.stringify(['component' in s ? s.component : s.layer, s.vhost, s.name]);
 
 /** A step the rollback left as someone else changed it, and what the broker held then (null: no policy). */
 const LeftSchema = z.object({
   step: z.number().int().min(0),
-  holds: PolicyFieldsSchema.nullable(),
+  /** A policy's fields; a parameter's value with every URI masked (what it holds is never written back). */
+  holds: z.union([PolicyFieldsSchema, z.json()]).nullable(),
 });
 
 /** The apply job's cursor (its data, saved after each step; a single change's too): see applySet.ts. */

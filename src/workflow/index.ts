@@ -1,10 +1,14 @@
 /** The entrance of workflow/: what the other folders of src/ use of it (inside, modules import each other directly). */
 export {
   type ChangeSet,
+  isParameterSetStep,
   plannedSet,
+  type SetStep,
   type StepState,
   setRecordId,
   setVhosts,
+  stepAction,
+  stepComponent,
   stepStates,
 } from './changeSet.ts';
 export { type Freeze, type FreezeOutcome, FreezeSchema, FreezeStore } from './deciding/freeze.ts';

@@ -67,14 +67,15 @@ async function build(broker: TestBroker, client: LabClient, down: string, upVhos
   const uri = `amqp://${encodeURIComponent(user)}:${encodeURIComponent(password)}@localhost:${port}/${encodeURIComponent(upVhost)}`;
   for (const x of t.exchanges) await client.putExchange(upVhost, x, 'fanout');
   for (const q of t.queues) await client.putQueue(upVhost, q, { kind: 'classic' });
-  for (const u of t.upstreams) await client.putParameter('federation-upstream', down, u, { uri });
+  for (const u of t.upstreams)
+    await client.putParameter({ component: 'federation-upstream', vhost: down, name: u, value: { uri } });
   for (const [name, members] of t.sets)
-    await client.putParameter(
-      'federation-upstream-set',
-      down,
-      name,
-      members.map((upstream) => ({ upstream })),
-    );
+    await client.putParameter({
+      component: 'federation-upstream-set',
+      vhost: down,
+      name: name,
+      value: members.map((upstream) => ({ upstream })),
+    });
   for (const [i, p] of t.policies.entries())
     await client.putPolicy('user', { vhost: down, name: `p${i}`, ...p });
   for (const x of t.exchanges) await client.putExchange(down, x, 'fanout');

@@ -53,13 +53,28 @@ describe.skipIf(!upstreamBroker || !downstreamBroker)('links: a federation from 
       await inVhostOn(downB, 'links-down', async (vhost, client) => {
         await upClient.putExchange(upVhost, 'orders', 'fanout');
         await upClient.putQueue(upVhost, 'work', { kind: 'classic' });
-        await client.putParameter('federation-upstream', vhost, 'dc1', { uri: uriTo(upB, upVhost) });
-        // Port 1 refuses; the vhost does not exist on the upstream.
-        await client.putParameter('federation-upstream', vhost, 'refused', {
-          uri: `amqp://guest:${SECRET}@localhost:1/${encodeURIComponent(upVhost)}`,
+        await client.putParameter({
+          component: 'federation-upstream',
+          vhost: vhost,
+          name: 'dc1',
+          value: { uri: uriTo(upB, upVhost) },
         });
-        await client.putParameter('federation-upstream', vhost, 'novhost', {
-          uri: uriTo(upB, 'rmqtest-no-such-vhost'),
+        // Port 1 refuses; the vhost does not exist on the upstream.
+        await client.putParameter({
+          component: 'federation-upstream',
+          vhost: vhost,
+          name: 'refused',
+          value: {
+            uri: `amqp://guest:${SECRET}@localhost:1/${encodeURIComponent(upVhost)}`,
+          },
+        });
+        await client.putParameter({
+          component: 'federation-upstream',
+          vhost: vhost,
+          name: 'novhost',
+          value: {
+            uri: uriTo(upB, 'rmqtest-no-such-vhost'),
+          },
         });
         const policy = (
           name: string,
@@ -189,17 +204,27 @@ describe.skipIf(!upstreamBroker || !downstreamBroker)('links: a federation from 
       await inVhostOn(downB, 'links-sh', async (vhost, client) => {
         await upClient.putQueue(upVhost, 'landed', { kind: 'classic' });
         await client.putQueue(vhost, 'outbox', { kind: 'classic' });
-        await client.putParameter('shovel', vhost, 'to-dc1', {
-          'src-uri': uriTo(downB, vhost),
-          'src-queue': 'outbox',
-          'dest-uri': uriTo(upB, upVhost),
-          'dest-queue': 'landed',
+        await client.putParameter({
+          component: 'shovel',
+          vhost: vhost,
+          name: 'to-dc1',
+          value: {
+            'src-uri': uriTo(downB, vhost),
+            'src-queue': 'outbox',
+            'dest-uri': uriTo(upB, upVhost),
+            'dest-queue': 'landed',
+          },
         });
-        await client.putParameter('shovel', vhost, 'broken', {
-          'src-uri': `amqp://guest:${SECRET}@localhost:1`,
-          'src-queue': 'outbox',
-          'dest-uri': 'amqp://',
-          'dest-queue': 'nowhere',
+        await client.putParameter({
+          component: 'shovel',
+          vhost: vhost,
+          name: 'broken',
+          value: {
+            'src-uri': `amqp://guest:${SECRET}@localhost:1`,
+            'src-queue': 'outbox',
+            'dest-uri': 'amqp://',
+            'dest-queue': 'nowhere',
+          },
         });
         await settledLinks(
           client,

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { readDefinitions } from '../../src/definitions/read.ts';
-import { type Plan, type PlanStep, planFile } from '../../src/plan/plan.ts';
+import { type Plan, type PolicyStep, planFile } from '../../src/plan/plan.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import { brokerCredentials, uniqueName, waitFor } from '../support/broker.ts';
 import { brokersUp, CLUSTER, clientFor, type TestBroker } from '../support/brokers.ts';
@@ -48,7 +48,7 @@ function writer(broker: TestBroker, vhost: string) {
         definition: x.definition,
       }),
     /** The plan's step, as a plain PUT or DELETE. */
-    write: (s: PlanStep) =>
+    write: (s: PolicyStep) =>
       s.after
         ? call('PUT', `/api/${base(s.layer === 'operator')}/${e(vhost)}/${e(s.name)}`, {
             pattern: s.after.pattern,
@@ -128,7 +128,7 @@ describe.each(up.map((b) => [b.label, b] as [string, TestBroker]))(
 /** Writes each step and, before the next, waits for the broker to report what the plan's state says. */
 async function applyAndWatch(plan: Plan, w: ReturnType<typeof writer>, api: Api, row: Row): Promise<void> {
   const announced = new Map(plan.transitional.map((t) => [t.name, t]));
-  for (const [i, step] of plan.changes.entries()) {
+  for (const [i, step] of (plan.changes as PolicyStep[]).entries()) {
     await w.write(step);
     for (const o of step.verify) {
       await waitFor(

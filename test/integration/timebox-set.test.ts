@@ -19,6 +19,7 @@ import { fileImport } from '../../src/commands/import/import.ts';
 import { createLogger } from '../../src/log/log.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
+import type { PolicySetStep } from '../../src/workflow/changeSet.ts';
 import { derivedRequestId, revertRequestId } from '../../src/workflow/timebox/timebox.ts';
 import type { ChangeRequest } from '../../src/workflow/types.ts';
 import { waitFor, withVhost } from '../support/broker.ts';
@@ -255,7 +256,8 @@ describe.each(up)('a time-boxed change set on $label', (broker) => {
       expect((await client.getPolicy('user', vhost, 'fallback'))?.definition).toEqual({ 'max-length': 500 });
       // Planned from the broker now: `fallback` from the 500 it holds, so that, approved, it applies
       // (from the 7 the set left, its apply would find the policy changed and go stale).
-      expect(ask.revert.set?.steps.find((s) => s.name === 'fallback')?.before?.definition).toEqual({
+      const fallback = ask.revert.set?.steps.find((s) => s.name === 'fallback') as PolicySetStep | undefined;
+      expect(fallback?.before?.definition).toEqual({
         'max-length': 500,
       });
       await wf.decide(ask.revert.id, { kind: 'approve', user: APPROVER, reason: 'back as before' });

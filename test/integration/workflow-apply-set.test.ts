@@ -17,7 +17,13 @@ import { ManagementClient } from '../../src/rabbit/client.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { requestMessage } from '../../src/slack/views/request.ts';
 import { APPLY_DEFAULTS } from '../../src/workflow/apply/queue.ts';
-import { plannedSet, type SetStep, transitionOf } from '../../src/workflow/changeSet.ts';
+import {
+  type ParameterSetStep,
+  type PolicySetStep,
+  plannedSet,
+  type SetStep,
+  transitionOf,
+} from '../../src/workflow/changeSet.ts';
 import type { ChangeRequest, FileSetInput } from '../../src/workflow/types.ts';
 import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
 import { brokersUp, CLUSTER, type TestBroker } from '../support/brokers.ts';
@@ -41,9 +47,9 @@ let trail: AuditTrail;
 // The cluster too (scripts/cluster): a set written through one node of three, watched on it.
 const { up } = await brokersUp({ cluster: true });
 
-type Fields = NonNullable<SetStep['before']>;
+type Fields = NonNullable<PolicySetStep['before']>;
 const fields = (p: Omit<Policy, 'vhost' | 'name'>): Fields => ({ ...p });
-const step = (vhost: string, name: string, before: Fields | null, after: Fields | null): SetStep => ({
+const step = (vhost: string, name: string, before: Fields | null, after: Fields | null): PolicySetStep => ({
   layer: 'user',
   vhost,
   name,
@@ -253,6 +259,49 @@ describe.each(up)('a change set applied as one on $label', (broker) => {
           await client.close();
           await fake.close();
         }
+      },
+      { client: admin },
+    );
+  });
+
+  it('a parameter the broker refuses (its plugin not enabled, or a URI it cannot parse) rolls the whole set back; its password never said', async () => {
+    const password = 'pw-never-said-0a9b8c';
+    const param = (
+      component: ParameterSetStep['component'],
+      name: string,
+      after: ParameterSetStep['after'],
+    ) => ({ component, vhost: '', name, before: null, after }) as ParameterSetStep;
+    await withVhost(
+      async (vhost) => {
+        await renameWorld(vhost);
+        await fx.worker(admin);
+        const at = <S extends SetStep>(s: S): S => ({ ...s, vhost });
+        // A broker without the federation plugin refuses the upstream; one with it, the shovel (its
+        // plugin missing, or a URI it cannot parse).
+        const { done } = await applyWatched(vhost, [
+          step(vhost, 'first', null, fields({ ...FALLBACK, priority: 2 })),
+          at(param('federation-upstream', 'up', { uri: `amqp://fed:${password}@127.0.0.1:5673` })),
+          at(
+            param('shovel', 'broken', {
+              'src-uri': 'amqp://',
+              'src-queue': 'a',
+              'dest-uri': `amqp://fed:${password}@nohost:bad:port`,
+              'dest-queue': 'b',
+            }),
+          ),
+        ]);
+        expect(done.state).toBe('failed');
+        expect(done.failure?.message).toMatch(/not found|not a valid URI/);
+        expect(JSON.stringify(done.failure)).not.toContain(password);
+        expect(await admin.getPolicy('user', vhost, 'first')).toBeNull();
+        expect(await admin.parameters('federation-upstream', vhost)).toEqual([]);
+        expect(await admin.parameters('shovel', vhost)).toEqual([]);
+        const records = (await trail.list({ vhost })).filter(isChange);
+        expect(records.map((r) => r.action).sort()).toEqual(
+          records.length === 2 ? ['create', 'revert'] : ['create', 'create', 'revert', 'revert'],
+        );
+        expect(JSON.stringify(records)).not.toContain(password);
+        expect((await trail.verify()).ok).toBe(true);
       },
       { client: admin },
     );
@@ -727,7 +776,7 @@ describe.each(up)('a change set applied as one on $label', (broker) => {
       expect(planned.impact.messagesLost).toBe(25);
       await fx.worker(admin);
       const wf = fx.workflow();
-      const { request } = await wf.fileSet(fileSet([...planned.steps], planned));
+      const { request } = await wf.fileSet(fileSet([...planned.steps] as PolicySetStep[], planned));
       if (more > 0) {
         await amqp.publish('orders.audit', more);
         await liveShows(admin, vhost, { 'orders.audit': { ready: 30 + more } });

@@ -21,6 +21,28 @@ export function adminClient(options: Partial<ManagementClientOptions> = {}): Lab
   return new LabClient({ url: brokerUrl(), ...brokerCredentials(), ...options });
 }
 
+/**
+ * A management API call on the broker at `url` as the test's admin: its status and JSON (a 404
+ * too); any other status that is not a success throws, with the broker's words.
+ */
+export function managementCall(url: string) {
+  const { user, password } = brokerCredentials();
+  return async (method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> => {
+    const res = await fetch(new URL(`/api/${path}`, url), {
+      method,
+      headers: {
+        authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+        'content-type': 'application/json',
+      },
+      signal: AbortSignal.timeout(30_000),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    if (!res.ok && res.status !== 404) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+    return { status: res.status, json: text ? (JSON.parse(text) as unknown) : null };
+  };
+}
+
 /** `rmqtest-<prefix>-<random>`: unique across parallel test files and reruns. */
 export function uniqueName(prefix = 'x'): string {
   return `rmqtest-${prefix}-${randomBytes(4).toString('hex')}`;

@@ -85,7 +85,8 @@ describe('readDefinitions: exports', () => {
       ['user', 'v1', 'px', 'queues', 1],
       ['operator', 'v1', 'opx', 'queues', 1],
     ]);
-    expect(f.ignored).toEqual({ queues: 2, bindings: 1, 'parameters (federation-upstream)': 1 });
+    // Its federation upstream is planned with its policies (a parameter), not counted.
+    expect(f.ignored).toEqual({ queues: 2, bindings: 1 });
   });
 
   it('reads a 4.x one-vhost export: no vhost fields, named by --vhost, else by original_vhost_name', () => {
@@ -376,14 +377,19 @@ describe('readDefinitions: the vhosts of the file', () => {
     const manifests = ok(
       [
         stringify({ kind: 'Federation', spec: { name: 'origin', vhost: 'v', uriSecret: { name: 's' } } }),
-        stringify({ kind: 'Federation', spec: { name: 'root' } }),
+        stringify({ kind: 'Federation', spec: { name: 'root', uriSecret: { name: 't' } } }),
       ].join('---\n'),
     );
     expect(manifests.declared).toEqual([
       { key: 'federation-upstream', vhost: 'v', name: 'origin' },
       { key: 'federation-upstream', vhost: '/', name: 'root' },
     ]);
-    expect(manifests.ignored).toEqual({ Federation: 2 });
+    expect(manifests.ignored).toEqual({});
+    // The operator requires the Secret of its URIs: a manifest without one is refused, saying so.
+    const bare = readDefinitions(stringify({ kind: 'Federation', spec: { name: 'root' } }));
+    expect(bare.ok ? '' : bare.problem).toBe(
+      'The Federation at document 1 has no uriSecret (the Kubernetes Secret holding its URIs): the topology operator requires one.',
+    );
   });
 });
 

@@ -31,7 +31,7 @@ describe('the parameters that ask for links, read from a file', () => {
         'spec: { name: up, vhost: v, uriSecret: { name: s }, ackMode: on-confirm }',
         '---',
         'kind: Shovel',
-        'spec: { name: sh, srcQueue: a }',
+        'spec: { name: sh, srcQueue: a, uriSecret: { name: t } }',
       ].join('\n'),
     );
     if (!read.ok) throw new Error(read.problem);
@@ -40,10 +40,18 @@ describe('the parameters that ask for links, read from a file', () => {
         component: 'federation-upstream',
         vhost: 'v',
         name: 'up',
-        value: { uriSecret: { name: 's' }, ackMode: 'on-confirm' },
+        value: { 'ack-mode': 'on-confirm' },
         at: 'document 1',
+        uriSecret: 's',
       },
-      { component: 'shovel', vhost: '/', name: 'sh', value: { srcQueue: 'a' }, at: 'document 2' },
+      {
+        component: 'shovel',
+        vhost: '/',
+        name: 'sh',
+        value: { 'src-queue': 'a' },
+        at: 'document 2',
+        uriSecret: 't',
+      },
     ]);
   });
 

@@ -26,6 +26,7 @@ const step = {
   },
   action: 'create' as const,
   verify: [],
+  links: { start: [], stop: [] },
 };
 
 function planned(findings: (Finding & { vhost: string })[]): PlanResult {

@@ -4,7 +4,7 @@ import { setFile } from '../../src/slack/views/changeSet.ts';
 import { requestMessage } from '../../src/slack/views/request.ts';
 import { requestsView } from '../../src/slack/views/requests.ts';
 import { appliedView } from '../../src/slack/views/setApplied.ts';
-import type { SetStep } from '../../src/workflow/changeSet.ts';
+import type { PolicySetStep } from '../../src/workflow/changeSet.ts';
 import type { ChangeRequest } from '../../src/workflow/types.ts';
 import { checkMessage } from '../support/fakeSlack.ts';
 import { renderedText } from '../support/harness.ts';
@@ -29,7 +29,7 @@ function setRequest(
     priority,
     definition: { 'max-length': 5, 'dead-letter-exchange': 'd'.repeat(200) },
   });
-  const steps: SetStep[] = Array.from({ length: size }, (_, i) => ({
+  const steps: PolicySetStep[] = Array.from({ length: size }, (_, i) => ({
     layer: i % 3 === 0 ? 'operator' : 'user',
     vhost: vhostOf(i),
     name: NAME(i),
@@ -37,7 +37,7 @@ function setRequest(
     before: i % 2 === 0 ? null : fields(i),
     after: i % 2 === 1 && i % 5 === 0 ? null : fields(i + 1),
   }));
-  const first = steps[0] as SetStep;
+  const first = steps[0] as PolicySetStep;
   return {
     id: 'r-set0123456789abcdef',
     env: 'prod',

@@ -6,7 +6,7 @@ import { InputError } from '../../src/core/errors.ts';
 import { createLogger } from '../../src/log/log.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import type { WorkflowBroker } from '../../src/workflow/broker.ts';
-import type { SetStep } from '../../src/workflow/changeSet.ts';
+import type { PolicySetStep } from '../../src/workflow/changeSet.ts';
 import { revertWayRefusal } from '../../src/workflow/rules.ts';
 import {
   parseTimeBox,
@@ -117,12 +117,12 @@ describe('a time-boxed set (import --for)', () => {
     priority: 1,
     definition: { 'max-length': max },
   });
-  const steps: SetStep[] = [
+  const steps: PolicySetStep[] = [
     { layer: 'user', vhost: 'v', name: 'new', before: null, after: f(1), verify: [] },
     { layer: 'user', vhost: 'v', name: 'old', before: f(2), after: null },
     { layer: 'user', vhost: 'v', name: 'edited', before: f(3), after: f(4) },
   ];
-  const whole = (s: SetStep, fields: SetStep['after']): Policy | null =>
+  const whole = (s: PolicySetStep, fields: PolicySetStep['after']): Policy | null =>
     fields && { vhost: s.vhost, name: s.name, ...fields };
 
   it('import takes --for as create and edit do; delete still does not', () => {
@@ -158,7 +158,7 @@ describe('a time-boxed set (import --for)', () => {
   });
 
   it("the revert's steps as planned, in the planner's order, each naming the record of the step it undoes", () => {
-    const planned: SetStep[] = [
+    const planned: PolicySetStep[] = [
       { layer: 'user', vhost: 'v', name: 'old', before: null, after: f(2), verify: [] },
       { layer: 'user', vhost: 'v', name: 'new', before: f(1), after: null, verify: [] },
       { layer: 'user', vhost: 'v', name: 'edited', before: f(4), after: f(3), verify: [] },
@@ -185,7 +185,8 @@ describe('a time-boxed set (import --for)', () => {
   });
 
   it('at the deadline: all as the set left them, revert; all as before, nothing; else ask, naming the policy', () => {
-    const at = (pick: (s: SetStep) => SetStep['after']) => (s: SetStep) => whole(s, pick(s));
+    const at = (pick: (s: PolicySetStep) => PolicySetStep['after']) => (s: PolicySetStep) =>
+      whole(s, pick(s));
     expect(
       setRevertDecision(
         steps,
@@ -220,7 +221,7 @@ describe('the warning before a time-boxed set’s deadline', () => {
     priority: 1,
     definition: { 'max-length': max },
   });
-  const steps: SetStep[] = [
+  const steps: PolicySetStep[] = [
     { layer: 'user', vhost: 'v', name: 'a', before: null, after: f(1) },
     { layer: 'user', vhost: 'v', name: 'b', before: f(2), after: f(3) },
   ];
@@ -240,7 +241,7 @@ describe('the warning before a time-boxed set’s deadline', () => {
     updatedAt: '2026-12-02T10:00:00.000Z',
   } as unknown as ChangeRequest;
 
-  async function warned(onBroker: Record<string, SetStep['after']>) {
+  async function warned(onBroker: Record<string, PolicySetStep['after']>) {
     const told: { deadline: Date; willRevert: boolean }[] = [];
     const handlers = timeBoxHandlers({
       workflow: {

@@ -181,7 +181,7 @@ export async function fileImport(
       status: 'refused',
       code: 'nothing-to-do',
       problems: [
-        `Nothing to change: the broker already has every policy of ${body.source} (${plan.unchanged} unchanged).`,
+        `Nothing to change: the broker already has every policy, upstream and shovel of ${body.source} (${plan.unchanged} unchanged).`,
       ],
     };
   try {

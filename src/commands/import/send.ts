@@ -1,5 +1,6 @@
 import { InputError } from '../../core/index.ts';
 import { type DefinitionsSource, MAX_FILE_BYTES } from '../../definitions/index.ts';
+import type { Component } from '../../plan/index.ts';
 import { quoted } from '../../text/index.ts';
 import type { ImportWords } from './import.ts';
 
@@ -25,7 +26,13 @@ export interface ImportAnswer {
   readonly env: string;
   readonly request: { readonly id: string; readonly state: string; readonly vhost: string };
   readonly plan: {
-    readonly changes: readonly { action: string; policy: string; vhost: string }[];
+    readonly changes: readonly {
+      action: string;
+      vhost: string;
+      name?: string | undefined;
+      policy?: string | undefined;
+      component?: Component | undefined;
+    }[];
     readonly impact: { messagesLost: number; messagesDeadLettered: number; queuesDeleted: number };
     readonly transitional: readonly unknown[];
   };

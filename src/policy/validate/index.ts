@@ -7,3 +7,4 @@ export {
   type Validation,
   validate,
 } from './validate.ts';
+export { pluginKeyWords } from './validateDefinition.ts';

@@ -1,8 +1,16 @@
-import { actionOf } from '../../policy/index.ts';
+import { maskUris } from '../../core/index.ts';
+import { componentWords, stepLinksWords } from '../../plan/index.ts';
 import type { PolicyFields } from '../../preview/index.ts';
 import { jsonText, namesOrCount, showInvisible } from '../../text/index.ts';
 import type { ChangeRequest } from '../../workflow/index.ts';
-import { type ChangeSet, type StepState, stepStates } from '../../workflow/index.ts';
+import {
+  type ChangeSet,
+  isParameterSetStep,
+  type StepState,
+  stepAction,
+  stepComponent,
+  stepStates,
+} from '../../workflow/index.ts';
 import { code, prose, truncate } from '../escape.ts';
 import type { AttachedFile } from '../slackCalls.ts';
 import { type Block, context, listSection, section, setsWords } from './message.ts';
@@ -19,10 +27,14 @@ export const SHOWN = 15;
 /** Most characters the vhosts a set touches take in a message's header before they are counted instead. */
 const VHOST_NAMES_MAX = 400;
 
-/** What a set is, in words: `import of 7 policy changes from `f.json`` (a set's revert: `revert of …`). */
+/**
+ * What a set is, in words: `import of 7 policy changes from `f.json`` (a set's revert: `revert of
+ * …`; a set that writes parameters too: `import of 9 changes …`).
+ */
 export function setWords(r: Pick<ChangeRequest, 'action'> & { set: ChangeSet }, render = code): string {
   const n = r.set.steps.length;
-  return `${r.action === 'revert' ? 'revert' : 'import'} of ${n} policy change${n === 1 ? '' : 's'} from ${render(truncate(r.set.source, 200))}`;
+  const noun = r.set.steps.some(isParameterSetStep) ? 'change' : 'policy change';
+  return `${r.action === 'revert' ? 'revert' : 'import'} of ${n} ${noun}${n === 1 ? '' : 's'} from ${render(truncate(r.set.source, 200))}`;
 }
 
 /**
@@ -37,14 +49,23 @@ export function vhostsWords(vhosts: readonly string[], render = code): string {
 }
 
 function stepLine(s: ChangeSet['steps'][number], i: number, state?: string): string {
-  const layer = s.layer === 'operator' ? 'operator policy' : 'policy';
-  return `${i + 1}. ${prose(actionOf(s))} ${layer} ${code(truncate(s.name, 100))} in ${code(truncate(s.vhost, 60))}${state ? ` · ${state}` : ''}`;
+  const links = linksOf(s, (n) => code(truncate(n, 60)), 3);
+  return `${i + 1}. ${prose(stepAction(s))} ${componentWords(stepComponent(s))} ${code(truncate(s.name, 100))} in ${code(truncate(s.vhost, 60))}${links.map((l) => ` · ${l}`).join('')}${state ? ` · ${state}` : ''}`;
 }
 
-/** A policy as the broker holds it, on one line (none: no policy). */
-function holdsWords(p: PolicyFields | null): string {
-  if (!p) return 'no policy';
-  return `pattern ${code(truncate(p.pattern, 80))}, priority ${code(String(p.priority))}, ${setsWords(p.definition, { keys: 3, key: 40, value: 40 })}`;
+/** What a stored step does to the links, in words (its counts: the lists keep at most 100). */
+const linksOf = (s: ChangeSet['steps'][number], show: (n: string) => string, shown: number) =>
+  s.links ? stepLinksWords(s.links, show, shown, { start: s.links.startCount, stop: s.links.stopCount }) : [];
+
+/** A policy (or a parameter's value, masked already) as the broker holds it, on one line. */
+function holdsWords(s: ChangeSet['steps'][number], p: unknown): string {
+  if (isParameterSetStep(s))
+    return p === null || p === undefined
+      ? `no ${componentWords(s.component)}`
+      : code(truncate(jsonText(maskUris(p)), 200));
+  if (p === null || p === undefined || typeof p !== 'object') return 'no policy';
+  const f = p as PolicyFields;
+  return `pattern ${code(truncate(f.pattern, 80))}, priority ${code(String(f.priority))}, ${setsWords(f.definition, { keys: 3, key: 40, value: 40 })}`;
 }
 
 const STATE_WORDS: Readonly<Record<StepState, string>> = {
@@ -59,9 +80,9 @@ const STATE_WORDS: Readonly<Record<StepState, string>> = {
  * A step whose policy is not as the set would have it (left by the rollback as someone else
  * changed it, or not known), in full: shown above the list, whatever place it has in it.
  */
-function attentionWords(state: StepState, holds: PolicyFields | null): string {
+function attentionWords(s: ChangeSet['steps'][number], state: StepState, holds: unknown): string {
   return state === 'left'
-    ? `:warning: *left as changed outside this request*, not undone: the broker holds ${holdsWords(holds)}`
+    ? `:warning: *left as changed outside this request*, not undone: the broker holds ${holdsWords(s, holds)}`
     : ':grey_question: *not known*: the broker did not answer when asked; asked again until it does, and the set does not end before';
 }
 
@@ -72,7 +93,7 @@ export function setBlocks(r: ChangeRequest & { set: ChangeSet }): Block[] {
   const attention = steps.flatMap((s, i) => {
     const state = states?.[i];
     return state === 'left' || state === 'unknown'
-      ? [stepLine(s, i, attentionWords(state, holds.get(i) ?? null))]
+      ? [stepLine(s, i, attentionWords(s, state, holds.get(i) ?? null))]
       : [];
   });
   const way = r.set.transitional;
@@ -108,10 +129,16 @@ export function setBlocks(r: ChangeRequest & { set: ChangeSet }): Block[] {
 
 /** Every change of the set, in order, as a text file: the whole plan, reachable from the message. */
 export function setFile(r: ChangeRequest & { set: ChangeSet }): AttachedFile {
+  // A parameter's URIs masked: the file is posted in the channel.
+  const shown = (s: ChangeSet['steps'][number], v: unknown) =>
+    v === null ? '(none)' : jsonText(isParameterSetStep(s) ? maskUris(v) : v);
   const lines = r.set.steps.map(
     (s, i) =>
-      `${i + 1}. ${actionOf(s)} ${s.layer === 'operator' ? 'operator policy' : 'policy'} ${showInvisible(s.name)} in ${showInvisible(s.vhost)}\n` +
-      `   before: ${s.before ? jsonText(s.before) : '(none)'}\n   after:  ${s.after ? jsonText(s.after) : '(none)'}`,
+      `${i + 1}. ${stepAction(s)} ${componentWords(stepComponent(s))} ${showInvisible(s.name)} in ${showInvisible(s.vhost)}\n` +
+      linksOf(s, showInvisible, 100)
+        .map((l) => `   ${l}\n`)
+        .join('') +
+      `   before: ${shown(s, s.before)}\n   after:  ${shown(s, s.after)}`,
   );
   return {
     filename: `set-${r.id}.txt`,

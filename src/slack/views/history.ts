@@ -14,6 +14,7 @@ import {
   type ReviewRecord,
   type SnapshotRecord,
   snapshotWords,
+  subjectWords,
 } from '../../audit/index.ts';
 import { type HistoryResult, unreadableSentence, verifySentence } from '../../commands/history/index.ts';
 import { code, prose, truncate } from '../escape.ts';
@@ -43,7 +44,7 @@ function gapEntry(e: GapRecord): string {
 }
 
 const headOf = (e: ChangeRecord | ReviewRecord) =>
-  `*${e.action}* ${e.operator ? 'operator policy' : 'policy'} ${code(e.policy)} in ${code(e.env)} / ${code(e.vhost)} · ${when(e)}`;
+  `*${e.action}* ${subjectWords(e)} ${code(e.policy)} in ${code(e.env)} / ${code(e.vhost)} · ${when(e)}`;
 
 /** The break-glass change reviewed, by whom, and why: a review changes no policy. */
 function reviewEntry(e: ReviewRecord): string {

@@ -3,7 +3,7 @@ import type { types } from '@slack/bolt';
 import type { ChangeRecord } from '../../audit/index.ts';
 import { acceptedWords, inShowingOrder, observationWords, observedQueueWords } from '../../audit/index.ts';
 import { lossUnknownWords } from '../../commands/index.ts';
-import { formatDuration } from '../../core/index.ts';
+import { formatDuration, maskUris } from '../../core/index.ts';
 import type { PolicyFields } from '../../preview/index.ts';
 import { count, showInvisible, valueWritten } from '../../text/index.ts';
 import type { ChangeRequest, Freeze, RequestState } from '../../workflow/index.ts';
@@ -327,6 +327,31 @@ export function alreadyDecidedView(r: ChangeRequest): SlackMessage {
 
 // --- after the apply: the audit diff ---------------------------------------------------------
 
+/**
+ * A federation upstream's, upstream set's or shovel's values, key by key (an upstream set's list
+ * whole), before -> after, every URI masked.
+ */
+export function valueDiffLines(before: unknown, after: unknown): string[] {
+  const b = maskUris(before ?? null);
+  const a = maskUris(after ?? null);
+  const isRecord = (v: unknown): v is Record<string, unknown> =>
+    v !== null && typeof v === 'object' && !Array.isArray(v);
+  if (!(isRecord(b) || b === null) || !(isRecord(a) || a === null))
+    return [
+      `${JSON.stringify(b) === JSON.stringify(a) ? ' ' : '~'} value: ${valueText(b)}  ->  ${valueText(a)}`,
+    ];
+  const keys = [...new Set([...Object.keys(b ?? {}), ...Object.keys(a ?? {})])].sort();
+  if (keys.length === 0) return ['  value: (none)'];
+  return keys.map((k) => {
+    const x = b && k in b ? b[k] : null;
+    const y = a && k in a ? a[k] : null;
+    const mark = x === null ? '+' : y === null ? '-' : JSON.stringify(x) === JSON.stringify(y) ? ' ' : '~';
+    return mark === ' '
+      ? `  ${showInvisible(k)}: ${valueText(x)}`
+      : `${mark} ${showInvisible(k)}: ${valueText(x)}  ->  ${valueText(y)}`;
+  });
+}
+
 function valueText(v: unknown): string {
   return v === null || v === undefined ? '(none)' : valueWritten(v);
 }
@@ -335,7 +360,8 @@ function valueText(v: unknown): string {
  * Field by field, before -> after, as the audit record has it; every value and key as written
  * (one line each: a line break or a bidi override in a pattern cannot add a line to the diff).
  */
-export function auditDiffLines(rec: Pick<ChangeRecord, 'before' | 'after'>): string[] {
+export function auditDiffLines(rec: Pick<ChangeRecord, 'before' | 'after' | 'value'>): string[] {
+  if (rec.value) return valueDiffLines(rec.value.before, rec.value.after);
   const b = rec.before;
   const a = rec.after;
   const lines: string[] = [];

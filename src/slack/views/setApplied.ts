@@ -1,12 +1,27 @@
 import type { ChangeRecord } from '../../audit/index.ts';
 import { acceptedWords } from '../../audit/index.ts';
-import { actionOf } from '../../policy/index.ts';
+import { componentWords } from '../../plan/index.ts';
 import type { ChangeRequest } from '../../workflow/index.ts';
-import { type ChangeSet, setRecordId, setVhosts } from '../../workflow/index.ts';
+import {
+  type ChangeSet,
+  isParameterSetStep,
+  setRecordId,
+  setVhosts,
+  stepAction,
+  stepComponent,
+} from '../../workflow/index.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { setFile, setWords, vhostsWords } from './changeSet.ts';
 import { actions, type Block, button, context, finish, type MessageWithFile, section } from './message.ts';
-import { auditDiffLines, auditView, REQUEST_BUTTONS, timeBoxLine, when, who } from './request.ts';
+import {
+  auditDiffLines,
+  auditView,
+  REQUEST_BUTTONS,
+  timeBoxLine,
+  valueDiffLines,
+  when,
+  who,
+} from './request.ts';
 
 /**
  * A change set applied, pure: what is posted in the approvals channel and where it was asked, as
@@ -52,9 +67,9 @@ export function setAppliedView(r: ChangeRequest & { set: ChangeSet }, last: Chan
     `*Audit records* ${records}`,
   ].filter(Boolean);
   const diffs = steps.slice(0, SHOWN_DIFFS).map((s, i) => {
-    const layer = s.layer === 'operator' ? 'operator policy' : 'policy';
+    const lines = isParameterSetStep(s) ? valueDiffLines(s.before, s.after) : auditDiffLines(s);
     return section(
-      `*${i + 1}. ${prose(actionOf(s))} ${layer}* ${code(truncate(s.name, 200))} in ${code(truncate(s.vhost, 100))} · ${code(setRecordId(r.id, i))}\n${codeBlock(truncate(auditDiffLines(s).join('\n'), DIFF_CHARS))}`,
+      `*${i + 1}. ${prose(stepAction(s))} ${componentWords(stepComponent(s))}* ${code(truncate(s.name, 200))} in ${code(truncate(s.vhost, 100))} · ${code(setRecordId(r.id, i))}\n${codeBlock(truncate(lines.join('\n'), DIFF_CHARS))}`,
     );
   });
   const rest = steps.length - diffs.length;

@@ -1,6 +1,13 @@
 import type { ChangeEntry, ChangeRecord, Observation } from '../../audit/index.ts';
-import { actionOf } from '../../policy/index.ts';
-import { type SetStep, setRecordId, stepsOf } from '../changeSet.ts';
+import { maskUris } from '../../core/index.ts';
+import {
+  isParameterSetStep,
+  type SetStep,
+  setRecordId,
+  stepAction,
+  stepsOf,
+  undoLinks,
+} from '../changeSet.ts';
 import { approvalsOf } from '../rules.ts';
 import type { ChangeRequest } from '../types.ts';
 import type { Prepared } from './applyOne.ts';
@@ -20,7 +27,7 @@ function baseEntry(r: ChangeRequest, steps: readonly SetStep[], i: number) {
     env: r.env,
     vhost: step.vhost,
     policy: step.name,
-    operator: step.layer === 'operator',
+    operator: !isParameterSetStep(step) && step.layer === 'operator',
     requestId: r.id,
     requester: r.requester,
     ...approversOf(r),
@@ -36,9 +43,11 @@ function baseEntry(r: ChangeRequest, steps: readonly SetStep[], i: number) {
 /** What a step's record says it did: a set's step its own action; a single change as it was asked for (a revert, or the create, edit or delete filed). */
 function actionEntry(r: ChangeRequest, step: SetStep): Pick<ChangeEntry, 'action' | 'revertOf'> {
   if (r.set)
-    return step.revertOf ? { action: 'revert', revertOf: step.revertOf } : { action: actionOf(step) };
+    return !isParameterSetStep(step) && step.revertOf
+      ? { action: 'revert', revertOf: step.revertOf }
+      : { action: stepAction(step) };
   return {
-    action: r.action === 'import' ? actionOf(step) : r.action,
+    action: r.action === 'import' ? stepAction(step) : r.action,
     ...(r.revertOf ? { revertOf: r.revertOf } : {}),
   };
 }
@@ -51,8 +60,8 @@ export function stepEntry(r: ChangeRequest, steps: readonly SetStep[], i: number
     at,
     appliedAt: at,
     ...actionEntry(r, step),
-    before: step.before,
-    after: step.after,
+    ...written(step, step.before, step.after),
+    ...(step.links ? { links: step.links } : {}),
     ...(i === 0 && r.preview.summary.impact ? { impact: r.preview.summary.impact.totals } : {}),
   };
 }
@@ -83,8 +92,8 @@ export function undoEntry(r: ChangeRequest, steps: readonly SetStep[], i: number
     appliedAt: at,
     action: 'revert',
     revertOf: entryId(r, i),
-    before: step.after,
-    after: step.before,
+    ...written(step, step.after, step.before),
+    ...(step.links ? { links: undoLinks(step.links) } : {}),
   };
 }
 
@@ -97,7 +106,7 @@ export function leftEntry(
   r: ChangeRequest,
   steps: readonly SetStep[],
   i: number,
-  holds: SetStep['after'],
+  holds: unknown,
   at: string,
 ): ChangeEntry {
   const step = steps[i] as SetStep;
@@ -106,9 +115,27 @@ export function leftEntry(
     id: `${entryId(r, i)}-left`,
     at,
     action: 'left',
-    before: step.before,
-    after: holds,
+    ...written(step, step.before, holds),
   };
+}
+
+/**
+ * What a record says was there before and after: a policy's fields, or a parameter's component
+ * and values with every URI masked (`before`/`after` then null: the trail never holds a password).
+ */
+function written(
+  step: SetStep,
+  before: unknown,
+  after: unknown,
+): Pick<ChangeEntry, 'before' | 'after' | 'component' | 'value'> {
+  if (isParameterSetStep(step))
+    return {
+      before: null,
+      after: null,
+      component: step.component,
+      value: { before: maskUris(before ?? null), after: maskUris(after ?? null) },
+    };
+  return { before: before as ChangeEntry['before'], after: after as ChangeEntry['after'] };
 }
 
 /** The audit record's approvers: every approval in order (`approver` the first); a request decided before approvals were counted has its decision. */

@@ -2,15 +2,18 @@
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { ChangeRecord } from '../../audit/index.ts';
 import type { Logger } from '../../log/index.ts';
-import { fieldsOf } from '../../plan/index.ts';
 import type { Policy, PolicyAddress } from '../../policy/index.ts';
-import { actionOf, buildPolicySet, canonical, resolve } from '../../policy/index.ts';
+import { buildPolicySet, resolve } from '../../policy/index.ts';
 import { isRabbitError } from '../../rabbit/index.ts';
 import type { WorkflowBroker } from '../broker.ts';
 import {
+  isParameterSetStep,
+  type PolicySetStep,
+  parameterOf,
   type SetCursor,
   type SetProgress,
   type SetStep,
+  stepAction,
   stepsOf,
   transitionOf,
   undoOf,
@@ -24,7 +27,7 @@ import { type EarlyReads, type Prepared, preparedOf, stalePreview, verifyObjects
 import { leftEntry, oneEntry, stepEntry, undoEntry } from './applyRecords.ts';
 import { type ObserveOptions, observeAfterWrite } from './observe.ts';
 import type { ApplyJobData } from './queue.ts';
-import { type Found, standingOf, stepGuard, type Touched } from './stepGuard.ts';
+import { type Found, leftHolding, readHeld, standingOf, stepGuard, type Touched } from './stepGuard.ts';
 
 /**
  * The apply of every approved request's writes, as BullMQ's "process step jobs": its steps
@@ -105,11 +108,25 @@ export interface ApplySetDeps extends RecordingServices {
 
 const POLL_MS = 250;
 
-/** The one write of a step: its after written, or the policy deleted. A rollback writes the undo. */
+/** The one write of a step: its after written, or the policy (or parameter) deleted. A rollback writes the undo. */
 export async function writeStep(broker: WorkflowBroker, step: SetStep): Promise<void> {
+  if (isParameterSetStep(step)) {
+    const after = parameterOf(step, 'after');
+    if (after) await broker.putParameter(after);
+    else await broker.deleteParameter(step.component, step.vhost, step.name);
+    return;
+  }
   const { after } = transitionOf(step);
   if (after) await broker.putPolicy(step.layer, after);
   else await broker.deletePolicy(step.layer, step.vhost, step.name);
+}
+
+/**
+ * A policy's write announced to the watcher of `env` just before it is made (parameters are not
+ * what the watcher compares).
+ */
+async function announce(deps: ApplySetDeps, env: string, step: SetStep, requestId: string) {
+  if (!isParameterSetStep(step)) await deps.announceWrite(env, step, transitionOf(step).after, requestId);
 }
 
 export class ApplySet {
@@ -217,7 +234,7 @@ export class ApplySet {
         }
         try {
           if (c.attempted !== k) await save({ ...c, attempted: k });
-          await this.deps.announceWrite(r.env, step, transitionOf(step).after, r.id);
+          await announce(this.deps, r.env, step, r.id);
           await writeStep(this.broker, step);
         } catch (err) {
           if (!isFinal(job, err)) {
@@ -240,7 +257,7 @@ export class ApplySet {
         told = true;
         await this.writingProgress(r, steps, c, log);
       }
-      log.info({ step: k, of: steps.length, policy: step.name, action: actionOf(step) }, 'step written');
+      log.info({ step: k, of: steps.length, policy: step.name, action: stepAction(step) }, 'step written');
       // The next write waits until the broker runs this one: its safety was planned on it.
       // (A set of one has no next write, and so no listing `read`.)
       resumed = false;
@@ -330,11 +347,13 @@ export class ApplySet {
    * operator policy through the statistics, which lag). False at the deadline.
    */
   private async takenUp(written: readonly SetStep[], step: SetStep, before: Touched): Promise<boolean> {
+    // A parameter governs no object: nothing reports it.
+    if (isParameterSetStep(step)) return true;
     if (step.verify) return this.reported(step.vhost, step.verify);
     const layerOf = (layer: 'user' | 'operator') => {
       const list = new Map((before.list(layer, step.vhost) ?? []).map((p) => [p.name, p]));
       for (const s of written) {
-        if (s.vhost !== step.vhost || s.layer !== layer) continue;
+        if (isParameterSetStep(s) || s.vhost !== step.vhost || s.layer !== layer) continue;
         const after = transitionOf(s).after;
         if (after) list.set(s.name, after);
         else list.delete(s.name);
@@ -362,7 +381,7 @@ export class ApplySet {
   }
 
   /** Polls until each object reports the policies the plan expects of it after the step (deleted ones aside), or the deadline. */
-  private async reported(vhost: string, objects: NonNullable<SetStep['verify']>): Promise<boolean> {
+  private async reported(vhost: string, objects: NonNullable<PolicySetStep['verify']>): Promise<boolean> {
     if (objects.length === 0) return true;
     const want = new Map(objects.map((o) => [`${o.kind === 'exchange' ? 'e' : 'q'}:${o.name}`, o]));
     const stats = objects.some((o) => o.kind !== 'exchange' && o.operatorPolicy !== null);
@@ -418,9 +437,9 @@ export class ApplySet {
       !c.left?.some((l) => l.step === failedAt)
     ) {
       const step = steps[failedAt] as SetStep;
-      let now: Policy | null;
+      let now: Awaited<ReturnType<typeof readHeld>>;
       try {
-        now = await this.broker.getPolicy(step.layer, step.vhost, step.name);
+        now = await readHeld(this.broker, step);
       } catch (err) {
         return waitFor(
           err,
@@ -434,10 +453,10 @@ export class ApplySet {
         await save(c);
       } else if (found === 'changed') {
         log.warn(
-          { step: failedAt, policy: step.name, now: canonical(now) },
+          { step: failedAt, policy: step.name, now: leftHolding(now) },
           'rollback: changed by someone else; left',
         );
-        c = { ...c, left: [...(c.left ?? []), { step: failedAt, holds: fieldsOf(now) }] };
+        c = { ...c, left: [...(c.left ?? []), { step: failedAt, holds: leftHolding(now) }] };
         await save(c);
       }
     }
@@ -447,20 +466,20 @@ export class ApplySet {
       let left = c.left;
       let leftAlone = false;
       try {
-        const now = await this.broker.getPolicy(step.layer, step.vhost, step.name);
+        const now = await readHeld(this.broker, step);
         const found = standingOf(step, now);
         // Undone already by a try that stopped before it saved; or changed by someone else since:
         // then it is left as they made it (said in the outcome and recorded), never overwritten blind.
         if (found === 'written') {
           const undo = undoOf(step);
-          await this.deps.announceWrite(r.env, undo, transitionOf(undo).after, r.id);
+          await announce(this.deps, r.env, undo, r.id);
           await writeStep(this.broker, undo);
         } else if (found === 'changed') {
           log.warn(
-            { step: j, policy: step.name, now: canonical(now) },
+            { step: j, policy: step.name, now: leftHolding(now) },
             'rollback: changed by someone else; left',
           );
-          left = [...(left ?? []), { step: j, holds: fieldsOf(now) }];
+          left = [...(left ?? []), { step: j, holds: leftHolding(now) }];
           leftAlone = true;
         }
       } catch (err) {

@@ -3,7 +3,7 @@ import { planChanges } from '../../plan/index.ts';
 import { lossGrew } from '../../policy/impact/index.ts';
 import { narrowedTo, PAGE_MAX, RabbitError } from '../../rabbit/index.ts';
 import type { WorkflowBroker } from '../broker.ts';
-import { plannedSet, type SetStep, setImpact, transitionOf } from '../changeSet.ts';
+import { plannedSet, policySteps, type SetStep, setImpact, transitionOf } from '../changeSet.ts';
 import type { ChangeRequest } from '../types.ts';
 import { lossNotRead } from './applyOne.ts';
 
@@ -22,12 +22,15 @@ import { lossNotRead } from './applyOne.ts';
  */
 export async function setLossGrew(
   r: ChangeRequest,
-  steps: readonly SetStep[],
+  all: readonly SetStep[],
   broker: WorkflowBroker,
 ): Promise<boolean> {
   const accepted = r.preview.summary.impact;
   // A set filed without figures (none planned) has no loss accepted to compare with, as for one change.
-  if (!accepted) return false;
+  // Parameters move no message: the loss is the policies'.
+  const policies = policySteps(all);
+  if (!accepted || policies.length === 0) return false;
+  const steps = policies;
   const patterns = steps.flatMap((s) => [s.before, s.after].flatMap((p) => (p ? [p.pattern] : [])));
   const readings =
     r.preview.summary.objects > PAGE_MAX

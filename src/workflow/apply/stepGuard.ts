@@ -1,7 +1,16 @@
-import type { Policy } from '../../policy/index.ts';
-import { samePolicy } from '../../policy/index.ts';
+import { maskUris } from '../../core/index.ts';
+import { fieldsOf } from '../../plan/index.ts';
+import type { Parameter, Policy } from '../../policy/index.ts';
+import { PARAMETER_COMPONENTS, sameParameterValue, samePolicy } from '../../policy/index.ts';
 import type { WorkflowBroker } from '../broker.ts';
-import { type SetStep, stepKey, transitionOf } from '../changeSet.ts';
+import {
+  isParameterSetStep,
+  type ParameterSetStep,
+  type SetCursor,
+  type SetStep,
+  stepKey,
+  transitionOf,
+} from '../changeSet.ts';
 import type { ChangeRequest } from '../types.ts';
 import { type EarlyReads, type Prepared, prepareOne } from './applyOne.ts';
 import { setLossGrew } from './setLoss.ts';
@@ -20,23 +29,60 @@ import { setLossGrew } from './setLoss.ts';
 /** Where a step stands on the broker: its after, its before, or neither (someone else changed it). */
 export type Standing = 'written' | 'as-planned' | 'changed';
 
-export function standingOf(s: SetStep, now: Policy | null): Standing {
+/** What the broker holds at a step's address: a policy, a parameter, or nothing. */
+export type Held = Policy | Parameter | null;
+
+export function standingOf(s: SetStep, now: Held): Standing {
+  if (isParameterSetStep(s)) {
+    const value = now && 'value' in now ? now.value : null;
+    if (sameParameterValue(value, s.after)) return 'written';
+    if (sameParameterValue(value, s.before)) return 'as-planned';
+    return 'changed';
+  }
+  const policy = now && !('value' in now) ? now : null;
   const t = transitionOf(s);
-  if (samePolicy(now, t.after)) return 'written';
-  if (samePolicy(now, t.before)) return 'as-planned';
+  if (samePolicy(policy, t.after)) return 'written';
+  if (samePolicy(policy, t.before)) return 'as-planned';
   return 'changed';
 }
 
-/** Every policy of both layers of the vhosts the steps touch, by step key (absent: none). */
+/** What the broker holds at the step's address, read alone (a rollback's read). */
+export function readHeld(broker: WorkflowBroker, s: SetStep): Promise<Held> {
+  return isParameterSetStep(s)
+    ? broker.getParameter(s.component, s.vhost, s.name)
+    : broker.getPolicy(s.layer, s.vhost, s.name);
+}
+
+/** What a rollback records it left at a step: a policy's fields, a parameter's value masked. */
+export function leftHolding(held: Held): NonNullable<SetCursor['left']>[number]['holds'] {
+  if (held === null) return null;
+  return 'value' in held ? (maskUris(held.value) as ParameterSetStep['after']) : fieldsOf(held);
+}
+
+/** Every policy of both layers, and every parameter of the components, of the vhosts the steps touch, by step key (absent: none). */
 export type Touched = Awaited<ReturnType<typeof readTouched>>;
 
 async function readTouched(broker: WorkflowBroker, steps: readonly SetStep[]) {
-  const wanted = new Set(steps.map((s) => `${s.layer}\u0000${s.vhost}`));
-  const byKey = new Map<string, Policy>();
+  const wanted = new Set(
+    steps.map((s) => `${isParameterSetStep(s) ? s.component : s.layer}\u0000${s.vhost}`),
+  );
+  const byKey = new Map<string, Held>();
   const lists = new Map<string, Policy[]>();
   await Promise.all(
     [...wanted].map(async (w) => {
-      const [layer, vhost] = w.split('\u0000') as ['user' | 'operator', string];
+      const [what, vhost] = w.split('\u0000') as [string, string];
+      const component = PARAMETER_COMPONENTS.find((c) => c === what);
+      if (component) {
+        for (const p of await broker.parameters(component, vhost))
+          byKey.set(stepKey({ component, vhost, name: p.name }), {
+            component,
+            vhost,
+            name: p.name,
+            value: p.value,
+          });
+        return;
+      }
+      const layer = what as 'user' | 'operator';
       const list =
         layer === 'user' ? await broker.listPolicies(vhost) : await broker.listOperatorPolicies(vhost);
       lists.set(w, list);
@@ -44,7 +90,7 @@ async function readTouched(broker: WorkflowBroker, steps: readonly SetStep[]) {
     }),
   );
   return {
-    policy: (s: SetStep) => byKey.get(stepKey(s)) ?? null,
+    held: (s: SetStep) => byKey.get(stepKey(s)) ?? null,
     list: (layer: 'user' | 'operator', vhost: string) => lists.get(`${layer}\u0000${vhost}`),
   };
 }
@@ -86,7 +132,7 @@ export function stepGuard(
     return {
       async before() {
         const read = await readTouched(broker, steps);
-        return { kind: 'read', states: steps.map((s) => standingOf(s, read.policy(s))), read };
+        return { kind: 'read', states: steps.map((s) => standingOf(s, read.held(s))), read };
       },
       lossGrew: () => setLossGrew(r, steps, broker),
     };

@@ -1,5 +1,13 @@
 import { actionOf, policyDiff } from '../../policy/index.ts';
-import { type ChangeSet, setImpact, transitionOf } from '../changeSet.ts';
+import {
+  type ChangeSet,
+  isParameterSetStep,
+  PARAMETERS_NOT_REVERTED,
+  type PolicySetStep,
+  type SetStep,
+  setImpact,
+  transitionOf,
+} from '../changeSet.ts';
 import { WorkflowError } from '../errors.ts';
 import { environmentRefusal, fileRefusal, vhostRefusal } from '../rules.ts';
 import type { ChangeRequest, FiledSet, FileSetInput, PreviewSnapshot } from '../types.ts';
@@ -24,13 +32,17 @@ export function createFileSet(ctx: WorkflowContext) {
       await ctx.assertMayRequest(env, input.requester.user, filing.reviewing === true);
     const [first] = input.steps;
     if (!first) throw new WorkflowError({ code: 'nothing-to-do' });
+    if (input.timeBoxMs !== undefined && input.steps.some(isParameterSetStep))
+      throw new WorkflowError({ code: 'preview-refused', refusals: [PARAMETERS_NOT_REVERTED] });
     const reason = input.requester.reason?.trim();
     const refused = fileRefusal({ env, action: 'import', reason });
     if (refused) throw new WorkflowError(refused);
     await storeCall('ping', () => options.redis.ping());
     const broker = options.brokerFor(env.name);
-    const places = [...new Map(input.steps.map((s) => [`${s.layer} ${s.vhost}`, s])).values()];
-    for (const s of places) await assertIdentityCanWrite(broker, s.vhost, s.layer);
+    // A parameter is written with the same rights as a user policy (the policymaker tag, configure).
+    const places = new Map(input.steps.map((s) => [`${layerOf(s)} ${s.vhost}`, s]));
+    for (const s of places.values()) await assertIdentityCanWrite(broker, s.vhost, layerOf(s));
+    const lead = leadOf(input.steps);
     const set: ChangeSet = {
       steps: [...input.steps],
       source: input.source,
@@ -42,10 +54,10 @@ export function createFileSet(ctx: WorkflowContext) {
       { ...filing, action: filing.action ?? 'import' },
       {
         vhost: first.vhost,
-        layer: first.layer,
+        layer: lead?.layer ?? 'user',
         policy: input.source,
-        before: first.before,
-        after: first.after,
+        before: lead?.before ?? null,
+        after: lead?.after ?? null,
         set,
         preview: setSnapshot(input),
         requester: { user: input.requester.user, reason },
@@ -82,9 +94,24 @@ export function createFileSet(ctx: WorkflowContext) {
   return { setRequestFor, fileSet };
 }
 
-/** A set's preview: its own figures (planned before filing); the diff is its first step's, each step's own is in the audit. */
+const layerOf = (s: SetStep) => (isParameterSetStep(s) ? 'user' : s.layer);
+
+/**
+ * The policy step a set's request is filed under (its layer, before and after): the first policy
+ * step; none in a set of parameters alone (the request then names no policy of its own).
+ */
+const leadOf = (steps: readonly SetStep[]): PolicySetStep | undefined =>
+  steps.find((s): s is PolicySetStep => !isParameterSetStep(s));
+
+/**
+ * A set's preview: its own figures (planned before filing); the diff is its first policy step's
+ * (none in a set of parameters alone), each step's own is in the audit.
+ */
 function setSnapshot(input: FileSetInput): PreviewSnapshot {
-  const [first] = input.steps as [FileSetInput['steps'][number], ...FileSetInput['steps']];
+  const lead = leadOf(input.steps);
+  const diff = lead
+    ? policyDiff({ action: actionOf(lead), ...transitionOf(lead) })
+    : policyDiff({ action: 'edit', layer: 'user', before: null, after: null });
   return {
     brokerVersion: input.brokerVersion,
     summary: {
@@ -99,7 +126,7 @@ function setSnapshot(input: FileSetInput): PreviewSnapshot {
       ...(input.impact ? { impact: setImpact(input.impact, input.losing ?? [], input.transitional) } : {}),
     },
     warnings: [],
-    diff: policyDiff({ action: actionOf(first), ...transitionOf(first) }),
+    diff,
     objects: input.objects ?? 0,
     unpredictable: input.unpredictable ?? 0,
     ...(input.unread?.length ? { unread: [...input.unread] } : {}),

@@ -1,7 +1,14 @@
 import { isChange } from '../../audit/index.ts';
 import { planChanges } from '../../plan/index.ts';
 import { actionOf } from '../../policy/index.ts';
-import { NO_LOSS, plannedSet, transitionOf } from '../changeSet.ts';
+import {
+  isParameterSetStep,
+  NO_LOSS,
+  PARAMETERS_NOT_REVERTED,
+  plannedSet,
+  policySteps,
+  transitionOf,
+} from '../changeSet.ts';
 import { WorkflowError } from '../errors.ts';
 import type { RevertWayFacts } from '../rules.ts';
 import { derivedRequestId, revertChanges, revertSteps } from '../timebox/timebox.ts';
@@ -39,13 +46,16 @@ export function createReverts(
     },
   ): Promise<{ input: FileSetInput; way: RevertWayFacts }> {
     const set = change.set as NonNullable<ChangeRequest['set']>;
+    if (set.steps.some(isParameterSetStep))
+      throw new WorkflowError({ code: 'preview-refused', refusals: [PARAMETERS_NOT_REVERTED] });
+    const steps = policySteps(set.steps);
     const broker = options.brokerFor(ctx.environment(change.env).name);
-    const vhosts = [...new Set(set.steps.map((s) => s.vhost))];
+    const vhosts = [...new Set(steps.map((s) => s.vhost))];
     const result = await planChanges(
       vhosts,
       (vhost, live) =>
         revertChanges(
-          set.steps.filter((s) => s.vhost === vhost),
+          steps.filter((s) => s.vhost === vhost),
           (s) =>
             from === 'as-left'
               ? transitionOf(s).after
@@ -64,7 +74,7 @@ export function createReverts(
         env: change.env,
         source: set.source,
         ...planned,
-        steps: revertSteps({ id: change.id, steps: set.steps }, planned.steps),
+        steps: revertSteps({ id: change.id, steps }, policySteps(planned.steps)),
         requester: { user: by.user, reason },
         origin: by.origin,
       },

@@ -3,7 +3,7 @@ import { formatDuration, InputError, parseDuration } from '../../core/index.ts';
 import type { Policy } from '../../policy/index.ts';
 import { actionOf, samePolicy, type Transition } from '../../policy/index.ts';
 import type { ChangeAction } from '../../policy/simulate/index.ts';
-import { type SetStep, setRecordId, stepKey, transitionOf } from '../changeSet.ts';
+import { type PolicySetStep, setRecordId, stepKey, transitionOf } from '../changeSet.ts';
 
 /**
  * Time-boxed changes (`--for 2h` on create and edit): the rules, pure. The approver approves the
@@ -63,7 +63,10 @@ export function revertOf(before: Policy | null, after: Policy): Revert {
  * when the set was planned holds thousands at the deadline), so a state the set passed safely can
  * cut a queue on the way back.
  */
-export function revertChanges(steps: readonly SetStep[], from: (s: SetStep) => Policy | null): Transition[] {
+export function revertChanges(
+  steps: readonly PolicySetStep[],
+  from: (s: PolicySetStep) => Policy | null,
+): Transition[] {
   return steps.flatMap((s) => {
     const back = transitionOf(s).before;
     const now = from(s);
@@ -75,9 +78,9 @@ export function revertChanges(steps: readonly SetStep[], from: (s: SetStep) => P
 
 /** The revert's steps as planned, each naming the audit record of the set's step it undoes (`a-<set id>-<index>`). */
 export function revertSteps(
-  set: { readonly id: string; readonly steps: readonly SetStep[] },
-  planned: readonly SetStep[],
-): SetStep[] {
+  set: { readonly id: string; readonly steps: readonly PolicySetStep[] },
+  planned: readonly PolicySetStep[],
+): PolicySetStep[] {
   const index = new Map(set.steps.map((s, i) => [stepKey(s), i]));
   return planned.map((s) => ({ ...s, revertOf: setRecordId(set.id, index.get(stepKey(s)) as number) }));
 }
@@ -88,8 +91,8 @@ export function revertSteps(
  * anything else (one was changed since: ask).
  */
 export function setRevertDecision(
-  steps: readonly SetStep[],
-  current: (s: SetStep) => Policy | null,
+  steps: readonly PolicySetStep[],
+  current: (s: PolicySetStep) => Policy | null,
 ): RevertDecision {
   const states = steps.map((s) => {
     const t = transitionOf(s);
@@ -99,7 +102,7 @@ export function setRevertDecision(
   if (states.every((s) => s === 'before')) return { kind: 'done' };
   if (states.every((s) => s === 'after')) return { kind: 'revert' };
   const i = states.findIndex((s) => s !== 'after');
-  const s = steps[i] as SetStep;
+  const s = steps[i] as PolicySetStep;
   return {
     kind: 'ask',
     why: `policy ${s.name} of the set (vhost ${s.vhost}) was ${current(s) === null ? 'deleted' : 'changed again'} since the change`,

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { formatDuration } from '../../core/index.ts';
 import type { Policy } from '../../policy/index.ts';
 import type { WorkflowBroker } from '../broker.ts';
+import { policySteps } from '../changeSet.ts';
 import { isWorkflowError } from '../errors.ts';
 import type { ChangeRequest, Origin, Workflow } from '../types.ts';
 import { type RevertDecision, revertDecision, revertOf, setRevertDecision } from './timebox.ts';
@@ -106,7 +107,8 @@ export function timeBoxHandlers(deps: TimeBoxDeadlineDeps): TimeBoxHandlers {
   async function decisionOf(r: Boxed): Promise<RevertDecision> {
     const broker = deps.brokerFor(r.env);
     if (r.set) {
-      const steps = r.set.steps;
+      // A set holding parameters is never time-boxed (changeSet.ts): its steps are policies.
+      const steps = policySteps(r.set.steps);
       const now = await Promise.all(steps.map((s) => broker.getPolicy(s.layer, s.vhost, s.name)));
       return setRevertDecision(steps, (s) => now[steps.indexOf(s)] ?? null);
     }
