@@ -140,17 +140,27 @@ export async function setUpLabLinks(broker: LabClient, vhost: string): Promise<s
     await broker.putExchange(vhost, 'orders.upstream', 'topic');
     await broker.putExchange(vhost, 'orders.inbound', 'topic');
     await broker.putExchange(vhost, 'orders.west', 'topic');
-    await broker.putParameter('federation-upstream', vhost, 'lab-local', {
-      uri: local,
-      exchange: 'orders.upstream',
-      // The internal upstream queue replicated, where the broker has the key (3.13.1 and later).
-      ...(atLeast(version, 3, 13, 1) ? { 'queue-type': 'quorum' } : {}),
-      'message-ttl': 3_600_000,
+    await broker.putParameter({
+      component: 'federation-upstream',
+      vhost: vhost,
+      name: 'lab-local',
+      value: {
+        uri: local,
+        exchange: 'orders.upstream',
+        // The internal upstream queue replicated, where the broker has the key (3.13.1 and later).
+        ...(atLeast(version, 3, 13, 1) ? { 'queue-type': 'quorum' } : {}),
+        'message-ttl': 3_600_000,
+      },
     });
     // Fails on purpose: nothing listens on port 1.
-    await broker.putParameter('federation-upstream', vhost, 'dc-west', {
-      uri: 'amqp://lab:not-a-real-password@127.0.0.1:1/orders',
-      'ack-mode': 'on-publish',
+    await broker.putParameter({
+      component: 'federation-upstream',
+      vhost: vhost,
+      name: 'dc-west',
+      value: {
+        uri: 'amqp://lab:not-a-real-password@127.0.0.1:1/orders',
+        'ack-mode': 'on-publish',
+      },
     });
     const fed = (name: string, pattern: string, upstream: string) =>
       broker.putPolicy('user', {
@@ -167,11 +177,16 @@ export async function setUpLabLinks(broker: LabClient, vhost: string): Promise<s
   const shovels = await broker.shovelList(vhost).catch(() => null);
   if (Array.isArray(shovels)) {
     await broker.putQueue(vhost, 'links.outbox', { kind: 'classic' });
-    await broker.putParameter('shovel', vhost, 'outbox-to-landing', {
-      'src-uri': local,
-      'src-queue': 'links.outbox',
-      'dest-uri': local,
-      'dest-queue': 'links.landing',
+    await broker.putParameter({
+      component: 'shovel',
+      vhost: vhost,
+      name: 'outbox-to-landing',
+      value: {
+        'src-uri': local,
+        'src-queue': 'links.outbox',
+        'dest-uri': local,
+        'dest-queue': 'links.landing',
+      },
     });
   } else skipped.push('the shovel plugin is not enabled: no shovel');
   return skipped;

@@ -22,9 +22,14 @@ beforeAll(async () => {
   h = await startProcessHarness();
   client = new LabClient({ url: brokerUrl(), ...brokerCredentials() });
   const vhost = h.vhost;
-  await client.putParameter('federation-upstream', vhost, 'dc2', {
-    uri: `amqp://links:${SECRET}@127.0.0.1:1/dc2`,
-    'ack-mode': 'no-ack',
+  await client.putParameter({
+    component: 'federation-upstream',
+    vhost: vhost,
+    name: 'dc2',
+    value: {
+      uri: `amqp://links:${SECRET}@127.0.0.1:1/dc2`,
+      'ack-mode': 'no-ack',
+    },
   });
   await client.putExchange(vhost, 'links.orders', 'fanout');
   await client.putExchange(vhost, 'links.ghost', 'fanout');
@@ -44,11 +49,16 @@ beforeAll(async () => {
     priority: 50,
     definition: { 'federation-upstream': 'ghost' },
   });
-  await client.putParameter('shovel', vhost, 'links-drain', {
-    'src-uri': `amqp://links:${SECRET}@127.0.0.1:1`,
-    'src-queue': 'nowhere',
-    'dest-uri': 'amqp://',
-    'dest-queue': 'landing',
+  await client.putParameter({
+    component: 'shovel',
+    vhost: vhost,
+    name: 'links-drain',
+    value: {
+      'src-uri': `amqp://links:${SECRET}@127.0.0.1:1`,
+      'src-queue': 'nowhere',
+      'dest-uri': 'amqp://',
+      'dest-queue': 'landing',
+    },
   });
   // The link has tried and failed: the broker reports its error.
   await waitFor(

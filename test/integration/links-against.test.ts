@@ -33,7 +33,12 @@ describe.skipIf(!broker)('links --against FILE (4.3.6)', () => {
           await client.putExchange(vhost, x, 'fanout');
         }
         // The broker runs a link for refunds only.
-        await client.putParameter('federation-upstream', vhost, 'dc1', { uri });
+        await client.putParameter({
+          component: 'federation-upstream',
+          vhost: vhost,
+          name: 'dc1',
+          value: { uri },
+        });
         await client.putPolicy('user', {
           vhost,
           name: 'fed-refunds',

@@ -45,8 +45,13 @@ describe.skipIf(!upstreamBroker || !cluster)('links across a rolling restart of 
         const port = new URL(upB.amqpUrl).port;
         await upClient.putExchange(upVhost, 'orders', 'fanout');
         await upClient.putQueue(upVhost, 'work', { kind: 'classic' });
-        await client.putParameter('federation-upstream', vhost, 'dc1', {
-          uri: `amqp://${user}:${password}@localhost:${port}/${encodeURIComponent(upVhost)}`,
+        await client.putParameter({
+          component: 'federation-upstream',
+          vhost: vhost,
+          name: 'dc1',
+          value: {
+            uri: `amqp://${user}:${password}@localhost:${port}/${encodeURIComponent(upVhost)}`,
+          },
         });
         await client.putPolicy('user', {
           vhost,

@@ -22,8 +22,13 @@ describe.skipIf(!broker)('links in which and preview (4.3.6)', () => {
         const { user, password } = brokerCredentials();
         const port = new URL(b.amqpUrl).port;
         await upClient.putExchange(upVhost, 'orders', 'fanout');
-        await client.putParameter('federation-upstream', vhost, 'dc1', {
-          uri: `amqp://${user}:${password}@localhost:${port}/${encodeURIComponent(upVhost)}`,
+        await client.putParameter({
+          component: 'federation-upstream',
+          vhost: vhost,
+          name: 'dc1',
+          value: {
+            uri: `amqp://${user}:${password}@localhost:${port}/${encodeURIComponent(upVhost)}`,
+          },
         });
         await client.putExchange(vhost, 'orders', 'fanout');
         await client.putExchange(vhost, 'refunds', 'fanout');

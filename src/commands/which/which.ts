@@ -1,3 +1,4 @@
+// Over 400 lines: which's one answer from the broker's report to every part it says (in force, matches, operator policy, values, hazards, links), read top to bottom.
 import { InputError } from '../../core/index.ts';
 import type { LinkRow } from '../../links/index.ts';
 import type { BacktrackingReader } from '../../patterns/index.ts';
