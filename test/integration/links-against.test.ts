@@ -15,6 +15,7 @@ import { brokerCredentials, waitFor } from '../support/broker.ts';
 import { brokersUp, inVhostOn, type TestBroker } from '../support/brokers.ts';
 import { built, repoRoot } from '../support/built.ts';
 import { runBuiltRmq } from '../support/cli.ts';
+import { amqpUrl } from '../support/messages.ts';
 
 const { up } = await brokersUp();
 const broker = up.find((b) => b.label === 'rabbitmq-4.3');
@@ -26,8 +27,7 @@ describe.skipIf(!broker)('links --against FILE (4.3.6)', () => {
     await inVhostOn(b, 'links-against-up', async (upVhost, upClient) => {
       await inVhostOn(b, 'links-against', async (vhost, client) => {
         const { user, password } = brokerCredentials();
-        const port = new URL(b.amqpUrl).port;
-        const uri = `amqp://${user}:${password}@localhost:${port}/${encodeURIComponent(upVhost)}`;
+        const uri = amqpUrl(b, upVhost);
         for (const x of ['orders', 'refunds']) {
           await upClient.putExchange(upVhost, x, 'fanout');
           await client.putExchange(vhost, x, 'fanout');
@@ -102,7 +102,7 @@ describe.skipIf(!broker)('links --against FILE (4.3.6)', () => {
               `spec: { name: dc1, vhost: ${JSON.stringify(vhost)}, uriSecret: { name: dc1-uri } }`,
               '---',
               'kind: Shovel',
-              `spec: { name: drain, vhost: ${JSON.stringify(vhost)}, srcQueue: a, destQueue: b }`,
+              `spec: { name: drain, vhost: ${JSON.stringify(vhost)}, uriSecret: { name: drain-uri }, srcQueue: a, destQueue: b }`,
             ].join('\n'),
           );
           const { bin } = await built();

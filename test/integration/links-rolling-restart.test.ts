@@ -11,11 +11,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { links } from '../../src/commands/links/index.ts';
 import { linkKey } from '../../src/links/index.ts';
-import { brokerCredentials, vhostOnEveryNode, waitFor } from '../support/broker.ts';
+import { vhostOnEveryNode, waitFor } from '../support/broker.ts';
 import { brokersUp, CLUSTER, inVhostOn, type TestBroker } from '../support/brokers.ts';
 import { repoRoot } from '../support/built.ts';
 import { aloneOnCluster } from '../support/clusterHooks.ts';
-import { messages } from '../support/messages.ts';
+import { amqpUrl, messages } from '../support/messages.ts';
 
 const { up } = await brokersUp({ cluster: true });
 const upstreamBroker = up.find((b) => b.label === 'rabbitmq-4');
@@ -41,8 +41,6 @@ describe.skipIf(!upstreamBroker || !cluster)('links across a rolling restart of 
           ['http://127.0.0.1:15691', 'http://127.0.0.1:15692', 'http://127.0.0.1:15693'],
           vhost,
         );
-        const { user, password } = brokerCredentials();
-        const port = new URL(upB.amqpUrl).port;
         await upClient.putExchange(upVhost, 'orders', 'fanout');
         await upClient.putQueue(upVhost, 'work', { kind: 'classic' });
         await client.putParameter({
@@ -50,7 +48,7 @@ describe.skipIf(!upstreamBroker || !cluster)('links across a rolling restart of 
           vhost: vhost,
           name: 'dc1',
           value: {
-            uri: `amqp://${user}:${password}@localhost:${port}/${encodeURIComponent(upVhost)}`,
+            uri: amqpUrl(upB, upVhost),
           },
         });
         await client.putPolicy('user', {

@@ -7,8 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { parsePreview } from '../../src/commands/preview/index.ts';
 import { which } from '../../src/commands/which/index.ts';
 import { preview } from '../../src/preview/index.ts';
-import { brokerCredentials, waitFor } from '../support/broker.ts';
+import { waitFor } from '../support/broker.ts';
 import { brokersUp, inVhostOn, type TestBroker } from '../support/brokers.ts';
+import { amqpUrl } from '../support/messages.ts';
 
 const { up } = await brokersUp();
 const broker = up.find((b) => b.label === 'rabbitmq-4.3');
@@ -19,15 +20,13 @@ describe.skipIf(!broker)('links in which and preview (4.3.6)', () => {
   it('which names the links of a federated exchange; preview names the links a change starts and stops', async () => {
     await inVhostOn(b, 'links-wp-up', async (upVhost, upClient) => {
       await inVhostOn(b, 'links-wp', async (vhost, client) => {
-        const { user, password } = brokerCredentials();
-        const port = new URL(b.amqpUrl).port;
         await upClient.putExchange(upVhost, 'orders', 'fanout');
         await client.putParameter({
           component: 'federation-upstream',
           vhost: vhost,
           name: 'dc1',
           value: {
-            uri: `amqp://${user}:${password}@localhost:${port}/${encodeURIComponent(upVhost)}`,
+            uri: amqpUrl(b, upVhost),
           },
         });
         await client.putExchange(vhost, 'orders', 'fanout');
