@@ -5,7 +5,7 @@
  * broker does (it builds the whole list before answering), sorted by name as the broker sorts it. The stats listing of the live columns
  * (what the preview reads of what is there now) is another body, rendered once too.
  *
- *   tsx bench/fakeManagement.ts [--queues 100000] [--policies 1000]
+ *   tsx bench/fakeManagement.ts [--queues 100000] [--policies 1000] [--links UPSTREAMS,EXCHANGES,SHOVELS]
  *   -> prints {"url": "...", "vhost": "...", "policies": [...names to delete...]} on one line, then serves
  *
  * Run as a child process, so its CPU and memory stay out of the measured process.
@@ -24,6 +24,7 @@ import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { buildPolicySet, resolve } from '../src/policy/resolve.ts';
 import type { ObjectKind, Policy } from '../src/policy/types.ts';
+import { type LinksShape, linksPolicies, linksRoutes } from './fakeLinks.ts';
 
 export interface FakeVhost {
   readonly vhost: string;
@@ -146,7 +147,7 @@ function policyJson(p: Policy) {
 export async function serve(
   v: FakeVhost,
   port = 0,
-  { free = false }: { free?: boolean } = {},
+  { free = false, links }: { free?: boolean; links?: LinksShape } = {},
 ): Promise<{ url: string; close: () => Promise<void> }> {
   const enc = encodeURIComponent(v.vhost);
   // Rendered once, like the broker's answer; `policy` left out when there is none, as with disable_stats.
@@ -196,7 +197,13 @@ export async function serve(
     // No upstreams; the federation plugin off (its links endpoint 404s).
     [`/api/parameters/federation-upstream/${enc}`, Buffer.from('[]')],
     [`/api/parameters/federation-upstream-set/${enc}`, Buffer.from('[]')],
+    ...(links ? linksRoutes(v.vhost, links) : []),
   ]);
+  if (links)
+    routes.set(
+      `/api/policies/${enc}`,
+      Buffer.from(JSON.stringify([...v.policies, ...linksPolicies(v.vhost, links)].map(policyJson))),
+    );
   // `columns=name` ("did you mean"): only the names, as the broker answers that query.
   const namesOnly = new Map<string, Buffer>([
     [`/api/queues/${enc}`, Buffer.from(JSON.stringify(v.queues.map((q) => ({ name: q.name }))))],
@@ -314,7 +321,20 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     lookaround: process.argv.includes('--lookaround'),
     expires: process.argv.includes('--expires'),
   });
-  const { url } = await serve(v, 0, { free: process.argv.includes('--free') });
+  const shape = process.argv.includes('--links')
+    ? (() => {
+        const [upstreams = 100, exchanges = 10_000, shovels = 1000] = String(
+          process.argv[process.argv.indexOf('--links') + 1],
+        )
+          .split(',')
+          .map(Number);
+        return { upstreams, exchanges, shovels };
+      })()
+    : undefined;
+  const { url } = await serve(v, 0, {
+    free: process.argv.includes('--free'),
+    ...(shape ? { links: shape } : {}),
+  });
   process.stdout.write(
     `${JSON.stringify({ url, vhost: v.vhost, narrow: v.narrow, broad: v.broad, queues: v.queues.length, policies: v.policies.length })}\n`,
   );

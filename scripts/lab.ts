@@ -16,7 +16,8 @@ export const LAB_HELP = `npm run lab -- [--vhost NAME] [--down] [--help]
 
 Builds the policies lab on the broker of .env (RMQ_URL, RMQ_USER, RMQ_PASSWORD; the first
 environment of RMQ_ENVIRONMENTS when set): a vhost with seven policies, five queues and an
-exchange, then prints the questions worth asking it.
+exchange, a federated exchange, an upstream that refuses on purpose and a shovel (where the
+plugins are enabled), then prints the questions worth asking it.
 
   --vhost NAME  the vhost to use (default ${LAB_VHOST}). It is deleted and created again:
                 on a shared broker, name one of your own.
@@ -124,6 +125,73 @@ export async function setUpLab(broker: LabClient, vhost: string): Promise<void> 
   await broker.putExchange(vhost, 'orders.topic', 'topic');
 }
 
+/**
+ * The lab's links, beside its policies (so the suites that read the policies lab see it unchanged):
+ * an exchange federated from another exchange of the same vhost (`amqp:///VHOST`: the local node,
+ * no password to show), an upstream at a port that refuses on purpose (its password is there to be
+ * masked), and a dynamic shovel between two queues of the vhost. Each part only where its plugin
+ * is enabled; what was left out, said.
+ */
+export async function setUpLabLinks(broker: LabClient, vhost: string): Promise<string[]> {
+  const { exchangeTypes, version } = await broker.overview();
+  const skipped: string[] = [];
+  const local = `amqp:///${encodeURIComponent(vhost)}`;
+  if (exchangeTypes?.includes('x-federation-upstream')) {
+    await broker.putExchange(vhost, 'orders.upstream', 'topic');
+    await broker.putExchange(vhost, 'orders.inbound', 'topic');
+    await broker.putExchange(vhost, 'orders.west', 'topic');
+    await broker.putParameter({
+      component: 'federation-upstream',
+      vhost: vhost,
+      name: 'lab-local',
+      value: {
+        uri: local,
+        exchange: 'orders.upstream',
+        // The internal upstream queue replicated, where the broker has the key (3.13.1 and later).
+        ...(atLeast(version, 3, 13, 1) ? { 'queue-type': 'quorum' } : {}),
+        'message-ttl': 3_600_000,
+      },
+    });
+    // Fails on purpose: nothing listens on port 1.
+    await broker.putParameter({
+      component: 'federation-upstream',
+      vhost: vhost,
+      name: 'dc-west',
+      value: {
+        uri: 'amqp://lab:not-a-real-password@127.0.0.1:1/orders',
+        'ack-mode': 'on-publish',
+      },
+    });
+    const fed = (name: string, pattern: string, upstream: string) =>
+      broker.putPolicy('user', {
+        vhost,
+        name,
+        pattern,
+        applyTo: 'exchanges',
+        priority: 20,
+        definition: { 'federation-upstream': upstream },
+      });
+    await fed('inbound-federated', '^orders\\.inbound$', 'lab-local');
+    await fed('west-federated', '^orders\\.west$', 'dc-west');
+  } else skipped.push('the federation plugin is not enabled: no upstream, no federated exchange');
+  const shovels = await broker.shovelList(vhost).catch(() => null);
+  if (Array.isArray(shovels)) {
+    await broker.putQueue(vhost, 'links.outbox', { kind: 'classic' });
+    await broker.putParameter({
+      component: 'shovel',
+      vhost: vhost,
+      name: 'outbox-to-landing',
+      value: {
+        'src-uri': local,
+        'src-queue': 'links.outbox',
+        'dest-uri': local,
+        'dest-queue': 'links.landing',
+      },
+    });
+  } else skipped.push('the shovel plugin is not enabled: no shovel');
+  return skipped;
+}
+
 export const LAB_QUESTIONS = [
   [
     'which orders.audit',
@@ -139,6 +207,10 @@ export const LAB_QUESTIONS = [
   ['which orders.topic', 'an exchange: only exchange-scoped policies reach it'],
   ['which orders.new', 'a queue that does not exist yet: the broker reports nothing, the matches are listed'],
   ['preview delete audit-retention', 'what orders.audit falls back to, and what it loses'],
+  [
+    'links',
+    'every link that should run: one federated exchange runs, one is stopped on purpose (its upstream refuses), the shovel; the settings that lose messages',
+  ],
 ] as const;
 
 async function main(argv: readonly string[]): Promise<void> {
@@ -166,6 +238,7 @@ async function main(argv: readonly string[]): Promise<void> {
       return;
     }
     await setUpLab(broker, vhost);
+    for (const why of await setUpLabLinks(broker, vhost)) console.log(`Links: ${why}.`);
     console.log(`The policies lab is ready in vhost "${vhost}" on ${env.url}. Questions worth asking:\n`);
     for (const [q, why] of LAB_QUESTIONS) console.log(`  npx rmq ${q} --vhost ${vhost}\n      ${why}\n`);
     const again = vhost === LAB_VHOST ? '' : ` --vhost ${vhost}`;

@@ -6,7 +6,8 @@ import type { AbsentTarget, ExpectedLink, LinkKind, LinkSources, Parameter } fro
  * (rabbit_federation_upstream: `federation-upstream` names one upstream, `federation-upstream-set`
  * a set of them or `all` of the vhost's, `federation-upstream-pattern` every upstream whose name
  * the pattern finds): one link per (federated object, upstream), exchange and queue federation
- * apart, and one shovel per `shovel` parameter. An upstream or set the policy names and the vhost
+ * apart, and one shovel per `shovel` parameter. The default exchange and internal exchanges
+ * (`amq.rabbitmq.trace`) take a policy and are never federated. An upstream or set the policy names and the vhost
  * lacks is still a link that should exist: it is the reason it does not.
  *
  * Proven against what 4.0.5, 4.3.6 and the 4.3.6 cluster report once settled
@@ -79,7 +80,11 @@ export function upstreamsWanted(
 export function expectedLinks(sources: LinkSources): ExpectedLink[] {
   const policies = new Map<string, Policy>(sources.policies.map((p) => [key(p.vhost, p.name), p]));
   const upstreamsOf = new Map<string, string[]>();
-  for (const u of sources.upstreams) upstreamsOf.set(u.vhost, [...(upstreamsOf.get(u.vhost) ?? []), u.name]);
+  for (const u of sources.upstreams) {
+    const names = upstreamsOf.get(u.vhost);
+    if (names) names.push(u.name);
+    else upstreamsOf.set(u.vhost, [u.name]);
+  }
   const setsOf = new Map<string, Map<string, unknown>>();
   for (const s of sources.upstreamSets) {
     const sets = setsOf.get(s.vhost) ?? new Map<string, unknown>();
@@ -87,15 +92,22 @@ export function expectedLinks(sources: LinkSources): ExpectedLink[] {
     setsOf.set(s.vhost, sets);
   }
   const out: ExpectedLink[] = [];
+  // Objects under one policy want the same upstreams: worked out once per policy.
+  const wantedOf = new Map<string, Wanted[]>();
   for (const o of sources.objects) {
-    if (o.policy === null) continue;
-    const policy = policies.get(key(o.vhost, o.policy));
+    if (o.policy === null || o.internal === true || (o.kind === 'exchange' && o.name === '')) continue;
+    const k = key(o.vhost, o.policy);
+    const policy = policies.get(k);
     if (!policy) continue;
-    const wanted = upstreamsWanted(
-      policy.definition,
-      upstreamsOf.get(o.vhost) ?? [],
-      setsOf.get(o.vhost) ?? new Map(),
-    );
+    let wanted = wantedOf.get(k);
+    if (!wanted) {
+      wanted = upstreamsWanted(
+        policy.definition,
+        upstreamsOf.get(o.vhost) ?? [],
+        setsOf.get(o.vhost) ?? new Map(),
+      );
+      wantedOf.set(k, wanted);
+    }
     for (const w of wanted) {
       out.push({
         kind: o.kind,

@@ -7,13 +7,12 @@ import type { LinkRow } from './types.ts';
  * as a change request (with its preview), or as the operator's own command.
  */
 export function nextStep(l: Omit<LinkRow, 'next'>): string | null {
-  const node = l.node ? ` on node ${quoted(l.node)}` : '';
   switch (l.state) {
     case 'running':
     case 'starting':
       return null;
     case 'stuck':
-      return `Check reachability, credentials and TLS from the node running it${node}; a refused login is logged there.`;
+      return `Check reachability, credentials and TLS from the node running it${l.node ? ` on node ${quoted(l.node)}` : ''}; a refused login is logged there.`;
     case 'stopped':
       return l.kind === 'shovel'
         ? `Read the reason, fix the source or destination, then restart it with rabbitmqctl restart_shovel ${quoted(l.object)}.`
@@ -41,6 +40,6 @@ function missingStep(l: Omit<LinkRow, 'next'>): string {
     return `Read the logs of every node for shovel ${quoted(l.object)}; once the cause is fixed, re-create its parameter or restart it with rabbitmqctl restart_shovel.`;
   const policy = quoted(l.policy ?? '');
   return l.kind === 'exchange'
-    ? `Re-apply policy ${policy} (the fix its users report after a node restart): file it as a change request and approve it, the preview shows what it restarts.`
-    : `Check the upstream, then policy ${policy} for a rival of equal priority, then the logs of the queue leader's node; re-applying policy ${policy} recreates the link.`;
+    ? `Re-apply policy ${policy}: after a node restart the fix its users report is to delete and re-create it; through the bot that is a change request (\`preview delete ${policy}\` shows what stops meanwhile), approved like any other.`
+    : `Check the upstream, then policy ${policy} for a rival of equal priority, then the logs of the queue leader's node; re-creating policy ${policy} recreates the link.`;
 }

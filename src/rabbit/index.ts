@@ -16,6 +16,13 @@ export {
   narrowedTo,
   openInventory,
 } from './inventory.ts';
+export {
+  type BrokerAbout,
+  brokerAbout,
+  type LinksReading,
+  type LinksSource,
+  readLinks,
+} from './linksReading.ts';
 export { PAGE_MAX } from './listings.ts';
 export {
   type DeprecatedFeature,

@@ -1,4 +1,3 @@
-// Over 400 lines: the map of every terminal command's handler (typed from the command table) and what they share, read in one place.
 // First: before any module builds its schemas (src/terminal/zodJitless.ts).
 import './zodJitless.ts';
 import { existsSync, readFileSync } from 'node:fs';
@@ -107,17 +106,13 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
       import('./lint.ts'),
     ]);
     const input = parseLint(words, terminalDefaults(env));
-    let file: import('../definitions/index.ts').DefinitionsFile | undefined;
-    if (input.file !== undefined) {
-      const { readDefinitionsAt } = await import('./readFile.ts');
-      const read = await readDefinitionsAt(input.file, {
-        vhost: input.fileVhost,
-        vhostMap: vhostMapOf(input.vhostMap),
-      });
-      // The file refused is not a usage error: no usage line (as `plan`).
-      if (!read.ok) throw new InputError(read.problem);
-      file = read.file;
-    }
+    const file =
+      input.file === undefined
+        ? undefined
+        : await (await import('./readFile.ts')).definitionsFileAt(input.file, {
+            vhost: input.fileVhost,
+            vhostMap: vhostMapOf(input.vhostMap),
+          });
     // A file is linted in every vhost it names (a file naming none: the vhost as without one).
     const vhosts = file?.vhosts.length ? file.vhosts : [input.vhost];
     return withBroker(env, { env: input.env, vhost: vhosts }, async (broker, at) => {
@@ -143,13 +138,10 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
       import('./links.ts'),
     ]);
     const input = parseLinks(words, terminalDefaults(env));
-    let file: import('../definitions/index.ts').DefinitionsFile | undefined;
-    if (input.against !== undefined) {
-      const { readDefinitionsAt } = await import('./readFile.ts');
-      const read = await readDefinitionsAt(input.against, { vhost: input.fileVhost });
-      if (!read.ok) throw new InputError(read.problem);
-      file = read.file;
-    }
+    const file =
+      input.against === undefined
+        ? undefined
+        : await (await import('./readFile.ts')).definitionsFileAt(input.against, { vhost: input.fileVhost });
     const vhosts = vhostsOf(input, file);
     return withBroker(env, { env: input.env, vhost: vhosts }, async (broker, at) => {
       const result = await links(input, broker, { env: at.env, ...(file ? { file } : {}) });

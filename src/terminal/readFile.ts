@@ -2,6 +2,7 @@ import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InputError } from '../core/index.ts';
 import {
+  type DefinitionsFile,
   type DefinitionsSource,
   MAX_FILE_BYTES,
   type ReadDefinitions,
@@ -97,4 +98,14 @@ export async function readDefinitionsAt(file: string, options: ReadOptions): Pro
   return input.kind === 'file'
     ? readDefinitions(input.bytes, options)
     : readDefinitionsFolder(input.folder, input.sources, options);
+}
+
+/**
+ * `FILE` read as definitions, or refused: the file refused is not a usage error, so its sentence
+ * comes without the usage line (as `plan` says it).
+ */
+export async function definitionsFileAt(file: string, options: ReadOptions): Promise<DefinitionsFile> {
+  const read = await readDefinitionsAt(file, options);
+  if (!read.ok) throw new InputError(read.problem);
+  return read.file;
 }

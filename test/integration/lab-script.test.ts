@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LAB_VHOST, parseLabArgs } from '../../scripts/lab.ts';
-import { adminClient, brokerCredentials, brokerUrl, uniqueName } from '../support/broker.ts';
+import { links } from '../../src/commands/links/index.ts';
+import { adminClient, brokerCredentials, brokerUrl, uniqueName, waitFor } from '../support/broker.ts';
 import type { CliRun } from '../support/cli.ts';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -92,6 +93,19 @@ describe('npm run lab (scripts/lab.ts as a process)', () => {
     expect(up.out).toContain(`npm run lab -- --down --vhost ${vhost}`);
     const policies = await client.listPolicies(vhost);
     expect(policies.map((p) => p.name).sort()).toContain('audit-retention');
+    // Its links, where the plugins are enabled: one federated exchange runs, one fails on purpose.
+    expect(up.out).toContain(`npx rmq links --vhost ${vhost}`);
+    if ((await client.overview()).exchangeTypes?.includes('x-federation-upstream')) {
+      const answer = await waitFor(
+        async () => {
+          const r = await links({ vhost }, client, { env: 'lab' });
+          const state = (o: string) => r.links.find((l) => l.object === o)?.state;
+          return state('orders.inbound') === 'running' && state('orders.west') === 'stopped' ? r : undefined;
+        },
+        { deadlineMs: 30_000, what: "the lab's links to settle" },
+      );
+      expect(answer.risks.some((k) => k.name === 'dc-west' && k.key === 'ack-mode')).toBe(true);
+    }
 
     const down = await lab(['--down', '--vhost', vhost]);
     expect(down.code, down.err).toBe(0);

@@ -10,8 +10,10 @@ import { describe, expect, it } from 'vitest';
 import { links } from '../../src/commands/links/index.ts';
 import { linkKey } from '../../src/links/index.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
-import { brokerCredentials, uniqueName, vhostOnEveryNode, waitFor } from '../support/broker.ts';
-import { brokersUp, clientFor, type TestBroker } from '../support/brokers.ts';
+import { uniqueName, vhostOnEveryNode, waitFor } from '../support/broker.ts';
+import { brokersUp, CLUSTER, clientFor, type TestBroker } from '../support/brokers.ts';
+import { aloneOnCluster } from '../support/clusterHooks.ts';
+import { amqpUrl } from '../support/messages.ts';
 
 const { up } = await brokersUp({ cluster: true });
 
@@ -58,16 +60,10 @@ const topology = fc.record({
   quorum: fc.boolean(),
 });
 
-async function build(
-  broker: TestBroker,
-  client: LabClient,
-  down: string,
-  upVhost: string,
-  t: fc.Arbitrary<unknown> extends never ? never : typeof topology extends fc.Arbitrary<infer T> ? T : never,
-) {
-  const { user, password } = brokerCredentials();
-  const port = new URL(broker.amqpUrl).port;
-  const uri = `amqp://${encodeURIComponent(user)}:${encodeURIComponent(password)}@localhost:${port}/${encodeURIComponent(upVhost)}`;
+type Topology = typeof topology extends fc.Arbitrary<infer T> ? T : never;
+
+async function build(broker: TestBroker, client: LabClient, down: string, upVhost: string, t: Topology) {
+  const uri = amqpUrl(broker, upVhost);
   for (const x of t.exchanges) await client.putExchange(upVhost, x, 'fanout');
   for (const q of t.queues) await client.putQueue(upVhost, q, { kind: 'classic' });
   for (const u of t.upstreams)
@@ -86,6 +82,7 @@ async function build(
 }
 
 describe.each(federating.map((b) => [b.label, b] as const))('links differential on %s', (_label, broker) => {
+  aloneOnCluster(broker.label === CLUSTER.label);
   it('the links the bot expects are the links the broker reports, once settled', async () => {
     await fc.assert(
       fc.asyncProperty(topology, async (t) => {

@@ -7,10 +7,8 @@ import {
   type LinkedObject,
   type LinksDocument,
   linksDocument,
-  type Parameter,
-  type Reported,
+  NO_LINKS,
 } from '../../links/index.ts';
-import { readsFederation } from '../../policy/impact/index.ts';
 import {
   type BrokerVersion,
   buildPolicySet,
@@ -18,8 +16,14 @@ import {
   type Policy,
   resolve,
 } from '../../policy/index.ts';
-import type { ExchangeListing, NotAskedWhy, QueueListing } from '../../rabbit/index.ts';
-import { toQueueKind } from '../../rabbit/index.ts';
+import {
+  type BrokerAbout,
+  brokerAbout,
+  type LinksSource,
+  type NotAskedWhy,
+  readLinks,
+  toQueueKind,
+} from '../../rabbit/index.ts';
 import { quoted } from '../../text/index.ts';
 import { type FlagDefaults, parseArgs, parseWith, Vhost } from '../parse.ts';
 import { usageOf } from '../registry.ts';
@@ -31,9 +35,8 @@ const LINKS_USAGE = usageOf('links');
  * `links [--vhost V] [--env E] [--against FILE] [--fail-on missing|stopped|risk]`: every
  * federation link and shovel that should exist (the policies in force as the broker reports them
  * on each object, the upstreams, sets and shovel parameters; or what FILE says), whether it runs,
- * where, and why not (src/links/). Reads, per vhost and all at once: the policies, the three
- * parameter components, the federation links and shovels every node reports, and, only when a
- * policy sets a federation key, the exchanges and queues with their policy (no statistics).
+ * where, and why not (src/links/). What it reads of each vhost, all at once, is
+ * src/rabbit/linksReading.ts (the watcher reads the same).
  * Writes nothing.
  */
 
@@ -85,19 +88,7 @@ export function parseLinks(words: readonly string[], defaults: FlagDefaults = {}
 }
 
 /** What `links` needs of the management API. ManagementClient satisfies it. */
-export interface LinksBroker extends VhostLister {
-  overview(): Promise<{ version: BrokerVersion }>;
-  plugins?(): Promise<ReadonlySet<string> | undefined>;
-  listPolicies(vhost: string): Promise<Policy[]>;
-  parameters(
-    component: 'federation-upstream' | 'federation-upstream-set' | 'shovel',
-    vhost: string,
-  ): Promise<Parameter[]>;
-  federationLinkList(vhost: string): Promise<Reported['federation'] | string>;
-  shovelList(vhost: string): Promise<Reported['shovels'] | string>;
-  streamExchanges(vhost: string): AsyncIterable<ExchangeListing>;
-  streamQueues(vhost: string, opts: { stats: boolean; lifetime?: boolean }): AsyncIterable<QueueListing>;
-}
+export interface LinksBroker extends LinksSource, VhostLister {}
 
 export type LinksResult = {
   readonly env: string;
@@ -118,84 +109,42 @@ export interface LinksOptions {
   readonly now?: () => number;
 }
 
-/** The objects a policy could federate, with the policy the broker reports in force on each. */
-async function objectsOf(
-  broker: LinksBroker,
-  vhost: string,
-): Promise<{ objects: LinkedObject[]; kinds: Map<string, string> }> {
-  const objects: LinkedObject[] = [];
-  const kinds = new Map<string, string>();
-  const [exchanges, queues] = [broker.streamExchanges(vhost), broker.streamQueues(vhost, { stats: false })];
-  for await (const e of exchanges) {
-    if (e.name === '') continue;
-    objects.push({ vhost, name: e.name, kind: 'exchange', policy: e.policy });
-    kinds.set(`exchange\u0000${e.name}`, 'exchange');
-  }
-  for await (const q of queues) {
-    objects.push({ vhost, name: q.name, kind: 'queue', policy: q.policy ?? null });
-    kinds.set(`queue\u0000${q.name}`, q.type);
-  }
-  return { objects, kinds };
-}
-
 /**
  * With a file: the policy in force on each object as the file's policies would make it (the
  * broker's rule: src/policy/resolve.ts; on a tie, the first of the candidates).
  */
 function asFileSays(
   objects: readonly LinkedObject[],
-  kinds: ReadonlyMap<string, string>,
+  queueTypes: ReadonlyMap<string, string>,
   policies: readonly Policy[],
   version: BrokerVersion,
 ): LinkedObject[] {
   const set = buildPolicySet(policies, [], version);
   return objects.map((o) => {
-    const type = kinds.get(`${o.kind}\u0000${o.name}`) ?? o.kind;
-    const kind = o.kind === 'exchange' ? 'exchange' : toQueueKind(type);
+    const kind = o.kind === 'exchange' ? 'exchange' : toQueueKind(queueTypes.get(o.name) ?? 'classic');
     return { ...o, policy: resolve(set, o.name, kind).user.candidates[0]?.name ?? null };
   });
 }
-
-const notListed = <T>(v: T | string, what: string, notRead: string[]): T | null => {
-  if (typeof v !== 'string') return v;
-  notRead.push(`${what}: ${v}`);
-  return null;
-};
 
 /** One vhost read and classified. */
 async function linksOfVhost(
   broker: LinksBroker,
   vhost: string,
-  version: BrokerVersion,
-  plugins: ReadonlySet<string> | undefined,
+  about: BrokerAbout,
   options: LinksOptions,
 ): Promise<{ document: LinksDocument; notRead: string[] }> {
-  const [policies, upstreams, upstreamSets, shovels, federation, running] = await Promise.all([
-    broker.listPolicies(vhost),
-    broker.parameters('federation-upstream', vhost),
-    broker.parameters('federation-upstream-set', vhost),
-    broker.parameters('shovel', vhost),
-    broker.federationLinkList(vhost),
-    broker.shovelList(vhost),
-  ]);
   const file = options.file;
   const filed = <C extends string>(component: C) =>
     (file?.parameters ?? []).filter((p) => p.component === component && p.vhost === vhost);
   const filePolicies = file?.policies
     .filter((p) => p.layer === 'user' && p.policy.vhost === vhost)
     .map((p) => p.policy);
+  const read = await readLinks(broker, vhost, about, filePolicies);
+  const { objects, policies, upstreams, upstreamSets, shovels, reported, version, plugins } = read;
   const asking = filePolicies ?? policies;
-  const { objects, kinds } = asking.some((p) => readsFederation(p.definition))
-    ? await objectsOf(broker, vhost)
-    : { objects: [], kinds: new Map<string, string>() };
-  const notRead: string[] = [];
-  const reported: Reported = {
-    federation: notListed(federation, 'federation links', notRead),
-    shovels: notListed(running, 'shovels', notRead),
-  };
   const expected: ExpectedLink[] | undefined = file
     ? expectedLinks({
-        objects: filePolicies ? asFileSays(objects, kinds, filePolicies, version) : objects,
+        objects: filePolicies ? asFileSays(objects, read.queueTypes, filePolicies, version) : objects,
         policies: asking,
         upstreams: filed('federation-upstream'),
         upstreamSets: filed('federation-upstream-set'),
@@ -212,29 +161,20 @@ async function linksOfVhost(
     plugins: {
       federation: plugins?.has('federation'),
       // Without the shovel plugin its parameters are refused and its listing is not served.
-      shovel: running === null ? false : undefined,
+      shovel: read.shovelPlugin ? undefined : false,
     },
     version,
     now: (options.now ?? Date.now)(),
     ...(expected ? { expected } : {}),
   });
-  return { document, notRead };
+  return { document, notRead: read.notRead };
 }
 
 const EMPTY: LinksDocument = {
   links: [],
   risks: [],
   advisories: [],
-  counts: {
-    expected: 0,
-    running: 0,
-    starting: 0,
-    missing: 0,
-    stopped: 0,
-    stuck: 0,
-    unexpected: 0,
-    unknown: 0,
-  },
+  counts: NO_LINKS,
 };
 
 /** The vhosts answered for: `--vhost`, else (with a file) every vhost the file names. */
@@ -258,20 +198,18 @@ export async function links(
   };
   let current = vhosts[0] ?? input.vhost;
   try {
-    const [{ version }, plugins] = await Promise.all([
-      broker.overview(),
-      broker.plugins ? broker.plugins().catch(() => undefined) : undefined,
-    ]);
+    const about = brokerAbout(broker);
     const docs: LinksDocument[] = [];
     const notRead: string[] = [];
     for (const vhost of vhosts) {
       current = vhost;
-      const one = await linksOfVhost(broker, vhost, version, plugins, options);
+      const one = await linksOfVhost(broker, vhost, about, options);
       docs.push(one.document);
       notRead.push(...one.notRead.map((n) => (vhosts.length > 1 ? `vhost ${quoted(vhost)}: ${n}` : n)));
     }
+    const [version] = await about;
     const links = docs.flatMap((d) => d.links);
-    const counts = { ...EMPTY.counts };
+    const counts = { ...NO_LINKS };
     for (const d of docs)
       for (const k of Object.keys(counts) as (keyof typeof counts)[]) counts[k] += d.counts[k];
     return {

@@ -4,11 +4,24 @@ import { finish, type SlackMessage, section } from './message.ts';
 
 /** `help`, and the usage shown with an unknown command: only the commands Slack answers. */
 
-function usageLines(prefix: string, available: ReadonlySet<string>): string {
-  return commandsOf('slack')
-    .filter(({ name }) => available.has(name))
-    .map(({ usage, does }) => `${prefix} ${usage}\n    ${does}`)
-    .join('\n');
+/** Characters of one section's code block: Slack cuts a section's text at 3,000. */
+const USAGE_PER_SECTION = 2800;
+
+/** Every command's usage and what it does, in as many code blocks as Slack's limit takes. */
+function usageBlocks(prefix: string, available: ReadonlySet<string>): string[] {
+  const blocks: string[] = [];
+  let current = '';
+  for (const { name, usage, does } of commandsOf('slack')) {
+    if (!available.has(name)) continue;
+    const entry = `${prefix} ${usage}\n    ${does}`;
+    if (current && current.length + entry.length + 1 > USAGE_PER_SECTION) {
+      blocks.push(current);
+      current = '';
+    }
+    current = current ? `${current}\n${entry}` : entry;
+  }
+  if (current) blocks.push(current);
+  return blocks;
 }
 
 export function helpView(prefix: string, available: ReadonlySet<string>): SlackMessage {
@@ -27,7 +40,7 @@ export function helpView(prefix: string, available: ReadonlySet<string>): SlackM
   return finish(
     [
       section(`${intro}${changes}${channel}`),
-      section(codeBlock(usageLines(prefix, available))),
+      ...usageBlocks(prefix, available).map((b) => section(codeBlock(b))),
       section(
         `Example: ${examples.join(', ')}. Mention the bot in an incident thread (${code('@rmq which orders.audit')}) and it answers in that thread.`,
       ),
