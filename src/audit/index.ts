@@ -33,6 +33,8 @@ export {
   IsoTime,
   isChange,
   LEFT_WORDS,
+  type LinksEntry,
+  type LinksRecord,
   type OutsideImpact,
   PolicyFieldsSchema,
   type ReviewRecord,

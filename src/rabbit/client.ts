@@ -1,3 +1,4 @@
+// Over 400 lines: one class holds every endpoint the bot calls, each a few lines over the transport and listings.
 /**
  * The RabbitMQ management HTTP API, as the bot needs it: `ManagementClient`, its endpoints. Every
  * answer parsed with zod (`responses.ts`); every failure a RabbitError with a stable code. How it
@@ -39,6 +40,7 @@ import {
   type FederationState,
   federationLinksSchema,
   nodeApplicationsSchema,
+  nodeRunningSchema,
   overviewSchema,
   type Permission,
   parameterNamesSchema,
@@ -336,6 +338,15 @@ export class ManagementClient {
   }
 
   // ---- links ------------------------------------------------------------------------------
+
+  /** Every node of the cluster and whether it runs (a node down is listed, `running: false`). */
+  async nodesRunning(): Promise<{ name: string; running: boolean }[]> {
+    const nodes = await this.http.getJson(
+      `${this.http.path('nodes')}?columns=name,running`,
+      nodeRunningSchema,
+    );
+    return nodes.map((n) => ({ name: n.name, running: n.running === true }));
+  }
 
   /** The vhost's parameters of one component (linkListings.ts); values hold passwords: show them masked only. */
   parameters(component: LinkComponent, vhost: string): Promise<Parameter[]> {

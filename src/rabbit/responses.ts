@@ -88,6 +88,9 @@ export const nodeApplicationsSchema = z.array(
   }),
 );
 
+/** `GET /api/nodes?columns=name,running`: whether each node of the cluster runs. */
+export const nodeRunningSchema = z.array(z.object({ name: z.string(), running: z.boolean().optional() }));
+
 export const whoamiSchema = z.object({
   name: z.string(),
   // an array on current brokers, "a,b" on old ones

@@ -7,6 +7,7 @@ import {
   type FreezeRecord,
   inShowingOrder,
   LEFT_WORDS,
+  type LinksRecord,
   observationWords,
   observedQueueWords,
   type ReviewRecord,
@@ -27,6 +28,8 @@ function entryLines(e: AuditRecord): string[] {
       return freezeLines(e);
     case 'review':
       return reviewLines(e);
+    case 'links':
+      return linksLines(e);
     default:
       return changeLines(e);
   }
@@ -40,6 +43,22 @@ function freezeLines(e: FreezeRecord): string[] {
         `${e.at}  unfreeze of ${e.env}  (${e.id})`,
         `  ${e.actor ? `lifted by ${e.actor}` : 'ran out'}: ${quoted(f.endedBecause ?? '')} (frozen by ${f.by}: ${quoted(f.reason)})`,
       ];
+}
+
+/** Links that went down or came back, found by the links watch: no policy changed. */
+function linksLines(e: LinksRecord): string[] {
+  const where = (l: LinksRecord['links'][number]) =>
+    l.kind === 'shovel'
+      ? `shovel ${quoted(l.object)}`
+      : `${l.kind} ${quoted(l.object)}${l.upstream === null ? '' : ` <- upstream ${quoted(l.upstream)}`}`;
+  return [
+    `${e.at}  links ${e.went === 'down' ? 'down' : 'back'} in ${e.env}/${quoted(e.vhost)}  (${e.id})`,
+    `  found by ${e.detectedBy === 'nodes' ? 'reading the links after a node went down or came back' : `reading the links (${e.detectedBy})`}${e.nodes?.down.length ? `; down: ${e.nodes.down.join(', ')}` : ''}${e.nodes?.up.length ? `; back: ${e.nodes.up.join(', ')}` : ''}; ${e.stillDown} still down`,
+    ...e.links.map(
+      (l) =>
+        `  ${l.state} ${where(l)}${l.node ? ` on ${quoted(l.node)}` : ''}${l.reason ? `: ${quoted(l.reason)}` : ''} (down since ${l.since})`,
+    ),
+  ];
 }
 
 /** The break-glass change reviewed, by whom, and why: a review changes no policy. */

@@ -224,7 +224,9 @@ describe('change freeze', () => {
     expect((await admin.getPolicy('user', h.vhost, 'frozen-cap'))?.definition).toEqual({ 'max-length': 7 });
     const trail = await new AuditTrail(h.redis as never, h.keyPrefix).list({});
     expect(
-      trail.filter((r) => r.action === 'freeze' || r.action === 'unfreeze').map((r) => [r.action, r.actor]),
+      trail
+        .filter((r) => r.action === 'freeze' || r.action === 'unfreeze')
+        .map((r) => [r.action, 'actor' in r ? r.actor : undefined]),
     ).toEqual([
       ['unfreeze', GROUPIE],
       ['freeze', APPROVER],

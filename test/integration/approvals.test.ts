@@ -252,7 +252,7 @@ describe(`change freeze (${broker.label})`, () => {
         expect((await second.frozen()).freeze).toBeUndefined();
 
         const trail = await new AuditTrail(fx.redis, fx.keyPrefix).list({});
-        const actions = trail.map((r) => [r.action, r.actor ?? null]);
+        const actions = trail.map((r) => [r.action, ('actor' in r ? r.actor : undefined) ?? null]);
         expect(actions).toEqual(
           expect.arrayContaining([
             ['freeze', APPROVER],

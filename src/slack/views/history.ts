@@ -7,6 +7,7 @@ import {
   type FreezeRecord,
   inShowingOrder,
   LEFT_WORDS,
+  type LinksRecord,
   observationWords,
   observedQueueWords,
   type ReviewRecord,
@@ -31,6 +32,20 @@ function freezeEntry(e: FreezeRecord): string {
     : `*unfreeze* of ${code(e.env)} · ${when(e)}\n${e.actor ? `lifted by ${user(e.actor)}` : 'ran out'}: ${prose(f.endedBecause ?? '')} (frozen by ${user(f.by)}: ${prose(f.reason)})`;
 }
 
+/** Links that went down or came back (the links watch): no policy changed. */
+function linksEntry(e: LinksRecord): string {
+  const shown = e.links.slice(0, 5).map((l) => {
+    const what =
+      l.kind === 'shovel'
+        ? `shovel ${code(l.object)}`
+        : `${l.kind} ${code(l.object)}${l.upstream === null ? '' : ` ← ${code(l.upstream)}`}`;
+    return `${prose(l.state)} ${what}${l.node ? ` on ${code(l.node)}` : ''}`;
+  });
+  const more = e.links.length > shown.length ? `, …${e.links.length - shown.length} more` : '';
+  return `*links ${e.went}* in ${code(e.env)} / ${code(e.vhost)} · ${when(e)}
+${shown.join(', ')}${more} · ${e.stillDown} still down`;
+}
+
 const headOf = (e: ChangeRecord | ReviewRecord) =>
   `*${e.action}* ${e.operator ? 'operator policy' : 'policy'} ${code(e.policy)} in ${code(e.env)} / ${code(e.vhost)} · ${when(e)}`;
 
@@ -46,6 +61,8 @@ function entry(e: AuditRecord): string {
       return freezeEntry(e);
     case 'review':
       return reviewEntry(e);
+    case 'links':
+      return linksEntry(e);
     default:
       return changeEntry(e);
   }

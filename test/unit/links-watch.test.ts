@@ -1,0 +1,223 @@
+/**
+ * The links watch's bursts (src/watch/linksBurst.ts), pure: over any sequence of readings, a link
+ * is told down once per spell of being down and back once when it ends; a spell is not broken by a
+ * reading that could not see it (`unknown`); links that all run are never told. The second
+ * reading (`confirmed`) keeps only what is down in both. The post (src/slack/views/linksWatch.ts)
+ * and the metric (`rmq_links{env,state}`).
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createMetrics } from '../../src/bot/metrics/metrics.ts';
+import { countLinks, type LinkRow, type LinkState, linkKey } from '../../src/links/index.ts';
+import { linksWatchView } from '../../src/slack/views/linksWatch.ts';
+import { linksEntries } from '../../src/watch/links.ts';
+import { confirmed, type DownLink, linksMoved } from '../../src/watch/linksBurst.ts';
+
+type Seen = LinkState | 'absent';
+const DOWN = new Set<Seen>(['missing', 'stopped', 'stuck']);
+const RUNS = new Set<Seen>(['running', 'starting']);
+
+const identity = (i: number) => ({
+  kind: (['exchange', 'queue', 'shovel'] as const)[i % 3],
+  vhost: `v${i % 2}`,
+  object: `o${i}`,
+  upstream: i % 3 === 2 ? null : 'up',
+});
+
+function row(i: number, state: LinkState): LinkRow {
+  return {
+    ...identity(i),
+    policy: i % 3 === 2 ? null : 'fed',
+    expected: true,
+    state,
+    node: 'rabbit@a',
+    reason: DOWN.has(state) ? 'missing, no reason reported' : null,
+    status: null,
+    next: DOWN.has(state) ? 'Re-apply policy "fed".' : null,
+  };
+}
+
+const rowsOf = (states: readonly Seen[]): LinkRow[] =>
+  states.flatMap((s, i) => (s === 'absent' ? [] : [row(i, s)]));
+
+const at = (n: number) => new Date(Date.UTC(2026, 11, 5, 1, 0, n));
+
+/** Readings: for each of up to 6 links, its state at each of up to 12 readings. */
+const readings = fc
+  .integer({ min: 1, max: 6 })
+  .chain((links) =>
+    fc.array(
+      fc.array(
+        fc.constantFrom<Seen>('running', 'starting', 'missing', 'stopped', 'stuck', 'unknown', 'absent'),
+        { minLength: links, maxLength: links },
+      ),
+      { minLength: 1, maxLength: 12 },
+    ),
+  );
+
+describe('linksMoved over a sequence of readings', () => {
+  it('tells each link down once per spell down and back once when the spell ends', () => {
+    fc.assert(
+      fc.property(readings, (seq) => {
+        let recorded: ReadonlyMap<string, DownLink> = new Map();
+        const told = new Map<string, string[]>();
+        const expected = new Map<string, string[]>();
+        const isDown = new Map<string, boolean>();
+        seq.forEach((states, n) => {
+          const moved = linksMoved(recorded, rowsOf(states), at(n));
+          for (const l of moved.down) told.set(linkKey(l), [...(told.get(linkKey(l)) ?? []), `down@${n}`]);
+          for (const l of moved.back) told.set(linkKey(l), [...(told.get(linkKey(l)) ?? []), `back@${n}`]);
+          // The model: down when a down state is read; back when running, starting or absent; unknown keeps.
+          states.forEach((s, i) => {
+            const k = linkKey(identity(i));
+            const was = isDown.get(k) ?? false;
+            const now = DOWN.has(s) ? true : RUNS.has(s) || s === 'absent' ? false : was;
+            if (now !== was) expected.set(k, [...(expected.get(k) ?? []), `${now ? 'down' : 'back'}@${n}`]);
+            isDown.set(k, now);
+          });
+          // What is recorded is exactly what is down, each with the reading its spell began at.
+          expect(new Set(moved.next.keys())).toEqual(
+            new Set([...isDown].filter(([, d]) => d).map(([k]) => k)),
+          );
+          for (const [k, l] of moved.next) {
+            const began = (expected.get(k) ?? []).filter((e) => e.startsWith('down@')).at(-1);
+            expect(l.since).toBe(at(Number(began?.slice(5))).toISOString());
+          }
+          recorded = moved.next;
+        });
+        expect(told).toEqual(expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('tells nothing while every link runs, whatever node it moves to', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(fc.constantFrom<Seen>('running', 'starting'), { minLength: 3, maxLength: 3 }), {
+          minLength: 1,
+          maxLength: 8,
+        }),
+        (seq) => {
+          let recorded: ReadonlyMap<string, DownLink> = new Map();
+          for (const [n, states] of seq.entries()) {
+            const moved = linksMoved(recorded, rowsOf(states), at(n));
+            expect([moved.down, moved.back, moved.next.size]).toEqual([[], [], 0]);
+            recorded = moved.next;
+          }
+        },
+      ),
+    );
+  });
+
+  it('counts a link reported twice as running when one report runs (moved to another node)', () => {
+    const twice = [row(0, 'stopped'), { ...row(0, 'running'), node: 'rabbit@b' }];
+    expect(linksMoved(new Map(), twice, at(0)).down).toEqual([]);
+  });
+
+  it('leaves unexpected links and links no policy asks for out', () => {
+    const rows = [{ ...row(0, 'unexpected'), expected: false }];
+    expect(linksMoved(new Map(), rows, at(0)).next.size).toBe(0);
+  });
+
+  it('tells a link whose policy went as back, gone', () => {
+    const first = linksMoved(new Map(), [row(0, 'missing')], at(0));
+    const second = linksMoved(first.next, [], at(1));
+    expect(second.back.map((l) => [l.object, l.state, l.since])).toEqual([
+      ['o0', 'gone', at(0).toISOString()],
+    ]);
+  });
+});
+
+describe('confirmed: the second reading', () => {
+  it('keeps only what is down in both readings', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom<Seen>('running', 'missing', 'stopped', 'absent'), {
+          minLength: 1,
+          maxLength: 6,
+        }),
+        fc.array(fc.constantFrom<Seen>('running', 'missing', 'stopped', 'absent'), {
+          minLength: 1,
+          maxLength: 6,
+        }),
+        (a, b) => {
+          const recorded = new Map<string, DownLink>();
+          const both = confirmed(
+            linksMoved(recorded, rowsOf(a), at(0)),
+            linksMoved(recorded, rowsOf(b), at(1)),
+            recorded,
+          );
+          const downIn = (s: readonly Seen[]) =>
+            new Set(s.flatMap((x, i) => (DOWN.has(x) ? [linkKey(identity(i))] : [])));
+          const [da, db] = [downIn(a), downIn(b)];
+          expect(new Set(both.down.map(linkKey))).toEqual(new Set([...da].filter((k) => db.has(k))));
+          expect(new Set(both.next.keys())).toEqual(new Set(both.down.map(linkKey)));
+        },
+      ),
+    );
+  });
+
+  it('a link missing for an instant (moving to another node) is not down', () => {
+    const recorded = new Map<string, DownLink>();
+    const both = confirmed(
+      linksMoved(recorded, [row(0, 'missing')], at(0)),
+      linksMoved(recorded, [row(0, 'starting')], at(1)),
+      recorded,
+    );
+    expect([both.down, both.next.size]).toEqual([[], 0]);
+  });
+});
+
+describe('the post and the records of a burst', () => {
+  const burst = (went: 'down' | 'back') => {
+    const moved = linksMoved(
+      new Map(),
+      [row(0, 'missing'), row(1, 'stopped'), { ...row(3, 'missing'), object: 'x*`<@U1>`' }],
+      at(0),
+    );
+    const links = went === 'down' ? moved.down : linksMoved(moved.next, [], at(1)).back;
+    return linksEntries({
+      env: 'prod',
+      went,
+      source: 'nodes',
+      nodes: { down: ['rabbit@a'], up: [] },
+      links,
+      stillDown: went === 'down' ? 3 : 0,
+      at: at(2),
+    });
+  };
+
+  it('records one entry per vhost, each link with its next step', () => {
+    const entries = burst('down');
+    expect(entries.map((e) => [e.action, e.vhost, e.went, e.detectedBy, e.links.length])).toEqual([
+      ['links', 'v0', 'down', 'nodes', 1],
+      ['links', 'v1', 'down', 'nodes', 2],
+    ]);
+    expect(entries[0]?.links[0]?.next).toBe('Re-apply policy "fed".');
+  });
+
+  it('posts one message: how many, which node went, each link with its next step, escaped', () => {
+    const view = linksWatchView(burst('down'));
+    const text = JSON.stringify(view.blocks);
+    expect(view.text).toBe('3 links that should run down in 2 vhosts (prod)');
+    expect(text).toContain('node `rabbit@a` went down');
+    expect(text).toContain('Re-apply policy');
+    expect(text).not.toContain('<@U1>');
+    expect(linksWatchView(burst('back')).text).toBe('3 links back in 2 vhosts (prod)');
+  });
+});
+
+describe('rmq_links{env,state}', () => {
+  it('exports every state of a reading, missing included', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    const rows = [row(0, 'running'), row(1, 'missing'), row(2, 'missing'), row(3, 'stopped')];
+    metrics.linksCounted('prod', countLinks(rows));
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('rmq_links{env="prod",state="missing"} 2');
+    expect(text).toContain('rmq_links{env="prod",state="running"} 1');
+    expect(text).toContain('rmq_links{env="prod",state="expected"} 4');
+    metrics.linksCounted('prod', countLinks([row(0, 'running')]));
+    expect(await metrics.registry.metrics()).toContain('rmq_links{env="prod",state="missing"} 0');
+  });
+});
