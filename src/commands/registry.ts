@@ -87,6 +87,12 @@ export const COMMAND_TABLE = [
     slackOnly: false,
   },
   {
+    name: 'links',
+    usage: 'links [--vhost V] [--env E] [--against FILE] [--fail-on missing|stopped|risk]',
+    does: 'every federation link and shovel that should exist, whether it runs, where, and why not; the settings that lose messages; the link advisories for the broker\'s version',
+    slackOnly: false,
+  },
+  {
     name: 'requests',
     usage: 'requests [--env E]',
     does: 'change requests still open (pending, approved, applying)',

@@ -1,3 +1,4 @@
+import { maskUri } from '../core/index.ts';
 import { quoted } from '../text/index.ts';
 import { linkKey } from './expected.ts';
 import { nextStep } from './nextStep.ts';
@@ -44,6 +45,17 @@ export function timestampMs(timestamp: string | null): number {
   return Date.UTC(y, mo - 1, d, h, mi, s);
 }
 
+/**
+ * A broker's error or reason as it may be shown: any URI in it masked, and a password written
+ * into an Erlang term (`password = <<"…">>`, `{password, …}`) hidden, as maskUri hides a URI's.
+ */
+export function maskReason(text: string | null): string | null {
+  if (text === null) return null;
+  return text
+    .replace(/\bamqps?:\/\/[^\s"',}\]]*/gi, (uri) => maskUri(uri))
+    .replace(/(password\s*(?:=|,)\s*)(<<"[^"]*">>|"[^"]*"|[^,}\s]+)/gi, '$1***');
+}
+
 /** One reported link, whatever its kind. */
 interface Seen {
   readonly kind: LinkKind;
@@ -66,7 +78,7 @@ function seenOf(reported: Reported): Seen[] {
       upstream: l.upstream,
       node: l.node,
       status: l.status,
-      error: l.error,
+      error: maskReason(l.error),
       timestamp: l.timestamp,
       static: false,
     }),
@@ -79,7 +91,7 @@ function seenOf(reported: Reported): Seen[] {
       upstream: null,
       node: s.node,
       status: s.state,
-      error: s.reason,
+      error: maskReason(s.reason),
       timestamp: s.timestamp,
       static: s.type === 'static',
     }),

@@ -41,7 +41,9 @@ const LOCAL_HOSTS = new Set(['', 'localhost', '127.0.0.1', '[::1]']);
 function uriRisks(base: Omit<LinkRisk, 'key' | 'value' | 'why'>, key: string, raw: unknown): LinkRisk[] {
   const uris = asList(raw);
   const out: LinkRisk[] = [];
-  if (uris.length === 1) out.push({ ...base, key, value: maskUri(uris[0] as string), why: WHY.oneUri });
+  // `amqp://` alone is the local node: there is no other endpoint to list.
+  if (uris.length === 1 && uriHost(uris[0] as string) !== '')
+    out.push({ ...base, key, value: maskUri(uris[0] as string), why: WHY.oneUri });
   const plain = uris.filter((u) => /^amqp:\/\//i.test(u) && !LOCAL_HOSTS.has(uriHost(u)));
   if (plain.length > 0) out.push({ ...base, key, value: plain.map(maskUri).join(', '), why: WHY.plainAmqp });
   return out;

@@ -17,6 +17,13 @@ export {
   openInventory,
 } from './inventory.ts';
 export { PAGE_MAX } from './listings.ts';
-export { type FederationState, type Permission, toQueueKind, type WhoAmI } from './responses.ts';
+export {
+  type ExchangeListing,
+  type FederationState,
+  type Permission,
+  type QueueListing,
+  toQueueKind,
+  type WhoAmI,
+} from './responses.ts';
 export type { CallInfo, Timeouts } from './transport.ts';
 export { type Unread, type UnreadWhat, unreadOf } from './unread.ts';

@@ -1,3 +1,4 @@
+// Over 400 lines: the map of every terminal command's handler (typed from the command table) and what they share, read in one place.
 // First: before any module builds its schemas (src/terminal/zodJitless.ts).
 import './zodJitless.ts';
 import { existsSync, readFileSync } from 'node:fs';
@@ -127,6 +128,33 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
         () => lintText(result),
       );
       sayIncomplete(io, result.incomplete?.message);
+      return code;
+    });
+  },
+  async links({ words, json, env, io }) {
+    const [{ links, linksExitCode, parseLinks, vhostsOf }, { linksText }] = await Promise.all([
+      import('../commands/links/index.ts'),
+      import('./links.ts'),
+    ]);
+    const input = parseLinks(words, terminalDefaults(env));
+    let file: import('../definitions/index.ts').DefinitionsFile | undefined;
+    if (input.against !== undefined) {
+      const { readDefinitionsAt } = await import('./readFile.ts');
+      const read = await readDefinitionsAt(input.against, { vhost: input.fileVhost });
+      if (!read.ok) throw new InputError(read.problem);
+      file = read.file;
+    }
+    const vhosts = vhostsOf(input, file);
+    return withBroker(env, { env: input.env, vhost: vhosts }, async (broker, at) => {
+      const result = await links(input, broker, { env: at.env, ...(file ? { file } : {}) });
+      const code = linksExitCode(result, input.failOn);
+      answer(
+        io,
+        json,
+        { ...at, ...(vhosts.length === 1 ? { vhost: vhosts[0] } : {}) },
+        answeredBy(result, broker, result.answer === 'answered' ? 'answered' : code),
+        () => linksText(result),
+      );
       return code;
     });
   },

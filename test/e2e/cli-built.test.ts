@@ -177,6 +177,7 @@ describe('bin/rmq.js after the build', () => {
       requests: [],
       history: ['--vhost', vhost],
       lint: ['--vhost', vhost],
+      links: ['--vhost', vhost],
       plan: [planFile, '--vhost', vhost],
     };
     for (const [command, args] of Object.entries(asked)) {

@@ -9,6 +9,7 @@ import {
   linkKey,
   linksChanged,
   linksDocument,
+  maskReason,
   type Parameter,
   type ReportedFederationLink,
   STUCK_AFTER_MS,
@@ -394,5 +395,19 @@ describe('properties', () => {
         },
       ),
     );
+  });
+});
+
+describe('maskReason', () => {
+  it.each([
+    ['{badmatch, "amqp://bob:hunter2@far/v"}', '{badmatch, "amqp://bob:***@far/v"}'],
+    [
+      '#amqp_params_network{username = <<"bob">>, password = <<"hunter2">>, host = "far"}',
+      '#amqp_params_network{username = <<"bob">>, password = ***, host = "far"}',
+    ],
+    ['{password, "hunter2"}', '{password, ***}'],
+    ['econnrefused', 'econnrefused'],
+  ])('%s', (text, shown) => {
+    expect(maskReason(text)).toBe(shown);
   });
 });

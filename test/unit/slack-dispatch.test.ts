@@ -30,6 +30,9 @@ function broker(overrides: Partial<SlackBroker> = {}): SlackBroker {
     streamExchanges: () => listing([]),
     streamQueueStats: () => listing([]),
     federation: async () => ({ upstreams: new Set(), upstreamSets: new Set(), links: null }),
+    parameters: async () => [],
+    federationLinkList: async () => null,
+    shovelList: async () => null,
     whoami: async () => ({ name: 'guest', tags: ['administrator'] }),
     ...overrides,
   };

@@ -6,6 +6,7 @@ import { freezeCommand, unfreezeCommand } from './freeze.ts';
 import { helpCommand } from './help.ts';
 import { historyCommand } from './history.ts';
 import { importCommand } from './import.ts';
+import { linksCommand } from './links.ts';
 import { lintCommand } from './lint.ts';
 import { planCommand } from './plan.ts';
 import { policiesCommand } from './policies.ts';
@@ -30,6 +31,7 @@ const SLACK_COMMANDS: { readonly [N in CommandName]: SlackCommand } = {
   delete: deleteCommand,
   import: importCommand,
   lint: lintCommand,
+  links: linksCommand,
   requests: requestsCommand,
   history: historyCommand,
   use: useCommand,
