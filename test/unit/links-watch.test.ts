@@ -17,8 +17,9 @@ type Seen = LinkState | 'absent';
 const DOWN = new Set<Seen>(['missing', 'stopped', 'stuck']);
 const RUNS = new Set<Seen>(['running', 'starting']);
 
+const KINDS = ['exchange', 'queue', 'shovel'] as const;
 const identity = (i: number) => ({
-  kind: (['exchange', 'queue', 'shovel'] as const)[i % 3],
+  kind: KINDS[i % 3] ?? 'exchange',
   vhost: `v${i % 2}`,
   object: `o${i}`,
   upstream: i % 3 === 2 ? null : 'up',

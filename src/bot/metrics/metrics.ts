@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { LinkCounts } from '../../links/index.ts';
 import type { CallInfo } from '../../rabbit/index.ts';
 
 /**
@@ -31,7 +32,7 @@ export interface Metrics {
    */
   readonly links: Gauge<'env' | 'state'>;
   /** The links watch's hook: one reading's counts, for one environment. */
-  linksCounted(env: string, counts: Readonly<Record<string, number>>): void;
+  linksCounted(env: string, counts: LinkCounts): void;
   /** The ManagementClient `onCall` hook for one environment. */
   onBrokerCall(env: string): (info: CallInfo) => void;
 }
