@@ -190,8 +190,8 @@ export const LinkEventSchema = z.object({
   object: z.string(),
   upstream: z.string().nullable(),
   policy: z.string().nullable(),
-  /** Down: `missing`, `stopped`, `stuck`; back: `running`, `starting`, or `gone` (nothing asks for it any more). */
-  state: z.enum(['missing', 'stopped', 'stuck', 'running', 'starting', 'gone']),
+  /** Down: `missing`, `stopped`, `stuck`; back: `running`, or `gone` (nothing asks for it any more). */
+  state: z.enum(['missing', 'stopped', 'stuck', 'running', 'gone']),
   node: z.string().nullable(),
   /** The broker's error as written, or why the link is missing. */
   reason: z.string().nullable(),

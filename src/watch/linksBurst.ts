@@ -5,19 +5,19 @@ import { type LinkRow, linkKey } from '../links/index.ts';
  * runs (src/links/ `classify`'s rows) and the links recorded down before it. Pure.
  *
  * A link is down when it should exist and every report of it is `missing`, `stopped` or `stuck`;
- * it runs when any report of it is `running` or `starting` (a link moved to another node shows
- * `starting` there first). A link whose reports could not be read (`unknown`) keeps what was
- * recorded of it: not knowing is neither going down nor coming back. A link recorded down that no
+ * it runs when any report of it is `running`. A link `starting` (moved to another node, or
+ * restarting after its upstream came back) or whose reports could not be read (`unknown`) keeps
+ * what was recorded of it: starting is not yet back, and turns `stuck` (down) after a minute;
+ * not knowing is neither going down nor coming back. A link recorded down that no
  * policy or parameter asks for any more is back as `gone` (its policy, upstream or vhost went).
  */
 
 /** The states of a link that does not run. */
 export type DownState = 'missing' | 'stopped' | 'stuck';
 /** How a link recorded down came back: it runs again, or nothing asks for it any more. */
-export type BackState = 'running' | 'starting' | 'gone';
+export type BackState = 'running' | 'gone';
 
 const DOWN: ReadonlySet<string> = new Set<DownState>(['missing', 'stopped', 'stuck']);
-const RUNS: ReadonlySet<string> = new Set(['running', 'starting']);
 
 /** A link as the watch records and tells it: the row's fields, and since when it is down. */
 export interface WatchedLink {
@@ -51,14 +51,16 @@ export interface LinksMoved {
 
 const ORDER: readonly string[] = ['missing', 'stopped', 'stuck'];
 
-/** Of several reports of one link, the one that says most: a running one, else the worst. */
+/**
+ * Of several reports of one link, the one that says most: a running one; none while one is
+ * starting (what was recorded stands); else the worst down one.
+ */
 function telling(rows: readonly LinkRow[]): LinkRow | undefined {
-  return (
-    rows.find((r) => RUNS.has(r.state)) ??
-    [...rows]
-      .filter((r) => DOWN.has(r.state))
-      .sort((a, b) => ORDER.indexOf(a.state) - ORDER.indexOf(b.state))[0]
-  );
+  const running = rows.find((r) => r.state === 'running');
+  if (running || rows.some((r) => r.state === 'starting')) return running;
+  return rows
+    .filter((r) => DOWN.has(r.state))
+    .sort((a, b) => ORDER.indexOf(a.state) - ORDER.indexOf(b.state))[0];
 }
 
 const byPlace = (a: WatchedLink, b: WatchedLink) =>
@@ -85,7 +87,7 @@ export function linksMoved(
     const was = recorded.get(k);
     const r = telling(list);
     if (!r) {
-      // Only `unknown` reports: what was recorded stands.
+      // Starting, or only `unknown` reports: what was recorded stands.
       if (was) next.set(k, was);
       continue;
     }
@@ -98,8 +100,8 @@ export function linksMoved(
       node: r.node,
       reason: r.reason,
     };
-    if (RUNS.has(r.state)) {
-      if (was) back.push({ ...base, state: r.state as BackState, next: null, since: was.since });
+    if (r.state === 'running') {
+      if (was) back.push({ ...base, state: 'running', next: null, since: was.since });
       continue;
     }
     const now: DownLink = {

@@ -15,7 +15,6 @@ import { confirmed, type DownLink, linksMoved } from '../../src/watch/linksBurst
 
 type Seen = LinkState | 'absent';
 const DOWN = new Set<Seen>(['missing', 'stopped', 'stuck']);
-const RUNS = new Set<Seen>(['running', 'starting']);
 
 const KINDS = ['exchange', 'queue', 'shovel'] as const;
 const identity = (i: number) => ({
@@ -68,11 +67,11 @@ describe('linksMoved over a sequence of readings', () => {
           const moved = linksMoved(recorded, rowsOf(states), at(n));
           for (const l of moved.down) told.set(linkKey(l), [...(told.get(linkKey(l)) ?? []), `down@${n}`]);
           for (const l of moved.back) told.set(linkKey(l), [...(told.get(linkKey(l)) ?? []), `back@${n}`]);
-          // The model: down when a down state is read; back when running, starting or absent; unknown keeps.
+          // The model: down when a down state is read; back when running or absent; starting and unknown keep.
           states.forEach((s, i) => {
             const k = linkKey(identity(i));
             const was = isDown.get(k) ?? false;
-            const now = DOWN.has(s) ? true : RUNS.has(s) || s === 'absent' ? false : was;
+            const now = DOWN.has(s) ? true : s === 'running' || s === 'absent' ? false : was;
             if (now !== was) expected.set(k, [...(expected.get(k) ?? []), `${now ? 'down' : 'back'}@${n}`]);
             isDown.set(k, now);
           });
@@ -114,6 +113,19 @@ describe('linksMoved over a sequence of readings', () => {
   it('counts a link reported twice as running when one report runs (moved to another node)', () => {
     const twice = [row(0, 'stopped'), { ...row(0, 'running'), node: 'rabbit@b' }];
     expect(linksMoved(new Map(), twice, at(0)).down).toEqual([]);
+  });
+
+  it('a link starting is neither down nor back: it is back once it runs', () => {
+    const first = linksMoved(new Map(), [row(0, 'missing')], at(0));
+    const starting = linksMoved(first.next, [row(0, 'starting')], at(1));
+    expect([starting.down, starting.back, [...starting.next.keys()]]).toEqual([
+      [],
+      [],
+      [...first.next.keys()],
+    ]);
+    expect(linksMoved(starting.next, [row(0, 'running')], at(2)).back.map((l) => l.state)).toEqual([
+      'running',
+    ]);
   });
 
   it('leaves unexpected links and links no policy asks for out', () => {

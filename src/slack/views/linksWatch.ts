@@ -28,7 +28,6 @@ const STATE: Readonly<Record<Link['state'], string>> = {
   stopped: 'stopped',
   stuck: 'stuck starting',
   running: 'running again',
-  starting: 'starting again',
   gone: 'no longer asked for',
 };
 
