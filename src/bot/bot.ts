@@ -163,7 +163,7 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
         brokers,
         redis,
         ...overrides.health,
-        watch: () => watchers?.health() ?? {},
+        watch: () => watchHealth(watchers?.health() ?? {}, linksWatchers?.health() ?? {}),
         onChange: healthLog(logger),
       });
       const environments = environmentDirectory(config, brokers);
@@ -351,6 +351,17 @@ function healthLog(logger: Logger): HealthDeps['onChange'] {
     if (now.ok) logger.info({ part, check: now }, `health: ${part} answers`);
     else logger.warn({ part, check: now }, `health: ${part} does not answer (${now.error})`);
   };
+}
+
+/** Each environment's watch for /healthz: how outside changes are caught, and its links watch under `links`. */
+function watchHealth(
+  outside: Record<string, object>,
+  links: Record<string, object>,
+): Record<string, unknown> {
+  const names = new Set([...Object.keys(outside), ...Object.keys(links)]);
+  return Object.fromEntries(
+    [...names].map((env) => [env, { ...outside[env], ...(links[env] ? { links: links[env] } : {}) }]),
+  );
 }
 
 /** Slack's own error code of a refused Web API call (`invalid_auth`), if `err` is one. */

@@ -21,7 +21,13 @@ import {
   pluginsNeedApplications,
 } from '../policy/index.ts';
 import { RabbitError } from './errors.ts';
-import { type LinkComponent, listFederationLinks, listParameters, listShovels } from './linkListings.ts';
+import {
+  type LinkComponent,
+  listFederationLinks,
+  listParameters,
+  listShovels,
+  parameterSchema,
+} from './linkListings.ts';
 import {
   FOUND_STATS,
   foundRecords,
@@ -351,6 +357,12 @@ export class ManagementClient {
   /** The vhost's parameters of one component (linkListings.ts); values hold passwords: show them masked only. */
   parameters(component: LinkComponent, vhost: string): Promise<Parameter[]> {
     return listParameters(this.http, component, vhost);
+  }
+
+  /** The vhosts holding a parameter of this component: one request over every vhost (values not kept). */
+  async vhostsWithParameters(component: LinkComponent): Promise<Set<string>> {
+    const all = await this.http.getJson(this.http.path(`parameters/${component}`), parameterSchema.array());
+    return new Set(all.flatMap((p) => (p.vhost === undefined ? [] : [p.vhost])));
   }
 
   /** The federation links every node reports; `null` without the plugin's management part; why not, when refused. */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { AuditEntry, LinksEntry } from '../audit/index.ts';
 import type { Config, Environment } from '../config/index.ts';
-import { SleepAborted, sleep } from '../core/index.ts';
+import { codeOf, SleepAborted, sleep } from '../core/index.ts';
 import { countLinks, type LinkCounts, type LinkRow } from '../links/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { RedisTrouble } from '../redis/index.ts';
@@ -77,6 +77,15 @@ export interface LinksWatchOptions {
 const same = (a: ReadonlyMap<string, DownLink>, b: ReadonlyMap<string, DownLink>) =>
   JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());
 
+/** What /healthz says of an environment's links watch (`watch.<env>.links`); readiness does not depend on it. */
+export interface LinksHealth {
+  readonly intervalMs: number;
+  /** The last reading: when it began, whether it was read, and why not. */
+  readonly lastRead?: { readonly at: string; readonly ok: boolean; readonly error?: string };
+  /** How many links that should run were down at the last reading (as recorded). */
+  readonly down?: number;
+}
+
 export class LinksWatch {
   readonly #o: LinksWatchOptions;
   #stopped = false;
@@ -89,6 +98,8 @@ export class LinksWatch {
   #again: { nodes: NonNullable<LinksWent['nodes']> } | undefined;
   /** The running nodes last read ('' before the first reading). */
   #running = '';
+  #lastRead: LinksHealth['lastRead'];
+  #down: number | undefined;
   readonly #pending = new Set<Promise<unknown>>();
 
   constructor(options: LinksWatchOptions) {
@@ -97,6 +108,14 @@ export class LinksWatch {
 
   #now(): Date {
     return this.#o.now?.() ?? new Date();
+  }
+
+  health(): LinksHealth {
+    return {
+      intervalMs: this.#o.intervalMs,
+      ...(this.#lastRead ? { lastRead: this.#lastRead } : {}),
+      ...(this.#down === undefined ? {} : { down: this.#down }),
+    };
   }
 
   async start(): Promise<void> {
@@ -181,8 +200,8 @@ export class LinksWatch {
 
   async #read(source: LinksSource, nodes: LinksWent['nodes'] | undefined): Promise<void> {
     const env = this.#o.env.name;
+    const at = this.#now();
     try {
-      const at = this.#now();
       const rows = await this.#rows();
       let recorded = await this.#o.store.read();
       let moved: LinksMoved = linksMoved(recorded.down, rows, at);
@@ -197,9 +216,12 @@ export class LinksWatch {
           recorded.down,
         );
       }
+      this.#lastRead = { at: at.toISOString(), ok: true };
+      this.#down = recorded.down.size;
       if (moved.down.length === 0 && moved.back.length === 0 && same(moved.next, recorded.down)) return;
       // Another replica moved the state since it was read: the burst is its to tell.
       if (!(await this.#o.store.move(recorded.version, moved.next))) return;
+      this.#down = moved.next.size;
       const stillDown = moved.next.size;
       const burst = { env, source, ...(source === 'nodes' && nodes ? { nodes } : {}), stillDown, at };
       if (moved.down.length > 0) {
@@ -215,6 +237,7 @@ export class LinksWatch {
       }
     } catch (err) {
       if (err instanceof SleepAborted) return;
+      this.#lastRead = { at: at.toISOString(), ok: false, error: codeOf(err) ?? 'error' };
       if (!this.#o.redisTrouble?.absorbed(err))
         this.#o.logger.warn({ env, source, err: String(err) }, 'links: reading what runs failed');
     }
@@ -271,6 +294,8 @@ async function tries<T>(attempts: number, baseMs: number, work: () => Promise<T>
 }
 
 export interface LinksWatchers {
+  /** Each environment's links watch, for /healthz. */
+  health(): Record<string, LinksHealth>;
   stop(): Promise<void>;
 }
 
@@ -307,28 +332,29 @@ export function watchLinks(o: {
     const channel = o.config.environments.find((e) => e.name === burst.env)?.approvalsChannel;
     await tries(3, 500, () => o.notifier.links(entries, channel));
   };
-  const watches = o.config.environments.map(
-    (env) =>
-      new LinksWatch({
-        env,
-        read: () => o.readLinks(env),
-        nodes: o.nodesOf(env.name),
-        store: new LinksStore(o.redis, o.keyPrefix, env.name),
-        logger: logger.child({ env: env.name }),
-        intervalMs: o.config.watchIntervalMs,
-        ...(o.counted ? { counted: (c: LinkCounts) => o.counted?.(env.name, c) } : {}),
-        went,
-        ...(o.redisTrouble ? { redisTrouble: o.redisTrouble } : {}),
-        ...o.tuning,
-      }),
-  );
-  const started = watches.map((w) =>
+  const watches = o.config.environments.map((env): [string, LinksWatch] => [
+    env.name,
+    new LinksWatch({
+      env,
+      read: () => o.readLinks(env),
+      nodes: o.nodesOf(env.name),
+      store: new LinksStore(o.redis, o.keyPrefix, env.name),
+      logger: logger.child({ env: env.name }),
+      intervalMs: o.config.watchIntervalMs,
+      ...(o.counted ? { counted: (c: LinkCounts) => o.counted?.(env.name, c) } : {}),
+      went,
+      ...(o.redisTrouble ? { redisTrouble: o.redisTrouble } : {}),
+      ...o.tuning,
+    }),
+  ]);
+  const started = watches.map(([, w]) =>
     w.start().catch((err: unknown) => logger.error({ err: String(err) }, 'links: the watch did not start')),
   );
   return {
+    health: () => Object.fromEntries(watches.map(([name, w]) => [name, w.health()])),
     async stop() {
       await Promise.allSettled(started);
-      await Promise.allSettled(watches.map((w) => w.stop()));
+      await Promise.allSettled(watches.map(([, w]) => w.stop()));
     },
   };
 }
