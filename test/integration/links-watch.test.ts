@@ -9,11 +9,12 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { AuditTrail } from '../../src/audit/trail.ts';
 import { linksSources } from '../../src/bot/botLinks.ts';
 import type { LinkCounts } from '../../src/links/index.ts';
 import { createLogger } from '../../src/log/log.ts';
 import { ManagementClient } from '../../src/rabbit/client.ts';
-import { LinksWatch, type LinksWent, type NodeRunning } from '../../src/watch/links.ts';
+import { LinksWatch, type LinksWent, linksEntries, type NodeRunning } from '../../src/watch/links.ts';
 import { LinksStore } from '../../src/watch/linksStore.ts';
 import { admin, brokerCredentials, waitFor } from '../support/broker.ts';
 import { brokersUp, CLUSTER, inVhostOn, reachable } from '../support/brokers.ts';
@@ -114,6 +115,13 @@ describe.skipIf(!broker)('the links watch on 4.0.5, two replicas', () => {
           what: 'a reading after the node change',
         });
         expect(bursts).toHaveLength(2);
+
+        // Recorded as the bot records them: sealed in the trail, found by the object's name.
+        const trail = new AuditTrail(redis, prefix);
+        for (const b of bursts) for (const e of linksEntries(b)) await trail.append(e);
+        const found = await trail.list({ name: 'fed.x' });
+        expect(found.map((r) => (r.action === 'links' ? r.went : r.action))).toEqual(['back', 'down']);
+        expect((await trail.verify()).ok).toBe(true);
       } finally {
         await Promise.all([one.stop(), two.stop()]);
         await client.close();

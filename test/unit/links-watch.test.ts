@@ -7,9 +7,12 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { AuditRecordSchema, isChange } from '../../src/audit/types.ts';
 import { createMetrics } from '../../src/bot/metrics/metrics.ts';
 import { countLinks, type LinkRow, type LinkState, linkKey } from '../../src/links/index.ts';
+import { historyView } from '../../src/slack/views/history.ts';
 import { linksWatchView } from '../../src/slack/views/linksWatch.ts';
+import { historyText } from '../../src/terminal/history.ts';
 import { linksEntries } from '../../src/watch/links.ts';
 import { confirmed, type DownLink, linksMoved } from '../../src/watch/linksBurst.ts';
 
@@ -218,6 +221,21 @@ describe('the post and the records of a burst', () => {
     expect(text).toContain('Re-apply policy');
     expect(text).not.toContain('<@U1>');
     expect(linksWatchView(burst('back')).text).toBe('3 links back in 2 vhosts (prod)');
+  });
+
+  it('are audit records of their own (no policy), read back and shown by history on both surfaces', () => {
+    const records = burst('down').map((e) => AuditRecordSchema.parse({ ...e, prev: '', hash: 'h' }));
+    expect(records.map((r) => [r.action, isChange(r)])).toEqual([
+      ['links', false],
+      ['links', false],
+    ]);
+    const text = historyText({ entries: records, unreadable: 0 });
+    expect(text).toContain('links down in prod/"v1"');
+    expect(text).toContain('missing exchange "o0" <- upstream "up" on "rabbit@a"');
+    expect(text).toContain('rabbit@a');
+    const slack = JSON.stringify(historyView({ entries: records, unreadable: 0 }).blocks);
+    expect(slack).toContain('*links down* in `prod` / `v0`');
+    expect(slack).not.toContain('<@U1>');
   });
 });
 
