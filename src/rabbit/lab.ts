@@ -52,4 +52,13 @@ export class LabClient extends ManagementClient {
       arguments: {},
     });
   }
+
+  /** A runtime parameter (a federation upstream or set, a shovel), created or replaced. */
+  async putParameter(component: string, vhost: string, name: string, value: unknown): Promise<void> {
+    await this.http.call('PUT', this.http.path(`parameters/${component}`, vhost, name), { value });
+  }
+
+  async deleteParameter(component: string, vhost: string, name: string): Promise<void> {
+    await this.http.call('DELETE', this.http.path(`parameters/${component}`, vhost, name));
+  }
 }
