@@ -8,6 +8,7 @@ import type { Logger } from '../log/index.ts';
 import type { RedisTrouble } from '../redis/index.ts';
 import { confirmed, type DownLink, type LinksMoved, linksMoved, type WatchedLink } from './linksBurst.ts';
 import { LinksStore } from './linksStore.ts';
+import { tries } from './outside.ts';
 
 /**
  * Federation links and shovels watched, for every environment: what should run (the policies in
@@ -280,17 +281,6 @@ export function linksEntries(burst: LinksWent): LinksEntry[] {
     links: links.map((l) => ({ ...l })),
     stillDown: burst.stillDown,
   }));
-}
-
-async function tries<T>(attempts: number, baseMs: number, work: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await work();
-    } catch (err) {
-      if (attempt >= attempts) throw err;
-      await sleep(baseMs * 2 ** (attempt - 1));
-    }
-  }
 }
 
 export interface LinksWatchers {
