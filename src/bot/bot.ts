@@ -299,7 +299,7 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
           redis,
           keyPrefix,
           logger,
-          ...linksSources(background),
+          ...linksSources(background, watch.tuning?.vhosts),
           trail: new AuditTrail(redis, keyPrefix, { log: logger.child({ part: 'links-watch' }), ...sealed }),
           notifier: slackLinksNotifier(delivery, logger),
           counted: (env, counts) => metrics.linksCounted(env, counts),

@@ -22,7 +22,11 @@ type LinksClient = LinksBroker & {
  * link has none that should run: it is not read. A vhost the broker could not be asked about fails the
  * whole reading (tried again on the interval): an empty answer would read as every link gone.
  */
-export function linksSources(brokers: ReadonlyMap<string, LinksClient>): {
+export function linksSources(
+  brokers: ReadonlyMap<string, LinksClient>,
+  /** A test's filter on top of the environment's vhosts (the watchers' `tuning.vhosts`). */
+  only: (vhost: string) => boolean = () => true,
+): {
   readLinks: (env: Environment) => Promise<readonly LinkRow[]>;
   nodesOf: (env: string) => () => Promise<readonly NodeRunning[]>;
 } {
@@ -44,7 +48,7 @@ export function linksSources(brokers: ReadonlyMap<string, LinksClient>): {
         ...policies.filter((p) => readsFederation(p.definition)).map((p) => p.vhost),
         ...shovels,
       ]);
-      for (const vhost of vhosts.filter((v) => inScope(env, v) && asking.has(v))) {
+      for (const vhost of vhosts.filter((v) => inScope(env, v) && only(v) && asking.has(v))) {
         const answer = await links({ vhost }, broker, { env: env.name });
         if (answer.answer !== 'answered')
           throw new Error(
