@@ -117,7 +117,7 @@ const posts = (mark: number, what: RegExp) =>
   slack.calls
     .slice(mark)
     .filter((c) => c.ok && c.method === 'chat.postMessage' && what.test(String(c.args.text)));
-const DOWN = /that should run down/;
+const DOWN = /that should run (is|are) down/;
 const BACK = /links? back in/;
 
 async function health(): Promise<{

@@ -216,7 +216,7 @@ describe('the post and the records of a burst', () => {
   it('posts one message: how many, which node went, each link with its next step, escaped', () => {
     const view = linksWatchView(burst('down'));
     const text = JSON.stringify(view.blocks);
-    expect(view.text).toBe('3 links that should run down in 2 vhosts (prod)');
+    expect(view.text).toBe('3 links that should run are down in 2 vhosts (prod)');
     expect(text).toContain('node `rabbit@a` went down');
     expect(text).toContain('Re-apply policy');
     expect(text).not.toContain('<@U1>');

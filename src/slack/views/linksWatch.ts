@@ -88,7 +88,7 @@ export function linksWatchView(entries: readonly LinksEntry[]): SlackMessage {
     ),
   ];
   const text = down
-    ? `${plural(links.length, 'link')} that should run down in ${several ? `${vhosts.length} vhosts` : `vhost ${prose(first.vhost)}`} (${env})`
+    ? `${plural(links.length, 'link')} that should run ${links.length === 1 ? 'is' : 'are'} down in ${several ? `${vhosts.length} vhosts` : `vhost ${prose(first.vhost)}`} (${env})`
     : `${plural(links.length, 'link')} back in ${several ? `${vhosts.length} vhosts` : `vhost ${prose(first.vhost)}`} (${env})`;
   return finish(blocks, text);
 }
