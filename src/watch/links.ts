@@ -213,7 +213,7 @@ export class LinksWatch {
         recorded = await this.#o.store.read();
         moved = confirmed(
           linksMoved(recorded.down, rows, at),
-          linksMoved(recorded.down, again, this.#now()),
+          linksMoved(recorded.down, again, at),
           recorded.down,
         );
       }
