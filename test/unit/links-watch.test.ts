@@ -2,19 +2,25 @@
  * The links watch's bursts (src/watch/linksBurst.ts), pure: over any sequence of readings, a link
  * is told down once per spell of being down and back once when it ends; a spell is not broken by a
  * reading that could not see it (`unknown`); links that all run are never told. The second
- * reading (`confirmed`) keeps only what is down in both. The post (src/slack/views/linksWatch.ts)
- * and the metric (`rmq_links{env,state}`).
+ * reading (`confirmed`) keeps only what is down in both. The post (src/slack/views/linksWatch.ts),
+ * the records as history shows them, and the metric (`rmq_links{env,state}`). The watch itself
+ * (src/watch/links.ts) on a store in memory: a reading that fails tells nothing; a stop while it
+ * waits to read again; a node change during a reading read after it.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AuditRecordSchema, isChange } from '../../src/audit/types.ts';
 import { createMetrics } from '../../src/bot/metrics/metrics.ts';
+import type { Environment } from '../../src/config/index.ts';
 import { countLinks, type LinkRow, type LinkState, linkKey } from '../../src/links/index.ts';
+import { createLogger } from '../../src/log/log.ts';
 import { historyView } from '../../src/slack/views/history.ts';
 import { linksWatchView } from '../../src/slack/views/linksWatch.ts';
 import { historyText } from '../../src/terminal/history.ts';
-import { linksEntries } from '../../src/watch/links.ts';
+import { LinksWatch, type LinksWent, linksEntries } from '../../src/watch/links.ts';
 import { confirmed, type DownLink, linksMoved } from '../../src/watch/linksBurst.ts';
+import type { LinksStore } from '../../src/watch/linksStore.ts';
+import { waitFor } from '../support/broker.ts';
 
 type Seen = LinkState | 'absent';
 const DOWN = new Set<Seen>(['missing', 'stopped', 'stuck']);
@@ -250,5 +256,122 @@ describe('rmq_links{env,state}', () => {
     expect(text).toContain('rmq_links{env="prod",state="expected"} 4');
     metrics.linksCounted('prod', countLinks([row(0, 'running')]));
     expect(await metrics.registry.metrics()).toContain('rmq_links{env="prod",state="missing"} 0');
+  });
+});
+
+describe('LinksWatch', () => {
+  /** The store's contract in memory (the Lua script's compare-and-set on the version). */
+  function memoryStore() {
+    let version = 0;
+    let down: ReadonlyMap<string, DownLink> = new Map();
+    return {
+      read: async () => ({ version: String(version), down }),
+      move: async (v: string, next: ReadonlyMap<string, DownLink>) => {
+        if (v !== String(version)) return false;
+        down = next;
+        version++;
+        return true;
+      },
+    } as unknown as LinksStore;
+  }
+  const env = { name: 'prod' } as Environment;
+
+  it('a reading that fails tells nothing, keeps what was recorded and says why in its health', async () => {
+    const store = memoryStore();
+    const went: LinksWent[] = [];
+    let fail = false;
+    const w = new LinksWatch({
+      env,
+      read: async () => {
+        if (fail) throw Object.assign(new Error('the broker is away'), { code: 'unreachable' });
+        return [row(0, 'missing')];
+      },
+      nodes: async () => [],
+      store,
+      logger: createLogger('silent'),
+      intervalMs: 3_600_000,
+      settleMs: 1,
+      went: async (b) => void went.push(b),
+    });
+    await w.read('interval');
+    fail = true;
+    await w.read('interval');
+    expect(went.map((b) => b.went)).toEqual(['down']);
+    expect((await store.read()).down.size).toBe(1);
+    expect(w.health().lastRead).toMatchObject({ ok: false, error: 'unreachable' });
+  });
+
+  it('stopped while it waits to read again: tells nothing and ends', async () => {
+    const went: LinksWent[] = [];
+    let reads = 0;
+    const w = new LinksWatch({
+      env,
+      read: async () => {
+        reads++;
+        return [row(0, 'stopped')];
+      },
+      nodes: async () => [],
+      store: memoryStore(),
+      logger: createLogger('silent'),
+      intervalMs: 3_600_000,
+      settleMs: 3_600_000,
+      went: async (b) => void went.push(b),
+    });
+    const reading = w.read('interval');
+    await waitFor(() => reads === 1, { what: 'the first reading' });
+    await w.stop();
+    await reading;
+    expect([reads, went]).toEqual([1, []]);
+  });
+
+  it('a node change seen during a reading is read once that reading ends, naming the node', async () => {
+    const went: LinksWent[] = [];
+    let release: (() => void) | undefined;
+    let block = false;
+    let states: LinkState[] = ['running'];
+    let nodes = [{ name: 'rabbit@a', running: true }];
+    let nodeReads = 0;
+    const w = new LinksWatch({
+      env,
+      read: async () => {
+        const rows = states.map((s, i) => row(i, s));
+        if (block) await new Promise<void>((r) => (release = r));
+        return rows;
+      },
+      nodes: async () => {
+        nodeReads++;
+        return nodes;
+      },
+      store: memoryStore(),
+      logger: createLogger('silent'),
+      intervalMs: 3_600_000,
+      nodesEveryMs: 10,
+      settleMs: 1,
+      went: async (b) => void went.push(b),
+    });
+    try {
+      await w.start();
+      block = true;
+      const reading = w.read('interval');
+      await waitFor(() => release !== undefined, { what: 'a reading under way' });
+      block = false;
+      nodes = [{ name: 'rabbit@a', running: false }];
+      states = ['missing'];
+      const seen = nodeReads;
+      await waitFor(() => nodeReads > seen + 1, { what: 'the node change read' });
+      expect(went).toEqual([]);
+      release?.();
+      await reading;
+      const [burst] = await waitFor(() => went.length > 0 && went, {
+        what: 'the reading after the node change',
+      });
+      expect([burst?.went, burst?.source, burst?.nodes]).toEqual([
+        'down',
+        'nodes',
+        { down: ['rabbit@a'], up: [] },
+      ]);
+    } finally {
+      await w.stop();
+    }
   });
 });
