@@ -18,6 +18,7 @@ export {
 } from './inventory.ts';
 export { PAGE_MAX } from './listings.ts';
 export {
+  type DeprecatedFeature,
   type ExchangeListing,
   type FederationState,
   type Permission,

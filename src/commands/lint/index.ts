@@ -1,6 +1,7 @@
 /** The entrance of commands/lint/: what the other folders of src/ use of it (inside, modules import each other directly). */
 export {
   asApplied,
+  deprecatedSaid,
   LINT_FAIL_EXIT,
   type LintAnswer,
   type LintBroker,
