@@ -51,6 +51,13 @@ export interface ImpactSummary extends Loss {
   readonly nodeDown?: number;
   /** Why the statistics or the federation could not be read, or that the plugin is off. */
   readonly notes: string[];
+  /** The objects whose federation link the change starts, and stops (names: at most `keep`). */
+  readonly links?: { readonly starts: LinkObjects; readonly stops: LinkObjects };
+}
+
+export interface LinkObjects {
+  readonly count: number;
+  readonly names: string[];
 }
 
 /** The delivery limit a quorum queue has when nothing sets one (its home: src/policy/keys.ts). */
@@ -82,7 +89,8 @@ function worstFirst(
   const worst: { o: PreviewObject; w: number }[] = [];
   let count = 0;
   for (const o of objects) {
-    if (o.impact.length === 0) continue;
+    // A link that starts is said apart (`links`), not feared.
+    if (!o.impact.some((x) => x.effect !== 'link-starts')) continue;
     count++;
     if (keep <= 0) continue;
     const x = { o, w: weight(o.impact) };
@@ -160,9 +168,11 @@ export function withImpact(
   } else if (fed?.links === null && objects.some(usesFederation)) {
     notes.push('The federation plugin is not enabled: no links run.');
   }
+  const links = linkObjects(objects, keep);
   return {
     objects,
     summary: {
+      ...(links ? { links } : {}),
       totals: impactTotals(objects.map((o) => o.impact)),
       queues: losingQueues(objects),
       sampledAt,
@@ -174,6 +184,23 @@ export function withImpact(
       notes,
     },
   };
+}
+
+/** The objects whose link starts and stops, when there are any. */
+function linkObjects(objects: readonly PreviewObject[], keep: number): ImpactSummary['links'] {
+  const starts: LinkObjects = { count: 0, names: [] };
+  const stops: LinkObjects = { count: 0, names: [] };
+  for (const o of objects) {
+    for (const [effect, into] of [
+      ['link-starts', starts],
+      ['link-stops', stops],
+    ] as const) {
+      if (!o.impact.some((x) => x.effect === effect)) continue;
+      (into as Writable<LinkObjects>).count++;
+      if (into.names.length < keep) into.names.push(o.name);
+    }
+  }
+  return starts.count || stops.count ? { starts, stops } : undefined;
 }
 
 const usesFederation = (o: ObjectOutcome) =>

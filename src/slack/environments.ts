@@ -7,6 +7,9 @@ import type { PreviewBroker } from '../preview/index.ts';
 /** The management API as the Slack commands use it. ManagementClient satisfies it. */
 export interface SlackBroker extends WhichBroker, PreviewBroker, LinksBroker {
   whoami(): Promise<{ readonly name: string; readonly tags: readonly string[] }>;
+  /** Required here, as `links` reads them; optional to `which`. */
+  parameters: LinksBroker['parameters'];
+  federationLinkList: LinksBroker['federationLinkList'];
   /** The same broker with one budget for every call of one question (ManagementClient.forQuestion). */
   forQuestion?(budgetMs: number): SlackBroker;
 }

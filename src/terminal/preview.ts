@@ -158,6 +158,14 @@ function answered(r: PreviewAnswer): string[] {
     if (s.newTies.count > NAMES_PER_GROUP) lines.push(`  … and ${s.newTies.count - NAMES_PER_GROUP} more`);
   }
   if (s.unanchoredCatch) lines.push(...catchLines(r));
+  const links = s.impact?.links;
+  if (links) {
+    const part = (what: string, o: { count: number; names: string[] }) =>
+      o.count ? `${what} for ${count(o.count, 'object')}: ${names(o.names, o.count)}` : '';
+    lines.push(
+      `Federation links: ${[part('start', links.starts), part('stop', links.stops)].filter(Boolean).join('; ')}.`,
+    );
+  }
   lines.push('', `What happens (${count(s.objects, 'object')} ${agree(s.objects, 'changes', 'change')}):`);
   for (const g of s.groups) {
     const parts = [

@@ -138,6 +138,17 @@ function liveLines(r: WhichResult): string[] {
     for (const h of r.hazards) lines.push(`    ! ${hazardWords(h, quoted)}`);
   }
   for (const n of r.hazardsNotRead ?? []) lines.push(`  Not read: ${n}.`);
+  if (r.links) {
+    lines.push(`  Federation links (${r.links.length} should run):`);
+    for (const l of r.links) {
+      const node = l.node ? ` on ${quoted(l.node)}` : '';
+      const why = l.reason ? ` — ${l.reason}` : '';
+      lines.push(
+        `    ${l.state}  upstream ${l.upstream === null ? '(none)' : quoted(l.upstream)}${node}${why}`,
+      );
+      if (l.next) lines.push(`      Next: ${l.next}`);
+    }
+  }
   return lines;
 }
 

@@ -1,7 +1,8 @@
 import { InputError } from '../../core/index.ts';
+import type { LinkRow } from '../../links/index.ts';
 import type { BacktrackingReader } from '../../patterns/index.ts';
 import { resolveRead } from '../../patterns/index.ts';
-import type { Hazard } from '../../policy/impact/index.ts';
+import { type Hazard, readsFederation } from '../../policy/impact/index.ts';
 import {
   type AlsoMatched,
   type BrokerVersion,
@@ -26,6 +27,7 @@ import { usageOf } from '../registry.ts';
 import { closeObjects, type NamedKind } from '../suggest.ts';
 import { kindWords } from '../words.ts';
 import { liveHazards } from './whichHazards.ts';
+import { linksOfObject } from './whichLinks.ts';
 import { type Lookup, listOperatorPolicies, lookUp, notAskedOf, type WhichBroker } from './whichLookup.ts';
 
 /**
@@ -130,6 +132,11 @@ export interface WhichResult {
   hazards: Hazard[];
   /** Reads the hazards needed that failed: what they would have checked is not claimed. */
   hazardsNotRead?: string[];
+  /**
+   * The object's federation links, when its policy in force sets a federation key: each that
+   * should run, whether it runs, on which node (src/links/). Absent otherwise.
+   */
+  links?: LinkRow[];
 }
 
 export function policyView(p: Policy): PolicyView {
@@ -236,6 +243,13 @@ export async function which(
     if (lookup.nodeDown && r.now === null) r.nodeDown = true;
     r.hazards = live.hazards;
     if (live.notRead.length) r.hazardsNotRead = live.notRead;
+  }
+  const federated = user.find((p) => p.name === r.inForce?.name);
+  if (lookup.exists && federated && readsFederation(federated.definition)) {
+    const kind = lookup.kind === 'exchange' ? 'exchange' : 'queue';
+    const object = { vhost: input.vhost, name: input.name, kind } as const;
+    const got = await linksOfObject(broker, object, federated, Date.parse(sampledAt));
+    if (got) r.links = got.links;
   }
   if (!lookup.exists && !lookup.forbidden) {
     // A typo is the likelier story than a question about an object nobody declared.

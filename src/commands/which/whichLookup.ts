@@ -5,6 +5,7 @@ import { brokerReason, type NotAskedWhy, notAskedBecause, toQueueKind } from '..
 import type { WhichInput } from '../parse.ts';
 import type { NameLister } from '../suggest.ts';
 import type { HazardBroker } from './whichHazards.ts';
+import type { WhichLinksBroker } from './whichLinks.ts';
 
 /**
  * What `which` asks the broker about the object: its kind, whether it exists, and the policies
@@ -13,7 +14,7 @@ import type { HazardBroker } from './whichHazards.ts';
  */
 
 /** What `which` needs of the management API. ManagementClient satisfies it. */
-export interface WhichBroker extends NameLister, VhostLister, HazardBroker {
+export interface WhichBroker extends NameLister, VhostLister, HazardBroker, WhichLinksBroker {
   overview(): Promise<{ version: BrokerVersion }>;
   getQueue(
     vhost: string,

@@ -2,7 +2,7 @@ import { expiry } from './expiry.ts';
 import type { Impact, ImpactInput, World } from './impactTypes.ts';
 import { lengthLimits } from './lengthLimits.ts';
 import { slowRules } from './slowRules.ts';
-import { losses, targets } from './targets.ts';
+import { losses, starts, targets } from './targets.ts';
 
 export { hazardsOf } from './hazards.ts';
 export {
@@ -72,6 +72,7 @@ export function impactOf(i: ImpactInput, world: World): Impact[] {
   expiry(i, removed, out);
   targets(i, world, out);
   losses(i, world, out);
+  starts(i, world, out);
   slowRules(i, out);
   // At its size: the list is kept with the object, and its first push reserved 16.
   return out.length === 0 ? [] : out.slice();

@@ -113,6 +113,16 @@ export type Impact =
       readonly upstream: string;
     }
   /**
+   * A federation key comes to an object (or names another upstream, set or pattern) and what it
+   * names exists (or cannot be known: the set `all`, a pattern): its link starts.
+   */
+  | {
+      readonly effect: 'link-starts';
+      readonly key: (typeof FEDERATION_KEYS)[number];
+      /** The upstream, set or (`federation-upstream-pattern`) pattern the key names. */
+      readonly upstream: string;
+    }
+  /**
    * A stream's retention lowered: the whole segments beyond it are deleted as soon as the policy
    * applies (all but the one being written); how many messages, the statistics cannot say.
    */

@@ -72,6 +72,8 @@ export function impactWords(x: Impact, name: NameWords): string {
       return `loses dead-letter exchange ${name(x.exchange)}${x.messages === null ? '' : ` with ${plural(x.messages, 'message')} queued`}: what is rejected or expires from now on is dropped`;
     case 'link-stops':
       return `loses ${x.key} ${name(x.upstream)} while its federation link runs: the link stops`;
+    case 'link-starts':
+      return `gains ${x.key} ${name(x.upstream)}: its federation link starts`;
     case 'may-remove':
       return `stream retention ${x.because} ${typeof x.value === 'string' ? name(x.value) : x.value}: may remove data at once: the whole segments beyond it are deleted as soon as the policy applies (all but the segment being written); how many messages, the broker's statistics cannot say`;
     case 'delivery-limit-lowered':

@@ -14,7 +14,7 @@ import {
  * The values that name a target (a dead-letter or alternate exchange, a federation upstream or
  * set): a target the vhost does not have, and what goes with a target a change takes away (the
  * dead-letter exchange: what is rejected, expires or overflows from now on is dropped; a
- * federation key: the running link stops).
+ * federation key: the running link stops), and the links a change starts.
  */
 
 const EXCHANGE_TARGETS = ['alternate-exchange', ...FEDERATION_TARGETS] as const;
@@ -89,5 +89,19 @@ export function losses(i: ImpactInput, world: World, out: Impact[]): void {
     if (upstream !== undefined && after[key] === undefined && world.links?.has(name)) {
       out.push({ effect: 'link-stops', key, upstream });
     }
+  }
+}
+
+/**
+ * A federation key the change gives the object, or points elsewhere, naming what exists: the link
+ * starts (what does not exist is a missing target instead; the upstreams a set or pattern names
+ * are the links rules', src/links/).
+ */
+export function starts(i: ImpactInput, world: World, out: Impact[]): void {
+  for (const key of FEDERATION_KEYS) {
+    const upstream = str(i.after[key]);
+    if (upstream === undefined || upstream === str(i.before[key])) continue;
+    const exists = key === 'federation-upstream-pattern' ? null : targetExists(key, upstream, world);
+    if (exists !== false) out.push({ effect: 'link-starts', key, upstream });
   }
 }

@@ -1,3 +1,4 @@
+// Over 400 lines: the preview's message whole (what hurts, links, ties, groups, each object, its CSV) fitted to Slack's limits in one view.
 import {
   deleteWarning,
   didYouMeanWords,
@@ -157,6 +158,15 @@ export function summaryBlocks(s: PreviewSummary, options: { operator: boolean; n
       ),
     );
   }
+  const links = s.impact?.links;
+  const part = (what: string, o: { count: number; names: string[] }) =>
+    o.count ? `${what} for ${count(o.count, 'object')}: ${names(o.names, o.count)}` : '';
+  if (links)
+    blocks.push(
+      context(
+        `:link: Federation links: ${[part('start', links.starts), part('stop', links.stops)].filter(Boolean).join('; ')}`,
+      ),
+    );
   if (s.groups.length) {
     const items = s.groups.map((g) => {
       const parts = [

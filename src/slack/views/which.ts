@@ -13,6 +13,7 @@ import {
 } from '../../commands/which/index.ts';
 import { hazardWords, nowWords, statisticsSaid, unknownNowWords } from '../../policy/impact/index.ts';
 import { code, prose, truncate, valueCode } from '../escape.ts';
+import { linkLine } from './links.ts';
 import {
   type Block,
   context,
@@ -135,6 +136,10 @@ function liveBlocks(r: WhichResult): Block[] {
     blocks.push(listSection(':warning: *Hazards:*', items));
   }
   for (const n of r.hazardsNotRead ?? []) blocks.push(section(`*Not read:* ${prose(truncate(n, 400))}.`));
+  if (r.links)
+    blocks.push(
+      listSection(`:link: *Federation links* (${r.links.length} should run):`, r.links.map(linkLine)),
+    );
   return blocks;
 }
 

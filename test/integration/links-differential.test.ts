@@ -1,0 +1,143 @@
+/**
+ * The differential of `links`: random federation upstreams, upstream sets and policies over random
+ * exchanges and queues, on 4.0.5, 4.3.6 and the three-node 4.3.6 cluster. Once the broker has
+ * settled, the links the bot expects (src/links/ `expectedLinks`, from the policies in force as the
+ * broker reports them) are exactly the links the broker reports, by kind, object and upstream.
+ * Every upstream points at another vhost of the same broker, where the objects exist too.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { links } from '../../src/commands/links/index.ts';
+import { linkKey } from '../../src/links/index.ts';
+import type { LabClient } from '../../src/rabbit/lab.ts';
+import { brokerCredentials, uniqueName, vhostOnEveryNode, waitFor } from '../support/broker.ts';
+import { brokersUp, clientFor, type TestBroker } from '../support/brokers.ts';
+
+const { up } = await brokersUp({ cluster: true });
+
+/** The brokers with the federation plugin (its exchange type is registered). */
+const federating: TestBroker[] = [];
+for (const b of up) {
+  const client = clientFor(b);
+  try {
+    if ((await client.overview()).exchangeTypes?.includes('x-federation-upstream') && b.label !== 'machine')
+      federating.push(b);
+  } finally {
+    await client.close();
+  }
+}
+
+const NAMES = ['a.1', 'a.2', 'b.1', 'b.2', 'c.1'] as const;
+const UPSTREAMS = ['u1', 'u2', 'u3'] as const;
+
+const key = fc.oneof(
+  fc.constantFrom(...UPSTREAMS, 'ghost').map((u) => ({ 'federation-upstream': u })),
+  fc.constantFrom('all', 's1', 's2', 'nosuchset').map((s) => ({ 'federation-upstream-set': s })),
+  fc.constantFrom('^u[12]$', 'u', '^x').map((p) => ({ 'federation-upstream-pattern': p })),
+);
+const topology = fc.record({
+  upstreams: fc.uniqueArray(fc.constantFrom(...UPSTREAMS), { minLength: 1, maxLength: 3 }),
+  sets: fc.array(
+    fc.tuple(
+      fc.constantFrom('s1', 's2'),
+      fc.uniqueArray(fc.constantFrom(...UPSTREAMS, 'ghost'), { minLength: 1, maxLength: 3 }),
+    ),
+    { maxLength: 2 },
+  ),
+  policies: fc.array(
+    fc.record({
+      pattern: fc.constantFrom('^a\\.', '^b\\.', '\\.1$', '^c', '.*'),
+      applyTo: fc.constantFrom('exchanges', 'queues', 'all'),
+      priority: fc.integer({ min: 0, max: 3 }),
+      definition: key,
+    }),
+    { minLength: 1, maxLength: 4 },
+  ),
+  exchanges: fc.uniqueArray(fc.constantFrom(...NAMES), { minLength: 1, maxLength: 4 }),
+  queues: fc.uniqueArray(fc.constantFrom(...NAMES), { maxLength: 3 }),
+  quorum: fc.boolean(),
+});
+
+async function build(
+  broker: TestBroker,
+  client: LabClient,
+  down: string,
+  upVhost: string,
+  t: fc.Arbitrary<unknown> extends never ? never : typeof topology extends fc.Arbitrary<infer T> ? T : never,
+) {
+  const { user, password } = brokerCredentials();
+  const port = new URL(broker.amqpUrl).port;
+  const uri = `amqp://${encodeURIComponent(user)}:${encodeURIComponent(password)}@localhost:${port}/${encodeURIComponent(upVhost)}`;
+  for (const x of t.exchanges) await client.putExchange(upVhost, x, 'fanout');
+  for (const q of t.queues) await client.putQueue(upVhost, q, { kind: 'classic' });
+  for (const u of t.upstreams) await client.putParameter('federation-upstream', down, u, { uri });
+  for (const [name, members] of t.sets)
+    await client.putParameter(
+      'federation-upstream-set',
+      down,
+      name,
+      members.map((upstream) => ({ upstream })),
+    );
+  for (const [i, p] of t.policies.entries())
+    await client.putPolicy('user', { vhost: down, name: `p${i}`, ...p });
+  for (const x of t.exchanges) await client.putExchange(down, x, 'fanout');
+  for (const q of t.queues) await client.putQueue(down, q, { kind: t.quorum ? 'quorum' : 'classic' });
+}
+
+describe.each(federating.map((b) => [b.label, b] as const))('links differential on %s', (_label, broker) => {
+  it('the links the bot expects are the links the broker reports, once settled', async () => {
+    await fc.assert(
+      fc.asyncProperty(topology, async (t) => {
+        const client = clientFor(broker);
+        const down = uniqueName('links-diff');
+        const upVhost = uniqueName('links-diff-up');
+        try {
+          await client.putVhost(down);
+          await client.putVhost(upVhost);
+          if (broker.label.startsWith('cluster')) {
+            await vhostOnEveryNode(
+              ['http://127.0.0.1:15691', 'http://127.0.0.1:15692', 'http://127.0.0.1:15693'],
+              down,
+            );
+            await vhostOnEveryNode(
+              ['http://127.0.0.1:15691', 'http://127.0.0.1:15692', 'http://127.0.0.1:15693'],
+              upVhost,
+            );
+          }
+          await build(broker, client, down, upVhost, t);
+          let last = '';
+          let agreed = 0;
+          await waitFor(
+            async () => {
+              const r = await links({ vhost: down }, client, { env: 'test' });
+              const expected = r.links
+                .filter((l) => l.expected && l.state !== 'missing')
+                .map(linkKey)
+                .sort();
+              const reported = r.links
+                .filter((l) => l.state !== 'missing')
+                .map(linkKey)
+                .sort();
+              const missing = r.links.filter((l) => l.state === 'missing');
+              // Settled: the same answer twice in a row, with nothing unexpected and nothing missing
+              // that the broker could run (a missing link is one whose upstream or set is absent).
+              const now = JSON.stringify({ expected, reported, m: missing.map(linkKey) });
+              agreed = now === last ? agreed + 1 : 0;
+              last = now;
+              expect(r.counts.unexpected, 'a link no policy asks for').toBe(0);
+              for (const l of missing) expect(l.reason, `${linkKey(l)} missing`).toMatch(/does not exist/);
+              expect(reported).toEqual(expected);
+              return agreed >= 1;
+            },
+            { deadlineMs: 60_000, intervalMs: 1000, what: `the links of ${JSON.stringify(t)} to settle` },
+          );
+        } finally {
+          await client.deleteVhost(down);
+          await client.deleteVhost(upVhost);
+          await client.close();
+        }
+      }),
+      { numRuns: 5, endOnFailure: true },
+    );
+  }, 600_000);
+});
