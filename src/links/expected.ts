@@ -6,7 +6,8 @@ import type { AbsentTarget, ExpectedLink, LinkKind, LinkSources, Parameter } fro
  * (rabbit_federation_upstream: `federation-upstream` names one upstream, `federation-upstream-set`
  * a set of them or `all` of the vhost's, `federation-upstream-pattern` every upstream whose name
  * the pattern finds): one link per (federated object, upstream), exchange and queue federation
- * apart, and one shovel per `shovel` parameter. An upstream or set the policy names and the vhost
+ * apart, and one shovel per `shovel` parameter. The default exchange and internal exchanges
+ * (`amq.rabbitmq.trace`) take a policy and are never federated. An upstream or set the policy names and the vhost
  * lacks is still a link that should exist: it is the reason it does not.
  *
  * Proven against what 4.0.5, 4.3.6 and the 4.3.6 cluster report once settled
@@ -88,7 +89,7 @@ export function expectedLinks(sources: LinkSources): ExpectedLink[] {
   }
   const out: ExpectedLink[] = [];
   for (const o of sources.objects) {
-    if (o.policy === null) continue;
+    if (o.policy === null || o.internal === true || (o.kind === 'exchange' && o.name === '')) continue;
     const policy = policies.get(key(o.vhost, o.policy));
     if (!policy) continue;
     const wanted = upstreamsWanted(

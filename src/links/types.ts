@@ -20,6 +20,8 @@ export interface LinkedObject {
   readonly name: string;
   readonly kind: 'exchange' | 'queue';
   readonly policy: string | null;
+  /** An internal exchange (`amq.rabbitmq.trace`): the plugin federates none (4.0.5, 4.3.6). */
+  readonly internal?: boolean;
 }
 
 /** A runtime parameter as the broker stores it: a federation upstream, an upstream set, a shovel. */

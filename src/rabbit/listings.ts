@@ -31,7 +31,7 @@ import type { Transport } from './transport.ts';
 
 const QUEUE_COLUMNS_NO_STATS = 'name,type,arguments,policy';
 const QUEUE_COLUMNS_STATS = 'name,type,arguments,policy,operator_policy,effective_policy_definition';
-const EXCHANGE_COLUMNS = 'name,type,arguments,policy';
+const EXCHANGE_COLUMNS = 'name,type,arguments,policy,internal';
 const QUEUE_COLUMNS_LIVE =
   'name,messages,messages_ready,message_bytes_ready,messages_unacknowledged,consumers,idle_since,state';
 const QUEUE_COLUMNS_HISTORY = 'messages_ready_details,messages_unacknowledged_details';

@@ -59,6 +59,8 @@ export interface ExchangeDetail {
   readonly arguments: Readonly<Record<string, unknown>>;
   /** Current (read from the exchange record); `null` when none. Exchanges never report operator policies. */
   readonly policy: string | null;
+  /** Internal (`amq.rabbitmq.trace`, or declared so): no federation link serves it. Absent: not reported. */
+  readonly internal?: boolean;
 }
 
 export type ExchangeListing = ExchangeDetail;
@@ -127,6 +129,7 @@ export const exchangeSchema = z.object({
   type: z.string(),
   arguments: jsonObject,
   policy: z.string().nullable().optional(),
+  internal: z.boolean().optional(),
 });
 
 const count = z.number().int().min(0).optional();
@@ -373,6 +376,7 @@ export function toExchange(vhost: string, e: z.infer<typeof exchangeSchema>): Ex
     type: e.type,
     arguments: e.arguments,
     policy: e.policy === undefined || e.policy === null || e.policy === '' ? null : e.policy,
+    ...(e.internal === undefined ? {} : { internal: e.internal }),
   };
 }
 

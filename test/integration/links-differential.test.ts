@@ -58,13 +58,9 @@ const topology = fc.record({
   quorum: fc.boolean(),
 });
 
-async function build(
-  broker: TestBroker,
-  client: LabClient,
-  down: string,
-  upVhost: string,
-  t: fc.Arbitrary<unknown> extends never ? never : typeof topology extends fc.Arbitrary<infer T> ? T : never,
-) {
+type Topology = typeof topology extends fc.Arbitrary<infer T> ? T : never;
+
+async function build(broker: TestBroker, client: LabClient, down: string, upVhost: string, t: Topology) {
   const { user, password } = brokerCredentials();
   const port = new URL(broker.amqpUrl).port;
   const uri = `amqp://${encodeURIComponent(user)}:${encodeURIComponent(password)}@localhost:${port}/${encodeURIComponent(upVhost)}`;

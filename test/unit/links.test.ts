@@ -99,6 +99,20 @@ describe('expectedLinks', () => {
     ]);
   });
 
+  it('never federates the default exchange nor an internal one, whatever policy they report', () => {
+    const got = expectedLinks(
+      sources({
+        objects: [
+          { vhost: 'v', name: '', kind: 'exchange', policy: 'p' },
+          { vhost: 'v', name: 'amq.rabbitmq.trace', kind: 'exchange', policy: 'p', internal: true },
+        ],
+        policies: [policy('p', { 'federation-upstream-set': 'all' })],
+        upstreams: [up('a')],
+      }),
+    );
+    expect(got).toEqual([]);
+  });
+
   it('reads only the vhost of the object: an upstream of another vhost is not there', () => {
     const got = expectedLinks(
       sources({
@@ -221,7 +235,6 @@ describe('risks', () => {
     });
     expect(r.map((x) => [x.key, x.value])).toEqual([
       ['ack-mode', 'on-publish'],
-      ['src-uri', 'amqp://'],
       ['dest-uri', 'amqp://x:***@remote'],
       ['dest-uri', 'amqp://x:***@remote'],
     ]);

@@ -128,7 +128,13 @@ async function objectsOf(
   const [exchanges, queues] = [broker.streamExchanges(vhost), broker.streamQueues(vhost, { stats: false })];
   for await (const e of exchanges) {
     if (e.name === '') continue;
-    objects.push({ vhost, name: e.name, kind: 'exchange', policy: e.policy });
+    objects.push({
+      vhost,
+      name: e.name,
+      kind: 'exchange',
+      policy: e.policy,
+      ...(e.internal ? { internal: true } : {}),
+    });
     kinds.set(`exchange\u0000${e.name}`, 'exchange');
   }
   for await (const q of queues) {
