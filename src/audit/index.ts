@@ -45,6 +45,8 @@ export {
   isChange,
   LEFT_WORDS,
   type LinkRef,
+  type LinksEntry,
+  type LinksRecord,
   MAX_LINKS_KEPT,
   type OutsideImpact,
   PolicyFieldsSchema,

@@ -300,7 +300,8 @@ export class AuditTrail {
         if (
           query.name !== undefined &&
           !('policy' in r && r.policy === query.name) &&
-          !(isChange(r) && r.objects.some((o) => o.name === query.name))
+          !(isChange(r) && r.objects.some((o) => o.name === query.name)) &&
+          !(r.action === 'links' && r.links.some((l) => l.object === query.name))
         )
           continue;
         entries.push(r);

@@ -268,6 +268,43 @@ export const GapRecordSchema = z.object({
 });
 export type GapRecord = z.infer<typeof GapRecordSchema>;
 
+/** A link as a `links` record keeps it (src/watch/linksBurst.ts `WatchedLink`). */
+export const LinkEventSchema = z.object({
+  kind: z.enum(['exchange', 'queue', 'shovel']),
+  vhost: z.string(),
+  object: z.string(),
+  upstream: z.string().nullable(),
+  policy: z.string().nullable(),
+  /** Down: `missing`, `stopped`, `stuck`; back: `running`, or `gone` (nothing asks for it any more). */
+  state: z.enum(['missing', 'stopped', 'stuck', 'running', 'gone']),
+  node: z.string().nullable(),
+  /** The broker's error as written, or why the link is missing. */
+  reason: z.string().nullable(),
+  /** The runbook's next step, for a link down. */
+  next: z.string().nullable(),
+  /** When it was first seen down. */
+  since: IsoTime,
+});
+
+/**
+ * Federation links or shovels of one vhost that went down (`went: down`: should run, do not) or
+ * came back, found by the watch (src/watch/links.ts): an event outside the bot, like a change made
+ * outside it, that no policy change made. `detectedBy`: the reading on the interval, at start, or
+ * right after a node went down or came back (`nodes` says which).
+ */
+export const LinksRecordSchema = z.object({
+  ...Sealed,
+  action: z.literal('links'),
+  vhost: z.string(),
+  went: z.enum(['down', 'back']),
+  detectedBy: z.enum(['interval', 'start', 'nodes']),
+  nodes: z.object({ down: z.array(z.string()), up: z.array(z.string()) }).optional(),
+  links: z.array(LinkEventSchema),
+  /** How many links of the environment are down once this is recorded. */
+  stillDown: z.number().int().min(0),
+});
+export type LinksRecord = z.infer<typeof LinksRecordSchema>;
+
 /**
  * A record of the trail, by `action`. Freeze and review records stored before this union carry a
  * change's fields as padding (`vhost: ''`, `policy: ''`, `before: null`, `objects: []`, …): the
@@ -280,6 +317,7 @@ export const AuditRecordSchema = z.discriminatedUnion('action', [
   ReviewRecordSchema,
   SnapshotRecordSchema,
   GapRecordSchema,
+  LinksRecordSchema,
 ]);
 export type AuditRecord = z.infer<typeof AuditRecordSchema>;
 export const isChange = (r: AuditRecord): r is ChangeRecord =>
@@ -287,7 +325,8 @@ export const isChange = (r: AuditRecord): r is ChangeRecord =>
   r.action !== 'unfreeze' &&
   r.action !== 'review' &&
   r.action !== 'snapshot' &&
-  r.action !== 'gap';
+  r.action !== 'gap' &&
+  r.action !== 'links';
 /** The preview's impact summary as a record keeps it: without the list of every losing queue. */
 export type OutsideImpact = Omit<ImpactSummary, 'queues'>;
 /** The id of a request's review record (`action: review`): one per request, so two reviews record one. */
@@ -297,6 +336,7 @@ type Unsealed<R> = R extends AuditRecord ? Omit<R, 'prev' | 'hash' | 'keyed'> : 
 /** What a caller gives to append: the trail fills in `prev` and `hash`. */
 export type AuditEntry = Unsealed<AuditRecord>;
 export type ChangeEntry = Unsealed<ChangeRecord>;
+export type LinksEntry = Unsealed<LinksRecord>;
 
 export interface HistoryQuery {
   /** A policy name, or an object name (every policy that governed it). */

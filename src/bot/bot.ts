@@ -18,14 +18,16 @@ import {
   type LintDigest,
   pickForVhosts,
   slackGroupMembers,
+  slackLinksNotifier,
   slackOutsideNotifier,
   startLintDigest,
 } from '../slack/index.ts';
-import { type Watchers, watchOutside } from '../watch/index.ts';
+import { type LinksWatchers, type Watchers, watchLinks, watchOutside } from '../watch/index.ts';
 import { APPLY_CLIENT_SETTINGS } from '../workflow/apply/index.ts';
 import { FreezeStore, RequestStore } from '../workflow/index.ts';
 import { type ChangeRequestTuning, changeRequestParts, timeBoxFilingOf } from './botChangeRequests.ts';
 import { CLIENT_CLOSE_GRACE_MS, createBrokers, createRedis } from './botClients.ts';
+import { linksSources } from './botLinks.ts';
 import { createHealthMonitor, type HealthDeps, type HealthMonitor } from './health.ts';
 import { importRoute } from './importRoute.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
@@ -121,6 +123,7 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
   const watch = overrides.watch === false ? undefined : (overrides.watch ?? {});
   const background = watch ? createBrokers(config, metrics, APPLY_CLIENT_SETTINGS) : new Map();
   let watchers: Watchers | undefined;
+  let linksWatchers: LinksWatchers | undefined;
   let digest: Promise<LintDigest | undefined> | undefined;
   let app: BotApp | undefined;
   let health: HealthMonitor | undefined;
@@ -131,6 +134,7 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
     // Together: closing the clients ends the watchers' broker calls still under way after the grace.
     await Promise.allSettled([
       watchers?.stop(),
+      linksWatchers?.stop(),
       changes?.close(),
       digest?.then((d) => d?.close()),
       ...[...(owned ? brokers.values() : []), ...background.values()].map((b) =>
@@ -159,7 +163,7 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
         brokers,
         redis,
         ...overrides.health,
-        watch: () => watchers?.health() ?? {},
+        watch: () => watchHealth(watchers?.health() ?? {}, linksWatchers?.health() ?? {}),
         onChange: healthLog(logger),
       });
       const environments = environmentDirectory(config, brokers);
@@ -275,10 +279,11 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
       if (watch) {
         // Changes made outside the bot: followed, recorded and posted (src/watch/).
         const only = watch.environments;
+        const watched = only
+          ? { ...config, environments: config.environments.filter((e) => only.includes(e.name)) }
+          : config;
         watchers = watchOutside({
-          config: only
-            ? { ...config, environments: config.environments.filter((e) => only.includes(e.name)) }
-            : config,
+          config: watched,
           redis,
           keyPrefix,
           logger,
@@ -287,6 +292,18 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
           notifier: slackOutsideNotifier(delivery, logger),
           redisTrouble,
           ...(watch.tuning ? { tuning: watch.tuning } : {}),
+        });
+        // Federation links and shovels that should run and do not: read, recorded and posted.
+        linksWatchers = watchLinks({
+          config: watched,
+          redis,
+          keyPrefix,
+          logger,
+          ...linksSources(background, watch.tuning?.vhosts),
+          trail: new AuditTrail(redis, keyPrefix, { log: logger.child({ part: 'links-watch' }), ...sealed }),
+          notifier: slackLinksNotifier(delivery, logger),
+          counted: (env, counts) => metrics.linksCounted(env, counts),
+          redisTrouble,
         });
       }
       return listening;
@@ -334,6 +351,17 @@ function healthLog(logger: Logger): HealthDeps['onChange'] {
     if (now.ok) logger.info({ part, check: now }, `health: ${part} answers`);
     else logger.warn({ part, check: now }, `health: ${part} does not answer (${now.error})`);
   };
+}
+
+/** Each environment's watch for /healthz: how outside changes are caught, and its links watch under `links`. */
+function watchHealth(
+  outside: Record<string, object>,
+  links: Record<string, object>,
+): Record<string, unknown> {
+  const names = new Set([...Object.keys(outside), ...Object.keys(links)]);
+  return Object.fromEntries(
+    [...names].map((env) => [env, { ...outside[env], ...(links[env] ? { links: links[env] } : {}) }]),
+  );
 }
 
 /** Slack's own error code of a refused Web API call (`invalid_auth`), if `err` is one. */

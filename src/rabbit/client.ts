@@ -24,7 +24,13 @@ import {
   pluginsNeedApplications,
 } from '../policy/index.ts';
 import { RabbitError } from './errors.ts';
-import { type LinkComponent, listFederationLinks, listParameters, listShovels } from './linkListings.ts';
+import {
+  type LinkComponent,
+  listFederationLinks,
+  listParameters,
+  listShovels,
+  parameterSchema,
+} from './linkListings.ts';
 import {
   FOUND_STATS,
   foundRecords,
@@ -46,10 +52,10 @@ import {
   type FederationState,
   federationLinksSchema,
   nodeApplicationsSchema,
+  nodeRunningSchema,
   overviewSchema,
   type Permission,
   parameterNamesSchema,
-  parameterSchema,
   permissionSchema,
   policyListSchema,
   policySchema,
@@ -421,9 +427,24 @@ export class ManagementClient {
 
   // ---- links ------------------------------------------------------------------------------
 
+  /** Every node of the cluster and whether it runs (a node down is listed, `running: false`). */
+  async nodesRunning(): Promise<{ name: string; running: boolean }[]> {
+    const nodes = await this.http.getJson(
+      `${this.http.path('nodes')}?columns=name,running`,
+      nodeRunningSchema,
+    );
+    return nodes.map((n) => ({ name: n.name, running: n.running === true }));
+  }
+
   /** The vhost's parameters of one component (linkListings.ts); values hold passwords: show them masked only. */
   parameters(component: LinkComponent, vhost: string): Promise<LinkParameter[]> {
     return listParameters(this.http, component, vhost);
+  }
+
+  /** The vhosts holding a parameter of this component: one request over every vhost (values not kept). */
+  async vhostsWithParameters(component: LinkComponent): Promise<Set<string>> {
+    const all = await this.http.getJson(this.http.path(`parameters/${component}`), parameterSchema.array());
+    return new Set(all.flatMap((p) => (p.vhost === undefined ? [] : [p.vhost])));
   }
 
   /** The federation links every node reports; `null` without the plugin's management part; why not, when refused. */

@@ -93,6 +93,9 @@ export const nodeApplicationsSchema = z.array(
   }),
 );
 
+/** `GET /api/nodes?columns=name,running`: whether each node of the cluster runs. */
+export const nodeRunningSchema = z.array(z.object({ name: z.string(), running: z.boolean().optional() }));
+
 export const whoamiSchema = z.object({
   name: z.string(),
   // an array on current brokers, "a,b" on old ones
@@ -271,9 +274,6 @@ export interface FederationState {
 
 /** `GET /api/parameters/federation-upstream{,-set}/{vhost}`: only the names matter here. */
 export const parameterNamesSchema = z.array(z.object({ name: z.string() }));
-
-/** `GET /api/parameters/{component}/{vhost}[/{name}]`: a runtime parameter with its value. */
-export const parameterSchema = z.object({ name: z.string(), value: z.unknown() });
 
 /** `GET /api/federation-links/{vhost}`: which object each link serves (linkListings.ts reads the rest). */
 export const federationLinksSchema = z.array(

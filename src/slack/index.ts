@@ -9,6 +9,7 @@ export {
 } from './app.ts';
 export { createDelivery, type DeliveryOptions } from './delivery.ts';
 export { environmentDirectory, pickForVhosts } from './environments.ts';
+export { slackLinksNotifier } from './linksNotifier.ts';
 export { type LintDigest, startLintDigest } from './lintDigest.ts';
 export { slackOutsideNotifier } from './outsideNotifier.ts';
 export { createSlackNotifier } from './requests/notifier.ts';

@@ -9,6 +9,7 @@ import {
   gapWords,
   inShowingOrder,
   LEFT_WORDS,
+  type LinksRecord,
   observationWords,
   observedQueueWords,
   type ReviewRecord,
@@ -36,6 +37,8 @@ function entryLines(e: AuditRecord): string[] {
       return snapshotLines(e);
     case 'gap':
       return gapLines(e);
+    case 'links':
+      return linksLines(e);
     default:
       return changeLines(e);
   }
@@ -57,6 +60,22 @@ function snapshotLines(e: SnapshotRecord): string[] {
 
 function gapLines(e: GapRecord): string[] {
   return [`${e.at}  gap in the watch of ${e.env}  (${e.id})`, `  ${gapWords(e.from, e.to)}`];
+}
+
+/** Links that went down or came back, found by the links watch: no policy changed. */
+function linksLines(e: LinksRecord): string[] {
+  const where = (l: LinksRecord['links'][number]) =>
+    l.kind === 'shovel'
+      ? `shovel ${quoted(l.object)}`
+      : `${l.kind} ${quoted(l.object)}${l.upstream === null ? '' : ` <- upstream ${quoted(l.upstream)}`}`;
+  return [
+    `${e.at}  links ${e.went === 'down' ? 'down' : 'back'} in ${e.env}/${quoted(e.vhost)}  (${e.id})`,
+    `  found by ${e.detectedBy === 'nodes' ? 'reading the links after a node went down or came back' : `reading the links (${e.detectedBy})`}${e.nodes?.down.length ? `; down: ${e.nodes.down.join(', ')}` : ''}${e.nodes?.up.length ? `; back: ${e.nodes.up.join(', ')}` : ''}; ${e.stillDown} still down`,
+    ...e.links.map(
+      (l) =>
+        `  ${l.state} ${where(l)}${l.node ? ` on ${quoted(l.node)}` : ''}${l.reason ? `: ${quoted(l.reason)}` : ''} (down since ${l.since})`,
+    ),
+  ];
 }
 
 /** The break-glass change reviewed, by whom, and why: a review changes no policy. */

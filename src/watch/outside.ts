@@ -88,7 +88,8 @@ export function outsideEntry(change: OutsideChange, effect: ChangeEffect | undef
   };
 }
 
-async function tries<T>(attempts: number, baseMs: number, work: () => Promise<T>): Promise<T> {
+/** `work` tried up to `attempts` times, waiting `baseMs` doubling between tries; the last failure thrown. */
+export async function tries<T>(attempts: number, baseMs: number, work: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await work();

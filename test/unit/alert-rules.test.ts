@@ -71,6 +71,28 @@ describe('ops/prometheus-alerts.yml', () => {
     }
   });
 
+  it('pages on links that should run and do not, missing ones included', async () => {
+    const rule = rules.find((r) => r.alert === 'RmqLinksDown');
+    expect(rule?.labels?.severity).toBe('page');
+    const expr = String(rule?.expr);
+    expect(seriesNames(expr)).toEqual(['rmq_links']);
+    for (const state of ['missing', 'stopped', 'stuck']) expect(expr).toContain(state);
+    // The states it sums are states the metric has: a reading's counts, as the watch sets them.
+    const metrics = createMetrics({ defaultMetrics: false });
+    metrics.linksCounted('prod', {
+      expected: 3,
+      running: 0,
+      starting: 0,
+      missing: 1,
+      stopped: 1,
+      stuck: 1,
+      unexpected: 0,
+      unknown: 0,
+    });
+    const states = (await metrics.links.get()).values.map((v) => v.labels.state);
+    for (const state of ['missing', 'stopped', 'stuck']) expect(states).toContain(state);
+  });
+
   it('finds a misspelt metric (the check itself can fail)', async () => {
     const exported = new Set((await createMetrics().registry.getMetricsAsJSON()).map((m) => m.name));
     const named = seriesNames('sum by (env) (rate(rmq_broker_call_erors_total{code="x"}[5m])) > 0');

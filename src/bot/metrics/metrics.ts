@@ -1,4 +1,5 @@
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { LinkCounts } from '../../links/index.ts';
 import type { CallInfo } from '../../rabbit/index.ts';
 
 /**
@@ -24,6 +25,14 @@ export interface Metrics {
   readonly deliveryErrors: Counter<'via'>;
   /** Slack calls tried again (429 after its Retry-After, 5xx, timeouts), by `http-<status>` or `other`. */
   readonly deliveryRetries: Counter<'error'>;
+  /**
+   * The federation links and shovels of each environment by state, as the last reading of the
+   * links watch found them: `expected` (should run), `running`, `starting`, `stuck`, `stopped`,
+   * `missing` (should run, reported nowhere), `unexpected`, `unknown` (not readable).
+   */
+  readonly links: Gauge<'env' | 'state'>;
+  /** The links watch's hook: one reading's counts, for one environment. */
+  linksCounted(env: string, counts: LinkCounts): void;
   /** The ManagementClient `onCall` hook for one environment. */
   onBrokerCall(env: string): (info: CallInfo) => void;
 }
@@ -41,6 +50,8 @@ const HELP = {
   rmq_slack_delivery_errors_total:
     'Answers and files Slack did not take in the end (response URL or Web API), retries spent',
   rmq_slack_delivery_retries_total: 'Slack calls tried again after a 429, a 5xx or a timeout',
+  rmq_links:
+    'Federation links and shovels by state at the last reading of the links watch (missing: should run, reported nowhere)',
 } as const;
 type MetricName = keyof typeof HELP;
 
@@ -68,6 +79,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
   const replayedRequests = counter('rmq_slack_replayed_requests_total', ['kind']);
   const deliveryErrors = counter('rmq_slack_delivery_errors_total', ['via']);
   const deliveryRetries = counter('rmq_slack_delivery_retries_total', ['error']);
+  const links = new Gauge<'env' | 'state'>({
+    name: 'rmq_links',
+    help: HELP.rmq_links,
+    labelNames: ['env', 'state'],
+    registers,
+  });
 
   return {
     registry,
@@ -80,6 +97,10 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     replayedRequests,
     deliveryErrors,
     deliveryRetries,
+    links,
+    linksCounted: (env, counts) => {
+      for (const [state, n] of Object.entries(counts)) links.set({ env, state }, n);
+    },
     onBrokerCall: (env) => (info) => {
       brokerCalls.inc({ env, method: info.method });
       brokerCallSeconds.observe({ env, method: info.method }, info.ms / 1000);

@@ -9,6 +9,7 @@ import {
   gapWords,
   inShowingOrder,
   LEFT_WORDS,
+  type LinksRecord,
   observationWords,
   observedQueueWords,
   type ReviewRecord,
@@ -43,6 +44,20 @@ function gapEntry(e: GapRecord): string {
   return `*gap* in the watch of ${code(e.env)} · ${when(e)}\n${gapWords(slackDate(e.from), slackDate(e.to))}`;
 }
 
+/** Links that went down or came back (the links watch): no policy changed. */
+function linksEntry(e: LinksRecord): string {
+  const shown = e.links.slice(0, 5).map((l) => {
+    const what =
+      l.kind === 'shovel'
+        ? `shovel ${code(l.object)}`
+        : `${l.kind} ${code(l.object)}${l.upstream === null ? '' : ` ← ${code(l.upstream)}`}`;
+    return `${prose(l.state)} ${what}${l.node ? ` on ${code(l.node)}` : ''}`;
+  });
+  const more = e.links.length > shown.length ? `, …${e.links.length - shown.length} more` : '';
+  return `*links ${e.went}* in ${code(e.env)} / ${code(e.vhost)} · ${when(e)}
+${shown.join(', ')}${more} · ${e.stillDown} still down`;
+}
+
 const headOf = (e: ChangeRecord | ReviewRecord) =>
   `*${e.action}* ${subjectWords(e)} ${code(e.policy)} in ${code(e.env)} / ${code(e.vhost)} · ${when(e)}`;
 
@@ -62,6 +77,8 @@ function entry(e: AuditRecord): string {
       return snapshotEntry(e);
     case 'gap':
       return gapEntry(e);
+    case 'links':
+      return linksEntry(e);
     default:
       return changeEntry(e);
   }
