@@ -1,3 +1,4 @@
+// Over 400 lines: every answer of the management API the bot reads, each schema beside what it means, in one place the client and the tests share.
 /**
  * The management API's answers as zod schemas, and their mapping to our shapes.
  * Pure: the client fetches, this file says what a valid answer is and what it means.

@@ -344,7 +344,7 @@ describe('streamed listings', () => {
       ],
     });
     const got = await collect(client.streamExchanges('v'));
-    expect(fake.requests[0]?.url).toBe('/api/exchanges/v?columns=name,type,arguments,policy');
+    expect(fake.requests[0]?.url).toBe('/api/exchanges/v?columns=name,type,arguments,policy,internal');
     expect(got.map((e) => [e.name, e.policy])).toEqual([
       ['', null],
       ['e', 'pe'],
