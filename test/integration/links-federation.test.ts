@@ -95,6 +95,7 @@ describe.skipIf(!upstreamBroker || !downstreamBroker)('links: a federation from 
           return (
             state.get('exchange orders dc1') === 'running' &&
             state.get('queue work dc1') === 'running' &&
+            state.get('exchange bad dc1') === 'running' &&
             state.get('exchange bad refused') === 'stopped' &&
             state.get('exchange bad novhost') === 'stopped'
           );

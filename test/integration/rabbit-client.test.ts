@@ -437,6 +437,7 @@ describe('queues and exchanges', () => {
         type: 'topic',
         arguments: {},
         policy: 'pe',
+        internal: false,
       });
       expect((await admin.getExchange(vhost, 'plain'))?.policy).toBeNull();
       expect(await admin.getExchange(vhost, 'missing')).toBeNull();
