@@ -14,7 +14,7 @@ export {
 } from './compare.ts';
 export { auditObject, auditObjects, type PolicyDiff, policyDiff } from './diff.ts';
 export { type EffectiveValue, effectiveDefinition } from './effective.ts';
-export { acceptedApplyTo, scopesMeet } from './keys.ts';
+export { acceptedApplyTo, defaultDeliveryLimit, scopesMeet } from './keys.ts';
 export { enabledPlugins, pluginsNeedApplications } from './plugins.ts';
 export { type KindOrUnknown, PolicyIndex } from './policyIndex.ts';
 export { type Source, withArguments } from './provenance.ts';

@@ -365,6 +365,14 @@ export function operatorMaySet(key: string, v: BrokerVersion): boolean {
 // --- the operator layer ------------------------------------------------------------------------
 
 /**
+ * The delivery limit a quorum queue has when nothing sets one: from 4.0, 20 (a message returned
+ * that often is dead-lettered, or dropped without a dead-letter target); before, none (it is
+ * redelivered for ever). Proven by rejecting past it: test/integration/path-failures.test.ts.
+ */
+export const defaultDeliveryLimit = (v: BrokerVersion): number | undefined =>
+  atLeast(v, 4) ? 20 : undefined;
+
+/**
  * The stricter of two limits set for the same key (by two policies, or by a policy and the
  * object's own argument): the smaller, except that from 4.0 a negative delivery limit means
  * unlimited, and any limited value beats it.

@@ -9,7 +9,7 @@ import {
   readsFederation,
   type World,
 } from '../policy/impact/index.ts';
-import { atLeast, type BrokerVersion, type ObjectKind } from '../policy/index.ts';
+import { type BrokerVersion, defaultDeliveryLimit, type ObjectKind } from '../policy/index.ts';
 import type { ObjectOutcome } from '../policy/simulate/index.ts';
 import type { LiveReading } from '../rabbit/index.ts';
 
@@ -53,9 +53,8 @@ export interface ImpactSummary extends Loss {
   readonly notes: string[];
 }
 
-/** From 4.0 a quorum queue without a delivery limit has one of 20 (reference section 4). */
-export const defaultDeliveryLimit = (v: BrokerVersion): number | undefined =>
-  atLeast(v, 4) ? 20 : undefined;
+/** The delivery limit a quorum queue has when nothing sets one (its home: src/policy/keys.ts). */
+export { defaultDeliveryLimit };
 
 /** How bad an object's impact is, for the order: removals and deletions, refusals, the rest. */
 function weight(impact: readonly Impact[]): number {
