@@ -111,18 +111,20 @@ export function parseWhich(
   words: readonly string[],
   extra: Readonly<Record<string, FlagKind>> = {},
   defaults: FlagDefaults = {},
+  command: 'which' | 'path' = 'which',
 ): WhichInput & { flags: Record<string, string | boolean> } {
+  const usage = command === 'which' ? WHICH_USAGE : usageOf(command);
   const { positionals, flags } = parseArgs(
     words,
     { kind: 'string', vhost: 'string', env: 'string', ...extra },
-    WHICH_USAGE,
+    usage,
   );
   if (positionals.length !== 1) {
     throw new InputError(
       positionals.length === 0
-        ? 'which needs the name of a queue or exchange.'
-        : `which takes one name, got ${positionals.length}.`,
-      { usage: WHICH_USAGE },
+        ? `${command} needs the name of a queue or exchange.`
+        : `${command} takes one name, got ${positionals.length}.`,
+      { usage },
     );
   }
   const input = parseWith(
@@ -133,7 +135,7 @@ export function parseWhich(
       vhost: flags.vhost ?? defaults.vhost,
       env: flags.env ?? defaults.env,
     },
-    WHICH_USAGE,
+    usage,
   );
   return { ...input, flags };
 }

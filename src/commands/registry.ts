@@ -87,6 +87,12 @@ export const COMMAND_TABLE = [
     slackOnly: false,
   },
   {
+    name: 'path',
+    usage: 'path NAME [--kind classic|quorum|stream|exchange] [--vhost V] [--env E]',
+    does: 'the chain a message travels to and from a queue or exchange, and whether the messages there now survive a restart, a node lost, a consumer crash, an unroutable publish, a poison message',
+    slackOnly: false,
+  },
+  {
     name: 'requests',
     usage: 'requests [--env E]',
     does: 'change requests still open (pending, approved, applying)',

@@ -30,12 +30,16 @@ import {
   streamQueuesLive,
 } from './listings.ts';
 import {
+  type Binding,
+  bindingListSchema,
+  channelListSchema,
   type ExchangeDetail,
   type ExchangeListing,
   exchangeSchema,
   type FederationState,
   federationLinksSchema,
   nodeApplicationsSchema,
+  nodeNamesSchema,
   overviewSchema,
   type Permission,
   parameterNamesSchema,
@@ -47,11 +51,13 @@ import {
   type QueueRecordLive,
   type QueueStats,
   queueDetailSchema,
+  toBinding,
   toExchange,
   toPolicy,
   toQueueDetail,
   toWhoAmI,
   vhostListSchema,
+  vhostStatsSchema,
   type WhoAmI,
   whoamiSchema,
 } from './responses.ts';
@@ -335,6 +341,61 @@ export class ManagementClient {
       if (e.code !== 'forbidden') throw e;
       return `forbidden: listing federation links takes the ${FEDERATION_LINKS_TAGS.join(' or ')} tag${e.reason ? ` (the broker: ${e.reason})` : ''}`;
     }
+  }
+
+  // ---- the chain a message travels (`path`) ---------------------------------------------
+
+  /** The bindings that deliver to a queue (the default exchange's among them); null: no such queue. */
+  async queueBindings(vhost: string, name: string): Promise<Binding[] | null> {
+    const path = `${this.http.path('queues', vhost, name)}/bindings`;
+    return (await this.http.getJsonOrNull(path, bindingListSchema))?.map(toBinding) ?? null;
+  }
+
+  /**
+   * An exchange's bindings: `destination`, those that route to it (from other exchanges);
+   * `source`, those it routes through. null: no such exchange.
+   */
+  async exchangeBindings(
+    vhost: string,
+    name: string,
+    side: 'source' | 'destination',
+  ): Promise<Binding[] | null> {
+    const path = `${this.http.path('exchanges', vhost, name || 'amq.default')}/bindings/${side}`;
+    return (await this.http.getJsonOrNull(path, bindingListSchema))?.map(toBinding) ?? null;
+  }
+
+  /**
+   * The vhost's channels that have published (their `message_stats.publish`), and how many of
+   * those are in confirm mode: one listing of the vhost's channels alone, two columns.
+   */
+  async publishingChannels(vhost: string): Promise<{ channels: number; confirming: number }> {
+    const path = `${this.http.path('vhosts', vhost)}/channels?columns=confirm,message_stats.publish`;
+    let channels = 0;
+    let confirming = 0;
+    for await (const c of this.http.streamList(path, channelListSchema.element)) {
+      if ((c.message_stats?.publish ?? 0) === 0) continue;
+      channels++;
+      if (c.confirm === true) confirming++;
+    }
+    return { channels, confirming };
+  }
+
+  /** The vhost's counters of unroutable messages, each undefined where not reported. */
+  async vhostUnroutable(vhost: string): Promise<{ dropped?: number; returned?: number }> {
+    const v = await this.http.getJson(
+      `${this.http.path('vhosts', vhost)}?columns=message_stats`,
+      vhostStatsSchema,
+    );
+    const s = v.message_stats;
+    return {
+      ...(s?.drop_unroutable === undefined ? {} : { dropped: s.drop_unroutable }),
+      ...(s?.return_unroutable === undefined ? {} : { returned: s.return_unroutable }),
+    };
+  }
+
+  /** How many nodes the broker runs on. */
+  async nodeCount(): Promise<number> {
+    return (await this.http.getJson(`${this.http.path('nodes')}?columns=name`, nodeNamesSchema)).length;
   }
 
   // ---- listings (listings.ts) -----------------------------------------------------------

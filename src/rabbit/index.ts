@@ -17,6 +17,15 @@ export {
   openInventory,
 } from './inventory.ts';
 export { PAGE_MAX } from './listings.ts';
-export { type FederationState, type Permission, toQueueKind, type WhoAmI } from './responses.ts';
+export {
+  type Binding,
+  type ExchangeDetail,
+  type FederationState,
+  type Permission,
+  type QueueDetail,
+  type QueueDurability,
+  toQueueKind,
+  type WhoAmI,
+} from './responses.ts';
 export type { CallInfo, Timeouts } from './transport.ts';
 export { type Unread, type UnreadWhat, unreadOf } from './unread.ts';

@@ -141,6 +141,20 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
       return code;
     });
   },
+  async path({ words, json, env, io }) {
+    const [{ parsePath, path, pathExitCode }, { pathText }] = await Promise.all([
+      import('../commands/path/index.ts'),
+      import('./path.ts'),
+    ]);
+    const input = parsePath(words, terminalDefaults(env));
+    return withBroker(env, input, async (broker, at) => {
+      const result = await path(input, broker, { env: at.env });
+      const code = pathExitCode(result);
+      const { env: _env, ...doc } = result;
+      answer(io, json, { ...at, vhost: result.vhost }, answeredBy(doc, broker, code), () => pathText(result));
+      return code;
+    });
+  },
   async preview({ words, json, env, io }) {
     // Loaded when asked for: `which`, the common question, does not pay for the simulation.
     const [

@@ -47,6 +47,11 @@ const broker: SlackBroker = {
   streamQueueStats: () => listing([]),
   federation: async () => ({ upstreams: new Set(), upstreamSets: new Set(), links: null }),
   whoami: async () => ({ name: 'guest', tags: ['administrator'] }),
+  queueBindings: async () => null,
+  exchangeBindings: async () => null,
+  publishingChannels: async () => ({ channels: 0, confirming: 0 }),
+  vhostUnroutable: async () => ({}),
+  nodeCount: async () => 1,
 };
 
 describe('Slack credentials', () => {

@@ -31,6 +31,11 @@ function broker(overrides: Partial<SlackBroker> = {}): SlackBroker {
     streamQueueStats: () => listing([]),
     federation: async () => ({ upstreams: new Set(), upstreamSets: new Set(), links: null }),
     whoami: async () => ({ name: 'guest', tags: ['administrator'] }),
+    queueBindings: async () => null,
+    exchangeBindings: async () => null,
+    publishingChannels: async () => ({ channels: 0, confirming: 0 }),
+    vhostUnroutable: async () => ({}),
+    nodeCount: async () => 1,
     ...overrides,
   };
 }

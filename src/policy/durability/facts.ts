@@ -77,6 +77,13 @@ export type Poison = 'dead-lettered' | 'dropped' | 'redelivered' | 'unknown';
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 
+/**
+ * Whether the broker's `drop_unroutable` counts: 3.10.8 leaves it at 0 after an unroutable
+ * message was dropped; 4.0.5 and 4.3.6 count it (test/integration/path.test.ts). Where it does
+ * not, the figure is unknown, not 0.
+ */
+export const countsDroppedUnroutable = (v: BrokerVersion): boolean => atLeast(v, 4);
+
 /** The dead-letter exchange a queue uses, null when none. */
 export const deadLetterExchangeOf = (q: Pick<QueueFacts, 'values'>): string | null =>
   str(q.values['dead-letter-exchange']);

@@ -2,6 +2,7 @@
 export {
   alternateOf,
   type ConsumerFacts,
+  countsDroppedUnroutable,
   DEFAULT_EXCHANGE,
   type DeadLetterFacts,
   deadLetterExchangeOf,

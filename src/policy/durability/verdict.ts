@@ -264,3 +264,18 @@ export function failuresFirst(s: Survives): Failure[] {
   const rank = (v: Verdict) => (v.holds === false ? 0 : v.holds === null ? 1 : 2);
   return [...FAILURES].sort((a, b) => rank(s[a]) - rank(s[b]));
 }
+
+/**
+ * What `path` would flag, in one line for the end of `which` (null: nothing): the failures that
+ * do not hold, led by the transient messages a restart loses when that is one of them.
+ */
+export function flagLine(s: Survives, transient: number | null): string | null {
+  const failing = FAILURES.filter((f) => s[f].holds === false);
+  if (failing.length === 0) return null;
+  const lead =
+    failing.includes('restart') && transient !== null && transient > 0
+      ? plural(transient, 'transient message')
+      : `${failing[0]} does not hold`;
+  const all = failing.length > 1 ? ` (does not hold: ${failing.join(', ')})` : '';
+  return `${lead}${all}: \`path\` for the whole chain`;
+}

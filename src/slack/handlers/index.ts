@@ -7,6 +7,7 @@ import { helpCommand } from './help.ts';
 import { historyCommand } from './history.ts';
 import { importCommand } from './import.ts';
 import { lintCommand } from './lint.ts';
+import { pathCommand } from './path.ts';
 import { planCommand } from './plan.ts';
 import { policiesCommand } from './policies.ts';
 import { previewCommand } from './preview.ts';
@@ -30,6 +31,7 @@ const SLACK_COMMANDS: { readonly [N in CommandName]: SlackCommand } = {
   delete: deleteCommand,
   import: importCommand,
   lint: lintCommand,
+  path: pathCommand,
   requests: requestsCommand,
   history: historyCommand,
   use: useCommand,
