@@ -8,29 +8,12 @@
  */
 import { Connection } from 'rabbitmq-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PathResult } from '../../src/commands/path/index.ts';
 import { brokerCredentials, waitFor } from '../support/broker.ts';
 import { brokersUp, inVhostOn, type TestBroker } from '../support/brokers.ts';
-import { runRmq } from '../support/cli.ts';
 import { amqpUrl } from '../support/messages.ts';
+import { pathJson } from '../support/path.ts';
 
 const { up } = await brokersUp();
-
-const env = (b: TestBroker) => {
-  const { user, password } = brokerCredentials();
-  return { RMQ_URL: b.url, RMQ_USER: user, RMQ_PASSWORD: password };
-};
-
-export async function pathJson(
-  b: TestBroker,
-  vhost: string,
-  name: string,
-  ...flags: string[]
-): Promise<PathResult> {
-  const r = await runRmq(env(b), ['path', name, '--vhost', vhost, '--json', ...flags]);
-  expect(r.code, r.err).toBe(0);
-  return JSON.parse(r.out) as PathResult;
-}
 
 describe.each(up.map((b) => [b.label, b] as const))('path on %s', (_label, broker) => {
   let vhost = '';
