@@ -1,3 +1,4 @@
+// Over 400 lines: every endpoint of the management API the bot asks, one method each, in one class.
 /**
  * The RabbitMQ management HTTP API, as the bot needs it: `ManagementClient`, its endpoints. Every
  * answer parsed with zod (`responses.ts`); every failure a RabbitError with a stable code. How it
@@ -17,6 +18,13 @@ import {
   parseVersion,
   pluginsNeedApplications,
 } from '../policy/index.ts';
+import {
+  type DurabilityQueue,
+  streamBindings,
+  streamConsumers,
+  streamDurabilityQueues,
+  streamExchangesWithStats,
+} from './durabilityListings.ts';
 import { RabbitError } from './errors.ts';
 import {
   FOUND_STATS,
@@ -396,6 +404,25 @@ export class ManagementClient {
   /** How many nodes the broker runs on. */
   async nodeCount(): Promise<number> {
     return (await this.http.getJson(`${this.http.path('nodes')}?columns=name`, nodeNamesSchema)).length;
+  }
+
+  /** `lint`'s durability listings (durabilityListings.ts). */
+  streamDurabilityQueues(vhost: string): AsyncIterable<DurabilityQueue> {
+    return streamDurabilityQueues(this.http, vhost);
+  }
+
+  streamConsumers(
+    vhost: string,
+  ): AsyncIterable<{ queue: string; ackRequired: boolean; prefetch: number | undefined }> {
+    return streamConsumers(this.http, vhost);
+  }
+
+  streamExchangesWithStats(vhost: string): AsyncIterable<ExchangeListing> {
+    return streamExchangesWithStats(this.http, vhost);
+  }
+
+  streamBindings(vhost: string): AsyncIterable<Binding> {
+    return streamBindings(this.http, vhost);
   }
 
   // ---- listings (listings.ts) -----------------------------------------------------------

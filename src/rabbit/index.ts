@@ -1,5 +1,6 @@
 /** The entrance of rabbit/: what the other folders of src/ use of it (inside, modules import each other directly). */
 export { ManagementClient, type ManagementClientOptions } from './client.ts';
+export type { DurabilityQueue } from './durabilityListings.ts';
 export {
   brokerReason,
   isRabbitError,

@@ -1,3 +1,4 @@
+// Over 400 lines: every answer's schema beside its mapping to our shapes, so a field is read in one place.
 /**
  * The management API's answers as zod schemas, and their mapping to our shapes.
  * Pure: the client fetches, this file says what a valid answer is and what it means.

@@ -1,3 +1,4 @@
+import type { DurabilitySource } from '../commands/lint/index.ts';
 import type { PathBroker } from '../commands/path/index.ts';
 import type { WhichBroker } from '../commands/which/index.ts';
 import { type Config, pickEnvironment, QUESTION_BUDGET_MS } from '../config/index.ts';
@@ -5,7 +6,7 @@ import { checkScope, InputError } from '../core/index.ts';
 import type { PreviewBroker } from '../preview/index.ts';
 
 /** The management API as the Slack commands use it. ManagementClient satisfies it. */
-export interface SlackBroker extends WhichBroker, PreviewBroker, PathBroker {
+export interface SlackBroker extends WhichBroker, PreviewBroker, PathBroker, DurabilitySource {
   whoami(): Promise<{ readonly name: string; readonly tags: readonly string[] }>;
   /** The same broker with one budget for every call of one question (ManagementClient.forQuestion). */
   forQuestion?(budgetMs: number): SlackBroker;

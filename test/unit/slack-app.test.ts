@@ -52,6 +52,10 @@ const broker: SlackBroker = {
   publishingChannels: async () => ({ channels: 0, confirming: 0 }),
   vhostUnroutable: async () => ({}),
   nodeCount: async () => 1,
+  streamDurabilityQueues: () => listing([]),
+  streamConsumers: () => listing([]),
+  streamExchangesWithStats: () => listing([]),
+  streamBindings: () => listing([]),
 };
 
 describe('Slack credentials', () => {

@@ -36,6 +36,10 @@ function broker(overrides: Partial<SlackBroker> = {}): SlackBroker {
     publishingChannels: async () => ({ channels: 0, confirming: 0 }),
     vhostUnroutable: async () => ({}),
     nodeCount: async () => 1,
+    streamDurabilityQueues: () => listing([]),
+    streamConsumers: () => listing([]),
+    streamExchangesWithStats: () => listing([]),
+    streamBindings: () => listing([]),
     ...overrides,
   };
 }

@@ -4,7 +4,13 @@ import { type DefinitionsFile, missingVhostWords, withDeclared } from '../../def
 import { type BacktrackingReader, defaultReader } from '../../patterns/index.ts';
 import { changesOf } from '../../plan/index.ts';
 import { readsFederation } from '../../policy/impact/index.ts';
-import { buildPolicySet, formatVersion, type Policy, type PolicyLayer } from '../../policy/index.ts';
+import {
+  type BrokerVersion,
+  buildPolicySet,
+  formatVersion,
+  type Policy,
+  type PolicyLayer,
+} from '../../policy/index.ts';
 import {
   atLeastAsSevere,
   type Finding,
@@ -29,6 +35,7 @@ import {
 import { usageOf } from '../registry.ts';
 import { notAskedOf } from '../which/whichLookup.ts';
 import { type IncompleteJson, incompleteJson } from '../words.ts';
+import { type DurabilityLinted, type DurabilitySource, durabilityFindings } from './durability.ts';
 
 const LINT_USAGE = usageOf('lint');
 
@@ -102,9 +109,10 @@ export function parseLint(words: readonly string[], defaults: FlagDefaults = {})
 }
 
 /** What `lint` needs of the management API. ManagementClient satisfies it. */
-export interface LintBroker extends InventorySource, VhostLister {}
+export interface LintBroker extends InventorySource, VhostLister, DurabilitySource {}
 
-export type LintedFinding = Finding & { readonly why: string };
+/** A policy kind's finding, or a durability kind's (`policy` null: no policy is its cause), with its sentence. */
+export type LintedFinding = (Finding & { readonly why: string }) | DurabilityLinted;
 
 export interface LintResult {
   env: string;
@@ -199,12 +207,17 @@ export async function lint(input: LintInput, broker: LintBroker, options: LintOp
       [...user, ...operator].some((p) => readsFederation(p.definition)),
     );
     const incomplete = incompleteJson(unread, 'findings', quoted);
+    // The durability kinds need live facts a file does not hold: on the broker's own policies only.
+    const durable = options.file
+      ? []
+      : await durabilityOrNotRead(broker, input.vhost, inventory.version, user, r.notRead);
+    const linted: LintedFinding[] = [...findings.map((f) => ({ ...f, why: whyOf(f) })), ...durable];
     return {
       ...r,
       answer: 'linted',
       ...(incomplete ? { incomplete } : {}),
       brokerVersion: formatVersion(inventory.version),
-      findings: findings.map((f) => ({ ...f, why: whyOf(f) })),
+      findings: linted.sort((a, b) => SEVERITIES.indexOf(a.severity) - SEVERITIES.indexOf(b.severity)),
       policies: user.length + operator.length,
       objects: l.objects,
     };
@@ -214,6 +227,28 @@ export async function lint(input: LintInput, broker: LintBroker, options: LintOp
       throw new InputError(missingVhostWords(options.file, input.vhost, sentence));
     }
     return { ...r, ...(await notAskedOf(err, broker, input.vhost)) };
+  }
+}
+
+/** The durability kinds, or why they could not be read (said in `notRead`; the policy kinds stand). */
+async function durabilityOrNotRead(
+  broker: LintBroker,
+  vhost: string,
+  version: BrokerVersion,
+  policies: readonly Policy[],
+  notRead: string[],
+): Promise<DurabilityLinted[]> {
+  try {
+    return (await durabilityFindings(broker, vhost, version, policies)).findings;
+  } catch (e) {
+    const code = codeOf(e);
+    if (code === 'forbidden' || code === 'too-large' || code === 'bad-response' || code === 'timeout') {
+      notRead.push(
+        `the durability listings could not be read (${e instanceof Error ? e.message : String(e)})`,
+      );
+      return [];
+    }
+    throw e;
   }
 }
 

@@ -162,16 +162,18 @@ export function durabilityWhy(f: DurabilityFinding, version: BrokerVersion): str
   const n = f.objectCount;
   switch (f.kind) {
     case 'transient-messages':
-      return `${many(n, 'durable queue')} ${n === 1 ? 'holds' : 'hold'} transient messages: a restart loses ${many(f.lost ?? 0, 'message')} now (path NAME for the whole chain).`;
+      return `Transient messages in ${many(n, 'durable queue')}: a restart loses ${many(f.lost ?? 0, 'message')} now (path NAME for the whole chain).`;
     case 'transient-route':
-      return `${many(n, 'transient exchange or queue', 'transient exchanges or queues')} on a durable route: a restart takes ${n === 1 ? 'it' : 'them'} and ${n === 1 ? 'its' : 'their'} bindings, and what is published that way afterwards is unroutable.`;
+      return `Transient on a durable route: ${many(n, 'exchange or queue', 'exchanges and queues')} a restart takes with ${n === 1 ? 'its' : 'their'} bindings, and what is published that way afterwards is unroutable.`;
     case 'auto-ack-dead-letter':
-      return `${many(n, 'queue')} with a dead-letter target ${n === 1 ? 'has' : 'have'} consumers acknowledging automatically: what they take can never be rejected, so never dead-lettered, and a crash loses it.`;
-    case 'poison-dropped':
-      return `${many(n, 'quorum queue')} ${n === 1 ? 'drops' : 'drop'} a message returned past ${n === 1 ? 'its' : 'their'} delivery limit${defaultDeliveryLimit(version) === undefined ? '' : ` (${defaultDeliveryLimit(version)} unless set, from 4.0)`} for want of a dead-letter target that exists.`;
+      return `Automatic acknowledgement on ${many(n, 'queue')} with a dead-letter target: what ${n === 1 ? 'its consumers take' : 'their consumers take'} can never be rejected, so never dead-lettered, and a crash loses it.`;
+    case 'poison-dropped': {
+      const d = defaultDeliveryLimit(version);
+      return `Poison messages dropped by ${many(n, 'quorum queue')}: returned past the delivery limit${d === undefined ? '' : ` (${d} unless set, from 4.0)`}, a message is dropped for want of a dead-letter target that exists.`;
+    }
     case 'replicas-fragile':
-      return `${many(n, 'quorum queue')} ${n === 1 ? 'has' : 'have'} fewer than three replicas online: losing one node leaves no majority, and ${n === 1 ? 'it stops' : 'they stop'} taking and delivering messages.`;
+      return `Fewer than three replicas online on ${many(n, 'quorum queue')}: losing one node can leave no majority, and then nothing is taken or delivered until it is back.`;
     case 'unroutable-dropped':
-      return `${many(n, 'exchange')} without an alternate exchange ${n === 1 ? 'has' : 'have'} routed messages nowhere since ${n === 1 ? 'its' : 'their'} statistics began (publish_in above publish_out): those were dropped, or returned to a publisher asking with mandatory.`;
+      return `Unroutable messages on ${many(n, 'exchange')} without an alternate exchange: ${n === 1 ? 'it has' : 'they have'} routed messages nowhere since ${n === 1 ? 'its' : 'their'} statistics began (publish_in above publish_out), dropped or returned to a publisher asking with mandatory.`;
   }
 }

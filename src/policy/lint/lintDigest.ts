@@ -11,7 +11,8 @@ import { SEVERITIES, type Severity } from './lintTypes.ts';
 export interface DigestFinding {
   readonly kind: string;
   readonly severity: Severity;
-  readonly policy: string;
+  /** null: a durability kind, whose cause is no policy. */
+  readonly policy: string | null;
   readonly operator: boolean;
   readonly objects: readonly string[];
   readonly why: string;
