@@ -10,8 +10,9 @@ import { Connection } from 'rabbitmq-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brokerCredentials, waitFor } from '../support/broker.ts';
 import { brokersUp, inVhostOn, type TestBroker } from '../support/brokers.ts';
+import { runRmq } from '../support/cli.ts';
 import { amqpUrl } from '../support/messages.ts';
-import { pathJson } from '../support/path.ts';
+import { brokerEnv, pathJson } from '../support/path.ts';
 
 const { up } = await brokersUp();
 
@@ -130,6 +131,27 @@ describe.each(up.map((b) => [b.label, b] as const))('path on %s', (_label, broke
       expect(r.queue).toMatchObject({ deliveryLimit: 20, poison: 'dropped' });
       expect(r.survives.poison.holds).toBe(false);
     }
+  });
+
+  it('which ends with the one line pointing at what path flags, only where something is flagged', async () => {
+    const which = async (name: string) => {
+      const r = await runRmq(brokerEnv(broker), ['which', name, '--vhost', vhost, '--json']);
+      expect(r.code, r.err).toBe(0);
+      return JSON.parse(r.out) as { pathLine?: string };
+    };
+    const orders = await waitFor(async () => (await which('orders')).pathLine, {
+      what: 'the line of orders',
+    });
+    expect(orders).toBe('3 transient messages: `path` for the whole chain');
+    const text = await runRmq(brokerEnv(broker), ['which', 'orders', '--vhost', vhost]);
+    expect(text.out).toContain('3 transient messages: `path` for the whole chain');
+    const quorum = await which('quorum');
+    expect(quorum.pathLine).toBe(
+      broker.label === 'machine'
+        ? 'Does not hold: node-loss, consumer-crash: `path` for the whole chain'
+        : 'Does not hold: node-loss, consumer-crash, poison: `path` for the whole chain',
+    );
+    expect((await which('top')).pathLine).toBeUndefined();
   });
 
   it('reads an exchange, and says a name nothing has is missing', async () => {

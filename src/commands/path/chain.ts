@@ -9,8 +9,7 @@ import {
   type QueueFacts,
 } from '../../policy/durability/index.ts';
 import type { Policy } from '../../policy/index.ts';
-import type { Binding, QueueDurability } from '../../rabbit/index.ts';
-import { toQueueKind } from '../../rabbit/index.ts';
+import type { Binding } from '../../rabbit/index.ts';
 import type { WhichBroker } from '../which/index.ts';
 
 /**
@@ -71,7 +70,6 @@ export async function orNull<T>(what: string, notRead: string[], f: () => Promis
 
 /** The values an exchange uses: its policy's definition (from the vhost's list), its own arguments on top. */
 type Exchange = NonNullable<Awaited<ReturnType<WhichBroker['getExchange']>>>;
-type Queue = NonNullable<Awaited<ReturnType<WhichBroker['getQueue']>>>;
 
 function exchangeValues(x: Exchange, policies: readonly Policy[]): Readonly<Record<string, unknown>> {
   const p = x.policy ? policies.find((q) => q.name === x.policy) : undefined;
@@ -162,49 +160,3 @@ export async function deadLetterOf(
   const facts = await exchangeFacts(broker, vhost, exchange, x, policies);
   return { exchange, exists: true, routes: facts.alternateExists === true };
 }
-
-const NOT_READ: QueueDurability = {
-  durable: undefined,
-  exclusive: undefined,
-  persistent: undefined,
-  members: undefined,
-  online: undefined,
-  deliveryLimit: undefined,
-  consumers: undefined,
-};
-
-/** A queue's facts from its GET and the values it uses. */
-export function queueFacts(name: string, q: Queue, values: Readonly<Record<string, unknown>>): QueueFacts {
-  const d = q.durability ?? NOT_READ;
-  const live = q.live ?? null;
-  const kind = toQueueKind(q.type);
-  const members = d.members ?? null;
-  return {
-    name,
-    type: q.type,
-    kind,
-    // Every version reports `durable`; where it did not, nothing about the messages is claimed.
-    durable: d.durable ?? true,
-    exclusive: d.exclusive ?? false,
-    messages: d.durable === undefined ? null : (live?.messages ?? null),
-    persistent: live === null ? null : (d.persistent ?? null),
-    members,
-    online: members === null ? null : (d.online ?? null),
-    nodeDown: q.nodeDown === true,
-    values,
-    reportedDeliveryLimit: d.deliveryLimit ?? null,
-  };
-}
-
-/** Its consumers, as the queue's GET lists them. */
-export function consumerFacts(q: Queue): ConsumerFacts {
-  const list = q.durability?.consumers;
-  if (list === undefined) return { consumers: null, autoAck: null, unlimitedPrefetch: null };
-  return {
-    consumers: list.length,
-    autoAck: list.filter((c) => !c.ackRequired).length,
-    unlimitedPrefetch: list.filter((c) => c.ackRequired && c.prefetch === 0).length,
-  };
-}
-
-export type { PublisherFacts };

@@ -22,17 +22,9 @@ import { quoted } from '../../text/index.ts';
 import type { FlagDefaults, WhichInput } from '../parse.ts';
 import { parseWhich } from '../parse.ts';
 import type { NamedKind } from '../suggest.ts';
-import { type WhichResult, which } from '../which/index.ts';
+import { consumerFacts, queueFacts, type WhichResult, which } from '../which/index.ts';
 import { notAskedOf } from '../which/whichLookup.ts';
-import {
-  consumerFacts,
-  deadLetterOf,
-  exchangesIn,
-  orNull,
-  type PathBroker,
-  queueFacts,
-  shared,
-} from './chain.ts';
+import { deadLetterOf, exchangesIn, orNull, type PathBroker, shared } from './chain.ts';
 
 /**
  * `path NAME`: the chain a message travels to and from a queue (or an exchange), each link as the

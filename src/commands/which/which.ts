@@ -25,6 +25,7 @@ import type { WhichInput } from '../parse.ts';
 import { usageOf } from '../registry.ts';
 import { closeObjects, type NamedKind } from '../suggest.ts';
 import { kindWords } from '../words.ts';
+import { whichPathLine } from './whichDurability.ts';
 import { liveHazards } from './whichHazards.ts';
 import { type Lookup, listOperatorPolicies, lookUp, notAskedOf, type WhichBroker } from './whichLookup.ts';
 
@@ -130,6 +131,8 @@ export interface WhichResult {
   hazards: Hazard[];
   /** Reads the hazards needed that failed: what they would have checked is not claimed. */
   hazardsNotRead?: string[];
+  /** What `path` would flag about the messages there now, in one line; absent when nothing. */
+  pathLine?: string;
 }
 
 export function policyView(p: Policy): PolicyView {
@@ -236,6 +239,8 @@ export async function which(
     if (lookup.nodeDown && r.now === null) r.nodeDown = true;
     r.hazards = live.hazards;
     if (live.notRead.length) r.hazardsNotRead = live.notRead;
+    const line = lookup.detail ? whichPathLine(input.name, lookup.detail, values, r.hazards, version) : null;
+    if (line) r.pathLine = line;
   }
   if (!lookup.exists && !lookup.forbidden) {
     // A typo is the likelier story than a question about an object nobody declared.

@@ -69,6 +69,8 @@ export interface Lookup {
   live: LiveQueue | null;
   /** A queue whose node is down: its statistics unknown because of that, not because they lag. */
   nodeDown: boolean;
+  /** A queue's GET as the broker answered it (its durability for the `path` line). */
+  detail?: NonNullable<Awaited<ReturnType<WhichBroker['getQueue']>>>;
   forbidden?: string;
 }
 
@@ -110,6 +112,7 @@ export async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lo
       arguments: q.arguments ?? {},
       live: q.live ?? null,
       nodeDown: q.nodeDown === true,
+      detail: q,
     };
   };
   const missing = (kind: ObjectKind, kindAssumed: boolean): Lookup => ({

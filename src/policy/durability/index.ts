@@ -29,6 +29,7 @@ export {
   FAILURES,
   type Failure,
   failuresFirst,
+  flagLine,
   type Survives,
   survives,
   type Verdict,

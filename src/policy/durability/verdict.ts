@@ -272,10 +272,10 @@ export function failuresFirst(s: Survives): Failure[] {
 export function flagLine(s: Survives, transient: number | null): string | null {
   const failing = FAILURES.filter((f) => s[f].holds === false);
   if (failing.length === 0) return null;
-  const lead =
-    failing.includes('restart') && transient !== null && transient > 0
-      ? plural(transient, 'transient message')
-      : `${failing[0]} does not hold`;
-  const all = failing.length > 1 ? ` (does not hold: ${failing.join(', ')})` : '';
-  return `${lead}${all}: \`path\` for the whole chain`;
+  const chain = '`path` for the whole chain';
+  if (failing.includes('restart') && transient !== null && transient > 0) {
+    const others = failing.filter((f) => f !== 'restart');
+    return `${plural(transient, 'transient message')}${others.length ? `; does not hold either: ${others.join(', ')}` : ''}: ${chain}`;
+  }
+  return `Does not hold: ${failing.join(', ')}: ${chain}`;
 }
