@@ -187,7 +187,7 @@ export async function serve(v: FakeVhost, port = 0): Promise<{ url: string; clos
       ),
     ],
   ]);
-  // The records and the live columns in one (`columns=name,type,arguments,messages,…`).
+  // The records and the live columns in one (`columns=name,type,arguments,durable,exclusive,messages,…`).
   const records = new Map(v.queues.map((q) => [q.name, q]));
   const combined = Buffer.from(
     JSON.stringify(
@@ -195,6 +195,8 @@ export async function serve(v: FakeVhost, port = 0): Promise<{ url: string; clos
         ...s,
         arguments: records.get(s.name)?.arguments ?? {},
         type: records.get(s.name)?.type,
+        durable: true,
+        exclusive: false,
       })),
     ),
   );

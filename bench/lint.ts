@@ -10,9 +10,10 @@
  * listings in the broker's order (by name). Prints; asserts nothing.
  *
  * With --expires the events cap (20,000 queues) sets `expires`, so lint keeps those queues' live
- * numbers (the inventory asks which, a batch of queues at a time).
+ * numbers (the inventory asks which, a batch of queues at a time). With --target-version 4.0 (or
+ * 4.3) the lint also reads the upgrade, which asks every object (`object`) beside the outcomes.
  *
- *   npm run bench:lint [-- --queues 100000 --policies 1000 --runs 5 --expires]
+ *   npm run bench:lint [-- --queues 100000 --policies 1000 --runs 5 --expires --target-version 4.0]
  */
 import { parseArgs } from 'node:util';
 import { lint } from '../src/commands/lint/lint.ts';
@@ -25,6 +26,7 @@ const { values } = parseArgs({
     policies: { type: 'string', default: '1000' },
     runs: { type: 'string', default: '5' },
     expires: { type: 'boolean', default: false },
+    'target-version': { type: 'string' },
   },
 });
 const QUEUES = Number(values.queues);
@@ -80,7 +82,11 @@ try {
     return n;
   };
   const linted = async () => {
-    const r = await lint({ vhost: info.vhost }, client, { env: 'bench' });
+    const target = values['target-version'];
+    const targetVersion = target === '4.0' || target === '4.3' ? target : undefined;
+    const r = await lint({ vhost: info.vhost, ...(targetVersion ? { targetVersion } : {}) }, client, {
+      env: 'bench',
+    });
     if (r.answer !== 'linted') throw new Error(`lint did not answer: ${r.why} ${r.detail ?? ''}`);
     findings = r.findings.length;
     objects = r.objects;

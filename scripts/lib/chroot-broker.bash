@@ -52,14 +52,70 @@ chroot_pids() {
   done
   return 0
 }
-# The broker's own Erlang VM: its home is the rabbitmq user's. scripts/cluster runs three more
-# nodes from the 4.3 chroot's packages, each with a home of its own, which are not this broker.
+# The broker's own Erlang VM: its home is the rabbitmq user's. scripts/cluster and
+# scripts/broker-plain run more nodes from a chroot's packages, each with a home of its own
+# (home_pid below), which are not this broker.
 node_running() {
   local p
   for p in $(chroot_pids); do
     tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q -- 'beam.*-home /var/lib/rabbitmq ' && return 0
   done
   return 1
+}
+
+# More nodes from the chroot's packages beside its own broker (scripts/cluster, scripts/broker-plain),
+# each with a home of its own inside the chroot (HOME below): its env file, config, enabled
+# plugins, data, logs and Erlang cookie live there, so the chroot's own broker (home
+# /var/lib/rabbitmq, node_running above) and the other nodes are neither read nor touched.
+
+# The Erlang VM of the node whose home is HOME: a beam whose root is the chroot.
+home_pid() {
+  local p home="-home $1 "
+  for p in $(chroot_pids); do
+    tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q -- "beam.*$home" && { printf '%s\n' "$p"; return 0; }
+  done
+  return 1
+}
+
+# A command as the rabbitmq user with the node's HOME (its cookie) and env file.
+as_home() {
+  local home=$1
+  shift
+  env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$home" LANG=C.UTF-8 \
+    RABBITMQ_CONF_ENV_FILE="$home/rabbitmq-env.conf" \
+    chroot --userspec=rabbitmq:rabbitmq "$DIR" "$@"
+}
+
+# The env file of the node at HOME: node name and ports, and every file of its own under HOME.
+# Returns 0 when it changed (write_if_changed).
+write_home_env() {
+  local home=$1 node=$2 amqp=$3 dist=$4
+  write_if_changed "$DIR$home/rabbitmq-env.conf" "# written by scripts/$NAME
+NODENAME=$node
+NODE_PORT=$amqp
+DIST_PORT=$dist
+CONFIG_FILE=$home/rabbitmq.conf
+ADVANCED_CONFIG_FILE=$home/advanced.config
+ENABLED_PLUGINS_FILE=$home/enabled_plugins
+MNESIA_BASE=$home/data
+LOG_BASE=$home/log"
+}
+
+# An Erlang cookie at FILE (host path), made once; the caller chowns and makes it rabbitmq's only.
+make_cookie_file() {
+  [[ -s "$1" ]] && return 0
+  mkdir -p "$(dirname "$1")"
+  head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' | tr 'a-f' 'A-F' >"$1"
+}
+
+# Starts the node at HOME, detached. setsid: it belongs to no caller's session; 9>&-: nor holds
+# the caller's lock.
+start_home() {
+  local home=$1
+  setsid env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$home" LANG=C.UTF-8 \
+    RABBITMQ_CONF_ENV_FILE="$home/rabbitmq-env.conf" \
+    chroot --userspec=rabbitmq:rabbitmq "$DIR" /usr/lib/rabbitmq/bin/rabbitmq-server -detached \
+    </dev/null >>"$LOG" 2>&1 9>&-
 }
 
 is_mounted() { mountpoint -q "$1" 2>/dev/null; }
@@ -197,15 +253,17 @@ cluster_formation.peer_discovery_backend = classic_config" && changed=0
 }
 
 # Plugins are kept apart from configure(): a running node enables them online, without the
-# restart a config change costs. Federation with its management plugin: the links endpoint,
-# whose tags test/integration/federation-links.test.ts proves.
-PLUGINS=(rabbitmq_event_exchange rabbitmq_federation rabbitmq_federation_management rabbitmq_management)
+# restart a config change costs. Federation and shovel with their management plugins: the
+# links endpoints (/api/federation-links, /api/shovels) that `rmq links` reads and
+# test/integration/federation-links.test.ts proves. scripts/cluster enables the same list.
+PLUGINS=(rabbitmq_event_exchange rabbitmq_federation rabbitmq_federation_management rabbitmq_management
+  rabbitmq_shovel rabbitmq_shovel_management)
 PLUGINS_FILE="[$(IFS=,; printf '%s' "${PLUGINS[*]}")]."
 # Every wanted plugin in the file (rabbitmq-plugins writes it in its own order; one enabled by
-# hand beside them is left alone).
+# hand beside them is left alone). The file: this broker's, or the one named.
 plugins_as_wanted() {
-  local listed p
-  listed=$(tr -d '[]. \t\r\n' <"$DIR/etc/rabbitmq/enabled_plugins" 2>/dev/null | tr ',' '\n') || return 1
+  local listed p file=${1:-$DIR/etc/rabbitmq/enabled_plugins}
+  listed=$(tr -d '[]. \t\r\n' <"$file" 2>/dev/null | tr ',' '\n') || return 1
   for p in "${PLUGINS[@]}"; do grep -qxF "$p" <<<"$listed" || return 1; done
 }
 enable_plugins_online() {

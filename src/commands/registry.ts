@@ -82,8 +82,9 @@ export const COMMAND_TABLE = [
   },
   {
     name: 'lint',
-    usage: 'lint [FILE] [--vhost V] [--vhost-map FROM=TO …] [--env E] [--fail-on error|warning]',
-    does: "every surprise the vhost's policies hold for the objects there now: ties, unanchored patterns, policies that govern nothing, missing targets, queues expires will delete",
+    usage:
+      'lint [FILE] [--vhost V] [--vhost-map FROM=TO …] [--env E] [--fail-on error|warning] [--target-version 4.0|4.3]',
+    does: "every surprise the vhost's policies hold for the objects there now: ties, unanchored patterns, policies that govern nothing, missing targets, queues expires will delete; with --target-version, what they would do differently on that version",
     slackOnly: false,
   },
   {

@@ -42,3 +42,12 @@ export {
   parseVersion,
   utf8Length,
 } from './types.ts';
+export {
+  type DeprecatedUse,
+  TARGET_VERSIONS,
+  type TargetVersion,
+  type UpgradeMatches,
+  type UpgradeNote,
+  type UpgradeObjectFacts,
+  upgradeNotes,
+} from './upgrade.ts';

@@ -1,3 +1,4 @@
+// Over 400 lines: which version and type takes which key is one table, and every rule that reads it across versions sits beside it.
 import { type ApplyTo, atLeast, type BrokerVersion, OBJECT_KINDS, type ObjectKind } from './types.ts';
 
 /**
@@ -360,6 +361,37 @@ export function operatorMaySet(key: string, v: BrokerVersion): boolean {
   if (!op) return false;
   const ranges: readonly Range[] = Array.isArray(op) ? op : [op as Range];
   return ranges.some((r) => inRange(v, r));
+}
+
+/** Why a broker of another version refuses a key this one takes. */
+export type DroppedWhy = 'unknown' | 'deprecated' | 'operator';
+
+/**
+ * The keys of a definition that a broker of version `from` takes and one of version `to` refuses
+ * (a policy holding one is refused whole, and an import of definitions stops at it): a key `to`
+ * does not know (`ha-*` from 4.0: "not recognised policy settings"), a deprecated one its default
+ * configuration denies (`queue-master-locator` from 4.3: "use of deprecated ... is not
+ * permitted"), or one an operator policy may no longer set. Measured: 4.0.5 and 4.3.6 refuse
+ * 3.10.8's exported `ha-mode` policies, 4.3.6 its `queue-master-locator` ones, 4.0.5 takes those.
+ */
+export function keysDroppedBy(
+  definition: Readonly<Record<string, unknown>>,
+  operator: boolean,
+  from: BrokerVersion,
+  to: BrokerVersion,
+): { readonly key: string; readonly why: DroppedWhy }[] {
+  const out: { key: string; why: DroppedWhy }[] = [];
+  for (const key of Object.keys(definition)) {
+    const spec = BY_KEY.get(key);
+    if (!spec || !inRange(from, spec.valid)) continue;
+    const denied = (v: BrokerVersion) =>
+      spec.deprecated !== undefined && atLeast(v, ...spec.deprecated.deniedSince);
+    if (!inRange(to, spec.valid)) out.push({ key, why: 'unknown' });
+    else if (denied(to) && !denied(from)) out.push({ key, why: 'deprecated' });
+    else if (operator && operatorMaySet(key, from) && !operatorMaySet(key, to))
+      out.push({ key, why: 'operator' });
+  }
+  return out;
 }
 
 // --- the operator layer ------------------------------------------------------------------------

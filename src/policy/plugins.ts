@@ -6,8 +6,8 @@ import { atLeast, type BrokerVersion } from './types.ts';
  * settings"). Pure; the broker's answers come in.
  *
  * The federation plugin registers its policy keys and the exchange type `x-federation-upstream`
- * together, and the overview lists the exchange types to any user (3.10.8 without it: none;
- * 4.0.5 and 4.3.6 with it: there). From 4.2 the plugin is split: `rabbitmq_queue_federation`
+ * together, and the overview lists the exchange types to any user (with it: there, on 3.10.8,
+ * 4.0.5 and 4.3.6; without it: none). From 4.2 the plugin is split: `rabbitmq_queue_federation`
  * alone registers the keys through `rabbitmq_federation_common` without that exchange type, so
  * there its absence proves nothing, and the nodes' running applications decide (listed to
  * `monitoring` and `administrator` only; otherwise unknown).

@@ -41,6 +41,8 @@ import {
   type Binding,
   bindingListSchema,
   channelListSchema,
+  type DeprecatedFeature,
+  deprecatedFeaturesSchema,
   type ExchangeDetail,
   type ExchangeListing,
   exchangeSchema,
@@ -225,6 +227,25 @@ export class ManagementClient {
       });
     }
     return this.pluginsCache;
+  }
+
+  /**
+   * The deprecated features the broker reports in use, each with the phase it gives it; `null`
+   * when this version does not report them (3.10.8 has no such endpoint).
+   */
+  async deprecatedFeaturesUsed(): Promise<DeprecatedFeature[] | null> {
+    try {
+      const used = await this.http.getJson(
+        this.http.path('deprecated-features', 'used'),
+        deprecatedFeaturesSchema,
+      );
+      return used.map((f) => ({ name: f.name, phase: f.deprecation_phase }));
+    } catch (e) {
+      // A path the management API does not have: 406 to `accept: application/json` (3.10.8, and
+      // 4.0.5 for any unknown path), 404 otherwise.
+      if (e instanceof RabbitError && (e.code === 'not-found' || e.status === 406)) return null;
+      throw e;
+    }
   }
 
   async whoami(): Promise<WhoAmI> {

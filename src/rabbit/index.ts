@@ -20,6 +20,7 @@ export {
 export { PAGE_MAX } from './listings.ts';
 export {
   type Binding,
+  type DeprecatedFeature,
   type ExchangeDetail,
   type FederationState,
   type Permission,

@@ -109,7 +109,7 @@ export async function* streamQueuesLive(
 ): AsyncIterable<QueueRecordLive> {
   const asOfMs = opts.asOf?.getTime();
   const history = asOfMs === undefined ? '' : `&${lengthsQuery(asOfMs)}`;
-  const columns = `name,type,arguments,${QUEUE_COLUMNS_LIVE.slice('name,'.length)}${asOfMs === undefined ? '' : `,${QUEUE_COLUMNS_HISTORY}`}`;
+  const columns = `name,type,arguments,durable,exclusive,${QUEUE_COLUMNS_LIVE.slice('name,'.length)}${asOfMs === undefined ? '' : `,${QUEUE_COLUMNS_HISTORY}`}`;
   const path = `${http.path('queues', vhost)}?columns=${columns}${history}`;
   for await (const q of http.streamList(path, queueRecordLiveSchema)) {
     yield {
@@ -120,6 +120,8 @@ export async function* streamQueuesLive(
         type: q.type,
         arguments: q.arguments,
         policy: undefined,
+        ...(q.durable === undefined ? {} : { durable: q.durable }),
+        ...(q.exclusive === undefined ? {} : { exclusive: q.exclusive }),
       },
       live: toLiveQueue(q, asOfMs),
       ...nodeDownOf(q),

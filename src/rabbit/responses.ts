@@ -29,6 +29,9 @@ interface QueueFields {
   readonly type: string;
   readonly arguments: Readonly<Record<string, unknown>>;
   readonly policy: ReportedPolicy;
+  /** Where the listing asks for them (the combined listing `lint` reads); undefined otherwise. */
+  readonly durable?: boolean;
+  readonly exclusive?: boolean;
 }
 
 export interface QueueDetail extends QueueFields {
@@ -242,6 +245,8 @@ export const queueStatsHistorySchema = queueStatsSchema.extend({
 export const queueRecordLiveSchema = queueStatsHistorySchema.extend({
   type: z.string(),
   arguments: jsonObject,
+  durable: z.boolean().optional(),
+  exclusive: z.boolean().optional(),
 });
 
 /** One queue of the combined listing: what the inventory reads of its record, and its numbers. */
@@ -340,6 +345,20 @@ export const federationLinksSchema = z.array(
 export const vhostListSchema = z.array(z.object({ name: z.string() }));
 
 /** `GET /api/permissions/{vhost}/{user}`: regular expressions over resource names. */
+/**
+ * One deprecated feature the broker reports in use (`GET /api/deprecated-features/used`; 3.10.8 has
+ * no such path): its name and the phase the broker itself gives it (4.0.5 and 4.3.6:
+ * `transient_nonexcl_queues` as `permitted_by_default`). Other fields go unread.
+ */
+export const deprecatedFeaturesSchema = z
+  .array(z.object({ name: z.string(), deprecation_phase: z.string() }))
+  .max(1000);
+
+export interface DeprecatedFeature {
+  readonly name: string;
+  readonly phase: string;
+}
+
 export const permissionSchema = z.object({ configure: z.string(), write: z.string(), read: z.string() });
 export type Permission = z.infer<typeof permissionSchema>;
 

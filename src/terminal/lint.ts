@@ -1,5 +1,5 @@
 import { NOT_ASKED_WORDS } from '../commands/index.ts';
-import { type LintAnswer, lintCounts } from '../commands/lint/index.ts';
+import { deprecatedSaid, type LintAnswer, lintCounts } from '../commands/lint/index.ts';
 import { quoted, terminalText } from '../text/index.ts';
 
 /**
@@ -20,7 +20,7 @@ export function lintText(r: LintAnswer): string {
   // A listing the findings depend on could not be read: said first.
   const lines = [
     ...(r.incomplete ? [r.incomplete.message, ''] : []),
-    `${what} (broker ${r.brokerVersion ?? '?'}): ${r.policies} polic${r.policies === 1 ? 'y' : 'ies'}, ${r.objects} object${r.objects === 1 ? '' : 's'}, ${lintCounts(r.findings)}.`,
+    `${what} (broker ${r.brokerVersion ?? '?'}${r.targetVersion ? `, upgrade to ${r.targetVersion} read` : ''}): ${r.policies} polic${r.policies === 1 ? 'y' : 'ies'}, ${r.objects} object${r.objects === 1 ? '' : 's'}, ${lintCounts(r.findings)}.`,
   ];
   for (const f of r.findings) {
     const vhost = several && 'vhost' in f ? `  in vhost ${quoted(String(f.vhost))}` : '';
@@ -30,6 +30,8 @@ export function lintText(r: LintAnswer): string {
       lines.push(`    ${f.objects.map(quoted).join(', ')}${more > 0 ? `, and ${more} more` : ''}`);
     }
   }
+  const said = deprecatedSaid(r);
+  if (said) lines.push('', said);
   for (const n of r.notRead) lines.push('', `Not read: ${n}.`);
   return terminalText(lines);
 }

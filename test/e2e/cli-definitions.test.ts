@@ -466,7 +466,8 @@ describe('__proto__, constructor and prototype in a definition', () => {
   });
 });
 
-// On a broker with the federation plugin (4.x): an upstream the same folder declares is not missing.
+// On a broker with the federation plugin (a 4.x one here; every broker of `up` has it): an
+// upstream the same folder declares is not missing.
 const federating = up.find((b) => b.label !== 'machine');
 describe.skipIf(!federating)('an upstream the same file declares', () => {
   it("is not a missing target in the end state's lint (plan and lint FILE), in an export and in a folder", async () => {

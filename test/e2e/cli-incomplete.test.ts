@@ -182,8 +182,8 @@ describe('lint, the federation upstreams a policy names not read', () => {
   it('leads with the sentence, exit 3; --json carries incomplete; read, exit 0', async () => {
     const { user, password } = brokerCredentials();
     const auth = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
-    // The broker's policies, and one naming a federation upstream (the machine's broker has no
-    // federation plugin to accept it): lint's missing-target reads the upstreams for it.
+    // The broker's policies, and one naming a federation upstream (answered by the fake in front
+    // of the broker, whatever plugins the broker runs): lint's missing-target reads the upstreams for it.
     const res = await fetch(`${brokerUrl()}/api/policies/${encodeURIComponent(vhost)}`, {
       headers: { authorization: auth },
     });

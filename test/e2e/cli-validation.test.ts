@@ -4,9 +4,10 @@
  * `import`, the compiled bot (`dist/main.js`, its `POST /api/import`) with a Redis of its own and
  * the local fake of Slack. Each definitions file is one of ours, in the shape the case needs; each
  * rule is shown on the real brokers first (the policy PUT to a vhost of the test's own and refused
- * there), then refused by every path with the same sentence, exit 2, nothing filed. What a broker
- * takes plans there. And `lint` of a vhost where a tie sits under an operator limit above both
- * tied policies: the limit never bites whichever the broker picks, and lint says so.
+ * there; a plugin's key where the plugin is off, on scripts/broker-plain), then refused by every
+ * path with the same sentence, exit 2, nothing filed. What a broker takes plans there. And `lint`
+ * of a vhost where a tie sits under an operator limit above both tied policies: the limit never
+ * bites whichever the broker picks, and lint says so.
  */
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,14 +16,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RabbitError } from '../../src/rabbit/errors.ts';
 import { type BotProcess, spawnImportBot } from '../support/botProcess.ts';
 import { brokerCredentials, uniqueName, waitFor } from '../support/broker.ts';
-import { brokersUp, clientFor, type TestBroker } from '../support/brokers.ts';
+import { brokersUp, clientFor, PLAIN, type TestBroker } from '../support/brokers.ts';
 import { type Built, built } from '../support/built.ts';
 import { runBuiltRmq } from '../support/cli.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
 import { type RedisServer, startRedisServer } from '../support/redisServer.ts';
 
-const { up } = await brokersUp();
+// With the broker where a plugin is off (scripts/broker-plain), for the plugin's key there.
+const { up } = await brokersUp({ plain: true });
 const machine = up[0] as TestBroker;
+const plain = up.find((b) => b === PLAIN);
 const SECRET = 'cli-validation-signing-secret';
 const TOKEN = 'ci-token-cli-validation-0123456';
 const vhost = uniqueName('validation');
@@ -31,7 +34,10 @@ let pkg: Built;
 let slack: FakeSlack;
 let redis: RedisServer;
 let bot: BotProcess;
-let botUrl: string;
+/** The bot `import` files through, by broker: the machine's, and the plain broker's when it runs. */
+const botUrls = new Map<TestBroker, string>();
+let plainRedis: RedisServer | undefined;
+let plainBot: BotProcess | undefined;
 
 beforeAll(async () => {
   pkg = await built();
@@ -41,20 +47,31 @@ beforeAll(async () => {
     await c.putVhost(vhost);
     await c.close();
   }
-  ({ bot, url: botUrl } = await spawnImportBot({
-    mainJs: realpathSync(join(pkg.outdir, 'main.js')),
-    cwd,
-    slack,
-    redisUrl: redis.url,
-    signingSecret: SECRET,
-    token: TOKEN,
-    vhosts: [vhost],
-  }));
+  const importBot = async (broker: TestBroker, redisUrl: string, dir: string) => {
+    const spawned = await spawnImportBot({
+      mainJs: realpathSync(join(pkg.outdir, 'main.js')),
+      cwd: dir,
+      slack,
+      redisUrl,
+      signingSecret: SECRET,
+      token: TOKEN,
+      vhosts: [vhost],
+      brokerUrl: broker.url,
+    });
+    botUrls.set(broker, spawned.url);
+    return spawned.bot;
+  };
+  bot = await importBot(machine, redis.url, cwd);
+  if (plain) {
+    plainRedis = await startRedisServer();
+    plainBot = await importBot(plain, plainRedis.url, mkdtempSync(join(cwd, 'plain-')));
+  }
 }, 180_000);
 
 afterAll(async () => {
   bot?.child.kill('SIGKILL');
-  await Promise.allSettled([slack?.close(), redis?.stop()]);
+  plainBot?.child.kill('SIGKILL');
+  await Promise.allSettled([slack?.close(), redis?.stop(), plainRedis?.stop()]);
   for (const b of up) {
     const c = clientFor(b);
     await c.deleteVhost(vhost).catch(() => undefined);
@@ -73,7 +90,7 @@ const rmq = (args: readonly string[], broker: TestBroker = machine) => {
       RMQ_URL: broker.url,
       RMQ_USER: user,
       RMQ_PASSWORD: password,
-      RMQ_BOT_URL: botUrl,
+      RMQ_BOT_URL: botUrls.get(broker) ?? '',
       RMQ_BOT_TOKEN: TOKEN,
     },
     cwd,
@@ -110,12 +127,15 @@ async function brokerAnswer(
   }
 }
 
-/** Every path that reads a file, refusing it with `sentence`: exit 2, the sentence on stderr. */
+/**
+ * Every path that reads a file, refusing it with `sentence`: exit 2, the sentence on stderr
+ * (`import` on the brokers a bot of the test files to).
+ */
 async function everyPathRefuses(path: string, sentence: string, broker: TestBroker = machine): Promise<void> {
   const runs = [
     await rmq(['plan', path], broker),
     await rmq(['lint', path, '--fail-on', 'warning'], broker),
-    ...(broker === machine
+    ...(botUrls.has(broker)
       ? [await rmq(['import', path, '--vhost', vhost, '--reason', 'validation', '--json'], broker)]
       : []),
   ];
@@ -125,46 +145,55 @@ async function everyPathRefuses(path: string, sentence: string, broker: TestBrok
   }
 }
 
+/** The broker runs the federation plugin (its management part): its links endpoint answers. */
 const hasFederation = async (broker: TestBroker) => {
-  const client = clientFor(broker);
-  try {
-    return (await client.overview()).exchangeTypes?.includes('x-federation-upstream') === true;
-  } finally {
-    await client.close();
-  }
+  const { user, password } = brokerCredentials();
+  const res = await fetch(new URL('/api/federation-links', broker.url), {
+    headers: { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` },
+  });
+  await res.body?.cancel();
+  return res.status === 200;
 };
 
 describe('one validation of a definition for every path, equal to what the broker refuses', () => {
-  it("a federation key where the plugin is not enabled (3.10.8): the broker's 400, and every path refuses the file naming the plugin; a broker with the plugin plans it", async () => {
-    expect(await hasFederation(machine)).toBe(false);
+  it("a federation key where the plugin is off (scripts/broker-plain): the broker's 400, and every path refuses the file naming the plugin; every broker with the plugin (3.10.8 and the 4.x) plans it", async () => {
+    // Every broker of the project runs federation but the plain one.
+    for (const b of up)
+      expect(await hasFederation(b), `${b.label}, as ${b.script} sets it`).toBe(b !== PLAIN);
     const definition = { 'federation-upstream': 'origin' };
-    expect(await brokerAnswer(machine, { name: 'fed', pattern: '^fed\\.', definition })).toMatch(
-      /not recognised policy settings/,
-    );
     const path = manifest({
       name: 'federation-policy',
       pattern: '^fed\\.',
       applyTo: 'exchanges',
       definition,
     });
-    const sentence =
-      'federation-upstream is accepted only while the federation plugin is enabled on the broker, and RabbitMQ 3.10.8 here has not enabled it';
-    await everyPathRefuses(path, sentence);
-    const preview = await rmq([
-      'preview',
-      'create',
-      'federation-policy',
-      '--pattern',
-      '^fed\\.',
-      '--definition',
-      JSON.stringify(definition),
-      '--vhost',
-      vhost,
-    ]);
-    expect(preview.code).toBe(2);
-    expect(preview.err).toContain(sentence);
-    for (const b of up.filter((x) => x !== machine)) {
-      if (!(await hasFederation(b))) continue;
+    if (plain) {
+      expect(await brokerAnswer(plain, { name: 'fed', pattern: '^fed\\.', definition })).toMatch(
+        /not recognised policy settings/,
+      );
+      const client = clientFor(plain);
+      const { versionText } = await client.overview();
+      await client.close();
+      const sentence = `federation-upstream is accepted only while the federation plugin is enabled on the broker, and RabbitMQ ${versionText} here has not enabled it`;
+      await everyPathRefuses(path, sentence, plain);
+      const preview = await rmq(
+        [
+          'preview',
+          'create',
+          'federation-policy',
+          '--pattern',
+          '^fed\\.',
+          '--definition',
+          JSON.stringify(definition),
+          '--vhost',
+          vhost,
+        ],
+        plain,
+      );
+      expect(preview.code).toBe(2);
+      expect(preview.err).toContain(sentence);
+    }
+    for (const b of up.filter((x) => x !== PLAIN)) {
       expect(await brokerAnswer(b, { name: 'fed', pattern: '^fed\\.', definition }), b.label).toBeNull();
       const run = await rmq(['plan', path, '--json'], b);
       expect(run.code, `${b.label}: ${run.err}`).toBe(0);

@@ -59,11 +59,11 @@ export function spawnBot(mainJs: string, env: Record<string, string>, cwd?: stri
 }
 
 /**
- * One environment, `lab`, on the test broker: approved by U0APPROVER, in C0APPROVALS; limited to
- * `vhosts` when given (with an environments file, RMQ_VHOSTS is not read).
+ * One environment, `lab`, on the test broker (or the one at `url`): approved by U0APPROVER, in
+ * C0APPROVALS; limited to `vhosts` when given (with an environments file, RMQ_VHOSTS is not read).
  */
-export const labEnvironmentYaml = (vhosts?: readonly string[]): string =>
-  `environments:\n  - { name: lab, url: "${brokerUrl()}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD, approvers: [U0APPROVER], approvalsChannel: C0APPROVALS${vhosts ? `, vhosts: ${JSON.stringify(vhosts)}` : ''} }\n`;
+export const labEnvironmentYaml = (vhosts?: readonly string[], url = brokerUrl()): string =>
+  `environments:\n  - { name: lab, url: "${url}", userEnv: LAB_USER, passwordEnv: LAB_PASSWORD, approvers: [U0APPROVER], approvalsChannel: C0APPROVALS${vhosts ? `, vhosts: ${JSON.stringify(vhosts)}` : ''} }\n`;
 
 /**
  * The environment of a bot process on the fake Slack (HTTP mode, a free port, LOG_LEVEL info):
@@ -107,9 +107,11 @@ export async function spawnImportBot(o: {
   readonly signingSecret: string;
   readonly token: string;
   readonly vhosts: readonly string[];
+  /** The broker's management API (default: the test broker). */
+  readonly brokerUrl?: string;
 }): Promise<{ bot: BotProcess; url: string }> {
   // The environments file's `vhosts:`: with one, RMQ_VHOSTS is not read.
-  const env = labBotEnv({ ...o, environmentsYaml: labEnvironmentYaml(o.vhosts) });
+  const env = labBotEnv({ ...o, environmentsYaml: labEnvironmentYaml(o.vhosts, o.brokerUrl) });
   const bot = spawnBot(o.mainJs, { ...env, RMQ_API_TOKENS: `ci:${o.token}` }, o.cwd);
   return { bot, url: `http://127.0.0.1:${await bot.listening()}` };
 }

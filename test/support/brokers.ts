@@ -5,12 +5,13 @@
  * takes `up` from `brokersUp()`; this list is the one place a broker is added.
  *
  * A broker that is down is reported as skipped, loudly — unless its REQUIRED variable is 1 (set
- * by .ci/run once its script succeeded: RMQ4_REQUIRED, RMQ43_REQUIRED, CLUSTER_REQUIRED), in which
- * case its absence fails the run.
+ * by .ci/run once its script succeeded: RMQ4_REQUIRED, RMQ43_REQUIRED, CLUSTER_REQUIRED,
+ * RMQ_PLAIN_REQUIRED), in which case its absence fails the run.
  *
  * The cluster (`scripts/cluster`: three RabbitMQ 4.3 nodes) is asked for by the suites that must
  * hold on a cluster too (`brokersUp({ cluster: true })`): the client is given every node, the
- * fixtures' lab client too, so a suite runs whichever node is down.
+ * fixtures' lab client too, so a suite runs whichever node is down. The broker where a plugin is
+ * off (`scripts/broker-plain`) is asked for by the suites of that case (`brokersUp({ plain: true })`).
  */
 import { request } from 'undici';
 import { LabClient } from '../../src/rabbit/lab.ts';
@@ -69,6 +70,19 @@ export const CLUSTER: TestBroker = {
   script: 'scripts/cluster',
 };
 
+/**
+ * scripts/broker-plain: RabbitMQ 4.0.5 with no optional plugin but management and the event
+ * exchange (every broker above runs federation and shovel): the broker where a plugin is off,
+ * asked for by the suites of that case (`brokersUp({ plain: true })`).
+ */
+export const PLAIN: TestBroker = {
+  label: 'plain-4.0',
+  url: process.env.RMQ_PLAIN_URL ?? 'http://127.0.0.1:15675',
+  amqpUrl: process.env.RMQ_PLAIN_AMQP_URL ?? 'amqp://127.0.0.1:5675',
+  required: process.env.RMQ_PLAIN_REQUIRED === '1',
+  script: 'scripts/broker-plain',
+};
+
 /** What a client of `broker` is given: every node of a cluster. */
 export function urlsOf(broker: TestBroker): string | readonly string[] {
   return broker.urls ?? broker.url;
@@ -93,12 +107,12 @@ export async function reachable(broker: TestBroker): Promise<boolean> {
 
 /** Top-level await in a test file: which brokers to run, and a loud line for the ones skipped. */
 export async function brokersUp(
-  options: { cluster?: boolean } = {},
+  options: { cluster?: boolean; plain?: boolean } = {},
 ): Promise<{ up: TestBroker[]; skipped: TestBroker[] }> {
   const up: TestBroker[] = [];
   const skipped: TestBroker[] = [];
-  for (const b of options.cluster ? [...BROKERS, CLUSTER] : BROKERS)
-    ((await reachable(b)) || b.required ? up : skipped).push(b);
+  const asked = [...BROKERS, ...(options.cluster ? [CLUSTER] : []), ...(options.plain ? [PLAIN] : [])];
+  for (const b of asked) ((await reachable(b)) || b.required ? up : skipped).push(b);
   for (const b of skipped) {
     console.warn(
       `\n*** SKIPPED: broker ${b.label} at ${b.url} is not running (run ${b.script}). Its differential cases did not run. ***\n`,

@@ -469,3 +469,35 @@ describe('bounds: size, deadline, budget, shutdown', () => {
     expect(fake.requests).toHaveLength(0);
   });
 });
+
+describe('deprecatedFeaturesUsed', () => {
+  it("reads each feature's name and phase; a path this version lacks (404, 406) is null, not an error", async () => {
+    fake.enqueue({
+      kind: 'respond',
+      status: 200,
+      body: [
+        {
+          name: 'transient_nonexcl_queues',
+          desc: '',
+          deprecation_phase: 'permitted_by_default',
+          doc_url: '',
+        },
+      ],
+    });
+    expect(await client.deprecatedFeaturesUsed()).toEqual([
+      { name: 'transient_nonexcl_queues', phase: 'permitted_by_default' },
+    ]);
+    expect(fake.requests[0]?.url).toBe('/api/deprecated-features/used');
+    fake.enqueue({ kind: 'respond', status: 406, body: { error: 'Not Acceptable' } });
+    expect(await client.deprecatedFeaturesUsed()).toBeNull();
+    fake.enqueue({ kind: 'respond', status: 404, body: { error: 'Object Not Found' } });
+    expect(await client.deprecatedFeaturesUsed()).toBeNull();
+  });
+
+  it('refused (403) or unreadable: an error with its code', async () => {
+    fake.enqueue({ kind: 'respond', status: 403, body: { error: 'not_authorised' } });
+    await expect(client.deprecatedFeaturesUsed()).rejects.toMatchObject({ code: 'forbidden' });
+    fake.enqueue({ kind: 'respond', status: 200, body: [{ name: 'x' }] });
+    await expect(client.deprecatedFeaturesUsed()).rejects.toBeInstanceOf(RabbitError);
+  });
+});

@@ -3,6 +3,7 @@
 export type { DurabilitySource } from './durability.ts';
 export {
   asApplied,
+  deprecatedSaid,
   LINT_FAIL_EXIT,
   type LintAnswer,
   type LintBroker,

@@ -7,9 +7,12 @@ import { readsFederation } from '../../policy/impact/index.ts';
 import {
   type BrokerVersion,
   buildPolicySet,
+  type DeprecatedUse,
   formatVersion,
   type Policy,
   type PolicyLayer,
+  TARGET_VERSIONS,
+  type TargetVersion,
 } from '../../policy/index.ts';
 import {
   atLeastAsSevere,
@@ -21,7 +24,7 @@ import {
   type Severity,
 } from '../../policy/lint/index.ts';
 import { PatternCache } from '../../policy/pattern/index.ts';
-import type { NotAskedWhy, Unread } from '../../rabbit/index.ts';
+import type { DeprecatedFeature, NotAskedWhy, Unread } from '../../rabbit/index.ts';
 import { type InventorySource, openInventory, unreadOf } from '../../rabbit/index.ts';
 import { quoted, valueWritten } from '../../text/index.ts';
 import {
@@ -56,6 +59,7 @@ const LintInput = z.object({
   env: z.string().min(1).optional(),
   failOn: z.enum(['error', 'warning']).optional(),
   file: z.string().min(1).optional(),
+  targetVersion: z.enum(TARGET_VERSIONS).optional(),
 });
 export type LintInput = z.output<typeof LintInput> & {
   /**
@@ -70,7 +74,7 @@ export type LintInput = z.output<typeof LintInput> & {
 export function parseLint(words: readonly string[], defaults: FlagDefaults = {}): LintInput {
   const { positionals, flags, lists } = parseArgs(
     words,
-    { vhost: 'string', 'vhost-map': 'list', env: 'string', 'fail-on': 'string' },
+    { vhost: 'string', 'vhost-map': 'list', env: 'string', 'fail-on': 'string', 'target-version': 'string' },
     LINT_USAGE,
   );
   if (positionals.length > 1) {
@@ -87,6 +91,13 @@ export function parseLint(words: readonly string[], defaults: FlagDefaults = {})
       usage: LINT_USAGE,
     });
   }
+  const target = flags['target-version'];
+  if (target !== undefined && !(TARGET_VERSIONS as readonly unknown[]).includes(target)) {
+    throw new InputError(
+      `--target-version takes ${TARGET_VERSIONS.join(' or ')}, got ${quoted(String(target))}.`,
+      { usage: LINT_USAGE },
+    );
+  }
   const file = positionals[0];
   const vhostMap = parseVhostMap(lists['vhost-map'], LINT_USAGE);
   if (vhostMap && file === undefined)
@@ -100,6 +111,7 @@ export function parseLint(words: readonly string[], defaults: FlagDefaults = {})
       env: flags.env ?? defaults.env,
       failOn,
       file,
+      targetVersion: target,
     },
     LINT_USAGE,
   );
@@ -109,7 +121,10 @@ export function parseLint(words: readonly string[], defaults: FlagDefaults = {})
 }
 
 /** What `lint` needs of the management API. ManagementClient satisfies it. */
-export interface LintBroker extends InventorySource, VhostLister, DurabilitySource {}
+export interface LintBroker extends InventorySource, VhostLister, DurabilitySource {
+  /** With `--target-version`: the deprecated features in use (null: not reported by this version). */
+  deprecatedFeaturesUsed?(): Promise<DeprecatedFeature[] | null>;
+}
 
 /** A policy kind's finding, or a durability kind's (`policy` null: no policy is its cause), with its sentence. */
 export type LintedFinding = (Finding & { readonly why: string }) | DurabilityLinted;
@@ -123,6 +138,13 @@ export interface LintResult {
   brokerVersion?: string;
   /** The file whose policies were linted as if applied, when one was given. */
   file?: string;
+  /** `--target-version`, when given: the `upgrade` findings are against it. */
+  targetVersion?: TargetVersion;
+  /**
+   * With `--target-version`: the deprecated features the broker reports in use, with the phase it
+   * gives each; null when this version does not report them (3.10.8), absent when not asked or not read.
+   */
+  deprecatedFeatures?: DeprecatedUse[] | null;
   /** The most severe first. */
   findings: LintedFinding[];
   /** Policies linted (both layers). */
@@ -153,6 +175,7 @@ export async function lint(input: LintInput, broker: LintBroker, options: LintOp
     vhost: input.vhost,
     answer: 'not-asked',
     ...(input.file === undefined ? {} : { file: input.file }),
+    ...(input.targetVersion === undefined ? {} : { targetVersion: input.targetVersion }),
     findings: [],
     policies: 0,
     objects: 0,
@@ -160,6 +183,7 @@ export async function lint(input: LintInput, broker: LintBroker, options: LintOp
   };
   try {
     let linter: Linter | undefined;
+    const deprecated = input.targetVersion === undefined ? undefined : deprecatedOf(broker);
     const inventory = await openInventory(broker, input.vhost, {
       live: true,
       withoutReportedPolicies: true,
@@ -180,7 +204,13 @@ export async function lint(input: LintInput, broker: LintBroker, options: LintOp
       ? asApplied(inventory.operator, options.file, 'operator', input.vhost)
       : inventory.operator;
     const cache = new PatternCache();
-    linter = new Linter(buildPolicySet(user, operator, inventory.version, cache), cache);
+    const used = await deprecated;
+    if (used && 'why' in used)
+      r.notRead.push(`the deprecated features in use could not be read (${used.why})`);
+    const features = used && !('why' in used) ? used.features : undefined;
+    linter = new Linter(buildPolicySet(user, operator, inventory.version, cache), cache, {
+      context: { target: input.targetVersion, deprecated: features ?? null },
+    });
     const l = linter;
     await inventory.each((o) => l.add(o));
     const pending = l.pending();
@@ -217,6 +247,7 @@ export async function lint(input: LintInput, broker: LintBroker, options: LintOp
       answer: 'linted',
       ...(incomplete ? { incomplete } : {}),
       brokerVersion: formatVersion(inventory.version),
+      ...(features === undefined ? {} : { deprecatedFeatures: features }),
       findings: linted.sort((a, b) => SEVERITIES.indexOf(a.severity) - SEVERITIES.indexOf(b.severity)),
       policies: user.length + operator.length,
       objects: l.objects,
@@ -249,6 +280,22 @@ async function durabilityOrNotRead(
       return [];
     }
     throw e;
+  }
+}
+
+/**
+ * The deprecated features the broker reports in use (null: this version does not report them), or
+ * why they could not be read (a permission, a timeout): then the upgrade findings say nothing of
+ * them, and the answer says so.
+ */
+async function deprecatedOf(
+  broker: LintBroker,
+): Promise<{ features: DeprecatedUse[] | null } | { why: string }> {
+  if (!broker.deprecatedFeaturesUsed) return { features: null };
+  try {
+    return { features: await broker.deprecatedFeaturesUsed() };
+  } catch (err) {
+    return { why: err instanceof Error ? err.message : String(err) };
   }
 }
 
@@ -313,6 +360,21 @@ export function lintExitCode(result: LintAnswer, failOn: Severity | undefined): 
   if (result.answer === 'not-asked' || result.incomplete) return 3;
   if (failOn && result.findings.some((f) => atLeastAsSevere(f.severity, failOn))) return LINT_FAIL_EXIT;
   return 0;
+}
+
+/**
+ * What the answer says of the broker's deprecated features with `--target-version`, when it has
+ * no finding of them: that this version does not report them, or that it reports none in use.
+ */
+export function deprecatedSaid(r: {
+  readonly deprecatedFeatures?: readonly DeprecatedUse[] | null;
+}): string | undefined {
+  if (r.deprecatedFeatures === undefined) return undefined;
+  if (r.deprecatedFeatures === null)
+    return 'Deprecated features in use: not reported by this version of the broker (no GET /api/deprecated-features/used).';
+  return r.deprecatedFeatures.length === 0
+    ? 'Deprecated features in use: none, the broker reports.'
+    : undefined;
 }
 
 /** The findings counted by severity, worst first: "2 errors, 1 warning" ("no findings"). */

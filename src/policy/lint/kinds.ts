@@ -6,6 +6,7 @@ import { operatorNeverStricterRule } from './operatorNeverStricter.ts';
 import { shadowedRule } from './shadowed.ts';
 import { tieRule } from './tie.ts';
 import { unanchoredRule } from './unanchored.ts';
+import { upgradeRule } from './upgrade.ts';
 
 /**
  * The kinds of finding, in the order findings of one severity are listed. A new kind is a module
@@ -20,6 +21,7 @@ export const LINT_RULES = [
   unanchoredRule,
   shadowedRule,
   operatorNeverStricterRule,
+  upgradeRule,
 ] as const;
 
 /** What each kind says beyond the objects it concerns (each kind's module has its own). */

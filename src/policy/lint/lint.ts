@@ -1,3 +1,4 @@
+// Over 400 lines: the pass is one loop over the objects whose steps share its reused scratch, caches and outcomes.
 import type { LiveQueue, World } from '../impact/impact.ts';
 import {
   type CompiledPattern,
@@ -18,6 +19,7 @@ import { bySeverity, type Finding, LINT_RULES, type LintFact } from './kinds.ts'
 import {
   type Count,
   type KindTallies,
+  type LintContext,
   type LintObject,
   type Names,
   policiesOf,
@@ -76,6 +78,9 @@ type Tallies = KindTallies<LintFact>;
 /** One whose tallies read the governing pair. */
 type GoverningTallies = Tallies & Required<Pick<Tallies, 'governed' | 'apply' | 'applyTied'>>;
 
+/** The policies of an object no policy governs. */
+const NONE = { user: null, operator: null } as const;
+
 /** A governing pair that does nothing any kind keeps: most of them. */
 const NOTHING: readonly unknown[] = [];
 
@@ -86,6 +91,8 @@ export interface LinterOptions {
    * arguments): the reference the shared reading is tested against.
    */
   readonly unshared?: boolean;
+  /** `--target-version` and the deprecated features the broker reports (the upgrade kind). */
+  readonly context?: LintContext;
 }
 
 /**
@@ -102,6 +109,7 @@ export class Linter {
   #outcomeKinds: readonly Tallies[] = [];
   #governingKinds: readonly GoverningTallies[] = [];
   #liveKinds: readonly Tallies[] = [];
+  #objectKinds: readonly Tallies[] = [];
   readonly #entries = new Map<Policy, PolicyEntry>();
   /** By the user policy, the operator policy, the kind, then the arguments. */
   readonly #pairs: Pairs;
@@ -127,7 +135,7 @@ export class Linter {
         policy,
         unanchored: !isAnchored(policy.pattern) && !matchesEveryName(policy.pattern),
       });
-    this.#useKinds(LINT_RULES.map((r) => r.tallies(set) as Tallies));
+    this.#useKinds(LINT_RULES.map((r) => r.tallies(set, options.context ?? {}) as Tallies));
   }
 
   #useKinds(kinds: readonly Tallies[]): void {
@@ -135,6 +143,7 @@ export class Linter {
     this.#outcomeKinds = kinds.filter((k) => k.outcome !== undefined);
     this.#governingKinds = kinds.filter((k): k is GoverningTallies => k.governed !== undefined);
     this.#liveKinds = kinds.filter((k) => k.mayWantLive === true);
+    this.#objectKinds = kinds.filter((k) => k.object !== undefined);
   }
 
   /**
@@ -234,6 +243,7 @@ export class Linter {
   /** The list of `index` that `name` reaches, with its `ListInfo`, into `into`. */
   #list(index: PolicyIndex, kind: KindOrUnknown, name: string, into: LayerScratch): void {
     const list = index.reachingFor(kind, name);
+    into.kind = kind;
     if (list === into.list) return;
     let info = this.#lists.get(list);
     if (!info) {
@@ -299,7 +309,8 @@ export class Linter {
     for (const layer of [this.#user, this.#operator])
       for (const k of this.#outcomeKinds) k.outcome?.(layer, sink);
     const { names, counts } = sink;
-    if (kind === null || (user === null && operator === null)) return { names, counts, governing: undefined };
+    if (user === null && operator === null) return { names, counts, governing: undefined, none: true };
+    if (kind === null) return { names, counts, governing: undefined };
     if (user === undefined || operator === undefined) {
       // Under a tie, the pairs of its candidates (`tied`) and the other layer's winner or candidates.
       const users = user === undefined ? this.#user.tied : [user];
@@ -320,6 +331,11 @@ export class Linter {
     const { names, counts, governing } = outcome;
     for (let i = 0; i < names.length; i++) (names[i] as Names).add(name);
     for (let i = 0; i < counts.length; i++) (counts[i] as Count).n++;
+    const objectKinds = this.#objectKinds;
+    if (objectKinds.length > 0) {
+      const pair = governing ?? (outcome.none ? NONE : undefined);
+      for (let i = 0; i < objectKinds.length; i++) objectKinds[i]?.object?.(o, pair);
+    }
     if (governing === undefined) {
       if (outcome.alternatives) this.#applyTied(o, outcome.alternatives);
       return;

@@ -3,6 +3,7 @@ import type { IndexedPolicy, KindOrUnknown } from '../policyIndex.ts';
 import type { SourcedValue } from '../provenance.ts';
 import type { PolicySet } from '../resolve.ts';
 import type { BrokerVersion, ObjectKind, Policy, PolicyLayer } from '../types.ts';
+import type { DeprecatedUse, TargetVersion } from '../upgrade.ts';
 
 /**
  * What the pass (lint.ts) and the kinds of finding (one module each, listed in kinds.ts) share:
@@ -26,6 +27,18 @@ export interface LintObject {
   /** null: a queue of a type this bot does not know. */
   readonly kind: KindOrUnknown;
   readonly arguments: Readonly<Record<string, unknown>>;
+  /** A queue's, where the listing gives them (undefined: not read). */
+  readonly durable?: boolean | undefined;
+  readonly exclusive?: boolean | undefined;
+}
+
+/**
+ * What a lint is asked beyond the policies and objects: `--target-version` (the upgrade kind), and
+ * the deprecated features the broker reports in use (null: this version does not report them).
+ */
+export interface LintContext {
+  readonly target?: TargetVersion | undefined;
+  readonly deprecated?: readonly DeprecatedUse[] | null | undefined;
 }
 
 /** What every finding says beside its kind's facts. */
@@ -107,6 +120,8 @@ export function sourceLayer(v: SourcedValue, operatorValue: unknown): PolicyLaye
  */
 export interface LayerReading {
   readonly layer: PolicyLayer;
+  /** The object's type (null: a queue type this bot does not know). */
+  readonly kind: KindOrUnknown;
   readonly list: readonly IndexedPolicy[];
   /** By position in `list`: the keys the object's type refuses of that policy (empty: none). */
   readonly refused: readonly (readonly string[])[];
@@ -134,6 +149,9 @@ export interface OutcomeSink {
   /** The numbers it adds one to. */
   readonly counts: Count[];
 }
+
+/** The policies governing an object as the pass read it: both null for none; undefined under a tie. */
+export type Governing = { readonly user: Policy | null; readonly operator: Policy | null } | undefined;
 
 /** The pair of policies governing an object (decided), and the values it uses. */
 export interface GovernedReading {
@@ -171,6 +189,11 @@ export interface KindTallies<F extends { readonly kind: string }, E = unknown> {
   applyTied?(effects: readonly (E | undefined)[], name: string): void;
   /** Whether it keeps this queue's live numbers (`Linter.wantsLive`); `mayWantLive` false: never. */
   readonly mayWantLive?: boolean;
+  /**
+   * Asked of every object, with the policies governing it (undefined under a tie): only a kind
+   * whose facts are the object's own (durable, exclusive) has it, and only when it is asked for.
+   */
+  object?(o: LintObject, governing: Governing): void;
   wantsLive?(name: string): boolean;
   findings(input: FindingsInput): FindingOf<F>[];
   states(out: TallyStates): void;
@@ -183,7 +206,7 @@ export interface LintRule<F extends { readonly kind: string }> {
   readonly kind: F['kind'];
   readonly severity: Severity;
   why(f: FindingOf<F>, words: LintWords): string;
-  tallies(set: PolicySet): KindTallies<F>;
+  tallies(set: PolicySet, context: LintContext): KindTallies<F>;
 }
 
 /** Every policy of the set with its layer: the user layer's, then the operator layer's, in the index's order. */

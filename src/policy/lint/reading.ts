@@ -60,6 +60,7 @@ export const MASK_SPAN = 2 ** (2 * MAX_CHECKS);
 
 /** One layer of the object being read: resolve.ts's LayerResolution, its lists not made anew; what the kinds read. */
 export interface LayerScratch extends LayerReading {
+  kind: KindOrUnknown;
   list: readonly IndexedPolicy[];
   info: ListInfo;
   refused: readonly (readonly string[])[];
@@ -89,6 +90,7 @@ const NO_INFO: ListInfo = {
 
 export const scratch = (layer: PolicyLayer): LayerScratch => ({
   layer,
+  kind: null,
   list: [],
   info: NO_INFO,
   refused: [],

@@ -26,6 +26,8 @@ export interface Outcome {
    * What holds for each of them holds; set only when `governing` is not.
    */
   readonly alternatives?: readonly Alternative[];
+  /** No policy of either layer governs it (decided). */
+  readonly none?: true;
   /** The pair that governs it, decided; undefined: none, or not decided. */
   readonly governing:
     | {

@@ -1,5 +1,10 @@
 import { incompleteWords, NOT_ASKED_WORDS } from '../../commands/index.ts';
-import { type LintedFinding, type LintResult, lintCounts } from '../../commands/lint/index.ts';
+import {
+  deprecatedSaid,
+  type LintedFinding,
+  type LintResult,
+  lintCounts,
+} from '../../commands/lint/index.ts';
 import { showInvisible } from '../../text/index.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
@@ -47,10 +52,13 @@ export function lintView(r: LintResult): MessageWithFile {
     );
   }
   const counts = lintCounts(r.findings);
-  const heading = `*Lint of vhost* ${vhost}: ${r.policies} policies, ${r.objects} objects, ${counts}${r.findings.length ? ', the most severe first:' : '.'}`;
+  const upgrade = r.targetVersion ? ` (upgrade to ${r.targetVersion} read)` : '';
+  const heading = `*Lint of vhost* ${vhost}${upgrade}: ${r.policies} policies, ${r.objects} objects, ${counts}${r.findings.length ? ', the most severe first:' : '.'}`;
   const budget = { blocks: VIEW_BUDGET.blocks - 6, text: VIEW_BUDGET.totalText - RESERVED_TEXT };
   const { blocks, shown } = pages(heading, r.findings.map(findingLine), budget);
   const all: Block[] = [...blocks];
+  const said = deprecatedSaid(r);
+  if (said) all.push(context(`:grey_question: ${prose(said)}`));
   for (const n of r.notRead.slice(0, 3))
     all.push(context(`:grey_question: Not read: ${prose(truncate(n, 300))}.`));
   const needsFile = shown < r.findings.length;
