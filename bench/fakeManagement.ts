@@ -17,6 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { buildPolicySet, resolve } from '../src/policy/resolve.ts';
 import type { ObjectKind, Policy } from '../src/policy/types.ts';
+import { pathRoutes } from './fakePath.ts';
 
 export interface FakeVhost {
   readonly vhost: string;
@@ -129,7 +130,13 @@ function policyJson(p: Policy) {
   };
 }
 
-export async function serve(v: FakeVhost, port = 0): Promise<{ url: string; close: () => Promise<void> }> {
+export async function serve(
+  v: FakeVhost,
+  port = 0,
+  chain: { exchanges: number; channels: number } = { exchanges: 0, channels: 0 },
+): Promise<{ url: string; close: () => Promise<void> }> {
+  // What `path NAME` reads one by one (bench/fakePath.ts).
+  const onePath = pathRoutes(v.vhost, v.queues, chain.exchanges, chain.channels);
   const enc = encodeURIComponent(v.vhost);
   // Rendered once, like the broker's answer; `policy` left out when there is none, as with disable_stats.
   const queues = Buffer.from(
@@ -240,7 +247,7 @@ export async function serve(v: FakeVhost, port = 0): Promise<{ url: string; clos
         : columns.includes('messages')
           ? (columns.includes('arguments') ? liveRecords : live).get(path)
           : undefined;
-    const body = only ?? routes.get(path);
+    const body = only ?? routes.get(path) ?? onePath(path);
     if (!body) {
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end('{"error":"Object Not Found","reason":"Not Found"}');
@@ -282,7 +289,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     lookaround: process.argv.includes('--lookaround'),
     expires: process.argv.includes('--expires'),
   });
-  const { url } = await serve(v);
+  const { url } = await serve(v, 0, { exchanges: arg('exchanges', 0), channels: arg('channels', 0) });
   process.stdout.write(
     `${JSON.stringify({ url, vhost: v.vhost, narrow: v.narrow, broad: v.broad, queues: v.queues.length, policies: v.policies.length })}\n`,
   );
