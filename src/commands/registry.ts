@@ -90,7 +90,7 @@ export const COMMAND_TABLE = [
   {
     name: 'path',
     usage: 'path NAME [--kind classic|quorum|stream|exchange] [--vhost V] [--env E]',
-    does: 'the chain a message travels to and from a queue or exchange, and whether the messages there now survive a restart, a node lost, a consumer crash, an unroutable publish, a poison message',
+    does: 'will the messages there survive? the chain to and from a queue or exchange, each failure judged',
     slackOnly: false,
   },
   {

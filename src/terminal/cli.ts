@@ -1,3 +1,4 @@
+// Over 400 lines: the terminal's one front door, a handler per command of the table, loaded when asked for.
 // First: before any module builds its schemas (src/terminal/zodJitless.ts).
 import './zodJitless.ts';
 import { existsSync, readFileSync } from 'node:fs';

@@ -118,7 +118,7 @@ describe.each(up.map((b) => [b.label, b] as const))('lint durability kinds on %s
       { deadlineMs: 45_000, intervalMs: 1000, what: 'the statistics of the lint world' },
     );
     const kinds = Object.fromEntries(
-      r.findings.filter((f) => f.policy === null).map((f) => [f.kind, [f.severity, f.objects]]),
+      r.findings.filter((f) => f.policy === '').map((f) => [f.kind, [f.severity, f.objects]]),
     );
     expect(kinds).toEqual({
       'poison-dropped': ['error', ['qq.nodl']],
@@ -137,6 +137,6 @@ describe.each(up.map((b) => [b.label, b] as const))('lint durability kinds on %s
     const file = join(tmpdir(), `${vhost}.json`);
     writeFileSync(file, JSON.stringify({ policies: [] }));
     const r = await lintJson(file, '--vhost', vhost);
-    expect(r.findings.filter((f) => f.policy === null)).toEqual([]);
+    expect(r.findings.filter((f) => f.policy === '')).toEqual([]);
   });
 });

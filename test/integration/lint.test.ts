@@ -143,7 +143,7 @@ describe.each(up.map((b) => [b.label, b] as const))('lint on %s', (_label, broke
     expect(result.answer).toBe('linted');
     expect(result.env).toBe('test');
     // The policy kinds; the durability kinds of the same world after (test/integration/lint-durability.test.ts).
-    const byPolicy = result.findings.filter((f) => f.policy !== null);
+    const byPolicy = result.findings.filter((f) => f.policy !== '');
     expect(byPolicy.map((f) => [f.severity, f.kind, f.policy, f.objects])).toEqual([
       ['error', 'tie', 'tie-a', ['tie.q']],
       ['error', 'missing-target', 'ae-gone', ['aex.x']],

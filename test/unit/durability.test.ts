@@ -321,6 +321,6 @@ describe('properties', () => {
     l.addBinding({ source: 'd', destination: 'q2', destinationType: 'queue' });
     l.addBinding({ source: '', destination: 'q2', destinationType: 'queue' });
     const f = l.findings().find((x) => x.kind === 'transient-route');
-    expect(f).toMatchObject({ objects: ['q2', 't'], objectCount: 2, policy: null, severity: 'warning' });
+    expect(f).toMatchObject({ objects: ['q2', 't'], objectCount: 2, policy: '', severity: 'warning' });
   });
 });

@@ -126,7 +126,7 @@ export interface LintBroker extends InventorySource, VhostLister, DurabilitySour
   deprecatedFeaturesUsed?(): Promise<DeprecatedFeature[] | null>;
 }
 
-/** A policy kind's finding, or a durability kind's (`policy` null: no policy is its cause), with its sentence. */
+/** A policy kind's finding, or a durability kind's (`policy` "": no policy is its cause), with its sentence. */
 export type LintedFinding = (Finding & { readonly why: string }) | DurabilityLinted;
 
 export interface LintResult {

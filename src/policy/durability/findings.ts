@@ -38,11 +38,11 @@ export const DURABILITY_SEVERITY: { readonly [K in DurabilityKind]: 'error' | 'w
   'unroutable-dropped': 'warning',
 };
 
-/** A finding of a durability kind: no policy is its cause (`policy` null), the objects it concerns. */
+/** A finding of a durability kind: no policy is its cause (`policy` "", as lint's other findings without one), the objects it concerns. */
 export interface DurabilityFinding {
   readonly kind: DurabilityKind;
   readonly severity: 'error' | 'warning';
-  readonly policy: null;
+  readonly policy: '';
   readonly operator: false;
   /** At most LISTED_OBJECTS names, in code-unit order. */
   readonly objects: readonly string[];
@@ -144,7 +144,7 @@ export class DurabilityLint {
       out.push({
         kind,
         severity: DURABILITY_SEVERITY[kind],
-        policy: null,
+        policy: '',
         operator: false,
         objects: [...l.list].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
         objectCount: l.count,

@@ -11,8 +11,7 @@ import { SEVERITIES, type Severity } from './lintTypes.ts';
 export interface DigestFinding {
   readonly kind: string;
   readonly severity: Severity;
-  /** null: a durability kind, whose cause is no policy. */
-  readonly policy: string | null;
+  readonly policy: string;
   readonly operator: boolean;
   readonly objects: readonly string[];
   readonly why: string;

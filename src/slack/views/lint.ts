@@ -80,15 +80,7 @@ export function lintCsv(r: LintResult): AttachedFile {
   const rows = [CSV_COLUMNS.join(',')];
   for (const f of r.findings) {
     rows.push(
-      [
-        f.severity,
-        f.kind,
-        f.policy ?? '',
-        String(f.operator),
-        String(f.objectCount),
-        f.objects.join(' '),
-        f.why,
-      ]
+      [f.severity, f.kind, f.policy, String(f.operator), String(f.objectCount), f.objects.join(' '), f.why]
         .map(csvField)
         .join(','),
     );
