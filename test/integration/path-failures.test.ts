@@ -16,7 +16,7 @@
  * Restarts disturb the other suites on those brokers: they are few, here only, and the broker is
  * brought back in `finally`.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Connection } from 'rabbitmq-client';
 import { describe, expect, it } from 'vitest';
@@ -40,6 +40,41 @@ async function connect(b: TestBroker, vhost: string, url = amqpUrl(b, vhost)): P
   conn.on('error', () => undefined);
   await conn.onConnect(15_000, true);
   return conn;
+}
+
+/**
+ * A consumer in a child process (prefetch 5; automatic acknowledgement or none at all), counting
+ * what it is given, until killed with SIGKILL: a crash, as the broker sees one.
+ */
+function consumerProcess(
+  url: string,
+  queue: string,
+  noAck: boolean,
+): { got: () => number; kill: () => void } {
+  const script = `
+    import { Connection } from 'rabbitmq-client';
+    const conn = new Connection(${JSON.stringify(url)});
+    conn.on('error', () => {});
+    const ch = await conn.acquire();
+    await ch.basicQos({ prefetchCount: 5 });
+    await ch.basicConsume({ queue: ${JSON.stringify(queue)}, noAck: ${noAck} }, () => process.stdout.write('m\\n'));
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let got = 0;
+  child.stdout?.on('data', (d: Buffer) => {
+    got += d
+      .toString()
+      .split('\n')
+      .filter((l) => l === 'm').length;
+  });
+  return { got: () => got, kill: () => child.kill('SIGKILL') };
+}
+
+/** Closes a connection, not waiting past a few seconds for channels the broker has stopped answering. */
+async function closeSoon(conn: Connection): Promise<void> {
+  await Promise.race([conn.close(), new Promise((resolve) => setTimeout(resolve, 5_000))]);
 }
 
 /** The messages a queue holds now (a passive declare: no statistics, no lag); null when it is gone. */
@@ -83,18 +118,9 @@ describe.each(up.map((b) => [b.label, b] as const))('failures made to happen on 
           await ch.confirmSelect();
           for (let i = 0; i < 20; i++) await ch.basicPublish({ routingKey: q, durable: true }, `m${i}`);
         }
-        // Each consumer on a connection of its own, dropped mid-batch as a crash drops it.
-        const consumers = await Promise.all(
-          ['auto', 'manual'].map(async (q) => {
-            const c = await connect(broker, vhost);
-            const cch = await c.acquire();
-            let got = 0;
-            await cch.basicQos({ prefetchCount: 5 });
-            await cch.basicConsume({ queue: q, noAck: q === 'auto' }, () => {
-              got++;
-            });
-            return { q, c, got: () => got };
-          }),
+        // Each consumer in a process of its own, killed (SIGKILL) mid-batch as a crash kills it.
+        const consumers = ['auto', 'manual'].map((q) =>
+          consumerProcess(amqpUrl(broker, vhost), q, q === 'auto'),
         );
         await waitFor(() => consumers.every((c) => c.got() >= 5), { what: 'deliveries to both consumers' });
         const auto = await pathWhen(broker, vhost, 'auto', 0, (p) => p.out.autoAck === 1);
@@ -107,15 +133,12 @@ describe.each(up.map((b) => [b.label, b] as const))('failures made to happen on 
         );
         expect(auto.survives['consumer-crash']).toMatchObject({ holds: false, lost: null });
         expect(manual.survives['consumer-crash']).toMatchObject({ holds: true, lost: 0 });
-        const [a, m] = consumers as [(typeof consumers)[0], (typeof consumers)[0]];
-        await Promise.all(consumers.map((c) => c.c.close()));
+        for (const c of consumers) c.kill();
         // Nothing was acknowledged by hand: the manual queue has all 20 back, the automatic one none.
         expect(await waitFor(async () => ((await held(conn, 'manual')) === 20 ? 20 : undefined))).toBe(20);
-        expect(a.got()).toBe(20);
         expect(await held(conn, 'auto')).toBe(0);
-        expect(m.got()).toBeGreaterThanOrEqual(5);
       } finally {
-        await conn.close();
+        await closeSoon(conn);
       }
     });
   }, 120_000);
@@ -157,7 +180,7 @@ describe.each(up.map((b) => [b.label, b] as const))('failures made to happen on 
         );
         expect(after.in.exchanges[0]).toMatchObject({ name: 'bare', alternateExchange: null, unrouted: 1 });
       } finally {
-        await conn.close();
+        await closeSoon(conn);
       }
     });
   }, 120_000);
@@ -214,7 +237,7 @@ describe.each(up.map((b) => [b.label, b] as const))('failures made to happen on 
         }
         expect(await held(conn, 'dead')).toBe(1);
       } finally {
-        await conn.close();
+        await closeSoon(conn);
       }
     });
   }, 180_000);
@@ -261,7 +284,7 @@ describe.skipIf(!restartable)('a restart of 4.0.5: a random world, path against 
         before[q.name] = { held: n, path: await pathWhen(broker4, vhost, q.name, n) };
       }
       await ch.close();
-      await conn.close();
+      await closeSoon(conn);
       stopped = true;
       await run('scripts/broker-4', ['stop'], { timeout: 120_000 });
       await run('scripts/broker-4', [], { timeout: 240_000 });
@@ -294,7 +317,7 @@ describe.skipIf(!restartable)('a restart of 4.0.5: a random world, path against 
           ).toBe(false);
         }
       } finally {
-        await conn.close();
+        await closeSoon(conn);
       }
     } finally {
       if (stopped) await run('scripts/broker-4', [], { timeout: 240_000 });
@@ -339,7 +362,7 @@ describe.skipIf(!clusterUp)('the loss of a node on the cluster', () => {
         expect(two.survives['node-loss']).toMatchObject({ holds: false, lost: 0 });
         expect(three.survives['node-loss']).toMatchObject({ holds: true, lost: 0 });
         await ch.close();
-        await conn.close();
+        await closeSoon(conn);
         // The member of `two` that is not node 1.
         const members = await waitFor(async () => {
           const res = await fetch(`${urls[0]}/api/queues/${encodeURIComponent(vhost)}/two`, {
@@ -367,7 +390,7 @@ describe.skipIf(!clusterUp)('the loss of a node on the cluster', () => {
           expect(await held(c2, 'three')).toBe(5);
           await pub.close();
         } finally {
-          await c2.close();
+          await closeSoon(c2);
         }
         await run('scripts/cluster', ['start', other], { timeout: 300_000 });
         stopped = false;
@@ -377,7 +400,7 @@ describe.skipIf(!clusterUp)('the loss of a node on the cluster', () => {
           expect(await waitFor(async () => ((await held(c3, 'two')) ?? 0) >= 4)).toBe(true);
           expect(await held(c3, 'three')).toBe(5);
         } finally {
-          await c3.close();
+          await closeSoon(c3);
         }
       } finally {
         if (stopped) await run('scripts/cluster', ['start', '2']).catch(() => undefined);
