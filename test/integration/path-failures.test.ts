@@ -1,10 +1,11 @@
 /**
  * `path`'s verdicts proven by making each failure happen (src/policy/durability/verdict.ts):
  *
- * - on every broker, no restart: an automatic-acknowledgement consumer dropped mid-batch loses
+ * - on every broker, no restart: an automatic-acknowledgement consumer killed mid-batch loses
  *   what it held, a manual one's return; an unroutable publish is dropped without an alternate
- *   exchange and kept with one; a message rejected past the delivery limit is dropped without a
- *   dead-letter target and dead-lettered with one (on 4.x also the default limit of 20, unset).
+ *   exchange and kept with one; a message returned past the delivery limit (its consumer's channel
+ *   closed on it) is dropped without a dead-letter target and dead-lettered with one (on 4.x also
+ *   the default limit of 20, unset); a reject with requeue counts on 3.10.8 and 4.0.5, not 4.3.6.
  * - 4.0.5 restarted once (scripts/broker-4 stop, then start): a random world of exchanges,
  *   bindings, queues and transient and persistent messages, `path`'s predicted loss per queue
  *   against what came back, and a transient exchange's binding gone. The machine's 3.10.8 is
@@ -212,22 +213,23 @@ describe.each(up.map((b) => [b.label, b] as const))('failures made to happen on 
         expect(predicted.unset?.queue).toMatchObject(
           v4 ? { deliveryLimit: 20, poison: 'dropped' } : { deliveryLimit: null, poison: 'redelivered' },
         );
-        // Rejected again and again (returned to the queue each time), as a consumer that cannot read it.
-        const rejectAll = async (q: string, times: number) => {
+        // Returned again and again, as by a consumer that crashes on it: taken, its channel closed unacknowledged.
+        const returnAll = async (q: string, times: number) => {
           let returned = 0;
           for (let i = 0; i < times; i++) {
-            const m = await ch.basicGet({ queue: q });
+            const c = await conn.acquire();
+            const m = await c.basicGet({ queue: q });
+            await c.close();
             if (!m) break;
-            ch.basicNack({ deliveryTag: m.deliveryTag, requeue: true });
             returned++;
           }
           return returned;
         };
-        expect(await rejectAll('limit.nodl', 10)).toBe(3);
-        expect(await rejectAll('limit.dl', 10)).toBe(3);
+        expect(await returnAll('limit.nodl', 10)).toBe(3);
+        expect(await returnAll('limit.dl', 10)).toBe(3);
         expect(await held(conn, 'limit.nodl')).toBe(0);
         expect(await waitFor(async () => ((await held(conn, 'dead')) === 1 ? 1 : undefined))).toBe(1);
-        const unset = await rejectAll('unset', 25);
+        const unset = await returnAll('unset', 25);
         if (v4) {
           expect(unset).toBe(21);
           expect(await held(conn, 'unset')).toBe(0);
@@ -235,6 +237,24 @@ describe.each(up.map((b) => [b.label, b] as const))('failures made to happen on 
           expect(unset).toBe(25);
           expect(await held(conn, 'unset')).toBe(1);
         }
+        // A reject with requeue: counted toward the limit on 3.10.8 and 4.0.5, not on 4.3.6.
+        await ch.queueDeclare({
+          queue: 'nacked',
+          durable: true,
+          arguments: { 'x-queue-type': 'quorum' as const, 'x-delivery-limit': 2 },
+        });
+        await ch.basicPublish({ routingKey: 'nacked', durable: true }, 'poison');
+        const nacked = await pathWhen(broker, vhost, 'nacked', 1);
+        let rejected = 0;
+        for (let i = 0; i < 10; i++) {
+          const m = await ch.basicGet({ queue: 'nacked' });
+          if (!m) break;
+          ch.basicNack({ deliveryTag: m.deliveryTag, requeue: true });
+          rejected++;
+        }
+        const counts = broker.label !== 'rabbitmq-4.3';
+        expect(rejected).toBe(counts ? 3 : 10);
+        expect(nacked.survives.poison.why.includes('a reject with requeue does not')).toBe(!counts);
         expect(await held(conn, 'dead')).toBe(1);
       } finally {
         await closeSoon(conn);

@@ -104,6 +104,14 @@ export function deliveryLimitOf(q: QueueFacts, v: BrokerVersion): number | null 
   return n < 0 && atLeast(v, 4) ? null : n;
 }
 
+/**
+ * What counts toward a quorum queue's delivery limit: a message returned because its consumer's
+ * channel closed or crashed, always; one rejected with `requeue` (basic.reject, basic.nack) too on
+ * 3.10.8 and 4.0.5, not on 4.3.6, where it is redelivered without limit (measured:
+ * test/integration/path-failures.test.ts).
+ */
+export const requeueCountsTowardLimit = (v: BrokerVersion): boolean => !atLeast(v, 4, 3);
+
 /** The messages a restart loses from a durable queue: a classic queue's transient ones; null when not reported. */
 export function transientOf(q: QueueFacts): number | null {
   if (q.kind === 'quorum' || q.kind === 'stream') return q.messages === null ? null : 0;

@@ -12,6 +12,7 @@ export {
   type PublisherFacts,
   poisonOf,
   type QueueFacts,
+  requeueCountsTowardLimit,
   transientOf,
 } from './facts.ts';
 export {

@@ -9,6 +9,7 @@ import {
   type PublisherFacts,
   poisonOf,
   type QueueFacts,
+  requeueCountsTowardLimit,
   transientOf,
 } from './facts.ts';
 
@@ -201,6 +202,9 @@ function poison(c: Chain, name: NameWords): Verdict {
   if (q === null) return { holds: true, lost: 0, why: 'an exchange holds no messages' };
   const p = poisonOf(q, c.deadLetter, c.version);
   const limit = deliveryLimitOf(q, c.version);
+  const counted = requeueCountsTowardLimit(c.version)
+    ? ''
+    : ' (a consumer crash or closed channel counts; a reject with requeue does not, and loops without limit)';
   switch (p) {
     case 'redelivered':
       return {
@@ -215,7 +219,7 @@ function poison(c: Chain, name: NameWords): Verdict {
       return {
         holds: true,
         lost: 0,
-        why: `returned ${limit} times, a message is dead-lettered to ${name(c.deadLetter.exchange ?? '')}`,
+        why: `returned ${limit} times${counted}, a message is dead-lettered to ${name(c.deadLetter.exchange ?? '')}`,
       };
     case 'dropped': {
       const dl = c.deadLetter;
@@ -228,7 +232,7 @@ function poison(c: Chain, name: NameWords): Verdict {
       return {
         holds: false,
         lost: null,
-        why: `returned ${limit} times, a message is dropped: ${because} (which messages are poison, the broker cannot say)`,
+        why: `returned ${limit} times${counted}, a message is dropped: ${because} (which messages are poison, the broker cannot say)`,
       };
     }
     case 'unknown':
