@@ -35,6 +35,8 @@ export function pathRoutes(
     if (path === `/api/vhosts/${enc}`)
       return json({ name: vhost, message_stats: { drop_unroutable: 2, return_unroutable: 0 } });
     if (path === `/api/vhosts/${enc}/channels`) return channelList;
+    // lint's durability listings: no consumers, no bindings beyond the default exchange's.
+    if (path === `/api/consumers/${enc}` || path === `/api/bindings/${enc}`) return json([]);
     const m = /^\/api\/(queues|exchanges)\/[^/]+\/([^/]+)(\/bindings(?:\/(source|destination))?)?$/.exec(
       path,
     );

@@ -273,7 +273,13 @@ async function durabilityOrNotRead(
     return (await durabilityFindings(broker, vhost, version, policies)).findings;
   } catch (e) {
     const code = codeOf(e);
-    if (code === 'forbidden' || code === 'too-large' || code === 'bad-response' || code === 'timeout') {
+    if (
+      code === 'forbidden' ||
+      code === 'not-found' ||
+      code === 'too-large' ||
+      code === 'bad-response' ||
+      code === 'timeout'
+    ) {
       notRead.push(
         `the durability listings could not be read (${e instanceof Error ? e.message : String(e)})`,
       );
