@@ -74,8 +74,11 @@ describe.each(up.map((b) => [b.label, b] as const))('path on %s', (_label, broke
     const r = await waitFor(
       async () => {
         const p = await pathJson(broker, vhost, 'orders');
+        // Every figure here is a statistic, and they lag: asked until all are out.
         expect(p.queue.messages).toBe(5);
+        expect(p.queue.transient).toBe(3);
         expect(p.in.exchanges.find((x) => x.name === 'mid')?.unrouted).toBe(1);
+        if (broker.label !== 'machine') expect(p.in.unroutable.dropped).toBe(1);
         return p;
       },
       { deadlineMs: 45_000, intervalMs: 500, what: 'the statistics of orders' },
