@@ -1,3 +1,4 @@
+import { codeOf } from '../../core/index.ts';
 import {
   alternateOf,
   type ConsumerFacts,
@@ -113,4 +114,32 @@ export async function durabilityFindings(
     });
   for await (const b of source.streamBindings(vhost)) lint.addBinding(b);
   return { findings: lint.findings().map((f) => ({ ...f, why: durabilityWhy(f, version) })), objects };
+}
+
+/** The durability kinds, or why they could not be read (said in `notRead`; the policy kinds stand). */
+export async function durabilityOrNotRead(
+  broker: DurabilitySource,
+  vhost: string,
+  version: BrokerVersion,
+  policies: readonly Policy[],
+  notRead: string[],
+): Promise<DurabilityLinted[]> {
+  try {
+    return (await durabilityFindings(broker, vhost, version, policies)).findings;
+  } catch (e) {
+    const code = codeOf(e);
+    if (
+      code === 'forbidden' ||
+      code === 'not-found' ||
+      code === 'too-large' ||
+      code === 'bad-response' ||
+      code === 'timeout'
+    ) {
+      notRead.push(
+        `the durability listings could not be read (${e instanceof Error ? e.message : String(e)})`,
+      );
+      return [];
+    }
+    throw e;
+  }
 }

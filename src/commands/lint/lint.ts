@@ -38,7 +38,7 @@ import {
 import { usageOf } from '../registry.ts';
 import { notAskedOf } from '../which/whichLookup.ts';
 import { type IncompleteJson, incompleteJson } from '../words.ts';
-import { type DurabilityLinted, type DurabilitySource, durabilityFindings } from './durability.ts';
+import { type DurabilityLinted, type DurabilitySource, durabilityOrNotRead } from './durability.ts';
 
 const LINT_USAGE = usageOf('lint');
 
@@ -258,34 +258,6 @@ export async function lint(input: LintInput, broker: LintBroker, options: LintOp
       throw new InputError(missingVhostWords(options.file, input.vhost, sentence));
     }
     return { ...r, ...(await notAskedOf(err, broker, input.vhost)) };
-  }
-}
-
-/** The durability kinds, or why they could not be read (said in `notRead`; the policy kinds stand). */
-async function durabilityOrNotRead(
-  broker: LintBroker,
-  vhost: string,
-  version: BrokerVersion,
-  policies: readonly Policy[],
-  notRead: string[],
-): Promise<DurabilityLinted[]> {
-  try {
-    return (await durabilityFindings(broker, vhost, version, policies)).findings;
-  } catch (e) {
-    const code = codeOf(e);
-    if (
-      code === 'forbidden' ||
-      code === 'not-found' ||
-      code === 'too-large' ||
-      code === 'bad-response' ||
-      code === 'timeout'
-    ) {
-      notRead.push(
-        `the durability listings could not be read (${e instanceof Error ? e.message : String(e)})`,
-      );
-      return [];
-    }
-    throw e;
   }
 }
 
