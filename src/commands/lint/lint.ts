@@ -5,7 +5,6 @@ import { type BacktrackingReader, defaultReader } from '../../patterns/index.ts'
 import { changesOf } from '../../plan/index.ts';
 import { readsFederation } from '../../policy/impact/index.ts';
 import {
-  type BrokerVersion,
   buildPolicySet,
   type DeprecatedUse,
   formatVersion,

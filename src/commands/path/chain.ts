@@ -1,12 +1,9 @@
 import { codeOf } from '../../core/index.ts';
 import {
   alternateOf,
-  type ConsumerFacts,
   DEFAULT_EXCHANGE,
   type DeadLetterFacts,
   type ExchangeFacts,
-  type PublisherFacts,
-  type QueueFacts,
 } from '../../policy/durability/index.ts';
 import type { Policy } from '../../policy/index.ts';
 import type { Binding } from '../../rabbit/index.ts';
