@@ -41,8 +41,7 @@ function now(): number {
   return s * 1e3 + ns / 1e6;
 }
 
-/** POST: the lab's publish only (src/rabbit/lab.ts); the bot itself never posts. */
-export type HttpMethod = 'GET' | 'PUT' | 'DELETE' | 'POST';
+export type HttpMethod = 'GET' | 'PUT' | 'DELETE';
 
 export interface Timeouts {
   /** TCP connect. Only applies to the client's own pool, not to an injected dispatcher. */

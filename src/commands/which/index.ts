@@ -7,4 +7,3 @@ export {
   type WhichResult,
   which,
 } from './which.ts';
-export { consumerFacts, queueFacts } from './whichDurability.ts';

@@ -8,7 +8,6 @@ import { historyCommand } from './history.ts';
 import { importCommand } from './import.ts';
 import { linksCommand } from './links.ts';
 import { lintCommand } from './lint.ts';
-import { pathCommand } from './path.ts';
 import { planCommand } from './plan.ts';
 import { policiesCommand } from './policies.ts';
 import { previewCommand } from './preview.ts';
@@ -33,7 +32,6 @@ const SLACK_COMMANDS: { readonly [N in CommandName]: SlackCommand } = {
   import: importCommand,
   lint: lintCommand,
   links: linksCommand,
-  path: pathCommand,
   requests: requestsCommand,
   history: historyCommand,
   use: useCommand,

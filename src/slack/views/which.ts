@@ -199,10 +199,7 @@ function closing(r: WhichResult, effective?: Block): Block[] {
     effective,
     argumentsSection(r),
   ];
-  const path = r.pathLine
-    ? [section(`:warning: ${prose(r.pathLine).replaceAll(prose('`path`'), '`path`')}`)]
-    : [];
-  return [...parts.filter((b) => b !== undefined), ...notesBlocks(r), ...path, footer(r)];
+  return [...parts.filter((b) => b !== undefined), ...notesBlocks(r), footer(r)];
 }
 
 function notAsked(r: WhichResult): SlackMessage {
