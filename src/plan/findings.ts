@@ -33,6 +33,12 @@ export interface FindingsInput {
   readonly untouched: readonly LintObject[];
   /** The queues' numbers (`null`: none read) and the vhost's federation, as `Linter.findings` takes them. */
   readonly live: ReadonlyMap<string, LiveQueue | null> | null;
+  /**
+   * The numbers of queues `live` does not hold (a reading of the queues a change reaches alone),
+   * asked when a finding reads them: a policy's tally moved by the change counts every queue it
+   * governs (`expires-idle`'s messages). Absent: `live` holds every queue it has numbers for.
+   */
+  readonly moreLive?: (names: readonly string[]) => Promise<ReadonlyMap<string, LiveQueue | null>>;
   readonly world: Partial<World>;
   readonly at: number;
   readonly cache: PatternCache;
@@ -52,7 +58,7 @@ async function settled(linters: readonly Linter[], reader: BacktrackingReader | 
 async function diffed(
   input: FindingsInput,
   untouched: readonly LintObject[],
-): Promise<{ now: Linter; end: Linter; findings: () => Finding[] }> {
+): Promise<{ now: Linter; end: Linter; findings: () => Promise<Finding[]> }> {
   const now = new Linter(input.now, input.cache);
   for (const o of untouched) now.add(o);
   const end = now.fork(input.end);
@@ -64,11 +70,27 @@ async function diffed(
   return {
     now,
     end,
-    findings: () => {
-      const before = new Set(now.findings(input.live, input.world, input.at).map(findingId));
-      return end.findings(input.live, input.world, input.at).filter((f) => !before.has(findingId(f)));
+    findings: async () => {
+      const live = await withMoreLive(input, [...untouched, ...input.touched], [now, end]);
+      const before = new Set(now.findings(live, input.world, input.at).map(findingId));
+      return end.findings(live, input.world, input.at).filter((f) => !before.has(findingId(f)));
     },
   };
+}
+
+/** `input.live` with the numbers of the queues the passes read and it lacks, asked of `moreLive`. */
+async function withMoreLive(
+  input: FindingsInput,
+  objects: readonly LintObject[],
+  passes: readonly Linter[],
+): Promise<ReadonlyMap<string, LiveQueue | null> | null> {
+  const { live, moreLive } = input;
+  if (!live || !moreLive) return live;
+  const missing = objects.flatMap((o) =>
+    o.kind !== 'exchange' && !live.has(o.name) && passes.some((p) => p.wantsLive(o.name)) ? [o.name] : [],
+  );
+  if (missing.length === 0) return live;
+  return new Map([...live, ...(await moreLive(missing))]);
 }
 
 /** The new findings from two passes over every object: what `newFindings` answers, the long way. */

@@ -35,11 +35,13 @@ import {
 import type { BacktrackingReader } from '../patterns/index.ts';
 import { settleSimulation } from '../patterns/index.ts';
 import {
+  findingNumbersUnreadWords,
   type Impact,
   impactTotals,
   type LiveQueue,
   losingQueues,
   readsFederation,
+  withoutStatisticsWords,
 } from '../policy/impact/index.ts';
 import type { Risk } from '../policy/index.ts';
 import {
@@ -73,11 +75,13 @@ import type { PolicyFields, PreviewChange } from '../preview/index.ts';
 import { defaultDeliveryLimit, type LiveNow, worldOf } from '../preview/index.ts';
 import {
   type InventorySource,
+  liveOfNames,
   type NotAskedWhy,
   notAskedBecause,
   openInventory,
   type Unread,
   unreadOf,
+  whyFailed,
 } from '../rabbit/index.ts';
 import { changesOf } from './changes.ts';
 import { newFindings } from './findings.ts';
@@ -409,6 +413,17 @@ async function planVhost(
     live: liveOf,
     defaultDeliveryLimit: defaultDeliveryLimit(version),
   };
+  // The numbers a finding reads of queues no change reaches, asked then (the reading holds the reached).
+  const findingNotes: string[] = [];
+  const queueCount = [...objects, ...untouched].filter((o) => o.kind !== 'exchange').length;
+  const moreLive = async (names: readonly string[]) => {
+    try {
+      return await liveOfNames(broker, vhost, names, queueCount);
+    } catch (err) {
+      findingNotes.push(findingNumbersUnreadWords(names.length, whyFailed(err)));
+      return new Map<string, LiveQueue | null>();
+    }
+  };
   const findings =
     changes.length && options.findings !== false
       ? await newFindings({
@@ -422,6 +437,7 @@ async function planVhost(
           touched: objects,
           untouched,
           live: reading && !reading.queuesWhy ? reading.queues : null,
+          moreLive,
           world: loss.world,
           at: reading ? Date.parse(reading.sampledAt) : Date.now(),
           cache,
@@ -507,7 +523,7 @@ async function planVhost(
       if (!unpredictable.has(key)) unpredictable.set(key, u);
     }
   }
-  const notes: string[] = [...params.notes, ...(found.notes ?? [])];
+  const notes: string[] = [...params.notes, ...(found.notes ?? []), ...findingNotes];
   // The parameters around the policies: those created or edited first, those deleted last.
   const around = parameterOrder(params.changes);
   const shift = around.first.length;
@@ -527,6 +543,11 @@ async function planVhost(
   const parameterSteps = (list: readonly ParameterTransition[], from: number): ParameterStep[] =>
     list.map((t, i) => ({ ...t, action: actionOf(t), links: linksAt(from + i) }));
   if (reading?.queuesWhy) notes.push(`The queues' statistics could not be read (${reading.queuesWhy}).`);
+  // Read, and silent on some queue the plan reaches: its messages are not in the loss.
+  const withoutStatistics = sampledAt
+    ? planObjects.filter((o) => o.kind !== 'exchange' && o.now === null).length
+    : 0;
+  if (withoutStatistics > 0) notes.push(withoutStatisticsWords(withoutStatistics));
   if (reading?.federationWhy) notes.push(`The federation could not be read (${reading.federationWhy}).`);
   return {
     status: 'planned',

@@ -13,6 +13,7 @@ export {
   type Inventory,
   type InventorySource,
   type LiveReading,
+  liveOfNames,
   narrowedTo,
   openInventory,
 } from './inventory.ts';
@@ -34,4 +35,4 @@ export {
   type WhoAmI,
 } from './responses.ts';
 export type { CallInfo, Timeouts } from './transport.ts';
-export { type Unread, type UnreadWhat, unreadOf } from './unread.ts';
+export { type Unread, type UnreadWhat, unreadOf, whyFailed } from './unread.ts';

@@ -390,6 +390,26 @@ async function openInTwoSteps(
   };
 }
 
+/**
+ * The numbers now of the queues named, of the `total` the vhost lists: statistics.ts's pages of
+ * the name filter, or the listing with statistics kept for those. A queue the broker no longer
+ * lists is not in the answer; a failure is thrown.
+ */
+export async function liveOfNames(
+  source: InventorySource,
+  vhost: string,
+  names: readonly string[],
+  total: number,
+): Promise<Map<string, LiveQueue | null>> {
+  const wanted = new Set(names);
+  const out = new Map<string, LiveQueue | null>();
+  const stats = source.queueStatsOf
+    ? source.queueStatsOf(vhost, [...wanted], total)
+    : source.streamQueueStats(vhost);
+  for await (const q of stats) if (wanted.has(q.name)) out.set(q.name, q.live);
+  return out;
+}
+
 /** `readSmall`'s answers as the inventory holds them. */
 async function smallOf(
   source: InventorySource,

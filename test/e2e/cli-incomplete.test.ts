@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminClient, brokerCredentials, brokerUrl, uniqueName } from '../support/broker.ts';
+import { adminClient, brokerCredentials, brokerUrl, uniqueName, waitFor } from '../support/broker.ts';
 import { BROKERS } from '../support/brokers.ts';
 import { type Built, built } from '../support/built.ts';
 import { runBuiltRmq } from '../support/cli.ts';
@@ -58,6 +58,14 @@ beforeAll(async () => {
   await amqp.publish('orders.audit', 30);
   await amqp.close();
   await api.settled('orders.audit', 30);
+  // And as the listing the plan reads says it (the broker caches a vhost's listing a while).
+  await waitFor(
+    async () => {
+      for await (const q of client.streamQueueStats(vhost)) if (q.live?.messages === 30) return true;
+      return false;
+    },
+    { what: 'the listing to count 30 messages', deadlineMs: 30_000, intervalMs: 250 },
+  );
   // Deleting `keep` moves 30 messages under `fallback`'s max-length 5: a loss the statistics decide.
   writeFileSync(
     file,
@@ -90,6 +98,7 @@ describe('plan, the queue statistics not read', () => {
     const text = await rmq(['plan', file, '--prune']);
     expect(text.code, text.err).toBe(0);
     expect(text.out).not.toContain('INCOMPLETE');
+    expect(text.out).not.toContain('without statistics');
     expect((await rmq(['plan', file, '--prune', '--detailed-exitcode'])).code).toBe(4);
     const json = await rmq(['plan', file, '--prune', '--json']);
     expect(json.code, json.err).toBe(0);
@@ -148,6 +157,30 @@ describe('plan, the queue statistics not read', () => {
       expect(doc.incomplete).toMatchObject({ what: ['queue-statistics'], why: 'forbidden' });
       expect(doc.incomplete.message).toContain("not permitted: the bot's broker user may not read them");
       expect(doc.incomplete.message).toContain("Check that user's permissions");
+    } finally {
+      fake.setRoute(null);
+    }
+  });
+});
+
+describe('plan, a queue the broker lists without statistics', () => {
+  it('says so, counts nothing for it, and is an answer (exit 0)', async () => {
+    // The page of the changed patterns' queues, the queue in it with no numbers (a queue's first seconds).
+    fake.setRoute((u) => statistics(u) && u.includes('page='), {
+      kind: 'respond',
+      status: 200,
+      body: { filtered_count: 1, item_count: 1, page: 1, page_count: 1, items: [{ name: 'orders.audit' }] },
+    });
+    try {
+      const json = await rmq(['plan', file, '--prune', '--json']);
+      expect(json.code, json.err).toBe(0);
+      const doc = JSON.parse(json.out);
+      expect(doc).not.toHaveProperty('incomplete');
+      expect(doc.impact.messagesLost).toBe(0);
+      const audit = doc.objects.find((o: { name: string }) => o.name === 'orders.audit');
+      expect(audit.now).toBeNull();
+      const text = await rmq(['plan', file, '--prune']);
+      expect(text.out).toContain('1 queue without statistics: their messages are unknown, not counted.');
     } finally {
       fake.setRoute(null);
     }

@@ -147,6 +147,14 @@ export function lossToAcknowledge(s: { readonly totals: ImpactTotals } | undefin
   return s && removesData(s.totals) ? totalsWords(s.totals) : null;
 }
 
+/** Queues the broker lists without statistics (`null` numbers), where a loss is counted. */
+export const withoutStatisticsWords = (n: number): string =>
+  `${plural(n, 'queue')} without statistics: their messages are unknown, not counted.`;
+
+/** The numbers a plan's findings count of queues no change reaches, asked and not read. */
+export const findingNumbersUnreadWords = (n: number, why: string): string =>
+  `The numbers of ${plural(n, 'queue')} the findings count could not be read (${why}): what they find of those queues' messages is not known.`;
+
 /** How old the numbers are, and what is not known. */
 export function readingWords(s: {
   readonly sampledAt: string | null;
@@ -163,9 +171,7 @@ export function readingWords(s: {
   } else if (s.sampledAt) {
     out.push(`Messages as ${statisticsSaid(s.sampledAt)}.`);
   }
-  if (s.unknown > 0) {
-    out.push(`${plural(s.unknown, 'queue')} without statistics: their messages are unknown, not counted.`);
-  }
+  if (s.unknown > 0) out.push(withoutStatisticsWords(s.unknown));
   if (s.nodeDown) {
     out.push(`Of them, ${plural(s.nodeDown, 'queue')} on a cluster node that is down.`);
   }

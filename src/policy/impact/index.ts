@@ -17,6 +17,7 @@ export {
 export {
   clock,
   durationWords,
+  findingNumbersUnreadWords,
   hazardWords,
   impactWords,
   lossToAcknowledge,
@@ -28,4 +29,5 @@ export {
   statisticsSaid,
   totalsWords,
   unknownNowWords,
+  withoutStatisticsWords,
 } from './impactWords.ts';
