@@ -25,6 +25,7 @@ import { createInterface } from 'node:readline';
 import { buildPolicySet, resolve } from '../src/policy/resolve.ts';
 import type { ObjectKind, Policy } from '../src/policy/types.ts';
 import { type LinksShape, linksPolicies, linksRoutes } from './fakeLinks.ts';
+import { pathRoutes } from './fakePath.ts';
 
 export interface FakeVhost {
   readonly vhost: string;
@@ -147,8 +148,15 @@ function policyJson(p: Policy) {
 export async function serve(
   v: FakeVhost,
   port = 0,
-  { free = false, links }: { free?: boolean; links?: LinksShape } = {},
+  {
+    free = false,
+    links,
+    chainExchanges = 0,
+    channels = 0,
+  }: { free?: boolean; links?: LinksShape; chainExchanges?: number; channels?: number } = {},
 ): Promise<{ url: string; close: () => Promise<void> }> {
+  // What `path NAME` reads one by one (bench/fakePath.ts).
+  const onePath = pathRoutes(v.vhost, v.queues, chainExchanges, channels);
   const enc = encodeURIComponent(v.vhost);
   // Rendered once, like the broker's answer; `policy` left out when there is none, as with disable_stats.
   const queues = Buffer.from(
@@ -277,7 +285,7 @@ export async function serve(
         : columns.includes('messages')
           ? (columns.includes('arguments') ? liveRecords : live).get(path)
           : undefined;
-    const body = only ?? routes.get(path);
+    const body = only ?? routes.get(path) ?? onePath(path);
     if (!body) {
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end('{"error":"Object Not Found","reason":"Not Found"}');
@@ -334,6 +342,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { url } = await serve(v, 0, {
     free: process.argv.includes('--free'),
     ...(shape ? { links: shape } : {}),
+    chainExchanges: arg('exchanges', 0),
+    channels: arg('channels', 0),
   });
   process.stdout.write(
     `${JSON.stringify({ url, vhost: v.vhost, narrow: v.narrow, broad: v.broad, queues: v.queues.length, policies: v.policies.length })}\n`,

@@ -15,30 +15,35 @@ export const LAB_VHOST = 'rmq-lab';
 export const LAB_HELP = `npm run lab -- [--vhost NAME] [--down] [--help]
 
 Builds the policies lab on the broker of .env (RMQ_URL, RMQ_USER, RMQ_PASSWORD; the first
-environment of RMQ_ENVIRONMENTS when set): a vhost with seven policies, five queues and an
-exchange, a federated exchange, an upstream that refuses on purpose and a shovel (where the
-plugins are enabled), then prints the questions worth asking it.
+environment of RMQ_ENVIRONMENTS when set): a vhost with seven policies, six queues (one holding
+transient messages) and an exchange, a federated exchange, an upstream that refuses on purpose and
+a shovel (where the plugins are enabled), then prints the questions worth asking it.
 
   --vhost NAME  the vhost to use (default ${LAB_VHOST}). It is deleted and created again:
                 on a shared broker, name one of your own.
   --down        remove the lab's vhost instead.
+  --consume     keep an automatic-acknowledgement consumer on payments.inbox until stopped
+                (Ctrl-C), and change nothing else: what path flags as a consumer crash. It takes
+                every message there at once; what it holds when it dies is lost.
   --help        print this and change nothing.
 `;
 
 /** What `npm run lab -- …` was asked: a pure reading of its arguments. */
 export type LabCommand =
   | { readonly kind: 'help' }
-  | { readonly kind: 'up' | 'down'; readonly vhost: string }
+  | { readonly kind: 'up' | 'down' | 'consume'; readonly vhost: string }
   | { readonly kind: 'refused'; readonly message: string };
 
 export function parseLabArgs(argv: readonly string[]): LabCommand {
   let vhost = LAB_VHOST;
   let down = false;
+  let consume = false;
   const unknown: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '--help' || arg === '-h') return { kind: 'help' };
     if (arg === '--down') down = true;
+    else if (arg === '--consume') consume = true;
     else if (arg === '--vhost' || arg.startsWith('--vhost=')) {
       const value = arg === '--vhost' ? argv[++i] : arg.slice('--vhost='.length);
       if (value === undefined || value === '' || value.startsWith('--')) {
@@ -51,10 +56,11 @@ export function parseLabArgs(argv: readonly string[]): LabCommand {
     const list = unknown.map((a) => JSON.stringify(a)).join(', ');
     return {
       kind: 'refused',
-      message: `lab: unknown argument${unknown.length > 1 ? 's' : ''} ${list}: it takes --vhost NAME, --down and --help.`,
+      message: `lab: unknown argument${unknown.length > 1 ? 's' : ''} ${list}: it takes --vhost NAME, --down, --consume and --help.`,
     };
   }
-  return { kind: down ? 'down' : 'up', vhost };
+  if (down && consume) return { kind: 'refused', message: 'lab: --down and --consume do not go together.' };
+  return { kind: down ? 'down' : consume ? 'consume' : 'up', vhost };
 }
 
 export async function setUpLab(broker: LabClient, vhost: string): Promise<void> {
@@ -123,6 +129,12 @@ export async function setUpLab(broker: LabClient, vhost: string): Promise<void> 
   await broker.putQueue(vhost, 'retry.orders.dlq', { kind: 'classic' });
   await broker.putQueue(vhost, 'billing.invoices', { kind: 'classic' });
   await broker.putExchange(vhost, 'orders.topic', 'topic');
+  // Messages that would not survive: a durable queue holding transient messages (a restart
+  // keeps the 4 persistent ones of 16). An automatic-acknowledgement consumer needs a process:
+  // `npm run lab -- --consume` keeps one on it until stopped.
+  await broker.putQueue(vhost, LAB_FRAGILE, { kind: 'classic' });
+  await broker.publish(vhost, LAB_FRAGILE, 12, false);
+  await broker.publish(vhost, LAB_FRAGILE, 4, true);
 }
 
 /**
@@ -192,6 +204,9 @@ export async function setUpLabLinks(broker: LabClient, vhost: string): Promise<s
   return skipped;
 }
 
+/** The lab's queue whose messages would not survive a restart. */
+export const LAB_FRAGILE = 'payments.inbox';
+
 export const LAB_QUESTIONS = [
   [
     'which orders.audit',
@@ -210,6 +225,10 @@ export const LAB_QUESTIONS = [
   [
     'links',
     'every link that should run: one federated exchange runs, one is stopped on purpose (its upstream refuses), the shovel; the settings that lose messages',
+  ],
+  [
+    'path payments.inbox',
+    'will its messages survive? 12 of 16 are transient: a restart loses them (with --consume running: an automatic-acknowledgement consumer too)',
   ],
 ] as const;
 
@@ -232,6 +251,10 @@ async function main(argv: readonly string[]): Promise<void> {
   const env = loadConfig().environments[0]!;
   const broker = new LabClient({ url: env.url, user: env.user, password: env.password });
   try {
+    if (command.kind === 'consume') {
+      await consumeUntilStopped(env.amqp.url, env.amqp.user, env.amqp.password, vhost);
+      return;
+    }
     if (command.kind === 'down') {
       await broker.deleteVhost(vhost);
       console.log(`Removed vhost ${vhost}.`);
@@ -246,6 +269,40 @@ async function main(argv: readonly string[]): Promise<void> {
   } finally {
     await broker.close();
   }
+}
+
+/**
+ * An automatic-acknowledgement consumer on the lab's fragile queue, held until SIGINT or SIGTERM:
+ * a consumer needs a process, and this is the lab's.
+ */
+async function consumeUntilStopped(
+  amqpUrl: string,
+  user: string,
+  password: string,
+  vhost: string,
+): Promise<void> {
+  const { Connection } = await import('rabbitmq-client');
+  const url = new URL(amqpUrl);
+  url.username = encodeURIComponent(user);
+  url.password = encodeURIComponent(password);
+  url.pathname = `/${encodeURIComponent(vhost)}`;
+  const conn = new Connection({ url: url.toString() });
+  await conn.onConnect(10_000, true);
+  const ch = await conn.acquire();
+  let taken = 0;
+  await ch.basicConsume({ queue: LAB_FRAGILE, noAck: true }, () => {
+    taken++;
+  });
+  console.log(
+    `An automatic-acknowledgement consumer is on ${LAB_FRAGILE} in vhost "${vhost}"; Ctrl-C stops it.`,
+  );
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  console.log(`Stopped; it had taken ${taken} message${taken === 1 ? '' : 's'}.`);
+  await ch.close();
+  await conn.close();
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

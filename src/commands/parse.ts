@@ -127,19 +127,28 @@ export function parseWhich(
   words: readonly string[],
   extra: Readonly<Record<string, FlagKind>> = {},
   defaults: FlagDefaults = {},
+  command: 'which' | 'path' = 'which',
   now: Date = new Date(),
 ): WhichInput & { flags: Record<string, string | boolean>; at?: Instant } {
+  const usage = command === 'which' ? WHICH_USAGE : usageOf(command);
+  // `--at` is which's alone: the trail answers for the policies, not for the messages `path` reads.
   const { positionals, flags } = parseArgs(
     words,
-    { kind: 'string', vhost: 'string', env: 'string', at: 'string', ...extra },
-    WHICH_USAGE,
+    {
+      kind: 'string',
+      vhost: 'string',
+      env: 'string',
+      ...(command === 'which' ? { at: 'string' } : {}),
+      ...extra,
+    },
+    usage,
   );
   if (positionals.length !== 1) {
     throw new InputError(
       positionals.length === 0
-        ? 'which needs the name of a queue or exchange.'
-        : `which takes one name, got ${positionals.length}.`,
-      { usage: WHICH_USAGE },
+        ? `${command} needs the name of a queue or exchange.`
+        : `${command} takes one name, got ${positionals.length}.`,
+      { usage },
     );
   }
   const input = parseWith(
@@ -150,9 +159,9 @@ export function parseWhich(
       vhost: flags.vhost ?? defaults.vhost,
       env: flags.env ?? defaults.env,
     },
-    WHICH_USAGE,
+    usage,
   );
-  const at = atOf(flags.at, now, WHICH_USAGE);
+  const at = atOf(flags.at, now, usage);
   return { ...input, flags, ...(at ? { at } : {}) };
 }
 

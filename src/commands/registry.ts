@@ -94,6 +94,12 @@ export const COMMAND_TABLE = [
     slackOnly: false,
   },
   {
+    name: 'path',
+    usage: 'path NAME [--kind classic|quorum|stream|exchange] [--vhost V] [--env E]',
+    does: 'will the messages there survive? the chain to and from a queue or exchange, each failure judged',
+    slackOnly: false,
+  },
+  {
     name: 'requests',
     usage: 'requests [--env E]',
     does: 'change requests still open (pending, approved, applying)',

@@ -23,6 +23,13 @@ import {
   parseVersion,
   pluginsNeedApplications,
 } from '../policy/index.ts';
+import {
+  type DurabilityQueue,
+  streamBindings,
+  streamConsumers,
+  streamDurabilityQueues,
+  streamExchangesWithStats,
+} from './durabilityListings.ts';
 import { RabbitError } from './errors.ts';
 import {
   type LinkComponent,
@@ -44,6 +51,9 @@ import {
   streamQueuesLive,
 } from './listings.ts';
 import {
+  type Binding,
+  bindingListSchema,
+  channelListSchema,
   type DeprecatedFeature,
   deprecatedFeaturesSchema,
   type ExchangeDetail,
@@ -52,6 +62,7 @@ import {
   type FederationState,
   federationLinksSchema,
   nodeApplicationsSchema,
+  nodeNamesSchema,
   nodeRunningSchema,
   overviewSchema,
   type Permission,
@@ -64,11 +75,13 @@ import {
   type QueueRecordLive,
   type QueueStats,
   queueDetailSchema,
+  toBinding,
   toExchange,
   toPolicy,
   toQueueDetail,
   toWhoAmI,
   vhostListSchema,
+  vhostStatsSchema,
   type WhoAmI,
   whoamiSchema,
 } from './responses.ts';
@@ -463,6 +476,80 @@ export class ManagementClient {
     if (e.status !== undefined && NO_SUCH_ENDPOINT.has(e.status)) return null;
     if (e.code !== 'forbidden') throw e;
     return `forbidden: listing ${what} takes the ${FEDERATION_LINKS_TAGS.join(' or ')} tag${e.reason ? ` (the broker: ${e.reason})` : ''}`;
+  }
+
+  // ---- the chain a message travels (`path`) ---------------------------------------------
+
+  /** The bindings that deliver to a queue (the default exchange's among them); null: no such queue. */
+  async queueBindings(vhost: string, name: string): Promise<Binding[] | null> {
+    const path = `${this.http.path('queues', vhost, name)}/bindings`;
+    return (await this.http.getJsonOrNull(path, bindingListSchema))?.map(toBinding) ?? null;
+  }
+
+  /**
+   * An exchange's bindings: `destination`, those that route to it (from other exchanges);
+   * `source`, those it routes through. null: no such exchange.
+   */
+  async exchangeBindings(
+    vhost: string,
+    name: string,
+    side: 'source' | 'destination',
+  ): Promise<Binding[] | null> {
+    const path = `${this.http.path('exchanges', vhost, name || 'amq.default')}/bindings/${side}`;
+    return (await this.http.getJsonOrNull(path, bindingListSchema))?.map(toBinding) ?? null;
+  }
+
+  /**
+   * The vhost's channels that have published (their `message_stats.publish`), and how many of
+   * those are in confirm mode: one listing of the vhost's channels alone, two columns.
+   */
+  async publishingChannels(vhost: string): Promise<{ channels: number; confirming: number }> {
+    const path = `${this.http.path('vhosts', vhost)}/channels?columns=confirm,message_stats.publish`;
+    let channels = 0;
+    let confirming = 0;
+    for await (const c of this.http.streamList(path, channelListSchema.element)) {
+      if ((c.message_stats?.publish ?? 0) === 0) continue;
+      channels++;
+      if (c.confirm === true) confirming++;
+    }
+    return { channels, confirming };
+  }
+
+  /** The vhost's counters of unroutable messages, each undefined where not reported. */
+  async vhostUnroutable(vhost: string): Promise<{ dropped?: number; returned?: number }> {
+    const v = await this.http.getJson(
+      `${this.http.path('vhosts', vhost)}?columns=message_stats`,
+      vhostStatsSchema,
+    );
+    const s = v.message_stats;
+    return {
+      ...(s?.drop_unroutable === undefined ? {} : { dropped: s.drop_unroutable }),
+      ...(s?.return_unroutable === undefined ? {} : { returned: s.return_unroutable }),
+    };
+  }
+
+  /** How many nodes the broker runs on. */
+  async nodeCount(): Promise<number> {
+    return (await this.http.getJson(`${this.http.path('nodes')}?columns=name`, nodeNamesSchema)).length;
+  }
+
+  /** `lint`'s durability listings (durabilityListings.ts). */
+  streamDurabilityQueues(vhost: string): AsyncIterable<DurabilityQueue> {
+    return streamDurabilityQueues(this.http, vhost);
+  }
+
+  streamConsumers(
+    vhost: string,
+  ): AsyncIterable<{ queue: string; ackRequired: boolean; prefetch: number | undefined }> {
+    return streamConsumers(this.http, vhost);
+  }
+
+  streamExchangesWithStats(vhost: string): AsyncIterable<ExchangeListing> {
+    return streamExchangesWithStats(this.http, vhost);
+  }
+
+  streamBindings(vhost: string): AsyncIterable<Binding> {
+    return streamBindings(this.http, vhost);
   }
 
   // ---- listings (listings.ts) -----------------------------------------------------------

@@ -1,5 +1,6 @@
 /** The entrance of rabbit/: what the other folders of src/ use of it (inside, modules import each other directly). */
 export { ManagementClient, type ManagementClientOptions } from './client.ts';
+export type { DurabilityQueue } from './durabilityListings.ts';
 export {
   brokerReason,
   isRabbitError,
@@ -26,10 +27,14 @@ export {
 } from './linksReading.ts';
 export { PAGE_MAX } from './listings.ts';
 export {
+  type Binding,
   type DeprecatedFeature,
+  type ExchangeDetail,
   type ExchangeListing,
   type FederationState,
   type Permission,
+  type QueueDetail,
+  type QueueDurability,
   type QueueListing,
   toQueueKind,
   type WhoAmI,

@@ -45,6 +45,8 @@ export interface QueueDetail extends QueueFields {
    * ("down" in listings) and reports no statistics and no policy fields for it (4.3.6, 3 nodes).
    */
   readonly nodeDown: boolean;
+  /** What it says of its durability (`path`). */
+  readonly durability: QueueDurability;
 }
 
 export interface QueueListing extends QueueFields {
@@ -62,6 +64,13 @@ export interface ExchangeDetail {
   readonly policy: string | null;
   /** Internal (`amq.rabbitmq.trace`, or declared so): no federation link serves it. Absent: not reported. */
   readonly internal?: boolean;
+  /** Undefined where not asked for (listings). */
+  readonly durable?: boolean;
+  /**
+   * What it took and routed nowhere since its statistics began (`publish_in` − `publish_out`):
+   * 0 when it reports neither (nothing went through), undefined when it reports one alone.
+   */
+  readonly unrouted?: number;
 }
 
 export type ExchangeListing = ExchangeDetail;
@@ -72,10 +81,12 @@ export interface WhoAmI {
 }
 
 // Erlang's JSON encoder has written an empty proplist as `[]` in some versions.
-const jsonObject = z.preprocess(
-  (v) => (Array.isArray(v) && v.length === 0 ? {} : v),
-  z.record(z.string(), z.unknown()),
-);
+const emptyListAsObject = (v: unknown) => (Array.isArray(v) && v.length === 0 ? {} : v);
+const jsonObject = z.preprocess(emptyListAsObject, z.record(z.string(), z.unknown()));
+
+/** Counters (`message_stats`): `[]` when there are none yet (a channel that has not published, 4.0.5). */
+const counters = <S extends z.ZodRawShape>(shape: S) =>
+  z.preprocess(emptyListAsObject, z.object(shape)).optional();
 
 export const overviewSchema = z.object({
   rabbitmq_version: z.string(),
@@ -133,6 +144,12 @@ export const exchangeSchema = z.object({
   arguments: jsonObject,
   policy: z.string().nullable().optional(),
   internal: z.boolean().optional(),
+  durable: z.boolean().optional(),
+  /** Its own counters: `publish_in` (taken) and `publish_out` (routed on), absent until a message went through. */
+  message_stats: counters({
+    publish_in: z.number().int().min(0).optional(),
+    publish_out: z.number().int().min(0).optional(),
+  }),
 });
 
 const count = z.number().int().min(0).optional();
@@ -153,10 +170,58 @@ export const queueStatsSchema = z.object({
   state: z.string().optional(),
 });
 
-/** One queue's GET: the listing's fields, its vhost and its statistics. */
+/**
+ * What a queue's GET says of its durability (`path`): absent keys are not reported. Quorum queues
+ * and streams list their `members` and the `online` ones; 4.3 reports a quorum queue's
+ * `delivery_limit`; each consumer says whether it acknowledges (`ack_required`) and its prefetch.
+ */
+const queueDurabilityFields = {
+  durable: z.boolean().optional(),
+  exclusive: z.boolean().optional(),
+  auto_delete: z.boolean().optional(),
+  messages_persistent: count,
+  members: z.array(z.string()).optional(),
+  online: z.array(z.string()).optional(),
+  delivery_limit: z.number().int().optional(),
+  consumer_details: z
+    .array(z.object({ ack_required: z.boolean(), prefetch_count: z.number().int().min(0).optional() }))
+    .optional(),
+};
+
+/** One queue's GET: the listing's fields, its vhost, its statistics and its durability. */
 export const queueDetailSchema = queueListItemSchema
-  .extend({ vhost: z.string(), state: z.string().optional() })
+  .extend({ vhost: z.string(), state: z.string().optional(), ...queueDurabilityFields })
   .merge(queueStatsSchema.omit({ name: true }));
+
+/** A queue's durability as its GET reports it; each field undefined (or null) where not reported. */
+export interface QueueDurability {
+  readonly durable: boolean | undefined;
+  /** Exclusive or auto-delete. */
+  readonly exclusive: boolean | undefined;
+  readonly persistent: number | undefined;
+  readonly members: number | undefined;
+  readonly online: number | undefined;
+  readonly deliveryLimit: number | undefined;
+  /** Its consumers; undefined when the broker lists none of them (not reported). */
+  readonly consumers:
+    | readonly { readonly ackRequired: boolean; readonly prefetch: number | undefined }[]
+    | undefined;
+}
+
+function toQueueDurability(q: z.infer<typeof queueDetailSchema>): QueueDurability {
+  return {
+    durable: q.durable,
+    exclusive:
+      q.exclusive === undefined && q.auto_delete === undefined
+        ? undefined
+        : q.exclusive === true || q.auto_delete === true,
+    persistent: q.messages_persistent,
+    members: q.members?.length,
+    online: q.online?.length,
+    deliveryLimit: q.delivery_limit,
+    consumers: q.consumer_details?.map((c) => ({ ackRequired: c.ack_required, prefetch: c.prefetch_count })),
+  };
+}
 
 /** Whether this process reads a time without zone as UTC (then the broker's usual form is read by string). */
 const LOCAL_IS_UTC =
@@ -342,6 +407,7 @@ export function toQueueDetail(q: z.infer<typeof queueDetailSchema>): QueueDetail
     effectiveDefinition: q.effective_policy_definition ?? undefined,
     live: toLiveQueue(q),
     nodeDown: isNodeDown(q),
+    durability: toQueueDurability(q),
   };
 }
 
@@ -382,8 +448,59 @@ export function toExchange(vhost: string, e: z.infer<typeof exchangeSchema>): Ex
     arguments: e.arguments,
     policy: e.policy === undefined || e.policy === null || e.policy === '' ? null : e.policy,
     ...(e.internal === undefined ? {} : { internal: e.internal }),
+    ...(e.durable === undefined ? {} : { durable: e.durable }),
+    ...unroutedOf(e.message_stats),
   };
 }
+
+/** An exchange's unrouted count from its own counters (see `ExchangeDetail.unrouted`). */
+function unroutedOf(stats: z.infer<typeof exchangeSchema>['message_stats']): { unrouted?: number } {
+  if (stats === undefined) return {};
+  const { publish_in: i, publish_out: o } = stats;
+  if (i === undefined) return o === undefined ? { unrouted: 0 } : {};
+  return { unrouted: Math.max(0, i - (o ?? 0)) };
+}
+
+/** `GET /api/queues/{vhost}/{name}/bindings`, `…/exchanges/{vhost}/{name}/bindings/{source|destination}`. */
+export const bindingListSchema = z.array(
+  z.object({
+    source: z.string(),
+    destination: z.string(),
+    destination_type: z.enum(['queue', 'exchange']),
+    routing_key: z.string(),
+  }),
+);
+export interface Binding {
+  readonly source: string;
+  readonly destination: string;
+  readonly destinationType: 'queue' | 'exchange';
+  readonly routingKey: string;
+}
+export const toBinding = (b: z.infer<typeof bindingListSchema>[number]): Binding => ({
+  source: b.source,
+  destination: b.destination,
+  destinationType: b.destination_type,
+  routingKey: b.routing_key,
+});
+
+/** `GET /api/vhosts/{vhost}/channels?columns=…`: whether each is in confirm mode and has published. */
+export const channelListSchema = z.array(
+  z.object({
+    confirm: z.boolean().optional(),
+    message_stats: counters({ publish: z.number().int().min(0).optional() }),
+  }),
+);
+
+/** `GET /api/vhosts/{vhost}`: its counters of unroutable messages (absent without statistics). */
+export const vhostStatsSchema = z.object({
+  message_stats: counters({
+    drop_unroutable: z.number().int().min(0).optional(),
+    return_unroutable: z.number().int().min(0).optional(),
+  }),
+});
+
+/** `GET /api/nodes?columns=name`. */
+export const nodeNamesSchema = z.array(z.object({ name: z.string() }));
 
 /** The first few zod issues as one line, for a bad-response message. */
 export function describeIssues(error: z.ZodError): string {

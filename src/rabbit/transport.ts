@@ -41,7 +41,8 @@ function now(): number {
   return s * 1e3 + ns / 1e6;
 }
 
-export type HttpMethod = 'GET' | 'PUT' | 'DELETE';
+/** POST: the lab's publish only (src/rabbit/lab.ts); the bot itself never posts. */
+export type HttpMethod = 'GET' | 'PUT' | 'DELETE' | 'POST';
 
 export interface Timeouts {
   /** TCP connect. Only applies to the client's own pool, not to an injected dispatcher. */

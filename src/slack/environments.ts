@@ -1,4 +1,6 @@
 import type { LinksBroker } from '../commands/links/index.ts';
+import type { DurabilitySource } from '../commands/lint/index.ts';
+import type { PathBroker } from '../commands/path/index.ts';
 import type { WhichBroker } from '../commands/which/index.ts';
 import { type Config, pickEnvironment, questionBudget } from '../config/index.ts';
 import { checkScope, InputError } from '../core/index.ts';
@@ -6,7 +8,13 @@ import type { ParameterLister } from '../plan/index.ts';
 import type { PreviewBroker } from '../preview/index.ts';
 
 /** The management API as the Slack commands use it. ManagementClient satisfies it. */
-export interface SlackBroker extends WhichBroker, PreviewBroker, LinksBroker, ParameterLister {
+export interface SlackBroker
+  extends WhichBroker,
+    PreviewBroker,
+    LinksBroker,
+    ParameterLister,
+    PathBroker,
+    DurabilitySource {
   whoami(): Promise<{ readonly name: string; readonly tags: readonly string[] }>;
   /** Required here, as `links` reads them; optional to `which`. */
   parameters: LinksBroker['parameters'];

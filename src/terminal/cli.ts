@@ -1,3 +1,4 @@
+// Over 400 lines: the terminal's one front door, a handler per command of the table, loaded when asked for.
 // First: before any module builds its schemas (src/terminal/zodJitless.ts).
 import './zodJitless.ts';
 import { existsSync, readFileSync } from 'node:fs';
@@ -177,6 +178,20 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
       answer(io, json, { ...at, vhost: result.object.vhost }, answeredBy(result, broker, code), () =>
         whichText(result),
       );
+      return code;
+    });
+  },
+  async path({ words, json, env, io }) {
+    const [{ parsePath, path, pathExitCode }, { pathText }] = await Promise.all([
+      import('../commands/path/index.ts'),
+      import('./path.ts'),
+    ]);
+    const input = parsePath(words, terminalDefaults(env));
+    return withBroker(env, input, async (broker, at) => {
+      const result = await path(input, broker, { env: at.env });
+      const code = pathExitCode(result);
+      const { env: _env, ...doc } = result;
+      answer(io, json, { ...at, vhost: result.vhost }, answeredBy(doc, broker, code), () => pathText(result));
       return code;
     });
   },

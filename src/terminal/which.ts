@@ -176,5 +176,6 @@ export function whichText(r: WhichResult): string {
   for (const u of r.unreadable) lines.push(`  Not read: ${u.name} (pattern ${quoted(u.pattern)}): ${u.why}.`);
   if (o.keyRulesKnown === false) lines.push(`  Note: ${WHICH_WORDS.keyRulesUnknown(kindWords(o.kind))}`);
   for (const d of r.disagreements) lines.push(`  Note: ${d}`);
+  if (r.pathLine) lines.push(`  ${r.pathLine}`);
   return terminalText(lines);
 }

@@ -173,6 +173,7 @@ describe('bin/rmq.js after the build', () => {
     const asked: { readonly [N in Exclude<TerminalCommandName, 'help' | 'import'>]: readonly string[] } = {
       policies: ['--vhost', vhost],
       which: ['orders.audit', '--vhost', vhost],
+      path: ['orders.audit', '--vhost', vhost],
       preview: ['delete', 'audit-retention', '--vhost', vhost],
       requests: [],
       history: ['--vhost', vhost],

@@ -52,6 +52,8 @@ describe('parseLabArgs', () => {
     expect(parseLabArgs(['--vhost', 'mine'])).toEqual({ kind: 'up', vhost: 'mine' });
     expect(parseLabArgs(['--vhost=mine', '--down'])).toEqual({ kind: 'down', vhost: 'mine' });
     expect(parseLabArgs(['--down', '--help'])).toEqual({ kind: 'help' });
+    expect(parseLabArgs(['--consume', '--vhost', 'mine'])).toEqual({ kind: 'consume', vhost: 'mine' });
+    expect(parseLabArgs(['--consume', '--down'])).toMatchObject({ kind: 'refused' });
   });
 
   it('refuses a --vhost without a name, and names every argument it does not know', () => {

@@ -246,6 +246,8 @@ describe('answers', () => {
       live: null,
       // No `state: "down"` in the answer: its node is not known to be down.
       nodeDown: false,
+      // Nothing of its durability in the answer: every field not reported (undefined), never a default.
+      durability: {},
     });
     expect(await client.getQueue('v', 'q')).toMatchObject({
       kind: 'quorum',

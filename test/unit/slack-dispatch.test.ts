@@ -34,6 +34,15 @@ function broker(overrides: Partial<SlackBroker> = {}): SlackBroker {
     federationLinkList: async () => null,
     shovelList: async () => null,
     whoami: async () => ({ name: 'guest', tags: ['administrator'] }),
+    queueBindings: async () => null,
+    exchangeBindings: async () => null,
+    publishingChannels: async () => ({ channels: 0, confirming: 0 }),
+    vhostUnroutable: async () => ({}),
+    nodeCount: async () => 1,
+    streamDurabilityQueues: () => listing([]),
+    streamConsumers: () => listing([]),
+    streamExchangesWithStats: () => listing([]),
+    streamBindings: () => listing([]),
     ...overrides,
   };
 }

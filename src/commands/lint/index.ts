@@ -1,4 +1,6 @@
 /** The entrance of commands/lint/: what the other folders of src/ use of it (inside, modules import each other directly). */
+
+export type { DurabilitySource } from './durability.ts';
 export {
   asApplied,
   deprecatedSaid,

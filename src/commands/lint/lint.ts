@@ -37,6 +37,7 @@ import {
 import { usageOf } from '../registry.ts';
 import { notAskedOf } from '../which/whichLookup.ts';
 import { type IncompleteJson, incompleteJson } from '../words.ts';
+import { type DurabilityLinted, type DurabilitySource, durabilityOrNotRead } from './durability.ts';
 
 const LINT_USAGE = usageOf('lint');
 
@@ -119,12 +120,13 @@ export function parseLint(words: readonly string[], defaults: FlagDefaults = {})
 }
 
 /** What `lint` needs of the management API. ManagementClient satisfies it. */
-export interface LintBroker extends InventorySource, VhostLister {
+export interface LintBroker extends InventorySource, VhostLister, DurabilitySource {
   /** With `--target-version`: the deprecated features in use (null: not reported by this version). */
   deprecatedFeaturesUsed?(): Promise<DeprecatedFeature[] | null>;
 }
 
-export type LintedFinding = Finding & { readonly why: string };
+/** A policy kind's finding, or a durability kind's (`policy` "": no policy is its cause), with its sentence. */
+export type LintedFinding = (Finding & { readonly why: string }) | DurabilityLinted;
 
 export interface LintResult {
   env: string;
@@ -235,13 +237,18 @@ export async function lint(input: LintInput, broker: LintBroker, options: LintOp
       [...user, ...operator].some((p) => readsFederation(p.definition)),
     );
     const incomplete = incompleteJson(unread, 'findings', quoted);
+    // The durability kinds need live facts a file does not hold: on the broker's own policies only.
+    const durable = options.file
+      ? []
+      : await durabilityOrNotRead(broker, input.vhost, inventory.version, user, r.notRead);
+    const linted: LintedFinding[] = [...findings.map((f) => ({ ...f, why: whyOf(f) })), ...durable];
     return {
       ...r,
       answer: 'linted',
       ...(incomplete ? { incomplete } : {}),
       brokerVersion: formatVersion(inventory.version),
       ...(features === undefined ? {} : { deprecatedFeatures: features }),
-      findings: findings.map((f) => ({ ...f, why: whyOf(f) })),
+      findings: linted.sort((a, b) => SEVERITIES.indexOf(a.severity) - SEVERITIES.indexOf(b.severity)),
       policies: user.length + operator.length,
       objects: l.objects,
     };

@@ -7,3 +7,4 @@ export {
   type WhichResult,
   which,
 } from './which.ts';
+export { consumerFacts, queueFacts } from './whichDurability.ts';

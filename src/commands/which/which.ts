@@ -27,6 +27,7 @@ import type { WhichInput } from '../parse.ts';
 import { usageOf } from '../registry.ts';
 import { closeObjects, type NamedKind } from '../suggest.ts';
 import { kindWords } from '../words.ts';
+import { whichPathLine } from './whichDurability.ts';
 import { liveHazards } from './whichHazards.ts';
 import { linksOfObject } from './whichLinks.ts';
 import { type Lookup, listOperatorPolicies, lookUp, notAskedOf, type WhichBroker } from './whichLookup.ts';
@@ -138,6 +139,8 @@ export interface WhichResult {
    * should run, whether it runs, on which node (src/links/). Absent otherwise.
    */
   links?: LinkRow[];
+  /** What `path` would flag about the messages there now, in one line; absent when nothing. */
+  pathLine?: string;
 }
 
 /** An answer about `object` that claims nothing yet: every part empty, to be filled in. */
@@ -239,6 +242,8 @@ export async function which(
     if (lookup.nodeDown && r.now === null) r.nodeDown = true;
     r.hazards = live.hazards;
     if (live.notRead.length) r.hazardsNotRead = live.notRead;
+    const line = lookup.detail ? whichPathLine(input.name, lookup.detail, values, r.hazards, version) : null;
+    if (line) r.pathLine = line;
   }
   const federated = user.find((p) => p.name === r.inForce?.name);
   if (lookup.exists && federated && readsFederation(federated.definition)) {

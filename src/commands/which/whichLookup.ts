@@ -1,7 +1,13 @@
 import { codeOf, missingVhostError, type VhostLister } from '../../core/index.ts';
 import type { LiveQueue } from '../../policy/impact/index.ts';
 import type { BrokerVersion, ObjectKind, Policy } from '../../policy/index.ts';
-import { brokerReason, type NotAskedWhy, notAskedBecause, toQueueKind } from '../../rabbit/index.ts';
+import {
+  brokerReason,
+  type NotAskedWhy,
+  notAskedBecause,
+  type QueueDurability,
+  toQueueKind,
+} from '../../rabbit/index.ts';
 import type { WhichInput } from '../parse.ts';
 import type { NameLister } from '../suggest.ts';
 import type { HazardBroker } from './whichHazards.ts';
@@ -29,11 +35,18 @@ export interface WhichBroker extends NameLister, VhostLister, HazardBroker, Whic
     live?: LiveQueue | null;
     /** Its node is down (a cluster's): nothing live is known of it. */
     nodeDown?: boolean;
+    /** What it says of its durability (`path`); absent: not read. */
+    durability?: QueueDurability;
   } | null>;
   getExchange(
     vhost: string,
     name: string,
-  ): Promise<{ policy?: string | null | undefined; arguments?: Readonly<Record<string, unknown>> } | null>;
+  ): Promise<{
+    policy?: string | null | undefined;
+    arguments?: Readonly<Record<string, unknown>>;
+    durable?: boolean;
+    unrouted?: number;
+  } | null>;
   /** The user policy from the queue's record, when the detail GET's statistics are not out yet. */
   queuePolicyFromRecord?(vhost: string, name: string): Promise<string | null | undefined>;
   listPolicies(vhost: string): Promise<Policy[]>;
@@ -57,6 +70,8 @@ export interface Lookup {
   live: LiveQueue | null;
   /** A queue whose node is down: its statistics unknown because of that, not because they lag. */
   nodeDown: boolean;
+  /** A queue's GET as the broker answered it (its durability for the `path` line). */
+  detail?: NonNullable<Awaited<ReturnType<WhichBroker['getQueue']>>>;
   forbidden?: string;
 }
 
@@ -98,6 +113,7 @@ export async function lookUp(broker: WhichBroker, input: WhichInput): Promise<Lo
       arguments: q.arguments ?? {},
       live: q.live ?? null,
       nodeDown: q.nodeDown === true,
+      detail: q,
     };
   };
   const missing = (kind: ObjectKind, kindAssumed: boolean): Lookup => ({

@@ -2,4 +2,4 @@
 export { findingWhy } from './kinds.ts';
 export { atLeastAsSevere, type Finding, Linter, type LintObject, SEVERITIES, type Severity } from './lint.ts';
 export { type DigestDiff, type DigestFinding, diffFindings, findingId } from './lintDigest.ts';
-export type { LintContext, LintWords } from './lintTypes.ts';
+export { LISTED_OBJECTS, type LintContext, type LintWords } from './lintTypes.ts';

@@ -8,6 +8,7 @@ import { historyCommand } from './history.ts';
 import { importCommand } from './import.ts';
 import { linksCommand } from './links.ts';
 import { lintCommand } from './lint.ts';
+import { pathCommand } from './path.ts';
 import { planCommand } from './plan.ts';
 import { policiesCommand } from './policies.ts';
 import { previewCommand } from './preview.ts';
@@ -32,6 +33,7 @@ const SLACK_COMMANDS: { readonly [N in CommandName]: SlackCommand } = {
   import: importCommand,
   lint: lintCommand,
   links: linksCommand,
+  path: pathCommand,
   requests: requestsCommand,
   history: historyCommand,
   use: useCommand,

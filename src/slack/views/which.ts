@@ -199,7 +199,10 @@ function closing(r: WhichResult, effective?: Block): Block[] {
     effective,
     argumentsSection(r),
   ];
-  return [...parts.filter((b) => b !== undefined), ...notesBlocks(r), footer(r)];
+  const path = r.pathLine
+    ? [section(`:warning: ${prose(r.pathLine).replaceAll(prose('`path`'), '`path`')}`)]
+    : [];
+  return [...parts.filter((b) => b !== undefined), ...notesBlocks(r), ...path, footer(r)];
 }
 
 function notAsked(r: WhichResult): SlackMessage {

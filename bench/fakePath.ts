@@ -1,0 +1,107 @@
+/**
+ * What `path NAME` reads of the double (bench/fakeManagement.ts), beside its listings: one queue's
+ * detail, its bindings, each exchange's detail and bindings, the vhost's channels and counters,
+ * the nodes. The vhost has `exchanges` exchanges (`svcN.in`, each bound to the queues of service
+ * N, and `svcN.top` bound to it) and `channels` channels, each body rendered once.
+ */
+export function pathRoutes(
+  vhost: string,
+  queues: readonly { name: string; type: string; arguments: Record<string, unknown> }[],
+  exchanges: number,
+  channels: number,
+): (path: string) => Buffer | undefined {
+  const enc = encodeURIComponent(vhost);
+  const json = (v: unknown) => Buffer.from(JSON.stringify(v));
+  const byName = new Map(queues.map((q, i) => [q.name, { q, i }]));
+  const service = (name: string) => /^svc(\d+)\./.exec(name)?.[1];
+  const channelList = json(
+    Array.from({ length: channels }, (_, i) => ({
+      name: `127.0.0.1:${40000 + i} -> 127.0.0.1:5672 (1)`,
+      confirm: i % 2 === 0,
+      ...(i % 3 === 0 ? { message_stats: { publish: 1000 + i } } : {}),
+    })),
+  );
+  const exchangeDetail = (name: string) =>
+    json({
+      name,
+      vhost,
+      type: 'direct',
+      durable: true,
+      arguments: {},
+      message_stats: { publish_in: 100, publish_out: 98 },
+    });
+  return (path) => {
+    if (path === '/api/nodes') return json([{ name: 'rabbit@bench' }]);
+    if (path === `/api/vhosts/${enc}`)
+      return json({ name: vhost, message_stats: { drop_unroutable: 2, return_unroutable: 0 } });
+    if (path === `/api/vhosts/${enc}/channels`) return channelList;
+    // lint's durability listings: no consumers, no bindings beyond the default exchange's.
+    if (path === `/api/consumers/${enc}` || path === `/api/bindings/${enc}`) return json([]);
+    const m = /^\/api\/(queues|exchanges)\/[^/]+\/([^/]+)(\/bindings(?:\/(source|destination))?)?$/.exec(
+      path,
+    );
+    if (!m) return undefined;
+    const name = decodeURIComponent(m[2] as string);
+    const s = service(name);
+    if (m[1] === 'queues') {
+      const found = byName.get(name);
+      if (!found) return undefined;
+      if (m[3])
+        return json([
+          {
+            source: '',
+            vhost,
+            destination: name,
+            destination_type: 'queue',
+            routing_key: name,
+            arguments: {},
+          },
+          ...(s !== undefined && Number(s) < exchanges / 2
+            ? [
+                {
+                  source: `svc${s}.in`,
+                  vhost,
+                  destination: name,
+                  destination_type: 'queue',
+                  routing_key: name,
+                  arguments: {},
+                },
+              ]
+            : []),
+        ]);
+      const { q, i } = found;
+      return json({
+        name,
+        vhost,
+        type: q.type,
+        durable: true,
+        exclusive: false,
+        auto_delete: false,
+        arguments: q.arguments,
+        messages: i % 50,
+        messages_ready: i % 50,
+        messages_unacknowledged: 0,
+        messages_persistent: Math.floor((i % 50) / 2),
+        message_bytes_ready: (i % 50) * 200,
+        consumers: i % 3 === 0 ? 1 : 0,
+        consumer_details: i % 3 === 0 ? [{ ack_required: i % 2 === 0, prefetch_count: 0 }] : [],
+        idle_since: '2026-12-01 09:00:00',
+        ...(q.type === 'quorum' ? { members: ['rabbit@bench'], online: ['rabbit@bench'] } : {}),
+      });
+    }
+    if (s === undefined || Number(s) >= exchanges / 2 || !/\.(in|top)$/.test(name)) return undefined;
+    if (!m[3]) return exchangeDetail(name);
+    if (m[4] === 'destination' && name.endsWith('.in'))
+      return json([
+        {
+          source: `svc${s}.top`,
+          vhost,
+          destination: name,
+          destination_type: 'exchange',
+          routing_key: '',
+          arguments: {},
+        },
+      ]);
+    return json([]);
+  };
+}

@@ -1,0 +1,130 @@
+import { defaultDeliveryLimit } from '../keys.ts';
+import { atLeast, type BrokerVersion } from '../types.ts';
+
+/**
+ * What the broker reports about the objects a message travels through, as the durability rules
+ * read it. Every number is the broker's; `null` is "not reported" (statistics disabled, a
+ * permission, a version, a node down), never 0.
+ */
+
+/** The default exchange: every queue is bound to it by name; it cannot be declared, deleted or given an alternate exchange. */
+export const DEFAULT_EXCHANGE = '';
+
+/** An exchange on the way in. */
+export interface ExchangeFacts {
+  readonly name: string;
+  /** null: not reported (an exchange that does not exist). */
+  readonly durable: boolean | null;
+  /** The alternate exchange it uses (its argument or its policy), null when none. */
+  readonly alternateExchange: string | null;
+  /** Whether that exchange exists; null when there is none or it was not asked. */
+  readonly alternateExists: boolean | null;
+  /**
+   * Messages it took and routed nowhere since its statistics began: its own `publish_in` less
+   * `publish_out` (both in the exchange's `message_stats`); null when either is not reported.
+   */
+  readonly unrouted: number | null;
+}
+
+/** A queue's numbers and settings, as its detail GET (and the listings) report them. */
+export interface QueueFacts {
+  readonly name: string;
+  /** The broker's `type`; `kind` null: a type this bot does not know. */
+  readonly type: string;
+  readonly kind: 'classic' | 'quorum' | 'stream' | null;
+  readonly durable: boolean;
+  /** Exclusive or auto-delete: gone with its connection or its last consumer, and at a restart. */
+  readonly exclusive: boolean;
+  readonly messages: number | null;
+  /** `messages_persistent`; every message of a quorum queue or stream is persistent. */
+  readonly persistent: number | null;
+  /** Replicated queues: its members, and how many of them are online. */
+  readonly members: number | null;
+  readonly online: number | null;
+  /** Its node is down: nothing live is known of it. */
+  readonly nodeDown: boolean;
+  /** The values it uses now (policies and its own arguments merged), for the keys read here. */
+  readonly values: Readonly<Record<string, unknown>>;
+  /** The delivery limit the broker reports itself (`delivery_limit`, 4.3 and later), when it does. */
+  readonly reportedDeliveryLimit: number | null;
+}
+
+/** The consumers of a queue: how many, how many acknowledge automatically, with an unlimited prefetch. */
+export interface ConsumerFacts {
+  readonly consumers: number | null;
+  readonly autoAck: number | null;
+  readonly unlimitedPrefetch: number | null;
+}
+
+/** Where a queue's dead letters go. */
+export interface DeadLetterFacts {
+  readonly exchange: string | null;
+  /** null: no target, or not asked. */
+  readonly exists: boolean | null;
+  /** The target has a binding or an alternate exchange to route through; null when not known. */
+  readonly routes: boolean | null;
+}
+
+/** The channels publishing in the vhost now, and how many are in confirm mode. */
+export interface PublisherFacts {
+  readonly channels: number | null;
+  readonly confirming: number | null;
+}
+
+/** What a poison message (rejected again and again) meets in a queue. */
+export type Poison = 'dead-lettered' | 'dropped' | 'redelivered' | 'unknown';
+
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+
+/**
+ * Whether the broker's `drop_unroutable` counts: 3.10.8 leaves it at 0 after an unroutable
+ * message was dropped; 4.0.5 and 4.3.6 count it (test/integration/path.test.ts). Where it does
+ * not, the figure is unknown, not 0.
+ */
+export const countsDroppedUnroutable = (v: BrokerVersion): boolean => atLeast(v, 4);
+
+/** The dead-letter exchange a queue uses, null when none. */
+export const deadLetterExchangeOf = (q: Pick<QueueFacts, 'values'>): string | null =>
+  str(q.values['dead-letter-exchange']);
+
+/** An exchange's alternate exchange from the values it uses. */
+export const alternateOf = (values: Readonly<Record<string, unknown>>): string | null =>
+  str(values['alternate-exchange']);
+
+/**
+ * The delivery limit in force on a queue: the broker's own report where it gives one (4.3), else
+ * the value it uses (a policy or its argument), else the version's default (4.0 and later: 20;
+ * before: none). null: none (a negative value from 4.0 means none); only quorum queues have one.
+ */
+export function deliveryLimitOf(q: QueueFacts, v: BrokerVersion): number | null {
+  if (q.kind !== 'quorum') return null;
+  const n = q.reportedDeliveryLimit ?? num(q.values['delivery-limit']) ?? defaultDeliveryLimit(v);
+  if (n === undefined) return null;
+  return n < 0 && atLeast(v, 4) ? null : n;
+}
+
+/**
+ * What counts toward a quorum queue's delivery limit: a message returned because its consumer's
+ * channel closed or crashed, always; one rejected with `requeue` (basic.reject, basic.nack) too on
+ * 3.10.8 and 4.0.5, not on 4.3.6, where it is redelivered without limit (measured:
+ * test/integration/path-failures.test.ts).
+ */
+export const requeueCountsTowardLimit = (v: BrokerVersion): boolean => !atLeast(v, 4, 3);
+
+/** The messages a restart loses from a durable queue: a classic queue's transient ones; null when not reported. */
+export function transientOf(q: QueueFacts): number | null {
+  if (q.kind === 'quorum' || q.kind === 'stream') return q.messages === null ? null : 0;
+  if (q.kind === null || q.messages === null || q.persistent === null) return null;
+  return Math.max(0, q.messages - q.persistent);
+}
+
+/** What a poison message meets: the limit, the dead-letter target and whether it routes. */
+export function poisonOf(q: QueueFacts, dl: DeadLetterFacts, v: BrokerVersion): Poison {
+  if (q.kind === 'classic') return 'redelivered';
+  if (q.kind !== 'quorum') return 'unknown';
+  if (deliveryLimitOf(q, v) === null) return 'redelivered';
+  if (dl.exchange === null || dl.exists === false || dl.routes === false) return 'dropped';
+  if (dl.exists === null) return 'unknown';
+  return 'dead-lettered';
+}

@@ -1,0 +1,179 @@
+import { defaultDeliveryLimit } from '../keys.ts';
+import { LISTED_OBJECTS } from '../lint/index.ts';
+import type { BrokerVersion } from '../types.ts';
+import {
+  type ConsumerFacts,
+  DEFAULT_EXCHANGE,
+  type DeadLetterFacts,
+  deadLetterExchangeOf,
+  type ExchangeFacts,
+  poisonOf,
+  type QueueFacts,
+  transientOf,
+} from './facts.ts';
+
+/**
+ * `lint`'s durability kinds, vhost-wide: the same rules `path` asks of one chain (facts.ts),
+ * asked of every queue and exchange of the vhost, one finding per kind with the objects listed
+ * (as the policy kinds list theirs). They need live facts (messages, consumers, replicas, the
+ * exchanges' counters): a definitions file holds none, so they are found on a broker only.
+ */
+
+export const DURABILITY_KINDS = [
+  'poison-dropped',
+  'transient-messages',
+  'transient-route',
+  'auto-ack-dead-letter',
+  'replicas-fragile',
+  'unroutable-dropped',
+] as const;
+export type DurabilityKind = (typeof DURABILITY_KINDS)[number];
+
+export const DURABILITY_SEVERITY: { readonly [K in DurabilityKind]: 'error' | 'warning' } = {
+  'poison-dropped': 'error',
+  'transient-messages': 'warning',
+  'transient-route': 'warning',
+  'auto-ack-dead-letter': 'warning',
+  'replicas-fragile': 'warning',
+  'unroutable-dropped': 'warning',
+};
+
+/** A finding of a durability kind: no policy is its cause (`policy` "", as lint's other findings without one), the objects it concerns. */
+export interface DurabilityFinding {
+  readonly kind: DurabilityKind;
+  readonly severity: 'error' | 'warning';
+  readonly policy: '';
+  readonly operator: false;
+  /** At most LISTED_OBJECTS names, in code-unit order. */
+  readonly objects: readonly string[];
+  readonly objectCount: number;
+  /** transient-messages: the messages a restart loses now, summed. */
+  readonly lost?: number;
+}
+
+/** One queue of the vhost with what the rules read of it. */
+export interface LintQueue extends QueueFacts {
+  readonly consumerFacts: ConsumerFacts;
+}
+
+/** A binding: an exchange to a queue or to another exchange. */
+export interface BindingFacts {
+  readonly source: string;
+  readonly destination: string;
+  readonly destinationType: 'queue' | 'exchange';
+}
+
+class Listed {
+  readonly list: string[] = [];
+  count = 0;
+  lost = 0;
+  add(name: string, lost = 0): void {
+    this.count++;
+    this.lost += lost;
+    if (this.list.length < LISTED_OBJECTS) this.list.push(name);
+  }
+}
+
+/**
+ * The tallies of one pass: queues, exchanges and bindings fed once each (queues as the listing
+ * streams them), the findings at the end. Exchanges and queues' durability are kept by name
+ * (booleans) for the bindings, which come last.
+ */
+export class DurabilityLint {
+  readonly #version: BrokerVersion;
+  readonly #by = new Map<DurabilityKind, Listed>(DURABILITY_KINDS.map((k) => [k, new Listed()]));
+  readonly #durableQueue = new Map<string, boolean>();
+  readonly #durableExchange = new Map<string, boolean>();
+  readonly #onRoute = new Set<string>();
+
+  constructor(version: BrokerVersion) {
+    this.#version = version;
+  }
+
+  #add(kind: DurabilityKind, name: string, lost = 0): void {
+    (this.#by.get(kind) as Listed).add(name, lost);
+  }
+
+  /** A queue; `exchanges` says which exchanges of the vhost exist (null: not read). */
+  addQueue(q: LintQueue, exchanges: ReadonlySet<string> | null): void {
+    this.#durableQueue.set(q.name, q.durable && !q.exclusive);
+    const transient = q.durable && !q.exclusive ? transientOf(q) : null;
+    if (transient !== null && transient > 0) this.#add('transient-messages', q.name, transient);
+    const dlx = deadLetterExchangeOf(q);
+    const auto = q.consumerFacts.autoAck;
+    if (dlx && auto !== null && auto > 0) this.#add('auto-ack-dead-letter', q.name);
+    if (q.kind === 'quorum') {
+      const dl: DeadLetterFacts = {
+        exchange: dlx,
+        exists: dlx ? (exchanges === null ? null : exchanges.has(dlx)) : null,
+        routes: null,
+      };
+      if (poisonOf(q, dl, this.#version) === 'dropped') this.#add('poison-dropped', q.name);
+      if (!q.nodeDown && q.online !== null && q.online < 3) this.#add('replicas-fragile', q.name);
+    }
+  }
+
+  /** An exchange; `exists` whether its alternate exchange exists (null: not known). */
+  addExchange(x: ExchangeFacts): void {
+    if (x.name === DEFAULT_EXCHANGE) return;
+    if (x.durable !== null) this.#durableExchange.set(x.name, x.durable);
+    const drops = x.alternateExchange === null || x.alternateExists === false;
+    if (drops && x.unrouted !== null && x.unrouted > 0) this.#add('unroutable-dropped', x.name, x.unrouted);
+  }
+
+  /** A binding: a transient end on a durable route (the other end durable). */
+  addBinding(b: BindingFacts): void {
+    if (b.source === DEFAULT_EXCHANGE) return;
+    const from = this.#durableExchange.get(b.source);
+    const to =
+      b.destinationType === 'queue'
+        ? this.#durableQueue.get(b.destination)
+        : this.#durableExchange.get(b.destination);
+    if (from === undefined || to === undefined || from === to) return;
+    const transient = from ? `${b.destinationType}\u0000${b.destination}` : `exchange\u0000${b.source}`;
+    if (this.#onRoute.has(transient)) return;
+    this.#onRoute.add(transient);
+    this.#add('transient-route', transient.slice(transient.indexOf('\u0000') + 1));
+  }
+
+  findings(): DurabilityFinding[] {
+    const out: DurabilityFinding[] = [];
+    for (const kind of DURABILITY_KINDS) {
+      const l = this.#by.get(kind) as Listed;
+      if (l.count === 0) continue;
+      out.push({
+        kind,
+        severity: DURABILITY_SEVERITY[kind],
+        policy: '',
+        operator: false,
+        objects: [...l.list].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
+        objectCount: l.count,
+        ...(kind === 'transient-messages' ? { lost: l.lost } : {}),
+      });
+    }
+    return out;
+  }
+}
+
+const many = (n: number, one: string, several = `${one}s`) => `${n} ${n === 1 ? one : several}`;
+
+/** One sentence per durability finding. */
+export function durabilityWhy(f: DurabilityFinding, version: BrokerVersion): string {
+  const n = f.objectCount;
+  switch (f.kind) {
+    case 'transient-messages':
+      return `Transient messages in ${many(n, 'durable queue')}: a restart loses ${many(f.lost ?? 0, 'message')} now (path NAME for the whole chain).`;
+    case 'transient-route':
+      return `Transient on a durable route: ${many(n, 'exchange or queue', 'exchanges and queues')} a restart takes with ${n === 1 ? 'its' : 'their'} bindings, and what is published that way afterwards is unroutable.`;
+    case 'auto-ack-dead-letter':
+      return `Automatic acknowledgement on ${many(n, 'queue')} with a dead-letter target: what ${n === 1 ? 'its consumers take' : 'their consumers take'} can never be rejected, so never dead-lettered, and a crash loses it.`;
+    case 'poison-dropped': {
+      const d = defaultDeliveryLimit(version);
+      return `Poison messages dropped by ${many(n, 'quorum queue')}: returned past the delivery limit${d === undefined ? '' : ` (${d} unless set, from 4.0)`}, a message is dropped for want of a dead-letter target that exists.`;
+    }
+    case 'replicas-fragile':
+      return `Fewer than three replicas online on ${many(n, 'quorum queue')}: losing one node can leave no majority, and then nothing is taken or delivered until it is back.`;
+    case 'unroutable-dropped':
+      return `Unroutable messages on ${many(n, 'exchange')} without an alternate exchange: ${n === 1 ? 'it has' : 'they have'} routed messages nowhere since ${n === 1 ? 'its' : 'their'} statistics began (publish_in above publish_out), dropped or returned to a publisher asking with mandatory.`;
+  }
+}
