@@ -164,6 +164,7 @@ describe('bin/rmq.js into a slow reader (issue 28)', () => {
       requests: ['requests'],
       history: ['history'],
       links: ['links', '--vhost', vhost],
+      path: ['path', 'q', '--vhost', vhost],
     };
     // Each command the terminal answers is here: a new one must be added. `import` answers only
     // with a bot to file through (test/e2e/import-flow.test.ts runs it against dist/main.js).
