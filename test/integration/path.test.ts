@@ -79,6 +79,9 @@ describe.each(up.map((b) => [b.label, b] as const))('path on %s', (_label, broke
         expect(p.queue.transient).toBe(3);
         expect(p.in.exchanges.find((x) => x.name === 'mid')?.unrouted).toBe(1);
         if (broker.label !== 'machine') expect(p.in.unroutable.dropped).toBe(1);
+        // The publishing channels and their confirm mode are statistics too.
+        expect(p.in.publishers.channels).toBeGreaterThanOrEqual(1);
+        expect(p.in.publishers.confirming).toBe(p.in.publishers.channels);
         return p;
       },
       { deadlineMs: 45_000, intervalMs: 500, what: 'the statistics of orders' },

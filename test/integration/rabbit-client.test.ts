@@ -438,6 +438,7 @@ describe('queues and exchanges', () => {
         arguments: {},
         policy: 'pe',
         internal: false,
+        durable: true,
       });
       expect((await admin.getExchange(vhost, 'plain'))?.policy).toBeNull();
       expect(await admin.getExchange(vhost, 'missing')).toBeNull();
