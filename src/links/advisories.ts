@@ -5,6 +5,8 @@ import type { AdvisoryVerdict } from './types.ts';
  * The security advisories for links, as data: each with the releases that fixed it (one per
  * series), the source it was read from and when. A version is affected when its series has a
  * later fix, or when it is older than every fixed series; a series newer than every fix is not.
+ * An advisory whose source names no fixed release affects every version: nothing here shows a
+ * release safe, and its advice ("unless patched") then holds for all.
  */
 export interface Advisory {
   readonly id: string;
@@ -76,15 +78,22 @@ const parse = (v: string): BrokerVersion => {
   return { major, minor, patch };
 };
 
-/** Whether `version` is affected: null when the advisory's fixes are not known. */
-export function affected(a: Advisory, version: BrokerVersion): boolean | null {
-  if (a.fixedIn.length === 0) return null;
+/** Whether `version` is affected (every version, when no fixed release is known). */
+export function affected(a: Advisory, version: BrokerVersion): boolean {
+  if (a.fixedIn.length === 0) return true;
   const fixes = a.fixedIn.map(parse);
   const series = fixes.find((f) => f.major === version.major && f.minor === version.minor);
   if (series) return !atLeast(version, series.major, series.minor, series.patch);
   const newest = fixes.reduce((a, b) => (atLeast(a, b.major, b.minor) ? a : b));
   return !atLeast(version, newest.major, newest.minor);
 }
+
+/** What `fixedIn` says of an advisory whose source names no fixed release. */
+export const NO_FIX_KNOWN = 'no fixed release known: every version taken as affected';
+
+/** An advisory's fix, in words: "fixed in 4.0.24, 4.3.5", or that none is known. */
+export const fixWords = (v: AdvisoryVerdict): string =>
+  v.fixedIn === NO_FIX_KNOWN ? 'no fixed release known' : `fixed in ${v.fixedIn}`;
 
 /** Every advisory judged against the broker's version (`affected: null` throughout when it is not known). */
 export function advisoriesFor(
@@ -94,7 +103,7 @@ export function advisoriesFor(
   return table.map((a) => ({
     id: a.id,
     affected: version ? affected(a, version) : null,
-    fixedIn: a.fixedIn.length ? a.fixedIn.join(', ') : 'not given by the source',
+    fixedIn: a.fixedIn.length ? a.fixedIn.join(', ') : NO_FIX_KNOWN,
     why: a.why,
     source: `${a.source}, read ${a.read}`,
   }));

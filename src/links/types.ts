@@ -151,7 +151,7 @@ export interface LinkRisk {
 
 export interface AdvisoryVerdict {
   readonly id: string;
-  /** null: the advisory's fixed versions are not known here, so nothing is claimed. */
+  /** null: the broker's version was not read, so nothing is claimed. */
   readonly affected: boolean | null;
   readonly fixedIn: string;
   readonly why: string;

@@ -1,6 +1,6 @@
 import { NOT_ASKED_WORDS } from '../commands/index.ts';
 import type { LinksResult } from '../commands/links/index.ts';
-import type { LinkRow } from '../links/index.ts';
+import { fixWords, type LinkRow } from '../links/index.ts';
 import { quoted, terminalText, valueWritten } from '../text/index.ts';
 
 /**
@@ -63,15 +63,15 @@ export function linksText(r: LinksResult): string {
   const unknown = r.advisories.filter((a) => a.affected === null);
   if (affected.length > 0) {
     lines.push('', `Advisories for links that broker ${r.brokerVersion ?? '?'} is affected by:`);
-    for (const a of affected) lines.push(`  ${a.id} (fixed in ${a.fixedIn}): ${a.why}`);
+    for (const a of affected) lines.push(`  ${a.id} (${fixWords(a)}): ${a.why}`);
   } else if (r.advisories.length > 0) {
     lines.push(
       '',
-      `Broker ${r.brokerVersion ?? '?'} is not affected by the link advisories whose fixes are known.`,
+      `Broker ${r.brokerVersion ?? '?'} is not affected by the link advisories.`,
     );
   }
   if (unknown.length > 0)
-    lines.push(`  Not judged (no fixed release known): ${unknown.map((a) => a.id).join(', ')}.`);
+    lines.push(`  Not judged (the broker's version was not read): ${unknown.map((a) => a.id).join(', ')}.`);
   for (const n of r.notRead) lines.push('', `Not read: ${n}.`);
   return terminalText(lines);
 }

@@ -252,7 +252,9 @@ describe('advisories', () => {
     [v(4, 4, 0), 'GHSA-6gmw-wxch-cvvc', false],
     [v(4, 2, 9), 'GHSA-g5v3-w5xg-62q2', true],
     [v(4, 3, 0), 'GHSA-g5v3-w5xg-62q2', false],
-    [v(4, 3, 6), 'GHSA-9wm4-9m6g-w38x', null],
+    // No fixed release known: every version.
+    [v(4, 3, 6), 'GHSA-9wm4-9m6g-w38x', true],
+    [v(9, 0, 0), 'GHSA-q44f-9vc5-grh7', true],
   ])('%o and %s: affected %s', (version, id, affected) => {
     expect(advisoriesFor(version).find((a) => a.id === id)?.affected).toBe(affected);
   });

@@ -1,6 +1,6 @@
 import { NOT_ASKED_WORDS } from '../../commands/index.ts';
 import type { LinksResult } from '../../commands/links/index.ts';
-import type { LinkRow } from '../../links/index.ts';
+import { fixWords, type LinkRow } from '../../links/index.ts';
 import { showInvisible, valueWritten } from '../../text/index.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
@@ -90,7 +90,7 @@ export function linksView(r: LinksResult): MessageWithFile {
   if (affected.length > 0)
     all.push(
       context(
-        `:shield: Broker ${r.brokerVersion ?? '?'} is affected by ${affected.map((a) => `${a.id} (fixed in ${a.fixedIn})`).join(', ')}`,
+        `:shield: Broker ${r.brokerVersion ?? '?'} is affected by ${affected.map((a) => `${a.id} (${fixWords(a)})`).join(', ')}`,
       ),
     );
   for (const n of r.notRead.slice(0, 3))
