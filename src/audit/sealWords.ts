@@ -5,7 +5,11 @@ import type { SnapshotRecord } from './types.ts';
 
 export function snapshotWords(e: SnapshotRecord): string {
   const when =
-    e.why === 'first' ? 'when it first watched this environment' : 'when its watch resumed after a gap';
+    e.why === 'first'
+      ? 'when it first watched this environment'
+      : e.why === 'gap'
+        ? 'when its watch resumed after a gap'
+        : 'as a checkpoint, so that a replay reads few records past a snapshot';
   const where = e.vhosts === null ? 'every vhost' : count(e.vhosts.length, 'vhost');
   return `the whole state the bot found ${when}: ${count(e.policies.length, 'policy', 'policies')} and ${count(e.operatorPolicies.length, 'operator policy', 'operator policies')} of ${where}; --at replays from here`;
 }

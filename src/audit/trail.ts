@@ -29,6 +29,8 @@ import {
  *   <prefix>:audit:ids     HASH    record id -> stream id (one record per id: an apply recorded twice is recorded once)
  *   <prefix>:audit:snapshots:<env>  ZSET  stream id of each `snapshot` record, scored by its `at` (ms)
  *   <prefix>:audit:gaps:<env>       ZSET  stream id of each `gap` record, scored by its `to` (ms)
+ *   <prefix>:audit:appended         the count of records appended (since this key was written first)
+ *   <prefix>:audit:appended:snapshot  HASH  env -> that count when its last snapshot was appended
  *
  * The two indexes are written by the same script as the record, so the snapshot nearest an instant
  * (and the gap around it) is found in one read, never by reading the stream (`--at`, replay.ts).
@@ -130,6 +132,26 @@ export class AuditTrail {
     return undefined;
   }
 
+  get #appended(): string {
+    return `${this.#prefix}:audit:appended`;
+  }
+
+  get #appendedAtSnapshot(): string {
+    return `${this.#prefix}:audit:appended:snapshot`;
+  }
+
+  /**
+   * How many records (of every environment) were appended since the environment's last snapshot:
+   * what a replay from it reads at most. A trail older than the count counts from when it began.
+   */
+  async appendedSinceSnapshot(env: string): Promise<number> {
+    const [total, atSnapshot] = await Promise.all([
+      this.#redis.get(this.#appended),
+      this.#redis.hget(this.#appendedAtSnapshot, env),
+    ]);
+    return Number(total ?? 0) - Number(atSnapshot ?? 0);
+  }
+
   #snapshots(env: string): string {
     return `${this.#prefix}:audit:snapshots:${env}`;
   }
@@ -157,16 +179,19 @@ export class AuditTrail {
       const index = this.#indexOf(record);
       const [kind] = (await this.#redis.eval(
         APPEND,
-        4,
+        6,
         this.#stream,
         this.#head,
         this.#ids,
         index?.key ?? '',
+        this.#appended,
+        this.#appendedAtSnapshot,
         prev,
         record.id,
         canonicalJson(record),
         record.hash,
         index?.score ?? 0,
+        record.action === 'snapshot' ? record.env : '',
       )) as [string, string];
       if (kind === 'ok') {
         this.#options.log?.info({ audit: record }, 'audit record');

@@ -244,7 +244,7 @@ export const SnapshotRecordSchema = z.object({
   ...Sealed,
   action: z.literal('snapshot'),
   /** `first`: the environment's first watch; `gap`: the watch resumed after the gap recorded just before. */
-  why: z.enum(['first', 'gap']),
+  why: z.enum(['first', 'gap', 'checkpoint']),
   /** The vhosts watched (RMQ_VHOSTS); null: every vhost. A vhost outside them is not known. */
   vhosts: z.array(z.string()).nullable(),
   /** The broker's version then (`3.13.7`), for the rules that depend on it; absent: not read. */

@@ -51,7 +51,7 @@ export type Seal =
       readonly kind: 'snapshot';
       readonly env: string;
       readonly at: Date;
-      readonly why: 'first' | 'gap';
+      readonly why: 'first' | 'gap' | 'checkpoint';
       readonly vhosts: readonly string[] | null;
       readonly version?: string;
       readonly user: readonly Policy[];
@@ -61,6 +61,13 @@ export type Seal =
 
 /** How often a replica beats while its watch holds, and how long without a beat is a gap. */
 export const CONTINUITY_DEFAULTS = { heartbeatMs: 2_000, gapAfterMs: 10_000 } as const;
+
+/**
+ * After how many records appended since an environment's last snapshot its watch seals another
+ * (`why: checkpoint`): a replay (`--at`) reads one snapshot and at most about this many records,
+ * however long the watch has held without a gap.
+ */
+export const CHECKPOINT_EVERY = 1_000;
 
 /** What the watcher needs of the management API. ManagementClient satisfies it. */
 export interface WatchBroker {
@@ -101,6 +108,10 @@ export interface WatcherOptions {
   readonly redisTrouble?: RedisTrouble;
   /** Seals a snapshot or a gap into the trail; absent: nothing sealed (the watch alone). */
   readonly seal?: (seal: Seal) => Promise<void>;
+  /** The records appended since this environment's last snapshot (with `seal`: checkpoints). */
+  readonly sinceSnapshot?: () => Promise<number>;
+  /** CHECKPOINT_EVERY; tests lower it. */
+  readonly checkpointEvery?: number;
   /** The watch's continuity (CONTINUITY_DEFAULTS); tests shorten them. */
   readonly heartbeatMs?: number;
   readonly gapAfterMs?: number;
@@ -317,19 +328,21 @@ export class Watcher {
       const resumed = await this.#o.store.resume(at, this.#gapAfterMs);
       if (resumed.kind === 'gap') await this.#sealOrGiveBack(resumed, this.#gapSeal(resumed.from, at));
       if (!baseline) await this.#recordDifferences(now, source, at, resumed);
-      if (resumed.kind !== 'ok') {
+      const snapshot = async (why: 'first' | 'gap' | 'checkpoint'): Promise<Seal> => {
         const version = await this.#version();
-        await this.#sealOrGiveBack(resumed, {
+        return {
           kind: 'snapshot',
           env,
           at,
-          why: resumed.kind,
+          why,
           vhosts: this.#o.env.vhosts ? [...this.#o.env.vhosts] : null,
           ...(version ? { version } : {}),
           user: watchedUser,
           operator: watchedOperator,
-        });
-      }
+        };
+      };
+      if (resumed.kind !== 'ok') await this.#sealOrGiveBack(resumed, await snapshot(resumed.kind));
+      else if (await this.#checkpointDue()) await this.#o.seal?.(await snapshot('checkpoint'));
       this.#lastCompare = { at: at.toISOString(), ok: true };
     } catch (err) {
       this.#lastCompare = {
@@ -382,6 +395,12 @@ export class Watcher {
     } catch {
       return undefined;
     }
+  }
+
+  /** Whether enough records were appended since the last snapshot to seal another (a checkpoint). */
+  async #checkpointDue(): Promise<boolean> {
+    if (!this.#o.seal || !this.#o.sinceSnapshot) return false;
+    return (await this.#o.sinceSnapshot()) >= (this.#o.checkpointEvery ?? CHECKPOINT_EVERY);
   }
 
   /**

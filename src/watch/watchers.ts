@@ -37,10 +37,12 @@ export interface WatchersOptions {
   readonly redisTrouble?: RedisTrouble;
   /** Seals each environment's snapshots and gaps into the trail. */
   readonly seal?: WatcherOptions['seal'];
+  /** The records appended since the environment's last snapshot (the trail's count): checkpoints. */
+  readonly sinceSnapshot?: (env: string) => Promise<number>;
   /** Overrides, for tests. */
   readonly tuning?: Pick<
     WatcherOptions,
-    'graceMs' | 'retryLowMs' | 'retryHighMs' | 'vhosts' | 'heartbeatMs' | 'gapAfterMs'
+    'graceMs' | 'retryLowMs' | 'retryHighMs' | 'vhosts' | 'heartbeatMs' | 'gapAfterMs' | 'checkpointEvery'
   >;
 }
 
@@ -72,6 +74,14 @@ export function startWatchers(options: WatchersOptions): Watchers {
         outside: options.outside,
         ...(options.redisTrouble ? { redisTrouble: options.redisTrouble } : {}),
         ...(options.seal ? { seal: options.seal } : {}),
+        ...(options.sinceSnapshot
+          ? {
+              sinceSnapshot: (
+                (sinceSnapshot) => () =>
+                  sinceSnapshot(env.name)
+              )(options.sinceSnapshot),
+            }
+          : {}),
         ...options.tuning,
       }),
     );
@@ -99,7 +109,10 @@ export function watchOutside(o: {
   /** Background clients (long timeouts, GETs retried), one per environment. */
   readonly brokers: ReadonlyMap<string, WatchBroker & InventorySource>;
   /** Where each change, snapshot and gap is recorded: the audit trail (src/audit/trail.ts). */
-  readonly trail: OutsideTrail & { append(entry: AuditEntry): Promise<AuditRecord> };
+  readonly trail: OutsideTrail & {
+    append(entry: AuditEntry): Promise<AuditRecord>;
+    appendedSinceSnapshot(env: string): Promise<number>;
+  };
   readonly notifier: OutsideNotifier;
   readonly redisTrouble?: RedisTrouble;
   readonly tuning?: WatchersOptions['tuning'];
@@ -130,6 +143,7 @@ export function watchOutside(o: {
     seal: async (seal) => {
       await o.trail.append(sealEntry(seal));
     },
+    sinceSnapshot: (env) => o.trail.appendedSinceSnapshot(env),
     ...(o.redisTrouble ? { redisTrouble: o.redisTrouble } : {}),
     ...(o.tuning ? { tuning: o.tuning } : {}),
   });

@@ -6,7 +6,9 @@
  * them; comparisons while the watch holds seal nothing more (the trail stays bounded).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditTrail } from '../../src/audit/trail.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
+import { sealEntry } from '../../src/watch/seal.ts';
 import type { Seal } from '../../src/watch/watcher.ts';
 import { waitFor, withVhost } from '../support/broker.ts';
 import { BROKERS, clientFor } from '../support/brokers.ts';
@@ -79,6 +81,60 @@ describe('the watch keeps its continuity', () => {
         expect(seals).toHaveLength(3);
       },
       { client, prefix: 'continuity' },
+    );
+  });
+
+  it('seals a checkpoint once enough records follow the last snapshot, and the replay starts there', async () => {
+    await withVhost(
+      async (vhost) => {
+        await client.putPolicy('user', policy(vhost, 1000));
+        const trail = new AuditTrail(fixture.redis, fixture.keyPrefix);
+        const env = `test-${vhost}`;
+        const seals: Seal[] = [];
+        const seal = async (s: Seal) => {
+          seals.push(s);
+          await trail.append(sealEntry(s));
+        };
+        const w = await fixture.start({
+          vhost,
+          client,
+          seal,
+          sinceSnapshot: () => trail.appendedSinceSnapshot(env),
+          checkpointEvery: 5,
+          events: false,
+        });
+        expect(seals.map((x) => (x.kind === 'snapshot' ? x.why : x.kind))).toEqual(['first']);
+        expect(await trail.appendedSinceSnapshot(env)).toBe(0);
+        // Records of another environment between: the replay of this one reads past them too.
+        for (let i = 0; i < 4; i++)
+          await trail.append(
+            sealEntry({
+              kind: 'gap',
+              env: 'elsewhere',
+              from: new Date(1_000 * i),
+              to: new Date(1_000 * i + 500),
+            }),
+          );
+        expect(await trail.appendedSinceSnapshot(env)).toBe(4);
+        await w.watcher.compare('interval');
+        expect(seals).toHaveLength(1);
+        await trail.append(
+          sealEntry({ kind: 'gap', env: 'elsewhere', from: new Date(9_000), to: new Date(9_500) }),
+        );
+        await w.watcher.compare('interval');
+        expect(seals.map((x) => (x.kind === 'snapshot' ? x.why : x.kind))).toEqual(['first', 'checkpoint']);
+        expect(await trail.appendedSinceSnapshot(env)).toBe(0);
+        const checkpoint = seals[1];
+        if (checkpoint?.kind !== 'snapshot') throw new Error('no checkpoint');
+        expect(checkpoint.user.map((p) => p.definition)).toEqual([{ 'message-ttl': 1000 }]);
+        const near = await trail.snapshotNear(env, Date.now(), 'before');
+        expect(near?.record.why).toBe('checkpoint');
+        // Nothing more while few records follow it.
+        await w.watcher.compare('interval');
+        expect(seals).toHaveLength(2);
+        expect((await trail.verify()).ok).toBe(true);
+      },
+      { client, prefix: 'checkpoint' },
     );
   });
 });
