@@ -4,35 +4,13 @@
  * environment is named, and the exit codes of INTERFACE.md §2b hold: 0 answered, 4 with
  * `--fail-on` when a finding that severe is there, 2 for a bad flag.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setUpLab } from '../../scripts/lab.ts';
+import { describe, expect, it } from 'vitest';
 import type { LintResult } from '../../src/commands/lint/lint.ts';
-import { adminClient, brokerCredentials, brokerUrl, uniqueName } from '../support/broker.ts';
-import { type Built, built } from '../support/built.ts';
-import { type CliRun, runBuiltRmq } from '../support/cli.ts';
 
-const vhost = uniqueName('lint-lab');
-const client = adminClient();
-const cwd = mkdtempSync(join(tmpdir(), 'rmq-cli-lint-'));
-let pkg: Built;
+import { uniqueName } from '../support/broker.ts';
+import { builtCliOnLab } from '../support/labCli.ts';
 
-function rmq(...args: string[]): Promise<CliRun> {
-  const { user, password } = brokerCredentials();
-  return runBuiltRmq(pkg.bin, args, { RMQ_URL: brokerUrl(), RMQ_USER: user, RMQ_PASSWORD: password }, cwd);
-}
-
-beforeAll(async () => {
-  [pkg] = await Promise.all([built(), setUpLab(client, vhost)]);
-});
-
-afterAll(async () => {
-  await client.deleteVhost(vhost);
-  await client.close();
-  rmSync(cwd, { recursive: true, force: true });
-});
+const { vhost, client, rmq } = builtCliOnLab('lint-lab');
 
 describe('rmq lint on the lab', () => {
   it('--json: the four surprises, with the objects they concern, and the environment', async () => {

@@ -4,35 +4,12 @@
  * restart loses, the --json document has the contract's keys, a missing name exits 0 with the
  * close names, a bad flag exits 2.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setUpLab } from '../../scripts/lab.ts';
+import { describe, expect, it } from 'vitest';
 import type { PathResult } from '../../src/commands/path/index.ts';
-import { adminClient, brokerCredentials, brokerUrl, uniqueName, waitFor } from '../support/broker.ts';
-import { type Built, built } from '../support/built.ts';
-import { type CliRun, runBuiltRmq } from '../support/cli.ts';
+import { waitFor } from '../support/broker.ts';
+import { builtCliOnLab } from '../support/labCli.ts';
 
-const vhost = uniqueName('path-lab');
-const client = adminClient();
-const cwd = mkdtempSync(join(tmpdir(), 'rmq-cli-path-'));
-let pkg: Built;
-
-function rmq(...args: string[]): Promise<CliRun> {
-  const { user, password } = brokerCredentials();
-  return runBuiltRmq(pkg.bin, args, { RMQ_URL: brokerUrl(), RMQ_USER: user, RMQ_PASSWORD: password }, cwd);
-}
-
-beforeAll(async () => {
-  [pkg] = await Promise.all([built(), setUpLab(client, vhost)]);
-});
-
-afterAll(async () => {
-  await client.deleteVhost(vhost);
-  await client.close();
-  rmSync(cwd, { recursive: true, force: true });
-});
+const { vhost, rmq } = builtCliOnLab('path-lab');
 
 describe('rmq path on the lab', () => {
   it('--json: the contract keys, and the 12 transient messages a restart loses', async () => {
