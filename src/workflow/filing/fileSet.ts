@@ -123,11 +123,29 @@ function setSnapshot(input: FileSetInput): PreviewSnapshot {
       groups: [],
       heldByOperator: 0,
       scanned: { queues: input.objects ?? 0, exchanges: 0 },
-      ...(input.impact ? { impact: setImpact(input.impact, input.losing ?? [], input.transitional) } : {}),
+      // A re-created policy's: what its objects go through between the two writes, and the links they stop.
+      ...(input.between
+        ? {
+            risks: input.between.risks,
+            newTies: input.between.newTies,
+            unanchoredCatch: input.between.unanchoredCatch,
+            groups: input.between.groups,
+            heldByOperator: input.between.heldByOperator,
+            scanned: input.between.scanned,
+          }
+        : {}),
+      ...(input.impact
+        ? {
+            impact: {
+              ...setImpact(input.impact, input.losing ?? [], input.transitional),
+              ...(input.between?.impact?.links ? { links: input.between.impact.links } : {}),
+            },
+          }
+        : {}),
     },
     warnings: [],
     diff,
-    objects: input.objects ?? 0,
+    objects: input.between?.objects ?? input.objects ?? 0,
     unpredictable: input.unpredictable ?? 0,
     ...(input.unread?.length ? { unread: [...input.unread] } : {}),
   };
