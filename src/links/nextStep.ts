@@ -16,7 +16,7 @@ export function nextStep(l: Omit<LinkRow, 'next'>): string | null {
     case 'stopped':
       return l.kind === 'shovel'
         ? `Read the reason, fix the source or destination, then restart it with rabbitmqctl restart_shovel ${quoted(l.object)}.`
-        : `Read the error, fix the upstream (its URI, credentials, vhost) or the policy, then let the link reconnect${l.policy ? `; if it does not, ${recreateWords(l.policy, l.vhost)}` : ''}.`;
+        : `Read the error, fix the upstream (URI, credentials, vhost) or the policy${l.policy ? `; if the link does not reconnect, ${recreateWords(l.policy, l.vhost)}` : ', then let the link reconnect'}.`;
     case 'unexpected':
       return l.kind === 'shovel'
         ? 'No shovel parameter asks for it: a static shovel (advanced.config), or a parameter deleted while it ran.'
@@ -65,7 +65,7 @@ export function recreateCommand(policy: string, vhost: string): string {
 
 /** The step that re-creates the policy, in words (the one sentence the runbook's steps share). */
 function recreateWords(policy: string, vhost: string): string {
-  return `re-create policy ${quoted(policy)} (\`${recreateCommand(policy, vhost)}\`, a change request with its preview, approved like any other: deleted, then created again as it is; put again unchanged, the broker restarts nothing)`;
+  return `re-create policy ${quoted(policy)} (\`${recreateCommand(policy, vhost)}\`, a change request like any other: put again unchanged, it restarts nothing)`;
 }
 
 function missingStep(l: Omit<LinkRow, 'next'>): string {

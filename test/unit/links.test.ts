@@ -174,7 +174,7 @@ describe('classify', () => {
       'the federation plugin is not enabled',
     );
     expect(one(null)?.next).toBe(
-      'Re-create policy "p" (`recreate "p" --vhost "v"`, a change request with its preview, approved like any other: deleted, then created again as it is; put again unchanged, the broker restarts nothing): after a node restart, the fix its users report.',
+      'Re-create policy "p" (`recreate "p" --vhost "v"`, a change request like any other: put again unchanged, it restarts nothing): after a node restart, the fix its users report.',
     );
   });
 
