@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { type LinkFacts, recreateCommand, recreatePolicyOf } from '../../src/links/index.ts';
 import type { Policy } from '../../src/policy/index.ts';
 import { setStandings } from '../../src/workflow/apply/stepGuard.ts';
-import { recreatedPolicy, type SetStep } from '../../src/workflow/changeSet.ts';
+import { type PolicySetStep, recreatedPolicy, type SetStep } from '../../src/workflow/changeSet.ts';
 import { recreateSteps } from '../../src/workflow/filing/recreate.ts';
+import { revertChanges } from '../../src/workflow/timebox/timebox.ts';
 
 /**
  * Re-creating a policy (deleted, then created again as it is): which links it is the runbook's step
@@ -51,7 +52,7 @@ const P: Policy = {
 };
 const fields = (p: Policy | null) =>
   p && { pattern: p.pattern, applyTo: p.applyTo, priority: p.priority, definition: p.definition };
-const STEPS: SetStep[] = recreateSteps('user', 'v', P).map((t) => ({
+const STEPS: PolicySetStep[] = recreateSteps('user', 'v', P).map((t) => ({
   layer: t.layer,
   vhost: t.vhost,
   name: t.name,
@@ -79,6 +80,14 @@ describe('a re-created policy as a set', () => {
     [1, { ...P, priority: 5 }, ['written', 'changed']],
   ] as const)('before step %i, the broker holding %j: %j', (k, held, want) => {
     expect(setStandings(STEPS, k, () => held)).toEqual(want);
+  });
+
+  it('reverted, it has nothing to undo: the policy is as before the first write', () => {
+    expect(revertChanges(STEPS, () => P)).toEqual([]);
+    const edited = { ...P, priority: 5 };
+    expect(revertChanges(STEPS, () => edited)).toEqual([
+      { layer: 'user', vhost: 'v', name: 'fed', before: edited, after: { ...P } },
+    ]);
   });
 
   it('reads every other set step by step, as before', () => {
