@@ -74,6 +74,12 @@ export const COMMAND_TABLE = [
     slackOnly: true,
   },
   {
+    name: 'recreate',
+    usage: 'recreate POLICY --reason TEXT [--vhost V] [--env E] [--thread LINK] [--break-glass]',
+    does: 'request that a policy be deleted and created again as it is, one change set (what restarts its federation links: putting it again unchanged does not)',
+    slackOnly: true,
+  },
+  {
     name: 'import',
     usage:
       'import FILE --reason TEXT [--vhost V] [--vhost-map FROM=TO …] [--env E] [--prune] [--thread LINK] [--for DURATION] [--break-glass]',

@@ -3,7 +3,7 @@ export { type Advisory, advisoriesFor, fixWords, LINK_ADVISORIES } from './advis
 export { classify, countLinks, maskReason, NO_LINKS, STUCK_AFTER_MS, timestampMs } from './classify.ts';
 export { linksDocument } from './document.ts';
 export { expectedLinks, linkKey, linksChanged, setMembers, upstreamsWanted } from './expected.ts';
-export { nextStep } from './nextStep.ts';
+export { type LinkFacts, nextStep, recreateCommand, recreatePolicyOf } from './nextStep.ts';
 export { linkRisks, shovelRisks, upstreamRisks, uriHost } from './risks.ts';
 export type {
   AbsentTarget,

@@ -444,8 +444,13 @@ async function planVhost(
           reader: options.reader,
         })
       : [];
-  const chosen = chooseOrder({ version, user, operator, changes, objects, loss, cache });
-  const ordered = chosen.order.map((i) => changes[i] as Transition);
+  // A policy written twice (deleted, then created again as it is: `recreate`) is written in the
+  // order given: the search orders a set that writes each policy once.
+  const ordered = writesTwice(changes)
+    ? changes
+    : chooseOrder({ version, user, operator, changes, objects, loss, cache }).order.map(
+        (i) => changes[i] as Transition,
+      );
 
   // The order chosen, simulated step by step: what the plan says.
   const driver = new SequenceDriver({ version, user, operator, steps: ordered, cache });
@@ -576,6 +581,17 @@ async function planVhost(
   };
 }
 
+/** Whether the changes write one policy more than once. */
+function writesTwice(changes: readonly Transition[]): boolean {
+  const seen = new Set<string>();
+  for (const t of changes) {
+    const key = `${t.layer}\u0000${t.name}`;
+    if (seen.has(key)) return true;
+    seen.add(key);
+  }
+  return false;
+}
+
 /** The plan of the file against the broker, every vhost it names; the first vhost refused or not asked answers for all. */
 export function planFile(
   file: DefinitionsFile,
@@ -598,21 +614,31 @@ export function planFile(
 
 /**
  * The plan of changes given whole rather than read from a file (a time-boxed set's revert,
- * src/workflow/timebox/timebox.ts): `changesFor` makes each vhost's from its policies as the plan reads
- * them; ordered, previewed and their way weighed as a file's are.
+ * src/workflow/timebox/timebox.ts; a policy re-created): `changesFor` makes each vhost's from its
+ * policies as the plan reads them; ordered, previewed and their way weighed as a file's are (a
+ * policy written twice, in the order given). `links`: where the vhost's upstreams and shovels are
+ * read, so that each step says the links it stops and starts (none read: none said).
  */
 export function planChanges(
   vhosts: readonly string[],
   changesFor: (vhost: string, live: LivePolicies) => Transition[],
   broker: PolicyPlanBroker,
   options: PlanOptions = {},
+  links?: ParameterLister,
 ): Promise<PlanResult> {
   const given: ChangesFor = (vhost, live) => ({
     changes: changesFor(vhost, live),
     unchanged: 0,
     problems: [],
   });
-  return planVhosts(vhosts, given, {}, broker, options, GIVEN);
+  return planVhosts(
+    vhosts,
+    given,
+    {},
+    broker,
+    options,
+    links ? { ...GIVEN, parameters: { of: () => [], broker: links } } : GIVEN,
+  );
 }
 
 async function planVhosts(

@@ -105,6 +105,25 @@ export function parameterOf(step: ParameterSetStep, side: 'before' | 'after'): P
   return value === null ? null : { component: step.component, vhost: step.vhost, name: step.name, value };
 }
 
+/** Where a re-created policy's set says it came from (`Workflow.recreate`). */
+export const recreateSource = (policy: string) => `recreate ${policy}`;
+
+/**
+ * The policy a set re-creates: a set of two steps, a policy deleted and then created again exactly
+ * as it was (`Workflow.recreate`); null for any other set (a file or a revert writes each policy once).
+ */
+export function recreatedPolicy(set: Pick<ChangeSet, 'steps'>): PolicySetStep | null {
+  const [first, second, ...rest] = set.steps;
+  if (!first || !second || rest.length || isParameterSetStep(first) || isParameterSetStep(second))
+    return null;
+  const same =
+    stepKey(first) === stepKey(second) &&
+    first.after === null &&
+    second.before === null &&
+    JSON.stringify(first.before) === JSON.stringify(second.after);
+  return same ? first : null;
+}
+
 /** Most policies a set may hold (docs/plan.md: a file of more is refused). */
 export const MAX_SET_STEPS = 5_000;
 

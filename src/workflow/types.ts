@@ -273,6 +273,23 @@ export interface FileSetInput {
   readonly breakGlass?: boolean;
   /** `--for`: the whole set reverted this long after it is applied (timebox.ts `revertSteps`). */
   readonly timeBoxMs?: number;
+  /**
+   * A re-created policy's (`Workflow.recreate`): what every object it governs goes through between
+   * its two writes (the delete's preview), shown with the set's loss.
+   */
+  readonly between?: PreviewSummary;
+}
+
+/** What `Workflow.recreate` takes: the policy to delete and create again as it is, who asks, why, from where. */
+export interface RecreateInput {
+  readonly env?: string | undefined;
+  readonly vhost: string;
+  /** Default `user`. */
+  readonly layer?: 'user' | 'operator';
+  readonly policy: string;
+  readonly requester: Requester;
+  readonly origin: Origin;
+  readonly breakGlass?: boolean;
 }
 
 /** What breaking the glass on a pending request takes: the signed request's user and their reason. */
@@ -359,6 +376,13 @@ export interface Workflow {
    * touches, break-glass), approved once, applied by one job in the steps' order (applySet.ts).
    */
   fileSet(input: FileSetInput): Promise<{ readonly request: ChangeRequest }>;
+  /**
+   * Files the re-creation of a policy (deleted, then created again exactly as it is: what restarts
+   * its federation links, docs/broker-facts.md) as a change set of two steps, planned and
+   * previewed against the broker now, filed as `fileSet` files one (`nothing-to-do`: no such
+   * policy; a refused preview: its sentences).
+   */
+  recreate(input: RecreateInput): Promise<{ readonly request: ChangeRequest }>;
   /**
    * Refuses (`not-requester`, naming who may ask and approve; `unknown-env`) a user the
    * environment does not let file requests: asked before a form opens. `file` asks it too.

@@ -16,7 +16,7 @@ for (const b of BROKERS.slice(1)) if (await reachable(b)) federated.push(b);
 const WATCH_MS = 8000;
 
 describe.each(federated)('federation links restarted by a change on $label', (broker) => {
-  it('an edit of the policy or of the set a link goes through, and the deletion of another set, restart it; another upstream created does not', async () => {
+  it('an edit of the policy or of the set a link goes through, the deletion of another set, and the policy deleted and created again restart it; another upstream created, or the policy put again as it is, does not', async () => {
     const managed = managementCall(broker.url);
     const call = async (method: string, path: string, body?: unknown) =>
       (await managed(method, path, body)).json;
@@ -81,6 +81,24 @@ describe.each(federated)('federation links restarted by a change on $label', (br
           call('DELETE', `parameters/federation-upstream-set/${d}/set1`),
         ),
       };
+      const again = {
+        pattern: '^fed\\.',
+        'apply-to': 'exchanges',
+        definition: { 'federation-upstream-set': 'set2', 'alternate-exchange': 'ae' },
+      };
+      const recreated = {
+        // The broker stores a PUT equal to the policy it holds and tells nobody (rabbit_runtime_parameters
+        // set_any0, `{old, Term} -> ok`): "re-apply it as it is" restarts nothing.
+        'the policy put again as it is': await restarts(() => call('PUT', `policies/${d}/fed`, again)),
+        'the policy deleted and created again as it is': await restarts(async () => {
+          await call('DELETE', `policies/${d}/fed`);
+          await call('PUT', `policies/${d}/fed`, again);
+        }),
+      };
+      expect(recreated).toEqual({
+        'the policy put again as it is': false,
+        'the policy deleted and created again as it is': true,
+      });
       expect(seen).toEqual({
         'another upstream created': false,
         'the policy moved to another set of the same upstreams': true,

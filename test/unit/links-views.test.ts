@@ -131,6 +131,19 @@ describe('links views', () => {
     expect(text).not.toMatch(/RUNNING/);
   });
 
+  it('Slack: a button re-creates the policy of a link stopped or missing for no reason named, none for an upstream that does not exist', () => {
+    const view = linksView(result());
+    const buttons = (view.blocks as { type: string; elements?: { action_id: string; value: string }[] }[])
+      .filter((b) => b.type === 'actions')
+      .flatMap((b) => b.elements ?? []);
+    // `orders` <- dc2 stopped (policy fed); `work` <- dc1 missing, no reason (policy fedq); `ghost`'s upstream does not exist.
+    expect(buttons.map((b) => JSON.parse(b.value)).sort((a, b) => (a.policy < b.policy ? -1 : 1))).toEqual([
+      { env: 'prod', vhost: 'v', policy: 'fed' },
+      { env: 'prod', vhost: 'v', policy: 'fedq' },
+    ]);
+    expect(linksText(result())).toContain('recreate "fedq" --vhost "v"');
+  });
+
   it('Slack: the same, escaped and within its limits, no password', () => {
     const view = linksView(result());
     const all = JSON.stringify(view);

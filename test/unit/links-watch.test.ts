@@ -226,7 +226,17 @@ describe('the post and the records of a burst', () => {
     expect(text).toContain('node `rabbit@a` went down');
     expect(text).toContain('Re-apply policy');
     expect(text).not.toContain('<@U1>');
-    expect(linksWatchView(burst('back')).text).toBe('3 links back in 2 vhosts (prod)');
+    // Each policy whose re-creation is the step, once per vhost: a button that files it.
+    const buttons = (view.blocks as { type: string; elements?: { action_id: string; value: string }[] }[])
+      .filter((b) => b.type === 'actions')
+      .flatMap((b) => b.elements ?? []);
+    expect(buttons.map((b) => [b.action_id, JSON.parse(b.value)])).toEqual([
+      ['rmq_links_recreate', { env: 'prod', vhost: 'v0', policy: 'fed' }],
+      ['rmq_links_recreate', { env: 'prod', vhost: 'v1', policy: 'fed' }],
+    ]);
+    const back = linksWatchView(burst('back'));
+    expect(back.text).toBe('3 links back in 2 vhosts (prod)');
+    expect(back.blocks.some((b) => b.type === 'actions')).toBe(false);
   });
 
   it('are audit records of their own (no policy), read back and shown by history on both surfaces', () => {

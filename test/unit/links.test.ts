@@ -173,7 +173,9 @@ describe('classify', () => {
     expect(one(null, { federation: false, shovel: true })?.reason).toBe(
       'the federation plugin is not enabled',
     );
-    expect(one(null)?.next).toMatch(/^Re-apply policy "p"/);
+    expect(one(null)?.next).toBe(
+      'Re-create policy "p" (`recreate "p" --vhost "v"`, a change request like any other: put again unchanged, it restarts nothing): after a node restart, the fix its users report.',
+    );
   });
 
   it('marks a reported link nothing asks for as unexpected, and every link unknown when none could be read', () => {

@@ -12,6 +12,7 @@ import { pathCommand } from './path.ts';
 import { planCommand } from './plan.ts';
 import { policiesCommand } from './policies.ts';
 import { previewCommand } from './preview.ts';
+import { recreateCommand } from './recreate.ts';
 import { requestsCommand } from './requests.ts';
 import type { SlackCommand } from './types.ts';
 import { useCommand } from './use.ts';
@@ -30,6 +31,7 @@ const SLACK_COMMANDS: { readonly [N in CommandName]: SlackCommand } = {
   create: createCommand,
   edit: editCommand,
   delete: deleteCommand,
+  recreate: recreateCommand,
   import: importCommand,
   lint: lintCommand,
   links: linksCommand,

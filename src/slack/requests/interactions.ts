@@ -30,6 +30,7 @@ import {
   PATTERN_TYPED,
   parseDecisionMeta,
   parseDraft,
+  parseMeta,
   parseReasonMeta,
   readLossAcknowledged,
   readPolicyForm,
@@ -38,6 +39,7 @@ import {
   withPatternHint,
 } from '../views/forms.ts';
 import type { SlackMessage } from '../views/message.ts';
+import { RECREATE_BUTTON, RecreateTargetSchema } from '../views/recreate.ts';
 import { alreadyDecidedView, filedView, REQUEST_BUTTONS } from '../views/request.ts';
 import { OPEN_FORM } from '../views/requestPrompts.ts';
 import { refusalText, requestRefusedView, slackRefusal } from '../views/requestRefusals.ts';
@@ -273,6 +275,27 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
     if (!opened.ok) logger.warn({ error: opened.error, user }, 'the revert form did not open');
   });
 
+  // "Re-create policy P" on a links answer or post: the clicking user's reason, then the request (theirs).
+  app.action<BlockAction<ButtonAction>>(RECREATE_BUTTON, async ({ ack, body, action }) => {
+    await ack();
+    const channel = body.container?.channel_id ?? body.channel?.id;
+    const user = body.user.id;
+    if (!channel) return;
+    const target = parseMeta(RecreateTargetSchema, action.value ?? '');
+    if (!target) {
+      logger.warn({ user }, 'a re-create button whose value cannot be read');
+      return;
+    }
+    const container = body.container as { thread_ts?: string; message_ts?: string };
+    const threadTs = container.thread_ts ?? container.message_ts;
+    const opened = await changes.openReasonForm(
+      { for: 'recreate', ...target, origin: { channel, ...(threadTs ? { threadTs } : {}) } },
+      'Re-creating a policy is a change request and needs its own approval: say why, approvers read it.',
+      body.trigger_id,
+    );
+    if (!opened.ok) logger.warn({ error: opened.error, user }, 'the re-create form did not open');
+  });
+
   app.action<BlockAction<ButtonAction>>(OPEN_FORM, async ({ ack, body, action }) => {
     await ack();
     const user = body.user.id;
@@ -342,7 +365,9 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
       () =>
         meta.for === 'file'
           ? changes.file(meta.draft, user, reason)
-          : changes.revert(meta.auditId, user, meta.origin, reason),
+          : meta.for === 'recreate'
+            ? changes.recreate(meta, user, reason)
+            : changes.revert(meta.auditId, user, meta.origin, reason),
       (err) =>
         err.code === 'reason-required' || err.code === 'reason-too-long'
           ? { [BLOCK.reason]: err.message }
@@ -356,6 +381,7 @@ export function registerRequestInteractions(app: App, deps: RequestInteractionsD
       REQUEST_BUTTONS.approve,
       REQUEST_BUTTONS.reject,
       REQUEST_BUTTONS.revert,
+      RECREATE_BUTTON,
       OPEN_FORM,
       PATTERN_TYPED,
       ...breakGlass.actions,

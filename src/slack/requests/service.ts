@@ -59,6 +59,18 @@ export interface ChangeRequests {
   >;
   /** Files a request restoring the before state of audit record `auditId` (of a set's record: the whole set). */
   revert(auditId: string, user: string, origin: Origin, reason: string): Promise<FileOutcome>;
+  /** Files the re-creation of a policy (`Workflow.recreate`: deleted, then created again as it is) for `user`. */
+  recreate(
+    target: {
+      env: string;
+      vhost: string;
+      policy: string;
+      origin: Origin;
+      breakGlass?: boolean | undefined;
+    },
+    user: string,
+    reason: string,
+  ): Promise<FileOutcome>;
   /** Opens the policy form of a create or an edit (prefilled with the policy as it is). */
   openPolicyForm(draft: Draft, triggerId: string): Promise<Sent>;
   /** Opens the form that asks the requester for the reason `why` says is required. */
@@ -77,10 +89,11 @@ export function createChangeRequests(options: ChangeRequestsOptions): ChangeRequ
   const { workflow, delivery, logger } = options;
 
   /** A single change with its preview's object list attached; a set with its whole list of changes. */
-  async function post(filed: Filed | FiledSet): Promise<FileOutcome> {
-    return filed.preview
-      ? postRequest(filed.request, previewView(filed.preview).file)
-      : postRequest(filed.request, setFile(filed.request));
+  async function post(filed: Filed | FiledSet | { request: ChangeRequest }): Promise<FileOutcome> {
+    if ('preview' in filed && filed.preview)
+      return postRequest(filed.request, previewView(filed.preview).file);
+    const { set } = filed.request;
+    return postRequest(filed.request, set ? setFile({ ...filed.request, set }) : undefined);
   }
 
   async function postRequest(request: ChangeRequest, file: AttachedFile | undefined): Promise<FileOutcome> {
@@ -116,7 +129,9 @@ export function createChangeRequests(options: ChangeRequestsOptions): ChangeRequ
     return { ok: true, request, approvals, posted };
   }
 
-  async function filing(work: () => Promise<Filed | FiledSet>): Promise<FileOutcome> {
+  async function filing(
+    work: () => Promise<Filed | FiledSet | { request: ChangeRequest }>,
+  ): Promise<FileOutcome> {
     try {
       return await post(await work());
     } catch (err) {
@@ -180,6 +195,17 @@ export function createChangeRequests(options: ChangeRequestsOptions): ChangeRequ
     },
     revert: (auditId, user, origin, reason) =>
       filing(() => workflow.revertRequestFor(auditId, user, origin, reason)),
+    recreate: (target, user, reason) =>
+      filing(() =>
+        workflow.recreate({
+          env: target.env,
+          vhost: target.vhost,
+          policy: target.policy,
+          requester: { user, reason },
+          origin: target.origin,
+          ...(target.breakGlass ? { breakGlass: true } : {}),
+        }),
+      ),
 
     async openPolicyForm(draft, triggerId) {
       const title = draft.action === 'edit' ? 'Edit policy' : 'Create policy';

@@ -6,6 +6,7 @@ import type { ChangeRequest } from '../../workflow/index.ts';
 import {
   type ChangeSet,
   isParameterSetStep,
+  recreatedPolicy,
   type StepState,
   stepAction,
   stepComponent,
@@ -32,6 +33,9 @@ const VHOST_NAMES_MAX = 400;
  * …`; a set that writes parameters too: `import of 9 changes …`).
  */
 export function setWords(r: Pick<ChangeRequest, 'action'> & { set: ChangeSet }, render = code): string {
+  const recreated = recreatedPolicy(r.set);
+  if (recreated)
+    return `re-create of policy ${render(truncate(recreated.name, 200))} (deleted, then created again as it is)`;
   const n = r.set.steps.length;
   const noun = r.set.steps.some(isParameterSetStep) ? 'change' : 'policy change';
   return `${r.action === 'revert' ? 'revert' : 'import'} of ${n} ${noun}${n === 1 ? '' : 's'} from ${render(truncate(r.set.source, 200))}`;
@@ -84,6 +88,21 @@ function attentionWords(s: ChangeSet['steps'][number], state: StepState, holds: 
   return state === 'left'
     ? `:warning: *left as changed outside this request*, not undone: the broker holds ${holdsWords(s, holds)}`
     : ':grey_question: *not known*: the broker did not answer when asked; asked again until it does, and the set does not end before';
+}
+
+/**
+ * A re-created policy's lead, before its loss: what the loss below is (the objects between the two
+ * writes, as `preview delete` shows them) and that the end state is now. None for any other set.
+ */
+export function recreateLead(set: ChangeSet): Block[] {
+  const p = recreatedPolicy(set);
+  if (!p) return [];
+  const name = code(truncate(p.name, 200));
+  return [
+    section(
+      `*Between the two writes*, policy ${name} deleted and not yet created again, every object it governs falls back as below (what \`preview delete\` shows), and its federation links stop; the create starts them again. *The end state is now:* policy ${name} exactly as it is, every object governed as it is. The broker restarts the links only this way: the same policy put again restarts nothing.`,
+    ),
+  ];
 }
 
 export function setBlocks(r: ChangeRequest & { set: ChangeSet }): Block[] {

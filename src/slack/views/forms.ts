@@ -84,6 +84,15 @@ export type Draft = z.infer<typeof DraftSchema>;
 const ReasonMetaSchema = z.discriminatedUnion('for', [
   z.object({ for: z.literal('file'), draft: DraftSchema }),
   z.object({ for: z.literal('revert'), auditId: z.string().min(1), origin: Origin }),
+  /** A policy deleted and created again as it is (the links' button, `recreate POLICY`): src/workflow/ `recreate`. */
+  z.object({
+    for: z.literal('recreate'),
+    env: z.string().min(1),
+    vhost: z.string().min(1),
+    policy: z.string().min(1),
+    origin: Origin,
+    breakGlass: z.boolean().optional(),
+  }),
 ]);
 export type ReasonMeta = z.infer<typeof ReasonMetaSchema>;
 
@@ -313,7 +322,9 @@ export function reasonForm(meta: ReasonMeta, why: string): View {
   const what =
     meta.for === 'file'
       ? draftLine(meta.draft)
-      : `Revert the change of audit record ${code(meta.auditId)} (a new request, with its own approval)`;
+      : meta.for === 'recreate'
+        ? `Re-create policy ${code(truncate(meta.policy, 200))} in ${code(truncate(meta.env, 100))}/${code(truncate(meta.vhost, 200))}: deleted, then created again as it is (a change request, with its own approval)`
+        : `Revert the change of audit record ${code(meta.auditId)} (a new request, with its own approval)`;
   return modal(FORMS.reason, 'Your reason', 'File the request', encodeMeta(meta), [
     section(`*${what}*\n${prose(why)}`),
     textInput(BLOCK.reason, 'Reason', { multiline: true, maxLength: MAX_REASON, placeholder: 'INC-1234: …' }),

@@ -8,6 +8,7 @@ import type { AttachedFile } from '../slackCalls.ts';
 import { type Block, context, finish, type MessageWithFile, section } from './message.ts';
 import { pages } from './policies.ts';
 import { csvField } from './preview.ts';
+import { recreateButtons } from './recreate.ts';
 
 /**
  * The `links` answer as a Slack message: the counts, every link that needs a person with where it
@@ -71,7 +72,7 @@ export function linksView(r: LinksResult): MessageWithFile {
   const heading = `*Links of vhost* ${where}: ${counts}${problems.length ? ', what needs a person first:' : '.'}`;
   const budget = { blocks: VIEW_BUDGET.blocks - 8, text: VIEW_BUDGET.totalText - RESERVED_TEXT };
   const { blocks, shown } = pages(heading, problems.map(linkLine), budget);
-  const all: Block[] = [...blocks];
+  const all: Block[] = [...blocks, ...recreateButtons(r.env, problems.slice(0, shown))];
   if (r.risks.length > 0) {
     const lines = r.risks
       .slice(0, MAX.risks)

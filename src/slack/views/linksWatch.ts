@@ -1,6 +1,7 @@
 import type { LinksEntry } from '../../audit/index.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { type Block, context, finish, listSection, type SlackMessage, section } from './message.ts';
+import { recreateButtons } from './recreate.ts';
 
 /**
  * Federation links and shovels that went down (or came back) as the links watch found them, as
@@ -83,6 +84,7 @@ export function linksWatchView(entries: readonly LinksEntry[]): SlackMessage {
   const blocks: Block[] = [
     section(`${head}\n${found}`),
     listSection(down ? '*Down, with the next step:*' : '*Back:*', lines, { maxItems: LINKS_SHOWN }),
+    ...(down ? recreateButtons(first.env, links.slice(0, LINKS_SHOWN)) : []),
     context(
       `Recorded in the audit trail as ${entries.map((e) => code(e.id)).join(', ')} · ${code(`links --env ${truncate(first.env, MAX.name)}${several ? '' : ` --vhost ${truncate(first.vhost, MAX.name)}`}`)} says every link now`,
     ),

@@ -10,7 +10,7 @@ import type { ChangeRequest, Freeze, RequestState } from '../../workflow/index.t
 import { approvalsNeeded, approvalsOf, awaitsReview, setVhosts } from '../../workflow/index.ts';
 import { code, codeBlock, prose, truncate } from '../escape.ts';
 import { asWrittenSection } from './asWritten.ts';
-import { setBlocks, setWords, vhostsWords } from './changeSet.ts';
+import { recreateLead, setBlocks, setWords, vhostsWords } from './changeSet.ts';
 import { leadWith } from './incomplete.ts';
 import {
   actions,
@@ -262,7 +262,7 @@ export function requestMessage(r: ChangeRequest, options: { fileAttached?: boole
     ),
     // A set's loss comes before its changes (the end state's, then the way's): the approver reads it first.
     ...(r.set
-      ? [...loss, ...setBlocks({ ...r, set: r.set })]
+      ? [...recreateLead(r.set), ...loss, ...setBlocks({ ...r, set: r.set })]
       : [
           ...changeBlocks(r),
           // What a delete does not restore, or how far a create or edit reaches: the approver reads it too.

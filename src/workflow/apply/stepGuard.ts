@@ -46,6 +46,34 @@ export function standingOf(s: SetStep, now: Held): Standing {
   return 'changed';
 }
 
+/**
+ * Where each step of a set stands before step `k`'s write, as applySet.ts reads it (those before
+ * `k` written, those after as planned). A policy the set writes more than once (deleted, then
+ * created again: `recreate`) holds one state for all its steps: a step followed by another of the
+ * same policy at or before `k` is written (that one is read in its place), and a step after
+ * another of the same policy not yet written is as planned (its before is that one's after).
+ */
+export function setStandings(steps: readonly SetStep[], k: number, held: (s: SetStep) => Held): Standing[] {
+  const last = new Map<string, number>();
+  const previous = steps.map((s, i) => {
+    const key = stepKey(s);
+    const before = last.get(key);
+    last.set(key, i);
+    return before;
+  });
+  const next: (number | undefined)[] = steps.map(() => undefined);
+  previous.forEach((p, i) => {
+    if (p !== undefined) next[p] = i;
+  });
+  return steps.map((s, i) => {
+    const after = next[i];
+    if (after !== undefined && after <= k) return 'written';
+    const before = previous[i];
+    if (before !== undefined && before >= k) return 'as-planned';
+    return standingOf(s, held(s));
+  });
+}
+
 /** What the broker holds at the step's address, read alone (a rollback's read). */
 export function readHeld(broker: WorkflowBroker, s: SetStep): Promise<Held> {
   return isParameterSetStep(s)
@@ -130,9 +158,9 @@ export function stepGuard(
 ): StepGuard {
   if (r.set)
     return {
-      async before() {
+      async before(k) {
         const read = await readTouched(broker, steps);
-        return { kind: 'read', states: steps.map((s) => standingOf(s, read.held(s))), read };
+        return { kind: 'read', states: setStandings(steps, k, read.held), read };
       },
       lossGrew: () => setLossGrew(r, steps, broker),
     };

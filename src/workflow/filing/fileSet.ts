@@ -123,12 +123,32 @@ function setSnapshot(input: FileSetInput): PreviewSnapshot {
       groups: [],
       heldByOperator: 0,
       scanned: { queues: input.objects ?? 0, exchanges: 0 },
-      ...(input.impact ? { impact: setImpact(input.impact, input.losing ?? [], input.transitional) } : {}),
+      // A re-created policy's: what its objects go through between the two writes, and the links they stop.
+      ...(input.between
+        ? {
+            objects: input.between.objects,
+            risks: input.between.risks,
+            newTies: input.between.newTies,
+            unanchoredCatch: input.between.unanchoredCatch,
+            groups: input.between.groups,
+            heldByOperator: input.between.heldByOperator,
+            scanned: input.between.scanned,
+          }
+        : {}),
+      // The loss acknowledged is the set's; a re-created policy shows it object by object as its delete does.
+      ...(input.impact ? { impact: setLoss({ ...input, impact: input.impact }) } : {}),
     },
     warnings: [],
     diff,
-    objects: input.objects ?? 0,
+    objects: input.between?.objects ?? input.objects ?? 0,
     unpredictable: input.unpredictable ?? 0,
     ...(input.unread?.length ? { unread: [...input.unread] } : {}),
   };
+}
+
+/** A set's loss to acknowledge (its end state's and its way's); a re-created policy's, shown as its delete's objects. */
+function setLoss(input: FileSetInput & { impact: NonNullable<FileSetInput['impact']> }) {
+  const loss = setImpact(input.impact, input.losing ?? [], input.transitional);
+  const between = input.between?.impact;
+  return between ? { ...between, totals: loss.totals, queues: loss.queues } : loss;
 }

@@ -4,10 +4,11 @@ import { expireDue } from '../deciding/expiry.ts';
 import { createFreezing } from '../deciding/freezing.ts';
 import { WorkflowError } from '../errors.ts';
 import { createTimeBoxRevert } from '../timebox/timeboxRevert.ts';
-import type { Workflow, WorkflowOptions } from '../types.ts';
+import type { FileSetInput, Workflow, WorkflowOptions } from '../types.ts';
 import { type WorkflowDeps, workflowContext } from './context.ts';
 import { createFileOne } from './fileOne.ts';
 import { createFileSet } from './fileSet.ts';
+import { createRecreate } from './recreate.ts';
 import { createReverts } from './reverts.ts';
 
 export type { WorkflowDeps } from './context.ts';
@@ -46,6 +47,14 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
     return { filed, request: broken.request };
   }
 
+  const recreates = createRecreate(ctx);
+
+  async function fileSet(input: FileSetInput) {
+    if (!input.breakGlass) return sets.fileSet(input);
+    const { request } = await filedBroken(input, () => sets.fileSet(input));
+    return { request };
+  }
+
   return {
     async file(input) {
       if (!input.breakGlass) return one.fileRequest(input, { action: input.action });
@@ -54,11 +63,8 @@ export function createWorkflow(options: WorkflowOptions & WorkflowDeps): Workflo
       );
       return { ...filed, request };
     },
-    async fileSet(input) {
-      if (!input.breakGlass) return sets.fileSet(input);
-      const { request } = await filedBroken(input, () => sets.fileSet(input));
-      return { request };
-    },
+    fileSet,
+    recreate: async (input) => fileSet(await recreates.recreateInput(input)),
     breakGlass: glass.breakGlass,
     review: glass.review,
     listUnreviewed: glass.listUnreviewed,

@@ -67,7 +67,10 @@ export function revertChanges(
   steps: readonly PolicySetStep[],
   from: (s: PolicySetStep) => Policy | null,
 ): Transition[] {
-  return steps.flatMap((s) => {
+  // A policy the set wrote twice (re-created) goes back to what it was before the first of them.
+  const first = new Map<string, PolicySetStep>();
+  for (const s of steps) if (!first.has(stepKey(s))) first.set(stepKey(s), s);
+  return [...first.values()].flatMap((s) => {
     const back = transitionOf(s).before;
     const now = from(s);
     return samePolicy(now, back)
