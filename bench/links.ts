@@ -10,18 +10,29 @@
  * sampled every 5 ms (goal <= 300 MB). Prints; asserts nothing.
  *
  *   npm run bench:links [-- --upstreams 100 --exchanges 10000 --shovels 1000 --runs 5]
+ *
+ * With `--broker URL` (and `--amqp URL`, the same broker's AMQP port), on a real broker instead: the
+ * vhost `bench-links` built there once and kept between runs (`--remove` deletes it and its
+ * upstream vhost), with as many links as a chroot broker holds without strain — by default 10
+ * upstreams (each a vhost of the same broker), 500 federated exchanges (one link each: the
+ * policies name one upstream per group) and 100 shovels (a queue to another) — every link a real
+ * one the broker runs, the listings as it serves them.
  */
 import { parseArgs } from 'node:util';
 import { links } from '../src/commands/links/links.ts';
 import { LabClient } from '../src/rabbit/lab.ts';
+import { waitFor } from '../test/support/broker.ts';
 import { startFakeManagement } from './fakeManagement.ts';
 
 const { values } = parseArgs({
   options: {
-    upstreams: { type: 'string', default: '100' },
-    exchanges: { type: 'string', default: '10000' },
-    shovels: { type: 'string', default: '1000' },
+    upstreams: { type: 'string' },
+    exchanges: { type: 'string' },
+    shovels: { type: 'string' },
     runs: { type: 'string', default: '5' },
+    broker: { type: 'string' },
+    amqp: { type: 'string', default: 'amqp://127.0.0.1:5674' },
+    remove: { type: 'boolean', default: false },
   },
 });
 const RUNS = Number(values.runs);
@@ -45,18 +56,100 @@ async function time(fn: () => Promise<unknown>): Promise<{ wall: number; cpu: nu
   return { wall: performance.now() - start, cpu: cpuNow() - cpu };
 }
 
-console.log(
-  `links: ${values.upstreams} upstreams, ${Number(values.exchanges).toLocaleString()} federated exchanges, ${values.shovels} shovels (starting the double…)`,
-);
-const { child, info } = await startFakeManagement<{ url: string; vhost: string }>([
-  '--queues',
-  '1000',
-  '--policies',
-  '100',
-  '--links',
-  `${values.upstreams},${values.exchanges},${values.shovels}`,
-]);
-const client = new LabClient({ url: info.url, user: 'guest', password: 'guest' });
+const REAL_VHOST = 'bench-links';
+const REAL_UPSTREAM_VHOST = 'bench-links-up';
+
+/** The vhost on the real broker, built once: upstreams, federated exchanges, shovels; kept. */
+async function realWorld(client: LabClient, size: { upstreams: number; exchanges: number; shovels: number }) {
+  if ((await client.listVhosts()).includes(REAL_VHOST)) return;
+  const amqp = new URL(values.amqp as string);
+  const uri = (vhost: string) => `amqp://guest:guest@${amqp.host}/${encodeURIComponent(vhost)}`;
+  await client.putVhost(REAL_UPSTREAM_VHOST);
+  await client.putVhost(REAL_VHOST);
+  for (let u = 0; u < size.upstreams; u++) {
+    await client.putParameter({
+      component: 'federation-upstream',
+      vhost: REAL_VHOST,
+      name: `up-${u}`,
+      value: { uri: uri(REAL_UPSTREAM_VHOST), 'ack-mode': 'on-confirm' },
+    });
+    await client.putPolicy('user', {
+      vhost: REAL_VHOST,
+      name: `fed-${u}`,
+      pattern: `^fed\\.${u}\\.`,
+      applyTo: 'exchanges',
+      priority: 1,
+      definition: { 'federation-upstream': `up-${u}` },
+    });
+  }
+  for (let x = 0; x < size.exchanges; x++)
+    await client.putExchange(REAL_VHOST, `fed.${x % size.upstreams}.x${x}`, 'topic');
+  for (let k = 0; k < size.shovels; k++) {
+    await client.putQueue(REAL_VHOST, `src.${k}`, { kind: 'classic' });
+    await client.putParameter({
+      component: 'shovel',
+      vhost: REAL_VHOST,
+      name: `shovel-${k}`,
+      value: {
+        'src-uri': uri(REAL_VHOST),
+        'src-queue': `src.${k}`,
+        'dest-uri': uri(REAL_VHOST),
+        'dest-queue': `dst.${k}`,
+      },
+    });
+  }
+}
+
+/** The world's size: as asked, else the double's or (with --broker) what a chroot broker holds. */
+const sized = (asked: string | undefined, double: number, real: number) =>
+  Number(asked ?? (values.broker ? real : double));
+const size = {
+  upstreams: sized(values.upstreams, 100, 10),
+  exchanges: sized(values.exchanges, 10_000, 500),
+  shovels: sized(values.shovels, 1_000, 100),
+};
+let client: LabClient;
+let vhost: string;
+let stop: () => void = () => undefined;
+if (values.broker) {
+  client = new LabClient({ url: values.broker, user: 'guest', password: 'guest' });
+  vhost = REAL_VHOST;
+  if (values.remove) {
+    await client.deleteVhost(REAL_VHOST);
+    await client.deleteVhost(REAL_UPSTREAM_VHOST);
+    console.log(`links: removed ${REAL_VHOST} and ${REAL_UPSTREAM_VHOST} from ${values.broker}`);
+    await client.close();
+    process.exit(0);
+  }
+  console.log(
+    `links on ${values.broker}: ${size.upstreams} upstreams, ${size.exchanges} federated exchanges, ${size.shovels} shovels (kept in ${REAL_VHOST}; --remove deletes it)`,
+  );
+  await realWorld(client, size);
+  // Every link the world asks for reported (running or not): the broker starts them in the background.
+  await waitFor(
+    async () => {
+      const [fed, shovels] = await Promise.all([client.federationLinkList(vhost), client.shovelList(vhost)]);
+      return (fed?.length ?? 0) >= size.exchanges && (shovels?.length ?? 0) >= size.shovels;
+    },
+    { deadlineMs: 300_000, intervalMs: 2_000, what: 'every link reported' },
+  );
+} else {
+  console.log(
+    `links: ${size.upstreams} upstreams, ${size.exchanges.toLocaleString()} federated exchanges, ${size.shovels} shovels (starting the double…)`,
+  );
+  const fake = await startFakeManagement<{ url: string; vhost: string }>([
+    '--queues',
+    '1000',
+    '--policies',
+    '100',
+    '--links',
+    `${size.upstreams},${size.exchanges},${size.shovels}`,
+  ]);
+  client = new LabClient({ url: fake.info.url, user: 'guest', password: 'guest' });
+  vhost = fake.info.vhost;
+  stop = () => fake.child.kill('SIGTERM');
+}
+const info = { vhost };
 try {
   let counts = {};
   const listings = async () => {
@@ -112,5 +205,5 @@ try {
   );
 } finally {
   await client.close();
-  child.kill('SIGTERM');
+  stop();
 }
