@@ -54,12 +54,14 @@ export const cliMustNotLoad: readonly RegExp[] = [
 /**
  * What the CLI loads only for the commands that need it (`requests`, `history`: Redis), never at
  * start: reached from src/terminal/cli.ts only through an `import()`, which the bundle initialises when
- * that line runs.
+ * that line runs; and re2js, only for a pattern that needs it (`re2jsOnFirstUse`).
  */
 export const cliMustNotLoadAtStart: readonly RegExp[] = [
   /node_modules\/ioredis\//,
   /^src\/workflow\//,
   /^src\/audit\//,
+  // required by the first pattern that needs it (re2jsOnFirstUse)
+  /node_modules\/re2js\//,
 ];
 
 /**
@@ -127,14 +129,14 @@ const zodEnglishOnly: Plugin = {
  * literals, which are answered by string comparison: src/policy/pattern/pattern.ts). Its
  * CommonJS build is required from a stand-in of `RE2JS` whose members are read from the real one.
  */
+const ON_FIRST_USE = 're2js-on-first-use';
 const re2jsOnFirstUse: Plugin = {
-  name: 're2js-on-first-use',
+  name: ON_FIRST_USE,
   setup(b) {
-    const namespace = 're2js-on-first-use';
     b.onResolve({ filter: /^re2js$/ }, (args) =>
-      args.namespace === namespace ? undefined : { path: 're2js', namespace },
+      args.namespace === ON_FIRST_USE ? undefined : { path: 're2js', namespace: ON_FIRST_USE },
     );
-    b.onLoad({ filter: /.*/, namespace }, () => ({
+    b.onLoad({ filter: /.*/, namespace: ON_FIRST_USE }, () => ({
       resolveDir: root,
       loader: 'js',
       contents: `let engine;
@@ -159,14 +161,19 @@ export interface BuildResult {
   readonly cliBundled: readonly string[];
 }
 
-/** Inputs reached from `entry` by static imports and requires (what an `import()` reaches is not). */
+/**
+ * Inputs reached from `entry` by static imports and requires (what an `import()` reaches is not,
+ * nor what the stand-in of `re2jsOnFirstUse` requires when first used).
+ */
 export function startInputs(metafile: Metafile, entry = 'src/terminal/cli.ts'): string[] {
   const seen = new Set<string>();
   const visit = (input: string) => {
     if (seen.has(input)) return;
     seen.add(input);
+    const onFirstUse = input.startsWith(`${ON_FIRST_USE}:`);
     for (const i of metafile.inputs[input]?.imports ?? []) {
-      if ((i.kind === 'import-statement' || i.kind === 'require-call') && !i.external) visit(i.path);
+      const atStart = i.kind === 'import-statement' || (i.kind === 'require-call' && !onFirstUse);
+      if (atStart && !i.external) visit(i.path);
     }
   };
   visit(entry);
