@@ -284,7 +284,9 @@ export const FOUND_STATS: FoundMode<typeof queueStatsSchema, QueueStats> = {
 };
 
 /** As `streamQueueStats` with `asOf`: the live columns as sampled just before that time. */
-export const foundStatsAsOf = (asOf: Date): FoundMode<ReturnType<typeof queueStatsHistorySchema>, QueueStats> => {
+export const foundStatsAsOf = (
+  asOf: Date,
+): FoundMode<ReturnType<typeof queueStatsHistorySchema>, QueueStats> => {
   const asOfMs = asOf.getTime();
   return {
     query: `${lengthsQuery(asOfMs)}&columns=${QUEUE_COLUMNS_LIVE},${QUEUE_COLUMNS_HISTORY}`,
