@@ -79,6 +79,17 @@ describe('the compiled CLI (bin/rmq.js -> dist/cliLoader.cjs -> dist/cli.cjs)', 
     expect(unreachable.err).not.toMatch(/\n\s+at /);
   });
 
+  it("reads only the variables the terminal uses: the bot's own, even wrong, are the bot's to refuse", async () => {
+    const answered = await rmq(['which', 'orders.audit', '--vhost', vhost, '--json'], {
+      SLACK_APPROVERS: 'alice',
+      PORT: 'eighty',
+    });
+    expect(answered.code, answered.err).toBe(0);
+    const refused = await rmq(['which', 'orders.audit', '--vhost', vhost], { RMQ_TIMEOUT: 'soon' });
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(/^rmq: Invalid configuration: RMQ_TIMEOUT: a duration/);
+  });
+
   it('starts with no ES module loader, from a bundle compiled as it is read (bench/cli: the start of every command)', () => {
     const binType = JSON.parse(readFileSync(join(dirname(pkg.bin), 'package.json'), 'utf8')) as {
       type?: string;
