@@ -10,7 +10,8 @@
  *   resolution, written as the function CommonJS would wrap it in (src/terminal/cliLoader.ts); what only
  *   some commands need (preview, Redis) is in it as modules initialised when asked for
  *   (esbuild's lazy wrappers for what is only `import()`ed), and the environments file's YAML
- *   parser is required from node_modules only when there is one (src/config/config.ts). It talks HTTP
+ *   parser is required from node_modules only when there is one (src/config/config.ts), and re2js is
+ *   initialised by the first pattern that needs it (`re2jsOnFirstUse`). It talks HTTP
  *   through Node's own client (`undiciForCli`). It must never reach Bolt, BullMQ, undici, Redis
  *   at start or the Slack views: `cliMustNotLoad` and `cliMustNotLoadAtStart` are checked
  *   against each build.
