@@ -131,7 +131,7 @@ const zodEnglishOnly: Plugin = {
  * CommonJS build is required from a stand-in of `RE2JS` whose members are read from the real one.
  */
 const ON_FIRST_USE = 're2js-on-first-use';
-const re2jsOnFirstUse: Plugin = {
+export const re2jsOnFirstUse: Plugin = {
   name: ON_FIRST_USE,
   setup(b) {
     b.onResolve({ filter: /^re2js$/ }, (args) =>
