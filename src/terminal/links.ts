@@ -65,10 +65,7 @@ export function linksText(r: LinksResult): string {
     lines.push('', `Advisories for links that broker ${r.brokerVersion ?? '?'} is affected by:`);
     for (const a of affected) lines.push(`  ${a.id} (${fixWords(a)}): ${a.why}`);
   } else if (r.advisories.length > 0) {
-    lines.push(
-      '',
-      `Broker ${r.brokerVersion ?? '?'} is not affected by the link advisories.`,
-    );
+    lines.push('', `Broker ${r.brokerVersion ?? '?'} is not affected by the link advisories.`);
   }
   if (unknown.length > 0)
     lines.push(`  Not judged (the broker's version was not read): ${unknown.map((a) => a.id).join(', ')}.`);
