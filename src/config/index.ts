@@ -5,8 +5,11 @@ export {
   DEFAULT_KEY_PREFIX,
   type Environment,
   loadConfig,
+  loadTerminalConfig,
   pickEnvironment,
   QUESTION_BUDGET_MS,
   questionBudget,
+  type TerminalConfig,
+  type TerminalEnvironment,
 } from './config.ts';
 export { isSentinelUrl, parseSentinels, sentinelUrl } from './redisAddress.ts';

@@ -259,7 +259,7 @@ export class ManagementClient {
         if (!pluginsNeedApplications(version, exchangeTypes))
           return enabledPlugins({ version, exchangeTypes });
         const applications = await this.http
-          .getJson(`${this.http.path('nodes')}?columns=name,applications`, nodeApplicationsSchema)
+          .getJson(`${this.http.path('nodes')}?columns=name,applications`, nodeApplicationsSchema())
           .then(
             (nodes) => nodes.flatMap((n) => (n.applications ? [n.applications.map((a) => a.name)] : [])),
             () => undefined,
@@ -281,7 +281,7 @@ export class ManagementClient {
     try {
       const used = await this.http.getJson(
         this.http.path('deprecated-features', 'used'),
-        deprecatedFeaturesSchema,
+        deprecatedFeaturesSchema(),
       );
       return used.map((f) => ({ name: f.name, phase: f.deprecation_phase }));
     } catch (e) {
@@ -293,7 +293,7 @@ export class ManagementClient {
   }
 
   async whoami(): Promise<WhoAmI> {
-    return toWhoAmI(await this.http.getJson(this.http.path('whoami'), whoamiSchema));
+    return toWhoAmI(await this.http.getJson(this.http.path('whoami'), whoamiSchema()));
   }
 
   /**
@@ -301,11 +301,11 @@ export class ManagementClient {
    * need some permission in the vhost plus the `policymaker` (or `administrator`) tag.
    */
   async permissions(vhost: string, user: string): Promise<Permission | null> {
-    return this.http.getJsonOrNull(this.http.path('permissions', vhost, user), permissionSchema);
+    return this.http.getJsonOrNull(this.http.path('permissions', vhost, user), permissionSchema());
   }
 
   async listVhosts(): Promise<string[]> {
-    const vhosts = await this.http.getJson(this.http.path('vhosts'), vhostListSchema);
+    const vhosts = await this.http.getJson(this.http.path('vhosts'), vhostListSchema());
     return vhosts.map((v) => v.name);
   }
 
@@ -357,7 +357,7 @@ export class ManagementClient {
   async getParameter(component: ParameterComponent, vhost: string, name: string): Promise<Parameter | null> {
     const p = await this.http.getJsonOrNull(
       this.http.path(`parameters/${component}`, vhost, name),
-      parameterSchema,
+      parameterSchema(),
     );
     return p && { component, vhost, name, value: p.value };
   }
@@ -420,7 +420,7 @@ export class ManagementClient {
       links: this.http.path('federation-links', vhost),
     };
     const names = async (path: string) =>
-      new Set(((await this.http.getJsonOrNull(path, parameterNamesSchema)) ?? []).map((p) => p.name));
+      new Set(((await this.http.getJsonOrNull(path, parameterNamesSchema())) ?? []).map((p) => p.name));
     const [upstreams, upstreamSets, links] = await Promise.all([
       names(paths.upstreams),
       names(paths.sets),
@@ -434,7 +434,7 @@ export class ManagementClient {
   /** The links; null without the plugin; why not, when this user may not list them. */
   private federationLinks(path: string) {
     return this.http
-      .getJson(path, federationLinksSchema)
+      .getJson(path, federationLinksSchema())
       .catch((e: unknown) => this.notListed(e, 'federation links'));
   }
 
@@ -444,7 +444,7 @@ export class ManagementClient {
   async nodesRunning(): Promise<{ name: string; running: boolean }[]> {
     const nodes = await this.http.getJson(
       `${this.http.path('nodes')}?columns=name,running`,
-      nodeRunningSchema,
+      nodeRunningSchema(),
     );
     return nodes.map((n) => ({ name: n.name, running: n.running === true }));
   }
@@ -456,7 +456,7 @@ export class ManagementClient {
 
   /** The vhosts holding a parameter of this component: one request over every vhost (values not kept). */
   async vhostsWithParameters(component: LinkComponent): Promise<Set<string>> {
-    const all = await this.http.getJson(this.http.path(`parameters/${component}`), parameterSchema.array());
+    const all = await this.http.getJson(this.http.path(`parameters/${component}`), parameterSchema().array());
     return new Set(all.flatMap((p) => (p.vhost === undefined ? [] : [p.vhost])));
   }
 
@@ -483,7 +483,7 @@ export class ManagementClient {
   /** The bindings that deliver to a queue (the default exchange's among them); null: no such queue. */
   async queueBindings(vhost: string, name: string): Promise<Binding[] | null> {
     const path = `${this.http.path('queues', vhost, name)}/bindings`;
-    return (await this.http.getJsonOrNull(path, bindingListSchema))?.map(toBinding) ?? null;
+    return (await this.http.getJsonOrNull(path, bindingListSchema()))?.map(toBinding) ?? null;
   }
 
   /**
@@ -496,7 +496,7 @@ export class ManagementClient {
     side: 'source' | 'destination',
   ): Promise<Binding[] | null> {
     const path = `${this.http.path('exchanges', vhost, name || 'amq.default')}/bindings/${side}`;
-    return (await this.http.getJsonOrNull(path, bindingListSchema))?.map(toBinding) ?? null;
+    return (await this.http.getJsonOrNull(path, bindingListSchema()))?.map(toBinding) ?? null;
   }
 
   /**
@@ -507,7 +507,7 @@ export class ManagementClient {
     const path = `${this.http.path('vhosts', vhost)}/channels?columns=confirm,message_stats.publish`;
     let channels = 0;
     let confirming = 0;
-    for await (const c of this.http.streamList(path, channelListSchema.element)) {
+    for await (const c of this.http.streamList(path, channelListSchema().element)) {
       if ((c.message_stats?.publish ?? 0) === 0) continue;
       channels++;
       if (c.confirm === true) confirming++;
@@ -519,7 +519,7 @@ export class ManagementClient {
   async vhostUnroutable(vhost: string): Promise<{ dropped?: number; returned?: number }> {
     const v = await this.http.getJson(
       `${this.http.path('vhosts', vhost)}?columns=message_stats`,
-      vhostStatsSchema,
+      vhostStatsSchema(),
     );
     const s = v.message_stats;
     return {
@@ -530,7 +530,7 @@ export class ManagementClient {
 
   /** How many nodes the broker runs on. */
   async nodeCount(): Promise<number> {
-    return (await this.http.getJson(`${this.http.path('nodes')}?columns=name`, nodeNamesSchema)).length;
+    return (await this.http.getJson(`${this.http.path('nodes')}?columns=name`, nodeNamesSchema())).length;
   }
 
   /** `lint`'s durability listings (durabilityListings.ts). */

@@ -1,8 +1,11 @@
 import * as z from 'zod';
+import { onFirstUse } from '../core/index.ts';
 import {
   type Binding,
   bindingListSchema,
+  count,
   exchangeSchema,
+  jsonObject,
   toBinding,
   toExchange,
   toQueueKind,
@@ -24,25 +27,23 @@ const EXCHANGE_COLUMNS =
   'name,type,durable,arguments,policy,message_stats.publish_in,message_stats.publish_out';
 const BINDING_COLUMNS = 'source,destination,destination_type,routing_key';
 
-const emptyListAsObject = (v: unknown) => (Array.isArray(v) && v.length === 0 ? {} : v);
-const object = z.preprocess(emptyListAsObject, z.record(z.string(), z.unknown()));
-const count = z.number().int().min(0).optional();
-
-const durabilityQueueSchema = z.object({
-  name: z.string(),
-  type: z.string(),
-  durable: z.boolean().optional(),
-  exclusive: z.boolean().optional(),
-  auto_delete: z.boolean().optional(),
-  messages: count,
-  messages_persistent: count,
-  members: z.array(z.string()).optional(),
-  online: z.array(z.string()).optional(),
-  arguments: object,
-  effective_policy_definition: object.nullable().optional(),
-  state: z.string().optional(),
-  delivery_limit: z.number().int().optional(),
-});
+const durabilityQueueSchema = onFirstUse(() =>
+  z.object({
+    name: z.string(),
+    type: z.string(),
+    durable: z.boolean().optional(),
+    exclusive: z.boolean().optional(),
+    auto_delete: z.boolean().optional(),
+    messages: count,
+    messages_persistent: count,
+    members: z.array(z.string()).optional(),
+    online: z.array(z.string()).optional(),
+    arguments: jsonObject,
+    effective_policy_definition: jsonObject.nullable().optional(),
+    state: z.string().optional(),
+    delivery_limit: z.number().int().optional(),
+  }),
+);
 
 /** One queue as the durability kinds read it; each field undefined where not reported. */
 export interface DurabilityQueue {
@@ -67,7 +68,7 @@ export async function* streamDurabilityQueues(
   vhost: string,
 ): AsyncGenerator<DurabilityQueue> {
   const path = `${http.path('queues', vhost)}?columns=${QUEUE_COLUMNS}`;
-  for await (const q of http.streamList(path, durabilityQueueSchema)) {
+  for await (const q of http.streamList(path, durabilityQueueSchema())) {
     yield {
       name: q.name,
       type: q.type,
@@ -86,11 +87,13 @@ export async function* streamDurabilityQueues(
   }
 }
 
-const consumerSchema = z.object({
-  queue: z.object({ name: z.string() }),
-  ack_required: z.boolean(),
-  prefetch_count: z.number().int().min(0).optional(),
-});
+const consumerSchema = onFirstUse(() =>
+  z.object({
+    queue: z.object({ name: z.string() }),
+    ack_required: z.boolean(),
+    prefetch_count: z.number().int().min(0).optional(),
+  }),
+);
 
 /** The vhost's consumers: their queue, whether they acknowledge, their prefetch. */
 export async function* streamConsumers(
@@ -98,7 +101,7 @@ export async function* streamConsumers(
   vhost: string,
 ): AsyncGenerator<{ queue: string; ackRequired: boolean; prefetch: number | undefined }> {
   const path = `${http.path('consumers', vhost)}?columns=${CONSUMER_COLUMNS}`;
-  for await (const c of http.streamList(path, consumerSchema))
+  for await (const c of http.streamList(path, consumerSchema()))
     yield { queue: c.queue.name, ackRequired: c.ack_required, prefetch: c.prefetch_count };
 }
 
@@ -110,5 +113,5 @@ export async function* streamExchangesWithStats(http: Transport, vhost: string) 
 
 export async function* streamBindings(http: Transport, vhost: string): AsyncGenerator<Binding> {
   const path = `${http.path('bindings', vhost)}?columns=${BINDING_COLUMNS}`;
-  for await (const b of http.streamList(path, bindingListSchema.element)) yield toBinding(b);
+  for await (const b of http.streamList(path, bindingListSchema().element)) yield toBinding(b);
 }

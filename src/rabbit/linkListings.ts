@@ -5,8 +5,10 @@
  * 4.0.5 and 4.3.6 (docs/broker-facts.md, test/integration/links-shapes.test.ts).
  */
 import * as z from 'zod';
+import { onFirstUse } from '../core/index.ts';
 import type { Parameter, ReportedFederationLink, ReportedShovel } from '../links/index.ts';
 import { RabbitError } from './errors.ts';
+import type { Parsed } from './responses.ts';
 import type { Transport } from './transport.ts';
 
 /**
@@ -16,17 +18,19 @@ import type { Transport } from './transport.ts';
  * `2026-12-05 0:20:26`), `uri` without its password, and for a running link `local_channel`
  * (about 1 KB, not read). docs/broker-facts.md.
  */
-export const federationLinkSchema = z.object({
-  exchange: z.string().optional(),
-  queue: z.string().optional(),
-  type: z.string().optional(),
-  vhost: z.string().optional(),
-  upstream: z.string().optional(),
-  node: z.string().optional(),
-  status: z.string().optional(),
-  error: z.unknown().optional(),
-  timestamp: z.string().optional(),
-});
+export const federationLinkSchema = onFirstUse(() =>
+  z.object({
+    exchange: z.string().optional(),
+    queue: z.string().optional(),
+    type: z.string().optional(),
+    vhost: z.string().optional(),
+    upstream: z.string().optional(),
+    node: z.string().optional(),
+    status: z.string().optional(),
+    error: z.unknown().optional(),
+    timestamp: z.string().optional(),
+  }),
+);
 
 /** A broker's error term as text: a string as it is, anything else as its JSON. */
 const errorText = (e: unknown): string | null =>
@@ -35,7 +39,7 @@ const errorText = (e: unknown): string | null =>
 /** A reported link in the links rules' shape; null for an element that names no object or upstream. */
 export function toReportedFederationLink(
   vhost: string,
-  l: z.infer<typeof federationLinkSchema>,
+  l: Parsed<typeof federationLinkSchema>,
 ): ReportedFederationLink | null {
   const object = l.exchange ?? l.queue;
   if (object === undefined || l.upstream === undefined) return null;
@@ -57,17 +61,19 @@ export function toReportedFederationLink(
  * `reason`, a string holding the Erlang term: `"\"failed to connect to source\""`), `node`,
  * `timestamp`; a running one adds `src_uri`/`dest_uri` without passwords and its counters.
  */
-export const shovelStatusSchema = z.object({
-  name: z.string(),
-  vhost: z.string().optional(),
-  type: z.string().optional(),
-  state: z.string().optional(),
-  reason: z.unknown().optional(),
-  node: z.string().optional(),
-  timestamp: z.string().optional(),
-});
+export const shovelStatusSchema = onFirstUse(() =>
+  z.object({
+    name: z.string(),
+    vhost: z.string().optional(),
+    type: z.string().optional(),
+    state: z.string().optional(),
+    reason: z.unknown().optional(),
+    node: z.string().optional(),
+    timestamp: z.string().optional(),
+  }),
+);
 
-export function toReportedShovel(vhost: string, s: z.infer<typeof shovelStatusSchema>): ReportedShovel {
+export function toReportedShovel(vhost: string, s: Parsed<typeof shovelStatusSchema>): ReportedShovel {
   return {
     vhost: s.vhost ?? vhost,
     name: s.name,
@@ -83,11 +89,13 @@ export function toReportedShovel(vhost: string, s: z.infer<typeof shovelStatusSc
  * One runtime parameter (`GET /api/parameters/{component}/{vhost}`): federation upstreams and
  * sets, shovels. `value` holds URIs WITH their passwords: never shown but through maskUri/maskUris.
  */
-export const parameterSchema = z.object({
-  name: z.string(),
-  vhost: z.string().optional(),
-  value: z.unknown(),
-});
+export const parameterSchema = onFirstUse(() =>
+  z.object({
+    name: z.string(),
+    vhost: z.string().optional(),
+    value: z.unknown(),
+  }),
+);
 
 /** The components of the runtime parameters that ask for links. */
 export type LinkComponent = 'federation-upstream' | 'federation-upstream-set' | 'shovel';
@@ -104,7 +112,7 @@ export async function listParameters(
 ): Promise<Parameter[]> {
   const out: Parameter[] = [];
   try {
-    for await (const p of http.streamList(http.path(`parameters/${component}`, vhost), parameterSchema))
+    for await (const p of http.streamList(http.path(`parameters/${component}`, vhost), parameterSchema()))
       out.push({ vhost: p.vhost ?? vhost, name: p.name, value: p.value });
   } catch (e) {
     if (e instanceof RabbitError && e.code === 'not-found') return [];
@@ -116,7 +124,7 @@ export async function listParameters(
 /** Every federation link of the vhost that any node reports (an element naming no object is left out). */
 export async function listFederationLinks(http: Transport, vhost: string): Promise<ReportedFederationLink[]> {
   const out: ReportedFederationLink[] = [];
-  for await (const l of http.streamList(http.path('federation-links', vhost), federationLinkSchema)) {
+  for await (const l of http.streamList(http.path('federation-links', vhost), federationLinkSchema())) {
     const link = toReportedFederationLink(vhost, l);
     if (link) out.push(link);
   }
@@ -126,7 +134,7 @@ export async function listFederationLinks(http: Transport, vhost: string): Promi
 /** Every shovel of the vhost that any node reports, dynamic and static. */
 export async function listShovels(http: Transport, vhost: string): Promise<ReportedShovel[]> {
   const out: ReportedShovel[] = [];
-  for await (const s of http.streamList(http.path('shovels', vhost), shovelStatusSchema))
+  for await (const s of http.streamList(http.path('shovels', vhost), shovelStatusSchema()))
     out.push(toReportedShovel(vhost, s));
   return out;
 }

@@ -94,7 +94,7 @@ export async function* streamQueueStats(
   }
   const asOfMs = opts.asOf.getTime();
   const path = `${http.path('queues', vhost)}?${lengthsQuery(asOfMs)}&columns=${QUEUE_COLUMNS_LIVE},${QUEUE_COLUMNS_HISTORY}`;
-  for await (const q of http.streamList(path, queueStatsHistorySchema))
+  for await (const q of http.streamList(path, queueStatsHistorySchema()))
     yield { name: q.name, live: toLiveQueue(q, asOfMs), ...nodeDownOf(q) };
 }
 
@@ -114,7 +114,7 @@ export async function* streamQueuesLive(
   const history = asOfMs === undefined ? '' : `&${lengthsQuery(asOfMs)}`;
   const columns = `name,type,arguments,durable,exclusive,${QUEUE_COLUMNS_LIVE.slice('name,'.length)}${asOfMs === undefined ? '' : `,${QUEUE_COLUMNS_HISTORY}`}`;
   const path = `${http.path('queues', vhost)}?columns=${columns}${history}`;
-  for await (const q of http.streamList(path, queueRecordLiveSchema)) {
+  for await (const q of http.streamList(path, queueRecordLiveSchema())) {
     yield {
       queue: {
         name: q.name,
@@ -284,11 +284,13 @@ export const FOUND_STATS: FoundMode<typeof queueStatsSchema, QueueStats> = {
 };
 
 /** As `streamQueueStats` with `asOf`: the live columns as sampled just before that time. */
-export const foundStatsAsOf = (asOf: Date): FoundMode<typeof queueStatsHistorySchema, QueueStats> => {
+export const foundStatsAsOf = (
+  asOf: Date,
+): FoundMode<ReturnType<typeof queueStatsHistorySchema>, QueueStats> => {
   const asOfMs = asOf.getTime();
   return {
     query: `${lengthsQuery(asOfMs)}&columns=${QUEUE_COLUMNS_LIVE},${QUEUE_COLUMNS_HISTORY}`,
-    item: queueStatsHistorySchema,
+    item: queueStatsHistorySchema(),
     take: (q) => ({ name: q.name, live: toLiveQueue(q, asOfMs), ...nodeDownOf(q) }),
   };
 };
@@ -310,7 +312,7 @@ export function streamNames(
   vhost: string,
 ): AsyncIterable<{ name: string }> {
   // The listing's own iterator, not a generator over it: at 100,000 names each hop counts.
-  return http.streamList(`${http.path(what, vhost)}?disable_stats=true&columns=name`, nameOnlySchema);
+  return http.streamList(`${http.path(what, vhost)}?disable_stats=true&columns=name`, nameOnlySchema());
 }
 
 /**
@@ -331,7 +333,7 @@ export async function queuePolicyFromRecord(
 ): Promise<string | null | undefined> {
   const regex = `^${name.replace(/[^A-Za-z0-9\u0080-\uffff]/g, (c) => `\\${c}`)}$`;
   const query = `?disable_stats=true&use_regex=true&page=1&page_size=500&name=${encodeURIComponent(regex)}&columns=${QUEUE_COLUMNS_NO_STATS}`;
-  const page = await http.getJson(http.path('queues', vhost) + query, pagedQueuesSchema);
+  const page = await http.getJson(http.path('queues', vhost) + query, pagedQueuesSchema());
   const hit = page.items.find((q) => q.name === name);
   return hit ? (toQueueListing(vhost, hit, false).policy ?? null) : undefined;
 }

@@ -2,8 +2,14 @@
 /**
  * The management API's answers as zod schemas, and their mapping to our shapes.
  * Pure: the client fetches, this file says what a valid answer is and what it means.
+ *
+ * The answers the terminal's common questions read (`which`, `policies`: the overview, the
+ * policies, a queue, an exchange) have their schemas built at import; every other answer's schema
+ * is built on its first use (`onFirstUse`), so the terminal's start builds none of them for nothing
+ * (bench/cli).
  */
 import * as z from 'zod';
+import { onFirstUse } from '../core/index.ts';
 import type { LiveQueue } from '../policy/impact/index.ts';
 import type { Policy } from '../policy/index.ts';
 
@@ -82,7 +88,8 @@ export interface WhoAmI {
 
 // Erlang's JSON encoder has written an empty proplist as `[]` in some versions.
 const emptyListAsObject = (v: unknown) => (Array.isArray(v) && v.length === 0 ? {} : v);
-const jsonObject = z.preprocess(emptyListAsObject, z.record(z.string(), z.unknown()));
+/** A JSON object (`arguments`, a definition), `[]` read as the empty one. */
+export const jsonObject = z.preprocess(emptyListAsObject, z.record(z.string(), z.unknown()));
 
 /** Counters (`message_stats`): `[]` when there are none yet (a channel that has not published, 4.0.5). */
 const counters = <S extends z.ZodRawShape>(shape: S) =>
@@ -97,22 +104,31 @@ export const overviewSchema = z.object({
   exchange_types: z.array(z.object({ name: z.string() })).optional(),
 });
 
+/** What a schema built on first use parses to. */
+export type Parsed<S extends () => z.ZodType> = z.output<ReturnType<S>>;
+
 /** `GET /api/nodes?columns=name,applications`: each node's running applications. */
-export const nodeApplicationsSchema = z.array(
-  z.object({
-    name: z.string(),
-    applications: z.array(z.object({ name: z.string() })).optional(),
-  }),
+export const nodeApplicationsSchema = onFirstUse(() =>
+  z.array(
+    z.object({
+      name: z.string(),
+      applications: z.array(z.object({ name: z.string() })).optional(),
+    }),
+  ),
 );
 
 /** `GET /api/nodes?columns=name,running`: whether each node of the cluster runs. */
-export const nodeRunningSchema = z.array(z.object({ name: z.string(), running: z.boolean().optional() }));
+export const nodeRunningSchema = onFirstUse(() =>
+  z.array(z.object({ name: z.string(), running: z.boolean().optional() })),
+);
 
-export const whoamiSchema = z.object({
-  name: z.string(),
-  // an array on current brokers, "a,b" on old ones
-  tags: z.union([z.array(z.string()), z.string()]),
-});
+export const whoamiSchema = onFirstUse(() =>
+  z.object({
+    name: z.string(),
+    // an array on current brokers, "a,b" on old ones
+    tags: z.union([z.array(z.string()), z.string()]),
+  }),
+);
 
 export const policySchema = z.object({
   vhost: z.string(),
@@ -152,7 +168,8 @@ export const exchangeSchema = z.object({
   }),
 });
 
-const count = z.number().int().min(0).optional();
+/** A count the broker may leave out (statistics not out yet). */
+export const count = z.number().int().min(0).optional();
 
 /**
  * A queue's live columns in the stats listing. All are statistics: absent for a queue whose stats
@@ -239,23 +256,29 @@ function isoOf(idle: string): string | null {
 }
 
 /** A length's recent history (`lengths_age`/`lengths_incr`): samples newest first, broker time in ms. */
-const lengthHistory = z
-  .object({ samples: z.array(z.object({ sample: z.number(), timestamp: z.number() })).optional() })
-  .optional();
+const lengthHistory = onFirstUse(() =>
+  z
+    .object({ samples: z.array(z.object({ sample: z.number(), timestamp: z.number() })).optional() })
+    .optional(),
+);
 
 /** The live columns with the length history asked for (`streamQueueStats` with `asOf`). */
-export const queueStatsHistorySchema = queueStatsSchema.extend({
-  messages_ready_details: lengthHistory,
-  messages_unacknowledged_details: lengthHistory,
-});
+export const queueStatsHistorySchema = onFirstUse(() =>
+  queueStatsSchema.extend({
+    messages_ready_details: lengthHistory(),
+    messages_unacknowledged_details: lengthHistory(),
+  }),
+);
 
 /** A queue's record (type, arguments) and its live columns in one element (`streamQueuesLive`). */
-export const queueRecordLiveSchema = queueStatsHistorySchema.extend({
-  type: z.string(),
-  arguments: jsonObject,
-  durable: z.boolean().optional(),
-  exclusive: z.boolean().optional(),
-});
+export const queueRecordLiveSchema = onFirstUse(() =>
+  queueStatsHistorySchema().extend({
+    type: z.string(),
+    arguments: jsonObject,
+    durable: z.boolean().optional(),
+    exclusive: z.boolean().optional(),
+  }),
+);
 
 /** One queue of the combined listing: what the inventory reads of its record, and its numbers. */
 export interface QueueRecordLive {
@@ -266,7 +289,7 @@ export interface QueueRecordLive {
 }
 
 /** The newest sample taken before `asOfMs` (undefined: none, the queue is younger than the history). */
-function sampleBefore(h: z.infer<typeof lengthHistory>, asOfMs: number): number | undefined {
+function sampleBefore(h: Parsed<typeof lengthHistory>, asOfMs: number): number | undefined {
   let best: { sample: number; timestamp: number } | undefined;
   for (const s of h?.samples ?? [])
     if (s.timestamp < asOfMs && (best === undefined || s.timestamp > best.timestamp)) best = s;
@@ -280,7 +303,7 @@ function sampleBefore(h: z.infer<typeof lengthHistory>, asOfMs: number): number 
  * which the rules read as "not out yet"); without a sample before it, the numbers now.
  */
 export function toLiveQueue(
-  q: Omit<z.infer<typeof queueStatsHistorySchema>, 'name'>,
+  q: Omit<Parsed<typeof queueStatsHistorySchema>, 'name'>,
   asOfMs?: number,
 ): LiveQueue | null {
   const { messages, messages_ready: readyNow, messages_unacknowledged: unackedNow } = q;
@@ -339,18 +362,20 @@ export interface FederationState {
 }
 
 /** `GET /api/parameters/federation-upstream{,-set}/{vhost}`: only the names matter here. */
-export const parameterNamesSchema = z.array(z.object({ name: z.string() }));
+export const parameterNamesSchema = onFirstUse(() => z.array(z.object({ name: z.string() })));
 
 /** `GET /api/federation-links/{vhost}`: which object each link serves (linkListings.ts reads the rest). */
-export const federationLinksSchema = z.array(
-  z.object({
-    exchange: z.string().optional(),
-    queue: z.string().optional(),
-    status: z.string().optional(),
-  }),
+export const federationLinksSchema = onFirstUse(() =>
+  z.array(
+    z.object({
+      exchange: z.string().optional(),
+      queue: z.string().optional(),
+      status: z.string().optional(),
+    }),
+  ),
 );
 
-export const vhostListSchema = z.array(z.object({ name: z.string() }));
+export const vhostListSchema = onFirstUse(() => z.array(z.object({ name: z.string() })));
 
 /** `GET /api/permissions/{vhost}/{user}`: regular expressions over resource names. */
 /**
@@ -358,17 +383,19 @@ export const vhostListSchema = z.array(z.object({ name: z.string() }));
  * no such path): its name and the phase the broker itself gives it (4.0.5 and 4.3.6:
  * `transient_nonexcl_queues` as `permitted_by_default`). Other fields go unread.
  */
-export const deprecatedFeaturesSchema = z
-  .array(z.object({ name: z.string(), deprecation_phase: z.string() }))
-  .max(1000);
+export const deprecatedFeaturesSchema = onFirstUse(() =>
+  z.array(z.object({ name: z.string(), deprecation_phase: z.string() })).max(1000),
+);
 
 export interface DeprecatedFeature {
   readonly name: string;
   readonly phase: string;
 }
 
-export const permissionSchema = z.object({ configure: z.string(), write: z.string(), read: z.string() });
-export type Permission = z.infer<typeof permissionSchema>;
+export const permissionSchema = onFirstUse(() =>
+  z.object({ configure: z.string(), write: z.string(), read: z.string() }),
+);
+export type Permission = Parsed<typeof permissionSchema>;
 
 export function toReportedPolicy(v: string | null | undefined): ReportedPolicy {
   if (v === undefined) return undefined;
@@ -390,7 +417,7 @@ export function toPolicy(p: z.infer<typeof policySchema>): Policy {
   };
 }
 
-export function toWhoAmI(w: z.infer<typeof whoamiSchema>): WhoAmI {
+export function toWhoAmI(w: Parsed<typeof whoamiSchema>): WhoAmI {
   const tags = Array.isArray(w.tags) ? w.tags : w.tags.split(',');
   return { name: w.name, tags: tags.map((t) => t.trim()).filter((t) => t !== '') };
 }
@@ -462,13 +489,15 @@ function unroutedOf(stats: z.infer<typeof exchangeSchema>['message_stats']): { u
 }
 
 /** `GET /api/queues/{vhost}/{name}/bindings`, `…/exchanges/{vhost}/{name}/bindings/{source|destination}`. */
-export const bindingListSchema = z.array(
-  z.object({
-    source: z.string(),
-    destination: z.string(),
-    destination_type: z.enum(['queue', 'exchange']),
-    routing_key: z.string(),
-  }),
+export const bindingListSchema = onFirstUse(() =>
+  z.array(
+    z.object({
+      source: z.string(),
+      destination: z.string(),
+      destination_type: z.enum(['queue', 'exchange']),
+      routing_key: z.string(),
+    }),
+  ),
 );
 export interface Binding {
   readonly source: string;
@@ -476,7 +505,7 @@ export interface Binding {
   readonly destinationType: 'queue' | 'exchange';
   readonly routingKey: string;
 }
-export const toBinding = (b: z.infer<typeof bindingListSchema>[number]): Binding => ({
+export const toBinding = (b: Parsed<typeof bindingListSchema>[number]): Binding => ({
   source: b.source,
   destination: b.destination,
   destinationType: b.destination_type,
@@ -484,23 +513,27 @@ export const toBinding = (b: z.infer<typeof bindingListSchema>[number]): Binding
 });
 
 /** `GET /api/vhosts/{vhost}/channels?columns=…`: whether each is in confirm mode and has published. */
-export const channelListSchema = z.array(
-  z.object({
-    confirm: z.boolean().optional(),
-    message_stats: counters({ publish: z.number().int().min(0).optional() }),
-  }),
+export const channelListSchema = onFirstUse(() =>
+  z.array(
+    z.object({
+      confirm: z.boolean().optional(),
+      message_stats: counters({ publish: z.number().int().min(0).optional() }),
+    }),
+  ),
 );
 
 /** `GET /api/vhosts/{vhost}`: its counters of unroutable messages (absent without statistics). */
-export const vhostStatsSchema = z.object({
-  message_stats: counters({
-    drop_unroutable: z.number().int().min(0).optional(),
-    return_unroutable: z.number().int().min(0).optional(),
+export const vhostStatsSchema = onFirstUse(() =>
+  z.object({
+    message_stats: counters({
+      drop_unroutable: z.number().int().min(0).optional(),
+      return_unroutable: z.number().int().min(0).optional(),
+    }),
   }),
-});
+);
 
 /** `GET /api/nodes?columns=name`. */
-export const nodeNamesSchema = z.array(z.object({ name: z.string() }));
+export const nodeNamesSchema = onFirstUse(() => z.array(z.object({ name: z.string() })));
 
 /** The first few zod issues as one line, for a bad-response message. */
 export function describeIssues(error: z.ZodError): string {
@@ -511,11 +544,11 @@ export function describeIssues(error: z.ZodError): string {
 }
 
 /** A paged listing (`page` given): the items wrapped with counts. */
-export const pagedQueuesSchema = z.object({ items: z.array(queueListItemSchema) });
+export const pagedQueuesSchema = onFirstUse(() => z.object({ items: z.array(queueListItemSchema) }));
 
 /** A page of a listing narrowed by its name filter: how many the filter found, and those on the page. */
 export const foundPageSchema = <S extends z.ZodType>(item: S) =>
   z.object({ filtered_count: z.number().int().min(0), items: z.array(item) });
 
 /** A listing asked for `columns=name` only ("did you mean"). */
-export const nameOnlySchema = z.object({ name: z.string() });
+export const nameOnlySchema = onFirstUse(() => z.object({ name: z.string() }));

@@ -6,7 +6,7 @@ import type { TerminalCommandName } from '../commands/index.ts';
 import { helpText, parseWhich, vhostMapOf } from '../commands/index.ts';
 import { parsePolicies, policies } from '../commands/policies/index.ts';
 import { which } from '../commands/which/index.ts';
-import { DEFAULT_KEY_PREFIX, loadConfig } from '../config/index.ts';
+import { DEFAULT_KEY_PREFIX, loadTerminalConfig } from '../config/index.ts';
 import { ConfigError, InputError } from '../core/index.ts';
 import { brokerReason, type ManagementClient, RabbitError } from '../rabbit/index.ts';
 import { jsonText, quoted } from '../text/index.ts';
@@ -232,7 +232,7 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
         import('./import.ts'),
       ]);
     const input = parseImport(words, terminalDefaults(env));
-    const config = loadConfig(env);
+    const config = loadTerminalConfig(env);
     const { url, token } = config.bot;
     if (!url || !token)
       throw new ConfigError(

@@ -8,16 +8,16 @@
  * Node reads it. `scripts/build.ts` refuses a bundle with such an `import()`.
  */
 import type { Redis } from 'ioredis';
-import { type Config, isSentinelUrl, loadConfig } from '../config/index.ts';
+import { isSentinelUrl, loadTerminalConfig, type TerminalConfig } from '../config/index.ts';
 import { openRedis } from '../redis/index.ts';
 
 /** Redis, closed after `fn`. Unreachable: exit 3, like a broker that could not be asked. */
 export async function withRedis(
   env: NodeJS.ProcessEnv,
   io: { readonly err: (s: string) => void },
-  fn: (redis: Redis, config: Config) => Promise<number>,
+  fn: (redis: Redis, config: TerminalConfig) => Promise<number>,
 ): Promise<number> {
-  const config = loadConfig(env);
+  const config = loadTerminalConfig(env);
   const { redisUrl } = config;
   const redis = openRedis(redisUrl, {
     lazyConnect: true,

@@ -1,4 +1,4 @@
-import { DEFAULT_KEY_PREFIX, loadConfig, pickEnvironment, questionBudget } from '../config/index.ts';
+import { DEFAULT_KEY_PREFIX, loadTerminalConfig, pickEnvironment, questionBudget } from '../config/index.ts';
 import { checkScope, InputError } from '../core/index.ts';
 import { ManagementClient } from '../rabbit/index.ts';
 
@@ -24,7 +24,7 @@ export async function withBroker(
   { env: name, vhost }: { readonly env?: string | undefined; readonly vhost: string | readonly string[] },
   fn: (broker: ManagementClient, at: { readonly env: string }) => Promise<number>,
 ): Promise<number> {
-  const config = loadConfig(env);
+  const config = loadTerminalConfig(env);
   const environment = pickEnvironment(config, name);
   if (!environment) {
     throw new InputError(`Unknown environment ${name}.`, {

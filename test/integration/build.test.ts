@@ -4,15 +4,22 @@
  * the CLI bundle must never contain. `npm test` also runs `npm run build` itself.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { build as esbuild } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliMustNotBundle, cliMustNotLoad, cliMustNotLoadAtStart } from '../../scripts/build.ts';
+import {
+  cliMustNotBundle,
+  cliMustNotLoad,
+  cliMustNotLoadAtStart,
+  re2jsOnFirstUse,
+} from '../../scripts/build.ts';
 import { setUpLab } from '../../scripts/lab.ts';
 import type { WhichResult } from '../../src/commands/which/which.ts';
 import { adminClient, brokerCredentials, brokerUrl, uniqueName, waitFor } from '../support/broker.ts';
-import { type Built, built } from '../support/built.ts';
+import { type Built, built, repoRoot } from '../support/built.ts';
 import { type CliRun, runBuiltRmq } from '../support/cli.ts';
 
 const vhost = uniqueName('build');
@@ -69,6 +76,50 @@ describe('the compiled CLI (bin/rmq.js -> dist/cliLoader.cjs -> dist/cli.cjs)', 
     expect(doc.objects.map((o) => o.name)).toContain('orders.audit');
   });
 
+  it('reads a pattern only RE2 reads: re2js, initialised by the first pattern that needs it, is there', async () => {
+    const run = await rmq([
+      'preview',
+      'create',
+      'regex-cap',
+      '--pattern',
+      '^orders\\.(audit|x)$',
+      '--priority',
+      '20',
+      '--definition',
+      '{"max-length": 7}',
+      '--vhost',
+      vhost,
+      '--json',
+    ]);
+    expect(run.code, run.err).toBe(0);
+    const doc = JSON.parse(run.out) as { objects: { name: string; after: { policy: string | null } }[] };
+    expect(doc.objects.find((o) => o.name === 'orders.audit')?.after.policy).toBe('regex-cap');
+  });
+
+  it('bundles re2js behind a stand-in that compiles as RE2JS does (a failure would fall back to the backtracking worker unseen)', async () => {
+    const bundled = await esbuild({
+      stdin: {
+        contents:
+          "import { RE2JS } from 're2js'; export const found = [RE2JS.compile('^a(b|c)$').matches('ac'), RE2JS.compile('^a(b|c)$').matches('ad')];",
+        resolveDir: repoRoot,
+        loader: 'ts',
+      },
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      write: false,
+      logLevel: 'silent',
+      plugins: [re2jsOnFirstUse],
+    });
+    const module = { exports: {} as { found?: boolean[] } };
+    new Function('module', 'exports', 'require', bundled.outputFiles[0]?.text ?? '')(
+      module,
+      module.exports,
+      createRequire(import.meta.url),
+    );
+    expect(module.exports.found).toEqual([true, false]);
+  });
+
   it('keeps the exit codes: 2 for refused input, 3 when the broker cannot be asked', async () => {
     const refused = await rmq(['which']);
     expect(refused.code).toBe(2);
@@ -77,6 +128,17 @@ describe('the compiled CLI (bin/rmq.js -> dist/cliLoader.cjs -> dist/cli.cjs)', 
     expect(unreachable.code).toBe(3);
     expect(JSON.parse(unreachable.out)).toMatchObject({ answer: 'not-asked' });
     expect(unreachable.err).not.toMatch(/\n\s+at /);
+  });
+
+  it("reads only the variables the terminal uses: the bot's own, even wrong, are the bot's to refuse", async () => {
+    const answered = await rmq(['which', 'orders.audit', '--vhost', vhost, '--json'], {
+      SLACK_APPROVERS: 'alice',
+      PORT: 'eighty',
+    });
+    expect(answered.code, answered.err).toBe(0);
+    const refused = await rmq(['which', 'orders.audit', '--vhost', vhost], { RMQ_TIMEOUT: 'soon' });
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(/^rmq: Invalid configuration: RMQ_TIMEOUT: a duration/);
   });
 
   it('starts with no ES module loader, from a bundle compiled as it is read (bench/cli: the start of every command)', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig, pickEnvironment } from '../../src/config/config.ts';
+import { loadConfig, loadTerminalConfig, pickEnvironment } from '../../src/config/config.ts';
 import { ConfigError } from '../../src/core/errors.ts';
 import { redisConnection } from '../../src/redis/redis.ts';
 
@@ -550,5 +550,69 @@ describe('configuration that would weaken an environment without a word is refus
       loadWith({}, 'approvers: [U1AA, U2BB]\n    approvalsRequired: 2\n    requesters: [U9ZZ]')
         .environments[0]?.approvalsRequired,
     ).toBe(2);
+  });
+});
+
+describe('loadTerminalConfig', () => {
+  const file =
+    'environments:\n  - name: a\n    url: http://a:15672\n    userEnv: U\n    passwordEnv: P\n    vhosts: [orders]\n    approvers: [U1AA]';
+  const vars = {
+    RMQ_ENVIRONMENTS: 'e.yml',
+    U: 'u',
+    P: 'p',
+    RMQ_TIMEOUT: '2s',
+    RMQ_MAX_BODY: '1MiB',
+    REDIS_URL: 'redis://r:6379',
+    RMQ_BOT_URL: 'http://bot:3000',
+  };
+
+  it('reads what the bot reads of the broker, the file, Redis and the bot, the same', () => {
+    const bot = loadConfig(vars, () => file);
+    const terminal = loadTerminalConfig(vars, () => file);
+    expect(terminal).toEqual({
+      environments: [
+        {
+          name: 'a',
+          url: 'http://a:15672',
+          urls: ['http://a:15672'],
+          user: 'u',
+          password: 'p',
+          credentialsFrom: { user: 'U', password: 'P' },
+          vhosts: ['orders'],
+        },
+      ],
+      redisUrl: bot.redisUrl,
+      questionBudgetMs: 2000,
+      auditKey: undefined,
+      bot: bot.bot,
+      bodyLimits: { bodyBytes: 1024 ** 2 },
+    });
+    expect(bot.environments[0]).toMatchObject(terminal.environments[0] ?? {});
+  });
+
+  it.each([
+    [{ RMQ_URL: 'localhost:15672' }, /RMQ_URL/],
+    [{ RMQ_TIMEOUT: 'soon' }, /RMQ_TIMEOUT: a duration/],
+    [{ REDIS_URL: 'http://x' }, /REDIS_URL/],
+    [{ REDIS_SENTINELS: 'h:26379' }, /REDIS_SENTINELS and REDIS_SENTINEL_NAME go together/],
+  ])('refuses what it reads as the bot does (%j)', (env, message) => {
+    expect(() => loadTerminalConfig(env)).toThrow(message);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it.each([
+    { SLACK_APPROVERS: 'alice' },
+    { RMQ_MODE: 'yolo' },
+    { PORT: 'eighty' },
+    { RMQ_APPROVALS_REQUIRED: '3' },
+    { RMQ_API_TOKENS: 'ci:short' },
+  ])("leaves the bot's own settings to the bot (%j: the bot refuses them, the terminal answers)", (env) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(loadTerminalConfig(env).environments[0]?.name).toBe('default');
+  });
+
+  it('refuses an environments file the bot refuses, its settings for the bot too (one file, one reading)', () => {
+    const bad = file.replace('approvers: [U1AA]', 'approvers: [alice]');
+    expect(() => loadTerminalConfig(vars, () => bad)).toThrow(/environments\.0\.approvers\.0: "alice"/);
   });
 });

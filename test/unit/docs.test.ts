@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { COMMAND_TABLE } from '../../src/commands/registry.ts';
-import { EnvironmentsFile, EnvSchema } from '../../src/config/config.ts';
+import { environmentsFile, envVariables } from '../../src/config/config.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const docsDir = join(root, 'docs');
@@ -64,8 +64,8 @@ function fieldsOf(schema: z.ZodType, prefix = ''): string[] {
 }
 
 const exampleVariables = [...example.matchAll(/^([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1] ?? '');
-const schemaVariables = Object.keys(EnvSchema.shape);
-const environmentsEntry = unwrap(EnvironmentsFile.shape.environments);
+const schemaVariables = envVariables();
+const environmentsEntry = unwrap(environmentsFile().shape.environments);
 const environmentFields =
   environmentsEntry instanceof z.ZodArray ? fieldsOf(environmentsEntry.element as z.ZodType) : [];
 

@@ -5,8 +5,9 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * The house's rules that no compiler checks: a module over 400 lines says why in its first line,
- * and no comment of src/ cites the contract by a file a clone does not have (the contract in the
- * repository is docs/) or explains itself by an issue's number instead of a reason.
+ * no comment of src/ cites the contract by a file a clone does not have (the contract in the
+ * repository is docs/) or explains itself by an issue's number instead of a reason, and no schema
+ * is recursive (the terminal parses without zod's memoizer for cycles: src/terminal/zodJitless.ts).
  */
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -47,5 +48,12 @@ describe('the modules of src/', () => {
         .map(({ at }) => at),
     );
     expect(cites).toEqual([]);
+  });
+
+  it('build no recursive zod schema (z.lazy): the terminal parses without the memoizer cycles need', () => {
+    const recursive = sources
+      .filter(({ text }) => /\bz\.lazy\(|\.lazy\(\(\)/.test(text))
+      .map(({ file }) => file);
+    expect(recursive).toEqual([]);
   });
 });
