@@ -1,5 +1,6 @@
 import type { ImpactTotals } from '../policy/impact/index.ts';
 import { clock, durationWords, type NameWords, NODE_DOWN, totalsWords } from '../policy/impact/index.ts';
+import { count } from '../text/index.ts';
 import { agrees, differences, expectedAfter, type Observation, type ObservedQueue } from './observed.ts';
 
 /**
@@ -7,15 +8,18 @@ import { agrees, differences, expectedAfter, type Observation, type ObservedQueu
  * its "Applied" post. `name` renders a user- or broker-supplied string as the surface shows such.
  */
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-const count = (n: number | null) => (n === null ? 'unknown' : plural(n, 'message'));
+const messages = (n: number | null) => (n === null ? 'unknown' : count(n, 'message'));
 
 /** One queue, predicted and observed, in one line (no bullet). */
 export function observedQueueWords(q: ObservedQueue, o: Observation, name: NameWords): string {
   const e = expectedAfter(q, Date.parse(o.writtenAt), Date.parse(o.at));
   const after =
-    q.messagesAfter === null ? 'deleted' : q.messagesAfter === undefined ? 'unknown' : count(q.messagesAfter);
-  const observed = `${name(q.name)}: ${count(q.messagesBefore)} before, ${after} after`;
+    q.messagesAfter === null
+      ? 'deleted'
+      : q.messagesAfter === undefined
+        ? 'unknown'
+        : messages(q.messagesAfter);
+  const observed = `${name(q.name)}: ${messages(q.messagesBefore)} before, ${after} after`;
   const predicted =
     e === null
       ? q.predictedRemoved === undefined
@@ -25,7 +29,7 @@ export function observedQueueWords(q: ObservedQueue, o: Observation, name: NameW
         ? `predicted deleted ${durationWords(q.predictedDeletedInMs ?? 0)} after the write`
         : e.kind === 'deletion-due'
           ? `predicted deleted at ${clock(new Date(e.atMs).toISOString())}, after the observation ended`
-          : `predicted ${plural(e.messages, 'message')}`;
+          : `predicted ${count(e.messages, 'message')}`;
   return `${observed} (${predicted})${agrees(q, o) ? '' : ' — DIFFERS from the prediction'}`;
 }
 
@@ -43,10 +47,10 @@ export function observationWords(o: Observation): string {
       ? 'no touched queue held messages or was predicted to lose any'
       : diff === 0
         ? 'predicted and observed agree'
-        : `predicted and observed DIFFER for ${plural(diff, 'queue')}`;
+        : `predicted and observed DIFFER for ${count(diff, 'queue')}`;
   const rest = [
-    o.unchanged ? `${plural(o.unchanged, 'other queue')} unchanged` : '',
-    o.unwatched ? `${plural(o.unwatched, 'touched queue')} not watched` : '',
+    o.unchanged ? `${count(o.unchanged, 'other queue')} unchanged` : '',
+    o.unwatched ? `${count(o.unwatched, 'touched queue')} not watched` : '',
   ].filter(Boolean);
   return `Observed, ${read}${settled ? `, ${settled}` : ''}: ${verdict}${rest.length ? ` (${rest.join(', ')})` : ''}.`;
 }

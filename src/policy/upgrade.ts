@@ -1,3 +1,4 @@
+import { plural } from './impact/index.ts';
 import { type DroppedWhy, defaultDeliveryLimit, keysDroppedBy, refusedKeys, vetoedKeys } from './keys.ts';
 import { atLeast, type BrokerVersion, type ObjectKind, type Policy, parseVersion } from './types.ts';
 
@@ -234,8 +235,6 @@ export function governanceMove(
 export interface UpgradeWords {
   readonly name: (s: string) => string;
 }
-
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 const DROPPED_WORDS: Record<DroppedWhy, string> = {
   unknown: 'not recognised policy settings there',

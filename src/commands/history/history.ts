@@ -9,6 +9,7 @@ import {
   type VerifyResult,
 } from '../../audit/index.ts';
 import { InputError, type Instant, parseInstant } from '../../core/index.ts';
+import { count } from '../../text/index.ts';
 import { type FlagDefaults, parseArgs, parseWith } from '../parse.ts';
 import { usageOf } from '../registry.ts';
 
@@ -244,12 +245,10 @@ export function historyExitCode(r: HistoryResult): number {
   return (r.verify && !r.verify.ok) || r.unreadable > 0 ? 1 : 0;
 }
 
-const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
-
 /** How many records could not be read, when any: said with every answer, never hidden. */
 export function unreadableSentence(r: HistoryResult): string | undefined {
   if (r.unreadable === 0) return undefined;
-  return `${plural(r.unreadable, 'record')} of the trail could not be read as audit records: not shown, and not matched against the question.`;
+  return `${count(r.unreadable, 'record')} of the trail could not be read as audit records: not shown, and not matched against the question.`;
 }
 
 const SHOWN_IDS = 10;
@@ -266,11 +265,11 @@ function againstSentence(a: AgainstLog): string {
     a.extra.length ? `in Redis but never logged (${a.extra.length}): ${ids(a.extra)}` : '',
   ].filter(Boolean);
   const lines = a.unreadableLines
-    ? ` ${plural(a.unreadableLines, 'line')} of the log had an audit object that is not an audit record.`
+    ? ` ${count(a.unreadableLines, 'line')} of the log had an audit object that is not an audit record.`
     : '';
   return found.length
-    ? `Against ${a.file} (${plural(a.logged, 'record')} logged): ${found.join('; ')}.${lines}`
-    : `Against ${a.file}: each of the ${plural(a.logged, 'record')} logged is in Redis as logged, and Redis holds no other.${lines}`;
+    ? `Against ${a.file} (${count(a.logged, 'record')} logged): ${found.join('; ')}.${lines}`
+    : `Against ${a.file}: each of the ${count(a.logged, 'record')} logged is in Redis as logged, and Redis holds no other.${lines}`;
 }
 
 const WHY: Readonly<Record<Extract<VerifyResult, { ok: false }>['why'], string>> = {
@@ -291,12 +290,12 @@ export function verifySentence(v: VerifyResult): string {
   if (!v.ok && v.why === 'needs-key') {
     const n = v.unproven ?? 0;
     const proven = n < v.records ? ', each of the others matches its own hash' : '';
-    return `The audit chain is NOT PROVEN: ${plural(n, 'record')} of ${v.records} (the first: ${v.broken}) ${n === 1 ? 'is' : 'are'} ${WHY[v.why]}. The links between the records hold${proven}, but whether a keyed record was edited can only be checked with the key: set RMQ_AUDIT_KEY and verify again.${v.against ? ` ${againstSentence(v.against)}` : ''}`;
+    return `The audit chain is NOT PROVEN: ${count(n, 'record')} of ${v.records} (the first: ${v.broken}) ${n === 1 ? 'is' : 'are'} ${WHY[v.why]}. The links between the records hold${proven}, but whether a keyed record was edited can only be checked with the key: set RMQ_AUDIT_KEY and verify again.${v.against ? ` ${againstSentence(v.against)}` : ''}`;
   }
   const chain = v.ok
-    ? `The audit chain is intact (${plural(v.records, 'record')}).`
+    ? `The audit chain is intact (${count(v.records, 'record')}).`
     : v.why === 'log-mismatch'
-      ? `The audit chain holds together (${plural(v.records, 'record')}), but ${WHY[v.why]}.`
+      ? `The audit chain holds together (${count(v.records, 'record')}), but ${WHY[v.why]}.`
       : `The audit chain is BROKEN at ${v.broken}: ${WHY[v.why]}.`;
   return `${chain}${how}${v.against ? ` ${againstSentence(v.against)}` : ''}`;
 }

@@ -1,4 +1,4 @@
-import type { NameWords } from '../impact/index.ts';
+import { type NameWords, plural } from '../impact/index.ts';
 import type { BrokerVersion } from '../types.ts';
 import {
   type ConsumerFacts,
@@ -46,7 +46,6 @@ export interface Chain {
   readonly nodes: number | null;
 }
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 const unknown = (why: string): Verdict => ({ holds: null, lost: null, why });
 
 /** The exchanges of the chain that a restart takes with their bindings. */

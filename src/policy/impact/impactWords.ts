@@ -10,7 +10,8 @@ import { type Hazard, type Impact, type ImpactTotals, type LiveQueue, removesDat
 
 export type NameWords = (s: string) => string;
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+/** A number with its noun ("1 queue", "2 queues"): the policy rules' own, as they import nothing outside src/policy (src/text's `count` for the rest). */
+export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /** A duration as a person reads it: 4000 -> "4 s", 90000 -> "1.5 min", 7200000 -> "2 h". */
 export function durationWords(ms: number): string {

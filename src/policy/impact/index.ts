@@ -25,6 +25,7 @@ export {
   NODE_DOWN,
   nowWords,
   objectNowWords,
+  plural,
   readingWords,
   statisticsSaid,
   totalsWords,

@@ -1,4 +1,5 @@
 import type { LinksEntry } from '../../audit/index.ts';
+import { count } from '../../text/index.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { type Block, context, finish, listSection, type SlackMessage, section } from './message.ts';
 import { recreateButtons } from './recreate.ts';
@@ -52,8 +53,6 @@ function backLine(l: Link, withVhost: boolean): string {
   return `• *${STATE[l.state]}*${node} — ${what(l, withVhost)} (down since ${code(l.since)})`;
 }
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-
 function nodesWords(e: LinksEntry): string {
   const n = e.nodes;
   if (!n) return '';
@@ -75,10 +74,10 @@ export function linksWatchView(entries: readonly LinksEntry[]): SlackMessage {
   const still = first.stillDown;
   const down = first.went === 'down';
   const head = down
-    ? `:rotating_light: *${plural(links.length, 'link')} that should run ${links.length === 1 ? 'is' : 'are'} down* in ${where} (${env})`
-    : `:white_check_mark: *${plural(links.length, 'link')} back* in ${where} (${env})`;
+    ? `:rotating_light: *${count(links.length, 'link')} that should run ${links.length === 1 ? 'is' : 'are'} down* in ${where} (${env})`
+    : `:white_check_mark: *${count(links.length, 'link')} back* in ${where} (${env})`;
   const found = `Found by ${HOW[first.detectedBy]}${nodesWords(first)}.${
-    down || still === 0 ? '' : ` ${plural(still, 'link')} still down.`
+    down || still === 0 ? '' : ` ${count(still, 'link')} still down.`
   }`;
   const lines = links.map((l) => (down ? downLine(l, several) : backLine(l, several)));
   const blocks: Block[] = [
@@ -90,7 +89,7 @@ export function linksWatchView(entries: readonly LinksEntry[]): SlackMessage {
     ),
   ];
   const text = down
-    ? `${plural(links.length, 'link')} that should run ${links.length === 1 ? 'is' : 'are'} down in ${several ? `${vhosts.length} vhosts` : `vhost ${prose(first.vhost)}`} (${env})`
-    : `${plural(links.length, 'link')} back in ${several ? `${vhosts.length} vhosts` : `vhost ${prose(first.vhost)}`} (${env})`;
+    ? `${count(links.length, 'link')} that should run ${links.length === 1 ? 'is' : 'are'} down in ${several ? `${vhosts.length} vhosts` : `vhost ${prose(first.vhost)}`} (${env})`
+    : `${count(links.length, 'link')} back in ${several ? `${vhosts.length} vhosts` : `vhost ${prose(first.vhost)}`} (${env})`;
   return finish(blocks, text);
 }
