@@ -36,6 +36,8 @@ export interface FakeVhost {
     type: Exclude<ObjectKind, 'exchange'>;
     arguments: Record<string, unknown>;
     policy: string | null;
+    /** The operator policy the broker would report for it. */
+    operatorPolicy: string | null;
   }[];
   /** Policies worth deleting in a benchmark: one that governs few queues, one that governs many. */
   readonly narrow: string;
@@ -117,8 +119,14 @@ export function makeVhost(
     const args: Record<string, unknown> = type === 'classic' ? {} : { 'x-queue-type': type };
     if (i % 7 === 0 && type === 'classic') args['x-message-ttl'] = 60_000;
     const name = `svc${s}.${area}.${i}`;
-    const winner = resolve(set, name, type).user.candidates[0];
-    queues.push({ name, type, arguments: args, policy: winner?.name ?? null });
+    const { user, operator } = resolve(set, name, type);
+    queues.push({
+      name,
+      type,
+      arguments: args,
+      policy: user.candidates[0]?.name ?? null,
+      operatorPolicy: operator.candidates[0]?.name ?? null,
+    });
   }
   // In the broker's order: the management API sorts a listing by vhost and name unless asked
   // otherwise (rabbit_mgmt_util's default sort; test/integration/listing-order.test.ts), so the
@@ -156,7 +164,7 @@ export async function serve(
   }: { free?: boolean; links?: LinksShape; chainExchanges?: number; channels?: number } = {},
 ): Promise<{ url: string; close: () => Promise<void> }> {
   // What `path NAME` reads one by one (bench/fakePath.ts).
-  const onePath = pathRoutes(v.vhost, v.queues, chainExchanges, channels);
+  const onePath = pathRoutes(v, chainExchanges, channels);
   const enc = encodeURIComponent(v.vhost);
   // Rendered once, like the broker's answer; `policy` left out when there is none, as with disable_stats.
   const queues = Buffer.from(

@@ -1,16 +1,25 @@
+import { effectiveDefinition } from '../src/policy/effective.ts';
+import type { FakeVhost } from './fakeManagement.ts';
+
 /**
  * What `path NAME` reads of the double (bench/fakeManagement.ts), beside its listings: one queue's
  * detail, its bindings, each exchange's detail and bindings, the vhost's channels and counters,
  * the nodes. The vhost has `exchanges` exchanges (`svcN.in`, each bound to the queues of service
- * N, and `svcN.top` bound to it) and `channels` channels, each body rendered once.
+ * N, and `svcN.top` bound to it) and `channels` channels, each body rendered once. A queue's
+ * detail reports its policy, operator policy and effective definition, as the broker's does once
+ * the queue's statistics are out (not the first seconds after a declare, which `which` answers
+ * from the queue's record: a filtered listing, charged as the broker charges it).
  */
 export function pathRoutes(
-  vhost: string,
-  queues: readonly { name: string; type: string; arguments: Record<string, unknown> }[],
+  v: Pick<FakeVhost, 'vhost' | 'queues' | 'policies' | 'operatorPolicies'>,
   exchanges: number,
   channels: number,
 ): (path: string) => Buffer | undefined {
+  const { vhost, queues } = v;
   const enc = encodeURIComponent(vhost);
+  const policy = (list: FakeVhost['policies'], name: string | null) =>
+    name === null ? undefined : list.find((p) => p.name === name);
+  const version = { major: 3, minor: 10, patch: 8 };
   const json = (v: unknown) => Buffer.from(JSON.stringify(v));
   const byName = new Map(queues.map((q, i) => [q.name, { q, i }]));
   const service = (name: string) => /^svc(\d+)\./.exec(name)?.[1];
@@ -78,6 +87,17 @@ export function pathRoutes(
         exclusive: false,
         auto_delete: false,
         arguments: q.arguments,
+        policy: q.policy,
+        operator_policy: q.operatorPolicy,
+        effective_policy_definition: Object.fromEntries(
+          Object.entries(
+            effectiveDefinition(
+              policy(v.policies, q.policy)?.definition,
+              policy(v.operatorPolicies, q.operatorPolicy)?.definition,
+              version,
+            ),
+          ).map(([k, e]) => [k, e.value]),
+        ),
         messages: i % 50,
         messages_ready: i % 50,
         messages_unacknowledged: 0,
