@@ -88,8 +88,17 @@ export interface WhoAmI {
 
 // Erlang's JSON encoder has written an empty proplist as `[]` in some versions.
 const emptyListAsObject = (v: unknown) => (Array.isArray(v) && v.length === 0 ? {} : v);
-/** A JSON object (`arguments`, a definition), `[]` read as the empty one. */
-export const jsonObject = z.preprocess(emptyListAsObject, z.record(z.string(), z.unknown()));
+const isJsonObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+/**
+ * A JSON object (`arguments`, a definition), `[]` read as the empty one, handed on as parsed:
+ * `z.record` would check every key of every policy and queue and copy it into a new object, for
+ * keys JSON.parse has already made strings.
+ */
+export const jsonObject = z.preprocess(
+  emptyListAsObject,
+  z.custom<Record<string, unknown>>(isJsonObject, 'Invalid input: expected a JSON object'),
+);
 
 /** Counters (`message_stats`): `[]` when there are none yet (a channel that has not published, 4.0.5). */
 const counters = <S extends z.ZodRawShape>(shape: S) =>

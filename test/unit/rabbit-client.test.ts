@@ -214,6 +214,20 @@ describe('answers', () => {
     expect(fake.requests).toHaveLength(3); // not retried
   });
 
+  it('a definition or arguments that is not a JSON object is a bad response; [] (an empty proplist) is {}', async () => {
+    fake.enqueue(
+      { kind: 'respond', status: 200, body: [{ ...policyJson, definition: 'max-length=5' }] },
+      { kind: 'respond', status: 200, body: [{ ...policyJson, definition: null }] },
+      { kind: 'respond', status: 200, body: [{ ...policyJson, definition: [5] }] },
+      { kind: 'respond', status: 200, body: [{ ...policyJson, definition: [] }] },
+      { kind: 'respond', status: 200, body: { name: 'q', vhost: 'v', type: 'classic', arguments: 7 } },
+    );
+    for (let i = 0; i < 3; i++)
+      await expect(client.listPolicies('v')).rejects.toMatchObject({ code: 'bad-response' });
+    expect((await client.listPolicies('v'))[0]?.definition).toEqual({});
+    await expect(client.getQueue('v', 'q')).rejects.toMatchObject({ code: 'bad-response' });
+  });
+
   it('keeps absent (not reported) apart from null and "" (none) on a queue', async () => {
     const base = { name: 'q', vhost: 'v', arguments: {} };
     fake.enqueue(
