@@ -11,12 +11,15 @@ export {
   type RabbitErrorCode,
 } from './errors.ts';
 export {
+  type DurabilityTaker,
   type Inventory,
   type InventorySource,
   type LiveReading,
   liveOfNames,
   narrowedTo,
   openInventory,
+  type Started,
+  startNow,
 } from './inventory.ts';
 export {
   type BrokerAbout,

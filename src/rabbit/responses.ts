@@ -12,6 +12,7 @@ import * as z from 'zod';
 import { onFirstUse } from '../core/index.ts';
 import type { LiveQueue } from '../policy/impact/index.ts';
 import type { Policy } from '../policy/index.ts';
+import type { DurabilityQueue } from './durabilityListings.ts';
 
 export type QueueKind = 'classic' | 'quorum' | 'stream';
 const QUEUE_KINDS: readonly string[] = ['classic', 'quorum', 'stream'] satisfies QueueKind[];
@@ -295,6 +296,8 @@ export interface QueueRecordLive {
   readonly live: LiveQueue | null;
   /** Its cluster node is down (as `QueueStats`). */
   readonly nodeDown?: true;
+  /** Asked with the durability columns (`streamQueuesLive`'s `durability`): what lint's durability kinds read of it. */
+  readonly durability?: DurabilityQueue;
 }
 
 /** The newest sample taken before `asOfMs` (undefined: none, the queue is younger than the history). */

@@ -487,6 +487,27 @@ describe('bounds: size, deadline, budget, shutdown', () => {
     await expect(refused).rejects.toMatchObject({ code: 'timeout' });
   });
 
+  it('a default budget stretched for the listing with statistics from a page asked beside it; nothing asked without one', async () => {
+    // RMQ_TIMEOUT set: no page asked.
+    await client.forQuestion(300).stretchBudgetForStatistics('v');
+    expect(fake.requests).toEqual([]);
+    const stretchable = client.forQuestion(300, { stretchableToMs: 10_000 });
+    fake.enqueue({
+      kind: 'respond',
+      status: 200,
+      body: { filtered_count: 1, items: [{ name: 'q' }] },
+      delayMs: 100,
+    });
+    const stretched = stretchable.stretchBudgetForStatistics('v');
+    await waitFor(async () => fake.requests.length === 1 || undefined, { deadlineMs: 2_000 });
+    expect(fake.requests[0]?.url).toBe('/api/queues/v?disable_stats=true&columns=name&page=1&page_size=1');
+    // The listing in flight (here a slow whoami) outlives the 300 ms it was given: 32 times the page's time.
+    fake.setFallback({ kind: 'respond', status: 200, body: { name: 'bot', tags: [] }, delayMs: 900 });
+    const answered = stretchable.whoami();
+    await stretched;
+    await expect(answered).resolves.toMatchObject({ name: 'bot' });
+  });
+
   it('close(graceMs) ends requests that hang, instead of waiting for them', async () => {
     const closing = make({ getRetries: 0 });
     fake.setFallback({ kind: 'hang' });
