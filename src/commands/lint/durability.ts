@@ -6,7 +6,7 @@ import {
   DurabilityLint,
   durabilityWhy,
 } from '../../policy/durability/index.ts';
-import { type BrokerVersion, type Policy, withArguments } from '../../policy/index.ts';
+import { argumentsApply, type BrokerVersion, type Policy, withArguments } from '../../policy/index.ts';
 import {
   type Binding,
   type DurabilityQueue,
@@ -39,13 +39,8 @@ export type DurabilityLinted = DurabilityFinding & { readonly why: string };
 function queueValues(q: DurabilityQueue, version: BrokerVersion): Readonly<Record<string, unknown>> {
   const effective = q.effective ?? {};
   if (q.kind === null) return effective;
-  // Nothing to merge: the definition is what it uses (most queues; no object made per queue).
-  let any = false;
-  for (const _ in q.arguments) {
-    any = true;
-    break;
-  }
-  if (!any) return effective;
+  // No argument sets a value: the definition is what it uses (most queues; no object made per queue).
+  if (!argumentsApply(q.arguments, q.kind, version)) return effective;
   const layers = Object.fromEntries(
     Object.entries(effective).map(([k, value]) => [k, { value, from: 'policy' as const }]),
   );
