@@ -4,6 +4,7 @@ import {
   type Binding,
   bindingListSchema,
   count,
+  type DurabilityQueue,
   jsonObject,
   toBinding,
   type toQueueKind,
@@ -37,24 +38,6 @@ export const durabilityQueueFields = onFirstUse(() => ({
   effective_policy_definition: jsonObject.nullable().optional(),
   delivery_limit: z.number().int().optional(),
 }));
-
-/** One queue as the durability kinds read it; each field undefined where not reported. */
-export interface DurabilityQueue {
-  readonly name: string;
-  readonly type: string;
-  readonly kind: ReturnType<typeof toQueueKind>;
-  readonly durable: boolean | undefined;
-  readonly exclusive: boolean;
-  readonly messages: number | undefined;
-  readonly persistent: number | undefined;
-  readonly members: number | undefined;
-  readonly online: number | undefined;
-  readonly arguments: Readonly<Record<string, unknown>>;
-  /** The broker's merged definition of its two policies; undefined when not reported. */
-  readonly effective: Readonly<Record<string, unknown>> | undefined;
-  readonly nodeDown: boolean;
-  readonly deliveryLimit: number | undefined;
-}
 
 /** A listed queue with the durability columns, as the durability kinds read it. */
 export function toDurabilityQueue(

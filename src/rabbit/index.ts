@@ -1,6 +1,5 @@
 /** The entrance of rabbit/: what the other folders of src/ use of it (inside, modules import each other directly). */
 export { ManagementClient, type ManagementClientOptions } from './client.ts';
-export type { DurabilityQueue } from './durabilityListings.ts';
 export {
   brokerReason,
   isRabbitError,
@@ -32,6 +31,7 @@ export { PAGE_MAX } from './listings.ts';
 export {
   type Binding,
   type DeprecatedFeature,
+  type DurabilityQueue,
   type ExchangeDetail,
   type ExchangeListing,
   type FederationState,

@@ -31,10 +31,10 @@
 import type { LiveQueue } from '../policy/impact/index.ts';
 import type { BrokerVersion, Policy } from '../policy/index.ts';
 import type { InventoryObject } from '../policy/simulate/index.ts';
-import type { DurabilityQueue } from './durabilityListings.ts';
 import { STATS_OVER_RECORDS } from './listings.ts';
 import { type FindingSource, found, queueStatsFound } from './narrowed.ts';
 import type {
+  DurabilityQueue,
   ExchangeListing,
   FederationState,
   QueueListing,

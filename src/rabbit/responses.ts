@@ -12,7 +12,6 @@ import * as z from 'zod';
 import { onFirstUse } from '../core/index.ts';
 import type { LiveQueue } from '../policy/impact/index.ts';
 import type { Policy } from '../policy/index.ts';
-import type { DurabilityQueue } from './durabilityListings.ts';
 
 export type QueueKind = 'classic' | 'quorum' | 'stream';
 const QUEUE_KINDS: readonly string[] = ['classic', 'quorum', 'stream'] satisfies QueueKind[];
@@ -289,6 +288,24 @@ export const queueRecordLiveSchema = onFirstUse(() =>
     exclusive: z.boolean().optional(),
   }),
 );
+
+/** One queue as the durability kinds read it; each field undefined where not reported. */
+export interface DurabilityQueue {
+  readonly name: string;
+  readonly type: string;
+  readonly kind: QueueKind | null;
+  readonly durable: boolean | undefined;
+  readonly exclusive: boolean;
+  readonly messages: number | undefined;
+  readonly persistent: number | undefined;
+  readonly members: number | undefined;
+  readonly online: number | undefined;
+  readonly arguments: Readonly<Record<string, unknown>>;
+  /** The broker's merged definition of its two policies; undefined when not reported. */
+  readonly effective: Readonly<Record<string, unknown>> | undefined;
+  readonly nodeDown: boolean;
+  readonly deliveryLimit: number | undefined;
+}
 
 /** One queue of the combined listing: what the inventory reads of its record, and its numbers. */
 export interface QueueRecordLive {

@@ -4,10 +4,14 @@
  * once it has the policies, and the listing may have begun before then.
  */
 import { describe, expect, it } from 'vitest';
-import type { DurabilityQueue } from '../../src/rabbit/durabilityListings.ts';
 import { type InventorySource, openInventory } from '../../src/rabbit/inventory.ts';
 import { nameFilterOf } from '../../src/rabbit/listings.ts';
-import type { QueueListing, QueueRecordLive, QueueStats } from '../../src/rabbit/responses.ts';
+import type {
+  DurabilityQueue,
+  QueueListing,
+  QueueRecordLive,
+  QueueStats,
+} from '../../src/rabbit/responses.ts';
 import { listing, liveQueue } from '../support/live.ts';
 
 function source(names: readonly string[]): InventorySource {
