@@ -84,6 +84,14 @@ const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? 
  */
 export const countsDroppedUnroutable = (v: BrokerVersion): boolean => atLeast(v, 4);
 
+/**
+ * Whether a restart keeps a transient (non-durable) exchange and its bindings: 4.3.6 (on its
+ * metadata store, Khepri) keeps them, still reported `durable: false`, and routes through them
+ * after the restart; 4.0.5 loses them with their bindings (test/integration/path-failures.test.ts,
+ * restarting each; the machine's 3.10.8 is never restarted). A transient queue is lost on both.
+ */
+export const restartKeepsTransientExchanges = (v: BrokerVersion): boolean => atLeast(v, 4, 3);
+
 /** The dead-letter exchange a queue uses, null when none. */
 export const deadLetterExchangeOf = (q: Pick<QueueFacts, 'values'>): string | null =>
   str(q.values['dead-letter-exchange']);

@@ -11,6 +11,7 @@ import {
   type PoisonFacts,
   poisonOf,
   type QueueFacts,
+  restartKeepsTransientExchanges,
   transientOf,
 } from './facts.ts';
 
@@ -128,7 +129,9 @@ export class DurabilityLint {
   /** An exchange; `exists` whether its alternate exchange exists (null: not known). */
   addExchange(x: ExchangeFacts): void {
     if (x.name === DEFAULT_EXCHANGE) return;
-    if (x.durable !== null) this.#durableExchange.set(x.name, x.durable);
+    // Where a restart keeps transient exchanges, only a transient queue is a route's weak end.
+    if (x.durable !== null)
+      this.#durableExchange.set(x.name, x.durable || restartKeepsTransientExchanges(this.#version));
     const drops = x.alternateExchange === null || x.alternateExists === false;
     if (drops && x.unrouted !== null && x.unrouted > 0) this.#add('unroutable-dropped', x.name, x.unrouted);
   }
