@@ -271,7 +271,7 @@ describe.each(up.map((b) => [b.label, b] as const))('failures made to happen on 
 describe.each(restartable.map((b) => [b.label, b] as const))(
   'a restart of %s: a random world, path against what comes back',
   (_label, restarted) => {
-    it('every queue keeps what path said it keeps; a transient exchange goes with its binding', async () => {
+    it('every queue keeps what path said it keeps; a transient exchange goes with its bindings, or stays with them, as path said', async () => {
       const seed = Number(process.env.PATH_SEED ?? Date.now() % 100_000);
       const r = rng(seed);
       const vhost = uniqueName('restart');
