@@ -22,6 +22,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
+import { effectiveDefinition } from '../src/policy/effective.ts';
 import { buildPolicySet, resolve } from '../src/policy/resolve.ts';
 import type { ObjectKind, Policy } from '../src/policy/types.ts';
 import { type LinksShape, linksPolicies, linksRoutes } from './fakeLinks.ts';
@@ -36,6 +37,8 @@ export interface FakeVhost {
     type: Exclude<ObjectKind, 'exchange'>;
     arguments: Record<string, unknown>;
     policy: string | null;
+    /** The operator policy the broker would report for it. */
+    operatorPolicy: string | null;
   }[];
   /** Policies worth deleting in a benchmark: one that governs few queues, one that governs many. */
   readonly narrow: string;
@@ -117,8 +120,14 @@ export function makeVhost(
     const args: Record<string, unknown> = type === 'classic' ? {} : { 'x-queue-type': type };
     if (i % 7 === 0 && type === 'classic') args['x-message-ttl'] = 60_000;
     const name = `svc${s}.${area}.${i}`;
-    const winner = resolve(set, name, type).user.candidates[0];
-    queues.push({ name, type, arguments: args, policy: winner?.name ?? null });
+    const { user, operator } = resolve(set, name, type);
+    queues.push({
+      name,
+      type,
+      arguments: args,
+      policy: user.candidates[0]?.name ?? null,
+      operatorPolicy: operator.candidates[0]?.name ?? null,
+    });
   }
   // In the broker's order: the management API sorts a listing by vhost and name unless asked
   // otherwise (rabbit_mgmt_util's default sort; test/integration/listing-order.test.ts), so the
@@ -156,7 +165,7 @@ export async function serve(
   }: { free?: boolean; links?: LinksShape; chainExchanges?: number; channels?: number } = {},
 ): Promise<{ url: string; close: () => Promise<void> }> {
   // What `path NAME` reads one by one (bench/fakePath.ts).
-  const onePath = pathRoutes(v.vhost, v.queues, chainExchanges, channels);
+  const onePath = pathRoutes(v, chainExchanges, channels);
   const enc = encodeURIComponent(v.vhost);
   // Rendered once, like the broker's answer; `policy` left out when there is none, as with disable_stats.
   const queues = Buffer.from(
@@ -235,6 +244,51 @@ export async function serve(
       })),
     ),
   );
+  // With lint's durability columns too (`…,messages_persistent,members,online,effective_policy_definition,…`):
+  // half of each queue's messages persistent, the definition its two policies merge to, a quorum
+  // queue's one member online.
+  const version = { major: 3, minor: 10, patch: 8 };
+  const userByName = new Map(v.policies.map((p) => [p.name, p]));
+  const operatorByName = new Map(v.operatorPolicies.map((p) => [p.name, p]));
+  const merged = new Map<string, Record<string, unknown>>();
+  const mergedOf = (user: string | null, operator: string | null) => {
+    const key = `${user}\u0000${operator}`;
+    let m = merged.get(key);
+    if (!m) {
+      const e = effectiveDefinition(
+        user === null ? undefined : userByName.get(user)?.definition,
+        operator === null ? undefined : operatorByName.get(operator)?.definition,
+        version,
+      );
+      m = Object.fromEntries(Object.entries(e).map(([k, x]) => [k, x.value]));
+      merged.set(key, m);
+    }
+    return m;
+  };
+  const durabilityRecords = Buffer.from(
+    JSON.stringify(
+      (JSON.parse(combined.toString()) as { name: string; messages: number }[]).map((s) => {
+        const q = records.get(s.name);
+        return {
+          ...s,
+          auto_delete: false,
+          messages_persistent: Math.floor(s.messages / 2),
+          effective_policy_definition: mergedOf(q?.policy ?? null, q?.operatorPolicy ?? null),
+          ...(q?.type === 'quorum' ? { members: ['rabbit@bench'], online: ['rabbit@bench'] } : {}),
+        };
+      }),
+    ),
+  );
+  // The exchanges with their durability and their own counters (nothing unrouted).
+  const exchangesDurable = Buffer.from(
+    JSON.stringify(
+      (JSON.parse(exchanges.toString()) as Record<string, unknown>[]).map((e) => ({
+        ...e,
+        durable: true,
+        message_stats: { publish_in: 10, publish_out: 10 },
+      })),
+    ),
+  );
   // The name filter (`name` with `use_regex=true`, with `page`): the broker's caseless search,
   // switched back to case-sensitive by a leading `(?-i)` (src/rabbit/listings.ts `queuesFound`).
   const recordRows = JSON.parse(queues.toString()) as { name: string }[];
@@ -282,9 +336,13 @@ export async function serve(
     const only =
       columns === 'name'
         ? namesOnly.get(path)
-        : columns.includes('messages')
-          ? (columns.includes('arguments') ? liveRecords : live).get(path)
-          : undefined;
+        : columns.includes('messages_persistent') && path === `/api/queues/${enc}`
+          ? durabilityRecords
+          : columns.includes('durable') && path === `/api/exchanges/${enc}`
+            ? exchangesDurable
+            : columns.includes('messages')
+              ? (columns.includes('arguments') ? liveRecords : live).get(path)
+              : undefined;
     const body = only ?? routes.get(path) ?? onePath(path);
     if (!body) {
       res.writeHead(404, { 'content-type': 'application/json' });

@@ -1,8 +1,9 @@
 /**
  * What `lint` costs beyond the listings it reads: one vhost of 100,000 queues and 1,000 policies
  * served by the management API double (bench/fakeManagement.ts, a child process). Printed: the
- * lint's wall time (src/commands/lint/lint.ts: the policy lists, the queues' records and live numbers in
- * one listing, the exchanges, the federation, every object resolved and every finding made) over
+ * lint's wall time (src/commands/lint/lint.ts: the policy lists, the queues' records, live numbers
+ * and durability columns in one listing, the exchanges with theirs, the consumers, the bindings,
+ * the federation, every object resolved and every finding made, the durability kinds' too) over
  * streaming those same listings at once through the client and doing nothing with them (goal
  * <= 1.5), each lint against the listings read just before it, the median of those pairs (the
  * ratio of the two medians beside it); the CPU time of this process for both; and its peak RSS,
@@ -73,10 +74,16 @@ try {
       client.listOperatorPolicies(info.vhost),
       client.federation(info.vhost),
       (async () => {
-        for await (const _ of client.streamQueuesLive(info.vhost)) n++;
+        for await (const _ of client.streamQueuesLive(info.vhost, { durability: true })) n++;
       })(),
       (async () => {
-        for await (const _ of client.streamExchanges(info.vhost)) n++;
+        for await (const _ of client.streamExchanges(info.vhost, { durability: true })) n++;
+      })(),
+      (async () => {
+        for await (const _ of client.streamConsumers(info.vhost)) n++;
+      })(),
+      (async () => {
+        for await (const _ of client.streamBindings(info.vhost)) n++;
       })(),
     ]);
     return n;
@@ -112,7 +119,7 @@ try {
   const cpu = (k: keyof typeof samples) => median(samples[k].map((s) => s.cpu));
   console.log(`  ${objects.toLocaleString()} objects, ${findings} findings`);
   console.log(
-    `  the one listing of before (queues with live numbers, exchanges, policies, federation) ${wall('listings').toFixed(0)} ms wall, ${cpu('listings').toFixed(0)} ms CPU`,
+    `  its listings (queues with live numbers and durability, exchanges, consumers, bindings, policies, federation) ${wall('listings').toFixed(0)} ms wall, ${cpu('listings').toFixed(0)} ms CPU`,
   );
   console.log(
     `  lint                                                                 ${wall('lint').toFixed(0)} ms wall, ${cpu('lint').toFixed(0)} ms CPU`,

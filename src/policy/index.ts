@@ -28,7 +28,7 @@ export {
 } from './parameter.ts';
 export { enabledPlugins, pluginsNeedApplications } from './plugins.ts';
 export { type KindOrUnknown, PolicyIndex } from './policyIndex.ts';
-export { type Source, withArguments } from './provenance.ts';
+export { argumentsApply, type Source, withArguments } from './provenance.ts';
 export {
   type AlsoMatched,
   buildPolicySet,

@@ -18,6 +18,20 @@ export interface SourcedValue {
   readonly from: Source;
 }
 
+/** Whether one of an object's arguments sets a key its type reads from arguments: if none, `withArguments` changes no value. */
+export function argumentsApply(
+  args: Readonly<Record<string, unknown>>,
+  kind: ObjectKind,
+  version: BrokerVersion,
+): boolean {
+  for (const arg in args) {
+    const key = kind === 'exchange' ? arg : arg.startsWith('x-') ? arg.slice(2) : undefined;
+    if (key !== undefined && argumentRule(key, kind, version) && args[argumentName(key, kind)] !== undefined)
+      return true;
+  }
+  return false;
+}
+
 export function withArguments(
   layers: Readonly<Record<string, EffectiveValue>>,
   args: Readonly<Record<string, unknown>>,

@@ -23,13 +23,7 @@ import {
   parseVersion,
   pluginsNeedApplications,
 } from '../policy/index.ts';
-import {
-  type DurabilityQueue,
-  streamBindings,
-  streamConsumers,
-  streamDurabilityQueues,
-  streamExchangesWithStats,
-} from './durabilityListings.ts';
+import { streamBindings, streamConsumers } from './durabilityListings.ts';
 import { RabbitError } from './errors.ts';
 import {
   type LinkComponent,
@@ -42,8 +36,10 @@ import {
   FOUND_STATS,
   foundRecords,
   foundStatsAsOf,
+  queueListingPage,
   queuePolicyFromRecord,
   queuesFound,
+  STATS_OVER_PAGE,
   streamExchanges,
   streamNames,
   streamQueueStats,
@@ -183,6 +179,23 @@ export class ManagementClient {
    */
   stretchBudget(ms: number): void {
     this.http.stretch(ms);
+  }
+
+  /**
+   * Where the listing with statistics is asked with nothing read before it to tell its cost: a
+   * default budget stretched to what it may take on this broker, from one page of the listing
+   * without statistics asked beside it (listings.ts STATS_OVER_PAGE). Nothing asked without a
+   * default budget; a page that fails stretches nothing.
+   */
+  async stretchBudgetForStatistics(vhost: string): Promise<void> {
+    if (!this.http.stretchable) return;
+    const started = Date.now();
+    try {
+      await queueListingPage(this.http, vhost);
+    } catch {
+      return;
+    }
+    this.http.stretch((Date.now() - started) * STATS_OVER_PAGE);
   }
 
   /** Every node's management URL, as configured (one for a single broker). */
@@ -501,13 +514,15 @@ export class ManagementClient {
 
   /**
    * The vhost's channels that have published (their `message_stats.publish`), and how many of
-   * those are in confirm mode: one listing of the vhost's channels alone, two columns.
+   * those are in confirm mode: one listing of the vhost's channels alone, two columns, read whole
+   * (about 50 bytes a channel: streamed element by element it cost `path` more than all its other
+   * parsing; a vhost past the body limit, hundreds of thousands of channels, is `too-large`).
    */
   async publishingChannels(vhost: string): Promise<{ channels: number; confirming: number }> {
     const path = `${this.http.path('vhosts', vhost)}/channels?columns=confirm,message_stats.publish`;
     let channels = 0;
     let confirming = 0;
-    for await (const c of this.http.streamList(path, channelListSchema().element)) {
+    for (const c of await this.http.getJson(path, channelListSchema())) {
       if ((c.message_stats?.publish ?? 0) === 0) continue;
       channels++;
       if (c.confirm === true) confirming++;
@@ -533,19 +548,11 @@ export class ManagementClient {
     return (await this.http.getJson(`${this.http.path('nodes')}?columns=name`, nodeNamesSchema())).length;
   }
 
-  /** `lint`'s durability listings (durabilityListings.ts). */
-  streamDurabilityQueues(vhost: string): AsyncIterable<DurabilityQueue> {
-    return streamDurabilityQueues(this.http, vhost);
-  }
-
+  /** `lint`'s durability listings beside its inventory's (durabilityListings.ts). */
   streamConsumers(
     vhost: string,
   ): AsyncIterable<{ queue: string; ackRequired: boolean; prefetch: number | undefined }> {
     return streamConsumers(this.http, vhost);
-  }
-
-  streamExchangesWithStats(vhost: string): AsyncIterable<ExchangeListing> {
-    return streamExchangesWithStats(this.http, vhost);
   }
 
   streamBindings(vhost: string): AsyncIterable<Binding> {
@@ -554,7 +561,10 @@ export class ManagementClient {
 
   // ---- listings (listings.ts) -----------------------------------------------------------
 
-  streamQueuesLive(vhost: string, opts: { asOf?: Date } = {}): AsyncIterable<QueueRecordLive> {
+  streamQueuesLive(
+    vhost: string,
+    opts: { asOf?: Date; durability?: boolean } = {},
+  ): AsyncIterable<QueueRecordLive> {
     return streamQueuesLive(this.http, vhost, opts);
   }
 
@@ -592,8 +602,8 @@ export class ManagementClient {
     return streamQueues(this.http, vhost, opts);
   }
 
-  streamExchanges(vhost: string): AsyncIterable<ExchangeListing> {
-    return streamExchanges(this.http, vhost);
+  streamExchanges(vhost: string, opts: { durability?: boolean } = {}): AsyncIterable<ExchangeListing> {
+    return streamExchanges(this.http, vhost, opts);
   }
 
   streamNames(what: 'queues' | 'exchanges', vhost: string): AsyncIterable<{ name: string }> {

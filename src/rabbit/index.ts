@@ -1,6 +1,5 @@
 /** The entrance of rabbit/: what the other folders of src/ use of it (inside, modules import each other directly). */
 export { ManagementClient, type ManagementClientOptions } from './client.ts';
-export type { DurabilityQueue } from './durabilityListings.ts';
 export {
   brokerReason,
   isRabbitError,
@@ -11,12 +10,15 @@ export {
   type RabbitErrorCode,
 } from './errors.ts';
 export {
+  type DurabilityTaker,
   type Inventory,
   type InventorySource,
   type LiveReading,
   liveOfNames,
   narrowedTo,
   openInventory,
+  type Started,
+  startNow,
 } from './inventory.ts';
 export {
   type BrokerAbout,
@@ -29,6 +31,7 @@ export { PAGE_MAX } from './listings.ts';
 export {
   type Binding,
   type DeprecatedFeature,
+  type DurabilityQueue,
   type ExchangeDetail,
   type ExchangeListing,
   type FederationState,

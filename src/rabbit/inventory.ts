@@ -34,6 +34,7 @@ import type { InventoryObject } from '../policy/simulate/index.ts';
 import { STATS_OVER_RECORDS } from './listings.ts';
 import { type FindingSource, found, queueStatsFound } from './narrowed.ts';
 import type {
+  DurabilityQueue,
   ExchangeListing,
   FederationState,
   QueueListing,
@@ -49,11 +50,18 @@ export interface InventorySource extends FindingSource {
   listOperatorPolicies(vhost: string): Promise<Policy[]>;
   /** `lifetime`: with `durable` and `exclusive` (listings.ts). */
   streamQueues(vhost: string, opts: { stats: boolean; lifetime?: boolean }): AsyncIterable<QueueListing>;
-  streamExchanges(vhost: string): AsyncIterable<ExchangeListing>;
+  /** `durability`: with the columns lint's durability kinds read (listings.ts). */
+  streamExchanges(vhost: string, opts?: { durability?: boolean }): AsyncIterable<ExchangeListing>;
   /** With `asOf`: the numbers as sampled just before that time (listings.ts). */
   streamQueueStats(vhost: string, opts?: { asOf?: Date }): AsyncIterable<QueueStats>;
-  /** The queues' records and numbers in one listing, no reported policy (listings.ts); absent: two listings. */
-  streamQueuesLive?(vhost: string, opts?: { asOf?: Date }): AsyncIterable<QueueRecordLive>;
+  /**
+   * The queues' records and numbers in one listing, no reported policy (listings.ts); absent: two
+   * listings. `durability`: with the columns lint's durability kinds read.
+   */
+  streamQueuesLive?(
+    vhost: string,
+    opts?: { asOf?: Date; durability?: boolean },
+  ): AsyncIterable<QueueRecordLive>;
   /** The live numbers of the queues named (statistics.ts); absent: the listing with statistics, kept for those. */
   queueStatsOf?(
     vhost: string,
@@ -66,6 +74,8 @@ export interface InventorySource extends FindingSource {
   plugins?(): Promise<ReadonlySet<string> | undefined>;
   /** A default budget stretched to at least `ms` from now (ManagementClient.stretchBudget); absent: none. */
   stretchBudget?(ms: number): void;
+  /** A default budget stretched to what the listing with statistics may take, asked beside it (ManagementClient); absent: none. */
+  stretchBudgetForStatistics?(vhost: string): Promise<void>;
   /** The question's budget in ms (RMQ_TIMEOUT), when the source has one: said when a reading runs out of it. */
   readonly budgetMs?: number;
 }
@@ -111,12 +121,12 @@ export interface Inventory {
 }
 
 /** A listing whose request is sent now, not when someone starts reading it. */
-interface Started<T> {
+export interface Started<T> {
   each(take: (item: T) => void): Promise<void>;
   cancel(): Promise<void>;
 }
 
-function startNow<T>(source: AsyncIterable<T>): Started<T> {
+export function startNow<T>(source: AsyncIterable<T>): Started<T> {
   const iterator = source[Symbol.asyncIterator]();
   const first = iterator.next();
   // A failure is reported to whoever reads; if nobody does, it must not crash the process.
@@ -166,7 +176,7 @@ export async function openInventory(
   const openedAt = performance.now();
   if (options.live && options.afterRecords) return openInTwoSteps(source, vhost, options);
   if (options.live && options.withoutReportedPolicies && source.streamQueuesLive)
-    return openOneListing(source, vhost, options.asOf, options.keepLive, options.plugins);
+    return openOneListing(source, vhost, options);
   const queues = startNow(source.streamQueues(vhost, { stats: false }));
   const exchanges = startNow(source.streamExchanges(vhost));
   const { liveFor } = options;
@@ -253,6 +263,12 @@ export interface InventoryOptions {
    */
   readonly keepLive?: () => ((name: string) => boolean) | undefined;
   /**
+   * With `live` and `withoutReportedPolicies` (one listing): the columns lint's durability kinds
+   * read, asked in the inventory's own queue and exchange listings (not in listings of their own),
+   * each queue's and exchange's handed here as `each` hands the object.
+   */
+  readonly durability?: DurabilityTaker;
+  /**
    * With `liveFor`: the queues whose numbers are asked for when the patterns find more than a
    * few pages of the name filter hold, asked once every queue's record is handed to `each`'s
    * `take` (the caller has seen them all): their numbers alone are then asked (statistics.ts).
@@ -273,6 +289,12 @@ export interface InventoryOptions {
   };
 }
 
+/** What lint's durability kinds take of the inventory's listings (InventoryOptions.durability). */
+export interface DurabilityTaker {
+  queue(q: DurabilityQueue): void;
+  exchange(x: ExchangeListing): void;
+}
+
 /** Queues whose numbers wait for `keepLive`'s answer, at most (`openOneListing`). */
 const KEEP_BATCH = 1024;
 
@@ -280,15 +302,21 @@ const KEEP_BATCH = 1024;
 async function openOneListing(
   source: InventorySource,
   vhost: string,
-  asOf: Date | undefined,
-  keepLive: InventoryOptions['keepLive'],
-  withPlugins: boolean | undefined,
+  { asOf, keepLive, plugins: withPlugins, durability }: InventoryOptions,
 ): Promise<Inventory> {
   const sampledAt = new Date().toISOString();
-  const listing = source.streamQueuesLive?.(vhost, asOf ? { asOf } : {});
+  const listing = source.streamQueuesLive?.(vhost, {
+    ...(asOf ? { asOf } : {}),
+    ...(durability ? { durability: true } : {}),
+  });
   if (!listing) throw new Error('openOneListing: the source has no combined listing');
+  // Every queue's statistics, with nothing read first to tell what they cost here (lint's
+  // reading): a default budget is stretched from a page asked beside them.
+  if (durability) source.stretchBudgetForStatistics?.(vhost).catch(() => undefined);
   const queues = startNow(listing);
-  const exchanges = startNow(source.streamExchanges(vhost));
+  const exchanges = startNow(
+    durability ? source.streamExchanges(vhost, { durability: true }) : source.streamExchanges(vhost),
+  );
   const federation = readFederation(source, vhost);
   const cancel = async () => {
     await Promise.all([queues.cancel(), exchanges.cancel()]);
@@ -316,11 +344,15 @@ async function openOneListing(
       };
       await queues.each((q) => {
         take(queueObject(q.queue));
+        if (durability && q.durability) durability.queue(q.durability);
         waiting.push(q);
         if (waiting.length >= KEEP_BATCH) decide();
       });
       decide();
-      await exchanges.each((e) => take(exchangeObject(e)));
+      await exchanges.each((e) => {
+        take(exchangeObject(e));
+        durability?.exchange(e);
+      });
       read = true;
     },
     async live() {

@@ -8,7 +8,8 @@
 import type { LinkedObject, Parameter, Reported } from '../links/index.ts';
 import { readsFederation } from '../policy/impact/index.ts';
 import type { BrokerVersion, Policy } from '../policy/index.ts';
-import type { ExchangeListing, QueueListing } from './responses.ts';
+import type { InventorySource } from './inventory.ts';
+import type { QueueListing } from './responses.ts';
 
 /** What reading the links needs of the management API. ManagementClient satisfies it. */
 export interface LinksSource {
@@ -21,7 +22,7 @@ export interface LinksSource {
   ): Promise<Parameter[]>;
   federationLinkList(vhost: string): Promise<Reported['federation'] | string>;
   shovelList(vhost: string): Promise<Reported['shovels'] | string>;
-  streamExchanges(vhost: string): AsyncIterable<ExchangeListing>;
+  streamExchanges: InventorySource['streamExchanges'];
   streamQueues(vhost: string, opts: { stats: boolean; lifetime?: boolean }): AsyncIterable<QueueListing>;
 }
 

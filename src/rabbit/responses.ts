@@ -88,8 +88,17 @@ export interface WhoAmI {
 
 // Erlang's JSON encoder has written an empty proplist as `[]` in some versions.
 const emptyListAsObject = (v: unknown) => (Array.isArray(v) && v.length === 0 ? {} : v);
-/** A JSON object (`arguments`, a definition), `[]` read as the empty one. */
-export const jsonObject = z.preprocess(emptyListAsObject, z.record(z.string(), z.unknown()));
+const isJsonObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+/**
+ * A JSON object (`arguments`, a definition), `[]` read as the empty one, handed on as parsed:
+ * `z.record` would check every key of every policy and queue and copy it into a new object, for
+ * keys JSON.parse has already made strings.
+ */
+export const jsonObject = z.preprocess(
+  emptyListAsObject,
+  z.custom<Record<string, unknown>>(isJsonObject, 'Invalid input: expected a JSON object'),
+);
 
 /** Counters (`message_stats`): `[]` when there are none yet (a channel that has not published, 4.0.5). */
 const counters = <S extends z.ZodRawShape>(shape: S) =>
@@ -280,12 +289,32 @@ export const queueRecordLiveSchema = onFirstUse(() =>
   }),
 );
 
+/** One queue as the durability kinds read it; each field undefined where not reported. */
+export interface DurabilityQueue {
+  readonly name: string;
+  readonly type: string;
+  readonly kind: QueueKind | null;
+  readonly durable: boolean | undefined;
+  readonly exclusive: boolean;
+  readonly messages: number | undefined;
+  readonly persistent: number | undefined;
+  readonly members: number | undefined;
+  readonly online: number | undefined;
+  readonly arguments: Readonly<Record<string, unknown>>;
+  /** The broker's merged definition of its two policies; undefined when not reported. */
+  readonly effective: Readonly<Record<string, unknown>> | undefined;
+  readonly nodeDown: boolean;
+  readonly deliveryLimit: number | undefined;
+}
+
 /** One queue of the combined listing: what the inventory reads of its record, and its numbers. */
 export interface QueueRecordLive {
   readonly queue: QueueListing;
   readonly live: LiveQueue | null;
   /** Its cluster node is down (as `QueueStats`). */
   readonly nodeDown?: true;
+  /** Asked with the durability columns (`streamQueuesLive`'s `durability`): what lint's durability kinds read of it. */
+  readonly durability?: DurabilityQueue;
 }
 
 /** The newest sample taken before `asOfMs` (undefined: none, the queue is younger than the history). */

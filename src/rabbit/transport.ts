@@ -350,6 +350,11 @@ export class Transport {
    * `ms`, up to where it may be stretched (`forQuestion`'s `stretchableToMs`); attempts in flight
    * get the time too. A budget the user set is never stretched.
    */
+  /** Whether this view's budget is a default one, which `stretch` may stretch. */
+  get stretchable(): boolean {
+    return this.stretchableTo !== undefined && this.deadlineAt !== undefined;
+  }
+
   stretch(ms: number): void {
     if (this.stretchableTo === undefined || this.deadlineAt === undefined) return;
     this.deadlineAt = Math.min(this.stretchableTo, Math.max(this.deadlineAt, now() + ms));

@@ -1,5 +1,5 @@
 import type { LinksBroker } from '../commands/links/index.ts';
-import type { DurabilitySource } from '../commands/lint/index.ts';
+import type { DurabilitySource, LintBroker } from '../commands/lint/index.ts';
 import type { PathBroker } from '../commands/path/index.ts';
 import type { WhichBroker } from '../commands/which/index.ts';
 import { type Config, pickEnvironment, questionBudget } from '../config/index.ts';
@@ -16,6 +16,8 @@ export interface SlackBroker
     PathBroker,
     DurabilitySource {
   whoami(): Promise<{ readonly name: string; readonly tags: readonly string[] }>;
+  /** Required here, as `lint` reads it; optional to the preview. */
+  streamQueuesLive: LintBroker['streamQueuesLive'];
   /** Required here, as `links` reads them; optional to `which`. */
   parameters: LinksBroker['parameters'];
   federationLinkList: LinksBroker['federationLinkList'];

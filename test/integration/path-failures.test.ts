@@ -6,10 +6,11 @@
  *   exchange and kept with one; a message returned past the delivery limit (its consumer's channel
  *   closed on it) is dropped without a dead-letter target and dead-lettered with one (on 4.x also
  *   the default limit of 20, unset); a reject with requeue counts on 3.10.8 and 4.0.5, not 4.3.6.
- * - 4.0.5 restarted once (scripts/broker-4 stop, then start): a random world of exchanges,
- *   bindings, queues and transient and persistent messages, `path`'s predicted loss per queue
- *   against what came back, and a transient exchange's binding gone. The machine's 3.10.8 is
- *   never restarted.
+ * - 4.0.5 and 4.3.6 each restarted once (scripts/broker-4 or scripts/broker-4.3 stop, then
+ *   start): a random world of exchanges, bindings, queues and transient and persistent messages,
+ *   `path`'s predicted loss per queue against what came back; a transient exchange gone with the
+ *   route through it on 4.0.5, kept with its bindings on 4.3.6 (a message published through it
+ *   after the restart is routed), as `path` said. The machine's 3.10.8 is never restarted.
  * - the cluster (inside its lock): a node stopped under a quorum queue of two replicas and one of
  *   three; the one path says cannot lose a node refuses a publish, the other takes it; both keep
  *   what they held; node started again.
@@ -22,6 +23,7 @@ import { promisify } from 'node:util';
 import { Connection } from 'rabbitmq-client';
 import { describe, expect, it } from 'vitest';
 import type { PathResult } from '../../src/commands/path/index.ts';
+import { restartKeepsTransientExchanges } from '../../src/policy/durability/index.ts';
 import { LabClient } from '../../src/rabbit/lab.ts';
 import { brokerCredentials, uniqueName, vhostOnEveryNode, waitFor } from '../support/broker.ts';
 import { BROKERS, brokersUp, CLUSTER, inVhostOn, reachable, type TestBroker } from '../support/brokers.ts';
@@ -32,8 +34,10 @@ import { rng } from '../support/rng.ts';
 
 const run = promisify(execFile);
 const { up } = await brokersUp();
-const broker4 = BROKERS.find((b) => b.label === 'rabbitmq-4') as TestBroker;
-const restartable = up.includes(broker4);
+/** The chroot brokers a test may restart (their script stops and starts them); never the machine's. */
+const restartable = BROKERS.filter(
+  (b) => (b.label === 'rabbitmq-4' || b.label === 'rabbitmq-4.3') && up.includes(b),
+);
 const clusterUp = (await reachable(CLUSTER)) || CLUSTER.required;
 
 async function connect(b: TestBroker, vhost: string, url = amqpUrl(b, vhost)): Promise<Connection> {
@@ -264,89 +268,110 @@ describe.each(up.map((b) => [b.label, b] as const))('failures made to happen on 
   }, 180_000);
 });
 
-describe.skipIf(!restartable)('a restart of 4.0.5: a random world, path against what comes back', () => {
-  it('every queue keeps what path said it keeps; a transient exchange goes with its binding', async () => {
-    const seed = Number(process.env.PATH_SEED ?? Date.now() % 100_000);
-    const r = rng(seed);
-    const vhost = uniqueName('restart');
-    const admin = new LabClient({ url: broker4.url, ...brokerCredentials() });
-    await admin.putVhost(vhost);
-    let stopped = false;
-    try {
-      let conn = await connect(broker4, vhost);
-      const ch = await conn.acquire();
-      await ch.confirmSelect();
-      const exchanges = Array.from({ length: 3 }, (_, i) => ({ name: `x${i}`, durable: r.chance(0.6) }));
-      for (const x of exchanges)
-        await ch.exchangeDeclare({ exchange: x.name, type: 'fanout', durable: x.durable });
-      const queues = Array.from({ length: 6 }, (_, i) => ({
-        name: `q${i}`,
-        kind: r.pick(['classic', 'classic', 'quorum'] as const),
-        durable: r.chance(0.75),
-        via: r.pick(exchanges),
-      })).map((q) => (q.kind === 'quorum' ? { ...q, durable: true } : q));
-      for (const q of queues) {
-        await ch.queueDeclare({
-          queue: q.name,
-          durable: q.durable,
-          arguments: q.kind === 'quorum' ? { 'x-queue-type': 'quorum' } : {},
-        });
-        await ch.queueBind({ queue: q.name, exchange: q.via.name });
-        const transient = r.int(8);
-        const persistent = r.int(8);
-        for (let i = 0; i < transient; i++)
-          await ch.basicPublish({ routingKey: q.name, durable: false }, 't');
-        for (let i = 0; i < persistent; i++)
-          await ch.basicPublish({ routingKey: q.name, durable: true }, 'p');
-      }
-      const before: Record<string, { held: number; path: PathResult }> = {};
-      for (const q of queues) {
-        const n = (await held(conn, q.name)) as number;
-        before[q.name] = { held: n, path: await pathWhen(broker4, vhost, q.name, n) };
-      }
-      await ch.close();
-      await closeSoon(conn);
-      stopped = true;
-      await run('scripts/broker-4', ['stop'], { timeout: 120_000 });
-      await run('scripts/broker-4', [], { timeout: 240_000 });
-      stopped = false;
-      conn = await connect(broker4, vhost);
+describe.each(restartable.map((b) => [b.label, b] as const))(
+  'a restart of %s: a random world, path against what comes back',
+  (_label, restarted) => {
+    it('every queue keeps what path said it keeps; a transient exchange goes with its bindings, or stays with them, as path said', async () => {
+      const seed = Number(process.env.PATH_SEED ?? Date.now() % 100_000);
+      const r = rng(seed);
+      const vhost = uniqueName('restart');
+      const admin = new LabClient({ url: restarted.url, ...brokerCredentials() });
+      await admin.putVhost(vhost);
+      let stopped = false;
       try {
+        let conn = await connect(restarted, vhost);
+        const ch = await conn.acquire();
+        await ch.confirmSelect();
+        // A transient exchange and a durable one whatever is drawn, the third drawn.
+        const exchanges = Array.from({ length: 3 }, (_, i) => ({
+          name: `x${i}`,
+          durable: i === 0 ? false : i === 1 ? true : r.chance(0.6),
+        }));
+        for (const x of exchanges)
+          await ch.exchangeDeclare({ exchange: x.name, type: 'fanout', durable: x.durable });
+        // The first three of each kind whatever is drawn: a transient classic queue (4.0.5 and 4.3.6
+        // declare one, `transient_nonexcl_queues` permitted by default), a durable classic queue and
+        // a quorum queue; the rest drawn.
+        const drawn = (i: number) =>
+          i === 0
+            ? ({ kind: 'classic', durable: false } as const)
+            : i === 1
+              ? ({ kind: 'classic', durable: true } as const)
+              : i === 2
+                ? ({ kind: 'quorum', durable: true } as const)
+                : { kind: r.pick(['classic', 'classic', 'quorum'] as const), durable: r.chance(0.75) };
+        const queues = Array.from({ length: 6 }, (_, i) => ({
+          name: `q${i}`,
+          ...drawn(i),
+          // The durable classic queue behind the transient exchange: its messages stay, its route goes.
+          via: i === 1 ? (exchanges[0] as (typeof exchanges)[number]) : r.pick(exchanges),
+        })).map((q) => (q.kind === 'quorum' ? { ...q, durable: true } : q));
         for (const q of queues) {
-          const { held: was, path } = before[q.name] as { held: number; path: PathResult };
-          const now = await held(conn, q.name);
-          const lost = was - (now ?? 0);
-          const why = `seed ${seed}, ${q.name} (${q.kind}, ${q.durable ? 'durable' : 'transient'}): ${path.survives.restart.why}`;
-          expect(lost, why).toBe(path.survives.restart.lost);
-          expect(now === null, why).toBe(!q.durable);
+          await ch.queueDeclare({
+            queue: q.name,
+            durable: q.durable,
+            arguments: q.kind === 'quorum' ? { 'x-queue-type': 'quorum' } : {},
+          });
+          await ch.queueBind({ queue: q.name, exchange: q.via.name });
+          // The transient queue and the durable one behind the transient exchange hold transient messages.
+          const transient = q.name === 'q0' || q.name === 'q1' ? 1 + r.int(7) : r.int(8);
+          const persistent = r.int(8);
+          for (let i = 0; i < transient; i++)
+            await ch.basicPublish({ routingKey: q.name, durable: false }, 't');
+          for (let i = 0; i < persistent; i++)
+            await ch.basicPublish({ routingKey: q.name, durable: true }, 'p');
         }
-        // A transient exchange is gone, and with it the route through it.
-        const ch2 = await conn.acquire();
-        for (const x of exchanges) {
-          const exists = await ch2.exchangeDeclare({ exchange: x.name, passive: true }).then(
-            () => true,
-            () => false,
-          );
-          expect(exists, `seed ${seed}, exchange ${x.name}`).toBe(x.durable);
-          if (!ch2.active) break;
+        const before: Record<string, { held: number; path: PathResult }> = {};
+        for (const q of queues) {
+          const n = (await held(conn, q.name)) as number;
+          before[q.name] = { held: n, path: await pathWhen(restarted, vhost, q.name, n) };
         }
-        for (const q of queues.filter((q) => !q.via.durable)) {
-          const p = before[q.name]?.path as PathResult;
-          expect(
-            p.survives.restart.holds,
-            `seed ${seed}: ${q.name} routed through transient ${q.via.name}`,
-          ).toBe(false);
+        await ch.close();
+        await closeSoon(conn);
+        stopped = true;
+        await run(restarted.script, ['stop'], { timeout: 120_000 });
+        await run(restarted.script, [], { timeout: 240_000 });
+        stopped = false;
+        conn = await connect(restarted, vhost);
+        try {
+          for (const q of queues) {
+            const { held: was, path } = before[q.name] as { held: number; path: PathResult };
+            const now = await held(conn, q.name);
+            const lost = was - (now ?? 0);
+            const why = `seed ${seed}, ${q.name} (${q.kind}, ${q.durable ? 'durable' : 'transient'}): ${path.survives.restart.why}`;
+            expect(lost, why).toBe(path.survives.restart.lost);
+            expect(now === null, why).toBe(!q.durable);
+          }
+          // A transient exchange is gone with the route through it (4.0.5), or kept with its
+          // bindings (4.3.6): a message published through it after the restart tells.
+          const kept = restartKeepsTransientExchanges((await admin.overview()).version);
+          for (const x of exchanges) {
+            const exists = (await admin.getExchange(vhost, x.name)) !== null;
+            expect(exists, `seed ${seed}, exchange ${x.name}`).toBe(x.durable || kept);
+          }
+          const probe = await conn.acquire();
+          await probe.confirmSelect();
+          for (const q of queues.filter((q) => !q.via.durable && q.durable)) {
+            const p = before[q.name]?.path as PathResult;
+            const why = `seed ${seed}: ${q.name} routed through transient ${q.via.name}: ${p.survives.restart.why}`;
+            const was = (await held(conn, q.name)) as number;
+            if (kept) await probe.basicPublish({ exchange: q.via.name, durable: true }, 'after');
+            const routed = (await held(conn, q.name)) === was + 1;
+            expect(routed, why).toBe(kept);
+            expect(p.survives.restart.holds, why).toBe(kept && p.survives.restart.lost === 0);
+          }
+          await probe.close();
+        } finally {
+          await closeSoon(conn);
         }
       } finally {
-        await closeSoon(conn);
+        if (stopped) await run(restarted.script, [], { timeout: 240_000 });
+        await admin.deleteVhost(vhost);
+        await admin.close();
       }
-    } finally {
-      if (stopped) await run('scripts/broker-4', [], { timeout: 240_000 });
-      await admin.deleteVhost(vhost);
-      await admin.close();
-    }
-  }, 600_000);
-});
+    }, 600_000);
+  },
+);
 
 describe.skipIf(!clusterUp)('the loss of a node on the cluster', () => {
   it(

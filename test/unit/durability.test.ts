@@ -25,6 +25,7 @@ import type { BrokerVersion } from '../../src/policy/types.ts';
 
 const V3: BrokerVersion = { major: 3, minor: 10, patch: 8 };
 const V4: BrokerVersion = { major: 4, minor: 0, patch: 5 };
+const V43: BrokerVersion = { major: 4, minor: 3, patch: 6 };
 const name = (s: string) => `"${s}"`;
 
 const queue = (q: Partial<QueueFacts> = {}): QueueFacts => ({
@@ -93,6 +94,23 @@ describe('a restart', () => {
     ).restart;
     expect(v).toMatchObject({ holds: false, lost: 0 });
     expect(v.why).toContain('"in" is transient');
+  });
+  it('holds through a transient exchange on 4.3, which keeps it and its bindings at a restart (not on 4.0)', () => {
+    const through = (version: BrokerVersion, object: Chain['object'] = { name: 'q', kind: 'queue' }) =>
+      survives(
+        chain({
+          version,
+          object,
+          exchanges: [exchange({ name: 'in', durable: false })],
+          queue: object.kind === 'queue' ? queue({ messages: 3, persistent: 3 }) : null,
+        }),
+        name,
+      ).restart;
+    expect(through(V43)).toMatchObject({ holds: true, lost: 0 });
+    expect(through(V43).why).toContain('"in" is transient, and this version keeps it at a restart');
+    expect(through(V4)).toMatchObject({ holds: false, lost: 0 });
+    expect(through(V43, { name: 'in', kind: 'exchange' })).toMatchObject({ holds: true, lost: 0 });
+    expect(through(V4, { name: 'in', kind: 'exchange' })).toMatchObject({ holds: false, lost: 0 });
   });
   it('says unknown, not 0, when the broker reports no persistent count', () => {
     expect(
@@ -284,8 +302,8 @@ describe('properties', () => {
       fc.property(arbQueue, arbConsumers, fc.constantFrom(V3, V4), (q, consumers, version) => {
         const exchanges = new Set(['dlx']);
         const l = new DurabilityLint(version);
-        l.addQueue({ ...q, consumerFacts: consumers }, exchanges);
-        const kinds = new Set(l.findings().map((f) => f.kind));
+        l.addQueue({ ...q, consumerFacts: consumers });
+        const kinds = new Set(l.findings(exchanges).map((f) => f.kind));
         const dlx =
           typeof q.values['dead-letter-exchange'] === 'string'
             ? (q.values['dead-letter-exchange'] as string)
@@ -310,17 +328,30 @@ describe('properties', () => {
     );
   });
 
+  it('on 4.3 a transient exchange is kept at a restart: only a transient queue is a weak end', () => {
+    const l = new DurabilityLint(V43);
+    l.addQueue({ ...queue({ name: 'q1' }), consumerFacts: NO_CONSUMERS });
+    l.addQueue({ ...queue({ name: 'q2', durable: false }), consumerFacts: NO_CONSUMERS });
+    l.addExchange(exchange({ name: 'd' }));
+    l.addExchange(exchange({ name: 't', durable: false }));
+    l.addBinding({ source: 't', destination: 'q1', destinationType: 'queue' });
+    l.addBinding({ source: 't', destination: 'd', destinationType: 'exchange' });
+    l.addBinding({ source: 'd', destination: 'q2', destinationType: 'queue' });
+    const f = l.findings(null).find((x) => x.kind === 'transient-route');
+    expect(f).toMatchObject({ objects: ['q2'], objectCount: 1 });
+  });
+
   it('finds a transient end of a durable route once, whichever end it is', () => {
     const l = new DurabilityLint(V4);
-    l.addQueue({ ...queue({ name: 'q1' }), consumerFacts: NO_CONSUMERS }, null);
-    l.addQueue({ ...queue({ name: 'q2', durable: false }), consumerFacts: NO_CONSUMERS }, null);
+    l.addQueue({ ...queue({ name: 'q1' }), consumerFacts: NO_CONSUMERS });
+    l.addQueue({ ...queue({ name: 'q2', durable: false }), consumerFacts: NO_CONSUMERS });
     l.addExchange(exchange({ name: 'd' }));
     l.addExchange(exchange({ name: 't', durable: false }));
     l.addBinding({ source: 't', destination: 'q1', destinationType: 'queue' });
     l.addBinding({ source: 't', destination: 'd', destinationType: 'exchange' });
     l.addBinding({ source: 'd', destination: 'q2', destinationType: 'queue' });
     l.addBinding({ source: '', destination: 'q2', destinationType: 'queue' });
-    const f = l.findings().find((x) => x.kind === 'transient-route');
+    const f = l.findings(null).find((x) => x.kind === 'transient-route');
     expect(f).toMatchObject({ objects: ['q2', 't'], objectCount: 2, policy: '', severity: 'warning' });
   });
 });

@@ -6,7 +6,12 @@
 import { describe, expect, it } from 'vitest';
 import { type InventorySource, openInventory } from '../../src/rabbit/inventory.ts';
 import { nameFilterOf } from '../../src/rabbit/listings.ts';
-import type { QueueListing, QueueRecordLive, QueueStats } from '../../src/rabbit/responses.ts';
+import type {
+  DurabilityQueue,
+  QueueListing,
+  QueueRecordLive,
+  QueueStats,
+} from '../../src/rabbit/responses.ts';
 import { listing, liveQueue } from '../support/live.ts';
 
 function source(names: readonly string[]): InventorySource {
@@ -92,6 +97,70 @@ describe('the live reading from one listing (records and numbers together), keep
     expect(queues?.get('q.2499')?.messages).toBe(2499);
     // Three batches (1,024, 1,024, 452), one question each.
     expect(asked).toBe(3);
+  });
+});
+
+describe('the one listing with the durability columns (lint on a broker)', () => {
+  it('hands each queue and exchange to the durability taker as each hands its object, asks both listings with their columns, and stretches the budget beside', async () => {
+    const base = source(['a.1', 'b.1']);
+    const asked: unknown[] = [];
+    let stretched = 0;
+    const s: InventorySource = {
+      ...base,
+      streamQueuesLive: (_v, opts) => {
+        asked.push(['queues', opts]);
+        return listing(
+          ['a.1', 'b.1'].map(
+            (name, i): QueueRecordLive => ({
+              queue: { name, vhost: 'v', kind: 'classic', arguments: {} } as unknown as QueueListing,
+              live: liveQueue(i),
+              durability: { name, persistent: i } as unknown as DurabilityQueue,
+            }),
+          ),
+        );
+      },
+      streamExchanges: (_v, opts) => {
+        asked.push(['exchanges', opts]);
+        return listing(
+          ['', 'x'].map((name) => ({
+            name,
+            vhost: 'v',
+            type: 'direct',
+            arguments: {},
+            policy: null,
+            durable: true,
+          })),
+        );
+      },
+      stretchBudgetForStatistics: async () => {
+        stretched++;
+      },
+    };
+    const order: string[] = [];
+    const inventory = await openInventory(s, 'v', {
+      live: true,
+      withoutReportedPolicies: true,
+      durability: {
+        queue: (q) => order.push(`durability ${q.name} ${q.persistent}`),
+        exchange: (x) => order.push(`durability exchange ${x.name}`),
+      },
+    });
+    await inventory.each((o) => order.push(o.name));
+    expect(order).toEqual([
+      'a.1',
+      'durability a.1 0',
+      'b.1',
+      'durability b.1 1',
+      '',
+      'durability exchange ',
+      'x',
+      'durability exchange x',
+    ]);
+    expect(asked).toEqual([
+      ['queues', { durability: true }],
+      ['exchanges', { durability: true }],
+    ]);
+    expect(stretched).toBe(1);
   });
 });
 

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { argumentRule } from '../../src/policy/arguments.ts';
-import { withArguments } from '../../src/policy/provenance.ts';
+import { argumentsApply, withArguments } from '../../src/policy/provenance.ts';
 import { OBJECT_KINDS } from '../../src/policy/types.ts';
 import { V40, V310 } from '../support/policies.ts';
 
@@ -128,6 +128,39 @@ describe('withArguments', () => {
             else expect(v).toEqual(layers[k]);
             if (!(k in layers)) expect(argumentRule(k, kind, version)).toBeDefined();
           }
+        },
+      ),
+    );
+  });
+
+  it('argumentsApply: where it says none applies, withArguments changes no value', () => {
+    const key = fc.constantFrom(
+      'message-ttl',
+      'dead-letter-exchange',
+      'delivery-limit',
+      'queue-type',
+      'max-priority',
+    );
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...OBJECT_KINDS),
+        fc.constantFrom(V310, V40),
+        fc.dictionary(
+          key,
+          fc.record({ value: fc.integer({ min: -5, max: 100 }), from: fc.constant('policy' as const) }),
+        ),
+        fc.dictionary(
+          fc.oneof(
+            key,
+            key.map((k) => `x-${k}`),
+          ),
+          fc.integer({ min: -5, max: 100 }),
+        ),
+        (kind, version, layers, args) => {
+          const out = withArguments(layers, args, kind, version);
+          const values = (r: Record<string, { value: unknown }>) =>
+            Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v.value]));
+          if (!argumentsApply(args, kind, version)) expect(values(out)).toEqual(values(layers));
         },
       ),
     );

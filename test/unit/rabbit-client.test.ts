@@ -214,6 +214,20 @@ describe('answers', () => {
     expect(fake.requests).toHaveLength(3); // not retried
   });
 
+  it('a definition or arguments that is not a JSON object is a bad response; [] (an empty proplist) is {}', async () => {
+    fake.enqueue(
+      { kind: 'respond', status: 200, body: [{ ...policyJson, definition: 'max-length=5' }] },
+      { kind: 'respond', status: 200, body: [{ ...policyJson, definition: null }] },
+      { kind: 'respond', status: 200, body: [{ ...policyJson, definition: [5] }] },
+      { kind: 'respond', status: 200, body: [{ ...policyJson, definition: [] }] },
+      { kind: 'respond', status: 200, body: { name: 'q', vhost: 'v', type: 'classic', arguments: 7 } },
+    );
+    for (let i = 0; i < 3; i++)
+      await expect(client.listPolicies('v')).rejects.toMatchObject({ code: 'bad-response' });
+    expect((await client.listPolicies('v'))[0]?.definition).toEqual({});
+    await expect(client.getQueue('v', 'q')).rejects.toMatchObject({ code: 'bad-response' });
+  });
+
   it('keeps absent (not reported) apart from null and "" (none) on a queue', async () => {
     const base = { name: 'q', vhost: 'v', arguments: {} };
     fake.enqueue(
@@ -471,6 +485,27 @@ describe('bounds: size, deadline, budget, shutdown', () => {
     const refused = set.whoami();
     set.stretchBudget(2_000);
     await expect(refused).rejects.toMatchObject({ code: 'timeout' });
+  });
+
+  it('a default budget stretched for the listing with statistics from a page asked beside it; nothing asked without one', async () => {
+    // RMQ_TIMEOUT set: no page asked.
+    await client.forQuestion(300).stretchBudgetForStatistics('v');
+    expect(fake.requests).toEqual([]);
+    const stretchable = client.forQuestion(300, { stretchableToMs: 10_000 });
+    fake.enqueue({
+      kind: 'respond',
+      status: 200,
+      body: { filtered_count: 1, items: [{ name: 'q' }] },
+      delayMs: 100,
+    });
+    const stretched = stretchable.stretchBudgetForStatistics('v');
+    await waitFor(async () => fake.requests.length === 1 || undefined, { deadlineMs: 2_000 });
+    expect(fake.requests[0]?.url).toBe('/api/queues/v?disable_stats=true&columns=name&page=1&page_size=1');
+    // The listing in flight (here a slow whoami) outlives the 300 ms it was given: 32 times the page's time.
+    fake.setFallback({ kind: 'respond', status: 200, body: { name: 'bot', tags: [] }, delayMs: 900 });
+    const answered = stretchable.whoami();
+    await stretched;
+    await expect(answered).resolves.toMatchObject({ name: 'bot' });
   });
 
   it('close(graceMs) ends requests that hang, instead of waiting for them', async () => {

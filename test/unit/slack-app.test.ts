@@ -55,9 +55,8 @@ const broker: SlackBroker = {
   publishingChannels: async () => ({ channels: 0, confirming: 0 }),
   vhostUnroutable: async () => ({}),
   nodeCount: async () => 1,
-  streamDurabilityQueues: () => listing([]),
+  streamQueuesLive: () => listing([]),
   streamConsumers: () => listing([]),
-  streamExchangesWithStats: () => listing([]),
   streamBindings: () => listing([]),
 };
 

@@ -39,9 +39,8 @@ function broker(overrides: Partial<SlackBroker> = {}): SlackBroker {
     publishingChannels: async () => ({ channels: 0, confirming: 0 }),
     vhostUnroutable: async () => ({}),
     nodeCount: async () => 1,
-    streamDurabilityQueues: () => listing([]),
+    streamQueuesLive: () => listing([]),
     streamConsumers: () => listing([]),
-    streamExchangesWithStats: () => listing([]),
     streamBindings: () => listing([]),
     ...overrides,
   };

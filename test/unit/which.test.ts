@@ -3,7 +3,8 @@
  * seconds (statistics lagging a change) or only when it fails (unreachable, refused).
  * The steady states are proven against the real broker in test/integration/cli-which.test.ts.
  */
-import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type WhichBroker, which } from '../../src/commands/which/which.ts';
 import type { Policy } from '../../src/policy/types.ts';
 import { RabbitError } from '../../src/rabbit/errors.ts';
@@ -152,5 +153,113 @@ describe('which, when the broker cannot be asked', () => {
     );
     expect(r).toMatchObject({ answer: 'not-reported', why: 'forbidden' });
     expect(r.inForce?.name).toBe('new');
+  });
+});
+
+describe('which with governingOnly (what `path` asks)', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2026-12-05T12:00:00Z'));
+  });
+  afterEach(() => vi.useRealTimers());
+
+  const keys = fc.constantFrom(
+    'message-ttl',
+    'max-length',
+    'dead-letter-exchange',
+    'alternate-exchange',
+    'expires',
+  );
+  const value = (k: string) =>
+    k === 'dead-letter-exchange' || k === 'alternate-exchange'
+      ? fc.constantFrom('dlx', 'gone')
+      : fc.integer({ min: 1, max: 100_000 });
+  const definition = fc
+    .uniqueArray(keys, { maxLength: 3 })
+    .chain((ks) => fc.tuple(...ks.map((k) => value(k).map((v) => [k, v] as const))))
+    .map((kv) => Object.fromEntries(kv));
+  const arbPolicy = (name: string, operator: boolean) =>
+    fc
+      .record({
+        pattern: fc.constantFrom('^orders\\.', 'orders', '.*', '^other', '\\.audit$'),
+        applyTo: operator ? fc.constant('queues') : fc.constantFrom('queues', 'exchanges', 'all'),
+        priority: fc.nat(3),
+        definition,
+      })
+      .map((p): Policy => ({ vhost: '/', name, ...p }));
+  const world = fc.record({
+    user: fc.tuple(arbPolicy('a', false), arbPolicy('b', false), arbPolicy('c', false)),
+    operator: fc.tuple(arbPolicy('op1', true), arbPolicy('op2', true)),
+    kind: fc.constantFrom('classic', 'quorum', 'stream', 'exchange', 'missing'),
+    reported: fc.constantFrom<string | null | undefined>('a', 'b', 'c', 'gone', null, undefined),
+    operatorReported: fc.constantFrom<string | null | undefined>('op1', 'op2', null, undefined),
+    effective: fc.option(definition, { nil: undefined }),
+    args: fc.option(definition, { nil: undefined }),
+    live: fc.boolean(),
+    dlxExists: fc.boolean(),
+    operatorReadable: fc.boolean(),
+  });
+
+  it('says what governs, the values used and the hazards exactly as the whole explanation does', async () => {
+    await fc.assert(
+      fc.asyncProperty(world, async (w) => {
+        const b: WhichBroker = {
+          ...broker({}),
+          getQueue: async () =>
+            w.kind === 'exchange' || w.kind === 'missing'
+              ? null
+              : {
+                  type: w.kind,
+                  arguments: w.args ?? {},
+                  policy: w.reported,
+                  operatorPolicy: w.operatorReported,
+                  effectiveDefinition: w.effective,
+                  live: w.live
+                    ? { messages: 5, ready: 4, unacked: 1, bytes: 100, consumers: 0, idleSince: null }
+                    : null,
+                },
+          getExchange: async (_v, n) =>
+            n === 'orders.audit' && w.kind === 'exchange'
+              ? { policy: w.reported ?? null, arguments: w.args ?? {} }
+              : n === 'dlx' && w.dlxExists
+                ? { policy: null, arguments: {} }
+                : null,
+          listPolicies: async () => [...w.user],
+          listOperatorPolicies: async () => {
+            if (w.operatorReadable) return [...w.operator];
+            throw new RabbitError({
+              code: 'forbidden',
+              method: 'GET',
+              path: '/api/operator-policies',
+              message: 'no',
+            });
+          },
+          streamNames: async function* (what) {
+            yield { name: what === 'queues' ? 'orders.audits' : 'orders.audit.in' };
+          },
+        };
+        const whole = await which(input, b);
+        const governing = await which(input, b, { governingOnly: true });
+        const read = (r: typeof whole) => ({
+          answer: r.answer,
+          why: r.why,
+          object: r.object,
+          brokerVersion: r.brokerVersion,
+          inForce: r.inForce?.name ?? null,
+          operatorPolicy: r.operatorPolicy,
+          effective: r.effective,
+          hazards: r.hazards,
+          hazardsNotRead: r.hazardsNotRead,
+          now: r.now,
+          didYouMean: r.didYouMean,
+        });
+        expect(read(governing)).toEqual(read(whole));
+        if (governing.answer === 'reported') {
+          expect(governing.alsoMatched).toEqual([]);
+          expect(governing.pathLine).toBeUndefined();
+        }
+      }),
+      { numRuns: 400 },
+    );
   });
 });

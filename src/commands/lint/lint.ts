@@ -37,7 +37,7 @@ import {
 import { usageOf } from '../registry.ts';
 import { notAskedOf } from '../which/whichLookup.ts';
 import { type IncompleteJson, incompleteJson } from '../words.ts';
-import { type DurabilityLinted, type DurabilitySource, durabilityOrNotRead } from './durability.ts';
+import { type DurabilityLinted, DurabilityReading, type DurabilitySource } from './durability.ts';
 
 const LINT_USAGE = usageOf('lint');
 
@@ -121,6 +121,8 @@ export function parseLint(words: readonly string[], defaults: FlagDefaults = {})
 
 /** What `lint` needs of the management API. ManagementClient satisfies it. */
 export interface LintBroker extends InventorySource, VhostLister, DurabilitySource {
+  /** The one queue listing lint reads on a broker (records, live numbers, durability columns). */
+  streamQueuesLive: NonNullable<InventorySource['streamQueuesLive']>;
   /** With `--target-version`: the deprecated features in use (null: not reported by this version). */
   deprecatedFeaturesUsed?(): Promise<DeprecatedFeature[] | null>;
 }
@@ -180,16 +182,22 @@ export async function lint(input: LintInput, broker: LintBroker, options: LintOp
     objects: 0,
     notRead: [],
   };
+  // The durability kinds need live facts a file does not hold: on the broker's own policies only.
+  const durability = options.file ? undefined : new DurabilityReading(broker, input.vhost);
   try {
     let linter: Linter | undefined;
     const deprecated = input.targetVersion === undefined ? undefined : deprecatedOf(broker);
-    const inventory = await openInventory(broker, input.vhost, {
-      live: true,
-      // The records first; then the numbers of the queues a kind reads them for (`expires-idle`), alone.
-      afterRecords: true,
-      plugins: options.file !== undefined,
-      keepLive: () => (name) => linter?.wantsLive(name) === true,
-    });
+    const keepLive = () => (name: string) => linter?.wantsLive(name) === true;
+    const inventory = await openInventory(
+      broker,
+      input.vhost,
+      durability
+        ? // The durability kinds read every queue's statistics: one listing carries its record,
+          // its numbers and their columns (the numbers kept of the queues a kind reads them for).
+          { live: true, withoutReportedPolicies: true, keepLive, durability }
+        : // The records first; then the numbers of the queues a kind reads them for (`expires-idle`), alone.
+          { live: true, afterRecords: true, plugins: true, keepLive },
+    );
     if (options.file) {
       // What the broker would refuse of the file, refused as `plan` refuses it, in its words.
       const mine = options.file.policies.filter((p) => p.policy.vhost === input.vhost);
@@ -212,6 +220,7 @@ export async function lint(input: LintInput, broker: LintBroker, options: LintOp
       context: { target: input.targetVersion, deprecated: features ?? null },
     });
     const l = linter;
+    await durability?.begin(inventory.version, user);
     await inventory.each((o) => l.add(o));
     const pending = l.pending();
     if (pending.size > 0) await (options.reader ?? defaultReader()).decide(pending);
@@ -237,10 +246,7 @@ export async function lint(input: LintInput, broker: LintBroker, options: LintOp
       [...user, ...operator].some((p) => readsFederation(p.definition)),
     );
     const incomplete = incompleteJson(unread, 'findings', quoted);
-    // The durability kinds need live facts a file does not hold: on the broker's own policies only.
-    const durable = options.file
-      ? []
-      : await durabilityOrNotRead(broker, input.vhost, inventory.version, user, r.notRead);
+    const durable = durability ? await durability.findings(r.notRead) : [];
     const linted: LintedFinding[] = [...findings.map((f) => ({ ...f, why: whyOf(f) })), ...durable];
     return {
       ...r,
@@ -253,6 +259,7 @@ export async function lint(input: LintInput, broker: LintBroker, options: LintOp
       objects: l.objects,
     };
   } catch (err) {
+    await durability?.cancel();
     if (options.file && codeOf(err) === 'not-found') {
       const { sentence } = await missingVhost(broker, input.vhost);
       throw new InputError(missingVhostWords(options.file, input.vhost, sentence));

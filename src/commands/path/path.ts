@@ -5,6 +5,7 @@ import {
   type DeadLetterFacts,
   deadLetterExchangeOf,
   deliveryLimitOf,
+  type ExchangeFacts,
   FAILURES,
   type Failure,
   failuresFirst,
@@ -160,7 +161,10 @@ export async function path(
   options: { env: string },
 ): Promise<PathResult> {
   const broker = shared(client);
-  const w = await which(input, broker);
+  const notRead: string[] = [];
+  const asked = which(input, broker, { governingOnly: true });
+  const beside = readsBeside(broker, input, notRead);
+  const w = await asked;
   const r = base(input, options.env, w);
   if (w.answer === 'not-asked')
     return {
@@ -171,10 +175,48 @@ export async function path(
   if (!w.object.exists)
     return { ...r, answer: 'missing', ...(w.didYouMean ? { didYouMean: w.didYouMean } : {}) };
   try {
-    return await answer(input, broker, w, r);
+    return await answer(input, broker, w, r, beside, notRead);
   } catch (err) {
     return { ...r, ...(await notAskedOf(err, broker, input.vhost)) };
   }
+}
+
+/** The reads that need nothing `which` finds, asked beside it. */
+interface Beside {
+  /**
+   * The exchanges that route to the queue, followed up from its bindings as soon as they are in;
+   * null when there is no queue by that name (an exchange's are read once `which` found it).
+   */
+  upstream: Promise<{ exchanges: ExchangeFacts[]; cut: boolean } | null>;
+  publishers: Promise<{ channels: number; confirming: number } | null>;
+  unroutable: Promise<{ dropped?: number; returned?: number } | null>;
+  nodes: Promise<number | null>;
+}
+
+function readsBeside(broker: PathBroker, input: PathInput, notRead: string[]): Beside {
+  const { vhost, name } = input;
+  const mayBeQueue = input.kind !== 'exchange' && name !== '';
+  const bindings = mayBeQueue ? broker.queueBindings(vhost, name) : Promise.resolve(null);
+  const reads: Beside = {
+    upstream: bindings.then(async (bs) =>
+      bs === null
+        ? null
+        : exchangesIn(
+            broker,
+            vhost,
+            bs.map((b) => b.source),
+            await broker.listPolicies(vhost),
+          ),
+    ),
+    publishers: orNull("the vhost's channels", notRead, () => broker.publishingChannels(vhost)),
+    unroutable: orNull("the vhost's counters of unroutable messages", notRead, () =>
+      broker.vhostUnroutable(vhost),
+    ),
+    nodes: orNull('the nodes', notRead, () => broker.nodeCount()),
+  };
+  // Awaited by `answer`; when `which` finds no object to follow, their failures are nobody's news.
+  for (const p of Object.values(reads)) p.catch(() => undefined);
+  return reads;
 }
 
 async function answer(
@@ -182,28 +224,29 @@ async function answer(
   broker: PathBroker,
   w: WhichResult,
   r: PathResult,
+  beside: Beside,
+  notRead: string[],
 ): Promise<PathResult> {
   const { vhost, name } = input;
   const version = parseVersion(w.brokerVersion ?? '') ?? { major: 0, minor: 0, patch: 0 };
   const values = Object.fromEntries(Object.entries(w.effective).map(([k, e]) => [k, e.value]));
-  const notRead: string[] = [];
   const isExchange = w.object.kind === 'exchange';
-  const [policies, q, firstIn, publishers, unroutable, nodes] = await Promise.all([
+  // Both asked already for `which` (`shared`): these are its answers.
+  const [policies, q] = await Promise.all([
     broker.listPolicies(vhost),
     isExchange ? Promise.resolve(null) : broker.getQueue(vhost, name),
-    isExchange
-      ? Promise.resolve([name])
-      : broker.queueBindings(vhost, name).then((bs) => (bs ?? []).map((b) => b.source)),
-    orNull("the vhost's channels", notRead, () => broker.publishingChannels(vhost)),
-    orNull("the vhost's counters of unroutable messages", notRead, () => broker.vhostUnroutable(vhost)),
-    orNull('the nodes', notRead, () => broker.nodeCount()),
   ]);
   const facts: QueueFacts | null = q === null ? null : queueFacts(name, q, values);
-  const [{ exchanges, cut }, deadLetter] = await Promise.all([
-    exchangesIn(broker, vhost, firstIn, policies),
+  const [{ exchanges, cut }, deadLetter, publishers, unroutable, nodes] = await Promise.all([
+    isExchange
+      ? exchangesIn(broker, vhost, [name], policies)
+      : beside.upstream.then((u) => u ?? { exchanges: [], cut: false }),
     facts === null
       ? Promise.resolve(EMPTY_QUEUE.deadLetter)
       : deadLetterOf(broker, vhost, deadLetterExchangeOf(facts), policies),
+    beside.publishers,
+    beside.unroutable,
+    beside.nodes,
   ]);
   const consumers = q === null ? NO_CONSUMERS : consumerFacts(q);
   const chain = {

@@ -176,6 +176,12 @@ export interface WhichOptions {
   readonly patterns?: PatternCache;
   /** The backtracking engine for lookaround patterns; default the process's. */
   readonly reader?: BacktrackingReader;
+  /**
+   * Only what governs the object and the values it uses (`path`): where the broker reports the
+   * user policy, the vhost's other user policies are not read against the name, so `alsoMatched`,
+   * `unreadable`, `ambiguous` and the user layer's disagreements are left empty, and no `pathLine`.
+   */
+  readonly governingOnly?: boolean;
 }
 
 export async function which(
@@ -210,7 +216,15 @@ export async function which(
 
   const notRead = 'notRead' in operator ? operator.notRead : undefined;
   const operators = 'notRead' in operator ? [] : operator;
-  const set = buildPolicySet(user, operators, version, options.patterns);
+  // Where the broker's report names what governs, explaining the others is `which`'s, not `path`'s.
+  const explain = options.governingOnly !== true || lookup.policy === undefined;
+  const explainOperator = explain || lookup.kind === 'exchange' || lookup.operatorPolicy === undefined;
+  const set = buildPolicySet(
+    explain ? user : [],
+    explainOperator ? operators : [],
+    version,
+    options.patterns,
+  );
   const resolution = await resolveRead(set, input.name, lookup.kind, options.reader);
   const r = base(lookup.kind ?? lookup.type, lookup.exists, lookup.kindAssumed);
   if (lookup.kind === null) r.object.keyRulesKnown = false;
@@ -224,7 +238,7 @@ export async function which(
   }));
   if (lookup.policy !== undefined) {
     r.answer = 'reported';
-    explainReported(r, resolution, lookup, user, operators, version);
+    explainReported(r, resolution, lookup, { user, operators, explain, explainOperator }, version);
   } else {
     r.answer = 'not-reported';
     r.why = lookup.forbidden ? 'forbidden' : lookup.exists ? 'stats-pending' : 'missing';
@@ -242,7 +256,10 @@ export async function which(
     if (lookup.nodeDown && r.now === null) r.nodeDown = true;
     r.hazards = live.hazards;
     if (live.notRead.length) r.hazardsNotRead = live.notRead;
-    const line = lookup.detail ? whichPathLine(input.name, lookup.detail, values, r.hazards, version) : null;
+    const line =
+      lookup.detail && options.governingOnly !== true
+        ? whichPathLine(input.name, lookup.detail, values, r.hazards, version)
+        : null;
     if (line) r.pathLine = line;
   }
   const federated = user.find((p) => p.name === r.inForce?.name);
@@ -321,10 +338,10 @@ function explainReported(
   r: WhichResult,
   resolution: Resolution,
   lookup: Lookup,
-  user: Policy[],
-  operator: Policy[],
+  policies: { user: Policy[]; operators: Policy[]; explain: boolean; explainOperator: boolean },
   version: BrokerVersion,
 ): void {
+  const { user, explain } = policies;
   const reported = lookup.policy ?? null;
   const inForce = reported ? user.find((p) => p.name === reported) : undefined;
   r.inForce = inForce ? policyView(inForce) : reported ? { name: reported, unknown: true } : null;
@@ -333,7 +350,35 @@ function explainReported(
       `The broker reports ${reported}, which is not among the vhost's policies now: it was probably deleted a moment ago and the broker's statistics do not show it yet.`,
     );
   }
+  if (explain) explainUserLayer(r, resolution, reported, inForce);
+  explainOperatorLayer(r, resolution, lookup, policies.operators, policies.explainOperator);
+  const known = (p: WhichResult['inForce']) => (isKnownPolicy(p) ? p.definition : undefined);
+  const inForceDefinition = known(r.inForce);
+  const computed = effectiveDefinition(inForceDefinition, known(r.operatorPolicy), version);
+  // An operator policy known by name only (its definition could not be read) sets what the user policy does not.
+  const fallback = r.operatorPolicy && r.operatorPoliciesNotRead !== undefined ? 'operator-policy' : 'policy';
+  const layers = lookup.effective
+    ? // The broker's own effective definition; `from` says which layers set the key.
+      Object.fromEntries(
+        Object.entries(lookup.effective).map(([k, value]) => [
+          k,
+          {
+            value,
+            from: computed[k]?.from ?? (inForceDefinition && k in inForceDefinition ? 'policy' : fallback),
+          },
+        ]),
+      )
+    : computed;
+  r.effective = sourced(layers, lookup, version);
+}
 
+/** Why every other user policy that matches loses to the reported one, and where the engine reads otherwise. */
+function explainUserLayer(
+  r: WhichResult,
+  resolution: Resolution,
+  reported: string | null,
+  inForce: Policy | undefined,
+): void {
   const { alsoMatched, outranks } = explainLosers(resolution.user, inForce ?? null);
   r.alsoMatched = alsoMatchedView(alsoMatched);
   const engineSees = resolution.user.matches.find((m) => m.policy.name === reported);
@@ -363,8 +408,16 @@ function explainReported(
     r.ambiguous = true;
     r.candidates = [inForce.name, ...tied].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   }
+}
 
-  // The operator layer: reported for queues, the engine's reading for exchanges.
+/** The operator layer: reported for queues, the engine's reading for exchanges. */
+function explainOperatorLayer(
+  r: WhichResult,
+  resolution: Resolution,
+  lookup: Lookup,
+  operator: Policy[],
+  explain: boolean,
+): void {
   if (lookup.kind === 'exchange') {
     const op = resolution.operator.candidates[0];
     r.operatorPolicy = op ? policyView(op) : null;
@@ -380,8 +433,8 @@ function explainReported(
     r.operatorPolicy = op ? policyView(op) : reportedOp ? { name: reportedOp, unknown: true } : null;
     r.operatorPolicySource = 'broker';
     const engineOp = resolution.operator.candidates.map((p) => p.name);
-    if (r.operatorPoliciesNotRead !== undefined) {
-      // Nothing to compare with: the report stands alone.
+    if (r.operatorPoliciesNotRead !== undefined || !explain) {
+      // Nothing to compare with (or not asked to): the report stands alone.
     } else if (
       (reportedOp === null && engineOp.length > 0) ||
       (reportedOp !== null && !engineOp.includes(reportedOp))
@@ -391,23 +444,4 @@ function explainReported(
       );
     }
   }
-
-  const known = (p: WhichResult['inForce']) => (isKnownPolicy(p) ? p.definition : undefined);
-  const inForceDefinition = known(r.inForce);
-  const computed = effectiveDefinition(inForceDefinition, known(r.operatorPolicy), version);
-  // An operator policy known by name only (its definition could not be read) sets what the user policy does not.
-  const fallback = r.operatorPolicy && r.operatorPoliciesNotRead !== undefined ? 'operator-policy' : 'policy';
-  const layers = lookup.effective
-    ? // The broker's own effective definition; `from` says which layers set the key.
-      Object.fromEntries(
-        Object.entries(lookup.effective).map(([k, value]) => [
-          k,
-          {
-            value,
-            from: computed[k]?.from ?? (inForceDefinition && k in inForceDefinition ? 'policy' : fallback),
-          },
-        ]),
-      )
-    : computed;
-  r.effective = sourced(layers, lookup, version);
 }

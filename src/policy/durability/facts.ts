@@ -84,6 +84,14 @@ const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? 
  */
 export const countsDroppedUnroutable = (v: BrokerVersion): boolean => atLeast(v, 4);
 
+/**
+ * Whether a restart keeps a transient (non-durable) exchange and its bindings: 4.3.6 (on its
+ * metadata store, Khepri) keeps them, still reported `durable: false`, and routes through them
+ * after the restart; 4.0.5 loses them with their bindings (test/integration/path-failures.test.ts,
+ * restarting each; the machine's 3.10.8 is never restarted). A transient queue is lost on both.
+ */
+export const restartKeepsTransientExchanges = (v: BrokerVersion): boolean => atLeast(v, 4, 3);
+
 /** The dead-letter exchange a queue uses, null when none. */
 export const deadLetterExchangeOf = (q: Pick<QueueFacts, 'values'>): string | null =>
   str(q.values['dead-letter-exchange']);
@@ -92,12 +100,15 @@ export const deadLetterExchangeOf = (q: Pick<QueueFacts, 'values'>): string | nu
 export const alternateOf = (values: Readonly<Record<string, unknown>>): string | null =>
   str(values['alternate-exchange']);
 
+/** What the delivery limit and a poison message's fate are read from. */
+export type PoisonFacts = Pick<QueueFacts, 'kind' | 'reportedDeliveryLimit' | 'values'>;
+
 /**
  * The delivery limit in force on a queue: the broker's own report where it gives one (4.3), else
  * the value it uses (a policy or its argument), else the version's default (4.0 and later: 20;
  * before: none). null: none (a negative value from 4.0 means none); only quorum queues have one.
  */
-export function deliveryLimitOf(q: QueueFacts, v: BrokerVersion): number | null {
+export function deliveryLimitOf(q: PoisonFacts, v: BrokerVersion): number | null {
   if (q.kind !== 'quorum') return null;
   const n = q.reportedDeliveryLimit ?? num(q.values['delivery-limit']) ?? defaultDeliveryLimit(v);
   if (n === undefined) return null;
@@ -120,7 +131,7 @@ export function transientOf(q: QueueFacts): number | null {
 }
 
 /** What a poison message meets: the limit, the dead-letter target and whether it routes. */
-export function poisonOf(q: QueueFacts, dl: DeadLetterFacts, v: BrokerVersion): Poison {
+export function poisonOf(q: PoisonFacts, dl: DeadLetterFacts, v: BrokerVersion): Poison {
   if (q.kind === 'classic') return 'redelivered';
   if (q.kind !== 'quorum') return 'unknown';
   if (deliveryLimitOf(q, v) === null) return 'redelivered';

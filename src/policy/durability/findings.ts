@@ -6,9 +6,12 @@ import {
   DEFAULT_EXCHANGE,
   type DeadLetterFacts,
   deadLetterExchangeOf,
+  deliveryLimitOf,
   type ExchangeFacts,
+  type PoisonFacts,
   poisonOf,
   type QueueFacts,
+  restartKeepsTransientExchanges,
   transientOf,
 } from './facts.ts';
 
@@ -74,10 +77,19 @@ class Listed {
   }
 }
 
+/** A quorum queue with a delivery limit: whether a poison message is dropped waits for the exchanges. */
+interface PoisonPending {
+  readonly name: string;
+  readonly facts: PoisonFacts;
+  readonly dlx: string | null;
+}
+
 /**
  * The tallies of one pass: queues, exchanges and bindings fed once each (queues as the listing
- * streams them), the findings at the end. Exchanges and queues' durability are kept by name
- * (booleans) for the bindings, which come last.
+ * streams them, before or after the exchanges), the findings at the end. Exchanges and queues'
+ * durability are kept by name (booleans) for the bindings, which come last; the quorum queues
+ * whose poison messages meet a dead-letter target wait for the exchanges (`findings`), in the
+ * order they came.
  */
 export class DurabilityLint {
   readonly #version: BrokerVersion;
@@ -85,6 +97,7 @@ export class DurabilityLint {
   readonly #durableQueue = new Map<string, boolean>();
   readonly #durableExchange = new Map<string, boolean>();
   readonly #onRoute = new Set<string>();
+  readonly #poison: PoisonPending[] = [];
 
   constructor(version: BrokerVersion) {
     this.#version = version;
@@ -94,8 +107,8 @@ export class DurabilityLint {
     (this.#by.get(kind) as Listed).add(name, lost);
   }
 
-  /** A queue; `exchanges` says which exchanges of the vhost exist (null: not read). */
-  addQueue(q: LintQueue, exchanges: ReadonlySet<string> | null): void {
+  /** A queue. */
+  addQueue(q: LintQueue): void {
     this.#durableQueue.set(q.name, q.durable && !q.exclusive);
     const transient = q.durable && !q.exclusive ? transientOf(q) : null;
     if (transient !== null && transient > 0) this.#add('transient-messages', q.name, transient);
@@ -103,12 +116,12 @@ export class DurabilityLint {
     const auto = q.consumerFacts.autoAck;
     if (dlx && auto !== null && auto > 0) this.#add('auto-ack-dead-letter', q.name);
     if (q.kind === 'quorum') {
-      const dl: DeadLetterFacts = {
-        exchange: dlx,
-        exists: dlx ? (exchanges === null ? null : exchanges.has(dlx)) : null,
-        routes: null,
+      const facts: PoisonFacts = {
+        kind: q.kind,
+        reportedDeliveryLimit: q.reportedDeliveryLimit,
+        values: q.values,
       };
-      if (poisonOf(q, dl, this.#version) === 'dropped') this.#add('poison-dropped', q.name);
+      if (deliveryLimitOf(facts, this.#version) !== null) this.#poison.push({ name: q.name, facts, dlx });
       if (!q.nodeDown && q.online !== null && q.online < 3) this.#add('replicas-fragile', q.name);
     }
   }
@@ -116,7 +129,9 @@ export class DurabilityLint {
   /** An exchange; `exists` whether its alternate exchange exists (null: not known). */
   addExchange(x: ExchangeFacts): void {
     if (x.name === DEFAULT_EXCHANGE) return;
-    if (x.durable !== null) this.#durableExchange.set(x.name, x.durable);
+    // Where a restart keeps transient exchanges, only a transient queue is a route's weak end.
+    if (x.durable !== null)
+      this.#durableExchange.set(x.name, x.durable || restartKeepsTransientExchanges(this.#version));
     const drops = x.alternateExchange === null || x.alternateExists === false;
     if (drops && x.unrouted !== null && x.unrouted > 0) this.#add('unroutable-dropped', x.name, x.unrouted);
   }
@@ -136,7 +151,16 @@ export class DurabilityLint {
     this.#add('transient-route', transient.slice(transient.indexOf('\u0000') + 1));
   }
 
-  findings(): DurabilityFinding[] {
+  /** The findings; `exchanges` says which exchanges of the vhost exist (null: not read). */
+  findings(exchanges: ReadonlySet<string> | null): DurabilityFinding[] {
+    for (const { name, facts, dlx } of this.#poison.splice(0)) {
+      const dl: DeadLetterFacts = {
+        exchange: dlx,
+        exists: dlx ? (exchanges === null ? null : exchanges.has(dlx)) : null,
+        routes: null,
+      };
+      if (poisonOf(facts, dl, this.#version) === 'dropped') this.#add('poison-dropped', name);
+    }
     const out: DurabilityFinding[] = [];
     for (const kind of DURABILITY_KINDS) {
       const l = this.#by.get(kind) as Listed;

@@ -13,6 +13,7 @@ export {
   poisonOf,
   type QueueFacts,
   requeueCountsTowardLimit,
+  restartKeepsTransientExchanges,
   transientOf,
 } from './facts.ts';
 export {

@@ -10,6 +10,7 @@ import {
   poisonOf,
   type QueueFacts,
   requeueCountsTowardLimit,
+  restartKeepsTransientExchanges,
   transientOf,
 } from './facts.ts';
 
@@ -48,21 +49,36 @@ export interface Chain {
 
 const unknown = (why: string): Verdict => ({ holds: null, lost: null, why });
 
-/** The exchanges of the chain that a restart takes with their bindings. */
+/** The transient exchanges of the chain. */
 const transientExchanges = (c: Chain) =>
   c.exchanges.filter((x) => x.durable === false && x.name !== DEFAULT_EXCHANGE);
 
 function restart(c: Chain, name: NameWords): Verdict {
-  const gone = transientExchanges(c);
+  const weak = transientExchanges(c);
+  const kept = restartKeepsTransientExchanges(c.version);
+  // The exchanges a restart takes with their bindings: none where this version keeps them.
+  const gone = kept ? [] : weak;
+  const one = weak.length === 1;
+  const names = weak.map((x) => name(x.name)).join(', ');
   const route =
-    gone.length === 0
+    weak.length === 0
       ? ''
-      : `; ${gone.map((x) => name(x.name)).join(', ')} ${gone.length === 1 ? 'is' : 'are'} transient: gone at a restart with ${gone.length === 1 ? 'its' : 'their'} bindings, and what is published through ${gone.length === 1 ? 'it' : 'them'} afterwards is unroutable`;
+      : kept
+        ? `; ${names} ${one ? 'is' : 'are'} transient, and this version keeps ${one ? 'it' : 'them'} at a restart with ${one ? 'its' : 'their'} bindings`
+        : `; ${names} ${one ? 'is' : 'are'} transient: gone at a restart with ${one ? 'its' : 'their'} bindings, and what is published through ${one ? 'it' : 'them'} afterwards is unroutable`;
+  const every = weak.length === 0 ? 'every exchange on the way durable' : 'every exchange on the way kept';
   const q = c.queue;
   if (q === null) {
     // An exchange holds no messages: only the route is at stake.
     return gone.length === 0
-      ? { holds: true, lost: 0, why: 'every exchange on the way is durable; an exchange holds no messages' }
+      ? {
+          holds: true,
+          lost: 0,
+          why:
+            weak.length === 0
+              ? 'every exchange on the way is durable; an exchange holds no messages'
+              : `an exchange holds no messages${route}`,
+        }
       : { holds: false, lost: 0, why: `an exchange holds no messages${route}` };
   }
   if (!q.durable || q.exclusive) {
@@ -94,9 +110,9 @@ function restart(c: Chain, name: NameWords): Verdict {
         holds: true,
         lost: 0,
         why:
-          q.kind === 'classic'
-            ? 'a durable queue, every message persistent, every exchange on the way durable'
-            : `a durable ${q.kind} queue: every message is persistent; every exchange on the way durable`,
+          (q.kind === 'classic'
+            ? `a durable queue, every message persistent, ${every}`
+            : `a durable ${q.kind} queue: every message is persistent; ${every}`) + route,
       };
 }
 
