@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../support/broker.ts';
 import { renderedText } from '../support/harness.ts';
 import { type ProcessHarness, startProcessHarness } from '../support/processHarness.ts';
 
@@ -22,9 +23,16 @@ afterEach(() => {
 
 describe('/rmq path', () => {
   it('payments.inbox: the failures that do not hold first, with what they lose, then the chain', async () => {
-    const { response, responseUrl } = await h.command(`path payments.inbox --vhost ${h.vhost}`);
-    expect(response.status).toBe(200);
-    const answer = await h.answerTo(responseUrl);
+    // Asked until the statistics are out: 3.10 collects the persistent count apart from the count.
+    const answer = await waitFor(
+      async () => {
+        const { response, responseUrl } = await h.command(`path payments.inbox --vhost ${h.vhost}`);
+        expect(response.status).toBe(200);
+        const a = await h.answerTo(responseUrl);
+        return /16 messages, 12 transient/.test(renderedText(a.args)) ? a : undefined;
+      },
+      { what: 'path to read the statistics of payments.inbox', deadlineMs: 45_000, intervalMs: 1_000 },
+    );
     expect(answer.args.response_type).toBe('in_channel');
     const shown = renderedText(answer.args);
     expect(shown).toMatch(/\*Path of classic queue `payments.inbox`\*/);
