@@ -269,3 +269,81 @@ describe('lint, the federation upstreams a policy names not read', () => {
     }
   });
 });
+
+describe('plan, the numbers its findings count of queues no change reaches not read', () => {
+  // `idle` sets `expires` on a.1 and a.2; the file gives a.2 a policy of its own, so `idle`'s
+  // expires-idle tally changes and the plan asks for a.1's numbers (no change reaches a.1).
+  const v2 = uniqueName('incomplete-findings');
+  const file2 = join(cwd, 'findings.json');
+  /** The request for a.1's numbers alone: a page of statistics whose name filter is a.1's. */
+  const untouchedPage = (u: string) =>
+    statistics(u) &&
+    u.includes('page=') &&
+    decodeURIComponent(u).includes('a\\.1') &&
+    !decodeURIComponent(u).includes('a\\.2');
+
+  beforeAll(async () => {
+    await client.putVhost(v2);
+    const broker = BROKERS[0];
+    if (!broker) throw new Error('no broker');
+    const api = management(broker, v2);
+    await api.policy('idle', '^a\\.', { expires: 3_600_000 }, { priority: 1 });
+    await api.queue('a.1', 'classic');
+    await api.queue('a.2', 'classic');
+    const amqp = await messages(broker, v2);
+    await amqp.publish('a.1', 4);
+    await amqp.publish('a.2', 3);
+    await amqp.close();
+    await api.settled('a.1', 4);
+    await api.settled('a.2', 3);
+    await waitFor(
+      async () => {
+        const n = new Map<string, number | undefined>();
+        for await (const q of client.streamQueueStats(v2)) n.set(q.name, q.live?.messages);
+        return n.get('a.1') === 4 && n.get('a.2') === 3;
+      },
+      { what: 'the listing to count the messages', deadlineMs: 30_000, intervalMs: 250 },
+    );
+    const policy = (name: string, pattern: string, priority: number, expires: number) => ({
+      vhost: v2,
+      name,
+      pattern,
+      'apply-to': 'queues',
+      priority,
+      definition: { expires },
+    });
+    writeFileSync(
+      file2,
+      JSON.stringify({
+        policies: [policy('idle', '^a\\.', 1, 3_600_000), policy('own', '^a\\.2$', 5, 1_800_000)],
+      }),
+    );
+  }, 120_000);
+
+  afterAll(async () => {
+    await client.deleteVhost(v2);
+  });
+
+  it('read: the findings count both queues, no note; not read: a note says how many and why, the plan stands', async () => {
+    fake.setRoute(null);
+    const before = fake.requests.length;
+    const read = await rmq(['plan', file2, '--json']);
+    expect(read.code, read.err).toBe(0);
+    expect(fake.requests.slice(before).some((r) => untouchedPage(r.url))).toBe(true);
+    expect(read.out).not.toContain('could not be read');
+    fake.setRoute(untouchedPage, FORBIDDEN);
+    try {
+      const text = await rmq(['plan', file2]);
+      expect(text.code, text.err).toBe(0);
+      expect(text.out).toContain('1. create policy "own"');
+      expect(text.out).toMatch(
+        /^The numbers of 1 queue the findings count could not be read \(forbidden: .*Not monitor user\): what they find of those queues' messages is not known\.$/m,
+      );
+      // The plan's own reading was whole: an answer, its loss known.
+      expect(text.out).not.toContain('INCOMPLETE');
+      expect(text.out).toContain('end state: 3 messages lost, 1 queue deleted');
+    } finally {
+      fake.setRoute(null);
+    }
+  });
+});
