@@ -52,9 +52,9 @@ chroot_pids() {
   done
   return 0
 }
-# The broker's own Erlang VM: its home is the rabbitmq user's. scripts/cluster and
-# scripts/broker-plain run more nodes from a chroot's packages, each with a home of its own
-# (home_pid below), which are not this broker.
+# The broker's own Erlang VM: its home is the rabbitmq user's. scripts/cluster,
+# scripts/broker-plain and scripts/broker-plain-4.3 run more nodes from a chroot's packages, each
+# with a home of its own (home_pid below), which are not this broker.
 node_running() {
   local p
   for p in $(chroot_pids); do
@@ -63,7 +63,7 @@ node_running() {
   return 1
 }
 
-# More nodes from the chroot's packages beside its own broker (scripts/cluster, scripts/broker-plain),
+# More nodes from the chroot's packages beside its own broker (scripts/cluster, lib/plain-node.bash),
 # each with a home of its own inside the chroot (HOME below): its env file, config, enabled
 # plugins, data, logs and Erlang cookie live there, so the chroot's own broker (home
 # /var/lib/rabbitmq, node_running above) and the other nodes are neither read nor touched.

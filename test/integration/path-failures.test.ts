@@ -6,19 +6,22 @@
  *   exchange and kept with one; a message returned past the delivery limit (its consumer's channel
  *   closed on it) is dropped without a dead-letter target and dead-lettered with one (on 4.x also
  *   the default limit of 20, unset); a reject with requeue counts on 3.10.8 and 4.0.5, not 4.3.6.
- * - the plain 4.0.5 node (scripts/broker-plain), and 4.3.6 with RMQ_RESTART_43=1 (scripts/broker-4.3),
- *   each restarted once (stop, then start): a random world of exchanges, bindings, queues and transient and persistent messages,
+ * - a node of its own per version (RESTARTABLE: 3.10.8 from scripts/broker-3.10-own, 4.0.5 from
+ *   scripts/broker-plain, 4.3.6 from scripts/broker-plain-4.3), each restarted once (stop, then
+ *   start): a random world of exchanges, bindings, queues and transient and persistent messages,
  *   `path`'s predicted loss per queue against what came back; a transient exchange gone with the
- *   route through it on 4.0.5, kept with its bindings on 4.3.6 (a message published through it
- *   after the restart is routed), as `path` said. The machine's 3.10.8 is never restarted.
+ *   route through it on 3.10.8 and 4.0.5, kept with its bindings on 4.3.6 (a message published
+ *   through it after the restart is routed), as `path` said. No broker the whole suite shares
+ *   (the machine's 3.10.8, scripts/broker-4's 4.0.5, scripts/broker-4.3's 4.3.6) is restarted.
  * - the cluster (inside its lock): a node stopped under a quorum queue of two replicas and one of
  *   three; the one path says cannot lose a node refuses a publish, the other takes it; both keep
  *   what they held; node started again. A node stopped under a durable classic queue and a transient
  *   one (both at home there): the durable one back with its persistent messages, the transient one
  *   gone, each what path said a node's loss and a restart cost it.
  *
- * Restarts disturb the other suites on those brokers: they are few, here only, and the broker is
- * brought back in `finally`.
+ * A restart disturbs the other suites on that node (only the few of a plugin's key with the
+ * plugin off share scripts/broker-plain's): restarts are few, here only, and the node is brought
+ * back in `finally`.
  */
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -29,13 +32,13 @@ import { restartKeepsTransientExchanges } from '../../src/policy/durability/inde
 import { LabClient } from '../../src/rabbit/lab.ts';
 import { brokerCredentials, uniqueName, vhostOnEveryNode, waitFor } from '../support/broker.ts';
 import {
-  BROKERS,
   brokersUp,
   CLUSTER,
   inVhostOn,
-  PLAIN,
+  RESTARTABLE,
   reachable,
   type TestBroker,
+  upOf,
 } from '../support/brokers.ts';
 import { CLUSTER_WAIT_MS, lockCluster } from '../support/clusterLock.ts';
 import { amqpUrl } from '../support/messages.ts';
@@ -45,18 +48,11 @@ import { rng } from '../support/rng.ts';
 const run = promisify(execFile);
 const { up } = await brokersUp();
 /**
- * The brokers a test may restart (their script stops and starts them), never the machine's: the
- * plain 4.0.5 node, which only the few suites of a plugin's key with the plugin off share (a restart
- * of 4.0.5 proper under the whole suite dropped another suite's consumer, its queue then expiring:
- * CI, 2026-12-05); 4.3.6, which the whole suite shares, with RMQ_RESTART_43=1 only (run so on
- * 2026-12-05, docs/broker-facts.md).
+ * The brokers a test may restart (their script stops and starts them): a node of their own per
+ * version, never one the whole suite shares (a restart of 4.0.5 proper under the whole suite
+ * dropped another suite's consumer, its queue then expiring: CI, 2026-12-05).
  */
-const restartable = [
-  ...((await reachable(PLAIN)) || PLAIN.required ? [PLAIN] : []),
-  ...BROKERS.filter(
-    (b) => b.label === 'rabbitmq-4.3' && up.includes(b) && process.env.RMQ_RESTART_43 === '1',
-  ),
-];
+const { up: restartable } = await upOf(RESTARTABLE);
 const clusterUp = (await reachable(CLUSTER)) || CLUSTER.required;
 
 async function connect(b: TestBroker, vhost: string, url = amqpUrl(b, vhost)): Promise<Connection> {
@@ -314,9 +310,9 @@ describe.each(restartable.map((b) => [b.label, b] as const))(
         }));
         for (const x of exchanges)
           await ch.exchangeDeclare({ exchange: x.name, type: 'fanout', durable: x.durable });
-        // The first three of each kind whatever is drawn: a transient classic queue (4.0.5 and 4.3.6
-        // declare one, `transient_nonexcl_queues` permitted by default), a durable classic queue and
-        // a quorum queue; the rest drawn.
+        // The first three of each kind whatever is drawn: a transient classic queue (3.10.8 declares
+        // one, 4.0.5 and 4.3.6 too, `transient_nonexcl_queues` permitted by default), a durable
+        // classic queue and a quorum queue; the rest drawn.
         const drawn = (i: number) =>
           i === 0
             ? ({ kind: 'classic', durable: false } as const)
@@ -367,8 +363,8 @@ describe.each(restartable.map((b) => [b.label, b] as const))(
             expect(lost, why).toBe(path.survives.restart.lost);
             expect(now === null, why).toBe(!q.durable);
           }
-          // A transient exchange is gone with the route through it (4.0.5), or kept with its
-          // bindings (4.3.6): a message published through it after the restart tells.
+          // A transient exchange is gone with the route through it (3.10.8, 4.0.5), or kept with
+          // its bindings (4.3.6): a message published through it after the restart tells.
           const kept = restartKeepsTransientExchanges((await admin.overview()).version);
           for (const x of exchanges) {
             const exists = (await admin.getExchange(vhost, x.name)) !== null;

@@ -6,12 +6,15 @@
  *
  * A broker that is down is reported as skipped, loudly — unless its REQUIRED variable is 1 (set
  * by .ci/run once its script succeeded: RMQ4_REQUIRED, RMQ43_REQUIRED, CLUSTER_REQUIRED,
- * RMQ_PLAIN_REQUIRED), in which case its absence fails the run.
+ * RMQ_PLAIN_REQUIRED, RMQ_PLAIN43_REQUIRED, RMQ_OWN310_REQUIRED), in which case its absence fails
+ * the run.
  *
  * The cluster (`scripts/cluster`: three RabbitMQ 4.3 nodes) is asked for by the suites that must
  * hold on a cluster too (`brokersUp({ cluster: true })`): the client is given every node, the
  * fixtures' lab client too, so a suite runs whichever node is down. The broker where a plugin is
  * off (`scripts/broker-plain`) is asked for by the suites of that case (`brokersUp({ plain: true })`).
+ * The nodes a suite may restart, one per version (`RESTARTABLE`), are nodes of their own that no
+ * other suite but the plugin-off ones uses.
  */
 import { request } from 'undici';
 import { LabClient } from '../../src/rabbit/lab.ts';
@@ -73,7 +76,8 @@ export const CLUSTER: TestBroker = {
 /**
  * scripts/broker-plain: RabbitMQ 4.0.5 with no optional plugin but management and the event
  * exchange (every broker above runs federation and shovel): the broker where a plugin is off,
- * asked for by the suites of that case (`brokersUp({ plain: true })`).
+ * asked for by the suites of that case (`brokersUp({ plain: true })`), and the 4.0 node of
+ * RESTARTABLE.
  */
 export const PLAIN: TestBroker = {
   label: 'plain-4.0',
@@ -82,6 +86,35 @@ export const PLAIN: TestBroker = {
   required: process.env.RMQ_PLAIN_REQUIRED === '1',
   script: 'scripts/broker-plain',
 };
+
+/**
+ * scripts/broker-plain-4.3: RabbitMQ 4.3.6 with the plugins of PLAIN, a node of its own from the
+ * 4.3 chroot, for the suites that restart a 4.3 broker (scripts/broker-4.3's, which the whole
+ * suite shares, is never restarted).
+ */
+export const PLAIN_43: TestBroker = {
+  label: 'plain-4.3',
+  url: process.env.RMQ_PLAIN43_URL ?? 'http://127.0.0.1:15676',
+  amqpUrl: process.env.RMQ_PLAIN43_AMQP_URL ?? 'amqp://127.0.0.1:5676',
+  required: process.env.RMQ_PLAIN43_REQUIRED === '1',
+  script: 'scripts/broker-plain-4.3',
+};
+
+/**
+ * scripts/broker-3.10-own: a second RabbitMQ 3.10.8 node from the machine's install, with only
+ * the management plugin, for the suites that restart a 3.10 broker (the machine's node, which the
+ * whole suite shares, is never restarted).
+ */
+export const OWN_310: TestBroker = {
+  label: 'own-3.10',
+  url: process.env.RMQ_OWN310_URL ?? 'http://127.0.0.1:15677',
+  amqpUrl: process.env.RMQ_OWN310_AMQP_URL ?? 'amqp://127.0.0.1:5677',
+  required: process.env.RMQ_OWN310_REQUIRED === '1',
+  script: 'scripts/broker-3.10-own',
+};
+
+/** The brokers a suite may stop and start with their script, one per version: 3.10.8, 4.0.5, 4.3.6. */
+export const RESTARTABLE: readonly TestBroker[] = [OWN_310, PLAIN, PLAIN_43];
 
 /** What a client of `broker` is given: every node of a cluster. */
 export function urlsOf(broker: TestBroker): string | readonly string[] {
@@ -109,9 +142,15 @@ export async function reachable(broker: TestBroker): Promise<boolean> {
 export async function brokersUp(
   options: { cluster?: boolean; plain?: boolean } = {},
 ): Promise<{ up: TestBroker[]; skipped: TestBroker[] }> {
+  return upOf([...BROKERS, ...(options.cluster ? [CLUSTER] : []), ...(options.plain ? [PLAIN] : [])]);
+}
+
+/** Which of `asked` to run (those that answer, and the required ones), and a loud line for the others. */
+export async function upOf(
+  asked: readonly TestBroker[],
+): Promise<{ up: TestBroker[]; skipped: TestBroker[] }> {
   const up: TestBroker[] = [];
   const skipped: TestBroker[] = [];
-  const asked = [...BROKERS, ...(options.cluster ? [CLUSTER] : []), ...(options.plain ? [PLAIN] : [])];
   for (const b of asked) ((await reachable(b)) || b.required ? up : skipped).push(b);
   for (const b of skipped) {
     console.warn(
