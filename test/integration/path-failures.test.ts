@@ -1,8 +1,8 @@
 /**
  * `path`'s verdicts proven by making each failure happen (src/policy/durability/verdict.ts):
  *
- * - on every broker and the cluster (inside its lock), no restart: an automatic-acknowledgement consumer killed mid-batch loses
- *   what it held, a manual one's return; an unroutable publish is dropped without an alternate
+ * - on every broker and the cluster (inside its lock), no restart: an automatic-acknowledgement
+ *   consumer killed mid-batch loses what it held, a manual one's return; an unroutable publish is dropped without an alternate
  *   exchange and kept with one; a message returned past the delivery limit (its consumer's channel
  *   closed on it) is dropped without a dead-letter target and dead-lettered with one (on 4.x also
  *   the default limit of 20, unset); a reject with requeue counts on 3.10.8 and 4.0.5, not 4.3.6.
