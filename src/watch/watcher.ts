@@ -330,7 +330,6 @@ export class Watcher {
       }
       const resumed = await this.#o.store.resume(at, this.#gapAfterMs);
       if (resumed.kind === 'gap') await this.#sealOrGiveBack(resumed, this.#gapSeal(resumed.from, at));
-      if (!baseline) await this.#recordDifferences(recorded, now, source, at, resumed);
       const snapshot = async (why: 'first' | 'gap' | 'checkpoint'): Promise<Seal> => {
         const version = await this.#version();
         return {
@@ -344,8 +343,12 @@ export class Watcher {
           operator: watchedOperator,
         };
       };
+      // Sealed before the differences are recorded, which may wait for the events: what is appended
+      // meanwhile (changes made after this reading among it) follows the snapshot in the chain,
+      // where a replay from it reads them.
       if (resumed.kind !== 'ok') await this.#sealOrGiveBack(resumed, await snapshot(resumed.kind));
       else if (await this.#checkpointDue()) await this.#o.seal?.(await snapshot('checkpoint'));
+      if (!baseline) await this.#recordDifferences(recorded, now, source, at, resumed);
       this.#lastCompare = { at: at.toISOString(), ok: true };
     } catch (err) {
       this.#lastCompare = {
