@@ -310,6 +310,9 @@ export class Watcher {
     const env = this.#o.env.name;
     const at = this.#now();
     try {
+      // The recorded state, read before the broker: an event handled after this moves it, and the
+      // comparison's claim of that policy is then refused (`moved`), its reading maybe older.
+      const recorded = await this.#o.store.state();
       const [user, operator] = await Promise.all([
         this.#o.broker.listAllPolicies('user'),
         this.#o.broker.listAllPolicies('operator'),
@@ -327,7 +330,6 @@ export class Watcher {
       }
       const resumed = await this.#o.store.resume(at, this.#gapAfterMs);
       if (resumed.kind === 'gap') await this.#sealOrGiveBack(resumed, this.#gapSeal(resumed.from, at));
-      if (!baseline) await this.#recordDifferences(now, source, at, resumed);
       const snapshot = async (why: 'first' | 'gap' | 'checkpoint'): Promise<Seal> => {
         const version = await this.#version();
         return {
@@ -341,8 +343,12 @@ export class Watcher {
           operator: watchedOperator,
         };
       };
+      // Sealed before the differences are recorded, which may wait for the events: what is appended
+      // meanwhile (changes made after this reading among it) follows the snapshot in the chain,
+      // where a replay from it reads them.
       if (resumed.kind !== 'ok') await this.#sealOrGiveBack(resumed, await snapshot(resumed.kind));
       else if (await this.#checkpointDue()) await this.#o.seal?.(await snapshot('checkpoint'));
+      if (!baseline) await this.#recordDifferences(recorded, now, source, at, resumed);
       this.#lastCompare = { at: at.toISOString(), ok: true };
     } catch (err) {
       this.#lastCompare = {
@@ -357,20 +363,19 @@ export class Watcher {
 
   /** What the comparison found changed since the recorded state, each with the span it was made in. */
   async #recordDifferences(
+    recorded: ReadonlyMap<string, string>,
     now: ReadonlyMap<string, string>,
     source: ChangeSource,
     at: Date,
     resumed: Resumed,
   ): Promise<void> {
     // A vhost left out of the environment's since the state was recorded is not a change either.
-    let found = differences(await this.#o.store.state(), now).filter((t) => this.#watched(t.vhost));
-    if (found.length > 0 && source !== 'start' && this.#follower?.status.state === 'following') {
-      // The event, which names who made the change, is usually a moment away: let it win.
+    const found = differences(recorded, now).filter((t) => this.#watched(t.vhost));
+    // The event, which names who made the change, is usually a moment away: let it win. A policy
+    // whose state an event moved meanwhile is then left to the events (`record` finds it moved):
+    // the reading may be older than they are, and recorded it would turn the policy back.
+    if (found.length > 0 && source !== 'start' && this.#follower?.status.state === 'following')
       await new Promise((r) => setTimeout(r, this.#o.graceMs ?? 3000));
-      found = differences(await this.#o.store.state(), now).filter((t) =>
-        found.some((f) => f.layer === t.layer && f.vhost === t.vhost && f.name === t.name),
-      );
-    }
     const from = resumed.kind === 'gap' ? resumed.from : resumed.kind === 'ok' ? resumed.since : undefined;
     const between =
       from === undefined || from >= at.getTime() ? {} : { between: { from: new Date(from), to: at } };

@@ -6,8 +6,10 @@
  * them; comparisons while the watch holds seal nothing more (the trail stays bounded).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stateAt } from '../../src/audit/replay.ts';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
+import { outsideEntry } from '../../src/watch/outside.ts';
 import { sealEntry } from '../../src/watch/seal.ts';
 import type { Seal } from '../../src/watch/watcher.ts';
 import { waitFor, withVhost } from '../support/broker.ts';
@@ -135,6 +137,55 @@ describe('the watch keeps its continuity', () => {
         expect((await trail.verify()).ok).toBe(true);
       },
       { client, prefix: 'checkpoint' },
+    );
+  });
+
+  it('a checkpoint follows in the chain only what its reading holds: records appended while its comparison waits for the events come after it', async () => {
+    await withVhost(
+      async (vhost) => {
+        await client.putPolicy('user', policy(vhost, 1000));
+        const trail = new AuditTrail(fixture.redis, fixture.keyPrefix);
+        const env = `test-${vhost}`;
+        const seals: Seal[] = [];
+        const w = await fixture.start({
+          vhost,
+          client,
+          seal: async (s: Seal) => {
+            seals.push(s);
+            await trail.append(sealEntry(s));
+          },
+          sinceSnapshot: () => trail.appendedSinceSnapshot(env),
+          checkpointEvery: 2,
+          graceMs: 1500,
+        });
+        await waitFor(() => w.watcher.health().mode === 'events', { deadlineMs: 10_000, what: 'events' });
+        await w.watcher.compare('reconnect');
+        // The events behind the broker (the state still before 1000): the next comparison reads
+        // 1000, finds a difference, and waits for its event.
+        await w.store.transition({ layer: 'user', vhost, name: 'cap', after: policy(vhost, 1) });
+        const comparing = w.watcher.compare('interval');
+        // Meanwhile the policy is edited again, and the edit recorded (as a burst is, when it ends),
+        // with another record: enough for a checkpoint.
+        await client.putPolicy('user', policy(vhost, 2000));
+        const edit = await waitFor(() => w.changes[0], { deadlineMs: 1200, what: 'the edit, as an event' });
+        await trail.append(outsideEntry(edit, undefined, new Date()));
+        await trail.append(sealEntry({ kind: 'gap', env: 'elsewhere', from: new Date(0), to: new Date(1) }));
+        await comparing;
+        const asOf = async () => {
+          const s = await stateAt(trail, env, vhost, Date.now());
+          return s.known ? s.state.user.map((p) => p.definition) : s;
+        };
+        expect(await asOf()).toEqual([{ 'message-ttl': 2000 }]);
+        // The checkpoint, once due, at the next comparison: the broker's policies as they are.
+        await w.watcher.compare('interval');
+        expect(seals.map((x) => (x.kind === 'snapshot' ? x.why : x.kind))).toEqual(['first', 'checkpoint']);
+        expect(seals[1]?.kind === 'snapshot' && seals[1].user.map((p) => p.definition)).toEqual([
+          { 'message-ttl': 2000 },
+        ]);
+        expect(await asOf()).toEqual([{ 'message-ttl': 2000 }]);
+        expect((await trail.verify()).ok).toBe(true);
+      },
+      { client, prefix: 'checkpoint-wait' },
     );
   });
 });

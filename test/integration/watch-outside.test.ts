@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { amqpEndpoint } from '../../src/config/config.ts';
 import { createLogger } from '../../src/log/log.ts';
+import { addressKey, canonical } from '../../src/policy/compare.ts';
 import { preview } from '../../src/preview/preview.ts';
 import type { LabClient } from '../../src/rabbit/lab.ts';
 import { effectOfChange } from '../../src/watch/effect.ts';
@@ -105,6 +106,82 @@ describe.each(up)('changes outside the bot on $label', (broker) => {
         expect(await w.store.state()).toEqual(new Map());
       },
       { client, prefix: 'watch-op' },
+    );
+  });
+
+  it('a comparison the events overtook while it waited for them records nothing: the policy is not turned back to what it read', async () => {
+    await withVhost(
+      async (vhost) => {
+        await client.putPolicy('user', policy(vhost, 'limits', { 'max-length': 1 }));
+        const w = await fixture.start({ vhost, client, graceMs: 3000 });
+        await waitFor(() => w.watcher.health().mode === 'events', { deadlineMs: 10_000, what: 'events' });
+        // The comparison that following starts, done: the next one is this test's.
+        await w.watcher.compare('reconnect');
+        const address = { layer: 'user', vhost, name: 'limits' } as const;
+        // The events behind the broker: the state still before the edit to 1 (as when its event
+        // has not been handled yet), so the comparison finds a difference and waits for it.
+        await w.store.transition({ ...address, after: policy(vhost, 'limits', { 'max-length': 0 }) });
+        const comparing = w.watcher.compare('interval');
+        // Meanwhile the policy is edited again, and its event moves the state past the reading.
+        await client.putPolicy('user', policy(vhost, 'limits', { 'max-length': 2 }));
+        await waitFor(() => w.changes.length >= 1, { deadlineMs: 2500, what: 'the edit to 2, as an event' });
+        await comparing;
+        expect(w.changes.map((c) => [c.source, c.after?.definition])).toEqual([
+          ['events', { 'max-length': 2 }],
+        ]);
+        expect((await w.store.state()).get(addressKey(address))).toBe(
+          canonical(policy(vhost, 'limits', { 'max-length': 2 })),
+        );
+      },
+      { client, prefix: 'watch-grace' },
+    );
+  });
+
+  it('a comparison the events overtook while it read the broker records nothing: the policy is not turned back to what it read', async () => {
+    await withVhost(
+      async (vhost) => {
+        await client.putPolicy('user', policy(vhost, 'limits', { 'max-length': 1 }));
+        // The policy list, held once read while `hold` is set: a slow answer.
+        let hold: { read: boolean; release: () => void; released: Promise<void> } | undefined;
+        const w = await fixture.start({
+          vhost,
+          client,
+          graceMs: 3000,
+          broker: {
+            getQueue: (v, q) => client.getQueue(v, q),
+            async listAllPolicies(layer) {
+              const read = await client.listAllPolicies(layer);
+              if (hold) {
+                hold.read = true;
+                await hold.released;
+              }
+              return read;
+            },
+          },
+        });
+        await waitFor(() => w.watcher.health().mode === 'events', { deadlineMs: 10_000, what: 'events' });
+        await w.watcher.compare('reconnect');
+        let release = () => {};
+        const released = new Promise<void>((r) => {
+          release = r;
+        });
+        hold = { read: false, release, released };
+        const comparing = w.watcher.compare('interval');
+        await waitFor(() => hold?.read, { deadlineMs: 5000, what: 'the policies read' });
+        // Edited after the reading, its event handled before the reading is answered.
+        await client.putPolicy('user', policy(vhost, 'limits', { 'max-length': 2 }));
+        await waitFor(() => w.changes.length >= 1, { deadlineMs: 2500, what: 'the edit to 2, as an event' });
+        hold.release();
+        hold = undefined;
+        await comparing;
+        expect(w.changes.map((c) => [c.source, c.after?.definition])).toEqual([
+          ['events', { 'max-length': 2 }],
+        ]);
+        expect((await w.store.state()).get(addressKey({ layer: 'user', vhost, name: 'limits' }))).toBe(
+          canonical(policy(vhost, 'limits', { 'max-length': 2 })),
+        );
+      },
+      { client, prefix: 'watch-read' },
     );
   });
 
