@@ -4,15 +4,19 @@
  * or is missing), bindings (some keys that match nothing), classic and quorum queues (a delivery
  * limit drawn, a dead-letter exchange present, missing or none), messages, and consumers
  * (automatic acknowledgement or manual, a prefetch drawn, a few messages acknowledged) in a child
- * process. `path` is asked about every queue and exchange; then each failure is made to happen:
+ * process. `path` is asked about every queue and exchange, then each failure is made to happen,
+ * in this order (a poison message first, so it has never been delivered before):
  *
- * - a consumer crash: the child killed (SIGKILL); what the consumers held and had not
- *   acknowledged either comes back, is dead-lettered, or is lost, against `consumer-crash`;
- * - an unroutable publish (mandatory off, confirms on) at every exchange a key can miss: kept by
- *   an alternate exchange somewhere or dropped, against `unroutable`;
  * - a poison message: a queue's first message taken and returned (its channel closed on it) again
- *   and again: redelivered, dead-lettered or dropped, after how many returns, against `poison`.
+ *   and again: redelivered, dead-lettered or dropped, after how many returns, against `poison`;
+ * - an unroutable publish (mandatory off, confirms on) at every exchange a key can miss: kept by
+ *   an alternate exchange somewhere or dropped, against `unroutable` (of the exchange, and of the
+ *   queues behind it);
+ * - a consumer crash: the consumers started, `path` asked again once it shows them, the child
+ *   killed (SIGKILL); what they held and had not acknowledged comes back, is dead-lettered, or is
+ *   lost, against `consumer-crash`.
  *
+ * Where `path` says unknown, it says why and claims no number.
  * Dead-letter exchanges route only to sink queues of their own (no consumers), so what a queue
  * dead-letters is counted where it lands. Counts are AMQP passive declares (no statistics lag);
  * an answer that should come is polled for with a deadline. The seed is PATH_DIFF_SEED or drawn,
@@ -43,6 +47,8 @@ interface QDef {
   /** x-delivery-limit, quorum only; null: not set. */
   limit: number | null;
   deadLetter: string | null;
+  /** x-dead-letter-routing-key; null: each message keeps its own. */
+  deadLetterKey: string | null;
 }
 interface BDef {
   exchange: string;
@@ -75,7 +81,7 @@ const BINDING_KEYS: Record<ExchangeType, string[]> = {
   topic: ['a.*', '#', 'b.#', 'a', 'none.#'],
 };
 
-/** A topic pattern against a key: `*` one word, `#` none or more. */
+/** A topic pattern against a key: `*` one word, `#` none or more (the test's own reading, apart from path's). */
 function topicMatches(pattern: string, key: string): boolean {
   const go = (p: string[], k: string[]): boolean => {
     if (p.length === 0) return k.length === 0;
@@ -116,6 +122,7 @@ function drawWorld(r: Rng): World {
       kind,
       limit: kind === 'quorum' ? r.pick([null, 0, 1, 2, 3, -1]) : null,
       deadLetter: r.chance(0.7) ? r.pick([...deadLetters.map((d) => d.name), 'missing.dlx']) : null,
+      deadLetterKey: r.chance(0.3) ? r.pick(PUBLISH_KEYS) : null,
     };
   });
   const bindings: BDef[] = [];
@@ -253,6 +260,8 @@ describe.each(up.map((b) => [b.label, b] as const))(
                 ...(q.kind === 'quorum' ? { 'x-queue-type': 'quorum' } : {}),
                 ...(q.limit !== null ? { 'x-delivery-limit': q.limit } : {}),
                 ...(q.deadLetter ? { 'x-dead-letter-exchange': q.deadLetter } : {}),
+                // The broker refuses a dead-letter routing key without a dead-letter exchange.
+                ...(q.deadLetter && q.deadLetterKey ? { 'x-dead-letter-routing-key': q.deadLetterKey } : {}),
               },
             });
           for (const s of world.sinks) await ch.queueDeclare({ queue: s, durable: true });
@@ -333,7 +342,7 @@ describe.each(up.map((b) => [b.label, b] as const))(
             const p = said[q.name] as PathResult;
             const v = p.survives.poison;
             const why = at(
-              `poison in ${q.name} (${q.kind}, limit ${q.limit}, dead-letter ${q.deadLetter}): ${fate} after ${returns} returns; path: ${JSON.stringify({ poison: p.queue.poison, deliveryLimit: p.queue.deliveryLimit, deadLetter: p.queue.deadLetter })} ${JSON.stringify(v)}`,
+              `poison in ${q.name} (${q.kind}, limit ${q.limit}, dead-letter ${q.deadLetter} key ${q.deadLetterKey}): ${fate} after ${returns} returns; path: ${JSON.stringify({ poison: p.queue.poison, deliveryLimit: p.queue.deliveryLimit, deadLetter: p.queue.deadLetter })} ${JSON.stringify(v)}`,
             );
             if (p.queue.poison === 'unknown') {
               expect(v.holds, why).toBeNull();
