@@ -5,6 +5,7 @@ import {
   bindingListSchema,
   count,
   type DurabilityQueue,
+  deliveryLimit,
   jsonObject,
   toBinding,
   type toQueueKind,
@@ -36,7 +37,7 @@ export const durabilityQueueFields = onFirstUse(() => ({
   members: z.array(z.string()).optional(),
   online: z.array(z.string()).optional(),
   effective_policy_definition: jsonObject.nullable().optional(),
-  delivery_limit: z.number().int().optional(),
+  delivery_limit: deliveryLimit,
 }));
 
 /** A listed queue with the durability columns, as the durability kinds read it. */

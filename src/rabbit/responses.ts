@@ -181,6 +181,15 @@ export const exchangeSchema = z.object({
 export const count = z.number().int().min(0).optional();
 
 /**
+ * A quorum queue's `delivery_limit` as the broker reports it: a number, or `"unlimited"` where a
+ * negative limit turns it off (4.0.5, 4.3.6: x-delivery-limit -1), read as -1, the broker's own
+ * value for none.
+ */
+export const deliveryLimit = z
+  .union([z.number().int(), z.literal('unlimited').transform(() => -1)])
+  .optional();
+
+/**
  * A queue's live columns in the stats listing. All are statistics: absent for a queue whose stats
  * are not out yet (a quorum queue's first seconds, stats disabled), and seconds behind the broker.
  */
@@ -208,7 +217,7 @@ const queueDurabilityFields = {
   messages_persistent: count,
   members: z.array(z.string()).optional(),
   online: z.array(z.string()).optional(),
-  delivery_limit: z.number().int().optional(),
+  delivery_limit: deliveryLimit,
   consumer_details: z
     .array(z.object({ ack_required: z.boolean(), prefetch_count: z.number().int().min(0).optional() }))
     .optional(),

@@ -8,6 +8,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  bindingsRoute,
   type Chain,
   type ConsumerFacts,
   type DeadLetterFacts,
@@ -19,6 +20,7 @@ import {
   poisonOf,
   type QueueFacts,
   survives,
+  topicMatches,
   transientOf,
 } from '../../src/policy/durability/index.ts';
 import type { BrokerVersion } from '../../src/policy/types.ts';
@@ -48,6 +50,7 @@ const exchange = (x: Partial<ExchangeFacts> = {}): ExchangeFacts => ({
   durable: true,
   alternateExchange: null,
   alternateExists: null,
+  alternateRoutes: null,
   unrouted: null,
   ...x,
 });
@@ -140,6 +143,44 @@ describe('a consumer crash', () => {
     ];
     expect(v).toMatchObject({ holds: false, lost: null });
   });
+  it('with a delivery limit of 0, loses what a manual consumer held: its one return is past the limit', () => {
+    // Measured: test/integration/path-differential.test.ts (a crash's return counts on every version).
+    const manual = { consumers: 1, autoAck: 0, unlimitedPrefetch: 0 };
+    const crash = (values: Record<string, unknown>, dl: DeadLetterFacts, version = V4) =>
+      survives(
+        chain({
+          version,
+          queue: queue({ kind: 'quorum', type: 'quorum', values }),
+          deadLetter: dl,
+          consumers: manual,
+        }),
+        name,
+      )['consumer-crash'];
+    const v = crash({ 'delivery-limit': 0 }, NO_DL);
+    expect(v).toMatchObject({ holds: false, lost: null });
+    expect(v.why).toContain('a delivery limit of 0');
+    // Below 0 is the same before 4.0; from 4.0 it is no limit.
+    expect(crash({ 'delivery-limit': -1 }, NO_DL, V3).holds).toBe(false);
+    expect(crash({ 'delivery-limit': -1 }, NO_DL, V4).holds).toBe(true);
+    const dl = { exchange: 'dlx', exists: true, routes: true };
+    expect(crash({ 'delivery-limit': 0, 'dead-letter-exchange': 'dlx' }, dl)).toMatchObject({
+      holds: true,
+      lost: 0,
+    });
+    expect(crash({ 'delivery-limit': 0 }, { ...dl, routes: null }).holds).toBeNull();
+    expect(crash({ 'delivery-limit': 1 }, NO_DL)).toMatchObject({ holds: true, lost: 0 });
+    // Beside an automatic consumer, both are said.
+    const both = survives(
+      chain({
+        queue: queue({ kind: 'quorum', type: 'quorum', values: { 'delivery-limit': 0 } }),
+        consumers: { consumers: 2, autoAck: 1, unlimitedPrefetch: 0 },
+      }),
+      name,
+    )['consumer-crash'];
+    expect(both.holds).toBe(false);
+    expect(both.why).toContain('acknowledges automatically');
+    expect(both.why).toContain('a delivery limit of 0');
+  });
   it('is unknown when the consumers are not reported', () => {
     const v = survives(
       chain({ consumers: { consumers: null, autoAck: null, unlimitedPrefetch: null } }),
@@ -154,10 +195,60 @@ describe('an unroutable publish', () => {
     expect(
       survives(chain({ exchanges: [exchange({ name: 'in', unrouted: 2 })] }), name).unroutable.holds,
     ).toBe(false);
-    const ae = exchange({ name: 'in', alternateExchange: 'ae', alternateExists: true });
+    const ae = exchange({
+      name: 'in',
+      alternateExchange: 'ae',
+      alternateExists: true,
+      alternateRoutes: true,
+    });
     expect(survives(chain({ exchanges: [ae] }), name).unroutable.holds).toBe(true);
     const missing = exchange({ name: 'in', alternateExchange: 'ae', alternateExists: false });
     expect(survives(chain({ exchanges: [missing] }), name).unroutable.holds).toBe(false);
+  });
+  it('is dropped by an alternate exchange that routes nowhere, unknown by one that routes by key', () => {
+    // Measured: test/integration/path-differential.test.ts (an alternate exchange without a binding that matches).
+    const nowhere = exchange({
+      name: 'in',
+      alternateExchange: 'ae',
+      alternateExists: true,
+      alternateRoutes: false,
+    });
+    const v = survives(chain({ exchanges: [nowhere] }), name).unroutable;
+    expect(v).toMatchObject({ holds: false, lost: null });
+    expect(v.why).toContain('no alternate exchange that routes anywhere');
+    const byKey = exchange({
+      name: 'in',
+      alternateExchange: 'ae',
+      alternateExists: true,
+      alternateRoutes: null,
+    });
+    const u = survives(chain({ exchanges: [byKey] }), name).unroutable;
+    expect(u).toMatchObject({ holds: null, lost: null });
+    expect(u.why).toContain('by key');
+  });
+});
+
+describe('routing by bindings', () => {
+  it.each([
+    ['fanout', ['x'], null, true],
+    ['topic', ['a.*', '#'], null, true],
+    ['topic', ['a.*'], null, null],
+    ['topic', ['a.*'], 'a.b', true],
+    ['topic', ['a.*'], 'a.b.c', false],
+    ['topic', ['a.#'], 'a', true],
+    ['direct', ['a'], null, null],
+    ['direct', ['a'], 'a', true],
+    ['direct', ['a'], 'b', false],
+    ['direct', [], null, false],
+    ['headers', ['x'], 'a', null],
+  ] as const)('a %s exchange bound with %j routes a message keyed %s: %s', (type, keys, key, routes) => {
+    expect(bindingsRoute(type, keys, key)).toBe(routes);
+  });
+  it('reads topic patterns as the broker does', () => {
+    expect(topicMatches('#', '')).toBe(true);
+    expect(topicMatches('a.#.b', 'a.b')).toBe(true);
+    expect(topicMatches('a.#.b', 'a.x.y.b')).toBe(true);
+    expect(topicMatches('*.b', 'b')).toBe(false);
   });
 });
 
@@ -169,6 +260,14 @@ describe('a poison message', () => {
     expect(survives(qq({}, NO_DL), name).poison.why).toContain('returned 20 times');
     const dl = { exchange: 'dlx', exists: true, routes: true };
     expect(survives(qq({ 'dead-letter-exchange': 'dlx' }, dl), name).poison.holds).toBe(true);
+  });
+  it("is unknown where the dead-letter target routes by the message's key", () => {
+    // Measured: test/integration/path-differential.test.ts (a direct target whose binding missed the key: dropped).
+    const dl = { exchange: 'dlx', exists: true, routes: null };
+    expect(poisonOf(queue({ kind: 'quorum' }), dl, V4)).toBe('unknown');
+    const v = survives(qq({ 'dead-letter-exchange': 'dlx' }, dl), name).poison;
+    expect(v).toMatchObject({ holds: null, lost: null });
+    expect(v.why).toContain('routes by the message');
   });
   it('on 3.x is redelivered for ever unless a limit is set', () => {
     expect(poisonOf(queue({ kind: 'quorum' }), NO_DL, V3)).toBe('redelivered');
@@ -227,6 +326,7 @@ const arbExchange: fc.Arbitrary<ExchangeFacts> = fc.record({
   durable: maybe(fc.boolean()),
   alternateExchange: maybe(fc.constantFrom('ae', 'gone')),
   alternateExists: maybe(fc.boolean()),
+  alternateRoutes: maybe(fc.boolean()),
   unrouted: maybe(count),
 });
 const arbConsumers: fc.Arbitrary<ConsumerFacts> = fc.oneof(

@@ -228,6 +228,16 @@ describe('answers', () => {
     await expect(client.getQueue('v', 'q')).rejects.toMatchObject({ code: 'bad-response' });
   });
 
+  it('reads a quorum queue\'s delivery_limit "unlimited" (4.0 and later, a limit below 0) as -1, none', async () => {
+    const base = { name: 'q', vhost: 'v', arguments: {}, type: 'quorum' };
+    fake.enqueue(
+      { kind: 'respond', status: 200, body: { ...base, delivery_limit: 'unlimited' } },
+      { kind: 'respond', status: 200, body: { ...base, delivery_limit: 20 } },
+    );
+    expect((await client.getQueue('v', 'q'))?.durability?.deliveryLimit).toBe(-1);
+    expect((await client.getQueue('v', 'q'))?.durability?.deliveryLimit).toBe(20);
+  });
+
   it('keeps absent (not reported) apart from null and "" (none) on a queue', async () => {
     const base = { name: 'q', vhost: 'v', arguments: {} };
     fake.enqueue(

@@ -159,6 +159,7 @@ export class DurabilityReading implements DurabilityTaker {
           durable: x.durable,
           alternateExchange: x.ae,
           alternateExists: x.ae === null ? null : names.has(x.ae),
+          alternateRoutes: null,
           unrouted: x.unrouted,
         });
       await this.#bindings.each((b) => lint.addBinding(b));

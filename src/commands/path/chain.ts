@@ -1,6 +1,7 @@
 import { codeOf } from '../../core/index.ts';
 import {
   alternateOf,
+  bindingsRoute,
   DEFAULT_EXCHANGE,
   type DeadLetterFacts,
   type ExchangeFacts,
@@ -118,6 +119,7 @@ const defaultExchange = (): ExchangeFacts => ({
   durable: true,
   alternateExchange: null,
   alternateExists: null,
+  alternateRoutes: null,
   unrouted: null,
 });
 
@@ -129,31 +131,67 @@ async function exchangeFacts(
   policies: readonly Policy[],
 ): Promise<ExchangeFacts> {
   if (x === null)
-    return { name, durable: null, alternateExchange: null, alternateExists: null, unrouted: null };
+    return {
+      name,
+      durable: null,
+      alternateExchange: null,
+      alternateExists: null,
+      alternateRoutes: null,
+      unrouted: null,
+    };
   const ae = alternateOf(exchangeValues(x, policies));
+  // What reaches the alternate exchange is what this one's bindings did not route: any key.
+  const reach = ae === null ? null : await routesFrom(broker, vhost, ae, null, policies, 0);
   return {
     name,
     durable: x.durable ?? null,
     alternateExchange: ae,
-    alternateExists: ae === null ? null : (await broker.getExchange(vhost, ae)) !== null,
+    alternateExists: reach?.exists ?? null,
+    alternateRoutes: reach?.routes ?? null,
     unrouted: x.unrouted ?? null,
   };
 }
 
-/** Where dead letters go: the target, whether it exists, whether it routes (a binding, or an alternate exchange that exists). */
+/**
+ * Whether an exchange exists, and whether it routes every message given to it (true), none
+ * (false) or it depends on each message's key (null): its bindings by `key` (null: each message
+ * keeps its own), then its alternate exchange for what they do not route, LEVELS_UP deep.
+ */
+async function routesFrom(
+  broker: PathBroker,
+  vhost: string,
+  name: string,
+  key: string | null,
+  policies: readonly Policy[],
+  depth: number,
+): Promise<{ exists: boolean; routes: boolean | null }> {
+  const [x, out] = await Promise.all([
+    broker.getExchange(vhost, name),
+    broker.exchangeBindings(vhost, name, 'source'),
+  ]);
+  if (x === null) return { exists: false, routes: false };
+  const keys = out?.map((b) => b.routingKey);
+  const own = keys === undefined ? null : bindingsRoute(x.type ?? '', keys, key);
+  if (own === true) return { exists: true, routes: true };
+  const next = alternateOf(exchangeValues(x, policies));
+  if (next === null) return { exists: true, routes: own };
+  if (depth >= LEVELS_UP) return { exists: true, routes: null };
+  const then = await routesFrom(broker, vhost, next, key, policies, depth + 1);
+  return { exists: true, routes: then.routes === true ? true : own === false ? then.routes : null };
+}
+
+/**
+ * Where dead letters go: the target, whether it exists, whether it routes them: its bindings by
+ * the key they carry (`key`, the queue's `dead-letter-routing-key`, else each message's own: then
+ * only a fanout or a `#` binding routes them all), and its alternate exchange for the rest.
+ */
 export async function deadLetterOf(
   broker: PathBroker,
   vhost: string,
   exchange: string | null,
+  key: string | null,
   policies: readonly Policy[],
 ): Promise<DeadLetterFacts> {
   if (exchange === null) return { exchange: null, exists: null, routes: null };
-  const [x, out] = await Promise.all([
-    broker.getExchange(vhost, exchange),
-    broker.exchangeBindings(vhost, exchange, 'source'),
-  ]);
-  if (x === null) return { exchange, exists: false, routes: false };
-  if (out !== null && out.length > 0) return { exchange, exists: true, routes: true };
-  const facts = await exchangeFacts(broker, vhost, exchange, x, policies);
-  return { exchange, exists: true, routes: facts.alternateExists === true };
+  return { exchange, ...(await routesFrom(broker, vhost, exchange, key, policies, 0)) };
 }

@@ -4,6 +4,7 @@ import {
   DEFAULT_EXCHANGE,
   type DeadLetterFacts,
   deadLetterExchangeOf,
+  deadLetterRoutingKeyOf,
   deliveryLimitOf,
   type ExchangeFacts,
   FAILURES,
@@ -47,6 +48,8 @@ export interface PathExchange {
   durable: boolean | null;
   alternateExchange: string | null;
   alternateExists: boolean | null;
+  /** It (or its own alternate) routes every message this one does not; null: by key, or not read. */
+  alternateRoutes: boolean | null;
   /** Kept per vhost only by the broker (`in.unroutable`): null here. */
   unroutableDropped: number | null;
   unroutableReturned: number | null;
@@ -243,7 +246,7 @@ async function answer(
       : beside.upstream.then((u) => u ?? { exchanges: [], cut: false }),
     facts === null
       ? Promise.resolve(EMPTY_QUEUE.deadLetter)
-      : deadLetterOf(broker, vhost, deadLetterExchangeOf(facts), policies),
+      : deadLetterOf(broker, vhost, deadLetterExchangeOf(facts), deadLetterRoutingKeyOf(facts), policies),
     beside.publishers,
     beside.unroutable,
     beside.nodes,
@@ -277,6 +280,7 @@ async function answer(
         durable: x.durable,
         alternateExchange: x.alternateExchange,
         alternateExists: x.alternateExists,
+        alternateRoutes: x.alternateRoutes,
         unroutableDropped: null,
         unroutableReturned: null,
         unrouted: x.name === DEFAULT_EXCHANGE ? null : x.unrouted,

@@ -92,6 +92,7 @@ export function whichPathLine(
           durable: true,
           alternateExchange: null,
           alternateExists: null,
+          alternateRoutes: null,
           unrouted: null,
         },
       ],

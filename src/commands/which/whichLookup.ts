@@ -45,6 +45,8 @@ export interface WhichBroker extends NameLister, VhostLister, HazardBroker, Whic
     policy?: string | null | undefined;
     arguments?: Readonly<Record<string, unknown>>;
     durable?: boolean;
+    /** fanout, direct, topic, …: how it routes (`path`'s dead-letter target). */
+    type?: string;
     unrouted?: number;
   } | null>;
   /** The user policy from the queue's record, when the detail GET's statistics are not out yet. */

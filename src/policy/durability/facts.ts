@@ -20,6 +20,11 @@ export interface ExchangeFacts {
   /** Whether that exchange exists; null when there is none or it was not asked. */
   readonly alternateExists: boolean | null;
   /**
+   * Whether that exchange (or its own alternate) routes every message this one does not: true;
+   * none (no binding, or it does not exist): false; null when it routes by key, or not read.
+   */
+  readonly alternateRoutes: boolean | null;
+  /**
    * Messages it took and routed nowhere since its statistics began: its own `publish_in` less
    * `publish_out` (both in the exchange's `message_stats`); null when either is not reported.
    */
@@ -61,7 +66,10 @@ export interface DeadLetterFacts {
   readonly exchange: string | null;
   /** null: no target, or not asked. */
   readonly exists: boolean | null;
-  /** The target has a binding or an alternate exchange to route through; null when not known. */
+  /**
+   * The target routes every dead-lettered message (its bindings, or an alternate exchange that
+   * exists), or none; null when not known, or when it depends on each message's routing key.
+   */
   readonly routes: boolean | null;
 }
 
@@ -93,9 +101,46 @@ export const countsDroppedUnroutable = (v: BrokerVersion): boolean => atLeast(v,
  */
 export const restartKeepsTransientExchanges = (v: BrokerVersion): boolean => atLeast(v, 4, 3);
 
+/** A topic binding's pattern against a routing key: `*` one word, `#` none or more. */
+export function topicMatches(pattern: string, key: string): boolean {
+  const p = pattern.split('.');
+  const k = key.split('.');
+  const at = (i: number, j: number): boolean => {
+    if (i === p.length) return j === k.length;
+    if (p[i] === '#') return at(i + 1, j) || (j < k.length && at(i, j + 1));
+    return j < k.length && (p[i] === '*' || p[i] === k[j]) && at(i + 1, j + 1);
+  };
+  return at(0, 0);
+}
+
+/**
+ * Whether an exchange's own bindings route a message: every one (true), none (false), or it
+ * depends on the message's routing key (null). `key`: the one routing key every message has
+ * there (a queue's `dead-letter-routing-key`), null when each message keeps its own. A fanout
+ * exchange routes whatever the key, a topic binding `#` too; a direct or topic exchange routes by
+ * key; another type is not known to this bot.
+ */
+export function bindingsRoute(
+  type: string,
+  bindingKeys: readonly string[],
+  key: string | null,
+): boolean | null {
+  if (bindingKeys.length === 0) return false;
+  if (type === 'fanout') return true;
+  if (type === 'topic' && bindingKeys.includes('#')) return true;
+  if (key === null) return null;
+  if (type === 'direct') return bindingKeys.includes(key);
+  if (type === 'topic') return bindingKeys.some((b) => topicMatches(b, key));
+  return null;
+}
+
 /** The dead-letter exchange a queue uses, null when none. */
 export const deadLetterExchangeOf = (q: Pick<QueueFacts, 'values'>): string | null =>
   str(q.values['dead-letter-exchange']);
+
+/** The routing key a queue gives its dead letters, null when each keeps its own. */
+export const deadLetterRoutingKeyOf = (q: Pick<QueueFacts, 'values'>): string | null =>
+  str(q.values['dead-letter-routing-key']);
 
 /** An exchange's alternate exchange from the values it uses. */
 export const alternateOf = (values: Readonly<Record<string, unknown>>): string | null =>
@@ -137,6 +182,6 @@ export function poisonOf(q: PoisonFacts, dl: DeadLetterFacts, v: BrokerVersion):
   if (q.kind !== 'quorum') return 'unknown';
   if (deliveryLimitOf(q, v) === null) return 'redelivered';
   if (dl.exchange === null || dl.exists === false || dl.routes === false) return 'dropped';
-  if (dl.exists === null) return 'unknown';
+  if (dl.exists === null || dl.routes === null) return 'unknown';
   return 'dead-lettered';
 }

@@ -1,11 +1,13 @@
 /** The entrance of policy/durability/: what the other folders of src/ use of it (inside, modules import each other directly). */
 export {
   alternateOf,
+  bindingsRoute,
   type ConsumerFacts,
   countsDroppedUnroutable,
   DEFAULT_EXCHANGE,
   type DeadLetterFacts,
   deadLetterExchangeOf,
+  deadLetterRoutingKeyOf,
   deliveryLimitOf,
   type ExchangeFacts,
   type Poison,
@@ -14,6 +16,7 @@ export {
   type QueueFacts,
   requeueCountsTowardLimit,
   restartKeepsTransientExchanges,
+  topicMatches,
   transientOf,
 } from './facts.ts';
 export {

@@ -6,6 +6,7 @@ import {
   type DeadLetterFacts,
   deliveryLimitOf,
   type ExchangeFacts,
+  type Poison,
   type PublisherFacts,
   poisonOf,
   type QueueFacts,
@@ -153,17 +154,45 @@ function nodeLoss(c: Chain): Verdict {
   };
 }
 
-function consumerCrash(c: Chain): Verdict {
+/**
+ * What a crash does to the messages a manual consumer held, where their one return is already
+ * past the delivery limit (0, or below 0 before 4.0: the broker counts a crash's return toward
+ * it, test/integration/path-differential.test.ts): their fate as a poison message's; null where
+ * a return is within the limit.
+ */
+function pastLimitAtCrash(c: Chain, q: QueueFacts, name: NameWords): { fate: Poison; why: string } | null {
+  const limit = deliveryLimitOf(q, c.version);
+  if (limit === null || limit >= 1) return null;
+  const fate = poisonOf(q, c.deadLetter, c.version);
+  const to = name(c.deadLetter.exchange ?? '');
+  const where =
+    fate === 'dead-lettered'
+      ? `dead-lettered to ${to}`
+      : fate === 'dropped'
+        ? 'dropped'
+        : `dead-lettered to ${to}, which routes by key: whether it finds a queue there is not known`;
+  return {
+    fate,
+    why: `a delivery limit of ${limit}: what a crashed consumer held and had not acknowledged comes back past it, and is ${where}`,
+  };
+}
+
+function consumerCrash(c: Chain, name: NameWords): Verdict {
   if (c.queue === null) return { holds: true, lost: 0, why: 'an exchange has no consumers' };
   const { consumers, autoAck } = c.consumers;
   if (consumers === null || autoAck === null) return unknown('the broker does not report its consumers');
+  const past = consumers > autoAck ? pastLimitAtCrash(c, c.queue, name) : null;
   if (autoAck > 0) {
     return {
       holds: false,
       lost: null,
-      why: `${plural(autoAck, 'consumer')} of ${consumers} acknowledge${autoAck === 1 ? 's' : ''} automatically: what ${autoAck === 1 ? 'it holds' : 'they hold'} when ${autoAck === 1 ? 'it crashes' : 'one crashes'} is lost (how many, the broker does not report)`,
+      why: `${plural(autoAck, 'consumer')} of ${consumers} acknowledge${autoAck === 1 ? 's' : ''} automatically: what ${autoAck === 1 ? 'it holds' : 'they hold'} when ${autoAck === 1 ? 'it crashes' : 'one crashes'} is lost (how many, the broker does not report)${past && past.fate !== 'dead-lettered' ? `; ${past.why}` : ''}`,
     };
   }
+  if (past?.fate === 'dropped')
+    return { holds: false, lost: null, why: `${past.why} (how many, the broker does not report)` };
+  if (past?.fate === 'unknown' || past?.fate === 'redelivered') return unknown(past.why);
+  if (past) return { holds: true, lost: 0, why: past.why };
   return {
     holds: true,
     lost: 0,
@@ -190,14 +219,21 @@ function unroutable(c: Chain, name: NameWords): Verdict {
     };
   }
   if (named.some((x) => x.durable === null)) return unknown('an exchange on the way is not reported');
-  const dropping = named.filter((x) => x.alternateExchange === null || x.alternateExists === false);
+  const dropping = named.filter(
+    (x) => x.alternateExchange === null || x.alternateExists === false || x.alternateRoutes === false,
+  );
   if (dropping.length === 0) {
     if (named.some((x) => x.alternateExists === null))
       return unknown('whether the alternate exchanges exist was not read');
+    const byKey = named.filter((x) => x.alternateRoutes === null);
+    if (byKey.length > 0)
+      return unknown(
+        `the alternate exchange${byKey.length === 1 ? '' : 's'} of ${byKey.map((x) => name(x.name)).join(', ')} route${byKey.length === 1 ? 's' : ''} by key (or ${byKey.length === 1 ? 'its bindings were' : 'their bindings were'} not read): whether a message the exchange cannot route finds a queue there depends on its key`,
+      );
     return {
       holds: true,
       lost: 0,
-      why: `every exchange on the way has an alternate exchange that exists${confirm}`,
+      why: `every exchange on the way has an alternate exchange that exists and routes every message${confirm}`,
     };
   }
   const counted = dropping.filter((x) => x.unrouted !== null && x.unrouted > 0);
@@ -208,7 +244,7 @@ function unroutable(c: Chain, name: NameWords): Verdict {
   return {
     holds: false,
     lost: null,
-    why: `${dropping.map((x) => name(x.name)).join(', ')} ${dropping.length === 1 ? 'has' : 'have'} no alternate exchange${dropping.some((x) => x.alternateExists === false) ? ' that exists' : ''}: a message ${dropping.length === 1 ? 'it' : 'they'} cannot route is dropped (returned only to a publisher asking with mandatory)${already}${confirm}`,
+    why: `${dropping.map((x) => name(x.name)).join(', ')} ${dropping.length === 1 ? 'has' : 'have'} no alternate exchange${dropping.some((x) => x.alternateExists === false) ? ' that exists' : ''}${dropping.some((x) => x.alternateExists === true && x.alternateRoutes === false) ? `${dropping.some((x) => x.alternateExists === false) ? ' or' : ' that'} routes anywhere` : ''}: a message ${dropping.length === 1 ? 'it' : 'they'} cannot route is dropped (returned only to a publisher asking with mandatory)${already}${confirm}`,
   };
 }
 
@@ -260,7 +296,9 @@ function poison(c: Chain, name: NameWords): Verdict {
       return unknown(
         q.kind === null
           ? `a queue of type ${name(q.type)}: its delivery rules are not known to this bot`
-          : 'whether its dead-letter target exists was not read',
+          : c.deadLetter.exists === null
+            ? 'whether its dead-letter target exists was not read'
+            : `returned ${limit} times${counted}, a message is dead-lettered to ${name(c.deadLetter.exchange ?? '')}, which routes by the message's routing key: whether it finds a queue there depends on the key (or was not read)`,
       );
   }
 }
@@ -272,7 +310,7 @@ export function survives(c: Chain, name: NameWords): Survives {
   return {
     restart: restart(c, name),
     'node-loss': nodeLoss(c),
-    'consumer-crash': consumerCrash(c),
+    'consumer-crash': consumerCrash(c, name),
     unroutable: unroutable(c, name),
     poison: poison(c, name),
   };
