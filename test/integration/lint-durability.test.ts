@@ -127,7 +127,7 @@ describe.each(up.map((b) => [b.label, b] as const))('lint durability kinds on %s
     expect(kinds).toEqual({
       'poison-dropped': ['error', ['qq.nodl']],
       'transient-messages': ['warning', ['mixed']],
-      // 4.3.6 keeps a transient exchange and its bindings at a restart (path-failures.test.ts).
+      // 4.3.6 keeps a transient exchange and its bindings at a restart (path-restarts.test.ts).
       'transient-route': ['warning', broker.label === 'rabbitmq-4.3' ? ['temp'] : ['temp', 'tx']],
       'auto-ack-dead-letter': ['warning', ['dl.auto']],
       'replicas-fragile': ['warning', ['qq.dl', 'qq.nodl']],

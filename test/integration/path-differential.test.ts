@@ -23,11 +23,11 @@
  * and named in every assertion.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { Connection } from 'rabbitmq-client';
 import { describe, expect, it } from 'vitest';
 import type { PathResult } from '../../src/commands/path/index.ts';
+import { closeSoon, connect } from '../support/amqpLab.ts';
 import { waitFor } from '../support/broker.ts';
-import { brokersUp, inVhostOn, type TestBroker } from '../support/brokers.ts';
+import { brokersUp, inVhostOn } from '../support/brokers.ts';
 import { amqpUrl } from '../support/messages.ts';
 import { pathJson } from '../support/path.ts';
 import { type Rng, rng } from '../support/rng.ts';
@@ -213,22 +213,6 @@ async function pollUntil<T>(read: () => Promise<T>, ok: (t: T) => boolean, deadl
     if (ok(t) || Date.now() >= until) return t;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-}
-
-async function connect(b: TestBroker, vhost: string): Promise<Connection> {
-  const conn = new Connection({
-    url: amqpUrl(b, vhost),
-    retryLow: 200,
-    retryHigh: 1000,
-    connectionTimeout: 10_000,
-  });
-  conn.on('error', () => undefined);
-  await conn.onConnect(15_000, true);
-  return conn;
-}
-
-async function closeSoon(conn: Connection): Promise<void> {
-  await Promise.race([conn.close(), new Promise((resolve) => setTimeout(resolve, 5_000))]);
 }
 
 describe.each(up.map((b) => [b.label, b] as const))(

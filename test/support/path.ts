@@ -4,7 +4,7 @@
  */
 import { expect } from 'vitest';
 import type { PathResult } from '../../src/commands/path/index.ts';
-import { brokerCredentials } from './broker.ts';
+import { brokerCredentials, waitFor } from './broker.ts';
 import type { TestBroker } from './brokers.ts';
 import { runRmq } from './cli.ts';
 
@@ -23,3 +23,19 @@ export async function pathJson(
   expect(r.code, r.err).toBe(0);
   return JSON.parse(r.out) as PathResult;
 }
+
+/** `path` once its statistics show `messages` on the queue. */
+export const pathWhen = (
+  b: TestBroker,
+  vhost: string,
+  queue: string,
+  messages: number,
+  more: (p: PathResult) => boolean = () => true,
+) =>
+  waitFor(
+    async () => {
+      const p = await pathJson(b, vhost, queue);
+      return p.queue.messages === messages && more(p) ? p : undefined;
+    },
+    { deadlineMs: 45_000, intervalMs: 500, what: `path ${queue} to show ${messages} messages` },
+  );

@@ -96,7 +96,7 @@ export const countsDroppedUnroutable = (v: BrokerVersion): boolean => atLeast(v,
  * Whether a restart keeps a transient (non-durable) exchange and its bindings: 4.3.6 (on its
  * metadata store, Khepri) keeps them, still reported `durable: false`, and routes through them
  * after the restart; 3.10.8 and 4.0.5 (Mnesia) lose them with their bindings
- * (test/integration/path-failures.test.ts, restarting a node of its own per version). A transient
+ * (test/integration/path-restarts.test.ts, restarting a node of its own per version). A transient
  * queue is lost on all three.
  */
 export const restartKeepsTransientExchanges = (v: BrokerVersion): boolean => atLeast(v, 4, 3);

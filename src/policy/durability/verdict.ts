@@ -21,7 +21,7 @@ import {
  * message. `holds` null and `lost` null are "the broker did not report what it takes", never a
  * guess; `lost` is the number of the messages there now the failure would lose, where the
  * broker's figures give one. Each rule is proven against the brokers by making the failure
- * happen (test/integration/path-failures.test.ts).
+ * happen (test/integration/path-failures.test.ts, path-restarts.test.ts, path-differential.test.ts).
  */
 
 export const FAILURES = ['restart', 'node-loss', 'consumer-crash', 'unroutable', 'poison'] as const;
