@@ -142,15 +142,30 @@ describe.each([...up, ...(clusterUp ? [CLUSTER] : [])].map((b) => [b.label, b] a
             await ch.queueDeclare({ queue: 'target', durable: true });
             await ch.queueBind({ queue: 'target', exchange: 'bare', routingKey: 'k' });
             await ch.queueBind({ queue: 'target', exchange: 'safe', routingKey: 'k' });
+            // A fanout exchange with a binding routes every message, whatever its key; one without, none.
+            await ch.exchangeDeclare({ exchange: 'fan', type: 'fanout', durable: true });
+            await ch.exchangeDeclare({ exchange: 'lonely', type: 'fanout', durable: true });
+            await ch.queueDeclare({ queue: 'fanned', durable: true });
+            await ch.queueBind({ queue: 'fanned', exchange: 'fan' });
             const bare = await pathJson(broker, vhost, 'bare', '--kind', 'exchange');
             const safe = await pathJson(broker, vhost, 'safe', '--kind', 'exchange');
             expect(bare.survives.unroutable.holds).toBe(false);
             expect(safe.survives.unroutable.holds).toBe(true);
+            const fan = await pathJson(broker, vhost, 'fan', '--kind', 'exchange');
+            const lonely = await pathJson(broker, vhost, 'lonely', '--kind', 'exchange');
+            const fanned = await pathJson(broker, vhost, 'fanned');
+            expect(fan.survives.unroutable).toMatchObject({ holds: true, lost: 0 });
+            expect(fanned.survives.unroutable.holds, fanned.survives.unroutable.why).toBe(true);
+            expect(lonely.survives.unroutable.holds).toBe(false);
             await ch.confirmSelect();
             await ch.basicPublish({ exchange: 'bare', routingKey: 'nowhere', durable: true }, 'lost');
             await ch.basicPublish({ exchange: 'safe', routingKey: 'nowhere', durable: true }, 'kept');
             expect(await waitFor(async () => ((await held(conn, 'caught')) === 1 ? 1 : undefined))).toBe(1);
             expect(await held(conn, 'target')).toBe(0);
+            // Whatever the key, the fanout exchange routes it; the lonely one drops it.
+            await ch.basicPublish({ exchange: 'fan', routingKey: 'nowhere', durable: true }, 'routed');
+            await ch.basicPublish({ exchange: 'lonely', routingKey: 'nowhere', durable: true }, 'dropped');
+            expect(await waitFor(async () => ((await held(conn, 'fanned')) === 1 ? 1 : undefined))).toBe(1);
             // The exchange's own counters show what it routed nowhere, as path reads them.
             const after = await waitFor(
               async () => {

@@ -48,6 +48,7 @@ const queue = (q: Partial<QueueFacts> = {}): QueueFacts => ({
 const exchange = (x: Partial<ExchangeFacts> = {}): ExchangeFacts => ({
   name: 'x',
   durable: true,
+  routesEvery: false,
   alternateExchange: null,
   alternateExists: null,
   alternateRoutes: null,
@@ -327,6 +328,7 @@ const arbExchange: fc.Arbitrary<ExchangeFacts> = fc.record({
   alternateExchange: maybe(fc.constantFrom('ae', 'gone')),
   alternateExists: maybe(fc.boolean()),
   alternateRoutes: maybe(fc.boolean()),
+  routesEvery: fc.boolean(),
   unrouted: maybe(count),
 });
 const arbConsumers: fc.Arbitrary<ConsumerFacts> = fc.oneof(

@@ -160,6 +160,7 @@ export class DurabilityReading implements DurabilityTaker {
           alternateExchange: x.ae,
           alternateExists: x.ae === null ? null : names.has(x.ae),
           alternateRoutes: null,
+          routesEvery: false,
           unrouted: x.unrouted,
         });
       await this.#bindings.each((b) => lint.addBinding(b));

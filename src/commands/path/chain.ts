@@ -76,18 +76,25 @@ function exchangeValues(x: Exchange, policies: readonly Policy[]): Readonly<Reco
 
 /**
  * The exchanges that route to the object, nearest first: the sources of `first` (a queue's
- * bindings, or an exchange's own name), then what is bound to those, up to LEVELS_UP levels and
+ * bindings, or an exchange's own name with its own bindings: their keys say whether it routes
+ * every message, `routesEvery`), then what is bound to those, up to LEVELS_UP levels and
  * EXCHANGES_READ exchanges (`cut` says so when there were more).
  */
 export async function exchangesIn(
   broker: PathBroker,
   vhost: string,
-  first: readonly string[],
+  first: readonly (string | Binding)[],
   policies: readonly Policy[],
 ): Promise<{ exchanges: ExchangeFacts[]; cut: boolean }> {
   const out: ExchangeFacts[] = [];
   const seen = new Set<string>();
-  let level = [...new Set(first)];
+  // The routing keys of the bindings read from each exchange on the way (toward the object).
+  const keys = new Map<string, string[]>();
+  const known = (bs: readonly Binding[]) => {
+    for (const b of bs) keys.set(b.source, [...(keys.get(b.source) ?? []), b.routingKey]);
+    return bs.map((b) => b.source);
+  };
+  let level = [...new Set(first.map((f) => (typeof f === 'string' ? f : (known([f])[0] as string))))];
   let cut = false;
   for (let depth = 0; depth <= LEVELS_UP && level.length > 0; depth++) {
     const fresh = level.filter((n) => !seen.has(n));
@@ -102,8 +109,8 @@ export async function exchangesIn(
           depth < LEVELS_UP ? broker.exchangeBindings(vhost, name, 'destination') : Promise.resolve([]),
         ]);
         return {
-          facts: await exchangeFacts(broker, vhost, name, x, policies),
-          up: (up ?? []).map((b) => b.source),
+          facts: await exchangeFacts(broker, vhost, name, x, policies, keys.get(name) ?? []),
+          up: known(up ?? []),
         };
       }),
     );
@@ -120,6 +127,7 @@ const defaultExchange = (): ExchangeFacts => ({
   alternateExchange: null,
   alternateExists: null,
   alternateRoutes: null,
+  routesEvery: false,
   unrouted: null,
 });
 
@@ -129,6 +137,7 @@ async function exchangeFacts(
   name: string,
   x: Exchange | null,
   policies: readonly Policy[],
+  keys: readonly string[],
 ): Promise<ExchangeFacts> {
   if (x === null)
     return {
@@ -137,6 +146,7 @@ async function exchangeFacts(
       alternateExchange: null,
       alternateExists: null,
       alternateRoutes: null,
+      routesEvery: false,
       unrouted: null,
     };
   const ae = alternateOf(exchangeValues(x, policies));
@@ -148,6 +158,7 @@ async function exchangeFacts(
     alternateExchange: ae,
     alternateExists: reach?.exists ?? null,
     alternateRoutes: reach?.routes ?? null,
+    routesEvery: bindingsRoute(x.type ?? '', keys, null) === true,
     unrouted: x.unrouted ?? null,
   };
 }

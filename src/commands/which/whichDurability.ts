@@ -93,6 +93,7 @@ export function whichPathLine(
           alternateExchange: null,
           alternateExists: null,
           alternateRoutes: null,
+          routesEvery: false,
           unrouted: null,
         },
       ],

@@ -25,6 +25,12 @@ export interface ExchangeFacts {
    */
   readonly alternateRoutes: boolean | null;
   /**
+   * Whether its own bindings route every message, whatever its key (`bindingsRoute`: a fanout
+   * exchange with a binding, a topic binding `#`), from the bindings read on the way to the object;
+   * false when not known so (a message it cannot route then goes as `alternate…` say).
+   */
+  readonly routesEvery: boolean;
+  /**
    * Messages it took and routed nowhere since its statistics began: its own `publish_in` less
    * `publish_out` (both in the exchange's `message_stats`); null when either is not reported.
    */

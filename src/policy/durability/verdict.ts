@@ -219,21 +219,31 @@ function unroutable(c: Chain, name: NameWords): Verdict {
     };
   }
   if (named.some((x) => x.durable === null)) return unknown('an exchange on the way is not reported');
-  const dropping = named.filter(
+  // An exchange whose own bindings route every message has nothing for an alternate exchange.
+  const everyOwn = named.filter((x) => x.routesEvery);
+  const byAlternate = named.filter((x) => !x.routesEvery);
+  const dropping = byAlternate.filter(
     (x) => x.alternateExchange === null || x.alternateExists === false || x.alternateRoutes === false,
   );
   if (dropping.length === 0) {
-    if (named.some((x) => x.alternateExists === null))
+    if (byAlternate.some((x) => x.alternateExists === null))
       return unknown('whether the alternate exchanges exist was not read');
-    const byKey = named.filter((x) => x.alternateRoutes === null);
+    const byKey = byAlternate.filter((x) => x.alternateRoutes === null);
     if (byKey.length > 0)
       return unknown(
         `the alternate exchange${byKey.length === 1 ? '' : 's'} of ${byKey.map((x) => name(x.name)).join(', ')} route${byKey.length === 1 ? 's' : ''} by key (or ${byKey.length === 1 ? 'its bindings were' : 'their bindings were'} not read): whether a message the exchange cannot route finds a queue there depends on its key`,
       );
+    const own =
+      everyOwn.length === 0
+        ? ''
+        : `${everyOwn.map((x) => name(x.name)).join(', ')} route${everyOwn.length === 1 ? 's' : ''} every message by ${everyOwn.length === 1 ? 'its' : 'their'} own bindings (a fanout, or a topic binding "#")`;
     return {
       holds: true,
       lost: 0,
-      why: `every exchange on the way has an alternate exchange that exists and routes every message${confirm}`,
+      why:
+        byAlternate.length === 0
+          ? `${own}${confirm}`
+          : `${own ? `${own}; every other exchange on the way` : 'every exchange on the way'} has an alternate exchange that exists and routes every message${confirm}`,
     };
   }
   const counted = dropping.filter((x) => x.unrouted !== null && x.unrouted > 0);
