@@ -27,6 +27,18 @@ const policy = (vhost: string, ttl: number) => ({
   definition: { 'message-ttl': ttl },
 });
 
+/** The trail of the watched vhost's environment, and a watcher's `seal` appending to it (`seals`: each). */
+function sealedInto(fixture: WatchFixture, vhost: string) {
+  const trail = new AuditTrail(fixture.redis, fixture.keyPrefix);
+  const env = `test-${vhost}`;
+  const seals: Seal[] = [];
+  const seal = async (s: Seal) => {
+    seals.push(s);
+    await trail.append(sealEntry(s));
+  };
+  return { trail, env, seals, seal, sinceSnapshot: () => trail.appendedSinceSnapshot(env) };
+}
+
 describe('the watch keeps its continuity', () => {
   let fixture: WatchFixture;
   let client: LabClient;
@@ -90,18 +102,12 @@ describe('the watch keeps its continuity', () => {
     await withVhost(
       async (vhost) => {
         await client.putPolicy('user', policy(vhost, 1000));
-        const trail = new AuditTrail(fixture.redis, fixture.keyPrefix);
-        const env = `test-${vhost}`;
-        const seals: Seal[] = [];
-        const seal = async (s: Seal) => {
-          seals.push(s);
-          await trail.append(sealEntry(s));
-        };
+        const { trail, env, seals, seal, sinceSnapshot } = sealedInto(fixture, vhost);
         const w = await fixture.start({
           vhost,
           client,
           seal,
-          sinceSnapshot: () => trail.appendedSinceSnapshot(env),
+          sinceSnapshot,
           checkpointEvery: 5,
           events: false,
         });
@@ -144,17 +150,12 @@ describe('the watch keeps its continuity', () => {
     await withVhost(
       async (vhost) => {
         await client.putPolicy('user', policy(vhost, 1000));
-        const trail = new AuditTrail(fixture.redis, fixture.keyPrefix);
-        const env = `test-${vhost}`;
-        const seals: Seal[] = [];
+        const { trail, env, seals, seal, sinceSnapshot } = sealedInto(fixture, vhost);
         const w = await fixture.start({
           vhost,
           client,
-          seal: async (s: Seal) => {
-            seals.push(s);
-            await trail.append(sealEntry(s));
-          },
-          sinceSnapshot: () => trail.appendedSinceSnapshot(env),
+          seal,
+          sinceSnapshot,
           checkpointEvery: 2,
           graceMs: 1500,
         });
