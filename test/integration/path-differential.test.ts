@@ -345,7 +345,21 @@ describe.each(up.map((b) => [b.label, b] as const))(
           for (const [i, x] of [...world.exchanges, ...world.deadLetters].entries()) {
             const key = `unroutable.${i}`;
             const own = world.bindings.filter((b) => b.exchange === x.name);
-            if (own.some((b) => matches(x.type, b.key, key))) continue;
+            if (own.some((b) => matches(x.type, b.key, key))) {
+              // Its own bindings route every message (a fanout, a topic `#`): nothing is unroutable there.
+              if (
+                own.length > 0 &&
+                (x.type === 'fanout' || own.some((b) => x.type === 'topic' && b.key === '#'))
+              ) {
+                const v = verdict(`x:${x.name}`, 'unroutable');
+                expect(
+                  v.holds,
+                  at(`exchange ${x.name} (${x.type}) routes every key: path: ${JSON.stringify(v)}`),
+                ).toBe(true);
+                tally.unroutable++;
+              }
+              continue;
+            }
             const was = sum(await counts());
             await ch.basicPublish({ exchange: x.name, routingKey: key, durable: true }, `u${i}`);
             // Confirmed: routed and enqueued, or dropped; a landing is still polled for a moment.
