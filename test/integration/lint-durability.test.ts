@@ -40,6 +40,9 @@ describe.each(up.map((b) => [b.label, b] as const))('lint durability kinds on %s
           await conn.onConnect(10_000, true);
           const ch = await conn.acquire();
           await ch.exchangeDeclare({ exchange: 'dlx', type: 'fanout', durable: true });
+          // The dead letters routed somewhere: a target with no binding drops them (qq.hollow).
+          await ch.queueDeclare({ queue: 'dead', durable: true });
+          await ch.queueBind({ queue: 'dead', exchange: 'dlx' });
           await ch.exchangeDeclare({ exchange: 'tx', type: 'direct', durable: false });
           await ch.exchangeDeclare({ exchange: 'dx', type: 'direct', durable: true });
           await ch.exchangeDeclare({ exchange: 'ae', type: 'fanout', durable: true });
@@ -48,6 +51,17 @@ describe.each(up.map((b) => [b.label, b] as const))('lint durability kinds on %s
             type: 'direct',
             durable: true,
             arguments: { 'alternate-exchange': 'ae' },
+          });
+          // What an alternate exchange takes is routed: 'ae' has a queue bound; 'hollow' none, so
+          // 'leaky' drops what it cannot route as surely as without one.
+          await ch.queueDeclare({ queue: 'caught', durable: true });
+          await ch.queueBind({ queue: 'caught', exchange: 'ae' });
+          await ch.exchangeDeclare({ exchange: 'hollow', type: 'fanout', durable: true });
+          await ch.exchangeDeclare({
+            exchange: 'leaky',
+            type: 'direct',
+            durable: true,
+            arguments: { 'alternate-exchange': 'hollow' },
           });
           await ch.queueDeclare({ queue: 'mixed', durable: true });
           await ch.queueDeclare({ queue: 'persistent', durable: true });
@@ -77,12 +91,23 @@ describe.each(up.map((b) => [b.label, b] as const))('lint durability kinds on %s
             durable: true,
             arguments: { 'x-queue-type': 'quorum', 'x-dead-letter-exchange': 'dlx', 'x-delivery-limit': 3 },
           });
+          // A dead-letter target that exists and routes nothing: the poison message is dropped.
+          await ch.queueDeclare({
+            queue: 'qq.hollow',
+            durable: true,
+            arguments: {
+              'x-queue-type': 'quorum',
+              'x-dead-letter-exchange': 'hollow',
+              'x-delivery-limit': 3,
+            },
+          });
           await ch.confirmSelect();
           for (let i = 0; i < 2; i++) await ch.basicPublish({ routingKey: 'mixed', durable: false }, 't');
           await ch.basicPublish({ routingKey: 'mixed', durable: true }, 'p');
           await ch.basicPublish({ routingKey: 'persistent', durable: true }, 'p');
           await ch.basicPublish({ exchange: 'dx', routingKey: 'nowhere' }, 'u');
-          await ch.basicPublish({ exchange: 'safe', routingKey: 'nowhere' }, 'u');
+          await ch.basicPublish({ exchange: 'safe', routingKey: 'nowhere', durable: true }, 'u');
+          await ch.basicPublish({ exchange: 'leaky', routingKey: 'nowhere' }, 'u');
           const consumers = await conn.acquire();
           await consumers.basicConsume({ queue: 'dl.auto', noAck: true }, () => undefined);
           await consumers.basicQos({ prefetchCount: 5 });
@@ -116,7 +141,7 @@ describe.each(up.map((b) => [b.label, b] as const))('lint durability kinds on %s
         const l = await lintJson('--vhost', vhost);
         expect(l.findings.find((f) => f.kind === 'transient-messages')?.objects).toEqual(['mixed']);
         expect(l.findings.find((f) => f.kind === 'auto-ack-dead-letter')?.objects).toEqual(['dl.auto']);
-        expect(l.findings.find((f) => f.kind === 'unroutable-dropped')?.objects).toEqual(['dx']);
+        expect(l.findings.find((f) => f.kind === 'unroutable-dropped')?.objects).toEqual(['dx', 'leaky']);
         return l;
       },
       { deadlineMs: 45_000, intervalMs: 1000, what: 'the statistics of the lint world' },
@@ -125,13 +150,13 @@ describe.each(up.map((b) => [b.label, b] as const))('lint durability kinds on %s
       r.findings.filter((f) => f.policy === '').map((f) => [f.kind, [f.severity, f.objects]]),
     );
     expect(kinds).toEqual({
-      'poison-dropped': ['error', ['qq.nodl']],
+      'poison-dropped': ['error', ['qq.hollow', 'qq.nodl']],
       'transient-messages': ['warning', ['mixed']],
       // 4.3.6 keeps a transient exchange and its bindings at a restart (path-restarts.test.ts).
       'transient-route': ['warning', broker.label === 'rabbitmq-4.3' ? ['temp'] : ['temp', 'tx']],
       'auto-ack-dead-letter': ['warning', ['dl.auto']],
-      'replicas-fragile': ['warning', ['qq.dl', 'qq.nodl']],
-      'unroutable-dropped': ['warning', ['dx']],
+      'replicas-fragile': ['warning', ['qq.dl', 'qq.hollow', 'qq.nodl']],
+      'unroutable-dropped': ['warning', ['dx', 'leaky']],
     });
     const transient = r.findings.find((f) => f.kind === 'transient-messages');
     expect(transient).toMatchObject({ lost: 2, operator: false, objectCount: 1 });

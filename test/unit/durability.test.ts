@@ -456,4 +456,34 @@ describe('properties', () => {
     const f = l.findings(null).find((x) => x.kind === 'transient-route');
     expect(f).toMatchObject({ objects: ['q2', 't'], objectCount: 2, policy: '', severity: 'warning' });
   });
+
+  it('judges an alternate exchange and a dead-letter target by their bindings: one that routes nothing drops as surely as none', () => {
+    const l = new DurabilityLint(V4);
+    const quorum = (name: string, values: Record<string, unknown>) => ({
+      ...queue({ name, kind: 'quorum', type: 'quorum', values: { 'delivery-limit': 3, ...values } }),
+      consumerFacts: NO_CONSUMERS,
+    });
+    l.addQueue(quorum('to.hollow', { 'dead-letter-exchange': 'hollow' }));
+    l.addQueue(quorum('to.keyed.hit', { 'dead-letter-exchange': 'keyed', 'dead-letter-routing-key': 'k' }));
+    l.addQueue(quorum('to.keyed.miss', { 'dead-letter-exchange': 'keyed', 'dead-letter-routing-key': 'x' }));
+    l.addQueue(quorum('to.keyed.own', { 'dead-letter-exchange': 'keyed' }));
+    const ae = (name: string, alternate: string) =>
+      exchange({ name, alternateExchange: alternate, alternateExists: true, unrouted: 2 });
+    l.addExchange(exchange({ name: 'hollow' }), 'fanout');
+    l.addExchange(exchange({ name: 'fan' }), 'fanout');
+    l.addExchange(exchange({ name: 'keyed' }), 'direct');
+    l.addExchange(exchange({ name: 'all', alternateExchange: 'fan', alternateExists: true }), 'topic');
+    l.addExchange(ae('to.hollow.x', 'hollow'), 'direct');
+    l.addExchange(ae('to.fan.x', 'fan'), 'direct');
+    l.addExchange(ae('to.keyed.x', 'keyed'), 'direct');
+    l.addExchange(ae('to.all.x', 'all'), 'direct');
+    l.addBinding({ source: 'fan', destination: 'q', destinationType: 'queue', routingKey: '' });
+    l.addBinding({ source: 'keyed', destination: 'q', destinationType: 'queue', routingKey: 'k' });
+    const findings = l.findings(new Set(['hollow', 'fan', 'keyed', 'all']));
+    const of = (kind: string) => findings.find((f) => f.kind === kind)?.objects;
+    // 'all' has no binding, and its own alternate routes every message: it routes them all.
+    expect(of('unroutable-dropped')).toEqual(['to.hollow.x']);
+    // By key: the target's binding takes 'k', not 'x'; each message's own key: not known, not found.
+    expect(of('poison-dropped')).toEqual(['to.hollow', 'to.keyed.miss']);
+  });
 });

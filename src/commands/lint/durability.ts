@@ -83,6 +83,7 @@ export class DurabilityReading implements DurabilityTaker {
   readonly #exchanges: {
     name: string;
     durable: boolean | null;
+    type: string;
     ae: string | null;
     unrouted: number | null;
   }[] = [];
@@ -140,6 +141,7 @@ export class DurabilityReading implements DurabilityTaker {
     this.#exchanges.push({
       name: x.name,
       durable: x.durable ?? null,
+      type: x.type,
       ae: alternateOf({ ...(policy?.definition ?? {}), ...x.arguments }),
       unrouted: x.unrouted ?? null,
     });
@@ -154,15 +156,18 @@ export class DurabilityReading implements DurabilityTaker {
       if (!lint || !version) throw new Error('DurabilityReading: findings before begin');
       const names = new Set(this.#exchanges.map((x) => x.name));
       for (const x of this.#exchanges)
-        lint.addExchange({
-          name: x.name,
-          durable: x.durable,
-          alternateExchange: x.ae,
-          alternateExists: x.ae === null ? null : names.has(x.ae),
-          alternateRoutes: null,
-          routesEvery: false,
-          unrouted: x.unrouted,
-        });
+        lint.addExchange(
+          {
+            name: x.name,
+            durable: x.durable,
+            alternateExchange: x.ae,
+            alternateExists: x.ae === null ? null : names.has(x.ae),
+            alternateRoutes: null,
+            routesEvery: false,
+            unrouted: x.unrouted,
+          },
+          x.type,
+        );
       await this.#bindings.each((b) => lint.addBinding(b));
       return lint.findings(names).map((f) => ({ ...f, why: durabilityWhy(f, version) }));
     } catch (e) {

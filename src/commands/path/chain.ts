@@ -5,6 +5,9 @@ import {
   DEFAULT_EXCHANGE,
   type DeadLetterFacts,
   type ExchangeFacts,
+  type Reach,
+  routeStep,
+  routeThen,
 } from '../../policy/durability/index.ts';
 import type { Policy } from '../../policy/index.ts';
 import type { Binding } from '../../rabbit/index.ts';
@@ -165,8 +168,8 @@ async function exchangeFacts(
 
 /**
  * Whether an exchange exists, and whether it routes every message given to it (true), none
- * (false) or it depends on each message's key (null): its bindings by `key` (null: each message
- * keeps its own), then its alternate exchange for what they do not route, LEVELS_UP deep.
+ * (false) or it depends on each message's key (null): `routeStep` on each exchange asked of the
+ * broker (its GET and its bindings), its alternate exchange for what they do not route.
  */
 async function routesFrom(
   broker: PathBroker,
@@ -175,20 +178,23 @@ async function routesFrom(
   key: string | null,
   policies: readonly Policy[],
   depth: number,
-): Promise<{ exists: boolean; routes: boolean | null }> {
+): Promise<Reach> {
   const [x, out] = await Promise.all([
     broker.getExchange(vhost, name),
     broker.exchangeBindings(vhost, name, 'source'),
   ]);
-  if (x === null) return { exists: false, routes: false };
-  const keys = out?.map((b) => b.routingKey);
-  const own = keys === undefined ? null : bindingsRoute(x.type ?? '', keys, key);
-  if (own === true) return { exists: true, routes: true };
-  const next = alternateOf(exchangeValues(x, policies));
-  if (next === null) return { exists: true, routes: own };
-  if (depth >= LEVELS_UP) return { exists: true, routes: null };
-  const then = await routesFrom(broker, vhost, next, key, policies, depth + 1);
-  return { exists: true, routes: then.routes === true ? true : own === false ? then.routes : null };
+  const hop =
+    x === null
+      ? null
+      : {
+          type: x.type ?? '',
+          keys: out?.map((b) => b.routingKey),
+          alternate: alternateOf(exchangeValues(x, policies)),
+        };
+  const s = routeStep(hop, key, depth);
+  return 'reach' in s
+    ? s.reach
+    : routeThen(s.own, await routesFrom(broker, vhost, s.next, key, policies, depth + 1));
 }
 
 /**

@@ -140,6 +140,63 @@ export function bindingsRoute(
   return null;
 }
 
+/** What following a route reads of an exchange (null: it does not exist). */
+export interface RouteHop {
+  readonly type: string;
+  /** Its bindings' routing keys; undefined when they were not read. */
+  readonly keys: readonly string[] | undefined;
+  /** Its alternate exchange, null when none. */
+  readonly alternate: string | null;
+}
+
+/** Whether an exchange exists, and routes every message given to it (true), none (false), or by each one's key (null). */
+export interface Reach {
+  readonly exists: boolean;
+  readonly routes: boolean | null;
+}
+
+/** Alternate exchanges followed from the first (its alternate, that one's, …). */
+export const ALTERNATES_FOLLOWED = 3;
+
+/**
+ * One exchange of a route (`routesThrough`): its answer, or what its own bindings route and the
+ * alternate exchange that takes the rest. `key`: the one routing key every message has (a queue's
+ * `dead-letter-routing-key`), null when each keeps its own.
+ */
+export function routeStep(
+  x: RouteHop | null,
+  key: string | null,
+  depth: number,
+): { readonly reach: Reach } | { readonly own: boolean | null; readonly next: string } {
+  if (x === null) return { reach: { exists: false, routes: false } };
+  const own = x.keys === undefined ? null : bindingsRoute(x.type, x.keys, key);
+  if (own === true) return { reach: { exists: true, routes: true } };
+  if (x.alternate === null) return { reach: { exists: true, routes: own } };
+  if (depth >= ALTERNATES_FOLLOWED) return { reach: { exists: true, routes: null } };
+  return { own, next: x.alternate };
+}
+
+/** An exchange's reach from what its own bindings route and what its alternate exchange reaches. */
+export const routeThen = (own: boolean | null, then: Reach): Reach => ({
+  exists: true,
+  routes: then.routes === true ? true : own === false ? then.routes : null,
+});
+
+/**
+ * Whether an exchange exists and routes every message given to it: its bindings by `key`, then its
+ * alternate exchange for what they do not route, ALTERNATES_FOLLOWED deep; `hop` reads each from
+ * listings already read (lint). `path` asks the broker for each hop with the same two steps.
+ */
+export function routesThrough(
+  name: string,
+  key: string | null,
+  hop: (name: string) => RouteHop | null,
+  depth = 0,
+): Reach {
+  const s = routeStep(hop(name), key, depth);
+  return 'reach' in s ? s.reach : routeThen(s.own, routesThrough(s.next, key, hop, depth + 1));
+}
+
 /** The dead-letter exchange a queue uses, null when none. */
 export const deadLetterExchangeOf = (q: Pick<QueueFacts, 'values'>): string | null =>
   str(q.values['dead-letter-exchange']);

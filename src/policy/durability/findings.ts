@@ -2,16 +2,20 @@ import { defaultDeliveryLimit } from '../keys.ts';
 import { LISTED_OBJECTS } from '../lint/index.ts';
 import type { BrokerVersion } from '../types.ts';
 import {
+  ALTERNATES_FOLLOWED,
   type ConsumerFacts,
   DEFAULT_EXCHANGE,
   type DeadLetterFacts,
   deadLetterExchangeOf,
+  deadLetterRoutingKeyOf,
   deliveryLimitOf,
   type ExchangeFacts,
   type PoisonFacts,
   poisonOf,
   type QueueFacts,
+  type Reach,
   restartKeepsTransientExchanges,
+  routesThrough,
   transientOf,
 } from './facts.ts';
 
@@ -64,6 +68,8 @@ export interface BindingFacts {
   readonly source: string;
   readonly destination: string;
   readonly destinationType: 'queue' | 'exchange';
+  /** Read where a dead-letter or alternate exchange's routes are judged (`routesThrough`). */
+  readonly routingKey?: string;
 }
 
 class Listed {
@@ -98,6 +104,12 @@ export class DurabilityLint {
   readonly #durableExchange = new Map<string, boolean>();
   readonly #onRoute = new Set<string>();
   readonly #poison: PoisonPending[] = [];
+  /** Each exchange's type and alternate, and the keys of its bindings where its routes are judged. */
+  readonly #hops = new Map<string, { type: string; alternate: string | null; keys: string[] }>();
+  /** Exchanges taking messages their alternate exchange (it exists) may drop: judged once the bindings are in. */
+  readonly #unroutedPending: { name: string; alternate: string; unrouted: number }[] = [];
+  /** The exchanges whose bindings' keys are kept: dead-letter targets and alternate exchanges, and theirs. */
+  #judged: Set<string> | undefined;
 
   constructor(version: BrokerVersion) {
     this.#version = version;
@@ -126,19 +138,47 @@ export class DurabilityLint {
     }
   }
 
-  /** An exchange; `exists` whether its alternate exchange exists (null: not known). */
-  addExchange(x: ExchangeFacts): void {
+  /**
+   * An exchange, every one before the first binding; `exists` whether its alternate exchange
+   * exists (null: not known). `type`: its type, where the routes of what it is the target of are judged.
+   */
+  addExchange(x: ExchangeFacts, type?: string): void {
     if (x.name === DEFAULT_EXCHANGE) return;
+    if (type !== undefined) this.#hops.set(x.name, { type, alternate: x.alternateExchange, keys: [] });
     // Where a restart keeps transient exchanges, only a transient queue is a route's weak end.
     if (x.durable !== null)
       this.#durableExchange.set(x.name, x.durable || restartKeepsTransientExchanges(this.#version));
-    const drops = x.alternateExchange === null || x.alternateExists === false;
-    if (drops && x.unrouted !== null && x.unrouted > 0) this.#add('unroutable-dropped', x.name, x.unrouted);
+    if (x.unrouted === null || x.unrouted <= 0) return;
+    if (x.alternateExchange === null || x.alternateExists === false)
+      this.#add('unroutable-dropped', x.name, x.unrouted);
+    else if (x.alternateExists === true && type !== undefined)
+      this.#unroutedPending.push({ name: x.name, alternate: x.alternateExchange, unrouted: x.unrouted });
   }
 
-  /** A binding: a transient end on a durable route (the other end durable). */
+  /** Dead-letter targets and alternate exchanges taking what an exchange cannot route, and theirs. */
+  #judgedExchanges(): Set<string> {
+    const out = new Set<string>();
+    let level = [...this.#poison.map((p) => p.dlx), ...this.#unroutedPending.map((x) => x.alternate)];
+    for (let depth = 0; depth <= ALTERNATES_FOLLOWED && level.length > 0; depth++) {
+      const fresh = level.filter((n): n is string => n !== null && !out.has(n));
+      for (const n of fresh) out.add(n);
+      level = fresh.map((n) => this.#hops.get(n)?.alternate ?? null).filter((n): n is string => n !== null);
+    }
+    return out;
+  }
+
+  /** Where the routes were judged (every exchange read with its type, and its bindings): what an exchange reaches. */
+  #reach(name: string, key: string | null): Reach | null {
+    if (this.#hops.size === 0) return null;
+    return routesThrough(name, key, (n) => this.#hops.get(n) ?? null);
+  }
+
+  /** A binding: a transient end on a durable route (the other end durable); the keys of a judged exchange's. */
   addBinding(b: BindingFacts): void {
     if (b.source === DEFAULT_EXCHANGE) return;
+    this.#judged ??= this.#judgedExchanges();
+    if (b.routingKey !== undefined && this.#judged.has(b.source))
+      this.#hops.get(b.source)?.keys.push(b.routingKey);
     const from = this.#durableExchange.get(b.source);
     const to =
       b.destinationType === 'queue'
@@ -154,13 +194,15 @@ export class DurabilityLint {
   /** The findings; `exchanges` says which exchanges of the vhost exist (null: not read). */
   findings(exchanges: ReadonlySet<string> | null): DurabilityFinding[] {
     for (const { name, facts, dlx } of this.#poison.splice(0)) {
-      const dl: DeadLetterFacts = {
-        exchange: dlx,
-        exists: dlx ? (exchanges === null ? null : exchanges.has(dlx)) : null,
-        routes: null,
-      };
+      const exists = dlx ? (exchanges === null ? null : exchanges.has(dlx)) : null;
+      const reach = dlx && exists ? this.#reach(dlx, deadLetterRoutingKeyOf(facts)) : null;
+      const dl: DeadLetterFacts = { exchange: dlx, exists, routes: reach?.routes ?? null };
       if (poisonOf(facts, dl, this.#version) === 'dropped') this.#add('poison-dropped', name);
     }
+    // An alternate exchange that routes nothing (no binding, nor an alternate of its own that does) drops as surely as none.
+    for (const x of this.#unroutedPending.splice(0))
+      if (this.#reach(x.alternate, null)?.routes === false)
+        this.#add('unroutable-dropped', x.name, x.unrouted);
     const out: DurabilityFinding[] = [];
     for (const kind of DURABILITY_KINDS) {
       const l = this.#by.get(kind) as Listed;
@@ -193,11 +235,11 @@ export function durabilityWhy(f: DurabilityFinding, version: BrokerVersion): str
       return `Automatic acknowledgement on ${many(n, 'queue')} with a dead-letter target: what ${n === 1 ? 'its consumers take' : 'their consumers take'} can never be rejected, so never dead-lettered, and a crash loses it.`;
     case 'poison-dropped': {
       const d = defaultDeliveryLimit(version);
-      return `Poison messages dropped by ${many(n, 'quorum queue')}: returned past the delivery limit${d === undefined ? '' : ` (${d} unless set, from 4.0)`}, a message is dropped for want of a dead-letter target that exists.`;
+      return `Poison messages dropped by ${many(n, 'quorum queue')}: returned past the delivery limit${d === undefined ? '' : ` (${d} unless set, from 4.0)`}, a message is dropped for want of a dead-letter target that exists and routes it.`;
     }
     case 'replicas-fragile':
       return `Fewer than three replicas online on ${many(n, 'quorum queue')}: losing one node can leave no majority, and then nothing is taken or delivered until it is back.`;
     case 'unroutable-dropped':
-      return `Unroutable messages on ${many(n, 'exchange')} without an alternate exchange: ${n === 1 ? 'it has' : 'they have'} routed messages nowhere since ${n === 1 ? 'its' : 'their'} statistics began (publish_in above publish_out), dropped or returned to a publisher asking with mandatory.`;
+      return `Unroutable messages on ${many(n, 'exchange')} without an alternate exchange that routes them: ${n === 1 ? 'it has' : 'they have'} routed messages nowhere since ${n === 1 ? 'its' : 'their'} statistics began (publish_in above publish_out), dropped or returned to a publisher asking with mandatory.`;
   }
 }

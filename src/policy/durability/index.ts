@@ -1,5 +1,6 @@
 /** The entrance of policy/durability/: what the other folders of src/ use of it (inside, modules import each other directly). */
 export {
+  ALTERNATES_FOLLOWED,
   alternateOf,
   bindingsRoute,
   type ConsumerFacts,
@@ -14,8 +15,13 @@ export {
   type PublisherFacts,
   poisonOf,
   type QueueFacts,
+  type Reach,
+  type RouteHop,
   requeueCountsTowardLimit,
   restartKeepsTransientExchanges,
+  routeStep,
+  routesThrough,
+  routeThen,
   topicMatches,
   transientOf,
 } from './facts.ts';
