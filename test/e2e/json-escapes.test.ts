@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BotProcess, labBotEnv, labEnvironmentYaml, spawnBot } from '../support/botProcess.ts';
-import { adminClient, brokerCredentials, brokerUrl, uniqueName } from '../support/broker.ts';
+import { adminClient, brokerCredentials, brokerUrl, uniqueName, waitFor } from '../support/broker.ts';
 import { type Built, built } from '../support/built.ts';
 import { runBuiltRmq } from '../support/cli.ts';
 import { type FakeSlack, sharedFileSince, startFakeSlack } from '../support/fakeSlack.ts';
@@ -41,6 +41,10 @@ beforeAll(async () => {
     applyTo: 'queues',
     priority: 0,
     definition: { 'max-length': 10 },
+  });
+  // `which` answers as the broker reports the queue's policy: once it does.
+  await waitFor(async () => (await admin.getQueue(vhost, QUEUE))?.policy === NAME, {
+    what: 'the broker to report the policy on the queue',
   });
 }, 120_000);
 
