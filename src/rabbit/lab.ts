@@ -4,7 +4,7 @@
  * objects and write policies; kept out of `ManagementClient` so its surface is what runs in
  * production.
  */
-import { sleep } from '../core/retry.ts';
+import { sleep } from '../core/index.ts';
 import { ManagementClient } from './client.ts';
 import { isRabbitError } from './errors.ts';
 import type { QueueKind } from './responses.ts';
