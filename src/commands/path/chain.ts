@@ -78,15 +78,15 @@ function exchangeValues(x: Exchange, policies: readonly Policy[]): Readonly<Reco
 }
 
 /**
- * The exchanges that route to the object, nearest first: the sources of `first` (a queue's
- * bindings, or an exchange's own name with its own bindings: their keys say whether it routes
- * every message, `routesEvery`), then what is bound to those, up to LEVELS_UP levels and
- * EXCHANGES_READ exchanges (`cut` says so when there were more).
+ * The exchanges that route to the object, nearest first: `from.exchanges` and the sources of
+ * `from.bindings` (a queue's bindings; or an exchange's own name with its own bindings, whose keys
+ * say whether it routes every message, `routesEvery`), then what is bound to those, up to
+ * LEVELS_UP levels and EXCHANGES_READ exchanges (`cut` says so when there were more).
  */
 export async function exchangesIn(
   broker: PathBroker,
   vhost: string,
-  first: readonly (string | Binding)[],
+  from: { readonly exchanges?: readonly string[]; readonly bindings: readonly Binding[] },
   policies: readonly Policy[],
 ): Promise<{ exchanges: ExchangeFacts[]; cut: boolean }> {
   const out: ExchangeFacts[] = [];
@@ -97,7 +97,7 @@ export async function exchangesIn(
     for (const b of bs) keys.set(b.source, [...(keys.get(b.source) ?? []), b.routingKey]);
     return bs.map((b) => b.source);
   };
-  let level = [...new Set(first.map((f) => (typeof f === 'string' ? f : (known([f])[0] as string))))];
+  let level = [...new Set([...(from.exchanges ?? []), ...known(from.bindings)])];
   let cut = false;
   for (let depth = 0; depth <= LEVELS_UP && level.length > 0; depth++) {
     const fresh = level.filter((n) => !seen.has(n));

@@ -202,7 +202,7 @@ function readsBeside(broker: PathBroker, input: PathInput, notRead: string[]): B
   const bindings = mayBeQueue ? broker.queueBindings(vhost, name) : Promise.resolve(null);
   const reads: Beside = {
     upstream: bindings.then(async (bs) =>
-      bs === null ? null : exchangesIn(broker, vhost, bs, await broker.listPolicies(vhost)),
+      bs === null ? null : exchangesIn(broker, vhost, { bindings: bs }, await broker.listPolicies(vhost)),
     ),
     publishers: orNull("the vhost's channels", notRead, () => broker.publishingChannels(vhost)),
     unroutable: orNull("the vhost's counters of unroutable messages", notRead, () =>
@@ -238,7 +238,7 @@ async function answer(
       ? // Its own bindings too: whether they route every message given to it.
         broker
           .exchangeBindings(vhost, name, 'source')
-          .then((own) => exchangesIn(broker, vhost, [name, ...(own ?? [])], policies))
+          .then((own) => exchangesIn(broker, vhost, { exchanges: [name], bindings: own ?? [] }, policies))
       : beside.upstream.then((u) => u ?? { exchanges: [], cut: false }),
     facts === null
       ? Promise.resolve(EMPTY_QUEUE.deadLetter)
