@@ -173,6 +173,17 @@ describe('classify', () => {
     expect(one(null, { federation: false, shovel: true })?.reason).toBe(
       'the federation plugin is not enabled',
     );
+    // Without the plugin its listing is not served either: the link is missing for that reason,
+    // not unknown; with the plugin on and the listing not served (its management part off), unknown.
+    const unserved = (federation: boolean | undefined) =>
+      classify(expected, { federation: null, shovels: [] }, { federation, shovel: true }, NOW)[0];
+    expect(unserved(false)).toMatchObject({
+      state: 'missing',
+      reason: 'the federation plugin is not enabled',
+      next: 'Enable rabbitmq_federation and rabbitmq_federation_management on every node.',
+    });
+    expect(unserved(true)?.state).toBe('unknown');
+    expect(unserved(undefined)?.state).toBe('unknown');
     expect(one(null)?.next).toBe(
       'Re-create policy "p" (`recreate "p" --vhost "v"`, a change request like any other: put again unchanged, it restarts nothing): after a node restart, the fix its users report.',
     );
