@@ -115,7 +115,8 @@ const pluginOff = (l: ExpectedLink, plugins: LinkPlugins) =>
  * without it no upstream created helps), else that nothing says.
  */
 function missingReason(l: ExpectedLink, plugins: LinkPlugins): string {
-  if (pluginOff(l, plugins)) return `the ${l.kind === 'shovel' ? 'shovel' : 'federation'} plugin is not enabled`;
+  if (pluginOff(l, plugins))
+    return `the ${l.kind === 'shovel' ? 'shovel' : 'federation'} plugin is not enabled`;
   if (l.absent?.what === 'upstream-set') return `the upstream set ${quoted(l.absent.name)} does not exist`;
   if (l.absent)
     return `the upstream ${quoted(l.absent.name)} does not exist${l.absent.set ? ` (named by the upstream set ${quoted(l.absent.set)})` : ''}`;
