@@ -16,6 +16,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
 import { linksSources } from '../../src/bot/botLinks.ts';
+import { links } from '../../src/commands/links/index.ts';
 import type { LinkCounts } from '../../src/links/index.ts';
 import { createLogger } from '../../src/log/log.ts';
 import { ManagementClient } from '../../src/rabbit/client.ts';
@@ -142,6 +143,8 @@ describe.skipIf(chroot.length === 0).each(chroot)(
     it('the link starting again and again is stuck after a minute not running, told down once', async () => {
       // Accepts every connection and never says a word: each try of the link waits out the handshake.
       const held = new Set<Socket>();
+      /** The upstream's password: in no burst, record or answer. */
+      const secret = 'Never-answers-secret';
       const silent = createServer((socket) => {
         held.add(socket);
         socket.on('error', () => undefined);
@@ -157,7 +160,7 @@ describe.skipIf(chroot.length === 0).each(chroot)(
             component: 'federation-upstream',
             vhost,
             name: 'silent',
-            value: { uri: `amqp://u:p@127.0.0.1:${port}/x` },
+            value: { uri: `amqp://u:${secret}@127.0.0.1:${port}/x` },
           });
           await lab.putPolicy('user', {
             vhost,
@@ -201,6 +204,16 @@ describe.skipIf(chroot.length === 0).each(chroot)(
               ['down', [['fed.x', 'silent']]],
             ]);
             expect(['stuck', 'stopped']).toContain(bursts[0]?.links[0]?.state);
+            const answer = await links({ vhost }, client, { env: 'test' });
+            expect(answer.risks).toContainEqual(
+              expect.objectContaining({
+                name: 'silent',
+                key: 'uri',
+                value: `amqp://u:***@127.0.0.1:${port}/x`,
+              }),
+            );
+            for (const shown of [bursts, bursts.flatMap(linksEntries), answer])
+              expect(JSON.stringify(shown)).not.toContain(secret);
             // Still not running: read again, nothing new told.
             await watch.read('interval');
             expect(bursts).toHaveLength(1);
