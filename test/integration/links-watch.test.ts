@@ -20,6 +20,7 @@ import { links } from '../../src/commands/links/index.ts';
 import type { LinkCounts } from '../../src/links/index.ts';
 import { createLogger } from '../../src/log/log.ts';
 import { ManagementClient } from '../../src/rabbit/client.ts';
+import type { LabClient } from '../../src/rabbit/lab.ts';
 import { LinksWatch, type LinksWent, linksEntries, type NodeRunning } from '../../src/watch/links.ts';
 import { LinksStore } from '../../src/watch/linksStore.ts';
 import { admin, brokerCredentials, waitFor } from '../support/broker.ts';
@@ -40,19 +41,23 @@ afterAll(async () => {
   redis.disconnect();
 });
 
+/** Policy `fed`: exchange fed.x federated from `upstream`. */
+const federated = (lab: LabClient, vhost: string, upstream: string) =>
+  lab.putPolicy('user', {
+    vhost,
+    name: 'fed',
+    pattern: '^fed\\.x$',
+    applyTo: 'exchanges',
+    priority: 0,
+    definition: { 'federation-upstream': upstream },
+  });
+
 describe.skipIf(!broker)('the links watch on 4.0.5, two replicas', () => {
   it('a missing link is told down once, back once when its upstream is created, nothing while it runs', async () => {
     if (!broker) return;
     await inVhostOn(broker, 'links-watch', async (vhost, lab) => {
       await lab.putExchange(vhost, 'fed.x', 'fanout');
-      await lab.putPolicy('user', {
-        vhost,
-        name: 'fed',
-        pattern: '^fed\\.x$',
-        applyTo: 'exchanges',
-        priority: 0,
-        definition: { 'federation-upstream': 'up' },
-      });
+      await federated(lab, vhost, 'up');
       const env = { ...testEnvironment(broker), vhosts: [vhost] };
       const { user, password } = brokerCredentials();
       const client = new ManagementClient({ url: broker.url, user, password });
@@ -162,14 +167,7 @@ describe.skipIf(chroot.length === 0).each(chroot)(
             name: 'silent',
             value: { uri: `amqp://u:${secret}@127.0.0.1:${port}/x` },
           });
-          await lab.putPolicy('user', {
-            vhost,
-            name: 'fed',
-            pattern: '^fed\\.x$',
-            applyTo: 'exchanges',
-            priority: 0,
-            definition: { 'federation-upstream': 'silent' },
-          });
+          await federated(lab, vhost, 'silent');
           await lab.putExchange(vhost, 'fed.x', 'fanout');
           const env = { ...testEnvironment(b), vhosts: [vhost] };
           const sources = linksSources(new Map([[env.name, client]]));
