@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { linksOfObject } from '../../src/commands/which/whichLinks.ts';
 import {
   advisoriesFor,
   classify,
@@ -437,5 +438,27 @@ describe('maskReason', () => {
     ['econnrefused', 'econnrefused'],
   ])('%s', (text, shown) => {
     expect(maskReason(text)).toBe(shown);
+  });
+});
+
+describe("which's links where the links listing is not served", () => {
+  // The broker's answers as the client gives them: the listing not served (null), the plugins read.
+  const broker = (plugins: ReadonlySet<string> | undefined) => ({
+    parameters: async (component: string) => (component === 'federation-upstream' ? [up('a')] : []),
+    federationLinkList: async () => null,
+    plugins: async () => plugins,
+  });
+  const object = { vhost: 'v', name: 'x', kind: 'exchange' as const };
+  const fed = policy('p', { 'federation-upstream': 'a' });
+
+  it('says the link missing when the broker says the plugin is off, unknown when it is on or not known', async () => {
+    const off = await linksOfObject(broker(new Set()), object, fed, NOW);
+    expect(off?.links.map((l) => [l.state, l.reason])).toEqual([
+      ['missing', 'the federation plugin is not enabled'],
+    ]);
+    for (const plugins of [new Set(['federation']), undefined]) {
+      const on = await linksOfObject(broker(plugins), object, fed, NOW);
+      expect(on?.links.map((l) => l.state)).toEqual(['unknown']);
+    }
   });
 });
