@@ -201,6 +201,12 @@ export function classify(
   return rows;
 }
 
+/**
+ * Whether a row's reason is the broker's (the error or reason of a link it reports), not the bot's
+ * own words (why a link is missing, why the links could not be read).
+ */
+export const reasonFromBroker = (l: Pick<LinkRow, 'status'>): boolean => l.status !== null;
+
 /** No links at all. */
 export const NO_LINKS: LinkCounts = {
   expected: 0,
