@@ -106,13 +106,20 @@ function stateOf(seen: Seen, now: number): LinkState {
   return Number.isFinite(since) && now - since > STUCK_AFTER_MS ? 'stuck' : 'starting';
 }
 
-/** Why an expected link that nothing reports is missing: what the bot can name, else that nothing says. */
+/** Whether the plugin that would run this link is known not to be enabled. */
+const pluginOff = (l: ExpectedLink, plugins: LinkPlugins) =>
+  (l.kind === 'shovel' ? plugins.shovel : plugins.federation) === false;
+
+/**
+ * Why an expected link that nothing reports is missing: what the bot can name (the plugin first:
+ * without it no upstream created helps), else that nothing says.
+ */
 function missingReason(l: ExpectedLink, plugins: LinkPlugins): string {
+  if (pluginOff(l, plugins))
+    return `the ${l.kind === 'shovel' ? 'shovel' : 'federation'} plugin is not enabled`;
   if (l.absent?.what === 'upstream-set') return `the upstream set ${quoted(l.absent.name)} does not exist`;
   if (l.absent)
     return `the upstream ${quoted(l.absent.name)} does not exist${l.absent.set ? ` (named by the upstream set ${quoted(l.absent.set)})` : ''}`;
-  if (l.kind === 'shovel' && plugins.shovel === false) return 'the shovel plugin is not enabled';
-  if (l.kind !== 'shovel' && plugins.federation === false) return 'the federation plugin is not enabled';
   return 'missing, no reason reported';
 }
 
@@ -176,7 +183,9 @@ export function classify(
     const base = { ...l, expected: true };
     if (found && found.length > 0) {
       for (const s of found) rows.push(row(base, stateOf(s, now), s.node, s.error, s.status));
-    } else if (why !== undefined && !l.absent) {
+    } else if (why !== undefined && !l.absent && !pluginOff(l, plugins)) {
+      // Not listed, and nothing says it cannot run: not known. (Without the plugin the listing is
+      // not served either, and the link is missing for that reason.)
       rows.push(row(base, 'unknown', null, why, null));
     } else {
       rows.push(row(base, 'missing', null, missingReason(l, plugins), null));
@@ -191,6 +200,12 @@ export function classify(
   }
   return rows;
 }
+
+/**
+ * Whether a row's reason is the broker's (the error or reason of a link it reports), not the bot's
+ * own words (why a link is missing, why the links could not be read).
+ */
+export const reasonFromBroker = (l: Pick<LinkRow, 'status'>): boolean => l.status !== null;
 
 /** No links at all. */
 export const NO_LINKS: LinkCounts = {

@@ -1,6 +1,14 @@
 /** The entrance of links/: what the other folders of src/ use of it (inside, modules import each other directly). */
 export { type Advisory, advisoriesFor, fixWords, LINK_ADVISORIES } from './advisories.ts';
-export { classify, countLinks, maskReason, NO_LINKS, STUCK_AFTER_MS, timestampMs } from './classify.ts';
+export {
+  classify,
+  countLinks,
+  maskReason,
+  NO_LINKS,
+  reasonFromBroker,
+  STUCK_AFTER_MS,
+  timestampMs,
+} from './classify.ts';
 export { linksDocument } from './document.ts';
 export { expectedLinks, linkKey, linksChanged, setMembers, upstreamsWanted } from './expected.ts';
 export { type LinkFacts, nextStep, recreateCommand, recreatePolicyOf } from './nextStep.ts';

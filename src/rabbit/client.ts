@@ -271,19 +271,26 @@ export class ManagementClient {
       this.pluginsCache = this.overview().then(async ({ version, exchangeTypes }) => {
         if (!pluginsNeedApplications(version, exchangeTypes))
           return enabledPlugins({ version, exchangeTypes });
-        const applications = await this.http
-          .getJson(`${this.http.path('nodes')}?columns=name,applications`, nodeApplicationsSchema())
-          .then(
-            (nodes) => nodes.flatMap((n) => (n.applications ? [n.applications.map((a) => a.name)] : [])),
-            () => undefined,
-          );
-        return enabledPlugins({ version, exchangeTypes, applications });
+        return enabledPlugins({ version, exchangeTypes, applications: await this.nodeApplications() });
       });
       this.pluginsCache.catch(() => {
         this.pluginsCache = undefined;
       });
     }
     return this.pluginsCache;
+  }
+
+  /**
+   * Each node's running applications (a plugin enabled is one of them); undefined when they could
+   * not be read (only `monitoring` and `administrator` may list them).
+   */
+  nodeApplications(): Promise<string[][] | undefined> {
+    return this.http
+      .getJson(`${this.http.path('nodes')}?columns=name,applications`, nodeApplicationsSchema())
+      .then(
+        (nodes) => nodes.flatMap((n) => (n.applications ? [n.applications.map((a) => a.name)] : [])),
+        () => undefined,
+      );
   }
 
   /**

@@ -15,6 +15,8 @@ import type { QueueListing } from './responses.ts';
 export interface LinksSource {
   overview(): Promise<{ version: BrokerVersion }>;
   plugins?(): Promise<ReadonlySet<string> | undefined>;
+  /** Each node's running applications; undefined when not readable. */
+  nodeApplications?(): Promise<readonly (readonly string[])[] | undefined>;
   listPolicies(vhost: string): Promise<Policy[]>;
   parameters(
     component: 'federation-upstream' | 'federation-upstream-set' | 'shovel',
@@ -39,6 +41,20 @@ export function brokerAbout(source: LinksSource): BrokerAbout {
   return about;
 }
 
+/** The application the shovel plugin runs as on each node where it is enabled. */
+const SHOVEL_APPLICATION = 'rabbitmq_shovel';
+
+/** Whether every node runs `application` (true), none does (false); undefined: some do, or not read. */
+export function appRunning(
+  nodes: readonly (readonly string[])[] | undefined,
+  application: string,
+): boolean | undefined {
+  if (!nodes || nodes.length === 0) return undefined;
+  const running = nodes.map((apps) => apps.includes(application));
+  if (running.every(Boolean)) return true;
+  return running.some(Boolean) ? undefined : false;
+}
+
 /** One vhost's links, as read. */
 export interface LinksReading {
   readonly version: BrokerVersion;
@@ -54,8 +70,11 @@ export interface LinksReading {
   readonly reported: Reported;
   /** What could not be listed, in words (the links of it are then `unknown`). */
   readonly notRead: string[];
-  /** Whether the shovel management plugin answered (its listing is not served without it). */
-  readonly shovelPlugin: boolean;
+  /**
+   * Whether the shovel plugin is enabled: its listing served, or (not served: its management part
+   * is off) every node running `rabbitmq_shovel` (true) or none (false); undefined when not known.
+   */
+  readonly shovelPlugin: boolean | undefined;
 }
 
 async function objectsOf(
@@ -131,6 +150,8 @@ export async function readLinks(
     about,
   ]);
   const notRead: string[] = [];
+  const shovelPlugin =
+    running !== null ? true : appRunning(await source.nodeApplications?.(), SHOVEL_APPLICATION);
   return {
     version,
     plugins,
@@ -145,6 +166,6 @@ export async function readLinks(
       shovels: listed(running, 'shovels', notRead),
     },
     notRead,
-    shovelPlugin: running !== null,
+    shovelPlugin,
   };
 }

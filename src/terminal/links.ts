@@ -1,6 +1,6 @@
 import { NOT_ASKED_WORDS } from '../commands/index.ts';
 import type { LinksResult } from '../commands/links/index.ts';
-import { fixWords, type LinkRow } from '../links/index.ts';
+import { fixWords, type LinkRow, reasonFromBroker } from '../links/index.ts';
 import { quoted, terminalText, valueWritten } from '../text/index.ts';
 
 /**
@@ -49,7 +49,7 @@ export function linksText(r: LinksResult): string {
     const policy = l.policy ? `  (policy ${quoted(l.policy)})` : '';
     const vhost = several ? `  in vhost ${quoted(l.vhost)}` : '';
     lines.push('', `${STATE_WORDS[l.state].padEnd(10)} ${linkWords(l)}${vhost}${node}${policy}`);
-    if (l.reason) lines.push(`           ${l.state === 'missing' ? '' : 'the broker: '}${l.reason}`);
+    if (l.reason) lines.push(`           ${reasonFromBroker(l) ? 'the broker: ' : ''}${l.reason}`);
     if (l.next) lines.push(`           Next: ${l.next}`);
   }
   if (r.risks.length > 0) {

@@ -6,7 +6,14 @@ import { codeOf, SleepAborted, sleep } from '../core/index.ts';
 import { countLinks, type LinkCounts, type LinkRow } from '../links/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { RedisTrouble } from '../redis/index.ts';
-import { confirmed, type DownLink, type LinksMoved, linksMoved, type WatchedLink } from './linksBurst.ts';
+import {
+  confirmed,
+  type DownLink,
+  type LinksMoved,
+  linksMoved,
+  stuckAcross,
+  type WatchedLink,
+} from './linksBurst.ts';
 import { LinksStore } from './linksStore.ts';
 import { tries } from './outside.ts';
 
@@ -101,6 +108,8 @@ export class LinksWatch {
   #running = '';
   #lastRead: LinksHealth['lastRead'];
   #down: number | undefined;
+  /** When each link was first seen not running, reading after reading (stuckAcross). */
+  readonly #notRunningSince = new Map<string, number>();
   readonly #pending = new Set<Promise<unknown>>();
 
   constructor(options: LinksWatchOptions) {
@@ -194,7 +203,7 @@ export class LinksWatch {
   }
 
   async #rows(): Promise<readonly LinkRow[]> {
-    const rows = await this.#o.read();
+    const rows = stuckAcross(await this.#o.read(), this.#notRunningSince, this.#now().getTime());
     this.#o.counted?.(countLinks(rows));
     return rows;
   }

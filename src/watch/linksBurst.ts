@@ -1,4 +1,4 @@
-import { type LinkRow, linkKey } from '../links/index.ts';
+import { type LinkRow, linkKey, nextStep, STUCK_AFTER_MS } from '../links/index.ts';
 
 /**
  * Which links went down and which came back, from one reading of what should run against what
@@ -133,4 +133,33 @@ export function confirmed(
   const keep = new Set(down.map(linkKey));
   const next = new Map([...second.next].filter(([k]) => recorded.has(k) || keep.has(k)));
   return { down, back: second.back, next };
+}
+
+/**
+ * The rows with a link that has not run for longer than a minute, reading after reading, said
+ * `stuck`. A link whose upstream never answers the handshake is not `starting` for a minute in any
+ * one reading: each try is reported `starting` with a new timestamp for up to the connection
+ * timeout (60 s), then `error` for a moment, then `starting` again (4.3.6, docs/broker-facts.md).
+ * `since`: when each link was first seen not running (starting or stopped), updated here; a link
+ * that runs, or that no row names, is forgotten.
+ */
+export function stuckAcross(rows: readonly LinkRow[], since: Map<string, number>, now: number): LinkRow[] {
+  const reports = new Map<string, LinkRow[]>();
+  for (const r of rows) if (r.expected) reports.set(linkKey(r), [...(reports.get(linkKey(r)) ?? []), r]);
+  for (const k of since.keys()) if (!reports.has(k)) since.delete(k);
+  for (const [k, list] of reports) {
+    if (list.some((r) => r.state === 'running')) since.delete(k);
+    else if (list.every((r) => r.state === 'starting' || r.state === 'stopped' || r.state === 'stuck'))
+      since.set(k, since.get(k) ?? now);
+  }
+  return rows.map((r) => {
+    const first = r.expected && r.state === 'starting' ? since.get(linkKey(r)) : undefined;
+    if (first === undefined || now - first <= STUCK_AFTER_MS) return r;
+    const stuck = {
+      ...r,
+      state: 'stuck' as const,
+      reason: `starting again at each try, not running since ${new Date(first).toISOString()}`,
+    };
+    return { ...stuck, next: nextStep(stuck) };
+  });
 }

@@ -3,7 +3,8 @@
  * definitions export's policies and parameters, and the topology operator's Policy, Federation and
  * Shovel manifests, say which links should exist; what the broker runs is matched against that:
  * the file's link that does not run is missing, the broker's link the file does not ask for is
- * unexpected.
+ * unexpected. On the brokers without the federation and shovel plugins (scripts/broker-plain,
+ * scripts/broker-plain-4.3), the file's links are missing, each because its plugin is not enabled.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,13 +13,14 @@ import { describe, expect, it } from 'vitest';
 import { links } from '../../src/commands/links/index.ts';
 import { readDefinitions } from '../../src/definitions/index.ts';
 import { brokerCredentials, waitFor } from '../support/broker.ts';
-import { brokersUp, inVhostOn, type TestBroker } from '../support/brokers.ts';
+import { brokersUp, inVhostOn, PLAIN, PLAIN_43, type TestBroker, upOf } from '../support/brokers.ts';
 import { built, repoRoot } from '../support/built.ts';
 import { runBuiltRmq } from '../support/cli.ts';
 import { amqpUrl } from '../support/messages.ts';
 
 const { up } = await brokersUp();
 const broker = up.find((b) => b.label === 'rabbitmq-4.3');
+const { up: plain } = await upOf([PLAIN, PLAIN_43]);
 
 describe.skipIf(!broker)('links --against FILE (4.3.6)', () => {
   const b = broker as TestBroker;
@@ -122,4 +124,79 @@ describe.skipIf(!broker)('links --against FILE (4.3.6)', () => {
       });
     });
   }, 90_000);
+});
+
+describe.skipIf(plain.length === 0).each(plain)('links --against FILE where no plugin runs ($label)', (b) => {
+  it("says each link of the file missing because its plugin is not enabled, not unknown; exit 1; the file's password not shown", async () => {
+    await inVhostOn(b, 'links-noplugin', async (vhost, client) => {
+      await client.putExchange(vhost, 'orders', 'fanout');
+      const secret = 'Plugin-off-secret';
+      const dir = mkdtempSync(join(tmpdir(), 'rmq-links-noplugin-'));
+      try {
+        const file = join(dir, 'definitions.json');
+        writeFileSync(
+          file,
+          JSON.stringify({
+            policies: [
+              {
+                vhost,
+                name: 'fed',
+                pattern: '^orders$',
+                'apply-to': 'exchanges',
+                priority: 0,
+                definition: { 'federation-upstream': 'dc1' },
+              },
+            ],
+            parameters: [
+              {
+                component: 'federation-upstream',
+                vhost,
+                name: 'dc1',
+                value: { uri: `amqp://u:${secret}@far.example/v` },
+              },
+              {
+                component: 'shovel',
+                vhost,
+                name: 'drain',
+                value: { 'src-uri': 'amqp://', 'src-queue': 'a', 'dest-uri': 'amqp://', 'dest-queue': 'b' },
+              },
+            ],
+          }),
+        );
+        const { bin } = await built();
+        const { user, password } = brokerCredentials();
+        const env = { RMQ_URL: b.url, RMQ_USER: user, RMQ_PASSWORD: password };
+        const json = await runBuiltRmq(bin, ['links', '--against', file, '--json'], env, repoRoot);
+        expect(json.code, json.err).toBe(1);
+        const doc = JSON.parse(json.out) as {
+          links: { kind: string; object: string; state: string; reason: string; next: string }[];
+          counts: Record<string, number>;
+        };
+        expect(doc.links.map((l) => [l.kind, l.object, l.state, l.reason])).toEqual([
+          ['exchange', 'orders', 'missing', 'the federation plugin is not enabled'],
+          ['shovel', 'drain', 'missing', 'the shovel plugin is not enabled'],
+        ]);
+        expect(doc.links[1]?.next).toBe(
+          'Enable rabbitmq_shovel and rabbitmq_shovel_management on every node.',
+        );
+        expect(doc.counts).toMatchObject({ expected: 2, missing: 2, unknown: 0 });
+        const text = await runBuiltRmq(bin, ['links', '--against', file], env, repoRoot);
+        expect(text.code, text.err).toBe(1);
+        expect(text.out).toContain('MISSING    shovel "drain"');
+        expect(text.out).toContain(
+          'Enable rabbitmq_federation and rabbitmq_federation_management on every node.',
+        );
+        const failOn = await runBuiltRmq(
+          bin,
+          ['links', '--against', file, '--fail-on', 'missing'],
+          env,
+          repoRoot,
+        );
+        expect(failOn.code, failOn.err).toBe(4);
+        for (const run of [json, text, failOn]) expect(run.out + run.err).not.toContain(secret);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }, 60_000);
 });

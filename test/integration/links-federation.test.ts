@@ -200,7 +200,8 @@ describe.skipIf(!upstreamBroker || !downstreamBroker)('links: a federation from 
     const shovels = await fetch(new URL('/api/shovels', downB.url), {
       headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` },
     });
-    if (shovels.status !== 200) return; // rabbitmq_shovel_management not enabled here (scripts/broker-4.3 enables it).
+    // scripts/broker-4.3 enables rabbitmq_shovel_management: without it this proof would prove nothing.
+    expect(shovels.status, 'GET /api/shovels on 4.3.6').toBe(200);
     await inVhostOn(upB, 'links-sh-up', async (upVhost, upClient) => {
       await inVhostOn(downB, 'links-sh', async (vhost, client) => {
         await upClient.putQueue(upVhost, 'landed', { kind: 'classic' });

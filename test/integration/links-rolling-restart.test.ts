@@ -103,6 +103,36 @@ describe.skipIf(!upstreamBroker || !cluster)('links across a rolling restart of 
         );
 
         // A link the bot calls running carries a message published upstream.
+        const queueLink = settled.links.find((l) => l.kind === 'queue');
+        if (queueLink?.state === 'running') {
+          const upM = await messages(upB, upVhost);
+          const { Connection } = await import('rabbitmq-client');
+          const conn = new Connection({ url: amqpUrl(downB, vhost) });
+          conn.on('error', () => undefined);
+          const received: string[] = [];
+          try {
+            await conn.onConnect(10_000, true);
+            // The queue link fetches from upstream only for a consumer of the downstream queue.
+            const consumer = conn.createConsumer(
+              { queue: 'work', queueOptions: { queue: 'work', passive: true } },
+              (msg) => {
+                received.push(String(msg.body));
+              },
+            );
+            try {
+              await upM.publish('work', 1);
+              await waitFor(() => received.length > 0, {
+                deadlineMs: 30_000,
+                what: 'a message of the upstream queue through the running queue link',
+              });
+            } finally {
+              await consumer.close();
+            }
+          } finally {
+            await conn.close();
+            await upM.close();
+          }
+        }
         const exchangeLink = settled.links.find((l) => l.kind === 'exchange');
         if (exchangeLink?.state === 'running') {
           const down = await messages(downB, vhost);

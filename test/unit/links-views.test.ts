@@ -131,6 +131,27 @@ describe('links views', () => {
     expect(text).not.toMatch(/RUNNING/);
   });
 
+  it("says the broker's words as the broker's, and the bot's own (why missing, why not read) as its own", () => {
+    const reported = result();
+    const unread = result({
+      links: [
+        {
+          ...(reported.links.find((l) => l.object === 'work') ?? reported.links[0]!),
+          state: 'unknown',
+          reason: 'the federation links could not be read',
+          status: null,
+        },
+      ],
+    });
+    for (const text of [linksText(reported), JSON.stringify(linksView(reported))])
+      expect(text).toMatch(/the broker: `?econnrefused/);
+    for (const text of [linksText(unread), JSON.stringify(linksView(unread))]) {
+      expect(text).toContain('the federation links could not be read');
+      expect(text).not.toContain('the broker: ');
+    }
+    expect(linksText(reported)).toContain('           the upstream "nope" does not exist');
+  });
+
   it('Slack: a button re-creates the policy of a link stopped or missing for no reason named, none for an upstream that does not exist', () => {
     const view = linksView(result());
     const buttons = (view.blocks as { type: string; elements?: { action_id: string; value: string }[] }[])

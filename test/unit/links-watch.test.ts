@@ -18,7 +18,7 @@ import { historyView } from '../../src/slack/views/history.ts';
 import { linksWatchView } from '../../src/slack/views/linksWatch.ts';
 import { historyText } from '../../src/terminal/history.ts';
 import { LinksWatch, type LinksWent, linksEntries } from '../../src/watch/links.ts';
-import { confirmed, type DownLink, linksMoved } from '../../src/watch/linksBurst.ts';
+import { confirmed, type DownLink, linksMoved, stuckAcross } from '../../src/watch/linksBurst.ts';
 import type { LinksStore } from '../../src/watch/linksStore.ts';
 import { waitFor } from '../support/broker.ts';
 
@@ -63,6 +63,33 @@ const readings = fc
       { minLength: 1, maxLength: 12 },
     ),
   );
+
+describe('stuckAcross: a link that tries again and again', () => {
+  it('is stuck once it has not run for over a minute across readings, whatever each try reports; running or gone, forgotten', () => {
+    const since = new Map<string, number>();
+    const t0 = at(0).getTime();
+    const states = (rows: LinkRow[]) => rows.map((r) => r.state);
+    // Each try: starting (a new timestamp, so classify never says stuck), then a moment of error.
+    expect(states(stuckAcross([row(0, 'starting')], since, t0))).toEqual(['starting']);
+    expect(states(stuckAcross([row(0, 'stopped')], since, t0 + 59_000))).toEqual(['stopped']);
+    expect(states(stuckAcross([row(0, 'starting')], since, t0 + 60_000))).toEqual(['starting']);
+    const [stuck] = stuckAcross([row(0, 'starting')], since, t0 + 61_000);
+    expect(stuck).toMatchObject({
+      state: 'stuck',
+      reason: `starting again at each try, not running since ${at(0).toISOString()}`,
+    });
+    expect(stuck?.next).toMatch(/^Check reachability, credentials and TLS/);
+    // It runs: forgotten; starting again later starts a new minute.
+    expect(states(stuckAcross([row(0, 'running')], since, t0 + 62_000))).toEqual(['running']);
+    expect(states(stuckAcross([row(0, 'starting')], since, t0 + 63_000))).toEqual(['starting']);
+    // No row names it: forgotten too.
+    stuckAcross([], since, t0 + 64_000);
+    expect(states(stuckAcross([row(0, 'starting')], since, t0 + 200_000))).toEqual(['starting']);
+    // Not knowing (unknown) neither starts nor ends the minute.
+    expect(states(stuckAcross([row(0, 'unknown')], since, t0 + 230_000))).toEqual(['unknown']);
+    expect(states(stuckAcross([row(0, 'starting')], since, t0 + 261_000))).toEqual(['stuck']);
+  });
+});
 
 describe('linksMoved over a sequence of readings', () => {
   it('tells each link down once per spell down and back once when the spell ends', () => {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { linksOfObject } from '../../src/commands/which/whichLinks.ts';
 import {
   advisoriesFor,
   classify,
@@ -173,6 +174,17 @@ describe('classify', () => {
     expect(one(null, { federation: false, shovel: true })?.reason).toBe(
       'the federation plugin is not enabled',
     );
+    // Without the plugin its listing is not served either: the link is missing for that reason,
+    // not unknown; with the plugin on and the listing not served (its management part off), unknown.
+    const unserved = (federation: boolean | undefined) =>
+      classify(expected, { federation: null, shovels: [] }, { federation, shovel: true }, NOW)[0];
+    expect(unserved(false)).toMatchObject({
+      state: 'missing',
+      reason: 'the federation plugin is not enabled',
+      next: 'Enable rabbitmq_federation and rabbitmq_federation_management on every node.',
+    });
+    expect(unserved(true)?.state).toBe('unknown');
+    expect(unserved(undefined)?.state).toBe('unknown');
     expect(one(null)?.next).toBe(
       'Re-create policy "p" (`recreate "p" --vhost "v"`, a change request like any other: put again unchanged, it restarts nothing): after a node restart, the fix its users report.',
     );
@@ -426,5 +438,27 @@ describe('maskReason', () => {
     ['econnrefused', 'econnrefused'],
   ])('%s', (text, shown) => {
     expect(maskReason(text)).toBe(shown);
+  });
+});
+
+describe("which's links where the links listing is not served", () => {
+  // The broker's answers as the client gives them: the listing not served (null), the plugins read.
+  const broker = (plugins: ReadonlySet<string> | undefined) => ({
+    parameters: async (component: string) => (component === 'federation-upstream' ? [up('a')] : []),
+    federationLinkList: async () => null,
+    plugins: async () => plugins,
+  });
+  const object = { vhost: 'v', name: 'x', kind: 'exchange' as const };
+  const fed = policy('p', { 'federation-upstream': 'a' });
+
+  it('says the link missing when the broker says the plugin is off, unknown when it is on or not known', async () => {
+    const off = await linksOfObject(broker(new Set()), object, fed, NOW);
+    expect(off?.links.map((l) => [l.state, l.reason])).toEqual([
+      ['missing', 'the federation plugin is not enabled'],
+    ]);
+    for (const plugins of [new Set(['federation']), undefined]) {
+      const on = await linksOfObject(broker(plugins), object, fed, NOW);
+      expect(on?.links.map((l) => l.state)).toEqual(['unknown']);
+    }
   });
 });

@@ -160,8 +160,7 @@ async function linksOfVhost(
     reported,
     plugins: {
       federation: plugins?.has('federation'),
-      // Without the shovel plugin its parameters are refused and its listing is not served.
-      shovel: read.shovelPlugin ? undefined : false,
+      shovel: read.shovelPlugin,
     },
     version,
     now: (options.now ?? Date.now)(),

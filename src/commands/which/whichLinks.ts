@@ -8,6 +8,7 @@ export interface WhichLinksBroker {
     vhost: string,
   ): Promise<Parameter[]>;
   federationLinkList?(vhost: string): Promise<Reported['federation'] | string>;
+  plugins?(): Promise<ReadonlySet<string> | undefined>;
 }
 
 /**
@@ -35,6 +36,8 @@ export async function linksOfObject(
     shovels: [],
   });
   const mine = typeof reported === 'string' || reported === null ? null : reported;
+  // Not served: the management part is off; the plugin itself, when the broker says so.
+  const plugins = reported === null ? await broker.plugins?.().catch(() => undefined) : undefined;
   const links = classify(
     expected,
     {
@@ -42,7 +45,7 @@ export async function linksOfObject(
       ...(typeof reported === 'string' ? { federationWhy: reported } : {}),
       shovels: [],
     },
-    { federation: reported === null ? false : undefined, shovel: undefined },
+    { federation: plugins?.has('federation'), shovel: undefined },
     now,
   );
   return typeof reported === 'string' ? { links, notRead: reported } : { links };

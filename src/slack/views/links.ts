@@ -1,6 +1,6 @@
 import { NOT_ASKED_WORDS } from '../../commands/index.ts';
 import type { LinksResult } from '../../commands/links/index.ts';
-import { fixWords, type LinkRow } from '../../links/index.ts';
+import { fixWords, type LinkRow, reasonFromBroker } from '../../links/index.ts';
 import { showInvisible, valueWritten } from '../../text/index.ts';
 import { code, prose, truncate } from '../escape.ts';
 import { VIEW_BUDGET } from '../limits.ts';
@@ -41,7 +41,7 @@ export function linkLine(l: LinkRow): string {
   const where = l.node ? ` on ${name(l.node)}` : '';
   const policy = l.policy ? ` · policy ${name(l.policy)}` : '';
   const reason = l.reason
-    ? `\n      ${l.state === 'missing' ? '' : 'the broker: '}${code(truncate(l.reason, MAX.reason))}`
+    ? `\n      ${reasonFromBroker(l) ? 'the broker: ' : ''}${code(truncate(l.reason, MAX.reason))}`
     : '';
   const next = l.next ? `\n      _Next:_ ${prose(truncate(l.next, MAX.next))}` : '';
   return `• ${MARK[l.state]} · ${what}${where}${policy}${reason}${next}`;
