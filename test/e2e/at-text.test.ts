@@ -198,6 +198,14 @@ describe('which --at and policies --at as text, through bin/rmq.js', () => {
     });
   });
 
+  it("history says a change found at the gap's end was made at some moment of the gap, not when it was noticed", async () => {
+    const r = await rmq(['history', 'audit-retention']);
+    expect(r.code, r.err).toBe(0);
+    expect(lines(r.out)).toContain(
+      `  made at a moment not known between ${iso(T.gapFrom)} and ${iso(T.gapTo)} (found by comparing the policies, not when it was noticed)`,
+    );
+  });
+
   it('an object that exists no more: the matches by priority, or the winner as --kind says', async () => {
     const at = iso(T.edited - 30 * 60_000);
     const gone = await rmq(['which', 'orders.gone', '--at', at]);

@@ -236,4 +236,30 @@ describe('history lists snapshots and gaps', () => {
     const slack = JSON.stringify(historyView({ entries: [gap, snapshot], unreadable: 0 }));
     expect(slack).toContain(`not watched from <!date^${Date.parse(gap.from) / 1000}^`);
   });
+
+  it("a change found at the gap's end: made at some moment of it, not when it was noticed", () => {
+    const found = {
+      id: 'o-found',
+      at: '2026-12-04T03:30:01.000Z',
+      env: 'lab',
+      prev: 'h2',
+      hash: 'h3',
+      vhost: '/',
+      policy: 'audit-retention',
+      operator: false,
+      action: 'outside' as const,
+      detectedBy: 'start' as const,
+      between: { from: gap.from, to: gap.to },
+      before: null,
+      after: { pattern: '^a', applyTo: 'queues', priority: 0, definition: {} },
+      objects: [],
+      unpredictable: 0,
+    };
+    expect(historyText({ entries: [found], unreadable: 0 })).toContain(
+      `  made at a moment not known between ${gap.from} and ${gap.to}`,
+    );
+    expect(JSON.stringify(historyView({ entries: [found], unreadable: 0 }))).toContain(
+      `made at a moment not known between <!date^${Date.parse(gap.from) / 1000}^`,
+    );
+  });
 });
