@@ -82,6 +82,20 @@ describe('which in an incident thread', () => {
     expect(text).toContain('--at TIME');
   });
 
+  it('says so when the policy in force is the same and its effective values differ', async () => {
+    // orders.processing: audit-fallback then and now; the trail's state then has no operator
+    // policy, the broker's now has orders-ceiling, which lowers the TTL and caps the length.
+    const text = await askInThread(
+      h,
+      `which orders.processing --vhost ${h.vhost}`,
+      { channel: 'C0INCIDENT', threadTs: ts(NOW - 2 * HOUR) },
+      'At the start of this thread',
+    );
+    expect(text).toMatch(
+      /At the start of this thread, <!date\^\d+\^[^>]*>: `audit-fallback` \([^)]*message-ttl=`3600000`[^)]*\); now: `audit-fallback` \([^)]*message-ttl=`600000`[^)]*\)/,
+    );
+  });
+
   it('says nothing of it in a thread younger than an hour, nor in a channel', async () => {
     const young = await ask(`which orders.audit --vhost ${h.vhost}`, {
       channel: 'C0INCIDENT',
