@@ -258,7 +258,12 @@ export async function changesAround(
   ms: number,
 ): Promise<ChangeRecord[]> {
   const { entries } = await trail.scan({ env, vhost, since: ms - AROUND_MS, until: ms + AROUND_MS });
-  return entries.filter(isChange).filter((r) => Math.abs(madeAt(r) - ms) <= AROUND_MS);
+  return (
+    entries
+      .filter(isChange)
+      // A federation upstream's, set's or shovel's change (`component`) is no policy's.
+      .filter((r) => r.component === undefined && Math.abs(madeAt(r) - ms) <= AROUND_MS)
+  );
 }
 
 /** A change as `around` lists it. */
