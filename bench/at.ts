@@ -8,12 +8,19 @@
  * state (1,000 policies and the lab's), sealed and indexed as the bot seals them. The live vhost
  * holds the lab and the same 1,000 policies. Then, interleaved, `which orders.audit` (the command
  * as the terminal runs it, a new client each round) and `which orders.audit --at T` for a random
- * T of the trail (the same, plus the trail): medians, their ratio (goal <= 1.5), and this
- * process's peak RSS while asking (goal <= 200 MB; the fixture's memory collected first). The replay reads the snapshot at or before T (found
- * through the index) and the records after it, never the trail whole: the records read per
- * question are printed too.
+ * T of the trail (the same, plus the trail): medians, their ratio (goal <= 1.5). Memory (goal
+ * <= 200 MB): the peak RSS of `node bin/rmq.js which orders.audit --at T` as users run it (the
+ * built CLI; `npm run build` first), a process of its own (`/usr/bin/time`), so the fixture's
+ * memory is not counted; this process's peak while asking is printed beside it. The trail is
+ * written under the CLI's prefix `rmq:` in a Redis database of its own (BENCH_AT_DB, default 12, refused
+ * unless empty; emptied after). The replay reads the snapshot at or before T (found through the
+ * index) and the records after it, never the trail whole: the records read per question are
+ * printed too.
  */
-import { randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Redis } from 'ioredis';
@@ -41,8 +48,17 @@ const sampler = setInterval(sample, 20);
 
 const admin = new LabClient({ url: o.brokerUrl, user: o.user, password: o.password });
 const vhost = `rmq-bench-at-${process.pid}`;
-const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-const prefix = `rmq:bench-at-${randomBytes(4).toString('hex')}`;
+const db = Number(process.env.BENCH_AT_DB ?? 12);
+const redisUrl = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+redisUrl.pathname = `/${db}`;
+const redis = new Redis(redisUrl.toString());
+/** The CLI's own prefix: the built CLI reads this trail. */
+const prefix = 'rmq';
+if ((await redis.dbsize()) > 0) {
+  console.error(`bench:at: Redis database ${db} is not empty; name an empty one with BENCH_AT_DB=N`);
+  process.exit(2);
+}
+const cwd = mkdtempSync(join(tmpdir(), 'rmq-bench-at-'));
 
 const policy = (i: number, n: number) => ({
   vhost,
@@ -192,8 +208,54 @@ try {
   console.log(
     `records read after the snapshot per question: median ${median(read)}, at most ${Math.max(...read)} (of ${RECORDS})`,
   );
+  // The command as users run it, a process of its own: its peak RSS, the fixture not counted.
+  const environments = join(cwd, 'environments.yml');
+  writeFileSync(
+    environments,
+    `environments:\n  - { name: lab, url: "${o.brokerUrl}", userEnv: BENCH_USER, passwordEnv: BENCH_PASSWORD }\n`,
+  );
+  const cli = new URL('../bin/rmq.js', import.meta.url).pathname;
+  const rss: number[] = [];
+  for (let round = 0; round < 5; round++) {
+    const ms = T0 + Math.floor(Math.random() * RECORDS) * STEP_MS + 30_000;
+    const args = [
+      process.execPath,
+      cli,
+      'which',
+      'orders.audit',
+      '--vhost',
+      vhost,
+      '--at',
+      new Date(ms).toISOString(),
+      '--json',
+    ];
+    const err = await new Promise<string>((resolve, reject) =>
+      execFile(
+        '/usr/bin/time',
+        ['-f', 'maxrss %M', ...args],
+        {
+          cwd,
+          env: {
+            PATH: process.env.PATH ?? '',
+            RMQ_ENVIRONMENTS: environments,
+            BENCH_USER: o.user,
+            BENCH_PASSWORD: o.password,
+            REDIS_URL: redisUrl.toString(),
+          },
+          maxBuffer: 16 << 20,
+        },
+        (e, out, stderr) => {
+          if (e) reject(new Error(`${e.message}: ${stderr}`));
+          else if (!(JSON.parse(out) as { known: boolean }).known) reject(new Error(`not known at ${ms}`));
+          else resolve(stderr);
+        },
+      ),
+    );
+    rss.push(Number(/maxrss (\d+)/.exec(err)?.[1] ?? Number.NaN) * 1024);
+  }
+  const cliPeak = Math.max(...rss);
   console.log(
-    `peak RSS ${(peak / 2 ** 20).toFixed(0)} MB (goal <= 200 MB: ${peak <= 200 * 2 ** 20 ? 'met' : 'NOT met'})`,
+    `peak RSS of \`rmq which --at\` as a process: ${(cliPeak / 2 ** 20).toFixed(0)} MB (goal <= 200 MB: ${cliPeak <= 200 * 2 ** 20 ? 'met' : 'NOT met'}); this process while asking: ${(peak / 2 ** 20).toFixed(0)} MB`,
   );
 } finally {
   clearInterval(sampler);
@@ -201,4 +263,5 @@ try {
   await admin.close();
   for (const key of await redis.keys(`${prefix}:*`)) await redis.del(key);
   redis.disconnect();
+  rmSync(cwd, { recursive: true, force: true });
 }

@@ -20,7 +20,7 @@ export {
   type StateAt,
   stateAt,
 } from './replay.ts';
-export { gapWords, snapshotWords } from './sealWords.ts';
+export { gapWords, madeBetweenWords, snapshotWords } from './sealWords.ts';
 export {
   AuditTrail,
   type AuditTrailOptions,

@@ -17,3 +17,8 @@ export function snapshotWords(e: SnapshotRecord): string {
 export function gapWords(from: string, to: string): string {
   return `not watched from ${from} to ${to} (every replica down, the broker unreachable, or the event feed lost and not yet compared): what the policies were in between is unknown, and the changes found at its end were made at some moment in it`;
 }
+
+/** A change found by comparing (`between`): when it was made, as far as the trail can say. */
+export function madeBetweenWords(from: string, to: string): string {
+  return `made at a moment not known between ${from} and ${to} (found by comparing the policies, not when it was noticed)`;
+}

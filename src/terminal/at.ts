@@ -1,19 +1,21 @@
 import {
   type AroundOf,
   type AtKeys,
+  aroundDiff,
   aroundHeading,
   aroundNone,
   aroundWords,
+  asWhichSays,
   atHead,
   betweenWords,
-  claimsWinner,
   type EdgeAnswer,
+  KIND_NOT_ASKED,
   type PoliciesAtResult,
   unknownWords,
   type WhichAtResult,
 } from '../commands/at/index.ts';
 import { kindWords } from '../commands/index.ts';
-import { jsonWritten, quoted, terminalText } from '../text/index.ts';
+import { jsonWritten, quoted, showInvisible, terminalText } from '../text/index.ts';
 import { policiesText } from './policies.ts';
 import { whichText } from './which.ts';
 
@@ -30,9 +32,18 @@ function aroundLines(r: AtKeys, of: AroundOf): string[] {
   return [
     '',
     `${aroundHeading(of)}:`,
-    ...r.around.map((e) => `  ${e.at}  ${aroundWords(e, quoted)}${betweenWords(e, utc)}`),
+    ...r.around.flatMap((e) => {
+      const diff = aroundDiff(e, quoted, jsonWritten, showInvisible);
+      return [
+        `  ${e.at}  ${aroundWords(e, quoted)}${betweenWords(e, utc)}`,
+        ...(diff ? [`    ${diff}`] : []),
+      ];
+    }),
   ];
 }
+
+/** A command's answer, already terminal text, as lines of this one (its line breaks kept as breaks). */
+const linesOf = (text: string) => text.trimEnd().split('\n');
 
 function edgeWords(e: EdgeAnswer): string {
   if (!e.known) return `${e.at}: unknown`;
@@ -44,6 +55,7 @@ function edgeWords(e: EdgeAnswer): string {
 function kindLine(r: WhichAtResult): string[] {
   if (r.kindFrom === 'flag') return [`(as a ${kindWords(r.object.kind)}, as --kind says)`];
   if (r.kindFrom === 'now') return [`(as a ${kindWords(r.object.kind)}, its kind now)`];
+  if (r.kindFrom === 'not-asked') return [KIND_NOT_ASKED];
   return [];
 }
 
@@ -51,7 +63,7 @@ export function whichAtText(r: WhichAtResult): string {
   const what = `${kindWords(r.object.kind)} ${quoted(r.object.name)}`;
   const lines = [atHead(r, utc), ...kindLine(r)];
   if (r.known) {
-    lines.push(whichText({ ...r, answer: claimsWinner(r) ? 'reported' : 'not-reported' }).trimEnd());
+    lines.push(...linesOf(whichText(asWhichSays(r))));
   } else {
     lines.push(unknownWords(r, utc, `the ${what}`));
     if (r.edges)
@@ -66,7 +78,7 @@ export function whichAtText(r: WhichAtResult): string {
 
 export function policiesAtText(r: PoliciesAtResult): string {
   const lines = [atHead(r, utc)];
-  if (r.known) lines.push(policiesText(r).trimEnd());
+  if (r.known) lines.push(...linesOf(policiesText(r)));
   else lines.push(unknownWords(r, utc, `the policies of vhost ${quoted(r.vhost)}`));
   lines.push(...aroundLines(r, 'vhost'));
   return terminalText(lines);

@@ -10,6 +10,7 @@ import {
   inShowingOrder,
   LEFT_WORDS,
   type LinksRecord,
+  madeBetweenWords,
   observationWords,
   observedQueueWords,
   type ReviewRecord,
@@ -99,6 +100,7 @@ function changeLines(e: ChangeRecord): string[] {
   for (const a of approvalWords(e, plain, quoted)) lines.push(`  ${a}`);
   if (e.action === 'outside')
     lines.push(`  made outside the bot${e.actor ? ` by ${e.actor}` : ' (by whom: not known)'}`);
+  if (e.between) lines.push(`  ${madeBetweenWords(e.between.from, e.between.to)}`);
   if (e.action === 'left') lines.push(`  ${LEFT_WORDS}`);
   const g = e.breakGlass;
   if (g) {

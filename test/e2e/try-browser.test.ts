@@ -3,7 +3,8 @@
  * stand-in, the lab in a vhost of its own, a Redis of the file's own), its page driven in headless
  * Chromium (Debian's, /usr/bin/chromium, through playwright-core): a whole change request typed,
  * approved by someone else with a reason, its audit diff read; and a name full of markup shown as
- * written, never run.
+ * written, never run. First, the README's `--at` trial from the terminal: a change made outside the
+ * bot, then the question about the minute before it.
  *
  * Without Chromium the file is skipped, loudly; `.ci/run` installs it and sets
  * TRY_BROWSER_REQUIRED=1, which turns its absence into a failure.
@@ -14,8 +15,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { trialRedisUrl } from '../../scripts/try.ts';
 import { adminClient, brokerCredentials, brokerUrl, uniqueName, waitFor } from '../support/broker.ts';
 import { built, repoRoot } from '../support/built.ts';
+import { runBuiltRmq } from '../support/cli.ts';
 import { type RedisServer, startRedisServer } from '../support/redisServer.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -111,6 +114,57 @@ describe.skipIf(!present && !required)('npm run try, in headless Chromium', () =
 
   const team = (page: Page) => page.getByRole('log', { name: 'Messages in #orders-team' });
   const approvals = (page: Page) => page.getByRole('log', { name: 'Messages in #rmq-approvals' });
+
+  it("the README's --at trial: a change outside the bot, then `which --at -1m` and `policies --at -1m` from the terminal say the minute before it", async () => {
+    const { bin } = await built();
+    const { user, password } = brokerCredentials();
+    const env = {
+      RMQ_URL: brokerUrl(),
+      RMQ_USER: user,
+      RMQ_PASSWORD: password,
+      // The README's `export REDIS_URL=redis://127.0.0.1:6379/13`: the trial's database.
+      REDIS_URL: trialRedisUrl(redis.url),
+    };
+    const rmq = (args: string[]) => runBuiltRmq(bin, [...args, '--vhost', vhost], env, cwd);
+    // "wait a minute (it seals the lab's state when it starts)": until a minute ago is watched.
+    await waitFor(
+      async () => {
+        const r = await rmq(['which', 'orders.audit', '--at', '-1m', '--json']);
+        return r.code === 0 && (JSON.parse(r.out) as { known: boolean }).known;
+      },
+      { deadlineMs: 120_000, intervalMs: 2_000, what: 'a minute ago to be watched' },
+    );
+    await admin.putPolicy('user', {
+      vhost,
+      name: 'hotfix',
+      pattern: '^orders\\.audit$',
+      applyTo: 'queues',
+      priority: 20,
+      definition: { 'max-length': 7 },
+    });
+    try {
+      await waitFor(async () => (await rmq(['which', 'orders.audit'])).out.includes('In force: hotfix'), {
+        deadlineMs: 30_000,
+        what: 'hotfix in force now',
+      });
+      // The change recorded (caught by the watch) before asking: it is then listed around.
+      await waitFor(
+        async () => (await rmq(['history', 'hotfix', '--json'])).out.includes('"action": "outside"'),
+        { deadlineMs: 60_000, what: 'the change caught outside the bot' },
+      );
+      const then = await rmq(['which', 'orders.audit', '--at', '-1m']);
+      expect(then.code, then.err).toBe(0);
+      expect(then.out).toContain('recomputed from the trail; the broker cannot be asked about the past');
+      expect(then.out).toMatch(/^ {2}In force: audit-retention — /m);
+      expect(then.out).toMatch(/created policy "hotfix", outside the bot/);
+      const listed = await rmq(['policies', '--at', '-1m']);
+      expect(listed.code, listed.err).toBe(0);
+      expect(listed.out).toContain('audit-retention');
+      expect(listed.out).not.toMatch(/^ +\d+ {2}hotfix/m);
+    } finally {
+      await admin.deletePolicy('user', vhost, 'hotfix');
+    }
+  }, 240_000);
 
   it('types /rmq delete as alice, approves as bob with a reason, and shows the applied audit diff', async () => {
     const page = await open();

@@ -3,16 +3,20 @@
  * a second replica of a watch that holds seals nothing; every replica down for longer than the
  * gap's threshold, then two started at once: exactly one gap (from the last beat, before the stop,
  * to the comparison's reading) and one snapshot, the change made meanwhile found as made between
- * them; comparisons while the watch holds seal nothing more (the trail stays bounded).
+ * them; comparisons while the watch holds seal nothing more (the trail stays bounded). The broker
+ * unreachable (a relay to it cut) past the threshold: the same gap and snapshot. No event feed, the
+ * comparisons reading the broker: no gap, and a change found carries the span since the last
+ * reading, the state unknown inside it.
  */
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stateAt } from '../../src/audit/replay.ts';
 import { AuditTrail } from '../../src/audit/trail.ts';
-import type { LabClient } from '../../src/rabbit/lab.ts';
+import { LabClient } from '../../src/rabbit/lab.ts';
 import { outsideEntry } from '../../src/watch/outside.ts';
 import { sealEntry } from '../../src/watch/seal.ts';
 import type { Seal } from '../../src/watch/watcher.ts';
-import { waitFor, withVhost } from '../support/broker.ts';
+import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
 import { BROKERS, clientFor } from '../support/brokers.ts';
 import { type WatchFixture, watchFixture } from '../support/watch.ts';
 
@@ -37,6 +41,50 @@ function sealedInto(fixture: WatchFixture, vhost: string) {
     await trail.append(sealEntry(s));
   };
   return { trail, env, seals, seal, sinceSnapshot: () => trail.appendedSinceSnapshot(env) };
+}
+
+/**
+ * A TCP relay to the broker's management port, on a port of its own: `cut()` refuses every
+ * connection (those open are reset), as an unreachable broker does; `mend()` relays again.
+ */
+async function relayTo(
+  target: string,
+): Promise<{ url: string; cut(): Promise<void>; mend(): Promise<void>; close(): Promise<void> }> {
+  const { hostname, port } = new URL(target);
+  const open = new Set<Socket>();
+  let listening: Server | undefined;
+  let at = 0;
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      const server = createServer((inbound) => {
+        const outbound = connect(Number(port), hostname);
+        open.add(inbound).add(outbound);
+        inbound.pipe(outbound).pipe(inbound);
+        for (const s of [inbound, outbound]) {
+          s.on('error', () => undefined);
+          s.on('close', () => {
+            open.delete(s);
+            inbound.destroy();
+            outbound.destroy();
+          });
+        }
+      });
+      server.once('error', reject);
+      server.listen(at, '127.0.0.1', () => {
+        const address = server.address();
+        if (address && typeof address === 'object') at = address.port;
+        listening = server;
+        resolve();
+      });
+    });
+  const cut = async () => {
+    const server = listening;
+    listening = undefined;
+    for (const s of open) s.resetAndDestroy();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  };
+  await listen();
+  return { url: `http://127.0.0.1:${at}`, cut, mend: listen, close: cut };
 }
 
 describe('the watch keeps its continuity', () => {
@@ -95,6 +143,104 @@ describe('the watch keeps its continuity', () => {
         expect(seals).toHaveLength(3);
       },
       { client, prefix: 'continuity' },
+    );
+  });
+
+  it('the broker unreachable for longer than the threshold: one gap, from the last beat to the reading after it, its snapshot, the change made meanwhile found as made between them', async () => {
+    const relay = await relayTo(broker.url);
+    const through = new LabClient({ url: relay.url, ...brokerCredentials(), getRetries: 0 });
+    try {
+      await withVhost(
+        async (vhost) => {
+          await client.putPolicy('user', policy(vhost, 1000));
+          const { trail, env, seals, seal } = sealedInto(fixture, vhost);
+          const w = await fixture.start({
+            vhost,
+            client: through,
+            seal,
+            heartbeatMs: 100,
+            gapAfterMs: 800,
+            events: false,
+          });
+          expect(seals.map((x) => (x.kind === 'snapshot' ? x.why : x.kind))).toEqual(['first']);
+          await relay.cut();
+          const cut = Date.now();
+          // The comparison cannot read the broker: the watch no longer holds, the beats stop.
+          await w.watcher.compare('interval');
+          expect(w.watcher.health().lastCompare?.ok).toBe(false);
+          await client.putPolicy('user', policy(vhost, 2000));
+          await waitFor(() => Date.now() - cut > 1_500, { deadlineMs: 5_000, intervalMs: 50 });
+          await relay.mend();
+          await w.watcher.compare('interval');
+          expect(seals.map((x) => (x.kind === 'snapshot' ? x.why : x.kind))).toEqual(['first', 'gap', 'gap']);
+          const gap = seals[1];
+          if (gap?.kind !== 'gap') throw new Error('no gap');
+          expect(gap.from.getTime()).toBeLessThanOrEqual(cut);
+          expect(gap.to.getTime()).toBeGreaterThan(cut + 1_500);
+          expect(w.changes.map((c) => [c.after?.definition, c.between?.from, c.between?.to])).toEqual([
+            [{ 'message-ttl': 2000 }, gap.from, gap.to],
+          ]);
+          const inside = await stateAt(trail, env, vhost, cut + 500);
+          expect(inside).toMatchObject({
+            known: false,
+            why: 'gap',
+            gap: { from: gap.from.toISOString(), to: gap.to.toISOString() },
+          });
+          // The snapshot after the gap holds what the broker held.
+          const after = await stateAt(trail, env, vhost, gap.to.getTime());
+          expect(after.known && after.state.user.map((p) => p.definition)).toEqual([{ 'message-ttl': 2000 }]);
+        },
+        { client, prefix: 'continuity-unreachable' },
+      );
+    } finally {
+      await through.close();
+      await relay.close();
+    }
+  });
+
+  it('no event feed (lost, or off), the comparisons reading the broker: no gap and no snapshot, a change found carries the span since the last reading, unknown inside it', async () => {
+    await withVhost(
+      async (vhost) => {
+        await client.putPolicy('user', policy(vhost, 1000));
+        const { trail, env, seals, seal } = sealedInto(fixture, vhost);
+        const w = await fixture.start({
+          vhost,
+          client,
+          seal,
+          heartbeatMs: 100,
+          gapAfterMs: 800,
+          events: false,
+        });
+        // A comparison after the first snapshot's: the span of what the next one finds starts at it.
+        await waitFor(() => Date.now() > Date.parse(w.watcher.health().lastCompare?.at ?? '') + 5, {
+          deadlineMs: 1_000,
+          intervalMs: 5,
+        });
+        await w.watcher.compare('interval');
+        const read = w.watcher.health().lastCompare?.at ?? '';
+        await client.putPolicy('user', policy(vhost, 2000));
+        await w.watcher.compare('interval');
+        expect(seals.map((x) => (x.kind === 'snapshot' ? x.why : x.kind))).toEqual(['first']);
+        const [change] = w.changes;
+        if (!change?.between) throw new Error('no span on the change found');
+        expect(change.between.from.toISOString()).toBe(read);
+        expect(change.between.to.toISOString()).toBe(w.watcher.health().lastCompare?.at);
+        await trail.append(outsideEntry(change, undefined, new Date()));
+        const { from, to } = change.between;
+        const mid = (from.getTime() + to.getTime()) / 2;
+        expect(await stateAt(trail, env, vhost, mid)).toMatchObject({
+          known: false,
+          why: 'gap',
+          gap: { from: from.toISOString(), to: to.toISOString() },
+        });
+        const at = async (ms: number) => {
+          const s = await stateAt(trail, env, vhost, ms);
+          return s.known ? s.state.user.map((p) => p.definition) : s;
+        };
+        expect(await at(from.getTime() - 1)).toEqual([{ 'message-ttl': 1000 }]);
+        expect(await at(to.getTime())).toEqual([{ 'message-ttl': 2000 }]);
+      },
+      { client, prefix: 'continuity-nofeed' },
     );
   });
 

@@ -7,7 +7,8 @@
  * `policy` of every exchange, the policy lists). Settled: one message published to each queue
  * after the change and counted in its statistics, so the statistics read were emitted after it.
  * Then, for random instants, `bin/rmq.js which --at` and `policies --at` must agree with what was
- * recorded then, say "unknown" inside the gap and before the first snapshot, and
+ * recorded then, say "unknown" inside the gap (with what the broker said at its start and at its
+ * end) and before the first snapshot, and
  * `history --verify` must hold.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -298,7 +299,8 @@ export async function runAtDifferential(broker: TestBroker, run: AtDifferentialR
     // was read after) until the next change begins.
     let changed = Date.now();
     let current = await settle();
-    let gap: { stopped: number; restarted: number } | undefined;
+    /** `before`: the index of what the broker said when the bot was stopped; the next one is after the gap. */
+    let gap: { stopped: number; restarted: number; before: number } | undefined;
     const gapAt = 1 + random.int(Math.max(1, run.steps - 2));
     for (let step = 0; step < run.steps; step++) {
       observations.push({ ...current, from: changed + 300, until: Date.now() });
@@ -307,6 +309,14 @@ export async function runAtDifferential(broker: TestBroker, run: AtDifferentialR
         // The watch is known to have held until its last beat (CONTINUITY_DEFAULTS.heartbeatMs, 2 s).
         const last = observations.at(-1);
         if (last) last.until -= 2_500;
+        // A beat of the watch after the broker said it (the gap then starts where the broker held
+        // it, and its start's answer is that one): the last beat is the gap's start.
+        const said = last?.from ?? Date.now();
+        await waitFor(async () => Number(await redis.get('rmq:watch:lab:known')) > said, {
+          deadlineMs: 15_000,
+          intervalMs: 100,
+          what: "the watch's beat after the last settle",
+        });
         bot.child.kill('SIGKILL');
         await bot.exited;
         const stopped = Date.now();
@@ -321,7 +331,7 @@ export async function runAtDifferential(broker: TestBroker, run: AtDifferentialR
           deadlineMs: 60_000,
           what: 'the gap recorded',
         });
-        gap = { stopped, restarted };
+        gap = { stopped, restarted, before: observations.length - 1 };
       } else if (random.chance(0.5)) await throughBot();
       else await outsideChange();
       changed = Date.now();
@@ -444,13 +454,36 @@ export async function runAtDifferential(broker: TestBroker, run: AtDifferentialR
       expect(Date.parse(g.from)).toBeLessThanOrEqual(gap.stopped);
       expect(Date.parse(g.to)).toBeGreaterThanOrEqual(gap.restarted);
       const ms = gap.stopped + 500 + random.int(gap.restarted - gap.stopped - 1000);
-      const inside = await askedAt(ms, random.pick(objects));
+      const name = random.pick(objects);
+      const inside = await askedAt(ms, name);
       expect(inside).toMatchObject({
         known: false,
         unknownBecause: 'gap',
         gap: { from: g.from, to: g.to },
         inForce: null,
       });
+      // With what governed at the gap's start and at its end: what the broker said then.
+      const edges = (
+        inside as unknown as {
+          edges: Record<
+            'from' | 'to',
+            { known: boolean; inForce: string | null; operatorPolicy: string | null; candidates?: string[] }
+          >;
+        }
+      ).edges;
+      for (const [side, o] of [
+        ['from', observations[gap.before]],
+        ['to', observations[gap.before + 1]],
+      ] as const) {
+        const edge = edges[side];
+        const q = o?.queues[name];
+        const reported = q ? q.policy : (o?.exchanges[name] ?? null);
+        const said = `${name} at the gap's ${side} (seed ${run.seed}; the broker said ${JSON.stringify(q ?? o?.exchanges[name])})`;
+        expect(edge.known, said).toBe(true);
+        if (edge.candidates) expect(edge.candidates, said).toContain(reported);
+        else expect(edge.inForce, said).toBe(reported);
+        if (q) expect(edge.operatorPolicy, said).toBe(q.operator);
+      }
       const listed = await cli(['policies', '--at', iso(ms)]);
       expect(JSON.parse(listed.out)).toMatchObject({ known: false, policies: [] });
     }

@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { madeAt, replay, stateAt, unknownSpan } from '../../src/audit/replay.ts';
 import type { AuditRecord, ChangeRecord, GapRecord, SnapshotRecord } from '../../src/audit/types.ts';
+import { changesAround } from '../../src/commands/at/whichAt.ts';
 import type { Policy } from '../../src/policy/types.ts';
 
 const T0 = Date.parse('2026-12-04T03:00:00Z');
@@ -212,5 +213,29 @@ describe('stateAt', () => {
       T0 + 1,
     );
     expect(s).toMatchObject({ known: false, why: 'not-watching' });
+  });
+});
+
+describe('changesAround', () => {
+  it("lists the vhost's policy changes an hour either side, never a federation upstream's named like one", async () => {
+    const a = policy('a', 1);
+    const records: AuditRecord[] = [
+      change(T0 - 30 * 60_000, 'a', null, a),
+      change(T0 + 10 * 60_000, 'a', a, null, {
+        component: 'federation-upstream',
+        before: null,
+        after: null,
+        value: { before: {}, after: null },
+      }),
+      change(T0 + 2 * 3_600_000, 'a', a, null),
+    ];
+    const trail = {
+      snapshotNear: async () => undefined,
+      gapAt: async () => undefined,
+      after: async () => [],
+      scan: async () => ({ entries: records, unreadable: 0 }),
+    };
+    const around = await changesAround(trail, 'lab', '/', T0);
+    expect(around.map((r) => r.id)).toEqual([records[0]?.id]);
   });
 });

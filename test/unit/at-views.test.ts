@@ -63,11 +63,51 @@ describe('which --at', () => {
     expect(text).toContain(
       `At ${AT} (03:12 is today, UTC), recomputed from the trail; the broker cannot be asked about the past.`,
     );
-    expect(text).toContain('In force: audit-fallback');
-    expect(text).toContain('its kind now');
-    expect(text).toContain(
-      '2026-12-04T03:20:00.000Z  deleted policy "audit-retention", outside the bot by "alice"',
+    expect(text, "which's answer keeps its lines").not.toContain('\\n');
+    expect(text.split('\n')).toEqual(
+      expect.arrayContaining([
+        '(as a classic queue, its kind now)',
+        '  In force: audit-fallback — pattern "^orders\\.", apply-to queues, priority 1',
+        '  2026-12-04T03:20:00.000Z  deleted policy "audit-retention", outside the bot by "alice"',
+        '    had set pattern "^orders\\.audit$", apply-to queues, priority 10',
+      ]),
     );
+  });
+
+  it('each change around says what it changed, in the terminal and in Slack', () => {
+    const edit = {
+      ...base.around[0],
+      action: 'edit',
+      outside: false,
+      who: 'U0ONCALL',
+      before: {
+        pattern: '^orders\\.audit$',
+        applyTo: 'queues',
+        priority: 10,
+        definition: { 'max-length': 5 },
+      },
+      after: { pattern: '^orders\\.', applyTo: 'all', priority: 10, definition: { 'message-ttl': 9 } },
+    } as WhichAtResult['around'][number];
+    const r = { ...base, around: [edit] };
+    expect(whichAtText(r)).toContain(
+      '    pattern "^orders\\.audit$" -> "^orders\\.", apply-to queues -> all, max-length 5 -> (none), message-ttl (none) -> 9',
+    );
+    expect(slackText(whichAtView(r))).toContain('`max-length` `5` -> (none)');
+  });
+
+  it('the broker not asked what the object is now: its kind not known, never said missing', () => {
+    const r: WhichAtResult = {
+      ...base,
+      object: { ...base.object, exists: false, kindAssumed: true },
+      kindFrom: 'not-asked',
+    };
+    const text = whichAtText(r);
+    expect(text).toContain('The broker could not be asked what it is now');
+    expect(text).not.toContain('exists');
+    expect(text).not.toContain('In force:');
+    const slack = slackText(whichAtView(r));
+    expect(slack).toContain('The broker could not be asked what it is now');
+    expect(slack).not.toContain('exists');
   });
 
   it('Slack: every instant in its date formatting', () => {
@@ -121,7 +161,7 @@ describe('which --at', () => {
     expect(text).toContain(`At its end, ${gap.to}: audit-fallback`);
     const slack = slackText(whichAtView(r));
     expect(slack).toContain(`Unknown between <!date^${Date.parse(gap.from) / 1000}^`);
-    expect(slack).toContain('`audit-retention`');
+    expect(slack).toContain('`audit-retention` (`max-length`=`5`)');
   });
 });
 
@@ -195,5 +235,31 @@ describe('history lists snapshots and gaps', () => {
     expect(text).toContain(`not watched from ${gap.from} to ${gap.to}`);
     const slack = JSON.stringify(historyView({ entries: [gap, snapshot], unreadable: 0 }));
     expect(slack).toContain(`not watched from <!date^${Date.parse(gap.from) / 1000}^`);
+  });
+
+  it("a change found at the gap's end: made at some moment of it, not when it was noticed", () => {
+    const found = {
+      id: 'o-found',
+      at: '2026-12-04T03:30:01.000Z',
+      env: 'lab',
+      prev: 'h2',
+      hash: 'h3',
+      vhost: '/',
+      policy: 'audit-retention',
+      operator: false,
+      action: 'outside' as const,
+      detectedBy: 'start' as const,
+      between: { from: gap.from, to: gap.to },
+      before: null,
+      after: { pattern: '^a', applyTo: 'queues', priority: 0, definition: {} },
+      objects: [],
+      unpredictable: 0,
+    };
+    expect(historyText({ entries: [found], unreadable: 0 })).toContain(
+      `  made at a moment not known between ${gap.from} and ${gap.to}`,
+    );
+    expect(JSON.stringify(historyView({ entries: [found], unreadable: 0 }))).toContain(
+      `made at a moment not known between <!date^${Date.parse(gap.from) / 1000}^`,
+    );
   });
 });

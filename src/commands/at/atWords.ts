@@ -12,7 +12,22 @@ import type { AroundEntry, AtKeys, WhichAtResult } from './whichAt.ts';
  * as `which` shows an object the broker does not report, the matches by priority.
  */
 export function claimsWinner(r: WhichAtResult): boolean {
-  return r.kindFrom !== 'assumed' && !r.ambiguous;
+  return (r.kindFrom === 'now' || r.kindFrom === 'flag') && !r.ambiguous;
+}
+
+/**
+ * The broker could not be asked what the object is now: said so, and the answer given as for a
+ * classic queue, the matches by priority (never "no such object", which nobody read).
+ */
+export const KIND_NOT_ASKED =
+  'The broker could not be asked what it is now, so its kind is not known: answering as for a classic queue, the matches by priority (add --kind to ask as another kind).';
+
+/** The answer as `which` words it, with a kind the broker could not be asked about not read as a missing object. */
+export function asWhichSays(r: WhichAtResult): WhichAtResult {
+  const answer = claimsWinner(r) ? 'reported' : 'not-reported';
+  return r.kindFrom === 'not-asked'
+    ? { ...r, answer, object: { ...r.object, kindAssumed: false } }
+    : { ...r, answer };
 }
 
 export const RECOMPUTED = 'recomputed from the trail; the broker cannot be asked about the past';
@@ -50,6 +65,45 @@ export function aroundWords(e: AroundEntry, name: (s: string) => string): string
     ? `outside the bot${e.who ? ` by ${name(e.who)}` : ' (by whom: not known)'}`
     : `through the bot${e.who ? `, requested by ${name(e.who)}` : ''}`;
   return `${what}, ${who}`;
+}
+
+/**
+ * What one change near the instant did to its policy: for an edit, each field and key that
+ * differs (`max-length 5 -> 7`); for a create, what the policy set; for a delete, what it had set.
+ * `text` writes a pattern as written, `key` an apply-to or a definition's key, `value` a value.
+ */
+export function aroundDiff(
+  e: AroundEntry,
+  text: (s: string) => string,
+  value: (v: unknown) => string,
+  key: (s: string) => string = text,
+): string {
+  const all = (p: NonNullable<AroundEntry['before']>) =>
+    [
+      `pattern ${text(p.pattern)}`,
+      `apply-to ${key(p.applyTo)}`,
+      `priority ${p.priority}`,
+      ...Object.entries(p.definition).map(([k, v]) => `${key(k)}=${value(v)}`),
+    ].join(', ');
+  if (e.before === null) return e.after ? `set ${all(e.after)}` : '';
+  if (e.after === null) return `had set ${all(e.before)}`;
+  const { before, after } = e;
+  const shown = (v: unknown) => (v === undefined ? '(none)' : value(v));
+  const fields = (['pattern', 'applyTo', 'priority'] as const)
+    .filter((k) => before[k] !== after[k])
+    .map((k) =>
+      k === 'priority'
+        ? `priority ${before.priority} -> ${after.priority}`
+        : k === 'applyTo'
+          ? `apply-to ${key(before.applyTo)} -> ${key(after.applyTo)}`
+          : `pattern ${text(before.pattern)} -> ${text(after.pattern)}`,
+    );
+  const keys = [...new Set([...Object.keys(before.definition), ...Object.keys(after.definition)])]
+    .sort()
+    .filter((k) => JSON.stringify(before.definition[k]) !== JSON.stringify(after.definition[k]))
+    .map((k) => `${key(k)} ${shown(before.definition[k])} -> ${shown(after.definition[k])}`);
+  const changed = [...fields, ...keys];
+  return changed.length ? changed.join(', ') : 'written again unchanged';
 }
 
 /** A change found by comparing: made at some moment of its span. */

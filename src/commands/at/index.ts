@@ -2,12 +2,15 @@
 
 export {
   type AroundOf,
+  aroundDiff,
   aroundHeading,
   aroundNone,
   aroundWords,
+  asWhichSays,
   atHead,
   betweenWords,
   claimsWinner,
+  KIND_NOT_ASKED,
   RECOMPUTED,
   threadWords,
   unknownWords,

@@ -93,8 +93,11 @@ export interface EdgeAnswer {
 }
 
 export interface WhichAtResult extends WhichResult, AtKeys {
-  /** Where the kind came from: the object as it is now, `--kind`, or assumed (it exists no more). */
-  kindFrom: 'now' | 'flag' | 'assumed';
+  /**
+   * Where the kind came from: the object as it is now, `--kind`, or assumed: it exists no more
+   * (`assumed`), or the broker could not be asked what it is now (`not-asked`).
+   */
+  kindFrom: 'now' | 'flag' | 'assumed' | 'not-asked';
   /** Inside a gap: what it was at the gap's start and at its end. */
   edges?: { from: EdgeAnswer; to: EdgeAnswer };
 }
@@ -116,14 +119,16 @@ interface AtObject {
 async function objectOf(input: WhichInput, broker: WhichBroker | undefined): Promise<AtObject> {
   if (input.kind)
     return { kind: input.kind, type: input.kind, exists: false, kindFrom: 'flag', arguments: {} };
+  let kindFrom: AtObject['kindFrom'] = 'assumed';
   try {
     const now = broker ? await lookUp(broker, input) : undefined;
     if (now?.exists)
       return { kind: now.kind, type: now.type, exists: true, kindFrom: 'now', arguments: now.arguments };
   } catch {
-    // The broker could not say what the object is now: its kind is assumed, and said so.
+    // The broker could not say what the object is now (not that it is gone): its kind is assumed, and said so.
+    kindFrom = 'not-asked';
   }
-  return { kind: 'classic', type: 'classic', exists: false, kindFrom: 'assumed', arguments: {} };
+  return { kind: 'classic', type: 'classic', exists: false, kindFrom, arguments: {} };
 }
 
 export function atKeys(at: Instant, s: StateAt, around: AroundEntry[]): AtKeys {
@@ -174,7 +179,7 @@ export async function whichAt(
         name: input.name,
         kind: object.kind ?? object.type,
         exists: object.exists,
-        kindAssumed: object.kindFrom === 'assumed',
+        kindAssumed: object.kindFrom === 'assumed' || object.kindFrom === 'not-asked',
         ...(object.kind === null ? { keyRulesKnown: false as const } : {}),
         ...(object.exists ? { arguments: { ...object.arguments } } : {}),
       },
@@ -186,8 +191,10 @@ export async function whichAt(
   };
   if (!state.known) {
     if (state.why === 'gap' && state.gap) {
-      const edge = async (iso: string): Promise<EdgeAnswer> => {
-        const s = await stateAt(trail, env, input.vhost, Date.parse(iso));
+      // `ms`: the instant asked; the gap holds its own start (from inclusive), so its start is
+      // asked a millisecond before, the last instant the watch knew.
+      const edge = async (iso: string, ms: number): Promise<EdgeAnswer> => {
+        const s = await stateAt(trail, env, input.vhost, ms);
         if (!s.known) return { at: iso, known: false, inForce: null, operatorPolicy: null, effective: {} };
         const e = await computed(s, input.name, object, patterns, options.reader);
         return {
@@ -200,7 +207,10 @@ export async function whichAt(
         };
       };
       // Just before the gap the state was known; at its end it was read again.
-      const [from, to] = await Promise.all([edge(state.gap.from), edge(state.gap.to)]);
+      const [from, to] = await Promise.all([
+        edge(state.gap.from, Date.parse(state.gap.from) - 1),
+        edge(state.gap.to, Date.parse(state.gap.to)),
+      ]);
       r.edges = { from, to };
     }
     return r;
@@ -248,7 +258,12 @@ export async function changesAround(
   ms: number,
 ): Promise<ChangeRecord[]> {
   const { entries } = await trail.scan({ env, vhost, since: ms - AROUND_MS, until: ms + AROUND_MS });
-  return entries.filter(isChange).filter((r) => Math.abs(madeAt(r) - ms) <= AROUND_MS);
+  return (
+    entries
+      .filter(isChange)
+      // A federation upstream's, set's or shovel's change (`component`) is no policy's.
+      .filter((r) => r.component === undefined && Math.abs(madeAt(r) - ms) <= AROUND_MS)
+  );
 }
 
 /** A change as `around` lists it. */

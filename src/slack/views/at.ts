@@ -1,19 +1,21 @@
 import {
   type AroundOf,
   type AtKeys,
+  aroundDiff,
   aroundHeading,
   aroundNone,
   aroundWords,
+  asWhichSays,
   atHead,
   betweenWords,
-  claimsWinner,
   type EdgeAnswer,
+  KIND_NOT_ASKED,
   type PoliciesAtResult,
   unknownWords,
   type WhichAtResult,
 } from '../../commands/at/index.ts';
 import { kindWords } from '../../commands/index.ts';
-import { code, truncate } from '../escape.ts';
+import { code, truncate, valueCode } from '../escape.ts';
 import {
   type Block,
   context,
@@ -37,9 +39,14 @@ const AROUND_SHOWN = 8;
 
 function aroundBlocks(r: AtKeys, of: AroundOf): Block[] {
   if (r.around.length === 0) return [context(aroundNone(of))];
-  const lines = r.around
-    .slice(0, AROUND_SHOWN)
-    .map((e) => `• ${slackDate(e.at)} ${aroundWords(e, name)}${betweenWords(e, slackDate)}`);
+  const lines = r.around.slice(0, AROUND_SHOWN).map((e) => {
+    const diff = aroundDiff(
+      e,
+      (s) => code(truncate(s, 200)),
+      (v) => valueCode(v, 120),
+    );
+    return `• ${slackDate(e.at)} ${aroundWords(e, name)}${betweenWords(e, slackDate)}${diff ? `: ${diff}` : ''}`;
+  });
   const more =
     r.around.length > AROUND_SHOWN
       ? `\n…and ${r.around.length - AROUND_SHOWN} more (--json lists them all)`
@@ -54,7 +61,8 @@ function edgeWords(e: EdgeAnswer): string {
     : e.inForce
       ? name(e.inForce)
       : 'no policy';
-  return `${slackDate(e.at)}: ${inForce}${e.operatorPolicy ? `, operator policy ${name(e.operatorPolicy)}` : ''}`;
+  const values = Object.entries(e.effective).map(([k, v]) => `${code(k)}=${valueCode(v, 120)}`);
+  return `${slackDate(e.at)}: ${inForce}${e.operatorPolicy ? `, operator policy ${name(e.operatorPolicy)}` : ''}${values.length ? ` (${values.join(', ')})` : ''}`;
 }
 
 export function whichAtView(r: WhichAtResult): SlackMessage {
@@ -70,9 +78,15 @@ export function whichAtView(r: WhichAtResult): SlackMessage {
     ];
     return finish(blocks, `${r.at}: unknown`);
   }
-  const inner = whichView({ ...r, answer: claimsWinner(r) ? 'reported' : 'not-reported' });
+  const inner = whichView(asWhichSays(r));
   const kind =
-    r.kindFrom === 'flag' ? ' (kind as --kind says)' : r.kindFrom === 'now' ? ' (its kind now)' : '';
+    r.kindFrom === 'flag'
+      ? ' (kind as --kind says)'
+      : r.kindFrom === 'now'
+        ? ' (its kind now)'
+        : r.kindFrom === 'not-asked'
+          ? `\n${KIND_NOT_ASKED}`
+          : '';
   return finish(
     [context(`:rewind: ${head}${kind}`), ...inner.blocks, ...aroundBlocks(r, 'object')],
     `${r.at}: ${inner.text}`,

@@ -10,6 +10,7 @@ import {
   inShowingOrder,
   LEFT_WORDS,
   type LinksRecord,
+  madeBetweenWords,
   observationWords,
   observedQueueWords,
   type ReviewRecord,
@@ -91,6 +92,7 @@ function changeEntry(e: ChangeRecord): string {
       `requested by ${user(e.requester.user)}${e.requester.reason ? `: ${prose(e.requester.reason)}` : ''}`,
     ...approvalWords(e, user, prose),
     e.action === 'outside' && `made outside the bot${e.actor ? ` by ${code(e.actor)}` : ''}`,
+    e.between && madeBetweenWords(slackDate(e.between.from), slackDate(e.between.to)),
     e.action === 'left' && prose(LEFT_WORDS),
     e.breakGlass && `:rotating_light: *break glass:* ${breakGlassWords(e, user, prose)}`,
     e.breakGlass &&
