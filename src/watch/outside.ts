@@ -113,6 +113,9 @@ export function outsideRecorder(o: OutsideRecorderOptions): OutsideRecorder {
   const maxHoldMs = o.maxHoldMs ?? BURST_DEFAULTS.maxHoldMs;
   const bursts = new Map<string, Burst>();
   const recording = new Set<Promise<void>>();
+  // Stopping (flush): one try each, so that a Redis or Slack that is gone holds the stop no longer.
+  let stopping = false;
+  const triesNow = () => (stopping ? 1 : attempts);
 
   async function recordBurst(changes: readonly OutsideChange[]): Promise<void> {
     const [first] = changes;
@@ -124,7 +127,7 @@ export function outsideRecorder(o: OutsideRecorderOptions): OutsideRecorder {
       ? new Date(Math.min(...changes.map((c) => c.at.getTime())))
       : undefined;
     try {
-      effects = await tries(attempts, base, () =>
+      effects = await tries(triesNow(), base, () =>
         effectsOfChanges(o.brokerFor(first.env), changes, asOf ? { asOf } : {}),
       );
     } catch (err) {
@@ -135,21 +138,26 @@ export function outsideRecorder(o: OutsideRecorderOptions): OutsideRecorder {
     for (const [i, change] of changes.entries()) {
       try {
         records.push(
-          await tries(attempts, base, () =>
+          await tries(triesNow(), base, () =>
             o.trail.append(outsideEntry(change, effects?.[i], o.now?.() ?? new Date())),
           ),
         );
       } catch (err) {
-        // The watcher's state has moved: this change will not be found again. Said loudly.
+        // The watcher's state has moved: these changes will not be found again. Said loudly. The
+        // rest of the burst is not tried: the trail that refused every try refuses them too, and
+        // trying each in turn would hold a stop for the tries of every change.
         log.error(
-          { err: String(err), policy: change.name },
-          'a change outside the bot could not be recorded',
+          { err: String(err), policies: changes.slice(i).map((c) => c.name) },
+          changes.length - i === 1
+            ? 'a change outside the bot could not be recorded'
+            : `${changes.length - i} changes outside the bot could not be recorded`,
         );
+        break;
       }
     }
     if (records.length === 0) return;
     try {
-      await tries(attempts, base, () => o.notifier.outside(records, o.approvalsChannelOf(first.env)));
+      await tries(triesNow(), base, () => o.notifier.outside(records, o.approvalsChannelOf(first.env)));
     } catch (err) {
       log.error(
         { err: String(err), records: records.map((r) => r.id) },
@@ -185,6 +193,7 @@ export function outsideRecorder(o: OutsideRecorderOptions): OutsideRecorder {
       burst.timer.unref();
     },
     async flush() {
+      stopping = true;
       for (const key of [...bursts.keys()]) end(key);
       await Promise.allSettled([...recording]);
     },

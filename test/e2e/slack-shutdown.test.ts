@@ -81,7 +81,10 @@ describe('npm start, SIGTERM with Redis gone', () => {
       new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), STOP_BOUND_MS)),
     ]);
     const tookMs = Date.now() - signalled;
-    expect({ code, tookMs: tookMs < STOP_BOUND_MS }).toEqual({ code: 0, tookMs: true });
+    expect({ code, tookMs: tookMs < STOP_BOUND_MS }, `the bot said:\n${bot.output().slice(-6000)}`).toEqual({
+      code: 0,
+      tookMs: true,
+    });
     expect(bot.output()).not.toContain('shutdown did not finish in time');
     expect(bot.output()).toContain('"msg":"stopped"');
   }, 90_000);

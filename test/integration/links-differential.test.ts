@@ -3,7 +3,9 @@
  * exchanges and queues, on 4.0.5, 4.3.6 and the three-node 4.3.6 cluster. Once the broker has
  * settled, the links the bot expects (src/links/ `expectedLinks`, from the policies in force as the
  * broker reports them) are exactly the links the broker reports, by kind, object and upstream.
- * Every upstream points at another vhost of the same broker, where the objects exist too.
+ * Every upstream points at a vhost of its own on the same broker, where the objects exist too: two
+ * upstreams of one URI federating one exchange declare the same internal exchange upstream at the
+ * same moment, which 4.3.6 does not survive (docs/broker-facts.md).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -62,12 +64,23 @@ const topology = fc.record({
 
 type Topology = typeof topology extends fc.Arbitrary<infer T> ? T : never;
 
-async function build(broker: TestBroker, client: LabClient, down: string, upVhost: string, t: Topology) {
-  const uri = amqpUrl(broker, upVhost);
-  for (const x of t.exchanges) await client.putExchange(upVhost, x, 'fanout');
-  for (const q of t.queues) await client.putQueue(upVhost, q, { kind: 'classic' });
-  for (const u of t.upstreams)
-    await client.putParameter({ component: 'federation-upstream', vhost: down, name: u, value: { uri } });
+async function build(
+  broker: TestBroker,
+  client: LabClient,
+  down: string,
+  upVhosts: ReadonlyMap<string, string>,
+  t: Topology,
+) {
+  for (const [u, upVhost] of upVhosts) {
+    for (const x of t.exchanges) await client.putExchange(upVhost, x, 'fanout');
+    for (const q of t.queues) await client.putQueue(upVhost, q, { kind: 'classic' });
+    await client.putParameter({
+      component: 'federation-upstream',
+      vhost: down,
+      name: u,
+      value: { uri: amqpUrl(broker, upVhost) },
+    });
+  }
   for (const [name, members] of t.sets)
     await client.putParameter({
       component: 'federation-upstream-set',
@@ -88,21 +101,17 @@ describe.each(federating.map((b) => [b.label, b] as const))('links differential 
       fc.asyncProperty(topology, async (t) => {
         const client = clientFor(broker);
         const down = uniqueName('links-diff');
-        const upVhost = uniqueName('links-diff-up');
+        const upVhosts = new Map(t.upstreams.map((u) => [u, uniqueName(`links-diff-${u}`)]));
         try {
-          await client.putVhost(down);
-          await client.putVhost(upVhost);
-          if (broker.label.startsWith('cluster')) {
-            await vhostOnEveryNode(
-              ['http://127.0.0.1:15691', 'http://127.0.0.1:15692', 'http://127.0.0.1:15693'],
-              down,
-            );
-            await vhostOnEveryNode(
-              ['http://127.0.0.1:15691', 'http://127.0.0.1:15692', 'http://127.0.0.1:15693'],
-              upVhost,
-            );
+          for (const v of [down, ...upVhosts.values()]) {
+            await client.putVhost(v);
+            if (broker.label.startsWith('cluster'))
+              await vhostOnEveryNode(
+                ['http://127.0.0.1:15691', 'http://127.0.0.1:15692', 'http://127.0.0.1:15693'],
+                v,
+              );
           }
-          await build(broker, client, down, upVhost, t);
+          await build(broker, client, down, upVhosts, t);
           let last = '';
           let agreed = 0;
           await waitFor(
@@ -130,8 +139,7 @@ describe.each(federating.map((b) => [b.label, b] as const))('links differential 
             { deadlineMs: 60_000, intervalMs: 1000, what: `the links of ${JSON.stringify(t)} to settle` },
           );
         } finally {
-          await client.deleteVhost(down);
-          await client.deleteVhost(upVhost);
+          for (const v of [down, ...upVhosts.values()]) await client.deleteVhost(v);
           await client.close();
         }
       }),
