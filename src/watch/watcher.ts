@@ -358,8 +358,8 @@ export class Watcher {
         });
       // Sealed before the differences are recorded, which may wait for the events: what is appended
       // meanwhile (changes made after this reading among it) follows the snapshot in the chain,
-      // where a replay from it reads them. What was appended since the reading began is refused
-      // (`#sealSnapshot`): the snapshot is sealed of a newer reading.
+      // where a replay from it reads them. A change appended since the reading began would precede
+      // it: then it is sealed of a newer reading (`#sealSnapshot`).
       const why = resumed.kind;
       if (why !== 'ok')
         await this.#sealOrGiveBack(resumed, async () => {
