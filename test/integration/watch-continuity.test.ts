@@ -6,7 +6,9 @@
  * them; comparisons while the watch holds seal nothing more (the trail stays bounded). The broker
  * unreachable (a relay to it cut) past the threshold: the same gap and snapshot. No event feed, the
  * comparisons reading the broker: no gap, and a change found carries the span since the last
- * reading, the state unknown inside it.
+ * reading, the state unknown inside it. A record appended between a reading and its snapshot (put
+ * there by a hook on the broker's listings, every time): the first snapshot, a gap's and a
+ * checkpoint are each sealed of a reading after it, and `which --at` after it answers the change.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -154,6 +156,23 @@ describe('the watch keeps its continuity', () => {
     await fixture.close();
     await client.close();
   });
+
+  /** The policy edited outside the bot (1000 -> 2000), and another replica's record of the edit appended. */
+  async function editedAndRecorded(trail: AuditTrail, env: string, vhost: string): Promise<void> {
+    await client.putPolicy('user', policy(vhost, 2000));
+    const change = {
+      env,
+      layer: 'user' as const,
+      vhost,
+      name: 'cap',
+      before: policy(vhost, 1000),
+      after: policy(vhost, 2000),
+      actor: 'guest',
+      source: 'events' as const,
+      at: new Date(),
+    };
+    await trail.append(outsideEntry(change, undefined, new Date()));
+  }
 
   it('seals the first snapshot once, a gap and its snapshot once, and nothing while the watch holds', async () => {
     await withVhost(
@@ -402,19 +421,7 @@ describe('the watch keeps its continuity', () => {
         // Between the first reading and its snapshot: the policy edited outside the bot, and another
         // replica's record of that edit appended (the state read no longer holds).
         arm(async () => {
-          await client.putPolicy('user', policy(vhost, 2000));
-          const change = {
-            env,
-            layer: 'user' as const,
-            vhost,
-            name: 'cap',
-            before: policy(vhost, 1000),
-            after: policy(vhost, 2000),
-            actor: 'guest',
-            source: 'events' as const,
-            at: new Date(),
-          };
-          await trail.append(outsideEntry(change, undefined, new Date()));
+          await editedAndRecorded(trail, env, vhost);
           recorded = Date.now();
         });
         await fixture.start({ vhost, client, broker: through, seal, trailMark, events: false });
@@ -435,7 +442,48 @@ describe('the watch keeps its continuity', () => {
     );
   });
 
-  it('a checkpoint neither: another replica records an event between its reading and its append, and which --at after it answers the change', async () => {
+  it("nor a gap's: the watch resumes after a gap, a record appended between the reading and the gap's snapshot, and which --at after it answers the change", async () => {
+    await withVhost(
+      async (vhost) => {
+        await client.putPolicy('user', policy(vhost, 1000));
+        const { trail, env, seals, refused, seal, trailMark } = sealedInto(fixture, vhost);
+        const tuning = {
+          vhost,
+          client,
+          seal,
+          trailMark,
+          heartbeatMs: 100,
+          gapAfterMs: 800,
+          events: false,
+        } as const;
+        const a = await fixture.start(tuning);
+        await a.stop();
+        const stopped = Date.now();
+        await waitFor(() => Date.now() - stopped > 1_000, { deadlineMs: 5_000, intervalMs: 50 });
+        const { broker: through, arm } = hooked(client);
+        arm(() => editedAndRecorded(trail, env, vhost));
+        await fixture.start({ ...tuning, broker: through });
+        expect(await whichAtMs(trail, env, vhost, Date.now())).toMatchObject({
+          known: true,
+          inForce: { name: 'cap', definition: { 'message-ttl': 2000 } },
+        });
+        expect(refused.map((x) => (x.kind === 'snapshot' ? `snapshot ${x.why}` : x.kind))).toEqual([
+          'snapshot gap',
+        ]);
+        expect(seals.map((x) => (x.kind === 'snapshot' ? `snapshot ${x.why}` : x.kind))).toEqual([
+          'snapshot first',
+          'gap',
+          'snapshot gap',
+        ]);
+        const chain = (await trail.list({ env })).reverse().map((r) => r.action);
+        expect(chain).toEqual(['snapshot', 'outside', 'gap', 'snapshot']);
+        expect((await trail.verify()).ok).toBe(true);
+      },
+      { client, prefix: 'gap-window' },
+    );
+  });
+
+  it('nor a checkpoint: another replica records an event between its reading and its append, and which --at after it answers the change', async () => {
     await withVhost(
       async (vhost) => {
         await client.putPolicy('user', policy(vhost, 1000));
