@@ -95,11 +95,20 @@ function hooked(client: LabClient): { broker: WatchBroker; arm(between: () => Pr
   };
 }
 
-/** What `which orders.q --at` answers of the vhost at `ms`. */
-async function whichAtMs(trail: AuditTrail, env: string, vhost: string, ms: number) {
-  const at = parseInstant(new Date(ms).toISOString(), new Date(), '--at');
-  return whichAt({ name: 'orders.q', kind: 'classic', vhost, at }, env, undefined, trail);
+/** `which orders.q --at` now, replayed from the vhost's last snapshot, answers the edit to 2000. */
+async function expectTheEditNow(trail: AuditTrail, env: string, vhost: string): Promise<void> {
+  const at = parseInstant(new Date().toISOString(), new Date(), '--at');
+  expect(
+    await whichAt({ name: 'orders.q', kind: 'classic', vhost, at }, env, undefined, trail),
+  ).toMatchObject({
+    known: true,
+    inForce: { name: 'cap', definition: { 'message-ttl': 2000 } },
+  });
 }
+
+/** Each seal's kind, and a snapshot's why. */
+const kinds = (seals: readonly Seal[]) =>
+  seals.map((x) => (x.kind === 'snapshot' ? `snapshot ${x.why}` : x.kind));
 
 /**
  * A TCP relay to the broker's management port, on a port of its own: `cut()` refuses every
@@ -411,6 +420,7 @@ describe('the watch keeps its continuity', () => {
       { client, prefix: 'checkpoint-wait' },
     );
   });
+
   it('a snapshot is never chained after a change its reading did not hold: a record appended between the first reading and its snapshot, and which --at after it answers the change', async () => {
     await withVhost(
       async (vhost) => {
@@ -427,13 +437,10 @@ describe('the watch keeps its continuity', () => {
         await fixture.start({ vhost, client, broker: through, seal, trailMark, events: false });
         expect(recorded).toBeGreaterThan(0);
         // Replayed from the snapshot: the edit is in it, or after it in the chain.
-        expect(await whichAtMs(trail, env, vhost, Date.now())).toMatchObject({
-          known: true,
-          inForce: { name: 'cap', definition: { 'message-ttl': 2000 } },
-        });
+        await expectTheEditNow(trail, env, vhost);
         // The reading the edit went past was refused; the next one sealed.
-        expect(refused.map((x) => (x.kind === 'snapshot' ? x.why : x.kind))).toEqual(['first']);
-        expect(seals.map((x) => (x.kind === 'snapshot' ? x.why : x.kind))).toEqual(['first']);
+        expect(kinds(refused)).toEqual(['snapshot first']);
+        expect(kinds(seals)).toEqual(['snapshot first']);
         const chain = (await trail.list({ env })).reverse().map((r) => r.action);
         expect(chain).toEqual(['outside', 'snapshot']);
         expect((await trail.verify()).ok).toBe(true);
@@ -463,18 +470,9 @@ describe('the watch keeps its continuity', () => {
         const { broker: through, arm } = hooked(client);
         arm(() => editedAndRecorded(trail, env, vhost));
         await fixture.start({ ...tuning, broker: through });
-        expect(await whichAtMs(trail, env, vhost, Date.now())).toMatchObject({
-          known: true,
-          inForce: { name: 'cap', definition: { 'message-ttl': 2000 } },
-        });
-        expect(refused.map((x) => (x.kind === 'snapshot' ? `snapshot ${x.why}` : x.kind))).toEqual([
-          'snapshot gap',
-        ]);
-        expect(seals.map((x) => (x.kind === 'snapshot' ? `snapshot ${x.why}` : x.kind))).toEqual([
-          'snapshot first',
-          'gap',
-          'snapshot gap',
-        ]);
+        await expectTheEditNow(trail, env, vhost);
+        expect(kinds(refused)).toEqual(['snapshot gap']);
+        expect(kinds(seals)).toEqual(['snapshot first', 'gap', 'snapshot gap']);
         const chain = (await trail.list({ env })).reverse().map((r) => r.action);
         expect(chain).toEqual(['snapshot', 'outside', 'gap', 'snapshot']);
         expect((await trail.verify()).ok).toBe(true);
@@ -518,12 +516,9 @@ describe('the watch keeps its continuity', () => {
           await trail.append(outsideEntry(edit, undefined, new Date()));
         });
         await a.watcher.compare('interval');
-        expect(await whichAtMs(trail, env, vhost, Date.now())).toMatchObject({
-          known: true,
-          inForce: { name: 'cap', definition: { 'message-ttl': 2000 } },
-        });
-        expect(refused.map((x) => (x.kind === 'snapshot' ? x.why : x.kind))).toEqual(['checkpoint']);
-        expect(seals.map((x) => (x.kind === 'snapshot' ? x.why : x.kind))).toEqual(['first', 'checkpoint']);
+        await expectTheEditNow(trail, env, vhost);
+        expect(kinds(refused)).toEqual(['snapshot checkpoint']);
+        expect(kinds(seals)).toEqual(['snapshot first', 'snapshot checkpoint']);
         const checkpoint = seals[1];
         expect(checkpoint?.kind === 'snapshot' && checkpoint.user.map((p) => p.definition)).toEqual([
           { 'message-ttl': 2000 },
