@@ -52,6 +52,7 @@ export {
   PolicyFieldsSchema,
   type ReviewRecord,
   reviewRecordId,
+  type SnapshotEntry,
   type SnapshotRecord,
   StepLinksSchema,
   type StoredLinks,

@@ -16,6 +16,7 @@ import {
   type HistoryQuery,
   isChange,
   reviewRecordId,
+  type SnapshotEntry,
   type SnapshotRecord,
   type VerifyResult,
 } from './types.ts';
@@ -31,9 +32,13 @@ import {
  *   <prefix>:audit:gaps:<env>       ZSET  stream id of each `gap` record, scored by its `to` (ms)
  *   <prefix>:audit:appended         the count of records appended (since this key was written first)
  *   <prefix>:audit:appended:snapshot  HASH  env -> that count when its last snapshot was appended
+ *   <prefix>:audit:changes          HASH  env -> the count of its changes appended: its mark (`markOf`)
  *
  * The two indexes are written by the same script as the record, so the snapshot nearest an instant
  * (and the gap around it) is found in one read, never by reading the stream (`--at`, replay.ts).
+ * A replay from a snapshot reads the changes after it in the chain; so a snapshot is appended only
+ * if no change of its environment was appended since its reading began (`appendSnapshot`): else
+ * one made after that reading would precede it, and be read by no replay from it.
  *
  * The bot never trims the stream. The trail survives a Redis restart only with persistence
  * (AOF, see the README's backup and restore). Two copies beyond it: every record appended is logged as one JSON line
@@ -152,6 +157,18 @@ export class AuditTrail {
     return Number(total ?? 0) - Number(atSnapshot ?? 0);
   }
 
+  get #changes(): string {
+    return `${this.#prefix}:audit:changes`;
+  }
+
+  /**
+   * The environment's mark: how many of its changes were appended. Read before the broker's
+   * policies are, it is what a snapshot of that reading is appended against (`appendSnapshot`).
+   */
+  async markOf(env: string): Promise<string> {
+    return (await this.#redis.hget(this.#changes, env)) ?? '0';
+  }
+
   #snapshots(env: string): string {
     return `${this.#prefix}:audit:snapshots:${env}`;
   }
@@ -169,6 +186,22 @@ export class AuditTrail {
   append(entry: ChangeEntry): Promise<ChangeRecord>;
   append(entry: AuditEntry): Promise<AuditRecord>;
   async append(entry: AuditEntry): Promise<AuditRecord> {
+    // Without a mark, never `grown`.
+    return (await this.#append(entry, '')) as AuditRecord;
+  }
+
+  /**
+   * Appends a snapshot as `append` does, only if no change of its environment was appended since
+   * `mark` (`markOf`, read before its reading began); `grown` when one was: nothing is appended,
+   * and the caller reads the broker again (the change may be newer than its reading, and a
+   * snapshot chained after its record would hide it from every replay). Idempotent by id.
+   */
+  async appendSnapshot(entry: SnapshotEntry, mark: string): Promise<SnapshotRecord | 'grown'> {
+    return (await this.#append(entry, mark)) as SnapshotRecord | 'grown';
+  }
+
+  /** `since`: a snapshot's mark ('' = none, appended whatever was appended before it). */
+  async #append(entry: AuditEntry, since: string): Promise<AuditRecord | 'grown'> {
     for (let attempt = 0; attempt < 20; attempt++) {
       const prev = (await this.#redis.get(this.#head)) ?? '';
       const key = this.#options.key;
@@ -179,19 +212,22 @@ export class AuditTrail {
       const index = this.#indexOf(record);
       const [kind] = (await this.#redis.eval(
         APPEND,
-        6,
+        7,
         this.#stream,
         this.#head,
         this.#ids,
         index?.key ?? '',
         this.#appended,
         this.#appendedAtSnapshot,
+        this.#changes,
         prev,
         record.id,
         canonicalJson(record),
         record.hash,
         index?.score ?? 0,
         record.action === 'snapshot' ? record.env : '',
+        isChange(record) ? record.env : '',
+        record.action === 'snapshot' ? since : '',
       )) as [string, string];
       if (kind === 'ok') {
         this.#options.log?.info({ audit: record }, 'audit record');
@@ -206,6 +242,7 @@ export class AuditTrail {
         }
         throw new Error(`audit: record ${entry.id} is indexed but not in the stream`);
       }
+      if (kind === 'grown') return kind;
       // 'moved': another replica appended meanwhile; chain to the new head.
     }
     throw new Error('audit: the trail kept moving; record not appended');

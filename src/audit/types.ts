@@ -337,6 +337,7 @@ type Unsealed<R> = R extends AuditRecord ? Omit<R, 'prev' | 'hash' | 'keyed'> : 
 export type AuditEntry = Unsealed<AuditRecord>;
 export type ChangeEntry = Unsealed<ChangeRecord>;
 export type LinksEntry = Unsealed<LinksRecord>;
+export type SnapshotEntry = Unsealed<SnapshotRecord>;
 
 export interface HistoryQuery {
   /** A policy name, or an object name (every policy that governed it). */

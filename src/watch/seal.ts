@@ -1,6 +1,6 @@
-import type { AuditEntry } from '../audit/index.ts';
+import type { AuditEntry, AuditTrail, SnapshotEntry } from '../audit/index.ts';
 import type { Policy } from '../policy/index.ts';
-import type { Seal } from './watcher.ts';
+import type { Seal, SealOutcome } from './watcher.ts';
 
 /**
  * A snapshot or a gap as the trail records it (`action: snapshot` / `gap`). Its id is its
@@ -19,6 +19,8 @@ const held = (p: Policy) => ({
 const byAddress = (a: Policy, b: Policy) =>
   a.vhost < b.vhost ? -1 : a.vhost > b.vhost ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 
+export function sealEntry(seal: Seal & { kind: 'snapshot' }): SnapshotEntry;
+export function sealEntry(seal: Seal): AuditEntry;
 export function sealEntry(seal: Seal): AuditEntry {
   if (seal.kind === 'gap')
     return {
@@ -40,4 +42,20 @@ export function sealEntry(seal: Seal): AuditEntry {
     policies: [...seal.user].sort(byAddress).map(held),
     operatorPolicies: [...seal.operator].sort(byAddress).map(held),
   };
+}
+
+/**
+ * Appends a seal to the trail: a snapshot read against a mark only if the environment's trail has
+ * not grown since (`grown`: the watcher reads the broker again).
+ */
+export async function sealInto(
+  trail: Pick<AuditTrail, 'append' | 'appendSnapshot'>,
+  seal: Seal,
+): Promise<SealOutcome> {
+  if (seal.kind === 'snapshot' && seal.mark !== undefined) {
+    const sealed = await trail.appendSnapshot(sealEntry(seal), seal.mark);
+    return sealed === 'grown' ? 'grown' : 'sealed';
+  }
+  await trail.append(sealEntry(seal));
+  return 'sealed';
 }

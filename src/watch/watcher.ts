@@ -56,8 +56,31 @@ export type Seal =
       readonly version?: string;
       readonly user: readonly Policy[];
       readonly operator: readonly Policy[];
+      /** The environment's mark in the trail when the reading began (`trailMark`); absent: none read. */
+      readonly mark?: string;
     }
   | { readonly kind: 'gap'; readonly env: string; readonly from: Date; readonly to: Date };
+
+/**
+ * `grown`: the snapshot was not sealed, because a change of its environment was appended to the
+ * trail since its reading began (that change may be newer than the reading).
+ */
+export type SealOutcome = 'sealed' | 'grown';
+
+/**
+ * How many readings a snapshot is tried with when the trail grows during each: then a first or
+ * gap snapshot fails its comparison (the claim given back, the next one seals it), a checkpoint
+ * waits for the next comparison.
+ */
+export const SNAPSHOT_READINGS = 5;
+
+/** One reading of the broker's watched policies, and the environment's mark in the trail just before it. */
+interface Reading {
+  readonly at: Date;
+  readonly mark?: string;
+  readonly user: readonly Policy[];
+  readonly operator: readonly Policy[];
+}
 
 /** How often a replica beats while its watch holds, and how long without a beat is a gap. */
 export const CONTINUITY_DEFAULTS = { heartbeatMs: 2_000, gapAfterMs: 10_000 } as const;
@@ -106,8 +129,13 @@ export interface WatcherOptions {
   readonly vhosts?: (vhost: string) => boolean;
   /** The bot's: Redis away told once, a comparison that failed on it then quiet. */
   readonly redisTrouble?: RedisTrouble;
-  /** Seals a snapshot or a gap into the trail; absent: nothing sealed (the watch alone). */
-  readonly seal?: (seal: Seal) => Promise<void>;
+  /**
+   * Seals a snapshot or a gap into the trail; absent: nothing sealed (the watch alone). A snapshot
+   * with a `mark` is sealed only if the environment's trail has not grown since (else `grown`).
+   */
+  readonly seal?: (seal: Seal) => Promise<SealOutcome>;
+  /** The environment's mark in the trail (AuditTrail `markOf`), read before each reading of the broker. */
+  readonly trailMark?: () => Promise<string>;
   /** The records appended since this environment's last snapshot (with `seal`: checkpoints). */
   readonly sinceSnapshot?: () => Promise<number>;
   /** CHECKPOINT_EVERY; tests lower it. */
@@ -313,13 +341,8 @@ export class Watcher {
       // The recorded state, read before the broker: an event handled after this moves it, and the
       // comparison's claim of that policy is then refused (`moved`), its reading maybe older.
       const recorded = await this.#o.store.state();
-      const [user, operator] = await Promise.all([
-        this.#o.broker.listAllPolicies('user'),
-        this.#o.broker.listAllPolicies('operator'),
-      ]);
-      const watchedUser = user.filter((p) => this.#watched(p.vhost));
-      const watchedOperator = operator.filter((p) => this.#watched(p.vhost));
-      const now = stateOf({ user: watchedUser, operator: watchedOperator });
+      const reading = await this.#read(at);
+      const now = stateOf(reading);
       const baseline = (await this.#o.store.recordedSince()) === null;
       if (baseline) {
         await this.#o.store.recordBaseline(now, at);
@@ -329,25 +352,27 @@ export class Watcher {
         );
       }
       const resumed = await this.#o.store.resume(at, this.#gapAfterMs);
-      if (resumed.kind === 'gap') await this.#sealOrGiveBack(resumed, this.#gapSeal(resumed.from, at));
-      const snapshot = async (why: 'first' | 'gap' | 'checkpoint'): Promise<Seal> => {
-        const version = await this.#version();
-        return {
-          kind: 'snapshot',
-          env,
-          at,
-          why,
-          vhosts: this.#o.env.vhosts ? [...this.#o.env.vhosts] : null,
-          ...(version ? { version } : {}),
-          user: watchedUser,
-          operator: watchedOperator,
-        };
-      };
+      if (resumed.kind === 'gap')
+        await this.#sealOrGiveBack(resumed, async () => {
+          await this.#o.seal?.(this.#gapSeal(resumed.from, at));
+        });
       // Sealed before the differences are recorded, which may wait for the events: what is appended
       // meanwhile (changes made after this reading among it) follows the snapshot in the chain,
-      // where a replay from it reads them.
-      if (resumed.kind !== 'ok') await this.#sealOrGiveBack(resumed, await snapshot(resumed.kind));
-      else if (await this.#checkpointDue()) await this.#o.seal?.(await snapshot('checkpoint'));
+      // where a replay from it reads them. A change appended since the reading began would precede
+      // it: then it is sealed of a newer reading (`#sealSnapshot`).
+      const why = resumed.kind;
+      if (why !== 'ok')
+        await this.#sealOrGiveBack(resumed, async () => {
+          if (!(await this.#sealSnapshot(why, reading)))
+            throw new Error(
+              `the trail grew during each of ${SNAPSHOT_READINGS} readings of the broker: the snapshot is sealed at the next comparison`,
+            );
+        });
+      else if ((await this.#checkpointDue()) && !(await this.#sealSnapshot('checkpoint', reading)))
+        this.#log.warn(
+          { env, readings: SNAPSHOT_READINGS },
+          'changes outside the bot: the trail grew during each reading of the broker; the checkpoint is sealed at the next comparison',
+        );
       if (!baseline) await this.#recordDifferences(recorded, now, source, at, resumed);
       this.#lastCompare = { at: at.toISOString(), ok: true };
     } catch (err) {
@@ -389,6 +414,53 @@ export class Watcher {
     }
   }
 
+  /**
+   * The broker's watched policies at `at`, and the environment's mark in the trail read before
+   * them: a snapshot of this reading is sealed only if nothing was appended since.
+   */
+  async #read(at: Date): Promise<Reading> {
+    const mark = await this.#o.trailMark?.();
+    const [user, operator] = await Promise.all([
+      this.#o.broker.listAllPolicies('user'),
+      this.#o.broker.listAllPolicies('operator'),
+    ]);
+    return {
+      at,
+      ...(mark === undefined ? {} : { mark }),
+      user: user.filter((p) => this.#watched(p.vhost)),
+      operator: operator.filter((p) => this.#watched(p.vhost)),
+    };
+  }
+
+  /**
+   * Seals a snapshot of the reading; when a change of the environment was appended to the trail
+   * since the reading began (`grown`: it may be newer than the reading, and chained before the
+   * snapshot no replay from it would read it), of a new reading, up to SNAPSHOT_READINGS in all.
+   * false: not sealed.
+   */
+  async #sealSnapshot(why: 'first' | 'gap' | 'checkpoint', first: Reading): Promise<boolean> {
+    const seal = this.#o.seal;
+    if (!seal) return true;
+    const version = await this.#version();
+    let reading = first;
+    for (let readings = 1; ; readings++) {
+      const outcome = await seal({
+        kind: 'snapshot',
+        env: this.#o.env.name,
+        at: reading.at,
+        why,
+        vhosts: this.#o.env.vhosts ? [...this.#o.env.vhosts] : null,
+        ...(version ? { version } : {}),
+        user: reading.user,
+        operator: reading.operator,
+        ...(reading.mark === undefined ? {} : { mark: reading.mark }),
+      });
+      if (outcome !== 'grown') return true;
+      if (readings >= SNAPSHOT_READINGS || this.#stopped) return false;
+      reading = await this.#read(this.#now());
+    }
+  }
+
   #gapSeal(from: number, to: Date): Seal {
     return { kind: 'gap', env: this.#o.env.name, from: new Date(from), to };
   }
@@ -412,10 +484,10 @@ export class Watcher {
    * Seals a snapshot or a gap; one that cannot be sealed gives its claim back (the watch known
    * until the gap's start, or never), so the next comparison seals it again.
    */
-  async #sealOrGiveBack(resumed: Resumed, seal: Seal): Promise<void> {
+  async #sealOrGiveBack(resumed: Resumed, seal: () => Promise<void>): Promise<void> {
     if (!this.#o.seal) return;
     try {
-      await this.#o.seal(seal);
+      await seal();
     } catch (err) {
       await this.#o.store.unclaim(resumed.kind === 'gap' ? resumed.from : null);
       throw err;

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { AuditEntry, AuditRecord } from '../audit/index.ts';
+import type { AuditTrail } from '../audit/index.ts';
 import type { Config } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { InventorySource } from '../rabbit/index.ts';
@@ -10,7 +10,7 @@ import {
   type OutsideTrail,
   outsideRecorder,
 } from './outside.ts';
-import { sealEntry } from './seal.ts';
+import { sealInto } from './seal.ts';
 import { WatchStore } from './store.ts';
 import {
   type OutsideChange,
@@ -39,6 +39,8 @@ export interface WatchersOptions {
   readonly seal?: WatcherOptions['seal'];
   /** The records appended since the environment's last snapshot (the trail's count): checkpoints. */
   readonly sinceSnapshot?: (env: string) => Promise<number>;
+  /** The environment's mark in the trail: a snapshot is sealed only if it has not grown since its reading began. */
+  readonly trailMark?: (env: string) => Promise<string>;
   /** Overrides, for tests. */
   readonly tuning?: Pick<
     WatcherOptions,
@@ -82,6 +84,14 @@ export function startWatchers(options: WatchersOptions): Watchers {
               )(options.sinceSnapshot),
             }
           : {}),
+        ...(options.trailMark
+          ? {
+              trailMark: (
+                (trailMark) => () =>
+                  trailMark(env.name)
+              )(options.trailMark),
+            }
+          : {}),
         ...options.tuning,
       }),
     );
@@ -109,10 +119,8 @@ export function watchOutside(o: {
   /** Background clients (long timeouts, GETs retried), one per environment. */
   readonly brokers: ReadonlyMap<string, WatchBroker & InventorySource>;
   /** Where each change, snapshot and gap is recorded: the audit trail (src/audit/trail.ts). */
-  readonly trail: OutsideTrail & {
-    append(entry: AuditEntry): Promise<AuditRecord>;
-    appendedSinceSnapshot(env: string): Promise<number>;
-  };
+  readonly trail: OutsideTrail &
+    Pick<AuditTrail, 'append' | 'appendSnapshot' | 'appendedSinceSnapshot' | 'markOf'>;
   readonly notifier: OutsideNotifier;
   readonly redisTrouble?: RedisTrouble;
   readonly tuning?: WatchersOptions['tuning'];
@@ -140,10 +148,9 @@ export function watchOutside(o: {
     logger: o.logger,
     brokerFor,
     outside: async (change) => recorder.record(change),
-    seal: async (seal) => {
-      await o.trail.append(sealEntry(seal));
-    },
+    seal: (seal) => sealInto(o.trail, seal),
     sinceSnapshot: (env) => o.trail.appendedSinceSnapshot(env),
+    trailMark: (env) => o.trail.markOf(env),
     ...(o.redisTrouble ? { redisTrouble: o.redisTrouble } : {}),
     ...(o.tuning ? { tuning: o.tuning } : {}),
   });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuditTrail, canonicalJson, recordHash } from '../../src/audit/trail.ts';
-import type { ChangeEntry } from '../../src/audit/types.ts';
+import type { AuditEntry, ChangeEntry, SnapshotEntry } from '../../src/audit/types.ts';
 import { createLogger } from '../../src/log/log.ts';
 import { runCli } from '../../src/terminal/cli.ts';
 import { freezeEntry } from '../../src/workflow/deciding/thaw.ts';
@@ -91,6 +91,46 @@ describe('audit trail', () => {
     const oldestFirst = [...all].reverse();
     for (const [i, r] of oldestFirst.entries()) expect(r.prev).toBe(i === 0 ? '' : oldestFirst[i - 1]?.hash);
     expect(await trail.verify()).toEqual({ ok: true, records: 6, keyed: false });
+  });
+
+  it("a snapshot against its environment's mark: refused once a change of that environment is appended, never for another's, a gap or a snapshot", async () => {
+    const { trail } = freshTrail();
+    const snapshot = (n: number): SnapshotEntry => ({
+      id: `s-prod-${n}`,
+      at: new Date(Date.UTC(2026, 10, 30, 13, n)).toISOString(),
+      env: 'prod',
+      action: 'snapshot',
+      why: 'checkpoint',
+      vhosts: null,
+      policies: [],
+      operatorPolicies: [],
+    });
+    const gap: AuditEntry = {
+      id: 'g-prod',
+      at: entry(0).at,
+      env: 'prod',
+      action: 'gap',
+      from: entry(0).at,
+      to: entry(0).at,
+    };
+    expect(await trail.markOf('prod')).toBe('0');
+    const mark = await trail.markOf('prod');
+    await trail.append(entry(1, { env: 'staging' }));
+    await trail.append(gap);
+    expect(await trail.appendSnapshot(snapshot(1), mark)).toMatchObject({
+      action: 'snapshot',
+      id: 's-prod-1',
+    });
+    await trail.append(entry(2));
+    expect(await trail.markOf('prod')).toBe('1');
+    expect(await trail.appendSnapshot(snapshot(2), mark)).toBe('grown');
+    expect(await trail.get('s-prod-2')).toBeUndefined();
+    expect(await trail.appendSnapshot(snapshot(2), await trail.markOf('prod'))).toMatchObject({
+      id: 's-prod-2',
+    });
+    // Appended again (a retry): the record stored, whatever the mark.
+    expect(await trail.appendSnapshot(snapshot(2), '0')).toMatchObject({ id: 's-prod-2' });
+    expect(await trail.verify()).toEqual({ ok: true, records: 5, keyed: false });
   });
 
   it('history by policy, by object name, by vhost and env; --json newest first', async () => {

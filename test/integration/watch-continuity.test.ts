@@ -6,16 +6,21 @@
  * them; comparisons while the watch holds seal nothing more (the trail stays bounded). The broker
  * unreachable (a relay to it cut) past the threshold: the same gap and snapshot. No event feed, the
  * comparisons reading the broker: no gap, and a change found carries the span since the last
- * reading, the state unknown inside it.
+ * reading, the state unknown inside it. A record appended between a reading and its snapshot (put
+ * there by a hook on the broker's listings, every time): the first snapshot, a gap's and a
+ * checkpoint are each sealed of a reading after it, and `which --at` after it answers the change.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stateAt } from '../../src/audit/replay.ts';
 import { AuditTrail } from '../../src/audit/trail.ts';
+import { whichAt } from '../../src/commands/at/whichAt.ts';
+import { parseInstant } from '../../src/core/instant.ts';
+import type { Policy } from '../../src/policy/index.ts';
 import { LabClient } from '../../src/rabbit/lab.ts';
 import { outsideEntry } from '../../src/watch/outside.ts';
-import { sealEntry } from '../../src/watch/seal.ts';
-import type { Seal } from '../../src/watch/watcher.ts';
+import { sealEntry, sealInto } from '../../src/watch/seal.ts';
+import type { Seal, WatchBroker } from '../../src/watch/watcher.ts';
 import { brokerCredentials, waitFor, withVhost } from '../support/broker.ts';
 import { BROKERS, clientFor } from '../support/brokers.ts';
 import { type WatchFixture, watchFixture } from '../support/watch.ts';
@@ -31,17 +36,79 @@ const policy = (vhost: string, ttl: number) => ({
   definition: { 'message-ttl': ttl },
 });
 
-/** The trail of the watched vhost's environment, and a watcher's `seal` appending to it (`seals`: each). */
+/**
+ * The trail of the watched vhost's environment, and a watcher's `seal` appending to it as the bot's
+ * does (`seals`: each sealed; `refused`: each snapshot refused because the trail grew since its reading).
+ */
 function sealedInto(fixture: WatchFixture, vhost: string) {
   const trail = new AuditTrail(fixture.redis, fixture.keyPrefix);
   const env = `test-${vhost}`;
   const seals: Seal[] = [];
+  const refused: Seal[] = [];
   const seal = async (s: Seal) => {
-    seals.push(s);
-    await trail.append(sealEntry(s));
+    const outcome = await sealInto(trail, s);
+    (outcome === 'sealed' ? seals : refused).push(s);
+    return outcome;
   };
-  return { trail, env, seals, seal, sinceSnapshot: () => trail.appendedSinceSnapshot(env) };
+  return {
+    trail,
+    env,
+    seals,
+    refused,
+    seal,
+    sinceSnapshot: () => trail.appendedSinceSnapshot(env),
+    trailMark: () => trail.markOf(env),
+  };
 }
+
+/**
+ * The client as the watcher's broker, with a hook: once armed, it runs after the next reading's
+ * two listings are answered and before the watcher has them, so whatever it appends to the trail
+ * lands between the reading and the snapshot's append, every time, without a timer.
+ */
+function hooked(client: LabClient): { broker: WatchBroker; arm(between: () => Promise<void>): void } {
+  let armed: (() => Promise<void>) | undefined;
+  let listings: Promise<Policy[]>[] = [];
+  const broker: WatchBroker = {
+    getQueue: (vhost, name) => client.getQueue(vhost, name),
+    overview: () => client.overview(),
+    async listAllPolicies(layer) {
+      const listing = client.listAllPolicies(layer);
+      if (!armed) return listing;
+      listings.push(listing);
+      // The watcher reads both layers at once, and waits for both: the second holds it.
+      if (listings.length < 2) return listing;
+      const between = armed;
+      const both = listings;
+      armed = undefined;
+      listings = [];
+      await Promise.all(both);
+      await between();
+      return listing;
+    },
+  };
+  return {
+    broker,
+    arm: (between) => {
+      armed = between;
+    },
+  };
+}
+
+/** `which orders.q --at` now, replayed from the vhost's last snapshot, answers the edit to 2000. */
+async function expectTheEditNow(trail: AuditTrail, env: string, vhost: string): Promise<void> {
+  const at = parseInstant(new Date().toISOString(), new Date(), '--at');
+  expect(
+    await whichAt({ name: 'orders.q', kind: 'classic', vhost, at }, env, undefined, trail),
+  ).toMatchObject({
+    known: true,
+    inForce: { name: 'cap', definition: { 'message-ttl': 2000 } },
+  });
+}
+
+/** Each seal's kind, and a snapshot's why. */
+const kinds = (seals: readonly Seal[]) =>
+  seals.map((x) => (x.kind === 'snapshot' ? `snapshot ${x.why}` : x.kind));
 
 /**
  * A TCP relay to the broker's management port, on a port of its own: `cut()` refuses every
@@ -99,6 +166,23 @@ describe('the watch keeps its continuity', () => {
     await client.close();
   });
 
+  /** The policy edited outside the bot (1000 -> 2000), and another replica's record of the edit appended. */
+  async function editedAndRecorded(trail: AuditTrail, env: string, vhost: string): Promise<void> {
+    await client.putPolicy('user', policy(vhost, 2000));
+    const change = {
+      env,
+      layer: 'user' as const,
+      vhost,
+      name: 'cap',
+      before: policy(vhost, 1000),
+      after: policy(vhost, 2000),
+      actor: 'guest',
+      source: 'events' as const,
+      at: new Date(),
+    };
+    await trail.append(outsideEntry(change, undefined, new Date()));
+  }
+
   it('seals the first snapshot once, a gap and its snapshot once, and nothing while the watch holds', async () => {
     await withVhost(
       async (vhost) => {
@@ -106,6 +190,7 @@ describe('the watch keeps its continuity', () => {
         const seals: Seal[] = [];
         const seal = async (s: Seal) => {
           seals.push(s);
+          return 'sealed' as const;
         };
         const tuning = { vhost, client, seal, heartbeatMs: 100, gapAfterMs: 800, events: false } as const;
         const a = await fixture.start(tuning);
@@ -333,6 +418,116 @@ describe('the watch keeps its continuity', () => {
         expect((await trail.verify()).ok).toBe(true);
       },
       { client, prefix: 'checkpoint-wait' },
+    );
+  });
+
+  it('a snapshot is never chained after a change its reading did not hold: a record appended between the first reading and its snapshot, and which --at after it answers the change', async () => {
+    await withVhost(
+      async (vhost) => {
+        await client.putPolicy('user', policy(vhost, 1000));
+        const { trail, env, seals, refused, seal, trailMark } = sealedInto(fixture, vhost);
+        const { broker: through, arm } = hooked(client);
+        let recorded = 0;
+        // Between the first reading and its snapshot: the policy edited outside the bot, and another
+        // replica's record of that edit appended (the state read no longer holds).
+        arm(async () => {
+          await editedAndRecorded(trail, env, vhost);
+          recorded = Date.now();
+        });
+        await fixture.start({ vhost, client, broker: through, seal, trailMark, events: false });
+        expect(recorded).toBeGreaterThan(0);
+        // Replayed from the snapshot: the edit is in it, or after it in the chain.
+        await expectTheEditNow(trail, env, vhost);
+        // The reading the edit went past was refused; the next one sealed.
+        expect(kinds(refused)).toEqual(['snapshot first']);
+        expect(kinds(seals)).toEqual(['snapshot first']);
+        const chain = (await trail.list({ env })).reverse().map((r) => r.action);
+        expect(chain).toEqual(['outside', 'snapshot']);
+        expect((await trail.verify()).ok).toBe(true);
+      },
+      { client, prefix: 'snapshot-window' },
+    );
+  });
+
+  it("nor a gap's: the watch resumes after a gap, a record appended between the reading and the gap's snapshot, and which --at after it answers the change", async () => {
+    await withVhost(
+      async (vhost) => {
+        await client.putPolicy('user', policy(vhost, 1000));
+        const { trail, env, seals, refused, seal, trailMark } = sealedInto(fixture, vhost);
+        const tuning = {
+          vhost,
+          client,
+          seal,
+          trailMark,
+          heartbeatMs: 100,
+          gapAfterMs: 800,
+          events: false,
+        } as const;
+        const a = await fixture.start(tuning);
+        await a.stop();
+        const stopped = Date.now();
+        await waitFor(() => Date.now() - stopped > 1_000, { deadlineMs: 5_000, intervalMs: 50 });
+        const { broker: through, arm } = hooked(client);
+        arm(() => editedAndRecorded(trail, env, vhost));
+        await fixture.start({ ...tuning, broker: through });
+        await expectTheEditNow(trail, env, vhost);
+        expect(kinds(refused)).toEqual(['snapshot gap']);
+        expect(kinds(seals)).toEqual(['snapshot first', 'gap', 'snapshot gap']);
+        const chain = (await trail.list({ env })).reverse().map((r) => r.action);
+        expect(chain).toEqual(['snapshot', 'outside', 'gap', 'snapshot']);
+        expect((await trail.verify()).ok).toBe(true);
+      },
+      { client, prefix: 'gap-window' },
+    );
+  });
+
+  it('nor a checkpoint: another replica records an event between its reading and its append, and which --at after it answers the change', async () => {
+    await withVhost(
+      async (vhost) => {
+        await client.putPolicy('user', policy(vhost, 1000));
+        const { trail, env, seals, refused, seal, sinceSnapshot, trailMark } = sealedInto(fixture, vhost);
+        const { broker: through, arm } = hooked(client);
+        const a = await fixture.start({
+          vhost,
+          client,
+          broker: through,
+          seal,
+          sinceSnapshot,
+          trailMark,
+          checkpointEvery: 2,
+          events: false,
+        });
+        // The second replica follows the events (and seals nothing: the first replica's trail).
+        const b = await fixture.start({ vhost, client });
+        await waitFor(() => b.watcher.health().mode === 'events', { deadlineMs: 10_000, what: 'events' });
+        for (const i of [0, 1])
+          await trail.append(
+            sealEntry({ kind: 'gap', env: 'elsewhere', from: new Date(i), to: new Date(i + 1) }),
+          );
+        arm(async () => {
+          await client.putPolicy('user', policy(vhost, 2000));
+          const edit = await waitFor(
+            () => b.changes.find((c) => c.after?.definition['message-ttl'] === 2000),
+            {
+              deadlineMs: 10_000,
+              what: 'the edit, as an event, on the other replica',
+            },
+          );
+          await trail.append(outsideEntry(edit, undefined, new Date()));
+        });
+        await a.watcher.compare('interval');
+        await expectTheEditNow(trail, env, vhost);
+        expect(kinds(refused)).toEqual(['snapshot checkpoint']);
+        expect(kinds(seals)).toEqual(['snapshot first', 'snapshot checkpoint']);
+        const checkpoint = seals[1];
+        expect(checkpoint?.kind === 'snapshot' && checkpoint.user.map((p) => p.definition)).toEqual([
+          { 'message-ttl': 2000 },
+        ]);
+        const chain = (await trail.list({ env })).reverse().map((r) => r.action);
+        expect(chain).toEqual(['snapshot', 'outside', 'snapshot']);
+        expect((await trail.verify()).ok).toBe(true);
+      },
+      { client, prefix: 'checkpoint-window' },
     );
   });
 });
