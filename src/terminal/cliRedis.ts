@@ -1,6 +1,7 @@
 /**
- * Redis for the terminal's `requests` and `history`, loaded by `src/terminal/cli.ts` with `import()` so
- * `which` and `preview` never pay for the Redis client.
+ * Redis for the terminal's `requests`, `history`, `--at` and `links` (the links watch's record),
+ * loaded by `src/terminal/cli.ts` with `import()` so `which` and `preview` never pay for the Redis
+ * client.
  *
  * ioredis is imported statically (here, through src/redis/redis.ts), never with `import()` itself: in the bundled CLI an
  * `import()` of a CommonJS package yields only its `default` (`{ Redis }` came out undefined:
