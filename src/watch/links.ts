@@ -228,7 +228,7 @@ export class LinksWatch {
       }
       this.#lastRead = { at: at.toISOString(), ok: true };
       this.#down = recorded.down.size;
-      // Read: what `links` answers from the recorded state holds until now (linksStore.ts `watched`).
+      // The run of readings goes on: `links` trusts the recorded state only while it does (linksStore.ts `watched`).
       await this.#o.store.readAt(at, this.#o.intervalMs);
       if (moved.down.length === 0 && moved.back.length === 0 && same(moved.next, recorded.down)) return;
       // Another replica moved the state since it was read: the burst is its to tell.

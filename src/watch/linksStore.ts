@@ -69,7 +69,7 @@ export class LinksStore {
     return { version: version ?? '0', down: new Map(Object.entries(parsed)) };
   }
 
-  /** Notes a reading at `at` (after it moved the state, or found nothing to move). */
+  /** Notes a reading at `at`: the run of readings goes on (or, after a gap, begins). */
   async readAt(at: Date, intervalMs: number): Promise<void> {
     await this.#redis.eval(
       READ_AT,

@@ -5,7 +5,8 @@
  * the real links watch has recorded it not running for over a minute (the watch's clock set 70 s
  * back for its first reading, so the test need not wait out the minute the CLI's e2e waits:
  * test/e2e/links-stuck-watched.test.ts). Without the records, `starting` and the sentence said once.
- * The upstream's password is in no message.
+ * The upstream's password is in no message. And the watch's run of readings as LinksStore keeps it
+ * in Redis: going on while readings come in time, begun again after a gap.
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -113,4 +114,21 @@ describe.skipIf(!broker)('/rmq links with the links watch’s record', () => {
       await silent.close();
     }
   }, 60_000);
+});
+
+describe("LinksStore: the watch's run of readings, in Redis", () => {
+  it('goes on while readings come within two intervals and 10 s, begins again after a gap; an older reading changes nothing', async () => {
+    const store = new LinksStore(redis, prefix, 'runs');
+    const t0 = Date.now();
+    const from = async () => (await store.watched())?.from;
+    expect(await store.watched()).toBeUndefined();
+    await store.readAt(new Date(t0), 2_000);
+    await store.readAt(new Date(t0 + 14_000), 2_000);
+    expect(await from()).toBe(new Date(t0).toISOString());
+    await store.readAt(new Date(t0 + 5_000), 2_000);
+    expect(await from()).toBe(new Date(t0).toISOString());
+    await store.readAt(new Date(t0 + 28_001), 2_000);
+    expect(await from()).toBe(new Date(t0 + 28_001).toISOString());
+    expect(await redis.pttl(`${prefix}:links:runs:read`)).toBeGreaterThan(10_000);
+  });
 });

@@ -124,7 +124,8 @@ export interface LinksOptions {
  */
 export type LinksWatchRead =
   | {
-      readonly read: true /** When the watch's unbroken run of readings began (ISO). */;
+      readonly read: true;
+      /** When the watch's unbroken run of readings began (ISO). */
       readonly from: string;
     }
   | { readonly read: false; readonly why: string };
