@@ -25,7 +25,7 @@ import { brokersUp, inVhostOn } from '../support/brokers.ts';
 import { type Built, built } from '../support/built.ts';
 import { type CliRun, runBuiltRmq } from '../support/cli.ts';
 import { freePort, type RedisServer, startRedisServer } from '../support/redisServer.ts';
-import { startSilentUpstream } from '../support/silentUpstream.ts';
+import { federateFromSilent, startSilentUpstream } from '../support/silentUpstream.ts';
 import { testEnvironment } from '../support/watch.ts';
 
 const { up } = await brokersUp();
@@ -69,21 +69,7 @@ describe.skipIf(chroot.length === 0).each(chroot)('links on $label, an upstream 
     await redis.flushdb();
     try {
       await inVhostOn(b, 'links-stuck-cli', async (vhost, lab) => {
-        await lab.putParameter({
-          component: 'federation-upstream',
-          vhost,
-          name: 'silent',
-          value: { uri: `amqp://u:${SECRET}@127.0.0.1:${port}/x` },
-        });
-        await lab.putExchange(vhost, 'fed.x', 'fanout');
-        await lab.putPolicy('user', {
-          vhost,
-          name: 'fed',
-          pattern: '^fed\\.x$',
-          applyTo: 'exchanges',
-          priority: 0,
-          definition: { 'federation-upstream': 'silent' },
-        });
+        await federateFromSilent(lab, vhost, port, SECRET);
         const rmq = async (args: readonly string[], redisUrl = server.url) => {
           const run = await runBuiltRmq(
             pkg.bin,

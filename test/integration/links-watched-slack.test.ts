@@ -21,7 +21,7 @@ import { LinksStore } from '../../src/watch/linksStore.ts';
 import { brokerCredentials } from '../support/broker.ts';
 import { brokersUp, inVhostOn } from '../support/brokers.ts';
 import { renderedText } from '../support/harness.ts';
-import { startSilentUpstream } from '../support/silentUpstream.ts';
+import { federateFromSilent, startSilentUpstream } from '../support/silentUpstream.ts';
 import { testEnvironment } from '../support/watch.ts';
 
 const { up } = await brokersUp();
@@ -44,21 +44,7 @@ describe.skipIf(!broker)('/rmq links with the links watch’s record', () => {
     const client = new ManagementClient({ url: broker.url, user, password });
     try {
       await inVhostOn(broker, 'links-watched-slack', async (vhost, lab) => {
-        await lab.putParameter({
-          component: 'federation-upstream',
-          vhost,
-          name: 'silent',
-          value: { uri: `amqp://u:${SECRET}@127.0.0.1:${silent.port}/x` },
-        });
-        await lab.putExchange(vhost, 'fed.x', 'fanout');
-        await lab.putPolicy('user', {
-          vhost,
-          name: 'fed',
-          pattern: '^fed\\.x$',
-          applyTo: 'exchanges',
-          priority: 0,
-          definition: { 'federation-upstream': 'silent' },
-        });
+        await federateFromSilent(lab, vhost, silent.port, SECRET);
         const env = { ...testEnvironment(broker), vhosts: [vhost] };
         const store = new LinksStore(redis, prefix, env.name);
         const ask = async (records?: Pick<Records, 'linksWatched'>) => {
