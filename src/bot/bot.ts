@@ -22,7 +22,7 @@ import {
   slackOutsideNotifier,
   startLintDigest,
 } from '../slack/index.ts';
-import { type LinksWatchers, type Watchers, watchLinks, watchOutside } from '../watch/index.ts';
+import { LinksStore, type LinksWatchers, type Watchers, watchLinks, watchOutside } from '../watch/index.ts';
 import { APPLY_CLIENT_SETTINGS } from '../workflow/apply/index.ts';
 import { FreezeStore, RequestStore } from '../workflow/index.ts';
 import { type ChangeRequestTuning, changeRequestParts, timeBoxFilingOf } from './botChangeRequests.ts';
@@ -229,6 +229,7 @@ export function createBot(config: Config, overrides: BotOverrides = {}): Bot {
           records: {
             requests: requestsWithFreezes(redis, keyPrefix),
             history: new AuditTrail(redis, keyPrefix, sealed),
+            linksWatched: (env) => new LinksStore(redis, keyPrefix, env).watched(),
           },
           delivery,
           stopping,

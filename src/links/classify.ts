@@ -203,9 +203,11 @@ export function classify(
 
 /**
  * Whether a row's reason is the broker's (the error or reason of a link it reports), not the bot's
- * own words (why a link is missing, why the links could not be read).
+ * own words (why a link is missing, why the links could not be read, why a link the broker reports
+ * `starting` is stuck across readings: src/links/watched.ts, src/watch/linksBurst.ts).
  */
-export const reasonFromBroker = (l: Pick<LinkRow, 'status'>): boolean => l.status !== null;
+export const reasonFromBroker = (l: Pick<LinkRow, 'status' | 'state'>): boolean =>
+  l.status !== null && !(l.state === 'stuck' && l.status === 'starting');
 
 /** No links at all. */
 export const NO_LINKS: LinkCounts = {

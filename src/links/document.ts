@@ -3,6 +3,7 @@ import { classify, countLinks } from './classify.ts';
 import { expectedLinks } from './expected.ts';
 import { linkRisks } from './risks.ts';
 import type { LinkRow, LinkState, LinksDocument, LinksWorld } from './types.ts';
+import { stuckAsWatched } from './watched.ts';
 
 /** The order rows are shown in: what needs a person first, the running ones last. */
 const STATE_ORDER: readonly LinkState[] = [
@@ -34,7 +35,8 @@ const byConcern = (a: LinkRow, b: LinkRow) =>
  */
 export function linksDocument(world: LinksWorld): LinksDocument {
   const expected = world.expected ?? expectedLinks(world);
-  const links = classify(expected, world.reported, world.plugins, world.now).sort(byConcern);
+  const rows = classify(expected, world.reported, world.plugins, world.now);
+  const links = (world.watched ? stuckAsWatched(rows, world.watched, world.now) : rows).sort(byConcern);
   return {
     links,
     risks: linkRisks(world.upstreams, world.shovels, expected),

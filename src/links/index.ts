@@ -25,10 +25,13 @@ export type {
   LinkRow,
   LinkSources,
   LinkState,
+  LinksAsWatched,
   LinksDocument,
   LinksWorld,
   Parameter,
   Reported,
   ReportedFederationLink,
   ReportedShovel,
+  WatchedDown,
 } from './types.ts';
+export { STARTING_RETRIES_WORDS, stuckAsWatched } from './watched.ts';

@@ -105,6 +105,27 @@ export interface LinkPlugins {
   readonly shovel: boolean | undefined;
 }
 
+/** A link as the watch recorded it down. */
+export interface WatchedDown {
+  /** `missing`, `stopped` or `stuck`, at the watch's last reading that saw it down. */
+  readonly state: string;
+  /** When the watch first saw it not running (ISO). */
+  readonly since: string;
+  /** The broker's last error for it while down, as written (masked); null or absent: none seen. */
+  readonly error?: string | null;
+}
+
+/** What `links` reads of the bot's watch of one environment. */
+export interface LinksAsWatched {
+  /**
+   * When the watch's unbroken run of readings began (ISO): before it, no reading saw the link, so
+   * no record says it did not run then.
+   */
+  readonly from: string;
+  /** The links recorded down, by linkKey. */
+  readonly down: ReadonlyMap<string, WatchedDown>;
+}
+
 /** Everything one `links` answer reads. */
 export interface LinksWorld extends LinkSources {
   readonly reported: Reported;
@@ -118,6 +139,8 @@ export interface LinksWorld extends LinkSources {
    * says should exist). The risks still read `upstreams` and `shovels`.
    */
   readonly expected?: readonly ExpectedLink[];
+  /** What the bot's watch recorded of the links down (src/links/watched.ts); absent: not read. */
+  readonly watched?: LinksAsWatched;
 }
 
 /** One row of the answer: a link that should exist, runs, or both. */

@@ -133,7 +133,7 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
       return code;
     });
   },
-  async links({ words, json, env, io }) {
+  async links({ words, json, env, io, options }) {
     const [{ links, linksExitCode, parseLinks, vhostsOf }, { linksText }] = await Promise.all([
       import('../commands/links/index.ts'),
       import('./links.ts'),
@@ -144,8 +144,12 @@ export const TERMINAL_COMMANDS: { readonly [N in TerminalCommandName]: TerminalC
         ? undefined
         : await (await import('./readFile.ts')).definitionsFileAt(input.against, { vhost: input.fileVhost });
     const vhosts = vhostsOf(input, file);
+    const { withLinksWatched } = await import('./cliRedis.ts');
     return withBroker(env, { env: input.env, vhost: vhosts }, async (broker, at) => {
-      const result = await links(input, broker, { env: at.env, ...(file ? { file } : {}) });
+      // A link starting at every try that the bot's watch saw not running for a minute is stuck.
+      const result = await withLinksWatched(env, options.keyPrefix ?? DEFAULT_KEY_PREFIX, at.env, (watched) =>
+        links(input, broker, { env: at.env, ...(file ? { file } : {}), watched }),
+      );
       const code = linksExitCode(result, input.failOn);
       answer(
         io,

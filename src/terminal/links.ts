@@ -1,5 +1,5 @@
 import { NOT_ASKED_WORDS } from '../commands/index.ts';
-import type { LinksResult } from '../commands/links/index.ts';
+import { type LinksResult, startingWords } from '../commands/links/index.ts';
 import { fixWords, type LinkRow, reasonFromBroker } from '../links/index.ts';
 import { quoted, terminalText, valueWritten } from '../text/index.ts';
 
@@ -52,6 +52,8 @@ export function linksText(r: LinksResult): string {
     if (l.reason) lines.push(`           ${reasonFromBroker(l) ? 'the broker: ' : ''}${l.reason}`);
     if (l.next) lines.push(`           Next: ${l.next}`);
   }
+  const starting = startingWords(r);
+  if (starting) lines.push('', starting);
   if (r.risks.length > 0) {
     lines.push('', 'Settings that lose or pile up messages:');
     for (const k of r.risks) {

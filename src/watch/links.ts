@@ -214,20 +214,22 @@ export class LinksWatch {
     try {
       const rows = await this.#rows();
       let recorded = await this.#o.store.read();
-      let moved: LinksMoved = linksMoved(recorded.down, rows, at);
+      let moved: LinksMoved = linksMoved(recorded.down, rows, at, this.#notRunningSince);
       if (moved.down.length > 0) {
         // Read again a moment later: only what is still down went down.
         await sleep(this.#o.settleMs ?? Math.min(this.#o.intervalMs / 2, 5_000), this.#stopping.signal);
         const again = await this.#rows();
         recorded = await this.#o.store.read();
         moved = confirmed(
-          linksMoved(recorded.down, rows, at),
-          linksMoved(recorded.down, again, at),
+          linksMoved(recorded.down, rows, at, this.#notRunningSince),
+          linksMoved(recorded.down, again, at, this.#notRunningSince),
           recorded.down,
         );
       }
       this.#lastRead = { at: at.toISOString(), ok: true };
       this.#down = recorded.down.size;
+      // The run of readings goes on: `links` trusts the recorded state only while it does (linksStore.ts `watched`).
+      await this.#o.store.readAt(at, this.#o.intervalMs);
       if (moved.down.length === 0 && moved.back.length === 0 && same(moved.next, recorded.down)) return;
       // Another replica moved the state since it was read: the burst is its to tell.
       if (!(await this.#o.store.move(recorded.version, moved.next))) return;
@@ -287,7 +289,19 @@ export function linksEntries(burst: LinksWent): LinksEntry[] {
     went: burst.went,
     detectedBy: burst.source,
     ...(burst.nodes ? { nodes: { down: [...burst.nodes.down], up: [...burst.nodes.up] } } : {}),
-    links: links.map((l) => ({ ...l })),
+    // A record's fields only (a link down also carries the broker's last error: the watch's state's, linksStore.ts).
+    links: links.map(({ kind, vhost, object, upstream, policy, state, node, reason, next, since }) => ({
+      kind,
+      vhost,
+      object,
+      upstream,
+      policy,
+      state,
+      node,
+      reason,
+      next,
+      since,
+    })),
     stillDown: burst.stillDown,
   }));
 }

@@ -1,4 +1,4 @@
-import { type LinkRow, linkKey, nextStep, STUCK_AFTER_MS } from '../links/index.ts';
+import { type LinkRow, linkKey, nextStep, reasonFromBroker, STUCK_AFTER_MS } from '../links/index.ts';
 
 /**
  * Which links went down and which came back, from one reading of what should run against what
@@ -38,6 +38,11 @@ export interface WatchedLink {
 
 export interface DownLink extends WatchedLink {
   readonly state: DownState;
+  /**
+   * The broker's last error for it while down, as written (masked): kept while later readings
+   * say it starting or stuck in the bot's words. Recorded in the watch's state, not in the trail.
+   */
+  readonly error?: string | null;
 }
 
 export interface LinksMoved {
@@ -73,6 +78,8 @@ export function linksMoved(
   recorded: ReadonlyMap<string, DownLink>,
   rows: readonly LinkRow[],
   at: Date,
+  /** When each link was first seen not running (stuckAcross's `since`): a link down since then. */
+  notRunningSince: ReadonlyMap<string, number> = new Map(),
 ): LinksMoved {
   const reports = new Map<string, LinkRow[]>();
   for (const r of rows) {
@@ -104,11 +111,13 @@ export function linksMoved(
       if (was) back.push({ ...base, state: 'running', next: null, since: was.since });
       continue;
     }
+    const first = Math.min(notRunningSince.get(k) ?? at.getTime(), at.getTime());
     const now: DownLink = {
       ...base,
       state: r.state as DownState,
       next: r.next,
-      since: was?.since ?? at.toISOString(),
+      since: was?.since ?? new Date(first).toISOString(),
+      error: reasonFromBroker(r) && r.reason !== null ? r.reason : (was?.error ?? null),
     };
     next.set(k, now);
     if (!was) down.push(now);

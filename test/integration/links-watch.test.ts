@@ -11,7 +11,6 @@
  * reading of ManagementClient against the cluster.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../src/audit/trail.ts';
@@ -25,6 +24,7 @@ import { LinksWatch, type LinksWent, linksEntries, type NodeRunning } from '../.
 import { LinksStore } from '../../src/watch/linksStore.ts';
 import { admin, brokerCredentials, waitFor } from '../support/broker.ts';
 import { brokersUp, CLUSTER, inVhostOn, reachable } from '../support/brokers.ts';
+import { startSilentUpstream } from '../support/silentUpstream.ts';
 import { testEnvironment } from '../support/watch.ts';
 
 const { up } = await brokersUp();
@@ -146,17 +146,10 @@ describe.skipIf(chroot.length === 0).each(chroot)(
   'the links watch on $label, an upstream that never answers',
   (b) => {
     it('the link starting again and again is stuck after a minute not running, told down once', async () => {
-      // Accepts every connection and never says a word: each try of the link waits out the handshake.
-      const held = new Set<Socket>();
+      const silent = await startSilentUpstream();
+      const { port } = silent;
       /** The upstream's password: in no burst, record or answer. */
       const secret = 'Never-answers-secret';
-      const silent = createServer((socket) => {
-        held.add(socket);
-        socket.on('error', () => undefined);
-      });
-      await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
-      const address = silent.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
       const { user, password } = brokerCredentials();
       const client = new ManagementClient({ url: b.url, user, password });
       try {
@@ -221,8 +214,7 @@ describe.skipIf(chroot.length === 0).each(chroot)(
         });
       } finally {
         await client.close();
-        for (const s of held) s.destroy();
-        await new Promise((done) => silent.close(done));
+        await silent.close();
       }
     }, 180_000);
   },

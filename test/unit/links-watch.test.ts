@@ -309,6 +309,7 @@ describe('LinksWatch', () => {
         version++;
         return true;
       },
+      readAt: async () => undefined,
     } as unknown as LinksStore;
   }
   const env = { name: 'prod' } as Environment;

@@ -7,8 +7,10 @@ export {
   type LinksInput,
   type LinksOptions,
   type LinksResult,
+  type LinksWatchRead,
   links,
   linksExitCode,
   parseLinks,
+  startingWords,
   vhostsOf,
 } from './links.ts';

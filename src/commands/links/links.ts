@@ -5,9 +5,11 @@ import {
   type ExpectedLink,
   expectedLinks,
   type LinkedObject,
+  type LinksAsWatched,
   type LinksDocument,
   linksDocument,
   NO_LINKS,
+  STARTING_RETRIES_WORDS,
 } from '../../links/index.ts';
 import {
   type BrokerVersion,
@@ -101,12 +103,52 @@ export type LinksResult = {
   readonly against?: string;
   /** What could not be read (the running links, a plugin's listing): those links are `unknown`. */
   readonly notRead: readonly string[];
+  /** Whether the bot's watch's record was read (absent: not asked). */
+  readonly watch?: LinksWatchRead;
 } & LinksDocument;
 
 export interface LinksOptions {
   readonly env: string;
   readonly file?: DefinitionsFile;
   readonly now?: () => number;
+  /**
+   * What the bot's watch recorded of the environment's links down (undefined: no watch reads them
+   * now); it throws when the record cannot be read. Absent: not asked (the watch's own reading).
+   */
+  readonly watched?: () => Promise<LinksAsWatched | undefined>;
+}
+
+/**
+ * Whether the bot's watch's record was read: with it, a link the broker reports `starting` that
+ * the watch saw not running for over a minute is `stuck` (src/links/watched.ts).
+ */
+export type LinksWatchRead =
+  | {
+      readonly read: true;
+      /** When the watch's unbroken run of readings began (ISO). */
+      readonly from: string;
+    }
+  | { readonly read: false; readonly why: string };
+
+/** The record, or why it was not read. */
+async function readWatched(
+  watched: NonNullable<LinksOptions['watched']>,
+): Promise<{ asWatched?: LinksAsWatched; watch: LinksWatchRead }> {
+  try {
+    const asWatched = await watched();
+    if (!asWatched)
+      return {
+        watch: { read: false, why: "the bot's watch has not read the links of this environment lately" },
+      };
+    return { asWatched, watch: { read: true, from: asWatched.from } };
+  } catch (err) {
+    return {
+      watch: {
+        read: false,
+        why: `the bot's watch's record could not be read (${err instanceof Error ? err.message : String(err)})`,
+      },
+    };
+  }
 }
 
 /**
@@ -132,6 +174,7 @@ async function linksOfVhost(
   vhost: string,
   about: BrokerAbout,
   options: LinksOptions,
+  watched: LinksAsWatched | undefined,
 ): Promise<{ document: LinksDocument; notRead: string[] }> {
   const file = options.file;
   const filed = <C extends string>(component: C) =>
@@ -165,6 +208,7 @@ async function linksOfVhost(
     version,
     now: (options.now ?? Date.now)(),
     ...(expected ? { expected } : {}),
+    ...(watched ? { watched } : {}),
   });
   return { document, notRead: read.notRead };
 }
@@ -198,11 +242,12 @@ export async function links(
   let current = vhosts[0] ?? input.vhost;
   try {
     const about = brokerAbout(broker);
+    const fromWatch = options.watched ? await readWatched(options.watched) : undefined;
     const docs: LinksDocument[] = [];
     const notRead: string[] = [];
     for (const vhost of vhosts) {
       current = vhost;
-      const one = await linksOfVhost(broker, vhost, about, options);
+      const one = await linksOfVhost(broker, vhost, about, options, fromWatch?.asWatched);
       docs.push(one.document);
       notRead.push(...one.notRead.map((n) => (vhosts.length > 1 ? `vhost ${quoted(vhost)}: ${n}` : n)));
     }
@@ -216,6 +261,7 @@ export async function links(
       answer: 'answered',
       brokerVersion: formatVersion(version),
       notRead: [...new Set(notRead)],
+      ...(fromWatch ? { watch: fromWatch.watch } : {}),
       links,
       risks: docs.flatMap((d) => d.risks),
       advisories: docs[0]?.advisories ?? [],
@@ -229,6 +275,20 @@ export async function links(
     }
     return { ...base, ...EMPTY, answer: 'not-asked', ...(await notAskedOf(err, broker, current)) };
   }
+}
+
+/**
+ * Said once by an answer with a link that should run and is `starting`: one reading cannot tell a
+ * link retrying its handshake stuck, and whether the bot's watch could tell it here. Undefined
+ * when no such link.
+ */
+export function startingWords(r: LinksResult): string | undefined {
+  if (!r.links.some((l) => l.expected && l.state === 'starting')) return undefined;
+  const w = r.watch;
+  if (!w) return STARTING_RETRIES_WORDS;
+  if (w.read)
+    return `${STARTING_RETRIES_WORDS} The bot's watch, reading since ${w.from}, has not seen it not running for over a minute.`;
+  return `${STARTING_RETRIES_WORDS} Not asked of the bot's watch: ${w.why}.`;
 }
 
 /** How bad each `--fail-on` level is; a problem fails the run at its level or below. */

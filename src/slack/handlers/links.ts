@@ -20,7 +20,9 @@ export const linksCommand: SlackCommand = {
       });
     const { name: env, broker } = ctx.environments.pick(input.env);
     const log = ctx.logger.child({ env, vhost: input.vhost });
-    const result = await links(input, broker, { env });
+    const watched = ctx.records?.linksWatched;
+    // A link starting at every try that the bot's watch saw not running for a minute is stuck.
+    const result = await links(input, broker, { env, ...(watched ? { watched: () => watched(env) } : {}) });
     const { file, ...message } = linksView(result);
     log.info({ answer: result.answer, why: result.why, counts: result.counts }, 'links answered');
     return {

@@ -1,6 +1,7 @@
 import type { AtTrail } from '../../commands/at/index.ts';
 import type { HistorySource } from '../../commands/history/index.ts';
 import type { RequestsSource } from '../../commands/requests/index.ts';
+import type { LinksAsWatched } from '../../links/index.ts';
 import type { Logger } from '../../log/index.ts';
 import type { PatternCache } from '../../policy/pattern/index.ts';
 import type { Attachments } from '../attachments.ts';
@@ -55,4 +56,6 @@ export interface Records {
   readonly requests: RequestsSource;
   /** The audit trail: `history`, and the state at an instant (`--at`). */
   readonly history: HistorySource & AtTrail;
+  /** What the links watch recorded of an environment's links down (`links`: src/links/watched.ts). */
+  readonly linksWatched?: (env: string) => Promise<LinksAsWatched | undefined>;
 }

@@ -1,5 +1,5 @@
 import { NOT_ASKED_WORDS } from '../../commands/index.ts';
-import type { LinksResult } from '../../commands/links/index.ts';
+import { type LinksResult, startingWords } from '../../commands/links/index.ts';
 import { fixWords, type LinkRow, reasonFromBroker } from '../../links/index.ts';
 import { showInvisible, valueWritten } from '../../text/index.ts';
 import { code, prose, truncate } from '../escape.ts';
@@ -87,6 +87,8 @@ export function linksView(r: LinksResult): MessageWithFile {
       ),
     );
   }
+  const starting = startingWords(r);
+  if (starting) all.push(context(`:hourglass_flowing_sand: ${prose(starting)}`));
   const affected = r.advisories.filter((a) => a.affected === true);
   if (affected.length > 0)
     all.push(
