@@ -1,3 +1,4 @@
+// Over 400 lines: every kind of record the trail chains, beside the union that reads them, so that a kind and the union cannot drift apart.
 import * as z from 'zod';
 import type { ImpactTotals } from '../policy/impact/index.ts';
 import { COMPONENT_WORDS, PARAMETER_COMPONENTS } from '../policy/index.ts';
