@@ -360,20 +360,36 @@ export class Watcher {
       // meanwhile (changes made after this reading among it) follows the snapshot in the chain,
       // where a replay from it reads them. A change appended since the reading began would precede
       // it: then it is sealed of a newer reading (`#sealSnapshot`).
+      // The differences are those of the reading sealed: of a newer reading than the first, what
+      // they record follows a snapshot that already holds it, never one that holds a later state.
+      let compared = reading;
       const why = resumed.kind;
       if (why !== 'ok')
         await this.#sealOrGiveBack(resumed, async () => {
-          if (!(await this.#sealSnapshot(why, reading)))
+          const sealed = await this.#sealSnapshot(why, reading);
+          if (!sealed)
             throw new Error(
               `the trail grew during each of ${SNAPSHOT_READINGS} readings of the broker: the snapshot is sealed at the next comparison`,
             );
+          compared = sealed;
         });
-      else if ((await this.#checkpointDue()) && !(await this.#sealSnapshot('checkpoint', reading)))
-        this.#log.warn(
-          { env, readings: SNAPSHOT_READINGS },
-          'changes outside the bot: the trail grew during each reading of the broker; the checkpoint is sealed at the next comparison',
+      else if (await this.#checkpointDue()) {
+        const sealed = await this.#sealSnapshot('checkpoint', reading);
+        if (sealed) compared = sealed;
+        else
+          this.#log.warn(
+            { env, readings: SNAPSHOT_READINGS },
+            'changes outside the bot: the trail grew during each reading of the broker; the checkpoint is sealed at the next comparison',
+          );
+      }
+      if (!baseline)
+        await this.#recordDifferences(
+          recorded,
+          compared === reading ? now : stateOf(compared),
+          source,
+          compared.at,
+          resumed,
         );
-      if (!baseline) await this.#recordDifferences(recorded, now, source, at, resumed);
       this.#lastCompare = { at: at.toISOString(), ok: true };
     } catch (err) {
       this.#lastCompare = {
@@ -436,11 +452,11 @@ export class Watcher {
    * Seals a snapshot of the reading; when a change of the environment was appended to the trail
    * since the reading began (`grown`: it may be newer than the reading, and chained before the
    * snapshot no replay from it would read it), of a new reading, up to SNAPSHOT_READINGS in all.
-   * false: not sealed.
+   * The reading sealed, or undefined: not sealed.
    */
-  async #sealSnapshot(why: 'first' | 'gap' | 'checkpoint', first: Reading): Promise<boolean> {
+  async #sealSnapshot(why: 'first' | 'gap' | 'checkpoint', first: Reading): Promise<Reading | undefined> {
     const seal = this.#o.seal;
-    if (!seal) return true;
+    if (!seal) return first;
     const version = await this.#version();
     let reading = first;
     for (let readings = 1; ; readings++) {
@@ -455,8 +471,8 @@ export class Watcher {
         operator: reading.operator,
         ...(reading.mark === undefined ? {} : { mark: reading.mark }),
       });
-      if (outcome !== 'grown') return true;
-      if (readings >= SNAPSHOT_READINGS || this.#stopped) return false;
+      if (outcome !== 'grown') return reading;
+      if (readings >= SNAPSHOT_READINGS || this.#stopped) return undefined;
       reading = await this.#read(this.#now());
     }
   }
